@@ -1,0 +1,34 @@
+/*
+ * cli.h — the subcommands of the jobd binary and their shared helpers.
+ *
+ * Each cmd_* takes the arguments after its own name (argv[0] is the command
+ * name) and returns the process exit status of CONTRACT.md §3:
+ * 0 success, 1 the operation failed, 2 usage error, 3 unreachable.
+ * The CLI is thin: it parses, calls the libraries, prints.
+ */
+#ifndef JOBD_CLI_H
+#define JOBD_CLI_H
+
+#include <stdbool.h>
+
+#include "jobd.h"
+
+enum cli_exit {
+    CLI_OK = 0,
+    CLI_FAILED = 1,
+    CLI_USAGE = 2,
+    CLI_UNREACHABLE = 3,
+};
+
+int cmd_migrate(int argc, char **argv);
+
+/* The store URL: the --db value if given, else $JOBD_DB, else "sqlite:jobd.db". */
+const char *cli_db_url(const char *flag_value);
+/* Maps an error code to an exit status (JOBD_E_UNAVAILABLE -> 3, ...). */
+int cli_exit_for(int code);
+/* Prints "jobd: <what>: <msg>" on stderr and returns cli_exit_for(code). */
+int cli_report(const char *what, int code, const struct jobd_error *err);
+/* True if a is "--help" or "-h". */
+bool cli_is_help(const char *a);
+
+#endif

@@ -1,0 +1,135 @@
+/*
+ * job.h — the job model: the vocabulary every other module speaks.
+ *
+ * Vocabulary (as in docs/DESIGN.md):
+ *   job      one unit of work, one row in the store;
+ *   attempt  one claim of a job; the attempt number is the fencing token and
+ *            only ever grows (a manual retry does not lower it);
+ *   lease    the time a claimer may hold a running job without heartbeating;
+ *   schedule a named cron template whose firings become ordinary jobs;
+ *   run      one execution of a handler for one attempt.
+ *
+ * Strings inside struct job are heap-owned by the struct (job_fini frees
+ * them). Times are microseconds since the Unix epoch; 0 means "none" (null
+ * in JSON). No I/O here.
+ */
+#ifndef JOBD_CORE_JOB_H
+#define JOBD_CORE_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jobd.h"
+
+/* Limits of CONTRACT.md. */
+#define JOB_NAME_MAX 128               /* job types, schedule names */
+#define JOB_QUEUE_MAX 64               /* queue names */
+#define JOB_KEY_MAX 255                /* idempotency keys */
+#define JOB_WORKER_ID_MAX 128
+#define JOB_PAYLOAD_MAX (256 * 1024)   /* bytes of payload JSON */
+#define JOB_RESULT_MAX (64 * 1024)     /* bytes of result JSON */
+#define JOB_ERROR_MAX (4 * 1024)       /* bytes of last_error */
+#define JOB_MAX_ATTEMPTS_MAX 1000000
+#define JOB_PRIORITY_MIN (-1000000)
+#define JOB_PRIORITY_MAX 1000000
+
+/* Defaults of CONTRACT.md §1. */
+#define JOB_DEFAULT_QUEUE "default"
+#define JOB_DEFAULT_MAX_ATTEMPTS 25
+#define JOB_DEFAULT_LEASE_MS 60000
+#define JOB_DEFAULT_HEARTBEAT_MS 20000
+#define JOB_DEFAULT_REAP_MS 30000
+#define JOB_DEFAULT_BACKOFF_BASE_MS 5000
+#define JOB_DEFAULT_BACKOFF_CAP_MS (15 * 60 * 1000)
+
+enum job_status {
+    JOB_PENDING = 0,
+    JOB_RUNNING = 1,
+    JOB_SUCCEEDED = 2,
+    JOB_DEAD = 3,
+    JOB_CANCELLED = 4,
+};
+#define JOB_STATUS_COUNT 5
+
+/* A job as stored. Zero-initialise; job_fini frees the strings. */
+struct job {
+    int64_t id;
+    char *queue;
+    char *type;
+    char *payload;            /* JSON text, never NULL in a stored job */
+    enum job_status status;
+    int32_t priority;
+    int64_t run_at_us;
+    int32_t attempt;          /* claims so far; the fencing token */
+    int32_t max_attempts;
+    char *idempotency_key;    /* NULL if none */
+    char *schedule;           /* NULL unless made by a schedule */
+    int64_t scheduled_for_us; /* 0 unless made by a schedule */
+    char *worker_id;          /* NULL unless claimed */
+    int64_t lease_expires_at_us;
+    int64_t timeout_ms;       /* 0 = the handler's own timeout */
+    bool cancel_requested;    /* running job asked to stop */
+    char *last_error;         /* NULL if none */
+    char *result;             /* JSON text or NULL */
+    int64_t created_at_us;
+    int64_t started_at_us;
+    int64_t finished_at_us;
+};
+
+/*
+ * What a client asks to enqueue. All pointers are borrowed for the call.
+ * NULL/0 fields take the defaults: queue "default", payload "{}", run_at now,
+ * max_attempts 25. payload must be canonical JSON text (see json_canonical in
+ * core/json.h) so that idempotent replays compare equal byte for byte.
+ */
+struct job_spec {
+    const char *type;
+    const char *payload;
+    const char *queue;
+    int32_t priority;
+    int64_t run_at_us;        /* 0 = now */
+    int32_t max_attempts;     /* 0 = default */
+    const char *idempotency_key;
+    int64_t timeout_ms;       /* 0 = none */
+    const char *schedule;     /* set by the scheduling plane only */
+    int64_t scheduled_for_us;
+};
+
+/* A growable array of jobs; job_list_fini frees the jobs and the array. */
+struct job_list {
+    struct job *v;
+    size_t n;
+    size_t cap;
+};
+
+/* Frees the strings of j (not j itself) and zeroes it. NULL-safe. */
+void job_fini(struct job *j);
+/* Moves src into dst (dst must be finalised or zero); src is zeroed. */
+void job_move(struct job *dst, struct job *src);
+/* Appends a zeroed job to l and returns it, or NULL on out-of-memory. */
+struct job *job_list_push(struct job_list *l);
+void job_list_fini(struct job_list *l);
+
+/* "pending", "running", ...; NULL-free for valid statuses, "?" otherwise. */
+const char *job_status_name(enum job_status s);
+/* Parses a status name; returns 0 and sets *out, or JOBD_E_INVALID. */
+int job_status_parse(const char *name, enum job_status *out);
+static inline bool
+job_status_terminal(enum job_status s)
+{
+    return s == JOB_SUCCEEDED || s == JOB_DEAD || s == JOB_CANCELLED;
+}
+
+/*
+ * Validation. Each returns 0, or JOBD_E_INVALID / JOBD_E_TOOBIG with err
+ * naming the field (field_prefix, e.g. "jobs[3].", is prepended; may be NULL).
+ * Pure; thread-safe.
+ */
+int job_validate_type(const char *type, const char *field, struct jobd_error *err);
+int job_validate_queue(const char *queue, const char *field, struct jobd_error *err);
+int job_validate_key(const char *key, const char *field, struct jobd_error *err);
+int job_spec_validate(const struct job_spec *spec, const char *field_prefix,
+                      struct jobd_error *err);
+
+#endif

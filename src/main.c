@@ -1,0 +1,48 @@
+/*
+ * main.c — the jobd binary: dispatches argv[1] to a subcommand in src/cli/.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+};
+
+static const struct command commands[] = {
+    {"migrate", cmd_migrate, "create or upgrade the schema"},
+};
+
+static void
+print_usage(FILE *f)
+{
+    fputs("usage: jobd COMMAND [ARGS]   (jobd COMMAND --help for more)\n\ncommands:\n", f);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_usage(stderr);
+        return CLI_USAGE;
+    }
+    if (cli_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
+        print_usage(stdout);
+        return CLI_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+        printf("jobd %s\n", JOBD_VERSION);
+        return CLI_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "jobd: unknown command '%s'\n", argv[1]);
+    print_usage(stderr);
+    return CLI_USAGE;
+}

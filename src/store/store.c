@@ -1,0 +1,214 @@
+/*
+ * store.c — URL dispatch to a backend, and the thin store_*() wrappers that
+ * validate arguments once for both backends before calling the vtable.
+ */
+#include "store/store.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/err.h"
+#include "store/store_pg.h"
+#include "store/store_sqlite.h"
+
+int
+store_open(const char *url, struct store **out, struct jobd_error *err)
+{
+    *out = NULL;
+    if (url == NULL || *url == '\0')
+        return jobd_error_set(err, JOBD_E_INVALID, "db", "empty store URL");
+    if (strncmp(url, "postgres://", 11) == 0 || strncmp(url, "postgresql://", 13) == 0)
+        return store_pg_open(url, out, err);
+    if (strncmp(url, "sqlite:", 7) == 0)
+        return store_sqlite_open(url + 7, out, err);
+    if (strstr(url, "://") != NULL)
+        return jobd_error_set(err, JOBD_E_INVALID, "db",
+                              "unknown store URL scheme in '%s' (use postgres://, "
+                              "postgresql:// or sqlite:PATH)", url);
+    return store_sqlite_open(url, out, err);
+}
+
+void
+store_close(struct store *st)
+{
+    if (st != NULL)
+        st->ops->close(st);
+}
+
+void
+store_set_clock(struct store *st, const struct jobd_clock *clock)
+{
+    st->clock = clock;
+}
+
+const char *
+store_backend(const struct store *st)
+{
+    return st->ops->name;
+}
+
+int
+store_migrate(struct store *st, struct jobd_error *err)
+{
+    return st->ops->migrate(st, err);
+}
+
+int
+store_ping(struct store *st, struct jobd_error *err)
+{
+    return st->ops->ping(st, err);
+}
+
+int
+store_enqueue(struct store *st, const struct job_spec *spec, struct job *out, bool *replayed,
+              struct jobd_error *err)
+{
+    int rc = job_spec_validate(spec, NULL, err);
+    if (rc != JOBD_OK)
+        return rc;
+    if (replayed != NULL)
+        *replayed = false;
+    return st->ops->enqueue(st, spec, out, replayed, err);
+}
+
+int
+store_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n, struct job *out,
+                    bool *replayed, struct jobd_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "jobs[%zu].", i);
+        int rc = job_spec_validate(&specs[i], prefix, err);
+        if (rc != JOBD_OK)
+            return rc;
+        if (replayed != NULL)
+            replayed[i] = false;
+    }
+    if (n == 0)
+        return JOBD_OK;
+    return st->ops->enqueue_batch(st, specs, n, out, replayed, err);
+}
+
+int
+store_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
+{
+    return st->ops->get(st, id, out, err);
+}
+
+int
+store_list(struct store *st, const struct job_filter *f, struct job_list *out,
+           int64_t *next_cursor, struct jobd_error *err)
+{
+    if (f->limit < 0 || f->limit > 1000)
+        return jobd_error_set(err, JOBD_E_INVALID, "limit", "limit must be between 1 and 1000");
+    *next_cursor = 0;
+    return st->ops->list(st, f, out, next_cursor, err);
+}
+
+int
+store_claim(struct store *st, const struct claim_req *req, struct job_list *out,
+            struct jobd_error *err)
+{
+    if (req->limit < 1 || req->limit > 1000)
+        return jobd_error_set(err, JOBD_E_INVALID, "limit", "claim limit must be between 1 and 1000");
+    if (req->worker_id == NULL || *req->worker_id == '\0')
+        return jobd_error_set(err, JOBD_E_INVALID, "worker_id", "worker_id is required");
+    return st->ops->claim(st, req, out, err);
+}
+
+int
+store_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
+                int64_t *lease_expires_at_us, bool *cancel_requested, struct jobd_error *err)
+{
+    if (lease_ms <= 0)
+        lease_ms = JOB_DEFAULT_LEASE_MS;
+    return st->ops->heartbeat(st, id, attempt, lease_ms, lease_expires_at_us, cancel_requested,
+                              err);
+}
+
+int
+store_complete(struct store *st, int64_t id, int32_t attempt, const char *result,
+               struct job *out, struct jobd_error *err)
+{
+    if (result != NULL && strlen(result) > JOB_RESULT_MAX)
+        return jobd_error_set(err, JOBD_E_TOOBIG, "result", "result is over %d bytes",
+                              JOB_RESULT_MAX);
+    return st->ops->complete(st, id, attempt, result, out, err);
+}
+
+int
+store_complete_batch(struct store *st, const struct completion *c, size_t n, int *outcome,
+                     struct jobd_error *err)
+{
+    if (n == 0)
+        return JOBD_OK;
+    return st->ops->complete_batch(st, c, n, outcome, err);
+}
+
+int
+store_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
+           int64_t retry_delay_ms, struct job *out, struct jobd_error *err)
+{
+    if (retry_delay_ms < 0)
+        retry_delay_ms = 0;
+    return st->ops->fail(st, id, attempt, error, retryable, retry_delay_ms, out, err);
+}
+
+int
+store_reap(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
+           struct jobd_error *err)
+{
+    *reaped = 0;
+    return st->ops->reap(st, limit, bp, reaped, err);
+}
+
+int
+store_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
+{
+    return st->ops->cancel(st, id, out, err);
+}
+
+int
+store_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
+{
+    return st->ops->retry(st, id, out, err);
+}
+
+int
+store_queue_pause(struct store *st, const char *queue, bool paused, struct jobd_error *err)
+{
+    int rc = job_validate_queue(queue, "queue", err);
+    if (rc != JOBD_OK)
+        return rc;
+    return st->ops->queue_pause(st, queue, paused, err);
+}
+
+int
+store_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct jobd_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    return st->ops->queue_stats(st, out, n, err);
+}
+
+int
+store_prune(struct store *st, int64_t finished_before_us, int limit, int *deleted,
+            struct jobd_error *err)
+{
+    *deleted = 0;
+    return st->ops->prune(st, finished_before_us, limit, deleted, err);
+}
+
+int
+store_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at_us,
+                  struct jobd_error *err)
+{
+    *run_at_us = 0;
+    return st->ops->next_run_at(st, req, run_at_us, err);
+}
+
+int
+store_wait(struct store *st, int timeout_ms, struct jobd_error *err)
+{
+    return st->ops->wait(st, timeout_ms, err);
+}

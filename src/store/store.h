@@ -1,0 +1,274 @@
+/*
+ * store.h — the seam between jobd and its durable store.
+ *
+ * One interface, two backends: store_pg.c (libpq) and store_sqlite.c
+ * (SQLite 3.40, WAL). The store is the single source of truth: every state
+ * transition of CONTRACT.md §1 is ONE conditional statement (or one
+ * transaction on SQLite, which serializes writers), never select-then-update.
+ * Every report (heartbeat, complete, fail) carries the fencing predicate
+ * `status = 'running' AND attempt = $attempt` and answers JOBD_E_STALE when
+ * it matched nothing.
+ *
+ * Layout of the data (both backends; PostgreSQL in schema "jobd"):
+ *   jobs       the hot set: pending and running jobs only, with the partial
+ *              index (queue, priority DESC, run_at, id) WHERE status='pending'
+ *   jobs_done  terminal jobs (succeeded, dead, cancelled); rows move here in
+ *              the same statement/transaction that ends them, and back on a
+ *              manual retry. A job is readable by id wherever it lives; ids
+ *              come from one sequence and are never reused.
+ *   job_keys   idempotency_key -> job_id (unique across both tables)
+ *   queues     name -> paused
+ *   schedules  cron templates (see the schedule section below)
+ *
+ * Threading: a struct store is one connection; use it from one thread at a
+ * time. Open one per thread. Functions return enum jobd_err (0 = OK) and,
+ * on error, fill err (which may be NULL). Out-structs are caller-provided;
+ * strings placed in them are heap-owned by the caller afterwards (free with
+ * job_fini / job_list_fini / schedule_fini).
+ *
+ * Time: the store reads "now" from its clock. With no clock set, PostgreSQL
+ * uses the database server's now() (one clock for every host, so clock skew
+ * between workers cannot expire a lease early) and SQLite the local real
+ * clock. Tests set a manual clock with store_set_clock.
+ */
+#ifndef JOBD_STORE_STORE_H
+#define JOBD_STORE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/job.h"
+#include "jobd.h"
+#include "util/clock.h"
+
+struct store;
+
+/* Which jobs a list returns. Zero-initialise; status -1 (STORE_ANY) = any. */
+#define STORE_ANY (-1)
+struct job_filter {
+    int status;               /* enum job_status or STORE_ANY */
+    const char *queue;        /* NULL = any */
+    const char *type;         /* NULL = any */
+    const char *schedule;     /* NULL = any */
+    int limit;                /* 1..1000; 0 = 100 */
+    int64_t before_id;        /* cursor: only ids < before_id; 0 = from the newest */
+};
+
+/* A claim request. Pointers borrowed for the call. */
+struct claim_req {
+    const char *worker_id;
+    const char *const *queues; /* n_queues names, or NULL = every queue */
+    size_t n_queues;
+    const char *const *types;  /* n_types names, or NULL = every type */
+    size_t n_types;
+    int limit;                 /* 1..1000 */
+    int64_t lease_ms;          /* 0 = JOB_DEFAULT_LEASE_MS */
+};
+
+/* One finished attempt for store_complete_batch. Pointers borrowed. */
+struct completion {
+    int64_t id;
+    int32_t attempt;
+    const char *result;       /* JSON text or NULL */
+};
+
+/* Backoff parameters the reaper uses for a reaped attempt (full jitter). */
+struct backoff_policy {
+    int64_t base_ms;          /* 0 = JOB_DEFAULT_BACKOFF_BASE_MS */
+    int64_t cap_ms;           /* 0 = JOB_DEFAULT_BACKOFF_CAP_MS */
+};
+
+/* Per-queue counts (GET /v1/queues). */
+struct queue_stat {
+    char name[JOB_QUEUE_MAX + 1];
+    bool paused;
+    int64_t count[JOB_STATUS_COUNT];  /* indexed by enum job_status */
+    double oldest_pending_age_s;      /* 0 if none pending */
+};
+
+/* ---- the backend vtable (implementations only; callers use store_*()) ---- */
+struct store_ops {
+    const char *name; /* "pg" or "sqlite" */
+    void (*close)(struct store *st);
+    int (*migrate)(struct store *st, struct jobd_error *err);
+    int (*ping)(struct store *st, struct jobd_error *err);
+    int (*enqueue)(struct store *st, const struct job_spec *spec, struct job *out,
+                   bool *replayed, struct jobd_error *err);
+    int (*enqueue_batch)(struct store *st, const struct job_spec *specs, size_t n,
+                         struct job *out, bool *replayed, struct jobd_error *err);
+    int (*get)(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+    int (*list)(struct store *st, const struct job_filter *f, struct job_list *out,
+                int64_t *next_cursor, struct jobd_error *err);
+    int (*claim)(struct store *st, const struct claim_req *req, struct job_list *out,
+                 struct jobd_error *err);
+    int (*heartbeat)(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
+                     int64_t *lease_expires_at_us, bool *cancel_requested,
+                     struct jobd_error *err);
+    int (*complete)(struct store *st, int64_t id, int32_t attempt, const char *result,
+                    struct job *out, struct jobd_error *err);
+    int (*complete_batch)(struct store *st, const struct completion *c, size_t n,
+                          int *outcome, struct jobd_error *err);
+    int (*fail)(struct store *st, int64_t id, int32_t attempt, const char *error,
+                bool retryable, int64_t retry_delay_ms, struct job *out,
+                struct jobd_error *err);
+    int (*reap)(struct store *st, int limit, const struct backoff_policy *bp,
+                int *reaped, struct jobd_error *err);
+    int (*cancel)(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+    int (*retry)(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+    int (*queue_pause)(struct store *st, const char *queue, bool paused,
+                       struct jobd_error *err);
+    int (*queue_stats)(struct store *st, struct queue_stat **out, size_t *n,
+                       struct jobd_error *err);
+    int (*prune)(struct store *st, int64_t finished_before_us, int limit, int *deleted,
+                 struct jobd_error *err);
+    int (*next_run_at)(struct store *st, const struct claim_req *req, int64_t *run_at_us,
+                       struct jobd_error *err);
+    int (*wait)(struct store *st, int timeout_ms, struct jobd_error *err);
+};
+
+/* Every backend's struct begins with this. */
+struct store {
+    const struct store_ops *ops;
+    const struct jobd_clock *clock;  /* NULL = the backend's own (see above) */
+};
+
+/* ---- opening ---- */
+
+/*
+ * Opens a store by URL: "postgres://…" / "postgresql://…" (libpq URI) or
+ * "sqlite:PATH" / a plain path. Does not migrate. On success *out is owned
+ * by the caller (store_close). JOBD_E_UNAVAILABLE if the server does not
+ * answer, JOBD_E_STORE if the file is not a database, JOBD_E_INVALID for a
+ * URL that names no backend.
+ */
+JOBD_MUST_USE int store_open(const char *url, struct store **out, struct jobd_error *err);
+/* Closes and frees. NULL-safe. */
+void store_close(struct store *st);
+/* Uses clock for "now" from here on (borrowed; must outlive st). NULL = own. */
+void store_set_clock(struct store *st, const struct jobd_clock *clock);
+/* "pg" or "sqlite". */
+const char *store_backend(const struct store *st);
+
+/* Creates or upgrades the schema; safe when several processes run it at once. */
+JOBD_MUST_USE int store_migrate(struct store *st, struct jobd_error *err);
+/* Checks that the store answers (GET /healthz). */
+JOBD_MUST_USE int store_ping(struct store *st, struct jobd_error *err);
+
+/* ---- jobs ---- */
+
+/*
+ * Enqueues one job (validated with job_spec_validate first). With an
+ * idempotency key already used: the same type, queue and payload -> *replayed
+ * = true and *out is the existing job; anything else -> JOBD_E_CONFLICT.
+ * out may be NULL. replayed may be NULL.
+ */
+JOBD_MUST_USE int store_enqueue(struct store *st, const struct job_spec *spec, struct job *out,
+                                bool *replayed, struct jobd_error *err);
+/*
+ * Enqueues n jobs, all or nothing. out (NULL or an array of n zeroed jobs)
+ * receives them in order; replayed (NULL or n bools) marks idempotent
+ * replays. An invalid or conflicting item fails the whole batch and err
+ * names it ("jobs[3].type").
+ */
+JOBD_MUST_USE int store_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n,
+                                      struct job *out, bool *replayed, struct jobd_error *err);
+/* Reads one job by id, wherever it lives. JOBD_E_NOTFOUND. */
+JOBD_MUST_USE int store_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+/*
+ * Lists jobs newest first (id descending) matching f. *next_cursor is the
+ * before_id for the next page, or 0 when there is none.
+ */
+JOBD_MUST_USE int store_list(struct store *st, const struct job_filter *f, struct job_list *out,
+                             int64_t *next_cursor, struct jobd_error *err);
+
+/* ---- the worker protocol ---- */
+
+/*
+ * Claims up to req->limit due jobs (run_at <= now, queue not paused, of the
+ * given queues and types) in order priority DESC, run_at, id: each becomes
+ * running with attempt + 1, worker_id, lease_expires_at = now + lease,
+ * started_at = now. Appends them to out in claim order. Never hands one job
+ * to two claimers (SKIP LOCKED on PostgreSQL, BEGIN IMMEDIATE on SQLite).
+ */
+JOBD_MUST_USE int store_claim(struct store *st, const struct claim_req *req, struct job_list *out,
+                              struct jobd_error *err);
+/*
+ * Extends the lease of a running attempt to now + lease_ms and tells whether
+ * a cancel was requested. JOBD_E_STALE if the job is not running with that
+ * attempt (or does not exist).
+ */
+JOBD_MUST_USE int store_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
+                                  int64_t *lease_expires_at_us, bool *cancel_requested,
+                                  struct jobd_error *err);
+/* running -> succeeded with result (JSON or NULL). JOBD_E_STALE. out may be NULL. */
+JOBD_MUST_USE int store_complete(struct store *st, int64_t id, int32_t attempt, const char *result,
+                                 struct job *out, struct jobd_error *err);
+/*
+ * Completes n attempts in one statement. outcome[i] is JOBD_OK or
+ * JOBD_E_STALE. Returns an error only if the whole statement failed.
+ */
+JOBD_MUST_USE int store_complete_batch(struct store *st, const struct completion *c, size_t n,
+                                       int *outcome, struct jobd_error *err);
+/*
+ * A failed attempt. If a cancel was requested -> cancelled. Else if
+ * retryable and the job has attempts left (attempt - attempts used before the
+ * last manual retry < max_attempts) -> pending with run_at = now +
+ * retry_delay_ms; else -> dead. error (may be NULL) becomes last_error,
+ * truncated to its last JOB_ERROR_MAX bytes. JOBD_E_STALE. out may be NULL.
+ */
+JOBD_MUST_USE int store_fail(struct store *st, int64_t id, int32_t attempt, const char *error,
+                             bool retryable, int64_t retry_delay_ms, struct job *out,
+                             struct jobd_error *err);
+/*
+ * Reaps up to limit running jobs whose lease expired (lease_expires_at < now):
+ * each counts as a failed attempt (pending with full-jitter backoff from bp,
+ * or dead when out of attempts, or cancelled if a cancel was requested), with
+ * last_error "lease expired". *reaped = how many.
+ */
+JOBD_MUST_USE int store_reap(struct store *st, int limit, const struct backoff_policy *bp,
+                             int *reaped, struct jobd_error *err);
+
+/* ---- operator actions ---- */
+
+/*
+ * pending -> cancelled (out->status = cancelled); running -> cancel requested
+ * (out->status stays running, out->cancel_requested = true). JOBD_E_STATE if
+ * terminal, JOBD_E_NOTFOUND.
+ */
+JOBD_MUST_USE int store_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+/*
+ * dead / cancelled -> pending, due now, with max_attempts fresh attempts;
+ * attempt is kept (never decreases). JOBD_E_STATE otherwise, JOBD_E_NOTFOUND.
+ */
+JOBD_MUST_USE int store_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+/* Pauses or resumes a queue (it need not have jobs yet). */
+JOBD_MUST_USE int store_queue_pause(struct store *st, const char *queue, bool paused,
+                                    struct jobd_error *err);
+/*
+ * Counts per queue (every queue with jobs or a paused flag), sorted by name.
+ * *out is a malloc'd array of *n, owned by the caller (free()).
+ */
+JOBD_MUST_USE int store_queue_stats(struct store *st, struct queue_stat **out, size_t *n,
+                                    struct jobd_error *err);
+/* Deletes up to limit terminal jobs finished before the cutoff. */
+JOBD_MUST_USE int store_prune(struct store *st, int64_t finished_before_us, int limit,
+                              int *deleted, struct jobd_error *err);
+
+/* ---- wake-ups ---- */
+
+/*
+ * The soonest run_at of a pending job that req could claim (queues, types),
+ * or 0 if there is none. For a worker's timer.
+ */
+JOBD_MUST_USE int store_next_run_at(struct store *st, const struct claim_req *req,
+                                    int64_t *run_at_us, struct jobd_error *err);
+/*
+ * Waits up to timeout_ms for a sign that new jobs may be claimable
+ * (PostgreSQL: NOTIFY jobd_jobs, sent by every enqueue and retry). Returns 1
+ * if woken, 0 on timeout, or an error. SQLite has no cross-process signal:
+ * it sleeps min(timeout_ms, 50) and returns 1.
+ */
+int store_wait(struct store *st, int timeout_ms, struct jobd_error *err);
+
+#endif
