@@ -1,0 +1,30 @@
+/*
+ * backoff.h — "full jitter" retry delays (CONTRACT.md §1):
+ *   delay = random(0, min(cap, base * 2^attempt))
+ * The random source is injected so tests are deterministic. Pure.
+ */
+#ifndef JOBD_CORE_BACKOFF_H
+#define JOBD_CORE_BACKOFF_H
+
+#include <stdint.h>
+
+/* Returns a uniformly distributed value in [0, bound] (inclusive). */
+typedef uint64_t (*backoff_rand_fn)(void *ctx, uint64_t bound);
+
+/*
+ * The delay in ms before retrying after attempt (1-based). base_ms/cap_ms of
+ * 0 take the defaults (5s, 15m). Never overflows (2^attempt saturates at cap).
+ */
+int64_t backoff_delay_ms(int32_t attempt, int64_t base_ms, int64_t cap_ms,
+                         backoff_rand_fn rnd, void *ctx);
+
+/* The upper bound min(cap, base * 2^attempt) itself, for tests and docs. */
+int64_t backoff_ceiling_ms(int32_t attempt, int64_t base_ms, int64_t cap_ms);
+
+/*
+ * A small thread-local-free PRNG (splitmix64) usable as backoff_rand_fn with
+ * ctx = a uint64_t state. Not for cryptography.
+ */
+uint64_t backoff_rand_splitmix(void *state, uint64_t bound);
+
+#endif

@@ -1,0 +1,32 @@
+/*
+ * timefmt.h — RFC 3339 instants (CONTRACT.md §2). Responses are UTC with
+ * milliseconds ("2026-12-02T14:03:17.120Z"); requests may carry any offset
+ * and any number of fraction digits (kept to microseconds). Pure: no TZ, no
+ * localtime; thread-safe.
+ */
+#ifndef JOBD_CORE_TIMEFMT_H
+#define JOBD_CORE_TIMEFMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jobd.h"
+
+#define TIME_RFC3339_LEN 32 /* buffer size enough for time_format_rfc3339 */
+
+/*
+ * Parses an RFC 3339 date-time ("2026-12-02T15:03:17+01:00", 'T' or 't' or
+ * ' ', 'Z' or 'z' or ±hh:mm) into microseconds since the epoch. Checks the
+ * calendar (no Feb 30) and ranges; leap second 60 is refused. Returns 0 or
+ * JOBD_E_INVALID with err naming field.
+ */
+int time_parse_rfc3339(const char *s, int64_t *out_us, const char *field, struct jobd_error *err);
+
+/* Formats us as UTC with milliseconds into buf (>= TIME_RFC3339_LEN); returns buf. */
+char *time_format_rfc3339(int64_t us, char *buf, size_t len);
+
+/* Civil date helpers on the proleptic Gregorian calendar (no time zones). */
+int64_t time_days_from_civil(int64_t y, unsigned m, unsigned d);
+void time_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
+
+#endif
