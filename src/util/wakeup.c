@@ -1,0 +1,64 @@
+/*
+ * wakeup.c — see wakeup.h. A sequence counter under a mutex, so a signal
+ * that arrives between a waiter's checks is never missed.
+ */
+#include "util/wakeup.h"
+
+#include <errno.h>
+#include <time.h>
+
+int
+wakeup_init(struct wakeup *w)
+{
+    pthread_condattr_t attr;
+    if (pthread_condattr_init(&attr) != 0)
+        return -1;
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    int rc = pthread_cond_init(&w->cv, &attr);
+    pthread_condattr_destroy(&attr);
+    if (rc != 0)
+        return -1;
+    if (pthread_mutex_init(&w->mu, NULL) != 0) {
+        pthread_cond_destroy(&w->cv);
+        return -1;
+    }
+    w->seq = 0;
+    return 0;
+}
+
+void
+wakeup_fini(struct wakeup *w)
+{
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+}
+
+void
+wakeup_signal(struct wakeup *w)
+{
+    pthread_mutex_lock(&w->mu);
+    w->seq++;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+int
+wakeup_wait(struct wakeup *w, uint64_t *seen, int timeout_ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&w->mu);
+    int rc = 0;
+    while (w->seq == *seen && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&w->cv, &w->mu, &deadline);
+    int signalled = w->seq != *seen;
+    *seen = w->seq;
+    pthread_mutex_unlock(&w->mu);
+    return signalled;
+}
