@@ -14,6 +14,7 @@ struct command {
 
 static const struct command commands[] = {
     {"migrate", cmd_migrate, "create or upgrade the schema"},
+    {"cron", cmd_cron, "inspect cron expressions (cron next)"},
 };
 
 static void
