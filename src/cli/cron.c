@@ -176,7 +176,7 @@ cron_next_cmd(int argc, char **argv)
             tz = a + 5;
         } else if (strncmp(a, "--from=", 7) == 0) {
             from = a + 7;
-        } else if (a[0] == '-' && a[1] != '\0') {
+        } else if (a[0] == '-' && a[1] != '\0' && strpbrk(a, " \t") == NULL) {
             return usage_error("unknown option '%s'", a);
         } else {
             size_t n = strlen(a);

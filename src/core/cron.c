@@ -220,8 +220,8 @@ static const struct {
  * which it was. Errors name the field and the text.
  */
 static int
-parse_value(const struct field_def *f, const char **pp, int *out, bool *is_name,
-            struct jobd_error *err)
+parse_value(const struct field_def *f, const char *item, const char **pp, int *out,
+            bool *is_name, struct jobd_error *err)
 {
     const char *p = *pp;
     const char *start = p;
@@ -260,11 +260,14 @@ parse_value(const struct field_def *f, const char **pp, int *out, bool *is_name,
         return jobd_error_set(err, JOBD_E_INVALID, f->err_field, "%s: unknown name \"%.*s\"",
                               f->name, (int)len > 32 ? 32 : (int)len, start);
     }
-    if (*p == '\0' || *p == ',')
-        return jobd_error_set(err, JOBD_E_INVALID, f->err_field, "%s: a value is missing",
-                              f->name);
-    return jobd_error_set(err, JOBD_E_INVALID, f->err_field, "%s: unexpected \"%c\"", f->name,
-                          *p);
+    if (*p == '\0')
+        return jobd_error_set(err, JOBD_E_INVALID, f->err_field,
+                              "%s: a value is missing in \"%.40s\"", f->name, item);
+    if (!isprint((unsigned char)*p))
+        return jobd_error_set(err, JOBD_E_INVALID, f->err_field,
+                              "%s: unexpected byte 0x%02x", f->name, (unsigned char)*p);
+    return jobd_error_set(err, JOBD_E_INVALID, f->err_field, "%s: unexpected \"%c\" in \"%.40s\"",
+                          f->name, *p, item);
 }
 
 /*
@@ -298,13 +301,13 @@ parse_item(const struct field_def *f, const char *item, uint64_t *mask, bool *la
         p++;
     } else {
         bool lo_name, hi_name;
-        if ((rc = parse_value(f, &p, &lo, &lo_name, err)) != 0)
+        if ((rc = parse_value(f, item, &p, &lo, &lo_name, err)) != 0)
             return rc;
         hi = lo;
         if (*p == '-') {
             p++;
             range = true;
-            if ((rc = parse_value(f, &p, &hi, &hi_name, err)) != 0)
+            if ((rc = parse_value(f, item, &p, &hi, &hi_name, err)) != 0)
                 return rc;
             /* MON-SUN: a Sunday named as the upper end means 7. */
             if (f == &fields[F_WDAY] && hi_name && hi == 0 && lo > 0)
@@ -336,7 +339,7 @@ parse_item(const struct field_def *f, const char *item, uint64_t *mask, bool *la
     }
     if (*p != '\0')
         return jobd_error_set(err, JOBD_E_INVALID, f->err_field,
-                              "%s: unexpected \"%s\" in \"%s\"", f->name, p, item);
+                              "%s: unexpected \"%.40s\" in \"%.40s\"", f->name, p, item);
     for (int v = lo; v <= hi; v += step)
         *mask |= 1ULL << v;
     return 0;
