@@ -485,9 +485,19 @@ cron_parse(const char *text, struct cron_expr *out, struct jobd_error *err)
 
 /* ---- time zones ---- */
 
+/* A stretch of time [start, end) (seconds) with one UTC offset. */
+struct zone_segment {
+    int64_t start;  /* INT64_MIN: no earlier transition */
+    int64_t end;    /* INT64_MAX: no later transition */
+    int64_t offset; /* seconds east of UTC */
+};
+
 struct cron_zone {
-    bool utc;      /* no ICU needed: the offset is always 0 */
-    UCalendar *cal; /* Gregorian, repeated wall time -> first, skipped -> next valid */
+    bool utc;        /* no ICU needed: the offset is always 0 */
+    UCalendar *cal;  /* used only for offsets and transitions */
+    struct zone_segment cache[2]; /* the last segments looked up */
+    int n_cached;
+    int victim;      /* the cache slot replaced last */
 };
 
 static bool
@@ -556,9 +566,6 @@ cron_zone_open(const char *name, struct cron_zone **out, struct jobd_error *err)
                               "timezone", "timezone: ICU cannot open \"%s\": %s", name,
                               u_errorName(st));
     }
-    ucal_setAttribute(z->cal, UCAL_LENIENT, 1);
-    ucal_setAttribute(z->cal, UCAL_REPEATED_WALL_TIME, UCAL_WALLTIME_FIRST);
-    ucal_setAttribute(z->cal, UCAL_SKIPPED_WALL_TIME, UCAL_WALLTIME_NEXT_VALID);
     *out = z;
     return 0;
 }
@@ -573,58 +580,67 @@ cron_zone_free(struct cron_zone *z)
     free(z);
 }
 
-/* UTC offset in seconds in effect at instant t (seconds). */
-static bool
-zone_offset(struct cron_zone *z, int64_t t, int64_t *off)
-{
-    UErrorCode st = U_ZERO_ERROR;
-    ucal_setMillis(z->cal, (UDate)t * 1000.0, &st);
-    int32_t zo = ucal_get(z->cal, UCAL_ZONE_OFFSET, &st);
-    int32_t dst = ucal_get(z->cal, UCAL_DST_OFFSET, &st);
-    *off = floor_div((int64_t)zo + dst, 1000);
-    return U_SUCCESS(st);
-}
-
 /*
- * The zone transition strictly after (next) or at-or-before (!next) instant
- * t, in whole seconds, into *out; false if there is none (or ICU failed).
+ * The segment of time around instant t (seconds) during which the UTC offset
+ * is constant, from ICU's offset and neighbouring transitions. The last two
+ * segments are cached in the zone: consecutive calls nearly always fall in
+ * the same one, and a cache hit costs no ICU call. NULL if ICU failed. The
+ * pointer is valid until the next call.
  */
-static bool
-zone_transition(struct cron_zone *z, int64_t t, bool next, int64_t *out)
+static const struct zone_segment *
+zone_segment_at(struct cron_zone *z, int64_t t)
 {
+    for (int i = 0; i < z->n_cached; i++)
+        if (z->cache[i].start <= t && t < z->cache[i].end)
+            return &z->cache[i];
+    struct zone_segment seg;
     UErrorCode st = U_ZERO_ERROR;
     UDate when = 0;
     ucal_setMillis(z->cal, (UDate)t * 1000.0, &st);
-    UBool found = ucal_getTimeZoneTransitionDate(
-        z->cal, next ? UCAL_TZ_TRANSITION_NEXT : UCAL_TZ_TRANSITION_PREVIOUS_INCLUSIVE, &when, &st);
-    if (U_FAILURE(st) || !found)
-        return false;
-    *out = (int64_t)(next ? ceil(when / 1000.0) : floor(when / 1000.0));
-    return true;
+    int32_t zo = ucal_get(z->cal, UCAL_ZONE_OFFSET, &st);
+    int32_t dst = ucal_get(z->cal, UCAL_DST_OFFSET, &st);
+    seg.offset = floor_div((int64_t)zo + dst, 1000);
+    if (ucal_getTimeZoneTransitionDate(z->cal, UCAL_TZ_TRANSITION_NEXT, &when, &st))
+        seg.end = (int64_t)ceil(when / 1000.0);
+    else
+        seg.end = INT64_MAX;
+    if (ucal_getTimeZoneTransitionDate(z->cal, UCAL_TZ_TRANSITION_PREVIOUS_INCLUSIVE, &when, &st))
+        seg.start = (int64_t)floor(when / 1000.0);
+    else
+        seg.start = INT64_MIN;
+    if (U_FAILURE(st))
+        return NULL;
+    if (seg.start > t)
+        seg.start = t;
+    if (seg.end <= t)
+        seg.end = t + 1;
+    int slot = z->n_cached < 2 ? z->n_cached++ : (z->victim ^= 1);
+    z->cache[slot] = seg;
+    return &z->cache[slot];
 }
 
 /*
- * The first instant whose wall time is >= wall time w: the instant itself
- * for a normal wall time, the first occurrence for a repeated one, the end
- * of the gap for a skipped one (ICU WALLTIME_FIRST / WALLTIME_NEXT_VALID).
+ * The first instant whose wall time is >= wall time w, into *out: the
+ * instant itself for a normal wall time, the first occurrence for a
+ * repeated one, the end of the gap for a skipped one. Walks the segments
+ * forward from a day before w (no offset reaches a day, so nothing earlier
+ * can qualify) to the first one whose wall times reach w.
  */
 static bool
 zone_first_instant(struct cron_zone *z, int64_t w, int64_t *out)
 {
-    int64_t days = floor_div(w, 86400);
-    int64_t sod = w - days * 86400;
-    int64_t y;
-    unsigned m, d;
-    civil_from_days(days, &y, &m, &d);
-    UErrorCode st = U_ZERO_ERROR;
-    ucal_clear(z->cal);
-    ucal_setDateTime(z->cal, (int32_t)y, (int32_t)m - 1, (int32_t)d, (int32_t)(sod / 3600),
-                     (int32_t)(sod / 60 % 60), (int32_t)(sod % 60), &st);
-    UDate ms = ucal_getMillis(z->cal, &st);
-    if (U_FAILURE(st))
-        return false;
-    *out = (int64_t)floor(ms / 1000.0);
-    return true;
+    int64_t t = w - 86400;
+    for (int i = 0; i < 8; i++) {
+        const struct zone_segment *seg = zone_segment_at(z, t);
+        if (seg == NULL)
+            return false;
+        if (seg->end == INT64_MAX || seg->end - 1 + seg->offset >= w) {
+            *out = seg->start > w - seg->offset ? seg->start : w - seg->offset;
+            return true;
+        }
+        t = seg->end;
+    }
+    return false;
 }
 
 static int
@@ -654,11 +670,10 @@ next_real_time(const struct cron_expr *e, struct cron_zone *z, int64_t a, int64_
     int64_t t0 = a + 1;
     /* About two transitions a year over the 400-year search span, with room. */
     for (int iter = 0; iter < 4 * CRON_SEARCH_YEARS; iter++) {
-        int64_t off, tr, w;
-        if (!zone_offset(z, t0, &off))
+        const struct zone_segment *seg = zone_segment_at(z, t0);
+        if (seg == NULL)
             return icu_failed(err);
-        if (!zone_transition(z, t0, true, &tr))
-            tr = INT64_MAX;
+        int64_t off = seg->offset, tr = seg->end, w;
         if (!civil_next(e, t0 + off, &w))
             return no_firing(err);
         if (w - off < tr) {
@@ -683,20 +698,20 @@ static int
 next_fixed_hour(const struct cron_expr *e, struct cron_zone *z, int64_t a, int64_t *out,
                 struct jobd_error *err)
 {
-    int64_t off;
-    if (!zone_offset(z, a, &off))
+    const struct zone_segment *seg = zone_segment_at(z, a);
+    if (seg == NULL)
         return icu_failed(err);
-    int64_t wmin = a + off + 1;
-    int64_t probe = a;
-    for (int k = 0; k < 4; k++) {
-        int64_t tr, before, after;
-        if (!zone_transition(z, probe, false, &tr) || tr < a - 2 * 86400)
-            break;
-        if (!zone_offset(z, tr - 1, &before) || !zone_offset(z, tr, &after))
+    int64_t wmin = a + seg->offset + 1;
+    int64_t tr = seg->start, after = seg->offset;
+    /* Backward transitions of the last two days may have reached later wall times. */
+    for (int k = 0; k < 4 && tr != INT64_MIN && tr >= a - 2 * 86400; k++) {
+        seg = zone_segment_at(z, tr - 1);
+        if (seg == NULL)
             return icu_failed(err);
-        if (before > after && tr + before > wmin)
-            wmin = tr + before;
-        probe = tr - 1;
+        if (seg->offset > after && tr + seg->offset > wmin)
+            wmin = tr + seg->offset;
+        tr = seg->start;
+        after = seg->offset;
     }
     for (int iter = 0; iter < 8; iter++) {
         int64_t w, t;
