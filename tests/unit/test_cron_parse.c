@@ -269,3 +269,81 @@ TEST(zone_names)
         ASSERT_NULL(z);
     }
 }
+
+/*
+ * Random input: fields built from random items (values, ranges, steps,
+ * names, L, junk) and sometimes free token soup never crash the parser
+ * (ASan/UBSan builds run this), every refusal names a cron field, and every
+ * accepted expression really fires (the never-fires check is exact).
+ */
+static uint64_t
+xorshift(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static void
+random_item(uint64_t *rng, int lo, int hi, char *buf, size_t len)
+{
+    static const char *const junk[] = {"?", "#", "x", "L", "l", "JAN", "feb", "MON", "sun",
+                                       "99999999999", "", "-", "/", "*\t*", "1-", "@daily"};
+    /* Mostly in range, now and then one past either end. */
+    int span = hi - lo + 1;
+    int a = lo - 1 + (int)(xorshift(rng) % (uint64_t)(span + 2));
+    int b = a + (int)(xorshift(rng) % (uint64_t)(hi - a > 0 ? hi - a + 2 : 2));
+    int step = 1 + (int)(xorshift(rng) % (uint64_t)span);
+    uint64_t r = xorshift(rng) % 16;
+    switch (r == 15 ? 5 : r % 5) {
+    case 0: snprintf(buf, len, "%d", a); break;
+    case 1: snprintf(buf, len, "*"); break;
+    case 2: snprintf(buf, len, "*/%d", step); break;
+    case 3: snprintf(buf, len, "%d-%d", a, b); break;
+    case 4: snprintf(buf, len, "%d-%d/%d", a, b, step); break;
+    default: snprintf(buf, len, "%s", junk[xorshift(rng) % (sizeof junk / sizeof junk[0])]);
+    }
+}
+
+TEST(random_input_never_crashes_and_accepted_ones_fire)
+{
+    uint64_t rng = 0x9e3779b97f4a7c15ULL;
+    int accepted = 0, refused = 0;
+    for (int i = 0; i < 20000; i++) {
+        char text[256] = "";
+        size_t len = 0;
+        static const int lo[] = {0, 0, 0, 1, 1, 0, 0}, hi[] = {59, 59, 23, 31, 12, 7, 7};
+        int fields = 4 + (int)(xorshift(&rng) % 4); /* 4..7 fields */
+        int f0 = fields == 5 ? 1 : 0; /* five fields start at the minute */
+        for (int fi = 0; fi < fields; fi++) {
+            int items = 1 + (int)(xorshift(&rng) % 3);
+            for (int k = 0; k < items; k++) {
+                char item[32];
+                int fd = f0 + fi < 7 ? f0 + fi : 6;
+                random_item(&rng, lo[fd], hi[fd], item, sizeof item);
+                len += (size_t)snprintf(text + len, sizeof text - len, "%s%s",
+                                        k ? "," : "", item);
+            }
+            len += (size_t)snprintf(text + len, sizeof text - len, "%s",
+                                    xorshift(&rng) % 8 ? " " : " \t ");
+        }
+        struct cron_expr e;
+        struct jobd_error err = {0};
+        int rc = cron_parse(text, &e, &err);
+        if (rc != 0) {
+            ASSERT_EQ(rc, JOBD_E_INVALID);
+            if (strncmp(err.field, "cron", 4) != 0 || err.msg[0] == '\0')
+                TEST_FAIL("\"%s\": field \"%s\" msg \"%s\"", text, err.field, err.msg);
+            refused++;
+            continue;
+        }
+        accepted++;
+        int64_t next;
+        if (cron_next(&e, "UTC", 1767225600000000, &next, &err) != 0)
+            TEST_FAIL("\"%s\" was accepted but never fires: %s", text, err.msg);
+    }
+    fprintf(stderr, "accepted %d, refused %d\n", accepted, refused);
+    ASSERT(accepted > 100);
+    ASSERT(refused > 100);
+}
