@@ -138,8 +138,9 @@ struct pg_conn;
  * be idle or in a transaction block; if the statement fails inside a
  * transaction, that transaction is aborted, as with any failed statement.
  * opts as jobd_enqueue, except that timeout_ms must be 0 (jobd.enqueue has
- * no such parameter). Errors: JOBD_E_INVALID, JOBD_E_TOOBIG,
- * JOBD_E_CONFLICT (unique violation on the idempotency key),
+ * no such parameter). With an idempotency key, a replay (same type, queue
+ * and payload) returns the existing id. Errors: JOBD_E_INVALID,
+ * JOBD_E_TOOBIG, JOBD_E_CONFLICT (the key was used for another job),
  * JOBD_E_UNAVAILABLE (conn is not connected), JOBD_E_STORE (any other SQL
  * error, message included). Thread-safety: that of conn.
  */

@@ -74,6 +74,10 @@ pg_txn_enqueue(struct pg_conn *conn, const struct job_spec *spec, int64_t *id_ou
                                 "jobd.enqueue: the idempotency key is already used: %s", msg);
         else if (PQstatus(conn) != CONNECTION_OK || (state != NULL && strncmp(state, "08", 2) == 0))
             rc = jobd_error_set(err, JOBD_E_UNAVAILABLE, NULL, "jobd.enqueue: %s", msg);
+        else if (state != NULL && strcmp(state, "54000") == 0) /* program_limit_exceeded */
+            rc = jobd_error_set(err, JOBD_E_TOOBIG, NULL, "%s", msg);
+        else if (state != NULL && strncmp(state, "22", 2) == 0) /* data exception */
+            rc = jobd_error_set(err, JOBD_E_INVALID, NULL, "%s", msg);
         else
             rc = jobd_error_set(err, JOBD_E_STORE, NULL, "jobd.enqueue failed (SQLSTATE %s): %s",
                                 state != NULL ? state : "?", msg);

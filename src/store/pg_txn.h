@@ -20,8 +20,10 @@ struct pg_conn;
  * Calls jobd.enqueue on conn (borrowed) for spec (validated, payload
  * canonical or NULL for "{}"; timeout_ms, schedule and scheduled_for must be
  * unset) and stores the new job's id in *id_out. JOBD_E_UNAVAILABLE if conn
- * is not connected, JOBD_E_CONFLICT on a unique violation, JOBD_E_STORE
- * otherwise (with the server's message).
+ * is not connected, JOBD_E_CONFLICT on a unique violation, JOBD_E_INVALID on
+ * a data exception (SQLSTATE class 22, what jobd.enqueue raises for a bad
+ * argument), JOBD_E_TOOBIG on program_limit_exceeded, JOBD_E_STORE
+ * otherwise; the server's message is in err.
  */
 int pg_txn_enqueue(struct pg_conn *conn, const struct job_spec *spec, int64_t *id_out,
                    struct jobd_error *err);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "core/job.h"
+#include "core/json.h"
 #include "jobd.h"
 #include "lib/lib.h"
 #include "test.h"
@@ -567,8 +568,22 @@ TEST(enqueue_pg_commits_and_rolls_back_with_the_caller)
     ASSERT_EQ(jobd_job_id(j), id);
     ASSERT_STR_EQ(jobd_job_queue(j), "txq");
     ASSERT_STR_EQ(jobd_job_idempotency_key(j), "order-17");
-    ASSERT_STR_EQ(jobd_job_payload(j), "{\"a\":[true],\"b\":1}");
+    /* Stored by PostgreSQL's jsonb, so compare documents, not bytes. */
+    char *canon = NULL;
+    ASSERT_OK(json_canonical(jobd_job_payload(j), strlen(jobd_job_payload(j)), 1024, &canon,
+                             "payload", &e), &e);
+    ASSERT_STR_EQ(canon, "{\"a\":[true],\"b\":1}");
+    free(canon);
     jobd_job_batch_free(b);
+
+    /* Idempotency through SQL: a replay answers the same id, another
+     * request with the key is a conflict. */
+    int64_t again = 0;
+    ASSERT_OK(jobd_enqueue_pg(conn, &o, &again, &e), &e);
+    ASSERT_EQ(again, id);
+    o.payload = "{\"different\":true}";
+    ASSERT_EQ(jobd_enqueue_pg(conn, &o, &again, &e), JOBD_E_CONFLICT);
+    ASSERT(strstr(e.msg, "order-17") != NULL);
 
     /* A future run_at is honoured (given in microseconds, exactly). */
     int64_t fut = 0;
