@@ -3,12 +3,13 @@
  * real SQLite file: open + migrate, enqueue (defaults, validation, canonical
  * payloads, idempotency), batches, status, and the worker primitives (claim
  * order and filters, heartbeat, complete, fail with backoff, fencing), with
- * a manual clock so no test waits for time to pass. With PostgreSQL
- * (JOBD_TEST_PG_URL and tests/pgtest.h) it also checks jobd_enqueue_pg
- * inside the caller's transaction.
+ * a manual clock so no test waits for time to pass. Each such test runs
+ * twice, NAME_sqlite on a real SQLite file and NAME_pg on a fresh PostgreSQL
+ * database (JOBD_TEST_PG_URL, tests/pgtest.h); jobd_enqueue_pg is checked
+ * inside the caller's own transaction.
  *
- * Until the sqlite backend exists these tests skip, and say so, ONLY when
- * the store answers exactly "the sqlite backend is not built yet".
+ * Until a backend exists its variants skip, and say so, ONLY when the store
+ * answers exactly "the sqlite backend is not built yet" (or "pg").
  */
 #include <stdlib.h>
 
@@ -19,30 +20,65 @@
 #include "test.h"
 #include "util/clock.h"
 
+#if __has_include("pgtest.h")
+#define HAVE_PGTEST 1
+#include <libpq-fe.h>
+
+#include "pgtest.h"
+#endif
+
 #define T0 INT64_C(1796220197120000) /* 2026-12-02T14:03:17.120Z */
 #define SQLITE_NOT_BUILT "the sqlite backend is not built yet"
 
-/* Tells the person running the suite, once, that nothing was exercised. */
+/* Tells the person running the suite, once, what was not exercised. */
 __attribute__((constructor)) static void
-announce_skip(void)
+announce_skips(void)
 {
-    struct store *st = NULL;
-    struct jobd_error e = {0};
-    if (store_open("sqlite:/nonexistent-dir-for-probe/x.db", &st, &e) != JOBD_OK &&
-        strstr(e.msg, SQLITE_NOT_BUILT) != NULL)
-        printf("SKIP test_libjobd sqlite tests: %s\n", e.msg);
-    store_close(st);
+    static const char *const probes[] = {"sqlite:/nonexistent-dir-for-probe/x.db",
+                                         "postgresql://127.0.0.1:1/probe?connect_timeout=1"};
+    for (size_t i = 0; i < 2; i++) {
+        struct store *st = NULL;
+        struct jobd_error e = {0};
+        if (store_open(probes[i], &st, &e) != JOBD_OK &&
+            strstr(e.msg, "backend is not built yet") != NULL)
+            printf("SKIP test_libjobd: %s\n", e.msg);
+        store_close(st);
+    }
+#ifndef HAVE_PGTEST
+    printf("SKIP test_libjobd: the _pg variants need tests/pgtest.h, not there yet\n");
+#endif
 }
 
-/* Opens sqlite:test.db in the test's temp dir with a manual clock, or NULL
- * to skip (backend not built yet). Any other failure fails the test. */
+#ifdef HAVE_PGTEST
+/* The database of this test's pg variant, dropped by close_client. */
+static char pg_url[512];
+#endif
+
+/*
+ * Opens a client on backend ("sqlite": sqlite:test.db in the test's temp
+ * dir; "pg": a fresh database), with a manual clock at T0 if mc is given.
+ * Returns NULL to skip (that backend is not built yet); any other failure
+ * fails the test.
+ */
 static jobd_client *
-open_client(struct manual_clock *mc)
+open_client(const char *backend, struct manual_clock *mc)
 {
+    const char *url = "sqlite:test.db";
+    if (strcmp(backend, "pg") == 0) {
+#ifdef HAVE_PGTEST
+        if (pgtest_fresh_db(pg_url, sizeof pg_url) != 0)
+            TEST_FAIL("no PostgreSQL for this test (see above)");
+        url = pg_url;
+#else
+        printf("skipped: tests/pgtest.h is not there yet\n");
+        return NULL;
+#endif
+    }
     jobd_client *c = NULL;
     struct jobd_error e = {0};
-    int rc = jobd_client_open("sqlite:test.db", &c, &e);
-    if (rc != JOBD_OK && strstr(e.msg, SQLITE_NOT_BUILT) != NULL) {
+    int rc = jobd_client_open(url, &c, &e);
+    if (rc != JOBD_OK && strstr(e.msg, "backend is not built yet") != NULL &&
+        strstr(e.msg, backend) != NULL) {
         printf("skipped: %s\n", e.msg);
         return NULL;
     }
@@ -54,6 +90,29 @@ open_client(struct manual_clock *mc)
     }
     return c;
 }
+
+static void
+close_client(jobd_client *c)
+{
+    jobd_client_close(c);
+#ifdef HAVE_PGTEST
+    if (pg_url[0] != '\0')
+        pgtest_drop_db(pg_url);
+#endif
+}
+
+/* A test body run once per backend: NAME_sqlite and NAME_pg. */
+#define BOTH(name)                                                                      \
+    static void body_##name(const char *backend);                                       \
+    TEST(name##_sqlite)                                                                 \
+    {                                                                                   \
+        body_##name("sqlite");                                                          \
+    }                                                                                   \
+    TEST(name##_pg)                                                                     \
+    {                                                                                   \
+        body_##name("pg");                                                              \
+    }                                                                                   \
+    static void body_##name(const char *backend)
 
 static jobd_job_batch *
 claim(jobd_client *c, int limit, const char *const *types, size_t n_types)
@@ -81,13 +140,13 @@ expect_status(jobd_client *c, int64_t id, const char *status, int32_t attempt)
 
 TEST(open_migrates_and_reopens)
 {
-    jobd_client *c = open_client(NULL);
+    jobd_client *c = open_client("sqlite", NULL);
     if (c == NULL)
         return;
     jobd_client_close(c);
     struct stat sb;
     ASSERT_EQ(stat("test.db", &sb), 0);
-    c = open_client(NULL); /* migrating again is a no-op */
+    c = open_client("sqlite", NULL); /* migrating again is a no-op */
     int64_t id = 0;
     struct jobd_error e = {0};
     struct jobd_job_opts o = {.type = "t"};
@@ -119,10 +178,10 @@ TEST(open_errors)
     ASSERT_NULL(c);
 }
 
-TEST(enqueue_defaults_and_canonical_payload)
+BOTH(enqueue_defaults_and_canonical_payload)
 {
     struct manual_clock mc;
-    jobd_client *c = open_client(&mc);
+    jobd_client *c = open_client(backend, &mc);
     if (c == NULL)
         return;
     struct jobd_error e = {0};
@@ -156,13 +215,13 @@ TEST(enqueue_defaults_and_canonical_payload)
     jobd_job_batch_free(b);
     jobd_job_batch_free(NULL);
     ASSERT_EQ(jobd_job_batch_count(NULL), 0);
-    jobd_client_close(c);
+    close_client(c);
 }
 
-TEST(enqueue_all_options)
+BOTH(enqueue_all_options)
 {
     struct manual_clock mc;
-    jobd_client *c = open_client(&mc);
+    jobd_client *c = open_client(backend, &mc);
     if (c == NULL)
         return;
     struct jobd_error e = {0};
@@ -184,12 +243,12 @@ TEST(enqueue_all_options)
     ASSERT_STR_EQ(jobd_job_idempotency_key(j), "k-1");
     ASSERT_EQ(jobd_job_timeout_ms(j), 30000);
     jobd_job_batch_free(b);
-    jobd_client_close(c);
+    close_client(c);
 }
 
-TEST(enqueue_refusals_name_the_field)
+BOTH(enqueue_refusals_name_the_field)
 {
-    jobd_client *c = open_client(NULL);
+    jobd_client *c = open_client(backend, NULL);
     if (c == NULL)
         return;
     static const struct {
@@ -239,12 +298,12 @@ TEST(enqueue_refusals_name_the_field)
     jobd_job_batch *b = claim(c, 100, NULL, 0);
     ASSERT_EQ(jobd_job_batch_count(b), 0);
     jobd_job_batch_free(b);
-    jobd_client_close(c);
+    close_client(c);
 }
 
-TEST(idempotency_key_replays_and_conflicts)
+BOTH(idempotency_key_replays_and_conflicts)
 {
-    jobd_client *c = open_client(NULL);
+    jobd_client *c = open_client(backend, NULL);
     if (c == NULL)
         return;
     struct jobd_error e = {0};
@@ -260,12 +319,12 @@ TEST(idempotency_key_replays_and_conflicts)
     jobd_job_batch *batch = claim(c, 10, NULL, 0);
     ASSERT_EQ(jobd_job_batch_count(batch), 1);
     jobd_job_batch_free(batch);
-    jobd_client_close(c);
+    close_client(c);
 }
 
-TEST(batch_all_or_nothing)
+BOTH(batch_all_or_nothing)
 {
-    jobd_client *c = open_client(NULL);
+    jobd_client *c = open_client(backend, NULL);
     if (c == NULL)
         return;
     struct jobd_error e = {0};
@@ -296,13 +355,13 @@ TEST(batch_all_or_nothing)
     ASSERT_EQ(jobd_job_batch_count(b), 3);
     ASSERT_EQ(jobd_job_id(jobd_job_batch_get(b, 0)), ids[1]); /* priority 5 first */
     jobd_job_batch_free(b);
-    jobd_client_close(c);
+    close_client(c);
 }
 
-TEST(claim_order_and_filters)
+BOTH(claim_order_and_filters)
 {
     struct manual_clock mc;
-    jobd_client *c = open_client(&mc);
+    jobd_client *c = open_client(backend, &mc);
     if (c == NULL)
         return;
     struct jobd_error e = {0};
@@ -361,13 +420,13 @@ TEST(claim_order_and_filters)
     ASSERT_EQ(jobd_claim(c, &co, &b, &e), JOBD_E_INVALID);
     ASSERT_EQ(jobd_claim(c, NULL, &b, &e), JOBD_E_INVALID);
     ASSERT_EQ(jobd_claim(c, &co, NULL, &e), JOBD_E_INVALID);
-    jobd_client_close(c);
+    close_client(c);
 }
 
-TEST(heartbeat_complete_and_fencing)
+BOTH(heartbeat_complete_and_fencing)
 {
     struct manual_clock mc;
-    jobd_client *c = open_client(&mc);
+    jobd_client *c = open_client(backend, &mc);
     if (c == NULL)
         return;
     struct jobd_error e = {0};
@@ -399,13 +458,13 @@ TEST(heartbeat_complete_and_fencing)
     ASSERT_OK(store_get(lib_client_store(c), id, &j, &e), &e);
     ASSERT_STR_EQ(j.result, "{\"ok\":true}");
     job_fini(&j);
-    jobd_client_close(c);
+    close_client(c);
 }
 
-TEST(fail_retries_with_backoff_then_dies)
+BOTH(fail_retries_with_backoff_then_dies)
 {
     struct manual_clock mc;
-    jobd_client *c = open_client(&mc);
+    jobd_client *c = open_client(backend, &mc);
     if (c == NULL)
         return;
     jobd_client_set_backoff(c, 1000, 1500); /* attempt 1: delay in [0, 1.5 s] */
@@ -444,15 +503,15 @@ TEST(fail_retries_with_backoff_then_dies)
     jobd_job_batch_free(b);
     ASSERT_OK(jobd_fail(c, id2, 1, NULL, false, NULL, &e), &e);
     expect_status(c, id2, "dead", 1);
-    jobd_client_close(c);
+    close_client(c);
 }
 
-TEST(backoff_delays_spread_over_the_ceiling)
+BOTH(backoff_delays_spread_over_the_ceiling)
 {
     /* With the defaults (5 s base), attempt 3 waits in [0, 40 s]; over 40
      * retried jobs the delays must not all be equal and must stay in range. */
     struct manual_clock mc;
-    jobd_client *c = open_client(&mc);
+    jobd_client *c = open_client(backend, &mc);
     if (c == NULL)
         return;
     struct jobd_error e = {0};
@@ -476,19 +535,19 @@ TEST(backoff_delays_spread_over_the_ceiling)
         job_fini(&j);
     }
     ASSERT(max - min > 1000000);
-    jobd_client_close(c);
+    close_client(c);
 }
 
-TEST(status_of_unknown_job)
+BOTH(status_of_unknown_job)
 {
-    jobd_client *c = open_client(NULL);
+    jobd_client *c = open_client(backend, NULL);
     if (c == NULL)
         return;
     struct jobd_error e = {0};
     ASSERT_EQ(jobd_get_status(c, 987654, NULL, NULL, &e), JOBD_E_NOTFOUND);
     ASSERT_EQ(jobd_heartbeat(c, 987654, 1, 0, NULL, &e), JOBD_E_STALE);
     ASSERT_EQ(jobd_complete(c, 987654, 1, NULL, &e), JOBD_E_STALE);
-    jobd_client_close(c);
+    close_client(c);
 }
 
 TEST(enqueue_pg_argument_checks)
@@ -510,11 +569,7 @@ TEST(enqueue_pg_argument_checks)
     ASSERT_EQ(jobd_enqueue_pg(NULL, &o, NULL, &e), JOBD_E_UNAVAILABLE);
 }
 
-#if __has_include("pgtest.h")
-#include <libpq-fe.h>
-
-#include "pgtest.h"
-
+#ifdef HAVE_PGTEST
 static void
 pg_exec(PGconn *conn, const char *sql)
 {
