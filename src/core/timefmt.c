@@ -4,8 +4,9 @@
  * No TZ variable and no C library time conversion (timegm is not even
  * POSIX; the others read process-global state and the environment). The
  * civil <-> days conversion is the well-known era-based algorithm on the
- * proleptic Gregorian calendar, exact for every int64 year we can reach. Instants before 1970 are refused
- * on input (jobd stores no such times and 0 means "none" in struct job).
+ * proleptic Gregorian calendar, exact for every int64 year we can reach.
+ * Instants before 1970 are refused on input (jobd stores no such times, and
+ * 0 means "none" in struct job).
  */
 #include "core/timefmt.h"
 
