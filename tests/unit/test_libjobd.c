@@ -11,6 +11,8 @@
  * Until a backend exists its variants skip, and say so, ONLY when the store
  * answers exactly "the sqlite backend is not built yet" (or "pg").
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "core/job.h"
@@ -547,6 +549,95 @@ BOTH(status_of_unknown_job)
     ASSERT_EQ(jobd_get_status(c, 987654, NULL, NULL, &e), JOBD_E_NOTFOUND);
     ASSERT_EQ(jobd_heartbeat(c, 987654, 1, 0, NULL, &e), JOBD_E_STALE);
     ASSERT_EQ(jobd_complete(c, 987654, 1, NULL, &e), JOBD_E_STALE);
+    close_client(c);
+}
+
+/* Concurrent claimers: one client per thread, as the header prescribes. */
+enum { CC_JOBS = 200, CC_THREADS = 4 };
+struct cc_shared {
+    const char *url;
+    _Atomic int claimed[CC_JOBS + 1]; /* by job id; ids start at 1 in a fresh store */
+    _Atomic int total;
+    _Atomic int errors;
+};
+
+static void *
+cc_worker(void *arg)
+{
+    struct cc_shared *sh = arg;
+    jobd_client *c = NULL;
+    struct jobd_error e = {0};
+    if (jobd_client_open(sh->url, &c, &e) != JOBD_OK) {
+        fprintf(stderr, "open: %s\n", e.msg);
+        sh->errors++;
+        return NULL;
+    }
+    char wid[32];
+    snprintf(wid, sizeof wid, "w-%p", (void *)&wid);
+    struct jobd_claim_opts co = {.worker_id = wid, .limit = 5};
+    for (;;) {
+        jobd_job_batch *b = NULL;
+        if (jobd_claim(c, &co, &b, &e) != JOBD_OK) {
+            fprintf(stderr, "claim: %s\n", e.msg);
+            sh->errors++;
+            break;
+        }
+        size_t n = jobd_job_batch_count(b);
+        for (size_t i = 0; i < n; i++) {
+            const jobd_job *j = jobd_job_batch_get(b, i);
+            int64_t id = jobd_job_id(j);
+            if (id >= 1 && id <= CC_JOBS)
+                sh->claimed[id]++;
+            else
+                sh->errors++;
+            sh->total++;
+            if (jobd_complete(c, id, jobd_job_attempt(j), NULL, &e) != JOBD_OK) {
+                fprintf(stderr, "complete %lld: %s\n", (long long)id, e.msg);
+                sh->errors++;
+            }
+        }
+        jobd_job_batch_free(b);
+        if (n == 0)
+            break;
+    }
+    jobd_client_close(c);
+    return NULL;
+}
+
+BOTH(concurrent_clients_claim_each_job_once)
+{
+    jobd_client *c = open_client(backend, NULL);
+    if (c == NULL)
+        return;
+    struct jobd_job_opts *o = calloc(CC_JOBS, sizeof *o);
+    for (int i = 0; i < CC_JOBS; i++)
+        o[i] = (struct jobd_job_opts){.type = "cc", .priority = i % 7};
+    int64_t *ids = calloc(CC_JOBS, sizeof *ids);
+    struct jobd_error e = {0};
+    ASSERT_OK(jobd_enqueue_batch(c, o, CC_JOBS, ids, &e), &e);
+    ASSERT_EQ(ids[0], 1);
+    ASSERT_EQ(ids[CC_JOBS - 1], CC_JOBS);
+    struct cc_shared *sh = calloc(1, sizeof *sh);
+#ifdef HAVE_PGTEST
+    sh->url = strcmp(backend, "pg") == 0 ? pg_url : "sqlite:test.db";
+#else
+    sh->url = "sqlite:test.db";
+#endif
+    pthread_t t[CC_THREADS];
+    for (int i = 0; i < CC_THREADS; i++)
+        ASSERT_EQ(pthread_create(&t[i], NULL, cc_worker, sh), 0);
+    for (int i = 0; i < CC_THREADS; i++)
+        pthread_join(t[i], NULL);
+    ASSERT_EQ(sh->errors, 0);
+    ASSERT_EQ(sh->total, CC_JOBS);
+    for (int id = 1; id <= CC_JOBS; id++) {
+        if (sh->claimed[id] != 1)
+            TEST_FAIL("job %d claimed %d times", id, sh->claimed[id]);
+        expect_status(c, id, "succeeded", 1);
+    }
+    free(sh);
+    free(ids);
+    free(o);
     close_client(c);
 }
 
