@@ -23,7 +23,7 @@
 #include "store/store_sqlite_int.h"
 
 /* How long a connection waits for another writer's lock before giving up. */
-#define SQ_BUSY_TIMEOUT_MS 10000
+#define SQ_BUSY_TIMEOUT_MS 30000
 
 /*
  * The schema, as ordered steps. A step runs once, inside the BEGIN IMMEDIATE
@@ -453,6 +453,58 @@ sq_wait(struct store *st, int timeout_ms, struct jobd_error *err)
     return 1;
 }
 
+/*
+ * The busy handler: waits for another connection's write lock. SQLite's own
+ * (sqlite3_busy_timeout) sleeps up to 100 ms between polls, and a writer
+ * that commits and at once begins its next transaction wins the lock again
+ * before a sleeper wakes, so under steady contention a waiter can starve
+ * for seconds. Short, jittered polls (50 us .. 1 ms) give every waiter
+ * many chances at the gap between two transactions of another process.
+ */
+static int
+sq_busy(void *ctx, int count)
+{
+    struct sqlite_store *s = ctx;
+    int64_t now = clock_mono_now_us();
+    if (count == 0)
+        s->busy_since_us = now;
+    if (now - s->busy_since_us >= (int64_t)SQ_BUSY_TIMEOUT_MS * 1000)
+        return 0;
+    s->rng += UINT64_C(0x9E3779B97F4A7C15);
+    uint64_t z = s->rng;
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    z ^= z >> 31;
+    long us = 50 + (long)(z % (count < 8 ? 200 : 950));
+    struct timespec ts = {.tv_sec = 0, .tv_nsec = us * 1000L};
+    nanosleep(&ts, NULL);
+    return 1;
+}
+
+/*
+ * Checkpoints, replacing SQLite's auto-checkpoint. That one runs after every
+ * commit once the WAL holds over 1000 frames; with several processes taking
+ * turns, some always hold a read mark when a writer could restart the WAL,
+ * so the WAL stays over the mark and every commit pays a checkpoint (two
+ * more fsyncs). Here a connection checkpoints (PASSIVE: never waits) only
+ * after another SQ_CKPT_FRAMES frames were appended since its last one.
+ */
+#define SQ_CKPT_FRAMES 1000
+
+static int
+sq_wal_hook(void *ctx, sqlite3 *db, const char *name, int frames)
+{
+    struct sqlite_store *s = ctx;
+    if (frames < s->ckpt_frames)
+        s->ckpt_frames = 0; /* the WAL was restarted */
+    if (frames - s->ckpt_frames >= SQ_CKPT_FRAMES) {
+        s->ckpt_frames = frames;
+        /* BUSY (another checkpointer) or an I/O error: the next one retries. */
+        sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    }
+    return SQLITE_OK;
+}
+
 static const struct store_ops sqlite_ops = {
     .name = "sqlite",
     .close = sq_close,
@@ -536,7 +588,8 @@ store_sqlite_open(const char *path, struct store **out, struct jobd_error *err)
         return rc;
     }
     sqlite3_extended_result_codes(s->db, 1);
-    sqlite3_busy_timeout(s->db, SQ_BUSY_TIMEOUT_MS);
+    sqlite3_busy_handler(s->db, sq_busy, s);
+    sqlite3_wal_hook(s->db, sq_wal_hook, s);
     /*
      * WAL lets readers (job show, list, stats) run beside the one writer.
      * synchronous=FULL: in WAL mode NORMAL may lose the last commits on power

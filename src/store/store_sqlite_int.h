@@ -31,7 +31,9 @@ struct sqlite_store {
     struct store base;
     sqlite3 *db;
     char *path;           /* owned */
-    uint64_t rng;         /* splitmix64 state for backoff jitter */
+    uint64_t rng;         /* splitmix64 state for backoff and busy-wait jitter */
+    int64_t busy_since_us; /* monotonic start of the current wait for a lock */
+    int ckpt_frames;      /* WAL size (frames) at this connection's last checkpoint */
     size_t n_cached;
     size_t next_evict;    /* round-robin victim once the cache is full */
     struct sq_cached cache[SQ_CACHE_MAX];

@@ -227,11 +227,11 @@ enqueue_one(struct sqlite_store *s, const struct job_spec *spec, int64_t now,
         }
     }
 
+    /* No RETURNING: it buffers rows in an ephemeral table per execution. */
     static const char ins[] =
         "INSERT INTO jobs (queue, type, payload, status, priority, run_at, max_attempts, "
         "  idempotency_key, schedule, scheduled_for, timeout_ms, created_at) "
-        "VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) "
-        "RETURNING " SQ_JOB_COLS;
+        "VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
     if ((rc = sq_prepare(s, ins, &stmt, err)) != JOBD_OK)
         return rc;
     sq_bind_text(stmt, 1, queue);
@@ -246,20 +246,11 @@ enqueue_one(struct sqlite_store *s, const struct job_spec *spec, int64_t now,
     sq_bind_opt(stmt, 9, spec->scheduled_for_us);
     sq_bind_opt(stmt, 10, spec->timeout_ms);
     sqlite3_bind_int64(stmt, 11, now);
-    if ((rc = sq_step_row(s, stmt, "insert job", err)) < 0)
+    if ((rc = sq_step_done(s, stmt, "insert job", err)) != JOBD_OK)
         return rc;
-    if (rc == 0)
-        return jobd_error_set(err, JOBD_E_INTERNAL, NULL, "insert returned no row");
-    int64_t id = sqlite3_column_int64(stmt, 0);
-    if (out != NULL) {
-        job_fini(out);
-        rc = sq_row_job(stmt, 0, out);
-    } else {
-        rc = JOBD_OK;
-    }
-    sq_reset(stmt);
-    if (rc != JOBD_OK)
-        return jobd_error_set(err, rc, NULL, "out of memory");
+    int64_t id = sqlite3_last_insert_rowid(s->db);
+    if (out != NULL && (rc = sq_load_job(s, id, out, err)) != JOBD_OK)
+        return rc;
 
     if (spec->idempotency_key != NULL) {
         rc = sq_prepare(s, "INSERT INTO job_keys (idempotency_key, job_id) VALUES (?1, ?2)",

@@ -31,6 +31,14 @@
 #define SEC INT64_C(1000000)
 #define MS INT64_C(1000)
 
+/* Ends a forked child, flushing what it wrote (stderr is a file here). */
+static void
+child_exit(int code)
+{
+    fflush(NULL);
+    _exit(code);
+}
+
 /* One test's store, clock and error buffer. Lives on the test's stack. */
 struct fx {
     struct store *st;
@@ -250,6 +258,7 @@ TEST(migrate_concurrent_starters)
     } else {
         snprintf(f.url, sizeof f.url, "sqlite:%s", test_path("mig.db"));
     }
+    fflush(NULL); /* or the children repeat what is buffered */
     pid_t pids[4];
     for (int i = 0; i < 4; i++) {
         pids[i] = fork();
@@ -263,7 +272,7 @@ TEST(migrate_concurrent_starters)
             if (rc != JOBD_OK)
                 fprintf(stderr, "child %d: %d %s\n", i, rc, e.msg);
             store_close(st);
-            _exit(rc == JOBD_OK ? 0 : 1);
+            child_exit(rc == JOBD_OK ? 0 : 1);
         }
     }
     for (int i = 0; i < 4; i++) {
@@ -1629,6 +1638,7 @@ TEST(concurrent_claimers_never_share_a_job)
         specs[i] = (struct job_spec){.type = "t"};
     for (int k = 0; k < NJOBS / 100; k++)
         ASSERT_OK(store_enqueue_batch(f.st, specs, 100, NULL, NULL, &f.err), &f.err);
+    fflush(NULL); /* or the children repeat what is buffered */
     pid_t pids[NPROC];
     for (int p = 0; p < NPROC; p++) {
         pids[p] = fork();
@@ -1638,7 +1648,7 @@ TEST(concurrent_claimers_never_share_a_job)
             struct jobd_error e = {0};
             int rc = store_open(f.url, &st, &e);
             if (rc != JOBD_OK)
-                _exit(2);
+                child_exit(2);
             store_set_clock(st, &f.mc.clock);
             char wid[32];
             snprintf(wid, sizeof wid, "p%d", p);
@@ -1648,7 +1658,7 @@ TEST(concurrent_claimers_never_share_a_job)
                 rc = store_claim(st, &r, &l, &e);
                 if (rc != JOBD_OK) {
                     fprintf(stderr, "claim: %s\n", e.msg);
-                    _exit(3);
+                    child_exit(3);
                 }
                 if (l.n == 0) {
                     job_list_fini(&l);
@@ -1658,13 +1668,13 @@ TEST(concurrent_claimers_never_share_a_job)
                     rc = store_complete(st, l.v[i].id, l.v[i].attempt, NULL, NULL, &e);
                     if (rc != JOBD_OK) {
                         fprintf(stderr, "complete %lld: %s\n", (long long)l.v[i].id, e.msg);
-                        _exit(4);
+                        child_exit(4);
                     }
                 }
                 job_list_fini(&l);
             }
             store_close(st);
-            _exit(0);
+            child_exit(0);
         }
     }
     for (int p = 0; p < NPROC; p++) {
