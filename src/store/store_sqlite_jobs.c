@@ -181,6 +181,54 @@ stale(int64_t id, int32_t attempt, struct jobd_error *err)
 /* enqueue                                                             */
 
 /*
+ * Looks up spec's idempotency key inside the open transaction. Returns 0 if
+ * the key is free, 1 if it belongs to the same request (then *out, if not
+ * NULL, is that job), or an error (JOBD_E_CONFLICT naming field).
+ */
+static int
+lookup_key(struct sqlite_store *s, const struct job_spec *spec, const char *queue,
+           const char *payload, const char *field, struct job *out, struct jobd_error *err)
+{
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(s, "SELECT job_id FROM job_keys WHERE idempotency_key = ?1", &stmt,
+                        err);
+    if (rc != JOBD_OK)
+        return rc;
+    sq_bind_text(stmt, 1, spec->idempotency_key);
+    if ((rc = sq_step_row(s, stmt, "look up idempotency key", err)) <= 0)
+        return rc;
+    int64_t existing = sqlite3_column_int64(stmt, 0);
+    sq_reset(stmt);
+    struct job j = {0};
+    rc = sq_load_job(s, existing, &j, err);
+    if (rc == JOBD_E_NOTFOUND) {
+        /* Its job was deleted outside jobd: the key is free again. */
+        rc = sq_prepare(s, "DELETE FROM job_keys WHERE idempotency_key = ?1", &stmt, err);
+        if (rc != JOBD_OK)
+            return rc;
+        sq_bind_text(stmt, 1, spec->idempotency_key);
+        return sq_step_done(s, stmt, "free idempotency key", err);
+    }
+    if (rc != JOBD_OK)
+        return rc;
+    bool same = strcmp(j.type, spec->type) == 0 && strcmp(j.queue, queue) == 0 &&
+                strcmp(j.payload, payload) == 0;
+    if (!same) {
+        job_fini(&j);
+        return jobd_error_set(err, JOBD_E_CONFLICT, field,
+                              "idempotency key '%s' was already used by job %lld with a "
+                              "different type, queue or payload",
+                              spec->idempotency_key, (long long)existing);
+    }
+    if (out != NULL) {
+        job_fini(out);
+        job_move(out, &j);
+    }
+    job_fini(&j);
+    return 1;
+}
+
+/*
  * Enqueues one job inside the open transaction. field_prefix ("jobs[3].")
  * names the item in errors. On a replay *out is the existing job.
  */
@@ -192,37 +240,15 @@ enqueue_one(struct sqlite_store *s, const struct job_spec *spec, int64_t now,
     const char *payload = spec->payload ? spec->payload : "{}";
     sqlite3_stmt *stmt;
     int rc;
-    char field[96];
-    snprintf(field, sizeof field, "%sidempotency_key", field_prefix ? field_prefix : "");
-
     if (spec->idempotency_key != NULL) {
-        rc = sq_prepare(s, "SELECT job_id FROM job_keys WHERE idempotency_key = ?1", &stmt,
-                        err);
-        if (rc != JOBD_OK)
-            return rc;
-        sq_bind_text(stmt, 1, spec->idempotency_key);
-        if ((rc = sq_step_row(s, stmt, "look up idempotency key", err)) < 0)
+        char field[96];
+        snprintf(field, sizeof field, "%sidempotency_key", field_prefix ? field_prefix : "");
+        rc = lookup_key(s, spec, queue, payload, field, out, err);
+        if (rc < 0)
             return rc;
         if (rc == 1) {
-            int64_t existing = sqlite3_column_int64(stmt, 0);
-            sq_reset(stmt);
-            struct job j = {0};
-            if ((rc = sq_load_job(s, existing, &j, err)) != JOBD_OK)
-                return rc;
-            bool same = strcmp(j.type, spec->type) == 0 && strcmp(j.queue, queue) == 0 &&
-                        strcmp(j.payload, payload) == 0;
-            if (!same) {
-                job_fini(&j);
-                return jobd_error_set(err, JOBD_E_CONFLICT, field,
-                                      "idempotency key '%s' was already used by job %lld "
-                                      "with a different type, queue or payload",
-                                      spec->idempotency_key, (long long)existing);
-            }
             if (replayed != NULL)
                 *replayed = true;
-            if (out != NULL)
-                job_move(out, &j);
-            job_fini(&j);
             return JOBD_OK;
         }
     }

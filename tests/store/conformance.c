@@ -84,7 +84,8 @@ pg_create_db(struct fx *f)
     if (PQstatus(c) != CONNECTION_OK)
         TEST_FAIL("cannot connect to JOBD_TEST_PG_URL: %s", PQerrorMessage(c));
     char sql[160];
-    snprintf(sql, sizeof sql, "CREATE DATABASE %s", f->pg_db);
+    /* template0: CREATE DATABASE fails while anyone is connected to template1. */
+    snprintf(sql, sizeof sql, "CREATE DATABASE %s TEMPLATE template0", f->pg_db);
     PGresult *r = PQexec(c, sql);
     if (PQresultStatus(r) != PGRES_COMMAND_OK)
         TEST_FAIL("CREATE DATABASE failed: %s", PQerrorMessage(c));
@@ -155,10 +156,13 @@ fx_close(struct fx *f)
 {
     store_close(f->st);
     f->st = NULL;
-#ifndef CONF_HAVE_PGTEST
-    if (is_pg())
+    if (is_pg()) {
+#ifdef CONF_HAVE_PGTEST
+        pgtest_drop_db(f->url);
+#else
         pg_drop_db(f);
 #endif
+    }
 }
 
 static int64_t
@@ -420,6 +424,30 @@ TEST(ids_grow_and_get_missing)
     struct job j = {0};
     ASSERT_EQ(store_get(f.st, b + 1000, &j, &f.err), JOBD_E_NOTFOUND);
     ASSERT_EQ(store_get(f.st, -1, &j, &f.err), JOBD_E_NOTFOUND);
+    fx_close(&f);
+}
+
+TEST(ids_never_reused_after_jobs_finish)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t a = enq(&f, "t", NULL, 0, 0);
+    int64_t b = enq(&f, "t", NULL, 0, 0);
+    /* both finish, so no pending/running row holds the highest id any more */
+    struct job_list l = {0};
+    claim(&f, 2, 0, &l);
+    ASSERT_EQ(l.n, 2);
+    ASSERT_OK(store_complete(f.st, l.v[0].id, 1, NULL, NULL, &f.err), &f.err);
+    ASSERT_OK(store_fail(f.st, l.v[1].id, 1, "x", false, 0, NULL, &f.err), &f.err);
+    job_list_fini(&l);
+    int64_t c = enq(&f, "t", NULL, 0, 0);
+    ASSERT(c > b && b > a);
+    /* a retried job keeps its id and the next new one is still fresh */
+    ASSERT_OK(store_retry(f.st, b, NULL, &f.err), &f.err);
+    ASSERT_EQ(status_of(&f, b), JOB_PENDING);
+    int64_t d = enq(&f, "t", NULL, 0, 0);
+    ASSERT(d > c);
+    ASSERT_EQ(status_of(&f, a), JOB_SUCCEEDED);
     fx_close(&f);
 }
 
