@@ -37,7 +37,7 @@ STMT(st_enqueue,
      "                       attempt_floor, max_attempts, idempotency_key, schedule,"
      "                       scheduled_for, timeout_ms, created_at) "
      "SELECT COALESCE((SELECT job_id FROM k), nextval('jobd.job_id_seq')), $3::text, $1::text,"
-     "       $2::jsonb, 'pending', $4::int, COALESCE(" PG_US_TS("$5") ", " PG_NOW("$11") "),"
+     "       $2::json, 'pending', $4::int, COALESCE(" PG_US_TS("$5") ", " PG_NOW("$11") "),"
      "       0, 0, $6::int, $7::text, $9::text, " PG_US_TS("$10") ", $8::bigint, "
      PG_NOW("$11") " WHERE $7::text IS NULL OR EXISTS (SELECT 1 FROM k) "
      "RETURNING " PG_JOB_COLS(""));
@@ -45,7 +45,7 @@ STMT(st_enqueue,
 /* $1 key, $2 type, $3 queue, $4 payload: the job holding a key, and whether it matches. */
 STMT(st_key_holder,
      "SELECT " PG_JOB_COLS("a.") ", (a.type = $2::text AND a.queue = $3::text"
-     "        AND a.payload = $4::jsonb) AS same "
+     "        AND a.payload::jsonb = $4::jsonb) AS same "
      "FROM jobd.all_jobs a WHERE a.id = (SELECT job_id FROM jobd.job_keys"
      "                                   WHERE idempotency_key = $1::text)");
 
@@ -59,7 +59,7 @@ STMT(st_enqueue_many,
      "SELECT t.id, t.queue, t.type, t.payload, 'pending', t.priority,"
      "       COALESCE(" PG_US_TS("t.run_at") ", " PG_NOW("$11") "), 0, 0, t.max_attempts,"
      "       t.schedule, " PG_US_TS("t.sched") ", t.timeout_ms, " PG_NOW("$11") " "
-     "FROM unnest($1::bigint[], $2::text[], $3::jsonb[], $4::text[], $5::int[], $6::bigint[],"
+     "FROM unnest($1::bigint[], $2::text[], $3::json[], $4::text[], $5::int[], $6::bigint[],"
      "            $7::int[], $8::bigint[], $9::text[], $10::bigint[])"
      "     AS t(id, type, payload, queue, priority, run_at, max_attempts, timeout_ms,"
      "          schedule, sched) "
@@ -84,6 +84,7 @@ STMT(st_list,
  * Without queues the ordered scan is jobs_claim_any; with queues, one ordered
  * scan of jobs_claim_queue per queue (LATERAL), merged and cut to the limit.
  * The returned rows are in no particular order: the caller sorts them.
+ * `due` is MATERIALIZED so the locking LIMIT runs once (see st_reap).
  */
 #define CLAIM_SET                                                                       \
     "UPDATE jobd.jobs j SET status = 'running', attempt = j.attempt + 1,"               \
@@ -93,7 +94,7 @@ STMT(st_list,
     "RETURNING " PG_JOB_COLS("j.")
 
 STMT(st_claim_any,
-     "WITH due AS ("
+     "WITH due AS MATERIALIZED ("
      "  SELECT id FROM jobd.jobs"
      "   WHERE status = 'pending' AND run_at <= " PG_NOW("$5")
      "     AND ($4::text[] IS NULL OR type = ANY($4::text[]))"
@@ -102,7 +103,7 @@ STMT(st_claim_any,
      CLAIM_SET);
 
 STMT(st_claim_queues,
-     "WITH due AS ("
+     "WITH due AS MATERIALIZED ("
      "  SELECT c.id FROM (SELECT DISTINCT unnest($6::text[]) AS name) qn"
      "  CROSS JOIN LATERAL ("
      "    SELECT id, priority, run_at FROM jobd.jobs"
@@ -133,12 +134,12 @@ STMT(st_complete,
      "WITH d AS (DELETE FROM jobd.jobs WHERE id = $1::bigint AND status = 'running'"
      "           AND attempt = $2::int RETURNING *) "
      "INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
-     DONE_SELECT("'succeeded'", "$3::jsonb", "d.last_error", PG_NOW("$4")) "FROM d "
+     DONE_SELECT("'succeeded'", "$3::json", "d.last_error", PG_NOW("$4")) "FROM d "
      "RETURNING " PG_JOB_COLS(""));
 
 /* $1 ids, $2 attempts, $3 results, $4 now: returns the (id, attempt) pairs that matched. */
 STMT(st_complete_batch,
-     "WITH c AS (SELECT * FROM unnest($1::bigint[], $2::int[], $3::jsonb[])"
+     "WITH c AS (SELECT * FROM unnest($1::bigint[], $2::int[], $3::json[])"
      "           AS c(id, attempt, result)),"
      " d AS (DELETE FROM jobd.jobs j USING c WHERE j.id = c.id AND j.attempt = c.attempt"
      "       AND j.status = 'running' RETURNING j.*, c.result AS new_result) "
@@ -175,17 +176,20 @@ STMT(st_fail,
      "SELECT * FROM back UNION ALL SELECT * FROM done");
 
 /*
- * $1 limit, $2 base_ms, $3 cap_ms, $4 now. Full-jitter backoff in SQL:
+ * $1 limit, $2 base_ms, $3 cap_ms, $4 now. The locking sub-select is a
+ * MATERIALIZED CTE so it runs exactly once: re-run on the inner side of a
+ * join it would skip the rows this statement already deleted and hand out
+ * more than the limit. Full-jitter backoff in SQL:
  * random() * LEAST(cap, base * 2^n), n = attempts since the last manual retry
  * (capped at 40 so 2^n stays a finite double).
  */
 STMT(st_reap,
-     "WITH d0 AS (DELETE FROM jobd.jobs WHERE id IN ("
-     "              SELECT id FROM jobd.jobs WHERE status = 'running'"
-     "                 AND lease_expires_at < " PG_NOW("$4")
-     "               ORDER BY lease_expires_at LIMIT $1::int FOR UPDATE SKIP LOCKED)"
-     "            AND status = 'running' AND lease_expires_at < " PG_NOW("$4")
-     "            RETURNING *),"
+     "WITH due AS MATERIALIZED ("
+     "   SELECT id FROM jobd.jobs WHERE status = 'running' AND lease_expires_at < " PG_NOW("$4")
+     "    ORDER BY lease_expires_at LIMIT $1::int FOR UPDATE SKIP LOCKED),"
+     " d0 AS (DELETE FROM jobd.jobs j USING due WHERE j.id = due.id"
+     "            AND j.status = 'running' AND j.lease_expires_at < " PG_NOW("$4")
+     "            RETURNING j.*),"
      " x AS (SELECT d.*, " FATE("true") " AS fate FROM d0 d),"
      " back AS (" BACK_TO_PENDING(PG_NOW("$4") " + random() * LEAST($3::float8,"
                                   " $2::float8 * power(2::float8,"
@@ -855,7 +859,7 @@ operator_action(struct store *st, const struct pg_stmt *stmt, const char *action
         if (rc != JOBD_OK)
             return rc;
         if (PQntuples(r) > 0) {
-            rc = pg_row_to_job(r, 0, 0, out);
+            rc = out ? pg_row_to_job(r, 0, 0, out) : JOBD_OK;
             PQclear(r);
             return rc == JOBD_OK ? rc : jobd_error_set(err, rc, NULL, "out of memory");
         }

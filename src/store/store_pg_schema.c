@@ -15,6 +15,11 @@
  * Version 1: the job tables, idempotency keys, queues, the wake-up trigger
  * and jobd.enqueue for applications (CONTRACT.md §6).
  *
+ * payload and result are json, not jsonb: json keeps the exact text jobd
+ * stores (canonical JSON, see core/json.h), so every backend hands back the
+ * same bytes and no read pays for re-serialising; comparisons that need
+ * JSON equality cast to jsonb (idempotent replays).
+ *
  * jobs holds only pending and running rows so the claim index stays small
  * under churn; terminal rows live in jobs_done. Indexes on jobs:
  *   jobs_claim_queue  claims naming queues (one ordered scan per queue)
@@ -28,7 +33,7 @@ static const char step1_jobs[] =
     "    id               bigint PRIMARY KEY DEFAULT nextval('jobd.job_id_seq'),\n"
     "    queue            text NOT NULL DEFAULT 'default',\n"
     "    type             text NOT NULL,\n"
-    "    payload          jsonb NOT NULL DEFAULT '{}',\n"
+    "    payload          json NOT NULL DEFAULT '{}',\n"
     "    status           text NOT NULL DEFAULT 'pending',\n"
     "    priority         int NOT NULL DEFAULT 0,\n"
     "    run_at           timestamptz NOT NULL DEFAULT now(),\n"
@@ -43,7 +48,7 @@ static const char step1_jobs[] =
     "    timeout_ms       bigint,\n"
     "    cancel_requested boolean NOT NULL DEFAULT false,\n"
     "    last_error       text,\n"
-    "    result           jsonb,\n"
+    "    result           json,\n"
     "    created_at       timestamptz NOT NULL DEFAULT now(),\n"
     "    started_at       timestamptz,\n"
     "    finished_at      timestamptz,\n"
@@ -144,7 +149,7 @@ static const char step1_jobs[] =
     "                    CONTINUE; -- pruned meanwhile: the key is free again\n"
     "                END IF;\n"
     "                IF v_old.type = enqueue.type AND v_old.queue = enqueue.queue\n"
-    "                        AND v_old.payload = v_payload THEN\n"
+    "                        AND v_old.payload::jsonb = v_payload THEN\n"
     "                    RETURN v_old.id;\n"
     "                END IF;\n"
     "                RAISE EXCEPTION 'jobd.enqueue: idempotency key % was already used for '\n"
@@ -155,7 +160,8 @@ static const char step1_jobs[] =
     "        END IF;\n"
     "        INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at,\n"
     "                               max_attempts, idempotency_key, created_at)\n"
-    "        VALUES (v_id, enqueue.queue, enqueue.type, v_payload, 'pending', enqueue.priority,\n"
+    "        VALUES (v_id, enqueue.queue, enqueue.type, v_payload::json, 'pending',\n"
+    "                enqueue.priority,\n"
     "                COALESCE(enqueue.run_at, now()), enqueue.max_attempts,\n"
     "                enqueue.idempotency_key, now());\n"
     "        RETURN v_id;\n"
