@@ -25,7 +25,12 @@
  *   jobs_claim_queue  claims naming queues (one ordered scan per queue)
  *   jobs_claim_any    claims over every queue
  *   jobs_next_run     the soonest run_at for a worker's timer
- *   jobs_lease        the reaper's expired leases
+ *   jobs_lease        the reaper's expired leases. Its predicate is deliberately
+ *                     "lease_expires_at IS NOT NULL", not "status = 'running'":
+ *                     with the latter, every report (WHERE id = $1 AND status =
+ *                     'running') could be planned as a full scan of this index
+ *                     whenever the statistics say few jobs run, instead of one
+ *                     primary-key probe. Only running rows have a lease.
  */
 static const char step1_jobs[] =
     "CREATE SEQUENCE jobd.job_id_seq;\n"
@@ -61,7 +66,8 @@ static const char step1_jobs[] =
     "CREATE INDEX jobs_claim_any ON jobd.jobs (priority DESC, run_at, id)\n"
     "    WHERE status = 'pending';\n"
     "CREATE INDEX jobs_next_run ON jobd.jobs (run_at) WHERE status = 'pending';\n"
-    "CREATE INDEX jobs_lease ON jobd.jobs (lease_expires_at) WHERE status = 'running';\n"
+    "CREATE INDEX jobs_lease ON jobd.jobs (lease_expires_at)\n"
+    "    WHERE lease_expires_at IS NOT NULL;\n"
     "CREATE TABLE jobd.jobs_done (\n"
     "    LIKE jobd.jobs,\n"
     "    PRIMARY KEY (id),\n"
