@@ -51,18 +51,29 @@ STMT(st_key_holder,
 
 STMT(st_next_ids, "SELECT nextval('jobd.job_id_seq') FROM generate_series(1, $1::int)");
 
-/* A batch without keys: one statement over arrays. $1 ids ... $10 scheduled_for, $11 now. */
+/*
+ * A batch as one statement over arrays: $1 ids (preallocated, ascending in
+ * batch order) ... $10 scheduled_for, $11 now, $12 keys. Keys are claimed in
+ * batch order, so of two items with one key the first wins; an item whose
+ * key was taken is left out (its id is missing from the result) and the
+ * caller resolves it inside the same transaction.
+ */
 STMT(st_enqueue_many,
+     "WITH t AS (SELECT * FROM unnest($1::bigint[], $2::text[], $3::json[], $4::text[],"
+     "                                $5::int[], $6::bigint[], $7::int[], $8::bigint[],"
+     "                                $9::text[], $10::bigint[], $12::text[])"
+     "           AS t(id, type, payload, queue, priority, run_at, max_attempts, timeout_ms,"
+     "                schedule, sched, key)),"
+     " k AS (INSERT INTO jobd.job_keys (idempotency_key, job_id)"
+     "       SELECT key, id FROM t WHERE key IS NOT NULL ORDER BY id"
+     "       ON CONFLICT (idempotency_key) DO NOTHING RETURNING job_id) "
      "INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at, attempt,"
-     "                       attempt_floor, max_attempts, schedule, scheduled_for, timeout_ms,"
-     "                       created_at) "
+     "                       attempt_floor, max_attempts, idempotency_key, schedule,"
+     "                       scheduled_for, timeout_ms, created_at) "
      "SELECT t.id, t.queue, t.type, t.payload, 'pending', t.priority,"
      "       COALESCE(" PG_US_TS("t.run_at") ", " PG_NOW("$11") "), 0, 0, t.max_attempts,"
-     "       t.schedule, " PG_US_TS("t.sched") ", t.timeout_ms, " PG_NOW("$11") " "
-     "FROM unnest($1::bigint[], $2::text[], $3::json[], $4::text[], $5::int[], $6::bigint[],"
-     "            $7::int[], $8::bigint[], $9::text[], $10::bigint[])"
-     "     AS t(id, type, payload, queue, priority, run_at, max_attempts, timeout_ms,"
-     "          schedule, sched) "
+     "       t.key, t.schedule, " PG_US_TS("t.sched") ", t.timeout_ms, " PG_NOW("$11") " "
+     "FROM t WHERE t.key IS NULL OR t.id IN (SELECT job_id FROM k) "
      "RETURNING " PG_JOB_COLS(""));
 
 /* ---- reads ---- */
@@ -413,32 +424,6 @@ pg_enqueue(struct store *st, const struct job_spec *spec, struct job *out, bool 
     return enqueue_one(pgs(st), spec, "idempotency_key", out, replayed, err);
 }
 
-/* Keyed batches: one statement per job inside one transaction (replays need a lookup). */
-static int
-enqueue_batch_keyed(struct store_pg *s, const struct job_spec *specs, size_t n,
-                    struct job *out, bool *replayed, struct jobd_error *err)
-{
-    int rc = pg_exec_simple(s, "BEGIN", err);
-    if (rc != JOBD_OK)
-        return rc;
-    for (size_t i = 0; i < n && rc == JOBD_OK; i++) {
-        char field[48];
-        snprintf(field, sizeof field, "jobs[%zu].idempotency_key", i);
-        rc = enqueue_one(s, &specs[i], field, out ? &out[i] : NULL,
-                         replayed ? &replayed[i] : NULL, err);
-    }
-    if (rc == JOBD_OK)
-        rc = pg_exec_simple(s, "COMMIT", err);
-    if (rc != JOBD_OK) {
-        (void)pg_exec_simple(s, "ROLLBACK", NULL);
-        for (size_t i = 0; out != NULL && i < n; i++)
-            job_fini(&out[i]);
-        for (size_t i = 0; replayed != NULL && i < n; i++)
-            replayed[i] = false;
-    }
-    return rc;
-}
-
 static int
 cmp_i64(const void *a, const void *b)
 {
@@ -446,34 +431,12 @@ cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Unkeyed batches: ids first (in order), then one INSERT over arrays. */
+/* Fills the array parameters of st_enqueue_many ($1..$10 and $12) for specs. */
+#define BATCH_ARRAYS 11
 static int
-enqueue_batch_plain(struct store_pg *s, const struct job_spec *specs, size_t n,
-                    struct job *out, struct jobd_error *err)
+batch_arrays(const struct job_spec *specs, size_t n, const int64_t *ids,
+             struct pg_array *a, const char **vals)
 {
-    if (n > 100000)
-        return jobd_error_set(err, JOBD_E_TOOBIG, "jobs", "a batch holds at most 100000 jobs");
-    char nb[24], nowb[24];
-    const char *v1[1] = {pg_i64(nb, (int64_t)n)};
-    PGresult *r = NULL;
-    int rc = pg_exec(s, &st_next_ids, 1, v1, &r, err);
-    if (rc != JOBD_OK)
-        return rc;
-    int64_t *ids = malloc(n * sizeof *ids);
-    struct pg_array a[10];
-    for (int k = 0; k < 10; k++)
-        pg_array_begin(&a[k]);
-    if (ids == NULL || (size_t)PQntuples(r) != n) {
-        PQclear(r);
-        rc = jobd_error_set(err, ids ? JOBD_E_INTERNAL : JOBD_E_NOMEM, "jobs",
-                            "could not allocate job ids");
-        goto out;
-    }
-    for (size_t i = 0; i < n; i++)
-        ids[i] = pg_get_i64(r, (int)i, 0);
-    PQclear(r);
-    r = NULL;
-    qsort(ids, n, sizeof *ids, cmp_i64);
     for (size_t i = 0; i < n; i++) {
         const struct job_spec *sp = &specs[i];
         struct spec_vals d = spec_defaults(sp);
@@ -487,25 +450,68 @@ enqueue_batch_plain(struct store_pg *s, const struct job_spec *specs, size_t n,
         pg_array_add_i64(&a[7], sp->timeout_ms, sp->timeout_ms <= 0);
         pg_array_add_str(&a[8], sp->schedule);
         pg_array_add_i64(&a[9], sp->scheduled_for_us, sp->scheduled_for_us <= 0);
+        pg_array_add_str(&a[10], sp->idempotency_key);
     }
-    const char *vals[11];
-    for (int k = 0; k < 10; k++) {
-        vals[k] = pg_array_end(&a[k]);
-        if (vals[k] == NULL) {
-            rc = jobd_error_set(err, JOBD_E_NOMEM, "jobs", "out of memory");
+    for (int k = 0; k < BATCH_ARRAYS; k++) {
+        const char *v = pg_array_end(&a[k]);
+        if (v == NULL)
+            return JOBD_E_NOMEM;
+        vals[k < 10 ? k : 11] = v; /* $11 is "now" */
+    }
+    return JOBD_OK;
+}
+
+/*
+ * n jobs in one INSERT over arrays, all or nothing. Ids are allocated first
+ * so result rows map back to items. With keys, the insert and the lookups
+ * of taken keys (enqueue_one: replay, conflict, or a fresh insert if the
+ * holder was pruned meanwhile) share one transaction.
+ */
+static int
+enqueue_batch_arrays(struct store_pg *s, const struct job_spec *specs, size_t n, bool keyed,
+                     struct job *out, bool *replayed, struct jobd_error *err)
+{
+    if (n > 100000)
+        return jobd_error_set(err, JOBD_E_TOOBIG, "jobs", "a batch holds at most 100000 jobs");
+    int64_t *ids = malloc(n * sizeof *ids);
+    bool *got = calloc(n, sizeof *got);
+    struct pg_array a[BATCH_ARRAYS];
+    for (int k = 0; k < BATCH_ARRAYS; k++)
+        pg_array_begin(&a[k]);
+    PGresult *r = NULL;
+    bool in_tx = false;
+    int rc = JOBD_OK;
+    char nb[24], nowb[24];
+    const char *v1[1] = {pg_i64(nb, (int64_t)n)};
+    const char *vals[12];
+    if (ids == NULL || got == NULL) {
+        rc = jobd_error_set(err, JOBD_E_NOMEM, "jobs", "out of memory");
+        goto out;
+    }
+    if (keyed) {
+        if ((rc = pg_exec_simple(s, "BEGIN", err)) != JOBD_OK)
             goto out;
-        }
+        in_tx = true;
     }
-    vals[10] = pg_now_param(s, nowb);
-    rc = pg_exec(s, &st_enqueue_many, 11, vals, &r, err);
-    if (rc != JOBD_OK)
+    if ((rc = pg_exec(s, &st_next_ids, 1, v1, &r, err)) != JOBD_OK)
         goto out;
     if ((size_t)PQntuples(r) != n) {
-        rc = jobd_error_set(err, JOBD_E_INTERNAL, "jobs", "batch insert returned %d of %zu",
-                            PQntuples(r), n);
+        rc = jobd_error_set(err, JOBD_E_INTERNAL, "jobs", "could not allocate job ids");
         goto out;
     }
-    for (int row = 0; out != NULL && row < PQntuples(r) && rc == JOBD_OK; row++) {
+    for (size_t i = 0; i < n; i++)
+        ids[i] = pg_get_i64(r, (int)i, 0);
+    PQclear(r);
+    r = NULL;
+    qsort(ids, n, sizeof *ids, cmp_i64);
+    if (batch_arrays(specs, n, ids, a, vals) != JOBD_OK) {
+        rc = jobd_error_set(err, JOBD_E_NOMEM, "jobs", "out of memory");
+        goto out;
+    }
+    vals[10] = pg_now_param(s, nowb);
+    if ((rc = pg_exec(s, &st_enqueue_many, 12, vals, &r, err)) != JOBD_OK)
+        goto out;
+    for (int row = 0; row < PQntuples(r) && rc == JOBD_OK; row++) {
         int64_t id = pg_get_i64(r, row, 0);
         const int64_t *hit = bsearch(&id, ids, n, sizeof *ids, cmp_i64);
         if (hit == NULL) {
@@ -513,16 +519,40 @@ enqueue_batch_plain(struct store_pg *s, const struct job_spec *specs, size_t n,
                                 (long long)id);
             break;
         }
-        rc = pg_row_to_job(r, row, 0, &out[hit - ids]);
+        got[hit - ids] = true;
+        if (out != NULL && pg_row_to_job(r, row, 0, &out[hit - ids]) != JOBD_OK)
+            rc = jobd_error_set(err, JOBD_E_NOMEM, "jobs", "out of memory");
     }
-    if (rc != JOBD_OK && out != NULL)
-        for (size_t i = 0; i < n; i++)
-            job_fini(&out[i]);
+    for (size_t i = 0; i < n && rc == JOBD_OK; i++) {
+        if (got[i])
+            continue;
+        if (specs[i].idempotency_key == NULL) {
+            rc = jobd_error_set(err, JOBD_E_INTERNAL, "jobs", "jobs[%zu] was not inserted", i);
+            break;
+        }
+        char field[48];
+        snprintf(field, sizeof field, "jobs[%zu].idempotency_key", i);
+        rc = enqueue_one(s, &specs[i], field, out ? &out[i] : NULL,
+                         replayed ? &replayed[i] : NULL, err);
+    }
+    if (rc == JOBD_OK && in_tx) {
+        in_tx = false;
+        rc = pg_exec_simple(s, "COMMIT", err);
+    }
 out:
+    if (in_tx)
+        (void)pg_exec_simple(s, "ROLLBACK", NULL);
+    if (rc != JOBD_OK) {
+        for (size_t i = 0; out != NULL && i < n; i++)
+            job_fini(&out[i]);
+        for (size_t i = 0; replayed != NULL && i < n; i++)
+            replayed[i] = false;
+    }
     PQclear(r);
-    for (int k = 0; k < 10; k++)
+    for (int k = 0; k < BATCH_ARRAYS; k++)
         pg_array_fini(&a[k]);
     free(ids);
+    free(got);
     return rc;
 }
 
@@ -530,10 +560,10 @@ static int
 pg_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n, struct job *out,
                  bool *replayed, struct jobd_error *err)
 {
+    bool keyed = false;
     for (size_t i = 0; i < n; i++)
-        if (specs[i].idempotency_key != NULL)
-            return enqueue_batch_keyed(pgs(st), specs, n, out, replayed, err);
-    return enqueue_batch_plain(pgs(st), specs, n, out, err);
+        keyed = keyed || specs[i].idempotency_key != NULL;
+    return enqueue_batch_arrays(pgs(st), specs, n, keyed, out, replayed, err);
 }
 
 /* ---- reads ---- */

@@ -429,3 +429,31 @@ TEST(wait_is_woken_by_enqueue_and_sql_enqueue)
     store_close(other);
     done(st);
 }
+
+TEST(batch_with_a_key_twice)
+{
+    struct store *st = fresh_store(NULL);
+    struct jobd_error e = {0};
+    struct job_spec same[3] = {{.type = "t", .payload = "{\"n\":1}", .idempotency_key = "dup"},
+                               {.type = "t"},
+                               {.type = "t", .payload = "{\"n\":1}", .idempotency_key = "dup"}};
+    struct job out[3] = {{0}};
+    bool rep[3];
+    ASSERT_OK(store_enqueue_batch(st, same, 3, out, rep, &e), &e);
+    ASSERT(!rep[0]);
+    ASSERT(!rep[1]);
+    ASSERT(rep[2]);
+    ASSERT_EQ(out[2].id, out[0].id);
+    ASSERT(out[1].id > out[0].id);
+    for (int i = 0; i < 3; i++)
+        job_fini(&out[i]);
+    ASSERT_EQ(sql_num("SELECT count(*) FROM jobd.jobs"), 2);
+    struct job_spec clash[3] = {{.type = "t", .idempotency_key = "x1"},
+                                {.type = "t", .idempotency_key = "x2"},
+                                {.type = "u", .idempotency_key = "x1"}};
+    ASSERT_EQ(store_enqueue_batch(st, clash, 3, out, rep, &e), JOBD_E_CONFLICT);
+    ASSERT_STR_EQ(e.field, "jobs[2].idempotency_key");
+    ASSERT_EQ(sql_num("SELECT count(*) FROM jobd.jobs"), 2);
+    ASSERT_EQ(sql_num("SELECT count(*) FROM jobd.job_keys"), 1);
+    done(st);
+}
