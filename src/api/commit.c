@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/metrics.h"
 #include "core/err.h"
 
 struct commit_item {
@@ -32,6 +33,7 @@ struct committer {
     pthread_t thread;
     struct store_pool *pool;
     struct wakeup *wake;
+    struct api_metrics *metrics;
     struct store *st;         /* the committer's own connection, or NULL */
 };
 
@@ -140,6 +142,7 @@ committer_main(void *arg)
         pthread_mutex_unlock(&c->mu);
 
         write_batch(c, batch, n);
+        api_metrics_commit(c->metrics);
         bool wrote = false;
         for (size_t i = 0; i < n; i++)
             wrote = wrote || (batch[i]->rc == JOBD_OK && !batch[i]->replayed);
@@ -156,8 +159,8 @@ committer_main(void *arg)
 }
 
 int
-committer_start(struct store_pool *pool, struct wakeup *wake, struct committer **out,
-                struct jobd_error *err)
+committer_start(struct store_pool *pool, struct wakeup *wake, struct api_metrics *metrics,
+                struct committer **out, struct jobd_error *err)
 {
     *out = NULL;
     struct committer *c = calloc(1, sizeof *c);
@@ -165,6 +168,7 @@ committer_start(struct store_pool *pool, struct wakeup *wake, struct committer *
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     c->pool = pool;
     c->wake = wake;
+    c->metrics = metrics;
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->work_cv, NULL);
     pthread_cond_init(&c->done_cv, NULL);

@@ -21,16 +21,18 @@
 #include "util/wakeup.h"
 
 struct committer;
+struct api_metrics;
 
 /* Most items written in one transaction. */
 #define COMMIT_BATCH_MAX 512
 
 /*
- * Starts the committer thread. pool and wake (may be NULL; signalled after
- * each commit that wrote something) are borrowed and must outlive it.
+ * Starts the committer thread. pool, wake (may be NULL; signalled after each
+ * commit that wrote something) and metrics (may be NULL; counts
+ * transactions) are borrowed and must outlive it.
  */
-int committer_start(struct store_pool *pool, struct wakeup *wake, struct committer **out,
-                    struct jobd_error *err);
+int committer_start(struct store_pool *pool, struct wakeup *wake, struct api_metrics *metrics,
+                    struct committer **out, struct jobd_error *err);
 /* Writes what is queued, stops the thread, frees. NULL-safe. */
 void committer_stop(struct committer *c);
 /*

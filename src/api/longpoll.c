@@ -220,6 +220,7 @@ pass(struct longpoll *lp, bool stopping, bool claim, int64_t *next_due_us, int64
         }
         pthread_mutex_unlock(&lp->mu);
         if (finished) {
+            api_metrics_waiting(lp->metrics, -1);
             w->done = true;
             w->resume(w->arg); /* after this, w belongs to the HTTP layer again */
         }
@@ -323,6 +324,7 @@ longpoll_add(struct longpoll *lp, struct lp_waiter *w, lp_resume_fn resume, void
         lp->head = w;
     lp->tail = w;
     pthread_mutex_unlock(&lp->mu);
+    api_metrics_waiting(lp->metrics, 1);
     /* Look again now: work may have arrived between the first claim and parking. */
     wakeup_signal(lp->wake);
 }

@@ -26,6 +26,8 @@ struct api_metrics {
     _Atomic uint64_t finished[OUTCOME_COUNT];
     _Atomic uint64_t reaped;
     _Atomic uint64_t fenced;
+    _Atomic uint64_t commits;
+    _Atomic int64_t waiting;
     struct histogram lateness;
     struct histogram duration;
 };
@@ -72,6 +74,20 @@ api_metrics_fenced(struct api_metrics *m)
 {
     if (m)
         atomic_fetch_add(&m->fenced, 1);
+}
+
+void
+api_metrics_commit(struct api_metrics *m)
+{
+    if (m)
+        atomic_fetch_add(&m->commits, 1);
+}
+
+void
+api_metrics_waiting(struct api_metrics *m, int delta)
+{
+    if (m)
+        atomic_fetch_add(&m->waiting, delta);
 }
 
 static void
@@ -204,6 +220,13 @@ api_metrics_render(const struct api_metrics *m, const struct queue_stat *qs, siz
     sb_printf(&b, "# HELP jobd_reports_fenced_total Stale reports refused (fencing).\n"
                   "# TYPE jobd_reports_fenced_total counter\n"
                   "jobd_reports_fenced_total %llu\n", m ? load(&m->fenced) : 0ULL);
+    sb_printf(&b, "# HELP jobd_enqueue_commits_total Transactions the group committer wrote.\n"
+                  "# TYPE jobd_enqueue_commits_total counter\n"
+                  "jobd_enqueue_commits_total %llu\n", m ? load(&m->commits) : 0ULL);
+    sb_printf(&b, "# HELP jobd_claims_waiting Claims parked in a long poll.\n"
+                  "# TYPE jobd_claims_waiting gauge\n"
+                  "jobd_claims_waiting %lld\n",
+              m ? (long long)atomic_load(&m->waiting) : 0LL);
     sb_printf(&b, "# HELP jobd_queue_jobs Jobs in the store by queue and status.\n"
                   "# TYPE jobd_queue_jobs gauge\n");
     for (size_t i = 0; i < n; i++)

@@ -35,6 +35,10 @@ void api_metrics_enqueued(struct api_metrics *m, uint64_t n);
 void api_metrics_finished(struct api_metrics *m, enum metrics_outcome o);
 void api_metrics_reaped(struct api_metrics *m, uint64_t n);
 void api_metrics_fenced(struct api_metrics *m);
+/* One group-commit transaction written (jobd_enqueue_commits_total). */
+void api_metrics_commit(struct api_metrics *m);
+/* Claims parked in a long poll right now (jobd_claims_waiting), +1 / -1. */
+void api_metrics_waiting(struct api_metrics *m, int delta);
 void api_metrics_lateness(struct api_metrics *m, double seconds);
 void api_metrics_duration(struct api_metrics *m, double seconds);
 /* A claimed job: observes its lateness (started_at - run_at). */

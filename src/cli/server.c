@@ -226,7 +226,7 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     if (!p->wake_ok || p->metrics == NULL)
         return cli_report("cannot start", JOBD_E_NOMEM, NULL);
     if ((rc = store_pool_new(cli_db_url(o->db), NULL, &p->pool, &err)) ||
-        (rc = committer_start(p->pool, &p->wake, &p->committer, &err)) ||
+        (rc = committer_start(p->pool, &p->wake, p->metrics, &p->committer, &err)) ||
         (rc = longpoll_start(p->pool, &p->wake, p->metrics, &p->longpoll, &err)))
         return cli_report("cannot start", rc, &err);
     p->ctx = (struct api_ctx){.pool = p->pool, .auth = p->auth, .metrics = p->metrics,
