@@ -5,9 +5,11 @@
  * bytes.
  *
  * Bodies: the route's limit is known from method and path before any byte
- * arrives. A Content-Length over it is answered 413 at once; a chunked body
- * that grows past it is discarded as it arrives (never buffered past the
- * limit) and answered 413 when it ends.
+ * arrives. A body that grows past it is discarded as it arrives (never
+ * buffered past the limit) and answered 413 when it ends: answering while
+ * the client still sends makes most clients see a reset instead of the 413.
+ * Only a client that waits for "100 Continue", or announces a body so large
+ * that reading it is not worth it (DISCARD_MAX), gets its 413 at once.
  */
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -25,6 +28,7 @@
 #include "core/err.h"
 
 #define MAX_QUERY 32
+#define DISCARD_MAX (64ull * 1024 * 1024) /* read and drop at most this much */
 
 struct api_server {
     struct MHD_Daemon *d;
@@ -159,7 +163,10 @@ first_call(struct api_server *srv, struct MHD_Connection *conn, const char *url,
     if (cl != NULL) {
         char *end;
         unsigned long long n = strtoull(cl, &end, 10);
-        if (*end == '\0' && n > s->limit) {
+        const char *expect = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                         MHD_HTTP_HEADER_EXPECT);
+        bool waits = expect != NULL && strcasecmp(expect, "100-continue") == 0;
+        if (*end == '\0' && n > s->limit && (waits || n > DISCARD_MAX)) {
             char msg[96];
             snprintf(msg, sizeof msg, "the request body is over %zu bytes", s->limit);
             return send_error(conn, s, 413, "too_large", msg);

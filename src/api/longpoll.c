@@ -189,7 +189,8 @@ pass(struct longpoll *lp, bool stopping, bool claim, int64_t *next_due_us, int64
     struct lp_waiter *w = lp->head;
     pthread_mutex_unlock(&lp->mu);
     struct lp_waiter *prev = NULL;
-    *next_due_us = 0;
+    if (claim)
+        *next_due_us = 0; /* recomputed from what the claims see; else kept */
     *next_deadline = 0;
     while (w != NULL) {
         bool finished;
@@ -234,12 +235,14 @@ longpoll_main(void *arg)
     struct longpoll *lp = arg;
     uint64_t seen = 0;
     bool claim = true;
-    int64_t last_claim_mono = 0;
+    int64_t last_claim_mono = 0, next_due = 0;
     for (;;) {
         pthread_mutex_lock(&lp->mu);
         bool stopping = lp->stopping, empty = lp->head == NULL;
         pthread_mutex_unlock(&lp->mu);
-        int64_t next_due = 0, next_deadline = 0;
+        int64_t next_deadline = 0;
+        if (empty)
+            next_due = 0;
         if (!empty || stopping) {
             pass(lp, stopping, claim, &next_due, &next_deadline);
             if (claim)
