@@ -46,7 +46,11 @@ dial(const struct srv *s)
     return fd;
 }
 
-/* Sends raw bytes, then reads what comes back until close or 5 s (into buf). */
+/*
+ * Sends raw bytes, then reads what comes back until close, a complete
+ * response head, or 300 ms of silence (a server may keep a broken
+ * connection open until its idle timeout; that is fine, it is not waited for).
+ */
 static size_t
 raw(const struct srv *s, const char *bytes, size_t n, char *buf, size_t len)
 {
@@ -54,12 +58,16 @@ raw(const struct srv *s, const char *bytes, size_t n, char *buf, size_t len)
     if (write(fd, bytes, n) < 0) {
     }
     shutdown(fd, SHUT_WR);
-    struct timeval tv = {5, 0};
+    struct timeval tv = {0, 300000};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     size_t got = 0;
     ssize_t k;
-    while (got + 1 < len && (k = read(fd, buf + got, len - got - 1)) > 0)
+    while (got + 1 < len && (k = read(fd, buf + got, len - got - 1)) > 0) {
         got += (size_t)k;
+        buf[got] = '\0';
+        if (strstr(buf, "\r\n\r\n") != NULL)
+            break;
+    }
     buf[got] = '\0';
     close(fd);
     return got;
