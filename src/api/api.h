@@ -106,7 +106,8 @@ int api_server_start(const struct api_server_config *cfg, struct api_ctx *ctx,
                      struct api_server **out, int *bound_port, struct jobd_error *err);
 /* Stops accepting connections (in-flight requests still finish). */
 void api_server_quiesce(struct api_server *s);
-/* Stops serving and frees. NULL-safe. Call longpoll_stop first. */
+/* Stops serving and frees. NULL-safe. Call longpoll_stop first (and
+ * longpoll_free after), so no connection stays suspended. */
 void api_server_stop(struct api_server *s);
 
 #endif

@@ -338,12 +338,24 @@ longpoll_stop(struct longpoll *lp)
     if (lp == NULL)
         return;
     pthread_mutex_lock(&lp->mu);
+    bool was = lp->stopping;
     lp->stopping = true;
     pthread_mutex_unlock(&lp->mu);
+    if (was)
+        return;
     wakeup_signal(lp->wake);
     pthread_join(lp->thread, NULL);
     if (lp->st != NULL)
         store_pool_put(lp->pool, lp->st, JOBD_OK);
+    lp->st = NULL;
+}
+
+void
+longpoll_free(struct longpoll *lp)
+{
+    if (lp == NULL)
+        return;
+    longpoll_stop(lp);
     pthread_mutex_destroy(&lp->mu);
     wakeup_fini(&lp->own_wake);
     free(lp);

@@ -52,8 +52,14 @@ int longpoll_start(struct store_pool *pool, struct wakeup *wake, struct api_metr
  * stopping, w is answered empty and resumed at once.
  */
 void longpoll_add(struct longpoll *lp, struct lp_waiter *w, lp_resume_fn resume, void *arg);
-/* Answers every parked claim (empty), resumes them, stops the thread, frees. NULL-safe. */
+/*
+ * Answers every parked claim (empty), resumes them and stops the thread.
+ * Claims parked afterwards (HTTP threads may still run) are answered at
+ * once. NULL-safe; idempotent.
+ */
 void longpoll_stop(struct longpoll *lp);
+/* Frees; only once no HTTP thread can call longpoll_add any more. NULL-safe. */
+void longpoll_free(struct longpoll *lp);
 
 /* The body of a claim answer {"jobs": [...]} for l (malloc'd) and metrics. */
 char *longpoll_claim_body(const struct job_list *l, struct api_metrics *metrics);

@@ -189,6 +189,7 @@ stop_all(struct server_parts *p)
     api_server_quiesce(p->http);  /* no new connections */
     longpoll_stop(p->longpoll);   /* parked claims answered and resumed */
     api_server_stop(p->http);     /* in-flight requests finish */
+    longpoll_free(p->longpoll);   /* no HTTP thread can park a claim any more */
     committer_stop(p->committer); /* after every request that could queue to it */
     store_pool_free(p->pool);
     api_auth_free(p->auth);
