@@ -515,21 +515,46 @@ BOTH(long_poll)
                     NULL, NULL), 1);
     dt = apitest_now_ms() - t0;
     ASSERT(dt < 5000);
+    /* SIGTERM while a claim is parked: it is answered (empty) and the server exits 0. */
+    struct lp_arg b = {.s = &s,
+                       .body = "{\"worker_id\":\"w\",\"types\":[\"none\"],\"wait_s\":30}"};
+    pthread_create(&th, NULL, lp_thread, &b);
+    deadline = apitest_now_ms() + 10000;
+    while (metric(&s, "jobd_claims_waiting") < 1) {
+        ASSERT(apitest_now_ms() < deadline);
+        apitest_nap_ms(5);
+    }
     srv_stop(&s);
+    pthread_join(th, NULL);
+    ASSERT_EQ(b.n, 0);
+    ASSERT(b.elapsed_ms < 20000);
 }
 
 struct burst_arg {
     const struct srv *s;
     int n;
+    int idx;
     int ok;
+    int key_created, key_conflict, key_other;
 };
 
+/* n plain jobs, with one conflicting idempotent request in the middle. */
 static void *
 burst(void *p)
 {
     struct burst_arg *a = p;
     for (int i = 0; i < a->n; i++) {
         struct resp r;
+        if (i == a->n / 2) {
+            char body[96];
+            snprintf(body, sizeof body,
+                     "{\"type\":\"gc\",\"idempotency_key\":\"shared\",\"payload\":%d}", a->idx);
+            long st = req(a->s, "POST", "/v1/jobs", body, &r);
+            a->key_created += st == 201;
+            a->key_conflict += st == 409;
+            a->key_other += st != 201 && st != 409;
+            resp_fini(&r);
+        }
         if (req(a->s, "POST", "/v1/jobs", "{\"type\":\"gc\"}", &r) == 201)
             a->ok++;
         resp_fini(&r);
@@ -546,21 +571,28 @@ BOTH(group_commit)
     struct burst_arg a[T];
     pthread_t th[T];
     for (int i = 0; i < T; i++) {
-        a[i] = (struct burst_arg){.s = &s, .n = N};
+        a[i] = (struct burst_arg){.s = &s, .n = N, .idx = i};
         pthread_create(&th[i], NULL, burst, &a[i]);
     }
-    int ok = 0;
+    int ok = 0, created = 0, conflict = 0, other = 0;
     for (int i = 0; i < T; i++) {
         pthread_join(th[i], NULL);
         ok += a[i].ok;
+        created += a[i].key_created;
+        conflict += a[i].key_conflict;
+        other += a[i].key_other;
     }
+    /* Every plain job committed, whatever batch its neighbours' conflicts fell into. */
     ASSERT_EQ(ok, T * N);
-    ASSERT_EQ((long)metric(&s, "jobd_jobs_enqueued_total"), T * N);
+    ASSERT_EQ(created, 1);
+    ASSERT_EQ(conflict, T - 1);
+    ASSERT_EQ(other, 0);
+    ASSERT_EQ((long)metric(&s, "jobd_jobs_enqueued_total"), T * N + 1);
     double commits = metric(&s, "jobd_enqueue_commits_total");
-    fprintf(stderr, "%d enqueues in %.0f commits\n", T * N, commits);
-    ASSERT(commits >= 1 && commits <= T * N);
+    fprintf(stderr, "%d enqueues in %.0f commits\n", T * N + T, commits);
+    ASSERT(commits >= 1 && commits <= T * N + T);
     json_t *j = get_json(&s, "/v1/jobs?limit=1000&type=gc");
-    ASSERT_EQ(json_array_size(json_object_get(j, "jobs")), T * N);
+    ASSERT_EQ(json_array_size(json_object_get(j, "jobs")), T * N + 1);
     json_decref(j);
     srv_stop(&s);
 }
