@@ -56,6 +56,87 @@ struct jobd_error {
 /* A static, never-NULL name for an error code ("stale attempt"). Thread-safe. */
 JOBD_API const char *jobd_strerror(int code);
 
+/* ==== embedded worker: C handlers in your own process ====
+ *
+ * A program registers `type -> function` and runs jobd's worker loop (the
+ * same one `jobd worker` runs: batched claims, heartbeats, fenced reports,
+ * wake-ups, graceful stop). Exec and http handlers from a config file may
+ * be mixed in.
+ *
+ *   jobd_worker *w;
+ *   jobd_worker_new("postgresql://…", NULL, &w, &err);
+ *   jobd_worker_register(w, "email.send", send_email, my_ctx);
+ *   jobd_worker_run(w, &err);        // until jobd_worker_stop(w)
+ *   jobd_worker_free(w);
+ */
+typedef struct jobd_worker jobd_worker;
+/* One running job as a handler sees it; borrowed for the handler call. */
+typedef struct jobd_job jobd_job;
+
+/* What a handler returns. */
+enum jobd_handler_result {
+    JOBD_HANDLER_OK = 0,    /* succeeded (result: see jobd_job_set_result) */
+    JOBD_HANDLER_RETRY = 1, /* retryable failure: backoff, or jobd_job_retry_after */
+    JOBD_HANDLER_DEAD = 2,  /* permanent failure: the job is dead at once */
+};
+
+/*
+ * A handler. Runs on one of the worker's threads (as many as its
+ * concurrency), so it must be thread-safe with respect to ctx. It should
+ * return soon after jobd_job_should_stop() turns true (timeout, cancel,
+ * shutdown): threads are never killed.
+ */
+typedef int (*jobd_handler_fn)(jobd_job *job, void *ctx);
+
+/* The job's fields; strings are borrowed until the handler returns. */
+JOBD_API int64_t jobd_job_id(const jobd_job *job);
+JOBD_API int32_t jobd_job_attempt(const jobd_job *job);
+JOBD_API const char *jobd_job_type(const jobd_job *job);
+JOBD_API const char *jobd_job_queue(const jobd_job *job);
+JOBD_API const char *jobd_job_payload(const jobd_job *job);       /* JSON text */
+JOBD_API const char *jobd_job_idempotency_key(const jobd_job *job); /* or "job-<id>" */
+/* True once the run should end: its timeout passed, it was cancelled, or the worker stops. */
+JOBD_API bool jobd_job_should_stop(const jobd_job *job);
+/*
+ * Sets the result reported with JOBD_HANDLER_OK (JSON text of at most
+ * 64 KiB, copied). JOBD_E_INVALID if it is not JSON, JOBD_E_TOOBIG.
+ */
+JOBD_API int jobd_job_set_result(jobd_job *job, const char *json);
+/* Sets the failure message (copied; its last 4 KiB are kept). JOBD_E_NOMEM. */
+JOBD_API int jobd_job_set_error(jobd_job *job, const char *message);
+/* Asks for this retry delay instead of the backoff (with JOBD_HANDLER_RETRY). */
+JOBD_API void jobd_job_retry_after(jobd_job *job, int64_t delay_ms);
+
+/*
+ * A new worker on the store at db_url (as --db; NULL = $JOBD_DB, else
+ * sqlite:jobd.db). config_path (NULL = none) is an INI file as for
+ * `jobd worker`. Nothing runs until jobd_worker_run. *out is owned by the
+ * caller (jobd_worker_free). JOBD_E_INVALID/JOBD_E_IO naming the problem.
+ */
+JOBD_API int jobd_worker_new(const char *db_url, const char *config_path, jobd_worker **out,
+                             struct jobd_error *err);
+/* Sets a [worker] option by its INI key ("concurrency", "queues", "lease", …). */
+JOBD_API int jobd_worker_set_option(jobd_worker *w, const char *key, const char *value,
+                                    struct jobd_error *err);
+/*
+ * Registers fn for jobs of type (replacing a handler of that type). fn and
+ * ctx are borrowed: they must stay valid until jobd_worker_free. Before
+ * jobd_worker_run only. JOBD_E_INVALID for a bad type, JOBD_E_STATE if running.
+ */
+JOBD_API int jobd_worker_register(jobd_worker *w, const char *type, jobd_handler_fn fn,
+                                  void *ctx);
+/*
+ * Migrates the store, then runs the worker loop on this thread's behalf
+ * until jobd_worker_stop: stops claiming, lets running jobs finish for up to
+ * shutdown_grace, stops the rest and reports them, then returns 0. Errors
+ * only at start (no handlers, the store cannot be opened or migrated).
+ */
+JOBD_API int jobd_worker_run(jobd_worker *w, struct jobd_error *err);
+/* Makes jobd_worker_run return (gracefully). Thread-safe and async-signal-safe. */
+JOBD_API void jobd_worker_stop(jobd_worker *w);
+/* Frees a worker that is not running. NULL-safe. */
+JOBD_API void jobd_worker_free(jobd_worker *w);
+
 #ifdef __cplusplus
 }
 #endif

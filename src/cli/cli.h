@@ -21,6 +21,7 @@ enum cli_exit {
 };
 
 int cmd_migrate(int argc, char **argv);
+int cmd_worker(int argc, char **argv);
 
 /* The store URL: the --db value if given, else $JOBD_DB, else "sqlite:jobd.db". */
 const char *cli_db_url(const char *flag_value);
