@@ -70,42 +70,46 @@ JOBD_API const char *jobd_strerror(int code);
  *   jobd_worker_free(w);
  */
 typedef struct jobd_worker jobd_worker;
-/* One running job as a handler sees it; borrowed for the handler call. */
-typedef struct jobd_job jobd_job;
+/*
+ * One running attempt as a C handler sees it; borrowed for the handler call.
+ * (Distinct from the client section's jobd_job, a claimed job you report
+ * on yourself: here the worker loop does the reporting.)
+ */
+typedef struct jobd_run jobd_run;
 
 /* What a handler returns. */
 enum jobd_handler_result {
-    JOBD_HANDLER_OK = 0,    /* succeeded (result: see jobd_job_set_result) */
-    JOBD_HANDLER_RETRY = 1, /* retryable failure: backoff, or jobd_job_retry_after */
+    JOBD_HANDLER_OK = 0,    /* succeeded (result: see jobd_run_set_result) */
+    JOBD_HANDLER_RETRY = 1, /* retryable failure: backoff, or jobd_run_retry_after */
     JOBD_HANDLER_DEAD = 2,  /* permanent failure: the job is dead at once */
 };
 
 /*
  * A handler. Runs on one of the worker's threads (as many as its
  * concurrency), so it must be thread-safe with respect to ctx. It should
- * return soon after jobd_job_should_stop() turns true (timeout, cancel,
+ * return soon after jobd_run_should_stop() turns true (timeout, cancel,
  * shutdown): threads are never killed.
  */
-typedef int (*jobd_handler_fn)(jobd_job *job, void *ctx);
+typedef int (*jobd_handler_fn)(jobd_run *run, void *ctx);
 
 /* The job's fields; strings are borrowed until the handler returns. */
-JOBD_API int64_t jobd_job_id(const jobd_job *job);
-JOBD_API int32_t jobd_job_attempt(const jobd_job *job);
-JOBD_API const char *jobd_job_type(const jobd_job *job);
-JOBD_API const char *jobd_job_queue(const jobd_job *job);
-JOBD_API const char *jobd_job_payload(const jobd_job *job);       /* JSON text */
-JOBD_API const char *jobd_job_idempotency_key(const jobd_job *job); /* or "job-<id>" */
+JOBD_API int64_t jobd_run_id(const jobd_run *run);
+JOBD_API int32_t jobd_run_attempt(const jobd_run *run);
+JOBD_API const char *jobd_run_type(const jobd_run *run);
+JOBD_API const char *jobd_run_queue(const jobd_run *run);
+JOBD_API const char *jobd_run_payload(const jobd_run *run);       /* JSON text */
+JOBD_API const char *jobd_run_idempotency_key(const jobd_run *run); /* or "job-<id>" */
 /* True once the run should end: its timeout passed, it was cancelled, or the worker stops. */
-JOBD_API bool jobd_job_should_stop(const jobd_job *job);
+JOBD_API bool jobd_run_should_stop(const jobd_run *run);
 /*
  * Sets the result reported with JOBD_HANDLER_OK (JSON text of at most
  * 64 KiB, copied). JOBD_E_INVALID if it is not JSON, JOBD_E_TOOBIG.
  */
-JOBD_API int jobd_job_set_result(jobd_job *job, const char *json);
+JOBD_API int jobd_run_set_result(jobd_run *run, const char *json);
 /* Sets the failure message (copied; its last 4 KiB are kept). JOBD_E_NOMEM. */
-JOBD_API int jobd_job_set_error(jobd_job *job, const char *message);
+JOBD_API int jobd_run_set_error(jobd_run *run, const char *message);
 /* Asks for this retry delay instead of the backoff (with JOBD_HANDLER_RETRY). */
-JOBD_API void jobd_job_retry_after(jobd_job *job, int64_t delay_ms);
+JOBD_API void jobd_run_retry_after(jobd_run *run, int64_t delay_ms);
 
 /*
  * A new worker on the store at db_url (as --db; NULL = $JOBD_DB, else

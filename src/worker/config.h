@@ -26,9 +26,9 @@ enum handler_kind {
     HANDLER_C = 3,
 };
 
-struct jobd_job;
+struct jobd_run;
 /* The C handler signature (the same as jobd_handler_fn in include/jobd.h). */
-typedef int (*worker_c_fn)(struct jobd_job *job, void *ctx);
+typedef int (*worker_c_fn)(struct jobd_run *run, void *ctx);
 
 struct handler_conf {
     char *type;               /* job type it handles */

@@ -2,7 +2,7 @@
  * cthread.c — the C handler thread pool (cthread.h).
  *
  * A mutex-protected FIFO of runs feeds nthreads threads. Each running
- * struct jobd_job sits on a list so stop requests can find it; the handler
+ * struct jobd_run sits on a list so stop requests can find it; the handler
  * reads its flag without the lock (an atomic).
  */
 #include "worker/cthread.h"
@@ -25,14 +25,14 @@ struct cthread_runner {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct qitem *head, *tail;
-    struct jobd_job *running;
+    struct jobd_run *running;
     bool quit;
     int nthreads;
     pthread_t *threads;
 };
 
 static struct run_result *
-result_for(struct jobd_job *j, int rc)
+result_for(struct jobd_run *j, int rc)
 {
     const struct run *run = j->run;
     enum run_stop why = (enum run_stop)atomic_load(&j->stop);
@@ -78,7 +78,7 @@ pool_thread(void *arg)
         c->head = q->next;
         if (c->head == NULL)
             c->tail = NULL;
-        struct jobd_job job = {.run = q->run, .retry_after_ms = -1};
+        struct jobd_run job = {.run = q->run, .retry_after_ms = -1};
         atomic_init(&job.stop, RUN_STOP_NONE);
         job.next = c->running;
         c->running = &job;
@@ -88,7 +88,7 @@ pool_thread(void *arg)
         int rc = job.run->handler->fn(&job, job.run->handler->ctx);
 
         pthread_mutex_lock(&c->mu);
-        for (struct jobd_job **pp = &c->running; *pp != NULL; pp = &(*pp)->next)
+        for (struct jobd_run **pp = &c->running; *pp != NULL; pp = &(*pp)->next)
             if (*pp == &job) {
                 *pp = job.next;
                 break;
@@ -130,7 +130,7 @@ void
 cthread_runner_stop(struct cthread_runner *c, int64_t id, int32_t attempt, enum run_stop why)
 {
     pthread_mutex_lock(&c->mu);
-    for (struct jobd_job *j = c->running; j != NULL; j = j->next)
+    for (struct jobd_run *j = c->running; j != NULL; j = j->next)
         if (j->run->id == id && j->run->attempt == attempt) {
             int none = RUN_STOP_NONE;
             atomic_compare_exchange_strong(&j->stop, &none, (int)why);
@@ -172,7 +172,7 @@ cthread_runner_free(struct cthread_runner *c)
         return;
     pthread_mutex_lock(&c->mu);
     c->quit = true;
-    for (struct jobd_job *j = c->running; j != NULL; j = j->next) {
+    for (struct jobd_run *j = c->running; j != NULL; j = j->next) {
         int none = RUN_STOP_NONE;
         atomic_compare_exchange_strong(&j->stop, &none, RUN_STOP_SHUTDOWN);
     }

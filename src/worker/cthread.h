@@ -4,7 +4,7 @@
  *
  * A thread cannot be killed safely, so stopping a C handler (timeout,
  * cancel, shutdown) is cooperative: the runner raises a flag the handler
- * reads with jobd_job_should_stop() and the run ends when the function
+ * reads with jobd_run_should_stop() and the run ends when the function
  * returns. The lease keeps being extended meanwhile.
  */
 #ifndef JOBD_WORKER_CTHREAD_H
@@ -14,14 +14,14 @@
 
 #include "worker/run.h"
 
-/* What a C handler sees (opaque in jobd.h as jobd_job). */
-struct jobd_job {
+/* What a C handler sees (opaque in jobd.h as jobd_run). */
+struct jobd_run {
     const struct run *run;
     atomic_int stop;          /* enum run_stop; RUN_STOP_NONE while it may go on */
-    char *result;             /* set by jobd_job_set_result (canonical JSON) */
-    char *error;              /* set by jobd_job_set_error */
+    char *result;             /* set by jobd_run_set_result (canonical JSON) */
+    char *error;              /* set by jobd_run_set_error */
     int64_t retry_after_ms;   /* -1 = backoff */
-    struct jobd_job *next;    /* the runner's list of running jobs */
+    struct jobd_run *next;    /* the runner's list of running jobs */
 };
 
 struct cthread_runner;
