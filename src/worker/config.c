@@ -237,6 +237,7 @@ struct parse_state {
     int err_line;              /* 0 until the first error */
     struct jobd_error err;     /* the first error */
     char section[160];         /* section of the previous key, to spot a new one */
+    bool header_seen;          /* a [section] line came since the previous key */
     unsigned seen;             /* bit set of keys seen in this section */
     struct handler_conf *h;    /* current [handler] */
     int *handler_lines;        /* line of each handler's first key */
@@ -247,6 +248,8 @@ counting_reader(char *str, int num, void *stream)
 {
     struct parse_state *ps = stream;
     char *s = fgets(str, num, ps->f);
+    if (s != NULL && s[strspn(s, " \t")] == '[')
+        ps->header_seen = true; /* inih does not tell us; repeated headers matter */
     if (s != NULL && strchr(s, '\n') != NULL)
         ps->line++;
     else if (s != NULL && feof(ps->f))
@@ -353,7 +356,8 @@ on_key(void *user, const char *section, const char *name, const char *value)
 {
     struct parse_state *ps = user;
     struct jobd_error e = {0};
-    bool new_section = strcmp(section, ps->section) != 0;
+    bool new_section = ps->header_seen || strcmp(section, ps->section) != 0;
+    ps->header_seen = false;
     if (new_section) {
         snprintf(ps->section, sizeof ps->section, "%s", section);
         ps->seen = 0;
