@@ -550,6 +550,12 @@ static void *
 reactor(void *arg)
 {
     struct exec_runner *x = arg;
+    /* A handler that does not read its stdin makes our write fail with
+     * EPIPE; the SIGPIPE that comes with it must not kill the worker. */
+    sigset_t pipe_sig;
+    sigemptyset(&pipe_sig);
+    sigaddset(&pipe_sig, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_sig, NULL);
     struct pollfd *pfd = NULL;
     size_t pcap = 0;
     for (;;) {
