@@ -1,0 +1,153 @@
+/*
+ * store_sqlite_int.h — internals of the SQLite backend, shared by the files
+ * that implement it (store_sqlite.c for jobs and queues, sched_sqlite.c for
+ * schedules) so they use one connection, one statement cache and one set of
+ * helpers. Not for use outside src/store.
+ *
+ * Conventions: every helper returns enum jobd_err (0 = OK) and fills err;
+ * a statement obtained from sq_prepare is owned by the cache (never
+ * finalize it) and must be released with sq_reset before the transaction
+ * ends. Times are INTEGER microseconds since the epoch; NULL stands for
+ * "none" and maps to 0 in the structs.
+ */
+#ifndef JOBD_STORE_SQLITE_INT_H
+#define JOBD_STORE_SQLITE_INT_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+/* Cached prepared statements per connection (claims add a few variants). */
+#define SQ_CACHE_MAX 96
+
+struct sq_cached {
+    char *sql;            /* owned copy of the text, the cache key */
+    sqlite3_stmt *stmt;   /* owned; finalized on close or eviction */
+};
+
+/* One SQLite connection. Begins with struct store (see store.h). */
+struct sqlite_store {
+    struct store base;
+    sqlite3 *db;
+    char *path;           /* owned */
+    uint64_t rng;         /* splitmix64 state for backoff and busy-wait jitter */
+    int64_t busy_since_us; /* monotonic start of the current wait for a lock */
+    int ckpt_frames;      /* WAL size (frames) at this connection's last checkpoint */
+    size_t n_cached;
+    size_t next_evict;    /* round-robin victim once the cache is full */
+    struct sq_cached cache[SQ_CACHE_MAX];
+};
+
+/*
+ * The columns of a job, in the order sq_row_job reads them. Both "jobs" and
+ * "jobs_done" have exactly these columns, so rows move between them with
+ * INSERT INTO … (SQ_JOB_COLS) SELECT SQ_JOB_COLS.
+ */
+#define SQ_JOB_COLS                                                                    \
+    "id, queue, type, payload, status, priority, run_at, attempt, max_attempts, "      \
+    "idempotency_key, schedule, scheduled_for, worker_id, lease_expires_at, "          \
+    "timeout_ms, cancel_requested, last_error, result, created_at, started_at, "       \
+    "finished_at, attempt_floor"
+#define SQ_JOB_NCOLS 22
+
+static inline struct sqlite_store *
+sq_of(struct store *st)
+{
+    return (struct sqlite_store *)st;
+}
+
+/* "Now" in microseconds: the store's clock, else the real clock. */
+int64_t sq_now(struct sqlite_store *s);
+
+/*
+ * Maps a SQLite result code to a jobd error (BUSY/LOCKED -> UNAVAILABLE,
+ * NOMEM -> NOMEM, NOTADB/CORRUPT/other -> STORE) naming what was being done
+ * and SQLite's message. Returns the jobd code.
+ */
+int sq_error(struct sqlite_store *s, int rc, const char *what, struct jobd_error *err);
+
+/*
+ * Returns in *out the cached prepared statement for sql (reset, bindings
+ * cleared), preparing and caching it on first use. The statement stays
+ * owned by the cache.
+ */
+int sq_prepare(struct sqlite_store *s, const char *sql, sqlite3_stmt **out,
+               struct jobd_error *err);
+/* Resets a statement obtained from sq_prepare (releases its read locks). */
+void sq_reset(sqlite3_stmt *stmt);
+
+/* Binds text (NULL binds SQL NULL; copied by SQLite). */
+int sq_bind_text(sqlite3_stmt *stmt, int i, const char *text);
+/* Binds a time or optional number: 0 binds SQL NULL. */
+int sq_bind_opt(sqlite3_stmt *stmt, int i, int64_t v);
+
+/* Steps a statement that returns no rows to completion, then resets it. */
+int sq_step_done(struct sqlite_store *s, sqlite3_stmt *stmt, const char *what,
+                 struct jobd_error *err);
+/*
+ * Steps once: 1 = a row is ready, 0 = done (statement reset), or an error
+ * (statement reset). Callers reset after reading the row they wanted.
+ */
+int sq_step_row(struct sqlite_store *s, sqlite3_stmt *stmt, const char *what,
+                struct jobd_error *err);
+
+/* Runs one cached statement without parameters or rows (BEGIN, COMMIT, …). */
+int sq_exec(struct sqlite_store *s, const char *sql, struct jobd_error *err);
+/* BEGIN IMMEDIATE: takes the write lock now (waits up to busy_timeout). */
+int sq_begin(struct sqlite_store *s, struct jobd_error *err);
+int sq_commit(struct sqlite_store *s, struct jobd_error *err);
+/* Rolls back if a transaction is open; never fails (errors are ignored). */
+void sq_rollback(struct sqlite_store *s);
+
+/*
+ * Reads a job row (the SQ_JOB_COLS starting at column col) into *out,
+ * which must be zeroed or finalised. JOBD_E_NOMEM leaves *out finalised.
+ */
+int sq_row_job(sqlite3_stmt *stmt, int col, struct job *out);
+/* Loads job id from jobs or jobs_done. JOBD_E_NOTFOUND if neither has it. */
+int sq_load_job(struct sqlite_store *s, int64_t id, struct job *out, struct jobd_error *err);
+
+/*
+ * A heap copy of a column's text, or NULL for SQL NULL. *oom is set to 1 if
+ * the copy failed (so NULL can mean either).
+ */
+char *sq_col_strdup(sqlite3_stmt *stmt, int col, int *oom);
+
+/*
+ * The job and queue operations of the vtable (store_sqlite_jobs.c); see
+ * store.h for their contracts.
+ */
+int sq_op_enqueue(struct store *st, const struct job_spec *spec, struct job *out,
+                  bool *replayed, struct jobd_error *err);
+int sq_op_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n,
+                        struct job *out, bool *replayed, struct jobd_error *err);
+int sq_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+int sq_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
+               int64_t *next_cursor, struct jobd_error *err);
+int sq_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
+                struct jobd_error *err);
+int sq_op_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
+                    int64_t *lease_expires_at_us, bool *cancel_requested,
+                    struct jobd_error *err);
+int sq_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result,
+                   struct job *out, struct jobd_error *err);
+int sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int *outcome,
+                         struct jobd_error *err);
+int sq_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error,
+               bool retryable, int64_t retry_delay_ms, struct job *out,
+               struct jobd_error *err);
+int sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
+               struct jobd_error *err);
+int sq_op_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+int sq_op_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+int sq_op_queue_pause(struct store *st, const char *queue, bool paused,
+                      struct jobd_error *err);
+int sq_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n,
+                      struct jobd_error *err);
+int sq_op_prune(struct store *st, int64_t finished_before_us, int limit, int *deleted,
+                struct jobd_error *err);
+int sq_op_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at_us,
+                      struct jobd_error *err);
+
+#endif
