@@ -15,6 +15,7 @@ struct command {
 static const struct command commands[] = {
     {"server", cmd_server, "run the HTTP API (and the scheduling plane)"},
     {"migrate", cmd_migrate, "create or upgrade the schema"},
+    {"worker", cmd_worker, "run handlers for jobs (the worker plane)"},
     {"submit", cmd_submit, "enqueue a job through the API"},
     {"job", cmd_job, "show, cancel or retry a job through the API"},
     {"jobs", cmd_jobs, "list jobs through the API"},
