@@ -20,7 +20,7 @@
 #define SEC INT64_C(1000000)
 
 struct fx {
-    char url[600];
+    char url[1100];
     bool pg;
     struct manual_clock mc;
     struct store *st;
