@@ -432,3 +432,49 @@ BOTH(plane_materializes)
     ASSERT_EQ(n, 1);
     fx_close(&f);
 }
+
+/* The plane also reaps expired leases and prunes old finished jobs. */
+BOTH(plane_reaps_and_prunes)
+{
+    struct fx f;
+    fx_open(&f, pg, "2026-01-01T00:00:00Z");
+    struct job_spec js = {.type = "t.run"};
+    struct job done = {0}, held = {0};
+    struct job_list l = {0};
+    struct claim_req req = {.worker_id = "w1", .limit = 1, .lease_ms = 1000};
+    ASSERT_OK(store_enqueue(f.st, &js, &done, NULL, &f.err), &f.err);
+    ASSERT_OK(store_claim(f.st, &req, &l, &f.err), &f.err);
+    ASSERT_EQ(l.n, 1);
+    ASSERT_OK(store_complete(f.st, l.v[0].id, l.v[0].attempt, NULL, NULL, &f.err), &f.err);
+    job_list_fini(&l);
+    ASSERT_OK(store_enqueue(f.st, &js, &held, NULL, &f.err), &f.err);
+    ASSERT_OK(store_claim(f.st, &req, &l, &f.err), &f.err);
+    ASSERT_EQ(l.n, 1);
+    ASSERT_EQ(l.v[0].id, held.id);
+    job_list_fini(&l);
+    /* two hours later: the lease is long expired, the finished job past retention */
+    manual_clock_advance(&f.mc, 2 * 3600 * SEC);
+
+    struct sched_plane_config cfg = {.db_url = f.url, .clock = &f.mc.clock,
+                                     .reap_interval_ms = 50, .retention_ms = 3600 * 1000};
+    struct sched_plane *p = NULL;
+    ASSERT_OK(sched_plane_start(&cfg, &p, &f.err), &f.err);
+    bool reaped = false, pruned = false;
+    for (int64_t deadline = clock_mono_now_us() + 10 * SEC;
+         clock_mono_now_us() < deadline && !(reaped && pruned);) {
+        struct job j = {0};
+        ASSERT_OK(store_get(f.st, held.id, &j, &f.err), &f.err);
+        reaped = j.status == JOB_PENDING && j.last_error != NULL;
+        job_fini(&j);
+        pruned = store_get(f.st, done.id, &j, &f.err) == JOBD_E_NOTFOUND;
+        job_fini(&j);
+        struct timespec ts = {0, 20 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+    sched_plane_stop(p);
+    ASSERT(reaped);
+    ASSERT(pruned);
+    job_fini(&done);
+    job_fini(&held);
+    fx_close(&f);
+}
