@@ -417,7 +417,8 @@ materialize_one(struct store_pg *s, const struct schedule *sc, int64_t now, int6
         PQclear(r);
     }
     char nextb[24], lastb[24];
-    const char *v[3] = {sc->name, pg_i64(nextb, next), n > 0 ? pg_i64(lastb, firings[n - 1]) : NULL};
+    const char *v[3] = {sc->name, pg_i64(nextb, next),
+                        n > 0 ? pg_i64(lastb, firings[n - 1]) : NULL};
     if ((rc = pg_exec(s, &st_sched_advance, 3, v, &r, err)) != JOBD_OK)
         return rc;
     PQclear(r);
