@@ -108,6 +108,28 @@ static const struct sq_migration sq_migrations[] = {
      "  name TEXT PRIMARY KEY,"
      "  paused INTEGER NOT NULL DEFAULT 0"
      ") WITHOUT ROWID;"},
+    {2,
+     /* Schedules (sched_sqlite.c). next_run_at is the first firing not yet
+      * materialized; the materializer finds due ones through schedules_due.
+      * A firing becomes at most one job: jobs_schedule_firing. */
+     "CREATE TABLE schedules ("
+     "  name TEXT PRIMARY KEY,"
+     "  cron TEXT NOT NULL,"
+     "  timezone TEXT NOT NULL,"
+     "  type TEXT NOT NULL,"
+     "  payload TEXT NOT NULL,"
+     "  queue TEXT NOT NULL,"
+     "  priority INTEGER NOT NULL,"
+     "  max_attempts INTEGER NOT NULL,"
+     "  catchup TEXT NOT NULL CHECK (catchup IN ('once', 'all', 'skip')),"
+     "  paused INTEGER NOT NULL DEFAULT 0,"
+     "  next_run_at INTEGER NOT NULL,"
+     "  last_fired_at INTEGER,"
+     "  created_at INTEGER NOT NULL"
+     ") WITHOUT ROWID;"
+     "CREATE INDEX schedules_due ON schedules (next_run_at) WHERE paused = 0;"
+     "CREATE UNIQUE INDEX jobs_schedule_firing ON jobs (schedule, scheduled_for)"
+     "  WHERE schedule IS NOT NULL;"},
 };
 
 #define SQ_N_MIGRATIONS (sizeof sq_migrations / sizeof sq_migrations[0])
@@ -527,6 +549,13 @@ static const struct store_ops sqlite_ops = {
     .prune = sq_op_prune,
     .next_run_at = sq_op_next_run_at,
     .wait = sq_wait,
+    .schedule_put = sq_op_schedule_put,
+    .schedule_get = sq_op_schedule_get,
+    .schedule_list = sq_op_schedule_list,
+    .schedule_delete = sq_op_schedule_delete,
+    .schedule_pause = sq_op_schedule_pause,
+    .schedule_trigger = sq_op_schedule_trigger,
+    .schedule_materialize = sq_op_schedule_materialize,
 };
 
 /* Runs a PRAGMA that returns at most one row; *value gets its text if asked. */

@@ -150,4 +150,18 @@ int sq_op_prune(struct store *st, int64_t finished_before_us, int limit, int *de
 int sq_op_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at_us,
                       struct jobd_error *err);
 
+/* The schedule operations of the vtable (sched_sqlite.c); see store.h. */
+int sq_op_schedule_put(struct store *st, const struct schedule_spec *spec, bool replace,
+                       struct schedule *out, bool *created, struct jobd_error *err);
+int sq_op_schedule_get(struct store *st, const char *name, struct schedule *out,
+                       struct jobd_error *err);
+int sq_op_schedule_list(struct store *st, struct schedule_list *out, struct jobd_error *err);
+int sq_op_schedule_delete(struct store *st, const char *name, struct jobd_error *err);
+int sq_op_schedule_pause(struct store *st, const char *name, bool paused, struct schedule *out,
+                         struct jobd_error *err);
+int sq_op_schedule_trigger(struct store *st, const char *name, struct job *out,
+                           struct jobd_error *err);
+int sq_op_schedule_materialize(struct store *st, int limit, int *made, int64_t *soonest_us,
+                               struct jobd_error *err);
+
 #endif
