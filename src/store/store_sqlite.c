@@ -255,9 +255,11 @@ sq_set_sync(struct sqlite_store *s, bool full, struct jobd_error *err)
 {
     if (s->sync_full == full && s->sync_known)
         return JOBD_OK;
-    int rc = sq_exec(s, full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL", err);
-    if (rc != JOBD_OK)
-        return rc;
+    /* Not through the statement cache: this pragma acts when it is prepared. */
+    int rc = sqlite3_exec(s->db, full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+                          NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        return sq_error(s, rc, "set synchronous", err);
     s->sync_full = full;
     s->sync_known = true;
     return JOBD_OK;
