@@ -887,7 +887,11 @@ int
 sq_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct jobd_error *err)
 {
     struct sqlite_store *s = sq_of(st);
-    /* One read transaction so the counts are one consistent snapshot. */
+    /*
+     * One statement, so the counts are one consistent snapshot. The oldest
+     * pending age is how long the longest-waiting due job is past its run_at
+     * (jobs scheduled for later are not late, so they do not count).
+     */
     static const char sql[] =
         "SELECT name, paused, NULL, 0, NULL FROM queues "
         "UNION ALL SELECT queue, 0, status, count(*), "
