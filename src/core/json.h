@@ -4,11 +4,27 @@
  * Payloads are stored as canonical text (compact, keys sorted, UTF-8), so an
  * idempotent replay compares byte for byte on both backends. Pure (no I/O);
  * thread-safe.
+ *
+ * The strict rules, for every JSON text jobd accepts: any value at the top
+ * level; duplicate object keys refused; nesting at most JSON_DEPTH_MAX
+ * (checked by a flat scan BEFORE the recursive parser runs, so a 100,000-deep
+ * text is refused cleanly); a byte limit; valid UTF-8 only; no "\u0000" in
+ * strings (PostgreSQL's jsonb refuses it too); integers must fit int64.
+ *
+ * The canonical form: no whitespace, object keys sorted by bytes, strings as
+ * UTF-8 with only '"', '\\' and control characters escaped, integers in
+ * decimal, reals with the fewest digits that read back to the same double,
+ * laid out as JavaScript prints numbers and always with a '.' or an exponent
+ * ("1.0", "0.1", "100.0" for 1e2, "0.0000015", "1e21", "1e-7"). Use only these
+ * functions to make canonical text (json_dumps prints reals differently).
  */
 #ifndef JOBD_CORE_JSON_H
 #define JOBD_CORE_JSON_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+#include <jansson.h>
 
 #include "jobd.h"
 
@@ -17,11 +33,45 @@
 
 /*
  * Parses text (of length len) as any JSON value, enforcing max_bytes and
- * JSON_DEPTH_MAX, and returns its canonical form in *out (malloc'd, caller
- * frees). JOBD_E_INVALID (err names field, says line/column) or
- * JOBD_E_TOOBIG.
+ * JSON_DEPTH_MAX, and returns its canonical form in *out (malloc'd, NUL-
+ * terminated, caller frees). JOBD_E_INVALID (err names field, says
+ * line/column), JOBD_E_TOOBIG (input or canonical form over max_bytes) or
+ * JOBD_E_NOMEM; *out is NULL on error. field may be NULL ("json").
  */
-int json_canonical(const char *text, size_t len, size_t max_bytes, char **out,
-                   const char *field, struct jobd_error *err);
+JOBD_MUST_USE int json_canonical(const char *text, size_t len, size_t max_bytes, char **out,
+                                 const char *field, struct jobd_error *err);
+
+/*
+ * Parses text with the strict rules above and returns a new jansson
+ * reference in *out (caller json_decref's), for code that needs the parsed
+ * tree (the API reading a request body). Errors as json_canonical.
+ */
+JOBD_MUST_USE int json_parse_strict(const char *text, size_t len, size_t max_bytes,
+                                    json_t **out, const char *field, struct jobd_error *err);
+
+/*
+ * The canonical text of an already parsed value (borrowed) into *out
+ * (malloc'd, caller frees). JOBD_E_TOOBIG over max_bytes, JOBD_E_INVALID if
+ * v nests deeper than JSON_DEPTH_MAX or holds a non-finite real,
+ * JOBD_E_NOMEM.
+ */
+JOBD_MUST_USE int json_value_canonical(const json_t *v, size_t max_bytes, char **out,
+                                       const char *field, struct jobd_error *err);
+
+/*
+ * Whether a handler's output (text of length len, e.g. an exec handler's
+ * stdout) is a JSON value of at most JOB_RESULT_MAX (64 KiB) bytes under the
+ * strict rules, and so may become the job's result. Surrounding whitespace
+ * (a trailing newline) is allowed. Never fails otherwise.
+ */
+bool json_result_ok(const char *text, size_t len);
+
+/*
+ * Like json_result_ok, and returns the canonical form in *out (malloc'd,
+ * caller frees) when it is. Returns 0 with *out set, or an error as
+ * json_canonical (field "result") with *out NULL.
+ */
+JOBD_MUST_USE int json_result_canonical(const char *text, size_t len, char **out,
+                                        struct jobd_error *err);
 
 #endif

@@ -1,0 +1,367 @@
+/*
+ * json.c — strict JSON parsing and canonical output on jansson.
+ *
+ * jansson parses recursively (up to its own compile-time depth of 2048), so
+ * the nesting limit is enforced first by a flat byte scan that never
+ * recurses; only texts that pass it reach json_loadb. The canonical printer
+ * is our own small recursive walk (bounded by the same depth) rather than
+ * json_dumps, because json_dumps prints reals with 17 significant digits
+ * (0.1 -> 0.10000000000000001); we print the shortest form that reads back.
+ * Every output buffer has a hard cap (max_bytes).
+ */
+#include "core/json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/err.h"
+#include "core/job.h"
+
+static const char *
+fname(const char *field)
+{
+    return field != NULL && *field != '\0' ? field : "json";
+}
+
+/*
+ * Checks nesting without recursion. Strings are skipped (brackets inside
+ * them do not count); everything else is left to the parser. Reports the
+ * first bracket past the limit by line and column (1-based, in bytes).
+ */
+static int
+check_depth(const char *text, size_t len, const char *field, struct jobd_error *err)
+{
+    int depth = 0;
+    bool in_str = false, esc = false;
+    size_t line = 1, col = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        col++;
+        if (c == '\n') {
+            line++;
+            col = 0;
+        }
+        if (in_str) {
+            if (esc)
+                esc = false;
+            else if (c == '\\')
+                esc = true;
+            else if (c == '"')
+                in_str = false;
+            continue;
+        }
+        if (c == '"') {
+            in_str = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > JSON_DEPTH_MAX)
+                return jobd_error_set(err, JOBD_E_INVALID, field,
+                                      "%s: JSON nests deeper than %d levels at line %zu, "
+                                      "column %zu", field, JSON_DEPTH_MAX, line, col);
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            depth--;
+        }
+    }
+    return JOBD_OK;
+}
+
+static bool
+all_space(const char *text, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r')
+            return false;
+    return true;
+}
+
+int
+json_parse_strict(const char *text, size_t len, size_t max_bytes, json_t **out,
+                  const char *field, struct jobd_error *err)
+{
+    *out = NULL;
+    const char *f = fname(field);
+    if (text == NULL || all_space(text, len))
+        return jobd_error_set(err, JOBD_E_INVALID, f, "%s: is empty, expected a JSON value", f);
+    if (len > max_bytes)
+        return jobd_error_set(err, JOBD_E_TOOBIG, f, "%s: %zu bytes of JSON is over the limit "
+                              "of %zu bytes", f, len, max_bytes);
+    int rc = check_depth(text, len, f, err);
+    if (rc != JOBD_OK)
+        return rc;
+    json_error_t je;
+    json_t *v = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+    if (v == NULL) {
+        if (json_error_code(&je) == json_error_out_of_memory)
+            return jobd_error_set(err, JOBD_E_NOMEM, f, "%s: out of memory parsing JSON", f);
+        return jobd_error_set(err, JOBD_E_INVALID, f, "%s: invalid JSON at line %d, column %d: "
+                              "%s", f, je.line, je.column, je.text);
+    }
+    *out = v;
+    return JOBD_OK;
+}
+
+/* ---- the canonical printer ---- */
+
+/* An output buffer with a hard cap; once failed it stays failed. */
+struct obuf {
+    char *p;
+    size_t n, cap, max;
+    int rc; /* JOBD_OK, JOBD_E_TOOBIG or JOBD_E_NOMEM */
+};
+
+static void
+put(struct obuf *b, const char *s, size_t n)
+{
+    if (b->rc != JOBD_OK)
+        return;
+    if (n > b->max - b->n) {
+        b->rc = JOBD_E_TOOBIG;
+        return;
+    }
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->n + n + 1)
+            cap *= 2;
+        char *np = realloc(b->p, cap);
+        if (np == NULL) {
+            b->rc = JOBD_E_NOMEM;
+            return;
+        }
+        b->p = np;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+}
+
+static void
+put_str(struct obuf *b, const char *s, size_t n)
+{
+    put(b, "\"", 1);
+    size_t run = 0; /* start of the pending run of bytes that need no escape */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        put(b, s + run, i - run);
+        run = i + 1;
+        char esc[8];
+        switch (c) {
+        case '"': put(b, "\\\"", 2); break;
+        case '\\': put(b, "\\\\", 2); break;
+        case '\b': put(b, "\\b", 2); break;
+        case '\f': put(b, "\\f", 2); break;
+        case '\n': put(b, "\\n", 2); break;
+        case '\r': put(b, "\\r", 2); break;
+        case '\t': put(b, "\\t", 2); break;
+        default:
+            snprintf(esc, sizeof esc, "\\u%04x", c);
+            put(b, esc, 6);
+        }
+    }
+    put(b, s + run, n - run);
+    put(b, "\"", 1);
+}
+
+/*
+ * Reals: the fewest significant digits (1..17) that read back to the same
+ * double, laid out as JavaScript's Number#toString does (plain notation for
+ * 1e-6 <= |d| < 1e21, else an exponent), plus ".0" when the plain form has no
+ * point, so a real stays a real. snprintf and strtod share the locale, so
+ * the round-trip test holds under any locale; digits are then picked out
+ * by hand, so a decimal comma never reaches the output.
+ */
+static void
+put_real(struct obuf *b, double d)
+{
+    if (d == 0) {
+        put(b, signbit(d) ? "-0.0" : "0.0", signbit(d) ? 4 : 3);
+        return;
+    }
+    char s[48];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(s, sizeof s, "%.*e", prec - 1, d);
+        if (strtod(s, NULL) == d)
+            break;
+    }
+    char dig[24];
+    int k = 0;
+    const char *p = s;
+    bool neg = *p == '-';
+    for (; *p != '\0' && *p != 'e'; p++)
+        if (*p >= '0' && *p <= '9' && k < 20)
+            dig[k++] = *p;
+    while (k > 1 && dig[k - 1] == '0')
+        k--;
+    int n = (*p == 'e' ? (int)strtol(p + 1, NULL, 10) : 0) + 1; /* d = 0.dig * 10^n */
+    char t[64];
+    size_t o = 0;
+    if (neg)
+        t[o++] = '-';
+    if (k <= n && n <= 21) {
+        memcpy(t + o, dig, (size_t)k);
+        o += (size_t)k;
+        for (int i = k; i < n; i++)
+            t[o++] = '0';
+        memcpy(t + o, ".0", 2);
+        o += 2;
+    } else if (0 < n && n <= 21) {
+        memcpy(t + o, dig, (size_t)n);
+        o += (size_t)n;
+        t[o++] = '.';
+        memcpy(t + o, dig + n, (size_t)(k - n));
+        o += (size_t)(k - n);
+    } else if (-6 < n && n <= 0) {
+        t[o++] = '0';
+        t[o++] = '.';
+        for (int i = n; i < 0; i++)
+            t[o++] = '0';
+        memcpy(t + o, dig, (size_t)k);
+        o += (size_t)k;
+    } else {
+        t[o++] = dig[0];
+        if (k > 1) {
+            t[o++] = '.';
+            memcpy(t + o, dig + 1, (size_t)(k - 1));
+            o += (size_t)(k - 1);
+        }
+        o += (size_t)snprintf(t + o, sizeof t - o, "e%d", n - 1);
+    }
+    put(b, t, o);
+}
+
+static int
+cmp_keys(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* depth = how many arrays and objects enclose v. */
+static int
+put_value(struct obuf *b, const json_t *v, int depth)
+{
+    if ((json_is_array(v) || json_is_object(v)) && depth >= JSON_DEPTH_MAX)
+        return JOBD_E_INVALID;
+    char num[32];
+    switch (json_typeof(v)) {
+    case JSON_NULL: put(b, "null", 4); break;
+    case JSON_TRUE: put(b, "true", 4); break;
+    case JSON_FALSE: put(b, "false", 5); break;
+    case JSON_INTEGER:
+        snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        put(b, num, strlen(num));
+        break;
+    case JSON_REAL:
+        if (!isfinite(json_real_value(v)))
+            return JOBD_E_INVALID;
+        put_real(b, json_real_value(v));
+        break;
+    case JSON_STRING:
+        put_str(b, json_string_value(v), json_string_length(v));
+        break;
+    case JSON_ARRAY:
+        put(b, "[", 1);
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i > 0)
+                put(b, ",", 1);
+            int rc = put_value(b, json_array_get(v, i), depth + 1);
+            if (rc != JOBD_OK)
+                return rc;
+        }
+        put(b, "]", 1);
+        break;
+    case JSON_OBJECT: {
+        size_t n = json_object_size(v);
+        const char **keys = malloc((n ? n : 1) * sizeof *keys);
+        if (keys == NULL) {
+            b->rc = JOBD_E_NOMEM;
+            return JOBD_OK;
+        }
+        size_t i = 0;
+        const char *k;
+        json_t *item;
+        json_object_foreach((json_t *)v, k, item)
+            keys[i++] = k;
+        qsort(keys, n, sizeof *keys, cmp_keys);
+        put(b, "{", 1);
+        int rc = JOBD_OK;
+        for (i = 0; i < n && rc == JOBD_OK && b->rc == JOBD_OK; i++) {
+            if (i > 0)
+                put(b, ",", 1);
+            put_str(b, keys[i], strlen(keys[i]));
+            put(b, ":", 1);
+            rc = put_value(b, json_object_get(v, keys[i]), depth + 1);
+        }
+        free(keys);
+        if (rc != JOBD_OK)
+            return rc;
+        put(b, "}", 1);
+        break;
+    }
+    }
+    return JOBD_OK;
+}
+
+int
+json_value_canonical(const json_t *v, size_t max_bytes, char **out, const char *field,
+                     struct jobd_error *err)
+{
+    *out = NULL;
+    const char *f = fname(field);
+    if (v == NULL)
+        return jobd_error_set(err, JOBD_E_INVALID, f, "%s: no JSON value", f);
+    struct obuf b = {.max = max_bytes};
+    int rc = put_value(&b, v, 0);
+    if (rc == JOBD_OK)
+        rc = b.rc;
+    if (rc == JOBD_OK && b.p == NULL)
+        rc = JOBD_E_INTERNAL; /* every value prints at least one byte */
+    if (rc != JOBD_OK) {
+        free(b.p);
+        switch (rc) {
+        case JOBD_E_TOOBIG:
+            return jobd_error_set(err, rc, f, "%s: JSON is over the limit of %zu bytes", f,
+                                  max_bytes);
+        case JOBD_E_NOMEM:
+            return jobd_error_set(err, rc, f, "%s: out of memory printing JSON", f);
+        case JOBD_E_INVALID:
+            return jobd_error_set(err, rc, f, "%s: JSON nests deeper than %d levels or holds "
+                                  "a number that is not finite", f, JSON_DEPTH_MAX);
+        default:
+            return jobd_error_set(err, rc, f, "%s: could not print JSON", f);
+        }
+    }
+    *out = b.p;
+    return JOBD_OK;
+}
+
+int
+json_canonical(const char *text, size_t len, size_t max_bytes, char **out, const char *field,
+               struct jobd_error *err)
+{
+    *out = NULL;
+    json_t *v = NULL;
+    int rc = json_parse_strict(text, len, max_bytes, &v, field, err);
+    if (rc != JOBD_OK)
+        return rc;
+    rc = json_value_canonical(v, max_bytes, out, field, err);
+    json_decref(v);
+    return rc;
+}
+
+int
+json_result_canonical(const char *text, size_t len, char **out, struct jobd_error *err)
+{
+    return json_canonical(text, len, JOB_RESULT_MAX, out, "result", err);
+}
+
+bool
+json_result_ok(const char *text, size_t len)
+{
+    char *c = NULL;
+    int rc = json_result_canonical(text, len, &c, NULL);
+    free(c);
+    return rc == JOBD_OK;
+}

@@ -1,0 +1,333 @@
+/*
+ * store_pg_conn.c — the PostgreSQL backend's connection plumbing: opening
+ * (with a connect timeout, so an address that does not answer fails fast),
+ * lazy prepared statements, error classification (connection loss is
+ * JOBD_E_UNAVAILABLE and triggers a PQreset on the next call, so a restarted
+ * server is survivable), row decoding and array-literal parameters.
+ * The operations themselves are in store_pg.c and sched_pg.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/err.h"
+#include "store/store_pg_int.h"
+
+const char *
+pg_i64(char *buf, int64_t v)
+{
+    snprintf(buf, 24, "%lld", (long long)v);
+    return buf;
+}
+
+const char *
+pg_now_param(const struct store_pg *s, char *buf)
+{
+    if (s->base.clock == NULL)
+        return NULL;
+    return pg_i64(buf, clock_now_us(s->base.clock));
+}
+
+int64_t
+pg_get_i64(const PGresult *r, int row, int col)
+{
+    if (PQgetisnull(r, row, col))
+        return 0;
+    return strtoll(PQgetvalue(r, row, col), NULL, 10);
+}
+
+char *
+pg_get_str(const PGresult *r, int row, int col, bool *oom)
+{
+    if (PQgetisnull(r, row, col))
+        return NULL;
+    char *s = strdup(PQgetvalue(r, row, col));
+    if (s == NULL)
+        *oom = true;
+    return s;
+}
+
+int
+pg_row_to_job(const PGresult *r, int row, int c, struct job *j)
+{
+    bool oom = false;
+    memset(j, 0, sizeof *j);
+    j->id = pg_get_i64(r, row, c + 0);
+    j->queue = pg_get_str(r, row, c + 1, &oom);
+    j->type = pg_get_str(r, row, c + 2, &oom);
+    j->payload = pg_get_str(r, row, c + 3, &oom);
+    enum job_status st = JOB_PENDING;
+    if (job_status_parse(PQgetvalue(r, row, c + 4), &st) == JOBD_OK)
+        j->status = st;
+    j->priority = (int32_t)pg_get_i64(r, row, c + 5);
+    j->run_at_us = pg_get_i64(r, row, c + 6);
+    j->attempt = (int32_t)pg_get_i64(r, row, c + 7);
+    j->max_attempts = (int32_t)pg_get_i64(r, row, c + 8);
+    j->idempotency_key = pg_get_str(r, row, c + 9, &oom);
+    j->schedule = pg_get_str(r, row, c + 10, &oom);
+    j->scheduled_for_us = pg_get_i64(r, row, c + 11);
+    j->worker_id = pg_get_str(r, row, c + 12, &oom);
+    j->lease_expires_at_us = pg_get_i64(r, row, c + 13);
+    j->timeout_ms = pg_get_i64(r, row, c + 14);
+    j->cancel_requested = PQgetvalue(r, row, c + 15)[0] == 't';
+    j->last_error = pg_get_str(r, row, c + 16, &oom);
+    j->result = pg_get_str(r, row, c + 17, &oom);
+    j->created_at_us = pg_get_i64(r, row, c + 18);
+    j->started_at_us = pg_get_i64(r, row, c + 19);
+    j->finished_at_us = pg_get_i64(r, row, c + 20);
+    if (oom) {
+        job_fini(j);
+        return JOBD_E_NOMEM;
+    }
+    return JOBD_OK;
+}
+
+/* ---- array literals ---- */
+
+static void
+arr_put(struct pg_array *a, const char *s, size_t n)
+{
+    if (a->oom)
+        return;
+    if (a->n + n + 2 > a->cap) {
+        size_t cap = a->cap ? a->cap : 256;
+        while (cap < a->n + n + 2)
+            cap *= 2;
+        char *p = realloc(a->p, cap);
+        if (p == NULL) {
+            a->oom = true;
+            return;
+        }
+        a->p = p;
+        a->cap = cap;
+    }
+    memcpy(a->p + a->n, s, n);
+    a->n += n;
+    a->p[a->n] = '\0';
+}
+
+void
+pg_array_begin(struct pg_array *a)
+{
+    memset(a, 0, sizeof *a);
+    arr_put(a, "{", 1);
+}
+
+static void
+arr_sep(struct pg_array *a)
+{
+    if (!a->oom && a->n > 1)
+        arr_put(a, ",", 1);
+}
+
+void
+pg_array_add_str(struct pg_array *a, const char *s)
+{
+    arr_sep(a);
+    if (s == NULL) {
+        arr_put(a, "NULL", 4);
+        return;
+    }
+    arr_put(a, "\"", 1);
+    const char *run = s;
+    for (const char *p = s; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            arr_put(a, run, (size_t)(p - run));
+            arr_put(a, "\\", 1);
+            run = p;
+        }
+    }
+    arr_put(a, run, strlen(run));
+    arr_put(a, "\"", 1);
+}
+
+void
+pg_array_add_i64(struct pg_array *a, int64_t v, bool is_null)
+{
+    arr_sep(a);
+    if (is_null) {
+        arr_put(a, "NULL", 4);
+        return;
+    }
+    char buf[24];
+    pg_i64(buf, v);
+    arr_put(a, buf, strlen(buf));
+}
+
+const char *
+pg_array_end(struct pg_array *a)
+{
+    arr_put(a, "}", 1);
+    return a->oom ? NULL : a->p;
+}
+
+void
+pg_array_fini(struct pg_array *a)
+{
+    free(a->p);
+    memset(a, 0, sizeof *a);
+}
+
+/* ---- connection ---- */
+
+static void
+quiet_notices(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message; /* "relation already exists, skipping" and the like are not for stderr */
+}
+
+/* Copies a libpq message into err, without its trailing newline. */
+static int
+set_pg_error(struct jobd_error *err, int code, const char *what, const char *msg)
+{
+    char m[240];
+    snprintf(m, sizeof m, "%s", msg ? msg : "");
+    size_t n = strlen(m);
+    while (n > 0 && (m[n - 1] == '\n' || m[n - 1] == ' '))
+        m[--n] = '\0';
+    return jobd_error_set(err, code, "db", "%s: %s", what, m);
+}
+
+static void
+forget_session(struct store_pg *s)
+{
+    s->n_prepared = 0;
+    s->listening = false;
+}
+
+int
+pg_ensure_conn(struct store_pg *s, struct jobd_error *err)
+{
+    if (PQstatus(s->conn) == CONNECTION_OK)
+        return JOBD_OK;
+    forget_session(s);
+    PQreset(s->conn);
+    if (PQstatus(s->conn) == CONNECTION_OK)
+        return JOBD_OK;
+    return set_pg_error(err, JOBD_E_UNAVAILABLE, "PostgreSQL is unavailable",
+                        PQerrorMessage(s->conn));
+}
+
+/* Classifies a failed result; PQclear()s it. */
+static int
+result_error(struct store_pg *s, PGresult *r, const char *what, struct jobd_error *err)
+{
+    const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+    const char *msg = r ? PQresultErrorMessage(r) : PQerrorMessage(s->conn);
+    if (msg == NULL || *msg == '\0')
+        msg = PQerrorMessage(s->conn);
+    int code = JOBD_E_STORE;
+    if (PQstatus(s->conn) != CONNECTION_OK || state == NULL || strncmp(state, "08", 2) == 0 ||
+        strcmp(state, "57P01") == 0 || strcmp(state, "57P02") == 0 ||
+        strcmp(state, "57P03") == 0)
+        code = JOBD_E_UNAVAILABLE;
+    else if (strcmp(state, "23505") == 0)
+        code = JOBD_E_CONFLICT;
+    if (code == JOBD_E_UNAVAILABLE) {
+        /* The session may be gone: re-prepare after the reconnect. */
+        forget_session(s);
+        what = "PostgreSQL is unavailable";
+    }
+    code = set_pg_error(err, code, what, msg);
+    PQclear(r);
+    return code;
+}
+
+static bool
+result_ok(const PGresult *r)
+{
+    ExecStatusType t = PQresultStatus(r);
+    return t == PGRES_TUPLES_OK || t == PGRES_COMMAND_OK;
+}
+
+static int
+prepare(struct store_pg *s, const struct pg_stmt *stmt, int n, struct jobd_error *err)
+{
+    for (size_t i = 0; i < s->n_prepared; i++)
+        if (s->prepared[i] == stmt)
+            return JOBD_OK;
+    if (s->n_prepared == PG_MAX_PREPARED)
+        return jobd_error_set(err, JOBD_E_INTERNAL, "db", "too many prepared statements");
+    PGresult *r = PQprepare(s->conn, stmt->name, stmt->sql, n, NULL);
+    if (r == NULL || !result_ok(r))
+        return result_error(s, r, stmt->name, err);
+    PQclear(r);
+    s->prepared[s->n_prepared++] = stmt;
+    return JOBD_OK;
+}
+
+int
+pg_exec(struct store_pg *s, const struct pg_stmt *stmt, int n, const char *const *values,
+        PGresult **out, struct jobd_error *err)
+{
+    *out = NULL;
+    int rc = pg_ensure_conn(s, err);
+    if (rc == JOBD_OK)
+        rc = prepare(s, stmt, n, err);
+    if (rc != JOBD_OK)
+        return rc;
+    PGresult *r = PQexecPrepared(s->conn, stmt->name, n, values, NULL, NULL, 0);
+    if (r == NULL || !result_ok(r))
+        return result_error(s, r, stmt->name, err);
+    *out = r;
+    return JOBD_OK;
+}
+
+int
+pg_exec_simple(struct store_pg *s, const char *sql, struct jobd_error *err)
+{
+    int rc = pg_ensure_conn(s, err);
+    if (rc != JOBD_OK)
+        return rc;
+    PGresult *r = PQexec(s->conn, sql);
+    if (r == NULL || !result_ok(r))
+        return result_error(s, r, sql, err);
+    PQclear(r);
+    return JOBD_OK;
+}
+
+/*
+ * Connects to url. A URL without connect_timeout gets one (5 s), so a host
+ * that drops packets fails in seconds rather than minutes; the message
+ * names host and port but never the password.
+ */
+int
+pg_connect(const char *url, PGconn **out, struct jobd_error *err)
+{
+    *out = NULL;
+    char *perr = NULL;
+    PQconninfoOption *opts = PQconninfoParse(url, &perr);
+    if (opts == NULL) {
+        int rc = perr ? set_pg_error(err, JOBD_E_INVALID, "invalid PostgreSQL URL", perr)
+                      : jobd_error_set(err, JOBD_E_NOMEM, "db", "out of memory");
+        PQfreemem(perr);
+        return rc;
+    }
+    PQconninfoFree(opts);
+    size_t n = strlen(url) + 64;
+    char *u = malloc(n);
+    if (u == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, "db", "out of memory");
+    snprintf(u, n, "%s%s%s%s", url, strchr(url, '?') ? "&" : "?",
+             strstr(url, "connect_timeout=") ? "" : "connect_timeout=5&",
+             strstr(url, "application_name=") ? "fallback_application_name=jobd"
+                                              : "application_name=jobd");
+    PGconn *c = PQconnectdb(u);
+    free(u);
+    if (c == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, "db", "out of memory");
+    if (PQstatus(c) != CONNECTION_OK) {
+        char what[200];
+        const char *host = PQhost(c), *port = PQport(c);
+        snprintf(what, sizeof what, "cannot connect to PostgreSQL at %s%s%s",
+                 host && *host ? host : "(default host)", port && *port ? ":" : "",
+                 port ? port : "");
+        int rc = set_pg_error(err, JOBD_E_UNAVAILABLE, what, PQerrorMessage(c));
+        PQfinish(c);
+        return rc;
+    }
+    PQsetNoticeProcessor(c, quiet_notices, NULL);
+    *out = c;
+    return JOBD_OK;
+}

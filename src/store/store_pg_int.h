@@ -1,0 +1,133 @@
+/*
+ * store_pg_int.h — internals of the PostgreSQL backend, shared by the files
+ * that add operations on the same connection (store_pg.c for jobs,
+ * sched_pg.c for schedules, store_pg_schema.c for the migrations).
+ *
+ * Statements are static `struct pg_stmt` objects, prepared lazily once per
+ * connection (and again after a reconnect). Times cross the wire as bigint
+ * microseconds since the epoch, converted in SQL (PG_TS_US / PG_US_TS), so
+ * no text parsing of times happens in C. "now" is one parameter per
+ * statement: NULL means the server's now(), else the store's clock.
+ */
+#ifndef JOBD_STORE_PG_INT_H
+#define JOBD_STORE_PG_INT_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+/* One SQL statement, prepared under name on first use. Both strings static. */
+struct pg_stmt {
+    const char *name;
+    const char *sql;
+};
+
+#define PG_MAX_PREPARED 96
+
+struct store_pg {
+    struct store base;
+    PGconn *conn;
+    const struct pg_stmt *prepared[PG_MAX_PREPARED]; /* prepared on this connection */
+    size_t n_prepared;
+    bool listening;  /* LISTEN jobd_jobs issued on this connection */
+};
+
+/* One migration step; pg_migrations lists them in version order. */
+struct pg_migration {
+    int version;
+    const char *name;
+    const char *sql;  /* one or more statements, run in the migration transaction */
+};
+extern const struct pg_migration pg_migrations[];
+extern const size_t pg_migrations_count;
+
+/* ---- SQL fragments ---- */
+
+/* bigint microseconds <-> timestamptz, exact (no float rounding). */
+#define PG_US_TS(p) "(timestamptz 'epoch' + (" p ")::bigint * interval '1 microsecond')"
+#define PG_TS_US(x) "(extract(epoch from " x ") * 1000000)::bigint"
+/* "now" from parameter p: the store's clock, or the server's now() when NULL. */
+#define PG_NOW(p) "COALESCE(" PG_US_TS(p) ", now())"
+/* A duration in milliseconds from parameter p, as an interval. */
+#define PG_MS(p) "((" p ")::bigint * interval '1 millisecond')"
+
+/*
+ * The columns of a job in the order pg_row_to_job decodes them, from the
+ * table or CTE whose columns are prefixed with a (e.g. "j." or "").
+ */
+#define PG_JOB_COLS(a)                                                                  \
+    a "id, " a "queue, " a "type, " a "payload::text AS payload, " a "status, "         \
+    a "priority, " PG_TS_US(a "run_at") " AS run_at_us, " a "attempt, "                 \
+    a "max_attempts, " a "idempotency_key, " a "schedule, "                             \
+    PG_TS_US(a "scheduled_for") " AS scheduled_for_us, " a "worker_id, "                \
+    PG_TS_US(a "lease_expires_at") " AS lease_expires_at_us, " a "timeout_ms, "         \
+    a "cancel_requested, " a "last_error, " a "result::text AS result, "                \
+    PG_TS_US(a "created_at") " AS created_at_us, "                                      \
+    PG_TS_US(a "started_at") " AS started_at_us, "                                      \
+    PG_TS_US(a "finished_at") " AS finished_at_us"
+#define PG_JOB_NCOLS 21
+
+/* Every stored column of jobd.jobs / jobd.jobs_done, in table order. */
+#define PG_JOB_TABLE_COLS                                                               \
+    "id, queue, type, payload, status, priority, run_at, attempt, attempt_floor, "      \
+    "max_attempts, idempotency_key, schedule, scheduled_for, worker_id, "               \
+    "lease_expires_at, timeout_ms, cancel_requested, last_error, result, created_at, "  \
+    "started_at, finished_at"
+
+/* ---- helpers ---- */
+
+/*
+ * Runs stmt with n text parameters (values[i] NULL = SQL NULL), preparing it
+ * first if this connection has not. Reconnects first (PQreset) if the
+ * connection is down. On success *out is a result the caller PQclear()s
+ * (tuples or command OK). Errors: JOBD_E_UNAVAILABLE when the server cannot
+ * be reached, JOBD_E_CONFLICT for a unique violation, JOBD_E_STORE with the
+ * server's message otherwise; *out is NULL then.
+ */
+int pg_exec(struct store_pg *s, const struct pg_stmt *stmt, int n, const char *const *values,
+            PGresult **out, struct jobd_error *err);
+/*
+ * Connects to url (a libpq URI), adding connect_timeout=5 unless given.
+ * JOBD_E_INVALID for a malformed URL, JOBD_E_UNAVAILABLE when the server
+ * does not answer (the message names host and port, never the password).
+ * On success *out is owned by the caller (PQfinish).
+ */
+int pg_connect(const char *url, PGconn **out, struct jobd_error *err);
+/* Runs parameterless SQL text (BEGIN, COMMIT, LISTEN ...). Same errors. */
+int pg_exec_simple(struct store_pg *s, const char *sql, struct jobd_error *err);
+/* Makes sure the connection is up (PQreset if not). JOBD_E_UNAVAILABLE. */
+int pg_ensure_conn(struct store_pg *s, struct jobd_error *err);
+
+/* Decodes PG_JOB_COLS starting at column col0 of row into out (zeroed). JOBD_E_NOMEM. */
+int pg_row_to_job(const PGresult *r, int row, int col0, struct job *out);
+
+/* Formats v into buf (>= 24 bytes) and returns buf. */
+const char *pg_i64(char *buf, int64_t v);
+/* The "now" parameter: NULL (server time) or the store clock's value in buf. */
+const char *pg_now_param(const struct store_pg *s, char *buf);
+/* A bigint cell; SQL NULL reads as 0. */
+int64_t pg_get_i64(const PGresult *r, int row, int col);
+/* A text cell as a malloc'd string, or NULL for SQL NULL. *oom set on failure. */
+char *pg_get_str(const PGresult *r, int row, int col, bool *oom);
+
+/*
+ * A growable PostgreSQL array literal ("{...}") for array parameters, so a
+ * whole batch travels as one parameter per column. Elements are quoted and
+ * escaped; NULL elements are SQL NULLs.
+ */
+struct pg_array {
+    char *p;
+    size_t n, cap;
+    bool oom;
+};
+void pg_array_begin(struct pg_array *a);
+void pg_array_add_str(struct pg_array *a, const char *s);
+void pg_array_add_i64(struct pg_array *a, int64_t v, bool is_null);
+/* Closes the literal; returns it (owned by a, free with pg_array_fini) or NULL on OOM. */
+const char *pg_array_end(struct pg_array *a);
+void pg_array_fini(struct pg_array *a);
+
+#endif

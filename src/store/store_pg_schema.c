@@ -1,0 +1,180 @@
+/*
+ * store_pg_schema.c — the PostgreSQL schema of jobd as ordered migration
+ * steps (schema "jobd"). store_pg_migrate applies the steps newer than the
+ * highest version in jobd.schema_migrations, all in one transaction under
+ * pg_advisory_xact_lock, so any number of processes may start at once.
+ *
+ * To change the schema, APPEND a step with the next version number; never
+ * edit a step that may have been applied somewhere. A step that adds a
+ * column to jobd.jobs must add it to jobd.jobs_done too (terminal rows move
+ * between the two with INSERT ... SELECT) and recreate the view all_jobs.
+ */
+#include "store/store_pg_int.h"
+
+/*
+ * Version 1: the job tables, idempotency keys, queues, the wake-up trigger
+ * and jobd.enqueue for applications (CONTRACT.md §6).
+ *
+ * payload and result are json, not jsonb: json keeps the exact text jobd
+ * stores (canonical JSON, see core/json.h), so every backend hands back the
+ * same bytes and no read pays for re-serialising; comparisons that need
+ * JSON equality cast to jsonb (idempotent replays).
+ *
+ * jobs holds only pending and running rows so the claim index stays small
+ * under churn; terminal rows live in jobs_done. Indexes on jobs:
+ *   jobs_claim_queue  claims naming queues (one ordered scan per queue)
+ *   jobs_claim_any    claims over every queue
+ *   jobs_next_run     the soonest run_at for a worker's timer
+ *   jobs_lease        the reaper's expired leases. Its predicate is deliberately
+ *                     "lease_expires_at IS NOT NULL", not "status = 'running'":
+ *                     with the latter, every report (WHERE id = $1 AND status =
+ *                     'running') could be planned as a full scan of this index
+ *                     whenever the statistics say few jobs run, instead of one
+ *                     primary-key probe. Only running rows have a lease.
+ */
+static const char step1_jobs[] =
+    "CREATE SEQUENCE jobd.job_id_seq;\n"
+    "CREATE TABLE jobd.jobs (\n"
+    "    id               bigint PRIMARY KEY DEFAULT nextval('jobd.job_id_seq'),\n"
+    "    queue            text NOT NULL DEFAULT 'default',\n"
+    "    type             text NOT NULL,\n"
+    "    payload          json NOT NULL DEFAULT '{}',\n"
+    "    status           text NOT NULL DEFAULT 'pending',\n"
+    "    priority         int NOT NULL DEFAULT 0,\n"
+    "    run_at           timestamptz NOT NULL DEFAULT now(),\n"
+    "    attempt          int NOT NULL DEFAULT 0,\n"
+    "    attempt_floor    int NOT NULL DEFAULT 0,\n"
+    "    max_attempts     int NOT NULL DEFAULT 25,\n"
+    "    idempotency_key  text,\n"
+    "    schedule         text,\n"
+    "    scheduled_for    timestamptz,\n"
+    "    worker_id        text,\n"
+    "    lease_expires_at timestamptz,\n"
+    "    timeout_ms       bigint,\n"
+    "    cancel_requested boolean NOT NULL DEFAULT false,\n"
+    "    last_error       text,\n"
+    "    result           json,\n"
+    "    created_at       timestamptz NOT NULL DEFAULT now(),\n"
+    "    started_at       timestamptz,\n"
+    "    finished_at      timestamptz,\n"
+    "    CONSTRAINT jobs_hot_status CHECK (status IN ('pending', 'running'))\n"
+    ") WITH (fillfactor = 80, autovacuum_vacuum_scale_factor = 0.02,\n"
+    "        autovacuum_analyze_scale_factor = 0.05);\n"
+    "ALTER SEQUENCE jobd.job_id_seq OWNED BY jobd.jobs.id;\n"
+    "CREATE INDEX jobs_claim_queue ON jobd.jobs (queue, priority DESC, run_at, id)\n"
+    "    WHERE status = 'pending';\n"
+    "CREATE INDEX jobs_claim_any ON jobd.jobs (priority DESC, run_at, id)\n"
+    "    WHERE status = 'pending';\n"
+    "CREATE INDEX jobs_next_run ON jobd.jobs (run_at) WHERE status = 'pending';\n"
+    "CREATE INDEX jobs_lease ON jobd.jobs (lease_expires_at)\n"
+    "    WHERE lease_expires_at IS NOT NULL;\n"
+    "CREATE TABLE jobd.jobs_done (\n"
+    "    LIKE jobd.jobs,\n"
+    "    PRIMARY KEY (id),\n"
+    "    CONSTRAINT jobs_done_status CHECK (status IN ('succeeded', 'dead', 'cancelled'))\n"
+    ");\n"
+    "CREATE INDEX jobs_done_finished ON jobd.jobs_done (finished_at);\n"
+    "CREATE VIEW jobd.all_jobs AS\n"
+    "    SELECT * FROM jobd.jobs UNION ALL SELECT * FROM jobd.jobs_done;\n"
+    "CREATE TABLE jobd.job_keys (\n"
+    "    idempotency_key text PRIMARY KEY,\n"
+    "    job_id          bigint NOT NULL\n"
+    ");\n"
+    "CREATE TABLE jobd.queues (\n"
+    "    name   text PRIMARY KEY,\n"
+    "    paused boolean NOT NULL DEFAULT false\n"
+    ");\n"
+    /*
+     * Wake-ups: one NOTIFY per statement and queue (NOTIFY folds duplicates
+     * within a transaction), for every insert, also of future jobs: a worker
+     * that wakes recomputes its timer from the soonest run_at, so a newly
+     * enqueued earlier job is not left waiting for the slow poll.
+     */
+    "CREATE FUNCTION jobd.notify_jobs() RETURNS trigger LANGUAGE plpgsql AS $$\n"
+    "BEGIN\n"
+    "    PERFORM pg_notify('jobd_jobs', q.queue)\n"
+    "       FROM (SELECT DISTINCT queue FROM new_jobs) q;\n"
+    "    RETURN NULL;\n"
+    "END $$;\n"
+    "CREATE TRIGGER jobs_notify AFTER INSERT ON jobd.jobs\n"
+    "    REFERENCING NEW TABLE AS new_jobs\n"
+    "    FOR EACH STATEMENT EXECUTE FUNCTION jobd.notify_jobs();\n"
+    /*
+     * jobd.enqueue: the same rules as the API (names, limits, idempotency),
+     * inside the caller's transaction. A replay (same key, type, queue and
+     * payload) returns the existing id; another request with a used key
+     * raises unique_violation.
+     */
+    "CREATE FUNCTION jobd.enqueue(type text, payload jsonb DEFAULT '{}',\n"
+    "        queue text DEFAULT 'default', run_at timestamptz DEFAULT now(),\n"
+    "        priority int DEFAULT 0, max_attempts int DEFAULT 25,\n"
+    "        idempotency_key text DEFAULT NULL)\n"
+    "    RETURNS bigint LANGUAGE plpgsql AS $$\n"
+    "#variable_conflict use_column\n"
+    "DECLARE\n"
+    "    v_id bigint;\n"
+    "    v_old record;\n"
+    "    v_payload jsonb := COALESCE(enqueue.payload, '{}'::jsonb);\n"
+    "BEGIN\n"
+    "    IF enqueue.type IS NULL OR enqueue.type !~ '^[A-Za-z0-9._:-]{1,128}$' THEN\n"
+    "        RAISE EXCEPTION 'jobd.enqueue: type must match [A-Za-z0-9._:-]{1,128}, got %',\n"
+    "            quote_nullable(enqueue.type) USING ERRCODE = 'invalid_parameter_value';\n"
+    "    END IF;\n"
+    "    IF enqueue.queue IS NULL OR enqueue.queue !~ '^[a-z0-9_-]{1,64}$' THEN\n"
+    "        RAISE EXCEPTION 'jobd.enqueue: queue must match [a-z0-9_-]{1,64}, got %',\n"
+    "            quote_nullable(enqueue.queue) USING ERRCODE = 'invalid_parameter_value';\n"
+    "    END IF;\n"
+    "    IF octet_length(v_payload::text) > 262144 THEN\n"
+    "        RAISE EXCEPTION 'jobd.enqueue: payload is over 256 KiB'\n"
+    "            USING ERRCODE = 'program_limit_exceeded';\n"
+    "    END IF;\n"
+    "    IF enqueue.priority IS NULL OR enqueue.priority NOT BETWEEN -1000000 AND 1000000 THEN\n"
+    "        RAISE EXCEPTION 'jobd.enqueue: priority must be between -1000000 and 1000000'\n"
+    "            USING ERRCODE = 'invalid_parameter_value';\n"
+    "    END IF;\n"
+    "    IF enqueue.max_attempts IS NULL OR enqueue.max_attempts NOT BETWEEN 1 AND 1000000 THEN\n"
+    "        RAISE EXCEPTION 'jobd.enqueue: max_attempts must be between 1 and 1000000'\n"
+    "            USING ERRCODE = 'invalid_parameter_value';\n"
+    "    END IF;\n"
+    "    IF enqueue.idempotency_key IS NOT NULL AND (enqueue.idempotency_key = ''\n"
+    "            OR octet_length(enqueue.idempotency_key) > 255\n"
+    "            OR enqueue.idempotency_key ~ '[\\x01-\\x1f\\x7f]') THEN\n"
+    "        RAISE EXCEPTION 'jobd.enqueue: idempotency_key must be 1 to 255 bytes without '\n"
+    "            'control characters' USING ERRCODE = 'invalid_parameter_value';\n"
+    "    END IF;\n"
+    "    LOOP\n"
+    "        v_id := nextval('jobd.job_id_seq');\n"
+    "        IF enqueue.idempotency_key IS NOT NULL THEN\n"
+    "            INSERT INTO jobd.job_keys (idempotency_key, job_id)\n"
+    "                VALUES (enqueue.idempotency_key, v_id) ON CONFLICT DO NOTHING;\n"
+    "            IF NOT FOUND THEN\n"
+    "                SELECT a.id, a.type, a.queue, a.payload INTO v_old FROM jobd.all_jobs a\n"
+    "                 WHERE a.id = (SELECT k.job_id FROM jobd.job_keys k\n"
+    "                                WHERE k.idempotency_key = enqueue.idempotency_key);\n"
+    "                IF NOT FOUND THEN\n"
+    "                    CONTINUE; -- pruned meanwhile: the key is free again\n"
+    "                END IF;\n"
+    "                IF v_old.type = enqueue.type AND v_old.queue = enqueue.queue\n"
+    "                        AND v_old.payload::jsonb = v_payload THEN\n"
+    "                    RETURN v_old.id;\n"
+    "                END IF;\n"
+    "                RAISE EXCEPTION 'jobd.enqueue: idempotency key % was already used for '\n"
+    "                    'job % with a different type, queue or payload',\n"
+    "                    quote_literal(enqueue.idempotency_key), v_old.id\n"
+    "                    USING ERRCODE = 'unique_violation';\n"
+    "            END IF;\n"
+    "        END IF;\n"
+    "        INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at,\n"
+    "                               max_attempts, idempotency_key, created_at)\n"
+    "        VALUES (v_id, enqueue.queue, enqueue.type, v_payload::json, 'pending',\n"
+    "                enqueue.priority,\n"
+    "                COALESCE(enqueue.run_at, now()), enqueue.max_attempts,\n"
+    "                enqueue.idempotency_key, now());\n"
+    "        RETURN v_id;\n"
+    "    END LOOP;\n"
+    "END $$;\n";
+
+const struct pg_migration pg_migrations[] = {
+    {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
+};
+const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

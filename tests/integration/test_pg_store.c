@@ -1,0 +1,459 @@
+/*
+ * test_pg_store.c — the PostgreSQL backend's own checks, beside the shared
+ * conformance suite: the statements the backend-neutral suite cannot see
+ * (jobs vs jobs_done placement, the migration lock, the claim plans, SQL
+ * NOTIFY wake-ups). Each test makes its own database (tests/pgtest.h).
+ */
+#include <libpq-fe.h>
+#include <pthread.h>
+
+#include "core/err.h"
+#include "pgtest.h"
+#include "store/store.h"
+#include "test.h"
+#include "util/clock.h"
+
+static char g_url[512];
+
+/* A fresh database, migrated, with a store on it (manual clock if mc). */
+static struct store *
+fresh_store(struct manual_clock *mc)
+{
+    if (pgtest_fresh_db(g_url, sizeof g_url) != 0)
+        TEST_FAIL("no database");
+    struct store *st = NULL;
+    struct jobd_error e = {0};
+    ASSERT_OK(store_open(g_url, &st, &e), &e);
+    ASSERT_OK(store_migrate(st, &e), &e);
+    if (mc != NULL)
+        store_set_clock(st, &mc->clock);
+    return st;
+}
+
+static void
+done(struct store *st)
+{
+    store_close(st);
+    pgtest_drop_db(g_url);
+}
+
+/* Runs SQL on the test database and returns the first cell as a number. */
+static long long
+sql_num(const char *sql)
+{
+    PGconn *c = PQconnectdb(g_url);
+    ASSERT_EQ(PQstatus(c), CONNECTION_OK);
+    PGresult *r = PQexec(c, sql);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        TEST_FAIL("%s: %s", sql, PQresultErrorMessage(r));
+    long long v = atoll(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    PQfinish(c);
+    return v;
+}
+
+TEST(migrate_is_idempotent_and_concurrent_safe)
+{
+    struct store *st = fresh_store(NULL);
+    struct jobd_error e = {0};
+    ASSERT_OK(store_migrate(st, &e), &e);
+    ASSERT_EQ(sql_num("SELECT count(*) FROM jobd.schema_migrations"), 1);
+    ASSERT_OK(store_ping(st, &e), &e);
+    done(st);
+}
+
+static void *
+migrate_thread(void *arg)
+{
+    struct store *st = NULL;
+    struct jobd_error e = {0};
+    long rc = store_open(arg, &st, &e);
+    if (rc == 0)
+        rc = store_migrate(st, &e);
+    if (rc != 0)
+        fprintf(stderr, "migrate: %s\n", e.msg);
+    store_close(st);
+    return (void *)rc;
+}
+
+TEST(migrate_from_many_processes_at_once)
+{
+    if (pgtest_fresh_db(g_url, sizeof g_url) != 0)
+        TEST_FAIL("no database");
+    pthread_t t[6];
+    for (int i = 0; i < 6; i++)
+        pthread_create(&t[i], NULL, migrate_thread, g_url);
+    for (int i = 0; i < 6; i++) {
+        void *rc;
+        pthread_join(t[i], &rc);
+        ASSERT_EQ((long)rc, 0);
+    }
+    ASSERT_EQ(sql_num("SELECT count(*) FROM jobd.schema_migrations"), 1);
+    pgtest_drop_db(g_url);
+}
+
+TEST(lifecycle_moves_rows_between_tables)
+{
+    struct manual_clock mc;
+    manual_clock_init(&mc, 1800000000000000LL);
+    struct store *st = fresh_store(&mc);
+    struct jobd_error e = {0};
+    struct job j = {0};
+    struct job_spec sp = {.type = "email.send", .payload = "{\"to\":\"a@b.c\"}"};
+    ASSERT_OK(store_enqueue(st, &sp, &j, NULL, &e), &e);
+    ASSERT(j.id > 0);
+    ASSERT_EQ(j.status, JOB_PENDING);
+    ASSERT_STR_EQ(j.queue, "default");
+    ASSERT_EQ(j.max_attempts, 25);
+    ASSERT_EQ(j.run_at_us, 1800000000000000LL);
+    ASSERT_EQ(j.created_at_us, 1800000000000000LL);
+    int64_t id = j.id;
+    job_fini(&j);
+
+    struct claim_req req = {.worker_id = "w1", .limit = 10, .lease_ms = 1000};
+    struct job_list l = {0};
+    ASSERT_OK(store_claim(st, &req, &l, &e), &e);
+    ASSERT_EQ(l.n, 1);
+    ASSERT_EQ(l.v[0].attempt, 1);
+    ASSERT_EQ(l.v[0].status, JOB_RUNNING);
+    ASSERT_STR_EQ(l.v[0].worker_id, "w1");
+    ASSERT_EQ(l.v[0].lease_expires_at_us, 1800000000000000LL + 1000000);
+    job_list_fini(&l);
+
+    int64_t lease = 0;
+    bool cancel = true;
+    manual_clock_advance(&mc, 500000);
+    ASSERT_OK(store_heartbeat(st, id, 1, 2000, &lease, &cancel, &e), &e);
+    ASSERT_EQ(lease, 1800000000500000LL + 2000000);
+    ASSERT(!cancel);
+    ASSERT_EQ(store_heartbeat(st, id, 2, 2000, &lease, &cancel, &e), JOBD_E_STALE);
+    ASSERT_EQ(store_complete(st, id, 2, NULL, NULL, &e), JOBD_E_STALE);
+    ASSERT_OK(store_complete(st, id, 1, "{\"ok\":true}", &j, &e), &e);
+    ASSERT_EQ(j.status, JOB_SUCCEEDED);
+    ASSERT_EQ(j.finished_at_us, 1800000000500000LL);
+    ASSERT(j.result != NULL);
+    job_fini(&j);
+    ASSERT_EQ(store_complete(st, id, 1, NULL, NULL, &e), JOBD_E_STALE);
+    ASSERT_EQ(sql_num("SELECT count(*) FROM jobd.jobs"), 0);
+    ASSERT_EQ(sql_num("SELECT count(*) FROM jobd.jobs_done"), 1);
+    ASSERT_OK(store_get(st, id, &j, &e), &e);
+    ASSERT_EQ(j.status, JOB_SUCCEEDED);
+    job_fini(&j);
+    ASSERT_EQ(store_get(st, id + 100, &j, &e), JOBD_E_NOTFOUND);
+    done(st);
+}
+
+TEST(fail_retry_dead_and_manual_retry)
+{
+    struct manual_clock mc;
+    manual_clock_init(&mc, 1800000000000000LL);
+    struct store *st = fresh_store(&mc);
+    struct jobd_error e = {0};
+    struct job j = {0};
+    struct job_spec sp = {.type = "t", .max_attempts = 2};
+    ASSERT_OK(store_enqueue(st, &sp, &j, NULL, &e), &e);
+    int64_t id = j.id;
+    job_fini(&j);
+    struct claim_req req = {.worker_id = "w", .limit = 1};
+    struct job_list l = {0};
+    ASSERT_OK(store_claim(st, &req, &l, &e), &e);
+    ASSERT_EQ(l.n, 1);
+    job_list_fini(&l);
+    ASSERT_OK(store_fail(st, id, 1, "boom", true, 3000, &j, &e), &e);
+    ASSERT_EQ(j.status, JOB_PENDING);
+    ASSERT_EQ(j.run_at_us, 1800000000000000LL + 3000000);
+    ASSERT_STR_EQ(j.last_error, "boom");
+    job_fini(&j);
+    ASSERT_OK(store_claim(st, &req, &l, &e), &e);
+    ASSERT_EQ(l.n, 0); /* not due yet */
+    int64_t next = 0;
+    ASSERT_OK(store_next_run_at(st, &req, &next, &e), &e);
+    ASSERT_EQ(next, 1800000000000000LL + 3000000);
+    manual_clock_advance(&mc, 3000000);
+    ASSERT_OK(store_claim(st, &req, &l, &e), &e);
+    ASSERT_EQ(l.n, 1);
+    ASSERT_EQ(l.v[0].attempt, 2);
+    job_list_fini(&l);
+    ASSERT_OK(store_fail(st, id, 2, "boom again", true, 0, &j, &e), &e);
+    ASSERT_EQ(j.status, JOB_DEAD);
+    job_fini(&j);
+    ASSERT_EQ(store_fail(st, id, 2, "late", true, 0, NULL, &e), JOBD_E_STALE);
+    /* Manual retry: two fresh attempts, attempt keeps growing. */
+    ASSERT_OK(store_retry(st, id, &j, &e), &e);
+    ASSERT_EQ(j.status, JOB_PENDING);
+    ASSERT_EQ(j.attempt, 2);
+    job_fini(&j);
+    ASSERT_EQ(store_retry(st, id, &j, &e), JOBD_E_STATE);
+    for (int a = 3; a <= 4; a++) {
+        ASSERT_OK(store_claim(st, &req, &l, &e), &e);
+        ASSERT_EQ(l.n, 1);
+        ASSERT_EQ(l.v[0].attempt, a);
+        job_list_fini(&l);
+        ASSERT_OK(store_fail(st, id, a, "x", true, 0, &j, &e), &e);
+        ASSERT_EQ(j.status, a == 3 ? JOB_PENDING : JOB_DEAD);
+        job_fini(&j);
+    }
+    /* Permanent failure: dead at once. */
+    ASSERT_OK(store_retry(st, id, &j, &e), &e);
+    job_fini(&j);
+    ASSERT_OK(store_claim(st, &req, &l, &e), &e);
+    job_list_fini(&l);
+    ASSERT_OK(store_fail(st, id, 5, "bad input", false, 0, &j, &e), &e);
+    ASSERT_EQ(j.status, JOB_DEAD);
+    job_fini(&j);
+    done(st);
+}
+
+TEST(cancel_pending_running_terminal)
+{
+    struct store *st = fresh_store(NULL);
+    struct jobd_error e = {0};
+    struct job a = {0}, b = {0}, j = {0};
+    struct job_spec sp = {.type = "t"};
+    ASSERT_OK(store_enqueue(st, &sp, &a, NULL, &e), &e);
+    ASSERT_OK(store_enqueue(st, &sp, &b, NULL, &e), &e);
+    ASSERT_OK(store_cancel(st, a.id, &j, &e), &e);
+    ASSERT_EQ(j.status, JOB_CANCELLED);
+    job_fini(&j);
+    ASSERT_EQ(store_cancel(st, a.id, &j, &e), JOBD_E_STATE);
+    ASSERT_EQ(store_cancel(st, 999999, &j, &e), JOBD_E_NOTFOUND);
+    struct claim_req req = {.worker_id = "w", .limit = 5};
+    struct job_list l = {0};
+    ASSERT_OK(store_claim(st, &req, &l, &e), &e);
+    ASSERT_EQ(l.n, 1);
+    ASSERT_EQ(l.v[0].id, b.id);
+    job_list_fini(&l);
+    ASSERT_OK(store_cancel(st, b.id, &j, &e), &e);
+    ASSERT_EQ(j.status, JOB_RUNNING);
+    ASSERT(j.cancel_requested);
+    job_fini(&j);
+    bool cancel = false;
+    ASSERT_OK(store_heartbeat(st, b.id, 1, 0, NULL, &cancel, &e), &e);
+    ASSERT(cancel);
+    ASSERT_OK(store_fail(st, b.id, 1, "stopped", true, 0, &j, &e), &e);
+    ASSERT_EQ(j.status, JOB_CANCELLED);
+    job_fini(&j);
+    ASSERT_OK(store_retry(st, a.id, &j, &e), &e);
+    ASSERT_EQ(j.status, JOB_PENDING);
+    job_fini(&j);
+    job_fini(&a);
+    job_fini(&b);
+    done(st);
+}
+
+TEST(claim_order_filters_and_paused_queues)
+{
+    struct manual_clock mc;
+    manual_clock_init(&mc, 1800000000000000LL);
+    struct store *st = fresh_store(&mc);
+    struct jobd_error e = {0};
+    struct job_spec specs[6] = {
+        {.type = "a", .queue = "q1", .priority = 0},
+        {.type = "a", .queue = "q2", .priority = 5},
+        {.type = "b", .queue = "q1", .priority = 5},
+        {.type = "a", .queue = "q3", .priority = 9},
+        {.type = "a", .queue = "q1", .priority = 1, .run_at_us = 1800000000000000LL - 10},
+        {.type = "a", .queue = "q1", .priority = 0, .run_at_us = 1800000001000000LL},
+    };
+    struct job out[6] = {{0}};
+    ASSERT_OK(store_enqueue_batch(st, specs, 6, out, NULL, &e), &e);
+    for (int i = 1; i < 6; i++)
+        ASSERT(out[i].id > out[i - 1].id);
+    ASSERT_OK(store_queue_pause(st, "q3", true, &e), &e);
+    const char *types[] = {"a"};
+    const char *queues[] = {"q1", "q2", "q3"};
+    struct claim_req req = {.worker_id = "w", .limit = 10, .types = types, .n_types = 1,
+                            .queues = queues, .n_queues = 3};
+    struct job_list l = {0};
+    ASSERT_OK(store_claim(st, &req, &l, &e), &e);
+    ASSERT_EQ(l.n, 3);
+    ASSERT_EQ(l.v[0].id, out[1].id); /* prio 5 */
+    ASSERT_EQ(l.v[1].id, out[4].id); /* prio 1 */
+    ASSERT_EQ(l.v[2].id, out[0].id); /* prio 0 */
+    job_list_fini(&l);
+    ASSERT_OK(store_queue_pause(st, "q3", false, &e), &e);
+    struct claim_req any = {.worker_id = "w", .limit = 10};
+    ASSERT_OK(store_claim(st, &any, &l, &e), &e);
+    ASSERT_EQ(l.n, 2);
+    ASSERT_EQ(l.v[0].id, out[3].id);
+    ASSERT_EQ(l.v[1].id, out[2].id);
+    job_list_fini(&l);
+    struct queue_stat *qs = NULL;
+    size_t nq = 0;
+    ASSERT_OK(store_queue_stats(st, &qs, &nq, &e), &e);
+    ASSERT_EQ(nq, 3);
+    ASSERT_STR_EQ(qs[0].name, "q1");
+    ASSERT_EQ(qs[0].count[JOB_RUNNING], 3);
+    ASSERT_EQ(qs[0].count[JOB_PENDING], 1);
+    free(qs);
+    for (int i = 0; i < 6; i++)
+        job_fini(&out[i]);
+    done(st);
+}
+
+TEST(idempotency_replay_and_conflict)
+{
+    struct store *st = fresh_store(NULL);
+    struct jobd_error e = {0};
+    struct job a = {0}, b = {0};
+    bool rep = true;
+    struct job_spec sp = {.type = "t", .payload = "{\"a\":1,\"b\":[1,2]}", .idempotency_key = "k1"};
+    ASSERT_OK(store_enqueue(st, &sp, &a, &rep, &e), &e);
+    ASSERT(!rep);
+    ASSERT_OK(store_enqueue(st, &sp, &b, &rep, &e), &e);
+    ASSERT(rep);
+    ASSERT_EQ(a.id, b.id);
+    job_fini(&b);
+    struct job_spec other = sp;
+    other.payload = "{\"a\":2}";
+    ASSERT_EQ(store_enqueue(st, &other, &b, &rep, &e), JOBD_E_CONFLICT);
+    other = sp;
+    other.queue = "other";
+    ASSERT_EQ(store_enqueue(st, &other, &b, &rep, &e), JOBD_E_CONFLICT);
+    /* Batch: all or nothing; a replay inside a batch is marked. */
+    struct job_spec batch[2] = {{.type = "t", .idempotency_key = "k2"}, sp};
+    struct job bo[2] = {{0}};
+    bool brep[2];
+    ASSERT_OK(store_enqueue_batch(st, batch, 2, bo, brep, &e), &e);
+    ASSERT(!brep[0]);
+    ASSERT(brep[1]);
+    ASSERT_EQ(bo[1].id, a.id);
+    job_fini(&bo[0]);
+    job_fini(&bo[1]);
+    struct job_spec bad[2] = {{.type = "t", .idempotency_key = "k3"}, other};
+    ASSERT_EQ(store_enqueue_batch(st, bad, 2, bo, brep, &e), JOBD_E_CONFLICT);
+    ASSERT_STR_EQ(e.field, "jobs[1].idempotency_key");
+    ASSERT_EQ(sql_num("SELECT count(*) FROM jobd.job_keys WHERE idempotency_key = 'k3'"), 0);
+    /* The key follows the job into jobs_done. */
+    struct claim_req req = {.worker_id = "w", .limit = 10};
+    struct job_list l = {0};
+    ASSERT_OK(store_claim(st, &req, &l, &e), &e);
+    for (size_t i = 0; i < l.n; i++)
+        ASSERT_OK(store_complete(st, l.v[i].id, l.v[i].attempt, NULL, NULL, &e), &e);
+    job_list_fini(&l);
+    ASSERT_OK(store_enqueue(st, &sp, &b, &rep, &e), &e);
+    ASSERT(rep);
+    ASSERT_EQ(b.status, JOB_SUCCEEDED);
+    job_fini(&b);
+    job_fini(&a);
+    done(st);
+}
+
+TEST(reap_backoff_dead_and_cancelled)
+{
+    struct manual_clock mc;
+    manual_clock_init(&mc, 1800000000000000LL);
+    struct store *st = fresh_store(&mc);
+    struct jobd_error e = {0};
+    struct job_spec specs[3] = {{.type = "t"}, {.type = "t", .max_attempts = 1}, {.type = "t"}};
+    struct job out[3] = {{0}};
+    ASSERT_OK(store_enqueue_batch(st, specs, 3, out, NULL, &e), &e);
+    struct claim_req req = {.worker_id = "w", .limit = 10, .lease_ms = 1000};
+    struct job_list l = {0};
+    ASSERT_OK(store_claim(st, &req, &l, &e), &e);
+    ASSERT_EQ(l.n, 3);
+    job_list_fini(&l);
+    struct job j = {0};
+    ASSERT_OK(store_cancel(st, out[2].id, &j, &e), &e);
+    job_fini(&j);
+    int reaped = -1;
+    struct backoff_policy bp = {.base_ms = 1000, .cap_ms = 5000};
+    ASSERT_OK(store_reap(st, 100, &bp, &reaped, &e), &e);
+    ASSERT_EQ(reaped, 0);
+    manual_clock_advance(&mc, 1000001);
+    ASSERT_OK(store_reap(st, 100, &bp, &reaped, &e), &e);
+    ASSERT_EQ(reaped, 3);
+    ASSERT_OK(store_get(st, out[0].id, &j, &e), &e);
+    ASSERT_EQ(j.status, JOB_PENDING);
+    ASSERT_STR_EQ(j.last_error, "lease expired");
+    int64_t now = 1800000000000000LL + 1000001;
+    ASSERT(j.run_at_us >= now && j.run_at_us <= now + 2000000);
+    job_fini(&j);
+    ASSERT_OK(store_get(st, out[1].id, &j, &e), &e);
+    ASSERT_EQ(j.status, JOB_DEAD);
+    job_fini(&j);
+    ASSERT_OK(store_get(st, out[2].id, &j, &e), &e);
+    ASSERT_EQ(j.status, JOB_CANCELLED);
+    job_fini(&j);
+    ASSERT_EQ(store_heartbeat(st, out[0].id, 1, 0, NULL, NULL, &e), JOBD_E_STALE);
+    /* Prune: terminal jobs finished before the cutoff, keys freed. */
+    int deleted = 0;
+    ASSERT_OK(store_prune(st, now + 1, 100, &deleted, &e), &e);
+    ASSERT_EQ(deleted, 2);
+    ASSERT_EQ(store_get(st, out[1].id, &j, &e), JOBD_E_NOTFOUND);
+    for (int i = 0; i < 3; i++)
+        job_fini(&out[i]);
+    done(st);
+}
+
+TEST(list_pages_newest_first)
+{
+    struct store *st = fresh_store(NULL);
+    struct jobd_error e = {0};
+    struct job_spec specs[5] = {{.type = "a"}, {.type = "b"}, {.type = "a"}, {.type = "a"},
+                                {.type = "a", .queue = "other"}};
+    ASSERT_OK(store_enqueue_batch(st, specs, 5, NULL, NULL, &e), &e);
+    struct job_filter f = {.status = STORE_ANY, .type = "a", .limit = 2};
+    struct job_list l = {0};
+    int64_t cur = 0;
+    ASSERT_OK(store_list(st, &f, &l, &cur, &e), &e);
+    ASSERT_EQ(l.n, 2);
+    ASSERT(l.v[0].id > l.v[1].id);
+    ASSERT_EQ(cur, l.v[1].id);
+    f.before_id = cur;
+    job_list_fini(&l);
+    ASSERT_OK(store_list(st, &f, &l, &cur, &e), &e);
+    ASSERT_EQ(l.n, 2);
+    ASSERT_EQ(cur, 0);
+    job_list_fini(&l);
+    struct job_filter g = {.status = JOB_SUCCEEDED};
+    ASSERT_OK(store_list(st, &g, &l, &cur, &e), &e);
+    ASSERT_EQ(l.n, 0);
+    job_list_fini(&l);
+    done(st);
+}
+
+TEST(wait_is_woken_by_enqueue_and_sql_enqueue)
+{
+    struct store *st = fresh_store(NULL);
+    struct jobd_error e = {0};
+    ASSERT_EQ(store_wait(st, 10, &e), 0); /* LISTEN, nothing yet */
+    struct store *other = NULL;
+    ASSERT_OK(store_open(g_url, &other, &e), &e);
+    struct job_spec sp = {.type = "t"};
+    ASSERT_OK(store_enqueue(other, &sp, NULL, NULL, &e), &e);
+    ASSERT_EQ(store_wait(st, 5000, &e), 1);
+    ASSERT_EQ(store_wait(st, 10, &e), 0);
+    ASSERT_EQ(sql_num("SELECT jobd.enqueue('from.sql')") > 0, 1);
+    ASSERT_EQ(store_wait(st, 5000, &e), 1);
+    store_close(other);
+    done(st);
+}
+
+TEST(batch_with_a_key_twice)
+{
+    struct store *st = fresh_store(NULL);
+    struct jobd_error e = {0};
+    struct job_spec same[3] = {{.type = "t", .payload = "{\"n\":1}", .idempotency_key = "dup"},
+                               {.type = "t"},
+                               {.type = "t", .payload = "{\"n\":1}", .idempotency_key = "dup"}};
+    struct job out[3] = {{0}};
+    bool rep[3];
+    ASSERT_OK(store_enqueue_batch(st, same, 3, out, rep, &e), &e);
+    ASSERT(!rep[0]);
+    ASSERT(!rep[1]);
+    ASSERT(rep[2]);
+    ASSERT_EQ(out[2].id, out[0].id);
+    ASSERT(out[1].id > out[0].id);
+    for (int i = 0; i < 3; i++)
+        job_fini(&out[i]);
+    ASSERT_EQ(sql_num("SELECT count(*) FROM jobd.jobs"), 2);
+    struct job_spec clash[3] = {{.type = "t", .idempotency_key = "x1"},
+                                {.type = "t", .idempotency_key = "x2"},
+                                {.type = "u", .idempotency_key = "x1"}};
+    ASSERT_EQ(store_enqueue_batch(st, clash, 3, out, rep, &e), JOBD_E_CONFLICT);
+    ASSERT_STR_EQ(e.field, "jobs[2].idempotency_key");
+    ASSERT_EQ(sql_num("SELECT count(*) FROM jobd.jobs"), 2);
+    ASSERT_EQ(sql_num("SELECT count(*) FROM jobd.job_keys"), 1);
+    done(st);
+}
