@@ -62,7 +62,7 @@ pgtest_admin_exec(const char *admin_url, const char *sql, int quiet)
         return -1;
     }
     PGresult *r = PQexec(c, sql);
-    int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    int ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
     if (!ok && !quiet)
         fprintf(stderr, "pgtest: %s: %s", sql, PQresultErrorMessage(r));
     PQclear(r);
@@ -101,6 +101,16 @@ pgtest_fresh_db(char *url, size_t len)
     /* template0: CREATE DATABASE fails if anyone is connected to the template. */
     snprintf(sql, sizeof sql, "CREATE DATABASE %s TEMPLATE template0", db);
     return pgtest_admin_exec(admin, sql, 0);
+}
+
+/*
+ * Runs parameterless SQL (e.g. "DROP SCHEMA IF EXISTS jobd CASCADE") on the
+ * database at url. Returns 0, or -1 after printing the error on stderr.
+ */
+static inline int
+pgtest_exec(const char *url, const char *sql)
+{
+    return pgtest_admin_exec(url, sql, 0);
 }
 
 /* Drops the database named by url (made by pgtest_fresh_db). Best effort, silent. */

@@ -20,7 +20,46 @@
 #define N_JOBS 10000
 #define N_THREADS 8
 
+/*
+ * One database per run of this program (made before the first test, dropped
+ * when the run ends); each test starts from an empty schema "jobd".
+ */
 static char g_url[512];
+static pid_t g_parent;
+
+static void
+run_db_drop(void)
+{
+    if (getpid() == g_parent && g_url[0] != '\0')
+        pgtest_drop_db(g_url);
+}
+
+__attribute__((constructor)) static void
+run_db_create(void)
+{
+    g_parent = getpid();
+    if (pgtest_fresh_db(g_url, sizeof g_url) != 0) {
+        g_url[0] = '\0';
+        return;
+    }
+    atexit(run_db_drop);
+    /* Correctness tests need no fsync per commit; nothing here kills the server. */
+    char sql[600];
+    const char *db = strrchr(g_url, '/') + 1;
+    snprintf(sql, sizeof sql, "ALTER DATABASE %.*s SET synchronous_commit = off",
+             (int)strcspn(db, "?"), db);
+    (void)pgtest_exec(g_url, sql);
+}
+
+/* Empties the run's database: no schema jobd. */
+static void
+reset_db(void)
+{
+    if (g_url[0] == '\0')
+        TEST_FAIL("no test database (see the pgtest message above)");
+    if (pgtest_exec(g_url, "DROP SCHEMA IF EXISTS jobd CASCADE") != 0)
+        TEST_FAIL("cannot reset the test database");
+}
 
 static struct store *
 open_store(void)
@@ -34,8 +73,7 @@ open_store(void)
 static struct store *
 fresh_store(void)
 {
-    if (pgtest_fresh_db(g_url, sizeof g_url) != 0)
-        TEST_FAIL("no database");
+    reset_db();
     struct store *st = open_store();
     struct jobd_error e = {0};
     ASSERT_OK(store_migrate(st, &e), &e);
@@ -195,7 +233,6 @@ TEST(eight_claimers_drain_ten_thousand_jobs_exactly_once)
     ASSERT_EQ(sql_do(c, "SELECT count(DISTINCT id) FROM jobd.jobs_done"), N_JOBS + 1);
     PQfinish(c);
     store_close(st);
-    pgtest_drop_db(g_url);
 }
 
 /* ---- a server that does not answer ---- */
@@ -275,7 +312,6 @@ TEST(sql_enqueue_follows_the_callers_transaction)
     ASSERT_EQ(sql_do(c, "SELECT count(*) FROM jobd.jobs"), 1);
     PQfinish(c);
     store_close(st);
-    pgtest_drop_db(g_url);
 }
 
 /* ---- same key, many enqueuers at once ---- */
@@ -328,7 +364,6 @@ TEST(concurrent_same_key_enqueues_make_one_job)
     ASSERT_EQ(sql_do(c, "SELECT count(*) FROM jobd.jobs"), 1);
     PQfinish(c);
     store_close(st);
-    pgtest_drop_db(g_url);
 }
 
 /* ---- claim plans use the partial indexes ---- */
@@ -383,7 +418,6 @@ TEST(claim_plans_use_the_partial_indexes)
                      "jobs_lease");
     PQfinish(c);
     store_close(st);
-    pgtest_drop_db(g_url);
 }
 
 /* ---- a restarted server ---- */
@@ -445,5 +479,4 @@ TEST(survives_a_postgres_restart)
     ASSERT_EQ(store_wait(st, 5000, &e), 1);
     store_close(other);
     store_close(st);
-    pgtest_drop_db(g_url);
 }
