@@ -50,6 +50,13 @@ pgtest_url_with_db(const char *base, const char *db, char *out, size_t len)
     return (n < 0 || (size_t)n >= len) ? -1 : 0;
 }
 
+static inline void
+pgtest_quiet(void *arg, const char *msg)
+{
+    (void)arg; /* "schema ... does not exist, skipping" is not news */
+    (void)msg;
+}
+
 /* Runs one utility statement on the admin URL; prints and returns -1 on failure. */
 static inline int
 pgtest_admin_exec(const char *admin_url, const char *sql, int quiet)
@@ -61,6 +68,7 @@ pgtest_admin_exec(const char *admin_url, const char *sql, int quiet)
         PQfinish(c);
         return -1;
     }
+    PQsetNoticeProcessor(c, pgtest_quiet, NULL);
     PGresult *r = PQexec(c, sql);
     int ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
     if (!ok && !quiet)
