@@ -181,11 +181,19 @@ quiet_notices(void *arg, const char *message)
 static int
 set_pg_error(struct jobd_error *err, int code, const char *what, const char *msg)
 {
+    /* One line: libpq's messages carry newlines and tabs ("\n\tIs the server running"). */
     char m[240];
-    snprintf(m, sizeof m, "%s", msg ? msg : "");
-    size_t n = strlen(m);
-    while (n > 0 && (m[n - 1] == '\n' || m[n - 1] == ' '))
-        m[--n] = '\0';
+    size_t n = 0;
+    for (const char *p = msg ? msg : ""; *p && n + 1 < sizeof m; p++) {
+        bool ws = *p == '\n' || *p == '\t' || *p == '\r' || *p == ' ';
+        if (!ws)
+            m[n++] = *p;
+        else if (n > 0 && m[n - 1] != ' ')
+            m[n++] = ' ';
+    }
+    while (n > 0 && m[n - 1] == ' ')
+        n--;
+    m[n] = '\0';
     return jobd_error_set(err, code, "db", "%s: %s", what, m);
 }
 

@@ -259,6 +259,7 @@ TEST(open_on_closed_port_is_unavailable_and_quick)
     fprintf(stderr, "message: %s\n", e.msg);
     ASSERT(strstr(e.msg, "127.0.0.1") != NULL);
     ASSERT(strstr(e.msg, "secret") == NULL);
+    ASSERT(strchr(e.msg, '\n') == NULL); /* one line for the CLI */
     /* A malformed URL is the caller's mistake. */
     ASSERT_EQ(store_open("postgresql://h/db?no_such_option=1", &st, &e), JOBD_E_INVALID);
     ASSERT_NULL(st);
