@@ -37,7 +37,7 @@ struct fx {
     struct store *st;
     struct manual_clock mc;
     struct jobd_error err;
-    char url[1024];
+    char url[1200];
 };
 
 static const char *
@@ -313,7 +313,7 @@ TEST(open_not_a_database)
         /* The pg twin: a database that does not exist is a clean error. */
         struct fx f;
         fx_open(&f);
-        char bad[1100];
+        char bad[1300];
         const char *slash = strrchr(f.url, '/');
         snprintf(bad, sizeof bad, "%.*s/jobd_no_such_database_x", (int)(slash - f.url), f.url);
         struct store *st = NULL;
