@@ -184,11 +184,13 @@ struct server_parts {
 };
 
 static void
-stop_all(struct server_parts *p)
+stop_all(struct server_parts *p, int64_t grace_ms)
 {
     api_server_quiesce(p->http);  /* no new connections */
     longpoll_stop(p->longpoll);   /* parked claims answered and resumed */
-    api_server_stop(p->http);     /* in-flight requests finish */
+    if (!api_server_drain(p->http, grace_ms > INT32_MAX ? INT32_MAX : (int)grace_ms))
+        fprintf(stderr, "jobd: requests still running after the shutdown grace; closing\n");
+    api_server_stop(p->http);     /* closes idle keep-alive connections */
     longpoll_free(p->longpoll);   /* no HTTP thread can park a claim any more */
     committer_stop(p->committer); /* after every request that could queue to it */
     store_pool_free(p->pool);
@@ -284,6 +286,6 @@ cmd_server(int argc, char **argv)
         fprintf(stderr, "jobd: %s received, shutting down\n", sig == SIGINT ? "SIGINT"
                                                                              : "SIGTERM");
     }
-    stop_all(&parts);
+    stop_all(&parts, o.grace_ms > 0 ? o.grace_ms : 30000);
     return rc;
 }
