@@ -107,9 +107,10 @@ int api_server_start(const struct api_server_config *cfg, struct api_ctx *ctx,
 /* Stops accepting connections (in-flight requests still finish). */
 void api_server_quiesce(struct api_server *s);
 /*
- * Waits up to timeout_ms until no request is in progress (answered ones
- * included: a resumed long poll still has to send its answer). True if
- * idle. Call after api_server_quiesce and longpoll_stop.
+ * Waits up to timeout_ms until no request is in progress: every request
+ * received in full has been answered and sent (a resumed long poll still
+ * has to send its answer). A client still sending its request is not
+ * waited for. True if idle. Call after api_server_quiesce and longpoll_stop.
  */
 bool api_server_drain(struct api_server *s, int timeout_ms);
 /* Stops serving and frees. NULL-safe. Call longpoll_stop first (and

@@ -53,6 +53,7 @@ struct req_state {
     bool waiting;             /* suspended for a long-poll claim */
     struct api_response resp; /* kept while waiting */
     int status;               /* for the access log */
+    bool counted;             /* in api_server.active (received in full, not done) */
 };
 
 struct query_collect {
@@ -162,9 +163,7 @@ first_call(struct api_server *srv, struct MHD_Connection *conn, const char *url,
     snprintf(s->method, sizeof s->method, "%s", method);
     snprintf(s->path, sizeof s->path, "%s", url);
     s->limit = api_body_limit(method, url);
-    pthread_mutex_lock(&srv->mu);
-    srv->active++;
-    pthread_mutex_unlock(&srv->mu);
+    (void)srv;
     const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                                  MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl != NULL) {
@@ -212,6 +211,11 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
         snprintf(msg, sizeof msg, "the request body is over %zu bytes", s->limit);
         return send_error(conn, s, 413, "too_large", msg);
     }
+    /* Received in full: from here the request counts as in flight for a drain. */
+    pthread_mutex_lock(&srv->mu);
+    srv->active++;
+    s->counted = true;
+    pthread_mutex_unlock(&srv->mu);
     struct query_collect q = {.n = 0};
     MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_query, &q);
     if (q.overflow)
@@ -262,14 +266,17 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         if (n > 0 && write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1) < 0) {
         }
     }
+    bool counted = s->counted;
     free(s->body);
     api_response_fini(&s->resp);
     free(s);
     *con_cls = NULL;
-    pthread_mutex_lock(&srv->mu);
-    if (--srv->active == 0)
-        pthread_cond_broadcast(&srv->idle_cv);
-    pthread_mutex_unlock(&srv->mu);
+    if (counted) {
+        pthread_mutex_lock(&srv->mu);
+        if (--srv->active == 0)
+            pthread_cond_broadcast(&srv->idle_cv);
+        pthread_mutex_unlock(&srv->mu);
+    }
 }
 
 /* Resolves host:port into a socket address; "localhost" and numeric only. */
