@@ -242,6 +242,90 @@ JOBD_API JOBD_MUST_USE int jobd_fail(jobd_client *client, int64_t id, int32_t at
                                      const char **status_out, struct jobd_error *err);
 
 /* ====================== end of the client section ====================== */
+/* ==== embedded worker: C handlers in your own process ====
+ *
+ * A program registers `type -> function` and runs jobd's worker loop (the
+ * same one `jobd worker` runs: batched claims, heartbeats, fenced reports,
+ * wake-ups, graceful stop). Exec and http handlers from a config file may
+ * be mixed in.
+ *
+ *   jobd_worker *w;
+ *   jobd_worker_new("postgresql://…", NULL, &w, &err);
+ *   jobd_worker_register(w, "email.send", send_email, my_ctx);
+ *   jobd_worker_run(w, &err);        // until jobd_worker_stop(w)
+ *   jobd_worker_free(w);
+ */
+typedef struct jobd_worker jobd_worker;
+/*
+ * One running attempt as a C handler sees it; borrowed for the handler call.
+ * (Distinct from the client section's jobd_job, a claimed job you report
+ * on yourself: here the worker loop does the reporting.)
+ */
+typedef struct jobd_run jobd_run;
+
+/* What a handler returns. */
+enum jobd_handler_result {
+    JOBD_HANDLER_OK = 0,    /* succeeded (result: see jobd_run_set_result) */
+    JOBD_HANDLER_RETRY = 1, /* retryable failure: backoff, or jobd_run_retry_after */
+    JOBD_HANDLER_DEAD = 2,  /* permanent failure: the job is dead at once */
+};
+
+/*
+ * A handler. Runs on one of the worker's threads (as many as its
+ * concurrency), so it must be thread-safe with respect to ctx. It should
+ * return soon after jobd_run_should_stop() turns true (timeout, cancel,
+ * shutdown): threads are never killed.
+ */
+typedef int (*jobd_handler_fn)(jobd_run *run, void *ctx);
+
+/* The job's fields; strings are borrowed until the handler returns. */
+JOBD_API int64_t jobd_run_id(const jobd_run *run);
+JOBD_API int32_t jobd_run_attempt(const jobd_run *run);
+JOBD_API const char *jobd_run_type(const jobd_run *run);
+JOBD_API const char *jobd_run_queue(const jobd_run *run);
+JOBD_API const char *jobd_run_payload(const jobd_run *run);       /* JSON text */
+JOBD_API const char *jobd_run_idempotency_key(const jobd_run *run); /* or "job-<id>" */
+/* True once the run should end: its timeout passed, it was cancelled, or the worker stops. */
+JOBD_API bool jobd_run_should_stop(const jobd_run *run);
+/*
+ * Sets the result reported with JOBD_HANDLER_OK (JSON text of at most
+ * 64 KiB, copied). JOBD_E_INVALID if it is not JSON, JOBD_E_TOOBIG.
+ */
+JOBD_API int jobd_run_set_result(jobd_run *run, const char *json);
+/* Sets the failure message (copied; its last 4 KiB are kept). JOBD_E_NOMEM. */
+JOBD_API int jobd_run_set_error(jobd_run *run, const char *message);
+/* Asks for this retry delay instead of the backoff (with JOBD_HANDLER_RETRY). */
+JOBD_API void jobd_run_retry_after(jobd_run *run, int64_t delay_ms);
+
+/*
+ * A new worker on the store at db_url (as --db; NULL = $JOBD_DB, else
+ * sqlite:jobd.db). config_path (NULL = none) is an INI file as for
+ * `jobd worker`. Nothing runs until jobd_worker_run. *out is owned by the
+ * caller (jobd_worker_free). JOBD_E_INVALID/JOBD_E_IO naming the problem.
+ */
+JOBD_API int jobd_worker_new(const char *db_url, const char *config_path, jobd_worker **out,
+                             struct jobd_error *err);
+/* Sets a [worker] option by its INI key ("concurrency", "queues", "lease", …). */
+JOBD_API int jobd_worker_set_option(jobd_worker *w, const char *key, const char *value,
+                                    struct jobd_error *err);
+/*
+ * Registers fn for jobs of type (replacing a handler of that type). fn and
+ * ctx are borrowed: they must stay valid until jobd_worker_free. Before
+ * jobd_worker_run only. JOBD_E_INVALID for a bad type, JOBD_E_STATE if running.
+ */
+JOBD_API int jobd_worker_register(jobd_worker *w, const char *type, jobd_handler_fn fn,
+                                  void *ctx);
+/*
+ * Migrates the store, then runs the worker loop on this thread's behalf
+ * until jobd_worker_stop: stops claiming, lets running jobs finish for up to
+ * shutdown_grace, stops the rest and reports them, then returns 0. Errors
+ * only at start (no handlers, the store cannot be opened or migrated).
+ */
+JOBD_API int jobd_worker_run(jobd_worker *w, struct jobd_error *err);
+/* Makes jobd_worker_run return (gracefully). Thread-safe and async-signal-safe. */
+JOBD_API void jobd_worker_stop(jobd_worker *w);
+/* Frees a worker that is not running. NULL-safe. */
+JOBD_API void jobd_worker_free(jobd_worker *w);
 
 #ifdef __cplusplus
 }

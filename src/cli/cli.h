@@ -26,6 +26,8 @@ int cmd_submit(int argc, char **argv);
 int cmd_job(int argc, char **argv);
 int cmd_jobs(int argc, char **argv);
 int cmd_queues(int argc, char **argv);
+int cmd_cron(int argc, char **argv);
+int cmd_worker(int argc, char **argv);
 
 /* The store URL: the --db value if given, else $JOBD_DB, else "sqlite:jobd.db". */
 const char *cli_db_url(const char *flag_value);

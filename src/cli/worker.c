@@ -1,0 +1,153 @@
+/*
+ * worker.c — `jobd worker`: runs the worker plane in this process.
+ *
+ * Thin: reads the INI file, applies the flags on top, migrates, starts the
+ * worker (src/worker/worker.c) and waits for SIGTERM/SIGINT with sigwait
+ * (signals are blocked in every thread, so none of them is interrupted),
+ * then stops it gracefully and exits 0.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/err.h"
+#include "store/store.h"
+#include "worker/config.h"
+#include "worker/worker.h"
+
+static const char usage[] =
+    "usage: jobd worker [--db URL] --config FILE [--concurrency N] [--queues a,b] [--id ID]\n"
+    "                   [--shutdown-grace DUR] [--poll-interval DUR]\n"
+    "\n"
+    "Runs handlers for the job types named in the config file's [handler \"TYPE\"]\n"
+    "sections: claims due jobs in batches, heartbeats their leases, reports the\n"
+    "outcomes. On SIGTERM or SIGINT it stops claiming, lets running jobs finish for\n"
+    "up to shutdown_grace, stops and reports the rest, and exits 0.\n"
+    "\n"
+    "  --db URL              postgres://… / postgresql://… or sqlite:PATH (default:\n"
+    "                        $JOBD_DB, else sqlite:jobd.db)\n"
+    "  --config FILE         the worker's INI file (see examples/worker.ini)\n"
+    "  --concurrency N       jobs run at once (overrides [worker] concurrency)\n"
+    "  --queues a,b          claim only from these queues (default: all)\n"
+    "  --id ID               the worker id recorded on claimed jobs (default HOST:PID)\n"
+    "  --shutdown-grace DUR  how long running jobs may finish on SIGTERM (default 30s)\n"
+    "  --poll-interval DUR   safety-net poll (default 5s on PostgreSQL, 100ms on SQLite)\n"
+    "\n"
+    "Exit status: 0 stopped cleanly, 1 failed, 2 usage error, 3 store unreachable.\n";
+
+struct flag {
+    const char *name;
+    const char *key;   /* [worker] key it sets, or NULL */
+    const char **value;
+};
+
+static int
+usage_error(const char *what, const char *arg)
+{
+    fprintf(stderr, "jobd worker: %s%s\n", what, arg);
+    fputs(usage, stderr);
+    return CLI_USAGE;
+}
+
+int
+cmd_worker(int argc, char **argv)
+{
+    const char *db = NULL, *server = NULL, *config = NULL, *concurrency = NULL, *queues = NULL;
+    const char *id = NULL, *grace = NULL, *poll = NULL;
+    struct flag flags[] = {
+        {"--db", NULL, &db},
+        {"--server", NULL, &server},
+        {"--config", NULL, &config},
+        {"--concurrency", "concurrency", &concurrency},
+        {"--queues", "queues", &queues},
+        {"--id", "id", &id},
+        {"--shutdown-grace", "shutdown_grace", &grace},
+        {"--poll-interval", "poll_interval", &poll},
+    };
+    const size_t nflags = sizeof flags / sizeof flags[0];
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            fputs(usage, stdout);
+            return CLI_OK;
+        }
+        bool matched = false;
+        for (size_t f = 0; f < nflags && !matched; f++) {
+            size_t len = strlen(flags[f].name);
+            if (strcmp(argv[i], flags[f].name) == 0) {
+                if (i + 1 >= argc)
+                    return usage_error(flags[f].name, " needs a value");
+                *flags[f].value = argv[++i];
+                matched = true;
+            } else if (strncmp(argv[i], flags[f].name, len) == 0 && argv[i][len] == '=') {
+                *flags[f].value = argv[i] + len + 1;
+                matched = true;
+            }
+        }
+        if (!matched)
+            return usage_error("unexpected argument ", argv[i]);
+    }
+    if (server != NULL)
+        return usage_error("--server (remote mode) is not available in this build; ",
+                           "use --db");
+    if (config == NULL)
+        return usage_error("--config FILE is required", "");
+
+    struct jobd_error err = {0};
+    struct worker_config cfg;
+    worker_config_init(&cfg);
+    int rc = worker_config_load(&cfg, config, &err);
+    for (size_t f = 0; rc == JOBD_OK && f < nflags; f++)
+        if (flags[f].key != NULL && *flags[f].value != NULL) {
+            rc = worker_config_set(&cfg, flags[f].key, *flags[f].value, &err);
+            if (rc != JOBD_OK) {
+                char msg[sizeof err.msg];
+                snprintf(msg, sizeof msg, "%s", err.msg);
+                jobd_error_set(&err, rc, flags[f].key, "%s: %s", flags[f].name, msg);
+            }
+        }
+    if (rc == JOBD_OK)
+        rc = worker_config_check(&cfg, &err);
+    if (rc != JOBD_OK) {
+        worker_config_fini(&cfg);
+        fprintf(stderr, "jobd worker: %s\n", err.msg);
+        return CLI_USAGE;
+    }
+
+    const char *url = cli_db_url(db);
+    struct store *st = NULL;
+    rc = store_open(url, &st, &err);
+    if (rc == JOBD_OK)
+        rc = store_migrate(st, &err);
+    store_close(st);
+    if (rc != JOBD_OK) {
+        worker_config_fini(&cfg);
+        return cli_report("cannot prepare the store", rc, &err);
+    }
+
+    sigset_t stop_sigs;
+    sigemptyset(&stop_sigs);
+    sigaddset(&stop_sigs, SIGTERM);
+    sigaddset(&stop_sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    struct worker *w = NULL;
+    rc = worker_start(&cfg, url, NULL, &w, &err);
+    if (rc != JOBD_OK) {
+        worker_config_fini(&cfg);
+        return cli_report("cannot start the worker", rc, &err);
+    }
+    fprintf(stderr, "jobd worker %s: running %zu handler(s), concurrency %d, store %s\n",
+            worker_id(w), cfg.n_handlers, cfg.concurrency, strncmp(url, "postgres", 8) == 0 ? "PostgreSQL" : "SQLite");
+    int sig = 0;
+    sigwait(&stop_sigs, &sig);
+    fprintf(stderr, "jobd worker %s: %s received, stopping\n", worker_id(w),
+            sig == SIGINT ? "SIGINT" : "SIGTERM");
+    worker_stop(w, -1);
+    worker_config_fini(&cfg);
+    fprintf(stderr, "jobd worker: stopped\n");
+    return CLI_OK;
+}

@@ -1,0 +1,218 @@
+/*
+ * worker_api.c — libjobd's embedded worker (the "embedded worker" section
+ * of include/jobd.h) on top of the worker loop in src/worker/.
+ *
+ * A jobd_worker is a config (INI file and/or options) plus C handlers; run
+ * migrates, starts the same worker `jobd worker` runs and parks the calling
+ * thread on a pipe until jobd_worker_stop writes one byte to it. A pipe
+ * (not a condition variable) because stop must be callable from a signal
+ * handler: write(2) is async-signal-safe.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/err.h"
+#include "core/job.h"
+#include "jobd.h"
+#include "store/store.h"
+#include "worker/config.h"
+#include "worker/cthread.h"
+#include "worker/run.h"
+#include "worker/worker.h"
+
+struct jobd_worker {
+    struct worker_config cfg;
+    char *db_url;
+    int stop_pipe[2];
+    atomic_bool running;
+};
+
+/* ---- the run accessors ---- */
+
+JOBD_API int64_t
+jobd_run_id(const jobd_run *run)
+{
+    return run->run->id;
+}
+
+JOBD_API int32_t
+jobd_run_attempt(const jobd_run *run)
+{
+    return run->run->attempt;
+}
+
+JOBD_API const char *
+jobd_run_type(const jobd_run *run)
+{
+    return run->run->type;
+}
+
+JOBD_API const char *
+jobd_run_queue(const jobd_run *run)
+{
+    return run->run->queue;
+}
+
+JOBD_API const char *
+jobd_run_payload(const jobd_run *run)
+{
+    return run->run->payload;
+}
+
+JOBD_API const char *
+jobd_run_idempotency_key(const jobd_run *run)
+{
+    return run->run->idempotency_key;
+}
+
+JOBD_API bool
+jobd_run_should_stop(const jobd_run *run)
+{
+    return atomic_load(&((jobd_run *)run)->stop) != RUN_STOP_NONE;
+}
+
+JOBD_API int
+jobd_run_set_result(jobd_run *run, const char *json)
+{
+    if (json == NULL) {
+        free(run->result);
+        run->result = NULL;
+        return JOBD_OK;
+    }
+    size_t len = strlen(json);
+    if (len > JOB_RESULT_MAX)
+        return JOBD_E_TOOBIG;
+    char *canon = run_result_json(json, len);
+    if (canon == NULL)
+        return JOBD_E_INVALID;
+    free(run->result);
+    run->result = canon;
+    return JOBD_OK;
+}
+
+JOBD_API int
+jobd_run_set_error(jobd_run *run, const char *message)
+{
+    size_t len = message != NULL ? strlen(message) : 0;
+    const char *tail = len > JOB_ERROR_MAX ? message + len - JOB_ERROR_MAX : message;
+    char *copy = tail != NULL ? strdup(tail) : NULL;
+    if (tail != NULL && copy == NULL)
+        return JOBD_E_NOMEM;
+    free(run->error);
+    run->error = copy;
+    return JOBD_OK;
+}
+
+JOBD_API void
+jobd_run_retry_after(jobd_run *run, int64_t delay_ms)
+{
+    run->retry_after_ms = delay_ms < 0 ? -1 : delay_ms;
+}
+
+/* ---- the worker ---- */
+
+JOBD_API int
+jobd_worker_new(const char *db_url, const char *config_path, jobd_worker **out,
+                struct jobd_error *err)
+{
+    *out = NULL;
+    struct jobd_worker *w = calloc(1, sizeof *w);
+    if (w == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    worker_config_init(&w->cfg);
+    w->stop_pipe[0] = w->stop_pipe[1] = -1;
+    if (db_url == NULL || *db_url == '\0')
+        db_url = getenv("JOBD_DB");
+    if (db_url == NULL || *db_url == '\0')
+        db_url = "sqlite:jobd.db";
+    w->db_url = strdup(db_url);
+    if (w->db_url == NULL || pipe(w->stop_pipe) != 0) {
+        jobd_worker_free(w);
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "cannot allocate the worker");
+    }
+    for (int i = 0; i < 2; i++)
+        fcntl(w->stop_pipe[i], F_SETFD, FD_CLOEXEC);
+    fcntl(w->stop_pipe[1], F_SETFL, O_NONBLOCK);
+    if (config_path != NULL) {
+        int rc = worker_config_load(&w->cfg, config_path, err);
+        if (rc != JOBD_OK) {
+            jobd_worker_free(w);
+            return rc;
+        }
+    }
+    *out = w;
+    return JOBD_OK;
+}
+
+JOBD_API int
+jobd_worker_set_option(jobd_worker *w, const char *key, const char *value,
+                       struct jobd_error *err)
+{
+    if (atomic_load(&w->running))
+        return jobd_error_set(err, JOBD_E_STATE, key, "the worker is running");
+    return worker_config_set(&w->cfg, key, value, err);
+}
+
+JOBD_API int
+jobd_worker_register(jobd_worker *w, const char *type, jobd_handler_fn fn, void *ctx)
+{
+    if (atomic_load(&w->running))
+        return JOBD_E_STATE;
+    return worker_config_add_c(&w->cfg, type, fn, ctx, 0, NULL);
+}
+
+JOBD_API int
+jobd_worker_run(jobd_worker *w, struct jobd_error *err)
+{
+    bool was = false;
+    if (!atomic_compare_exchange_strong(&w->running, &was, true))
+        return jobd_error_set(err, JOBD_E_STATE, NULL, "the worker is already running");
+    int rc = worker_config_check(&w->cfg, err);
+    struct store *st = NULL;
+    if (rc == JOBD_OK)
+        rc = store_open(w->db_url, &st, err);
+    if (rc == JOBD_OK)
+        rc = store_migrate(st, err);
+    store_close(st);
+    struct worker *wk = NULL;
+    if (rc == JOBD_OK)
+        rc = worker_start(&w->cfg, w->db_url, NULL, &wk, err);
+    if (rc != JOBD_OK) {
+        atomic_store(&w->running, false);
+        return rc;
+    }
+    char c;
+    for (;;) {
+        ssize_t n = read(w->stop_pipe[0], &c, 1);
+        if (n == 1 || (n < 0 && errno != EINTR) || n == 0)
+            break;
+    }
+    worker_stop(wk, -1);
+    atomic_store(&w->running, false);
+    return JOBD_OK;
+}
+
+JOBD_API void
+jobd_worker_stop(jobd_worker *w)
+{
+    char c = 1;
+    ssize_t n = write(w->stop_pipe[1], &c, 1);
+    (void)n; /* a full pipe already holds a stop */
+}
+
+JOBD_API void
+jobd_worker_free(jobd_worker *w)
+{
+    if (w == NULL)
+        return;
+    worker_config_fini(&w->cfg);
+    free(w->db_url);
+    for (int i = 0; i < 2; i++)
+        if (w->stop_pipe[i] >= 0)
+            close(w->stop_pipe[i]);
+    free(w);
+}

@@ -1,0 +1,534 @@
+/*
+ * config.c — parsing the worker's INI file on inih (see config.h).
+ *
+ * inih reports only "the first bad line"; to name file, line and key in every
+ * message we feed it through ini_parse_stream with a reader that counts the
+ * lines it hands out, and keep the first error's text ourselves. Values are
+ * validated as they arrive; cross-key rules (heartbeat < lease, a handler
+ * needs exec= or http=) are checked at the end with the line of the key
+ * that opened the handler section.
+ */
+#include "worker/config.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/duration.h"
+#include "core/err.h"
+#include "core/job.h"
+#include "worker/words.h"
+
+#define CONCURRENCY_MAX 10000
+
+void
+worker_config_init(struct worker_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->concurrency = 8;
+    cfg->lease_ms = JOB_DEFAULT_LEASE_MS;
+    cfg->heartbeat_ms = JOB_DEFAULT_HEARTBEAT_MS;
+    cfg->backoff_base_ms = JOB_DEFAULT_BACKOFF_BASE_MS;
+    cfg->backoff_cap_ms = JOB_DEFAULT_BACKOFF_CAP_MS;
+    cfg->shutdown_grace_ms = 30000;
+}
+
+static void
+handler_fini(struct handler_conf *h)
+{
+    free(h->type);
+    words_free(h->argv);
+    free(h->url);
+    memset(h, 0, sizeof *h);
+}
+
+static void
+free_queues(struct worker_config *cfg)
+{
+    for (size_t i = 0; i < cfg->n_queues; i++)
+        free(cfg->queues[i]);
+    free(cfg->queues);
+    cfg->queues = NULL;
+    cfg->n_queues = 0;
+}
+
+void
+worker_config_fini(struct worker_config *cfg)
+{
+    if (cfg == NULL)
+        return;
+    free_queues(cfg);
+    for (size_t i = 0; i < cfg->n_handlers; i++)
+        handler_fini(&cfg->handlers[i]);
+    free(cfg->handlers);
+    free(cfg->worker_id);
+    worker_config_init(cfg);
+}
+
+const struct handler_conf *
+worker_config_handler(const struct worker_config *cfg, const char *type)
+{
+    for (size_t i = 0; i < cfg->n_handlers; i++)
+        if (strcmp(cfg->handlers[i].type, type) == 0)
+            return &cfg->handlers[i];
+    return NULL;
+}
+
+int
+worker_config_set_queues(struct worker_config *cfg, const char *list, struct jobd_error *err)
+{
+    free_queues(cfg);
+    const char *p = list;
+    while (*p != '\0') {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        if (*p == '\0')
+            break;
+        const char *end = p;
+        while (*end != '\0' && *end != ',' && *end != ' ' && *end != '\t')
+            end++;
+        char *name = strndup(p, (size_t)(end - p));
+        if (name == NULL)
+            return jobd_error_set(err, JOBD_E_NOMEM, "queues", "out of memory");
+        int rc = job_validate_queue(name, "queues", err);
+        if (rc != JOBD_OK) {
+            free(name);
+            return rc;
+        }
+        char **v = realloc(cfg->queues, (cfg->n_queues + 1) * sizeof *v);
+        if (v == NULL) {
+            free(name);
+            return jobd_error_set(err, JOBD_E_NOMEM, "queues", "out of memory");
+        }
+        cfg->queues = v;
+        cfg->queues[cfg->n_queues++] = name;
+        p = end;
+    }
+    if (cfg->n_queues == 0)
+        return jobd_error_set(err, JOBD_E_INVALID, "queues", "queues names no queue");
+    return JOBD_OK;
+}
+
+static int
+parse_int(const char *key, const char *value, long lo, long hi, long *out,
+          struct jobd_error *err)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (errno != 0 || end == value || *end != '\0' || v < lo || v > hi)
+        return jobd_error_set(err, JOBD_E_INVALID, key, "'%s' is not a whole number from %ld to %ld",
+                              value, lo, hi);
+    *out = v;
+    return JOBD_OK;
+}
+
+static int
+parse_duration(const char *key, const char *value, bool allow_zero, int64_t *out,
+               struct jobd_error *err)
+{
+    int rc = duration_parse_ms(value, out, key, err);
+    if (rc != JOBD_OK)
+        return rc;
+    if (!allow_zero && *out <= 0)
+        return jobd_error_set(err, JOBD_E_INVALID, key, "must be longer than 0");
+    return JOBD_OK;
+}
+
+int
+worker_config_set(struct worker_config *cfg, const char *key, const char *value,
+                  struct jobd_error *err)
+{
+    long n = 0;
+    int rc;
+    if (strcmp(key, "concurrency") == 0) {
+        rc = parse_int(key, value, 1, CONCURRENCY_MAX, &n, err);
+        if (rc == JOBD_OK)
+            cfg->concurrency = (int)n;
+        return rc;
+    }
+    if (strcmp(key, "queues") == 0)
+        return worker_config_set_queues(cfg, value, err);
+    if (strcmp(key, "lease") == 0)
+        return parse_duration(key, value, false, &cfg->lease_ms, err);
+    if (strcmp(key, "heartbeat") == 0)
+        return parse_duration(key, value, false, &cfg->heartbeat_ms, err);
+    if (strcmp(key, "backoff_base") == 0)
+        return parse_duration(key, value, true, &cfg->backoff_base_ms, err);
+    if (strcmp(key, "backoff_cap") == 0)
+        return parse_duration(key, value, true, &cfg->backoff_cap_ms, err);
+    if (strcmp(key, "shutdown_grace") == 0)
+        return parse_duration(key, value, true, &cfg->shutdown_grace_ms, err);
+    if (strcmp(key, "poll_interval") == 0)
+        return parse_duration(key, value, false, &cfg->poll_ms, err);
+    if (strcmp(key, "id") == 0) {
+        if (*value == '\0' || strlen(value) > JOB_WORKER_ID_MAX)
+            return jobd_error_set(err, JOBD_E_INVALID, key, "id must have 1 to %d characters",
+                                  JOB_WORKER_ID_MAX);
+        char *id = strdup(value);
+        if (id == NULL)
+            return jobd_error_set(err, JOBD_E_NOMEM, key, "out of memory");
+        free(cfg->worker_id);
+        cfg->worker_id = id;
+        return JOBD_OK;
+    }
+    return jobd_error_set(err, JOBD_E_INVALID, key, "unknown key in [worker]");
+}
+
+/* Adds an empty handler for type (or finds the one of that type). */
+static struct handler_conf *
+handler_slot(struct worker_config *cfg, const char *type, bool *existed)
+{
+    for (size_t i = 0; i < cfg->n_handlers; i++)
+        if (strcmp(cfg->handlers[i].type, type) == 0) {
+            *existed = true;
+            return &cfg->handlers[i];
+        }
+    *existed = false;
+    struct handler_conf *v = realloc(cfg->handlers, (cfg->n_handlers + 1) * sizeof *v);
+    if (v == NULL)
+        return NULL;
+    cfg->handlers = v;
+    struct handler_conf *h = &v[cfg->n_handlers];
+    memset(h, 0, sizeof *h);
+    h->type = strdup(type);
+    if (h->type == NULL)
+        return NULL;
+    cfg->n_handlers++;
+    return h;
+}
+
+int
+worker_config_add_c(struct worker_config *cfg, const char *type, worker_c_fn fn, void *ctx,
+                    int64_t timeout_ms, struct jobd_error *err)
+{
+    int rc = job_validate_type(type, "type", err);
+    if (rc != JOBD_OK)
+        return rc;
+    if (fn == NULL)
+        return jobd_error_set(err, JOBD_E_INVALID, "fn", "the handler function is NULL");
+    bool existed = false;
+    struct handler_conf *h = handler_slot(cfg, type, &existed);
+    if (h == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, "type", "out of memory");
+    words_free(h->argv);
+    h->argv = NULL;
+    free(h->url);
+    h->url = NULL;
+    h->kind = HANDLER_C;
+    h->fn = fn;
+    h->ctx = ctx;
+    h->timeout_ms = timeout_ms;
+    return JOBD_OK;
+}
+
+/* ---- the INI file ---- */
+
+struct parse_state {
+    struct worker_config *cfg;
+    const char *path;
+    char dir[PATH_MAX];        /* the file's directory, for relative programs */
+    FILE *f;
+    int line;                  /* lines handed to inih so far = the current line */
+    int err_line;              /* 0 until the first error */
+    struct jobd_error err;     /* the first error */
+    char section[160];         /* section of the previous key, to spot a new one */
+    bool header_seen;          /* a [section] line came since the previous key */
+    unsigned seen;             /* bit set of keys seen in this section */
+    struct handler_conf *h;    /* current [handler] */
+    int *handler_lines;        /* line of each handler's first key */
+};
+
+static char *
+counting_reader(char *str, int num, void *stream)
+{
+    struct parse_state *ps = stream;
+    char *s = fgets(str, num, ps->f);
+    if (s != NULL && s[strspn(s, " \t")] == '[')
+        ps->header_seen = true; /* inih does not tell us; repeated headers matter */
+    if (s != NULL && strchr(s, '\n') != NULL)
+        ps->line++;
+    else if (s != NULL && feof(ps->f))
+        ps->line++;
+    return s;
+}
+
+static int
+fail(struct parse_state *ps, int code, const char *key, const char *detail)
+{
+    if (ps->err_line == 0) {
+        ps->err_line = ps->line;
+        jobd_error_set(&ps->err, code, key, "%s:%d: key '%s': %s", ps->path, ps->line, key,
+                       detail);
+    }
+    return 0;
+}
+
+static int
+resolve_program(struct parse_state *ps, char **argv)
+{
+    if (strchr(argv[0], '/') == NULL || argv[0][0] == '/' || ps->dir[0] == '\0')
+        return JOBD_OK;
+    size_t len = strlen(ps->dir) + 1 + strlen(argv[0]) + 1;
+    char *full = malloc(len);
+    if (full == NULL)
+        return JOBD_E_NOMEM;
+    snprintf(full, len, "%s/%s", ps->dir, argv[0]);
+    free(argv[0]);
+    argv[0] = full;
+    return JOBD_OK;
+}
+
+static int
+handler_key(struct parse_state *ps, const char *name, const char *value)
+{
+    struct handler_conf *h = ps->h;
+    struct jobd_error e = {0};
+    if (strcmp(name, "exec") == 0 || strcmp(name, "http") == 0) {
+        if (h->kind != 0)
+            return fail(ps, JOBD_E_INVALID, name, "a handler takes "
+                        "exactly one of exec= and http=");
+        if (name[0] == 'e') {
+            size_t argc = 0;
+            int rc = words_split(value, &h->argv, &argc, name, &e);
+            if (rc == JOBD_OK)
+                rc = resolve_program(ps, h->argv);
+            if (rc != JOBD_OK)
+                return fail(ps, JOBD_E_INVALID, name, e.msg[0] ? e.msg : "out of memory");
+            h->kind = HANDLER_EXEC;
+        } else {
+            if (strncmp(value, "http://", 7) != 0 && strncmp(value, "https://", 8) != 0)
+                return fail(ps, JOBD_E_INVALID, name, "the URL must start with http:// or https://");
+            h->url = strdup(value);
+            if (h->url == NULL)
+                return fail(ps, JOBD_E_NOMEM, name, "out of memory");
+            h->kind = HANDLER_HTTP;
+        }
+        return 1;
+    }
+    if (strcmp(name, "timeout") == 0) {
+        if (parse_duration(name, value, false, &h->timeout_ms, &e) != JOBD_OK)
+            return fail(ps, JOBD_E_INVALID, name, e.msg);
+        return 1;
+    }
+    return fail(ps, JOBD_E_INVALID, name, "unknown key in a [handler] section (exec, http, timeout)");
+}
+
+/* Parses `handler "TYPE"` (quotes optional) into type; false if not a handler. */
+static bool
+handler_section(const char *section, char *type, size_t len)
+{
+    if (strncmp(section, "handler", 7) != 0 || (section[7] != ' ' && section[7] != '\t'))
+        return false;
+    const char *p = section + 7;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    size_t n = strlen(p);
+    if (n >= 2 && p[0] == '"' && p[n - 1] == '"') {
+        p++;
+        n -= 2;
+    }
+    if (n >= len)
+        n = len - 1;
+    memcpy(type, p, n);
+    type[n] = '\0';
+    return true;
+}
+
+static int
+key_bit(const char *name)
+{
+    static const char *const keys[] = {"concurrency", "queues", "lease", "heartbeat",
+                                       "backoff_base", "backoff_cap", "shutdown_grace",
+                                       "poll_interval", "id", "exec", "http", "timeout"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strcmp(keys[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+static int
+on_key(void *user, const char *section, const char *name, const char *value)
+{
+    struct parse_state *ps = user;
+    struct jobd_error e = {0};
+    bool new_section = ps->header_seen || strcmp(section, ps->section) != 0;
+    ps->header_seen = false;
+    if (new_section) {
+        snprintf(ps->section, sizeof ps->section, "%s", section);
+        ps->seen = 0;
+        ps->h = NULL;
+    }
+    int bit = key_bit(name);
+    if (bit >= 0 && (ps->seen & (1u << bit)) != 0)
+        return fail(ps, JOBD_E_INVALID, name, "given twice in one section");
+    if (bit >= 0)
+        ps->seen |= 1u << bit;
+
+    if (strcmp(section, "worker") == 0) {
+        if (worker_config_set(ps->cfg, name, value, &e) != JOBD_OK)
+            return fail(ps, e.code, name, e.msg);
+        return 1;
+    }
+    char type[JOB_NAME_MAX + 2];
+    if (handler_section(section, type, sizeof type)) {
+        if (new_section) {
+            if (job_validate_type(type, "type", &e) != JOBD_OK)
+                return fail(ps, JOBD_E_INVALID, name, e.msg);
+            bool existed = false;
+            ps->h = handler_slot(ps->cfg, type, &existed);
+            if (ps->h == NULL)
+                return fail(ps, JOBD_E_NOMEM, name, "out of memory");
+            if (existed)
+                return fail(ps, JOBD_E_INVALID, name, "a second [handler] section for the same type");
+            int *lines = realloc(ps->handler_lines, ps->cfg->n_handlers * sizeof *lines);
+            if (lines == NULL)
+                return fail(ps, JOBD_E_NOMEM, name, "out of memory");
+            ps->handler_lines = lines;
+            lines[ps->cfg->n_handlers - 1] = ps->line;
+        }
+        if (ps->h == NULL)
+            return 0; /* the section's first key already failed */
+        return handler_key(ps, name, value);
+    }
+    return fail(ps, JOBD_E_INVALID, name, "unknown section (use [worker] or [handler \"TYPE\"])");
+}
+
+int
+worker_config_load(struct worker_config *cfg, const char *path, struct jobd_error *err)
+{
+    struct parse_state *ps = calloc(1, sizeof *ps);
+    if (ps == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, "config", "out of memory");
+    ps->cfg = cfg;
+    ps->path = path;
+    const char *slash = strrchr(path, '/');
+    if (slash != NULL)
+        snprintf(ps->dir, sizeof ps->dir, "%.*s", (int)(slash - path), path);
+    if (slash == path)
+        snprintf(ps->dir, sizeof ps->dir, "/");
+    ps->f = fopen(path, "r");
+    if (ps->f == NULL) {
+        int rc = jobd_error_set(err, JOBD_E_IO, "config", "cannot read %s: %s", path,
+                                strerror(errno));
+        free(ps);
+        return rc;
+    }
+    size_t first_handler = cfg->n_handlers;
+    int r = ini_parse_stream(counting_reader, ps, on_key, ps);
+    fclose(ps->f);
+    int rc = JOBD_OK;
+    if (ps->err_line != 0) {
+        rc = ps->err.code;
+        if (err != NULL)
+            *err = ps->err;
+    } else if (r > 0) {
+        rc = jobd_error_set(err, JOBD_E_INVALID, "config",
+                            "%s:%d: not a key = value line or [section]", path, r);
+    } else if (r < 0) {
+        rc = jobd_error_set(err, JOBD_E_NOMEM, "config", "%s: out of memory", path);
+    } else {
+        for (size_t i = first_handler; i < cfg->n_handlers; i++) {
+            if (cfg->handlers[i].kind == 0) {
+                rc = jobd_error_set(err, JOBD_E_INVALID, "exec",
+                                    "%s:%d: key 'exec': [handler \"%s\"] needs exec= or http=",
+                                    path, ps->handler_lines[i - first_handler],
+                                    cfg->handlers[i].type);
+                break;
+            }
+        }
+    }
+    free(ps->handler_lines);
+    free(ps);
+    return rc;
+}
+
+int
+worker_config_check(const struct worker_config *cfg, struct jobd_error *err)
+{
+    if (cfg->n_handlers == 0)
+        return jobd_error_set(err, JOBD_E_INVALID, "handler",
+                              "no handlers: add a [handler \"TYPE\"] section");
+    if (cfg->heartbeat_ms >= cfg->lease_ms)
+        return jobd_error_set(err, JOBD_E_INVALID, "heartbeat",
+                              "heartbeat (%lldms) must be shorter than lease (%lldms)",
+                              (long long)cfg->heartbeat_ms, (long long)cfg->lease_ms);
+    if (cfg->backoff_cap_ms < cfg->backoff_base_ms)
+        return jobd_error_set(err, JOBD_E_INVALID, "backoff_cap",
+                              "backoff_cap must not be shorter than backoff_base");
+    if (cfg->concurrency < 1 || cfg->concurrency > CONCURRENCY_MAX)
+        return jobd_error_set(err, JOBD_E_INVALID, "concurrency",
+                              "concurrency must be from 1 to %d", CONCURRENCY_MAX);
+    for (size_t i = 0; i < cfg->n_handlers; i++)
+        if (cfg->handlers[i].kind == 0)
+            return jobd_error_set(err, JOBD_E_INVALID, "handler",
+                                  "[handler \"%s\"] needs exec= or http=", cfg->handlers[i].type);
+    return JOBD_OK;
+}
+
+static char *
+dup_or_null(const char *s, bool *oom)
+{
+    if (s == NULL)
+        return NULL;
+    char *d = strdup(s);
+    if (d == NULL)
+        *oom = true;
+    return d;
+}
+
+int
+worker_config_copy(struct worker_config *dst, const struct worker_config *src)
+{
+    bool oom = false;
+    *dst = *src;
+    dst->queues = NULL;
+    dst->handlers = NULL;
+    dst->worker_id = dup_or_null(src->worker_id, &oom);
+    dst->n_queues = 0;
+    dst->n_handlers = 0;
+    if (src->n_queues > 0) {
+        dst->queues = calloc(src->n_queues, sizeof *dst->queues);
+        if (dst->queues == NULL)
+            oom = true;
+        for (size_t i = 0; !oom && i < src->n_queues; i++) {
+            dst->queues[i] = dup_or_null(src->queues[i], &oom);
+            dst->n_queues = i + 1;
+        }
+    }
+    if (!oom && src->n_handlers > 0) {
+        dst->handlers = calloc(src->n_handlers, sizeof *dst->handlers);
+        if (dst->handlers == NULL)
+            oom = true;
+        for (size_t i = 0; !oom && i < src->n_handlers; i++) {
+            const struct handler_conf *s = &src->handlers[i];
+            struct handler_conf *d = &dst->handlers[i];
+            dst->n_handlers = i + 1;
+            *d = *s;
+            d->type = dup_or_null(s->type, &oom);
+            d->url = dup_or_null(s->url, &oom);
+            d->argv = NULL;
+            if (s->argv != NULL) {
+                size_t n = 0;
+                while (s->argv[n] != NULL)
+                    n++;
+                d->argv = calloc(n + 1, sizeof *d->argv);
+                if (d->argv == NULL) {
+                    oom = true;
+                    break;
+                }
+                for (size_t k = 0; k < n; k++)
+                    d->argv[k] = dup_or_null(s->argv[k], &oom);
+            }
+        }
+    }
+    if (oom) {
+        worker_config_fini(dst);
+        return JOBD_E_NOMEM;
+    }
+    return JOBD_OK;
+}

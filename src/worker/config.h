@@ -1,0 +1,106 @@
+/*
+ * config.h — the worker's configuration: CONTRACT.md §5's INI file.
+ *
+ *   [worker]            concurrency, queues, lease, heartbeat, backoff_base,
+ *                       backoff_cap, shutdown_grace, and (jobd's additions)
+ *                       id, poll_interval
+ *   [handler "TYPE"]    exec = COMMAND LINE  or  http = URL;  timeout = DUR
+ *
+ * The same struct also carries C handlers registered through libjobd
+ * (include/jobd.h), so the worker loop sees one list of handlers whatever
+ * their kind. Parsing is on inih; every error names the file, the line and
+ * the key. A loaded config owns all its strings (worker_config_fini).
+ */
+#ifndef JOBD_WORKER_CONFIG_H
+#define JOBD_WORKER_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jobd.h"
+
+enum handler_kind {
+    HANDLER_EXEC = 1,
+    HANDLER_HTTP = 2,
+    HANDLER_C = 3,
+};
+
+struct jobd_run;
+/* The C handler signature (the same as jobd_handler_fn in include/jobd.h). */
+typedef int (*worker_c_fn)(struct jobd_run *run, void *ctx);
+
+struct handler_conf {
+    char *type;               /* job type it handles */
+    enum handler_kind kind;
+    char **argv;              /* HANDLER_EXEC: NULL-terminated, argv[0] the program */
+    char *url;                /* HANDLER_HTTP */
+    worker_c_fn fn;           /* HANDLER_C (borrowed) */
+    void *ctx;                /* HANDLER_C (borrowed) */
+    int64_t timeout_ms;       /* 0 = none (the job's own timeout still applies) */
+};
+
+struct worker_config {
+    int concurrency;          /* >= 1; jobs run at once */
+    char **queues;            /* n_queues names; NULL = every queue */
+    size_t n_queues;
+    int64_t lease_ms;
+    int64_t heartbeat_ms;     /* < lease_ms */
+    int64_t backoff_base_ms;
+    int64_t backoff_cap_ms;
+    int64_t shutdown_grace_ms;
+    int64_t poll_ms;          /* safety-net poll; 0 = the backend's default */
+    char *worker_id;          /* NULL = "HOST:PID" chosen at start */
+    struct handler_conf *handlers;
+    size_t n_handlers;
+};
+
+/* Fills cfg with the defaults of CONTRACT.md (no handlers). */
+void worker_config_init(struct worker_config *cfg);
+/* Frees everything cfg owns and re-initialises it. NULL-safe. */
+void worker_config_fini(struct worker_config *cfg);
+
+/*
+ * Reads the INI file at path into cfg (which must be initialised; values in
+ * the file override what is there). Relative exec programs that contain a
+ * '/' are resolved against the file's directory, so a config and its
+ * handler scripts can move together. JOBD_E_IO if the file cannot be read;
+ * JOBD_E_INVALID with err->msg "PATH:LINE: key 'K': what is wrong" (field =
+ * the key) for anything bad. On error cfg may hold part of the file; fini it.
+ */
+JOBD_MUST_USE int worker_config_load(struct worker_config *cfg, const char *path,
+                                     struct jobd_error *err);
+
+/*
+ * Sets one [worker] key from text, exactly as the file would (used by the
+ * command line and by jobd_worker_set_option). JOBD_E_INVALID naming key.
+ */
+JOBD_MUST_USE int worker_config_set(struct worker_config *cfg, const char *key,
+                                    const char *value, struct jobd_error *err);
+
+/* Splits "a,b" into cfg->queues (replacing them), validating each name. */
+JOBD_MUST_USE int worker_config_set_queues(struct worker_config *cfg, const char *list,
+                                           struct jobd_error *err);
+
+/*
+ * Adds a C handler for type (replacing any handler of that type). fn and ctx
+ * are borrowed and must outlive the worker. JOBD_E_INVALID for a bad type.
+ */
+JOBD_MUST_USE int worker_config_add_c(struct worker_config *cfg, const char *type,
+                                      worker_c_fn fn, void *ctx, int64_t timeout_ms,
+                                      struct jobd_error *err);
+
+/* The handler for type, or NULL. Borrowed from cfg. */
+const struct handler_conf *worker_config_handler(const struct worker_config *cfg,
+                                                 const char *type);
+
+/*
+ * Checks the whole config: at least one handler, heartbeat < lease, ...
+ * JOBD_E_INVALID naming the key.
+ */
+JOBD_MUST_USE int worker_config_check(const struct worker_config *cfg, struct jobd_error *err);
+
+/* Deep copy of src into dst (initialised or zero). JOBD_E_NOMEM. */
+JOBD_MUST_USE int worker_config_copy(struct worker_config *dst, const struct worker_config *src);
+
+#endif

@@ -1,0 +1,193 @@
+/*
+ * cthread.c — the C handler thread pool (cthread.h).
+ *
+ * A mutex-protected FIFO of runs feeds nthreads threads. Each running
+ * struct jobd_run sits on a list so stop requests can find it; the handler
+ * reads its flag without the lock (an atomic).
+ */
+#include "worker/cthread.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/err.h"
+#include "jobd.h"
+
+struct qitem {
+    struct run *run;
+    struct qitem *next;
+};
+
+struct cthread_runner {
+    struct run_sink sink;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct qitem *head, *tail;
+    struct jobd_run *running;
+    bool quit;
+    int nthreads;
+    pthread_t *threads;
+};
+
+static struct run_result *
+result_for(struct jobd_run *j, int rc)
+{
+    const struct run *run = j->run;
+    enum run_stop why = (enum run_stop)atomic_load(&j->stop);
+    struct run_result *r;
+    if (rc == JOBD_HANDLER_OK) {
+        r = run_result_new(run, RUN_SUCCEEDED, NULL);
+        if (r != NULL) {
+            r->result = j->result;
+            j->result = NULL;
+        }
+        return r;
+    }
+    char msg[256];
+    const char *err = j->error;
+    if (err == NULL && why != RUN_STOP_NONE) {
+        snprintf(msg, sizeof msg, "%s", run_stop_text(why));
+        err = msg;
+    } else if (err == NULL) {
+        snprintf(msg, sizeof msg, "the handler returned %d", rc);
+        err = msg;
+    }
+    r = run_result_new(run, rc == JOBD_HANDLER_DEAD ? RUN_DEAD : RUN_RETRY, err);
+    if (r != NULL) {
+        r->stopped = why;
+        r->retry_after_ms = rc == JOBD_HANDLER_DEAD ? -1 : j->retry_after_ms;
+    }
+    return r;
+}
+
+static void *
+pool_thread(void *arg)
+{
+    struct cthread_runner *c = arg;
+    for (;;) {
+        pthread_mutex_lock(&c->mu);
+        while (c->head == NULL && !c->quit)
+            pthread_cond_wait(&c->cv, &c->mu);
+        if (c->quit) {
+            pthread_mutex_unlock(&c->mu);
+            return NULL;
+        }
+        struct qitem *q = c->head;
+        c->head = q->next;
+        if (c->head == NULL)
+            c->tail = NULL;
+        struct jobd_run job = {.run = q->run, .retry_after_ms = -1};
+        atomic_init(&job.stop, RUN_STOP_NONE);
+        job.next = c->running;
+        c->running = &job;
+        pthread_mutex_unlock(&c->mu);
+        free(q);
+
+        int rc = job.run->handler->fn(&job, job.run->handler->ctx);
+
+        pthread_mutex_lock(&c->mu);
+        for (struct jobd_run **pp = &c->running; *pp != NULL; pp = &(*pp)->next)
+            if (*pp == &job) {
+                *pp = job.next;
+                break;
+            }
+        bool quit = c->quit;
+        pthread_mutex_unlock(&c->mu);
+        struct run_result *r = quit ? NULL : result_for(&job, rc);
+        free(job.result);
+        free(job.error);
+        run_free((struct run *)job.run);
+        if (r != NULL)
+            c->sink.deliver(c->sink.ctx, r);
+    }
+}
+
+void
+cthread_runner_start(struct cthread_runner *c, struct run *run)
+{
+    struct qitem *q = calloc(1, sizeof *q);
+    if (q == NULL) {
+        struct run_result *r = run_result_new(run, RUN_RETRY, "out of memory");
+        run_free(run);
+        if (r != NULL)
+            c->sink.deliver(c->sink.ctx, r);
+        return;
+    }
+    q->run = run;
+    pthread_mutex_lock(&c->mu);
+    if (c->tail != NULL)
+        c->tail->next = q;
+    else
+        c->head = q;
+    c->tail = q;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+void
+cthread_runner_stop(struct cthread_runner *c, int64_t id, int32_t attempt, enum run_stop why)
+{
+    pthread_mutex_lock(&c->mu);
+    for (struct jobd_run *j = c->running; j != NULL; j = j->next)
+        if (j->run->id == id && j->run->attempt == attempt) {
+            int none = RUN_STOP_NONE;
+            atomic_compare_exchange_strong(&j->stop, &none, (int)why);
+        }
+    pthread_mutex_unlock(&c->mu);
+}
+
+int
+cthread_runner_new(struct run_sink sink, int nthreads, struct cthread_runner **out,
+                   struct jobd_error *err)
+{
+    *out = NULL;
+    struct cthread_runner *c = calloc(1, sizeof *c);
+    if (c == NULL || (c->threads = calloc((size_t)nthreads, sizeof *c->threads)) == NULL) {
+        free(c);
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    }
+    c->sink = sink;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    for (int i = 0; i < nthreads; i++) {
+        int rc = pthread_create(&c->threads[i], NULL, pool_thread, c);
+        if (rc != 0) {
+            c->nthreads = i;
+            cthread_runner_free(c);
+            return jobd_error_set(err, JOBD_E_IO, NULL, "cannot start a thread: %s",
+                                  strerror(rc));
+        }
+        c->nthreads = i + 1;
+    }
+    *out = c;
+    return JOBD_OK;
+}
+
+void
+cthread_runner_free(struct cthread_runner *c)
+{
+    if (c == NULL)
+        return;
+    pthread_mutex_lock(&c->mu);
+    c->quit = true;
+    for (struct jobd_run *j = c->running; j != NULL; j = j->next) {
+        int none = RUN_STOP_NONE;
+        atomic_compare_exchange_strong(&j->stop, &none, RUN_STOP_SHUTDOWN);
+    }
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    for (int i = 0; i < c->nthreads; i++)
+        pthread_join(c->threads[i], NULL);
+    while (c->head != NULL) {
+        struct qitem *q = c->head;
+        c->head = q->next;
+        run_free(q->run);
+        free(q);
+    }
+    pthread_cond_destroy(&c->cv);
+    pthread_mutex_destroy(&c->mu);
+    free(c->threads);
+    free(c);
+}

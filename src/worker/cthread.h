@@ -1,0 +1,43 @@
+/*
+ * cthread.h — the C handler runner: handlers registered through libjobd
+ * (include/jobd.h) run on a fixed pool of threads, one per slot.
+ *
+ * A thread cannot be killed safely, so stopping a C handler (timeout,
+ * cancel, shutdown) is cooperative: the runner raises a flag the handler
+ * reads with jobd_run_should_stop() and the run ends when the function
+ * returns. The lease keeps being extended meanwhile.
+ */
+#ifndef JOBD_WORKER_CTHREAD_H
+#define JOBD_WORKER_CTHREAD_H
+
+#include <stdatomic.h>
+
+#include "worker/run.h"
+
+/* What a C handler sees (opaque in jobd.h as jobd_run). */
+struct jobd_run {
+    const struct run *run;
+    atomic_int stop;          /* enum run_stop; RUN_STOP_NONE while it may go on */
+    char *result;             /* set by jobd_run_set_result (canonical JSON) */
+    char *error;              /* set by jobd_run_set_error */
+    int64_t retry_after_ms;   /* -1 = backoff */
+    struct jobd_run *next;    /* the runner's list of running jobs */
+};
+
+struct cthread_runner;
+
+/* Starts nthreads threads; results go to sink (on those threads). */
+JOBD_MUST_USE int cthread_runner_new(struct run_sink sink, int nthreads,
+                                     struct cthread_runner **out, struct jobd_error *err);
+/* Queues run (ownership passes); exactly one result will come. Thread-safe. */
+void cthread_runner_start(struct cthread_runner *c, struct run *run);
+/* Raises the stop flag of (id, attempt). Thread-safe. */
+void cthread_runner_stop(struct cthread_runner *c, int64_t id, int32_t attempt,
+                         enum run_stop why);
+/*
+ * Raises every stop flag, waits for the handlers to return and joins the
+ * threads; results of runs that end now are dropped. NULL-safe.
+ */
+void cthread_runner_free(struct cthread_runner *c);
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * exec.h — the exec handler runner: each run is a child process.
+ *
+ * CONTRACT.md §5: the command (already split into argv by config.c) runs
+ * without a shell via posix_spawn, in its own process group, with the
+ * payload JSON (and a newline) on stdin and JOBD_* variables in its
+ * environment. One reactor thread watches every child at once with poll():
+ * stdin/stdout/stderr pipes and a pidfd per child, so a thousand running
+ * children cost one thread. Output is held in bounded buffers (64 KiB of
+ * stdout, the last 4 KiB of stderr). A timeout or a stop request sends
+ * SIGTERM to the whole group, SIGKILL 5 s later; when the leader exits, any
+ * process left in its group is killed so nothing outlives its job.
+ */
+#ifndef JOBD_WORKER_EXEC_H
+#define JOBD_WORKER_EXEC_H
+
+#include "worker/run.h"
+
+/* SIGKILL follows SIGTERM after this long (CONTRACT.md §5). */
+#define EXEC_KILL_GRACE_MS 5000
+
+struct exec_runner;
+
+/*
+ * Starts the reactor thread. Results go to sink (called on the reactor
+ * thread). *out is owned by the caller (exec_runner_free). JOBD_E_NOMEM /
+ * JOBD_E_IO with err set.
+ */
+JOBD_MUST_USE int exec_runner_new(struct run_sink sink, struct exec_runner **out,
+                                  struct jobd_error *err);
+/*
+ * Queues run (ownership passes to the runner, whatever happens): exactly one
+ * result for it will be delivered, also when the program cannot be started.
+ * Thread-safe.
+ */
+void exec_runner_start(struct exec_runner *x, struct run *run);
+/* Asks the run (id, attempt) to stop: SIGTERM now, SIGKILL 5 s later. Thread-safe. */
+void exec_runner_stop(struct exec_runner *x, int64_t id, int32_t attempt, enum run_stop why);
+/*
+ * Kills every child still running (SIGKILL to each group), reaps them and
+ * joins the thread; no result is delivered after it returns. NULL-safe.
+ */
+void exec_runner_free(struct exec_runner *x);
+
+#endif

@@ -1,0 +1,92 @@
+/*
+ * run.c — small helpers around struct run and struct run_result (run.h).
+ *
+ * Results are normalised here once for every runner: a handler's output is
+ * kept as a result only if it parses as JSON within the 64 KiB limit, and
+ * error texts are cut to their LAST 4 KiB (the end of stderr is where the
+ * reason usually is).
+ */
+#include "worker/run.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/job.h"
+
+void
+run_free(struct run *r)
+{
+    if (r == NULL)
+        return;
+    free(r->type);
+    free(r->queue);
+    free(r->payload);
+    free(r->idempotency_key);
+    free(r);
+}
+
+void
+run_result_free(struct run_result *r)
+{
+    if (r == NULL)
+        return;
+    free(r->result);
+    free(r->error);
+    free(r);
+}
+
+struct run_result *
+run_result_new(const struct run *run, enum run_outcome outcome, const char *error)
+{
+    struct run_result *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return NULL;
+    r->id = run->id;
+    r->attempt = run->attempt;
+    r->outcome = outcome;
+    r->retry_after_ms = -1;
+    if (error != NULL) {
+        size_t len = strlen(error);
+        const char *tail = len > JOB_ERROR_MAX ? error + len - JOB_ERROR_MAX : error;
+        r->error = strdup(tail);
+        if (r->error == NULL) {
+            free(r);
+            return NULL;
+        }
+    }
+    return r;
+}
+
+char *
+run_result_json(const char *text, size_t len)
+{
+    while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' ' || text[len - 1] == '\r' ||
+                       text[len - 1] == '\t'))
+        len--;
+    if (len == 0 || len > JOB_RESULT_MAX)
+        return NULL;
+    json_error_t jerr;
+    json_t *v = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+    if (v == NULL)
+        return NULL;
+    char *out = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    json_decref(v);
+    if (out != NULL && strlen(out) > JOB_RESULT_MAX) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+const char *
+run_stop_text(enum run_stop why)
+{
+    switch (why) {
+    case RUN_STOP_TIMEOUT: return "timed out";
+    case RUN_STOP_CANCEL: return "cancelled";
+    case RUN_STOP_SHUTDOWN: return "stopped: the worker is shutting down";
+    case RUN_STOP_LOST: return "stopped: the lease was lost";
+    default: return "stopped";
+    }
+}

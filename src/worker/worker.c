@@ -1,0 +1,828 @@
+/*
+ * worker.c — the worker loop (worker.h).
+ *
+ * Threads and who owns what:
+ *   loop      owns the store connection used for claim, heartbeat and the
+ *             reports, all slots, the completer and the pending failures.
+ *             It is the only thread that writes job state.
+ *   runners   exec (one reactor thread for all child processes), http (one
+ *             curl multi thread), C (a pool, one thread per slot). They run
+ *             handlers and deliver a struct run_result into the worker's
+ *             result queue, then poke the loop's wake-up.
+ *   listener  PostgreSQL only: a second connection blocked in store_wait
+ *             (LISTEN jobd_jobs); a NOTIFY sets the "claim now" hint.
+ *   bridge    embedded in a server: forwards its in-process wake-up (SQLite
+ *             has no NOTIFY) to the hint.
+ *
+ * One loop turn (Redis serverCron style, every step bounded):
+ *   1. take finished runs: successes to the completer, failures to a list;
+ *   2. (re)connect if the store went away (backoff 100 ms .. 5 s);
+ *   3. write completions (one batch statement) and failures;
+ *   4. heartbeat every slot whose time has come; a stale answer means the
+ *      lease is lost (stop the handler, drop its result); cancel_requested
+ *      stops the handler, whose failure report then cancels the job;
+ *   5. claim at most "free slots" jobs when something says there may be
+ *      work: a NOTIFY or in-process signal, the timer for the soonest future
+ *      run_at, the last claim having filled every free slot (a backlog), or
+ *      the safety-net poll;
+ *   6. sleep on the wake-up until the earliest of: a result or hint, a
+ *      heartbeat, the timer, the poll, a reconnect, the end of the grace.
+ * A store error never ends the loop: reports wait in memory and go out
+ * after the reconnect (fencing makes a late one harmless); leases of jobs
+ * that cannot be reported simply run out.
+ */
+#include "worker/worker.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/backoff.h"
+#include "core/err.h"
+#include "core/job.h"
+#include "store/store.h"
+#include "util/clock.h"
+#include "worker/completer.h"
+#include "worker/cthread.h"
+#include "worker/exec.h"
+#include "worker/http.h"
+#include "worker/run.h"
+
+/* After the last job ended in a shutdown, how long to keep trying to report. */
+#define FINAL_REPORT_MS 5000
+/* Reconnect backoff bounds. */
+#define RECONNECT_MIN_MS 100
+#define RECONNECT_MAX_MS 5000
+/* The longest the loop sleeps without looking around. */
+#define MAX_SLEEP_MS 1000
+
+struct slot {
+    bool used;
+    int64_t id;
+    int32_t attempt;
+    const struct handler_conf *h;
+    int64_t next_hb_us;       /* monotonic */
+    int64_t deadline_us;      /* monotonic; C handlers only (the others time themselves) */
+    enum run_stop stop_sent;
+    bool lost;                /* stale lease: the result belongs to nobody */
+};
+
+struct failure {
+    int64_t id;
+    int32_t attempt;
+    char *error;
+    bool retryable;
+    int64_t delay_ms;
+    struct failure *next;
+};
+
+struct worker {
+    struct worker_config cfg;
+    char *db_url;
+    char id[JOB_WORKER_ID_MAX + 1];
+    struct wakeup *ext;
+    struct wakeup wake;
+    pthread_t loop_thread, listen_thread, bridge_thread;
+    bool has_listener, has_bridge;
+    atomic_bool quit_helpers;
+    atomic_bool stop_req;
+    _Atomic int64_t grace_ms;
+    atomic_bool hint;
+
+    pthread_mutex_t rmu;      /* guards the result queue */
+    struct run_result *rhead, *rtail;
+
+    struct exec_runner *exec;
+    struct http_runner *http;
+    struct cthread_runner *cth;
+
+    /* loop thread only */
+    struct store *st;
+    bool is_pg;
+    struct slot *slots;
+    int n_running;
+    struct completer comp;
+    struct failure *fails, **fails_tail;
+    const char **types;
+    size_t n_types;
+    uint64_t rng;
+    int64_t poll_ms;
+    int64_t next_poll_us, timer_us, timer_floor_ms;
+    bool backlog;
+    int64_t reconnect_at_us, reconnect_ms;
+
+    pthread_mutex_t smu;      /* guards stats */
+    struct worker_stats stats;
+};
+
+static void
+wlog(const struct worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+wlog(const struct worker *w, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    char when[32];
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    fprintf(stderr, "%s jobd worker %s: %s\n", when, w->id, msg);
+}
+
+static void
+stat_add(struct worker *w, uint64_t *field, uint64_t n)
+{
+    pthread_mutex_lock(&w->smu);
+    *field += n;
+    pthread_mutex_unlock(&w->smu);
+}
+
+void
+worker_get_stats(struct worker *w, struct worker_stats *out)
+{
+    pthread_mutex_lock(&w->smu);
+    *out = w->stats;
+    pthread_mutex_unlock(&w->smu);
+}
+
+const char *
+worker_id(const struct worker *w)
+{
+    return w->id;
+}
+
+/* ---- results from the runners (any thread) ---- */
+
+static void
+deliver(void *ctx, struct run_result *r)
+{
+    struct worker *w = ctx;
+    r->next = NULL;
+    pthread_mutex_lock(&w->rmu);
+    if (w->rtail != NULL)
+        w->rtail->next = r;
+    else
+        w->rhead = r;
+    w->rtail = r;
+    pthread_mutex_unlock(&w->rmu);
+    wakeup_signal(&w->wake);
+}
+
+/* ---- slots and runners (loop thread) ---- */
+
+static struct slot *
+find_slot(struct worker *w, int64_t id, int32_t attempt)
+{
+    for (int i = 0; i < w->cfg.concurrency; i++)
+        if (w->slots[i].used && w->slots[i].id == id && w->slots[i].attempt == attempt)
+            return &w->slots[i];
+    return NULL;
+}
+
+static void
+stop_run(struct worker *w, struct slot *s, enum run_stop why)
+{
+    if (s->stop_sent != RUN_STOP_NONE)
+        return;
+    s->stop_sent = why;
+    switch (s->h->kind) {
+    case HANDLER_EXEC: exec_runner_stop(w->exec, s->id, s->attempt, why); break;
+    case HANDLER_HTTP: http_runner_stop(w->http, s->id, s->attempt, why); break;
+    case HANDLER_C: cthread_runner_stop(w->cth, s->id, s->attempt, why); break;
+    }
+}
+
+static void
+push_failure(struct worker *w, int64_t id, int32_t attempt, char *error, bool retryable,
+             int64_t delay_ms)
+{
+    struct failure *f = calloc(1, sizeof *f);
+    if (f == NULL) { /* the lease will run out and the reaper will retry it */
+        free(error);
+        return;
+    }
+    *f = (struct failure){id, attempt, error, retryable, delay_ms, NULL};
+    *w->fails_tail = f;
+    w->fails_tail = &f->next;
+}
+
+static void
+take_results(struct worker *w)
+{
+    pthread_mutex_lock(&w->rmu);
+    struct run_result *r = w->rhead;
+    w->rhead = w->rtail = NULL;
+    pthread_mutex_unlock(&w->rmu);
+    while (r != NULL) {
+        struct run_result *next = r->next;
+        struct slot *s = find_slot(w, r->id, r->attempt);
+        if (s != NULL && !s->lost) {
+            if (r->outcome == RUN_SUCCEEDED) {
+                if (!completer_add(&w->comp, r->id, r->attempt, r->result))
+                    wlog(w, "out of memory queueing the completion of job %" PRId64, r->id);
+                r->result = NULL;
+            } else {
+                int64_t delay = r->retry_after_ms;
+                if (s->stop_sent == RUN_STOP_SHUTDOWN)
+                    delay = 0; /* not the job's fault: due again at once */
+                else if (delay < 0)
+                    delay = backoff_delay_ms(r->attempt, w->cfg.backoff_base_ms,
+                                             w->cfg.backoff_cap_ms, backoff_rand_splitmix,
+                                             &w->rng);
+                push_failure(w, r->id, r->attempt, r->error, r->outcome == RUN_RETRY, delay);
+                r->error = NULL;
+            }
+        }
+        if (s != NULL) {
+            s->used = false;
+            w->n_running--;
+        }
+        run_result_free(r);
+        r = next;
+    }
+}
+
+/* ---- the store connection (loop thread) ---- */
+
+static void
+store_trouble(struct worker *w, int rc, const struct jobd_error *err, const char *what)
+{
+    wlog(w, "store error during %s: %s; reconnecting", what,
+         err->msg[0] ? err->msg : jobd_strerror(rc));
+    store_close(w->st);
+    w->st = NULL;
+    w->reconnect_ms = RECONNECT_MIN_MS;
+    w->reconnect_at_us = clock_mono_now_us() + w->reconnect_ms * 1000;
+}
+
+static void
+ensure_store(struct worker *w, int64_t now)
+{
+    if (w->st != NULL || now < w->reconnect_at_us)
+        return;
+    struct jobd_error err = {0};
+    int rc = store_open(w->db_url, &w->st, &err);
+    if (rc != JOBD_OK) {
+        w->st = NULL;
+        w->reconnect_ms = w->reconnect_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS
+                                                                  : w->reconnect_ms * 2;
+        w->reconnect_at_us = now + w->reconnect_ms * 1000;
+        wlog(w, "store still unreachable (%s); next try in %" PRId64 "ms",
+             err.msg[0] ? err.msg : jobd_strerror(rc), w->reconnect_ms);
+        return;
+    }
+    wlog(w, "reconnected to the store");
+    stat_add(w, &w->stats.reconnects, 1);
+    atomic_store(&w->hint, true); /* whatever was enqueued meanwhile */
+}
+
+/* Writes completions and failures. False if the store failed (and was dropped). */
+static bool
+report(struct worker *w)
+{
+    struct jobd_error err = {0};
+    if (w->comp.n > 0) {
+        uint64_t written = w->comp.written, stale = w->comp.stale, batches = w->comp.batches;
+        int rc = completer_flush(&w->comp, w->st, &err);
+        stat_add(w, &w->stats.succeeded, w->comp.written - written);
+        stat_add(w, &w->stats.stale, w->comp.stale - stale);
+        stat_add(w, &w->stats.batches, w->comp.batches - batches);
+        if (rc != JOBD_OK) {
+            store_trouble(w, rc, &err, "completion");
+            return false;
+        }
+    }
+    while (w->fails != NULL) {
+        struct failure *f = w->fails;
+        int rc = store_fail(w->st, f->id, f->attempt, f->error, f->retryable, f->delay_ms, NULL,
+                            &err);
+        if (rc == JOBD_OK) {
+            stat_add(w, &w->stats.failed, 1);
+        } else if (rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND) {
+            stat_add(w, &w->stats.stale, 1);
+        } else if (rc == JOBD_E_INVALID) {
+            wlog(w, "failure report of job %" PRId64 " refused: %s", f->id, err.msg);
+        } else {
+            store_trouble(w, rc, &err, "failure report");
+            return false;
+        }
+        w->fails = f->next;
+        if (w->fails == NULL)
+            w->fails_tail = &w->fails;
+        free(f->error);
+        free(f);
+    }
+    return true;
+}
+
+static bool
+heartbeats(struct worker *w, int64_t now)
+{
+    for (int i = 0; i < w->cfg.concurrency; i++) {
+        struct slot *s = &w->slots[i];
+        if (!s->used || s->lost || s->next_hb_us > now)
+            continue;
+        struct jobd_error err = {0};
+        int64_t exp = 0;
+        bool cancel = false;
+        int rc = store_heartbeat(w->st, s->id, s->attempt, w->cfg.lease_ms, &exp, &cancel, &err);
+        if (rc == JOBD_OK) {
+            s->next_hb_us = now + w->cfg.heartbeat_ms * 1000;
+            if (cancel)
+                stop_run(w, s, RUN_STOP_CANCEL);
+        } else if (rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND) {
+            wlog(w, "lost the lease of job %" PRId64 " attempt %" PRId32 "; stopping it", s->id,
+                 s->attempt);
+            s->lost = true;
+            stat_add(w, &w->stats.stale, 1);
+            stop_run(w, s, RUN_STOP_LOST);
+        } else {
+            store_trouble(w, rc, &err, "heartbeat");
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- claiming (loop thread) ---- */
+
+static struct slot *
+free_slot(struct worker *w)
+{
+    for (int i = 0; i < w->cfg.concurrency; i++)
+        if (!w->slots[i].used)
+            return &w->slots[i];
+    return NULL;
+}
+
+static char *
+steal(char **p)
+{
+    char *s = *p;
+    *p = NULL;
+    return s;
+}
+
+static void
+dispatch(struct worker *w, struct job *j, int64_t now)
+{
+    struct slot *s = free_slot(w);
+    const struct handler_conf *h = worker_config_handler(&w->cfg, j->type);
+    if (s == NULL || h == NULL) { /* cannot happen: we claim only our types, <= free slots */
+        push_failure(w, j->id, j->attempt, strdup("no handler for this job type here"), true,
+                     0);
+        return;
+    }
+    struct run *run = calloc(1, sizeof *run);
+    if (run == NULL) {
+        push_failure(w, j->id, j->attempt, NULL, true, 0);
+        return;
+    }
+    run->id = j->id;
+    run->attempt = j->attempt;
+    run->type = steal(&j->type);
+    run->queue = steal(&j->queue);
+    run->payload = steal(&j->payload);
+    if (run->payload == NULL)
+        run->payload = strdup("{}");
+    if (j->idempotency_key != NULL) {
+        run->idempotency_key = steal(&j->idempotency_key);
+    } else {
+        char key[32];
+        snprintf(key, sizeof key, "job-%" PRId64, j->id);
+        run->idempotency_key = strdup(key);
+    }
+    run->scheduled_for_us = j->scheduled_for_us;
+    run->timeout_ms = j->timeout_ms > 0 ? j->timeout_ms : h->timeout_ms;
+    run->handler = h;
+    if (run->type == NULL || run->queue == NULL || run->payload == NULL ||
+        run->idempotency_key == NULL) {
+        run_free(run);
+        push_failure(w, j->id, j->attempt, NULL, true, 0);
+        return;
+    }
+    *s = (struct slot){.used = true, .id = j->id, .attempt = j->attempt, .h = h,
+                       .next_hb_us = now + w->cfg.heartbeat_ms * 1000};
+    if (h->kind == HANDLER_C && run->timeout_ms > 0)
+        s->deadline_us = now + run->timeout_ms * 1000;
+    w->n_running++;
+    switch (h->kind) {
+    case HANDLER_EXEC: exec_runner_start(w->exec, run); break;
+    case HANDLER_HTTP: http_runner_start(w->http, run); break;
+    case HANDLER_C: cthread_runner_start(w->cth, run); break;
+    }
+}
+
+static void
+arm_timer(struct worker *w, const struct claim_req *req, int64_t now, bool timer_fired,
+          size_t got)
+{
+    struct jobd_error err = {0};
+    int64_t run_at = 0;
+    int rc = store_next_run_at(w->st, req, &run_at, &err);
+    if (rc != JOBD_OK) {
+        store_trouble(w, rc, &err, "next_run_at");
+        return;
+    }
+    if (run_at == 0) {
+        w->timer_us = 0;
+        return;
+    }
+    /* The store's clock may run ahead of ours: when the timer fired and there
+     * was nothing to claim, wait a little longer each time, not a busy loop. */
+    if (got > 0)
+        w->timer_floor_ms = 1;
+    else if (timer_fired)
+        w->timer_floor_ms = w->timer_floor_ms * 2 > w->poll_ms ? w->poll_ms
+                                                               : w->timer_floor_ms * 2;
+    int64_t delta_ms = (run_at - clock_real_now_us() + 999) / 1000;
+    if (delta_ms < w->timer_floor_ms)
+        delta_ms = w->timer_floor_ms;
+    w->timer_us = now + delta_ms * 1000;
+}
+
+/* Claims if there may be work; returns true if every free slot got a job. */
+static bool
+maybe_claim(struct worker *w, int64_t now)
+{
+    int free_n = w->cfg.concurrency - w->n_running;
+    if (free_n <= 0)
+        return false;
+    bool timer_fired = w->timer_us != 0 && now >= w->timer_us;
+    bool hint = atomic_exchange(&w->hint, false);
+    if (!hint && !w->backlog && !timer_fired && now < w->next_poll_us)
+        return false;
+    struct claim_req req = {
+        .worker_id = w->id,
+        .queues = (const char *const *)w->cfg.queues,
+        .n_queues = w->cfg.n_queues,
+        .types = w->types,
+        .n_types = w->n_types,
+        .limit = free_n,
+        .lease_ms = w->cfg.lease_ms,
+    };
+    struct job_list got = {0};
+    struct jobd_error err = {0};
+    int rc = store_claim(w->st, &req, &got, &err);
+    if (rc != JOBD_OK) {
+        job_list_fini(&got);
+        atomic_store(&w->hint, hint || atomic_load(&w->hint));
+        store_trouble(w, rc, &err, "claim");
+        return false;
+    }
+    stat_add(w, &w->stats.claims, 1);
+    stat_add(w, &w->stats.claimed, got.n);
+    for (size_t i = 0; i < got.n; i++)
+        dispatch(w, &got.v[i], now);
+    w->next_poll_us = now + w->poll_ms * 1000;
+    w->backlog = got.n == (size_t)free_n;
+    if (!w->backlog)
+        arm_timer(w, &req, now, timer_fired, got.n);
+    else
+        w->timer_us = 0;
+    job_list_fini(&got);
+    return w->backlog;
+}
+
+/* ---- the loop ---- */
+
+static int64_t
+earlier(int64_t a, int64_t b)
+{
+    if (a == 0)
+        return b;
+    if (b == 0)
+        return a;
+    return a < b ? a : b;
+}
+
+static int
+sleep_ms_until(struct worker *w, int64_t now, int64_t wake_at)
+{
+    if (wake_at == 0)
+        return MAX_SLEEP_MS;
+    if (wake_at <= now)
+        return 0;
+    int64_t ms = (wake_at - now + 999) / 1000;
+    return ms > MAX_SLEEP_MS ? MAX_SLEEP_MS : (int)ms;
+}
+
+static void
+stop_all(struct worker *w, enum run_stop why)
+{
+    for (int i = 0; i < w->cfg.concurrency; i++)
+        if (w->slots[i].used)
+            stop_run(w, &w->slots[i], why);
+}
+
+static void *
+loop_main(void *arg)
+{
+    struct worker *w = arg;
+    uint64_t seen = 0;
+    bool stopping = false, shutdown_sent = false;
+    int64_t grace_end = 0, give_up_at = 0, hard_end = 0;
+    for (;;) {
+        int64_t now = clock_mono_now_us();
+        take_results(w);
+        if (!stopping && atomic_load(&w->stop_req)) {
+            stopping = true;
+            grace_end = now + atomic_load(&w->grace_ms) * 1000;
+            hard_end = grace_end + (EXEC_KILL_GRACE_MS + FINAL_REPORT_MS + 5000) * 1000LL;
+            if (w->n_running > 0)
+                wlog(w, "stopping: waiting up to %" PRId64 "ms for %d running job(s)",
+                     atomic_load(&w->grace_ms), w->n_running);
+        }
+        if (stopping && !shutdown_sent && now >= grace_end) {
+            if (w->n_running > 0)
+                wlog(w, "grace period over: stopping %d job(s)", w->n_running);
+            stop_all(w, RUN_STOP_SHUTDOWN);
+            shutdown_sent = true;
+        }
+        ensure_store(w, now);
+        if (w->st != NULL && report(w))
+            heartbeats(w, now);
+        for (int i = 0; i < w->cfg.concurrency; i++) {
+            struct slot *s = &w->slots[i];
+            if (s->used && s->deadline_us != 0 && now >= s->deadline_us)
+                stop_run(w, s, RUN_STOP_TIMEOUT);
+        }
+        if (stopping && w->n_running == 0) {
+            if (w->comp.n == 0 && w->fails == NULL)
+                break;
+            if (give_up_at == 0)
+                give_up_at = now + FINAL_REPORT_MS * 1000LL;
+            if (now >= give_up_at) {
+                wlog(w, "giving up reporting %zu completion(s) and some failures: their "
+                     "leases will run out", w->comp.n);
+                break;
+            }
+        }
+        if (stopping && now >= hard_end) {
+            wlog(w, "%d job(s) did not stop in time; leaving them to their leases",
+                 w->n_running);
+            break;
+        }
+        if (!stopping && w->st != NULL && maybe_claim(w, now) &&
+            w->n_running < w->cfg.concurrency)
+            continue; /* every free slot got a job: there may be more */
+
+        int64_t wake_at = 0;
+        if (!stopping && w->st != NULL && w->n_running < w->cfg.concurrency) {
+            wake_at = earlier(wake_at, w->next_poll_us);
+            wake_at = earlier(wake_at, w->timer_us);
+            if (w->backlog || atomic_load(&w->hint))
+                wake_at = now;
+        }
+        for (int i = 0; i < w->cfg.concurrency; i++) {
+            const struct slot *s = &w->slots[i];
+            if (!s->used)
+                continue;
+            if (w->st != NULL && !s->lost)
+                wake_at = earlier(wake_at, s->next_hb_us);
+            if (s->deadline_us != 0 && s->stop_sent == RUN_STOP_NONE)
+                wake_at = earlier(wake_at, s->deadline_us);
+        }
+        if (w->st == NULL)
+            wake_at = earlier(wake_at, w->reconnect_at_us);
+        if (stopping) {
+            wake_at = earlier(wake_at, shutdown_sent ? hard_end : grace_end);
+            wake_at = earlier(wake_at, give_up_at);
+        }
+        if (w->st != NULL && (w->comp.n > 0 || w->fails != NULL))
+            wake_at = now; /* results came in while we reported */
+        int ms = sleep_ms_until(w, now, wake_at);
+        if (ms > 0)
+            wakeup_wait(&w->wake, &seen, ms);
+    }
+    return NULL;
+}
+
+/* ---- helper threads ---- */
+
+static void
+nap(struct worker *w, int64_t ms)
+{
+    for (int64_t slept = 0; slept < ms && !atomic_load(&w->quit_helpers); slept += 50)
+        usleep(50000);
+}
+
+static void *
+listen_main(void *arg)
+{
+    struct worker *w = arg;
+    struct store *ls = NULL;
+    int64_t delay = RECONNECT_MIN_MS;
+    while (!atomic_load(&w->quit_helpers)) {
+        struct jobd_error err = {0};
+        if (ls == NULL) {
+            if (store_open(w->db_url, &ls, &err) != JOBD_OK) {
+                ls = NULL;
+                nap(w, delay);
+                delay = delay * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : delay * 2;
+                continue;
+            }
+            delay = RECONNECT_MIN_MS;
+            atomic_store(&w->hint, true);
+            wakeup_signal(&w->wake);
+        }
+        int r = store_wait(ls, 500, &err);
+        if (r == 1) {
+            atomic_store(&w->hint, true);
+            wakeup_signal(&w->wake);
+        } else if (r < 0) {
+            store_close(ls);
+            ls = NULL;
+            nap(w, delay);
+        }
+    }
+    store_close(ls);
+    return NULL;
+}
+
+static void *
+bridge_main(void *arg)
+{
+    struct worker *w = arg;
+    uint64_t seen = 0;
+    while (!atomic_load(&w->quit_helpers)) {
+        if (wakeup_wait(w->ext, &seen, 200)) {
+            atomic_store(&w->hint, true);
+            wakeup_signal(&w->wake);
+        }
+    }
+    return NULL;
+}
+
+/* ---- start and stop ---- */
+
+static void
+worker_free(struct worker *w)
+{
+    exec_runner_free(w->exec);
+    http_runner_free(w->http);
+    cthread_runner_free(w->cth);
+    struct run_result *r = w->rhead;
+    while (r != NULL) {
+        struct run_result *next = r->next;
+        run_result_free(r);
+        r = next;
+    }
+    while (w->fails != NULL) {
+        struct failure *f = w->fails;
+        w->fails = f->next;
+        free(f->error);
+        free(f);
+    }
+    completer_fini(&w->comp);
+    store_close(w->st);
+    free(w->types);
+    free(w->slots);
+    free(w->db_url);
+    worker_config_fini(&w->cfg);
+    wakeup_fini(&w->wake);
+    pthread_mutex_destroy(&w->rmu);
+    pthread_mutex_destroy(&w->smu);
+    free(w);
+}
+
+static int
+start_thread(pthread_t *t, void *(*fn)(void *), void *arg, struct jobd_error *err)
+{
+    /* Worker threads take no signals: the embedding program's threads do. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(t, NULL, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return jobd_error_set(err, JOBD_E_IO, NULL, "cannot start a thread: %s", strerror(rc));
+    return JOBD_OK;
+}
+
+static int
+start_runners(struct worker *w, struct jobd_error *err)
+{
+    bool need[4] = {false};
+    for (size_t i = 0; i < w->cfg.n_handlers; i++)
+        need[w->cfg.handlers[i].kind] = true;
+    struct run_sink sink = {deliver, w};
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = JOBD_OK;
+    if (need[HANDLER_EXEC])
+        rc = exec_runner_new(sink, &w->exec, err);
+    if (rc == JOBD_OK && need[HANDLER_HTTP])
+        rc = http_runner_new(sink, &w->http, err);
+    if (rc == JOBD_OK && need[HANDLER_C])
+        rc = cthread_runner_new(sink, w->cfg.concurrency, &w->cth, err);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+int
+worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup *wake,
+             struct worker **out, struct jobd_error *err)
+{
+    *out = NULL;
+    int rc = worker_config_check(cfg, err);
+    if (rc != JOBD_OK)
+        return rc;
+    struct worker *w = calloc(1, sizeof *w);
+    if (w == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    if (wakeup_init(&w->wake) != 0) {
+        free(w);
+        return jobd_error_set(err, JOBD_E_IO, NULL, "cannot create a wake-up signal");
+    }
+    pthread_mutex_init(&w->rmu, NULL);
+    pthread_mutex_init(&w->smu, NULL);
+    completer_init(&w->comp);
+    w->fails_tail = &w->fails;
+    worker_config_init(&w->cfg);
+    if (worker_config_copy(&w->cfg, cfg) != JOBD_OK || (w->db_url = strdup(db_url)) == NULL ||
+        (w->slots = calloc((size_t)cfg->concurrency, sizeof *w->slots)) == NULL ||
+        (w->types = calloc(cfg->n_handlers, sizeof *w->types)) == NULL) {
+        worker_free(w);
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    }
+    for (size_t i = 0; i < w->cfg.n_handlers; i++)
+        w->types[i] = w->cfg.handlers[i].type;
+    w->n_types = w->cfg.n_handlers;
+    if (w->cfg.worker_id != NULL) {
+        snprintf(w->id, sizeof w->id, "%s", w->cfg.worker_id);
+    } else {
+        char host[64] = "localhost";
+        gethostname(host, sizeof host - 1);
+        snprintf(w->id, sizeof w->id, "%s:%d", host, (int)getpid());
+    }
+    w->ext = wake;
+    w->rng = (uint64_t)clock_real_now_us() ^ ((uint64_t)getpid() << 32);
+    atomic_store(&w->grace_ms, w->cfg.shutdown_grace_ms);
+    atomic_store(&w->hint, true);
+    w->timer_floor_ms = 1;
+    w->reconnect_ms = RECONNECT_MIN_MS;
+
+    rc = store_open(w->db_url, &w->st, err);
+    if (rc != JOBD_OK) {
+        w->st = NULL;
+        worker_free(w);
+        return rc;
+    }
+    w->is_pg = strcmp(store_backend(w->st), "pg") == 0;
+    w->poll_ms = w->cfg.poll_ms > 0 ? w->cfg.poll_ms : w->is_pg ? 5000 : wake != NULL ? 1000 : 100;
+
+    rc = start_runners(w, err);
+    if (rc == JOBD_OK)
+        rc = start_thread(&w->loop_thread, loop_main, w, err);
+    if (rc != JOBD_OK) {
+        worker_free(w);
+        return rc;
+    }
+    if (w->is_pg && start_thread(&w->listen_thread, listen_main, w, err) == JOBD_OK)
+        w->has_listener = true;
+    if (wake != NULL && start_thread(&w->bridge_thread, bridge_main, w, err) == JOBD_OK)
+        w->has_bridge = true;
+    jobd_error_clear(err);
+    *out = w;
+    return JOBD_OK;
+}
+
+void
+worker_request_stop(struct worker *w)
+{
+    atomic_store(&w->stop_req, true);
+    wakeup_signal(&w->wake);
+}
+
+void
+worker_stop(struct worker *w, int64_t grace_ms)
+{
+    if (w == NULL)
+        return;
+    if (grace_ms >= 0 && !atomic_load(&w->stop_req))
+        atomic_store(&w->grace_ms, grace_ms);
+    worker_request_stop(w);
+    pthread_join(w->loop_thread, NULL);
+    atomic_store(&w->quit_helpers, true);
+    if (w->has_listener)
+        pthread_join(w->listen_thread, NULL);
+    if (w->has_bridge) {
+        wakeup_signal(w->ext);
+        pthread_join(w->bridge_thread, NULL);
+    }
+    worker_free(w);
+}

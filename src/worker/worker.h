@@ -1,0 +1,66 @@
+/*
+ * worker.h — the worker plane: claim, run, heartbeat, report.
+ *
+ * A worker runs on its own threads (see worker.c for the layout) and talks
+ * to the store by URL, reconnecting with backoff whenever the store goes
+ * away. `jobd worker` runs one; `jobd server --worker-config` embeds one
+ * (passing its in-process wake-up so SQLite enqueues start at once);
+ * libjobd's jobd_worker_run runs one with C handlers.
+ */
+#ifndef JOBD_WORKER_WORKER_H
+#define JOBD_WORKER_WORKER_H
+
+#include <stdint.h>
+
+#include "jobd.h"
+#include "util/wakeup.h"
+#include "worker/config.h"
+
+struct worker;
+
+/* Counters, for tests, logs and benchmarks (a snapshot). */
+struct worker_stats {
+    uint64_t claimed;         /* jobs claimed */
+    uint64_t succeeded;       /* completions the store took */
+    uint64_t failed;          /* failures reported (retry, dead or cancelled) */
+    uint64_t stale;           /* reports fenced off as stale */
+    uint64_t claims;          /* claim statements run */
+    uint64_t batches;         /* completion batches written */
+    uint64_t reconnects;      /* store connections opened after the first */
+};
+
+/*
+ * Starts a worker with a copy of cfg (which must pass worker_config_check)
+ * on the store at db_url. wake (may be NULL) is an in-process signal raised
+ * after enqueues (the embedding server's); borrowed, must outlive the
+ * worker. Does not migrate (callers do, once). The first connection is made
+ * here: JOBD_E_UNAVAILABLE/JOBD_E_STORE if the store cannot be opened, so a
+ * misconfigured URL fails fast; later outages are ridden out. *out is owned
+ * by the caller (worker_stop).
+ */
+JOBD_MUST_USE int worker_start(const struct worker_config *cfg, const char *db_url,
+                               struct wakeup *wake, struct worker **out, struct jobd_error *err);
+
+/*
+ * Asks the worker to stop without waiting: it stops claiming at once.
+ * Thread-safe (not async-signal-safe).
+ */
+void worker_request_stop(struct worker *w);
+
+/*
+ * Stops the worker: no new claims; running jobs get up to grace_ms to
+ * finish (negative = the config's shutdown_grace); then they are stopped
+ * (exec: SIGTERM, SIGKILL 5 s later) and reported as retryable failures;
+ * finished attempts are written; the threads are joined and w is freed.
+ * If the store is unreachable at the end, it gives up reporting after a few
+ * seconds: those leases simply run out. NULL-safe.
+ */
+void worker_stop(struct worker *w, int64_t grace_ms);
+
+/* A snapshot of the counters. Thread-safe. */
+void worker_get_stats(struct worker *w, struct worker_stats *out);
+
+/* The worker id it claims with (borrowed, valid until worker_stop). */
+const char *worker_id(const struct worker *w);
+
+#endif
