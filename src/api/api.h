@@ -106,6 +106,13 @@ int api_server_start(const struct api_server_config *cfg, struct api_ctx *ctx,
                      struct api_server **out, int *bound_port, struct jobd_error *err);
 /* Stops accepting connections (in-flight requests still finish). */
 void api_server_quiesce(struct api_server *s);
+/*
+ * Waits up to timeout_ms until no request is in progress: every request
+ * received in full has been answered and sent (a resumed long poll still
+ * has to send its answer). A client still sending its request is not
+ * waited for. True if idle. Call after api_server_quiesce and longpoll_stop.
+ */
+bool api_server_drain(struct api_server *s, int timeout_ms);
 /* Stops serving and frees. NULL-safe. Call longpoll_stop first (and
  * longpoll_free after), so no connection stays suspended. */
 void api_server_stop(struct api_server *s);

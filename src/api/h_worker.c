@@ -186,10 +186,7 @@ h_complete(struct api_call *c)
     int rc = jobjson_get_int(o, "attempt", NULL, true, 1, INT32_MAX, &attempt, &err);
     json_t *r = json_object_get(o, "result");
     if (rc == JOBD_OK && r != NULL && !json_is_null(r)) {
-        char *text = json_dumps(r, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS);
-        rc = text ? json_canonical(text, strlen(text), JOB_RESULT_MAX, &result, "result", &err)
-                  : jobd_error_set(&err, JOBD_E_NOMEM, NULL, "out of memory");
-        free(text);
+        rc = json_value_canonical(r, JOB_RESULT_MAX, &result, "result", &err);
     }
     json_decref(o);
     if (rc != JOBD_OK) {

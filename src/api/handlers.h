@@ -26,7 +26,7 @@ struct api_call {
     const struct api_request *req;
     struct api_response *resp;
     int64_t id;                    /* the {id} of the path, if any */
-    char name[JOB_QUEUE_MAX + 2];  /* the {name} of the path (truncated = too long) */
+    char name[JOB_NAME_MAX + 2];   /* the {name} of the path (truncated = too long) */
     bool name_too_long;
 };
 
@@ -58,10 +58,22 @@ void h_fail(struct api_call *c);
 void h_queue_list(struct api_call *c);
 void h_queue_pause(struct api_call *c);
 void h_queue_resume(struct api_call *c);
+void h_sched_create(struct api_call *c);
+void h_sched_put(struct api_call *c);
+void h_sched_list(struct api_call *c);
+void h_sched_get(struct api_call *c);
+void h_sched_delete(struct api_call *c);
+void h_sched_pause(struct api_call *c);
+void h_sched_resume(struct api_call *c);
+void h_sched_trigger(struct api_call *c);
 void h_healthz(struct api_call *c);
 void h_metrics(struct api_call *c);
 
 /* ---- helpers shared by handlers (router.c) ---- */
+
+/* The schedule object of CONTRACT.md §4 (h_sched.c). New reference or NULL. */
+struct schedule;
+json_t *jobjson_schedule(const struct schedule *s);
 
 /* Borrows a store connection; on failure answers 503 and returns false. */
 bool api_store_get(struct api_call *c, struct store **st);

@@ -15,11 +15,13 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "api/api.h"
@@ -35,6 +37,9 @@ struct api_server {
     struct api_ctx *ctx;
     bool access_log;
     MHD_socket quiesced_fd;
+    pthread_mutex_t mu;
+    pthread_cond_t idle_cv;   /* signalled when active drops to 0 */
+    int active;               /* requests begun and not yet completed */
 };
 
 /* Per-request state (libmicrohttpd's con_cls). */
@@ -48,6 +53,7 @@ struct req_state {
     bool waiting;             /* suspended for a long-poll claim */
     struct api_response resp; /* kept while waiting */
     int status;               /* for the access log */
+    bool counted;             /* in api_server.active (received in full, not done) */
 };
 
 struct query_collect {
@@ -205,6 +211,11 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
         snprintf(msg, sizeof msg, "the request body is over %zu bytes", s->limit);
         return send_error(conn, s, 413, "too_large", msg);
     }
+    /* Received in full: from here the request counts as in flight for a drain. */
+    pthread_mutex_lock(&srv->mu);
+    srv->active++;
+    s->counted = true;
+    pthread_mutex_unlock(&srv->mu);
     struct query_collect q = {.n = 0};
     MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_query, &q);
     if (q.overflow)
@@ -255,10 +266,17 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         if (n > 0 && write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1) < 0) {
         }
     }
+    bool counted = s->counted;
     free(s->body);
     api_response_fini(&s->resp);
     free(s);
     *con_cls = NULL;
+    if (counted) {
+        pthread_mutex_lock(&srv->mu);
+        if (--srv->active == 0)
+            pthread_cond_broadcast(&srv->idle_cv);
+        pthread_mutex_unlock(&srv->mu);
+    }
 }
 
 /* Resolves host:port into a socket address; "localhost" and numeric only. */
@@ -303,6 +321,8 @@ api_server_start(const struct api_server_config *cfg, struct api_ctx *ctx,
     srv->ctx = ctx;
     srv->access_log = cfg->access_log;
     srv->quiesced_fd = MHD_INVALID_SOCKET;
+    pthread_mutex_init(&srv->mu, NULL);
+    pthread_cond_init(&srv->idle_cv, NULL);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ITC | MHD_USE_ERROR_LOG;
     if (ss.ss_family == AF_INET6)
@@ -316,6 +336,8 @@ api_server_start(const struct api_server_config *cfg, struct api_ctx *ctx,
                               MHD_OPTION_CONNECTION_LIMIT, 4096u,
                               MHD_OPTION_END);
     if (srv->d == NULL) {
+        pthread_cond_destroy(&srv->idle_cv);
+        pthread_mutex_destroy(&srv->mu);
         free(srv);
         return jobd_error_set(err, JOBD_E_IO, "listen", "cannot listen on %s:%d (in use?)",
                               cfg->host, cfg->port);
@@ -340,6 +362,28 @@ api_server_quiesce(struct api_server *s)
         s->quiesced_fd = MHD_quiesce_daemon(s->d);
 }
 
+bool
+api_server_drain(struct api_server *s, int timeout_ms)
+{
+    if (s == NULL)
+        return true;
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&s->mu);
+    int rc = 0;
+    while (s->active > 0 && rc == 0)
+        rc = pthread_cond_timedwait(&s->idle_cv, &s->mu, &deadline);
+    bool idle = s->active == 0;
+    pthread_mutex_unlock(&s->mu);
+    return idle;
+}
+
 void
 api_server_stop(struct api_server *s)
 {
@@ -348,5 +392,7 @@ api_server_stop(struct api_server *s)
     MHD_stop_daemon(s->d);
     if (s->quiesced_fd != MHD_INVALID_SOCKET)
         close(s->quiesced_fd);
+    pthread_cond_destroy(&s->idle_cv);
+    pthread_mutex_destroy(&s->mu);
     free(s);
 }

@@ -325,12 +325,8 @@ spec_payload(json_t *o, const char *prefix, struct spec_owned *owned, struct job
     json_t *p = json_object_get(o, "payload");
     if (p == NULL)
         return JOBD_OK; /* the store's default, {} */
-    char *text = json_dumps(p, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS);
-    if (text == NULL)
-        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
-    int rc = json_canonical(text, strlen(text), JOB_PAYLOAD_MAX, &owned->payload,
-                            fname(f, sizeof f, prefix, "payload"), err);
-    free(text);
+    int rc = json_value_canonical(p, JOB_PAYLOAD_MAX, &owned->payload,
+                                  fname(f, sizeof f, prefix, "payload"), err);
     if (rc != JOBD_OK)
         return rc;
     spec->payload = owned->payload;

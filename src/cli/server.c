@@ -4,6 +4,10 @@
  * tokens) and serves until SIGTERM/SIGINT, then stops accepting, answers
  * what is in flight and exits 0.
  *
+ * With the API it runs the scheduling plane (cron materializer, reaper,
+ * pruner) and, with --worker-config, a worker in the same process; the API
+ * wakes that worker in memory after every committed enqueue.
+ *
  * Signals are blocked in every thread and taken by sigwait() in the main
  * thread, so no handler runs in the middle of libmicrohttpd or libpq.
  */
@@ -21,7 +25,10 @@
 #include "api/storepool.h"
 #include "cli/cli.h"
 #include "core/duration.h"
+#include "sched/plane.h"
 #include "store/store.h"
+#include "worker/config.h"
+#include "worker/worker.h"
 
 static const char usage[] =
     "usage: jobd server [--db URL] [--listen HOST:PORT] [--worker-config FILE]\n"
@@ -37,7 +44,7 @@ static const char usage[] =
     "  --tokens FILE        bearer tokens, one a line, # comments; every route\n"
     "                       but /healthz then needs Authorization: Bearer TOKEN\n"
     "  --insecure           allow a non-loopback --listen without tokens\n"
-    "  --worker-config FILE also run a worker in this process (see docs)\n"
+    "  --worker-config FILE also run a worker in this process (docs/WORKER.md)\n"
     "  --reap-interval DUR  how often expired leases are reaped (default 30s)\n"
     "  --retention DUR      prune finished jobs older than this (default 7d)\n"
     "  --shutdown-grace DUR how long running work may finish on SIGTERM (30s)\n"
@@ -90,6 +97,7 @@ parse_opts(int argc, char **argv, struct server_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->listen = "127.0.0.1:8080";
+    o->grace_ms = -1; /* unset: 30 s for requests, the worker config's for jobs */
     for (int i = 1; i < argc; i++) {
         bool missing = false;
         const char *v;
@@ -178,19 +186,32 @@ struct server_parts {
     struct committer *committer;
     struct longpoll *longpoll;
     struct api_server *http;
+    struct sched_plane *plane;
+    struct worker *worker;
+    struct worker_config wcfg;
+    bool wcfg_loaded;
     struct wakeup wake;
     bool wake_ok;
     struct api_ctx ctx;           /* shared by the HTTP threads */
 };
 
 static void
-stop_all(struct server_parts *p)
+stop_all(struct server_parts *p, int64_t grace_ms)
 {
+    if (p->worker)
+        worker_request_stop(p->worker); /* no new claims from here on */
     api_server_quiesce(p->http);  /* no new connections */
     longpoll_stop(p->longpoll);   /* parked claims answered and resumed */
-    api_server_stop(p->http);     /* in-flight requests finish */
+    int64_t http_grace = grace_ms >= 0 ? grace_ms : 30000;
+    if (!api_server_drain(p->http, http_grace > INT32_MAX ? INT32_MAX : (int)http_grace))
+        fprintf(stderr, "jobd: requests still running after the shutdown grace; closing\n");
+    api_server_stop(p->http);     /* closes idle keep-alive connections */
     longpoll_free(p->longpoll);   /* no HTTP thread can park a claim any more */
     committer_stop(p->committer); /* after every request that could queue to it */
+    worker_stop(p->worker, grace_ms); /* running jobs finish or are reported */
+    sched_plane_stop(p->plane);
+    if (p->wcfg_loaded)
+        worker_config_fini(&p->wcfg);
     store_pool_free(p->pool);
     api_auth_free(p->auth);
     api_metrics_free(p->metrics);
@@ -242,6 +263,16 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
         fprintf(stderr, "jobd: listening on http://[%s]:%d\n", host, bound);
     else
         fprintf(stderr, "jobd: listening on http://%s:%d\n", host, bound);
+    struct sched_plane_config pc = {.db_url = cli_db_url(o->db), .reap_interval_ms = o->reap_ms,
+                                    .retention_ms = o->retention_ms, .wake = &p->wake};
+    if ((rc = sched_plane_start(&pc, &p->plane, &err)) != JOBD_OK)
+        return cli_report("cannot start the scheduling plane", rc, &err);
+    if (p->wcfg_loaded) {
+        if ((rc = worker_start(&p->wcfg, cli_db_url(o->db), &p->wake, &p->worker, &err)))
+            return cli_report("cannot start the embedded worker", rc, &err);
+        fprintf(stderr, "jobd: embedded worker %s running %zu handler(s)\n",
+                worker_id(p->worker), p->wcfg.n_handlers);
+    }
     return CLI_OK;
 }
 
@@ -263,10 +294,19 @@ cmd_server(int argc, char **argv)
                         "--tokens (add --insecure to do it anyway)\n", host);
         return CLI_USAGE;
     }
+    struct server_parts parts = {0};
     if (o.worker_config != NULL) {
-        fprintf(stderr, "jobd server: --worker-config: this build has no embedded worker; "
-                        "run `jobd worker --server URL --config FILE` beside it\n");
-        return CLI_USAGE;
+        struct jobd_error err = {0};
+        worker_config_init(&parts.wcfg);
+        parts.wcfg_loaded = true;
+        rc = worker_config_load(&parts.wcfg, o.worker_config, &err);
+        if (rc == JOBD_OK)
+            rc = worker_config_check(&parts.wcfg, &err);
+        if (rc != JOBD_OK) {
+            fprintf(stderr, "jobd server: --worker-config %s: %s\n", o.worker_config, err.msg);
+            worker_config_fini(&parts.wcfg);
+            return CLI_USAGE;
+        }
     }
     /* Block the signals before any thread starts, so every thread inherits it. */
     sigset_t set;
@@ -276,7 +316,6 @@ cmd_server(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    struct server_parts parts = {0};
     rc = start_all(&o, host, port, &parts);
     if (rc == CLI_OK) {
         int sig = 0;
@@ -284,6 +323,6 @@ cmd_server(int argc, char **argv)
         fprintf(stderr, "jobd: %s received, shutting down\n", sig == SIGINT ? "SIGINT"
                                                                              : "SIGTERM");
     }
-    stop_all(&parts);
+    stop_all(&parts, o.grace_ms);
     return rc;
 }

@@ -1,0 +1,96 @@
+/*
+ * test_api_embedded.c — `jobd server` as one process with everything: the
+ * scheduling plane (its reaper hands an abandoned lease back) and, with
+ * --worker-config, an embedded worker that runs jobs submitted through the
+ * API, woken in memory. Real processes, real HTTP; waits poll a condition
+ * with a deadline.
+ */
+#include "apitest.h"
+
+/* Polls GET /v1/jobs/{id} until its status is want (or fails after ms). */
+static void
+await_status(const struct srv *s, int64_t id, const char *want, int ms, json_t **out)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)id);
+    int64_t deadline = apitest_now_ms() + ms;
+    for (;;) {
+        json_t *j = get_json(s, path);
+        const char *st = json_string_value(json_object_get(j, "status"));
+        if (st && strcmp(st, want) == 0) {
+            if (out)
+                *out = j;
+            else
+                json_decref(j);
+            return;
+        }
+        if (apitest_now_ms() > deadline)
+            TEST_FAIL("job %lld is %s, not %s, after %d ms", (long long)id, st, want, ms);
+        json_decref(j);
+        apitest_nap_ms(20);
+    }
+}
+
+BOTH(embedded_worker_runs_jobs)
+{
+    FILE *f = fopen(test_path("worker.ini"), "w");
+    fprintf(f, "[worker]\nconcurrency = 2\n\n[handler \"echo\"]\nexec = /bin/cat\n"
+               "timeout = 10s\n\n[handler \"bad\"]\nexec = /bin/sh -c \"exit 65\"\n");
+    fclose(f);
+    char cfg[600];
+    snprintf(cfg, sizeof cfg, "%s", test_path("worker.ini"));
+    const char *extra[] = {"--worker-config", cfg, NULL};
+    struct srv s;
+    srv_start(&s, backend, extra);
+    int64_t id = create_job(&s, "{\"type\":\"echo\",\"payload\":{\"hello\":\"world\"}}");
+    json_t *j = NULL;
+    await_status(&s, id, "succeeded", 20000, &j);
+    /* The handler echoed its stdin (the payload): that is the result. */
+    ASSERT_STR_EQ(json_string_value(json_object_get(json_object_get(j, "result"), "hello")),
+                  "world");
+    json_decref(j);
+    int64_t bad = create_job(&s, "{\"type\":\"bad\"}");
+    await_status(&s, bad, "dead", 20000, NULL);
+    srv_stop(&s);
+}
+
+BOTH(plane_reaps_abandoned_lease)
+{
+    const char *extra[] = {"--reap-interval", "200ms", NULL};
+    struct srv s;
+    srv_start(&s, backend, extra);
+    int64_t id = create_job(&s, "{\"type\":\"lost\",\"max_attempts\":5}");
+    struct resp r;
+    /* A remote worker claims with a 1 s lease and disappears. */
+    ASSERT_EQ(req(&s, "POST", "/v1/claim",
+                  "{\"worker_id\":\"ghost\",\"types\":[\"lost\"],\"lease_s\":1}", &r), 200);
+    resp_fini(&r);
+    await_status(&s, id, "running", 1000, NULL);
+    json_t *j = NULL;
+    await_status(&s, id, "pending", 20000, &j);
+    ASSERT_EQ(json_integer_value(json_object_get(j, "attempt")), 1);
+    ASSERT(json_is_string(json_object_get(j, "last_error")));
+    json_decref(j);
+    /* The ghost's late report is fenced. */
+    char p[64];
+    snprintf(p, sizeof p, "/v1/jobs/%lld/complete", (long long)id);
+    EXPECT(&s, "POST", p, "{\"attempt\":1}", 409, "stale_attempt");
+    srv_stop(&s);
+}
+
+TEST(bad_worker_config)
+{
+    FILE *f = fopen(test_path("bad.ini"), "w");
+    fprintf(f, "[worker]\nconcurrency = lots\n");
+    fclose(f);
+    char db[700], cfg[600];
+    snprintf(db, sizeof db, "sqlite:%s", test_path("j.db"));
+    snprintf(cfg, sizeof cfg, "%s", test_path("bad.ini"));
+    char *argv[] = {getenv("JOBD_BIN"), "server", "--db", db, "--listen", "127.0.0.1:0",
+                    "--worker-config", cfg, NULL};
+    pid_t pid = apitest_spawn(argv, test_path("bad.log"), NULL);
+    int st;
+    waitpid(pid, &st, 0);
+    ASSERT(WIFEXITED(st));
+    ASSERT_EQ(WEXITSTATUS(st), 2);
+}
