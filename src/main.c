@@ -14,6 +14,7 @@ struct command {
 
 static const struct command commands[] = {
     {"migrate", cmd_migrate, "create or upgrade the schema"},
+    {"worker", cmd_worker, "run handlers for jobs (the worker plane)"},
 };
 
 static void
