@@ -141,7 +141,8 @@ cmd_worker(int argc, char **argv)
         return cli_report("cannot start the worker", rc, &err);
     }
     fprintf(stderr, "jobd worker %s: running %zu handler(s), concurrency %d, store %s\n",
-            worker_id(w), cfg.n_handlers, cfg.concurrency, strncmp(url, "postgres", 8) == 0 ? "PostgreSQL" : "SQLite");
+            worker_id(w), cfg.n_handlers, cfg.concurrency,
+            strncmp(url, "postgres", 8) == 0 ? "PostgreSQL" : "SQLite");
     int sig = 0;
     sigwait(&stop_sigs, &sig);
     fprintf(stderr, "jobd worker %s: %s received, stopping\n", worker_id(w),

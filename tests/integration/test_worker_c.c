@@ -155,9 +155,9 @@ TEST(c_handlers_outcomes_and_timeout)
     struct job j = {0};
     wait_status(st, ok, JOB_SUCCEEDED, &j);
     char want[512];
-    snprintf(want, sizeof want, "{\"attempt\":1,\"ctx\":\"my-ctx\",\"id\":%lld,\"key\":\"job-%lld\","
-             "\"payload\":{\"x\":1},\"queue\":\"default\",\"type\":\"c.ok\"}", (long long)ok,
-             (long long)ok);
+    snprintf(want, sizeof want, "{\"attempt\":1,\"ctx\":\"my-ctx\",\"id\":%lld,"
+             "\"key\":\"job-%lld\",\"payload\":{\"x\":1},\"queue\":\"default\","
+             "\"type\":\"c.ok\"}", (long long)ok, (long long)ok);
     ASSERT_STR_EQ(j.result, want);
     wait_status(st, flaky, JOB_SUCCEEDED, &j);
     ASSERT_EQ(j.attempt, 2);
