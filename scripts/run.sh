@@ -8,6 +8,11 @@ db=${JOBD_DB:-sqlite:jobd.db}
 if build/jobd server --help >/dev/null 2>&1; then
     echo "jobd: API on http://127.0.0.1:8080, store $db"
     echo "      try: build/jobd submit hello --payload '{\"name\":\"world\"}' && build/jobd jobs"
-    exec build/jobd server --db "$db" --worker-config examples/worker.ini
+    # The embedded worker needs the worker plane in this build and the example config.
+    worker=()
+    if [ -f examples/worker.ini ] && build/jobd worker --help >/dev/null 2>&1; then
+        worker=(--worker-config examples/worker.ini)
+    fi
+    exec build/jobd server --db "$db" "${worker[@]}"
 fi
 build/jobd migrate --db "$db"

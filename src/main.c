@@ -13,8 +13,14 @@ struct command {
 };
 
 static const struct command commands[] = {
+    {"server", cmd_server, "run the HTTP API (and the scheduling plane)"},
     {"migrate", cmd_migrate, "create or upgrade the schema"},
     {"worker", cmd_worker, "run handlers for jobs (the worker plane)"},
+    {"submit", cmd_submit, "enqueue a job through the API"},
+    {"job", cmd_job, "show, cancel or retry a job through the API"},
+    {"jobs", cmd_jobs, "list jobs through the API"},
+    {"queues", cmd_queues, "list queues and their counts through the API"},
+    {"cron", cmd_cron, "inspect cron expressions (cron next)"},
 };
 
 static void

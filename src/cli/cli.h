@@ -21,6 +21,12 @@ enum cli_exit {
 };
 
 int cmd_migrate(int argc, char **argv);
+int cmd_server(int argc, char **argv);
+int cmd_submit(int argc, char **argv);
+int cmd_job(int argc, char **argv);
+int cmd_jobs(int argc, char **argv);
+int cmd_queues(int argc, char **argv);
+int cmd_cron(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 
 /* The store URL: the --db value if given, else $JOBD_DB, else "sqlite:jobd.db". */

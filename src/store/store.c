@@ -212,3 +212,109 @@ store_wait(struct store *st, int timeout_ms, struct jobd_error *err)
 {
     return st->ops->wait(st, timeout_ms, err);
 }
+
+/* ---- schedules ---- */
+
+static int
+no_schedules(const struct store *st, struct jobd_error *err)
+{
+    return jobd_error_set(err, JOBD_E_INTERNAL, NULL, "the %s store has no schedules",
+                          st->ops->name);
+}
+
+static int
+check_schedule_name(const char *name, struct jobd_error *err)
+{
+    if (name == NULL)
+        return jobd_error_set(err, JOBD_E_INVALID, "name", "name is required");
+    return job_validate_type(name, "name", err);
+}
+
+int
+store_schedule_put(struct store *st, const struct schedule_spec *spec, bool replace,
+                   struct schedule *out, bool *created, struct jobd_error *err)
+{
+    int rc = schedule_spec_validate(spec, err);
+    if (rc != JOBD_OK)
+        return rc;
+    if (st->ops->schedule_put == NULL)
+        return no_schedules(st, err);
+    bool c = false;
+    rc = st->ops->schedule_put(st, spec, replace, out, &c, err);
+    if (created != NULL)
+        *created = c;
+    return rc;
+}
+
+int
+store_schedule_get(struct store *st, const char *name, struct schedule *out,
+                   struct jobd_error *err)
+{
+    int rc = check_schedule_name(name, err);
+    if (rc != JOBD_OK)
+        return rc;
+    if (st->ops->schedule_get == NULL)
+        return no_schedules(st, err);
+    return st->ops->schedule_get(st, name, out, err);
+}
+
+int
+store_schedule_list(struct store *st, struct schedule_list *out, struct jobd_error *err)
+{
+    if (st->ops->schedule_list == NULL)
+        return no_schedules(st, err);
+    return st->ops->schedule_list(st, out, err);
+}
+
+int
+store_schedule_delete(struct store *st, const char *name, struct jobd_error *err)
+{
+    int rc = check_schedule_name(name, err);
+    if (rc != JOBD_OK)
+        return rc;
+    if (st->ops->schedule_delete == NULL)
+        return no_schedules(st, err);
+    return st->ops->schedule_delete(st, name, err);
+}
+
+int
+store_schedule_pause(struct store *st, const char *name, bool paused, struct schedule *out,
+                     struct jobd_error *err)
+{
+    int rc = check_schedule_name(name, err);
+    if (rc != JOBD_OK)
+        return rc;
+    if (st->ops->schedule_pause == NULL)
+        return no_schedules(st, err);
+    return st->ops->schedule_pause(st, name, paused, out, err);
+}
+
+int
+store_schedule_trigger(struct store *st, const char *name, struct job *out,
+                       struct jobd_error *err)
+{
+    int rc = check_schedule_name(name, err);
+    if (rc != JOBD_OK)
+        return rc;
+    if (st->ops->schedule_trigger == NULL)
+        return no_schedules(st, err);
+    return st->ops->schedule_trigger(st, name, out, err);
+}
+
+int
+store_schedule_materialize(struct store *st, int limit, int *made, int64_t *soonest_us,
+                           struct jobd_error *err)
+{
+    if (limit < 1 || limit > 1000)
+        return jobd_error_set(err, JOBD_E_INVALID, "limit", "limit must be 1-1000");
+    if (st->ops->schedule_materialize == NULL)
+        return no_schedules(st, err);
+    int m = 0;
+    int64_t soon = 0;
+    int rc = st->ops->schedule_materialize(st, limit, &m, &soon, err);
+    if (made != NULL)
+        *made = m;
+    if (soonest_us != NULL)
+        *soonest_us = soon;
+    return rc;
+}

@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "core/job.h"
+#include "core/schedule.h"
 #include "jobd.h"
 #include "util/clock.h"
 
@@ -125,6 +126,19 @@ struct store_ops {
     int (*next_run_at)(struct store *st, const struct claim_req *req, int64_t *run_at_us,
                        struct jobd_error *err);
     int (*wait)(struct store *st, int timeout_ms, struct jobd_error *err);
+    /* schedules (sched_sqlite.c, sched_pg.c); NULL in a backend without them */
+    int (*schedule_put)(struct store *st, const struct schedule_spec *spec, bool replace,
+                        struct schedule *out, bool *created, struct jobd_error *err);
+    int (*schedule_get)(struct store *st, const char *name, struct schedule *out,
+                        struct jobd_error *err);
+    int (*schedule_list)(struct store *st, struct schedule_list *out, struct jobd_error *err);
+    int (*schedule_delete)(struct store *st, const char *name, struct jobd_error *err);
+    int (*schedule_pause)(struct store *st, const char *name, bool paused,
+                          struct schedule *out, struct jobd_error *err);
+    int (*schedule_trigger)(struct store *st, const char *name, struct job *out,
+                            struct jobd_error *err);
+    int (*schedule_materialize)(struct store *st, int limit, int *made, int64_t *soonest_us,
+                                struct jobd_error *err);
 };
 
 /* Every backend's struct begins with this. */
@@ -270,5 +284,59 @@ JOBD_MUST_USE int store_next_run_at(struct store *st, const struct claim_req *re
  * it sleeps min(timeout_ms, 50) and returns 1.
  */
 int store_wait(struct store *st, int timeout_ms, struct jobd_error *err);
+
+/* ---- schedules ----
+ *
+ * Table "schedules": name (primary key), cron, timezone, type, payload,
+ * queue, priority, max_attempts, catchup, paused, next_run_at (the first
+ * firing not yet materialized), last_fired_at, created_at. Jobs made by a
+ * schedule carry schedule = its name and scheduled_for = the firing, unique
+ * per (schedule, scheduled_for). Out-structs are caller-owned (schedule_fini,
+ * schedule_list_fini, job_fini).
+ */
+
+/*
+ * Creates the schedule (spec validated with schedule_spec_validate) or, with
+ * replace, replaces its definition (created_at, paused and last_fired_at
+ * stay). next_run_at becomes the first firing after now. Without replace an
+ * existing name is JOBD_E_CONFLICT. *created (may be NULL) tells which
+ * happened; out may be NULL.
+ */
+JOBD_MUST_USE int store_schedule_put(struct store *st, const struct schedule_spec *spec,
+                                     bool replace, struct schedule *out, bool *created,
+                                     struct jobd_error *err);
+/* Reads one schedule. JOBD_E_NOTFOUND. */
+JOBD_MUST_USE int store_schedule_get(struct store *st, const char *name, struct schedule *out,
+                                     struct jobd_error *err);
+/* Every schedule, by name. */
+JOBD_MUST_USE int store_schedule_list(struct store *st, struct schedule_list *out,
+                                      struct jobd_error *err);
+/* Deletes a schedule; the jobs it made stay. JOBD_E_NOTFOUND. */
+JOBD_MUST_USE int store_schedule_delete(struct store *st, const char *name,
+                                        struct jobd_error *err);
+/*
+ * Pauses or resumes. A paused schedule makes no jobs; resuming sets
+ * next_run_at to the first firing after now (firings while paused are not
+ * caught up). out may be NULL. JOBD_E_NOTFOUND.
+ */
+JOBD_MUST_USE int store_schedule_pause(struct store *st, const char *name, bool paused,
+                                       struct schedule *out, struct jobd_error *err);
+/*
+ * Makes one job from the schedule now (scheduled_for = now, due now), paused
+ * or not, without moving next_run_at. out may be NULL. JOBD_E_NOTFOUND.
+ */
+JOBD_MUST_USE int store_schedule_trigger(struct store *st, const char *name, struct job *out,
+                                         struct jobd_error *err);
+/*
+ * The materializer: takes up to limit due schedules (not paused,
+ * next_run_at <= now) that no other scheduler holds (SKIP LOCKED on
+ * PostgreSQL), and for each, in one transaction, inserts the jobs that
+ * schedule_plan decides and advances next_run_at and last_fired_at. Any
+ * number of processes may run it at once; a firing becomes a job at most
+ * once. *made (may be NULL) = jobs inserted; *soonest_us (may be NULL) = the
+ * smallest next_run_at of any unpaused schedule afterwards, 0 if none.
+ */
+JOBD_MUST_USE int store_schedule_materialize(struct store *st, int limit, int *made,
+                                             int64_t *soonest_us, struct jobd_error *err);
 
 #endif

@@ -1,0 +1,113 @@
+/*
+ * api.h — the HTTP API of `jobd server` (CONTRACT.md §4), split in two:
+ *
+ *   - a socket-free core: api_handle() turns one request (method, path,
+ *     query, a few headers, body) into one response. Routing, auth,
+ *     validation, JSON and store calls all live behind it, so unit tests and
+ *     the libFuzzer target drive it without HTTP;
+ *   - the libmicrohttpd glue (http.c: api_server_start/stop) that feeds it.
+ *
+ * One struct api_ctx is shared by every HTTP thread; everything in it is
+ * either immutable after setup or has its own lock (store pool, group
+ * committer, long-poll waiters, metrics counters).
+ */
+#ifndef JOBD_API_API_H
+#define JOBD_API_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jobd.h"
+#include "util/clock.h"
+#include "util/wakeup.h"
+
+struct api_auth;
+struct api_metrics;
+struct store_pool;
+struct committer;
+struct longpoll;
+
+/* Shared state of the API. Pointers borrowed; NULL members disable a feature. */
+struct api_ctx {
+    struct store_pool *pool;       /* per-thread store connections (required) */
+    struct api_auth *auth;         /* NULL or no tokens = no auth */
+    struct api_metrics *metrics;   /* NULL = not counted */
+    struct committer *committer;   /* NULL = enqueue directly (no group commit) */
+    struct longpoll *longpoll;     /* NULL = claim never waits */
+    struct wakeup *wake;           /* signalled after committed enqueues; may be NULL */
+    const struct jobd_clock *clock; /* for `in` and request times; NULL = real clock */
+};
+
+/* One query parameter (both strings borrowed, already URL-decoded). */
+struct api_param {
+    const char *key;
+    const char *value;
+};
+
+/* A request. All pointers borrowed for the call; body need not be NUL-terminated. */
+struct api_request {
+    const char *method;
+    const char *path;              /* without the query string */
+    const struct api_param *query;
+    size_t n_query;
+    const char *authorization;     /* the Authorization header or NULL */
+    const char *idempotency_key;   /* the Idempotency-Key header or NULL */
+    const char *body;
+    size_t body_len;
+};
+
+struct lp_waiter;
+
+/* A response. body is malloc'd and owned by the response (api_response_fini). */
+struct api_response {
+    int status;
+    const char *content_type;      /* static string */
+    char *body;
+    size_t body_len;
+    bool replayed;                 /* add `Idempotent-Replayed: true` */
+    bool allow_header;             /* 405: add Allow: with allow */
+    char allow[64];
+    struct lp_waiter *wait;        /* long-poll claim: not answered yet (owned) */
+};
+
+/*
+ * Handles one request: route, authorize, validate, call the store, answer.
+ * Never fails: every problem becomes an error response. out must be zeroed;
+ * free it with api_response_fini. Thread-safe (per ctx rules above).
+ * When out->wait is set the answer comes later (see longpoll.h): the caller
+ * must hand the waiter to longpoll_add or, without a long-poll thread, to
+ * longpoll_finish_now.
+ */
+void api_handle(struct api_ctx *ctx, const struct api_request *req, struct api_response *out);
+
+/* The body limit of a route (bytes), looked up by method and path before the
+ * body arrives: 16 MiB for POST /v1/jobs/batch, 1 MiB otherwise. */
+size_t api_body_limit(const char *method, const char *path);
+
+void api_response_fini(struct api_response *r);
+
+/* ---- the HTTP server (http.c) ---- */
+
+struct api_server;
+
+struct api_server_config {
+    const char *host;              /* numeric IPv4/IPv6 address or "localhost" */
+    int port;                      /* 0 = any free port */
+    unsigned threads;              /* HTTP worker threads; 0 = 4 */
+    bool access_log;               /* one line per request on stderr */
+};
+
+/*
+ * Binds and starts serving ctx (borrowed; must outlive the server).
+ * *bound_port receives the actual port. JOBD_E_IO with err on failure.
+ */
+int api_server_start(const struct api_server_config *cfg, struct api_ctx *ctx,
+                     struct api_server **out, int *bound_port, struct jobd_error *err);
+/* Stops accepting connections (in-flight requests still finish). */
+void api_server_quiesce(struct api_server *s);
+/* Stops serving and frees. NULL-safe. Call longpoll_stop first (and
+ * longpoll_free after), so no connection stays suspended. */
+void api_server_stop(struct api_server *s);
+
+#endif

@@ -1,0 +1,68 @@
+/*
+ * apierr.c — building error bodies with jansson (so messages that quote user
+ * input are escaped properly) and mapping jobd_err codes to HTTP statuses.
+ */
+#include "api/apierr.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char oom_body[] =
+    "{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\",\"field\":null}}";
+
+void
+api_json_take(struct api_response *r, int status, char *body)
+{
+    free(r->body);
+    r->status = status;
+    r->content_type = "application/json";
+    r->body = body;
+    r->body_len = body ? strlen(body) : 0;
+    if (body == NULL) {
+        r->body = strdup(oom_body);
+        r->body_len = r->body ? strlen(r->body) : 0;
+    }
+}
+
+void
+api_error(struct api_response *r, int status, const char *code, const char *field,
+          const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_t *o = json_pack("{s:{s:s, s:s, s:o}}", "error", "code", code, "message", msg, "field",
+                          (field && *field) ? json_string(field) : json_null());
+    char *text = NULL;
+    if (o != NULL) {
+        text = json_dumps(o, JSON_COMPACT);
+        json_decref(o);
+    }
+    api_json_take(r, status, text);
+}
+
+void
+api_error_from(struct api_response *r, int rc, const struct jobd_error *err)
+{
+    const char *field = err ? err->field : NULL;
+    const char *msg = (err && err->msg[0]) ? err->msg : jobd_strerror(rc);
+    switch (rc) {
+    case JOBD_E_INVALID: api_error(r, 400, "invalid_field", field, "%s", msg); break;
+    case JOBD_E_TOOBIG: api_error(r, 413, "too_large", field, "%s", msg); break;
+    case JOBD_E_NOTFOUND: api_error(r, 404, "not_found", field, "%s", msg); break;
+    case JOBD_E_CONFLICT: api_error(r, 409, "conflict", field, "%s", msg); break;
+    case JOBD_E_STALE: api_error(r, 409, "stale_attempt", field, "%s", msg); break;
+    case JOBD_E_STATE: api_error(r, 409, "invalid_state", field, "%s", msg); break;
+    case JOBD_E_UNAVAILABLE:
+        api_error(r, 503, "store_unavailable", NULL, "the store is unreachable: %s", msg);
+        break;
+    case JOBD_E_UNAUTHORIZED: api_error(r, 401, "unauthorized", NULL, "%s", msg); break;
+    case JOBD_E_NOMEM: api_error(r, 500, "internal", NULL, "out of memory"); break;
+    default: api_error(r, 500, "internal", field, "%s", msg); break;
+    }
+}

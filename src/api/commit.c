@@ -1,0 +1,228 @@
+/*
+ * commit.c — see commit.h. Requests put an item on a FIFO and sleep on one
+ * shared condition variable; the committer swaps the whole FIFO out under
+ * the lock (so requests keep queueing while it writes), writes, marks each
+ * item done and broadcasts. Items live on the requesters' stacks: a
+ * requester never returns before its item is marked done.
+ */
+#include "api/commit.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/metrics.h"
+#include "core/err.h"
+
+struct commit_item {
+    const struct job_spec *spec;
+    struct job *out;
+    bool replayed;
+    int rc;
+    struct jobd_error err;
+    bool done;
+    struct commit_item *next;
+};
+
+struct committer {
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv;   /* committer waits for items */
+    pthread_cond_t done_cv;   /* requesters wait for their item */
+    struct commit_item *head, *tail;
+    bool stopping;
+    pthread_t thread;
+    struct store_pool *pool;
+    struct wakeup *wake;
+    struct api_metrics *metrics;
+    struct store *st;         /* the committer's own connection, or NULL */
+};
+
+static void
+finish_one_by_one(struct committer *c, struct commit_item **items, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct commit_item *it = items[i];
+        it->rc = store_enqueue(c->st, it->spec, it->out, &it->replayed, &it->err);
+        if (it->rc == JOBD_E_UNAVAILABLE) {
+            /* The connection is gone: nothing more can be written now. */
+            for (size_t k = i + 1; k < n; k++) {
+                items[k]->rc = it->rc;
+                items[k]->err = it->err;
+            }
+            return;
+        }
+    }
+}
+
+static void
+fail_all(struct commit_item **items, size_t n, int rc, const struct jobd_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        items[i]->rc = rc;
+        items[i]->err = *err;
+    }
+}
+
+/* One transaction for all n items; false if it did not commit (items untouched). */
+static int
+try_batch(struct committer *c, struct commit_item **items, size_t n, struct jobd_error *err)
+{
+    struct job_spec *specs = calloc(n, sizeof *specs);
+    struct job *outs = calloc(n, sizeof *outs);
+    bool *rep = calloc(n, sizeof *rep);
+    int rc;
+    if (specs == NULL || outs == NULL || rep == NULL) {
+        rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    } else {
+        for (size_t i = 0; i < n; i++)
+            specs[i] = *items[i]->spec;
+        rc = store_enqueue_batch(c->st, specs, n, outs, rep, err);
+        for (size_t i = 0; rc == JOBD_OK && i < n; i++) {
+            items[i]->rc = JOBD_OK;
+            items[i]->replayed = rep[i];
+            if (items[i]->out)
+                job_move(items[i]->out, &outs[i]);
+        }
+    }
+    for (size_t i = 0; outs && i < n; i++)
+        job_fini(&outs[i]);
+    free(specs);
+    free(outs);
+    free(rep);
+    return rc;
+}
+
+static void
+write_batch(struct committer *c, struct commit_item **items, size_t n)
+{
+    struct jobd_error err = {0};
+    int rc = JOBD_OK;
+    if (c->st == NULL)
+        rc = store_pool_get(c->pool, &c->st, &err);
+    if (rc != JOBD_OK) {
+        fail_all(items, n, rc, &err);
+        return;
+    }
+    if (n == 1) {
+        finish_one_by_one(c, items, 1);
+    } else {
+        rc = try_batch(c, items, n, &err);
+        if (rc == JOBD_E_UNAVAILABLE || rc == JOBD_E_NOMEM)
+            fail_all(items, n, rc, &err);
+        else if (rc != JOBD_OK)
+            finish_one_by_one(c, items, n); /* only the bad items fail */
+    }
+    /* A connection that saw the store go away is replaced next round. */
+    for (size_t i = 0; i < n && c->st != NULL; i++) {
+        if (items[i]->rc == JOBD_E_UNAVAILABLE) {
+            store_pool_put(c->pool, c->st, JOBD_E_UNAVAILABLE);
+            c->st = NULL;
+        }
+    }
+}
+
+static void *
+committer_main(void *arg)
+{
+    struct committer *c = arg;
+    struct commit_item *batch[COMMIT_BATCH_MAX];
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        while (c->head == NULL && !c->stopping)
+            pthread_cond_wait(&c->work_cv, &c->mu);
+        if (c->head == NULL && c->stopping)
+            break;
+        size_t n = 0;
+        while (c->head != NULL && n < COMMIT_BATCH_MAX) {
+            batch[n++] = c->head;
+            c->head = c->head->next;
+        }
+        if (c->head == NULL)
+            c->tail = NULL;
+        pthread_mutex_unlock(&c->mu);
+
+        write_batch(c, batch, n);
+        api_metrics_commit(c->metrics);
+        bool wrote = false;
+        for (size_t i = 0; i < n; i++)
+            wrote = wrote || (batch[i]->rc == JOBD_OK && !batch[i]->replayed);
+        if (wrote && c->wake != NULL)
+            wakeup_signal(c->wake);
+
+        pthread_mutex_lock(&c->mu);
+        for (size_t i = 0; i < n; i++)
+            batch[i]->done = true;
+        pthread_cond_broadcast(&c->done_cv);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+int
+committer_start(struct store_pool *pool, struct wakeup *wake, struct api_metrics *metrics,
+                struct committer **out, struct jobd_error *err)
+{
+    *out = NULL;
+    struct committer *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    c->pool = pool;
+    c->wake = wake;
+    c->metrics = metrics;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->work_cv, NULL);
+    pthread_cond_init(&c->done_cv, NULL);
+    if (pthread_create(&c->thread, NULL, committer_main, c) != 0) {
+        pthread_cond_destroy(&c->done_cv);
+        pthread_cond_destroy(&c->work_cv);
+        pthread_mutex_destroy(&c->mu);
+        free(c);
+        return jobd_error_set(err, JOBD_E_INTERNAL, NULL, "cannot start the committer thread");
+    }
+    *out = c;
+    return JOBD_OK;
+}
+
+void
+committer_stop(struct committer *c)
+{
+    if (c == NULL)
+        return;
+    pthread_mutex_lock(&c->mu);
+    c->stopping = true;
+    pthread_cond_signal(&c->work_cv);
+    pthread_mutex_unlock(&c->mu);
+    pthread_join(c->thread, NULL);
+    if (c->st != NULL)
+        store_pool_put(c->pool, c->st, JOBD_OK);
+    pthread_cond_destroy(&c->done_cv);
+    pthread_cond_destroy(&c->work_cv);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+int
+committer_enqueue(struct committer *c, const struct job_spec *spec, struct job *out,
+                  bool *replayed, struct jobd_error *err)
+{
+    struct commit_item it = {.spec = spec, .out = out};
+    pthread_mutex_lock(&c->mu);
+    if (c->stopping) {
+        pthread_mutex_unlock(&c->mu);
+        return jobd_error_set(err, JOBD_E_UNAVAILABLE, NULL, "the server is shutting down");
+    }
+    if (c->tail)
+        c->tail->next = &it;
+    else
+        c->head = &it;
+    c->tail = &it;
+    pthread_cond_signal(&c->work_cv);
+    while (!it.done)
+        pthread_cond_wait(&c->done_cv, &c->mu);
+    pthread_mutex_unlock(&c->mu);
+    if (replayed)
+        *replayed = it.replayed;
+    if (it.rc != JOBD_OK && err != NULL)
+        *err = it.err;
+    return it.rc;
+}

@@ -1,0 +1,345 @@
+/*
+ * h_jobs.c — the job routes for clients: create (through the group
+ * committer), batch create, read, list with a cursor, cancel, retry.
+ * Each validates everything before touching the store, so a bad request
+ * writes nothing, and answers with the job object of CONTRACT.md §4.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/apierr.h"
+#include "api/commit.h"
+#include "api/handlers.h"
+#include "api/metrics.h"
+#include "core/err.h"
+
+static const char *const batch_fields[] = {"jobs", NULL};
+
+static void
+enqueue_error(struct api_call *c, int rc, const struct jobd_error *err)
+{
+    if (rc == JOBD_E_CONFLICT)
+        api_error(c->resp, 409, "idempotency_conflict", err->field[0] ? err->field
+                                                                          : "idempotency_key",
+                  "%s", err->msg[0] ? err->msg
+                                    : "the idempotency key was used for a different request");
+    else
+        api_error_from(c->resp, rc, err);
+}
+
+void
+h_job_create(struct api_call *c)
+{
+    json_t *o = api_body_object(c, jobjson_job_fields);
+    if (o == NULL)
+        return;
+    struct job_spec spec;
+    struct spec_owned owned = {0};
+    struct jobd_error err = {0};
+    struct job job = {0};
+    bool replayed = false;
+    int rc = jobjson_spec(o, NULL, c->req->idempotency_key, api_now_us(c), &spec, &owned, &err);
+    if (rc != JOBD_OK) {
+        api_error_from(c->resp, rc, &err);
+        goto out;
+    }
+    if (c->ctx->committer != NULL) {
+        rc = committer_enqueue(c->ctx->committer, &spec, &job, &replayed, &err);
+    } else {
+        struct store *st;
+        if (!api_store_get(c, &st))
+            goto out;
+        rc = store_enqueue(st, &spec, &job, &replayed, &err);
+        api_store_put(c, st, rc);
+        if (rc == JOBD_OK && !replayed && c->ctx->wake)
+            wakeup_signal(c->ctx->wake);
+    }
+    if (rc != JOBD_OK) {
+        enqueue_error(c, rc, &err);
+        goto out;
+    }
+    if (!replayed)
+        api_metrics_enqueued(c->ctx->metrics, 1);
+    c->resp->replayed = replayed;
+    api_reply_job(c, replayed ? 200 : 201, &job);
+out:
+    job_fini(&job);
+    jobjson_spec_fini(&owned);
+    json_decref(o);
+}
+
+/* Parses every item of a batch into specs/owned (n entries). */
+static int
+batch_specs(struct api_call *c, json_t *arr, struct job_spec *specs, struct spec_owned *owned,
+            struct jobd_error *err, bool *unknown)
+{
+    int64_t now = api_now_us(c);
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        char prefix[40];
+        snprintf(prefix, sizeof prefix, "jobs[%zu].", i);
+        json_t *item = json_array_get(arr, i);
+        if (!json_is_object(item))
+            return jobd_error_set(err, JOBD_E_INVALID, prefix, "jobs[%zu] must be an object",
+                                  i);
+        int rc = jobjson_check_fields(item, jobjson_job_fields, prefix, err);
+        if (rc != JOBD_OK) {
+            *unknown = true;
+            return rc;
+        }
+        rc = jobjson_spec(item, prefix, NULL, now, &specs[i], &owned[i], err);
+        if (rc != JOBD_OK)
+            return rc;
+    }
+    return JOBD_OK;
+}
+
+void
+h_job_batch(struct api_call *c)
+{
+    json_t *o = api_body_object(c, batch_fields);
+    if (o == NULL)
+        return;
+    json_t *arr = json_object_get(o, "jobs");
+    struct job_spec *specs = NULL;
+    struct spec_owned *owned = NULL;
+    struct job *jobs = NULL;
+    bool *replayed = NULL;
+    size_t n = json_array_size(arr);
+    struct jobd_error err = {0};
+    if (!json_is_array(arr)) {
+        api_error(c->resp, 400, "invalid_field", "jobs", "jobs must be an array of job objects");
+        goto out;
+    }
+    if (n > API_BATCH_JOBS_MAX) {
+        api_error(c->resp, 413, "too_large", "jobs", "a batch holds at most %d jobs, not %zu",
+                  API_BATCH_JOBS_MAX, n);
+        goto out;
+    }
+    specs = calloc(n + 1, sizeof *specs);
+    owned = calloc(n + 1, sizeof *owned);
+    jobs = calloc(n + 1, sizeof *jobs);
+    replayed = calloc(n + 1, sizeof *replayed);
+    if (!specs || !owned || !jobs || !replayed) {
+        api_error(c->resp, 500, "internal", NULL, "out of memory");
+        goto out;
+    }
+    bool unknown = false;
+    int rc = batch_specs(c, arr, specs, owned, &err, &unknown);
+    if (rc != JOBD_OK) {
+        if (unknown)
+            api_error(c->resp, 400, "unknown_field", err.field, "%s", err.msg);
+        else
+            api_error_from(c->resp, rc, &err);
+        goto out;
+    }
+    struct store *st;
+    if (!api_store_get(c, &st))
+        goto out;
+    rc = store_enqueue_batch(st, specs, n, jobs, replayed, &err);
+    api_store_put(c, st, rc);
+    if (rc != JOBD_OK) {
+        enqueue_error(c, rc, &err);
+        goto out;
+    }
+    size_t fresh = 0;
+    for (size_t i = 0; i < n; i++)
+        fresh += !replayed[i];
+    api_metrics_enqueued(c->ctx->metrics, fresh);
+    if (fresh && c->ctx->wake)
+        wakeup_signal(c->ctx->wake);
+    json_t *list = json_array();
+    json_t *res = list ? json_pack("{s:o}", "jobs", list) : NULL;
+    for (size_t i = 0; res && i < n; i++)
+        if (json_array_append_new(list, jobjson_job(&jobs[i])) != 0) {
+            json_decref(res);
+            res = NULL;
+        }
+    api_json_take(c->resp, 201, jobjson_dump_take(res));
+out:
+    for (size_t i = 0; i < n && jobs; i++)
+        job_fini(&jobs[i]);
+    for (size_t i = 0; i < n && owned; i++)
+        jobjson_spec_fini(&owned[i]);
+    free(specs);
+    free(owned);
+    free(jobs);
+    free(replayed);
+    json_decref(o);
+}
+
+void
+h_job_get(struct api_call *c)
+{
+    struct store *st;
+    if (!api_store_get(c, &st))
+        return;
+    struct job job = {0};
+    struct jobd_error err = {0};
+    int rc = store_get(st, c->id, &job, &err);
+    api_store_put(c, st, rc);
+    if (rc == JOBD_E_NOTFOUND)
+        api_error(c->resp, 404, "not_found", "id", "no job with id %" PRId64, c->id);
+    else if (rc != JOBD_OK)
+        api_error_from(c->resp, rc, &err);
+    else
+        api_reply_job(c, 200, &job);
+    job_fini(&job);
+}
+
+static const char *const list_params[] = {"status", "queue", "type", "schedule", "limit",
+                                          "after", NULL};
+
+/* Reads the query of GET /v1/jobs into f; false after answering 400. */
+static bool
+list_filter(struct api_call *c, struct job_filter *f)
+{
+    struct jobd_error err = {0};
+    for (size_t i = 0; i < c->req->n_query; i++) {
+        bool ok = false;
+        for (size_t k = 0; list_params[k] && !ok; k++)
+            ok = strcmp(c->req->query[i].key, list_params[k]) == 0;
+        if (!ok) {
+            api_error(c->resp, 400, "invalid_query", c->req->query[i].key,
+                      "unknown query parameter '%.100s'", c->req->query[i].key);
+            return false;
+        }
+    }
+    f->status = STORE_ANY;
+    const char *v;
+    if ((v = api_query(c, "status")) != NULL && *v) {
+        enum job_status s;
+        if (job_status_parse(v, &s) != JOBD_OK) {
+            api_error(c->resp, 400, "invalid_query", "status",
+                      "status must be pending, running, succeeded, dead or cancelled");
+            return false;
+        }
+        f->status = (int)s;
+    }
+    if ((v = api_query(c, "queue")) != NULL && *v) {
+        if (job_validate_queue(v, "queue", &err) != JOBD_OK)
+            goto bad;
+        f->queue = v;
+    }
+    if ((v = api_query(c, "type")) != NULL && *v) {
+        if (job_validate_type(v, "type", &err) != JOBD_OK)
+            goto bad;
+        f->type = v;
+    }
+    if ((v = api_query(c, "schedule")) != NULL && *v) {
+        if (job_validate_type(v, "schedule", &err) != JOBD_OK)
+            goto bad;
+        f->schedule = v;
+    }
+    f->limit = 100;
+    if ((v = api_query(c, "limit")) != NULL && *v) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end != '\0' || n < 1 || n > 1000) {
+            api_error(c->resp, 400, "invalid_query", "limit",
+                      "limit must be an integer between 1 and 1000");
+            return false;
+        }
+        f->limit = (int)n;
+    }
+    if ((v = api_query(c, "after")) != NULL && *v) {
+        char *end;
+        long long n = strtoll(v, &end, 10);
+        if (*end != '\0' || n < 1 || v[0] == '-' || v[0] == '+') {
+            api_error(c->resp, 400, "invalid_query", "after",
+                      "after must be a cursor from a previous page's \"next\"");
+            return false;
+        }
+        f->before_id = n;
+    }
+    return true;
+bad:
+    api_error(c->resp, 400, "invalid_query", err.field, "%s", err.msg);
+    return false;
+}
+
+void
+h_job_list(struct api_call *c)
+{
+    struct job_filter f = {0};
+    if (!list_filter(c, &f))
+        return;
+    struct store *st;
+    if (!api_store_get(c, &st))
+        return;
+    struct job_list l = {0};
+    struct jobd_error err = {0};
+    int64_t next = 0;
+    int rc = store_list(st, &f, &l, &next, &err);
+    api_store_put(c, st, rc);
+    if (rc != JOBD_OK) {
+        api_error_from(c->resp, rc, &err);
+        job_list_fini(&l);
+        return;
+    }
+    json_t *arr = json_array();
+    char cursor[24];
+    snprintf(cursor, sizeof cursor, "%" PRId64, next);
+    json_t *o = arr ? json_pack("{s:o, s:o}", "jobs", arr, "next",
+                                next ? json_string(cursor) : json_null())
+                    : NULL;
+    for (size_t i = 0; o && i < l.n; i++)
+        if (json_array_append_new(arr, jobjson_job(&l.v[i])) != 0) {
+            json_decref(o);
+            o = NULL;
+        }
+    api_json_take(c->resp, 200, jobjson_dump_take(o));
+    job_list_fini(&l);
+}
+
+void
+h_job_cancel(struct api_call *c)
+{
+    struct store *st;
+    if (!api_store_get(c, &st))
+        return;
+    struct job job = {0};
+    struct jobd_error err = {0};
+    int rc = store_cancel(st, c->id, &job, &err);
+    api_store_put(c, st, rc);
+    if (rc == JOBD_E_NOTFOUND) {
+        api_error(c->resp, 404, "not_found", "id", "no job with id %" PRId64, c->id);
+    } else if (rc == JOBD_E_STATE) {
+        api_error(c->resp, 409, "invalid_state", "status",
+                  "job %" PRId64 " is already finished and cannot be cancelled", c->id);
+    } else if (rc != JOBD_OK) {
+        api_error_from(c->resp, rc, &err);
+    } else if (job.status == JOB_RUNNING) {
+        api_reply_job(c, 202, &job);
+    } else {
+        api_metrics_finished(c->ctx->metrics, OUTCOME_CANCELLED);
+        api_reply_job(c, 200, &job);
+    }
+    job_fini(&job);
+}
+
+void
+h_job_retry(struct api_call *c)
+{
+    struct store *st;
+    if (!api_store_get(c, &st))
+        return;
+    struct job job = {0};
+    struct jobd_error err = {0};
+    int rc = store_retry(st, c->id, &job, &err);
+    api_store_put(c, st, rc);
+    if (rc == JOBD_E_NOTFOUND) {
+        api_error(c->resp, 404, "not_found", "id", "no job with id %" PRId64, c->id);
+    } else if (rc == JOBD_E_STATE) {
+        api_error(c->resp, 409, "invalid_state", "status",
+                  "only dead or cancelled jobs can be retried; job %" PRId64 " is not", c->id);
+    } else if (rc != JOBD_OK) {
+        api_error_from(c->resp, rc, &err);
+    } else {
+        if (c->ctx->wake)
+            wakeup_signal(c->ctx->wake);
+        api_reply_job(c, 200, &job);
+    }
+    job_fini(&job);
+}

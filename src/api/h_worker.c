@@ -1,0 +1,264 @@
+/*
+ * h_worker.c — the remote-worker routes: claim (with long poll), heartbeat,
+ * complete, fail. Reports carry the attempt they belong to; the store
+ * refuses a report whose attempt is not the live one (fencing) and the API
+ * answers 409 stale_attempt and counts it in jobd_reports_fenced_total.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/apierr.h"
+#include "api/handlers.h"
+#include "api/longpoll.h"
+#include "api/metrics.h"
+#include "core/backoff.h"
+#include "core/err.h"
+#include "core/json.h"
+
+static const char *const claim_fields[] = {"worker_id", "queues", "types", "limit", "lease_s",
+                                           "wait_s", NULL};
+static const char *const heartbeat_fields[] = {"attempt", "lease_s", NULL};
+static const char *const complete_fields[] = {"attempt", "result", NULL};
+static const char *const fail_fields[] = {"attempt", "error", "retryable", "retry_in_s", NULL};
+
+#define LEASE_MAX_S (24 * 3600.0)
+
+/* Checks every name of a claim's queues/types list. */
+static int
+check_names(const char *const *v, size_t n, const char *key, bool queue, struct jobd_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        char f[48];
+        snprintf(f, sizeof f, "%s[%zu]", key, i);
+        int rc = queue ? job_validate_queue(v[i], f, err) : job_validate_type(v[i], f, err);
+        if (rc != JOBD_OK)
+            return rc;
+    }
+    return JOBD_OK;
+}
+
+/* Reads a claim body into req (strings borrowed from o; arrays malloc'd). */
+static int
+claim_parse(json_t *o, struct claim_req *req, const char ***queues, const char ***types,
+            int64_t *wait_ms, struct jobd_error *err)
+{
+    int64_t limit = 1;
+    int rc;
+    if ((rc = jobjson_get_str(o, "worker_id", NULL, true, &req->worker_id, err)) ||
+        (rc = jobjson_get_int(o, "limit", NULL, false, 1, 1000, &limit, err)) ||
+        (rc = jobjson_get_seconds_ms(o, "lease_s", NULL, LEASE_MAX_S, &req->lease_ms, err)) ||
+        (rc = jobjson_get_seconds_ms(o, "wait_s", NULL, LONGPOLL_MAX_WAIT_S, wait_ms, err)) ||
+        (rc = jobjson_get_str_array(o, "queues", NULL, false, queues, &req->n_queues, err)) ||
+        (rc = jobjson_get_str_array(o, "types", NULL, true, types, &req->n_types, err)))
+        return rc;
+    size_t wl = strlen(req->worker_id);
+    if (wl == 0 || wl > JOB_WORKER_ID_MAX)
+        return jobd_error_set(err, JOBD_E_INVALID, "worker_id",
+                              "worker_id must be 1 to %d characters", JOB_WORKER_ID_MAX);
+    if (req->n_types == 0)
+        return jobd_error_set(err, JOBD_E_INVALID, "types",
+                              "types must name at least one job type");
+    if (json_object_get(o, "lease_s") && !json_is_null(json_object_get(o, "lease_s")) &&
+        req->lease_ms < 1000)
+        return jobd_error_set(err, JOBD_E_INVALID, "lease_s", "lease_s must be at least 1");
+    if ((rc = check_names(*types, req->n_types, "types", false, err)) ||
+        (rc = check_names(*queues, req->n_queues, "queues", true, err)))
+        return rc;
+    req->limit = (int)limit;
+    req->types = *types;
+    req->queues = *queues; /* NULL (absent) = every queue */
+    return JOBD_OK;
+}
+
+void
+h_claim(struct api_call *c)
+{
+    json_t *o = api_body_object(c, claim_fields);
+    if (o == NULL)
+        return;
+    struct claim_req req = {0};
+    const char **queues = NULL, **types = NULL;
+    int64_t wait_ms = 0;
+    struct jobd_error err = {0};
+    struct job_list l = {0};
+    int rc = claim_parse(o, &req, &queues, &types, &wait_ms, &err);
+    if (rc != JOBD_OK) {
+        api_error_from(c->resp, rc, &err);
+        goto out;
+    }
+    struct store *st;
+    if (!api_store_get(c, &st))
+        goto out;
+    rc = store_claim(st, &req, &l, &err);
+    api_store_put(c, st, rc);
+    if (rc != JOBD_OK) {
+        api_error_from(c->resp, rc, &err);
+    } else if (l.n > 0 || wait_ms == 0) {
+        api_json_take(c->resp, 200, longpoll_claim_body(&l, c->ctx->metrics));
+    } else {
+        c->resp->wait = lp_waiter_new(&req, (int)wait_ms);
+        if (c->resp->wait == NULL)
+            api_error(c->resp, 500, "internal", NULL, "out of memory");
+        else if (c->ctx->longpoll == NULL)
+            lp_waiter_finish_empty(c->resp->wait);
+        c->resp->status = 200;
+    }
+out:
+    job_list_fini(&l);
+    free(queues);
+    free(types);
+    json_decref(o);
+}
+
+/*
+ * A stale report: 409 stale_attempt, or 404 when the job does not exist at
+ * all (the store answers both as stale; telling them apart costs one read,
+ * only on this error path).
+ */
+static void
+stale(struct api_call *c, struct store *st, int64_t attempt)
+{
+    struct job job = {0};
+    struct jobd_error err = {0};
+    int rc = st ? store_get(st, c->id, &job, &err) : JOBD_E_UNAVAILABLE;
+    if (rc == JOBD_E_NOTFOUND) {
+        api_error(c->resp, 404, "not_found", "id", "no job with id %" PRId64, c->id);
+    } else {
+        api_metrics_fenced(c->ctx->metrics);
+        if (rc == JOBD_OK)
+            api_error(c->resp, 409, "stale_attempt", "attempt",
+                      "attempt %" PRId64 " of job %" PRId64 " is not the live one (job is %s, "
+                      "attempt %d)", attempt, c->id, job_status_name(job.status), job.attempt);
+        else
+            api_error(c->resp, 409, "stale_attempt", "attempt",
+                      "attempt %" PRId64 " of job %" PRId64 " is not the live one", attempt,
+                      c->id);
+    }
+    job_fini(&job);
+}
+
+void
+h_heartbeat(struct api_call *c)
+{
+    json_t *o = api_body_object(c, heartbeat_fields);
+    if (o == NULL)
+        return;
+    int64_t attempt = 0, lease_ms = 0;
+    struct jobd_error err = {0};
+    int rc;
+    if ((rc = jobjson_get_int(o, "attempt", NULL, true, 1, INT32_MAX, &attempt, &err)) ||
+        (rc = jobjson_get_seconds_ms(o, "lease_s", NULL, LEASE_MAX_S, &lease_ms, &err))) {
+        api_error_from(c->resp, rc, &err);
+        json_decref(o);
+        return;
+    }
+    json_decref(o);
+    struct store *st;
+    if (!api_store_get(c, &st))
+        return;
+    int64_t expires = 0;
+    bool cancel = false;
+    rc = store_heartbeat(st, c->id, (int32_t)attempt, lease_ms, &expires, &cancel, &err);
+    if (rc == JOBD_E_STALE)
+        stale(c, st, attempt);
+    else if (rc != JOBD_OK)
+        api_error_from(c->resp, rc, &err);
+    else
+        api_json_take(c->resp, 200,
+                      jobjson_dump_take(json_pack("{s:o, s:b}", "lease_expires_at",
+                                                  jobjson_time(expires), "cancel_requested",
+                                                  cancel)));
+    api_store_put(c, st, rc);
+}
+
+void
+h_complete(struct api_call *c)
+{
+    json_t *o = api_body_object(c, complete_fields);
+    if (o == NULL)
+        return;
+    int64_t attempt = 0;
+    struct jobd_error err = {0};
+    char *result = NULL;
+    struct job job = {0};
+    int rc = jobjson_get_int(o, "attempt", NULL, true, 1, INT32_MAX, &attempt, &err);
+    json_t *r = json_object_get(o, "result");
+    if (rc == JOBD_OK && r != NULL && !json_is_null(r)) {
+        char *text = json_dumps(r, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS);
+        rc = text ? json_canonical(text, strlen(text), JOB_RESULT_MAX, &result, "result", &err)
+                  : jobd_error_set(&err, JOBD_E_NOMEM, NULL, "out of memory");
+        free(text);
+    }
+    json_decref(o);
+    if (rc != JOBD_OK) {
+        api_error_from(c->resp, rc, &err);
+        free(result);
+        return;
+    }
+    struct store *st;
+    if (!api_store_get(c, &st)) {
+        free(result);
+        return;
+    }
+    rc = store_complete(st, c->id, (int32_t)attempt, result, &job, &err);
+    if (rc == JOBD_E_STALE) {
+        stale(c, st, attempt);
+    } else if (rc != JOBD_OK) {
+        api_error_from(c->resp, rc, &err);
+    } else {
+        api_metrics_reported(c->ctx->metrics, &job);
+        api_reply_job(c, 200, &job);
+    }
+    api_store_put(c, st, rc);
+    job_fini(&job);
+    free(result);
+}
+
+void
+h_fail(struct api_call *c)
+{
+    json_t *o = api_body_object(c, fail_fields);
+    if (o == NULL)
+        return;
+    int64_t attempt = 0, retry_in_ms = -1;
+    const char *error = NULL;
+    bool retryable = true;
+    struct jobd_error err = {0};
+    struct job job = {0};
+    int rc;
+    if ((rc = jobjson_get_int(o, "attempt", NULL, true, 1, INT32_MAX, &attempt, &err)) ||
+        (rc = jobjson_get_str(o, "error", NULL, true, &error, &err)) ||
+        (rc = jobjson_get_bool(o, "retryable", NULL, &retryable, &err)) ||
+        (rc = jobjson_get_seconds_ms(o, "retry_in_s", NULL, 366.0 * 86400, &retry_in_ms,
+                                     &err))) {
+        api_error_from(c->resp, rc, &err);
+        json_decref(o);
+        return;
+    }
+    if (retry_in_ms < 0) {
+        /* Full jitter; seeded per call (not security-relevant, only spread). */
+        uint64_t seed = (uint64_t)clock_mono_now_us() ^ ((uint64_t)c->id * 0x9E3779B97F4A7C15u);
+        retry_in_ms = backoff_delay_ms((int32_t)attempt, 0, 0, backoff_rand_splitmix, &seed);
+    }
+    struct store *st;
+    if (!api_store_get(c, &st)) {
+        json_decref(o);
+        return;
+    }
+    rc = store_fail(st, c->id, (int32_t)attempt, error, retryable, retry_in_ms, &job, &err);
+    json_decref(o); /* error is borrowed from o until here */
+    if (rc == JOBD_E_STALE) {
+        stale(c, st, attempt);
+    } else if (rc != JOBD_OK) {
+        api_error_from(c->resp, rc, &err);
+    } else {
+        api_metrics_reported(c->ctx->metrics, &job);
+        if (job.status == JOB_PENDING && c->ctx->wake)
+            wakeup_signal(c->ctx->wake);
+        api_reply_job(c, 200, &job);
+    }
+    api_store_put(c, st, rc);
+    job_fini(&job);
+}

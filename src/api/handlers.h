@@ -1,0 +1,80 @@
+/*
+ * handlers.h — internal to src/api: the route table and what each route
+ * handler receives. router.c matches a request to a route, checks auth and
+ * hands the handler a struct api_call; the handlers (h_jobs.c, h_worker.c,
+ * h_misc.c) only validate, call the store and fill the response.
+ */
+#ifndef JOBD_API_HANDLERS_H
+#define JOBD_API_HANDLERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/api.h"
+#include "api/jobjson.h"
+#include "core/job.h"
+#include "store/store.h"
+
+/* Body limits (CONTRACT.md §4). */
+#define API_BODY_MAX (1024 * 1024)
+#define API_BATCH_BODY_MAX (16 * 1024 * 1024)
+#define API_BATCH_JOBS_MAX 10000
+
+struct api_call {
+    struct api_ctx *ctx;
+    const struct api_request *req;
+    struct api_response *resp;
+    int64_t id;                    /* the {id} of the path, if any */
+    char name[JOB_QUEUE_MAX + 2];  /* the {name} of the path (truncated = too long) */
+    bool name_too_long;
+};
+
+typedef void (*api_handler_fn)(struct api_call *c);
+
+struct api_route {
+    const char *method;
+    const char *pattern;           /* "/v1/jobs/{id}/cancel" */
+    api_handler_fn fn;
+    size_t body_limit;
+    bool public_route;             /* no token needed */
+};
+
+/* The route table (router.c), in documentation order. */
+extern const struct api_route api_routes[];
+extern const size_t api_n_routes;
+
+/* Handlers. */
+void h_job_create(struct api_call *c);
+void h_job_batch(struct api_call *c);
+void h_job_get(struct api_call *c);
+void h_job_list(struct api_call *c);
+void h_job_cancel(struct api_call *c);
+void h_job_retry(struct api_call *c);
+void h_claim(struct api_call *c);
+void h_heartbeat(struct api_call *c);
+void h_complete(struct api_call *c);
+void h_fail(struct api_call *c);
+void h_queue_list(struct api_call *c);
+void h_queue_pause(struct api_call *c);
+void h_queue_resume(struct api_call *c);
+void h_healthz(struct api_call *c);
+void h_metrics(struct api_call *c);
+
+/* ---- helpers shared by handlers (router.c) ---- */
+
+/* Borrows a store connection; on failure answers 503 and returns false. */
+bool api_store_get(struct api_call *c, struct store **st);
+/* Gives it back; rc is the last result (UNAVAILABLE closes it). */
+void api_store_put(struct api_call *c, struct store *st, int rc);
+/* Parses the body as an object with only the allowed fields; on failure
+ * answers 400 (malformed_json / unknown_field) and returns NULL. */
+json_t *api_body_object(struct api_call *c, const char *const *allowed);
+/* Answers status with the job object. */
+void api_reply_job(struct api_call *c, int status, const struct job *j);
+/* Now, from the context's clock. */
+int64_t api_now_us(const struct api_call *c);
+/* A query parameter or NULL. */
+const char *api_query(const struct api_call *c, const char *key);
+
+#endif

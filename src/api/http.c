@@ -1,0 +1,352 @@
+/*
+ * http.c — libmicrohttpd glue: the daemon (thread-pool mode), body intake
+ * with per-route limits, the access log, and suspend/resume for long-poll
+ * claims. Everything about meaning is in api_handle(); this file only moves
+ * bytes.
+ *
+ * Bodies: the route's limit is known from method and path before any byte
+ * arrives. A body that grows past it is discarded as it arrives (never
+ * buffered past the limit) and answered 413 when it ends: answering while
+ * the client still sends makes most clients see a reset instead of the 413.
+ * Only a client that waits for "100 Continue", or announces a body so large
+ * that reading it is not worth it (DISCARD_MAX), gets its 413 at once.
+ */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "api/api.h"
+#include "api/apierr.h"
+#include "api/longpoll.h"
+#include "core/err.h"
+
+#define MAX_QUERY 32
+#define DISCARD_MAX (64ull * 1024 * 1024) /* read and drop at most this much */
+
+struct api_server {
+    struct MHD_Daemon *d;
+    struct api_ctx *ctx;
+    bool access_log;
+    MHD_socket quiesced_fd;
+};
+
+/* Per-request state (libmicrohttpd's con_cls). */
+struct req_state {
+    int64_t start_mono_us;
+    char method[16];
+    char path[256];
+    char *body;
+    size_t len, cap, limit;
+    bool too_big;
+    bool waiting;             /* suspended for a long-poll claim */
+    struct api_response resp; /* kept while waiting */
+    int status;               /* for the access log */
+};
+
+struct query_collect {
+    struct api_param v[MAX_QUERY];
+    size_t n;
+    bool overflow;
+};
+
+static enum MHD_Result
+collect_query(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    struct query_collect *q = cls;
+    if (q->n == MAX_QUERY) {
+        q->overflow = true;
+        return MHD_NO;
+    }
+    q->v[q->n++] = (struct api_param){key, value};
+    return MHD_YES;
+}
+
+static enum MHD_Result
+send_response(struct MHD_Connection *conn, struct req_state *s, struct api_response *r)
+{
+    const char *ct = r->content_type ? r->content_type : "application/json";
+    struct MHD_Response *mr;
+    if (r->body != NULL) {
+        mr = MHD_create_response_from_buffer(r->body_len, r->body, MHD_RESPMEM_MUST_FREE);
+        if (mr != NULL)
+            r->body = NULL; /* libmicrohttpd frees it */
+    } else {
+        mr = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    }
+    if (mr == NULL)
+        return MHD_NO;
+    MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, ct);
+    if (r->replayed)
+        MHD_add_response_header(mr, "Idempotent-Replayed", "true");
+    if (r->allow_header)
+        MHD_add_response_header(mr, MHD_HTTP_HEADER_ALLOW, r->allow);
+    s->status = r->status;
+    enum MHD_Result ok = MHD_queue_response(conn, (unsigned)r->status, mr);
+    MHD_destroy_response(mr);
+    return ok;
+}
+
+static enum MHD_Result
+send_error(struct MHD_Connection *conn, struct req_state *s, int status, const char *code,
+           const char *msg)
+{
+    struct api_response r = {0};
+    api_error(&r, status, code, NULL, "%s", msg);
+    enum MHD_Result ok = send_response(conn, s, &r);
+    api_response_fini(&r);
+    return ok;
+}
+
+static void
+resume_conn(void *arg)
+{
+    MHD_resume_connection(arg);
+}
+
+/* Collects body bytes; false once the body is over the limit. */
+static void
+take_body(struct req_state *s, const char *data, size_t n)
+{
+    if (s->too_big)
+        return;
+    if (n > s->limit - s->len) {
+        s->too_big = true;
+        free(s->body);
+        s->body = NULL;
+        s->len = s->cap = 0;
+        return;
+    }
+    if (s->len + n > s->cap) {
+        size_t cap = s->cap ? s->cap : 4096;
+        while (cap < s->len + n)
+            cap *= 2;
+        if (cap > s->limit)
+            cap = s->limit;
+        char *b = realloc(s->body, cap);
+        if (b == NULL) {
+            s->too_big = true; /* answered as 413; the server stays up */
+            free(s->body);
+            s->body = NULL;
+            s->len = s->cap = 0;
+            return;
+        }
+        s->body = b;
+        s->cap = cap;
+    }
+    memcpy(s->body + s->len, data, n);
+    s->len += n;
+}
+
+static enum MHD_Result
+first_call(struct api_server *srv, struct MHD_Connection *conn, const char *url,
+           const char *method, void **con_cls)
+{
+    struct req_state *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return MHD_NO;
+    *con_cls = s;
+    s->start_mono_us = clock_mono_now_us();
+    snprintf(s->method, sizeof s->method, "%s", method);
+    snprintf(s->path, sizeof s->path, "%s", url);
+    s->limit = api_body_limit(method, url);
+    (void)srv;
+    const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl != NULL) {
+        char *end;
+        unsigned long long n = strtoull(cl, &end, 10);
+        const char *expect = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                         MHD_HTTP_HEADER_EXPECT);
+        bool waits = expect != NULL && strcasecmp(expect, "100-continue") == 0;
+        if (*end == '\0' && n > s->limit && (waits || n > DISCARD_MAX)) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "the request body is over %zu bytes", s->limit);
+            return send_error(conn, s, 413, "too_large", msg);
+        }
+    }
+    return MHD_YES;
+}
+
+static enum MHD_Result
+on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+           const char *version, const char *upload_data, size_t *upload_data_size,
+           void **con_cls)
+{
+    (void)version;
+    struct api_server *srv = cls;
+    struct req_state *s = *con_cls;
+    if (s == NULL)
+        return first_call(srv, conn, url, method, con_cls);
+    if (s->status != 0) {
+        *upload_data_size = 0; /* answered early (413); the rest is discarded */
+        return MHD_YES;
+    }
+    if (*upload_data_size > 0) {
+        take_body(s, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (s->waiting) {
+        /* Resumed by the long-poll thread: the answer is ready. */
+        lp_waiter_take_response(s->resp.wait, &s->resp);
+        s->waiting = false;
+        return send_response(conn, s, &s->resp);
+    }
+    if (s->too_big) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "the request body is over %zu bytes", s->limit);
+        return send_error(conn, s, 413, "too_large", msg);
+    }
+    struct query_collect q = {.n = 0};
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_query, &q);
+    if (q.overflow)
+        return send_error(conn, s, 400, "invalid_query", "too many query parameters");
+    struct api_request req = {
+        .method = method,
+        .path = url,
+        .query = q.v,
+        .n_query = q.n,
+        .authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_AUTHORIZATION),
+        .idempotency_key = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                       "Idempotency-Key"),
+        .body = s->body ? s->body : "",
+        .body_len = s->len,
+    };
+    api_handle(srv->ctx, &req, &s->resp);
+    free(s->body);
+    s->body = NULL;
+    if (s->resp.wait != NULL && srv->ctx->longpoll != NULL) {
+        /* Suspend before parking, so the resume can never come first. */
+        s->waiting = true;
+        MHD_suspend_connection(conn);
+        longpoll_add(srv->ctx->longpoll, s->resp.wait, resume_conn, conn);
+        return MHD_YES;
+    }
+    if (s->resp.wait != NULL)
+        lp_waiter_take_response(s->resp.wait, &s->resp);
+    return send_response(conn, s, &s->resp);
+}
+
+static void
+on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+             enum MHD_RequestTerminationCode toe)
+{
+    (void)conn;
+    struct api_server *srv = cls;
+    struct req_state *s = *con_cls;
+    if (s == NULL)
+        return;
+    if (srv->access_log) {
+        char line[400];
+        double ms = (double)(clock_mono_now_us() - s->start_mono_us) / 1000.0;
+        int n = snprintf(line, sizeof line, "jobd: %s %s %d %.1fms%s\n", s->method, s->path,
+                         s->status, ms, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? ""
+                                                                                  : " aborted");
+        /* One write per line, so lines from several threads never interleave. */
+        if (n > 0 && write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1) < 0) {
+        }
+    }
+    free(s->body);
+    api_response_fini(&s->resp);
+    free(s);
+    *con_cls = NULL;
+}
+
+/* Resolves host:port into a socket address; "localhost" and numeric only. */
+static int
+resolve(const char *host, int port, struct sockaddr_storage *ss, socklen_t *len,
+        struct jobd_error *err)
+{
+    memset(ss, 0, sizeof *ss);
+    struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+    const char *h = strcmp(host, "localhost") == 0 ? "127.0.0.1" : host;
+    if (inet_pton(AF_INET, h, &in4->sin_addr) == 1) {
+        in4->sin_family = AF_INET;
+        in4->sin_port = htons((uint16_t)port);
+        *len = sizeof *in4;
+        return JOBD_OK;
+    }
+    if (inet_pton(AF_INET6, h, &in6->sin6_addr) == 1) {
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons((uint16_t)port);
+        *len = sizeof *in6;
+        return JOBD_OK;
+    }
+    return jobd_error_set(err, JOBD_E_INVALID, "listen",
+                          "listen host '%s' must be a numeric IPv4/IPv6 address or localhost",
+                          host);
+}
+
+int
+api_server_start(const struct api_server_config *cfg, struct api_ctx *ctx,
+                 struct api_server **out, int *bound_port, struct jobd_error *err)
+{
+    *out = NULL;
+    struct sockaddr_storage ss;
+    socklen_t sslen;
+    int rc = resolve(cfg->host, cfg->port, &ss, &sslen, err);
+    if (rc != JOBD_OK)
+        return rc;
+    struct api_server *srv = calloc(1, sizeof *srv);
+    if (srv == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    srv->ctx = ctx;
+    srv->access_log = cfg->access_log;
+    srv->quiesced_fd = MHD_INVALID_SOCKET;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    if (ss.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    srv->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, srv,
+                              MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+                              MHD_OPTION_THREAD_POOL_SIZE, cfg->threads ? cfg->threads : 4u,
+                              MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+                              MHD_OPTION_CONNECTION_TIMEOUT, 60u,
+                              MHD_OPTION_LISTEN_BACKLOG_SIZE, 511u,
+                              MHD_OPTION_CONNECTION_LIMIT, 4096u,
+                              MHD_OPTION_END);
+    if (srv->d == NULL) {
+        free(srv);
+        return jobd_error_set(err, JOBD_E_IO, "listen", "cannot listen on %s:%d (in use?)",
+                              cfg->host, cfg->port);
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->d, MHD_DAEMON_INFO_LISTEN_FD);
+    struct sockaddr_storage got;
+    socklen_t gl = sizeof got;
+    *bound_port = cfg->port;
+    if (info != NULL && getsockname(info->listen_fd, (struct sockaddr *)&got, &gl) == 0)
+        *bound_port = ntohs(got.ss_family == AF_INET6
+                                ? ((struct sockaddr_in6 *)&got)->sin6_port
+                                : ((struct sockaddr_in *)&got)->sin_port);
+    (void)sslen;
+    *out = srv;
+    return JOBD_OK;
+}
+
+void
+api_server_quiesce(struct api_server *s)
+{
+    if (s != NULL && s->quiesced_fd == MHD_INVALID_SOCKET)
+        s->quiesced_fd = MHD_quiesce_daemon(s->d);
+}
+
+void
+api_server_stop(struct api_server *s)
+{
+    if (s == NULL)
+        return;
+    MHD_stop_daemon(s->d);
+    if (s->quiesced_fd != MHD_INVALID_SOCKET)
+        close(s->quiesced_fd);
+    free(s);
+}

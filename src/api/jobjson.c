@@ -1,0 +1,418 @@
+/*
+ * jobjson.c — see jobjson.h. Output objects are built member by member in
+ * the order CONTRACT.md §4 lists them, so responses read the same as the
+ * documentation. Stored payloads/results are canonical JSON text; they are
+ * re-parsed (always valid, since they passed the same parser on the way in)
+ * and embedded as values, never as strings.
+ */
+#include "api/jobjson.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/duration.h"
+#include "core/err.h"
+#include "core/json.h"
+#include "core/timefmt.h"
+
+const char *const jobjson_job_fields[] = {
+    "type", "payload", "queue", "priority", "run_at", "in", "max_attempts",
+    "idempotency_key", "timeout", "timeout_s", NULL,
+};
+
+static const char *
+fname(char *buf, size_t len, const char *prefix, const char *key)
+{
+    snprintf(buf, len, "%s%s", prefix ? prefix : "", key);
+    return buf;
+}
+
+json_t *
+jobjson_time(int64_t us)
+{
+    if (us == 0)
+        return json_null();
+    char buf[TIME_RFC3339_LEN];
+    return json_string(time_format_rfc3339(us, buf, sizeof buf));
+}
+
+static json_t *
+str_or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+/* Stored JSON text -> value; null if absent. A stored text that does not
+ * parse (it cannot, short of corruption) is shown as a string, not lost. */
+static json_t *
+stored_json(const char *text)
+{
+    if (text == NULL)
+        return json_null();
+    json_t *v = json_loads(text, JSON_DECODE_ANY, NULL);
+    return v ? v : json_string(text);
+}
+
+static json_t *
+timeout_s(int64_t ms)
+{
+    if (ms <= 0)
+        return json_null();
+    if (ms % 1000 == 0)
+        return json_integer(ms / 1000);
+    return json_real((double)ms / 1000.0);
+}
+
+/* json_object_set_new that remembers failure instead of checking each call. */
+static void
+put(json_t *o, const char *k, json_t *v, int *bad)
+{
+    if (v == NULL || json_object_set_new(o, k, v) != 0)
+        *bad = 1;
+}
+
+json_t *
+jobjson_job(const struct job *j)
+{
+    json_t *o = json_object();
+    int bad = o == NULL;
+    if (bad)
+        return NULL;
+    put(o, "id", json_integer(j->id), &bad);
+    put(o, "queue", str_or_null(j->queue), &bad);
+    put(o, "type", str_or_null(j->type), &bad);
+    put(o, "payload", stored_json(j->payload), &bad);
+    put(o, "status", json_string(job_status_name(j->status)), &bad);
+    put(o, "priority", json_integer(j->priority), &bad);
+    put(o, "run_at", jobjson_time(j->run_at_us), &bad);
+    put(o, "attempt", json_integer(j->attempt), &bad);
+    put(o, "max_attempts", json_integer(j->max_attempts), &bad);
+    put(o, "idempotency_key", str_or_null(j->idempotency_key), &bad);
+    put(o, "schedule", str_or_null(j->schedule), &bad);
+    put(o, "scheduled_for", jobjson_time(j->scheduled_for_us), &bad);
+    put(o, "worker_id", str_or_null(j->worker_id), &bad);
+    put(o, "lease_expires_at", jobjson_time(j->lease_expires_at_us), &bad);
+    put(o, "timeout_s", timeout_s(j->timeout_ms), &bad);
+    put(o, "last_error", str_or_null(j->last_error), &bad);
+    put(o, "result", stored_json(j->result), &bad);
+    put(o, "created_at", jobjson_time(j->created_at_us), &bad);
+    put(o, "started_at", jobjson_time(j->started_at_us), &bad);
+    put(o, "finished_at", jobjson_time(j->finished_at_us), &bad);
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+json_t *
+jobjson_claimed(const struct job *j)
+{
+    json_t *o = json_object();
+    int bad = o == NULL;
+    if (bad)
+        return NULL;
+    put(o, "id", json_integer(j->id), &bad);
+    put(o, "attempt", json_integer(j->attempt), &bad);
+    put(o, "type", str_or_null(j->type), &bad);
+    put(o, "queue", str_or_null(j->queue), &bad);
+    put(o, "payload", stored_json(j->payload), &bad);
+    put(o, "idempotency_key", str_or_null(j->idempotency_key), &bad);
+    put(o, "timeout_s", timeout_s(j->timeout_ms), &bad);
+    put(o, "lease_expires_at", jobjson_time(j->lease_expires_at_us), &bad);
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+json_t *
+jobjson_queue(const struct queue_stat *q)
+{
+    json_t *o = json_object();
+    int bad = o == NULL;
+    if (bad)
+        return NULL;
+    put(o, "name", json_string(q->name), &bad);
+    put(o, "paused", json_boolean(q->paused), &bad);
+    for (int s = 0; s < JOB_STATUS_COUNT; s++)
+        put(o, job_status_name((enum job_status)s), json_integer(q->count[s]), &bad);
+    put(o, "oldest_pending_age_s", json_real(q->oldest_pending_age_s), &bad);
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+int
+jobjson_parse_object(const char *body, size_t len, json_t **out, struct jobd_error *err)
+{
+    *out = NULL;
+    if (len == 0)
+        return jobd_error_set(err, JOBD_E_INVALID, NULL, "the request body is empty; "
+                              "expected a JSON object");
+    json_error_t je;
+    json_t *v = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+    if (v == NULL)
+        return jobd_error_set(err, JOBD_E_INVALID, NULL,
+                              "malformed JSON at line %d, column %d: %s", je.line, je.column,
+                              je.text);
+    if (!json_is_object(v)) {
+        json_decref(v);
+        return jobd_error_set(err, JOBD_E_INVALID, NULL, "the request body must be a JSON "
+                              "object");
+    }
+    *out = v;
+    return JOBD_OK;
+}
+
+int
+jobjson_check_fields(json_t *o, const char *const *allowed, const char *prefix,
+                     struct jobd_error *err)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(o, key, v) {
+        bool ok = false;
+        for (size_t i = 0; allowed[i] != NULL && !ok; i++)
+            ok = strcmp(key, allowed[i]) == 0;
+        if (!ok) {
+            char f[160];
+            fname(f, sizeof f, prefix, key);
+            return jobd_error_set(err, JOBD_E_INVALID, f, "unknown field '%s'", f);
+        }
+    }
+    return JOBD_OK;
+}
+
+int
+jobjson_get_int(json_t *o, const char *key, const char *prefix, bool required, int64_t min,
+                int64_t max, int64_t *out, struct jobd_error *err)
+{
+    char f[160];
+    json_t *v = json_object_get(o, key);
+    if (v == NULL || json_is_null(v)) {
+        if (required)
+            return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, key),
+                                  "%s is required", f);
+        return JOBD_OK;
+    }
+    if (!json_is_integer(v))
+        return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, key),
+                              "%s must be an integer", f);
+    json_int_t x = json_integer_value(v);
+    if (x < min || x > max)
+        return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, key),
+                              "%s must be between %lld and %lld", f, (long long)min,
+                              (long long)max);
+    *out = (int64_t)x;
+    return JOBD_OK;
+}
+
+int
+jobjson_get_str(json_t *o, const char *key, const char *prefix, bool required, const char **out,
+                struct jobd_error *err)
+{
+    char f[160];
+    json_t *v = json_object_get(o, key);
+    if (v == NULL || json_is_null(v)) {
+        if (required)
+            return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, key),
+                                  "%s is required", f);
+        return JOBD_OK;
+    }
+    if (!json_is_string(v))
+        return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, key),
+                              "%s must be a string", f);
+    /* A NUL inside a string would silently truncate it in C. */
+    if (strlen(json_string_value(v)) != json_string_length(v))
+        return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, key),
+                              "%s must not contain NUL characters", f);
+    *out = json_string_value(v);
+    return JOBD_OK;
+}
+
+int
+jobjson_get_bool(json_t *o, const char *key, const char *prefix, bool *out,
+                 struct jobd_error *err)
+{
+    char f[160];
+    json_t *v = json_object_get(o, key);
+    if (v == NULL || json_is_null(v))
+        return JOBD_OK;
+    if (!json_is_boolean(v))
+        return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, key),
+                              "%s must be true or false", f);
+    *out = json_is_true(v);
+    return JOBD_OK;
+}
+
+int
+jobjson_get_seconds_ms(json_t *o, const char *key, const char *prefix, double max_s,
+                       int64_t *out_ms, struct jobd_error *err)
+{
+    char f[160];
+    json_t *v = json_object_get(o, key);
+    if (v == NULL || json_is_null(v))
+        return JOBD_OK;
+    if (!json_is_number(v))
+        return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, key),
+                              "%s must be a number of seconds", f);
+    double s = json_number_value(v);
+    if (!isfinite(s) || s < 0 || s > max_s)
+        return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, key),
+                              "%s must be between 0 and %g seconds", f, max_s);
+    *out_ms = (int64_t)llround(s * 1000.0);
+    return JOBD_OK;
+}
+
+int
+jobjson_get_str_array(json_t *o, const char *key, const char *prefix, bool required,
+                      const char ***out, size_t *n, struct jobd_error *err)
+{
+    char f[160];
+    *out = NULL;
+    *n = 0;
+    json_t *v = json_object_get(o, key);
+    if (v == NULL || json_is_null(v)) {
+        if (required)
+            return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, key),
+                                  "%s is required", f);
+        return JOBD_OK;
+    }
+    if (!json_is_array(v))
+        return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, key),
+                              "%s must be an array of strings", f);
+    size_t len = json_array_size(v);
+    if (len > 1000)
+        return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, key),
+                              "%s has more than 1000 entries", f);
+    const char **arr = calloc(len ? len : 1, sizeof *arr);
+    if (arr == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < len; i++) {
+        json_t *e = json_array_get(v, i);
+        if (!json_is_string(e) || strlen(json_string_value(e)) != json_string_length(e)) {
+            free(arr);
+            snprintf(f, sizeof f, "%s%s[%zu]", prefix ? prefix : "", key, i);
+            return jobd_error_set(err, JOBD_E_INVALID, f, "%s must be a string", f);
+        }
+        arr[i] = json_string_value(e);
+    }
+    *out = arr;
+    *n = len;
+    return JOBD_OK;
+}
+
+void
+jobjson_spec_fini(struct spec_owned *o)
+{
+    if (o == NULL)
+        return;
+    free(o->payload);
+    o->payload = NULL;
+}
+
+static int
+spec_payload(json_t *o, const char *prefix, struct spec_owned *owned, struct job_spec *spec,
+             struct jobd_error *err)
+{
+    char f[160];
+    json_t *p = json_object_get(o, "payload");
+    if (p == NULL)
+        return JOBD_OK; /* the store's default, {} */
+    char *text = json_dumps(p, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS);
+    if (text == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    int rc = json_canonical(text, strlen(text), JOB_PAYLOAD_MAX, &owned->payload,
+                            fname(f, sizeof f, prefix, "payload"), err);
+    free(text);
+    if (rc != JOBD_OK)
+        return rc;
+    spec->payload = owned->payload;
+    return JOBD_OK;
+}
+
+static int
+spec_times(json_t *o, const char *prefix, int64_t now_us, struct job_spec *spec,
+           struct jobd_error *err)
+{
+    char f[160];
+    const char *run_at = NULL, *in = NULL, *timeout = NULL;
+    int rc;
+    if ((rc = jobjson_get_str(o, "run_at", prefix, false, &run_at, err)) ||
+        (rc = jobjson_get_str(o, "in", prefix, false, &in, err)) ||
+        (rc = jobjson_get_str(o, "timeout", prefix, false, &timeout, err)))
+        return rc;
+    if (run_at && in)
+        return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, "in"),
+                              "give either run_at or in, not both");
+    if (run_at &&
+        (rc = time_parse_rfc3339(run_at, &spec->run_at_us, fname(f, sizeof f, prefix, "run_at"),
+                                 err)))
+        return rc;
+    if (in) {
+        int64_t ms = 0;
+        if ((rc = duration_parse_ms(in, &ms, fname(f, sizeof f, prefix, "in"), err)))
+            return rc;
+        if (ms > INT64_MAX / 1000 - now_us)
+            return jobd_error_set(err, JOBD_E_INVALID, f, "%s is too far in the future", f);
+        spec->run_at_us = now_us + ms * 1000;
+    }
+    if (timeout && json_object_get(o, "timeout_s") && !json_is_null(json_object_get(o,
+                                                                                    "timeout_s")))
+        return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, "timeout_s"),
+                              "give either timeout or timeout_s, not both");
+    if (timeout &&
+        (rc = duration_parse_ms(timeout, &spec->timeout_ms,
+                                fname(f, sizeof f, prefix, "timeout"), err)))
+        return rc;
+    return jobjson_get_seconds_ms(o, "timeout_s", prefix, 366.0 * 86400, &spec->timeout_ms, err);
+}
+
+int
+jobjson_spec(json_t *o, const char *prefix, const char *header_key, int64_t now_us,
+             struct job_spec *spec, struct spec_owned *owned, struct jobd_error *err)
+{
+    char f[160];
+    memset(spec, 0, sizeof *spec);
+    int64_t prio = 0, max_attempts = 0;
+    int rc;
+    if ((rc = jobjson_get_str(o, "type", prefix, true, &spec->type, err)) ||
+        (rc = jobjson_get_str(o, "queue", prefix, false, &spec->queue, err)) ||
+        (rc = jobjson_get_int(o, "priority", prefix, false, JOB_PRIORITY_MIN, JOB_PRIORITY_MAX,
+                              &prio, err)) ||
+        (rc = jobjson_get_int(o, "max_attempts", prefix, false, 1, JOB_MAX_ATTEMPTS_MAX,
+                              &max_attempts, err)) ||
+        (rc = jobjson_get_str(o, "idempotency_key", prefix, false, &spec->idempotency_key,
+                              err)))
+        return rc;
+    spec->priority = (int32_t)prio;
+    spec->max_attempts = (int32_t)max_attempts;
+    if (header_key != NULL) {
+        if (spec->idempotency_key && strcmp(spec->idempotency_key, header_key) != 0)
+            return jobd_error_set(err, JOBD_E_INVALID,
+                                  fname(f, sizeof f, prefix, "idempotency_key"),
+                                  "idempotency_key differs from the Idempotency-Key header");
+        spec->idempotency_key = header_key;
+    }
+    if ((rc = spec_times(o, prefix, now_us, spec, err)))
+        return rc;
+    if ((rc = spec_payload(o, prefix, owned, spec, err)))
+        return rc;
+    return job_spec_validate(spec, prefix, err);
+}
+
+char *
+jobjson_dump_take(json_t *v)
+{
+    if (v == NULL)
+        return NULL;
+    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    json_decref(v);
+    return s;
+}

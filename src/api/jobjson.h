@@ -1,0 +1,84 @@
+/*
+ * jobjson.h — JSON <-> model for the API: the job object of CONTRACT.md §4
+ * (every field present, times RFC 3339 UTC with milliseconds, null for
+ * "none"), the claimed-job object, the queue object, and the parsing of job
+ * request bodies into a struct job_spec with field-naming errors.
+ *
+ * json_t results are new references owned by the caller (json_decref); NULL
+ * means out of memory. Parsing borrows strings from the json_t it reads, so
+ * the spec is valid only while that json_t lives. Thread-safe.
+ */
+#ifndef JOBD_API_JOBJSON_H
+#define JOBD_API_JOBJSON_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "core/job.h"
+#include "store/store.h"
+
+/* A time as an RFC 3339 string, or JSON null for 0. */
+json_t *jobjson_time(int64_t us);
+/* The full job object. */
+json_t *jobjson_job(const struct job *j);
+/* The object POST /v1/claim lists: {id, attempt, type, queue, payload, ...}. */
+json_t *jobjson_claimed(const struct job *j);
+/* The queue object of GET /v1/queues. */
+json_t *jobjson_queue(const struct queue_stat *q);
+
+/*
+ * Parses a request body that must be a JSON object (duplicate keys refused).
+ * *out is a new reference. JOBD_E_INVALID with a message naming line and
+ * column (malformed JSON, invalid UTF-8, too deep, not an object).
+ */
+int jobjson_parse_object(const char *body, size_t len, json_t **out, struct jobd_error *err);
+
+/*
+ * Checks that o has no member outside allowed (a NULL-terminated list).
+ * JOBD_E_INVALID naming the first unknown field (with prefix, may be NULL).
+ */
+int jobjson_check_fields(json_t *o, const char *const *allowed, const char *prefix,
+                         struct jobd_error *err);
+
+/* Memory a parsed spec owns beyond the json_t (free with jobjson_spec_fini). */
+struct spec_owned {
+    char *payload;   /* canonical payload text */
+};
+void jobjson_spec_fini(struct spec_owned *o);
+
+/* The fields a job body may have (NULL-terminated), for jobjson_check_fields. */
+extern const char *const jobjson_job_fields[];
+
+/*
+ * Reads a job body (type, payload, queue, priority, run_at | in,
+ * max_attempts, idempotency_key, timeout | timeout_s) into spec. header_key
+ * (may be NULL) is the Idempotency-Key header; if both are given they must
+ * agree. now_us anchors `in`. Field names in errors get prefix ("jobs[3].").
+ * Unknown fields are not checked here (jobjson_check_fields). Returns 0,
+ * JOBD_E_INVALID or JOBD_E_TOOBIG (payload over 256 KiB).
+ */
+int jobjson_spec(json_t *o, const char *prefix, const char *header_key, int64_t now_us,
+                 struct job_spec *spec, struct spec_owned *owned, struct jobd_error *err);
+
+/*
+ * Typed member access with field-naming errors. Each returns 0 and sets *out
+ * (untouched when the member is absent or null and not required), or
+ * JOBD_E_INVALID ("attempt must be an integer").
+ */
+int jobjson_get_int(json_t *o, const char *key, const char *prefix, bool required,
+                    int64_t min, int64_t max, int64_t *out, struct jobd_error *err);
+int jobjson_get_str(json_t *o, const char *key, const char *prefix, bool required,
+                    const char **out, struct jobd_error *err);
+int jobjson_get_bool(json_t *o, const char *key, const char *prefix, bool *out,
+                     struct jobd_error *err);
+/* A number of seconds (integer or real, >= 0, <= max_s) converted to ms. */
+int jobjson_get_seconds_ms(json_t *o, const char *key, const char *prefix, double max_s,
+                           int64_t *out_ms, struct jobd_error *err);
+/* An array of strings; *out is a malloc'd array of borrowed strings (free()). */
+int jobjson_get_str_array(json_t *o, const char *key, const char *prefix, bool required,
+                          const char ***out, size_t *n, struct jobd_error *err);
+
+/* Serializes v compactly (new malloc'd string) and drops the reference. */
+char *jobjson_dump_take(json_t *v);
+
+#endif

@@ -1,0 +1,374 @@
+/*
+ * longpoll.c — see longpoll.h.
+ *
+ * The thread's loop: wait for a reason to look (a wake-up signal, a timer
+ * for the soonest deadline or run_at, at most LP_POLL_MS for PostgreSQL's
+ * NOTIFY and LP_SAFETY_MS for SQLite), then make one pass: each parked
+ * claim is tried in arrival order (so the longest waiter gets work first);
+ * a claim that got jobs, failed, or ran out of time is answered and its
+ * connection resumed. Parked claims are in a list guarded by mu; only this
+ * thread removes from it.
+ */
+#include "api/longpoll.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/apierr.h"
+#include "api/jobjson.h"
+#include "api/metrics.h"
+#include "core/err.h"
+
+#define LP_POLL_MS 100     /* how often PostgreSQL notifications are drained */
+#define LP_SAFETY_MS 500   /* SQLite: other processes cannot signal us */
+
+struct lp_waiter {
+    struct claim_req req;
+    char *worker_id;
+    char **queues;
+    char **types;
+    int64_t deadline_mono_us;
+    struct api_response resp;   /* the answer, once done */
+    bool done;
+    lp_resume_fn resume;
+    void *arg;
+    struct lp_waiter *next;
+};
+
+struct longpoll {
+    pthread_mutex_t mu;
+    struct lp_waiter *head, *tail;
+    bool stopping;
+    pthread_t thread;
+    struct store_pool *pool;
+    struct api_metrics *metrics;
+    struct wakeup *wake;
+    struct wakeup own_wake;     /* used when no wake was given */
+    struct store *st;
+};
+
+static char **
+copy_strs(const char *const *v, size_t n, int *bad)
+{
+    if (v == NULL)
+        return NULL;
+    char **c = calloc(n ? n : 1, sizeof *c);
+    if (c == NULL) {
+        *bad = 1;
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        if ((c[i] = strdup(v[i])) == NULL)
+            *bad = 1;
+    return c;
+}
+
+static void
+free_strs(char **v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+struct lp_waiter *
+lp_waiter_new(const struct claim_req *req, int wait_ms)
+{
+    struct lp_waiter *w = calloc(1, sizeof *w);
+    if (w == NULL)
+        return NULL;
+    int bad = 0;
+    w->req = *req;
+    w->worker_id = strdup(req->worker_id);
+    w->queues = copy_strs(req->queues, req->n_queues, &bad);
+    w->types = copy_strs(req->types, req->n_types, &bad);
+    w->req.worker_id = w->worker_id;
+    w->req.queues = (const char *const *)w->queues;
+    w->req.types = (const char *const *)w->types;
+    w->deadline_mono_us = clock_mono_now_us() + (int64_t)wait_ms * 1000;
+    if (bad || w->worker_id == NULL) {
+        lp_waiter_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void
+lp_waiter_free(struct lp_waiter *w)
+{
+    if (w == NULL)
+        return;
+    free(w->worker_id);
+    free_strs(w->queues, w->req.n_queues);
+    free_strs(w->types, w->req.n_types);
+    api_response_fini(&w->resp);
+    free(w);
+}
+
+void
+lp_waiter_take_response(struct lp_waiter *w, struct api_response *out)
+{
+    free(out->body);
+    out->status = w->resp.status;
+    out->content_type = w->resp.content_type;
+    out->body = w->resp.body;
+    out->body_len = w->resp.body_len;
+    w->resp.body = NULL;
+    w->resp.body_len = 0;
+}
+
+char *
+longpoll_claim_body(const struct job_list *l, struct api_metrics *metrics)
+{
+    json_t *arr = json_array();
+    json_t *o = arr ? json_pack("{s:o}", "jobs", arr) : NULL;
+    if (o == NULL)
+        return NULL;
+    for (size_t i = 0; i < l->n; i++) {
+        api_metrics_claimed(metrics, &l->v[i]);
+        if (json_array_append_new(arr, jobjson_claimed(&l->v[i])) != 0) {
+            json_decref(o);
+            return NULL;
+        }
+    }
+    return jobjson_dump_take(o);
+}
+
+void
+lp_waiter_finish_empty(struct lp_waiter *w)
+{
+    struct job_list none = {0};
+    api_json_take(&w->resp, 200, longpoll_claim_body(&none, NULL));
+    w->done = true;
+}
+
+/* Tries w's claim once; true if w is answered (jobs, error, or time is up). */
+static bool
+try_claim(struct longpoll *lp, struct lp_waiter *w, int64_t now_mono, int64_t *next_due_us)
+{
+    struct jobd_error err = {0};
+    int rc = JOBD_OK;
+    if (lp->st == NULL)
+        rc = store_pool_get(lp->pool, &lp->st, &err);
+    struct job_list l = {0};
+    if (rc == JOBD_OK)
+        rc = store_claim(lp->st, &w->req, &l, &err);
+    if (rc == JOBD_OK && l.n > 0) {
+        api_json_take(&w->resp, 200, longpoll_claim_body(&l, lp->metrics));
+        job_list_fini(&l);
+        return true;
+    }
+    job_list_fini(&l);
+    if (rc != JOBD_OK) {
+        api_error_from(&w->resp, rc, &err);
+        if (rc == JOBD_E_UNAVAILABLE && lp->st) {
+            store_pool_put(lp->pool, lp->st, rc);
+            lp->st = NULL;
+        }
+        return true;
+    }
+    if (now_mono >= w->deadline_mono_us) {
+        lp_waiter_finish_empty(w);
+        return true;
+    }
+    int64_t run_at = 0;
+    if (store_next_run_at(lp->st, &w->req, &run_at, &err) == JOBD_OK && run_at > 0 &&
+        (*next_due_us == 0 || run_at < *next_due_us))
+        *next_due_us = run_at;
+    return false;
+}
+
+/* One look at every parked claim; answers and unlinks the finished ones. */
+static void
+pass(struct longpoll *lp, bool stopping, bool claim, int64_t *next_due_us, int64_t *next_deadline)
+{
+    int64_t now = clock_mono_now_us();
+    pthread_mutex_lock(&lp->mu);
+    struct lp_waiter *w = lp->head;
+    pthread_mutex_unlock(&lp->mu);
+    struct lp_waiter *prev = NULL;
+    if (claim)
+        *next_due_us = 0; /* recomputed from what the claims see; else kept */
+    *next_deadline = 0;
+    while (w != NULL) {
+        bool finished;
+        if (stopping) {
+            lp_waiter_finish_empty(w);
+            finished = true;
+        } else if (claim) {
+            finished = try_claim(lp, w, now, next_due_us);
+        } else if (now >= w->deadline_mono_us) {
+            lp_waiter_finish_empty(w);
+            finished = true;
+        } else {
+            finished = false;
+        }
+        pthread_mutex_lock(&lp->mu);
+        struct lp_waiter *next = w->next;
+        if (finished) {
+            if (prev)
+                prev->next = next;
+            else
+                lp->head = next;
+            if (lp->tail == w)
+                lp->tail = prev;
+        } else {
+            prev = w;
+            if (*next_deadline == 0 || w->deadline_mono_us < *next_deadline)
+                *next_deadline = w->deadline_mono_us;
+        }
+        pthread_mutex_unlock(&lp->mu);
+        if (finished) {
+            api_metrics_waiting(lp->metrics, -1);
+            w->done = true;
+            w->resume(w->arg); /* after this, w belongs to the HTTP layer again */
+        }
+        w = next;
+    }
+}
+
+static void *
+longpoll_main(void *arg)
+{
+    struct longpoll *lp = arg;
+    uint64_t seen = 0;
+    bool claim = true;
+    int64_t last_claim_mono = 0, next_due = 0;
+    for (;;) {
+        pthread_mutex_lock(&lp->mu);
+        bool stopping = lp->stopping, empty = lp->head == NULL;
+        pthread_mutex_unlock(&lp->mu);
+        int64_t next_deadline = 0;
+        if (empty)
+            next_due = 0;
+        if (!empty || stopping) {
+            pass(lp, stopping, claim, &next_due, &next_deadline);
+            if (claim)
+                last_claim_mono = clock_mono_now_us();
+        }
+        if (stopping)
+            break;
+        /* How long to sleep: until the soonest deadline or run_at, or the poll period. */
+        bool pg = lp->st != NULL && strcmp(store_backend(lp->st), "pg") == 0;
+        int64_t now_mono = clock_mono_now_us();
+        int64_t sleep_us = (pg ? LP_POLL_MS : LP_SAFETY_MS) * 1000;
+        bool idle = next_deadline == 0;
+        if (idle)
+            sleep_us = 1000 * 1000;
+        if (next_deadline && next_deadline - now_mono < sleep_us)
+            sleep_us = next_deadline - now_mono;
+        if (next_due) {
+            int64_t due_in = next_due - clock_real_now_us();
+            if (due_in < sleep_us)
+                sleep_us = due_in;
+        }
+        if (sleep_us < 0)
+            sleep_us = 0;
+        int signalled = wakeup_wait(lp->wake, &seen, (int)((sleep_us + 999) / 1000));
+        claim = signalled != 0;
+        if (!claim && next_due && clock_real_now_us() >= next_due)
+            claim = true;
+        if (!claim && pg) {
+            struct jobd_error err = {0};
+            claim = store_wait(lp->st, 0, &err) > 0;
+        }
+        if (!claim && !pg && clock_mono_now_us() - last_claim_mono >= LP_SAFETY_MS * 1000)
+            claim = true;
+        if (!claim && pg && clock_mono_now_us() - last_claim_mono >= 5 * 1000 * 1000)
+            claim = true; /* a missed notification costs at most a few seconds */
+    }
+    return NULL;
+}
+
+int
+longpoll_start(struct store_pool *pool, struct wakeup *wake, struct api_metrics *metrics,
+               struct longpoll **out, struct jobd_error *err)
+{
+    *out = NULL;
+    struct longpoll *lp = calloc(1, sizeof *lp);
+    if (lp == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    lp->pool = pool;
+    lp->metrics = metrics;
+    if (wakeup_init(&lp->own_wake) != 0) {
+        free(lp);
+        return jobd_error_set(err, JOBD_E_INTERNAL, NULL, "cannot create a wake-up signal");
+    }
+    lp->wake = wake ? wake : &lp->own_wake;
+    pthread_mutex_init(&lp->mu, NULL);
+    if (pthread_create(&lp->thread, NULL, longpoll_main, lp) != 0) {
+        pthread_mutex_destroy(&lp->mu);
+        wakeup_fini(&lp->own_wake);
+        free(lp);
+        return jobd_error_set(err, JOBD_E_INTERNAL, NULL, "cannot start the long-poll thread");
+    }
+    *out = lp;
+    return JOBD_OK;
+}
+
+void
+longpoll_add(struct longpoll *lp, struct lp_waiter *w, lp_resume_fn resume, void *arg)
+{
+    w->resume = resume;
+    w->arg = arg;
+    w->next = NULL;
+    pthread_mutex_lock(&lp->mu);
+    if (lp->stopping) {
+        pthread_mutex_unlock(&lp->mu);
+        lp_waiter_finish_empty(w);
+        resume(arg);
+        return;
+    }
+    if (lp->tail)
+        lp->tail->next = w;
+    else
+        lp->head = w;
+    lp->tail = w;
+    pthread_mutex_unlock(&lp->mu);
+    api_metrics_waiting(lp->metrics, 1);
+    /* Look again now: work may have arrived between the first claim and parking. */
+    wakeup_signal(lp->wake);
+}
+
+void
+longpoll_stop(struct longpoll *lp)
+{
+    if (lp == NULL)
+        return;
+    pthread_mutex_lock(&lp->mu);
+    bool was = lp->stopping;
+    lp->stopping = true;
+    pthread_mutex_unlock(&lp->mu);
+    if (was)
+        return;
+    wakeup_signal(lp->wake);
+    pthread_join(lp->thread, NULL);
+    if (lp->st != NULL)
+        store_pool_put(lp->pool, lp->st, JOBD_OK);
+    lp->st = NULL;
+}
+
+void
+longpoll_free(struct longpoll *lp)
+{
+    if (lp == NULL)
+        return;
+    longpoll_stop(lp);
+    pthread_mutex_destroy(&lp->mu);
+    wakeup_fini(&lp->own_wake);
+    free(lp);
+}
+
+void
+api_response_fini(struct api_response *r)
+{
+    if (r == NULL)
+        return;
+    free(r->body);
+    r->body = NULL;
+    r->body_len = 0;
+    lp_waiter_free(r->wait);
+    r->wait = NULL;
+}

@@ -1,0 +1,67 @@
+/*
+ * longpoll.h — POST /v1/claim with wait_s: answer as soon as a job is
+ * claimable, or with an empty list when the wait is over.
+ *
+ * An HTTP thread must not sleep for 30 s (libmicrohttpd's thread pool
+ * serves many connections per thread), so a claim that found nothing is
+ * parked here: the HTTP layer suspends the connection and one long-poll
+ * thread, with its own store connection, retries the parked claims when
+ * there may be new work — the in-process wake-up (signalled after every
+ * committed enqueue), PostgreSQL NOTIFY (other processes), the soonest
+ * future run_at of what the waiters could claim, and a slow safety poll for
+ * SQLite writers in other processes — and resumes each connection once its
+ * answer is ready. Thread-safe.
+ */
+#ifndef JOBD_API_LONGPOLL_H
+#define JOBD_API_LONGPOLL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api/api.h"
+#include "api/storepool.h"
+#include "store/store.h"
+
+struct api_metrics;
+struct longpoll;
+
+/* Longest wait a claim may ask for, in seconds (CONTRACT.md §4). */
+#define LONGPOLL_MAX_WAIT_S 30
+
+/* Called (from the long-poll thread) once the waiter's answer is ready. */
+typedef void (*lp_resume_fn)(void *arg);
+
+/*
+ * A parked claim: a deep copy of req and a deadline wait_ms from now.
+ * NULL on out-of-memory. Owned by whoever holds the api_response (freed by
+ * api_response_fini / lp_waiter_free).
+ */
+struct lp_waiter *lp_waiter_new(const struct claim_req *req, int wait_ms);
+void lp_waiter_free(struct lp_waiter *w);
+/* Moves the finished answer into out (status and body). */
+void lp_waiter_take_response(struct lp_waiter *w, struct api_response *out);
+/* Without a long-poll thread: answers at once with an empty job list. */
+void lp_waiter_finish_empty(struct lp_waiter *w);
+
+/* pool, wake (may be NULL) and metrics (may be NULL) are borrowed. */
+int longpoll_start(struct store_pool *pool, struct wakeup *wake, struct api_metrics *metrics,
+                   struct longpoll **out, struct jobd_error *err);
+/*
+ * Parks w (borrowed until resume(arg) is called; resume is called exactly
+ * once, possibly before longpoll_add returns). If the long-poll thread is
+ * stopping, w is answered empty and resumed at once.
+ */
+void longpoll_add(struct longpoll *lp, struct lp_waiter *w, lp_resume_fn resume, void *arg);
+/*
+ * Answers every parked claim (empty), resumes them and stops the thread.
+ * Claims parked afterwards (HTTP threads may still run) are answered at
+ * once. NULL-safe; idempotent.
+ */
+void longpoll_stop(struct longpoll *lp);
+/* Frees; only once no HTTP thread can call longpoll_add any more. NULL-safe. */
+void longpoll_free(struct longpoll *lp);
+
+/* The body of a claim answer {"jobs": [...]} for l (malloc'd) and metrics. */
+char *longpoll_claim_body(const struct job_list *l, struct api_metrics *metrics);
+
+#endif

@@ -1,0 +1,248 @@
+/*
+ * metrics.c — see metrics.h. Histogram sums are kept in integer
+ * microseconds so they can be atomic without a lock; buckets are cumulative
+ * only when rendered (each observation bumps exactly one slot).
+ */
+#include "api/metrics.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
+                                  2.5,   5,    10,    30,   60,  300, 900, 3600};
+#define NBUCKETS (sizeof buckets / sizeof buckets[0])
+
+struct histogram {
+    _Atomic uint64_t slot[NBUCKETS + 1]; /* last = +Inf only */
+    _Atomic uint64_t count;
+    _Atomic int64_t sum_us;
+};
+
+struct api_metrics {
+    _Atomic uint64_t enqueued;
+    _Atomic uint64_t finished[OUTCOME_COUNT];
+    _Atomic uint64_t reaped;
+    _Atomic uint64_t fenced;
+    _Atomic uint64_t commits;
+    _Atomic int64_t waiting;
+    struct histogram lateness;
+    struct histogram duration;
+};
+
+static const char *const outcome_names[OUTCOME_COUNT] = {
+    "succeeded", "retried", "dead", "cancelled",
+};
+
+struct api_metrics *
+api_metrics_new(void)
+{
+    return calloc(1, sizeof(struct api_metrics));
+}
+
+void
+api_metrics_free(struct api_metrics *m)
+{
+    free(m);
+}
+
+void
+api_metrics_enqueued(struct api_metrics *m, uint64_t n)
+{
+    if (m)
+        atomic_fetch_add(&m->enqueued, n);
+}
+
+void
+api_metrics_finished(struct api_metrics *m, enum metrics_outcome o)
+{
+    if (m && (unsigned)o < OUTCOME_COUNT)
+        atomic_fetch_add(&m->finished[o], 1);
+}
+
+void
+api_metrics_reaped(struct api_metrics *m, uint64_t n)
+{
+    if (m)
+        atomic_fetch_add(&m->reaped, n);
+}
+
+void
+api_metrics_fenced(struct api_metrics *m)
+{
+    if (m)
+        atomic_fetch_add(&m->fenced, 1);
+}
+
+void
+api_metrics_commit(struct api_metrics *m)
+{
+    if (m)
+        atomic_fetch_add(&m->commits, 1);
+}
+
+void
+api_metrics_waiting(struct api_metrics *m, int delta)
+{
+    if (m)
+        atomic_fetch_add(&m->waiting, delta);
+}
+
+static void
+observe(struct histogram *h, double s)
+{
+    if (s < 0)
+        s = 0;
+    size_t i = 0;
+    while (i < NBUCKETS && s > buckets[i])
+        i++;
+    atomic_fetch_add(&h->slot[i], 1);
+    atomic_fetch_add(&h->count, 1);
+    atomic_fetch_add(&h->sum_us, (int64_t)(s * 1e6));
+}
+
+void
+api_metrics_lateness(struct api_metrics *m, double seconds)
+{
+    if (m)
+        observe(&m->lateness, seconds);
+}
+
+void
+api_metrics_duration(struct api_metrics *m, double seconds)
+{
+    if (m)
+        observe(&m->duration, seconds);
+}
+
+void
+api_metrics_claimed(struct api_metrics *m, const struct job *j)
+{
+    if (m && j->started_at_us && j->run_at_us)
+        observe(&m->lateness, (double)(j->started_at_us - j->run_at_us) / 1e6);
+}
+
+void
+api_metrics_reported(struct api_metrics *m, const struct job *j)
+{
+    if (m == NULL)
+        return;
+    switch (j->status) {
+    case JOB_SUCCEEDED: api_metrics_finished(m, OUTCOME_SUCCEEDED); break;
+    case JOB_PENDING: api_metrics_finished(m, OUTCOME_RETRIED); break;
+    case JOB_DEAD: api_metrics_finished(m, OUTCOME_DEAD); break;
+    case JOB_CANCELLED: api_metrics_finished(m, OUTCOME_CANCELLED); break;
+    default: return;
+    }
+    int64_t end = j->finished_at_us;
+    if (j->status == JOB_PENDING)
+        end = 0; /* a retried job has no finish time; its duration is unknown here */
+    if (end && j->started_at_us)
+        observe(&m->duration, (double)(end - j->started_at_us) / 1e6);
+}
+
+/* A growing text buffer; on failure it drops everything and stays NULL. */
+struct sbuf {
+    char *s;
+    size_t len, cap;
+    int bad;
+};
+
+static void __attribute__((format(printf, 2, 3)))
+sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+    if (b->bad)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->bad = 1;
+            return;
+        }
+        if (b->s && b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap ? b->cap * 2 : 4096;
+        while (cap < b->len + (size_t)n + 1)
+            cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (s == NULL) {
+            b->bad = 1;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+}
+
+static void
+render_histogram(struct sbuf *b, const char *name, const char *help, const struct histogram *h)
+{
+    sb_printf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    uint64_t cum = 0;
+    for (size_t i = 0; i < NBUCKETS; i++) {
+        cum += h ? atomic_load(&h->slot[i]) : 0;
+        sb_printf(b, "%s_bucket{le=\"%g\"} %llu\n", name, buckets[i], (unsigned long long)cum);
+    }
+    uint64_t count = h ? atomic_load(&h->count) : 0;
+    sb_printf(b, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)count);
+    sb_printf(b, "%s_sum %.6f\n", name, h ? (double)atomic_load(&h->sum_us) / 1e6 : 0.0);
+    sb_printf(b, "%s_count %llu\n", name, (unsigned long long)count);
+}
+
+static unsigned long long
+load(const _Atomic uint64_t *p)
+{
+    return (unsigned long long)atomic_load(p);
+}
+
+char *
+api_metrics_render(const struct api_metrics *m, const struct queue_stat *qs, size_t n)
+{
+    struct sbuf b = {0};
+    sb_printf(&b, "# HELP jobd_jobs_enqueued_total Jobs enqueued through this server.\n"
+                  "# TYPE jobd_jobs_enqueued_total counter\n"
+                  "jobd_jobs_enqueued_total %llu\n", m ? load(&m->enqueued) : 0ULL);
+    sb_printf(&b, "# HELP jobd_jobs_finished_total Attempts reported to this server, by "
+                  "outcome.\n# TYPE jobd_jobs_finished_total counter\n");
+    for (int o = 0; o < OUTCOME_COUNT; o++)
+        sb_printf(&b, "jobd_jobs_finished_total{outcome=\"%s\"} %llu\n", outcome_names[o],
+                  m ? load(&m->finished[o]) : 0ULL);
+    sb_printf(&b, "# HELP jobd_jobs_reaped_total Expired leases reaped by this process.\n"
+                  "# TYPE jobd_jobs_reaped_total counter\n"
+                  "jobd_jobs_reaped_total %llu\n", m ? load(&m->reaped) : 0ULL);
+    sb_printf(&b, "# HELP jobd_reports_fenced_total Stale reports refused (fencing).\n"
+                  "# TYPE jobd_reports_fenced_total counter\n"
+                  "jobd_reports_fenced_total %llu\n", m ? load(&m->fenced) : 0ULL);
+    sb_printf(&b, "# HELP jobd_enqueue_commits_total Transactions the group committer wrote.\n"
+                  "# TYPE jobd_enqueue_commits_total counter\n"
+                  "jobd_enqueue_commits_total %llu\n", m ? load(&m->commits) : 0ULL);
+    sb_printf(&b, "# HELP jobd_claims_waiting Claims parked in a long poll.\n"
+                  "# TYPE jobd_claims_waiting gauge\n"
+                  "jobd_claims_waiting %lld\n",
+              m ? (long long)atomic_load(&m->waiting) : 0LL);
+    sb_printf(&b, "# HELP jobd_queue_jobs Jobs in the store by queue and status.\n"
+                  "# TYPE jobd_queue_jobs gauge\n");
+    for (size_t i = 0; i < n; i++)
+        for (int s = 0; s < JOB_STATUS_COUNT; s++)
+            /* Queue names are [a-z0-9_-]: nothing to escape in a label value. */
+            sb_printf(&b, "jobd_queue_jobs{queue=\"%s\",status=\"%s\"} %lld\n", qs[i].name,
+                      job_status_name((enum job_status)s), (long long)qs[i].count[s]);
+    render_histogram(&b, "jobd_job_lateness_seconds",
+                     "Seconds from a job's run_at to its start (claims through this server).",
+                     m ? &m->lateness : NULL);
+    render_histogram(&b, "jobd_job_duration_seconds",
+                     "Seconds from a job's start to its finish (reports through this server).",
+                     m ? &m->duration : NULL);
+    if (b.bad) {
+        free(b.s);
+        return NULL;
+    }
+    return b.s;
+}

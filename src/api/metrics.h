@@ -1,0 +1,57 @@
+/*
+ * metrics.h — the counters and histograms behind GET /metrics, and their
+ * Prometheus text exposition (hand-written: it is a few lines of format).
+ *
+ * Counters are process-local (they restart at 0, as Prometheus expects of
+ * counters); jobd_queue_jobs gauges come from the store at scrape time, so
+ * they are right whichever process changed the jobs. All updates are
+ * lock-free atomics; safe from any thread.
+ */
+#ifndef JOBD_API_METRICS_H
+#define JOBD_API_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/job.h"
+#include "store/store.h"
+
+struct api_metrics;
+
+enum metrics_outcome {
+    OUTCOME_SUCCEEDED = 0,
+    OUTCOME_RETRIED = 1,
+    OUTCOME_DEAD = 2,
+    OUTCOME_CANCELLED = 3,
+};
+#define OUTCOME_COUNT 4
+
+/* NULL on out-of-memory. Free with api_metrics_free (NULL-safe). */
+struct api_metrics *api_metrics_new(void);
+void api_metrics_free(struct api_metrics *m);
+
+/* Each is a no-op for m == NULL. */
+void api_metrics_enqueued(struct api_metrics *m, uint64_t n);
+void api_metrics_finished(struct api_metrics *m, enum metrics_outcome o);
+void api_metrics_reaped(struct api_metrics *m, uint64_t n);
+void api_metrics_fenced(struct api_metrics *m);
+/* One group-commit transaction written (jobd_enqueue_commits_total). */
+void api_metrics_commit(struct api_metrics *m);
+/* Claims parked in a long poll right now (jobd_claims_waiting), +1 / -1. */
+void api_metrics_waiting(struct api_metrics *m, int delta);
+void api_metrics_lateness(struct api_metrics *m, double seconds);
+void api_metrics_duration(struct api_metrics *m, double seconds);
+/* A claimed job: observes its lateness (started_at - run_at). */
+void api_metrics_claimed(struct api_metrics *m, const struct job *j);
+/* A job a report ended or sent back for retry: counts its outcome by the
+ * status it has now and observes its run duration. */
+void api_metrics_reported(struct api_metrics *m, const struct job *j);
+
+/*
+ * Renders the exposition text, with jobd_queue_jobs from qs (n entries, may
+ * be 0). Returns a malloc'd NUL-terminated string (caller frees) or NULL on
+ * out-of-memory. m may be NULL (all counters 0).
+ */
+char *api_metrics_render(const struct api_metrics *m, const struct queue_stat *qs, size_t n);
+
+#endif

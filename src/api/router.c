@@ -1,0 +1,240 @@
+/*
+ * router.c — the route table and api_handle(): match method and path,
+ * check the token, run the handler. The table is data (not a chain of
+ * strcmp in code) so docs/API.md can be checked against it by a test and
+ * the HTTP layer can ask for a route's body limit before the body arrives.
+ *
+ * Paths are matched segment by segment: "{id}" takes a positive decimal job
+ * id, "{name}" any non-empty segment (validated by the handler, so a bad
+ * queue name is a 400 that names it, not a 404). A path that matches a
+ * route under another method is a 405 with Allow.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/apierr.h"
+#include "api/auth.h"
+#include "api/handlers.h"
+#include "api/longpoll.h"
+#include "api/storepool.h"
+#include "core/err.h"
+
+const struct api_route api_routes[] = {
+    {"POST", "/v1/jobs", h_job_create, API_BODY_MAX, false},
+    {"POST", "/v1/jobs/batch", h_job_batch, API_BATCH_BODY_MAX, false},
+    {"GET", "/v1/jobs/{id}", h_job_get, API_BODY_MAX, false},
+    {"GET", "/v1/jobs", h_job_list, API_BODY_MAX, false},
+    {"POST", "/v1/jobs/{id}/cancel", h_job_cancel, API_BODY_MAX, false},
+    {"POST", "/v1/jobs/{id}/retry", h_job_retry, API_BODY_MAX, false},
+    {"GET", "/v1/queues", h_queue_list, API_BODY_MAX, false},
+    {"POST", "/v1/queues/{name}/pause", h_queue_pause, API_BODY_MAX, false},
+    {"POST", "/v1/queues/{name}/resume", h_queue_resume, API_BODY_MAX, false},
+    {"POST", "/v1/claim", h_claim, API_BODY_MAX, false},
+    {"POST", "/v1/jobs/{id}/heartbeat", h_heartbeat, API_BODY_MAX, false},
+    {"POST", "/v1/jobs/{id}/complete", h_complete, API_BODY_MAX, false},
+    {"POST", "/v1/jobs/{id}/fail", h_fail, API_BODY_MAX, false},
+    {"GET", "/healthz", h_healthz, API_BODY_MAX, true},
+    {"GET", "/metrics", h_metrics, API_BODY_MAX, false},
+};
+const size_t api_n_routes = sizeof api_routes / sizeof api_routes[0];
+
+/* Next segment of *p (after a '/'), as [start, len); false at the end. */
+static bool
+next_segment(const char **p, const char **seg, size_t *len)
+{
+    if (**p != '/')
+        return false;
+    (*p)++;
+    *seg = *p;
+    while (**p != '\0' && **p != '/')
+        (*p)++;
+    *len = (size_t)(*p - *seg);
+    return true;
+}
+
+static bool
+parse_id(const char *s, size_t len, int64_t *out)
+{
+    if (len == 0 || len > 18 || s[0] == '0')
+        return false;
+    int64_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+/* True if path matches pattern; fills c's id/name. */
+static bool
+match(const char *pattern, const char *path, struct api_call *c)
+{
+    const char *p = pattern, *q = path;
+    for (;;) {
+        const char *ps, *qs;
+        size_t pl, ql;
+        bool pm = next_segment(&p, &ps, &pl);
+        bool qm = next_segment(&q, &qs, &ql);
+        if (!pm || !qm)
+            return !pm && !qm && *p == '\0' && *q == '\0';
+        if (pl == 4 && memcmp(ps, "{id}", 4) == 0) {
+            if (!parse_id(qs, ql, &c->id))
+                return false;
+        } else if (pl == 6 && memcmp(ps, "{name}", 6) == 0) {
+            if (ql == 0)
+                return false;
+            c->name_too_long = ql >= sizeof c->name;
+            size_t n = c->name_too_long ? sizeof c->name - 1 : ql;
+            memcpy(c->name, qs, n);
+            c->name[n] = '\0';
+        } else if (pl != ql || memcmp(ps, qs, pl) != 0) {
+            return false;
+        }
+    }
+}
+
+static bool
+method_is(const char *route_method, const char *method)
+{
+    if (strcmp(route_method, method) == 0)
+        return true;
+    /* HEAD is GET without the body (libmicrohttpd drops the body). */
+    return strcmp(method, "HEAD") == 0 && strcmp(route_method, "GET") == 0;
+}
+
+/* The route for method+path, or NULL; *path_known tells if any method matched. */
+static const struct api_route *
+find_route(const char *method, const char *path, struct api_call *c, bool *path_known,
+           char *allow, size_t allow_len)
+{
+    *path_known = false;
+    if (allow_len)
+        allow[0] = '\0';
+    const struct api_route *found = NULL;
+    for (size_t i = 0; i < api_n_routes; i++) {
+        struct api_call tmp = {0};
+        if (!match(api_routes[i].pattern, path, &tmp))
+            continue;
+        *path_known = true;
+        if (allow_len) {
+            size_t used = strlen(allow);
+            snprintf(allow + used, allow_len - used, "%s%s", used ? ", " : "",
+                     api_routes[i].method);
+        }
+        if (found == NULL && method_is(api_routes[i].method, method)) {
+            found = &api_routes[i];
+            if (c != NULL) {
+                c->id = tmp.id;
+                memcpy(c->name, tmp.name, sizeof c->name);
+                c->name_too_long = tmp.name_too_long;
+            }
+        }
+    }
+    return found;
+}
+
+size_t
+api_body_limit(const char *method, const char *path)
+{
+    bool known;
+    const struct api_route *r = find_route(method, path, NULL, &known, NULL, 0);
+    return r ? r->body_limit : API_BODY_MAX;
+}
+
+void
+api_handle(struct api_ctx *ctx, const struct api_request *req, struct api_response *out)
+{
+    struct api_call c = {.ctx = ctx, .req = req, .resp = out};
+    bool known;
+    char allow[64];
+    out->status = 500;
+    const struct api_route *r = find_route(req->method, req->path, &c, &known, allow,
+                                           sizeof allow);
+    if (r == NULL && !known) {
+        api_error(out, 404, "not_found", NULL, "no route for %s %.200s", req->method,
+                  req->path);
+        return;
+    }
+    if (r == NULL) {
+        out->allow_header = true;
+        snprintf(out->allow, sizeof out->allow, "%s", allow);
+        api_error(out, 405, "method_not_allowed", NULL, "%.200s allows %s, not %s", req->path,
+                  allow, req->method);
+        return;
+    }
+    if (!r->public_route && !api_auth_check(ctx->auth, req->authorization)) {
+        api_error(out, 401, "unauthorized", NULL,
+                  req->authorization ? "the bearer token is not valid"
+                                     : "this server requires Authorization: Bearer TOKEN");
+        return;
+    }
+    if (req->body_len > r->body_limit) {
+        api_error(out, 413, "too_large", NULL, "the request body is over %zu bytes",
+                  r->body_limit);
+        return;
+    }
+    r->fn(&c);
+}
+
+/* ---- helpers for handlers ---- */
+
+bool
+api_store_get(struct api_call *c, struct store **st)
+{
+    struct jobd_error err = {0};
+    int rc = store_pool_get(c->ctx->pool, st, &err);
+    if (rc != JOBD_OK) {
+        *st = NULL;
+        api_error_from(c->resp, rc == JOBD_E_NOMEM ? rc : JOBD_E_UNAVAILABLE, &err);
+        return false;
+    }
+    return true;
+}
+
+void
+api_store_put(struct api_call *c, struct store *st, int rc)
+{
+    store_pool_put(c->ctx->pool, st, rc);
+}
+
+json_t *
+api_body_object(struct api_call *c, const char *const *allowed)
+{
+    struct jobd_error err = {0};
+    json_t *o = NULL;
+    if (jobjson_parse_object(c->req->body, c->req->body_len, &o, &err) != JOBD_OK) {
+        api_error(c->resp, 400, "malformed_json", NULL, "%s", err.msg);
+        return NULL;
+    }
+    if (allowed != NULL && jobjson_check_fields(o, allowed, NULL, &err) != JOBD_OK) {
+        api_error(c->resp, 400, "unknown_field", err.field, "%s", err.msg);
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+void
+api_reply_job(struct api_call *c, int status, const struct job *j)
+{
+    api_json_take(c->resp, status, jobjson_dump_take(jobjson_job(j)));
+}
+
+int64_t
+api_now_us(const struct api_call *c)
+{
+    return c->ctx->clock ? clock_now_us(c->ctx->clock) : clock_real_now_us();
+}
+
+const char *
+api_query(const struct api_call *c, const char *key)
+{
+    for (size_t i = 0; i < c->req->n_query; i++)
+        if (strcmp(c->req->query[i].key, key) == 0)
+            return c->req->query[i].value ? c->req->query[i].value : "";
+    return NULL;
+}

@@ -1,0 +1,289 @@
+/*
+ * server.c — `jobd server`: parses flags, opens and migrates the store,
+ * wires the API (store pool, group committer, long-poll thread, metrics,
+ * tokens) and serves until SIGTERM/SIGINT, then stops accepting, answers
+ * what is in flight and exits 0.
+ *
+ * Signals are blocked in every thread and taken by sigwait() in the main
+ * thread, so no handler runs in the middle of libmicrohttpd or libpq.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "api/auth.h"
+#include "api/commit.h"
+#include "api/longpoll.h"
+#include "api/metrics.h"
+#include "api/storepool.h"
+#include "cli/cli.h"
+#include "core/duration.h"
+#include "store/store.h"
+
+static const char usage[] =
+    "usage: jobd server [--db URL] [--listen HOST:PORT] [--worker-config FILE]\n"
+    "                   [--tokens FILE] [--reap-interval DUR] [--retention DUR]\n"
+    "                   [--insecure] [--shutdown-grace DUR] [--threads N]\n"
+    "\n"
+    "Runs the HTTP API (docs/API.md) on the store, migrating it first.\n"
+    "\n"
+    "  --db URL             postgres://…, postgresql://…, sqlite:PATH or a path.\n"
+    "                       Default: $JOBD_DB, else sqlite:jobd.db\n"
+    "  --listen HOST:PORT   default 127.0.0.1:8080; port 0 picks a free port.\n"
+    "                       A non-loopback HOST needs --tokens (or --insecure).\n"
+    "  --tokens FILE        bearer tokens, one a line, # comments; every route\n"
+    "                       but /healthz then needs Authorization: Bearer TOKEN\n"
+    "  --insecure           allow a non-loopback --listen without tokens\n"
+    "  --worker-config FILE also run a worker in this process (see docs)\n"
+    "  --reap-interval DUR  how often expired leases are reaped (default 30s)\n"
+    "  --retention DUR      prune finished jobs older than this (default 7d)\n"
+    "  --shutdown-grace DUR how long running work may finish on SIGTERM (30s)\n"
+    "  --threads N          HTTP worker threads (default 4)\n"
+    "\n"
+    "Logs one line per request on stderr. The first line says where it listens:\n"
+    "  jobd: listening on http://127.0.0.1:PORT\n";
+
+struct server_opts {
+    const char *db;
+    const char *listen;
+    const char *worker_config;
+    const char *tokens;
+    int64_t reap_ms, retention_ms, grace_ms;
+    bool insecure;
+    unsigned threads;
+};
+
+/* A flag's value from "--x V" or "--x=V"; NULL if a does not name flag. */
+static const char *
+flag_value(int argc, char **argv, int *i, const char *flag, bool *missing)
+{
+    size_t n = strlen(flag);
+    if (strncmp(argv[*i], flag, n) != 0)
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n] != '\0')
+        return NULL;
+    if (*i + 1 >= argc) {
+        *missing = true;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int
+parse_dur(const char *flag, const char *v, int64_t *out)
+{
+    struct jobd_error err = {0};
+    if (duration_parse_ms(v, out, flag, &err) != JOBD_OK) {
+        fprintf(stderr, "jobd server: %s: %s\n", flag, err.msg);
+        return CLI_USAGE;
+    }
+    return CLI_OK;
+}
+
+static int
+parse_opts(int argc, char **argv, struct server_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->listen = "127.0.0.1:8080";
+    for (int i = 1; i < argc; i++) {
+        bool missing = false;
+        const char *v;
+        int rc = CLI_OK;
+        if (cli_is_help(argv[i])) {
+            fputs(usage, stdout);
+            return -1;
+        } else if (strcmp(argv[i], "--insecure") == 0) {
+            o->insecure = true;
+        } else if ((v = flag_value(argc, argv, &i, "--db", &missing))) {
+            o->db = v;
+        } else if ((v = flag_value(argc, argv, &i, "--listen", &missing))) {
+            o->listen = v;
+        } else if ((v = flag_value(argc, argv, &i, "--worker-config", &missing))) {
+            o->worker_config = v;
+        } else if ((v = flag_value(argc, argv, &i, "--tokens", &missing))) {
+            o->tokens = v;
+        } else if ((v = flag_value(argc, argv, &i, "--reap-interval", &missing))) {
+            rc = parse_dur("--reap-interval", v, &o->reap_ms);
+        } else if ((v = flag_value(argc, argv, &i, "--retention", &missing))) {
+            rc = parse_dur("--retention", v, &o->retention_ms);
+        } else if ((v = flag_value(argc, argv, &i, "--shutdown-grace", &missing))) {
+            rc = parse_dur("--shutdown-grace", v, &o->grace_ms);
+        } else if ((v = flag_value(argc, argv, &i, "--threads", &missing))) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (*end || n < 1 || n > 256) {
+                fprintf(stderr, "jobd server: --threads must be 1 to 256\n");
+                return CLI_USAGE;
+            }
+            o->threads = (unsigned)n;
+        } else {
+            fprintf(stderr, "jobd server: %s '%s'\n%s",
+                    missing ? "missing value for" : "unexpected argument", argv[i], usage);
+            return CLI_USAGE;
+        }
+        if (missing) {
+            fprintf(stderr, "jobd server: missing value for '%s'\n", argv[i]);
+            return CLI_USAGE;
+        }
+        if (rc != CLI_OK)
+            return rc;
+    }
+    return CLI_OK;
+}
+
+/* Splits "HOST:PORT" / "[V6]:PORT" / ":PORT"; host written to buf. */
+static bool
+split_listen(const char *s, char *host, size_t hostlen, int *port)
+{
+    const char *colon;
+    if (s[0] == '[') {
+        const char *close = strchr(s, ']');
+        if (close == NULL || close[1] != ':')
+            return false;
+        snprintf(host, hostlen, "%.*s", (int)(close - s - 1), s + 1);
+        colon = close + 1;
+    } else {
+        colon = strrchr(s, ':');
+        if (colon == NULL)
+            return false;
+        snprintf(host, hostlen, "%.*s", (int)(colon - s), s);
+    }
+    if (host[0] == '\0')
+        snprintf(host, hostlen, "127.0.0.1");
+    char *end;
+    long p = strtol(colon + 1, &end, 10);
+    if (colon[1] == '\0' || *end != '\0' || p < 0 || p > 65535)
+        return false;
+    *port = (int)p;
+    return true;
+}
+
+static bool
+is_loopback(const char *host)
+{
+    return strcmp(host, "localhost") == 0 || strncmp(host, "127.", 4) == 0 ||
+           strcmp(host, "::1") == 0;
+}
+
+/* The running pieces, torn down in reverse order by stop_all. */
+struct server_parts {
+    struct store_pool *pool;
+    struct api_metrics *metrics;
+    struct api_auth *auth;
+    struct committer *committer;
+    struct longpoll *longpoll;
+    struct api_server *http;
+    struct wakeup wake;
+    bool wake_ok;
+    struct api_ctx ctx;           /* shared by the HTTP threads */
+};
+
+static void
+stop_all(struct server_parts *p)
+{
+    api_server_quiesce(p->http);  /* no new connections */
+    longpoll_stop(p->longpoll);   /* parked claims answered and resumed */
+    api_server_stop(p->http);     /* in-flight requests finish */
+    longpoll_free(p->longpoll);   /* no HTTP thread can park a claim any more */
+    committer_stop(p->committer); /* after every request that could queue to it */
+    store_pool_free(p->pool);
+    api_auth_free(p->auth);
+    api_metrics_free(p->metrics);
+    if (p->wake_ok)
+        wakeup_fini(&p->wake);
+}
+
+/* Opens and migrates the store once, so a bad URL fails before listening. */
+static int
+prepare_store(const char *url)
+{
+    struct jobd_error err = {0};
+    struct store *st = NULL;
+    int rc = store_open(url, &st, &err);
+    if (rc == JOBD_OK)
+        rc = store_migrate(st, &err);
+    store_close(st);
+    if (rc != JOBD_OK)
+        return cli_report("cannot open the store", rc, &err);
+    return CLI_OK;
+}
+
+static int
+start_all(const struct server_opts *o, const char *host, int port, struct server_parts *p)
+{
+    struct jobd_error err = {0};
+    int rc;
+    if (o->tokens && (rc = api_auth_load(o->tokens, &p->auth, &err)) != JOBD_OK)
+        return cli_report("--tokens", rc, &err);
+    if ((rc = prepare_store(cli_db_url(o->db))) != CLI_OK)
+        return rc;
+    p->wake_ok = wakeup_init(&p->wake) == 0;
+    p->metrics = api_metrics_new();
+    if (!p->wake_ok || p->metrics == NULL)
+        return cli_report("cannot start", JOBD_E_NOMEM, NULL);
+    if ((rc = store_pool_new(cli_db_url(o->db), NULL, &p->pool, &err)) ||
+        (rc = committer_start(p->pool, &p->wake, p->metrics, &p->committer, &err)) ||
+        (rc = longpoll_start(p->pool, &p->wake, p->metrics, &p->longpoll, &err)))
+        return cli_report("cannot start", rc, &err);
+    p->ctx = (struct api_ctx){.pool = p->pool, .auth = p->auth, .metrics = p->metrics,
+                           .committer = p->committer, .longpoll = p->longpoll,
+                           .wake = &p->wake};
+    struct api_server_config cfg = {.host = host, .port = port, .threads = o->threads,
+                                    .access_log = true};
+    int bound = 0;
+    if ((rc = api_server_start(&cfg, &p->ctx, &p->http, &bound, &err)) != JOBD_OK)
+        return cli_report("cannot listen", rc, &err);
+    if (strchr(host, ':'))
+        fprintf(stderr, "jobd: listening on http://[%s]:%d\n", host, bound);
+    else
+        fprintf(stderr, "jobd: listening on http://%s:%d\n", host, bound);
+    return CLI_OK;
+}
+
+int
+cmd_server(int argc, char **argv)
+{
+    struct server_opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc != CLI_OK)
+        return rc < 0 ? CLI_OK : rc;
+    char host[128];
+    int port = 0;
+    if (!split_listen(o.listen, host, sizeof host, &port)) {
+        fprintf(stderr, "jobd server: --listen must be HOST:PORT, not '%s'\n", o.listen);
+        return CLI_USAGE;
+    }
+    if (!is_loopback(host) && o.tokens == NULL && !o.insecure) {
+        fprintf(stderr, "jobd server: refusing to listen on non-loopback %s without "
+                        "--tokens (add --insecure to do it anyway)\n", host);
+        return CLI_USAGE;
+    }
+    if (o.worker_config != NULL) {
+        fprintf(stderr, "jobd server: --worker-config: this build has no embedded worker; "
+                        "run `jobd worker --server URL --config FILE` beside it\n");
+        return CLI_USAGE;
+    }
+    /* Block the signals before any thread starts, so every thread inherits it. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    struct server_parts parts = {0};
+    rc = start_all(&o, host, port, &parts);
+    if (rc == CLI_OK) {
+        int sig = 0;
+        sigwait(&set, &sig);
+        fprintf(stderr, "jobd: %s received, shutting down\n", sig == SIGINT ? "SIGINT"
+                                                                             : "SIGTERM");
+    }
+    stop_all(&parts);
+    return rc;
+}

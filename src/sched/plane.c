@@ -1,0 +1,243 @@
+/*
+ * plane.c — the scheduling plane's thread (see plane.h): materializes due
+ * cron firings, reaps expired leases, prunes old finished jobs.
+ *
+ * Every step is one conditional write (or one transaction) in the store, so
+ * the thread keeps no state that matters: it may be killed at any instant,
+ * and several servers may run it against one PostgreSQL. It owns its own
+ * store connection. Time to sleep is measured on the monotonic clock; "now"
+ * for cutoffs comes from the configured clock (the store's own otherwise).
+ */
+#include "sched/plane.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/err.h"
+#include "core/job.h"
+#include "store/store.h"
+
+#define PLANE_TICK_MS 1000          /* materializer cadence when nothing is sooner */
+#define PLANE_MATERIALIZE_LIMIT 100 /* schedules per materializer call */
+#define PLANE_REAP_BATCH 500
+#define PLANE_PRUNE_BATCH 500
+#define PLANE_MAX_BATCHES 20        /* per step and tick, so one step cannot starve others */
+#define PLANE_PRUNE_EVERY_MS 60000
+#define PLANE_DEFAULT_RETENTION_MS (7LL * 24 * 3600 * 1000)
+
+struct sched_plane {
+    pthread_t thread;
+    struct store *st;
+    const struct jobd_clock *clock;  /* borrowed; NULL = real time for cutoffs */
+    struct wakeup *wake;             /* borrowed; may be NULL */
+    int64_t reap_interval_ms;
+    int64_t retention_ms;
+    struct backoff_policy bp;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;               /* CLOCK_MONOTONIC; signalled by stop */
+    bool stop;                       /* guarded by mu */
+    int last_error;                  /* the code last reported, so a streak logs once */
+};
+
+static int64_t
+now_us(const struct sched_plane *p)
+{
+    return p->clock != NULL ? clock_now_us(p->clock) : clock_real_now_us();
+}
+
+/* Reports a failing step once per streak; a success ends the streak. */
+static void
+note(struct sched_plane *p, const char *step, int rc, const struct jobd_error *err)
+{
+    if (rc == JOBD_OK || rc == p->last_error)
+        return;
+    p->last_error = rc;
+    fprintf(stderr, "jobd: scheduling plane: %s: %s\n", step,
+            err->msg[0] ? err->msg : jobd_strerror(rc));
+}
+
+/* Materializes due firings; returns the soonest next_run_at (0 = none or unknown). */
+static int64_t
+step_materialize(struct sched_plane *p, bool *progress)
+{
+    int64_t soonest = 0;
+    for (int i = 0; i < PLANE_MAX_BATCHES; i++) {
+        struct jobd_error err = {0};
+        int made = 0;
+        int rc = store_schedule_materialize(p->st, PLANE_MATERIALIZE_LIMIT, &made, &soonest,
+                                            &err);
+        note(p, "materializer", rc, &err);
+        if (rc != JOBD_OK)
+            return 0;
+        if (made == 0)
+            break;
+        *progress = true;
+        /* Done unless a schedule is still due (a full batch, or a capped catch-up). */
+        if (soonest == 0 || soonest > now_us(p))
+            break;
+    }
+    return soonest;
+}
+
+static void
+step_reap(struct sched_plane *p, bool *progress)
+{
+    for (int i = 0; i < PLANE_MAX_BATCHES; i++) {
+        struct jobd_error err = {0};
+        int reaped = 0;
+        int rc = store_reap(p->st, PLANE_REAP_BATCH, &p->bp, &reaped, &err);
+        note(p, "reaper", rc, &err);
+        if (rc != JOBD_OK)
+            return;
+        if (reaped > 0)
+            *progress = true;
+        if (reaped < PLANE_REAP_BATCH)
+            return;
+    }
+}
+
+/* Small batches, each its own statement, so retention never holds long locks. */
+static void
+step_prune(struct sched_plane *p)
+{
+    int64_t cutoff = now_us(p) - p->retention_ms * 1000;
+    for (int i = 0; i < PLANE_MAX_BATCHES; i++) {
+        struct jobd_error err = {0};
+        int deleted = 0;
+        int rc = store_prune(p->st, cutoff, PLANE_PRUNE_BATCH, &deleted, &err);
+        note(p, "retention", rc, &err);
+        if (rc != JOBD_OK || deleted < PLANE_PRUNE_BATCH)
+            return;
+    }
+}
+
+/* Sleeps until the monotonic deadline or stop; returns true if stopping. */
+static bool
+sleep_until(struct sched_plane *p, int64_t deadline_mono_us)
+{
+    struct timespec ts = {.tv_sec = deadline_mono_us / 1000000,
+                          .tv_nsec = (long)(deadline_mono_us % 1000000) * 1000};
+    pthread_mutex_lock(&p->mu);
+    while (!p->stop) {
+        int rc = pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+        if (rc == ETIMEDOUT)
+            break;
+    }
+    bool stop = p->stop;
+    pthread_mutex_unlock(&p->mu);
+    return stop;
+}
+
+/*
+ * The loop. Each pass: materialize (every pass, at most a second apart, or
+ * at the soonest next_run_at), reap every reap_interval, prune every minute.
+ * A late pass is harmless: the materializer catches up by the schedule's
+ * policy and the reaper takes whatever expired meanwhile. When the store is
+ * down every step fails fast and the pass simply repeats a second later.
+ */
+static void *
+plane_main(void *arg)
+{
+    struct sched_plane *p = arg;
+    int64_t next_reap = clock_mono_now_us();
+    int64_t next_prune = next_reap;
+    for (;;) {
+        bool progress = false;
+        int64_t soonest = step_materialize(p, &progress);
+        int64_t mono = clock_mono_now_us();
+        if (mono >= next_reap) {
+            step_reap(p, &progress);
+            next_reap = mono + p->reap_interval_ms * 1000;
+        }
+        if (mono >= next_prune) {
+            step_prune(p);
+            next_prune = mono + PLANE_PRUNE_EVERY_MS * 1000LL;
+        }
+        if (progress && p->wake != NULL)
+            wakeup_signal(p->wake);
+
+        mono = clock_mono_now_us();
+        int64_t deadline = mono + PLANE_TICK_MS * 1000LL;
+        if (soonest > 0) {
+            /* Only trust the wall-clock distance with the real clock; a manual one may jump. */
+            int64_t until = soonest - now_us(p);
+            if (p->clock == NULL && until >= 0 && mono + until < deadline)
+                deadline = mono + until;
+        }
+        if (next_reap < deadline)
+            deadline = next_reap;
+        if (sleep_until(p, deadline))
+            return NULL;
+    }
+}
+
+int
+sched_plane_start(const struct sched_plane_config *cfg, struct sched_plane **out,
+                  struct jobd_error *err)
+{
+    *out = NULL;
+    struct sched_plane *p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    p->clock = cfg->clock;
+    p->wake = cfg->wake;
+    p->reap_interval_ms = cfg->reap_interval_ms > 0 ? cfg->reap_interval_ms : JOB_DEFAULT_REAP_MS;
+    p->retention_ms = cfg->retention_ms > 0 ? cfg->retention_ms : PLANE_DEFAULT_RETENTION_MS;
+    p->bp.base_ms = cfg->backoff_base_ms;
+    p->bp.cap_ms = cfg->backoff_cap_ms;
+
+    int rc = store_open(cfg->db_url, &p->st, err);
+    if (rc != JOBD_OK) {
+        free(p);
+        return rc;
+    }
+    if (cfg->clock != NULL)
+        store_set_clock(p->st, cfg->clock);
+
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    if (pthread_mutex_init(&p->mu, NULL) != 0) {
+        pthread_condattr_destroy(&ca);
+        goto fail_store;
+    }
+    if (pthread_cond_init(&p->cv, &ca) != 0) {
+        pthread_condattr_destroy(&ca);
+        goto fail_mutex;
+    }
+    pthread_condattr_destroy(&ca);
+    if (pthread_create(&p->thread, NULL, plane_main, p) != 0)
+        goto fail_cond;
+    *out = p;
+    return JOBD_OK;
+
+fail_cond:
+    pthread_cond_destroy(&p->cv);
+fail_mutex:
+    pthread_mutex_destroy(&p->mu);
+fail_store:
+    store_close(p->st);
+    free(p);
+    return jobd_error_set(err, JOBD_E_INTERNAL, NULL, "cannot start the scheduling plane thread");
+}
+
+void
+sched_plane_stop(struct sched_plane *p)
+{
+    if (p == NULL)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->stop = true;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(p->thread, NULL);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    store_close(p->st);
+    free(p);
+}

@@ -1,0 +1,377 @@
+/*
+ * apitest.h — helpers for tests that drive a real `jobd server` process
+ * (env JOBD_BIN) over real HTTP on a loopback port chosen by the kernel
+ * (--listen 127.0.0.1:0; the port is read from the server's first log
+ * line). Each test gets its own store: a SQLite file in its temp dir, or a
+ * fresh PostgreSQL database through JOBD_TEST_PG_URL. Nothing sleeps for
+ * time to pass: waits poll a condition with a deadline.
+ */
+#ifndef JOBD_TESTS_APITEST_H
+#define JOBD_TESTS_APITEST_H
+
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "test.h"
+
+#if __has_include("pgtest.h")
+#include "pgtest.h"
+#define APITEST_HAVE_PGTEST 1
+#endif
+
+struct srv {
+    pid_t pid;
+    int port;
+    char base[64];
+    char log[600];
+    char db[700];
+};
+
+struct resp {
+    long status;
+    char *body;
+    size_t len;
+    char headers[8192];
+    size_t hlen;
+};
+
+static inline int64_t
+apitest_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static inline void
+apitest_nap_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* True if the backend can run here; prints why not (the test then passes as a skip). */
+static inline bool
+apitest_backend_ok(const char *backend)
+{
+    if (strcmp(backend, "pg") == 0 && getenv("JOBD_TEST_PG_URL") == NULL) {
+        fprintf(stderr, "skip: JOBD_TEST_PG_URL is not set\n");
+        return false;
+    }
+    return true;
+}
+
+#ifndef APITEST_HAVE_PGTEST
+/* A fresh PostgreSQL database (the pg helper's tests/pgtest.h does the same). */
+static inline int
+pgtest_fresh_db(char *url, size_t len)
+{
+    const char *admin = getenv("JOBD_TEST_PG_URL");
+    if (admin == NULL)
+        return -1;
+    char name[64];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(name, sizeof name, "jobd_api_%d_%ld", (int)getpid(), (long)ts.tv_nsec);
+    PGconn *c = PQconnectdb(admin);
+    char sql[128];
+    snprintf(sql, sizeof sql, "CREATE DATABASE %s", name);
+    PGresult *r = PQexec(c, sql);
+    int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    if (!ok)
+        fprintf(stderr, "pgtest: %s", PQerrorMessage(c));
+    PQclear(r);
+    PQfinish(c);
+    if (!ok)
+        return -1;
+    const char *p = strstr(admin, "://");
+    size_t s = (size_t)(p + 3 - admin) + strcspn(p + 3, "/?");
+    size_t e = s + (admin[s] == '/' ? strcspn(admin + s, "?") : 0);
+    snprintf(url, len, "%.*s/%s%s", (int)s, admin, name, admin + e);
+    return 0;
+}
+#endif
+
+/* Picks the store URL for backend into s->db. */
+static inline void
+apitest_store(struct srv *s, const char *backend)
+{
+    if (strcmp(backend, "pg") == 0) {
+        if (pgtest_fresh_db(s->db, sizeof s->db) != 0)
+            TEST_FAIL("cannot create a PostgreSQL database");
+    } else {
+        snprintf(s->db, sizeof s->db, "sqlite:%s", test_path("jobd.db"));
+    }
+}
+
+/* Runs JOBD_BIN with argv (NULL-terminated) and stderr to log; returns pid. */
+static inline pid_t
+apitest_spawn(char *const *argv, const char *log, const char *out)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 2);
+        if (out) {
+            int ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            dup2(ofd, 1);
+        }
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/*
+ * Starts a server on s->db (set it first with apitest_store) with extra
+ * flags (NULL-terminated, may be NULL); fails the test if it does not come
+ * up within 20 s.
+ */
+static inline void
+srv_start_db(struct srv *s, const char *const *extra)
+{
+    const char *bin = getenv("JOBD_BIN");
+    if (bin == NULL)
+        TEST_FAIL("JOBD_BIN is not set");
+    char *argv[32];
+    int n = 0;
+    argv[n++] = (char *)bin;
+    argv[n++] = "server";
+    argv[n++] = "--db";
+    argv[n++] = s->db;
+    argv[n++] = "--listen";
+    argv[n++] = "127.0.0.1:0";
+    for (int i = 0; extra && extra[i] && n < 30; i++)
+        argv[n++] = (char *)extra[i];
+    argv[n] = NULL;
+    static int seq;
+    char name[64];
+    snprintf(name, sizeof name, "server%d.log", seq++);
+    snprintf(s->log, sizeof s->log, "%s", test_path(name));
+    s->pid = apitest_spawn(argv, s->log, NULL);
+    int64_t deadline = apitest_now_ms() + 20000;
+    while (apitest_now_ms() < deadline) {
+        FILE *f = fopen(s->log, "r");
+        char line[512];
+        while (f && fgets(line, sizeof line, f)) {
+            const char *p = strstr(line, "listening on http://127.0.0.1:");
+            if (p) {
+                s->port = atoi(p + strlen("listening on http://127.0.0.1:"));
+                snprintf(s->base, sizeof s->base, "http://127.0.0.1:%d", s->port);
+                fclose(f);
+                return;
+            }
+        }
+        if (f)
+            fclose(f);
+        int st;
+        if (waitpid(s->pid, &st, WNOHANG) == s->pid)
+            TEST_FAIL("jobd server exited early (status %d); see %s", st, s->log);
+        apitest_nap_ms(10);
+    }
+    TEST_FAIL("jobd server did not start within 20 s");
+}
+
+static inline void
+srv_start(struct srv *s, const char *backend, const char *const *extra)
+{
+    memset(s, 0, sizeof *s);
+    apitest_store(s, backend);
+    srv_start_db(s, extra);
+}
+
+/* SIGTERM; the server must exit 0 within 20 s. */
+static inline void
+srv_stop(struct srv *s)
+{
+    if (s->pid <= 0)
+        return;
+    kill(s->pid, SIGTERM);
+    int64_t deadline = apitest_now_ms() + 20000;
+    int st = 0;
+    while (waitpid(s->pid, &st, WNOHANG) == 0) {
+        if (apitest_now_ms() > deadline) {
+            kill(s->pid, SIGKILL);
+            TEST_FAIL("jobd server did not stop on SIGTERM");
+        }
+        apitest_nap_ms(10);
+    }
+    s->pid = 0;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        FILE *f = fopen(s->log, "r");
+        char line[512];
+        while (f && fgets(line, sizeof line, f))
+            fputs(line, stderr);
+        if (f)
+            fclose(f);
+        TEST_FAIL("jobd server exited with status %d on SIGTERM", st);
+    }
+}
+
+static size_t
+apitest_body_cb(char *p, size_t size, size_t n, void *arg)
+{
+    struct resp *r = arg;
+    size_t len = size * n;
+    char *b = realloc(r->body, r->len + len + 1);
+    if (b == NULL)
+        return 0;
+    memcpy(b + r->len, p, len);
+    r->body = b;
+    r->len += len;
+    b[r->len] = '\0';
+    return len;
+}
+
+static size_t
+apitest_header_cb(char *p, size_t size, size_t n, void *arg)
+{
+    struct resp *r = arg;
+    size_t len = size * n;
+    if (r->hlen + len < sizeof r->headers) {
+        memcpy(r->headers + r->hlen, p, len);
+        r->hlen += len;
+        r->headers[r->hlen] = '\0';
+    }
+    return len;
+}
+
+/*
+ * One request. body may be NULL; hdrs is a NULL-terminated list of extra
+ * "Name: value" lines (may be NULL). r must be freed with resp_fini.
+ * Fails the test if no answer came.
+ */
+static inline void
+http_req(const struct srv *s, const char *method, const char *path, const char *body,
+         size_t body_len, const char *const *hdrs, struct resp *r)
+{
+    memset(r, 0, sizeof *r);
+    CURL *h = curl_easy_init();
+    char url[1024];
+    snprintf(url, sizeof url, "%s%s", s->base, path);
+    struct curl_slist *hl = curl_slist_append(NULL, "Expect:");
+    hl = curl_slist_append(hl, "Content-Type: application/json");
+    for (int i = 0; hdrs && hdrs[i]; i++)
+        hl = curl_slist_append(hl, hdrs[i]);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, apitest_body_cb);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, apitest_header_cb);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, 60L);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    if (body) {
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+    }
+    CURLcode cc = curl_easy_perform(h);
+    if (cc != CURLE_OK && cc != CURLE_SEND_ERROR)
+        TEST_FAIL("%s %s: %s", method, path, curl_easy_strerror(cc));
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+    curl_slist_free_all(hl);
+    curl_easy_cleanup(h);
+    if (r->body == NULL)
+        r->body = calloc(1, 1);
+}
+
+static inline void
+resp_fini(struct resp *r)
+{
+    free(r->body);
+    r->body = NULL;
+}
+
+/* Request with a NUL-terminated body (or NULL); returns the status, keeps r. */
+static inline long
+req(const struct srv *s, const char *method, const char *path, const char *body,
+    struct resp *r)
+{
+    http_req(s, method, path, body, body ? strlen(body) : 0, NULL, r);
+    return r->status;
+}
+
+/* Parses r's body as JSON (fails the test if it is not). New reference. */
+static inline json_t *
+resp_json(const struct resp *r)
+{
+    json_error_t je;
+    json_t *v = json_loadb(r->body, r->len, JSON_DECODE_ANY, &je);
+    if (v == NULL)
+        TEST_FAIL("response is not JSON (%s): %.300s", je.text, r->body);
+    return v;
+}
+
+/* The error code of an error response body. */
+static inline const char *
+err_code(const struct resp *r, char *buf, size_t len)
+{
+    json_t *v = resp_json(r);
+    const char *c = json_string_value(json_object_get(json_object_get(v, "error"), "code"));
+    snprintf(buf, len, "%s", c ? c : "(none)");
+    json_decref(v);
+    return buf;
+}
+
+/* Asserts status and (if code != NULL) the error code; frees r. */
+#define EXPECT(srv_, method_, path_, body_, want_status_, want_code_)                      \
+    do {                                                                                   \
+        struct resp r_;                                                                    \
+        long st_ = req((srv_), (method_), (path_), (body_), &r_);                         \
+        if (st_ != (want_status_))                                                         \
+            TEST_FAIL("%s %s: status %ld, want %d: %.300s", (method_), (path_), st_,        \
+                      (int)(want_status_), r_.body);                                       \
+        if ((want_code_) != NULL) {                                                        \
+            char c_[64];                                                                   \
+            ASSERT_STR_EQ(err_code(&r_, c_, sizeof c_), (const char *)(want_code_));        \
+        }                                                                                  \
+        resp_fini(&r_);                                                                    \
+    } while (0)
+
+/* POSTs a job body, expects 201 and returns the new id. */
+static inline int64_t
+create_job(const struct srv *s, const char *body)
+{
+    struct resp r;
+    long st = req(s, "POST", "/v1/jobs", body, &r);
+    if (st != 201)
+        TEST_FAIL("POST /v1/jobs %s: %ld %s", body, st, r.body);
+    json_t *v = resp_json(&r);
+    int64_t id = json_integer_value(json_object_get(v, "id"));
+    json_decref(v);
+    resp_fini(&r);
+    return id;
+}
+
+/* GET path, expect 200, return parsed JSON. */
+static inline json_t *
+get_json(const struct srv *s, const char *path)
+{
+    struct resp r;
+    long st = req(s, "GET", path, NULL, &r);
+    if (st != 200)
+        TEST_FAIL("GET %s: %ld %s", path, st, r.body);
+    json_t *v = resp_json(&r);
+    resp_fini(&r);
+    return v;
+}
+
+/* Registers a test body t_NAME(backend) for both backends. */
+#define BOTH(name)                                                                         \
+    static void t_##name(const char *backend);                                             \
+    TEST(sqlite_##name) { t_##name("sqlite"); }                                            \
+    TEST(pg_##name)                                                                        \
+    {                                                                                      \
+        if (apitest_backend_ok("pg"))                                                      \
+            t_##name("pg");                                                                \
+    }                                                                                      \
+    static void t_##name(const char *backend)
+
+#endif

@@ -1,0 +1,332 @@
+/*
+ * test_api_routes.c — the socket-free core of the API: the route table
+ * against docs/API.md (both ways), routing (404/405/Allow), auth, limits,
+ * error bodies, JSON of a job, /metrics text, all without a store (the
+ * pool points at a URL no backend takes, so store access answers 503 —
+ * which also shows that validation happens before the store is touched).
+ */
+#include <jansson.h>
+
+#include "api/api.h"
+#include "api/auth.h"
+#include "api/handlers.h"
+#include "api/jobjson.h"
+#include "api/metrics.h"
+#include "api/storepool.h"
+#include "test.h"
+
+TEST(routes_match_docs_both_ways)
+{
+    const char *src = getenv("JOBD_SRC");
+    ASSERT(src != NULL);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/docs/API.md", src);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        TEST_FAIL("cannot open %s", path);
+    char documented[64][128];
+    int nd = 0;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "### `", 5) != 0)
+            continue;
+        char *end = strchr(line + 5, '`');
+        ASSERT(end != NULL && nd < 64);
+        snprintf(documented[nd++], sizeof documented[0], "%.*s", (int)(end - line - 5),
+                 line + 5);
+    }
+    fclose(f);
+    int missing = 0;
+    for (size_t i = 0; i < api_n_routes; i++) {
+        char r[128];
+        snprintf(r, sizeof r, "%s %s", api_routes[i].method, api_routes[i].pattern);
+        bool found = false;
+        for (int k = 0; k < nd && !found; k++)
+            found = strcmp(documented[k], r) == 0;
+        if (!found) {
+            fprintf(stderr, "served but not in docs/API.md: %s\n", r);
+            missing++;
+        }
+    }
+    for (int k = 0; k < nd; k++) {
+        bool found = false;
+        for (size_t i = 0; i < api_n_routes && !found; i++) {
+            char r[128];
+            snprintf(r, sizeof r, "%s %s", api_routes[i].method, api_routes[i].pattern);
+            found = strcmp(documented[k], r) == 0;
+        }
+        if (!found) {
+            fprintf(stderr, "in docs/API.md but not served: %s\n", documented[k]);
+            missing++;
+        }
+    }
+    ASSERT_EQ(missing, 0);
+    ASSERT_EQ(nd, (int)api_n_routes);
+}
+
+struct fixture {
+    struct store_pool *pool;
+    struct api_auth *auth;
+    struct api_metrics *metrics;
+    struct api_ctx ctx;
+};
+
+static void
+fixture_init(struct fixture *fx, bool tokens)
+{
+    memset(fx, 0, sizeof *fx);
+    struct jobd_error err = {0};
+    ASSERT_OK(store_pool_new("nostore://nowhere", NULL, &fx->pool, &err), &err);
+    if (tokens) {
+        const char *t[] = {"alpha", "beta-longer-token"};
+        ASSERT_OK(api_auth_from(t, 2, &fx->auth, &err), &err);
+    }
+    fx->metrics = api_metrics_new();
+    fx->ctx = (struct api_ctx){.pool = fx->pool, .auth = fx->auth, .metrics = fx->metrics};
+}
+
+static void
+fixture_fini(struct fixture *fx)
+{
+    store_pool_free(fx->pool);
+    api_auth_free(fx->auth);
+    api_metrics_free(fx->metrics);
+}
+
+/* Handles one request; returns the status and the error code in code. */
+static int
+call(struct fixture *fx, const char *method, const char *path, const char *body,
+     const char *auth, char *code, size_t codelen, struct api_response *keep)
+{
+    struct api_request req = {.method = method, .path = path, .authorization = auth,
+                              .body = body ? body : "", .body_len = body ? strlen(body) : 0};
+    struct api_response r = {0};
+    api_handle(&fx->ctx, &req, &r);
+    int status = r.status;
+    code[0] = '\0';
+    json_t *v = json_loadb(r.body ? r.body : "", r.body_len, 0, NULL);
+    const char *c = json_string_value(json_object_get(json_object_get(v, "error"), "code"));
+    if (c)
+        snprintf(code, codelen, "%s", c);
+    if (c) {
+        /* Every error body has exactly code, message, field. */
+        json_t *e = json_object_get(v, "error");
+        ASSERT_EQ(json_object_size(e), 3);
+        ASSERT(json_is_string(json_object_get(e, "message")));
+        json_t *fld = json_object_get(e, "field");
+        ASSERT(fld != NULL && (json_is_null(fld) || json_is_string(fld)));
+    }
+    json_decref(v);
+    if (keep)
+        *keep = r;
+    else
+        api_response_fini(&r);
+    return status;
+}
+
+TEST(routing_and_errors)
+{
+    struct fixture fx;
+    fixture_init(&fx, false);
+    char code[64];
+    struct api_response r;
+    ASSERT_EQ(call(&fx, "GET", "/nope", NULL, NULL, code, sizeof code, NULL), 404);
+    ASSERT_STR_EQ(code, "not_found");
+    ASSERT_EQ(call(&fx, "DELETE", "/v1/jobs/7", NULL, NULL, code, sizeof code, &r), 405);
+    ASSERT_STR_EQ(code, "method_not_allowed");
+    ASSERT(r.allow_header);
+    ASSERT_STR_EQ(r.allow, "GET");
+    api_response_fini(&r);
+    ASSERT_EQ(call(&fx, "GET", "/v1/jobs/batch", NULL, NULL, code, sizeof code, &r), 405);
+    ASSERT_STR_EQ(r.allow, "POST");
+    api_response_fini(&r);
+    ASSERT_EQ(call(&fx, "GET", "/v1/queues/x/pause", NULL, NULL, code, sizeof code, NULL), 405);
+    ASSERT_EQ(call(&fx, "GET", "/v1/jobs/00", NULL, NULL, code, sizeof code, NULL), 404);
+    ASSERT_EQ(call(&fx, "GET", "/v1/jobs/1x", NULL, NULL, code, sizeof code, NULL), 404);
+    ASSERT_EQ(call(&fx, "GET", "/v1//jobs", NULL, NULL, code, sizeof code, NULL), 404);
+    ASSERT_EQ(call(&fx, "GET", "", NULL, NULL, code, sizeof code, NULL), 404);
+    /* Validation before the store: 400s even though there is no store. */
+    ASSERT_EQ(call(&fx, "POST", "/v1/jobs", "{", NULL, code, sizeof code, NULL), 400);
+    ASSERT_STR_EQ(code, "malformed_json");
+    ASSERT_EQ(call(&fx, "POST", "/v1/jobs", "{\"type\":\"x\",\"zz\":1}", NULL, code,
+                    sizeof code, NULL), 400);
+    ASSERT_STR_EQ(code, "unknown_field");
+    ASSERT_EQ(call(&fx, "POST", "/v1/jobs", "{\"type\":\"x y\"}", NULL, code, sizeof code,
+                    NULL), 400);
+    ASSERT_STR_EQ(code, "invalid_field");
+    /* A valid request with the store away: 503, nothing written. */
+    ASSERT_EQ(call(&fx, "POST", "/v1/jobs", "{\"type\":\"x\"}", NULL, code, sizeof code, NULL),
+              503);
+    ASSERT_STR_EQ(code, "store_unavailable");
+    ASSERT_EQ(call(&fx, "GET", "/v1/jobs/1", NULL, NULL, code, sizeof code, NULL), 503);
+    ASSERT_EQ(call(&fx, "GET", "/healthz", NULL, NULL, code, sizeof code, &r), 503);
+    ASSERT_STR_EQ(r.content_type, "text/plain; charset=utf-8");
+    api_response_fini(&r);
+    /* /metrics still renders the counters without a store. */
+    ASSERT_EQ(call(&fx, "GET", "/metrics", NULL, NULL, code, sizeof code, &r), 200);
+    ASSERT(strstr(r.body, "jobd_jobs_enqueued_total 0\n") != NULL);
+    api_response_fini(&r);
+    fixture_fini(&fx);
+}
+
+TEST(auth_rules)
+{
+    struct fixture fx;
+    fixture_init(&fx, true);
+    char code[64];
+    ASSERT_EQ(call(&fx, "GET", "/v1/jobs", NULL, NULL, code, sizeof code, NULL), 401);
+    ASSERT_STR_EQ(code, "unauthorized");
+    ASSERT_EQ(call(&fx, "GET", "/v1/jobs", NULL, "Bearer alph", code, sizeof code, NULL), 401);
+    ASSERT_EQ(call(&fx, "GET", "/v1/jobs", NULL, "Bearer alphaa", code, sizeof code, NULL),
+              401);
+    ASSERT_EQ(call(&fx, "GET", "/v1/jobs", NULL, "alpha", code, sizeof code, NULL), 401);
+    ASSERT_EQ(call(&fx, "GET", "/v1/jobs", NULL, "Bearer ", code, sizeof code, NULL), 401);
+    /* Valid tokens pass auth (and then meet the missing store). */
+    ASSERT_EQ(call(&fx, "GET", "/v1/jobs", NULL, "Bearer alpha", code, sizeof code, NULL), 503);
+    ASSERT_EQ(call(&fx, "GET", "/v1/jobs", NULL, "bearer beta-longer-token", code, sizeof code,
+                   NULL), 503);
+    /* /healthz needs no token; unknown routes stay 404 (no route probing through 401). */
+    ASSERT_EQ(call(&fx, "GET", "/healthz", NULL, NULL, code, sizeof code, NULL), 503);
+    ASSERT_EQ(call(&fx, "GET", "/nope", NULL, NULL, code, sizeof code, NULL), 404);
+    ASSERT(api_auth_check(NULL, NULL));
+    fixture_fini(&fx);
+}
+
+TEST(tokens_file)
+{
+    FILE *f = fopen("tokens", "w");
+    fputs("# comment\n\n  tok-a  \ntok-b # trailing\n", f);
+    fclose(f);
+    struct api_auth *a = NULL;
+    struct jobd_error err = {0};
+    ASSERT_OK(api_auth_load("tokens", &a, &err), &err);
+    ASSERT_EQ(api_auth_count(a), 2);
+    ASSERT(api_auth_check(a, "Bearer tok-a"));
+    ASSERT(api_auth_check(a, "Bearer tok-b"));
+    ASSERT(!api_auth_check(a, "Bearer tok-c"));
+    ASSERT(!api_auth_check(a, "Bearer tok-"));
+    api_auth_free(a);
+    f = fopen("empty", "w");
+    fputs("# nothing\n", f);
+    fclose(f);
+    ASSERT_EQ(api_auth_load("empty", &a, &err), JOBD_E_INVALID);
+    ASSERT_EQ(api_auth_load("does-not-exist", &a, &err), JOBD_E_IO);
+    f = fopen("spaces", "w");
+    fputs("two words\n", f);
+    fclose(f);
+    ASSERT_EQ(api_auth_load("spaces", &a, &err), JOBD_E_INVALID);
+}
+
+TEST(body_limits)
+{
+    ASSERT_EQ(api_body_limit("POST", "/v1/jobs"), 1024 * 1024);
+    ASSERT_EQ(api_body_limit("POST", "/v1/jobs/batch"), 16 * 1024 * 1024);
+    ASSERT_EQ(api_body_limit("GET", "/unknown"), 1024 * 1024);
+    struct fixture fx;
+    fixture_init(&fx, false);
+    size_t n = 1024 * 1024 + 1;
+    char *big = malloc(n + 1);
+    memset(big, ' ', n);
+    big[n] = '\0';
+    char code[64];
+    ASSERT_EQ(call(&fx, "POST", "/v1/jobs", big, NULL, code, sizeof code, NULL), 413);
+    ASSERT_STR_EQ(code, "too_large");
+    /* Under the batch limit, the same bytes are parsed (and are not JSON). */
+    ASSERT_EQ(call(&fx, "POST", "/v1/jobs/batch", big, NULL, code, sizeof code, NULL), 400);
+    free(big);
+    fixture_fini(&fx);
+}
+
+TEST(job_json_exact)
+{
+    struct job j = {0};
+    j.id = 42;
+    j.queue = strdup("default");
+    j.type = strdup("email.send");
+    j.payload = strdup("{\"to\":\"a@b.c\"}");
+    j.status = JOB_RUNNING;
+    j.run_at_us = 1796220197120000; /* 2026-12-02T14:03:17.120Z */
+    j.attempt = 1;
+    j.max_attempts = 25;
+    j.worker_id = strdup("w-1");
+    j.lease_expires_at_us = j.run_at_us + 60000000;
+    j.timeout_ms = 1500;
+    j.created_at_us = j.run_at_us;
+    j.started_at_us = j.run_at_us + 5000;
+    char *s = jobjson_dump_take(jobjson_job(&j));
+    ASSERT_STR_EQ(s, "{\"id\":42,\"queue\":\"default\",\"type\":\"email.send\","
+                     "\"payload\":{\"to\":\"a@b.c\"},\"status\":\"running\",\"priority\":0,"
+                     "\"run_at\":\"2026-12-02T14:03:17.120Z\",\"attempt\":1,\"max_attempts\":25,"
+                     "\"idempotency_key\":null,\"schedule\":null,\"scheduled_for\":null,"
+                     "\"worker_id\":\"w-1\",\"lease_expires_at\":\"2026-12-02T14:04:17.120Z\","
+                     "\"timeout_s\":1.5,\"last_error\":null,\"result\":null,"
+                     "\"created_at\":\"2026-12-02T14:03:17.120Z\","
+                     "\"started_at\":\"2026-12-02T14:03:17.125Z\",\"finished_at\":null}");
+    free(s);
+    s = jobjson_dump_take(jobjson_claimed(&j));
+    ASSERT_STR_EQ(s, "{\"id\":42,\"attempt\":1,\"type\":\"email.send\",\"queue\":\"default\","
+                     "\"payload\":{\"to\":\"a@b.c\"},\"idempotency_key\":null,\"timeout_s\":1.5,"
+                     "\"lease_expires_at\":\"2026-12-02T14:04:17.120Z\"}");
+    free(s);
+    job_fini(&j);
+}
+
+TEST(spec_from_json)
+{
+    json_t *o = json_loads("{\"type\":\"t\",\"payload\":{\"b\":1,\"a\":[1,2]},\"queue\":\"q\","
+                           "\"priority\":-3,\"in\":\"1m\",\"max_attempts\":2,"
+                           "\"idempotency_key\":\"k\",\"timeout\":\"2s\"}", 0, NULL);
+    struct job_spec spec;
+    struct spec_owned own = {0};
+    struct jobd_error err = {0};
+    ASSERT_OK(jobjson_spec(o, NULL, NULL, 1000000, &spec, &own, &err), &err);
+    ASSERT_STR_EQ(spec.type, "t");
+    ASSERT_STR_EQ(spec.payload, "{\"a\":[1,2],\"b\":1}");
+    ASSERT_STR_EQ(spec.queue, "q");
+    ASSERT_EQ(spec.priority, -3);
+    ASSERT_EQ(spec.run_at_us, 1000000 + 60 * 1000000LL);
+    ASSERT_EQ(spec.max_attempts, 2);
+    ASSERT_EQ(spec.timeout_ms, 2000);
+    jobjson_spec_fini(&own);
+    /* The header key must agree with the body's. */
+    ASSERT_EQ(jobjson_spec(o, NULL, "other", 0, &spec, &own, &err), JOBD_E_INVALID);
+    ASSERT_STR_EQ(err.field, "idempotency_key");
+    jobjson_spec_fini(&own);
+    json_decref(o);
+    o = json_loads("{\"type\":\"t\",\"timeout_s\":0.25}", 0, NULL);
+    ASSERT_OK(jobjson_spec(o, "jobs[2].", NULL, 0, &spec, &own, &err), &err);
+    ASSERT_EQ(spec.timeout_ms, 250);
+    json_decref(o);
+    o = json_loads("{\"type\":\"t\",\"max_attempts\":true}", 0, NULL);
+    ASSERT_EQ(jobjson_spec(o, "jobs[2].", NULL, 0, &spec, &own, &err), JOBD_E_INVALID);
+    ASSERT_STR_EQ(err.field, "jobs[2].max_attempts");
+    json_decref(o);
+}
+
+TEST(metrics_text)
+{
+    struct api_metrics *m = api_metrics_new();
+    api_metrics_enqueued(m, 3);
+    api_metrics_finished(m, OUTCOME_DEAD);
+    api_metrics_fenced(m);
+    api_metrics_lateness(m, 0.003);
+    api_metrics_lateness(m, 0.2);
+    api_metrics_lateness(m, 100000);
+    struct queue_stat q = {.name = "mail", .paused = false, .count = {4, 1, 0, 2, 0}};
+    char *t = api_metrics_render(m, &q, 1);
+    ASSERT(strstr(t, "jobd_jobs_enqueued_total 3\n"));
+    ASSERT(strstr(t, "jobd_jobs_finished_total{outcome=\"dead\"} 1\n"));
+    ASSERT(strstr(t, "jobd_jobs_finished_total{outcome=\"succeeded\"} 0\n"));
+    ASSERT(strstr(t, "jobd_reports_fenced_total 1\n"));
+    ASSERT(strstr(t, "jobd_queue_jobs{queue=\"mail\",status=\"pending\"} 4\n"));
+    ASSERT(strstr(t, "jobd_queue_jobs{queue=\"mail\",status=\"dead\"} 2\n"));
+    /* Buckets are cumulative; +Inf equals the count. */
+    ASSERT(strstr(t, "jobd_job_lateness_seconds_bucket{le=\"0.005\"} 1\n"));
+    ASSERT(strstr(t, "jobd_job_lateness_seconds_bucket{le=\"0.25\"} 2\n"));
+    ASSERT(strstr(t, "jobd_job_lateness_seconds_bucket{le=\"3600\"} 2\n"));
+    ASSERT(strstr(t, "jobd_job_lateness_seconds_bucket{le=\"+Inf\"} 3\n"));
+    ASSERT(strstr(t, "jobd_job_lateness_seconds_count 3\n"));
+    ASSERT(strstr(t, "# TYPE jobd_job_duration_seconds histogram\n"));
+    free(t);
+    api_metrics_free(m);
+}
