@@ -22,6 +22,7 @@
 extern char **environ;
 
 static char db_url[700];
+static char server_url[128]; /* set: the worker talks to this API server (--server) */
 
 /* JSON equality by value (PostgreSQL hands jsonb back in its own layout). */
 #define ASSERT_JSON_EQ(got, want)                                                       \
@@ -131,7 +132,8 @@ start_worker(void)
         TEST_FAIL("JOBD_BIN is not set");
     char cfg[1100];
     snprintf(cfg, sizeof cfg, "%s/worker.ini", test_tmpdir);
-    char *argv[] = {(char *)bin, "worker", "--db", db_url, "--config", cfg, "--id", "e2e", NULL};
+    char *argv[] = {(char *)bin, "worker", server_url[0] ? "--server" : "--db",
+                    server_url[0] ? server_url : db_url, "--config", cfg, "--id", "e2e", NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, test_path("worker.log"),
@@ -336,6 +338,54 @@ TEST(pg_exec_outcomes)
         return;
     exec_outcomes();
     pgtest_drop_db(db_url);
+}
+
+/* Starts `jobd server` on db_url and a free loopback port; sets server_url. */
+static pid_t
+start_server(void)
+{
+    const char *bin = getenv("JOBD_BIN");
+    int port = httpstub_dead_port();
+    char listen[64];
+    snprintf(listen, sizeof listen, "127.0.0.1:%d", port);
+    char *argv[] = {(char *)bin, "server", "--db", db_url, "--listen", listen, NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, test_path("server.log"),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid = 0;
+    int rc = posix_spawn(&pid, bin, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0)
+        TEST_FAIL("cannot start the server: %s", strerror(rc));
+    int64_t dl = now_ms() + 20000;
+    for (;;) {
+        FILE *f = fopen(test_path("server.log"), "r");
+        char buf[4096] = "";
+        size_t n = f != NULL ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f != NULL)
+            fclose(f);
+        buf[n] = '\0';
+        if (strstr(buf, "listening on") != NULL)
+            break;
+        if (now_ms() > dl)
+            TEST_FAIL("the server did not start: %s", buf);
+        usleep(10000);
+    }
+    snprintf(server_url, sizeof server_url, "http://127.0.0.1:%d", port);
+    return pid;
+}
+
+TEST(remote_worker_over_the_api)
+{
+    use_sqlite();
+    struct store *st = open_store(); /* migrated before the server starts */
+    store_close(st);
+    pid_t server = start_server();
+    exec_outcomes();
+    ASSERT(log_contains("store the API server"));
+    ASSERT_EQ(stop_worker(server, 10000), 0);
 }
 
 TEST(timeout_kills_the_process_group)
