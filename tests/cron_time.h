@@ -45,8 +45,9 @@ ct_format(int64_t us, char *buf, size_t len)
     struct tm tm;
     gmtime_r(&t, &tm);
     char tmp[128];
-    snprintf(tmp, sizeof tmp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(us % 1000000 / 1000));
+    snprintf(tmp, sizeof tmp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+             (int)(us % 1000000 / 1000));
     size_t n = strlen(tmp) < len ? strlen(tmp) : len - 1;
     memcpy(buf, tmp, n);
     buf[n] = '\0';

@@ -5,9 +5,7 @@
  * Thin: src/core/cron.c does the work; this file parses argv, reads the
  * clock for the default --from, and prints.
  */
-#include <ctype.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "core/cron.h"
+#include "core/timefmt.h"
 
 static const char usage[] =
     "usage: jobd cron next EXPR [--tz ZONE] [--from TIME] [-n COUNT]\n"
@@ -29,117 +28,6 @@ static const char usage[] =
     "  --tz ZONE    IANA time zone the expression is read in (default UTC)\n"
     "  --from TIME  RFC 3339 instant, any offset (default: now)\n"
     "  -n COUNT     how many firings, 1-100000 (default 5)\n";
-
-/* Days since 1970-01-01 of a proleptic Gregorian date. */
-static int64_t
-days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);
-    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
-/* Reads exactly n digits at *pp into *out. */
-static bool
-digits(const char **pp, int n, int *out)
-{
-    int v = 0;
-    for (int i = 0; i < n; i++) {
-        if (!isdigit((unsigned char)(*pp)[i]))
-            return false;
-        v = v * 10 + ((*pp)[i] - '0');
-    }
-    *pp += n;
-    *out = v;
-    return true;
-}
-
-/*
- * RFC 3339 date-time with any offset into microseconds since the epoch.
- * (A local copy until the shared time_parse_rfc3339 of src/core/timefmt.c
- * is available to every branch.)
- */
-static bool
-parse_rfc3339(const char *s, int64_t *out_us)
-{
-    int y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0;
-    const char *p = s;
-    if (!digits(&p, 4, &y) || *p++ != '-' || !digits(&p, 2, &mo) || *p++ != '-' ||
-        !digits(&p, 2, &d))
-        return false;
-    if (*p != 'T' && *p != 't' && *p != ' ')
-        return false;
-    p++;
-    if (!digits(&p, 2, &h) || *p++ != ':' || !digits(&p, 2, &mi) || *p++ != ':' ||
-        !digits(&p, 2, &sec))
-        return false;
-    int64_t frac_us = 0;
-    if (*p == '.') {
-        p++;
-        int n = 0;
-        int64_t scale = 100000;
-        while (isdigit((unsigned char)*p)) {
-            if (n < 6)
-                frac_us += (*p - '0') * scale;
-            scale /= 10;
-            n++;
-            p++;
-        }
-        if (n == 0)
-            return false;
-    }
-    if (*p == 'Z' || *p == 'z') {
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        sign = *p == '-' ? -1 : 1;
-        p++;
-        if (!digits(&p, 2, &oh) || *p++ != ':' || !digits(&p, 2, &om) || oh > 23 || om > 59)
-            return false;
-    } else {
-        return false;
-    }
-    if (*p != '\0')
-        return false;
-    static const int mdays[13] = {0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo] || (mo == 2 && d == 29 && !leap) ||
-        h > 23 || mi > 59 || sec > 59)
-        return false;
-    int64_t t = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + sec;
-    t -= sign * (oh * 3600 + om * 60);
-    *out_us = t * 1000000 + frac_us;
-    return true;
-}
-
-/* UTC with milliseconds: 2026-12-02T14:03:00.000Z. */
-static void
-format_rfc3339(int64_t us, char *buf, size_t len)
-{
-    int64_t s = us / 1000000, ms = (us % 1000000) / 1000;
-    if (us % 1000000 < 0) {
-        s--;
-        ms = (us % 1000000 + 1000000) / 1000;
-    }
-    int64_t days = s / 86400, sod = s % 86400;
-    if (sod < 0) {
-        sod += 86400;
-        days--;
-    }
-    int64_t z = days + 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    unsigned doe = (unsigned)(z - era * 146097);
-    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    unsigned mp = (5 * doy + 2) / 153;
-    unsigned d = doy - (153 * mp + 2) / 5 + 1;
-    unsigned m = mp < 10 ? mp + 3 : mp - 9;
-    int64_t y = (int64_t)yoe + era * 400 + (m <= 2);
-    snprintf(buf, len, "%04" PRId64 "-%02u-%02uT%02d:%02d:%02d.%03dZ", y, m, d,
-             (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60), (int)ms);
-}
 
 static int __attribute__((format(printf, 1, 2)))
 usage_error(const char *fmt, ...)
@@ -202,8 +90,9 @@ cron_next_cmd(int argc, char **argv)
     }
     int64_t at_us;
     if (from != NULL) {
-        if (!parse_rfc3339(from, &at_us))
-            return usage_error("--from must be an RFC 3339 time, not '%s'", from);
+        struct jobd_error terr = {0};
+        if (time_parse_rfc3339(from, &at_us, "from", &terr) != 0)
+            return usage_error("--%s", terr.msg);
     } else {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -219,9 +108,8 @@ cron_next_cmd(int argc, char **argv)
     for (long i = 0; rc == 0 && i < count; i++) {
         rc = cron_next_in(&e, z, at_us, &at_us, &err);
         if (rc == 0) {
-            char buf[40];
-            format_rfc3339(at_us, buf, sizeof buf);
-            puts(buf);
+            char buf[TIME_RFC3339_LEN];
+            puts(time_format_rfc3339(at_us, buf, sizeof buf));
         }
     }
     cron_zone_free(z);

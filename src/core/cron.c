@@ -524,8 +524,8 @@ zone_id(const char *name, UChar *id, struct jobd_error *err)
         ok = U_SUCCESS(st) && system;
     }
     if (!ok)
-        return jobd_error_set(err, JOBD_E_INVALID, "timezone", "timezone: unknown time zone \"%.64s\"",
-                              name);
+        return jobd_error_set(err, JOBD_E_INVALID, "timezone",
+                              "timezone: unknown time zone \"%.64s\"", name);
     return 0;
 }
 

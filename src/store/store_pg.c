@@ -1072,6 +1072,13 @@ static const struct store_ops pg_ops = {
     .prune = pg_prune,
     .next_run_at = pg_next_run_at,
     .wait = pg_wait,
+    .schedule_put = pg_op_schedule_put,
+    .schedule_get = pg_op_schedule_get,
+    .schedule_list = pg_op_schedule_list,
+    .schedule_delete = pg_op_schedule_delete,
+    .schedule_pause = pg_op_schedule_pause,
+    .schedule_trigger = pg_op_schedule_trigger,
+    .schedule_materialize = pg_op_schedule_materialize,
 };
 
 int

@@ -130,4 +130,18 @@ void pg_array_add_i64(struct pg_array *a, int64_t v, bool is_null);
 const char *pg_array_end(struct pg_array *a);
 void pg_array_fini(struct pg_array *a);
 
+/* The schedule operations of the vtable (sched_pg.c); see store.h. */
+int pg_op_schedule_put(struct store *st, const struct schedule_spec *spec, bool replace,
+                       struct schedule *out, bool *created, struct jobd_error *err);
+int pg_op_schedule_get(struct store *st, const char *name, struct schedule *out,
+                       struct jobd_error *err);
+int pg_op_schedule_list(struct store *st, struct schedule_list *out, struct jobd_error *err);
+int pg_op_schedule_delete(struct store *st, const char *name, struct jobd_error *err);
+int pg_op_schedule_pause(struct store *st, const char *name, bool paused, struct schedule *out,
+                         struct jobd_error *err);
+int pg_op_schedule_trigger(struct store *st, const char *name, struct job *out,
+                           struct jobd_error *err);
+int pg_op_schedule_materialize(struct store *st, int limit, int *made, int64_t *soonest_us,
+                               struct jobd_error *err);
+
 #endif

@@ -174,7 +174,35 @@ static const char step1_jobs[] =
     "    END LOOP;\n"
     "END $$;\n";
 
+/*
+ * Version 2: schedules (sched_pg.c). next_run_at is the first firing not yet
+ * materialized; the materializer claims due rows through schedules_due with
+ * FOR UPDATE SKIP LOCKED. jobs_schedule_firing makes a firing at most one
+ * hot job, whatever the number of schedulers.
+ */
+static const char step2_schedules[] =
+    "CREATE TABLE jobd.schedules (\n"
+    "    name          text PRIMARY KEY,\n"
+    "    cron          text NOT NULL,\n"
+    "    timezone      text NOT NULL DEFAULT 'UTC',\n"
+    "    type          text NOT NULL,\n"
+    "    payload       json NOT NULL DEFAULT '{}',\n"
+    "    queue         text NOT NULL DEFAULT 'default',\n"
+    "    priority      int NOT NULL DEFAULT 0,\n"
+    "    max_attempts  int NOT NULL DEFAULT 25,\n"
+    "    catchup       text NOT NULL DEFAULT 'once'\n"
+    "                  CHECK (catchup IN ('once', 'all', 'skip')),\n"
+    "    paused        boolean NOT NULL DEFAULT false,\n"
+    "    next_run_at   timestamptz NOT NULL,\n"
+    "    last_fired_at timestamptz,\n"
+    "    created_at    timestamptz NOT NULL DEFAULT now()\n"
+    ");\n"
+    "CREATE INDEX schedules_due ON jobd.schedules (next_run_at) WHERE NOT paused;\n"
+    "CREATE UNIQUE INDEX jobs_schedule_firing ON jobd.jobs (schedule, scheduled_for)\n"
+    "    WHERE schedule IS NOT NULL;\n";
+
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
+    {2, "schedules", step2_schedules},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

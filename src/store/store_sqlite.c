@@ -108,6 +108,28 @@ static const struct sq_migration sq_migrations[] = {
      "  name TEXT PRIMARY KEY,"
      "  paused INTEGER NOT NULL DEFAULT 0"
      ") WITHOUT ROWID;"},
+    {2,
+     /* Schedules (sched_sqlite.c). next_run_at is the first firing not yet
+      * materialized; the materializer finds due ones through schedules_due.
+      * A firing becomes at most one job: jobs_schedule_firing. */
+     "CREATE TABLE schedules ("
+     "  name TEXT PRIMARY KEY,"
+     "  cron TEXT NOT NULL,"
+     "  timezone TEXT NOT NULL,"
+     "  type TEXT NOT NULL,"
+     "  payload TEXT NOT NULL,"
+     "  queue TEXT NOT NULL,"
+     "  priority INTEGER NOT NULL,"
+     "  max_attempts INTEGER NOT NULL,"
+     "  catchup TEXT NOT NULL CHECK (catchup IN ('once', 'all', 'skip')),"
+     "  paused INTEGER NOT NULL DEFAULT 0,"
+     "  next_run_at INTEGER NOT NULL,"
+     "  last_fired_at INTEGER,"
+     "  created_at INTEGER NOT NULL"
+     ") WITHOUT ROWID;"
+     "CREATE INDEX schedules_due ON schedules (next_run_at) WHERE paused = 0;"
+     "CREATE UNIQUE INDEX jobs_schedule_firing ON jobs (schedule, scheduled_for)"
+     "  WHERE schedule IS NOT NULL;"},
 };
 
 #define SQ_N_MIGRATIONS (sizeof sq_migrations / sizeof sq_migrations[0])
@@ -240,9 +262,46 @@ sq_exec(struct sqlite_store *s, const char *sql, struct jobd_error *err)
     return sq_step_done(s, stmt, sql, err);
 }
 
+/*
+ * Durability per transaction. FULL syncs the WAL at each commit: every
+ * write we acknowledge (an enqueue answered 201, a completion, a failure,
+ * a cancel, a retry, a reap) survives power loss. NORMAL skips that sync;
+ * we use it only for claims and heartbeats. Losing those with the machine
+ * is the same as never having made them: every claimer died with it too, so
+ * the job is simply pending (or its lease shorter) after the restart and
+ * is claimed again. The WAL is a log, so a later FULL commit makes every
+ * earlier commit durable as well: what survives is always a prefix.
+ */
+static int
+sq_set_sync(struct sqlite_store *s, bool full, struct jobd_error *err)
+{
+    if (s->sync_full == full && s->sync_known)
+        return JOBD_OK;
+    /* Not through the statement cache: this pragma acts when it is prepared. */
+    int rc = sqlite3_exec(s->db, full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+                          NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        return sq_error(s, rc, "set synchronous", err);
+    s->sync_full = full;
+    s->sync_known = true;
+    return JOBD_OK;
+}
+
 int
 sq_begin(struct sqlite_store *s, struct jobd_error *err)
 {
+    int rc = sq_set_sync(s, true, err);
+    if (rc != JOBD_OK)
+        return rc;
+    return sq_exec(s, "BEGIN IMMEDIATE", err);
+}
+
+int
+sq_begin_relaxed(struct sqlite_store *s, struct jobd_error *err)
+{
+    int rc = sq_set_sync(s, false, err);
+    if (rc != JOBD_OK)
+        return rc;
     return sq_exec(s, "BEGIN IMMEDIATE", err);
 }
 
@@ -458,8 +517,9 @@ sq_wait(struct store *st, int timeout_ms, struct jobd_error *err)
  * (sqlite3_busy_timeout) sleeps up to 100 ms between polls, and a writer
  * that commits and at once begins its next transaction wins the lock again
  * before a sleeper wakes, so under steady contention a waiter can starve
- * for seconds. Short, jittered polls (50 us .. 1 ms) give every waiter
- * many chances at the gap between two transactions of another process.
+ * for seconds. Short, jittered polls (0.1 .. 0.5 ms) give every waiter
+ * many chances at the gap between two transactions of another process;
+ * the polls slow down (to 0.1 .. 2 ms) when the wait is long, to spare CPU.
  */
 static int
 sq_busy(void *ctx, int count)
@@ -475,7 +535,7 @@ sq_busy(void *ctx, int count)
     z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
     z ^= z >> 31;
-    long us = 50 + (long)(z % (count < 8 ? 200 : 950));
+    long us = 100 + (long)(z % (count < 10 ? 400 : 1900));
     struct timespec ts = {.tv_sec = 0, .tv_nsec = us * 1000L};
     nanosleep(&ts, NULL);
     return 1;
@@ -527,6 +587,13 @@ static const struct store_ops sqlite_ops = {
     .prune = sq_op_prune,
     .next_run_at = sq_op_next_run_at,
     .wait = sq_wait,
+    .schedule_put = sq_op_schedule_put,
+    .schedule_get = sq_op_schedule_get,
+    .schedule_list = sq_op_schedule_list,
+    .schedule_delete = sq_op_schedule_delete,
+    .schedule_pause = sq_op_schedule_pause,
+    .schedule_trigger = sq_op_schedule_trigger,
+    .schedule_materialize = sq_op_schedule_materialize,
 };
 
 /* Runs a PRAGMA that returns at most one row; *value gets its text if asked. */
@@ -593,11 +660,12 @@ store_sqlite_open(const char *path, struct store **out, struct jobd_error *err)
     /*
      * WAL lets readers (job show, list, stats) run beside the one writer.
      * synchronous=FULL: in WAL mode NORMAL may lose the last commits on power
-     * loss, and an enqueue we acknowledged (201) must survive that.
+     * loss, and an enqueue we acknowledged (201) must survive that (claims
+     * and heartbeats relax it per transaction: see sq_set_sync).
      */
     char mode[32] = "";
     if ((rc = sq_pragma(s, "PRAGMA journal_mode=WAL", mode, sizeof mode, err)) != JOBD_OK ||
-        (rc = sq_pragma(s, "PRAGMA synchronous=FULL", NULL, 0, err)) != JOBD_OK ||
+        (rc = sq_set_sync(s, true, err)) != JOBD_OK ||
         (rc = sq_pragma(s, "PRAGMA foreign_keys=OFF", NULL, 0, err)) != JOBD_OK ||
         (rc = sq_pragma(s, "SELECT count(*) FROM sqlite_schema", NULL, 0, err)) != JOBD_OK) {
         sq_close(&s->base);

@@ -14,6 +14,7 @@
 #define JOBD_STORE_SQLITE_INT_H
 
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "store/store.h"
@@ -34,6 +35,8 @@ struct sqlite_store {
     uint64_t rng;         /* splitmix64 state for backoff and busy-wait jitter */
     int64_t busy_since_us; /* monotonic start of the current wait for a lock */
     int ckpt_frames;      /* WAL size (frames) at this connection's last checkpoint */
+    bool sync_known;      /* sync_full reflects the connection's PRAGMA synchronous */
+    bool sync_full;       /* synchronous=FULL (else NORMAL); see sq_begin_relaxed */
     size_t n_cached;
     size_t next_evict;    /* round-robin victim once the cache is full */
     struct sq_cached cache[SQ_CACHE_MAX];
@@ -94,8 +97,17 @@ int sq_step_row(struct sqlite_store *s, sqlite3_stmt *stmt, const char *what,
 
 /* Runs one cached statement without parameters or rows (BEGIN, COMMIT, …). */
 int sq_exec(struct sqlite_store *s, const char *sql, struct jobd_error *err);
-/* BEGIN IMMEDIATE: takes the write lock now (waits up to busy_timeout). */
+/*
+ * BEGIN IMMEDIATE: takes the write lock now (waits up to the busy timeout),
+ * with synchronous=FULL, so the commit is durable when it returns.
+ */
 int sq_begin(struct sqlite_store *s, struct jobd_error *err);
+/*
+ * The same with synchronous=NORMAL: the commit may be lost with the machine
+ * (never with a process). Only for writes whose loss on power failure is
+ * harmless because every party to them is lost too (claims, heartbeats).
+ */
+int sq_begin_relaxed(struct sqlite_store *s, struct jobd_error *err);
 int sq_commit(struct sqlite_store *s, struct jobd_error *err);
 /* Rolls back if a transaction is open; never fails (errors are ignored). */
 void sq_rollback(struct sqlite_store *s);
@@ -149,5 +161,19 @@ int sq_op_prune(struct store *st, int64_t finished_before_us, int limit, int *de
                 struct jobd_error *err);
 int sq_op_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at_us,
                       struct jobd_error *err);
+
+/* The schedule operations of the vtable (sched_sqlite.c); see store.h. */
+int sq_op_schedule_put(struct store *st, const struct schedule_spec *spec, bool replace,
+                       struct schedule *out, bool *created, struct jobd_error *err);
+int sq_op_schedule_get(struct store *st, const char *name, struct schedule *out,
+                       struct jobd_error *err);
+int sq_op_schedule_list(struct store *st, struct schedule_list *out, struct jobd_error *err);
+int sq_op_schedule_delete(struct store *st, const char *name, struct jobd_error *err);
+int sq_op_schedule_pause(struct store *st, const char *name, bool paused, struct schedule *out,
+                         struct jobd_error *err);
+int sq_op_schedule_trigger(struct store *st, const char *name, struct job *out,
+                           struct jobd_error *err);
+int sq_op_schedule_materialize(struct store *st, int limit, int *made, int64_t *soonest_us,
+                               struct jobd_error *err);
 
 #endif

@@ -413,6 +413,28 @@ claim_order(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* 1 if a job req could claim is due at now, 0 if none, or an error. */
+static int
+any_due(struct sqlite_store *s, const struct claim_req *req, int64_t now,
+        struct jobd_error *err)
+{
+    char *sql = filter_sql("SELECT 1 FROM jobs WHERE status = 'pending' AND run_at <= ?1 "
+                           "AND queue NOT IN (SELECT name FROM queues WHERE paused = 1)",
+                           " LIMIT 1", req, 2);
+    if (sql == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(s, sql, &stmt, err);
+    free(sql);
+    if (rc != JOBD_OK)
+        return rc;
+    sqlite3_bind_int64(stmt, 1, now);
+    bind_filter(stmt, req, 2);
+    rc = sq_step_row(s, stmt, "look for due jobs", err);
+    sq_reset(stmt);
+    return rc;
+}
+
 int
 sq_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
             struct jobd_error *err)
@@ -421,14 +443,22 @@ sq_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
     int rc = check_filter(req, err);
     if (rc != JOBD_OK)
         return rc;
+    int64_t now = sq_now(s);
+    /*
+     * Idle workers poll often; a read (which never waits for the writer in
+     * WAL mode) spares them the write lock when nothing is due. A job that
+     * becomes due right after this check is claimed at the next poll.
+     */
+    if ((rc = any_due(s, req, now, err)) <= 0)
+        return rc;
     /*
      * The statement picks the due jobs in claim order through the partial
      * index and flips them to running in one step; RETURNING does not keep
      * that order, so the result is sorted afterwards by the same key.
      */
-    if ((rc = sq_begin(s, err)) != JOBD_OK)
+    if ((rc = sq_begin_relaxed(s, err)) != JOBD_OK)
         return rc;
-    int64_t now = sq_now(s);
+    now = sq_now(s);
     int64_t lease_ms = req->lease_ms > 0 ? req->lease_ms : JOB_DEFAULT_LEASE_MS;
     char *sql = filter_sql(
         "UPDATE jobs SET status = 'running', attempt = attempt + 1, worker_id = ?2, "
@@ -482,7 +512,7 @@ sq_op_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
                 int64_t *lease_expires_at_us, bool *cancel_requested, struct jobd_error *err)
 {
     struct sqlite_store *s = sq_of(st);
-    int rc = sq_begin(s, err);
+    int rc = sq_begin_relaxed(s, err);
     if (rc != JOBD_OK)
         return rc;
     sqlite3_stmt *stmt;
@@ -857,7 +887,11 @@ int
 sq_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct jobd_error *err)
 {
     struct sqlite_store *s = sq_of(st);
-    /* One read transaction so the counts are one consistent snapshot. */
+    /*
+     * One statement, so the counts are one consistent snapshot. The oldest
+     * pending age is how long the longest-waiting due job is past its run_at
+     * (jobs scheduled for later are not late, so they do not count).
+     */
     static const char sql[] =
         "SELECT name, paused, NULL, 0, NULL FROM queues "
         "UNION ALL SELECT queue, 0, status, count(*), "

@@ -3,9 +3,9 @@
  * each backend (`store_conformance sqlite`, `store_conformance pg`).
  *
  * Every test opens a fresh store (a new SQLite file in the test's temp dir,
- * or a new PostgreSQL database created through JOBD_TEST_PG_URL), migrates
- * it and sets a manual clock, so lease expiry and backoff are driven by
- * moving the clock, never by sleeping. The tests pin down every transition
+ * or, on PostgreSQL, the run's own database with jobd's schema dropped),
+ * migrates it and sets a manual clock, so lease expiry and backoff are
+ * driven by moving the clock, never by sleeping. The tests pin down every transition
  * and guard of CONTRACT.md §1 through the public store_*() interface only,
  * so a backend passes exactly when it keeps the contract.
  */
@@ -18,13 +18,6 @@
 #include "store/store.h"
 #include "test.h"
 #include "util/clock.h"
-
-#if defined(__has_include)
-#if __has_include("pgtest.h")
-#include "pgtest.h"
-#define CONF_HAVE_PGTEST 1
-#endif
-#endif
 
 /* 2027-01-15T08:00:00Z: a fixed start so every time in a test is exact. */
 #define T0 INT64_C(1800000000000000)
@@ -44,9 +37,7 @@ struct fx {
     struct store *st;
     struct manual_clock mc;
     struct jobd_error err;
-    char url[1024];
-    char pg_admin_url[1024]; /* set when we created the pg database ourselves */
-    char pg_db[96];
+    char url[1200];
 };
 
 static const char *
@@ -65,60 +56,104 @@ is_pg(void)
     return strcmp(backend(), "pg") == 0;
 }
 
-#ifndef CONF_HAVE_PGTEST
 /*
- * Creates a uniquely named database through JOBD_TEST_PG_URL and writes its
- * URL to fx->url (the base URL with the database name replaced). The name is
- * generated here, never user data, so it is safe as an identifier.
+ * PostgreSQL: one database per run of this program, made through the
+ * superuser URL in JOBD_TEST_PG_URL and named after the harness's (parent)
+ * pid, so parallel runs never share rows; every test starts by dropping
+ * jobd's schema (CONTRACT §6: everything lives in schema "jobd"). CREATE
+ * DATABASE costs a second or more with fsync on, DROP SCHEMA a few ms. The
+ * names are made here, never user data, so they are safe as identifiers.
  */
-static void
-pg_create_db(struct fx *f)
+static pid_t conf_parent_pid;
+
+__attribute__((constructor)) static void
+conf_record_parent(void)
+{
+    conf_parent_pid = getpid();
+}
+
+static const char *
+pg_admin_url(void)
 {
     const char *base = getenv("JOBD_TEST_PG_URL");
     if (base == NULL || *base == '\0')
         TEST_FAIL("JOBD_TEST_PG_URL is not set: run `scripts/with-pg.sh store_conformance pg`");
-    static _Atomic int counter;
-    snprintf(f->pg_db, sizeof f->pg_db, "jobd_conf_%ld_%d_%lld", (long)getpid(),
-             atomic_fetch_add(&counter, 1), (long long)(clock_real_now_us() % 1000000000));
-    PGconn *c = PQconnectdb(base);
-    if (PQstatus(c) != CONNECTION_OK)
-        TEST_FAIL("cannot connect to JOBD_TEST_PG_URL: %s", PQerrorMessage(c));
-    char sql[160];
-    /* template0: CREATE DATABASE fails while anyone is connected to template1. */
-    snprintf(sql, sizeof sql, "CREATE DATABASE %s TEMPLATE template0", f->pg_db);
-    PGresult *r = PQexec(c, sql);
-    if (PQresultStatus(r) != PGRES_COMMAND_OK)
-        TEST_FAIL("CREATE DATABASE failed: %s", PQerrorMessage(c));
-    PQclear(r);
-    PQfinish(c);
-    snprintf(f->pg_admin_url, sizeof f->pg_admin_url, "%s", base);
-    /* Replace the path of the URI (after scheme://authority) by /<db>. */
-    const char *auth = strstr(base, "://");
-    if (auth == NULL)
-        TEST_FAIL("JOBD_TEST_PG_URL is not a URI: %s", base);
-    const char *path = strchr(auth + 3, '/');
-    const char *query = strchr(auth + 3, '?');
-    if (path == NULL || (query != NULL && query < path))
-        path = query ? query : base + strlen(base);
-    const char *rest = strchr(path, '?');
-    snprintf(f->url, sizeof f->url, "%.*s/%s%s", (int)(path - base), base, f->pg_db,
-             rest ? rest : "");
+    return base;
 }
 
 static void
-pg_drop_db(struct fx *f)
+pg_run_db_name(char *buf, size_t len)
 {
-    if (f->pg_db[0] == '\0')
-        return;
-    PGconn *c = PQconnectdb(f->pg_admin_url);
-    if (PQstatus(c) == CONNECTION_OK) {
-        char sql[160];
-        snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", f->pg_db);
-        PQclear(PQexec(c, sql));
-    }
-    PQfinish(c);
+    snprintf(buf, len, "jobd_t_conf_%ld", (long)conf_parent_pid);
 }
-#endif
+
+/* url = base with its database (the URI path) replaced by db. */
+static void
+pg_url_with_db(const char *base, const char *db, char *url, size_t len)
+{
+    const char *auth = strstr(base, "://");
+    if (auth == NULL)
+        TEST_FAIL("JOBD_TEST_PG_URL is not a postgresql:// URI: %s", base);
+    size_t start = (size_t)(auth + 3 - base) + strcspn(auth + 3, "/?");
+    size_t end = start;
+    if (base[start] == '/')
+        end = start + strcspn(base + start, "?");
+    snprintf(url, len, "%.*s/%s%s", (int)start, base, db, base + end);
+}
+
+/* Runs sql on url; ok_state is an SQLSTATE also taken as success (or NULL). */
+static int
+pg_exec(const char *url, const char *sql, const char *ok_state)
+{
+    PGconn *c = PQconnectdb(url);
+    if (PQstatus(c) != CONNECTION_OK) {
+        fprintf(stderr, "cannot connect to %s: %s", url, PQerrorMessage(c));
+        PQfinish(c);
+        return -1;
+    }
+    PGresult *r = PQexec(c, sql);
+    int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    if (!ok && ok_state != NULL && state != NULL && strcmp(state, ok_state) == 0)
+        ok = 1;
+    if (!ok)
+        fprintf(stderr, "%s: %s", sql, PQresultErrorMessage(r));
+    PQclear(r);
+    PQfinish(c);
+    return ok ? 0 : -1;
+}
+
+/* Points fx->url at the run's database, created if needed, without jobd's schema. */
+static void
+pg_fresh(struct fx *f)
+{
+    const char *base = pg_admin_url();
+    char db[64], sql[160];
+    pg_run_db_name(db, sizeof db);
+    /* template0: CREATE DATABASE fails while anyone is connected to template1. */
+    snprintf(sql, sizeof sql, "CREATE DATABASE %s TEMPLATE template0", db);
+    if (pg_exec(base, sql, "42P04" /* duplicate_database */) != 0)
+        TEST_FAIL("cannot create the test database %s", db);
+    pg_url_with_db(base, db, f->url, sizeof f->url);
+    if (pg_exec(f->url, "DROP SCHEMA IF EXISTS jobd CASCADE", NULL) != 0)
+        TEST_FAIL("cannot reset schema jobd in %s", db);
+}
+
+/* In the harness process only (not in a test child that exits): drop the run's db. */
+__attribute__((destructor)) static void
+conf_drop_run_db(void)
+{
+    if (getpid() != conf_parent_pid || test_argv == NULL || test_argv[1] == NULL ||
+        strcmp(test_argv[1], "pg") != 0)
+        return;
+    const char *base = getenv("JOBD_TEST_PG_URL");
+    if (base == NULL || *base == '\0')
+        return;
+    char db[64], sql[160];
+    pg_run_db_name(db, sizeof db);
+    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", db);
+    (void)pg_exec(base, sql, NULL);
+}
 
 /* Opens another connection to the fixture's database, migrated, same clock. */
 static struct store *
@@ -138,12 +173,7 @@ fx_open(struct fx *f)
     memset(f, 0, sizeof *f);
     manual_clock_init(&f->mc, T0);
     if (is_pg()) {
-#ifdef CONF_HAVE_PGTEST
-        if (pgtest_fresh_db(f->url, sizeof f->url) != 0)
-            TEST_FAIL("pgtest_fresh_db failed (is JOBD_TEST_PG_URL set?)");
-#else
-        pg_create_db(f);
-#endif
+        pg_fresh(f);
     } else {
         snprintf(f->url, sizeof f->url, "sqlite:%s", test_path("conf.db"));
     }
@@ -156,13 +186,6 @@ fx_close(struct fx *f)
 {
     store_close(f->st);
     f->st = NULL;
-    if (is_pg()) {
-#ifdef CONF_HAVE_PGTEST
-        pgtest_drop_db(f->url);
-#else
-        pg_drop_db(f);
-#endif
-    }
 }
 
 static int64_t
@@ -253,12 +276,7 @@ TEST(migrate_concurrent_starters)
     manual_clock_init(&f.mc, T0);
     /* A fresh, unmigrated database that four processes migrate at once. */
     if (is_pg()) {
-#ifdef CONF_HAVE_PGTEST
-        if (pgtest_fresh_db(f.url, sizeof f.url) != 0)
-            TEST_FAIL("pgtest_fresh_db failed");
-#else
-        pg_create_db(&f);
-#endif
+        pg_fresh(&f);
     } else {
         snprintf(f.url, sizeof f.url, "sqlite:%s", test_path("mig.db"));
     }
@@ -295,7 +313,7 @@ TEST(open_not_a_database)
         /* The pg twin: a database that does not exist is a clean error. */
         struct fx f;
         fx_open(&f);
-        char bad[1100];
+        char bad[1300];
         const char *slash = strrchr(f.url, '/');
         snprintf(bad, sizeof bad, "%.*s/jobd_no_such_database_x", (int)(slash - f.url), f.url);
         struct store *st = NULL;
