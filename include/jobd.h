@@ -138,8 +138,10 @@ struct pg_conn;
  * be idle or in a transaction block; if the statement fails inside a
  * transaction, that transaction is aborted, as with any failed statement.
  * opts as jobd_enqueue, except that timeout_ms must be 0 (jobd.enqueue has
- * no such parameter). With an idempotency key, a replay (same type, queue
- * and payload) returns the existing id. Errors: JOBD_E_INVALID,
+ * no such parameter). jobd.enqueue takes the payload as jsonb, so it is
+ * stored as PostgreSQL prints jsonb ({"a": 1}), not in jobd's canonical
+ * form. With an idempotency key, a replay (same type, queue and payload,
+ * compared as jsonb) returns the existing id. Errors: JOBD_E_INVALID,
  * JOBD_E_TOOBIG, JOBD_E_CONFLICT (the key was used for another job),
  * JOBD_E_UNAVAILABLE (conn is not connected), JOBD_E_STORE (any other SQL
  * error, message included). Thread-safety: that of conn.
@@ -171,7 +173,9 @@ JOBD_API int64_t jobd_job_id(const jobd_job *job);
 JOBD_API int32_t jobd_job_attempt(const jobd_job *job);   /* the fencing token */
 JOBD_API const char *jobd_job_type(const jobd_job *job);
 JOBD_API const char *jobd_job_queue(const jobd_job *job);
-JOBD_API const char *jobd_job_payload(const jobd_job *job); /* canonical JSON text */
+/* JSON text: canonical if enqueued through libjobd or the API; as jsonb prints
+ * it if enqueued with the SQL function jobd.enqueue (jobd_enqueue_pg). */
+JOBD_API const char *jobd_job_payload(const jobd_job *job);
 JOBD_API const char *jobd_job_idempotency_key(const jobd_job *job);
 JOBD_API int64_t jobd_job_timeout_ms(const jobd_job *job);  /* 0 = none given */
 JOBD_API int64_t jobd_job_lease_expires_at_us(const jobd_job *job);

@@ -50,6 +50,13 @@ pgtest_url_with_db(const char *base, const char *db, char *out, size_t len)
     return (n < 0 || (size_t)n >= len) ? -1 : 0;
 }
 
+static inline void
+pgtest_quiet(void *arg, const char *msg)
+{
+    (void)arg; /* "schema ... does not exist, skipping" is not news */
+    (void)msg;
+}
+
 /* Runs one utility statement on the admin URL; prints and returns -1 on failure. */
 static inline int
 pgtest_admin_exec(const char *admin_url, const char *sql, int quiet)
@@ -61,8 +68,9 @@ pgtest_admin_exec(const char *admin_url, const char *sql, int quiet)
         PQfinish(c);
         return -1;
     }
+    PQsetNoticeProcessor(c, pgtest_quiet, NULL);
     PGresult *r = PQexec(c, sql);
-    int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    int ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
     if (!ok && !quiet)
         fprintf(stderr, "pgtest: %s: %s", sql, PQresultErrorMessage(r));
     PQclear(r);
@@ -101,6 +109,16 @@ pgtest_fresh_db(char *url, size_t len)
     /* template0: CREATE DATABASE fails if anyone is connected to the template. */
     snprintf(sql, sizeof sql, "CREATE DATABASE %s TEMPLATE template0", db);
     return pgtest_admin_exec(admin, sql, 0);
+}
+
+/*
+ * Runs parameterless SQL (e.g. "DROP SCHEMA IF EXISTS jobd CASCADE") on the
+ * database at url. Returns 0, or -1 after printing the error on stderr.
+ */
+static inline int
+pgtest_exec(const char *url, const char *sql)
+{
+    return pgtest_admin_exec(url, sql, 0);
 }
 
 /* Drops the database named by url (made by pgtest_fresh_db). Best effort, silent. */

@@ -1,7 +1,8 @@
 /*
  * worker.c — `jobd worker`: runs the worker plane in this process.
  *
- * Thin: reads the INI file, applies the flags on top, migrates, starts the
+ * Thin: reads the INI file, applies the flags on top, migrates (unless it
+ * talks to an API server with --server), starts the
  * worker (src/worker/worker.c) and waits for SIGTERM/SIGINT with sigwait
  * (signals are blocked in every thread, so none of them is interrupted),
  * then stops it gracefully and exits 0.
@@ -16,10 +17,12 @@
 #include "core/err.h"
 #include "store/store.h"
 #include "worker/config.h"
+#include "worker/remote.h"
 #include "worker/worker.h"
 
 static const char usage[] =
-    "usage: jobd worker [--db URL] --config FILE [--concurrency N] [--queues a,b] [--id ID]\n"
+    "usage: jobd worker [--db URL | --server URL] --config FILE [--concurrency N]\n"
+    "                   [--queues a,b] [--id ID]\n"
     "                   [--shutdown-grace DUR] [--poll-interval DUR]\n"
     "\n"
     "Runs handlers for the job types named in the config file's [handler \"TYPE\"]\n"
@@ -29,6 +32,9 @@ static const char usage[] =
     "\n"
     "  --db URL              postgres://… / postgresql://… or sqlite:PATH (default:\n"
     "                        $JOBD_DB, else sqlite:jobd.db)\n"
+    "  --server URL          talk to a jobd API server (http://HOST:PORT) instead of\n"
+    "                        the database: claims, heartbeats and reports go over\n"
+    "                        HTTP (token from $JOBD_TOKEN); polls every 250ms\n"
     "  --config FILE         the worker's INI file (see examples/worker.ini)\n"
     "  --concurrency N       jobs run at once (overrides [worker] concurrency)\n"
     "  --queues a,b          claim only from these queues (default: all)\n"
@@ -89,9 +95,10 @@ cmd_worker(int argc, char **argv)
         if (!matched)
             return usage_error("unexpected argument ", argv[i]);
     }
-    if (server != NULL)
-        return usage_error("--server (remote mode) is not available in this build; ",
-                           "use --db");
+    if (server != NULL && db != NULL)
+        return usage_error("give --db or --server, not both", "");
+    if (server != NULL && !remote_url(server))
+        return usage_error("--server must be an http:// or https:// URL: ", server);
     if (config == NULL)
         return usage_error("--config FILE is required", "");
 
@@ -116,12 +123,15 @@ cmd_worker(int argc, char **argv)
         return CLI_USAGE;
     }
 
-    const char *url = cli_db_url(db);
+    /* With --server the API server owns (and migrates) the store. */
+    const char *url = server != NULL ? server : cli_db_url(db);
     struct store *st = NULL;
-    rc = store_open(url, &st, &err);
-    if (rc == JOBD_OK)
-        rc = store_migrate(st, &err);
-    store_close(st);
+    if (server == NULL) {
+        rc = store_open(url, &st, &err);
+        if (rc == JOBD_OK)
+            rc = store_migrate(st, &err);
+        store_close(st);
+    }
     if (rc != JOBD_OK) {
         worker_config_fini(&cfg);
         return cli_report("cannot prepare the store", rc, &err);
@@ -141,7 +151,10 @@ cmd_worker(int argc, char **argv)
         return cli_report("cannot start the worker", rc, &err);
     }
     fprintf(stderr, "jobd worker %s: running %zu handler(s), concurrency %d, store %s\n",
-            worker_id(w), cfg.n_handlers, cfg.concurrency, strncmp(url, "postgres", 8) == 0 ? "PostgreSQL" : "SQLite");
+            worker_id(w), cfg.n_handlers, cfg.concurrency,
+            server != NULL                   ? "the API server"
+            : strncmp(url, "postgres", 8) == 0 ? "PostgreSQL"
+                                               : "SQLite");
     int sig = 0;
     sigwait(&stop_sigs, &sig);
     fprintf(stderr, "jobd worker %s: %s received, stopping\n", worker_id(w),

@@ -45,7 +45,10 @@
 
 struct store;
 
-/* Which jobs a list returns. Zero-initialise; status -1 (STORE_ANY) = any. */
+/*
+ * Which jobs a list returns. Zero-initialise, then set status: 0 is
+ * JOB_PENDING, so a filter for any status must say STORE_ANY explicitly.
+ */
 #define STORE_ANY (-1)
 struct job_filter {
     int status;               /* enum job_status or STORE_ANY */
@@ -247,12 +250,12 @@ JOBD_MUST_USE int store_reap(struct store *st, int limit, const struct backoff_p
 
 /*
  * pending -> cancelled (out->status = cancelled); running -> cancel requested
- * (out->status stays running, out->cancel_requested = true). JOBD_E_STATE if
+ * (out->status stays running, out->cancel_requested = true); out may be NULL. JOBD_E_STATE if
  * terminal, JOBD_E_NOTFOUND.
  */
 JOBD_MUST_USE int store_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
 /*
- * dead / cancelled -> pending, due now, with max_attempts fresh attempts;
+ * dead / cancelled -> pending, due now, with max_attempts fresh attempts (out may be NULL);
  * attempt is kept (never decreases). JOBD_E_STATE otherwise, JOBD_E_NOTFOUND.
  */
 JOBD_MUST_USE int store_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *err);

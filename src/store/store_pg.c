@@ -972,7 +972,8 @@ pg_prune(struct store *st, int64_t finished_before_us, int limit, int *deleted,
          struct jobd_error *err)
 {
     char b[2][24];
-    const char *vals[2] = {pg_i64(b[0], finished_before_us), pg_i64(b[1], limit > 0 ? limit : 1000)};
+    const char *vals[2] = {pg_i64(b[0], finished_before_us),
+                           pg_i64(b[1], limit > 0 ? limit : 1000)};
     PGresult *r = NULL;
     int rc = pg_exec(pgs(st), &st_prune, 2, vals, &r, err);
     if (rc != JOBD_OK)

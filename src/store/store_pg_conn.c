@@ -181,11 +181,19 @@ quiet_notices(void *arg, const char *message)
 static int
 set_pg_error(struct jobd_error *err, int code, const char *what, const char *msg)
 {
+    /* One line: libpq's messages carry newlines and tabs ("\n\tIs the server running"). */
     char m[240];
-    snprintf(m, sizeof m, "%s", msg ? msg : "");
-    size_t n = strlen(m);
-    while (n > 0 && (m[n - 1] == '\n' || m[n - 1] == ' '))
-        m[--n] = '\0';
+    size_t n = 0;
+    for (const char *p = msg ? msg : ""; *p && n + 1 < sizeof m; p++) {
+        bool ws = *p == '\n' || *p == '\t' || *p == '\r' || *p == ' ';
+        if (!ws)
+            m[n++] = *p;
+        else if (n > 0 && m[n - 1] != ' ')
+            m[n++] = ' ';
+    }
+    while (n > 0 && m[n - 1] == ' ')
+        n--;
+    m[n] = '\0';
     return jobd_error_set(err, code, "db", "%s: %s", what, m);
 }
 
@@ -224,11 +232,8 @@ result_error(struct store_pg *s, PGresult *r, const char *what, struct jobd_erro
         code = JOBD_E_UNAVAILABLE;
     else if (strcmp(state, "23505") == 0)
         code = JOBD_E_CONFLICT;
-    if (code == JOBD_E_UNAVAILABLE) {
-        /* The session may be gone: re-prepare after the reconnect. */
-        forget_session(s);
-        what = "PostgreSQL is unavailable";
-    }
+    if (code == JOBD_E_UNAVAILABLE)
+        what = "PostgreSQL is unavailable"; /* pg_ensure_conn resets on the next call */
     code = set_pg_error(err, code, what, msg);
     PQclear(r);
     return code;
@@ -250,8 +255,12 @@ prepare(struct store_pg *s, const struct pg_stmt *stmt, int n, struct jobd_error
     if (s->n_prepared == PG_MAX_PREPARED)
         return jobd_error_set(err, JOBD_E_INTERNAL, "db", "too many prepared statements");
     PGresult *r = PQprepare(s->conn, stmt->name, stmt->sql, n, NULL);
-    if (r == NULL || !result_ok(r))
-        return result_error(s, r, stmt->name, err);
+    if (r == NULL || !result_ok(r)) {
+        /* 42P05: this session already has it (we lost count, not the server). */
+        const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+        if (state == NULL || strcmp(state, "42P05") != 0)
+            return result_error(s, r, stmt->name, err);
+    }
     PQclear(r);
     s->prepared[s->n_prepared++] = stmt;
     return JOBD_OK;

@@ -8,6 +8,12 @@
  * microseconds since the epoch, converted in SQL (PG_TS_US / PG_US_TS), so
  * no text parsing of times happens in C. "now" is one parameter per
  * statement: NULL means the server's now(), else the store's clock.
+ *
+ * Adding operations (sched_pg.c): define static `struct pg_stmt`s whose
+ * names are unique on the connection (jobs use "st_", use e.g. "sched_"),
+ * run them with pg_exec, decode jobs with pg_row_to_job, and hook the
+ * functions into pg_ops in store_pg.c. A schema change is a new step
+ * appended to pg_migrations (store_pg_schema.c).
  */
 #ifndef JOBD_STORE_PG_INT_H
 #define JOBD_STORE_PG_INT_H

@@ -121,8 +121,8 @@ parse_int(const char *key, const char *value, long lo, long hi, long *out,
     errno = 0;
     long v = strtol(value, &end, 10);
     if (errno != 0 || end == value || *end != '\0' || v < lo || v > hi)
-        return jobd_error_set(err, JOBD_E_INVALID, key, "'%s' is not a whole number from %ld to %ld",
-                              value, lo, hi);
+        return jobd_error_set(err, JOBD_E_INVALID, key,
+                              "'%s' is not a whole number from %ld to %ld", value, lo, hi);
     *out = v;
     return JOBD_OK;
 }
@@ -302,7 +302,8 @@ handler_key(struct parse_state *ps, const char *name, const char *value)
             h->kind = HANDLER_EXEC;
         } else {
             if (strncmp(value, "http://", 7) != 0 && strncmp(value, "https://", 8) != 0)
-                return fail(ps, JOBD_E_INVALID, name, "the URL must start with http:// or https://");
+                return fail(ps, JOBD_E_INVALID, name,
+                            "the URL must start with http:// or https://");
             h->url = strdup(value);
             if (h->url == NULL)
                 return fail(ps, JOBD_E_NOMEM, name, "out of memory");
@@ -315,7 +316,8 @@ handler_key(struct parse_state *ps, const char *name, const char *value)
             return fail(ps, JOBD_E_INVALID, name, e.msg);
         return 1;
     }
-    return fail(ps, JOBD_E_INVALID, name, "unknown key in a [handler] section (exec, http, timeout)");
+    return fail(ps, JOBD_E_INVALID, name,
+                "unknown key in a [handler] section (exec, http, timeout)");
 }
 
 /* Parses `handler "TYPE"` (quotes optional) into type; false if not a handler. */
@@ -384,7 +386,8 @@ on_key(void *user, const char *section, const char *name, const char *value)
             if (ps->h == NULL)
                 return fail(ps, JOBD_E_NOMEM, name, "out of memory");
             if (existed)
-                return fail(ps, JOBD_E_INVALID, name, "a second [handler] section for the same type");
+                return fail(ps, JOBD_E_INVALID, name,
+                            "a second [handler] section for the same type");
             int *lines = realloc(ps->handler_lines, ps->cfg->n_handlers * sizeof *lines);
             if (lines == NULL)
                 return fail(ps, JOBD_E_NOMEM, name, "out of memory");

@@ -53,6 +53,7 @@
 #include "worker/cthread.h"
 #include "worker/exec.h"
 #include "worker/http.h"
+#include "worker/remote.h"
 #include "worker/run.h"
 
 /* After the last job ended in a shutdown, how long to keep trying to report. */
@@ -256,6 +257,15 @@ take_results(struct worker *w)
 
 /* ---- the store connection (loop thread) ---- */
 
+/* A database by URL, or an API server (--server) speaking the worker protocol. */
+static int
+open_store(const char *url, struct store **out, struct jobd_error *err)
+{
+    if (remote_url(url))
+        return remote_store_open(url, out, err);
+    return store_open(url, out, err);
+}
+
 static void
 store_trouble(struct worker *w, int rc, const struct jobd_error *err, const char *what)
 {
@@ -273,7 +283,7 @@ ensure_store(struct worker *w, int64_t now)
     if (w->st != NULL || now < w->reconnect_at_us)
         return;
     struct jobd_error err = {0};
-    int rc = store_open(w->db_url, &w->st, &err);
+    int rc = open_store(w->db_url, &w->st, &err);
     if (rc != JOBD_OK) {
         w->st = NULL;
         w->reconnect_ms = w->reconnect_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS
@@ -628,7 +638,7 @@ listen_main(void *arg)
     while (!atomic_load(&w->quit_helpers)) {
         struct jobd_error err = {0};
         if (ls == NULL) {
-            if (store_open(w->db_url, &ls, &err) != JOBD_OK) {
+            if (open_store(w->db_url, &ls, &err) != JOBD_OK) {
                 ls = NULL;
                 nap(w, delay);
                 delay = delay * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : delay * 2;
@@ -776,14 +786,19 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
     w->timer_floor_ms = 1;
     w->reconnect_ms = RECONNECT_MIN_MS;
 
-    rc = store_open(w->db_url, &w->st, err);
+    rc = open_store(w->db_url, &w->st, err);
     if (rc != JOBD_OK) {
         w->st = NULL;
         worker_free(w);
         return rc;
     }
     w->is_pg = strcmp(store_backend(w->st), "pg") == 0;
-    w->poll_ms = w->cfg.poll_ms > 0 ? w->cfg.poll_ms : w->is_pg ? 5000 : wake != NULL ? 1000 : 100;
+    bool remote = remote_url(w->db_url);
+    w->poll_ms = w->cfg.poll_ms > 0 ? w->cfg.poll_ms
+               : w->is_pg         ? 5000
+               : remote           ? 250 /* no NOTIFY over HTTP */
+               : wake != NULL     ? 1000
+                                  : 100;
 
     rc = start_runners(w, err);
     if (rc == JOBD_OK)

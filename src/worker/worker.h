@@ -31,9 +31,10 @@ struct worker_stats {
 
 /*
  * Starts a worker with a copy of cfg (which must pass worker_config_check)
- * on the store at db_url. wake (may be NULL) is an in-process signal raised
- * after enqueues (the embedding server's); borrowed, must outlive the
- * worker. Does not migrate (callers do, once). The first connection is made
+ * on the store at db_url (a database URL as for store_open, or the
+ * http(s):// base URL of a jobd API server: see remote.h). wake (may be
+ * NULL) is an in-process signal raised after enqueues (the embedding
+ * server's); borrowed, must outlive the worker. Does not migrate (callers do, once). The first connection is made
  * here: JOBD_E_UNAVAILABLE/JOBD_E_STORE if the store cannot be opened, so a
  * misconfigured URL fails fast; later outages are ridden out. *out is owned
  * by the caller (worker_stop).

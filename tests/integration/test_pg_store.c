@@ -14,14 +14,52 @@
 #include "test.h"
 #include "util/clock.h"
 
+/*
+ * One database per run of this program (made before the first test, dropped
+ * when the run ends); each test starts from an empty schema "jobd".
+ */
 static char g_url[512];
+static pid_t g_parent;
+
+static void
+run_db_drop(void)
+{
+    if (getpid() == g_parent && g_url[0] != '\0')
+        pgtest_drop_db(g_url);
+}
+
+__attribute__((constructor)) static void
+run_db_create(void)
+{
+    g_parent = getpid();
+    if (pgtest_fresh_db(g_url, sizeof g_url) != 0) {
+        g_url[0] = '\0';
+        return;
+    }
+    atexit(run_db_drop);
+    /* Correctness tests need no fsync per commit; nothing here kills the server. */
+    char sql[600];
+    const char *db = strrchr(g_url, '/') + 1;
+    snprintf(sql, sizeof sql, "ALTER DATABASE %.*s SET synchronous_commit = off",
+             (int)strcspn(db, "?"), db);
+    (void)pgtest_exec(g_url, sql);
+}
+
+/* Empties the run's database: no schema jobd. */
+static void
+reset_db(void)
+{
+    if (g_url[0] == '\0')
+        TEST_FAIL("no test database (see the pgtest message above)");
+    if (pgtest_exec(g_url, "DROP SCHEMA IF EXISTS jobd CASCADE") != 0)
+        TEST_FAIL("cannot reset the test database");
+}
 
 /* A fresh database, migrated, with a store on it (manual clock if mc). */
 static struct store *
 fresh_store(struct manual_clock *mc)
 {
-    if (pgtest_fresh_db(g_url, sizeof g_url) != 0)
-        TEST_FAIL("no database");
+    reset_db();
     struct store *st = NULL;
     struct jobd_error e = {0};
     ASSERT_OK(store_open(g_url, &st, &e), &e);
@@ -35,7 +73,6 @@ static void
 done(struct store *st)
 {
     store_close(st);
-    pgtest_drop_db(g_url);
 }
 
 /* Runs SQL on the test database and returns the first cell as a number. */
@@ -79,8 +116,7 @@ migrate_thread(void *arg)
 
 TEST(migrate_from_many_processes_at_once)
 {
-    if (pgtest_fresh_db(g_url, sizeof g_url) != 0)
-        TEST_FAIL("no database");
+    reset_db();
     pthread_t t[6];
     for (int i = 0; i < 6; i++)
         pthread_create(&t[i], NULL, migrate_thread, g_url);
@@ -90,7 +126,6 @@ TEST(migrate_from_many_processes_at_once)
         ASSERT_EQ((long)rc, 0);
     }
     ASSERT_EQ(sql_num("SELECT count(*) FROM jobd.schema_migrations"), pg_migrations_count);
-    pgtest_drop_db(g_url);
 }
 
 TEST(lifecycle_moves_rows_between_tables)

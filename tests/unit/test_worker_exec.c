@@ -101,6 +101,19 @@ TEST(success_with_json_result_and_env)
     exec_runner_free(x);
 }
 
+TEST(scheduled_for_is_rfc3339_utc)
+{
+    struct exec_runner *x = runner();
+    struct run *r = mkrun(8, "printf '\"%s\"' \"$JOBD_SCHEDULED_FOR\"", 0);
+    r->scheduled_for_us = INT64_C(1796220197120000); /* 2026-12-02T14:03:17.120Z */
+    exec_runner_start(x, r);
+    struct run_result *res = wait_result(&inbox);
+    ASSERT_EQ(res->outcome, RUN_SUCCEEDED);
+    ASSERT_STR_EQ(res->result, "\"2026-12-02T14:03:17.120Z\"");
+    run_result_free(res);
+    exec_runner_free(x);
+}
+
 TEST(non_json_or_huge_stdout_is_no_result)
 {
     struct exec_runner *x = runner();

@@ -1,0 +1,364 @@
+/*
+ * remote.c — the worker protocol over HTTP (remote.h).
+ *
+ * One curl easy handle per remote store (keep-alive to the server), used
+ * synchronously from the worker's loop thread, like a database connection.
+ * Answers map onto store errors so the loop behaves exactly as with a
+ * database: no answer or 503 -> JOBD_E_UNAVAILABLE (the loop reconnects
+ * with backoff), 409 -> JOBD_E_STALE (fenced), 404 -> JOBD_E_NOTFOUND.
+ * There is no NOTIFY over HTTP: wake-ups come from the loop's poll.
+ */
+#include "worker/remote.h"
+
+#include <curl/curl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/err.h"
+#include "core/job.h"
+#include "worker/capbuf.h"
+
+/* The largest answer we read: a claim of 1000 jobs of small payloads fits. */
+#define REMOTE_BODY_MAX (64u * 1024 * 1024)
+
+struct remote_store {
+    struct store base;
+    char *url;                 /* base, without a trailing '/' */
+    CURL *curl;
+    struct curl_slist *headers;
+};
+
+bool
+remote_url(const char *url)
+{
+    return strncmp(url, "http://", 7) == 0 || strncmp(url, "https://", 8) == 0;
+}
+
+static size_t
+on_body(char *p, size_t size, size_t n, void *ud)
+{
+    struct headbuf *b = ud;
+    if (!headbuf_add(b, p, size * n))
+        return 0;
+    return size * n;
+}
+
+/*
+ * POSTs body (stolen; NULL = GET) to path; on 2xx parses the answer into
+ * *resp (may be NULL). Maps failures to store errors.
+ */
+static int
+call(struct remote_store *r, const char *path, json_t *body, json_t **resp,
+     struct jobd_error *err)
+{
+    if (resp != NULL)
+        *resp = NULL;
+    char url[2048];
+    snprintf(url, sizeof url, "%s%s", r->url, path);
+    char *text = NULL;
+    if (body != NULL) {
+        text = json_dumps(body, JSON_COMPACT);
+        json_decref(body);
+        if (text == NULL)
+            return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    }
+    struct headbuf b;
+    headbuf_init(&b, REMOTE_BODY_MAX);
+    CURL *c = r->curl;
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    if (text != NULL) {
+        curl_easy_setopt(c, CURLOPT_POST, 1L);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, text);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(text));
+    } else {
+        curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+    }
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    char errbuf[CURL_ERROR_SIZE] = "";
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+    CURLcode cc = curl_easy_perform(c);
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
+    free(text);
+    int rc = JOBD_OK;
+    long status = 0;
+    if (cc != CURLE_OK) {
+        rc = jobd_error_set(err, JOBD_E_UNAVAILABLE, NULL, "%s: %s", url,
+                            errbuf[0] ? errbuf : curl_easy_strerror(cc));
+        goto out;
+    }
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    if (status >= 200 && status < 300) {
+        if (resp != NULL && b.len > 0) {
+            *resp = json_loadb(b.data, b.len, JSON_DECODE_ANY, NULL);
+            if (*resp == NULL)
+                rc = jobd_error_set(err, JOBD_E_STORE, NULL, "%s: the answer is not JSON", url);
+        }
+        goto out;
+    }
+    const char *msg = "";
+    json_t *e = b.len > 0 ? json_loadb(b.data, b.len, 0, NULL) : NULL;
+    json_t *m = e != NULL ? json_object_get(json_object_get(e, "error"), "message") : NULL;
+    if (json_is_string(m))
+        msg = json_string_value(m);
+    int code = status == 409 ? JOBD_E_STALE
+             : status == 404 ? JOBD_E_NOTFOUND
+             : status == 400 || status == 413 ? JOBD_E_INVALID
+             : status == 401 ? JOBD_E_UNAUTHORIZED
+             : status == 503 ? JOBD_E_UNAVAILABLE
+                             : JOBD_E_STORE;
+    rc = jobd_error_set(err, code, NULL, "%s: HTTP %ld %s", url, status, msg);
+    json_decref(e);
+out:
+    headbuf_fini(&b);
+    return rc;
+}
+
+static void
+remote_close(struct store *st)
+{
+    struct remote_store *r = (struct remote_store *)st;
+    if (r->curl != NULL)
+        curl_easy_cleanup(r->curl);
+    curl_slist_free_all(r->headers);
+    free(r->url);
+    free(r);
+}
+
+static int
+remote_migrate(struct store *st, struct jobd_error *err)
+{
+    (void)st;
+    (void)err;
+    return JOBD_OK; /* the server migrates its own store */
+}
+
+static int
+remote_ping(struct store *st, struct jobd_error *err)
+{
+    return call((struct remote_store *)st, "/healthz", NULL, NULL, err);
+}
+
+static json_t *
+str_array(const char *const *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a != NULL && i < n; i++)
+        json_array_append_new(a, json_string(v[i]));
+    return a;
+}
+
+static char *
+dup_str(json_t *o, const char *key, bool *oom)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_string(v))
+        return NULL;
+    char *s = strdup(json_string_value(v));
+    if (s == NULL)
+        *oom = true;
+    return s;
+}
+
+static int
+remote_claim(struct store *st, const struct claim_req *req, struct job_list *out,
+             struct jobd_error *err)
+{
+    json_t *body = json_pack("{s:s, s:o, s:i, s:I}", "worker_id", req->worker_id, "types",
+                             str_array(req->types, req->n_types), "limit", req->limit,
+                             "lease_s", (json_int_t)((req->lease_ms + 999) / 1000));
+    if (body != NULL && req->queues != NULL)
+        json_object_set_new(body, "queues", str_array(req->queues, req->n_queues));
+    if (body == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    json_t *resp = NULL;
+    int rc = call((struct remote_store *)st, "/v1/claim", body, &resp, err);
+    if (rc != JOBD_OK)
+        return rc;
+    json_t *jobs = json_object_get(resp, "jobs");
+    size_t i;
+    json_t *o;
+    bool oom = false;
+    json_array_foreach(jobs, i, o) {
+        struct job *j = job_list_push(out);
+        if (j == NULL) {
+            oom = true;
+            break;
+        }
+        j->id = (int64_t)json_integer_value(json_object_get(o, "id"));
+        j->attempt = (int32_t)json_integer_value(json_object_get(o, "attempt"));
+        j->status = JOB_RUNNING;
+        j->type = dup_str(o, "type", &oom);
+        j->queue = dup_str(o, "queue", &oom);
+        j->idempotency_key = dup_str(o, "idempotency_key", &oom);
+        j->payload = json_dumps(json_object_get(o, "payload"),
+                                JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+        json_t *t = json_object_get(o, "timeout_s");
+        if (json_is_number(t))
+            j->timeout_ms = (int64_t)(json_number_value(t) * 1000.0);
+        if (j->type == NULL || j->queue == NULL || j->payload == NULL)
+            oom = true;
+    }
+    json_decref(resp);
+    /* Jobs we could not take in will come back through their leases. */
+    return oom ? jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory reading a claim")
+               : JOBD_OK;
+}
+
+static int
+remote_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
+                 int64_t *lease_expires_at_us, bool *cancel_requested, struct jobd_error *err)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/v1/jobs/%" PRId64 "/heartbeat", id);
+    json_t *body = json_pack("{s:i, s:I}", "attempt", attempt, "lease_s",
+                             (json_int_t)((lease_ms + 999) / 1000));
+    json_t *resp = NULL;
+    int rc = call((struct remote_store *)st, path, body, &resp, err);
+    if (rc != JOBD_OK)
+        return rc;
+    *cancel_requested = json_is_true(json_object_get(resp, "cancel_requested"));
+    *lease_expires_at_us = 0; /* the loop keeps its own heartbeat clock */
+    json_decref(resp);
+    return JOBD_OK;
+}
+
+static int
+remote_complete(struct store *st, int64_t id, int32_t attempt, const char *result,
+                struct job *out, struct jobd_error *err)
+{
+    (void)out;
+    char path[96];
+    snprintf(path, sizeof path, "/v1/jobs/%" PRId64 "/complete", id);
+    json_t *body = json_pack("{s:i}", "attempt", attempt);
+    if (body != NULL && result != NULL) {
+        json_t *v = json_loads(result, JSON_DECODE_ANY, NULL);
+        if (v != NULL)
+            json_object_set_new(body, "result", v);
+    }
+    return call((struct remote_store *)st, path, body, NULL, err);
+}
+
+static int
+remote_complete_batch(struct store *st, const struct completion *c, size_t n, int *outcome,
+                      struct jobd_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = remote_complete(st, c[i].id, c[i].attempt, c[i].result, NULL, err);
+        if (rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND)
+            outcome[i] = JOBD_E_STALE;
+        else if (rc != JOBD_OK)
+            return rc; /* the batch is retried; the ones done answer stale then */
+        else
+            outcome[i] = JOBD_OK;
+    }
+    return JOBD_OK;
+}
+
+static int
+remote_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
+            int64_t retry_delay_ms, struct job *out, struct jobd_error *err)
+{
+    (void)out;
+    char path[96];
+    snprintf(path, sizeof path, "/v1/jobs/%" PRId64 "/fail", id);
+    json_t *body = json_pack("{s:i, s:s, s:b, s:f}", "attempt", attempt, "error",
+                             error != NULL ? error : "failed", "retryable", retryable,
+                             "retry_in_s", (double)retry_delay_ms / 1000.0);
+    if (body == NULL) /* error text that is not UTF-8 */
+        body = json_pack("{s:i, s:s, s:b, s:f}", "attempt", attempt, "error",
+                         "the handler's error text is not UTF-8", "retryable", retryable,
+                         "retry_in_s", (double)retry_delay_ms / 1000.0);
+    return call((struct remote_store *)st, path, body, NULL, err);
+}
+
+static int
+remote_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at_us,
+                   struct jobd_error *err)
+{
+    (void)st;
+    (void)req;
+    (void)err;
+    *run_at_us = 0; /* the API does not say; the poll finds future jobs */
+    return JOBD_OK;
+}
+
+static int
+remote_wait(struct store *st, int timeout_ms, struct jobd_error *err)
+{
+    (void)st;
+    (void)err;
+    usleep((useconds_t)(timeout_ms < 50 ? timeout_ms : 50) * 1000);
+    return 1;
+}
+
+static const struct store_ops remote_ops = {
+    .name = "remote",
+    .close = remote_close,
+    .migrate = remote_migrate,
+    .ping = remote_ping,
+    .claim = remote_claim,
+    .heartbeat = remote_heartbeat,
+    .complete = remote_complete,
+    .complete_batch = remote_complete_batch,
+    .fail = remote_fail,
+    .next_run_at = remote_next_run_at,
+    .wait = remote_wait,
+};
+
+static void
+global_init(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+int
+remote_store_open(const char *url, struct store **out, struct jobd_error *err)
+{
+    *out = NULL;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, global_init);
+    struct remote_store *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    r->base.ops = &remote_ops;
+    r->url = strdup(url);
+    r->curl = curl_easy_init();
+    if (r->url == NULL || r->curl == NULL) {
+        remote_close(&r->base);
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    }
+    size_t len = strlen(r->url);
+    while (len > 0 && r->url[len - 1] == '/')
+        r->url[--len] = '\0';
+    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+    const char *token = getenv("JOBD_TOKEN");
+    if (h != NULL && token != NULL && *token != '\0') {
+        char auth[1024];
+        snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
+        struct curl_slist *h2 = curl_slist_append(h, auth);
+        h = h2 != NULL ? h2 : h;
+    }
+    r->headers = h;
+    CURL *c = r->curl;
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->headers);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 30000L);
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "jobd-worker/" JOBD_VERSION);
+    int rc = remote_ping(&r->base, err);
+    if (rc != JOBD_OK) {
+        remote_close(&r->base);
+        return rc == JOBD_E_UNAVAILABLE ? rc
+                                        : jobd_error_set(err, JOBD_E_UNAVAILABLE, NULL,
+                                                         "%s/healthz does not answer ok", url);
+    }
+    *out = &r->base;
+    return JOBD_OK;
+}
