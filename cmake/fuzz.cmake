@@ -18,7 +18,8 @@ if(JOBD_FUZZ)
     message(FATAL_ERROR "JOBD_FUZZ=ON needs clang: configure with CC=clang")
   endif()
   # Coverage instrumentation for everything built from here on (the library too).
-  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+                      -Wno-unknown-warning-option) # the shared flags hold gcc-only ones
   add_link_options(-fsanitize=address,undefined)
 endif()
 
@@ -31,8 +32,11 @@ foreach(src ${JOBD_FUZZ_SOURCES})
   set(corpus ${CMAKE_SOURCE_DIR}/tests/fuzz/corpus/${name})
   if(JOBD_FUZZ)
     target_link_options(${name} PRIVATE -fsanitize=fuzzer)
+    # New inputs go to a scratch folder in the build tree, never into the committed seeds.
     set(test_name fuzz_${name})
-    add_test(NAME ${test_name} COMMAND ${name} -runs=20000 -max_len=65536 ${corpus})
+    set(scratch ${CMAKE_BINARY_DIR}/fuzz-corpus/${name})
+    file(MAKE_DIRECTORY ${scratch})
+    add_test(NAME ${test_name} COMMAND ${name} -runs=20000 -max_len=65536 ${scratch} ${corpus})
   else()
     target_compile_definitions(${name} PRIVATE JOBD_FUZZ_STANDALONE)
     file(GLOB seeds CONFIGURE_DEPENDS ${corpus}/*)

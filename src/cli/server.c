@@ -234,6 +234,13 @@ prepare_store(const char *url)
     return CLI_OK;
 }
 
+/* The plane's reaper reports here, for jobd_jobs_reaped_total. */
+static void
+count_reaped(void *metrics, int n)
+{
+    api_metrics_reaped(metrics, (uint64_t)n);
+}
+
 static int
 start_all(const struct server_opts *o, const char *host, int port, struct server_parts *p)
 {
@@ -264,7 +271,8 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     else
         fprintf(stderr, "jobd: listening on http://%s:%d\n", host, bound);
     struct sched_plane_config pc = {.db_url = cli_db_url(o->db), .reap_interval_ms = o->reap_ms,
-                                    .retention_ms = o->retention_ms, .wake = &p->wake};
+                                    .retention_ms = o->retention_ms, .wake = &p->wake,
+                                    .on_reaped = count_reaped, .on_reaped_arg = p->metrics};
     if ((rc = sched_plane_start(&pc, &p->plane, &err)) != JOBD_OK)
         return cli_report("cannot start the scheduling plane", rc, &err);
     if (p->wcfg_loaded) {

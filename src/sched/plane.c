@@ -42,6 +42,8 @@ struct sched_plane {
     pthread_cond_t cv;               /* CLOCK_MONOTONIC; signalled by stop */
     bool stop;                       /* guarded by mu */
     int last_error;                  /* the code last reported, so a streak logs once */
+    void (*on_reaped)(void *arg, int n); /* see sched_plane_config; may be NULL */
+    void *on_reaped_arg;
 };
 
 static int64_t
@@ -94,8 +96,11 @@ step_reap(struct sched_plane *p, bool *progress)
         note(p, "reaper", rc, &err);
         if (rc != JOBD_OK)
             return;
-        if (reaped > 0)
+        if (reaped > 0) {
             *progress = true;
+            if (p->on_reaped != NULL)
+                p->on_reaped(p->on_reaped_arg, reaped);
+        }
         if (reaped < PLANE_REAP_BATCH)
             return;
     }
@@ -186,6 +191,8 @@ sched_plane_start(const struct sched_plane_config *cfg, struct sched_plane **out
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     p->clock = cfg->clock;
     p->wake = cfg->wake;
+    p->on_reaped = cfg->on_reaped;
+    p->on_reaped_arg = cfg->on_reaped_arg;
     p->reap_interval_ms = cfg->reap_interval_ms > 0 ? cfg->reap_interval_ms : JOB_DEFAULT_REAP_MS;
     p->retention_ms = cfg->retention_ms > 0 ? cfg->retention_ms : PLANE_DEFAULT_RETENTION_MS;
     p->bp.base_ms = cfg->backoff_base_ms;

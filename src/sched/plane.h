@@ -23,6 +23,10 @@ struct sched_plane_config {
     int64_t backoff_cap_ms;
     const struct jobd_clock *clock; /* NULL = the store's own */
     struct wakeup *wake;         /* signalled after materializing/reaping; may be NULL */
+    /* Told how many leases each reap batch took back (e.g. for /metrics); called on the
+     * plane's thread, so it must be thread-safe. May be NULL. */
+    void (*on_reaped)(void *arg, int n);
+    void *on_reaped_arg;
 };
 
 /*

@@ -183,3 +183,51 @@ TEST(cli_token)
     ASSERT(strstr(out, "\"type\":\"x\"") != NULL);
     srv_stop(&s);
 }
+
+TEST(cli_schedule)
+{
+    struct srv s;
+    srv_start(&s, "sqlite", NULL);
+    char envs[128];
+    snprintf(envs, sizeof envs, "JOBD_SERVER=%s", s.base);
+    const char *env[] = {envs, NULL};
+    char out[16384];
+    const char *add[] = {"schedule", "add", "nightly", "0 3 * * *", "report", "--tz",
+                         "Europe/Berlin", "--payload", "{\"k\":1}", "--queue", "reports",
+                         "--priority", "2", "--catchup", "skip", NULL};
+    ASSERT_EQ(run(env, add, out, sizeof out), 0);
+    json_t *j = parse(out);
+    ASSERT_STR_EQ(json_string_value(json_object_get(j, "timezone")), "Europe/Berlin");
+    ASSERT_STR_EQ(json_string_value(json_object_get(j, "catchup")), "skip");
+    json_decref(j);
+    /* add again replaces. */
+    const char *add2[] = {"schedule", "add", "nightly", "0 4 * * *", "report", NULL};
+    ASSERT_EQ(run(env, add2, out, sizeof out), 0);
+    const char *ls[] = {"schedule", "ls", NULL};
+    ASSERT_EQ(run(env, ls, out, sizeof out), 0);
+    ASSERT(strstr(out, "\"cron\":\"0 4 * * *\"") != NULL);
+    const char *pause[] = {"schedule", "pause", "nightly", NULL};
+    ASSERT_EQ(run(env, pause, out, sizeof out), 0);
+    ASSERT(strstr(out, "\"paused\":true") != NULL);
+    const char *resume[] = {"schedule", "resume", "nightly", NULL};
+    ASSERT_EQ(run(env, resume, out, sizeof out), 0);
+    const char *trig[] = {"schedule", "trigger", "nightly", NULL};
+    ASSERT_EQ(run(env, trig, out, sizeof out), 0);
+    j = parse(out);
+    ASSERT_STR_EQ(json_string_value(json_object_get(j, "schedule")), "nightly");
+    json_decref(j);
+    const char *rm[] = {"schedule", "rm", "nightly", NULL};
+    ASSERT_EQ(run(env, rm, out, sizeof out), 0);
+    ASSERT_EQ(run(env, rm, out, sizeof out), 1); /* gone */
+    const char *badcron[] = {"schedule", "add", "x", "61 * * * *", "t", NULL};
+    ASSERT_EQ(run(env, badcron, out, sizeof out), 1);
+    const char *u1[] = {"schedule", NULL};
+    ASSERT_EQ(run(env, u1, out, sizeof out), 2);
+    const char *u2[] = {"schedule", "add", "x", "@daily", NULL};
+    ASSERT_EQ(run(env, u2, out, sizeof out), 2);
+    const char *u3[] = {"schedule", "fly", "x", NULL};
+    ASSERT_EQ(run(env, u3, out, sizeof out), 2);
+    const char *h[] = {"schedule", "--help", NULL};
+    ASSERT_EQ(run(env, h, out, sizeof out), 0);
+    srv_stop(&s);
+}

@@ -75,6 +75,10 @@ BOTH(plane_reaps_abandoned_lease)
     char p[64];
     snprintf(p, sizeof p, "/v1/jobs/%lld/complete", (long long)id);
     EXPECT(&s, "POST", p, "{\"attempt\":1}", 409, "stale_attempt");
+    /* The reaper's work shows in /metrics. */
+    ASSERT_EQ(req(&s, "GET", "/metrics", NULL, &r), 200);
+    ASSERT(strstr(r.body, "\njobd_jobs_reaped_total 1\n") != NULL);
+    resp_fini(&r);
     srv_stop(&s);
 }
 

@@ -85,7 +85,8 @@ BOTH(idempotency)
 {
     struct srv s;
     srv_start(&s, backend, NULL);
-    const char *body = "{\"type\":\"pay\",\"payload\":{\"a\":1,\"b\":2},\"idempotency_key\":\"k-1\"}";
+    const char *body =
+        "{\"type\":\"pay\",\"payload\":{\"a\":1,\"b\":2},\"idempotency_key\":\"k-1\"}";
     int64_t id = create_job(&s, body);
     /* Same request (keys in another order: payloads compare canonically). */
     struct resp r;
@@ -494,7 +495,8 @@ BOTH(long_poll)
     ASSERT(dt >= 900 && dt < 5000);
     /* Woken by an enqueue: answers long before its 20 s wait is over. */
     struct lp_arg a = {.s = &s,
-                       .body = "{\"worker_id\":\"w\",\"types\":[\"lp\"],\"limit\":1,\"wait_s\":20}"};
+                       .body = "{\"worker_id\":\"w\",\"types\":[\"lp\"],\"limit\":1,"
+                               "\"wait_s\":20}"};
     pthread_t th;
     pthread_create(&th, NULL, lp_thread, &a);
     /* Enqueue only once the claim is parked, so the wake-up is what answers it. */
@@ -784,7 +786,8 @@ TEST(server_flags)
     waitpid(pid, &st, 0);
     ASSERT_EQ(WEXITSTATUS(st), 0);
     /* A store that cannot be reached: exit 3. */
-    char *argv4[] = {(char *)bin, "server", "--db", "postgresql://127.0.0.1:1/none?connect_timeout=2",
+    char *argv4[] = {(char *)bin, "server", "--db",
+                     "postgresql://127.0.0.1:1/none?connect_timeout=2",
                      "--listen", "127.0.0.1:0", NULL};
     pid = apitest_spawn(argv4, test_path("f4.log"), NULL);
     waitpid(pid, &st, 0);
