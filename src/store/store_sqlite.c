@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/backoff.h"
 #include "core/err.h"
 #include "store/store_sqlite_int.h"
 
@@ -530,12 +531,7 @@ sq_busy(void *ctx, int count)
         s->busy_since_us = now;
     if (now - s->busy_since_us >= (int64_t)SQ_BUSY_TIMEOUT_MS * 1000)
         return 0;
-    s->rng += UINT64_C(0x9E3779B97F4A7C15);
-    uint64_t z = s->rng;
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    z ^= z >> 31;
-    long us = 100 + (long)(z % (count < 10 ? 400 : 1900));
+    long us = 100 + (long)backoff_rand_splitmix(&s->rng, count < 10 ? 399 : 1899);
     struct timespec ts = {.tv_sec = 0, .tv_nsec = us * 1000L};
     nanosleep(&ts, NULL);
     return 1;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/backoff.h"
 #include "core/err.h"
 #include "store/store_sqlite_int.h"
 
@@ -24,31 +25,12 @@
 /* ------------------------------------------------------------------ */
 /* small pieces                                                        */
 
-/* splitmix64: uniform in [0, bound]. Jitter only; not for cryptography. */
-static uint64_t
-sq_rand(struct sqlite_store *s, uint64_t bound)
-{
-    uint64_t z = (s->rng += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    z ^= z >> 31;
-    if (bound == UINT64_MAX)
-        return z;
-    return z % (bound + 1);
-}
-
 /* Full jitter (CONTRACT §1): random(0, min(cap, base * 2^attempt)). */
 static int64_t
 sq_backoff_ms(struct sqlite_store *s, int32_t attempt, const struct backoff_policy *bp)
 {
-    int64_t base = bp != NULL && bp->base_ms > 0 ? bp->base_ms : JOB_DEFAULT_BACKOFF_BASE_MS;
-    int64_t cap = bp != NULL && bp->cap_ms > 0 ? bp->cap_ms : JOB_DEFAULT_BACKOFF_CAP_MS;
-    int64_t ceiling = base;
-    for (int32_t i = 0; i < attempt && ceiling < cap; i++)
-        ceiling = ceiling > INT64_MAX / 2 ? INT64_MAX : ceiling * 2;
-    if (ceiling > cap)
-        ceiling = cap;
-    return (int64_t)sq_rand(s, (uint64_t)ceiling);
+    return backoff_delay_ms(attempt, bp != NULL ? bp->base_ms : 0, bp != NULL ? bp->cap_ms : 0,
+                            backoff_rand_splitmix, &s->rng);
 }
 
 static const char *
