@@ -27,6 +27,7 @@ int cmd_job(int argc, char **argv);
 int cmd_jobs(int argc, char **argv);
 int cmd_queues(int argc, char **argv);
 int cmd_cron(int argc, char **argv);
+int cmd_schedule(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 
 /* The store URL: the --db value if given, else $JOBD_DB, else "sqlite:jobd.db". */
