@@ -39,62 +39,6 @@ static const char queues_usage[] =
     "\n"
     "Lists queues with their job counts: a table on a terminal, JSON lines when piped.\n";
 
-/* "--x V" or "--x=V" -> V; *missing when the value is absent. */
-static const char *
-opt(int argc, char **argv, int *i, const char *flag, bool *missing)
-{
-    size_t n = strlen(flag);
-    if (strncmp(argv[*i], flag, n) != 0)
-        return NULL;
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (argv[*i][n] != '\0')
-        return NULL;
-    if (*i + 1 >= argc) {
-        *missing = true;
-        return NULL;
-    }
-    return argv[++*i];
-}
-
-static int
-usage_error(const char *cmd, const char *msg, const char *arg, const char *usage)
-{
-    fprintf(stderr, "jobd %s: %s%s%s%s\n%s", cmd, msg, arg ? " '" : "", arg ? arg : "",
-            arg ? "'" : "", usage);
-    return CLI_USAGE;
-}
-
-static bool
-parse_int(const char *s, long min, long max, long *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v < min || v > max)
-        return false;
-    *out = v;
-    return true;
-}
-
-/* Sends and prints the body of a 2xx answer; returns the exit status. */
-static int
-send_print(const char *server, const char *method, const char *path, const char *body)
-{
-    struct cli_http_resp r;
-    int rc = cli_http(server, method, path, body, &r);
-    if (rc != CLI_OK)
-        return rc;
-    if (r.status < 200 || r.status > 299) {
-        rc = cli_http_fail(&r);
-    } else {
-        fputs(r.body, stdout);
-        if (r.len == 0 || r.body[r.len - 1] != '\n')
-            fputc('\n', stdout);
-    }
-    free(r.body);
-    return rc;
-}
-
 struct submit_opts {
     const char *type, *payload, *at, *in, *queue, *key, *timeout, *server;
     long priority, max_attempts;
@@ -110,46 +54,46 @@ submit_parse(int argc, char **argv, struct submit_opts *o)
         if (cli_is_help(argv[i])) {
             fputs(submit_usage, stdout);
             return -1;
-        } else if ((v = opt(argc, argv, &i, "--payload", &miss))) {
+        } else if ((v = cli_opt(argc, argv, &i, "--payload", &miss))) {
             o->payload = v;
-        } else if ((v = opt(argc, argv, &i, "--at", &miss))) {
+        } else if ((v = cli_opt(argc, argv, &i, "--at", &miss))) {
             o->at = v;
-        } else if ((v = opt(argc, argv, &i, "--in", &miss))) {
+        } else if ((v = cli_opt(argc, argv, &i, "--in", &miss))) {
             o->in = v;
-        } else if ((v = opt(argc, argv, &i, "--queue", &miss))) {
+        } else if ((v = cli_opt(argc, argv, &i, "--queue", &miss))) {
             o->queue = v;
-        } else if ((v = opt(argc, argv, &i, "--key", &miss))) {
+        } else if ((v = cli_opt(argc, argv, &i, "--key", &miss))) {
             o->key = v;
-        } else if ((v = opt(argc, argv, &i, "--timeout", &miss))) {
+        } else if ((v = cli_opt(argc, argv, &i, "--timeout", &miss))) {
             o->timeout = v;
-        } else if ((v = opt(argc, argv, &i, "--server", &miss))) {
+        } else if ((v = cli_opt(argc, argv, &i, "--server", &miss))) {
             o->server = v;
-        } else if ((v = opt(argc, argv, &i, "--priority", &miss))) {
-            if (!parse_int(v, -1000000, 1000000, &o->priority))
-                return usage_error("submit", "--priority must be an integer, not", v,
+        } else if ((v = cli_opt(argc, argv, &i, "--priority", &miss))) {
+            if (!cli_parse_int(v, -1000000, 1000000, &o->priority))
+                return cli_usage_error("submit", "--priority must be an integer, not", v,
                                    submit_usage);
             o->has_priority = true;
-        } else if ((v = opt(argc, argv, &i, "--max-attempts", &miss))) {
-            if (!parse_int(v, 1, 1000000, &o->max_attempts))
-                return usage_error("submit", "--max-attempts must be a positive integer, not",
+        } else if ((v = cli_opt(argc, argv, &i, "--max-attempts", &miss))) {
+            if (!cli_parse_int(v, 1, 1000000, &o->max_attempts))
+                return cli_usage_error("submit", "--max-attempts must be a positive integer, not",
                                    v, submit_usage);
             o->has_max_attempts = true;
         } else if (miss) {
-            return usage_error("submit", "missing value for", argv[i], submit_usage);
+            return cli_usage_error("submit", "missing value for", argv[i], submit_usage);
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return usage_error("submit", "unknown option", argv[i], submit_usage);
+            return cli_usage_error("submit", "unknown option", argv[i], submit_usage);
         } else if (o->type == NULL) {
             o->type = argv[i];
         } else {
-            return usage_error("submit", "unexpected argument", argv[i], submit_usage);
+            return cli_usage_error("submit", "unexpected argument", argv[i], submit_usage);
         }
         if (miss)
-            return usage_error("submit", "missing value for", argv[i], submit_usage);
+            return cli_usage_error("submit", "missing value for", argv[i], submit_usage);
     }
     if (o->type == NULL)
-        return usage_error("submit", "missing TYPE", NULL, submit_usage);
+        return cli_usage_error("submit", "missing TYPE", NULL, submit_usage);
     if (o->at && o->in)
-        return usage_error("submit", "give --at or --in, not both", NULL, submit_usage);
+        return cli_usage_error("submit", "give --at or --in, not both", NULL, submit_usage);
     return CLI_OK;
 }
 
@@ -193,7 +137,7 @@ cmd_submit(int argc, char **argv)
         fprintf(stderr, "jobd submit: a string is not valid UTF-8 or memory ran out\n");
         return CLI_USAGE;
     }
-    rc = send_print(cli_server_url(o.server), "POST", "/v1/jobs", text);
+    rc = cli_send_print(cli_server_url(o.server), "POST", "/v1/jobs", text);
     free(text);
     return rc;
 }
@@ -208,35 +152,35 @@ cmd_job(int argc, char **argv)
         if (cli_is_help(argv[i])) {
             fputs(job_usage, stdout);
             return CLI_OK;
-        } else if ((v = opt(argc, argv, &i, "--server", &miss))) {
+        } else if ((v = cli_opt(argc, argv, &i, "--server", &miss))) {
             server = v;
         } else if (miss) {
-            return usage_error("job", "missing value for", argv[i], job_usage);
+            return cli_usage_error("job", "missing value for", argv[i], job_usage);
         } else if (argv[i][0] == '-') {
-            return usage_error("job", "unknown option", argv[i], job_usage);
+            return cli_usage_error("job", "unknown option", argv[i], job_usage);
         } else if (action == NULL) {
             action = argv[i];
         } else if (id == NULL) {
             id = argv[i];
         } else {
-            return usage_error("job", "unexpected argument", argv[i], job_usage);
+            return cli_usage_error("job", "unexpected argument", argv[i], job_usage);
         }
     }
     long n;
     if (action == NULL || id == NULL)
-        return usage_error("job", "need an action and an ID", NULL, job_usage);
-    if (!parse_int(id, 1, 0x7fffffffffffffffL, &n))
-        return usage_error("job", "ID must be a positive integer, not", id, job_usage);
+        return cli_usage_error("job", "need an action and an ID", NULL, job_usage);
+    if (!cli_parse_int(id, 1, 0x7fffffffffffffffL, &n))
+        return cli_usage_error("job", "ID must be a positive integer, not", id, job_usage);
     char path[96];
     if (strcmp(action, "show") == 0) {
         snprintf(path, sizeof path, "/v1/jobs/%ld", n);
-        return send_print(cli_server_url(server), "GET", path, NULL);
+        return cli_send_print(cli_server_url(server), "GET", path, NULL);
     }
     if (strcmp(action, "cancel") == 0 || strcmp(action, "retry") == 0) {
         snprintf(path, sizeof path, "/v1/jobs/%ld/%s", n, action);
-        return send_print(cli_server_url(server), "POST", path, NULL);
+        return cli_send_print(cli_server_url(server), "POST", path, NULL);
     }
-    return usage_error("job", "unknown action", action, job_usage);
+    return cli_usage_error("job", "unknown action", action, job_usage);
 }
 
 /* Appends "&key=escaped(v)" to q (size qlen). */
@@ -320,20 +264,20 @@ cmd_jobs(int argc, char **argv)
         if (cli_is_help(argv[i])) {
             fputs(jobs_usage, stdout);
             return CLI_OK;
-        } else if ((v = opt(argc, argv, &i, "--status", &miss))) {
+        } else if ((v = cli_opt(argc, argv, &i, "--status", &miss))) {
             status = v;
-        } else if ((v = opt(argc, argv, &i, "--queue", &miss))) {
+        } else if ((v = cli_opt(argc, argv, &i, "--queue", &miss))) {
             queue = v;
-        } else if ((v = opt(argc, argv, &i, "--type", &miss))) {
+        } else if ((v = cli_opt(argc, argv, &i, "--type", &miss))) {
             type = v;
-        } else if ((v = opt(argc, argv, &i, "--server", &miss))) {
+        } else if ((v = cli_opt(argc, argv, &i, "--server", &miss))) {
             server = v;
-        } else if ((v = opt(argc, argv, &i, "--limit", &miss))) {
-            if (!parse_int(v, 1, 100000000, &limit))
-                return usage_error("jobs", "--limit must be a positive integer, not", v,
+        } else if ((v = cli_opt(argc, argv, &i, "--limit", &miss))) {
+            if (!cli_parse_int(v, 1, 100000000, &limit))
+                return cli_usage_error("jobs", "--limit must be a positive integer, not", v,
                                    jobs_usage);
         } else {
-            return usage_error("jobs", miss ? "missing value for" : "unexpected argument",
+            return cli_usage_error("jobs", miss ? "missing value for" : "unexpected argument",
                                argv[i], jobs_usage);
         }
     }
@@ -352,7 +296,7 @@ cmd_jobs(int argc, char **argv)
             !add_query(path, sizeof path, "type", type) ||
             !add_query(path, sizeof path, "limit", lim) ||
             !add_query(path, sizeof path, "after", next[0] ? next : NULL))
-            return usage_error("jobs", "filter values are too long", NULL, jobs_usage);
+            return cli_usage_error("jobs", "filter values are too long", NULL, jobs_usage);
         char full[1100];
         snprintf(full, sizeof full, "/v1/jobs%s", path);
         long got = jobs_page(cli_server_url(server), full, table, next, sizeof next, &rc);
@@ -375,10 +319,10 @@ cmd_queues(int argc, char **argv)
         if (cli_is_help(argv[i])) {
             fputs(queues_usage, stdout);
             return CLI_OK;
-        } else if ((v = opt(argc, argv, &i, "--server", &miss))) {
+        } else if ((v = cli_opt(argc, argv, &i, "--server", &miss))) {
             server = v;
         } else {
-            return usage_error("queues", miss ? "missing value for" : "unexpected argument",
+            return cli_usage_error("queues", miss ? "missing value for" : "unexpected argument",
                                argv[i], queues_usage);
         }
     }

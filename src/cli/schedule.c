@@ -1,170 +1,266 @@
 /*
- * schedule.c — `jobd schedule add|ls|rm|pause|resume|trigger` over the
- * HTTP API (CONTRACT.md §3), like the other client commands: parse, send
- * one request, print the answer as JSON. `add` creates or replaces (PUT).
+ * schedule.c — `jobd schedule add|ls|rm|pause|resume|trigger` over the HTTP
+ * API (CONTRACT.md §3/§4). Thin like the other client commands, and built on
+ * the same helpers (cli/http.h): the server validates the cron expression and
+ * the zone, so the messages naming the bad field come from one place.
+ * `add` uses PUT so that it creates or replaces.
  */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/http.h"
 
-static const char usage[] =
+static const char schedule_usage[] =
     "usage: jobd schedule add NAME CRON TYPE [--tz ZONE] [--payload JSON] [--queue Q]\n"
     "                         [--priority N] [--max-attempts N] [--catchup once|all|skip]\n"
     "       jobd schedule ls\n"
     "       jobd schedule rm|pause|resume|trigger NAME\n"
-    "  all take [--server URL] (default $JOBD_SERVER, else http://127.0.0.1:8080)\n"
+    "  (every form also takes [--server URL]; default $JOBD_SERVER, else\n"
+    "   http://127.0.0.1:8080; token: $JOBD_TOKEN)\n"
     "\n"
-    "add creates or replaces a schedule; ls lists them; rm deletes one (the jobs\n"
-    "it made stay); trigger makes one job now. Output is JSON.\n";
+    "add creates or replaces a schedule and prints it as JSON; CRON has five fields\n"
+    "(minute hour day-of-month month day-of-week) or six (a leading second), quote it.\n"
+    "ls lists schedules: a table on a terminal, one JSON object a line when piped.\n"
+    "rm removes one (the jobs it made stay); pause and resume print the schedule;\n"
+    "trigger makes a job due now and prints it.\n";
 
-static int
-bad_usage(const char *msg, const char *arg)
-{
-    fprintf(stderr, "jobd schedule: %s%s%s\n%s", msg, arg ? " " : "", arg ? arg : "", usage);
-    return CLI_USAGE;
-}
-
-/* Sends and prints; a 204 prints nothing. */
-static int
-send_print(const char *server, const char *method, const char *path, const char *body)
-{
-    struct cli_http_resp r;
-    int rc = cli_http(server, method, path, body, &r);
-    if (rc != CLI_OK)
-        return rc;
-    if (r.status < 200 || r.status > 299)
-        rc = cli_http_fail(&r);
-    else if (r.len > 0)
-        printf("%s%s", r.body, r.body[r.len - 1] == '\n' ? "" : "\n");
-    free(r.body);
-    return rc;
-}
-
-struct add_opts {
-    const char *tz, *payload, *queue, *priority, *max_attempts, *catchup;
+struct sched_opts {
+    const char *pos[3];
+    int npos;
+    const char *tz, *payload, *queue, *catchup, *server;
+    long priority, max_attempts;
+    bool has_priority, has_max_attempts, help;
 };
 
+/* Parses argv[2..] (after "schedule ACTION"); returns CLI_OK or CLI_USAGE. */
 static int
-add_body(const char *cron, const char *type, const struct add_opts *o, char **out)
+sched_parse(int argc, char **argv, bool is_add, struct sched_opts *o)
 {
-    json_t *b = json_pack("{s:s, s:s}", "cron", cron, "type", type);
-    if (b == NULL)
-        return bad_usage("arguments must be valid UTF-8", NULL);
-    if (o->tz)
-        json_object_set_new(b, "timezone", json_string(o->tz));
-    if (o->queue)
-        json_object_set_new(b, "queue", json_string(o->queue));
-    if (o->catchup)
-        json_object_set_new(b, "catchup", json_string(o->catchup));
-    const char *nums[2][2] = {{"priority", o->priority}, {"max_attempts", o->max_attempts}};
-    for (int i = 0; i < 2; i++) {
-        if (nums[i][1] == NULL)
+    for (int i = 2; i < argc; i++) {
+        bool miss = false;
+        const char *v = NULL;
+        if (cli_is_help(argv[i])) {
+            o->help = true;
+            return CLI_OK;
+        } else if ((v = cli_opt(argc, argv, &i, "--server", &miss))) {
+            o->server = v;
             continue;
-        char *end;
-        long long v = strtoll(nums[i][1], &end, 10);
-        if (*nums[i][1] == '\0' || *end != '\0') {
-            json_decref(b);
-            return bad_usage("not an integer:", nums[i][1]);
         }
-        json_object_set_new(b, nums[i][0], json_integer(v));
+        if (is_add && !miss) {
+            if ((v = cli_opt(argc, argv, &i, "--tz", &miss))) {
+                o->tz = v;
+            } else if ((v = cli_opt(argc, argv, &i, "--payload", &miss))) {
+                o->payload = v;
+            } else if ((v = cli_opt(argc, argv, &i, "--queue", &miss))) {
+                o->queue = v;
+            } else if ((v = cli_opt(argc, argv, &i, "--catchup", &miss))) {
+                if (strcmp(v, "once") != 0 && strcmp(v, "all") != 0 && strcmp(v, "skip") != 0)
+                    return cli_usage_error("schedule", "--catchup must be once, all or skip, not",
+                                           v, schedule_usage);
+                o->catchup = v;
+            } else if ((v = cli_opt(argc, argv, &i, "--priority", &miss))) {
+                if (!cli_parse_int(v, -1000000, 1000000, &o->priority))
+                    return cli_usage_error("schedule", "--priority must be an integer, not", v,
+                                           schedule_usage);
+                o->has_priority = true;
+            } else if ((v = cli_opt(argc, argv, &i, "--max-attempts", &miss))) {
+                if (!cli_parse_int(v, 1, 1000000, &o->max_attempts))
+                    return cli_usage_error("schedule",
+                                           "--max-attempts must be a positive integer, not", v,
+                                           schedule_usage);
+                o->has_max_attempts = true;
+            }
+            if (v != NULL)
+                continue;
+        }
+        if (miss)
+            return cli_usage_error("schedule", "missing value for", argv[i], schedule_usage);
+        /* A lone "-" or a cron field such as "-5" is not plausible; options start with --. */
+        if (argv[i][0] == '-' && argv[i][1] != '\0')
+            return cli_usage_error("schedule", "unknown option", argv[i], schedule_usage);
+        if (o->npos >= 3)
+            return cli_usage_error("schedule", "unexpected argument", argv[i], schedule_usage);
+        o->pos[o->npos++] = argv[i];
     }
+    return CLI_OK;
+}
+
+/* Builds the PUT body of `add`; NULL after printing why (a usage error). */
+static char *
+add_body(const struct sched_opts *o)
+{
+    json_t *body = json_object();
+    json_object_set_new(body, "cron", json_string(o->pos[1]));
+    json_object_set_new(body, "type", json_string(o->pos[2]));
     if (o->payload) {
         json_error_t je;
         json_t *p = json_loads(o->payload, JSON_DECODE_ANY, &je);
         if (p == NULL) {
-            json_decref(b);
-            return bad_usage("--payload is not valid JSON:", je.text);
+            json_decref(body);
+            fprintf(stderr, "jobd schedule: --payload is not valid JSON: %s (column %d)\n",
+                    je.text, je.column);
+            return NULL;
         }
-        json_object_set_new(b, "payload", p);
+        json_object_set_new(body, "payload", p);
     }
-    *out = json_dumps(b, JSON_COMPACT);
-    json_decref(b);
-    return *out ? CLI_OK : bad_usage("arguments must be valid UTF-8", NULL);
+    if (o->tz)
+        json_object_set_new(body, "timezone", json_string(o->tz));
+    if (o->queue)
+        json_object_set_new(body, "queue", json_string(o->queue));
+    if (o->catchup)
+        json_object_set_new(body, "catchup", json_string(o->catchup));
+    if (o->has_priority)
+        json_object_set_new(body, "priority", json_integer(o->priority));
+    if (o->has_max_attempts)
+        json_object_set_new(body, "max_attempts", json_integer(o->max_attempts));
+    char *text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    if (text == NULL)
+        fprintf(stderr, "jobd schedule: an argument is not valid UTF-8 or memory ran out\n");
+    return text;
+}
+
+/* "/v1/schedules/NAME[/suffix]" with NAME escaped; malloc'd, NULL on out-of-memory. */
+static char *
+sched_path(const char *name, const char *suffix)
+{
+    char *e = cli_http_escape(name);
+    if (e == NULL)
+        return NULL;
+    size_t len = strlen(e) + strlen(suffix) + 32;
+    char *p = malloc(len);
+    if (p != NULL)
+        snprintf(p, len, "/v1/schedules/%s%s", e, suffix);
+    free(e);
+    return p;
+}
+
+static void
+print_sched_row(json_t *s)
+{
+    const char *cols[] = {"name", "cron", "timezone", "type"};
+    const int widths[] = {20, 18, 16, 16};
+    for (int k = 0; k < 4; k++) {
+        const char *v = json_string_value(json_object_get(s, cols[k]));
+        printf("%-*s ", widths[k], v ? v : "-");
+    }
+    const char *next = json_string_value(json_object_get(s, "next_run_at"));
+    printf("%-6s %s\n", json_is_true(json_object_get(s, "paused")) ? "yes" : "no",
+           next ? next : "-");
+}
+
+static int
+sched_ls(const char *server)
+{
+    struct cli_http_resp r;
+    int rc = cli_http(server, "GET", "/v1/schedules", NULL, &r);
+    if (rc != CLI_OK)
+        return rc;
+    if (r.status != 200) {
+        rc = cli_http_fail(&r);
+        free(r.body);
+        return rc;
+    }
+    json_t *o = json_loadb(r.body, r.len, 0, NULL);
+    free(r.body);
+    json_t *arr = json_object_get(o, "schedules");
+    if (!json_is_array(arr)) {
+        json_decref(o);
+        fprintf(stderr, "jobd: the server's answer has no schedule list\n");
+        return CLI_FAILED;
+    }
+    bool table = isatty(1);
+    if (table)
+        printf("%-20s %-18s %-16s %-16s %-6s %s\n", "NAME", "CRON", "TIMEZONE", "TYPE",
+               "PAUSED", "NEXT_RUN_AT");
+    size_t i;
+    json_t *s;
+    json_array_foreach(arr, i, s) {
+        if (table) {
+            print_sched_row(s);
+        } else {
+            char *line = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER);
+            if (line)
+                puts(line);
+            free(line);
+        }
+    }
+    json_decref(o);
+    return CLI_OK;
+}
+
+static int
+sched_rm(const char *server, const char *name)
+{
+    char *path = sched_path(name, "");
+    if (path == NULL)
+        return CLI_FAILED;
+    struct cli_http_resp r;
+    int rc = cli_http(server, "DELETE", path, NULL, &r);
+    free(path);
+    if (rc != CLI_OK)
+        return rc;
+    if (r.status < 200 || r.status > 299)
+        rc = cli_http_fail(&r);
+    free(r.body);
+    return rc;
 }
 
 int
 cmd_schedule(int argc, char **argv)
 {
-    const char *pos[4] = {0};
-    int npos = 0;
-    const char *server = NULL;
-    struct add_opts o = {0};
-    struct {
-        const char *flag;
-        const char **dst;
-    } flags[] = {{"--tz", &o.tz},           {"--payload", &o.payload},
-                 {"--queue", &o.queue},     {"--priority", &o.priority},
-                 {"--max-attempts", &o.max_attempts}, {"--catchup", &o.catchup},
-                 {"--server", &server}};
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            fputs(usage, stdout);
-            return CLI_OK;
-        }
-        bool matched = false;
-        for (size_t f = 0; f < sizeof flags / sizeof flags[0] && !matched; f++) {
-            size_t n = strlen(flags[f].flag);
-            if (strncmp(argv[i], flags[f].flag, n) != 0)
-                continue;
-            if (argv[i][n] == '=') {
-                *flags[f].dst = argv[i] + n + 1;
-                matched = true;
-            } else if (argv[i][n] == '\0') {
-                if (i + 1 >= argc)
-                    return bad_usage("missing value for", argv[i]);
-                *flags[f].dst = argv[++i];
-                matched = true;
-            }
-        }
-        if (matched)
-            continue;
-        if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return bad_usage("unknown option", argv[i]);
-        if (npos == 4)
-            return bad_usage("unexpected argument", argv[i]);
-        pos[npos++] = argv[i];
+    if (argc < 2)
+        return cli_usage_error("schedule", "missing action", NULL, schedule_usage);
+    const char *action = argv[1];
+    if (cli_is_help(action)) {
+        fputs(schedule_usage, stdout);
+        return CLI_OK;
     }
-    if (npos == 0)
-        return bad_usage("missing action", NULL);
-    const char *act = pos[0];
-    const char *srv = cli_server_url(server);
-    if (strcmp(act, "ls") == 0) {
-        if (npos != 1)
-            return bad_usage("ls takes no argument", NULL);
-        return send_print(srv, "GET", "/v1/schedules", NULL);
-    }
-    if (npos < 2)
-        return bad_usage("missing NAME", NULL);
-    char *name = cli_http_escape(pos[1]);
-    if (name == NULL)
-        return CLI_FAILED;
-    char path[600];
-    snprintf(path, sizeof path, "/v1/schedules/%s", name);
-    free(name);
-    if (strcmp(act, "add") == 0) {
-        if (npos != 4)
-            return bad_usage("add needs NAME CRON TYPE", NULL);
-        char *body = NULL;
-        int rc = add_body(pos[2], pos[3], &o, &body);
-        if (rc != CLI_OK)
-            return rc;
-        rc = send_print(srv, "PUT", path, body);
-        free(body);
+    static const char *const actions[] = {"add", "ls", "rm", "pause", "resume", "trigger"};
+    static const int want_pos[] = {3, 0, 1, 1, 1, 1};
+    int a = -1;
+    for (int k = 0; k < 6; k++)
+        if (strcmp(action, actions[k]) == 0)
+            a = k;
+    if (a < 0)
+        return cli_usage_error("schedule", "unknown action", action, schedule_usage);
+    struct sched_opts o = {0};
+    int rc = sched_parse(argc, argv, a == 0, &o);
+    if (rc != CLI_OK)
         return rc;
+    if (o.help) {
+        fputs(schedule_usage, stdout);
+        return CLI_OK;
     }
-    if (npos != 2)
-        return bad_usage("too many arguments for", act);
-    if (strcmp(act, "rm") == 0)
-        return send_print(srv, "DELETE", path, NULL);
-    if (strcmp(act, "pause") == 0 || strcmp(act, "resume") == 0 ||
-        strcmp(act, "trigger") == 0) {
-        size_t used = strlen(path);
-        snprintf(path + used, sizeof path - used, "/%s", act);
-        return send_print(srv, "POST", path, NULL);
+    if (o.npos != want_pos[a])
+        return cli_usage_error("schedule",
+                               a == 0   ? "add needs NAME CRON TYPE"
+                               : a == 1 ? "ls takes no arguments"
+                                        : "need exactly one NAME",
+                               NULL, schedule_usage);
+    const char *server = cli_server_url(o.server);
+    if (a == 1)
+        return sched_ls(server);
+    if (a == 2)
+        return sched_rm(server, o.pos[0]);
+    char *body = NULL;
+    if (a == 0 && (body = add_body(&o)) == NULL)
+        return CLI_USAGE;
+    char suffix[16] = "";
+    if (a >= 3)
+        snprintf(suffix, sizeof suffix, "/%s", action);
+    char *path = sched_path(o.pos[0], suffix);
+    if (path == NULL) {
+        free(body);
+        fprintf(stderr, "jobd schedule: out of memory\n");
+        return CLI_FAILED;
     }
-    return bad_usage("unknown action", act);
+    rc = cli_send_print(server, a == 0 ? "PUT" : "POST", path, body);
+    free(path);
+    free(body);
+    return rc;
 }
