@@ -39,4 +39,17 @@ int cli_report(const char *what, int code, const struct jobd_error *err);
 /* True if a is "--help" or "-h". */
 bool cli_is_help(const char *a);
 
+/*
+ * Flag parsing shared by the subcommands. cli_opt matches "--x V" or
+ * "--x=V" at argv[*i] and returns V (pointing into argv; advances *i past
+ * V), NULL if argv[*i] is not flag; sets *missing when V is absent.
+ */
+const char *cli_opt(int argc, char **argv, int *i, const char *flag, bool *missing);
+
+/* Prints "jobd CMD: MSG 'ARG'" (arg may be NULL) and usage on stderr; returns CLI_USAGE. */
+int cli_usage_error(const char *cmd, const char *msg, const char *arg, const char *usage);
+
+/* Parses a decimal integer in [min, max] into *out; false (out untouched) otherwise. */
+bool cli_parse_int(const char *s, long min, long max, long *out);
+
 #endif

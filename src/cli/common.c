@@ -1,6 +1,6 @@
 /*
  * common.c — helpers every subcommand shares: where the store is, how an
- * error becomes an exit status and a one-line message.
+ * error becomes an exit status and a one-line message, how flags are read.
  */
 #include "cli/cli.h"
 
@@ -41,4 +41,41 @@ bool
 cli_is_help(const char *a)
 {
     return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
+/* "--x V" or "--x=V" -> V; *missing when the value is absent. */
+const char *
+cli_opt(int argc, char **argv, int *i, const char *flag, bool *missing)
+{
+    size_t n = strlen(flag);
+    if (strncmp(argv[*i], flag, n) != 0)
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n] != '\0')
+        return NULL;
+    if (*i + 1 >= argc) {
+        *missing = true;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int
+cli_usage_error(const char *cmd, const char *msg, const char *arg, const char *usage)
+{
+    fprintf(stderr, "jobd %s: %s%s%s%s\n%s", cmd, msg, arg ? " '" : "", arg ? arg : "",
+            arg ? "'" : "", usage);
+    return CLI_USAGE;
+}
+
+bool
+cli_parse_int(const char *s, long min, long max, long *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
 }

@@ -134,43 +134,6 @@ cli_http_escape(const char *s)
     return copy;
 }
 
-/* "--x V" or "--x=V" -> V; *missing when the value is absent. */
-const char *
-cli_opt(int argc, char **argv, int *i, const char *flag, bool *missing)
-{
-    size_t n = strlen(flag);
-    if (strncmp(argv[*i], flag, n) != 0)
-        return NULL;
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (argv[*i][n] != '\0')
-        return NULL;
-    if (*i + 1 >= argc) {
-        *missing = true;
-        return NULL;
-    }
-    return argv[++*i];
-}
-
-int
-cli_usage_error(const char *cmd, const char *msg, const char *arg, const char *usage)
-{
-    fprintf(stderr, "jobd %s: %s%s%s%s\n%s", cmd, msg, arg ? " '" : "", arg ? arg : "",
-            arg ? "'" : "", usage);
-    return CLI_USAGE;
-}
-
-bool
-cli_parse_int(const char *s, long min, long max, long *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v < min || v > max)
-        return false;
-    *out = v;
-    return true;
-}
-
 /* Sends and prints the body of a 2xx answer; returns the exit status. */
 int
 cli_send_print(const char *server, const char *method, const char *path, const char *body)

@@ -35,18 +35,6 @@ int cli_http_fail(const struct cli_http_resp *r);
 /* URL-encodes s into a malloc'd string (NULL on out-of-memory). */
 char *cli_http_escape(const char *s);
 
-/*
- * Flag parsing shared by the client subcommands. cli_opt matches "--x V" or
- * "--x=V" at argv[*i] and returns V (pointing into argv; advances *i past
- * V), NULL if argv[*i] is not flag; sets *missing when V is absent.
- */
-const char *cli_opt(int argc, char **argv, int *i, const char *flag, bool *missing);
-
-/* Prints "jobd CMD: MSG 'ARG'" (arg may be NULL) and usage on stderr; returns CLI_USAGE. */
-int cli_usage_error(const char *cmd, const char *msg, const char *arg, const char *usage);
-
-/* Parses a decimal integer in [min, max] into *out; false (out untouched) otherwise. */
-bool cli_parse_int(const char *s, long min, long max, long *out);
 
 /*
  * Sends one request (as cli_http) and prints a 2xx body on stdout; a

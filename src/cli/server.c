@@ -63,24 +63,6 @@ struct server_opts {
     unsigned threads;
 };
 
-/* A flag's value from "--x V" or "--x=V"; NULL if a does not name flag. */
-static const char *
-flag_value(int argc, char **argv, int *i, const char *flag, bool *missing)
-{
-    size_t n = strlen(flag);
-    if (strncmp(argv[*i], flag, n) != 0)
-        return NULL;
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (argv[*i][n] != '\0')
-        return NULL;
-    if (*i + 1 >= argc) {
-        *missing = true;
-        return NULL;
-    }
-    return argv[++*i];
-}
-
 static int
 parse_dur(const char *flag, const char *v, int64_t *out)
 {
@@ -107,21 +89,21 @@ parse_opts(int argc, char **argv, struct server_opts *o)
             return -1;
         } else if (strcmp(argv[i], "--insecure") == 0) {
             o->insecure = true;
-        } else if ((v = flag_value(argc, argv, &i, "--db", &missing))) {
+        } else if ((v = cli_opt(argc, argv, &i, "--db", &missing))) {
             o->db = v;
-        } else if ((v = flag_value(argc, argv, &i, "--listen", &missing))) {
+        } else if ((v = cli_opt(argc, argv, &i, "--listen", &missing))) {
             o->listen = v;
-        } else if ((v = flag_value(argc, argv, &i, "--worker-config", &missing))) {
+        } else if ((v = cli_opt(argc, argv, &i, "--worker-config", &missing))) {
             o->worker_config = v;
-        } else if ((v = flag_value(argc, argv, &i, "--tokens", &missing))) {
+        } else if ((v = cli_opt(argc, argv, &i, "--tokens", &missing))) {
             o->tokens = v;
-        } else if ((v = flag_value(argc, argv, &i, "--reap-interval", &missing))) {
+        } else if ((v = cli_opt(argc, argv, &i, "--reap-interval", &missing))) {
             rc = parse_dur("--reap-interval", v, &o->reap_ms);
-        } else if ((v = flag_value(argc, argv, &i, "--retention", &missing))) {
+        } else if ((v = cli_opt(argc, argv, &i, "--retention", &missing))) {
             rc = parse_dur("--retention", v, &o->retention_ms);
-        } else if ((v = flag_value(argc, argv, &i, "--shutdown-grace", &missing))) {
+        } else if ((v = cli_opt(argc, argv, &i, "--shutdown-grace", &missing))) {
             rc = parse_dur("--shutdown-grace", v, &o->grace_ms);
-        } else if ((v = flag_value(argc, argv, &i, "--threads", &missing))) {
+        } else if ((v = cli_opt(argc, argv, &i, "--threads", &missing))) {
             char *end;
             long n = strtol(v, &end, 10);
             if (*end || n < 1 || n > 256) {
