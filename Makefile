@@ -5,11 +5,13 @@
 #   make test   install what is missing, build with ASan+UBSan and -Werror,
 #               start a throwaway PostgreSQL, run every test with CTest
 #   make build  just build build/jobd
+#   make bench  every benchmark (~15 min): bench/run.sh, results in bench/results/,
+#               tables and plots into docs/BENCHMARKS.md and docs/bench/
 
 JOBS ?= 2
 CMAKE ?= cmake
 
-.PHONY: all build run test deps clean
+.PHONY: all build run test deps clean bench
 
 all: build
 
@@ -27,6 +29,9 @@ test: deps
 	@$(CMAKE) -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DJOBD_SANITIZE=ON >/dev/null
 	@$(CMAKE) --build build-asan -j $(JOBS)
 	@scripts/with-pg.sh ctest --test-dir build-asan --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+bench: deps
+	@bench/run.sh
 
 clean:
 	rm -rf build build-asan
