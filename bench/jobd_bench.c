@@ -17,6 +17,7 @@
  *   jobd_bench enqueue    --db URL --via http|lib|sql --jobd BIN [--n 20000] [--batch 1000]
  *   jobd_bench process    --db URL --handler c|exec --jobd BIN [--workers 1] [--concurrency 100] [--n 20000]
  *   jobd_bench lateness   --db URL [--n 2000] [--spread-ms 10000] [--lead-ms 1000] [--lat-file F]
+ *                         [--due-now 1: one enqueue at a time, each due at once]
  *   jobd_bench scaling    --db URL --pending N [--future 10000] [--k 5000] [--concurrency 100]
  *   jobd_bench cworker    --db URL [--concurrency C] [--out FILE]   (a worker; used by the others)
  *
@@ -1016,21 +1017,39 @@ cmd_lateness(void)
     char (*pl)[48] = calloc((size_t)n, sizeof *pl);
     if (!o || !pl)
         die("out of memory");
-    int64_t first = real_us() + lead * 1000;
-    for (long long i = 0; i < n; i++) {
-        int64_t due = first + (int64_t)(((double)i + 0.5) * (double)spread * 1000 / (double)n);
-        snprintf(pl[i], sizeof pl[i], "{\"due_us\":%lld}", (long long)due);
-        o[i] = (struct jobd_job_opts){.type = "noop", .payload = pl[i], .run_at_us = due};
+    bool now_mode = strcmp(opt("due-now", "0"), "1") == 0;
+    struct cpu_snap a, b;
+    cpu_snap(&a, w.pid, 1, 0, d.pg);
+    int64_t first = real_us() + lead * 1000, e0 = real_us(), e1;
+    if (now_mode) {
+        /* one job at a time, due the instant it is enqueued, spread/n apart */
+        double t0 = mono_s();
+        for (long long i = 0; i < n; i++) {
+            int64_t due = real_us();
+            snprintf(pl[0], sizeof pl[0], "{\"due_us\":%lld}", (long long)due);
+            o[0] = (struct jobd_job_opts){.type = "noop", .payload = pl[0], .run_at_us = due};
+            if (jobd_enqueue(c, &o[0], NULL, &err) != JOBD_OK)
+                die("jobd_enqueue: %s", err.msg);
+            double next = t0 + ((double)i + 1) * (double)spread / 1000 / (double)n;
+            if (next > mono_s())
+                sleep_ms((next - mono_s()) * 1000);
+        }
+        e1 = real_us();
+        first = e0;
+    } else {
+        for (long long i = 0; i < n; i++) {
+            int64_t due = first + (int64_t)(((double)i + 0.5) * (double)spread * 1000 / (double)n);
+            snprintf(pl[i], sizeof pl[i], "{\"due_us\":%lld}", (long long)due);
+            o[i] = (struct jobd_job_opts){.type = "noop", .payload = pl[i], .run_at_us = due};
+        }
+        e0 = real_us();
+        if (jobd_enqueue_batch(c, o, (size_t)n, NULL, &err) != JOBD_OK)
+            die("jobd_enqueue_batch: %s", err.msg);
+        e1 = real_us();
     }
-    int64_t e0 = real_us();
-    if (jobd_enqueue_batch(c, o, (size_t)n, NULL, &err) != JOBD_OK)
-        die("jobd_enqueue_batch: %s", err.msg);
-    int64_t e1 = real_us();
     jobd_client_close(c);
     free(o);
     free(pl);
-    struct cpu_snap a, b;
-    cpu_snap(&a, w.pid, 1, 0, d.pg);
     bool ok = wait_done(&d, n, (double)(spread + lead) / 1000 + 60, &w);
     cpu_snap(&b, w.pid, 1, 0, d.pg);
     long rss = workers_rss_max(&w);
@@ -1057,23 +1076,31 @@ cmd_lateness(void)
     cpu_json(cpu, sizeof cpu, &a, &b);
     snprintf(set, sizeof set, "{\"concurrency\":%lld,\"spread_ms\":%lld,\"lead_ms\":%lld}", conc,
              spread, lead);
-    int k = head(line, sizeof line, "lateness", &d, "C handler, idle worker", "latency", n, conc,
-                 set);
+    snprintf(set + strlen(set) - 1, sizeof set - strlen(set) + 1, ",\"due_now\":%s}",
+             now_mode ? "true" : "false");
+    int k = head(line, sizeof line, "lateness", &d,
+                 now_mode ? "C handler, idle worker, due now (one enqueue at a time)"
+                          : "C handler, idle worker, due at known future instants",
+                 "latency", n, conc, set);
     k += snprintf(line + k, sizeof line - (size_t)k,
-                  ",\"poll\":\"%s\",\"enqueue_ms\":%.1f,\"enqueue_done_before_first_due\":%s,"
+                  ",\"due_now\":%s,\"poll\":\"%s\",\"enqueue_ms\":%.1f,\"enqueue_done_before_first_due\":%s,"
                   "\"started\":%zu,\"handled\":%lld,\"p50_ms\":%s,\"p90_ms\":%s,\"p99_ms\":%s,"
                   "\"max_ms\":%s,\"min_ms\":%s,\"mean_ms\":%s,\"early\":%zu,"
                   "\"worker_peak_rss_kb\":%ld,\"cpu\":%s,"
-                  "\"notes\":\"jobs enqueued in one jobd_enqueue_batch with run_at spread evenly over "
-                  "spread_ms from lead_ms ahead; the C handler records its first instant minus "
-                  "run_at (both CLOCK_REALTIME, same machine)\"",
+                  "\"notes\":\"%s; the C handler records its first instant minus run_at (both "
+                  "CLOCK_REALTIME, same machine)\"",
+                  now_mode ? "true" : "false",
                   d.pg ? "LISTEN/NOTIFY + timer for the soonest run_at"
                        : "timer for the soonest run_at + 100 ms poll (standalone worker)",
                   (double)(e1 - e0) / 1000, e1 <= first ? "true" : "false", nl, handled,
                   jnum(pct(lat, nl, 50), 0), jnum(pct(lat, nl, 90), 1), jnum(pct(lat, nl, 99), 2),
                   jnum(nl ? lat[nl - 1] : NAN, 3), jnum(nl ? lat[0] : NAN, 4),
                   jnum(nl ? sum / (double)nl : NAN, 5), early,
-                  rss, cpu);
+                  rss, cpu,
+                  now_mode ? "jobs enqueued one at a time (jobd_enqueue, one commit each), spread_ms/n "
+                             "apart, each with run_at = the instant just before its enqueue call"
+                           : "jobs enqueued in one jobd_enqueue_batch with run_at spread evenly over "
+                             "spread_ms from lead_ms ahead");
     if (!ok || (long long)nl != n)
         k += snprintf(line + k, sizeof line - (size_t)k,
                       ",\"error\":\"%zu of %lld jobs recorded\"", nl, n);

@@ -13,14 +13,15 @@
 #      markers), plots into docs/bench/*.png.
 #
 # Results: bench/results/<UTC timestamp>/ (jobd.jsonl, ceiling.jsonl,
-# shared.jsonl, lateness-*.txt, env.md, run.log, summary.md). About 15 minutes
+# shared.jsonl, lateness-{pg,sqlite}[-now].txt, env.md, run.log, summary.md). About 15 minutes
 # on 2 cores. Every step is bounded by `timeout`; a failed step leaves an
 # "error" line and the run goes on. Servers it started are stopped on exit.
 #
 # Knobs (env), e.g. a 2-minute smoke run:
 #   QUICK=1 bench/run.sh            small sizes everywhere (see below)
 #   BACKENDS="pg sqlite" WORKERS="1 2 4 8" N=20000 ENQ1_N=20000 EXEC_N=1000
-#   LAT_N=2000 LAT_SPREAD_MS=10000 SCALE_SIZES="10000 100000 1000000"
+#   LAT_N=2000 LAT_SPREAD_MS=10000 LAT_NOW_N=500 LAT_NOW_SPREAD_MS=5000
+#   SCALE_SIZES="10000 100000 1000000"
 #   SCALE_FUTURE=10000 SCALE_K=5000 CEIL_N=200000 SHARED=1 (0 = skip the peers)
 #   PEERS_ONLY="..." (the shared harness's ONLY), REPORT=1 (0 = no docs update)
 #   STEP_TIMEOUT_S=600, BENCH_PG_PORT=55433, BENCH_OUT=DIR
@@ -36,7 +37,8 @@ LOG=$OUT/run.log
 BUILD=${BENCH_BUILD:-$ROOT/build-bench}
 
 if [ "${QUICK:-0}" = 1 ]; then
-    : "${N:=3000}" "${ENQ1_N:=2000}" "${EXEC_N:=200}" "${WORKERS:=1 2}" "${LAT_N:=300}"
+    : "${N:=3000}" "${ENQ1_N:=2000}" "${EXEC_N:=200}" "${WORKERS:=1 2}" "${LAT_N:=300}" "${LAT_NOW_N:=100}"
+    : "${LAT_NOW_SPREAD_MS:=1000}"
     : "${LAT_SPREAD_MS:=2000}" "${SCALE_SIZES:=10000 50000}" "${SCALE_FUTURE:=5000}" "${SCALE_K:=3000}"
     : "${CEIL_N:=20000}" "${CEIL_CLIENTS:=4}"
     export N_PEERS=${N_PEERS:-3000} LAT_JOBS=${LAT_JOBS:-300} LAT_SPREAD_MS ENQ1_N
@@ -49,6 +51,8 @@ ENQ1_N=${ENQ1_N:-20000}
 EXEC_N=${EXEC_N:-1000}
 LAT_N=${LAT_N:-2000}
 LAT_SPREAD_MS=${LAT_SPREAD_MS:-10000}
+LAT_NOW_N=${LAT_NOW_N:-500}
+LAT_NOW_SPREAD_MS=${LAT_NOW_SPREAD_MS:-5000}
 SCALE_SIZES=${SCALE_SIZES:-10000 100000 1000000}
 SCALE_FUTURE=${SCALE_FUTURE:-10000}
 SCALE_K=${SCALE_K:-5000}
@@ -154,6 +158,8 @@ for be in $BACKENDS; do
         step "$J" "$JB" process --db "$url" --handler exec --jobd "$JOBD" --workers "$w" --n "$EXEC_N"
     done
     step "$J" "$JB" lateness --db "$url" --n "$LAT_N" --spread-ms "$LAT_SPREAD_MS" --lat-file "$OUT/lateness-$be.txt"
+    step "$J" "$JB" lateness --db "$url" --n "$LAT_NOW_N" --spread-ms "$LAT_NOW_SPREAD_MS" --due-now 1 \
+        --lat-file "$OUT/lateness-$be-now.txt"
     for p in $SCALE_SIZES; do
         step "$J" "$JB" scaling --db "$url" --pending "$p" --k "$SCALE_K"
     done
