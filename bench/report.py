@@ -177,7 +177,8 @@ class Report:
         rows = []
         ok = self.ok(self.shared)
         g = group([r for r in ok if r.get("system") not in ("sql-ceiling", "pgbench")],
-                   lambda r: (r.get("system"), r.get("variant"), r.get("mode"), r.get("n"), r.get("concurrency")))
+                   lambda r: (r.get("system"), r.get("variant"), r.get("mode"), r.get("n"), r.get("concurrency"),
+                              r.get("poll") if r.get("mode") == "latency" else None))
         order = {"jobd": 0, "graphile-worker": 1, "pg-boss": 2, "bullmq": 3, "beanstalkd": 4}
         for k in sorted(g, key=lambda k: (order.get(k[0], 9), str(k[1]), str(k[2]), k[3] or 0, k[4] or 0)):
             v = g[k]
@@ -191,7 +192,8 @@ class Report:
                 fig = f"p50 {fmt(m('p50_ms'), ' ms')}, p99 **{fmt(m('p99_ms'), ' ms')}**, max {fmt(m('max_ms'), ' ms')}"
             else:
                 fig = ""
-            rows.append([sysname, k[1], k[2], k[3], k[4], fig, mb(m("worker_peak_rss_kb")), len(v)])
+            variant = k[1] if not k[5] else f"{k[1]}; {k[5][:60]}"
+            rows.append([sysname, variant, k[2], k[3], k[4], fig, mb(m("worker_peak_rss_kb")), len(v)])
         return table(["system", "variant", "mode", "n", "concurrency", "result (median)", "worker RSS", "runs"], rows)
 
     def targets(self):
