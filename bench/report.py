@@ -192,7 +192,10 @@ class Report:
                 fig = f"p50 {fmt(m('p50_ms'), ' ms')}, p99 **{fmt(m('p99_ms'), ' ms')}**, max {fmt(m('max_ms'), ' ms')}"
             else:
                 fig = ""
-            variant = k[1] if not k[5] else f"{k[1]}; {k[5][:60]}"
+            poll = k[5] or ""
+            if len(poll) > 70:  # keep both ends: the setting is first (pollers) or last (BullMQ's hz)
+                poll = poll[:45] + " … " + poll[-22:]
+            variant = f"{k[1]}; {poll}" if poll else k[1]
             rows.append([sysname, variant, k[2], k[3], k[4], fig, mb(m("worker_peak_rss_kb")), len(v)])
         return table(["system", "variant", "mode", "n", "concurrency", "result (median)", "worker RSS", "runs"], rows)
 
