@@ -12,7 +12,10 @@
 set -euo pipefail
 
 SCEN_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-JOBD_BIN=${JOBD_BIN:-$SCEN_DIR/../../build/jobd}
+if [ -z "${JOBD_BIN:-}" ]; then   # ctest sets it; by hand: build/, else build-asan/
+    JOBD_BIN=$SCEN_DIR/../../build/jobd
+    [ -x "$JOBD_BIN" ] || JOBD_BIN=$SCEN_DIR/../../build-asan/jobd
+fi
 SOAK=${SOAK:-0}
 SCEN_PIDS_ALL=()        # every background process we started
 declare -A WPID=()      # worker name -> pid
