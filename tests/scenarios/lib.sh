@@ -245,10 +245,10 @@ submit_one() {
         python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'
 }
 
-# job_field ID FIELD: one field of GET /v1/jobs/ID (JSON null prints as "null").
+# job_field ID FIELD: one field of GET /v1/jobs/ID (objects and null as JSON).
 job_field() {
     curl -sfS "$SERVER_URL/v1/jobs/$1" |
-        python3 -c 'import json,sys; v=json.load(sys.stdin)[sys.argv[1]]; print("null" if v is None else v)' "$2"
+        python3 -c 'import json,sys; v=json.load(sys.stdin)[sys.argv[1]]; print(v if isinstance(v,(str,int)) else json.dumps(v))' "$2"
 }
 
 # job_is ID FIELD VALUE: true when the job's FIELD is VALUE (for wait_until).
