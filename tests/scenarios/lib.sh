@@ -144,6 +144,34 @@ pg_private_start() {
 
 pg_sql() { psql -qXAt "$DB_URL" -c "$1"; }
 
+# ---- SQLite (through python3's sqlite3 module: no sqlite3 CLI needed) -----
+
+sq_sql() {
+    python3 -c '
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=30)
+for row in db.execute(sys.argv[2]): print("|".join(str(c) for c in row))
+' "${DB_URL#sqlite:}" "$1"
+}
+sq_count() { sq_sql "SELECT count(*) FROM (SELECT id, status FROM jobs UNION ALL SELECT id, status FROM jobs_done) WHERE $1"; }
+sq_count_is() { [ "$(sq_count "$1")" = "$2" ]; }
+sq_dump_jobs() {
+    python3 -c '
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=30)
+q = "SELECT id, status, attempt, worker_id, result FROM jobs UNION ALL " \
+    "SELECT id, status, attempt, worker_id, result FROM jobs_done ORDER BY id"
+for i, st, a, w, r in db.execute(q):
+    print(json.dumps({"id": i, "status": st, "attempt": a, "worker_id": w,
+                      "result": json.loads(r) if r else None}))
+' "${DB_URL#sqlite:}" >"$1"
+}
+
+# free_port: a TCP port on 127.0.0.1 that nothing listens on right now.
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
 # ---- jobd processes ------------------------------------------------------
 
 # write_worker_ini FILE LEASE HEARTBEAT CONCURRENCY [EXTRA [worker] LINES...]
@@ -167,12 +195,12 @@ write_worker_ini() {
     } >"$f"
 }
 
-# start_server [ARGS...]: `jobd server` on $DB_URL and a free port; sets
-# SERVER_PID and SERVER_URL. The reaper runs every 250 ms.
+# start_server [ARGS...]: `jobd server` on $DB_URL and $SERVER_LISTEN (default
+# a free port); sets SERVER_PID and SERVER_URL. The reaper runs every 250 ms.
 start_server() {
     local logf=$WORK/server.log
     [ -f "$logf" ] && mv "$logf" "$WORK/server.$(date +%s%N).log"
-    SCEN_WORKER=server "$JOBD_BIN" server --db "$DB_URL" --listen 127.0.0.1:0 --reap-interval 250ms \
+    SCEN_WORKER=server "$JOBD_BIN" server --db "$DB_URL" --listen "${SERVER_LISTEN:-127.0.0.1:0}" --reap-interval 250ms \
         --shutdown-grace 2s "$@" >"$logf" 2>&1 &
     SERVER_PID=$!
     SCEN_PIDS_ALL+=("$SERVER_PID")
