@@ -129,6 +129,8 @@ pg_private_start() {
     [ ${#PG_RUNAS[@]} -gt 0 ] && chown postgres "$WORK" "$WORK/pgsock"
     "${PG_RUNAS[@]}" "$PG_BIN/initdb" -D "$PRIV_PG_DIR" -U jobd --auth=trust -E UTF8 --locale=C.UTF-8 \
         >"$WORK/initdb.log" 2>&1 || fail "initdb failed"
+    # PG_HBA_EXTRA: more pg_hba.conf lines (e.g. trust for a test network).
+    [ -n "${PG_HBA_EXTRA:-}" ] && printf '%s\n' "$PG_HBA_EXTRA" >>"$PRIV_PG_DIR/pg_hba.conf"
     local try
     for try in 1 2 3 4 5 6 7 8; do
         PRIV_PG_PORT=$((20000 + RANDOM % 30000))
@@ -205,7 +207,7 @@ start_server() {
     SERVER_PID=$!
     SCEN_PIDS_ALL+=("$SERVER_PID")
     local deadline=$((SECONDS + 30))
-    until grep -q 'listening on http://' "$logf"; do
+    until grep -qs 'listening on http://' "$logf"; do
         kill -0 "$SERVER_PID" 2>/dev/null || fail "jobd server exited at start: $(tail -n 5 "$logf")"
         [ $SECONDS -lt $deadline ] || fail "jobd server did not start listening within 30s"
         sleep 0.1
