@@ -953,9 +953,10 @@ sq_op_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at
     int rc = check_filter(req, err);
     if (rc != JOBD_OK)
         return rc;
-    char *sql = filter_sql("SELECT min(run_at) FROM jobs WHERE status = 'pending' "
+    /* ORDER BY … LIMIT 1 rather than min(): stops at the first match of jobs_next_run. */
+    char *sql = filter_sql("SELECT run_at FROM jobs WHERE status = 'pending' "
                            "AND queue NOT IN (SELECT name FROM queues WHERE paused = 1)",
-                           "", req, 1);
+                           " ORDER BY run_at LIMIT 1", req, 1);
     if (sql == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     sqlite3_stmt *stmt;
