@@ -11,6 +11,13 @@ foreach(src ${JOBD_SCENARIOS})
                        ENVIRONMENT "${JOBD_TEST_ENV}")
 endforeach()
 
+# The partition's fallback (a userspace TCP forwarder instead of a network
+# namespace), run on purpose so that it keeps working where root is missing.
+add_test(NAME scenario_partition_forwarder
+         COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scenarios/scenario_partition.sh)
+set_tests_properties(scenario_partition_forwarder PROPERTIES LABELS scenario TIMEOUT 3600
+                     SKIP_RETURN_CODE 77 ENVIRONMENT "${JOBD_TEST_ENV};SCEN_PARTITION=forwarder")
+
 find_program(JOBD_PYTHON3 python3)
 if(JOBD_PYTHON3)
   add_test(NAME scenario_check_history_selftest
