@@ -24,6 +24,10 @@ carrying the row's current attempt can have made it succeeded):
               names another run than the accepted one;
   overlap     the accepted run overlaps in time any other run of the job:
               it would have run while another holder still worked on it.
+  stale       a run started after a run of a higher attempt of the same
+              job had started: its lease was gone before it began (the
+              higher attempt was claimed after the lower one's lease ended),
+              so it ran without a live lease, whether or not it overlapped.
 Runs of earlier attempts that ended without being accepted (the worker was
 killed, stopped or cut off and its lease was reaped) are allowed and
 counted as "superseded".
@@ -149,6 +153,12 @@ def check(runs, jobs, expect, allow_extra):
             v["duplicate"].append(f"job {job}: the stored result {json.dumps(res)} is not "
                                   f"the accepted run's (worker {acc[1]}, attempt {a})")
         for r in jr:
+            for q in jr:
+                if q[0] > r[0] and q[2] < r[2]:
+                    v["stale"].append(f"job {job}: attempt {r[0]} on {r[1]} started at {r[2]}, after "
+                                      f"attempt {q[0]} on {q[1]} had started at {q[2]}")
+                    break
+        for r in jr:
             if r is acc:
                 continue
             if overlaps(acc, r):
@@ -199,8 +209,8 @@ def main():
     print(f"check_history: runs {nruns} recorded, {superseded} superseded (earlier attempts not accepted)")
     print(f"check_history: accepted attempts histogram {{{hist_s}}}")
     print(f"check_history: overlaps found {len(v['overlap'])}, lost {len(v['lost'])}, "
-          f"duplicates {len(v['duplicate'])}, unexpected {len(v['unexpected'])}")
-    bad = [m for k in ("lost", "duplicate", "overlap", "unexpected") for m in v[k]]
+          f"duplicates {len(v['duplicate'])}, stale starts {len(v['stale'])}, unexpected {len(v['unexpected'])}")
+    bad = [m for k in ("lost", "duplicate", "overlap", "stale", "unexpected") for m in v[k]]
     for m in bad[:20]:
         print(f"  VIOLATION {m}")
     if len(bad) > 20:

@@ -49,9 +49,11 @@ GOOD_JOBS = [row(1), row(2, attempt=2, worker="w2")]
 
 CASES = [
     # name, history, jobs, expect, extra args, expected exit, text that must appear
-    ("good", GOOD_HISTORY, GOOD_JOBS, [1, 2], (), 0, "overlaps found 0, lost 0, duplicates 0"),
+    ("good", GOOD_HISTORY, GOOD_JOBS, [1, 2], (), 0, "overlaps found 0, lost 0, duplicates 0, stale starts 0"),
     ("overlap", [(1, 1, "w1", 0, 3 * S), (1, 2, "w2", 2 * S, 4 * S)],
      [row(1, attempt=2, worker="w2")], [1], (), 1, "overlaps found 1"),
+    ("stale_start", [(1, 2, "w2", 2 * S, 3 * S), (1, 1, "w1", 4 * S, 5 * S)],
+     [row(1, attempt=2, worker="w2")], [1], (), 1, "stale starts 1"),
     ("lost_missing_row", [(1, 1, "w1", 0, S)], [row(1)], [1, 2], (), 1, "lost 1"),
     ("lost_not_succeeded", [(1, 1, "w1", 0, S)], [row(1, status="pending", result=False)], [1], (), 1, "lost 1"),
     ("lost_no_run", [], [row(1)], [1], (), 1, "lost 1"),
