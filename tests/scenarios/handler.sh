@@ -10,6 +10,7 @@
 # one printf of a short line), so lines of concurrent runs never interleave.
 # The line is written when the run ends, just before the exit that the
 # worker reports: a run whose line is missing was killed before it ended.
+# Each start is also appended to HISTORY.starts (JOB ATTEMPT WORKER START_NS).
 #
 # Environment: JOBD_JOB_ID and JOBD_ATTEMPT from the worker (CONTRACT §5);
 # SCEN_HISTORY (the history file), SCEN_WORKER (a name for the worker
@@ -31,6 +32,10 @@ if [ -n "${SCEN_PIDS:-}" ]; then
     pidfile="$SCEN_PIDS/$id.$attempt"
     printf '%s\n' "$$" >"$pidfile"
 fi
+
+# Starts go to HISTORY.starts as they happen, so a run killed before its
+# end is still seen to have begun.
+printf '%s %s %s %s000\n' "$id" "$attempt" "$worker" "${start/./}" >>"${SCEN_HISTORY:?SCEN_HISTORY is not set}.starts"
 
 payload=
 IFS= read -r -d '' payload || true

@@ -4,7 +4,10 @@
     tcp_forward.py LISTEN_PORT TARGET_HOST TARGET_PORT PIDFILE
 
 Listens on 127.0.0.1:LISTEN_PORT and forwards each connection to
-TARGET_HOST:TARGET_PORT. SIGUSR1 cuts the link, SIGUSR2 heals it.
+TARGET_HOST:TARGET_PORT. SIGUSR1 cuts the link, SIGUSR2 heals it, SIGHUP
+cuts only the way back (target to client: requests arrive, their answers
+are held), which makes a request succeed on the server while its client
+hears nothing until the heal.
 
 While cut it behaves like a network that drops every packet, as seen from
 both ends: bytes already read are held, not delivered; nothing more is read
@@ -22,11 +25,13 @@ import socket
 import sys
 import threading
 
-link = threading.Event()
-link.set()
+up = threading.Event()    # client -> target flows
+down = threading.Event()  # target -> client flows
+up.set()
+down.set()
 
 
-def pipe(src, dst):
+def pipe(src, dst, link):
     try:
         while True:
             link.wait()
@@ -47,19 +52,19 @@ def pipe(src, dst):
 
 def serve(conn, host, port):
     try:
-        up = socket.create_connection((host, port), timeout=10)
-        up.settimeout(None)
+        t = socket.create_connection((host, port), timeout=10)
+        t.settimeout(None)
     except OSError:
         conn.close()
         return
-    threading.Thread(target=pipe, args=(conn, up), daemon=True).start()
-    threading.Thread(target=pipe, args=(up, conn), daemon=True).start()
+    threading.Thread(target=pipe, args=(conn, t, up), daemon=True).start()
+    threading.Thread(target=pipe, args=(t, conn, down), daemon=True).start()
 
 
 def accept_loop(ls, host, port):
     while True:
         conn, _ = ls.accept()
-        link.wait()
+        up.wait()
         serve(conn, host, port)
 
 
@@ -72,8 +77,9 @@ def main():
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind(("127.0.0.1", lport))
     ls.listen(64)
-    signal.signal(signal.SIGUSR1, lambda *_: link.clear())
-    signal.signal(signal.SIGUSR2, lambda *_: link.set())
+    signal.signal(signal.SIGUSR1, lambda *_: (up.clear(), down.clear()))
+    signal.signal(signal.SIGUSR2, lambda *_: (up.set(), down.set()))
+    signal.signal(signal.SIGHUP, lambda *_: down.clear())
     threading.Thread(target=accept_loop, args=(ls, host, port), daemon=True).start()
     with open(pidfile, "w") as f:
         f.write(f"{os.getpid()}\n")
