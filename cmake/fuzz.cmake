@@ -82,9 +82,13 @@ if(JOBD_FUZZ_BRIEF AND NOT JOBD_FUZZ)
     foreach(name ${JOBD_FUZZ_NAMES})
       set(scratch ${CMAKE_BINARY_DIR}/fuzz-brief/${name})
       file(MAKE_DIRECTORY ${scratch})
+      set(dict)
+      if(EXISTS ${CMAKE_SOURCE_DIR}/tests/fuzz/${name}.dict)
+        set(dict -dict=${CMAKE_SOURCE_DIR}/tests/fuzz/${name}.dict)
+      endif()
       add_test(NAME fuzz_${name}_brief
                COMMAND ${fz}/${name} -max_total_time=${JOBD_FUZZ_BRIEF_SECONDS} -max_len=65536
-                       -print_final_stats=1 -artifact_prefix=${scratch}/
+                       -print_final_stats=1 -artifact_prefix=${scratch}/ ${dict}
                        ${scratch} ${CMAKE_SOURCE_DIR}/tests/fuzz/corpus/${name})
       set_tests_properties(fuzz_${name}_brief PROPERTIES LABELS fuzz
                            TIMEOUT 120)

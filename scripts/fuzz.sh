@@ -9,6 +9,7 @@
 #   FUZZ_SECONDS   seconds per target (default 60)
 #   FUZZ_TARGETS   space-separated subset (default: every tests/fuzz/fuzz_*.c)
 #   FUZZ_ARGS      extra libFuzzer flags
+# A target's dictionary, tests/fuzz/<target>.dict, is passed when it exists.
 set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,9 +25,11 @@ for t in $targets; do
     mkdir -p "$bin/corpus/$t"
     log=$bin/logs/$t.log
     echo "fuzz: $t for ${secs}s (log: $log)"
+    dict=()
+    [ -f "$src/tests/fuzz/$t.dict" ] && dict=(-dict="$src/tests/fuzz/$t.dict")
     # shellcheck disable=SC2086
     "$bin/$t" -max_total_time="$secs" -max_len=65536 -print_final_stats=1 \
-        -artifact_prefix="$bin/artifacts/$t-" ${FUZZ_ARGS:-} \
+        -artifact_prefix="$bin/artifacts/$t-" "${dict[@]}" ${FUZZ_ARGS:-} \
         "$bin/corpus/$t" "$src/tests/fuzz/corpus/$t" >"$log" 2>&1
     rc=$?
     last=$(grep -E '^#[0-9]+' "$log" | tail -1)
