@@ -17,13 +17,19 @@
  *     call (cron_next) agrees with the long-lived one (cron_next_in);
  *   - in UTC, the firing's civil fields (by gmtime, not jobd's calendar)
  *     match the expression under the Vixie day rule, and no earlier minute
- *     within three days of the start matches: the firing is the first.
+ *     within three days of the start matches: the firing is the first;
+ *   - in other zones, the firing's wall time (by a separate ICU calendar)
+ *     matches the expression, except with a fixed hour field where it may
+ *     instead be the first instant after a DST gap (CONTRACT.md §3).
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <unicode/ucal.h>
+#include <unicode/ustring.h>
 
 #include "core/cron.h"
 #include "core/err.h"
@@ -104,6 +110,59 @@ check_utc(const struct cron_expr *e, const char *expr, int64_t after_s, int64_t 
     }
 }
 
+/* The wall time of instant t (seconds) in cal's zone, as a struct tm; false if ICU failed. */
+static bool
+wall_time(UCalendar *cal, int64_t t, struct tm *tm, int32_t *offset_ms)
+{
+    UErrorCode st = U_ZERO_ERROR;
+    ucal_setMillis(cal, (UDate)t * 1000.0, &st);
+    memset(tm, 0, sizeof *tm);
+    tm->tm_year = ucal_get(cal, UCAL_YEAR, &st) - 1900;
+    tm->tm_mon = ucal_get(cal, UCAL_MONTH, &st);
+    tm->tm_mday = ucal_get(cal, UCAL_DAY_OF_MONTH, &st);
+    tm->tm_hour = ucal_get(cal, UCAL_HOUR_OF_DAY, &st);
+    tm->tm_min = ucal_get(cal, UCAL_MINUTE, &st);
+    tm->tm_sec = ucal_get(cal, UCAL_SECOND, &st);
+    tm->tm_wday = ucal_get(cal, UCAL_DAY_OF_WEEK, &st) - 1;
+    *offset_ms = ucal_get(cal, UCAL_ZONE_OFFSET, &st) + ucal_get(cal, UCAL_DST_OFFSET, &st);
+    return U_SUCCESS(st) && ucal_get(cal, UCAL_ERA, &st) == 1;
+}
+
+/* The zone oracle: the firing's wall time matches, or (fixed hour) it ends a gap. */
+static void
+check_zone(const struct cron_expr *e, UCalendar *cal, const char *expr, const char *zone,
+           int64_t next_s)
+{
+    struct tm tm, before;
+    int32_t off, off_before;
+    if (!wall_time(cal, next_s, &tm, &off) || !wall_time(cal, next_s - 1, &before, &off_before))
+        return; /* the fuzzer's ICU could not say; jobd's is checked elsewhere */
+    bool match = day_matches(e, &tm) && ((e->hours >> tm.tm_hour) & 1U) &&
+                 ((e->minutes >> tm.tm_min) & 1U) && ((e->seconds >> tm.tm_sec) & 1U);
+    if (match)
+        return;
+    if (e->hour_wild)
+        fail("firing's wall time does not match (wildcard hour)", expr, zone, next_s, 0);
+    if (off <= off_before)
+        fail("firing's wall time does not match and is not the end of a gap", expr, zone,
+             next_s, off - off_before);
+}
+
+static UCalendar *
+open_calendar(const char *zone)
+{
+    UChar id[CRON_ZONE_MAX + 1];
+    u_uastrncpy(id, zone, CRON_ZONE_MAX);
+    id[CRON_ZONE_MAX] = 0;
+    UErrorCode st = U_ZERO_ERROR;
+    UCalendar *cal = ucal_open(id, -1, "en_US_POSIX", UCAL_GREGORIAN, &st);
+    if (U_FAILURE(st) && cal != NULL) {
+        ucal_close(cal);
+        cal = NULL;
+    }
+    return cal;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -145,6 +204,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     bool utc = *zone == '\0' || strcmp(zone, "UTC") == 0;
+    UCalendar *cal = utc ? NULL : open_calendar(zone);
     int64_t after_us = after_s * US;
     for (int i = 0; i < 4; i++) {
         int64_t next = 0, again = 0, fresh = 0;
@@ -163,8 +223,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fail("asking from just before a firing gives another one", expr, zone, next, again);
         if (utc)
             check_utc(&e, expr, after_us / US, next / US);
+        else if (cal != NULL)
+            check_zone(&e, cal, expr, zone, next / US);
         after_us = next;
     }
+    if (cal != NULL)
+        ucal_close(cal);
     cron_zone_free(z);
     return 0;
 }
