@@ -7,11 +7,14 @@
 #   make build  just build build/jobd
 #   make soak   the fault-injection scenarios' long versions (SOAK=1,
 #               docs/SCENARIOS.md) on the sanitizer build
+#   make fuzz   build the libFuzzer targets with clang (build-fuzz/) and run
+#               each for FUZZ_SECONDS (default 60); see docs/FUZZING.md
 
 JOBS ?= 2
 CMAKE ?= cmake
+FUZZ_SECONDS ?= 60
 
-.PHONY: all build run test soak deps clean
+.PHONY: all build run test soak fuzz deps clean
 
 all: build
 
@@ -26,7 +29,7 @@ run: build
 	@scripts/run.sh
 
 test: deps
-	@$(CMAKE) -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DJOBD_SANITIZE=ON >/dev/null
+	@$(CMAKE) -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DJOBD_SANITIZE=ON -DJOBD_FUZZ_BRIEF=ON >/dev/null
 	@$(CMAKE) --build build-asan -j $(JOBS)
 	@scripts/with-pg.sh ctest --test-dir build-asan --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
@@ -35,5 +38,10 @@ soak: deps
 	@$(CMAKE) --build build-asan -j $(JOBS)
 	@SOAK=1 scripts/with-pg.sh ctest --test-dir build-asan -V -L scenario $(CTEST_ARGS)
 
+fuzz: deps
+	@CC=clang $(CMAKE) -S . -B build-fuzz -DJOBD_FUZZ=ON >/dev/null
+	@$(CMAKE) --build build-fuzz -j $(JOBS) --target fuzz_all
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
+
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
