@@ -134,8 +134,9 @@ pg_private_start() {
     local try
     for try in 1 2 3 4 5 6 7 8; do
         PRIV_PG_PORT=$((20000 + RANDOM % 30000))
-        if pg_ctl_priv -w -t 30 -o "-c listen_addresses=127.0.0.1${extra:+,$extra} -p $PRIV_PG_PORT \
-            -k $WORK/pgsock -c max_connections=100 -c shared_buffers=32MB -c fsync=on" start >/dev/null 2>&1; then
+        PRIV_PG_OPTS="-c listen_addresses=127.0.0.1${extra:+,$extra} -p $PRIV_PG_PORT \
+            -k $WORK/pgsock -c max_connections=100 -c shared_buffers=32MB -c fsync=on"
+        if pg_ctl_priv -w -t 30 -o "$PRIV_PG_OPTS" start >/dev/null 2>&1; then
             DB_URL="postgresql://jobd@127.0.0.1:$PRIV_PG_PORT/postgres"
             log "private PostgreSQL at $DB_URL"
             return 0
@@ -143,6 +144,10 @@ pg_private_start() {
     done
     fail "the private PostgreSQL did not start"
 }
+
+# pg_private_start_again: starts the private cluster after a stop, on the
+# same port and with the same options.
+pg_private_start_again() { pg_ctl_priv -w -t 60 -o "$PRIV_PG_OPTS" start; }
 
 pg_sql() { psql -qXAt "$DB_URL" -c "$1"; }
 
