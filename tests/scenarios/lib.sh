@@ -55,8 +55,11 @@ scen_cleanup() {
         kill -KILL "$p" 2>/dev/null || true
     done
     # Handlers live in their own process groups: kill those left over.
+    # (only if that pid is still a handler.sh: a pid may have been reused).
     for p in "$WORK"/pids/*; do
-        [ -f "$p" ] && kill -KILL -- "-$(cat "$p")" 2>/dev/null || true
+        [ -f "$p" ] || continue
+        p=$(cat "$p")
+        grep -qs handler.sh "/proc/$p/cmdline" && kill -KILL -- "-$p" 2>/dev/null || true
     done
     wait 2>/dev/null || true
     if [ -n "$SCEN_DB_DROP" ]; then
@@ -66,7 +69,7 @@ scen_cleanup() {
     if [ -n "$PRIV_PG_DIR" ]; then
         pg_ctl_priv -m immediate stop >/dev/null 2>&1 || true
     fi
-    if [ $rc -eq 0 ] || [ -n "${KEEP_WORK:-}" ]; then
+    if [ $rc -eq 0 ] || [ $rc -eq 77 ] || [ -n "${KEEP_WORK:-}" ]; then
         [ -n "${KEEP_WORK:-}" ] && log "kept $WORK" || rm -rf "$WORK"
     else
         log "exit $rc; logs kept in $WORK"
