@@ -21,6 +21,8 @@
  *   4. heartbeat every slot whose time has come; a stale answer means the
  *      lease is lost (stop the handler, drop its result); cancel_requested
  *      stops the handler, whose failure report then cancels the job;
+ *      a run whose lease ran out by our clock without a heartbeat answer
+ *      (store unreachable) is stopped too: it may be someone else's now;
  *   5. claim at most "free slots" jobs when something says there may be
  *      work: a NOTIFY or in-process signal, the timer for the soonest future
  *      run_at, the last claim having filled every free slot (a backlog), or
@@ -71,6 +73,7 @@ struct slot {
     const struct handler_conf *h;
     int64_t next_hb_us;       /* monotonic */
     int64_t deadline_us;      /* monotonic; C handlers only (the others time themselves) */
+    int64_t lease_end_us;     /* monotonic: the lease is surely live until then (see fence) */
     enum run_stop stop_sent;
     bool lost;                /* stale lease: the result belongs to nobody */
 };
@@ -347,9 +350,11 @@ heartbeats(struct worker *w, int64_t now)
         struct jobd_error err = {0};
         int64_t exp = 0;
         bool cancel = false;
+        int64_t sent_us = clock_mono_now_us();
         int rc = store_heartbeat(w->st, s->id, s->attempt, w->cfg.lease_ms, &exp, &cancel, &err);
         if (rc == JOBD_OK) {
             s->next_hb_us = now + w->cfg.heartbeat_ms * 1000;
+            s->lease_end_us = sent_us + w->cfg.lease_ms * 1000;
             if (cancel)
                 stop_run(w, s, RUN_STOP_CANCEL);
         } else if (rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND) {
@@ -364,6 +369,30 @@ heartbeats(struct worker *w, int64_t now)
         }
     }
     return true;
+}
+
+/*
+ * Self-fencing: a run whose lease was not renewed in time (the store did
+ * not answer its heartbeats: a partition, a database down) is stopped when
+ * the lease runs out by our own clock, counted from when the last renewal
+ * that got an answer was sent, so never later than the store's. From then
+ * on the reaper may hand the job to another worker, which must not find
+ * this one still at work; the stopped run's result is dropped (its report
+ * would be refused anyway). A store call that blocks delays this check.
+ */
+static void
+fence_expired(struct worker *w)
+{
+    int64_t now = clock_mono_now_us();
+    for (int i = 0; i < w->cfg.concurrency; i++) {
+        struct slot *s = &w->slots[i];
+        if (!s->used || s->lost || now < s->lease_end_us)
+            continue;
+        wlog(w, "the lease of job %" PRId64 " attempt %" PRId32 " ran out without a heartbeat "
+             "answer; stopping it", s->id, s->attempt);
+        s->lost = true;
+        stop_run(w, s, RUN_STOP_LOST);
+    }
 }
 
 /* ---- claiming (loop thread) ---- */
@@ -385,8 +414,9 @@ steal(char **p)
     return s;
 }
 
+/* asked_us: when the claim was sent; the lease began after it. */
 static void
-dispatch(struct worker *w, struct job *j, int64_t now)
+dispatch(struct worker *w, struct job *j, int64_t now, int64_t asked_us)
 {
     struct slot *s = free_slot(w);
     const struct handler_conf *h = worker_config_handler(&w->cfg, j->type);
@@ -424,7 +454,8 @@ dispatch(struct worker *w, struct job *j, int64_t now)
         return;
     }
     *s = (struct slot){.used = true, .id = j->id, .attempt = j->attempt, .h = h,
-                       .next_hb_us = now + w->cfg.heartbeat_ms * 1000};
+                       .next_hb_us = now + w->cfg.heartbeat_ms * 1000,
+                       .lease_end_us = asked_us + w->cfg.lease_ms * 1000};
     if (h->kind == HANDLER_C && run->timeout_ms > 0)
         s->deadline_us = now + run->timeout_ms * 1000;
     w->n_running++;
@@ -510,7 +541,7 @@ maybe_claim(struct worker *w, int64_t now)
         return false;
     }
     for (size_t i = 0; i < got.n; i++)
-        dispatch(w, &got.v[i], now);
+        dispatch(w, &got.v[i], now, asked_us);
     w->next_poll_us = now + w->poll_ms * 1000;
     w->backlog = got.n == (size_t)free_n;
     if (!w->backlog)
@@ -579,6 +610,7 @@ loop_main(void *arg)
         ensure_store(w, now);
         if (w->st != NULL && report(w))
             heartbeats(w, now);
+        fence_expired(w);
         for (int i = 0; i < w->cfg.concurrency; i++) {
             struct slot *s = &w->slots[i];
             if (s->used && s->deadline_us != 0 && now >= s->deadline_us)
@@ -617,6 +649,8 @@ loop_main(void *arg)
                 continue;
             if (w->st != NULL && !s->lost)
                 wake_at = earlier(wake_at, s->next_hb_us);
+            if (!s->lost)
+                wake_at = earlier(wake_at, s->lease_end_us);
             if (s->deadline_us != 0 && s->stop_sent == RUN_STOP_NONE)
                 wake_at = earlier(wake_at, s->deadline_us);
         }
