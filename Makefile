@@ -5,6 +5,8 @@
 #   make test   install what is missing, build with ASan+UBSan and -Werror,
 #               start a throwaway PostgreSQL, run every test with CTest
 #   make build  just build build/jobd
+#   make soak   the fault-injection scenarios' long versions (SOAK=1,
+#               docs/SCENARIOS.md) on the sanitizer build
 #   make fuzz   build the libFuzzer targets with clang (build-fuzz/) and run
 #               each for FUZZ_SECONDS (default 60); see docs/FUZZING.md
 
@@ -12,7 +14,7 @@ JOBS ?= 2
 CMAKE ?= cmake
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build run test fuzz deps clean
+.PHONY: all build run test soak fuzz deps clean
 
 all: build
 
@@ -30,6 +32,11 @@ test: deps
 	@$(CMAKE) -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DJOBD_SANITIZE=ON -DJOBD_FUZZ_BRIEF=ON >/dev/null
 	@$(CMAKE) --build build-asan -j $(JOBS)
 	@scripts/with-pg.sh ctest --test-dir build-asan --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+soak: deps
+	@$(CMAKE) -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DJOBD_SANITIZE=ON >/dev/null
+	@$(CMAKE) --build build-asan -j $(JOBS)
+	@SOAK=1 scripts/with-pg.sh ctest --test-dir build-asan --output-on-failure -L scenario $(CTEST_ARGS)
 
 fuzz: deps
 	@CC=clang $(CMAKE) -S . -B build-fuzz -DJOBD_FUZZ=ON >/dev/null
