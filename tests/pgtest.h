@@ -142,4 +142,51 @@ pgtest_drop_db(const char *url)
     (void)pgtest_admin_exec(admin, sql, 1);
 }
 
+/* ALTER DATABASE <the database of url> SET setting; 0 or -1 (printed). */
+static inline int
+pgtest_set_db(const char *url, const char *setting)
+{
+    size_t s, e;
+    if (pgtest_url_split(url, &s, &e) != 0 || e <= s + 1)
+        return -1;
+    char sql[256];
+    snprintf(sql, sizeof sql, "ALTER DATABASE %.*s SET %s", (int)(e - s - 1), url + s + 1,
+             setting);
+    return pgtest_exec(url, sql);
+}
+
+/*
+ * PGTEST_DB_PER_RUN(url): for a test program whose tests share one database.
+ * Declares `static char url[512]`, creates the database before main (with
+ * synchronous_commit off: correctness tests need no fsync per commit, and
+ * nothing in them kills the server), drops it when the parent process exits
+ * (forked children leave it alone), and defines reset_db(), which each test
+ * calls first to start from an empty schema "jobd". Needs test.h (TEST_FAIL).
+ */
+#define PGTEST_DB_PER_RUN(url)                                                     \
+    static char url[512];                                                          \
+    static pid_t url##_parent;                                                     \
+    static void url##_drop(void)                                                   \
+    {                                                                              \
+        if (getpid() == url##_parent && url[0] != '\0')                            \
+            pgtest_drop_db(url);                                                   \
+    }                                                                              \
+    __attribute__((constructor)) static void url##_create(void)                    \
+    {                                                                              \
+        url##_parent = getpid();                                                   \
+        if (pgtest_fresh_db(url, sizeof url) != 0) {                               \
+            url[0] = '\0';                                                         \
+            return;                                                                \
+        }                                                                          \
+        atexit(url##_drop);                                                        \
+        (void)pgtest_set_db(url, "synchronous_commit = off");                      \
+    }                                                                              \
+    static void reset_db(void)                                                     \
+    {                                                                              \
+        if (url[0] == '\0')                                                        \
+            TEST_FAIL("no test database (see the pgtest message above)");          \
+        if (pgtest_exec(url, "DROP SCHEMA IF EXISTS jobd CASCADE") != 0)           \
+            TEST_FAIL("cannot reset the test database");                           \
+    }
+
 #endif

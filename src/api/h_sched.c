@@ -52,38 +52,6 @@ path_name(struct api_call *c)
     return false;
 }
 
-/* Reads a schedule body into spec; payload canonical text goes to *payload. */
-static int
-spec_from(json_t *o, struct schedule_spec *spec, char **payload, struct jobd_error *err)
-{
-    memset(spec, 0, sizeof *spec);
-    int64_t prio = 0, max_attempts = 0;
-    const char *catchup = NULL;
-    int rc;
-    if ((rc = jobjson_get_str(o, "name", NULL, false, &spec->name, err)) ||
-        (rc = jobjson_get_str(o, "cron", NULL, true, &spec->cron, err)) ||
-        (rc = jobjson_get_str(o, "type", NULL, true, &spec->type, err)) ||
-        (rc = jobjson_get_str(o, "timezone", NULL, false, &spec->timezone, err)) ||
-        (rc = jobjson_get_str(o, "queue", NULL, false, &spec->queue, err)) ||
-        (rc = jobjson_get_str(o, "catchup", NULL, false, &catchup, err)) ||
-        (rc = jobjson_get_int(o, "priority", NULL, false, JOB_PRIORITY_MIN, JOB_PRIORITY_MAX,
-                              &prio, err)) ||
-        (rc = jobjson_get_int(o, "max_attempts", NULL, false, 1, JOB_MAX_ATTEMPTS_MAX,
-                              &max_attempts, err)))
-        return rc;
-    spec->priority = (int32_t)prio;
-    spec->max_attempts = (int32_t)max_attempts;
-    if (catchup && (rc = schedule_catchup_parse(catchup, &spec->catchup, err)))
-        return rc;
-    json_t *p = json_object_get(o, "payload");
-    if (p != NULL) {
-        if ((rc = json_value_canonical(p, JOB_PAYLOAD_MAX, payload, "payload", err)))
-            return rc;
-        spec->payload = *payload;
-    }
-    return JOBD_OK;
-}
-
 static void
 reply_schedule(struct api_call *c, int status, const struct schedule *s)
 {
@@ -108,7 +76,7 @@ put_schedule(struct api_call *c, bool replace)
     struct jobd_error err = {0};
     struct schedule out = {0};
     bool created = false;
-    int rc = spec_from(o, &spec, &payload, &err);
+    int rc = jobjson_schedule_spec(o, &spec, &payload, &err);
     if (rc == JOBD_OK && replace) {
         if (spec.name && strcmp(spec.name, c->name) != 0)
             rc = jobd_error_set(&err, JOBD_E_INVALID, "name",

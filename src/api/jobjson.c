@@ -355,8 +355,10 @@ spec_times(json_t *o, const char *prefix, int64_t now_us, struct job_spec *spec,
         int64_t ms = 0;
         if ((rc = duration_parse_ms(in, &ms, fname(f, sizeof f, prefix, "in"), err)))
             return rc;
-        if (ms > INT64_MAX / 1000 - now_us)
-            return jobd_error_set(err, JOBD_E_INVALID, f, "%s is too far in the future", f);
+        /* run_at must stay printable and readable: at most TIME_MAX_US. */
+        if (now_us > TIME_MAX_US || ms > (TIME_MAX_US - now_us) / 1000)
+            return jobd_error_set(err, JOBD_E_INVALID, f,
+                                  "%s is too far in the future (after 9999-12-31T23:59:59Z)", f);
         spec->run_at_us = now_us + ms * 1000;
     }
     if (timeout && json_object_get(o, "timeout_s") && !json_is_null(json_object_get(o,
@@ -367,7 +369,8 @@ spec_times(json_t *o, const char *prefix, int64_t now_us, struct job_spec *spec,
         (rc = duration_parse_ms(timeout, &spec->timeout_ms,
                                 fname(f, sizeof f, prefix, "timeout"), err)))
         return rc;
-    return jobjson_get_seconds_ms(o, "timeout_s", prefix, 366.0 * 86400, &spec->timeout_ms, err);
+    return jobjson_get_seconds_ms(o, "timeout_s", prefix, JOB_TIMEOUT_MAX_MS / 1000.0,
+                                  &spec->timeout_ms, err);
 }
 
 int
@@ -401,6 +404,38 @@ jobjson_spec(json_t *o, const char *prefix, const char *header_key, int64_t now_
     if ((rc = spec_payload(o, prefix, owned, spec, err)))
         return rc;
     return job_spec_validate(spec, prefix, err);
+}
+
+int
+jobjson_schedule_spec(json_t *o, struct schedule_spec *spec, char **payload,
+                      struct jobd_error *err)
+{
+    memset(spec, 0, sizeof *spec);
+    int64_t prio = 0, max_attempts = 0;
+    const char *catchup = NULL;
+    int rc;
+    if ((rc = jobjson_get_str(o, "name", NULL, false, &spec->name, err)) ||
+        (rc = jobjson_get_str(o, "cron", NULL, true, &spec->cron, err)) ||
+        (rc = jobjson_get_str(o, "type", NULL, true, &spec->type, err)) ||
+        (rc = jobjson_get_str(o, "timezone", NULL, false, &spec->timezone, err)) ||
+        (rc = jobjson_get_str(o, "queue", NULL, false, &spec->queue, err)) ||
+        (rc = jobjson_get_str(o, "catchup", NULL, false, &catchup, err)) ||
+        (rc = jobjson_get_int(o, "priority", NULL, false, JOB_PRIORITY_MIN, JOB_PRIORITY_MAX,
+                              &prio, err)) ||
+        (rc = jobjson_get_int(o, "max_attempts", NULL, false, 1, JOB_MAX_ATTEMPTS_MAX,
+                              &max_attempts, err)))
+        return rc;
+    spec->priority = (int32_t)prio;
+    spec->max_attempts = (int32_t)max_attempts;
+    if (catchup && (rc = schedule_catchup_parse(catchup, &spec->catchup, err)))
+        return rc;
+    json_t *p = json_object_get(o, "payload");
+    if (p != NULL) {
+        if ((rc = json_value_canonical(p, JOB_PAYLOAD_MAX, payload, "payload", err)))
+            return rc;
+        spec->payload = *payload;
+    }
+    return JOBD_OK;
 }
 
 char *

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "core/job.h"
+#include "core/schedule.h"
 #include "store/store.h"
 
 /* A time as an RFC 3339 string, or JSON null for 0. */
@@ -77,6 +78,17 @@ int jobjson_get_seconds_ms(json_t *o, const char *key, const char *prefix, doubl
 /* An array of strings; *out is a malloc'd array of borrowed strings (free()). */
 int jobjson_get_str_array(json_t *o, const char *key, const char *prefix, bool required,
                           const char ***out, size_t *n, struct jobd_error *err);
+
+/*
+ * Reads a schedule body (name, cron, type, timezone, payload, queue,
+ * priority, max_attempts, catchup) into spec, without the cross-field
+ * checks of schedule_spec_validate. Strings in spec are borrowed from o;
+ * the payload's canonical text goes to *payload (malloc'd, caller frees,
+ * NULL if the body has none). Returns 0 or JOBD_E_INVALID / JOBD_E_TOOBIG
+ * naming the field. Shared by the schedule routes and the fuzz target.
+ */
+int jobjson_schedule_spec(json_t *o, struct schedule_spec *spec, char **payload,
+                          struct jobd_error *err);
 
 /* Serializes v compactly (new malloc'd string) and drops the reference. */
 char *jobjson_dump_take(json_t *v);

@@ -33,6 +33,9 @@
 #define JOB_MAX_ATTEMPTS_MAX 1000000
 #define JOB_PRIORITY_MIN (-1000000)
 #define JOB_PRIORITY_MAX 1000000
+/* A job's own timeout, as "timeout" or "timeout_s": at most 366 days, so
+ * deadlines in microseconds never overflow. */
+#define JOB_TIMEOUT_MAX_MS (366LL * 86400 * 1000)
 
 /* Defaults of CONTRACT.md §1. */
 #define JOB_DEFAULT_QUEUE "default"

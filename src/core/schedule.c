@@ -157,3 +157,30 @@ schedule_plan(const struct cron_expr *e, struct cron_zone *z, enum schedule_catc
     *new_next_us = f;
     return 0;
 }
+
+int
+schedule_plan_stored(const struct schedule *sc, int64_t now_us, int64_t *firings, size_t *n,
+                     int64_t *new_next_us, struct jobd_error *err)
+{
+    struct cron_expr e;
+    struct cron_zone *z = NULL;
+    int rc = cron_parse(sc->cron, &e, err);
+    if (rc == JOBD_OK)
+        rc = cron_zone_open(sc->timezone, &z, err);
+    if (rc == JOBD_OK)
+        rc = schedule_plan(&e, z, sc->catchup, sc->next_run_at_us, now_us, firings,
+                           SCHEDULE_CATCHUP_MAX, n, new_next_us, err);
+    cron_zone_free(z);
+    return rc;
+}
+
+int
+schedule_first_after(const char *cron, const char *tz, int64_t now_us, int64_t *out,
+                     struct jobd_error *err)
+{
+    struct cron_expr e;
+    int rc = cron_parse(cron, &e, err);
+    if (rc == JOBD_OK)
+        rc = cron_next(&e, tz, now_us, out, err);
+    return rc;
+}

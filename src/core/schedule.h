@@ -106,4 +106,20 @@ int schedule_plan(const struct cron_expr *e, struct cron_zone *z,
                   int64_t *firings, size_t cap, size_t *n, int64_t *new_next_us,
                   struct jobd_error *err) JOBD_MUST_USE;
 
+/*
+ * The first firing of (cron, tz) strictly after now_us, into *out. Errors of
+ * cron_parse and cron_next. Thread-safe.
+ */
+int schedule_first_after(const char *cron, const char *tz, int64_t now_us, int64_t *out,
+                         struct jobd_error *err) JOBD_MUST_USE;
+
+/*
+ * schedule_plan for a stored schedule: parses its cron, opens its zone and
+ * applies its catch-up policy from its next_run_at_us. firings has room for
+ * SCHEDULE_CATCHUP_MAX. Errors of cron_parse, cron_zone_open, schedule_plan.
+ * Thread-safe (the zone is private to the call).
+ */
+int schedule_plan_stored(const struct schedule *sc, int64_t now_us, int64_t *firings,
+                         size_t *n, int64_t *new_next_us, struct jobd_error *err) JOBD_MUST_USE;
+
 #endif

@@ -153,6 +153,8 @@ time_parse_rfc3339(const char *s, int64_t *out_us, const char *field, struct job
     int64_t secs = days * 86400 + hour * 3600 + min * 60 + sec - offset_s;
     if (secs < 0)
         return bad(err, field, s, "times before 1970-01-01T00:00:00Z are not supported");
+    if (secs > TIME_MAX_US / US_PER_S)
+        return bad(err, field, s, "times after 9999-12-31T23:59:59Z (UTC) are not supported");
     *out_us = secs * US_PER_S + frac_us;
     return JOBD_OK;
 }

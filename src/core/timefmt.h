@@ -13,11 +13,18 @@
 #include "jobd.h"
 
 #define TIME_RFC3339_LEN 32 /* buffer size enough for time_format_rfc3339 */
+/*
+ * The last instant jobd accepts, 9999-12-31T23:59:59.999999Z: the last one
+ * whose UTC form has a four-digit year, so every time jobd prints reads
+ * back (a far offset like -23:59 must not carry it into year 10000).
+ */
+#define TIME_MAX_US INT64_C(253402300799999999)
 
 /*
  * Parses an RFC 3339 date-time ("2026-12-02T15:03:17+01:00", 'T' or 't' or
  * ' ', 'Z' or 'z' or ±hh:mm) into microseconds since the epoch. Checks the
- * calendar (no Feb 30) and ranges; leap second 60 is refused. Returns 0 or
+ * calendar (no Feb 30) and ranges; leap second 60 is refused; the instant
+ * must lie in 1970-01-01T00:00:00Z .. TIME_MAX_US. Returns 0 or
  * JOBD_E_INVALID with err naming field.
  */
 int time_parse_rfc3339(const char *s, int64_t *out_us, const char *field, struct jobd_error *err);

@@ -8,6 +8,7 @@
 
 #include "core/err.h"
 #include "core/job.h"
+#include "core/timefmt.h"
 
 static bool
 is_name_char(unsigned char c)
@@ -111,9 +112,15 @@ job_spec_validate(const struct job_spec *spec, const char *prefix, struct jobd_e
     if (spec->timeout_ms < 0)
         return jobd_error_set(err, JOBD_E_INVALID, fieldname(f, sizeof f, prefix, "timeout"),
                               "timeout must not be negative");
+    if (spec->timeout_ms > JOB_TIMEOUT_MAX_MS)
+        return jobd_error_set(err, JOBD_E_INVALID, fieldname(f, sizeof f, prefix, "timeout"),
+                              "timeout must be at most 366d");
     if (spec->run_at_us < 0)
         return jobd_error_set(err, JOBD_E_INVALID, fieldname(f, sizeof f, prefix, "run_at"),
                               "run_at must be after 1970-01-01");
+    if (spec->run_at_us > TIME_MAX_US)
+        return jobd_error_set(err, JOBD_E_INVALID, fieldname(f, sizeof f, prefix, "run_at"),
+                              "run_at must be before the year 10000");
     if (spec->schedule != NULL &&
         (rc = job_validate_type(spec->schedule, fieldname(f, sizeof f, prefix, "schedule"), err)))
         return rc;

@@ -139,17 +139,6 @@ not_found(const char *name, struct jobd_error *err)
     return jobd_error_set(err, JOBD_E_NOTFOUND, "name", "no schedule named '%s'", name);
 }
 
-/* The first firing of (cron, tz) strictly after now. */
-static int
-first_after(const char *cron, const char *tz, int64_t now, int64_t *out, struct jobd_error *err)
-{
-    struct cron_expr e;
-    int rc = cron_parse(cron, &e, err);
-    if (rc == JOBD_OK)
-        rc = cron_next(&e, tz, now, out, err);
-    return rc;
-}
-
 /* Ends a transaction: COMMIT if rc is OK, else ROLLBACK; returns the outcome. */
 static int
 finish(struct store_pg *s, int rc, struct jobd_error *err)
@@ -175,7 +164,7 @@ pg_op_schedule_put(struct store *st, const struct schedule_spec *spec, bool repl
         return rc;
     int64_t now = pg_get_i64(r, 0, 0), next;
     PQclear(r);
-    if ((rc = first_after(spec->cron, tz, now, &next, err)) != JOBD_OK)
+    if ((rc = schedule_first_after(spec->cron, tz, now, &next, err)) != JOBD_OK)
         return rc;
     const char *v[12] = {
         spec->name,
@@ -288,7 +277,7 @@ pause_in_txn(struct store_pg *s, const char *name, bool paused, struct schedule 
     int64_t next = cur.next_run_at_us;
     /* Resuming starts from now: firings while paused are not caught up. */
     if (cur.paused && !paused)
-        rc = first_after(cur.cron, cur.timezone, now, &next, err);
+        rc = schedule_first_after(cur.cron, cur.timezone, now, &next, err);
     schedule_fini(&cur);
     if (rc != JOBD_OK)
         return rc;
@@ -396,17 +385,9 @@ static int
 materialize_one(struct store_pg *s, const struct schedule *sc, int64_t now, int64_t *firings,
                 int *made, struct jobd_error *err)
 {
-    struct cron_expr e;
-    struct cron_zone *z = NULL;
     size_t n = 0;
     int64_t next = 0;
-    int rc = cron_parse(sc->cron, &e, err);
-    if (rc == JOBD_OK)
-        rc = cron_zone_open(sc->timezone, &z, err);
-    if (rc == JOBD_OK)
-        rc = schedule_plan(&e, z, sc->catchup, sc->next_run_at_us, now, firings,
-                           SCHEDULE_CATCHUP_MAX, &n, &next, err);
-    cron_zone_free(z);
+    int rc = schedule_plan_stored(sc, now, firings, &n, &next, err);
     if (rc != JOBD_OK)
         return rc;
     PGresult *r = NULL;

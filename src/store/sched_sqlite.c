@@ -47,17 +47,6 @@ row_schedule(sqlite3_stmt *stmt, struct schedule *out)
     return JOBD_OK;
 }
 
-/* The first firing of (cron, tz) strictly after now. */
-static int
-first_after(const char *cron, const char *tz, int64_t now, int64_t *out, struct jobd_error *err)
-{
-    struct cron_expr e;
-    int rc = cron_parse(cron, &e, err);
-    if (rc == JOBD_OK)
-        rc = cron_next(&e, tz, now, out, err);
-    return rc;
-}
-
 /* Loads one schedule inside the open transaction. JOBD_E_NOTFOUND. */
 static int
 load(struct sqlite_store *s, const char *name, struct schedule *out, struct jobd_error *err)
@@ -95,7 +84,7 @@ put_in_txn(struct sqlite_store *s, const struct schedule_spec *spec, bool replac
 {
     const char *tz = spec->timezone ? spec->timezone : "UTC";
     int64_t now = sq_now(s), next;
-    int rc = first_after(spec->cron, tz, now, &next, err);
+    int rc = schedule_first_after(spec->cron, tz, now, &next, err);
     if (rc != JOBD_OK)
         return rc;
     sqlite3_stmt *stmt;
@@ -212,7 +201,7 @@ pause_in_txn(struct sqlite_store *s, const char *name, bool paused, struct sched
     int64_t next = cur.next_run_at_us;
     /* Resuming starts from now: firings while paused are not caught up. */
     if (cur.paused && !paused)
-        rc = first_after(cur.cron, cur.timezone, sq_now(s), &next, err);
+        rc = schedule_first_after(cur.cron, cur.timezone, sq_now(s), &next, err);
     schedule_fini(&cur);
     if (rc != JOBD_OK)
         return rc;
@@ -339,17 +328,9 @@ static int
 materialize_one(struct sqlite_store *s, const struct schedule *sc, int64_t now, int64_t *firings,
                 int *made, struct jobd_error *err)
 {
-    struct cron_expr e;
-    struct cron_zone *z = NULL;
     size_t n = 0;
     int64_t next = 0;
-    int rc = cron_parse(sc->cron, &e, err);
-    if (rc == JOBD_OK)
-        rc = cron_zone_open(sc->timezone, &z, err);
-    if (rc == JOBD_OK)
-        rc = schedule_plan(&e, z, sc->catchup, sc->next_run_at_us, now, firings,
-                           SCHEDULE_CATCHUP_MAX, &n, &next, err);
-    cron_zone_free(z);
+    int rc = schedule_plan_stored(sc, now, firings, &n, &next, err);
     if (rc != JOBD_OK)
         return rc;
     for (size_t i = 0; i < n; i++) {

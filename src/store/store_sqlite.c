@@ -131,6 +131,10 @@ static const struct sq_migration sq_migrations[] = {
      "CREATE INDEX schedules_due ON schedules (next_run_at) WHERE paused = 0;"
      "CREATE UNIQUE INDEX jobs_schedule_firing ON jobs (schedule, scheduled_for)"
      "  WHERE schedule IS NOT NULL;"},
+    {3,
+     /* An idle worker asks for the soonest pending run_at to set its timer
+      * (sq_op_next_run_at); without this it scanned every pending job. */
+     "CREATE INDEX jobs_next_run ON jobs (run_at) WHERE status = 'pending';"},
 };
 
 #define SQ_N_MIGRATIONS (sizeof sq_migrations / sizeof sq_migrations[0])

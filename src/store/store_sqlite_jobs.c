@@ -151,6 +151,25 @@ load_out(struct sqlite_store *s, int64_t id, struct job *out, struct jobd_error 
     return sq_load_job(s, id, out, err);
 }
 
+/*
+ * Ends the transaction of an operation on one job: rc < 0 (an error) rolls
+ * back and is returned; otherwise the job is loaded into *out (if not NULL;
+ * the caller's to job_fini on JOBD_OK) and the transaction committed.
+ */
+static int
+end_with_job(struct sqlite_store *s, int rc, int64_t id, struct job *out,
+             struct jobd_error *err)
+{
+    if (rc >= 0 && (rc = load_out(s, id, out, err)) == JOBD_OK) {
+        rc = sq_commit(s, err);
+        if (rc != JOBD_OK && out != NULL)
+            job_fini(out);
+        return rc;
+    }
+    sq_rollback(s);
+    return rc;
+}
+
 static int
 stale(int64_t id, int32_t attempt, struct jobd_error *err)
 {
@@ -536,17 +555,7 @@ sq_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result
                     result, err);
     if (rc == 0)
         rc = stale(id, attempt, err);
-    if (rc < 0)
-        goto fail;
-    if ((rc = load_out(s, id, out, err)) != JOBD_OK)
-        goto fail;
-    rc = sq_commit(s, err);
-    if (rc != JOBD_OK)
-        job_fini(out);
-    return rc;
-fail:
-    sq_rollback(s);
-    return rc;
+    return end_with_job(s, rc, id, out, err);
 }
 
 int
@@ -634,17 +643,7 @@ sq_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error, boo
     rc = fail_attempt(s, id, attempt, error, retryable, retry_delay_ms, sq_now(s), err);
     if (rc == 0)
         rc = stale(id, attempt, err);
-    if (rc < 0)
-        goto fail;
-    if ((rc = load_out(s, id, out, err)) != JOBD_OK)
-        goto fail;
-    rc = sq_commit(s, err);
-    if (rc != JOBD_OK)
-        job_fini(out);
-    return rc;
-fail:
-    sq_rollback(s);
-    return rc;
+    return end_with_job(s, rc, id, out, err);
 }
 
 int
@@ -742,7 +741,7 @@ sq_op_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *e
     rc = finish_job(s, id, "pending", -1, JOB_CANCELLED, sq_now(s), false, NULL, false, NULL,
                     err);
     if (rc < 0)
-        goto fail;
+        goto done;
     if (rc == 0) {
         /* Running: the worker learns it at its next heartbeat. */
         sqlite3_stmt *stmt;
@@ -750,24 +749,17 @@ sq_op_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *e
                              "UPDATE jobs SET cancel_requested = 1 "
                              "WHERE id = ?1 AND status = 'running'",
                              &stmt, err)) != JOBD_OK)
-            goto fail;
+            goto done;
         sqlite3_bind_int64(stmt, 1, id);
         if ((rc = sq_step_done(s, stmt, "request cancel", err)) != JOBD_OK)
-            goto fail;
+            goto done;
         if (sqlite3_changes(s->db) == 0) {
             rc = not_allowed(s, id, "cancel", err);
-            goto fail;
+            goto done;
         }
     }
-    if ((rc = load_out(s, id, out, err)) != JOBD_OK)
-        goto fail;
-    rc = sq_commit(s, err);
-    if (rc != JOBD_OK)
-        job_fini(out);
-    return rc;
-fail:
-    sq_rollback(s);
-    return rc;
+done:
+    return end_with_job(s, rc, id, out, err);
 }
 
 int
@@ -786,29 +778,22 @@ sq_op_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *er
         "FROM jobs_done WHERE id = ?1 AND status IN ('dead', 'cancelled')";
     sqlite3_stmt *stmt;
     if ((rc = sq_prepare(s, back, &stmt, err)) != JOBD_OK)
-        goto fail;
+        goto done;
     sqlite3_bind_int64(stmt, 1, id);
     sqlite3_bind_int64(stmt, 2, sq_now(s));
     if ((rc = sq_step_done(s, stmt, "retry job", err)) != JOBD_OK)
-        goto fail;
+        goto done;
     if (sqlite3_changes(s->db) == 0) {
         rc = not_allowed(s, id, "retry", err);
-        goto fail;
+        goto done;
     }
     if ((rc = sq_prepare(s, "DELETE FROM jobs_done WHERE id = ?1", &stmt, err)) != JOBD_OK)
-        goto fail;
+        goto done;
     sqlite3_bind_int64(stmt, 1, id);
     if ((rc = sq_step_done(s, stmt, "retry job", err)) != JOBD_OK)
-        goto fail;
-    if ((rc = load_out(s, id, out, err)) != JOBD_OK)
-        goto fail;
-    rc = sq_commit(s, err);
-    if (rc != JOBD_OK)
-        job_fini(out);
-    return rc;
-fail:
-    sq_rollback(s);
-    return rc;
+        goto done;
+done:
+    return end_with_job(s, rc, id, out, err);
 }
 
 int
@@ -968,9 +953,10 @@ sq_op_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at
     int rc = check_filter(req, err);
     if (rc != JOBD_OK)
         return rc;
-    char *sql = filter_sql("SELECT min(run_at) FROM jobs WHERE status = 'pending' "
+    /* ORDER BY … LIMIT 1 rather than min(): stops at the first match of jobs_next_run. */
+    char *sql = filter_sql("SELECT run_at FROM jobs WHERE status = 'pending' "
                            "AND queue NOT IN (SELECT name FROM queues WHERE paused = 1)",
-                           "", req, 1);
+                           " ORDER BY run_at LIMIT 1", req, 1);
     if (sql == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     sqlite3_stmt *stmt;

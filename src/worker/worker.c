@@ -509,6 +509,7 @@ maybe_claim(struct worker *w, int64_t now)
     };
     struct job_list got = {0};
     struct jobd_error err = {0};
+    int64_t asked_us = clock_mono_now_us();
     int rc = store_claim(w->st, &req, &got, &err);
     if (rc != JOBD_OK) {
         job_list_fini(&got);
@@ -518,6 +519,20 @@ maybe_claim(struct worker *w, int64_t now)
     }
     stat_add(w, &w->stats.claims, 1);
     stat_add(w, &w->stats.claimed, got.n);
+    /* The leases began after asked_us. An answer that took a whole lease to
+     * arrive (a network that held it, a stopped process) may carry leases
+     * that are already gone and jobs that another worker already runs:
+     * starting them would run a job under a dead lease. Drop them; the
+     * reaper hands them on. Measured on our own monotonic clock, so the
+     * store's clock does not matter. */
+    int64_t took_ms = (clock_mono_now_us() - asked_us) / 1000;
+    if (got.n > 0 && took_ms >= w->cfg.lease_ms) {
+        wlog(w, "the claim of %zu job(s) was answered after %" PRId64 " ms, longer than the "
+             "lease: not starting them (their leases are gone; the reaper retries them)",
+             got.n, took_ms);
+        job_list_fini(&got);
+        return false;
+    }
     for (size_t i = 0; i < got.n; i++)
         dispatch(w, &got.v[i], now);
     w->next_poll_us = now + w->poll_ms * 1000;

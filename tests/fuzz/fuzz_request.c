@@ -19,8 +19,7 @@
 #include "api/auth.h"
 #include "api/metrics.h"
 #include "api/storepool.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz_main.h"
 
 static struct api_ctx *
 ctx_get(void)
@@ -91,23 +90,3 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     api_response_fini(&r);
     return 0;
 }
-
-#ifdef JOBD_FUZZ_STANDALONE
-int
-main(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++) {
-        FILE *f = fopen(argv[i], "rb");
-        if (f == NULL) {
-            perror(argv[i]);
-            return 1;
-        }
-        static uint8_t buf[4 << 20];
-        size_t n = fread(buf, 1, sizeof buf, f);
-        fclose(f);
-        LLVMFuzzerTestOneInput(buf, n);
-    }
-    printf("%d inputs replayed\n", argc - 1);
-    return 0;
-}
-#endif

@@ -20,10 +20,7 @@
 
 #include "test.h"
 
-#if __has_include("pgtest.h")
 #include "pgtest.h"
-#define APITEST_HAVE_PGTEST 1
-#endif
 
 struct srv {
     pid_t pid;
@@ -66,37 +63,6 @@ apitest_backend_ok(const char *backend)
     }
     return true;
 }
-
-#ifndef APITEST_HAVE_PGTEST
-/* A fresh PostgreSQL database (the pg helper's tests/pgtest.h does the same). */
-static inline int
-pgtest_fresh_db(char *url, size_t len)
-{
-    const char *admin = getenv("JOBD_TEST_PG_URL");
-    if (admin == NULL)
-        return -1;
-    char name[64];
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    snprintf(name, sizeof name, "jobd_api_%d_%ld", (int)getpid(), (long)ts.tv_nsec);
-    PGconn *c = PQconnectdb(admin);
-    char sql[128];
-    snprintf(sql, sizeof sql, "CREATE DATABASE %s", name);
-    PGresult *r = PQexec(c, sql);
-    int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-    if (!ok)
-        fprintf(stderr, "pgtest: %s", PQerrorMessage(c));
-    PQclear(r);
-    PQfinish(c);
-    if (!ok)
-        return -1;
-    const char *p = strstr(admin, "://");
-    size_t s = (size_t)(p + 3 - admin) + strcspn(p + 3, "/?");
-    size_t e = s + (admin[s] == '/' ? strcspn(admin + s, "?") : 0);
-    snprintf(url, len, "%.*s/%s%s", (int)s, admin, name, admin + e);
-    return 0;
-}
-#endif
 
 /* Picks the store URL for backend into s->db. */
 static inline void
@@ -373,5 +339,61 @@ get_json(const struct srv *s, const char *path)
             t_##name("pg");                                                                \
     }                                                                                      \
     static void t_##name(const char *backend)
+
+/* --- the CLI through the real binary (its stdout/stderr in the test's dir) --- */
+
+/* Runs JOBD_BIN with args (NULL-terminated); env entries "K=V" are set first. */
+static inline int
+cli_run(const char *const *env, const char *const *args, char *out, size_t outlen)
+{
+    char *argv[32];
+    int n = 0;
+    argv[n++] = (char *)getenv("JOBD_BIN");
+    for (int i = 0; args[i] && n < 31; i++)
+        argv[n++] = (char *)args[i];
+    argv[n] = NULL;
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (int i = 0; env && env[i]; i++)
+            putenv((char *)env[i]);
+        int o = open(test_path("cli.out"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(test_path("cli.err"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(e, 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    FILE *f = fopen(test_path("cli.out"), "r");
+    size_t got = f ? fread(out, 1, outlen - 1, f) : 0;
+    out[got] = '\0';
+    if (f)
+        fclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* The stderr of the last cli_run. */
+static inline const char *
+cli_last_err(char *buf, size_t len)
+{
+    FILE *f = fopen(test_path("cli.err"), "r");
+    size_t got = f ? fread(buf, 1, len - 1, f) : 0;
+    buf[got] = '\0';
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+/* Parses text as JSON (owned by the caller) or fails the test. */
+static inline json_t *
+cli_parse_json(const char *text)
+{
+    json_error_t je;
+    json_t *v = json_loads(text, 0, &je);
+    if (v == NULL)
+        TEST_FAIL("not JSON (%s): %s", je.text, text);
+    return v;
+}
 
 #endif

@@ -14,46 +14,7 @@
 #include "test.h"
 #include "util/clock.h"
 
-/*
- * One database per run of this program (made before the first test, dropped
- * when the run ends); each test starts from an empty schema "jobd".
- */
-static char g_url[512];
-static pid_t g_parent;
-
-static void
-run_db_drop(void)
-{
-    if (getpid() == g_parent && g_url[0] != '\0')
-        pgtest_drop_db(g_url);
-}
-
-__attribute__((constructor)) static void
-run_db_create(void)
-{
-    g_parent = getpid();
-    if (pgtest_fresh_db(g_url, sizeof g_url) != 0) {
-        g_url[0] = '\0';
-        return;
-    }
-    atexit(run_db_drop);
-    /* Correctness tests need no fsync per commit; nothing here kills the server. */
-    char sql[600];
-    const char *db = strrchr(g_url, '/') + 1;
-    snprintf(sql, sizeof sql, "ALTER DATABASE %.*s SET synchronous_commit = off",
-             (int)strcspn(db, "?"), db);
-    (void)pgtest_exec(g_url, sql);
-}
-
-/* Empties the run's database: no schema jobd. */
-static void
-reset_db(void)
-{
-    if (g_url[0] == '\0')
-        TEST_FAIL("no test database (see the pgtest message above)");
-    if (pgtest_exec(g_url, "DROP SCHEMA IF EXISTS jobd CASCADE") != 0)
-        TEST_FAIL("cannot reset the test database");
-}
+PGTEST_DB_PER_RUN(g_url)
 
 /* A fresh database, migrated, with a store on it (manual clock if mc). */
 static struct store *

@@ -8,59 +8,6 @@
  */
 #include "apitest.h"
 
-/* Runs jobd with args (NULL-terminated); env entries "K=V" are set first. */
-static int
-run(const char *const *env, const char *const *args, char *out, size_t outlen)
-{
-    char *argv[32];
-    int n = 0;
-    argv[n++] = (char *)getenv("JOBD_BIN");
-    for (int i = 0; args[i] && n < 31; i++)
-        argv[n++] = (char *)args[i];
-    argv[n] = NULL;
-    pid_t pid = fork();
-    if (pid == 0) {
-        for (int i = 0; env && env[i]; i++)
-            putenv((char *)env[i]);
-        int o = open(test_path("cli.out"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int e = open(test_path("cli.err"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(o, 1);
-        dup2(e, 2);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    int st = 0;
-    waitpid(pid, &st, 0);
-    FILE *f = fopen(test_path("cli.out"), "r");
-    size_t got = f ? fread(out, 1, outlen - 1, f) : 0;
-    out[got] = '\0';
-    if (f)
-        fclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-/* The stderr of the last run. */
-static const char *
-last_err(char *buf, size_t len)
-{
-    FILE *f = fopen(test_path("cli.err"), "r");
-    size_t got = f ? fread(buf, 1, len - 1, f) : 0;
-    buf[got] = '\0';
-    if (f)
-        fclose(f);
-    return buf;
-}
-
-static json_t *
-parse(const char *text)
-{
-    json_error_t je;
-    json_t *v = json_loads(text, 0, &je);
-    if (v == NULL)
-        TEST_FAIL("not JSON (%s): %s", je.text, text);
-    return v;
-}
-
 /* "2026-12-02T14:03:17.120Z" -> ms since the epoch; fails the test otherwise. */
 static int64_t
 ts_ms(const char *s)
@@ -96,8 +43,8 @@ TEST(schedule_cli_commands)
                          "--tz", "Europe/Berlin", "--payload", "{\"k\":[1,2]}", "--queue",
                          "reports", "--priority", "7", "--max-attempts", "4", "--catchup",
                          "all", NULL};
-    ASSERT_EQ(run(env, add, out, sizeof out), 0);
-    json_t *j = parse(out);
+    ASSERT_EQ(cli_run(env, add, out, sizeof out), 0);
+    json_t *j = cli_parse_json(out);
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "name")), "nightly");
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "cron")), "30 2 * * *");
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "timezone")), "Europe/Berlin");
@@ -116,52 +63,52 @@ TEST(schedule_cli_commands)
     /* add again replaces (--server instead of the environment). */
     const char *repl[] = {"schedule", "add", "nightly", "@hourly", "report.build", "--server",
                           s.base, NULL};
-    ASSERT_EQ(run(NULL, repl, out, sizeof out), 0);
-    j = parse(out);
+    ASSERT_EQ(cli_run(NULL, repl, out, sizeof out), 0);
+    j = cli_parse_json(out);
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "cron")), "@hourly");
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "timezone")), "UTC");
     json_decref(j);
     const char *add2[] = {"schedule", "add", "a.first", "0 0 1 1 *", "t", NULL};
-    ASSERT_EQ(run(env, add2, out, sizeof out), 0);
+    ASSERT_EQ(cli_run(env, add2, out, sizeof out), 0);
 
     /* ls piped: one JSON object a line, by name. */
     const char *ls[] = {"schedule", "ls", NULL};
-    ASSERT_EQ(run(env, ls, out, sizeof out), 0);
+    ASSERT_EQ(cli_run(env, ls, out, sizeof out), 0);
     char *nl = strchr(out, '\n');
     ASSERT(nl != NULL);
     *nl = '\0';
-    j = parse(out);
+    j = cli_parse_json(out);
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "name")), "a.first");
     json_decref(j);
-    j = parse(nl + 1);
+    j = cli_parse_json(nl + 1);
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "name")), "nightly");
     json_decref(j);
 
     const char *pause[] = {"schedule", "pause", "nightly", NULL};
-    ASSERT_EQ(run(env, pause, out, sizeof out), 0);
-    j = parse(out);
+    ASSERT_EQ(cli_run(env, pause, out, sizeof out), 0);
+    j = cli_parse_json(out);
     ASSERT(json_is_true(json_object_get(j, "paused")));
     json_decref(j);
     const char *resume[] = {"schedule", "resume", "nightly", NULL};
-    ASSERT_EQ(run(env, resume, out, sizeof out), 0);
-    j = parse(out);
+    ASSERT_EQ(cli_run(env, resume, out, sizeof out), 0);
+    j = cli_parse_json(out);
     ASSERT(json_is_false(json_object_get(j, "paused")));
     json_decref(j);
     const char *trig[] = {"schedule", "trigger", "nightly", NULL};
-    ASSERT_EQ(run(env, trig, out, sizeof out), 0);
-    j = parse(out);
+    ASSERT_EQ(cli_run(env, trig, out, sizeof out), 0);
+    j = cli_parse_json(out);
     ASSERT(json_integer_value(json_object_get(j, "id")) > 0);
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "schedule")), "nightly");
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "status")), "pending");
     json_decref(j);
     const char *rm[] = {"schedule", "rm", "nightly", NULL};
-    ASSERT_EQ(run(env, rm, out, sizeof out), 0);
+    ASSERT_EQ(cli_run(env, rm, out, sizeof out), 0);
     ASSERT_STR_EQ(out, "");
     /* Gone: 1 with a reason. */
-    ASSERT_EQ(run(env, rm, out, sizeof out), 1);
-    ASSERT(strstr(last_err(err, sizeof err), "nightly") != NULL);
-    ASSERT_EQ(run(env, pause, out, sizeof out), 1);
-    ASSERT_EQ(run(env, trig, out, sizeof out), 1);
+    ASSERT_EQ(cli_run(env, rm, out, sizeof out), 1);
+    ASSERT(strstr(cli_last_err(err, sizeof err), "nightly") != NULL);
+    ASSERT_EQ(cli_run(env, pause, out, sizeof out), 1);
+    ASSERT_EQ(cli_run(env, trig, out, sizeof out), 1);
     /* The job trigger made stays. */
     json_t *jl = get_json(&s, "/v1/jobs?schedule=nightly");
     ASSERT_EQ(json_array_size(json_object_get(jl, "jobs")), 1);
@@ -169,19 +116,19 @@ TEST(schedule_cli_commands)
 
     /* Refused by the server: 1, the message names the field / the zone. */
     const char *bad1[] = {"schedule", "add", "x", "61 * * * *", "t", NULL};
-    ASSERT_EQ(run(env, bad1, out, sizeof out), 1);
-    ASSERT(strstr(last_err(err, sizeof err), "minute") != NULL);
+    ASSERT_EQ(cli_run(env, bad1, out, sizeof out), 1);
+    ASSERT(strstr(cli_last_err(err, sizeof err), "minute") != NULL);
     const char *bad2[] = {"schedule", "add", "x", "* * * * * * *", "t", NULL};
-    ASSERT_EQ(run(env, bad2, out, sizeof out), 1);
+    ASSERT_EQ(cli_run(env, bad2, out, sizeof out), 1);
     const char *bad3[] = {"schedule", "add", "x", "0 25 * * *", "t", NULL};
-    ASSERT_EQ(run(env, bad3, out, sizeof out), 1);
-    ASSERT(strstr(last_err(err, sizeof err), "hour") != NULL);
+    ASSERT_EQ(cli_run(env, bad3, out, sizeof out), 1);
+    ASSERT(strstr(cli_last_err(err, sizeof err), "hour") != NULL);
     const char *bad4[] = {"schedule", "add", "x", "* * * * *", "t", "--tz", "Mars/Olympus",
                           NULL};
-    ASSERT_EQ(run(env, bad4, out, sizeof out), 1);
-    ASSERT(strstr(last_err(err, sizeof err), "timezone") != NULL);
+    ASSERT_EQ(cli_run(env, bad4, out, sizeof out), 1);
+    ASSERT(strstr(cli_last_err(err, sizeof err), "timezone") != NULL);
     const char *bad5[] = {"schedule", "add", "bad name", "* * * * *", "t", NULL};
-    ASSERT_EQ(run(env, bad5, out, sizeof out), 1);
+    ASSERT_EQ(cli_run(env, bad5, out, sizeof out), 1);
 
     /* Usage errors: 2. */
     const char *u[][8] = {
@@ -194,29 +141,29 @@ TEST(schedule_cli_commands)
         {"schedule", "add", "x", "* * * * *", "t", "--priority", "high", NULL},
     };
     for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
-        ASSERT_EQ(run(env, u[i], out, sizeof out), 2);
+        ASSERT_EQ(cli_run(env, u[i], out, sizeof out), 2);
     const char *u3[] = {"schedule", "add", "x", "* * * * *", "t", "--max-attempts", "0", NULL};
-    ASSERT_EQ(run(env, u3, out, sizeof out), 2);
+    ASSERT_EQ(cli_run(env, u3, out, sizeof out), 2);
     const char *u4[] = {"schedule", "add", "x", "* * * * *", "t", "--tz", NULL};
-    ASSERT_EQ(run(env, u4, out, sizeof out), 2);
+    ASSERT_EQ(cli_run(env, u4, out, sizeof out), 2);
     const char *u5[] = {"schedule", "rm", NULL};
-    ASSERT_EQ(run(env, u5, out, sizeof out), 2);
+    ASSERT_EQ(cli_run(env, u5, out, sizeof out), 2);
     const char *u6[] = {"schedule", "pause", "a", "b", NULL};
-    ASSERT_EQ(run(env, u6, out, sizeof out), 2);
+    ASSERT_EQ(cli_run(env, u6, out, sizeof out), 2);
     const char *u7[] = {"schedule", "ls", "--queue", "q", NULL};
-    ASSERT_EQ(run(env, u7, out, sizeof out), 2);
+    ASSERT_EQ(cli_run(env, u7, out, sizeof out), 2);
     const char *u8[] = {"schedule", "trigger", "x", "--bogus", NULL};
-    ASSERT_EQ(run(env, u8, out, sizeof out), 2);
+    ASSERT_EQ(cli_run(env, u8, out, sizeof out), 2);
 
     /* --help for every form: 0, usage on stdout. */
     const char *acts[] = {"add", "ls", "rm", "pause", "resume", "trigger"};
     for (size_t i = 0; i < 6; i++) {
         const char *h[] = {"schedule", acts[i], "--help", NULL};
-        ASSERT_EQ(run(env, h, out, sizeof out), 0);
+        ASSERT_EQ(cli_run(env, h, out, sizeof out), 0);
         ASSERT(strstr(out, "usage: jobd schedule") != NULL);
     }
     const char *h0[] = {"schedule", "--help", NULL};
-    ASSERT_EQ(run(env, h0, out, sizeof out), 0);
+    ASSERT_EQ(cli_run(env, h0, out, sizeof out), 0);
     ASSERT(strstr(out, "usage: jobd schedule") != NULL);
     srv_stop(&s);
 
@@ -230,7 +177,7 @@ TEST(schedule_cli_commands)
         {"schedule", "trigger", "x", NULL},
     };
     for (size_t i = 0; i < 6; i++)
-        ASSERT_EQ(run(env, gone[i], out, sizeof out), 3);
+        ASSERT_EQ(cli_run(env, gone[i], out, sizeof out), 3);
 }
 
 /*
@@ -289,7 +236,7 @@ BOTH(schedule_fires)
     int64_t sf[256];
 
     const char *add[] = {"schedule", "add", "tick", "* * * * * *", "tick.job", NULL};
-    ASSERT_EQ(run(env, add, out, sizeof out), 0);
+    ASSERT_EQ(cli_run(env, add, out, sizeof out), 0);
     size_t n = wait_fired(&s, "tick", 3, sf, 256);
     /* Consecutive seconds, none twice. */
     for (size_t i = 1; i < n && i < 256; i++)
@@ -298,7 +245,7 @@ BOTH(schedule_fires)
                       (long long)sf[i - 1]);
 
     const char *pause[] = {"schedule", "pause", "tick", NULL};
-    ASSERT_EQ(run(env, pause, out, sizeof out), 0);
+    ASSERT_EQ(cli_run(env, pause, out, sizeof out), 0);
     int64_t paused_at = wall_ms();
     size_t before = fired(&s, "tick", sf, 256);
     /* Nothing may fire while paused: watch for 2.5 s (several would-be firings). */
@@ -314,7 +261,7 @@ BOTH(schedule_fires)
     ASSERT_EQ(n, before);
 
     const char *resume[] = {"schedule", "resume", "tick", NULL};
-    ASSERT_EQ(run(env, resume, out, sizeof out), 0);
+    ASSERT_EQ(cli_run(env, resume, out, sizeof out), 0);
     size_t m = wait_fired(&s, "tick", n + 2, sf, 256);
     ASSERT(m <= 256);
     /* The new firings are after the resume and again consecutive; no duplicates anywhere. */
@@ -324,11 +271,11 @@ BOTH(schedule_fires)
         ASSERT(sf[i] > sf[i - 1]);
 
     const char *trig[] = {"schedule", "trigger", "tick", NULL};
-    ASSERT_EQ(run(env, pause, out, sizeof out), 0);
+    ASSERT_EQ(cli_run(env, pause, out, sizeof out), 0);
     int64_t t0 = wall_ms();
-    ASSERT_EQ(run(env, trig, out, sizeof out), 0);
+    ASSERT_EQ(cli_run(env, trig, out, sizeof out), 0);
     int64_t t1 = wall_ms();
-    json_t *j = parse(out);
+    json_t *j = cli_parse_json(out);
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "schedule")), "tick");
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "status")), "pending");
     int64_t due = ts_ms(json_string_value(json_object_get(j, "run_at")));

@@ -301,6 +301,30 @@ TEST(spec_from_json)
     ASSERT_EQ(jobjson_spec(o, "jobs[2].", NULL, 0, &spec, &own, &err), JOBD_E_INVALID);
     ASSERT_STR_EQ(err.field, "jobs[2].max_attempts");
     json_decref(o);
+    /* Found by fuzz_spec: what jobd accepts it must print and read back, so
+     * the worker's deadline cannot overflow and run_at stays within year 9999. */
+    static const struct {
+        const char *body, *field;
+    } bad[] = {
+        {"{\"type\":\"t\",\"timeout\":\"106751991167d\"}", "jobs[0].timeout"},
+        {"{\"type\":\"t\",\"timeout\":\"367d\"}", "jobs[0].timeout"},
+        {"{\"type\":\"t\",\"timeout_s\":31622401}", "jobs[0].timeout_s"},
+        {"{\"type\":\"t\",\"in\":\"3000000d\"}", "jobs[0].in"},
+        {"{\"type\":\"t\",\"run_at\":\"9999-12-31T23:00:00-01:00\"}", "jobs[0].run_at"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        o = json_loads(bad[i].body, 0, NULL);
+        ASSERT_EQ(jobjson_spec(o, "jobs[0].", NULL, 1796220197120000, &spec, &own, &err),
+                  JOBD_E_INVALID);
+        ASSERT_STR_EQ(err.field, bad[i].field);
+        jobjson_spec_fini(&own);
+        json_decref(o);
+    }
+    o = json_loads("{\"type\":\"t\",\"timeout\":\"366d\",\"in\":\"2900000d\"}", 0, NULL);
+    ASSERT_OK(jobjson_spec(o, NULL, NULL, 1796220197120000, &spec, &own, &err), &err);
+    ASSERT_EQ(spec.timeout_ms, JOB_TIMEOUT_MAX_MS);
+    jobjson_spec_fini(&own);
+    json_decref(o);
 }
 
 TEST(metrics_text)

@@ -103,6 +103,8 @@ TEST(parse_refusals_name_the_field)
         "1969-12-31T23:59:59.999Z",      /* before 1970 */
         "1970-01-01T00:00:00+00:01",
         "0000-01-01T00:00:00Z",
+        "9999-12-31T23:59:59-00:01",     /* after 9999 in UTC: would print as year 10000 */
+        "9999-12-31T01:00:00-23:00",
         "now",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -122,6 +124,12 @@ TEST(parse_refusals_name_the_field)
     ASSERT(strstr(e.msg, "hour") != NULL);
     ASSERT_EQ(time_parse_rfc3339("2026-02-29T00:00:00Z", &us, "at", &e), JOBD_E_INVALID);
     ASSERT(strstr(e.msg, "day does not exist") != NULL);
+    /* Found by fuzz_time: the latest instants still read, the next is refused by name. */
+    ASSERT_OK(time_parse_rfc3339("9999-12-31T23:59:59.999999Z", &us, "at", &e), &e);
+    ASSERT_EQ(us, TIME_MAX_US);
+    ASSERT_OK(time_parse_rfc3339("9999-12-31T23:59:59+00:00", &us, "at", &e), &e);
+    ASSERT_EQ(time_parse_rfc3339("9999-12-31T23:30:00-01:00", &us, "at", &e), JOBD_E_INVALID);
+    ASSERT(strstr(e.msg, "after 9999-12-31") != NULL);
 }
 
 TEST(format_utc_millis)

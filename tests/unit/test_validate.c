@@ -3,6 +3,7 @@
  */
 #include "core/err.h"
 #include "core/job.h"
+#include "core/timefmt.h"
 #include "test.h"
 
 TEST(type_names)
@@ -50,6 +51,25 @@ TEST(spec_fields_are_named_with_prefix)
     ASSERT_STR_EQ(e.field, "idempotency_key");
     s.idempotency_key = "k1";
     ASSERT_OK(job_spec_validate(&s, NULL, &e), &e);
+}
+
+/* Found by fuzz_spec: a timeout of 106751991167d overflowed the worker's
+ * deadline (ms * 1000), and a run_at after 9999 printed as a year jobd
+ * cannot read back. Both are refused at the door now, naming the field. */
+TEST(timeout_and_run_at_bounds)
+{
+    struct jobd_error e = {0};
+    struct job_spec s = {.type = "t", .timeout_ms = JOB_TIMEOUT_MAX_MS,
+                         .run_at_us = TIME_MAX_US};
+    ASSERT_OK(job_spec_validate(&s, NULL, &e), &e);
+    s.timeout_ms = JOB_TIMEOUT_MAX_MS + 1;
+    ASSERT_EQ(job_spec_validate(&s, "jobs[1].", &e), JOBD_E_INVALID);
+    ASSERT_STR_EQ(e.field, "jobs[1].timeout");
+    ASSERT(strstr(e.msg, "366d") != NULL);
+    s.timeout_ms = 0;
+    s.run_at_us = TIME_MAX_US + 1;
+    ASSERT_EQ(job_spec_validate(&s, NULL, &e), JOBD_E_INVALID);
+    ASSERT_STR_EQ(e.field, "run_at");
 }
 
 TEST(payload_size_limit)

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# scenario_kill_worker.sh — the seed's acceptance test: kill -9 a worker in
+# the middle of a job (with its handler, as when its machine dies); the
+# server's reaper finds the expired lease and hands the job to another
+# worker, where it succeeds with attempt 2. The history checker then proves
+# the job ran once under each lease, and /metrics counts the reap.
+# Short and soak versions: 1 job / 20 jobs killed one after another.
+source "$(dirname "$0")/lib.sh"
+scen_init kill_worker
+pg_newdb
+rounds=1; [ "$SOAK" = 1 ] && rounds=20
+
+start_server
+write_worker_ini "$WORK/worker.ini" 2s 500ms 1 "poll_interval = 200ms"
+
+for r in $(seq 1 "$rounds"); do
+    start_worker "w1-$r" "$WORK/worker.ini"
+    id=$(submit_one 5000 1)
+    echo "$id" >>"$WORK/expect"
+    wait_until 30 "job $id to start on w1-$r" test -s "$WORK/pids/$id.1"
+    [ "$(job_field "$id" worker_id)" = "w1-$r" ] || fail "job $id is not held by w1-$r"
+    handler=$(cat "$WORK/pids/$id.1")
+    kill -KILL "${WPID[w1-$r]}" && kill -KILL -- "-$handler"
+    wait "${WPID[w1-$r]}" 2>/dev/null || true
+    log "round $r: killed worker w1-$r and its handler (pid $handler) in the middle of job $id"
+
+    start_worker "w2-$r" "$WORK/worker.ini"
+    wait_until 60 "job $id to succeed" job_is "$id" status succeeded
+    attempt=$(job_field "$id" attempt)
+    holder=$(job_field "$id" worker_id)
+    log "round $r: job $id succeeded with attempt $attempt on $holder"
+    [ "$attempt" = 2 ] || fail "job $id succeeded with attempt $attempt, want 2"
+    [ "$holder" = "w2-$r" ] || fail "job $id was finished by $holder, want w2-$r"
+    stop_pid "${WPID[w2-$r]}"
+done
+
+reaped=$(metric jobd_jobs_reaped_total)
+log "jobd_jobs_reaped_total $reaped"
+if [ "$reaped" = missing ] || [ "$reaped" -lt "$rounds" ]; then
+    fail "jobd_jobs_reaped_total is $reaped, want at least $rounds"
+fi
+pg_dump_jobs "$WORK/jobs.json"
+check_history --expect "$WORK/expect" || fail "the history checker found violations"
+log "ok: $rounds kill(s), each job succeeded with attempt 2 on the second worker; reaped $reaped"

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# scenario_zombie.sh — a worker frozen past its lease comes back.
+# Injected: SIGSTOP of worker z (a remote worker, `--server`, so its reports
+# go through the API, where fencing is counted) while its handler runs; the
+# handler ends but z cannot report; its 2s lease runs out and the reaper
+# hands the job on; worker w2 finishes it (attempt 2). Then SIGCONT: z sends
+# its late report for attempt 1, the server refuses it (409 stale_attempt),
+# the job keeps w2's result, and jobd_reports_fenced_total counts it.
+# Short: 1 round; soak: 10.
+source "$(dirname "$0")/lib.sh"
+scen_init zombie
+pg_newdb
+rounds=1; [ "$SOAK" = 1 ] && rounds=10
+
+start_server
+write_worker_ini "$WORK/worker.ini" 2s 500ms 1 "poll_interval = 200ms"
+
+for r in $(seq 1 "$rounds"); do
+    z=z-$r w2=w2-$r
+    start_worker "$z" "$WORK/worker.ini" --server "$SERVER_URL"
+    id=$(submit_one 1000 1)
+    echo "$id" >>"$WORK/expect"
+    wait_until 30 "job $id to start on $z" test -s "$WORK/pids/$id.1"
+    kill -STOP "${WPID[$z]}"
+    log "round $r: froze worker $z (SIGSTOP) while it runs job $id"
+    wait_until 30 "the frozen worker's handler to end" test ! -e "$WORK/pids/$id.1"
+
+    start_worker "$w2" "$WORK/worker.ini"
+    wait_until 60 "job $id to succeed on $w2" job_is "$id" status succeeded
+    [ "$(job_field "$id" attempt)" = 2 ] || fail "job $id succeeded with attempt $(job_field "$id" attempt), want 2"
+    [ "$(job_field "$id" worker_id)" = "$w2" ] || fail "job $id is held by $(job_field "$id" worker_id), want $w2"
+    stop_pid "${WPID[$w2]}"
+
+    fenced0=$(metric jobd_reports_fenced_total)
+    kill -CONT "${WPID[$z]}"
+    log "round $r: job $id succeeded on $w2 with attempt 2; thawed $z (fenced so far: $fenced0)"
+    fenced_more() { [ "$(metric jobd_reports_fenced_total)" -gt "$fenced0" ]; }
+    wait_until 30 "the zombie's late report to be fenced" fenced_more
+    fenced=$(metric jobd_reports_fenced_total)
+    stop_pid "${WPID[$z]}"
+    result=$(job_field "$id" result)
+    log "round $r: jobd_reports_fenced_total $fenced0 -> $fenced; job $id result $result, status $(job_field "$id" status)"
+    job_is "$id" status succeeded || fail "job $id is no longer succeeded after the late report"
+    job_is "$id" attempt 2 || fail "job $id attempt changed after the late report"
+    case $result in
+        *"\"worker\": \"$w2\""*) ;;
+        *) fail "job $id's result is not $w2's: $result" ;;
+    esac
+done
+
+fenced=$(metric jobd_reports_fenced_total)
+[ "$fenced" -ge "$rounds" ] || fail "jobd_reports_fenced_total is $fenced, want at least $rounds"
+pg_dump_jobs "$WORK/jobs.json"
+check_history --expect "$WORK/expect" || fail "the history checker found violations"
+log "ok: $rounds zombie(s) fenced; jobd_reports_fenced_total $fenced"
