@@ -278,20 +278,6 @@ open_store(const char *url, struct store **out, struct jobd_error *err)
     return store_open(url, out, err);
 }
 
-/*
- * With completions on the flusher's connection, the loop's connection
- * carries only claims, heartbeats and failure reports: its commits need not
- * wait for the disk (store_relax_commits says why that is safe). That
- * halves the fsyncs per batch on PostgreSQL.
- */
-static void
-relax(struct worker *w)
-{
-    struct jobd_error err = {0};
-    if (w->fl != NULL && store_relax_commits(w->st, &err) != JOBD_OK)
-        wlog(w, "could not relax commits (%s); claims stay synchronous", err.msg);
-}
-
 static void
 store_trouble(struct worker *w, int rc, const struct jobd_error *err, const char *what)
 {
@@ -320,7 +306,6 @@ ensure_store(struct worker *w, int64_t now)
         return;
     }
     wlog(w, "reconnected to the store");
-    relax(w);
     stat_add(w, &w->stats.reconnects, 1);
     atomic_store(&w->hint, true); /* whatever was enqueued meanwhile */
 }
@@ -889,10 +874,8 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
         rc = flusher_start(w->db_url, open_store, &w->wake, &w->fl, err);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
-    if (rc == JOBD_OK) {
-        relax(w);
+    if (rc == JOBD_OK)
         rc = start_runners(w, err);
-    }
     if (rc == JOBD_OK)
         rc = start_thread(&w->loop_thread, loop_main, w, err);
     if (rc != JOBD_OK) {
