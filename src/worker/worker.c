@@ -54,6 +54,7 @@
 #include "worker/completer.h"
 #include "worker/cthread.h"
 #include "worker/exec.h"
+#include "worker/flusher.h"
 #include "worker/http.h"
 #include "worker/remote.h"
 #include "worker/run.h"
@@ -106,6 +107,7 @@ struct worker {
     struct exec_runner *exec;
     struct http_runner *http;
     struct cthread_runner *cth;
+    struct flusher *fl;       /* PostgreSQL: completions on their own connection */
 
     /* loop thread only */
     struct store *st;
@@ -157,6 +159,8 @@ void
 worker_get_stats(struct worker *w, struct worker_stats *out)
 {
     pthread_mutex_lock(&w->smu);
+    if (w->fl != NULL)
+        flusher_take_counts(w->fl, &w->stats.succeeded, &w->stats.stale, &w->stats.batches);
     *out = w->stats;
     pthread_mutex_unlock(&w->smu);
 }
@@ -175,13 +179,18 @@ deliver(void *ctx, struct run_result *r)
     struct worker *w = ctx;
     r->next = NULL;
     pthread_mutex_lock(&w->rmu);
+    bool was_empty = w->rtail == NULL;
     if (w->rtail != NULL)
         w->rtail->next = r;
     else
         w->rhead = r;
     w->rtail = r;
     pthread_mutex_unlock(&w->rmu);
-    wakeup_signal(&w->wake);
+    /* Only the first result of a batch wakes the loop: it takes the whole
+     * queue at once, so later ones ride along (no wake-up storm when a
+     * hundred handler threads finish together). */
+    if (was_empty)
+        wakeup_signal(&w->wake);
 }
 
 /* ---- slots and runners (loop thread) ---- */
@@ -306,7 +315,7 @@ static bool
 report(struct worker *w)
 {
     struct jobd_error err = {0};
-    if (w->comp.n > 0) {
+    if (w->comp.n > 0 && w->fl == NULL) {
         uint64_t written = w->comp.written, stale = w->comp.stale, batches = w->comp.batches;
         int rc = completer_flush(&w->comp, w->st, &err);
         stat_add(w, &w->stats.succeeded, w->comp.written - written);
@@ -608,6 +617,8 @@ loop_main(void *arg)
             shutdown_sent = true;
         }
         ensure_store(w, now);
+        if (w->fl != NULL && !flusher_push(w->fl, &w->comp))
+            wlog(w, "out of memory handing completions over; retrying");
         if (w->st != NULL && report(w))
             heartbeats(w, now);
         fence_expired(w);
@@ -617,13 +628,15 @@ loop_main(void *arg)
                 stop_run(w, s, RUN_STOP_TIMEOUT);
         }
         if (stopping && w->n_running == 0) {
-            if (w->comp.n == 0 && w->fails == NULL)
+            if (w->comp.n == 0 && w->fails == NULL &&
+                (w->fl == NULL || flusher_pending(w->fl) == 0))
                 break;
             if (give_up_at == 0)
                 give_up_at = now + FINAL_REPORT_MS * 1000LL;
             if (now >= give_up_at) {
                 wlog(w, "giving up reporting %zu completion(s) and some failures: their "
-                     "leases will run out", w->comp.n);
+                     "leases will run out",
+                     w->comp.n + (w->fl != NULL ? flusher_pending(w->fl) : 0));
                 break;
             }
         }
@@ -730,6 +743,7 @@ bridge_main(void *arg)
 static void
 worker_free(struct worker *w)
 {
+    flusher_stop(w->fl); /* first: it signals w->wake */
     exec_runner_free(w->exec);
     http_runner_free(w->http);
     cthread_runner_free(w->cth);
@@ -849,7 +863,19 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
                : wake != NULL     ? 1000
                                   : 100;
 
-    rc = start_runners(w, err);
+    /* PostgreSQL: completions go out on a second connection, so the next
+     * claim does not wait behind them (SQLite has one writer at a time:
+     * a second connection would only queue behind the first). */
+    rc = JOBD_OK;
+    if (w->is_pg) {
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        rc = flusher_start(w->db_url, open_store, &w->wake, &w->fl, err);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    if (rc == JOBD_OK)
+        rc = start_runners(w, err);
     if (rc == JOBD_OK)
         rc = start_thread(&w->loop_thread, loop_main, w, err);
     if (rc != JOBD_OK) {
