@@ -5,6 +5,8 @@
 #   make test   install what is missing, build with ASan+UBSan and -Werror,
 #               start a throwaway PostgreSQL, run every test with CTest
 #   make build  just build build/jobd
+#   make bench  every benchmark (~15 min): bench/run.sh, results in bench/results/,
+#               tables and plots into docs/BENCHMARKS.md and docs/bench/
 #   make soak   the fault-injection scenarios' long versions (SOAK=1,
 #               docs/SCENARIOS.md) on the sanitizer build
 #   make fuzz   build the libFuzzer targets with clang (build-fuzz/) and run
@@ -14,7 +16,7 @@ JOBS ?= 2
 CMAKE ?= cmake
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build run test soak fuzz deps clean
+.PHONY: all build run test soak fuzz bench deps clean
 
 all: build
 
@@ -33,10 +35,13 @@ test: deps
 	@$(CMAKE) --build build-asan -j $(JOBS)
 	@scripts/with-pg.sh ctest --test-dir build-asan --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
+bench: deps
+	@bench/run.sh
+
 soak: deps
 	@$(CMAKE) -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DJOBD_SANITIZE=ON >/dev/null
 	@$(CMAKE) --build build-asan -j $(JOBS)
-	@SOAK=1 scripts/with-pg.sh ctest --test-dir build-asan --output-on-failure -L scenario $(CTEST_ARGS)
+	@SOAK=1 scripts/with-pg.sh ctest --test-dir build-asan -V -L scenario $(CTEST_ARGS)
 
 fuzz: deps
 	@CC=clang $(CMAKE) -S . -B build-fuzz -DJOBD_FUZZ=ON >/dev/null

@@ -1,0 +1,422 @@
+#!/usr/bin/env python3
+"""Turns one bench/run.sh run into tables, ratios and plots.
+
+  bench/report.py RESULTS_DIR [--docs docs/BENCHMARKS.md] [--plots docs/bench]
+
+Reads RESULTS_DIR/{jobd,ceiling,shared}.jsonl (JSON lines in the shared
+harness's contract), lateness-*.txt (one latency in ms a line), env.md and
+shared-env.md. Writes RESULTS_DIR/summary.md; with --docs, replaces the text
+between the markers `<!-- bench:begin -->` and `<!-- bench:end -->` of that
+file with the same summary (the prose around them is kept); with --plots,
+renders PNGs there with gnuplot (if installed) and links them. Repeats of the
+same configuration are reduced to their median. Stdlib only.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+
+BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+PG_PEERS = ("graphile-worker", "pg-boss")
+
+
+def load(path):
+    rows = []
+    if not os.path.exists(path):
+        return rows
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass
+    return rows
+
+
+def med(vals):
+    vals = [v for v in vals if isinstance(v, (int, float))]
+    return statistics.median(vals) if vals else None
+
+
+def fmt(x, unit=""):
+    if x is None:
+        return "–"
+    if isinstance(x, float) and abs(x) < 100:
+        return f"{x:,.1f}{unit}"
+    return f"{round(x):,}{unit}"
+
+
+def mb(kb):
+    return "–" if kb is None else f"{kb / 1024:.1f} MB"
+
+
+def table(head, rows):
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def group(rows, keyf):
+    g = {}
+    for r in rows:
+        g.setdefault(keyf(r), []).append(r)
+    return g
+
+
+class Report:
+    def __init__(self, d):
+        self.dir = d
+        self.jobd = [r for r in load(os.path.join(d, "jobd.jsonl")) if r.get("bench") != "step"]
+        self.steps_failed = [r for r in load(os.path.join(d, "jobd.jsonl")) if r.get("bench") == "step"]
+        self.ceil = load(os.path.join(d, "ceiling.jsonl"))
+        self.shared = load(os.path.join(d, "shared.jsonl"))
+        self.errors = [r for r in self.jobd + self.ceil + self.shared + self.steps_failed if r.get("error")]
+        self.ok = lambda rows: [r for r in rows if not r.get("error")]
+
+    # ---- figures -----------------------------------------------------------------
+    def jb(self, bench, **kw):
+        return [r for r in self.ok(self.jobd)
+                if r.get("bench") == bench and all(r.get(k) == v for k, v in kw.items())]
+
+    def best_process(self, backend="pg", handler="c"):
+        rs = self.jb("process", backend=backend, handler=handler)
+        return max((r["process_jobs_per_s"] for r in rs), default=None)
+
+    def shared_med(self, system, mode, field, variant=None):
+        """{(variant, n, concurrency): median} for a system in the shared run."""
+        rs = [r for r in self.ok(self.shared) if r.get("system") == system and r.get("mode") == mode
+              and (variant is None or r.get("variant") == variant)]
+        g = group(rs, lambda r: (r.get("variant"), r.get("n"), r.get("concurrency")))
+        return {k: med([r.get(field) for r in v]) for k, v in g.items() if med([r.get(field) for r in v]) is not None}
+
+    def best_shared(self, systems, mode, field, pred=None):
+        best = (None, None)
+        for s in systems:
+            for k, v in self.shared_med(s, mode, field).items():
+                if pred and not pred(s, k):
+                    continue
+                if best[0] is None or v > best[0]:
+                    best = (v, f"{s} {k[0]}")
+        return best
+
+    def ceiling_seed_b(self):
+        return self.best_shared(["sql-ceiling"], "throughput", "process_jobs_per_s",
+                                lambda s, k: k[0].startswith("B:"))
+
+    def ceiling_jobd(self):
+        g = group(self.ok(self.ceil), lambda r: r.get("concurrency"))
+        vals = {c: med([r.get("process_jobs_per_s") for r in v]) for c, v in g.items()}
+        return max(vals.values(), default=None), vals
+
+    # ---- sections -----------------------------------------------------------------
+    def sec_enqueue(self):
+        rows = []
+        for r in self.jb("enqueue1") + self.jb("enqueue"):
+            rate = r.get("enqueue_single_jobs_per_s") or r.get("enqueue_jobs_per_s")
+            rows.append([r["backend"], r["variant"].split(", ", 1)[1], r["n"],
+                         r.get("settings", {}).get("clients", 1), fmt(rate),
+                         mb(r.get("server_peak_rss_kb")) if r.get("server_peak_rss_kb") else "–"])
+        return table(["store", "how", "jobs", "clients", "jobs/s", "server peak RSS"], rows)
+
+    def sec_process(self):
+        rows = []
+        for r in sorted(self.jb("process"), key=lambda r: (r["backend"], r["handler"], r["workers"])):
+            cpu = r.get("cpu", {})
+            rows.append([r["backend"], "C no-op" if r["handler"] == "c" else "exec /bin/true",
+                         r["workers"], r["concurrency"], r["n"], fmt(r["process_jobs_per_s"]),
+                         mb(r.get("worker_peak_rss_kb")), fmt(cpu.get("worker_pct"), " %"),
+                         fmt(cpu.get("server_pct"), " %") if r["backend"] == "pg" else "–"])
+        return table(["store", "handler", "workers", "concurrency each", "jobs", "jobs/s",
+                      "worker peak RSS", "workers' CPU", "PostgreSQL CPU"], rows)
+
+    def sec_lateness(self):
+        rows = []
+        for r in self.jb("lateness"):
+            rows.append([r["backend"], "due now, one enqueue at a time" if r.get("due_now")
+                         else "due at known instants over %.0f s" % (r.get("settings", {}).get("spread_ms", 0) / 1000),
+                         r["n"], r.get("poll", ""), fmt(r.get("p50_ms"), " ms"),
+                         fmt(r.get("p90_ms"), " ms"), fmt(r.get("p99_ms"), " ms"),
+                         fmt(r.get("max_ms"), " ms"), r.get("early", 0), mb(r.get("worker_peak_rss_kb"))])
+        return table(["store", "jobs", "n", "wake-up", "p50", "p90", "p99", "max", "early", "worker RSS"], rows)
+
+    def sec_scaling(self):
+        rows = []
+        base = {}
+        rs = sorted(self.jb("scaling"), key=lambda r: (r["backend"], r.get("future", 0), r["pending"]))
+        for r in rs:
+            if not r.get("future"):
+                base.setdefault(r["backend"], r["claim_complete_jobs_per_s"])
+        for r in rs:
+            b = base.get(r["backend"])
+            rel = f"{100 * r['claim_complete_jobs_per_s'] / b:.0f} %" if b else "–"
+            rows.append([r["backend"], f"{r['pending']:,}", f"{r.get('future', 0):,}",
+                         fmt(r["claim_complete_jobs_per_s"]), rel, fmt(r.get("seed_s"), " s")])
+        return table(["store", "pending (due)", "future-dated in the way", "claim+complete jobs/s",
+                      "vs the smallest", "seeding took"], rows)
+
+    def sec_ceiling(self):
+        rows = []
+        for c, v in sorted(group(self.ok(self.ceil), lambda r: r.get("concurrency")).items()):
+            rows.append(["jobd's own statements (claim 100 + complete_batch, from store_pg.c)", c,
+                         fmt(med([r["process_jobs_per_s"] for r in v]))])
+        for (var, n, c), v in sorted(self.shared_med("sql-ceiling", "throughput", "process_jobs_per_s").items()):
+            rows.append([f"seed design, {var}", c, fmt(v)])
+        for (var, n, c), v in sorted(self.shared_med("pgbench", "tps", "tps").items()):
+            rows.append([f"pgbench {var} (transactions/s)", c, fmt(v)])
+        return table(["what pgbench ran", "clients", "jobs/s"], rows)
+
+    def sec_shared(self):
+        rows = []
+        ok = self.ok(self.shared)
+        g = group([r for r in ok if r.get("system") not in ("sql-ceiling", "pgbench")],
+                   lambda r: (r.get("system"), r.get("variant"), r.get("mode"), r.get("n"), r.get("concurrency"),
+                              r.get("poll") if r.get("mode") == "latency" else None))
+        order = {"jobd": 0, "graphile-worker": 1, "pg-boss": 2, "bullmq": 3, "beanstalkd": 4}
+        for k in sorted(g, key=lambda k: (order.get(k[0], 9), str(k[1]), str(k[2]), k[3] or 0, k[4] or 0)):
+            v = g[k]
+            m = lambda f: med([r.get(f) for r in v])
+            sysname = f"**{k[0]}**" if k[0] == "jobd" else k[0]
+            if k[2] == "throughput":
+                fig = f"enqueue {fmt(m('enqueue_jobs_per_s'))}/s, process **{fmt(m('process_jobs_per_s'))}/s**"
+            elif k[2] == "enqueue1":
+                fig = f"one call per job **{fmt(m('enqueue_single_jobs_per_s'))}/s**"
+            elif k[2] == "latency":
+                fig = f"p50 {fmt(m('p50_ms'), ' ms')}, p99 **{fmt(m('p99_ms'), ' ms')}**, max {fmt(m('max_ms'), ' ms')}"
+            else:
+                fig = ""
+            poll = k[5] or ""
+            if len(poll) > 70:  # keep both ends: the setting is first (pollers) or last (BullMQ's hz)
+                poll = poll[:45] + " … " + poll[-22:]
+            variant = f"{k[1]}; {poll}" if poll else k[1]
+            rows.append([sysname, variant, k[2], k[3], k[4], fig, mb(m("worker_peak_rss_kb")), len(v)])
+        return table(["system", "variant", "mode", "n", "concurrency", "result (median)", "worker RSS", "runs"], rows)
+
+    def targets(self):
+        out = []
+
+        def row(name, target, value, ok, how):
+            out.append([name, target, value, "–" if ok is None else ("met" if ok else "**missed**"), how])
+
+        ceilB, ceilB_name = self.ceiling_seed_b()
+        ceilJ, _ = self.ceiling_jobd()
+        jobd_shared, _ = self.best_shared(["jobd"], "throughput", "process_jobs_per_s")
+        jobd_own = self.best_process("pg", "c")
+        best_pg_peer, peer_name = self.best_shared(PG_PEERS, "throughput", "process_jobs_per_s")
+        jp = jobd_shared if jobd_shared is not None else jobd_own
+        if ceilB and jp:
+            row("processing, C handlers / SQL ceiling B", "≥ 70 %", f"{100 * jp / ceilB:.0f} % ({fmt(jp)} / {fmt(ceilB)})",
+                jp / ceilB >= 0.7, "jobd in the shared harness (or its best own run) / the seed design's ceiling B, same run")
+        if ceilJ and jobd_own:
+            row("processing, best own run / ceiling of jobd's own statements", "(diagnostic)",
+                f"{100 * jobd_own / ceilJ:.0f} % ({fmt(jobd_own)} / {fmt(ceilJ)})", None,
+                "what the worker loop leaves of what its own SQL allows")
+        if best_pg_peer and jp:
+            row("processing, jobd / best PostgreSQL peer", "≥ 2×", f"{jp / best_pg_peer:.2f}× ({fmt(jp)} / {fmt(best_pg_peer)}, {peer_name})",
+                jp / best_pg_peer >= 2, "same harness, same PostgreSQL, same run")
+        e1 = self.jb("enqueue1", backend="pg")
+        e1v = max((r["enqueue_single_jobs_per_s"] for r in e1), default=None)
+        if e1v is not None:
+            row("one job per HTTP request, 10 clients (PostgreSQL)", "≥ 15,000/s", f"{fmt(e1v)}/s", e1v >= 15000,
+                "jobd_bench enqueue1 (C clients, keep-alive)")
+        pe1, pe1_name = self.best_shared(PG_PEERS, "enqueue1", "enqueue_single_jobs_per_s")
+        je1, _ = self.best_shared(["jobd"], "enqueue1", "enqueue_single_jobs_per_s")
+        if pe1 and (je1 or e1v):
+            v = max(x for x in (je1, e1v) if x)
+            row("one call per job, jobd / best PostgreSQL peer", "≥ 10×", f"{v / pe1:.1f}× ({fmt(v)} / {fmt(pe1)}, {pe1_name})",
+                v / pe1 >= 10, "peers: their single-enqueue call, 10 callers")
+        for be in ("pg", "sqlite"):
+            for now in (True, False):
+                lt = [r for r in self.jb("lateness", backend=be) if bool(r.get("due_now")) == now]
+                if lt and lt[0].get("p99_ms") is not None:
+                    p = lt[0]["p99_ms"]
+                    what = "a job due now" if now else "jobs due at known instants"
+                    row(f"lateness p99, {what}, idle worker ({be})", "≤ 10 ms", f"{fmt(p, ' ms')}", p <= 10,
+                        "jobd_bench lateness" + (" --due-now 1 (includes the enqueue's commit)" if now else ""))
+        wr = [r.get("worker_peak_rss_kb") for r in self.jb("process", handler="c") + self.jb("lateness") + self.jb("scaling")
+              if r.get("worker_peak_rss_kb")]
+        if wr:
+            row("worker peak RSS (C-handler worker process)", "≤ 10 MB", mb(max(wr)), max(wr) <= 10 * 1024,
+                "largest VmHWM over every run with a C worker")
+        xr = [r.get("worker_peak_rss_kb") for r in self.jb("process", handler="exec") if r.get("worker_peak_rss_kb")]
+        if xr:
+            row("worker peak RSS (`jobd worker`, exec handlers)", "≤ 10 MB", mb(max(xr)), max(xr) <= 10 * 1024,
+                "largest VmHWM of the jobd worker processes")
+        sr = [r.get("server_peak_rss_kb") for r in self.jobd if r.get("server_peak_rss_kb")]
+        if sr:
+            row("`jobd server` peak RSS", "≤ 30 MB", mb(max(sr)), max(sr) <= 30 * 1024, "largest VmHWM over the HTTP enqueue runs")
+        for be in ("pg", "sqlite"):
+            sc = [r for r in self.jb("scaling", backend=be) if not r.get("future")]
+            if len(sc) >= 2:
+                lo = min(sc, key=lambda r: r["pending"])
+                hi = max(sc, key=lambda r: r["pending"])
+                rel = hi["claim_complete_jobs_per_s"] / lo["claim_complete_jobs_per_s"]
+                row(f"claim+complete at {hi['pending']:,} vs {lo['pending']:,} pending ({be})", "within 20 %",
+                    f"{100 * rel:.0f} %", rel >= 0.8, "jobd_bench scaling")
+        return table(["target", "wanted", "measured", "", "how"], out)
+
+    # ---- plots ----------------------------------------------------------------------
+    def plots(self, pdir):
+        if not shutil.which("gnuplot"):
+            print("report.py: gnuplot not installed, no plots", file=sys.stderr)
+            return []
+        os.makedirs(pdir, exist_ok=True)
+        made = []
+        data = os.path.join(self.dir, "plot-data")
+        os.makedirs(data, exist_ok=True)
+        # throughput vs workers
+        series = []
+        for be in ("pg", "sqlite"):
+            for h, label in (("c", "C no-op"), ("exec", "exec /bin/true")):
+                rs = sorted(self.jb("process", backend=be, handler=h), key=lambda r: r["workers"])
+                if not rs:
+                    continue
+                f = os.path.join(data, f"process-{be}-{h}.dat")
+                with open(f, "w") as fh:
+                    for r in rs:
+                        fh.write(f"{r['workers']} {r['process_jobs_per_s']}\n")
+                series.append(f"'{f}' using 1:2 with linespoints lw 2 title '{'PostgreSQL' if be == 'pg' else 'SQLite'}, {label}'")
+        ceilB, _ = self.ceiling_seed_b()
+        ceilJ, _ = self.ceiling_jobd()
+        best_pg_peer, peer_name = self.best_shared(PG_PEERS, "throughput", "process_jobs_per_s")
+        for v, t in ((ceilB, "SQL ceiling B (seed design)"), (ceilJ, "SQL ceiling, jobd's statements"),
+                     (best_pg_peer, f"best PostgreSQL peer ({peer_name})" if peer_name else "")):
+            if v:
+                series.append(f"{v} with lines dt 2 lw 1 title \"{t}\"")
+        if series:
+            out = os.path.join(pdir, "throughput-workers.png")
+            self.gnuplot(f"""
+set terminal pngcairo size 900,560 noenhanced font ',10'
+set output '{out}'
+set title 'No-op jobs processed per second vs worker processes (one run)'
+set xlabel 'worker processes'
+set ylabel 'jobs/s (log scale)'
+set logscale y
+set xtics (1,2,4,8)
+set logscale x 2
+set grid
+set key outside bottom center horizontal maxrows 3
+plot {', '.join(series)}
+""")
+            made.append(("throughput-workers.png", "Processing rate vs worker processes"))
+        # lateness distribution (CDF)
+        series = []
+        for be, title in (("pg", "PostgreSQL, due at known instants"), ("sqlite", "SQLite, due at known instants"),
+                          ("pg-now", "PostgreSQL, due now"), ("sqlite-now", "SQLite, due now")):
+            src = os.path.join(self.dir, f"lateness-{be}.txt")
+            if not os.path.exists(src):
+                continue
+            vals = sorted(float(x) for x in open(src) if x.strip())
+            if not vals:
+                continue
+            f = os.path.join(data, f"lateness-{be}.dat")
+            with open(f, "w") as fh:
+                for i, v in enumerate(vals):
+                    fh.write(f"{v} {(i + 1) / len(vals)}\n")
+            series.append(f"'{f}' using 1:2 with lines lw 2 title '{title}'")
+        if series:
+            out = os.path.join(pdir, "lateness.png")
+            self.gnuplot(f"""
+set terminal pngcairo size 900,500 noenhanced font ',10'
+set output '{out}'
+set title 'Lateness of delayed jobs (start - run_at), idle worker: cumulative distribution'
+set xlabel 'ms late (log scale)'
+set ylabel 'fraction of jobs started'
+set logscale x
+set grid
+set key bottom right
+set yrange [0:1]
+plot {', '.join(series)}
+""")
+            made.append(("lateness.png", "Lateness distribution"))
+        # peers, processing rate, one bar each
+        bars = []
+        for s in ("jobd", "graphile-worker", "pg-boss", "bullmq", "beanstalkd", "sql-ceiling"):
+            for (var, n, c), v in sorted(self.shared_med(s, "throughput", "process_jobs_per_s").items()):
+                bars.append((f"{s}: {var[:38]} (c={c})", v))
+        if bars:
+            f = os.path.join(data, "peers.dat")
+            with open(f, "w") as fh:
+                for name, v in bars:
+                    fh.write(f"\"{name}\" {v}\n")
+            out = os.path.join(pdir, "peers.png")
+            self.gnuplot(f"""
+set terminal pngcairo size 1000,{200 + 22 * len(bars)} noenhanced font ',9'
+set output '{out}'
+set title 'No-op jobs/s in the shared harness, same run, same machine'
+set style fill solid 0.6
+set boxwidth 0.7
+set yrange [-0.5:{len(bars) - 0.5}] reverse
+set xlabel 'jobs/s'
+set grid x
+unset key
+set lmargin 52
+plot '{f}' using (column(2)*0.5):0:(column(2)*0.5):(0.35):yticlabels(1) with boxxyerror
+""")
+            made.append(("peers.png", "jobd beside the peers and the SQL ceilings"))
+        return made
+
+    def gnuplot(self, script):
+        r = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
+        if r.returncode != 0:
+            print(f"report.py: gnuplot failed: {r.stderr[-500:]}", file=sys.stderr)
+
+    # ---- the document -----------------------------------------------------------------
+    def render(self, plots, plot_rel):
+        env = open(os.path.join(self.dir, "env.md")).read().strip() if os.path.exists(os.path.join(self.dir, "env.md")) else ""
+        parts = [f"_Generated by `bench/report.py` from `{os.path.relpath(self.dir)}`; "
+                 "do not edit between the markers (re-run `make bench`)._", "",
+                 "### Machine", "", env, "", "### Targets", "", self.targets(), ""]
+        if plots:
+            parts += ["### Plots", ""]
+            parts += [f"![{t}]({plot_rel}/{f})" for f, t in plots] + [""]
+        parts += ["### Enqueue", "", self.sec_enqueue(), "",
+                  "### Processing no-op jobs", "", self.sec_process(), "",
+                  "### Lateness of delayed jobs", "", self.sec_lateness(), "",
+                  "### Scaling with the number of pending jobs", "", self.sec_scaling(), "",
+                  "### SQL ceilings (pgbench, no scheduler)", "", self.sec_ceiling(), ""]
+        if self.shared:
+            parts += ["### jobd beside the peers (shared harness, same run)", "", self.sec_shared(), ""]
+            senv = os.path.join(self.dir, "shared-env.md")
+            if os.path.exists(senv):
+                parts += ["<details><summary>The shared harness's machine and server settings</summary>", "",
+                          open(senv).read().strip(), "", "</details>", ""]
+        if self.errors:
+            parts += ["### Failed steps", ""]
+            parts += [f"- {r.get('system')} {r.get('bench', '')} {r.get('variant', '')} {r.get('mode', '')}: {r['error']}"
+                      for r in self.errors] + [""]
+        return "\n".join(parts)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dir")
+    ap.add_argument("--docs")
+    ap.add_argument("--plots")
+    a = ap.parse_args()
+    rep = Report(a.dir)
+    plots = rep.plots(a.plots) if a.plots else []
+    rel = os.path.relpath(a.plots, os.path.dirname(a.docs)) if a.plots and a.docs else "."
+    text = rep.render(plots, rel)
+    with open(os.path.join(a.dir, "summary.md"), "w") as f:
+        f.write(text + "\n")
+    if a.docs:
+        doc = open(a.docs).read() if os.path.exists(a.docs) else f"# Benchmarks\n\n{BEGIN}\n{END}\n"
+        if BEGIN not in doc or END not in doc:
+            sys.exit(f"report.py: {a.docs} lacks the markers {BEGIN} / {END}")
+        pre, rest = doc.split(BEGIN, 1)
+        _, post = rest.split(END, 1)
+        with open(a.docs, "w") as f:
+            f.write(pre + BEGIN + "\n" + text + "\n" + END + post)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

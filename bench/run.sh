@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# bench/run.sh — every jobd benchmark, end to end, unattended (`make bench`).
+#
+#   1. builds jobd and jobd_bench in Release ($BENCH_BUILD, default build-bench/);
+#   2. starts a throwaway PostgreSQL 15 (bench/pg.sh: stock durability, as the
+#      shared harness's) and runs jobd's own measurements on it and on SQLite
+#      (bench/jobd_bench.c): enqueue rates, processing rates with C and exec
+#      handlers for 1, 2, 4 and 8 workers, lateness, scaling, memory;
+#   3. the SQL ceiling of jobd's own statements (bench/sql/ceiling.py);
+#   4. the shared harness with the peers and jobd's adapter, in the same run
+#      (bench/peers/run-shared.sh);
+#   5. bench/report.py: tables and ratios into docs/BENCHMARKS.md (between its
+#      markers), plots into docs/bench/*.png.
+#
+# Results: bench/results/<UTC timestamp>/ (jobd.jsonl, ceiling.jsonl,
+# shared.jsonl, lateness-{pg,sqlite}[-now].txt, env.md, run.log, summary.md). About 15 minutes
+# on 2 cores. Every step is bounded by `timeout`; a failed step leaves an
+# "error" line and the run goes on. Servers it started are stopped on exit.
+#
+# Knobs (env), e.g. a 2-minute smoke run:
+#   QUICK=1 bench/run.sh            small sizes everywhere (see below)
+#   BACKENDS="pg sqlite" WORKERS="1 2 4 8" N=20000 ENQ1_N=20000 EXEC_N=2000
+#   LAT_N=2000 LAT_SPREAD_MS=10000 LAT_NOW_N=500 LAT_NOW_SPREAD_MS=5000
+#   SCALE_SIZES="10000 100000 1000000"
+#   SCALE_FUTURE=10000 SCALE_K=5000 CEIL_N=200000 SHARED=1 (0 = skip the peers)
+#   PEERS_ONLY="..." (the shared harness's ONLY), REPORT=1 (0 = no docs update)
+#   STEP_TIMEOUT_S=600, BENCH_PG_PORT=55433, BENCH_OUT=DIR
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+OUT=${BENCH_OUT:-$ROOT/bench/results/$STAMP}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+LOG=$OUT/run.log
+BUILD=${BENCH_BUILD:-$ROOT/build-bench}
+
+if [ "${QUICK:-0}" = 1 ]; then
+    : "${N:=3000}" "${ENQ1_N:=2000}" "${EXEC_N:=200}" "${WORKERS:=1 2}" "${LAT_N:=300}" "${LAT_NOW_N:=100}"
+    : "${LAT_NOW_SPREAD_MS:=1000}"
+    : "${LAT_SPREAD_MS:=2000}" "${SCALE_SIZES:=10000 50000}" "${SCALE_FUTURE:=5000}" "${SCALE_K:=3000}"
+    : "${CEIL_N:=20000}" "${CEIL_CLIENTS:=4}"
+    export N_PEERS=${N_PEERS:-3000} LAT_JOBS=${LAT_JOBS:-300} LAT_SPREAD_MS ENQ1_N
+    export CEIL_VARIANTS=${CEIL_VARIANTS:-b} PGBENCH_SECONDS=${PGBENCH_SECONDS:-2}
+fi
+BACKENDS=${BACKENDS:-pg sqlite}
+WORKERS=${WORKERS:-1 2 4 8}
+N=${N:-20000}
+ENQ1_N=${ENQ1_N:-20000}
+EXEC_N=${EXEC_N:-2000}
+LAT_N=${LAT_N:-2000}
+LAT_SPREAD_MS=${LAT_SPREAD_MS:-10000}
+LAT_NOW_N=${LAT_NOW_N:-500}
+LAT_NOW_SPREAD_MS=${LAT_NOW_SPREAD_MS:-5000}
+SCALE_SIZES=${SCALE_SIZES:-10000 100000 1000000}
+SCALE_FUTURE=${SCALE_FUTURE:-10000}
+SCALE_K=${SCALE_K:-5000}
+export CEIL_N=${CEIL_N:-200000}
+export CEIL_CLIENTS=${CEIL_CLIENTS:-4 8}
+SHARED=${SHARED:-1}
+REPORT=${REPORT:-1}
+STEP_TIMEOUT_S=${STEP_TIMEOUT_S:-600}
+export BENCH_PG_PORT=${BENCH_PG_PORT:-55433}
+export BENCH_PG_DIR=${BENCH_PG_DIR:-/tmp/jobd-bench-pg}
+export JOBD_BENCH_TMP=${JOBD_BENCH_TMP:-/tmp/jobd-bench}
+PGURL_BASE="postgres://postgres@127.0.0.1:$BENCH_PG_PORT/postgres"
+PGURL="postgres://postgres@127.0.0.1:$BENCH_PG_PORT/bench_jobd"
+SQURL="sqlite:$JOBD_BENCH_TMP/bench.db"
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+mkdir -p "$JOBD_BENCH_TMP"
+
+say() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" | tee -a "$LOG" >&2; }
+T0=$(date +%s)
+
+STEP_PID=
+cleanup() {
+    if [ -n "$STEP_PID" ]; then kill "$STEP_PID" 2>/dev/null; wait "$STEP_PID" 2>/dev/null; fi
+    bench/pg.sh stop >/dev/null 2>&1
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# step FILE CMD...: one measurement; its JSON line(s) go to FILE, logs to run.log.
+step() {
+    local file=$1; shift
+    say "$*"
+    timeout -k 10 "$STEP_TIMEOUT_S" "$@" >>"$file" 2>>"$LOG" &
+    STEP_PID=$!
+    wait "$STEP_PID"
+    local rc=$?
+    STEP_PID=
+    if [ $rc -ne 0 ]; then
+        say "  -> exit $rc"
+        printf '{"system":"jobd","bench":"step","error":"exit %s: %s"}\n' "$rc" "$(echo "$*" | tr '"' "'")" >>"$file"
+    else
+        tail -n 1 "$file" | cut -c1-300 >>"$LOG"
+    fi
+}
+
+# ---- prerequisites -----------------------------------------------------------------
+need=()
+command -v gnuplot >/dev/null || need+=(gnuplot-nox)
+command -v cmake >/dev/null || need+=(cmake)
+if [ ${#need[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ]; then
+        say "apt-get install ${need[*]}"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}" >>"$LOG" 2>&1 \
+            || say "apt-get failed: plots will be missing"
+    else
+        say "missing ${need[*]}: run 'sudo apt-get install ${need[*]}' (plots need gnuplot)"
+    fi
+fi
+
+say "building Release in $BUILD"
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >>"$LOG" 2>&1 \
+    && cmake --build "$BUILD" -j 2 --target jobd jobd_bench >>"$LOG" 2>&1 \
+    || { say "build failed (see $LOG)"; exit 1; }
+JOBD=$BUILD/jobd
+JB=$BUILD/jobd_bench
+
+# ---- the machine ----------------------------------------------------------------------
+FSYNC=$("$PGBIN/pg_test_fsync" -s 1 -f "$JOBD_BENCH_TMP/fsync.tmp" 2>/dev/null | awk '/^ +fdatasync/{print $2 " " $3; exit}')
+rm -f "$JOBD_BENCH_TMP/fsync.tmp"
+{
+    echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); jobd $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo ' (with local changes)'), $("$JOBD" --version)"
+    echo "- CPU: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'); memory $(free -g | awk '/Mem:/{print $2}') GiB; kernel $(uname -r); Debian $(cat /etc/debian_version 2>/dev/null)"
+    echo "- Disk sync speed (pg_test_fsync, one 8 kB write + fdatasync): ${FSYNC:-unknown}"
+    echo "- Load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "- Compiler: $(cc --version | head -1); build: CMake Release (-O3)"
+} >"$OUT/env.md"
+
+# ---- jobd's own measurements ----------------------------------------------------------------
+J=$OUT/jobd.jsonl
+: >"$J"
+if [[ " $BACKENDS " == *" pg "* ]]; then
+    bench/pg.sh stop >/dev/null 2>&1
+    say "pg.sh start (fresh): $(bench/pg.sh start)"
+    "$PGBIN/psql" "$PGURL_BASE" -XAqc "create database bench_jobd" >>"$LOG" 2>&1
+    "$PGBIN/psql" "$PGURL_BASE" -XAtc "select version()" >>"$OUT/env.md.pg" 2>&1
+    {
+        echo "- PostgreSQL: $("$PGBIN/psql" "$PGURL_BASE" -XAtc 'show server_version'), bench/pg.sh: $("$PGBIN/psql" "$PGURL_BASE" -XAt -F '=' -c "select name, current_setting(name) from pg_settings where name in ('shared_buffers','max_connections','fsync','synchronous_commit','full_page_writes','wal_sync_method') order by name" | tr '\n' ' ')"
+    } >>"$OUT/env.md"
+    rm -f "$OUT/env.md.pg"
+fi
+echo "- SQLite: $(sqlite3 --version 2>/dev/null | cut -d' ' -f1) (CLI); the library linked: see each line's version; WAL, synchronous=FULL" >>"$OUT/env.md"
+
+for be in $BACKENDS; do
+    url=$PGURL; [ "$be" = sqlite ] && url=$SQURL
+    step "$J" "$JB" enqueue1 --db "$url" --jobd "$JOBD" --n "$ENQ1_N" --clients 10
+    step "$J" "$JB" enqueue --db "$url" --via http --jobd "$JOBD" --n "$N" --batch 1000
+    step "$J" "$JB" enqueue --db "$url" --via lib --n "$N" --batch 1000
+    [ "$be" = pg ] && step "$J" "$JB" enqueue --db "$url" --via sql --n "$N" --batch 1000
+    for w in $WORKERS; do
+        step "$J" "$JB" process --db "$url" --handler c --workers "$w" --n "$N"
+    done
+    for w in $WORKERS; do
+        step "$J" "$JB" process --db "$url" --handler exec --jobd "$JOBD" --workers "$w" --n "$EXEC_N"
+    done
+    step "$J" "$JB" lateness --db "$url" --n "$LAT_N" --spread-ms "$LAT_SPREAD_MS" --lat-file "$OUT/lateness-$be.txt"
+    step "$J" "$JB" lateness --db "$url" --n "$LAT_NOW_N" --spread-ms "$LAT_NOW_SPREAD_MS" --due-now 1 \
+        --lat-file "$OUT/lateness-$be-now.txt"
+    for p in $SCALE_SIZES; do
+        step "$J" "$JB" scaling --db "$url" --pending "$p" --k "$SCALE_K"
+    done
+    first=${SCALE_SIZES%% *}
+    [ "$SCALE_FUTURE" -gt 0 ] && step "$J" "$JB" scaling --db "$url" --pending "$first" --future "$SCALE_FUTURE" --k "$SCALE_K"
+done
+rm -f "$JOBD_BENCH_TMP"/bench.db*
+
+# ---- the SQL ceiling of jobd's statements ------------------------------------------------------
+if [[ " $BACKENDS " == *" pg "* ]]; then
+    step "$OUT/ceiling.jsonl" env BENCH_PG_URL="$PGURL_BASE" JOBD_BIN="$JOBD" CEIL_TMP="$JOBD_BENCH_TMP" \
+        python3 bench/sql/ceiling.py
+    bench/pg.sh stop
+fi
+
+# ---- the peers, and jobd beside them, in the shared harness --------------------------------------
+if [ "$SHARED" = 1 ]; then
+    say "shared harness (peers + jobd adapter): bench/peers/run-shared.sh"
+    ONLY=${PEERS_ONLY:-} N=${N_PEERS:-20000} JOBD_BIN="$JOBD" JOBD_BENCH_BIN="$JB" \
+        STEP_TIMEOUT_S="$STEP_TIMEOUT_S" bench/peers/run-shared.sh "$OUT" >>"$LOG" 2>&1 &
+    STEP_PID=$!
+    wait "$STEP_PID" || say "  -> the shared harness failed (see $OUT/shared.log)"
+    STEP_PID=
+fi
+
+say "measurements done in $(( $(date +%s) - T0 )) s"
+if [ "$REPORT" = 1 ]; then
+    python3 bench/report.py "$OUT" --docs docs/BENCHMARKS.md --plots docs/bench >>"$LOG" 2>&1 \
+        && say "wrote docs/BENCHMARKS.md, docs/bench/*.png, $OUT/summary.md" \
+        || say "report.py failed (see $LOG)"
+else
+    python3 bench/report.py "$OUT" >>"$LOG" 2>&1 && say "wrote $OUT/summary.md"
+fi
+say "total $(( $(date +%s) - T0 )) s; results in $OUT"

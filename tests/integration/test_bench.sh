@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# test_bench.sh — the benchmark tooling still works (make bench is run rarely,
+# so this keeps it from rotting): jobd_bench's subcommands on SQLite at tiny
+# sizes each print one JSON line with their figures and no error; with a
+# PostgreSQL (JOBD_TEST_PG_URL) the SQL ceiling extracts jobd's statements
+# from store_pg.c and pgbench drains a small table with them; report.py
+# renders the lines. Needs JOBD_BIN, JOBD_BUILD, JOBD_SRC (set by CTest).
+set -u
+JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
+JB="${JOBD_BUILD:?JOBD_BUILD must be set}/jobd_bench"
+SRC="${JOBD_SRC:?JOBD_SRC must be set}"
+dir=$(mktemp -d /tmp/jobd-test-bench.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+export JOBD_BENCH_TMP=$dir
+fails=0
+pass=0
+
+# check NAME JSON-LINE PYTHON-EXPRESSION-ON-o
+check() {
+    if python3 -c "import json,sys; o=json.loads(sys.argv[1]); sys.exit(0 if ($3) else 1)" "$2" 2>/dev/null; then
+        pass=$((pass + 1))
+    else
+        fails=$((fails + 1))
+        printf 'FAIL %s\n  line: %s\n  want: %s\n' "$1" "$2" "$3"
+    fi
+}
+
+db="sqlite:$dir/b.db"
+out=$("$JB" process --db "$db" --handler c --workers 2 --n 300 2>>"$dir/log")
+check "process, C handlers" "$out" "o['process_jobs_per_s'] > 0 and o['failed'] == 0 and 'error' not in o and o['worker_peak_rss_kb'] > 0"
+echo "$out" >>"$dir/jobd.jsonl"
+
+out=$("$JB" process --db "$db" --handler exec --jobd "$JOBD" --workers 1 --n 20 2>>"$dir/log")
+check "process, exec handlers" "$out" "o['process_jobs_per_s'] > 0 and o['handler'] == 'exec' and 'error' not in o"
+echo "$out" >>"$dir/jobd.jsonl"
+
+out=$("$JB" enqueue1 --db "$db" --jobd "$JOBD" --n 200 --clients 4 2>>"$dir/log")
+check "enqueue1 over HTTP" "$out" "o['held'] == 200 and o['failed_requests'] == 0 and o['server_peak_rss_kb'] > 0 and 'error' not in o"
+echo "$out" >>"$dir/jobd.jsonl"
+
+out=$("$JB" enqueue --db "$db" --via lib --n 2500 --batch 1000 2>>"$dir/log")
+check "enqueue via libjobd" "$out" "o['held'] == 2500 and o['enqueue_jobs_per_s'] > 0"
+echo "$out" >>"$dir/jobd.jsonl"
+
+out=$("$JB" lateness --db "$db" --n 30 --spread-ms 600 --lead-ms 400 --lat-file "$dir/lateness-sqlite.txt" 2>>"$dir/log")
+check "lateness" "$out" "o['started'] == 30 and o['early'] == 0 and o['p99_ms'] is not None and 'error' not in o"
+echo "$out" >>"$dir/jobd.jsonl"
+check "lateness file" "$(wc -l <"$dir/lateness-sqlite.txt")" "o == 30"
+
+out=$("$JB" scaling --db "$db" --pending 3000 --future 500 --k 1000 --warm 100 2>>"$dir/log")
+check "scaling" "$out" "o['claim_complete_jobs_per_s'] > 0 and o['measured_jobs'] >= 1000 and 'error' not in o"
+echo "$out" >>"$dir/jobd.jsonl"
+
+out=$("$JB" process --db "$db" --handler nope 2>&1 >/dev/null)
+check "bad handler is named" "\"$out\"" "'--handler must be c or exec' in o"
+
+if [ -n "${JOBD_TEST_PG_URL:-}" ]; then
+    out=$(BENCH_PG_URL="$JOBD_TEST_PG_URL" PGBIN="${JOBD_TEST_PG_BIN:-/usr/lib/postgresql/15/bin}" \
+        CEIL_N=2000 CEIL_CLIENTS=2 CEIL_TMP="$dir" python3 "$SRC/bench/sql/ceiling.py" 2>>"$dir/log")
+    check "SQL ceiling with jobd's statements" "$out" "o['completed'] == 2000 and o['not_completed'] == 0 and 'error' not in o"
+    echo "$out" >"$dir/ceiling.jsonl"
+    grep -q 'FOR UPDATE SKIP LOCKED' "$dir/jobd_cycle.pgbench" && pass=$((pass + 1)) \
+        || { fails=$((fails + 1)); echo "FAIL the extracted claim lacks FOR UPDATE SKIP LOCKED"; }
+fi
+
+if python3 "$SRC/bench/report.py" "$dir" >/dev/null 2>>"$dir/log" && grep -q 'Processing no-op jobs' "$dir/summary.md"; then
+    pass=$((pass + 1))
+else
+    fails=$((fails + 1))
+    echo "FAIL report.py did not render $dir/summary.md"
+fi
+
+echo "test_bench: $pass passed, $fails failed"
+[ $fails -eq 0 ] || { echo "--- log"; tail -n 40 "$dir/log"; exit 1; }
