@@ -287,7 +287,7 @@ class Report:
         ceilJ, _ = self.ceiling_jobd()
         best_pg_peer, peer_name = self.best_shared(PG_PEERS, "throughput", "process_jobs_per_s")
         for v, t in ((ceilB, "SQL ceiling B (seed design)"), (ceilJ, "SQL ceiling, jobd's statements"),
-                     (best_pg_peer, f"best PostgreSQL peer ({peer_name})" if peer_name else "")):
+                     (best_pg_peer, f"best PostgreSQL peer ({peer_name[:40]})" if peer_name else "")):
             if v:
                 series.append(f"{v} with lines dt 2 lw 1 title \"{t}\"")
         if series:
@@ -299,8 +299,9 @@ set title 'No-op jobs processed per second vs worker processes (one run)'
 set xlabel 'worker processes'
 set ylabel 'jobs/s (log scale)'
 set logscale y
-set xtics (1,2,4,8)
 set logscale x 2
+set xrange [0.85:9.5]
+set xtics (1,2,4,8)
 set grid
 set key outside bottom center horizontal maxrows 3
 plot {', '.join(series)}
@@ -344,7 +345,7 @@ plot {', '.join(series)}
         if bars:
             f = os.path.join(data, "peers.dat")
             with open(f, "w") as fh:
-                for name, v in bars:
+                for name, v in reversed(bars):  # gnuplot draws row 0 at the bottom
                     fh.write(f"\"{name}\" {v}\n")
             out = os.path.join(pdir, "peers.png")
             self.gnuplot(f"""
@@ -353,7 +354,7 @@ set output '{out}'
 set title 'No-op jobs/s in the shared harness, same run, same machine'
 set style fill solid 0.6
 set boxwidth 0.7
-set yrange [-0.5:{len(bars) - 0.5}] reverse
+set yrange [-0.5:{len(bars) - 0.5}]
 set xlabel 'jobs/s'
 set grid x
 unset key
