@@ -37,6 +37,9 @@ struct api_ctx {
     struct longpoll *longpoll;     /* NULL = claim never waits */
     struct wakeup *wake;           /* signalled after committed enqueues; may be NULL */
     const struct jobd_clock *clock; /* for `in` and request times; NULL = real clock */
+    bool defer_enqueue;            /* the caller takes out->deferred (the HTTP layer does):
+                                      POST /v1/jobs then answers after its group commit
+                                      without holding the calling thread */
 };
 
 /* One query parameter (both strings borrowed, already URL-decoded). */
@@ -58,6 +61,20 @@ struct api_request {
 };
 
 struct lp_waiter;
+struct api_response;
+
+/*
+ * An answer that another thread completes later (POST /v1/jobs waiting for
+ * its group commit). The HTTP layer suspends the connection, calls start,
+ * and once resume(arg) has been called (exactly once, from any thread,
+ * possibly before start returns) calls finish to fill the response, then
+ * free. free alone (without start) is also allowed.
+ */
+struct api_deferred {
+    void (*start)(struct api_deferred *d, void (*resume)(void *arg), void *arg);
+    void (*finish)(struct api_deferred *d, struct api_response *out);
+    void (*free)(struct api_deferred *d);
+};
 
 /* A response. body is malloc'd and owned by the response (api_response_fini). */
 struct api_response {
@@ -69,6 +86,7 @@ struct api_response {
     bool allow_header;             /* 405: add Allow: with allow */
     char allow[64];
     struct lp_waiter *wait;        /* long-poll claim: not answered yet (owned) */
+    struct api_deferred *deferred; /* answered later (owned; see api_deferred) */
 };
 
 /*
@@ -77,7 +95,7 @@ struct api_response {
  * free it with api_response_fini. Thread-safe (per ctx rules above).
  * When out->wait is set the answer comes later (see longpoll.h): the caller
  * must hand the waiter to longpoll_add or, without a long-poll thread, to
- * longpoll_finish_now.
+ * longpoll_finish_now. out->deferred is only ever set if ctx->defer_enqueue.
  */
 void api_handle(struct api_ctx *ctx, const struct api_request *req, struct api_response *out);
 

@@ -14,16 +14,6 @@
 #include "api/metrics.h"
 #include "core/err.h"
 
-struct commit_item {
-    const struct job_spec *spec;
-    struct job *out;
-    bool replayed;
-    int rc;
-    struct jobd_error err;
-    bool done;
-    struct commit_item *next;
-};
-
 struct committer {
     pthread_mutex_t mu;
     pthread_cond_t work_cv;   /* committer waits for items */
@@ -126,6 +116,10 @@ committer_main(void *arg)
 {
     struct committer *c = arg;
     struct commit_item *batch[COMMIT_BATCH_MAX];
+    struct callback {
+        void (*fn)(void *);
+        void *arg;
+    } cb[COMMIT_BATCH_MAX];
     pthread_mutex_lock(&c->mu);
     for (;;) {
         while (c->head == NULL && !c->stopping)
@@ -149,10 +143,23 @@ committer_main(void *arg)
         if (wrote && c->wake != NULL)
             wakeup_signal(c->wake);
 
+        /* Callbacks are taken before `done` is set: a waiter may free its
+         * item as soon as it sees done; a submitter frees it only after its
+         * callback, which runs outside the lock. */
+        size_t n_cb = 0;
         pthread_mutex_lock(&c->mu);
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
+            if (batch[i]->done_fn != NULL)
+                cb[n_cb++] = (struct callback){batch[i]->done_fn, batch[i]->done_arg};
             batch[i]->done = true;
+        }
         pthread_cond_broadcast(&c->done_cv);
+        if (n_cb > 0) {
+            pthread_mutex_unlock(&c->mu);
+            for (size_t i = 0; i < n_cb; i++)
+                cb[i].fn(cb[i].arg);
+            pthread_mutex_lock(&c->mu);
+        }
     }
     pthread_mutex_unlock(&c->mu);
     return NULL;
@@ -199,6 +206,29 @@ committer_stop(struct committer *c)
     pthread_cond_destroy(&c->work_cv);
     pthread_mutex_destroy(&c->mu);
     free(c);
+}
+
+void
+committer_submit(struct committer *c, struct commit_item *it)
+{
+    it->done = false;
+    it->next = NULL;
+    pthread_mutex_lock(&c->mu);
+    if (c->stopping) {
+        pthread_mutex_unlock(&c->mu);
+        it->rc = jobd_error_set(&it->err, JOBD_E_UNAVAILABLE, NULL,
+                                "the server is shutting down");
+        it->done = true;
+        it->done_fn(it->done_arg);
+        return;
+    }
+    if (c->tail)
+        c->tail->next = it;
+    else
+        c->head = it;
+    c->tail = it;
+    pthread_cond_signal(&c->work_cv);
+    pthread_mutex_unlock(&c->mu);
 }
 
 int

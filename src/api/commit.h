@@ -23,6 +23,25 @@
 struct committer;
 struct api_metrics;
 
+/*
+ * One enqueue on its way through the committer. For committer_submit the
+ * caller fills spec (borrowed until done_fn runs), out (may be NULL),
+ * done_fn and done_arg, and zeroes the rest; the committer sets rc, err and
+ * replayed, then calls done_fn(done_arg) once, from its own thread, after
+ * which it never touches the item again.
+ */
+struct commit_item {
+    const struct job_spec *spec;
+    struct job *out;
+    bool replayed;
+    int rc;
+    struct jobd_error err;
+    void (*done_fn)(void *arg);   /* NULL: a committer_enqueue caller waits instead */
+    void *done_arg;
+    bool done;                    /* the committer's */
+    struct commit_item *next;     /* the committer's */
+};
+
 /* Most items written in one transaction. */
 #define COMMIT_BATCH_MAX 512
 
@@ -41,5 +60,13 @@ void committer_stop(struct committer *c);
  */
 int committer_enqueue(struct committer *c, const struct job_spec *spec, struct job *out,
                       bool *replayed, struct jobd_error *err);
+/*
+ * The same without waiting: queues it (borrowed until it->done_fn runs) for
+ * the next group commit. The HTTP layer uses it so that a request waiting
+ * for its commit holds no thread: any number of concurrent requests, even
+ * on one HTTP thread, share a transaction. If the committer is stopping,
+ * it->rc is JOBD_E_UNAVAILABLE and done_fn runs before this returns.
+ */
+void committer_submit(struct committer *c, struct commit_item *it);
 
 #endif

@@ -29,6 +29,55 @@ enqueue_error(struct api_call *c, int rc, const struct jobd_error *err)
         api_error_from(c->resp, rc, err);
 }
 
+/*
+ * POST /v1/jobs through the committer without holding the HTTP thread: the
+ * parsed request (its json, spec and owned strings) lives here until the
+ * commit is done, then finish answers exactly as the waiting path does.
+ */
+struct create_deferred {
+    struct api_deferred base;
+    struct api_ctx *ctx;
+    json_t *o;
+    struct job_spec spec;
+    struct spec_owned owned;
+    struct job job;
+    struct commit_item it;
+};
+
+static void
+create_start(struct api_deferred *d, void (*resume)(void *arg), void *arg)
+{
+    struct create_deferred *cd = (struct create_deferred *)d;
+    cd->it = (struct commit_item){.spec = &cd->spec, .out = &cd->job, .done_fn = resume,
+                                  .done_arg = arg};
+    committer_submit(cd->ctx->committer, &cd->it);
+}
+
+static void
+create_finish(struct api_deferred *d, struct api_response *out)
+{
+    struct create_deferred *cd = (struct create_deferred *)d;
+    struct api_call c = {.ctx = cd->ctx, .resp = out};
+    if (cd->it.rc != JOBD_OK) {
+        enqueue_error(&c, cd->it.rc, &cd->it.err);
+        return;
+    }
+    if (!cd->it.replayed)
+        api_metrics_enqueued(cd->ctx->metrics, 1);
+    out->replayed = cd->it.replayed;
+    api_reply_job(&c, cd->it.replayed ? 200 : 201, &cd->job);
+}
+
+static void
+create_free(struct api_deferred *d)
+{
+    struct create_deferred *cd = (struct create_deferred *)d;
+    job_fini(&cd->job);
+    jobjson_spec_fini(&cd->owned);
+    json_decref(cd->o);
+    free(cd);
+}
+
 void
 h_job_create(struct api_call *c)
 {
@@ -44,6 +93,20 @@ h_job_create(struct api_call *c)
     if (rc != JOBD_OK) {
         api_error_from(c->resp, rc, &err);
         goto out;
+    }
+    if (c->ctx->committer != NULL && c->ctx->defer_enqueue) {
+        struct create_deferred *cd = calloc(1, sizeof *cd);
+        if (cd == NULL) {
+            api_error_from(c->resp, JOBD_E_NOMEM, NULL);
+            goto out;
+        }
+        cd->base = (struct api_deferred){create_start, create_finish, create_free};
+        cd->ctx = c->ctx;
+        cd->o = o;            /* the spec's strings point into o and owned */
+        cd->spec = spec;
+        cd->owned = owned;
+        c->resp->deferred = &cd->base;
+        return;
     }
     if (c->ctx->committer != NULL) {
         rc = committer_enqueue(c->ctx->committer, &spec, &job, &replayed, &err);

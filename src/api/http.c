@@ -51,6 +51,7 @@ struct req_state {
     size_t len, cap, limit;
     bool too_big;
     bool waiting;             /* suspended for a long-poll claim */
+    bool deferring;           /* suspended for resp.deferred (a group commit) */
     struct api_response resp; /* kept while waiting */
     int status;               /* for the access log */
     bool counted;             /* in api_server.active (received in full, not done) */
@@ -200,6 +201,15 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
         *upload_data_size = 0;
         return MHD_YES;
     }
+    if (s->deferring) {
+        /* Resumed by the committer: the enqueue is written (or failed). */
+        struct api_deferred *d = s->resp.deferred;
+        s->resp.deferred = NULL;
+        s->deferring = false;
+        d->finish(d, &s->resp);
+        d->free(d);
+        return send_response(conn, s, &s->resp);
+    }
     if (s->waiting) {
         /* Resumed by the long-poll thread: the answer is ready. */
         lp_waiter_take_response(s->resp.wait, &s->resp);
@@ -235,6 +245,13 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
     api_handle(srv->ctx, &req, &s->resp);
     free(s->body);
     s->body = NULL;
+    if (s->resp.deferred != NULL) {
+        /* Suspend before starting, so the resume can never come first. */
+        s->deferring = true;
+        MHD_suspend_connection(conn);
+        s->resp.deferred->start(s->resp.deferred, resume_conn, conn);
+        return MHD_YES;
+    }
     if (s->resp.wait != NULL && srv->ctx->longpoll != NULL) {
         /* Suspend before parking, so the resume can never come first. */
         s->waiting = true;

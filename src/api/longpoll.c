@@ -371,4 +371,7 @@ api_response_fini(struct api_response *r)
     r->body_len = 0;
     lp_waiter_free(r->wait);
     r->wait = NULL;
+    if (r->deferred != NULL)
+        r->deferred->free(r->deferred);
+    r->deferred = NULL;
 }

@@ -242,7 +242,7 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
         return cli_report("cannot start", rc, &err);
     p->ctx = (struct api_ctx){.pool = p->pool, .auth = p->auth, .metrics = p->metrics,
                            .committer = p->committer, .longpoll = p->longpoll,
-                           .wake = &p->wake};
+                           .wake = &p->wake, .defer_enqueue = true};
     struct api_server_config cfg = {.host = host, .port = port, .threads = o->threads,
                                     .access_log = true};
     int bound = 0;

@@ -18,10 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <unicode/ucal.h>
-#include <unicode/ustring.h>
 
 #include "core/err.h"
+#include "util/icu.h"
 
 /* ---- civil time (proleptic Gregorian, days since 1970-01-01) ---- */
 
@@ -516,11 +515,14 @@ zone_id(const char *name, UChar *id, struct jobd_error *err)
     for (size_t i = 0; ok && i < len; i++)
         ok = isalnum((unsigned char)name[i]) || strchr("/_+-", name[i]) != NULL;
     if (ok) {
-        u_charsToUChars(name, id, (int32_t)len + 1);
+        const struct icu_api *icu = icu_get(err);
+        if (icu == NULL)
+            return JOBD_E_INTERNAL;
+        icu->u_charsToUChars(name, id, (int32_t)len + 1);
         UChar canon[128];
         UBool system = 0;
         UErrorCode st = U_ZERO_ERROR;
-        ucal_getCanonicalTimeZoneID(id, -1, canon, 128, &system, &st);
+        icu->ucal_getCanonicalTimeZoneID(id, -1, canon, 128, &system, &st);
         ok = U_SUCCESS(st) && system;
     }
     if (!ok)
@@ -555,16 +557,17 @@ cron_zone_open(const char *name, struct cron_zone **out, struct jobd_error *err)
         free(z);
         return rc;
     }
+    const struct icu_api *icu = icu_get(err); /* loaded by zone_id */
     UErrorCode st = U_ZERO_ERROR;
-    z->cal = ucal_open(id, -1, "en_US_POSIX", UCAL_GREGORIAN, &st);
+    z->cal = icu->ucal_open(id, -1, "en_US_POSIX", UCAL_GREGORIAN, &st);
     if (U_FAILURE(st) || z->cal == NULL) {
         if (z->cal != NULL)
-            ucal_close(z->cal);
+            icu->ucal_close(z->cal);
         free(z);
         return jobd_error_set(err, st == U_MEMORY_ALLOCATION_ERROR ? JOBD_E_NOMEM
                                                                     : JOBD_E_INTERNAL,
                               "timezone", "timezone: ICU cannot open \"%s\": %s", name,
-                              u_errorName(st));
+                              icu->u_errorName(st));
     }
     *out = z;
     return 0;
@@ -576,7 +579,7 @@ cron_zone_free(struct cron_zone *z)
     if (z == NULL)
         return;
     if (z->cal != NULL)
-        ucal_close(z->cal);
+        icu_get(NULL)->ucal_close(z->cal); /* a zone with a calendar had ICU loaded */
     free(z);
 }
 
@@ -594,17 +597,18 @@ zone_segment_at(struct cron_zone *z, int64_t t)
         if (z->cache[i].start <= t && t < z->cache[i].end)
             return &z->cache[i];
     struct zone_segment seg;
+    const struct icu_api *icu = icu_get(NULL); /* loaded: z->cal exists */
     UErrorCode st = U_ZERO_ERROR;
     UDate when = 0;
-    ucal_setMillis(z->cal, (UDate)t * 1000.0, &st);
-    int32_t zo = ucal_get(z->cal, UCAL_ZONE_OFFSET, &st);
-    int32_t dst = ucal_get(z->cal, UCAL_DST_OFFSET, &st);
+    icu->ucal_setMillis(z->cal, (UDate)t * 1000.0, &st);
+    int32_t zo = icu->ucal_get(z->cal, UCAL_ZONE_OFFSET, &st);
+    int32_t dst = icu->ucal_get(z->cal, UCAL_DST_OFFSET, &st);
     seg.offset = floor_div((int64_t)zo + dst, 1000);
-    if (ucal_getTimeZoneTransitionDate(z->cal, UCAL_TZ_TRANSITION_NEXT, &when, &st))
+    if (icu->ucal_getTimeZoneTransitionDate(z->cal, UCAL_TZ_TRANSITION_NEXT, &when, &st))
         seg.end = (int64_t)ceil(when / 1000.0);
     else
         seg.end = INT64_MAX;
-    if (ucal_getTimeZoneTransitionDate(z->cal, UCAL_TZ_TRANSITION_PREVIOUS_INCLUSIVE, &when, &st))
+    if (icu->ucal_getTimeZoneTransitionDate(z->cal, UCAL_TZ_TRANSITION_PREVIOUS_INCLUSIVE, &when, &st))
         seg.start = (int64_t)floor(when / 1000.0);
     else
         seg.start = INT64_MIN;

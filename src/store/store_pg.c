@@ -76,6 +76,28 @@ STMT(st_enqueue_many,
      "FROM t WHERE t.key IS NULL OR t.id IN (SELECT job_id FROM k) "
      "RETURNING " PG_JOB_COLS(""));
 
+/*
+ * The same without keys, in one round trip: ids come from nextval in batch
+ * order (the rows are sorted by ordinality before the projection that calls
+ * it), so the k-th smallest returned id is item k. $1 and $12 (ids, keys)
+ * are passed as NULL to keep one parameter layout.
+ */
+STMT(st_enqueue_many_nokey,
+     "WITH t AS (SELECT * FROM unnest($2::text[], $3::json[], $4::text[],"
+     "                                $5::int[], $6::bigint[], $7::int[], $8::bigint[],"
+     "                                $9::text[], $10::bigint[]) WITH ORDINALITY"
+     "           AS t(type, payload, queue, priority, run_at, max_attempts, timeout_ms,"
+     "                schedule, sched, ord)) "
+     "INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at, attempt,"
+     "                       attempt_floor, max_attempts, idempotency_key, schedule,"
+     "                       scheduled_for, timeout_ms, created_at) "
+     "SELECT nextval('jobd.job_id_seq'), t.queue, t.type, t.payload, 'pending', t.priority,"
+     "       COALESCE(" PG_US_TS("t.run_at") ", " PG_NOW("$11") "), 0, 0, t.max_attempts,"
+     "       NULL, t.schedule, " PG_US_TS("t.sched") ", t.timeout_ms, " PG_NOW("$11") " "
+     "FROM (SELECT * FROM t ORDER BY ord) t "
+     "WHERE $1::bigint[] IS NULL AND $12::text[] IS NULL "
+     "RETURNING " PG_JOB_COLS(""));
+
 /* ---- reads ---- */
 
 STMT(st_get, "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs WHERE id = $1::bigint");
@@ -556,6 +578,74 @@ out:
     return rc;
 }
 
+struct id_row {
+    int64_t id;
+    int row;
+};
+
+static int
+cmp_id_row(const void *a, const void *b)
+{
+    const struct id_row *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* A batch without keys: one statement, one round trip (st_enqueue_many_nokey). */
+static int
+enqueue_batch_nokey(struct store_pg *s, const struct job_spec *specs, size_t n,
+                    struct job *out, bool *replayed, struct jobd_error *err)
+{
+    if (n > 100000)
+        return jobd_error_set(err, JOBD_E_TOOBIG, "jobs", "a batch holds at most 100000 jobs");
+    struct pg_array a[BATCH_ARRAYS];
+    for (int k = 0; k < BATCH_ARRAYS; k++)
+        pg_array_begin(&a[k]);
+    int64_t *zeros = calloc(n, sizeof *zeros);
+    struct id_row *rows = NULL;
+    PGresult *r = NULL;
+    char nowb[24];
+    const char *vals[12];
+    int rc = JOBD_OK;
+    if (zeros == NULL || batch_arrays(specs, n, zeros, a, vals) != JOBD_OK) {
+        rc = jobd_error_set(err, JOBD_E_NOMEM, "jobs", "out of memory");
+        goto out;
+    }
+    vals[0] = NULL;
+    vals[11] = NULL;
+    vals[10] = pg_now_param(s, nowb);
+    if ((rc = pg_exec(s, &st_enqueue_many_nokey, 12, vals, &r, err)) != JOBD_OK)
+        goto out;
+    if ((size_t)PQntuples(r) != n) {
+        rc = jobd_error_set(err, JOBD_E_INTERNAL, "jobs", "batch insert returned %d of %zu rows",
+                            PQntuples(r), n);
+        goto out;
+    }
+    if (out != NULL) {
+        if ((rows = malloc(n * sizeof *rows)) == NULL) {
+            rc = jobd_error_set(err, JOBD_E_NOMEM, "jobs", "out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < n; i++)
+            rows[i] = (struct id_row){pg_get_i64(r, (int)i, 0), (int)i};
+        qsort(rows, n, sizeof *rows, cmp_id_row);
+        for (size_t i = 0; i < n && rc == JOBD_OK; i++)
+            if (pg_row_to_job(r, rows[i].row, 0, &out[i]) != JOBD_OK)
+                rc = jobd_error_set(err, JOBD_E_NOMEM, "jobs", "out of memory");
+    }
+out:
+    if (rc != JOBD_OK)
+        for (size_t i = 0; out != NULL && i < n; i++)
+            job_fini(&out[i]);
+    for (size_t i = 0; replayed != NULL && i < n; i++)
+        replayed[i] = false;
+    PQclear(r);
+    for (int k = 0; k < BATCH_ARRAYS; k++)
+        pg_array_fini(&a[k]);
+    free(zeros);
+    free(rows);
+    return rc;
+}
+
 static int
 pg_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n, struct job *out,
                  bool *replayed, struct jobd_error *err)
@@ -563,6 +653,8 @@ pg_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n, struc
     bool keyed = false;
     for (size_t i = 0; i < n; i++)
         keyed = keyed || specs[i].idempotency_key != NULL;
+    if (!keyed)
+        return enqueue_batch_nokey(pgs(st), specs, n, out, replayed, err);
     return enqueue_batch_arrays(pgs(st), specs, n, keyed, out, replayed, err);
 }
 

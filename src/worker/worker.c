@@ -21,6 +21,8 @@
  *   4. heartbeat every slot whose time has come; a stale answer means the
  *      lease is lost (stop the handler, drop its result); cancel_requested
  *      stops the handler, whose failure report then cancels the job;
+ *      a run whose lease ran out by our clock without a heartbeat answer
+ *      (store unreachable) is stopped too: it may be someone else's now;
  *   5. claim at most "free slots" jobs when something says there may be
  *      work: a NOTIFY or in-process signal, the timer for the soonest future
  *      run_at, the last claim having filled every free slot (a backlog), or
@@ -52,6 +54,7 @@
 #include "worker/completer.h"
 #include "worker/cthread.h"
 #include "worker/exec.h"
+#include "worker/flusher.h"
 #include "worker/http.h"
 #include "worker/remote.h"
 #include "worker/run.h"
@@ -71,6 +74,7 @@ struct slot {
     const struct handler_conf *h;
     int64_t next_hb_us;       /* monotonic */
     int64_t deadline_us;      /* monotonic; C handlers only (the others time themselves) */
+    int64_t lease_end_us;     /* monotonic: the lease is surely live until then (see fence) */
     enum run_stop stop_sent;
     bool lost;                /* stale lease: the result belongs to nobody */
 };
@@ -103,6 +107,7 @@ struct worker {
     struct exec_runner *exec;
     struct http_runner *http;
     struct cthread_runner *cth;
+    struct flusher *fl;       /* PostgreSQL: completions on their own connection */
 
     /* loop thread only */
     struct store *st;
@@ -154,6 +159,8 @@ void
 worker_get_stats(struct worker *w, struct worker_stats *out)
 {
     pthread_mutex_lock(&w->smu);
+    if (w->fl != NULL)
+        flusher_take_counts(w->fl, &w->stats.succeeded, &w->stats.stale, &w->stats.batches);
     *out = w->stats;
     pthread_mutex_unlock(&w->smu);
 }
@@ -172,13 +179,18 @@ deliver(void *ctx, struct run_result *r)
     struct worker *w = ctx;
     r->next = NULL;
     pthread_mutex_lock(&w->rmu);
+    bool was_empty = w->rtail == NULL;
     if (w->rtail != NULL)
         w->rtail->next = r;
     else
         w->rhead = r;
     w->rtail = r;
     pthread_mutex_unlock(&w->rmu);
-    wakeup_signal(&w->wake);
+    /* Only the first result of a batch wakes the loop: it takes the whole
+     * queue at once, so later ones ride along (no wake-up storm when a
+     * hundred handler threads finish together). */
+    if (was_empty)
+        wakeup_signal(&w->wake);
 }
 
 /* ---- slots and runners (loop thread) ---- */
@@ -303,7 +315,7 @@ static bool
 report(struct worker *w)
 {
     struct jobd_error err = {0};
-    if (w->comp.n > 0) {
+    if (w->comp.n > 0 && w->fl == NULL) {
         uint64_t written = w->comp.written, stale = w->comp.stale, batches = w->comp.batches;
         int rc = completer_flush(&w->comp, w->st, &err);
         stat_add(w, &w->stats.succeeded, w->comp.written - written);
@@ -347,9 +359,11 @@ heartbeats(struct worker *w, int64_t now)
         struct jobd_error err = {0};
         int64_t exp = 0;
         bool cancel = false;
+        int64_t sent_us = clock_mono_now_us();
         int rc = store_heartbeat(w->st, s->id, s->attempt, w->cfg.lease_ms, &exp, &cancel, &err);
         if (rc == JOBD_OK) {
             s->next_hb_us = now + w->cfg.heartbeat_ms * 1000;
+            s->lease_end_us = sent_us + w->cfg.lease_ms * 1000;
             if (cancel)
                 stop_run(w, s, RUN_STOP_CANCEL);
         } else if (rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND) {
@@ -364,6 +378,30 @@ heartbeats(struct worker *w, int64_t now)
         }
     }
     return true;
+}
+
+/*
+ * Self-fencing: a run whose lease was not renewed in time (the store did
+ * not answer its heartbeats: a partition, a database down) is stopped when
+ * the lease runs out by our own clock, counted from when the last renewal
+ * that got an answer was sent, so never later than the store's. From then
+ * on the reaper may hand the job to another worker, which must not find
+ * this one still at work; the stopped run's result is dropped (its report
+ * would be refused anyway). A store call that blocks delays this check.
+ */
+static void
+fence_expired(struct worker *w)
+{
+    int64_t now = clock_mono_now_us();
+    for (int i = 0; i < w->cfg.concurrency; i++) {
+        struct slot *s = &w->slots[i];
+        if (!s->used || s->lost || now < s->lease_end_us)
+            continue;
+        wlog(w, "the lease of job %" PRId64 " attempt %" PRId32 " ran out without a heartbeat "
+             "answer; stopping it", s->id, s->attempt);
+        s->lost = true;
+        stop_run(w, s, RUN_STOP_LOST);
+    }
 }
 
 /* ---- claiming (loop thread) ---- */
@@ -385,8 +423,9 @@ steal(char **p)
     return s;
 }
 
+/* asked_us: when the claim was sent; the lease began after it. */
 static void
-dispatch(struct worker *w, struct job *j, int64_t now)
+dispatch(struct worker *w, struct job *j, int64_t now, int64_t asked_us)
 {
     struct slot *s = free_slot(w);
     const struct handler_conf *h = worker_config_handler(&w->cfg, j->type);
@@ -424,7 +463,8 @@ dispatch(struct worker *w, struct job *j, int64_t now)
         return;
     }
     *s = (struct slot){.used = true, .id = j->id, .attempt = j->attempt, .h = h,
-                       .next_hb_us = now + w->cfg.heartbeat_ms * 1000};
+                       .next_hb_us = now + w->cfg.heartbeat_ms * 1000,
+                       .lease_end_us = asked_us + w->cfg.lease_ms * 1000};
     if (h->kind == HANDLER_C && run->timeout_ms > 0)
         s->deadline_us = now + run->timeout_ms * 1000;
     w->n_running++;
@@ -510,7 +550,7 @@ maybe_claim(struct worker *w, int64_t now)
         return false;
     }
     for (size_t i = 0; i < got.n; i++)
-        dispatch(w, &got.v[i], now);
+        dispatch(w, &got.v[i], now, asked_us);
     w->next_poll_us = now + w->poll_ms * 1000;
     w->backlog = got.n == (size_t)free_n;
     if (!w->backlog)
@@ -577,21 +617,26 @@ loop_main(void *arg)
             shutdown_sent = true;
         }
         ensure_store(w, now);
+        if (w->fl != NULL && !flusher_push(w->fl, &w->comp))
+            wlog(w, "out of memory handing completions over; retrying");
         if (w->st != NULL && report(w))
             heartbeats(w, now);
+        fence_expired(w);
         for (int i = 0; i < w->cfg.concurrency; i++) {
             struct slot *s = &w->slots[i];
             if (s->used && s->deadline_us != 0 && now >= s->deadline_us)
                 stop_run(w, s, RUN_STOP_TIMEOUT);
         }
         if (stopping && w->n_running == 0) {
-            if (w->comp.n == 0 && w->fails == NULL)
+            if (w->comp.n == 0 && w->fails == NULL &&
+                (w->fl == NULL || flusher_pending(w->fl) == 0))
                 break;
             if (give_up_at == 0)
                 give_up_at = now + FINAL_REPORT_MS * 1000LL;
             if (now >= give_up_at) {
                 wlog(w, "giving up reporting %zu completion(s) and some failures: their "
-                     "leases will run out", w->comp.n);
+                     "leases will run out",
+                     w->comp.n + (w->fl != NULL ? flusher_pending(w->fl) : 0));
                 break;
             }
         }
@@ -617,6 +662,8 @@ loop_main(void *arg)
                 continue;
             if (w->st != NULL && !s->lost)
                 wake_at = earlier(wake_at, s->next_hb_us);
+            if (!s->lost)
+                wake_at = earlier(wake_at, s->lease_end_us);
             if (s->deadline_us != 0 && s->stop_sent == RUN_STOP_NONE)
                 wake_at = earlier(wake_at, s->deadline_us);
         }
@@ -696,6 +743,7 @@ bridge_main(void *arg)
 static void
 worker_free(struct worker *w)
 {
+    flusher_stop(w->fl); /* first: it signals w->wake */
     exec_runner_free(w->exec);
     http_runner_free(w->http);
     cthread_runner_free(w->cth);
@@ -815,7 +863,19 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
                : wake != NULL     ? 1000
                                   : 100;
 
-    rc = start_runners(w, err);
+    /* PostgreSQL: completions go out on a second connection, so the next
+     * claim does not wait behind them (SQLite has one writer at a time:
+     * a second connection would only queue behind the first). */
+    rc = JOBD_OK;
+    if (w->is_pg) {
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        rc = flusher_start(w->db_url, open_store, &w->wake, &w->fl, err);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    if (rc == JOBD_OK)
+        rc = start_runners(w, err);
     if (rc == JOBD_OK)
         rc = start_thread(&w->loop_thread, loop_main, w, err);
     if (rc != JOBD_OK) {

@@ -10,7 +10,9 @@
  * latency_*: an idle worker, one job at a time: time from just before
  *   store_enqueue to the first line of the C handler (median and p99).
  * throughput_*: N no-op jobs enqueued first, then one worker drains them;
- *   jobs per second from its start to the last completion written.
+ *   jobs per second from its start to the last completion written
+ *   ($JOBD_BENCH_CONCURRENCY sets the C-handler cases' concurrency, default 32;
+ *   TEST_FILTER=throughput_pg_c_noop runs one case).
  */
 #include "test.h"
 
@@ -162,6 +164,14 @@ TEST(latency_pg_notify)
     latency(true, false, "postgresql (LISTEN/NOTIFY)");
 }
 
+/* $JOBD_BENCH_CONCURRENCY overrides the C-handler cases' slot count. */
+static int
+bench_concurrency(int dflt)
+{
+    const char *v = getenv("JOBD_BENCH_CONCURRENCY");
+    return v != NULL && atoi(v) > 0 ? atoi(v) : dflt;
+}
+
 static void
 throughput(bool pg, int concurrency, bool exec, const char *label)
 {
@@ -217,12 +227,12 @@ throughput(bool pg, int concurrency, bool exec, const char *label)
 
 TEST(throughput_sqlite_c_noop)
 {
-    throughput(false, 32, false, "sqlite, C no-op handler");
+    throughput(false, bench_concurrency(32), false, "sqlite, C no-op handler");
 }
 
 TEST(throughput_pg_c_noop)
 {
-    throughput(true, 32, false, "postgresql, C no-op handler");
+    throughput(true, bench_concurrency(32), false, "postgresql, C no-op handler");
 }
 
 TEST(throughput_sqlite_exec_true)

@@ -1385,6 +1385,42 @@ count_jobs(struct fx *f)
     return n;
 }
 
+/* Without keys the PostgreSQL batch takes one round trip (ids from the
+ * statement): every result must still belong to its own item, in order. */
+TEST(batch_enqueue_unkeyed_maps_items)
+{
+    struct fx f;
+    fx_open(&f);
+    enum { N = 60 };
+    struct job_spec specs[N];
+    char types[N][16], payloads[N][32];
+    for (int i = 0; i < N; i++) {
+        snprintf(types[i], sizeof types[i], "t%d", i);
+        snprintf(payloads[i], sizeof payloads[i], "{\"i\":%d}", i);
+        specs[i] = (struct job_spec){.type = types[i], .payload = payloads[i],
+                                     .priority = (N - i) % 7, .queue = i % 2 ? "odd" : NULL};
+    }
+    struct job out[N];
+    memset(out, 0, sizeof out);
+    bool rep[N];
+    ASSERT_OK(store_enqueue_batch(f.st, specs, N, out, rep, &f.err), &f.err);
+    for (int i = 0; i < N; i++) {
+        ASSERT_STR_EQ(out[i].type, types[i]);
+        ASSERT_STR_EQ(out[i].payload, payloads[i]);
+        ASSERT_STR_EQ(out[i].queue, i % 2 ? "odd" : "default");
+        ASSERT_EQ(out[i].priority, (N - i) % 7);
+        ASSERT(!rep[i]);
+        if (i > 0)
+            ASSERT(out[i].id > out[i - 1].id);
+        struct job g = {0};
+        ASSERT_OK(store_get(f.st, out[i].id, &g, &f.err), &f.err);
+        ASSERT_STR_EQ(g.type, types[i]);
+        job_fini(&g);
+        job_fini(&out[i]);
+    }
+    fx_close(&f);
+}
+
 TEST(batch_enqueue)
 {
     struct fx f;
