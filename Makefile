@@ -41,7 +41,7 @@ bench: deps
 soak: deps
 	@$(CMAKE) -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DJOBD_SANITIZE=ON >/dev/null
 	@$(CMAKE) --build build-asan -j $(JOBS)
-	@SOAK=1 scripts/with-pg.sh ctest --test-dir build-asan --output-on-failure -L scenario $(CTEST_ARGS)
+	@SOAK=1 scripts/with-pg.sh ctest --test-dir build-asan -V -L scenario $(CTEST_ARGS)
 
 fuzz: deps
 	@CC=clang $(CMAKE) -S . -B build-fuzz -DJOBD_FUZZ=ON >/dev/null

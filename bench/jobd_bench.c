@@ -206,6 +206,37 @@ db_hot(struct db *d)
     return db_count(d, d->pg ? "SELECT count(*) FROM jobd.jobs" : "SELECT count(*) FROM jobs");
 }
 
+/* finished_at (us) of succeeded jobs off .. off + n - 1 in finishing order; returns how many. */
+static long long
+db_finished(struct db *d, long long off, long long n, int64_t *out)
+{
+    char sql[512];
+    long long k = 0;
+    if (d->pg) {
+        snprintf(sql, sizeof sql,
+                 "SELECT (extract(epoch FROM finished_at) * 1000000)::bigint FROM jobd.jobs_done "
+                 "WHERE status = 'succeeded' ORDER BY finished_at, id OFFSET %lld LIMIT %lld",
+                 off, n);
+        PGresult *r = PQexec(d->pc, sql);
+        if (PQresultStatus(r) != PGRES_TUPLES_OK)
+            die("SQL failed: %s", PQerrorMessage(d->pc));
+        for (; k < PQntuples(r) && k < n; k++)
+            out[k] = atoll(PQgetvalue(r, (int)k, 0));
+        PQclear(r);
+        return k;
+    }
+    snprintf(sql, sizeof sql,
+             "SELECT finished_at FROM jobs_done WHERE status = 'succeeded' "
+             "ORDER BY finished_at, id LIMIT %lld OFFSET %lld", n, off);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(d->sq, sql, -1, &st, NULL) != SQLITE_OK)
+        die("SQL failed: %s", sqlite3_errmsg(d->sq));
+    while (k < n && sqlite3_step(st) == SQLITE_ROW)
+        out[k++] = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return k;
+}
+
 /* Migrates through libjobd (the schema is jobd's own, created as `jobd migrate` does). */
 static void
 migrate(const char *url)
@@ -1118,10 +1149,10 @@ cmd_scaling(void)
 {
     const char *url = opt_req("db");
     long long pending = opt_ll("pending", 10000), future = opt_ll("future", 0);
-    long long kk = opt_ll("k", 5000), warm = opt_ll("warm", 500);
+    long long kk = opt_ll("k", 5000), warm = opt_ll("warm", 1000);
     long long conc = opt_ll("concurrency", 100);
-    if (warm + kk > pending)
-        die("--warm + --k must not exceed --pending");
+    if (warm + kk + 1 > pending || kk < 5)
+        die("--warm + --k must be below --pending, and --k at least 5");
     struct db d;
     db_open(&d, url, true);
     double s0 = mono_s();
@@ -1131,44 +1162,38 @@ cmd_scaling(void)
     db_settle(&d);
     struct workers w;
     workers_start(&w, 1, "c", url, conc, NULL, false);
-    /* Tight polling (5 ms): the window's ends are where the count crosses warm and warm + k. */
+    /*
+     * The worker runs until warm + k + 1 jobs have succeeded; the rate then
+     * comes from the store's own finished_at of jobs warm .. warm + k (in
+     * finishing order), so polling and start-up do not blur it. The rates
+     * of 5 sub-windows of k/5 jobs go along, to show how steady it was.
+     */
     struct cpu_snap a, b;
-    double start = mono_s(), t0 = 0, t1 = 0;
-    long long d0 = -1, d1 = -1;
-    bool ok = false;
-    for (;;) {
-        long long done = db_done(&d);
-        double t = mono_s();
-        if (d0 < 0 && done >= warm) {
-            d0 = done;
-            t0 = t;
-            cpu_snap(&a, w.pid, 1, 0, d.pg);
-        }
-        if (d0 >= 0 && (done >= d0 + kk || done >= pending)) {
-            d1 = done;
-            t1 = t;
-            ok = d1 - d0 >= kk / 2;
-            break;
-        }
-        if (t - start > 300 || !alive(w.pid[0])) {
-            fprintf(stderr, "jobd_bench: scaling: %lld done after %.0f s\n", done, t - start);
-            break;
-        }
-        sleep_ms(5);
-    }
-    if (d0 < 0) {
-        d0 = d1 = 0;
-        t0 = t1 = mono_s();
-        cpu_snap(&a, w.pid, 1, 0, d.pg);
-    } else if (d1 < 0) {
-        d1 = db_done(&d);
-        t1 = mono_s();
-    }
-    if (t1 <= t0)
-        t1 = t0 + 1e-9;
+    cpu_snap(&a, w.pid, 1, 0, d.pg);
+    long long target = warm + kk + 1 < pending ? warm + kk + 1 : pending;
+    bool ok = wait_done(&d, target, 300, &w);
     cpu_snap(&b, w.pid, 1, 0, d.pg);
     long rss = workers_rss_max(&w);
     workers_stop(&w);
+    int64_t *fin = calloc((size_t)kk + 1, sizeof *fin);
+    if (!fin)
+        die("out of memory");
+    long long nf = db_finished(&d, warm, kk + 1, fin);
+    double rates[5] = {0}, whole = 0;
+    if (ok && nf == kk + 1 && fin[kk] > fin[0]) {
+        whole = (double)kk / ((double)(fin[kk] - fin[0]) / 1e6);
+        for (int i = 0; i < 5; i++) {
+            long long lo = kk * i / 5, hi = kk * (i + 1) / 5;
+            double dt = (double)(fin[hi] - fin[lo]) / 1e6;
+            rates[i] = dt > 0 ? (double)(hi - lo) / dt : INFINITY;
+        }
+        qsort(rates, 5, sizeof *rates, cmp_dbl);
+    } else {
+        ok = false;
+    }
+    free(fin);
+    double t0 = 0, t1 = whole > 0 ? (double)kk / whole : 0;
+    long long d0 = 0, d1 = ok ? kk : 0;
     char line[4096], cpu[256], set[256], variant[128];
     cpu_json(cpu, sizeof cpu, &a, &b);
     snprintf(set, sizeof set, "{\"concurrency\":%lld,\"future\":%lld,\"k\":%lld}", conc, future,
@@ -1181,18 +1206,19 @@ cmd_scaling(void)
     int k = head(line, sizeof line, "scaling", &d, variant, "scaling", pending, conc, set);
     k += snprintf(line + k, sizeof line - (size_t)k,
                   ",\"pending\":%lld,\"future\":%lld,\"claim_complete_jobs_per_s\":%.0f,"
+                  "\"whole_window_jobs_per_s\":%.0f,\"subwindow_jobs_per_s\":[%.0f,%.0f,%.0f,%.0f,%.0f],"
                   "\"measured_jobs\":%lld,\"measured_s\":%.3f,\"seed_s\":%.3f,"
                   "\"worker_peak_rss_kb\":%ld,\"cpu\":%s,"
-                  "\"notes\":\"one C-handler worker; after the first %lld jobs, the time for the next "
-                  "%lld to succeed (counted in jobs_done); future-dated jobs have priority 1, so they "
-                  "sort before the due ones in the claim index and must be skipped by run_at\"",
-                  pending, future, (double)(d1 - d0) / (t1 - t0), d1 - d0, t1 - t0, seed_s, rss, cpu,
-                  warm, kk);
+                  "\"notes\":\"one C-handler worker; jobs %lld to %lld in finishing order, timed by "
+                  "their finished_at in the store (subwindow_jobs_per_s: the same window in 5 "
+                  "parts, sorted, to show the noise); future-dated jobs have priority 1, so they sort before the due ones in "
+                  "the claim index and must be skipped by run_at\"",
+                  pending, future, ok ? whole : 0.0, whole, rates[0], rates[1], rates[2], rates[3],
+                  rates[4], d1 - d0, t1 - t0, seed_s, rss, cpu, warm, warm + kk);
     if (!ok)
         k += snprintf(line + k, sizeof line - (size_t)k,
-                      ",\"error\":\"the window held %lld jobs, wanted %lld (timed out, or drained "
-                      "before the first poll)\"",
-                      d1 - d0, kk);
+                      ",\"error\":\"no window of %lld jobs after the first %lld (timed out?)\"",
+                      kk, warm);
     snprintf(line + k, sizeof line - (size_t)k, "}");
     puts(line);
     db_close(&d);

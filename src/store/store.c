@@ -213,12 +213,6 @@ store_wait(struct store *st, int timeout_ms, struct jobd_error *err)
     return st->ops->wait(st, timeout_ms, err);
 }
 
-int
-store_relax_commits(struct store *st, struct jobd_error *err)
-{
-    return st->ops->relax_commits != NULL ? st->ops->relax_commits(st, err) : JOBD_OK;
-}
-
 /* ---- schedules ---- */
 
 static int

@@ -129,8 +129,6 @@ struct store_ops {
     int (*next_run_at)(struct store *st, const struct claim_req *req, int64_t *run_at_us,
                        struct jobd_error *err);
     int (*wait)(struct store *st, int timeout_ms, struct jobd_error *err);
-    /* NULL in a backend whose commits cannot be relaxed (store_relax_commits) */
-    int (*relax_commits)(struct store *st, struct jobd_error *err);
     /* schedules (sched_sqlite.c, sched_pg.c); NULL in a backend without them */
     int (*schedule_put)(struct store *st, const struct schedule_spec *spec, bool replace,
                         struct schedule *out, bool *created, struct jobd_error *err);
@@ -289,17 +287,6 @@ JOBD_MUST_USE int store_next_run_at(struct store *st, const struct claim_req *re
  * it sleeps min(timeout_ms, 50) and returns 1.
  */
 int store_wait(struct store *st, int timeout_ms, struct jobd_error *err);
-
-/*
- * Lets this connection's commits return before their WAL is on disk
- * (PostgreSQL: synchronous_commit = off for the session, kept over
- * reconnects); a no-op on other backends. For a worker's claims,
- * heartbeats and failure reports only: one of them lost in a database
- * crash makes a job run again, which at-least-once delivery allows (and a
- * later durable commit on any connection flushes it anyway). Never for
- * enqueues or completions, whose callers are told "done".
- */
-int store_relax_commits(struct store *st, struct jobd_error *err);
 
 /* ---- schedules ----
  *

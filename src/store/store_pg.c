@@ -1188,18 +1188,6 @@ pg_wait(struct store *st, int timeout_ms, struct jobd_error *err)
     }
 }
 
-static int
-pg_relax_commits(struct store *st, struct jobd_error *err)
-{
-    struct store_pg *s = pgs(st);
-    int rc = pg_ensure_conn(s, err);
-    if (rc == JOBD_OK)
-        rc = pg_exec_simple(s, "SET synchronous_commit = off", err);
-    if (rc == JOBD_OK)
-        s->relaxed = true;
-    return rc;
-}
-
 static const struct store_ops pg_ops = {
     .name = "pg",
     .close = pg_close,
@@ -1222,7 +1210,6 @@ static const struct store_ops pg_ops = {
     .prune = pg_prune,
     .next_run_at = pg_next_run_at,
     .wait = pg_wait,
-    .relax_commits = pg_relax_commits,
     .schedule_put = pg_op_schedule_put,
     .schedule_get = pg_op_schedule_get,
     .schedule_list = pg_op_schedule_list,

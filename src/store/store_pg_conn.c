@@ -211,11 +211,8 @@ pg_ensure_conn(struct store_pg *s, struct jobd_error *err)
         return JOBD_OK;
     forget_session(s);
     PQreset(s->conn);
-    if (PQstatus(s->conn) == CONNECTION_OK) {
-        if (s->relaxed) /* a session setting: the new session needs it again */
-            PQclear(PQexec(s->conn, "SET synchronous_commit = off"));
+    if (PQstatus(s->conn) == CONNECTION_OK)
         return JOBD_OK;
-    }
     return set_pg_error(err, JOBD_E_UNAVAILABLE, "PostgreSQL is unavailable",
                         PQerrorMessage(s->conn));
 }

@@ -39,7 +39,6 @@ struct store_pg {
     const struct pg_stmt *prepared[PG_MAX_PREPARED]; /* prepared on this connection */
     size_t n_prepared;
     bool listening;  /* LISTEN jobd_jobs issued on this connection */
-    bool relaxed;    /* synchronous_commit = off on this connection (kept over resets) */
 };
 
 /* One migration step; pg_migrations lists them in version order. */

@@ -21,6 +21,8 @@
  *   4. heartbeat every slot whose time has come; a stale answer means the
  *      lease is lost (stop the handler, drop its result); cancel_requested
  *      stops the handler, whose failure report then cancels the job;
+ *      a run whose lease ran out by our clock without a heartbeat answer
+ *      (store unreachable) is stopped too: it may be someone else's now;
  *   5. claim at most "free slots" jobs when something says there may be
  *      work: a NOTIFY or in-process signal, the timer for the soonest future
  *      run_at, the last claim having filled every free slot (a backlog), or
@@ -72,6 +74,7 @@ struct slot {
     const struct handler_conf *h;
     int64_t next_hb_us;       /* monotonic */
     int64_t deadline_us;      /* monotonic; C handlers only (the others time themselves) */
+    int64_t lease_end_us;     /* monotonic: the lease is surely live until then (see fence) */
     enum run_stop stop_sent;
     bool lost;                /* stale lease: the result belongs to nobody */
 };
@@ -277,20 +280,6 @@ open_store(const char *url, struct store **out, struct jobd_error *err)
     return store_open(url, out, err);
 }
 
-/*
- * With completions on the flusher's connection, the loop's connection
- * carries only claims, heartbeats and failure reports: its commits need not
- * wait for the disk (store_relax_commits says why that is safe). That
- * halves the fsyncs per batch on PostgreSQL.
- */
-static void
-relax(struct worker *w)
-{
-    struct jobd_error err = {0};
-    if (w->fl != NULL && store_relax_commits(w->st, &err) != JOBD_OK)
-        wlog(w, "could not relax commits (%s); claims stay synchronous", err.msg);
-}
-
 static void
 store_trouble(struct worker *w, int rc, const struct jobd_error *err, const char *what)
 {
@@ -319,7 +308,6 @@ ensure_store(struct worker *w, int64_t now)
         return;
     }
     wlog(w, "reconnected to the store");
-    relax(w);
     stat_add(w, &w->stats.reconnects, 1);
     atomic_store(&w->hint, true); /* whatever was enqueued meanwhile */
 }
@@ -373,9 +361,11 @@ heartbeats(struct worker *w, int64_t now)
         struct jobd_error err = {0};
         int64_t exp = 0;
         bool cancel = false;
+        int64_t sent_us = clock_mono_now_us();
         int rc = store_heartbeat(w->st, s->id, s->attempt, w->cfg.lease_ms, &exp, &cancel, &err);
         if (rc == JOBD_OK) {
             s->next_hb_us = now + w->cfg.heartbeat_ms * 1000;
+            s->lease_end_us = sent_us + w->cfg.lease_ms * 1000;
             if (cancel)
                 stop_run(w, s, RUN_STOP_CANCEL);
         } else if (rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND) {
@@ -390,6 +380,30 @@ heartbeats(struct worker *w, int64_t now)
         }
     }
     return true;
+}
+
+/*
+ * Self-fencing: a run whose lease was not renewed in time (the store did
+ * not answer its heartbeats: a partition, a database down) is stopped when
+ * the lease runs out by our own clock, counted from when the last renewal
+ * that got an answer was sent, so never later than the store's. From then
+ * on the reaper may hand the job to another worker, which must not find
+ * this one still at work; the stopped run's result is dropped (its report
+ * would be refused anyway). A store call that blocks delays this check.
+ */
+static void
+fence_expired(struct worker *w)
+{
+    int64_t now = clock_mono_now_us();
+    for (int i = 0; i < w->cfg.concurrency; i++) {
+        struct slot *s = &w->slots[i];
+        if (!s->used || s->lost || now < s->lease_end_us)
+            continue;
+        wlog(w, "the lease of job %" PRId64 " attempt %" PRId32 " ran out without a heartbeat "
+             "answer; stopping it", s->id, s->attempt);
+        s->lost = true;
+        stop_run(w, s, RUN_STOP_LOST);
+    }
 }
 
 /* ---- claiming (loop thread) ---- */
@@ -411,9 +425,13 @@ steal(char **p)
     return s;
 }
 
-/* Starts j in a free slot; C runs are collected in w->cbatch (cthread_runner_start_many). */
+/*
+ * Starts j in a free slot; C runs are collected in w->cbatch
+ * (cthread_runner_start_many). asked_us: when the claim was sent; the lease
+ * began after it.
+ */
 static void
-dispatch(struct worker *w, struct job *j, int64_t now)
+dispatch(struct worker *w, struct job *j, int64_t now, int64_t asked_us)
 {
     struct slot *s = free_slot(w);
     const struct handler_conf *h = worker_config_handler(&w->cfg, j->type);
@@ -451,7 +469,8 @@ dispatch(struct worker *w, struct job *j, int64_t now)
         return;
     }
     *s = (struct slot){.used = true, .id = j->id, .attempt = j->attempt, .h = h,
-                       .next_hb_us = now + w->cfg.heartbeat_ms * 1000};
+                       .next_hb_us = now + w->cfg.heartbeat_ms * 1000,
+                       .lease_end_us = asked_us + w->cfg.lease_ms * 1000};
     if (h->kind == HANDLER_C && run->timeout_ms > 0)
         s->deadline_us = now + run->timeout_ms * 1000;
     w->n_running++;
@@ -538,7 +557,7 @@ maybe_claim(struct worker *w, int64_t now)
     }
     w->n_cbatch = 0;
     for (size_t i = 0; i < got.n; i++)
-        dispatch(w, &got.v[i], now);
+        dispatch(w, &got.v[i], now, asked_us);
     if (w->n_cbatch > 0) /* the whole claimed batch under one lock */
         cthread_runner_start_many(w->cth, w->cbatch, w->n_cbatch);
     w->next_poll_us = now + w->poll_ms * 1000;
@@ -611,6 +630,7 @@ loop_main(void *arg)
             wlog(w, "out of memory handing completions over; retrying");
         if (w->st != NULL && report(w))
             heartbeats(w, now);
+        fence_expired(w);
         for (int i = 0; i < w->cfg.concurrency; i++) {
             struct slot *s = &w->slots[i];
             if (s->used && s->deadline_us != 0 && now >= s->deadline_us)
@@ -651,6 +671,8 @@ loop_main(void *arg)
                 continue;
             if (w->st != NULL && !s->lost)
                 wake_at = earlier(wake_at, s->next_hb_us);
+            if (!s->lost)
+                wake_at = earlier(wake_at, s->lease_end_us);
             if (s->deadline_us != 0 && s->stop_sent == RUN_STOP_NONE)
                 wake_at = earlier(wake_at, s->deadline_us);
         }
@@ -863,10 +885,8 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
         rc = flusher_start(w->db_url, open_store, &w->wake, &w->fl, err);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
-    if (rc == JOBD_OK) {
-        relax(w);
+    if (rc == JOBD_OK)
         rc = start_runners(w, err);
-    }
     if (rc == JOBD_OK)
         rc = start_thread(&w->loop_thread, loop_main, w, err);
     if (rc != JOBD_OK) {

@@ -3,10 +3,12 @@
  * search in time zones (core/cron.c), the code every schedule create and
  * every scheduler tick runs.
  *
- * Input: three lines, "EXPRESSION\nZONE\nSTART", where ZONE is an IANA
- * name (empty: UTC) and START is seconds since the epoch (missing or
- * unreadable: 2026-12-02T14:03:17Z). Seeds are written that way, so they
- * read like test cases.
+ * Input: up to four lines, "EXPRESSION\nZONE\nSTART\nLATE POLICY", where
+ * ZONE is an IANA name (empty: UTC), START is seconds since the epoch
+ * (missing or unreadable: 2026-12-02T14:03:17Z) and the optional last line
+ * asks for a catch-up plan (schedule_plan) LATE seconds after the first
+ * firing with POLICY once, all or skip. Seeds are written that way, so
+ * they read like test cases.
  *
  * Properties asserted (abort() is a libFuzzer crash):
  *   - parsing is deterministic, and a refusal names a cron field and says why;
@@ -20,7 +22,11 @@
  *     within three days of the start matches: the firing is the first;
  *   - in other zones, the firing's wall time (by a separate ICU calendar)
  *     matches the expression, except with a fixed hour field where it may
- *     instead be the first instant after a DST gap (CONTRACT.md §3).
+ *     instead be the first instant after a DST gap (CONTRACT.md §3);
+ *   - a catch-up plan lists at most SCHEDULE_CATCHUP_MAX firings, ascending,
+ *     each a real firing due by now; "all" lists the chain from the first
+ *     missed one without a gap, "skip" lists no missed one, "once" only the
+ *     first; and the schedule's new next_run_at is the first firing after now.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +39,7 @@
 
 #include "core/cron.h"
 #include "core/err.h"
+#include "core/schedule.h"
 #include "fuzz_main.h"
 
 #define DEFAULT_START INT64_C(1796220197) /* 2026-12-02T14:03:17Z */
@@ -163,6 +170,47 @@ open_calendar(const char *zone)
     return cal;
 }
 
+static void
+check_plan(const struct cron_expr *e, struct cron_zone *z, const char *expr, const char *zone,
+           int64_t first_us, const char *line)
+{
+    long long late = 0;
+    char policy[8] = "";
+    struct jobd_error err = {0};
+    enum schedule_catchup c;
+    if (sscanf(line, "%lld %7s", &late, policy) != 2 || late < 0 || late > 20LL * 366 * 86400 ||
+        schedule_catchup_parse(policy, &c, &err) != 0)
+        return;
+    static int64_t f[SCHEDULE_CATCHUP_MAX];
+    size_t n = 0;
+    int64_t now = first_us + late * US, next = 0, want = 0;
+    int rc = schedule_plan(e, z, c, first_us, now, f, SCHEDULE_CATCHUP_MAX, &n, &next, &err);
+    if (rc != 0) {
+        if (rc != JOBD_E_INVALID || strcmp(err.field, "after") != 0)
+            fail("schedule_plan failed other than out of range", expr, zone, rc, now);
+        return;
+    }
+    if (cron_next_in(e, z, now, &want, &err) != 0 || next != want)
+        fail("the new next_run_at is not the first firing after now", expr, zone, next, want);
+    if (n > SCHEDULE_CATCHUP_MAX)
+        fail("more firings than the cap", expr, zone, (int64_t)n, 0);
+    int64_t missed_before = now - SCHEDULE_GRACE_US, again = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (f[i] > now || (i > 0 && f[i] <= f[i - 1]))
+            fail("plan not ascending or not due", expr, zone, f[i], now);
+        if (cron_next_in(e, z, f[i] - 1, &again, &err) != 0 || again != f[i])
+            fail("plan lists an instant that is not a firing", expr, zone, f[i], again);
+        if (f[i] < missed_before &&
+            (c == SCHEDULE_CATCHUP_SKIP || (c == SCHEDULE_CATCHUP_ONCE && i > 0)))
+            fail("plan lists a missed firing the policy drops", expr, zone, f[i], c);
+        if (c == SCHEDULE_CATCHUP_ALL && i + 1 < n &&
+            (cron_next_in(e, z, f[i], &again, &err) != 0 || again != f[i + 1]))
+            fail("catch-up all leaves a gap", expr, zone, f[i], again);
+    }
+    if (c != SCHEDULE_CATCHUP_SKIP && (n == 0 || f[0] != first_us))
+        fail("the first due firing is not planned", expr, zone, first_us, n ? f[0] : 0);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -175,6 +223,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *expr = next_line(&p);
     const char *zone = next_line(&p);
     const char *start = next_line(&p);
+    const char *plan = next_line(&p);
     char *end = NULL;
     long long sv = strtoll(start, &end, 10);
     int64_t after_s = (*start != '\0' && end && *end == '\0') ? (int64_t)sv : DEFAULT_START;
@@ -225,6 +274,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check_utc(&e, expr, after_us / US, next / US);
         else if (cal != NULL)
             check_zone(&e, cal, expr, zone, next / US);
+        if (i == 0 && *plan != '\0')
+            check_plan(&e, z, expr, zone, next, plan);
         after_us = next;
     }
     if (cal != NULL)

@@ -55,8 +55,11 @@ scen_cleanup() {
         kill -KILL "$p" 2>/dev/null || true
     done
     # Handlers live in their own process groups: kill those left over.
+    # (only if that pid is still a handler.sh: a pid may have been reused).
     for p in "$WORK"/pids/*; do
-        [ -f "$p" ] && kill -KILL -- "-$(cat "$p")" 2>/dev/null || true
+        [ -f "$p" ] || continue
+        p=$(cat "$p")
+        grep -qs handler.sh "/proc/$p/cmdline" && kill -KILL -- "-$p" 2>/dev/null || true
     done
     wait 2>/dev/null || true
     if [ -n "$SCEN_DB_DROP" ]; then
@@ -66,7 +69,7 @@ scen_cleanup() {
     if [ -n "$PRIV_PG_DIR" ]; then
         pg_ctl_priv -m immediate stop >/dev/null 2>&1 || true
     fi
-    if [ $rc -eq 0 ] || [ -n "${KEEP_WORK:-}" ]; then
+    if [ $rc -eq 0 ] || [ $rc -eq 77 ] || [ -n "${KEEP_WORK:-}" ]; then
         [ -n "${KEEP_WORK:-}" ] && log "kept $WORK" || rm -rf "$WORK"
     else
         log "exit $rc; logs kept in $WORK"
@@ -134,8 +137,9 @@ pg_private_start() {
     local try
     for try in 1 2 3 4 5 6 7 8; do
         PRIV_PG_PORT=$((20000 + RANDOM % 30000))
-        if pg_ctl_priv -w -t 30 -o "-c listen_addresses=127.0.0.1${extra:+,$extra} -p $PRIV_PG_PORT \
-            -k $WORK/pgsock -c max_connections=100 -c shared_buffers=32MB -c fsync=on" start >/dev/null 2>&1; then
+        PRIV_PG_OPTS="-c listen_addresses=127.0.0.1${extra:+,$extra} -p $PRIV_PG_PORT \
+            -k $WORK/pgsock -c max_connections=100 -c shared_buffers=32MB -c fsync=on"
+        if pg_ctl_priv -w -t 30 -o "$PRIV_PG_OPTS" start >/dev/null 2>&1; then
             DB_URL="postgresql://jobd@127.0.0.1:$PRIV_PG_PORT/postgres"
             log "private PostgreSQL at $DB_URL"
             return 0
@@ -143,6 +147,10 @@ pg_private_start() {
     done
     fail "the private PostgreSQL did not start"
 }
+
+# pg_private_start_again: starts the private cluster after a stop, on the
+# same port and with the same options.
+pg_private_start_again() { pg_ctl_priv -w -t 60 -o "$PRIV_PG_OPTS" start; }
 
 pg_sql() { psql -qXAt "$DB_URL" -c "$1"; }
 
