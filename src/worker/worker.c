@@ -114,6 +114,8 @@ struct worker {
     struct store *st;
     bool is_pg;
     struct slot *slots;
+    struct run **cbatch;      /* C runs of the claim being dispatched (concurrency entries) */
+    size_t n_cbatch;
     int n_running;
     struct completer comp;
     struct failure *fails, **fails_tail;
@@ -459,7 +461,11 @@ steal(char **p)
     return s;
 }
 
-/* asked_us: when the claim was sent; the lease began after it. */
+/*
+ * Starts j in a free slot; C runs are collected in w->cbatch
+ * (cthread_runner_start_many). asked_us: when the claim was sent; the lease
+ * began after it.
+ */
 static void
 dispatch(struct worker *w, struct job *j, int64_t now, int64_t asked_us)
 {
@@ -510,7 +516,7 @@ dispatch(struct worker *w, struct job *j, int64_t now, int64_t asked_us)
     switch (h->kind) {
     case HANDLER_EXEC: exec_runner_start(w->exec, run); break;
     case HANDLER_HTTP: http_runner_start(w->http, run); break;
-    case HANDLER_C: cthread_runner_start(w->cth, run); break;
+    case HANDLER_C: w->cbatch[w->n_cbatch++] = run; break;
     }
 }
 
@@ -588,8 +594,11 @@ maybe_claim(struct worker *w, int64_t now)
         job_list_fini(&got);
         return false;
     }
+    w->n_cbatch = 0;
     for (size_t i = 0; i < got.n; i++)
         dispatch(w, &got.v[i], now, asked_us);
+    if (w->n_cbatch > 0) /* the whole claimed batch under one lock */
+        cthread_runner_start_many(w->cth, w->cbatch, w->n_cbatch);
     w->next_poll_us = now + w->poll_ms * 1000;
     w->backlog = got.n == (size_t)free_n;
     if (!w->backlog)
@@ -804,6 +813,7 @@ worker_free(struct worker *w)
     store_close(w->st);
     free(w->types);
     free(w->slots);
+    free(w->cbatch);
     free(w->db_url);
     worker_config_fini(&w->cfg);
     wakeup_fini(&w->wake);
@@ -869,6 +879,7 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
     worker_config_init(&w->cfg);
     if (worker_config_copy(&w->cfg, cfg) != JOBD_OK || (w->db_url = strdup(db_url)) == NULL ||
         (w->slots = calloc((size_t)cfg->concurrency, sizeof *w->slots)) == NULL ||
+        (w->cbatch = calloc((size_t)cfg->concurrency, sizeof *w->cbatch)) == NULL ||
         (w->types = calloc(cfg->n_handlers, sizeof *w->types)) == NULL) {
         worker_free(w);
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
