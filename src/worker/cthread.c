@@ -3,7 +3,9 @@
  *
  * A mutex-protected FIFO of runs feeds nthreads threads. Each running
  * struct jobd_run sits on a list so stop requests can find it; the handler
- * reads its flag without the lock (an atomic).
+ * reads its flag without the lock (an atomic). A claimed batch is queued
+ * under one lock and wakes only as many idle threads as it has runs, so a
+ * hundred threads do not all fight for the lock for every job.
  */
 #include "worker/cthread.h"
 
@@ -27,6 +29,8 @@ struct cthread_runner {
     struct qitem *head, *tail;
     struct jobd_run *running;
     bool quit;
+    int idle;                 /* threads waiting on cv */
+    int signalled;            /* of those, already sent a signal (not yet awake) */
     int nthreads;
     pthread_t *threads;
 };
@@ -68,8 +72,13 @@ pool_thread(void *arg)
     struct cthread_runner *c = arg;
     for (;;) {
         pthread_mutex_lock(&c->mu);
-        while (c->head == NULL && !c->quit)
+        while (c->head == NULL && !c->quit) {
+            c->idle++;
             pthread_cond_wait(&c->cv, &c->mu);
+            c->idle--;
+            if (c->signalled > 0)
+                c->signalled--;
+        }
         if (c->quit) {
             pthread_mutex_unlock(&c->mu);
             return NULL;
@@ -123,6 +132,46 @@ cthread_runner_start(struct cthread_runner *c, struct run *run)
         c->head = q;
     c->tail = q;
     pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+void
+cthread_runner_start_many(struct cthread_runner *c, struct run **runs, size_t n)
+{
+    struct qitem *first = NULL, **tail = &first;
+    size_t queued = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct qitem *q = calloc(1, sizeof *q);
+        if (q == NULL) {
+            cthread_runner_start(c, runs[i]); /* answers "out of memory" */
+            continue;
+        }
+        q->run = runs[i];
+        *tail = q;
+        tail = &q->next;
+        queued++;
+    }
+    if (queued == 0)
+        return;
+    struct qitem *last = first;
+    while (last->next != NULL)
+        last = last->next;
+    pthread_mutex_lock(&c->mu);
+    if (c->tail != NULL)
+        c->tail->next = first;
+    else
+        c->head = first;
+    c->tail = last;
+    /* A thread that finishes a job takes the next one without waiting, so
+     * waking more than the queued count (or than are idle) is wasted. */
+    size_t sleeping = (size_t)(c->idle - c->signalled);
+    size_t wake = queued < sleeping ? queued : sleeping;
+    if (wake > 0 && wake == sleeping)
+        pthread_cond_broadcast(&c->cv);
+    else
+        for (size_t i = 0; i < wake; i++)
+            pthread_cond_signal(&c->cv);
+    c->signalled += (int)wake;
     pthread_mutex_unlock(&c->mu);
 }
 

@@ -31,6 +31,12 @@ JOBD_MUST_USE int cthread_runner_new(struct run_sink sink, int nthreads,
                                      struct cthread_runner **out, struct jobd_error *err);
 /* Queues run (ownership passes); exactly one result will come. Thread-safe. */
 void cthread_runner_start(struct cthread_runner *c, struct run *run);
+/*
+ * Queues n runs at once (ownership of each passes; runs[] itself stays the
+ * caller's): one lock for the whole claimed batch, and only as many idle
+ * threads woken as there are runs. Thread-safe.
+ */
+void cthread_runner_start_many(struct cthread_runner *c, struct run **runs, size_t n);
 /* Raises the stop flag of (id, attempt). Thread-safe. */
 void cthread_runner_stop(struct cthread_runner *c, int64_t id, int32_t attempt,
                          enum run_stop why);

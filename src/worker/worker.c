@@ -75,6 +75,7 @@ struct slot {
     int64_t next_hb_us;       /* monotonic */
     int64_t deadline_us;      /* monotonic; C handlers only (the others time themselves) */
     int64_t lease_end_us;     /* monotonic: the lease is surely live until then (see fence) */
+    int64_t started_us;       /* monotonic, for the events' run duration */
     enum run_stop stop_sent;
     bool lost;                /* stale lease: the result belongs to nobody */
 };
@@ -113,6 +114,8 @@ struct worker {
     struct store *st;
     bool is_pg;
     struct slot *slots;
+    struct run **cbatch;      /* C runs of the claim being dispatched (concurrency entries) */
+    size_t n_cbatch;
     int n_running;
     struct completer comp;
     struct failure *fails, **fails_tail;
@@ -126,6 +129,7 @@ struct worker {
 
     pthread_mutex_t smu;      /* guards stats */
     struct worker_stats stats;
+    uint64_t told_succeeded, told_stale; /* loop thread: what cfg.events has heard */
 };
 
 static void
@@ -163,6 +167,30 @@ worker_get_stats(struct worker *w, struct worker_stats *out)
         flusher_take_counts(w->fl, &w->stats.succeeded, &w->stats.stale, &w->stats.batches);
     *out = w->stats;
     pthread_mutex_unlock(&w->smu);
+}
+
+/*
+ * Tells cfg.events what the counters gained since the last call (the
+ * flusher's completions included). Loop thread; outside smu when calling out.
+ */
+static void
+publish_counts(struct worker *w)
+{
+    const struct worker_events *ev = &w->cfg.events;
+    if (ev->finished == NULL && ev->fenced == NULL)
+        return;
+    pthread_mutex_lock(&w->smu);
+    if (w->fl != NULL)
+        flusher_take_counts(w->fl, &w->stats.succeeded, &w->stats.stale, &w->stats.batches);
+    uint64_t ok = w->stats.succeeded - w->told_succeeded;
+    uint64_t stale = w->stats.stale - w->told_stale;
+    w->told_succeeded = w->stats.succeeded;
+    w->told_stale = w->stats.stale;
+    pthread_mutex_unlock(&w->smu);
+    if (ok > 0 && ev->finished != NULL)
+        ev->finished(ev->arg, JOB_SUCCEEDED, ok);
+    if (stale > 0 && ev->fenced != NULL)
+        ev->fenced(ev->arg, stale);
 }
 
 const char *
@@ -259,6 +287,9 @@ take_results(struct worker *w)
             }
         }
         if (s != NULL) {
+            if (w->cfg.events.ran != NULL)
+                w->cfg.events.ran(w->cfg.events.arg,
+                                  (double)(clock_mono_now_us() - s->started_us) / 1e6);
             s->used = false;
             w->n_running--;
         }
@@ -328,10 +359,17 @@ report(struct worker *w)
     }
     while (w->fails != NULL) {
         struct failure *f = w->fails;
-        int rc = store_fail(w->st, f->id, f->attempt, f->error, f->retryable, f->delay_ms, NULL,
+        /* The job as the report left it, only when someone wants its status. */
+        struct job after = {0};
+        struct job *out = w->cfg.events.finished != NULL ? &after : NULL;
+        int rc = store_fail(w->st, f->id, f->attempt, f->error, f->retryable, f->delay_ms, out,
                             &err);
         if (rc == JOBD_OK) {
             stat_add(w, &w->stats.failed, 1);
+            if (out != NULL) {
+                w->cfg.events.finished(w->cfg.events.arg, after.status, 1);
+                job_fini(&after);
+            }
         } else if (rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND) {
             stat_add(w, &w->stats.stale, 1);
         } else if (rc == JOBD_E_INVALID) {
@@ -423,7 +461,11 @@ steal(char **p)
     return s;
 }
 
-/* asked_us: when the claim was sent; the lease began after it. */
+/*
+ * Starts j in a free slot; C runs are collected in w->cbatch
+ * (cthread_runner_start_many). asked_us: when the claim was sent; the lease
+ * began after it.
+ */
 static void
 dispatch(struct worker *w, struct job *j, int64_t now, int64_t asked_us)
 {
@@ -464,14 +506,17 @@ dispatch(struct worker *w, struct job *j, int64_t now, int64_t asked_us)
     }
     *s = (struct slot){.used = true, .id = j->id, .attempt = j->attempt, .h = h,
                        .next_hb_us = now + w->cfg.heartbeat_ms * 1000,
-                       .lease_end_us = asked_us + w->cfg.lease_ms * 1000};
+                       .lease_end_us = asked_us + w->cfg.lease_ms * 1000,
+                       .started_us = clock_mono_now_us()};
+    if (w->cfg.events.started != NULL)
+        w->cfg.events.started(w->cfg.events.arg, j);
     if (h->kind == HANDLER_C && run->timeout_ms > 0)
         s->deadline_us = now + run->timeout_ms * 1000;
     w->n_running++;
     switch (h->kind) {
     case HANDLER_EXEC: exec_runner_start(w->exec, run); break;
     case HANDLER_HTTP: http_runner_start(w->http, run); break;
-    case HANDLER_C: cthread_runner_start(w->cth, run); break;
+    case HANDLER_C: w->cbatch[w->n_cbatch++] = run; break;
     }
 }
 
@@ -549,8 +594,11 @@ maybe_claim(struct worker *w, int64_t now)
         job_list_fini(&got);
         return false;
     }
+    w->n_cbatch = 0;
     for (size_t i = 0; i < got.n; i++)
         dispatch(w, &got.v[i], now, asked_us);
+    if (w->n_cbatch > 0) /* the whole claimed batch under one lock */
+        cthread_runner_start_many(w->cth, w->cbatch, w->n_cbatch);
     w->next_poll_us = now + w->poll_ms * 1000;
     w->backlog = got.n == (size_t)free_n;
     if (!w->backlog)
@@ -622,6 +670,7 @@ loop_main(void *arg)
         if (w->st != NULL && report(w))
             heartbeats(w, now);
         fence_expired(w);
+        publish_counts(w);
         for (int i = 0; i < w->cfg.concurrency; i++) {
             struct slot *s = &w->slots[i];
             if (s->used && s->deadline_us != 0 && now >= s->deadline_us)
@@ -679,6 +728,7 @@ loop_main(void *arg)
         if (ms > 0)
             wakeup_wait(&w->wake, &seen, ms);
     }
+    publish_counts(w);
     return NULL;
 }
 
@@ -763,6 +813,7 @@ worker_free(struct worker *w)
     store_close(w->st);
     free(w->types);
     free(w->slots);
+    free(w->cbatch);
     free(w->db_url);
     worker_config_fini(&w->cfg);
     wakeup_fini(&w->wake);
@@ -828,6 +879,7 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
     worker_config_init(&w->cfg);
     if (worker_config_copy(&w->cfg, cfg) != JOBD_OK || (w->db_url = strdup(db_url)) == NULL ||
         (w->slots = calloc((size_t)cfg->concurrency, sizeof *w->slots)) == NULL ||
+        (w->cbatch = calloc((size_t)cfg->concurrency, sizeof *w->cbatch)) == NULL ||
         (w->types = calloc(cfg->n_handlers, sizeof *w->types)) == NULL) {
         worker_free(w);
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");

@@ -1561,6 +1561,49 @@ TEST(complete_batch_mixed)
     fx_close(&f);
 }
 
+/* One batch naming a job twice: its stale attempt first, then its current
+ * one, then the current one again (a duplicate report). */
+TEST(complete_batch_same_id_two_attempts)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t b = enq(&f, "t", NULL, 0, 0);
+    int64_t a = enq(&f, "t", NULL, 0, 0);
+    ASSERT_EQ(claim_one(&f, b), 1);
+    ASSERT_EQ(claim_one(&f, a), 1);
+    /* a's lease is extended, b's runs out and b is claimed again */
+    manual_clock_advance(&f.mc, 31 * SEC);
+    int64_t until;
+    bool cancel;
+    ASSERT_OK(store_heartbeat(f.st, a, 1, 60000, &until, &cancel, &f.err), &f.err);
+    manual_clock_advance(&f.mc, 30 * SEC);
+    struct backoff_policy bp = {.base_ms = 1, .cap_ms = 1};
+    int reaped = 0;
+    ASSERT_OK(store_reap(f.st, 10, &bp, &reaped, &f.err), &f.err);
+    ASSERT_EQ(reaped, 1);
+    manual_clock_advance(&f.mc, 1 * SEC);
+    ASSERT_EQ(claim_one(&f, b), 2);
+    struct completion cs[4] = {
+        {.id = b, .attempt = 1, .result = "{\"old\":1}"},
+        {.id = a, .attempt = 1, .result = NULL},
+        {.id = b, .attempt = 2, .result = "{\"new\":2}"},
+        {.id = b, .attempt = 2, .result = "{\"dup\":3}"},
+    };
+    int outcome[4] = {99, 99, 99, 99};
+    ASSERT_OK(store_complete_batch(f.st, cs, 4, outcome, &f.err), &f.err);
+    ASSERT_EQ(outcome[0], JOBD_E_STALE);
+    ASSERT_EQ(outcome[1], JOBD_OK);
+    ASSERT_EQ(outcome[2], JOBD_OK);
+    ASSERT_EQ(outcome[3], JOBD_E_STALE);
+    struct job g = getj(&f, b);
+    ASSERT_EQ(g.status, JOB_SUCCEEDED);
+    ASSERT_EQ(g.attempt, 2);
+    ASSERT_STR_EQ(g.result, "{\"new\":2}");
+    job_fini(&g);
+    ASSERT_EQ(status_of(&f, a), JOB_SUCCEEDED);
+    fx_close(&f);
+}
+
 /* ------------------------------------------------------------------ */
 /* queues, prune, next_run_at, wait                                    */
 
