@@ -923,7 +923,7 @@ cmd_process(void)
     const char *jobd = opt("jobd", "build/jobd");
     long long n = opt_ll("n", 20000), nw = opt_ll("workers", 1);
     long long conc = opt_ll("concurrency", strcmp(handler, "exec") == 0 ? 16 : 100);
-    double timeout = (double)opt_ll("timeout-s", 600);
+    double timeout = (double)opt_ll("timeout-s", 240);
     struct db d;
     db_open(&d, url, true);
     double s0 = mono_s();

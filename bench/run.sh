@@ -24,7 +24,7 @@
 #   SCALE_SIZES="10000 100000 1000000"
 #   SCALE_FUTURE=10000 SCALE_K=5000 CEIL_N=200000 SHARED=1 (0 = skip the peers)
 #   PEERS_ONLY="..." (the shared harness's ONLY), REPORT=1 (0 = no docs update)
-#   STEP_TIMEOUT_S=600, BENCH_PG_PORT=55433, BENCH_OUT=DIR
+#   STEP_TIMEOUT_S=300 (per step, also the shared harness's), BENCH_PG_PORT=55433, BENCH_OUT=DIR
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -60,7 +60,7 @@ export CEIL_N=${CEIL_N:-200000}
 export CEIL_CLIENTS=${CEIL_CLIENTS:-4 8}
 SHARED=${SHARED:-1}
 REPORT=${REPORT:-1}
-STEP_TIMEOUT_S=${STEP_TIMEOUT_S:-600}
+STEP_TIMEOUT_S=${STEP_TIMEOUT_S:-300}
 export BENCH_PG_PORT=${BENCH_PG_PORT:-55433}
 export BENCH_PG_DIR=${BENCH_PG_DIR:-/tmp/jobd-bench-pg}
 export JOBD_BENCH_TMP=${JOBD_BENCH_TMP:-/tmp/jobd-bench}

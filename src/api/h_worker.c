@@ -126,7 +126,7 @@ stale(struct api_call *c, struct store *st, int64_t attempt)
     if (rc == JOBD_E_NOTFOUND) {
         api_error(c->resp, 404, "not_found", "id", "no job with id %" PRId64, c->id);
     } else {
-        api_metrics_fenced(c->ctx->metrics);
+        api_metrics_fenced(c->ctx->metrics, 1);
         if (rc == JOBD_OK)
             api_error(c->resp, 409, "stale_attempt", "attempt",
                       "attempt %" PRId64 " of job %" PRId64 " is not the live one (job is %s, "

@@ -63,6 +63,18 @@ api_metrics_finished(struct api_metrics *m, enum metrics_outcome o)
 }
 
 void
+api_metrics_ended(struct api_metrics *m, enum job_status status, uint64_t n)
+{
+    enum metrics_outcome o = status == JOB_SUCCEEDED ? OUTCOME_SUCCEEDED
+                             : status == JOB_PENDING ? OUTCOME_RETRIED
+                             : status == JOB_DEAD    ? OUTCOME_DEAD
+                             : status == JOB_CANCELLED ? OUTCOME_CANCELLED
+                                                       : OUTCOME_COUNT;
+    if (m && o != OUTCOME_COUNT)
+        atomic_fetch_add(&m->finished[o], n);
+}
+
+void
 api_metrics_reaped(struct api_metrics *m, uint64_t n)
 {
     if (m)
@@ -70,10 +82,10 @@ api_metrics_reaped(struct api_metrics *m, uint64_t n)
 }
 
 void
-api_metrics_fenced(struct api_metrics *m)
+api_metrics_fenced(struct api_metrics *m, uint64_t n)
 {
     if (m)
-        atomic_fetch_add(&m->fenced, 1);
+        atomic_fetch_add(&m->fenced, n);
 }
 
 void
@@ -129,13 +141,9 @@ api_metrics_reported(struct api_metrics *m, const struct job *j)
 {
     if (m == NULL)
         return;
-    switch (j->status) {
-    case JOB_SUCCEEDED: api_metrics_finished(m, OUTCOME_SUCCEEDED); break;
-    case JOB_PENDING: api_metrics_finished(m, OUTCOME_RETRIED); break;
-    case JOB_DEAD: api_metrics_finished(m, OUTCOME_DEAD); break;
-    case JOB_CANCELLED: api_metrics_finished(m, OUTCOME_CANCELLED); break;
-    default: return;
-    }
+    if (j->status == JOB_RUNNING)
+        return;
+    api_metrics_ended(m, j->status, 1);
     int64_t end = j->finished_at_us;
     if (j->status == JOB_PENDING)
         end = 0; /* a retried job has no finish time; its duration is unknown here */

@@ -33,8 +33,10 @@ void api_metrics_free(struct api_metrics *m);
 /* Each is a no-op for m == NULL. */
 void api_metrics_enqueued(struct api_metrics *m, uint64_t n);
 void api_metrics_finished(struct api_metrics *m, enum metrics_outcome o);
+/* n jobs a report left in status: succeeded, pending (retried), dead, cancelled. */
+void api_metrics_ended(struct api_metrics *m, enum job_status status, uint64_t n);
 void api_metrics_reaped(struct api_metrics *m, uint64_t n);
-void api_metrics_fenced(struct api_metrics *m);
+void api_metrics_fenced(struct api_metrics *m, uint64_t n);
 /* One group-commit transaction written (jobd_enqueue_commits_total). */
 void api_metrics_commit(struct api_metrics *m);
 /* Claims parked in a long poll right now (jobd_claims_waiting), +1 / -1. */

@@ -223,6 +223,31 @@ count_reaped(void *metrics, int n)
     api_metrics_reaped(metrics, (uint64_t)n);
 }
 
+/* The embedded worker's events, for /metrics (see struct worker_events). */
+static void
+worker_started(void *metrics, const struct job *j)
+{
+    api_metrics_claimed(metrics, j);
+}
+
+static void
+worker_ran(void *metrics, double duration_s)
+{
+    api_metrics_duration(metrics, duration_s);
+}
+
+static void
+worker_finished(void *metrics, enum job_status status, uint64_t n)
+{
+    api_metrics_ended(metrics, status, n);
+}
+
+static void
+worker_fenced(void *metrics, uint64_t n)
+{
+    api_metrics_fenced(metrics, n);
+}
+
 static int
 start_all(const struct server_opts *o, const char *host, int port, struct server_parts *p)
 {
@@ -258,6 +283,10 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     if ((rc = sched_plane_start(&pc, &p->plane, &err)) != JOBD_OK)
         return cli_report("cannot start the scheduling plane", rc, &err);
     if (p->wcfg_loaded) {
+        p->wcfg.events = (struct worker_events){.arg = p->metrics, .started = worker_started,
+                                                .ran = worker_ran,
+                                                .finished = worker_finished,
+                                                .fenced = worker_fenced};
         if ((rc = worker_start(&p->wcfg, cli_db_url(o->db), &p->wake, &p->worker, &err)))
             return cli_report("cannot start the embedded worker", rc, &err);
         fprintf(stderr, "jobd: embedded worker %s running %zu handler(s)\n",

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/job.h"
 #include "jobd.h"
 
 enum handler_kind {
@@ -40,6 +41,25 @@ struct handler_conf {
     int64_t timeout_ms;       /* 0 = none (the job's own timeout still applies) */
 };
 
+/*
+ * What a worker tells the program that embeds it as it goes (jobd server
+ * feeds its /metrics with them). Called on the worker's loop thread; they
+ * must be quick and must not call back into the worker. Any may be NULL;
+ * arg is borrowed and must outlive the worker.
+ */
+struct worker_events {
+    void *arg;
+    /* A claimed job is being started (j as claimed: run_at, started_at, ...). */
+    void (*started)(void *arg, const struct job *j);
+    /* A run ended after duration_s, as the worker timed it. */
+    void (*ran)(void *arg, double duration_s);
+    /* The store took n reports that left jobs in status: JOB_SUCCEEDED,
+     * JOB_PENDING (a retry), JOB_DEAD or JOB_CANCELLED. */
+    void (*finished)(void *arg, enum job_status status, uint64_t n);
+    /* n reports (heartbeats, completions, failures) were refused as stale. */
+    void (*fenced)(void *arg, uint64_t n);
+};
+
 struct worker_config {
     int concurrency;          /* >= 1; jobs run at once */
     char **queues;            /* n_queues names; NULL = every queue */
@@ -53,6 +73,7 @@ struct worker_config {
     char *worker_id;          /* NULL = "HOST:PID" chosen at start */
     struct handler_conf *handlers;
     size_t n_handlers;
+    struct worker_events events; /* not from the file: set by an embedder */
 };
 
 /* Fills cfg with the defaults of CONTRACT.md (no handlers). */

@@ -75,6 +75,7 @@ struct slot {
     int64_t next_hb_us;       /* monotonic */
     int64_t deadline_us;      /* monotonic; C handlers only (the others time themselves) */
     int64_t lease_end_us;     /* monotonic: the lease is surely live until then (see fence) */
+    int64_t started_us;       /* monotonic, for the events' run duration */
     enum run_stop stop_sent;
     bool lost;                /* stale lease: the result belongs to nobody */
 };
@@ -128,6 +129,7 @@ struct worker {
 
     pthread_mutex_t smu;      /* guards stats */
     struct worker_stats stats;
+    uint64_t told_succeeded, told_stale; /* loop thread: what cfg.events has heard */
 };
 
 static void
@@ -165,6 +167,30 @@ worker_get_stats(struct worker *w, struct worker_stats *out)
         flusher_take_counts(w->fl, &w->stats.succeeded, &w->stats.stale, &w->stats.batches);
     *out = w->stats;
     pthread_mutex_unlock(&w->smu);
+}
+
+/*
+ * Tells cfg.events what the counters gained since the last call (the
+ * flusher's completions included). Loop thread; outside smu when calling out.
+ */
+static void
+publish_counts(struct worker *w)
+{
+    const struct worker_events *ev = &w->cfg.events;
+    if (ev->finished == NULL && ev->fenced == NULL)
+        return;
+    pthread_mutex_lock(&w->smu);
+    if (w->fl != NULL)
+        flusher_take_counts(w->fl, &w->stats.succeeded, &w->stats.stale, &w->stats.batches);
+    uint64_t ok = w->stats.succeeded - w->told_succeeded;
+    uint64_t stale = w->stats.stale - w->told_stale;
+    w->told_succeeded = w->stats.succeeded;
+    w->told_stale = w->stats.stale;
+    pthread_mutex_unlock(&w->smu);
+    if (ok > 0 && ev->finished != NULL)
+        ev->finished(ev->arg, JOB_SUCCEEDED, ok);
+    if (stale > 0 && ev->fenced != NULL)
+        ev->fenced(ev->arg, stale);
 }
 
 const char *
@@ -261,6 +287,9 @@ take_results(struct worker *w)
             }
         }
         if (s != NULL) {
+            if (w->cfg.events.ran != NULL)
+                w->cfg.events.ran(w->cfg.events.arg,
+                                  (double)(clock_mono_now_us() - s->started_us) / 1e6);
             s->used = false;
             w->n_running--;
         }
@@ -330,10 +359,17 @@ report(struct worker *w)
     }
     while (w->fails != NULL) {
         struct failure *f = w->fails;
-        int rc = store_fail(w->st, f->id, f->attempt, f->error, f->retryable, f->delay_ms, NULL,
+        /* The job as the report left it, only when someone wants its status. */
+        struct job after = {0};
+        struct job *out = w->cfg.events.finished != NULL ? &after : NULL;
+        int rc = store_fail(w->st, f->id, f->attempt, f->error, f->retryable, f->delay_ms, out,
                             &err);
         if (rc == JOBD_OK) {
             stat_add(w, &w->stats.failed, 1);
+            if (out != NULL) {
+                w->cfg.events.finished(w->cfg.events.arg, after.status, 1);
+                job_fini(&after);
+            }
         } else if (rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND) {
             stat_add(w, &w->stats.stale, 1);
         } else if (rc == JOBD_E_INVALID) {
@@ -470,7 +506,10 @@ dispatch(struct worker *w, struct job *j, int64_t now, int64_t asked_us)
     }
     *s = (struct slot){.used = true, .id = j->id, .attempt = j->attempt, .h = h,
                        .next_hb_us = now + w->cfg.heartbeat_ms * 1000,
-                       .lease_end_us = asked_us + w->cfg.lease_ms * 1000};
+                       .lease_end_us = asked_us + w->cfg.lease_ms * 1000,
+                       .started_us = clock_mono_now_us()};
+    if (w->cfg.events.started != NULL)
+        w->cfg.events.started(w->cfg.events.arg, j);
     if (h->kind == HANDLER_C && run->timeout_ms > 0)
         s->deadline_us = now + run->timeout_ms * 1000;
     w->n_running++;
@@ -631,6 +670,7 @@ loop_main(void *arg)
         if (w->st != NULL && report(w))
             heartbeats(w, now);
         fence_expired(w);
+        publish_counts(w);
         for (int i = 0; i < w->cfg.concurrency; i++) {
             struct slot *s = &w->slots[i];
             if (s->used && s->deadline_us != 0 && now >= s->deadline_us)
@@ -688,6 +728,7 @@ loop_main(void *arg)
         if (ms > 0)
             wakeup_wait(&w->wake, &seen, ms);
     }
+    publish_counts(w);
     return NULL;
 }
 

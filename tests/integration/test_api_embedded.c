@@ -2,7 +2,7 @@
  * test_api_embedded.c — `jobd server` as one process with everything: the
  * scheduling plane (its reaper hands an abandoned lease back) and, with
  * --worker-config, an embedded worker that runs jobs submitted through the
- * API, woken in memory. Real processes, real HTTP; waits poll a condition
+ * API, woken in memory, and whose runs show in the server's /metrics. Real processes, real HTTP; waits poll a condition
  * with a deadline.
  */
 #include "apitest.h"
@@ -51,6 +51,26 @@ BOTH(embedded_worker_runs_jobs)
     json_decref(j);
     int64_t bad = create_job(&s, "{\"type\":\"bad\"}");
     await_status(&s, bad, "dead", 20000, NULL);
+    /* The embedded worker's runs show in the server's /metrics. Successes
+     * are counted once their completion is written, which may follow the
+     * status the API already shows by a moment: poll. */
+    int64_t deadline = apitest_now_ms() + 10000;
+    for (;;) {
+        struct resp r;
+        ASSERT_EQ(req(&s, "GET", "/metrics", NULL, &r), 200);
+        bool ok = strstr(r.body, "jobd_jobs_finished_total{outcome=\"succeeded\"} 1\n") &&
+                  strstr(r.body, "jobd_jobs_finished_total{outcome=\"dead\"} 1\n") &&
+                  strstr(r.body, "jobd_job_lateness_seconds_count 2\n") &&
+                  strstr(r.body, "jobd_job_duration_seconds_count 2\n");
+        if (ok || apitest_now_ms() > deadline) {
+            if (!ok)
+                TEST_FAIL("the embedded worker's runs are not in /metrics:\n%s", r.body);
+            resp_fini(&r);
+            break;
+        }
+        resp_fini(&r);
+        apitest_nap_ms(50);
+    }
     srv_stop(&s);
 }
 

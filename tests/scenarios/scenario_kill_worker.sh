@@ -14,9 +14,9 @@ start_server
 write_worker_ini "$WORK/worker.ini" 2s 500ms 1 "poll_interval = 200ms"
 
 for r in $(seq 1 "$rounds"); do
-    start_worker "w1-$r" "$WORK/worker.ini"
     id=$(submit_one 5000 1)
     echo "$id" >>"$WORK/expect"
+    start_worker "w1-$r" "$WORK/worker.ini"
     wait_until 30 "job $id to start on w1-$r" test -s "$WORK/pids/$id.1"
     [ "$(job_field "$id" worker_id)" = "w1-$r" ] || fail "job $id is not held by w1-$r"
     handler=$(cat "$WORK/pids/$id.1")

@@ -17,9 +17,11 @@ write_worker_ini "$WORK/worker.ini" 2s 500ms 1 "poll_interval = 200ms"
 
 for r in $(seq 1 "$rounds"); do
     z=z-$r w2=w2-$r
-    start_worker "$z" "$WORK/worker.ini" --server "$SERVER_URL"
+    # The job first, then the worker: its 1 s run must not slip by while a
+    # slow `jobd submit` returns (the watch below starts with the worker).
     id=$(submit_one 1000 1)
     echo "$id" >>"$WORK/expect"
+    start_worker "$z" "$WORK/worker.ini" --server "$SERVER_URL"
     wait_until 30 "job $id to start on $z" test -s "$WORK/pids/$id.1"
     kill -STOP "${WPID[$z]}"
     log "round $r: froze worker $z (SIGSTOP) while it runs job $id"

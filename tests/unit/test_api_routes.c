@@ -332,7 +332,7 @@ TEST(metrics_text)
     struct api_metrics *m = api_metrics_new();
     api_metrics_enqueued(m, 3);
     api_metrics_finished(m, OUTCOME_DEAD);
-    api_metrics_fenced(m);
+    api_metrics_fenced(m, 1);
     api_metrics_lateness(m, 0.003);
     api_metrics_lateness(m, 0.2);
     api_metrics_lateness(m, 100000);
