@@ -11,6 +11,10 @@
  *             result queue, then poke the loop's wake-up.
  *   listener  PostgreSQL only: a second connection blocked in store_wait
  *             (LISTEN jobd_jobs); a NOTIFY sets the "claim now" hint.
+ *   fence     the lease watchdog (fence.h): stops a run whose lease ended
+ *             by our clock, even while the loop is blocked in a store call.
+ *             It sees the slots only through its own entries, which the
+ *             loop arms, extends and disarms.
  *   bridge    embedded in a server: forwards its in-process wake-up (SQLite
  *             has no NOTIFY) to the hint.
  *
@@ -22,7 +26,8 @@
  *      lease is lost (stop the handler, drop its result); cancel_requested
  *      stops the handler, whose failure report then cancels the job;
  *      a run whose lease ran out by our clock without a heartbeat answer
- *      (store unreachable) is stopped too: it may be someone else's now;
+ *      (store unreachable) is stopped too: it may be someone else's now
+ *      (on time by the watchdog thread; here the loop catches up);
  *   5. claim at most "free slots" jobs when something says there may be
  *      work: a NOTIFY or in-process signal, the timer for the soonest future
  *      run_at, the last claim having filled every free slot (a backlog), or
