@@ -883,8 +883,8 @@ bridge_main(void *arg)
 static void
 worker_free(struct worker *w)
 {
-    fence_free(w->fence); /* first: it calls into the runners */
-    flusher_stop(w->fl); /* first: it signals w->wake */
+    fence_free(w->fence); /* before the runners: it calls into them */
+    flusher_stop(w->fl); /* before the wake-up goes: it signals w->wake */
     exec_runner_free(w->exec);
     http_runner_free(w->http);
     cthread_runner_free(w->cth);
