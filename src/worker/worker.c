@@ -480,12 +480,13 @@ heartbeats(struct worker *w, int64_t now)
             if (cancel)
                 stop_run(w, s, RUN_STOP_CANCEL);
         } else if (rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND) {
-            wlog(w, "lost the lease of job %" PRId64 " attempt %" PRId32 "; stopping it", s->id,
-                 s->attempt);
+            bool fired = unwatch(w, s); /* the watchdog sent its stop already */
+            wlog(w, "lost the lease of job %" PRId64 " attempt %" PRId32 "%s", s->id, s->attempt,
+                 fired ? " (stopped when it ran out by our clock)" : "; stopping it");
             s->lost = true;
             stat_add(w, &w->stats.stale, 1);
-            if (unwatch(w, s))
-                fenced(s); /* the watchdog sent its stop already */
+            if (fired)
+                fenced(s);
             stop_run(w, s, RUN_STOP_LOST);
         } else {
             store_trouble(w, rc, &err, "heartbeat");
