@@ -324,26 +324,18 @@ static const struct {
     {"keepalives_idle", "5"},  {"keepalives_interval", "2"}, {"keepalives_count", "3"},
 };
 
-/* True if this libpq knows the connection option key. */
+/* Whether opts (PQconninfoParse: only what the URL sets has a value) has
+ * key: *known if this libpq knows the option at all (tcp_user_timeout needs
+ * libpq >= 12), and the return value whether the URL sets it. */
 static bool
-libpq_knows(const char *key)
+url_sets(const PQconninfoOption *opts, const char *key, bool *known)
 {
-    PQconninfoOption *d = PQconndefaults();
-    bool known = false;
-    for (PQconninfoOption *o = d; o != NULL && o->keyword != NULL; o++)
-        if (strcmp(o->keyword, key) == 0)
-            known = true;
-    PQconninfoFree(d);
-    return known;
-}
-
-/* True if the parsed URL sets key itself. */
-static bool
-url_sets(const PQconninfoOption *opts, const char *key)
-{
+    *known = false;
     for (const PQconninfoOption *o = opts; o->keyword != NULL; o++)
-        if (strcmp(o->keyword, key) == 0)
+        if (strcmp(o->keyword, key) == 0) {
+            *known = true;
             return o->val != NULL;
+        }
     return false;
 }
 
@@ -370,12 +362,13 @@ pg_connect(const char *url, PGconn **out, struct jobd_error *err)
         PQconninfoFree(opts);
         return jobd_error_set(err, JOBD_E_NOMEM, "db", "out of memory");
     }
+    bool known = false;
     size_t len = (size_t)snprintf(u, n, "%s%s%s", url, strchr(url, '?') ? "&" : "?",
-                                  url_sets(opts, "application_name")
+                                  url_sets(opts, "application_name", &known)
                                       ? "fallback_application_name=jobd"
                                       : "application_name=jobd");
     for (size_t i = 0; i < sizeof conn_defaults / sizeof conn_defaults[0]; i++)
-        if (!url_sets(opts, conn_defaults[i].key) && libpq_knows(conn_defaults[i].key))
+        if (!url_sets(opts, conn_defaults[i].key, &known) && known)
             len += (size_t)snprintf(u + len, n - len, "&%s=%s", conn_defaults[i].key,
                                     conn_defaults[i].value);
     PQconninfoFree(opts);
