@@ -1,6 +1,8 @@
 /*
  * store_pg_conn.c — the PostgreSQL backend's connection plumbing: opening
- * (with a connect timeout, so an address that does not answer fails fast),
+ * (with a connect timeout, TCP user timeout and keepalives, so an address
+ * that does not answer fails fast and a link that goes silent ends a call
+ * in seconds),
  * lazy prepared statements, error classification (connection loss is
  * JOBD_E_UNAVAILABLE and triggers a PQreset on the next call, so a restarted
  * server is survivable), row decoding and array-literal parameters.
@@ -297,9 +299,50 @@ pg_exec_simple(struct store_pg *s, const char *sql, struct jobd_error *err)
 }
 
 /*
- * Connects to url. A URL without connect_timeout gets one (5 s), so a host
- * that drops packets fails in seconds rather than minutes; the message
- * names host and port but never the password.
+ * Defaults added to every connection URL that does not set them, so that a
+ * peer that went silent (a partition that drops packets, a host that
+ * vanished) ends a call in seconds instead of hanging it for the kernel's
+ * minutes (15 min of retransmissions, 2 h before the first keepalive):
+ *   connect_timeout=5      a connect that gets no answer fails in 5 s;
+ *   tcp_user_timeout=5000  data sent and not acknowledged for 5 s drops the
+ *                          connection (a request into a dead link);
+ *   keepalives=1, keepalives_idle=5, keepalives_interval=2,
+ *   keepalives_count=3     an idle or waiting connection whose peer stops
+ *                          answering probes is dropped after 5 + 3 x 2 =
+ *                          11 s (a long query is fine: the server's kernel
+ *                          answers the probes while it runs).
+ * A dropped connection is JOBD_E_UNAVAILABLE and the next call reconnects.
+ * These bound what the kernel can see; a peer whose kernel still answers
+ * but whose server does not (a stalled proxy) is the worker's lease
+ * watchdog's to handle (src/worker/fence.h). tcp_user_timeout needs a
+ * libpq >= 12: an older one does not know it and does not get it.
+ */
+static const struct {
+    const char *key, *value;
+} conn_defaults[] = {
+    {"connect_timeout", "5"},  {"tcp_user_timeout", "5000"}, {"keepalives", "1"},
+    {"keepalives_idle", "5"},  {"keepalives_interval", "2"}, {"keepalives_count", "3"},
+};
+
+/* Whether opts (PQconninfoParse: only what the URL sets has a value) has
+ * key: *known if this libpq knows the option at all (tcp_user_timeout needs
+ * libpq >= 12), and the return value whether the URL sets it. */
+static bool
+url_sets(const PQconninfoOption *opts, const char *key, bool *known)
+{
+    *known = false;
+    for (const PQconninfoOption *o = opts; o->keyword != NULL; o++)
+        if (strcmp(o->keyword, key) == 0) {
+            *known = true;
+            return o->val != NULL;
+        }
+    return false;
+}
+
+/*
+ * Connects to url. conn_defaults fill what the URL does not set, so a
+ * host that drops packets fails in seconds rather than minutes; the
+ * message names host and port but never the password.
  */
 int
 pg_connect(const char *url, PGconn **out, struct jobd_error *err)
@@ -313,15 +356,22 @@ pg_connect(const char *url, PGconn **out, struct jobd_error *err)
         PQfreemem(perr);
         return rc;
     }
-    PQconninfoFree(opts);
-    size_t n = strlen(url) + 64;
+    size_t n = strlen(url) + 256;
     char *u = malloc(n);
-    if (u == NULL)
+    if (u == NULL) {
+        PQconninfoFree(opts);
         return jobd_error_set(err, JOBD_E_NOMEM, "db", "out of memory");
-    snprintf(u, n, "%s%s%s%s", url, strchr(url, '?') ? "&" : "?",
-             strstr(url, "connect_timeout=") ? "" : "connect_timeout=5&",
-             strstr(url, "application_name=") ? "fallback_application_name=jobd"
-                                              : "application_name=jobd");
+    }
+    bool known = false;
+    size_t len = (size_t)snprintf(u, n, "%s%s%s", url, strchr(url, '?') ? "&" : "?",
+                                  url_sets(opts, "application_name", &known)
+                                      ? "fallback_application_name=jobd"
+                                      : "application_name=jobd");
+    for (size_t i = 0; i < sizeof conn_defaults / sizeof conn_defaults[0]; i++)
+        if (!url_sets(opts, conn_defaults[i].key, &known) && known)
+            len += (size_t)snprintf(u + len, n - len, "&%s=%s", conn_defaults[i].key,
+                                    conn_defaults[i].value);
+    PQconninfoFree(opts);
     PGconn *c = PQconnectdb(u);
     free(u);
     if (c == NULL)

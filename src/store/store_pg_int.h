@@ -96,7 +96,9 @@ extern const size_t pg_migrations_count;
 int pg_exec(struct store_pg *s, const struct pg_stmt *stmt, int n, const char *const *values,
             PGresult **out, struct jobd_error *err);
 /*
- * Connects to url (a libpq URI), adding connect_timeout=5 unless given.
+ * Connects to url (a libpq URI), adding what it does not set of
+ * connect_timeout, tcp_user_timeout and keepalives (store_pg_conn.c:
+ * conn_defaults), so a silent peer ends a call in seconds.
  * JOBD_E_INVALID for a malformed URL, JOBD_E_UNAVAILABLE when the server
  * does not answer (the message names host and port, never the password).
  * On success *out is owned by the caller (PQfinish).

@@ -11,6 +11,10 @@
  *             result queue, then poke the loop's wake-up.
  *   listener  PostgreSQL only: a second connection blocked in store_wait
  *             (LISTEN jobd_jobs); a NOTIFY sets the "claim now" hint.
+ *   fence     the lease watchdog (fence.h): stops a run whose lease ended
+ *             by our clock, even while the loop is blocked in a store call.
+ *             It sees the slots only through its own entries, which the
+ *             loop arms, extends and disarms.
  *   bridge    embedded in a server: forwards its in-process wake-up (SQLite
  *             has no NOTIFY) to the hint.
  *
@@ -22,7 +26,8 @@
  *      lease is lost (stop the handler, drop its result); cancel_requested
  *      stops the handler, whose failure report then cancels the job;
  *      a run whose lease ran out by our clock without a heartbeat answer
- *      (store unreachable) is stopped too: it may be someone else's now;
+ *      (store unreachable) is stopped too: it may be someone else's now
+ *      (on time by the watchdog thread; here the loop catches up);
  *   5. claim at most "free slots" jobs when something says there may be
  *      work: a NOTIFY or in-process signal, the timer for the soonest future
  *      run_at, the last claim having filled every free slot (a backlog), or
@@ -54,6 +59,7 @@
 #include "worker/completer.h"
 #include "worker/cthread.h"
 #include "worker/exec.h"
+#include "worker/fence.h"
 #include "worker/flusher.h"
 #include "worker/http.h"
 #include "worker/remote.h"
@@ -78,6 +84,7 @@ struct slot {
     int64_t started_us;       /* monotonic, for the events' run duration */
     enum run_stop stop_sent;
     bool lost;                /* stale lease: the result belongs to nobody */
+    bool watched;             /* armed in w->fence (the lease watchdog) */
 };
 
 struct failure {
@@ -109,6 +116,7 @@ struct worker {
     struct http_runner *http;
     struct cthread_runner *cth;
     struct flusher *fl;       /* PostgreSQL: completions on their own connection */
+    struct fence *fence;      /* the lease watchdog: stops runs whose lease ran out */
 
     /* loop thread only */
     struct store *st;
@@ -245,6 +253,65 @@ stop_run(struct worker *w, struct slot *s, enum run_stop why)
     }
 }
 
+/*
+ * The lease watchdog (fence.h) and the loop: the loop arms a slot's entry
+ * once its run is with the runner, extends it after each answered heartbeat
+ * and disarms it when the slot ends or is stopped for another reason. The
+ * watchdog, on its own thread, stops a run whose entry's lease end passed
+ * (lease_ran_out), whatever store call the loop is blocked in; the loop
+ * learns of it from fence_extend / fence_disarm / fence_fired.
+ */
+
+/* Stops watching s. True if the watchdog had fired for it. */
+static bool
+unwatch(struct worker *w, struct slot *s)
+{
+    if (!s->watched)
+        return false;
+    s->watched = false;
+    return fence_disarm(w->fence, (int)(s - w->slots));
+}
+
+/* The watchdog stopped s's run: its result is nobody's; no second stop. */
+static void
+fenced(struct slot *s)
+{
+    s->lost = true;
+    if (s->stop_sent == RUN_STOP_NONE)
+        s->stop_sent = RUN_STOP_LOST;
+}
+
+/* Watchdog thread: the lease of (id, attempt) ran out by our clock. */
+static void
+lease_ran_out(void *arg, int64_t id, int32_t attempt, const void *tag)
+{
+    struct worker *w = arg;
+    const struct handler_conf *h = tag;
+    wlog(w, "the lease of job %" PRId64 " attempt %" PRId32 " ran out without a heartbeat "
+         "answer; stopping it", id, attempt);
+    /* The runners' stops are thread-safe and match (id, attempt): a slot
+     * reused meanwhile by another run is not touched. */
+    switch (h->kind) {
+    case HANDLER_EXEC: exec_runner_stop(w->exec, id, attempt, RUN_STOP_LOST); break;
+    case HANDLER_HTTP: http_runner_stop(w->http, id, attempt, RUN_STOP_LOST); break;
+    case HANDLER_C: cthread_runner_stop(w->cth, id, attempt, RUN_STOP_LOST); break;
+    }
+    wakeup_signal(&w->wake); /* the loop marks the slot, when it is free to */
+}
+
+/* Arms the watchdog for every slot whose run was just handed to its runner. */
+static void
+watch_new_runs(struct worker *w)
+{
+    for (int i = 0; i < w->cfg.concurrency; i++) {
+        struct slot *s = &w->slots[i];
+        if (s->used && !s->watched && !s->lost && s->stop_sent == RUN_STOP_NONE) {
+            fence_arm(w->fence, i, s->id, s->attempt, s->lease_end_us, s->h);
+            s->watched = true;
+        }
+    }
+}
+
 static void
 push_failure(struct worker *w, int64_t id, int32_t attempt, char *error, bool retryable,
              int64_t delay_ms)
@@ -269,6 +336,8 @@ take_results(struct worker *w)
     while (r != NULL) {
         struct run_result *next = r->next;
         struct slot *s = find_slot(w, r->id, r->attempt);
+        if (s != NULL && unwatch(w, s))
+            s->lost = true; /* stopped at its lease's end: nobody's result */
         if (s != NULL && !s->lost) {
             if (r->outcome == RUN_SUCCEEDED) {
                 if (!completer_add(&w->comp, r->id, r->attempt, r->result))
@@ -402,13 +471,22 @@ heartbeats(struct worker *w, int64_t now)
         if (rc == JOBD_OK) {
             s->next_hb_us = now + w->cfg.heartbeat_ms * 1000;
             s->lease_end_us = sent_us + w->cfg.lease_ms * 1000;
+            if (s->watched && !fence_extend(w->fence, i, s->lease_end_us)) {
+                /* The answer came too late: the watchdog is stopping the run. */
+                unwatch(w, s);
+                fenced(s);
+                continue;
+            }
             if (cancel)
                 stop_run(w, s, RUN_STOP_CANCEL);
         } else if (rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND) {
-            wlog(w, "lost the lease of job %" PRId64 " attempt %" PRId32 "; stopping it", s->id,
-                 s->attempt);
+            bool fired = unwatch(w, s); /* the watchdog sent its stop already */
+            wlog(w, "lost the lease of job %" PRId64 " attempt %" PRId32 "%s", s->id, s->attempt,
+                 fired ? " (stopped when it ran out by our clock)" : "; stopping it");
             s->lost = true;
             stat_add(w, &w->stats.stale, 1);
+            if (fired)
+                fenced(s);
             stop_run(w, s, RUN_STOP_LOST);
         } else {
             store_trouble(w, rc, &err, "heartbeat");
@@ -425,7 +503,10 @@ heartbeats(struct worker *w, int64_t now)
  * that got an answer was sent, so never later than the store's. From then
  * on the reaper may hand the job to another worker, which must not find
  * this one still at work; the stopped run's result is dropped (its report
- * would be refused anyway). A store call that blocks delays this check.
+ * would be refused anyway). The watchdog thread (fence.h) does the stopping
+ * on time even while this thread is blocked in a store call (a silent
+ * network); here the loop catches up: it marks the runs the watchdog
+ * stopped, and stops itself any run it finds past its lease first.
  */
 static void
 fence_expired(struct worker *w)
@@ -433,8 +514,17 @@ fence_expired(struct worker *w)
     int64_t now = clock_mono_now_us();
     for (int i = 0; i < w->cfg.concurrency; i++) {
         struct slot *s = &w->slots[i];
-        if (!s->used || s->lost || now < s->lease_end_us)
+        if (!s->used || s->lost)
             continue;
+        bool fired = s->watched && fence_fired(w->fence, i);
+        if (!fired && now < s->lease_end_us)
+            continue;
+        if (unwatch(w, s)) /* the watchdog fired first, or just now */
+            fired = true;
+        if (fired) {
+            fenced(s);
+            continue;
+        }
         wlog(w, "the lease of job %" PRId64 " attempt %" PRId32 " ran out without a heartbeat "
              "answer; stopping it", s->id, s->attempt);
         s->lost = true;
@@ -599,6 +689,7 @@ maybe_claim(struct worker *w, int64_t now)
         dispatch(w, &got.v[i], now, asked_us);
     if (w->n_cbatch > 0) /* the whole claimed batch under one lock */
         cthread_runner_start_many(w->cth, w->cbatch, w->n_cbatch);
+    watch_new_runs(w); /* after the starts: a stop must not overtake its run */
     w->next_poll_us = now + w->poll_ms * 1000;
     w->backlog = got.n == (size_t)free_n;
     if (!w->backlog)
@@ -793,7 +884,8 @@ bridge_main(void *arg)
 static void
 worker_free(struct worker *w)
 {
-    flusher_stop(w->fl); /* first: it signals w->wake */
+    fence_free(w->fence); /* before the runners: it calls into them */
+    flusher_stop(w->fl); /* before the wake-up goes: it signals w->wake */
     exec_runner_free(w->exec);
     http_runner_free(w->http);
     cthread_runner_free(w->cth);
@@ -928,6 +1020,8 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
     }
     if (rc == JOBD_OK)
         rc = start_runners(w, err);
+    if (rc == JOBD_OK)
+        rc = fence_new(w->cfg.concurrency, lease_ran_out, w, &w->fence, err);
     if (rc == JOBD_OK)
         rc = start_thread(&w->loop_thread, loop_main, w, err);
     if (rc != JOBD_OK) {

@@ -454,3 +454,49 @@ TEST(batch_with_a_key_twice)
     ASSERT_EQ(sql_num("SELECT count(*) FROM jobd.job_keys"), 1);
     done(st);
 }
+
+/* The value of connection option key on c, or "" (PQconninfo). */
+static void
+conn_opt(PGconn *c, const char *key, char *buf, size_t n)
+{
+    PQconninfoOption *o = PQconninfo(c);
+    snprintf(buf, n, "%s", "");
+    for (PQconninfoOption *p = o; p != NULL && p->keyword != NULL; p++)
+        if (strcmp(p->keyword, key) == 0 && p->val != NULL)
+            snprintf(buf, n, "%s", p->val);
+    PQconninfoFree(o);
+}
+
+TEST(connections_get_keepalives_and_a_tcp_user_timeout)
+{
+    /* A silent peer must end a call in seconds (store_pg_conn.c). */
+    struct jobd_error e = {0};
+    PGconn *c = NULL;
+    ASSERT_OK(pg_connect(g_url, &c, &e), &e);
+    char v[64];
+    conn_opt(c, "keepalives", v, sizeof v);
+    ASSERT_STR_EQ(v, "1");
+    conn_opt(c, "keepalives_idle", v, sizeof v);
+    ASSERT_STR_EQ(v, "5");
+    conn_opt(c, "keepalives_interval", v, sizeof v);
+    ASSERT_STR_EQ(v, "2");
+    conn_opt(c, "keepalives_count", v, sizeof v);
+    ASSERT_STR_EQ(v, "3");
+    conn_opt(c, "tcp_user_timeout", v, sizeof v);
+    ASSERT_STR_EQ(v, "5000");
+    conn_opt(c, "connect_timeout", v, sizeof v);
+    ASSERT_STR_EQ(v, "5");
+    PQfinish(c);
+    /* What the URL sets itself wins. */
+    char url[1024];
+    snprintf(url, sizeof url, "%s%skeepalives_idle=7&tcp_user_timeout=9000", g_url,
+             strchr(g_url, '?') ? "&" : "?");
+    ASSERT_OK(pg_connect(url, &c, &e), &e);
+    conn_opt(c, "keepalives_idle", v, sizeof v);
+    ASSERT_STR_EQ(v, "7");
+    conn_opt(c, "tcp_user_timeout", v, sizeof v);
+    ASSERT_STR_EQ(v, "9000");
+    conn_opt(c, "keepalives_count", v, sizeof v);
+    ASSERT_STR_EQ(v, "3");
+    PQfinish(c);
+}
