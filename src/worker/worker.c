@@ -4,11 +4,14 @@
  * Threads and who owns what:
  *   loop      owns the store connection used for claim, heartbeat and the
  *             reports, all slots, the completer and the pending failures.
- *             It is the only thread that writes job state.
+ *             It writes every job state but successes on PostgreSQL, which
+ *             the flusher writes on its own connection.
  *   runners   exec (one reactor thread for all child processes), http (one
  *             curl multi thread), C (a pool, one thread per slot). They run
  *             handlers and deliver a struct run_result into the worker's
  *             result queue, then poke the loop's wake-up.
+ *   flusher   PostgreSQL only: writes the completions the loop hands it on a
+ *             connection of its own (flusher.h), while the loop claims.
  *   listener  PostgreSQL only: a second connection blocked in store_wait
  *             (LISTEN jobd_jobs); a NOTIFY sets the "claim now" hint.
  *   fence     the lease watchdog (fence.h): stops a run whose lease ended
@@ -21,7 +24,8 @@
  * One loop turn (Redis serverCron style, every step bounded):
  *   1. take finished runs: successes to the completer, failures to a list;
  *   2. (re)connect if the store went away (backoff 100 ms .. 5 s);
- *   3. write completions (one batch statement) and failures;
+ *   3. write completions (one batch statement; on PostgreSQL handed to the
+ *      flusher thread) and failures;
  *   4. heartbeat every slot whose time has come; a stale answer means the
  *      lease is lost (stop the handler, drop its result); cancel_requested
  *      stops the handler, whose failure report then cancels the job;
@@ -138,6 +142,9 @@ struct worker {
     pthread_mutex_t smu;      /* guards stats */
     struct worker_stats stats;
     uint64_t told_succeeded, told_stale; /* loop thread: what cfg.events has heard */
+    /* A run is stopped this long before its lease ends by our clock, so that
+     * even an exec handler that waits for SIGKILL is gone by then. */
+    int64_t fence_margin_us;
 };
 
 static void
@@ -306,7 +313,8 @@ watch_new_runs(struct worker *w)
     for (int i = 0; i < w->cfg.concurrency; i++) {
         struct slot *s = &w->slots[i];
         if (s->used && !s->watched && !s->lost && s->stop_sent == RUN_STOP_NONE) {
-            fence_arm(w->fence, i, s->id, s->attempt, s->lease_end_us, s->h);
+            fence_arm(w->fence, i, s->id, s->attempt, s->lease_end_us - w->fence_margin_us,
+                      s->h);
             s->watched = true;
         }
     }
@@ -337,8 +345,11 @@ take_results(struct worker *w)
         struct run_result *next = r->next;
         struct slot *s = find_slot(w, r->id, r->attempt);
         if (s != NULL && unwatch(w, s))
-            s->lost = true; /* stopped at its lease's end: nobody's result */
-        if (s != NULL && !s->lost) {
+            s->lost = true; /* the watchdog stopped it at its lease's end */
+        /* A lost run's failure is the stop's doing and nobody's result; a
+         * success is real work, reported anyway: fenced by attempt, it is
+         * taken only if nobody claimed the job since. */
+        if (s != NULL && (!s->lost || r->outcome == RUN_SUCCEEDED)) {
             if (r->outcome == RUN_SUCCEEDED) {
                 if (!completer_add(&w->comp, r->id, r->attempt, r->result))
                     wlog(w, "out of memory queueing the completion of job %" PRId64, r->id);
@@ -471,7 +482,8 @@ heartbeats(struct worker *w, int64_t now)
         if (rc == JOBD_OK) {
             s->next_hb_us = now + w->cfg.heartbeat_ms * 1000;
             s->lease_end_us = sent_us + w->cfg.lease_ms * 1000;
-            if (s->watched && !fence_extend(w->fence, i, s->lease_end_us)) {
+            if (s->watched &&
+                !fence_extend(w->fence, i, s->lease_end_us - w->fence_margin_us)) {
                 /* The answer came too late: the watchdog is stopping the run. */
                 unwatch(w, s);
                 fenced(s);
@@ -502,8 +514,10 @@ heartbeats(struct worker *w, int64_t now)
  * the lease runs out by our own clock, counted from when the last renewal
  * that got an answer was sent, so never later than the store's. From then
  * on the reaper may hand the job to another worker, which must not find
- * this one still at work; the stopped run's result is dropped (its report
- * would be refused anyway). The watchdog thread (fence.h) does the stopping
+ * this one still at work. A stopped run's failure is dropped; a success
+ * that beat the stop is still reported (the store's fencing decides). It
+ * is stopped fence_margin_us before the lease's end, so that even an exec
+ * handler that waits out SIGTERM is gone by then. The watchdog thread (fence.h) does the stopping
  * on time even while this thread is blocked in a store call (a silent
  * network); here the loop catches up: it marks the runs the watchdog
  * stopped, and stops itself any run it finds past its lease first.
@@ -517,7 +531,7 @@ fence_expired(struct worker *w)
         if (!s->used || s->lost)
             continue;
         bool fired = s->watched && fence_fired(w->fence, i);
-        if (!fired && now < s->lease_end_us)
+        if (!fired && now < s->lease_end_us - w->fence_margin_us)
             continue;
         if (unwatch(w, s)) /* the watchdog fired first, or just now */
             fired = true;
@@ -677,11 +691,16 @@ maybe_claim(struct worker *w, int64_t now)
      * reaper hands them on. Measured on our own monotonic clock, so the
      * store's clock does not matter. */
     int64_t took_ms = (clock_mono_now_us() - asked_us) / 1000;
-    if (got.n > 0 && took_ms >= w->cfg.lease_ms) {
-        wlog(w, "the claim of %zu job(s) was answered after %" PRId64 " ms, longer than the "
-             "lease: not starting them (their leases are gone; the reaper retries them)",
-             got.n, took_ms);
+    if (got.n > 0 && took_ms * 1000 >= w->cfg.lease_ms * 1000 - w->fence_margin_us) {
+        wlog(w, "the claim of %zu job(s) was answered after %" PRId64 " ms, too close to the "
+             "lease's end (%" PRId64 " ms): not starting them, handing them back",
+             got.n, took_ms, w->cfg.lease_ms);
+        /* Fenced by attempt: refused if someone has claimed them since. */
+        for (size_t i = 0; i < got.n; i++)
+            push_failure(w, got.v[i].id, got.v[i].attempt,
+                         strdup("claimed too close to the lease's end to start"), true, 0);
         job_list_fini(&got);
+        w->next_poll_us = now + w->poll_ms * 1000;
         return false;
     }
     w->n_cbatch = 0;
@@ -803,7 +822,7 @@ loop_main(void *arg)
             if (w->st != NULL && !s->lost)
                 wake_at = earlier(wake_at, s->next_hb_us);
             if (!s->lost)
-                wake_at = earlier(wake_at, s->lease_end_us);
+                wake_at = earlier(wake_at, s->lease_end_us - w->fence_margin_us);
             if (s->deadline_us != 0 && s->stop_sent == RUN_STOP_NONE)
                 wake_at = earlier(wake_at, s->deadline_us);
         }
@@ -992,6 +1011,11 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
     atomic_store(&w->hint, true);
     w->timer_floor_ms = 1;
     w->reconnect_ms = RECONNECT_MIN_MS;
+    /* SIGTERM-to-SIGKILL grace, but at most half the slack a heartbeat
+     * leaves (heartbeat < lease, so this is positive): a healthy run is
+     * never stopped by it. */
+    int64_t slack_ms = (w->cfg.lease_ms - w->cfg.heartbeat_ms) / 2;
+    w->fence_margin_us = (slack_ms < EXEC_KILL_GRACE_MS ? slack_ms : EXEC_KILL_GRACE_MS) * 1000;
 
     rc = open_store(w->db_url, &w->st, err);
     if (rc != JOBD_OK) {
