@@ -21,6 +21,7 @@
 
 #include "core/backoff.h"
 #include "core/err.h"
+#include "store/sqlite_wake.h"
 #include "store/store_sqlite_int.h"
 
 /* How long a connection waits for another writer's lock before giving up. */
@@ -423,6 +424,7 @@ sq_close(struct store *st)
         sqlite3_finalize(s->cache[i].stmt);
         free(s->cache[i].sql);
     }
+    sq_wake_close(s->wake);
     sqlite3_close(s->db);
     free(s->path);
     free(s);
@@ -502,12 +504,35 @@ fail:
     return rc;
 }
 
+/* Sets up the WAL watch once; true if store_wait has a real signal. */
+static bool
+sq_wait_ready(struct store *st)
+{
+    struct sqlite_store *s = sq_of(st);
+    if (!s->wake_tried) {
+        s->wake_tried = true;
+        if (sq_wake_open(sqlite3_db_filename(s->db, "main"), &s->wake) != 0)
+            s->wake = NULL; /* no inotify here: store_wait naps, the caller polls */
+    }
+    return s->wake != NULL;
+}
+
 static int
 sq_wait(struct store *st, int timeout_ms, struct jobd_error *err)
 {
-    (void)st;
-    (void)err;
-    /* No cross-process signal on SQLite: a short nap is the poll interval. */
+    struct sqlite_store *s = sq_of(st);
+    if (sq_wait_ready(st)) {
+        int r = sq_wake_wait(s->wake, timeout_ms);
+        if (r >= 0)
+            return r;
+        int e = errno;
+        sq_wake_close(s->wake);
+        s->wake = NULL;
+        s->wake_tried = false; /* the next call sets it up again */
+        return jobd_error_set(err, JOBD_E_IO, "db", "watching the WAL of '%s': %s", s->path,
+                              strerror(e));
+    }
+    /* No cross-process signal: a short nap is the poll interval. */
     int ms = timeout_ms < 50 ? timeout_ms : 50;
     if (ms > 0) {
         struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)ms * 1000000L};
@@ -587,6 +612,7 @@ static const struct store_ops sqlite_ops = {
     .prune = sq_op_prune,
     .next_run_at = sq_op_next_run_at,
     .wait = sq_wait,
+    .wait_ready = sq_wait_ready,
     .schedule_put = sq_op_schedule_put,
     .schedule_get = sq_op_schedule_get,
     .schedule_list = sq_op_schedule_list,
