@@ -1,0 +1,100 @@
+/*
+ * test_sqlite_wake_store.c — store_wait on SQLite (store/sqlite_wake.c) at
+ * the store layer, on a real file with several connections: it sleeps
+ * while nothing commits, wakes on another connection's commit, does not
+ * wake on a claim that found nothing (so an idle worker cannot chase its
+ * own queries), and keeps working after a TRUNCATE checkpoint empties the
+ * WAL. The cross-process, real-binary version is test_sqlite_wake.sh.
+ */
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/job.h"
+#include "store/store.h"
+#include "test.h"
+#include "util/clock.h"
+
+static struct store *
+open_db(const char *path)
+{
+    char url[1100];
+    snprintf(url, sizeof url, "sqlite:%s", path);
+    struct store *st = NULL;
+    struct jobd_error e = {0};
+    ASSERT_OK(store_open(url, &st, &e), &e);
+    ASSERT_OK(store_migrate(st, &e), &e);
+    return st;
+}
+
+/* store_wait(st, ms), checking it neither fails nor returns too late. */
+static int
+wait_for(struct store *st, int ms)
+{
+    struct jobd_error e = {0};
+    int64_t t0 = clock_mono_now_us();
+    int r = store_wait(st, ms, &e);
+    if (r < 0)
+        TEST_FAIL("store_wait: %s", e.msg);
+    ASSERT(clock_mono_now_us() - t0 < (int64_t)(ms + 500) * 1000);
+    return r;
+}
+
+static void
+enqueue(struct store *st)
+{
+    struct jobd_error e = {0};
+    struct job_spec spec = {.type = "work"};
+    struct job j = {0};
+    ASSERT_OK(store_enqueue(st, &spec, &j, NULL, &e), &e);
+    job_fini(&j);
+}
+
+static size_t
+claim(struct store *st)
+{
+    struct jobd_error e = {0};
+    struct claim_req req = {.worker_id = "t", .limit = 10};
+    struct job_list got = {0};
+    ASSERT_OK(store_claim(st, &req, &got, &e), &e);
+    size_t n = got.n;
+    job_list_fini(&got);
+    return n;
+}
+
+TEST(wait_wakes_on_commits_of_others_only)
+{
+    const char *path = test_path("wake.db");
+    struct store *a = open_db(path); /* the listener */
+    struct store *b = open_db(path); /* someone else */
+    ASSERT(store_wait_ready(a));
+    wait_for(a, 0); /* whatever the migrations left queued */
+    ASSERT_EQ(wait_for(a, 200), 0); /* nothing commits: it sleeps */
+
+    enqueue(b);
+    int64_t t0 = clock_mono_now_us();
+    ASSERT_EQ(wait_for(a, 5000), 1);
+    ASSERT(clock_mono_now_us() - t0 < 1000 * 1000);
+
+    /* A claim that takes the job commits (a wake-up, once)... */
+    ASSERT_EQ(claim(a), (size_t)1);
+    ASSERT_EQ(wait_for(a, 1000), 1);
+    /* ...one that finds nothing writes nothing: no wake-up to chase. */
+    ASSERT_EQ(claim(a), (size_t)0);
+    ASSERT_EQ(wait_for(a, 200), 0);
+
+    /* A TRUNCATE checkpoint empties the WAL; the watch still sees commits. */
+    sqlite3 *raw = NULL;
+    ASSERT_EQ(sqlite3_open(path, &raw), SQLITE_OK);
+    int logged = -1, done = -1;
+    ASSERT_EQ(sqlite3_wal_checkpoint_v2(raw, NULL, SQLITE_CHECKPOINT_TRUNCATE, &logged, &done),
+              SQLITE_OK);
+    sqlite3_close(raw);
+    wait_for(a, 0); /* the truncation itself may have woken it */
+    ASSERT_EQ(wait_for(a, 200), 0);
+    enqueue(b);
+    ASSERT_EQ(wait_for(a, 5000), 1);
+
+    store_close(b);
+    store_close(a);
+}
