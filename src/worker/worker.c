@@ -32,7 +32,8 @@
  *      (store unreachable) is stopped too: it may be someone else's now
  *      (on time by the watchdog thread; here the loop catches up);
  *   5. claim at most "free slots" jobs when something says there may be
- *      work: a NOTIFY or in-process signal, the timer for the soonest future
+ *      work: the listener (NOTIFY, or a commit seen in SQLite's WAL), the
+ *      in-process signal, the timer for the soonest future
  *      run_at, the last claim having filled every free slot (a backlog), or
  *      the safety-net poll;
  *   6. sleep on the wake-up until the earliest of: a result or hint, a
