@@ -6,7 +6,10 @@
  * the process that enqueues but the database file. The store always runs in
  * WAL mode, where every commit, by any process, appends its pages to the
  * "-wal" file with write(2); inotify reports that as IN_MODIFY on the file.
- * So a worker watches the WAL and, on a change, makes one claim query.
+ * So a worker watches the WAL and, on a change, makes one claim query —
+ * once the commit is visible: the frames are written (the event) before
+ * they are fsynced and published in the wal-index, so store_sqlite.c
+ * (sq_wait) waits for PRAGMA data_version to move before it reports.
  *
  * Why this and not a notification channel (a directory of unix datagram
  * sockets next to the database, one per worker, where enqueuers send a

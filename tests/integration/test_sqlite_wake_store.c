@@ -4,7 +4,8 @@
  * while nothing commits, wakes on another connection's commit, does not
  * wake on a claim that found nothing (so an idle worker cannot chase its
  * own queries), and keeps working after a TRUNCATE checkpoint empties the
- * WAL. The cross-process, real-binary version is test_sqlite_wake.sh.
+ * WAL; and that another process's commits are all seen once visible (the
+ * WAL is written before the commit is published in the wal-index). The cross-process, real-binary version is test_sqlite_wake.sh.
  */
 #include <sqlite3.h>
 #include <stdbool.h>
@@ -66,7 +67,8 @@ TEST(wait_wakes_on_commits_of_others_only)
 {
     const char *path = test_path("wake.db");
     struct store *a = open_db(path); /* the listener */
-    struct store *b = open_db(path); /* someone else */
+    struct store *b = open_db(path); /* an enqueuer */
+    struct store *c = open_db(path); /* the worker's own claims */
     ASSERT(store_wait_ready(a));
     wait_for(a, 0); /* whatever the migrations left queued */
     ASSERT_EQ(wait_for(a, 200), 0); /* nothing commits: it sleeps */
@@ -77,10 +79,10 @@ TEST(wait_wakes_on_commits_of_others_only)
     ASSERT(clock_mono_now_us() - t0 < 1000 * 1000);
 
     /* A claim that takes the job commits (a wake-up, once)... */
-    ASSERT_EQ(claim(a), (size_t)1);
+    ASSERT_EQ(claim(c), (size_t)1);
     ASSERT_EQ(wait_for(a, 1000), 1);
     /* ...one that finds nothing writes nothing: no wake-up to chase. */
-    ASSERT_EQ(claim(a), (size_t)0);
+    ASSERT_EQ(claim(c), (size_t)0);
     ASSERT_EQ(wait_for(a, 200), 0);
 
     /* A TRUNCATE checkpoint empties the WAL; the watch still sees commits. */
@@ -95,6 +97,55 @@ TEST(wait_wakes_on_commits_of_others_only)
     enqueue(b);
     ASSERT_EQ(wait_for(a, 5000), 1);
 
+    store_close(c);
     store_close(b);
+    store_close(a);
+}
+
+/*
+ * Another process enqueues NJOBS jobs, 20 ms apart (synchronous=FULL, so
+ * each commit fsyncs between writing its frames and publishing them). A
+ * watcher that claims only when woken must get every one: a wake-up that
+ * came before its commit was visible would leave the last job unclaimed
+ * and the final wait would time out. (The window is the fsync: on a fast
+ * disk or tmpfs this rarely hits; it did under a loaded `make test`.)
+ */
+TEST(every_commit_of_another_process_is_seen_once_visible)
+{
+    enum { NJOBS = 20 };
+    const char *path = test_path("procs.db");
+    struct store *a = open_db(path);
+    struct store *c = open_db(path);
+    ASSERT(store_wait_ready(a));
+    fflush(NULL);
+    pid_t pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        char url[1100];
+        snprintf(url, sizeof url, "sqlite:%s", path);
+        struct store *b = NULL;
+        struct jobd_error e = {0};
+        if (store_open(url, &b, &e) != JOBD_OK)
+            _exit(2);
+        for (int i = 0; i < NJOBS; i++) {
+            usleep(20000);
+            struct job_spec spec = {.type = "work"};
+            if (store_enqueue(b, &spec, NULL, NULL, &e) != JOBD_OK)
+                _exit(3);
+        }
+        store_close(b);
+        _exit(0);
+    }
+    size_t got = 0;
+    while (got < NJOBS) {
+        if (wait_for(a, 3000) != 1)
+            TEST_FAIL("no wake-up for job %zu of %d (claimed %zu)", got + 1, NJOBS, got);
+        got += claim(c);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ASSERT_EQ(got, (size_t)NJOBS);
+    store_close(c);
     store_close(a);
 }
