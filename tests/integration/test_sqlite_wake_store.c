@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/job.h"
+#include "store/sqlite_wake.h"
 #include "store/store.h"
 #include "test.h"
 #include "util/clock.h"
@@ -148,4 +149,19 @@ TEST(every_commit_of_another_process_is_seen_once_visible)
     ASSERT_EQ(got, (size_t)NJOBS);
     store_close(c);
     store_close(a);
+}
+
+/* Where there is nothing to watch, setting up fails cleanly (the worker
+ * then keeps its short poll) instead of half-working. */
+TEST(watch_setup_fails_cleanly_without_a_file_to_watch)
+{
+    struct sq_wake *w = (struct sq_wake *)1;
+    ASSERT_EQ(sq_wake_open("relative.db", &w), -1); /* in-memory / temporary */
+    ASSERT(w == NULL);
+    ASSERT_EQ(sq_wake_open("", &w), -1);
+    ASSERT_EQ(sq_wake_open("/nonexistent-jobd-dir/x.db", &w), -1); /* no directory */
+    ASSERT(w == NULL);
+    ASSERT_EQ(sq_wake_open(test_path("fine.db"), &w), 0); /* no file yet is fine */
+    ASSERT_EQ(sq_wake_wait(w, 50), 0);
+    sq_wake_close(w);
 }
