@@ -44,6 +44,7 @@ exec = $dir/stamp.sh
 timeout = 10s
 EOF
 
+: >"$dir/server.log" # exists before the child opens it: sed below may run first
 "$JOBD" server --db "$db" --listen 127.0.0.1:0 --shutdown-grace 2s 2>"$dir/server.log" &
 spid=$!
 port=""
