@@ -12,8 +12,11 @@
  *             result queue, then poke the loop's wake-up.
  *   flusher   PostgreSQL only: writes the completions the loop hands it on a
  *             connection of its own (flusher.h), while the loop claims.
- *   listener  PostgreSQL only: a second connection blocked in store_wait
- *             (LISTEN jobd_jobs); a NOTIFY sets the "claim now" hint.
+ *   listener  a second connection blocked in store_wait; a signal sets the
+ *             "claim now" hint. PostgreSQL: LISTEN jobd_jobs. SQLite (a
+ *             worker of its own, not embedded): inotify on the WAL, i.e.
+ *             any commit by any process (store/sqlite_wake.c); without
+ *             inotify there is no listener and the poll stays short.
  *   fence     the lease watchdog (fence.h): stops a run whose lease ended
  *             by our clock, even while the loop is blocked in a store call.
  *             It sees the slots only through its own entries, which the
@@ -33,7 +36,8 @@
  *      (store unreachable) is stopped too: it may be someone else's now
  *      (on time by the watchdog thread; here the loop catches up);
  *   5. claim at most "free slots" jobs when something says there may be
- *      work: a NOTIFY or in-process signal, the timer for the soonest future
+ *      work: the listener (NOTIFY, or a commit seen in SQLite's WAL), the
+ *      in-process signal, the timer for the soonest future
  *      run_at, the last claim having filled every free slot (a backlog), or
  *      the safety-net poll;
  *   6. sleep on the wake-up until the earliest of: a result or hint, a
@@ -125,6 +129,7 @@ struct worker {
     /* loop thread only */
     struct store *st;
     bool is_pg;
+    struct store *listen_st; /* SQLite: the listener's connection, until it takes it */
     struct slot *slots;
     struct run **cbatch;      /* C runs of the claim being dispatched (concurrency entries) */
     size_t n_cbatch;
@@ -855,7 +860,8 @@ static void *
 listen_main(void *arg)
 {
     struct worker *w = arg;
-    struct store *ls = NULL;
+    struct store *ls = w->listen_st; /* opened by worker_start on SQLite */
+    w->listen_st = NULL;
     int64_t delay = RECONNECT_MIN_MS;
     while (!atomic_load(&w->quit_helpers)) {
         struct jobd_error err = {0};
@@ -922,6 +928,7 @@ worker_free(struct worker *w)
     }
     completer_fini(&w->comp);
     store_close(w->st);
+    store_close(w->listen_st);
     free(w->types);
     free(w->slots);
     free(w->cbatch);
@@ -1025,10 +1032,27 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
     }
     w->is_pg = strcmp(store_backend(w->st), "pg") == 0;
     bool remote = remote_url(w->db_url);
+    /*
+     * SQLite in a process of its own: a listener watching the WAL (when
+     * inotify works here) makes the poll only a safety net. Embedded in
+     * the server, the in-process wake-up covers the server's own enqueues.
+     */
+    bool sq_listen = false;
+    if (!w->is_pg && !remote && wake == NULL) {
+        struct jobd_error lerr = {0};
+        if (open_store(w->db_url, &w->listen_st, &lerr) == JOBD_OK &&
+            store_wait_ready(w->listen_st)) {
+            sq_listen = true;
+        } else {
+            store_close(w->listen_st);
+            w->listen_st = NULL;
+        }
+    }
     w->poll_ms = w->cfg.poll_ms > 0 ? w->cfg.poll_ms
                : w->is_pg         ? 5000
                : remote           ? 250 /* no NOTIFY over HTTP */
                : wake != NULL     ? 1000
+               : sq_listen        ? 1000
                                   : 100;
 
     /* PostgreSQL: completions go out on a second connection, so the next
@@ -1052,8 +1076,13 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
         worker_free(w);
         return rc;
     }
-    if (w->is_pg && start_thread(&w->listen_thread, listen_main, w, err) == JOBD_OK)
+    if ((w->is_pg || sq_listen) &&
+        start_thread(&w->listen_thread, listen_main, w, err) == JOBD_OK)
         w->has_listener = true;
+    if (!w->has_listener) {
+        store_close(w->listen_st); /* no thread took it */
+        w->listen_st = NULL;
+    }
     if (wake != NULL && start_thread(&w->bridge_thread, bridge_main, w, err) == JOBD_OK)
         w->has_bridge = true;
     jobd_error_clear(err);
