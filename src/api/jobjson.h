@@ -87,8 +87,8 @@ int jobjson_get_str_array(json_t *o, const char *key, const char *prefix, bool r
  * NULL if the body has none). Returns 0 or JOBD_E_INVALID / JOBD_E_TOOBIG
  * naming the field. Shared by the schedule routes and the fuzz target.
  */
-int jobjson_schedule_spec(json_t *o, struct schedule_spec *spec, char **payload,
-                          struct jobd_error *err);
+JOBD_MUST_USE int jobjson_schedule_spec(json_t *o, struct schedule_spec *spec,
+                                        char **payload, struct jobd_error *err);
 
 /* Serializes v compactly (new malloc'd string) and drops the reference. */
 char *jobjson_dump_take(json_t *v);

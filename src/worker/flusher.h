@@ -28,8 +28,8 @@ struct flusher;
 typedef int (*flusher_open_fn)(const char *url, struct store **out, struct jobd_error *err);
 
 /*
- * Starts the flusher thread with its own connection to url, opened with
- * open (the first connection is made here: its error is returned). notify
+ * Starts the flusher thread with its own connection to url (copied),
+ * opened with open (the first connection is made here: its error is returned). notify
  * (borrowed, must outlive the flusher) is signalled after every flush.
  * *out is owned by the caller (flusher_stop).
  */
@@ -48,7 +48,8 @@ size_t flusher_pending(struct flusher *f);
  */
 void flusher_take_counts(struct flusher *f, uint64_t *written, uint64_t *stale,
                          uint64_t *batches);
-/* Stops and joins the thread; drops what is unwritten; frees f. NULL-safe. */
+/* Stops and joins the thread; drops what is unwritten; frees f. NULL-safe.
+ * Not concurrently with flusher_push (the loop calls both). */
 void flusher_stop(struct flusher *f);
 
 #endif
