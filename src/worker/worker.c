@@ -86,6 +86,8 @@ struct slot {
     int64_t started_us;       /* monotonic, for the events' run duration */
     enum run_stop stop_sent;
     bool lost;                /* stale lease: the result belongs to nobody */
+    bool by_clock;            /* lost by our clock only (the store never said stale):
+                                 the run's report still goes out, fencing decides */
     bool watched;             /* armed in w->fence (the lease watchdog) */
 };
 
@@ -281,6 +283,7 @@ static void
 fenced(struct slot *s)
 {
     s->lost = true;
+    s->by_clock = true;
     if (s->stop_sent == RUN_STOP_NONE)
         s->stop_sent = RUN_STOP_LOST;
 }
@@ -341,8 +344,14 @@ take_results(struct worker *w)
         struct run_result *next = r->next;
         struct slot *s = find_slot(w, r->id, r->attempt);
         if (s != NULL && unwatch(w, s))
-            s->lost = true; /* stopped at its lease's end: nobody's result */
-        if (s != NULL && !s->lost) {
+            fenced(s); /* stopped at its lease's end by our clock */
+        /* A run whose lease ran out by our clock only is still reported:
+         * our clock is conservative, the store may not have reaped the job
+         * yet (then the report is the truth, and a failure hands the job on
+         * sooner than the reaper would), and if it did, fencing refuses the
+         * report and counts it (a frozen worker thawed, scenario_zombie).
+         * Only a result the store already called stale is dropped. */
+        if (s != NULL && (!s->lost || s->by_clock)) {
             if (r->outcome == RUN_SUCCEEDED) {
                 if (!completer_add(&w->comp, r->id, r->attempt, r->result))
                     wlog(w, "out of memory queueing the completion of job %" PRId64, r->id);
@@ -491,6 +500,7 @@ heartbeats(struct worker *w, int64_t now)
             stat_add(w, &w->stats.stale, 1);
             if (fired)
                 fenced(s);
+            s->by_clock = false; /* the store said so: nobody wants the result */
             stop_run(w, s, RUN_STOP_LOST);
         } else {
             store_trouble(w, rc, &err, "heartbeat");
@@ -506,8 +516,9 @@ heartbeats(struct worker *w, int64_t now)
  * the lease runs out by our own clock, counted from when the last renewal
  * that got an answer was sent, so never later than the store's. From then
  * on the reaper may hand the job to another worker, which must not find
- * this one still at work; the stopped run's result is dropped (its report
- * would be refused anyway). The watchdog thread (fence.h) does the stopping
+ * this one still at work. The stopped run's report still goes out (our
+ * clock is only conservative: fencing refuses it if the job was handed on,
+ * see take_results). The watchdog thread (fence.h) does the stopping
  * on time even while this thread is blocked in a store call (a silent
  * network); here the loop catches up: it marks the runs the watchdog
  * stopped, and stops itself any run it finds past its lease first.
@@ -532,6 +543,7 @@ fence_expired(struct worker *w)
         wlog(w, "the lease of job %" PRId64 " attempt %" PRId32 " ran out without a heartbeat "
              "answer; stopping it", s->id, s->attempt);
         s->lost = true;
+        s->by_clock = true;
         stop_run(w, s, RUN_STOP_LOST);
     }
 }
