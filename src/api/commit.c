@@ -20,6 +20,7 @@ struct committer {
     pthread_cond_t done_cv;   /* requesters wait for their item */
     struct commit_item *head, *tail;
     bool stopping;
+    bool joined;              /* committer_quiesce joined the thread (only one may) */
     pthread_t thread;
     struct store_pool *pool;
     struct wakeup *wake;
@@ -191,15 +192,26 @@ committer_start(struct store_pool *pool, struct wakeup *wake, struct api_metrics
 }
 
 void
-committer_stop(struct committer *c)
+committer_quiesce(struct committer *c)
 {
     if (c == NULL)
         return;
     pthread_mutex_lock(&c->mu);
+    bool joined = c->joined;
     c->stopping = true;
+    c->joined = true;
     pthread_cond_signal(&c->work_cv);
     pthread_mutex_unlock(&c->mu);
-    pthread_join(c->thread, NULL);
+    if (!joined)
+        pthread_join(c->thread, NULL); /* it writes what is queued first */
+}
+
+void
+committer_stop(struct committer *c)
+{
+    if (c == NULL)
+        return;
+    committer_quiesce(c);
     if (c->st != NULL)
         store_pool_put(c->pool, c->st, JOBD_OK);
     pthread_cond_destroy(&c->done_cv);

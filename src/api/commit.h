@@ -52,7 +52,15 @@ struct commit_item {
  */
 int committer_start(struct store_pool *pool, struct wakeup *wake, struct api_metrics *metrics,
                     struct committer **out, struct jobd_error *err);
-/* Writes what is queued, stops the thread, frees. NULL-safe. */
+/*
+ * Stops taking work and joins the thread after it wrote what was queued, so
+ * every submitted item's done_fn has run (a deferred HTTP request is
+ * resumed) when this returns; later submits fail at once with
+ * JOBD_E_UNAVAILABLE. c stays valid until committer_stop. Thread-safe,
+ * idempotent, NULL-safe.
+ */
+void committer_quiesce(struct committer *c);
+/* committer_quiesce, then frees c: no other thread may use c any more. NULL-safe. */
 void committer_stop(struct committer *c);
 /*
  * Enqueues spec (borrowed; already validated) through the next group commit
@@ -66,6 +74,7 @@ int committer_enqueue(struct committer *c, const struct job_spec *spec, struct j
  * for its commit holds no thread: any number of concurrent requests, even
  * on one HTTP thread, share a transaction. If the committer is stopping,
  * it->rc is JOBD_E_UNAVAILABLE and done_fn runs before this returns.
+ * Thread-safe; not after committer_stop.
  */
 void committer_submit(struct committer *c, struct commit_item *it);
 

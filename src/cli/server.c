@@ -187,9 +187,14 @@ stop_all(struct server_parts *p, int64_t grace_ms)
     int64_t http_grace = grace_ms >= 0 ? grace_ms : 30000;
     if (!api_server_drain(p->http, http_grace > INT32_MAX ? INT32_MAX : (int)http_grace))
         fprintf(stderr, "jobd: requests still running after the shutdown grace; closing\n");
+    /* An enqueue waiting for its group commit holds a suspended connection,
+     * and libmicrohttpd must not be stopped with one: write what is queued
+     * (every waiter is answered and resumed), then let those answers go. */
+    committer_quiesce(p->committer);
+    (void)api_server_drain(p->http, 2000);
     api_server_stop(p->http);     /* closes idle keep-alive connections */
     longpoll_free(p->longpoll);   /* no HTTP thread can park a claim any more */
-    committer_stop(p->committer); /* after every request that could queue to it */
+    committer_stop(p->committer); /* no request can reach it any more */
     worker_stop(p->worker, grace_ms); /* running jobs finish or are reported */
     sched_plane_stop(p->plane);
     if (p->wcfg_loaded)
