@@ -169,6 +169,9 @@ TEST(prefetched_jobs_are_heartbeated_and_handed_back_on_sigterm)
     wait_status(st, held, JOB_RUNNING, 10000);
     wait_status(st, q1, JOB_RUNNING, 10000);
     wait_status(st, q2, JOB_RUNNING, 10000);
+    /* Claimed is not yet started: wait for the thread to enter the handler. */
+    for (int i = 0; i < 5000 && atomic_load(&entered) == 0; i++)
+        usleep(2000);
     ASSERT_EQ(atomic_load(&entered), 1);
 
     /* Five leases later nothing was lost: the waiting jobs' leases were
