@@ -49,14 +49,14 @@ short_handler(jobd_run *run, void *ctx)
     return JOBD_HANDLER_OK;
 }
 
-/* 300 ms of work: the job behind it waits that long in the prefetch queue. */
+/* 800 ms of work: the job behind it waits that long in the prefetch queue. */
 static int
 slow_handler(jobd_run *run, void *ctx)
 {
     (void)ctx;
     (void)run;
     atomic_fetch_add(&entered, 1);
-    usleep(300000);
+    usleep(800000);
     return JOBD_HANDLER_OK;
 }
 
@@ -152,7 +152,7 @@ TEST(prefetched_jobs_are_heartbeated_and_handed_back_on_sigterm)
 {
     atomic_store(&entered, 0);
     atomic_store(&release_hold, false);
-    jobd_worker *w = new_worker("hb.db", "600ms", "100ms");
+    jobd_worker *w = new_worker("hb.db", "1s", "100ms");
     struct store *st = open_store();
     int64_t held = enqueue(st, "p.hold", 0);
     int64_t q1 = enqueue(st, "p.hold", 0);
@@ -174,7 +174,7 @@ TEST(prefetched_jobs_are_heartbeated_and_handed_back_on_sigterm)
         usleep(2000);
     ASSERT_EQ(atomic_load(&entered), 1);
 
-    /* Five leases later nothing was lost: the waiting jobs' leases were
+    /* Three leases later nothing was lost: the waiting jobs' leases were
      * renewed, so a reaper finds nothing to take. */
     usleep(3000000);
     struct jobd_error err = {0};
@@ -194,8 +194,8 @@ TEST(prefetched_jobs_are_heartbeated_and_handed_back_on_sigterm)
     /* SIGTERM: the two waiting jobs go back at once — due now, not after a
      * backoff (1 h here) — while the running one keeps its thread. */
     ASSERT_EQ(kill(getpid(), SIGTERM), 0);
-    wait_status(st, q1, JOB_PENDING, 2000);
-    wait_status(st, q2, JOB_PENDING, 2000);
+    wait_status(st, q1, JOB_PENDING, 5000); /* well inside the 30 s grace */
+    wait_status(st, q2, JOB_PENDING, 5000);
     for (int i = 1; i < 3; i++) {
         ASSERT_EQ(status_of(st, ids[i], &j), JOB_PENDING);
         ASSERT_EQ(j.attempt, 1);
@@ -221,8 +221,9 @@ TEST(a_timeout_counts_from_the_start_not_the_claim)
     jobd_worker *w = new_worker("timeout.db", "10s", "1s");
     struct store *st = open_store();
     int64_t slow = enqueue(st, "p.slow", 0);
-    /* Waits ~300 ms in the queue, then needs 100 ms of its 250 ms. */
-    int64_t quick = enqueue(st, "p.short", 250);
+    /* Waits ~800 ms in the queue, then needs 100 ms of its 600 ms: counted
+     * from the claim, the timeout would have passed before it started. */
+    int64_t quick = enqueue(st, "p.short", 600);
     pthread_t t;
     ASSERT_EQ(pthread_create(&t, NULL, run_thread, w), 0);
     wait_status(st, slow, JOB_SUCCEEDED, 10000);
