@@ -40,7 +40,8 @@ static const char usage[] =
     "  --queues a,b          claim only from these queues (default: all)\n"
     "  --id ID               the worker id recorded on claimed jobs (default HOST:PID)\n"
     "  --shutdown-grace DUR  how long running jobs may finish on SIGTERM (default 30s)\n"
-    "  --poll-interval DUR   safety-net poll (default 5s on PostgreSQL, 100ms on SQLite)\n"
+    "  --poll-interval DUR   safety-net poll (default 5s on PostgreSQL; on SQLite 1s\n"
+    "                        while inotify watches the WAL, else 100ms)\n"
     "\n"
     "Exit status: 0 stopped cleanly, 1 failed, 2 usage error, 3 store unreachable.\n";
 

@@ -213,6 +213,12 @@ store_wait(struct store *st, int timeout_ms, struct jobd_error *err)
     return st->ops->wait(st, timeout_ms, err);
 }
 
+bool
+store_wait_ready(struct store *st)
+{
+    return st->ops->wait_ready != NULL && st->ops->wait_ready(st);
+}
+
 /* ---- schedules ---- */
 
 static int

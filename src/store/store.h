@@ -129,6 +129,8 @@ struct store_ops {
     int (*next_run_at)(struct store *st, const struct claim_req *req, int64_t *run_at_us,
                        struct jobd_error *err);
     int (*wait)(struct store *st, int timeout_ms, struct jobd_error *err);
+    /* NULL: store_wait only naps (remote) */
+    bool (*wait_ready)(struct store *st);
     /* schedules (sched_sqlite.c, sched_pg.c); NULL in a backend without them */
     int (*schedule_put)(struct store *st, const struct schedule_spec *spec, bool replace,
                         struct schedule *out, bool *created, struct jobd_error *err);
@@ -281,12 +283,21 @@ JOBD_MUST_USE int store_prune(struct store *st, int64_t finished_before_us, int 
 JOBD_MUST_USE int store_next_run_at(struct store *st, const struct claim_req *req,
                                     int64_t *run_at_us, struct jobd_error *err);
 /*
- * Waits up to timeout_ms for a sign that new jobs may be claimable
- * (PostgreSQL: NOTIFY jobd_jobs, sent by every enqueue and retry). Returns 1
- * if woken, 0 on timeout, or an error. SQLite has no cross-process signal:
- * it sleeps min(timeout_ms, 50) and returns 1.
+ * Waits up to timeout_ms for a sign that new jobs may be claimable. Returns 1
+ * if woken, 0 on timeout, or an error (the caller reopens the store).
+ * PostgreSQL: NOTIFY jobd_jobs, sent by every enqueue and retry. SQLite:
+ * any commit by any process, seen by inotify on the database's WAL
+ * (sqlite_wake.c; spurious wake-ups included — a heartbeat, a completion);
+ * where inotify is unavailable it sleeps min(timeout_ms, 50) and returns 1,
+ * and store_wait_ready says so beforehand.
  */
 int store_wait(struct store *st, int timeout_ms, struct jobd_error *err);
+/*
+ * Sets up what store_wait needs on st (SQLite: the WAL watch) and returns
+ * true if store_wait will block until a real cross-process signal, false if
+ * it can only nap (then poll instead). Cheap to call again.
+ */
+bool store_wait_ready(struct store *st);
 
 /* ---- schedules ----
  *

@@ -1188,6 +1188,14 @@ pg_wait(struct store *st, int timeout_ms, struct jobd_error *err)
     }
 }
 
+/* LISTEN works on every PostgreSQL connection. */
+static bool
+pg_wait_ready(struct store *st)
+{
+    (void)st;
+    return true;
+}
+
 static const struct store_ops pg_ops = {
     .name = "pg",
     .close = pg_close,
@@ -1210,6 +1218,7 @@ static const struct store_ops pg_ops = {
     .prune = pg_prune,
     .next_run_at = pg_next_run_at,
     .wait = pg_wait,
+    .wait_ready = pg_wait_ready,
     .schedule_put = pg_op_schedule_put,
     .schedule_get = pg_op_schedule_get,
     .schedule_list = pg_op_schedule_list,

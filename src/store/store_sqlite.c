@@ -21,6 +21,7 @@
 
 #include "core/backoff.h"
 #include "core/err.h"
+#include "store/sqlite_wake.h"
 #include "store/store_sqlite_int.h"
 
 /* How long a connection waits for another writer's lock before giving up. */
@@ -423,6 +424,7 @@ sq_close(struct store *st)
         sqlite3_finalize(s->cache[i].stmt);
         free(s->cache[i].sql);
     }
+    sq_wake_close(s->wake);
     sqlite3_close(s->db);
     free(s->path);
     free(s);
@@ -502,12 +504,105 @@ fail:
     return rc;
 }
 
+/*
+ * store_wait on SQLite: inotify on the WAL (sqlite_wake.c) says that some
+ * connection wrote frames; PRAGMA data_version says that a commit by
+ * another connection is visible to us. Both are needed: a commit writes its
+ * frames (the inotify event) before it fsyncs them and publishes them in
+ * the wal-index (-shm, mmap: no event), so a claim made at the event alone
+ * can miss the job and nothing would wake us again. So after an event the
+ * version is re-read every SQ_SETTLE_STEP_MS until it moves (then: woken)
+ * or SQ_SETTLE_MS passed (a rolled-back transaction that spilled to the WAL,
+ * or a commit stuck in a very slow fsync: the caller's poll covers it).
+ * A version that moved between two calls wakes at once, so nothing
+ * committed while the caller was busy claiming is lost.
+ */
+#define SQ_SETTLE_STEP_MS 1
+#define SQ_SETTLE_MS 2000
+
+static int
+sq_data_version(struct sqlite_store *s, int64_t *v, struct jobd_error *err)
+{
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(s, "PRAGMA data_version", &stmt, err);
+    if (rc != JOBD_OK)
+        return rc;
+    rc = sq_step_row(s, stmt, "read data_version", err);
+    if (rc == 1)
+        *v = sqlite3_column_int64(stmt, 0);
+    sq_reset(stmt);
+    if (rc == 0)
+        return jobd_error_set(err, JOBD_E_STORE, "db", "PRAGMA data_version returned no row");
+    return rc < 0 ? rc : JOBD_OK;
+}
+
+/* Sets up the WAL watch once; true if store_wait has a real signal. */
+static bool
+sq_wait_ready(struct store *st)
+{
+    struct sqlite_store *s = sq_of(st);
+    if (!s->wake_tried) {
+        s->wake_tried = true;
+        struct jobd_error err = {0};
+        /* The watch first, then the version: a commit in between shows as
+         * a moved version at the first wait. */
+        if (sq_wake_open(sqlite3_db_filename(s->db, "main"), &s->wake) != 0) {
+            s->wake = NULL; /* no inotify here: store_wait naps, the caller polls */
+        } else if (sq_data_version(s, &s->wake_version, &err) != JOBD_OK) {
+            sq_wake_close(s->wake);
+            s->wake = NULL;
+        }
+        s->settle_until_us = 0;
+    }
+    return s->wake != NULL;
+}
+
+static int
+sq_wait_watched(struct sqlite_store *s, int timeout_ms, struct jobd_error *err)
+{
+    int64_t deadline = clock_mono_now_us() + (int64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000;
+    for (;;) {
+        int64_t v = 0;
+        int rc = sq_data_version(s, &v, err);
+        if (rc != JOBD_OK)
+            return rc;
+        int64_t now = clock_mono_now_us();
+        if (v != s->wake_version) {
+            s->wake_version = v;
+            s->settle_until_us = 0;
+            return 1;
+        }
+        if (s->settle_until_us != 0 && now >= s->settle_until_us)
+            s->settle_until_us = 0; /* that write never became a visible commit */
+        int64_t left_us = deadline - now;
+        if (left_us <= 0)
+            return 0;
+        int ms = (int)((left_us + 999) / 1000);
+        if (s->settle_until_us != 0 && ms > SQ_SETTLE_STEP_MS)
+            ms = SQ_SETTLE_STEP_MS;
+        int r = sq_wake_wait(s->wake, ms);
+        if (r < 0)
+            return jobd_error_set(err, JOBD_E_IO, "db", "watching the WAL of '%s': %s",
+                                  s->path, strerror(errno));
+        if (r == 1 && s->settle_until_us == 0)
+            s->settle_until_us = clock_mono_now_us() + SQ_SETTLE_MS * 1000LL;
+    }
+}
+
 static int
 sq_wait(struct store *st, int timeout_ms, struct jobd_error *err)
 {
-    (void)st;
-    (void)err;
-    /* No cross-process signal on SQLite: a short nap is the poll interval. */
+    struct sqlite_store *s = sq_of(st);
+    if (sq_wait_ready(st)) {
+        int rc = sq_wait_watched(s, timeout_ms, err);
+        if (rc >= 0)
+            return rc;
+        sq_wake_close(s->wake);
+        s->wake = NULL;
+        s->wake_tried = false; /* the next call sets it up again */
+        return rc;
+    }
+    /* No cross-process signal: a short nap is the poll interval. */
     int ms = timeout_ms < 50 ? timeout_ms : 50;
     if (ms > 0) {
         struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)ms * 1000000L};
@@ -587,6 +682,7 @@ static const struct store_ops sqlite_ops = {
     .prune = sq_op_prune,
     .next_run_at = sq_op_next_run_at,
     .wait = sq_wait,
+    .wait_ready = sq_wait_ready,
     .schedule_put = sq_op_schedule_put,
     .schedule_get = sq_op_schedule_get,
     .schedule_list = sq_op_schedule_list,

@@ -35,6 +35,10 @@ struct sqlite_store {
     uint64_t rng;         /* splitmix64 state for backoff and busy-wait jitter */
     int64_t busy_since_us; /* monotonic start of the current wait for a lock */
     int ckpt_frames;      /* WAL size (frames) at this connection's last checkpoint */
+    struct sq_wake *wake; /* owned; store_wait's WAL watch (sqlite_wake.h), if any */
+    bool wake_tried;      /* wake was set up, or found unavailable */
+    int64_t wake_version; /* PRAGMA data_version at the last wake-up */
+    int64_t settle_until_us; /* a WAL write was seen; re-check the version until */
     bool sync_known;      /* sync_full reflects the connection's PRAGMA synchronous */
     bool sync_full;       /* synchronous=FULL (else NORMAL); see sq_begin_relaxed */
     size_t n_cached;

@@ -4,13 +4,19 @@
  * Threads and who owns what:
  *   loop      owns the store connection used for claim, heartbeat and the
  *             reports, all slots, the completer and the pending failures.
- *             It is the only thread that writes job state.
+ *             It writes every job state but successes on PostgreSQL, which
+ *             the flusher writes on its own connection.
  *   runners   exec (one reactor thread for all child processes), http (one
  *             curl multi thread), C (a pool, one thread per slot). They run
  *             handlers and deliver a struct run_result into the worker's
  *             result queue, then poke the loop's wake-up.
- *   listener  PostgreSQL only: a second connection blocked in store_wait
- *             (LISTEN jobd_jobs); a NOTIFY sets the "claim now" hint.
+ *   flusher   PostgreSQL only: writes the completions the loop hands it on a
+ *             connection of its own (flusher.h), while the loop claims.
+ *   listener  a second connection blocked in store_wait; a signal sets the
+ *             "claim now" hint. PostgreSQL: LISTEN jobd_jobs. SQLite (a
+ *             worker of its own, not embedded): inotify on the WAL, i.e.
+ *             any commit by any process (store/sqlite_wake.c); without
+ *             inotify there is no listener and the poll stays short.
  *   fence     the lease watchdog (fence.h): stops a run whose lease ended
  *             by our clock, even while the loop is blocked in a store call.
  *             It sees the slots only through its own entries, which the
@@ -21,7 +27,8 @@
  * One loop turn (Redis serverCron style, every step bounded):
  *   1. take finished runs: successes to the completer, failures to a list;
  *   2. (re)connect if the store went away (backoff 100 ms .. 5 s);
- *   3. write completions (one batch statement) and failures;
+ *   3. write completions (one batch statement; on PostgreSQL handed to the
+ *      flusher thread) and failures;
  *   4. heartbeat every slot whose time has come; a stale answer means the
  *      lease is lost (stop the handler, drop its result); cancel_requested
  *      stops the handler, whose failure report then cancels the job;
@@ -32,7 +39,8 @@
  *      queue, claimed ahead and heartbeated like running jobs; the claim
  *      waits until that queue is half drained, so one commit carries many
  *      jobs while the rest keep the threads busy) when something says there
- *      may be work: a NOTIFY or in-process signal, the timer for the soonest future
+ *      may be work: the listener (NOTIFY, or a commit seen in SQLite's WAL),
+ *      the in-process signal, the timer for the soonest future
  *      run_at, the last claim having filled every free slot (a backlog), or
  *      the safety-net poll;
  *   6. sleep on the wake-up until the earliest of: a result or hint, a
@@ -86,8 +94,6 @@ struct slot {
     int64_t started_us;       /* monotonic, for the events' run duration */
     enum run_stop stop_sent;
     bool lost;                /* stale lease: the result belongs to nobody */
-    bool by_clock;            /* lost by our clock only (the store never said stale):
-                                 the run's report still goes out, fencing decides */
     bool watched;             /* armed in w->fence (the lease watchdog) */
 };
 
@@ -125,6 +131,7 @@ struct worker {
     /* loop thread only */
     struct store *st;
     bool is_pg;
+    struct store *listen_st; /* SQLite: the listener's connection, until it takes it */
     struct slot *slots;       /* n_slots: concurrency + prefetch (claimed, under lease) */
     int n_slots;
     int prefetch;             /* effective: 0 unless every handler is a C handler */
@@ -144,6 +151,9 @@ struct worker {
     pthread_mutex_t smu;      /* guards stats */
     struct worker_stats stats;
     uint64_t told_succeeded, told_stale; /* loop thread: what cfg.events has heard */
+    /* A run is stopped this long before its lease ends by our clock, so that
+     * even an exec handler that waits for SIGKILL is gone by then. */
+    int64_t fence_margin_us;
 };
 
 static void
@@ -283,7 +293,6 @@ static void
 fenced(struct slot *s)
 {
     s->lost = true;
-    s->by_clock = true;
     if (s->stop_sent == RUN_STOP_NONE)
         s->stop_sent = RUN_STOP_LOST;
 }
@@ -313,7 +322,8 @@ watch_new_runs(struct worker *w)
     for (int i = 0; i < w->n_slots; i++) {
         struct slot *s = &w->slots[i];
         if (s->used && !s->watched && !s->lost && s->stop_sent == RUN_STOP_NONE) {
-            fence_arm(w->fence, i, s->id, s->attempt, s->lease_end_us, s->h);
+            fence_arm(w->fence, i, s->id, s->attempt, s->lease_end_us - w->fence_margin_us,
+                      s->h);
             s->watched = true;
         }
     }
@@ -344,14 +354,11 @@ take_results(struct worker *w)
         struct run_result *next = r->next;
         struct slot *s = find_slot(w, r->id, r->attempt);
         if (s != NULL && unwatch(w, s))
-            fenced(s); /* stopped at its lease's end by our clock */
-        /* A run whose lease ran out by our clock only is still reported:
-         * our clock is conservative, the store may not have reaped the job
-         * yet (then the report is the truth, and a failure hands the job on
-         * sooner than the reaper would), and if it did, fencing refuses the
-         * report and counts it (a frozen worker thawed, scenario_zombie).
-         * Only a result the store already called stale is dropped. */
-        if (s != NULL && (!s->lost || s->by_clock)) {
+            s->lost = true; /* the watchdog stopped it at its lease's end */
+        /* A lost run's failure is the stop's doing and nobody's result; a
+         * success is real work, reported anyway: fenced by attempt, it is
+         * taken only if nobody claimed the job since. */
+        if (s != NULL && (!s->lost || r->outcome == RUN_SUCCEEDED)) {
             if (r->outcome == RUN_SUCCEEDED) {
                 if (!completer_add(&w->comp, r->id, r->attempt, r->result))
                     wlog(w, "out of memory queueing the completion of job %" PRId64, r->id);
@@ -484,7 +491,8 @@ heartbeats(struct worker *w, int64_t now)
         if (rc == JOBD_OK) {
             s->next_hb_us = now + w->cfg.heartbeat_ms * 1000;
             s->lease_end_us = sent_us + w->cfg.lease_ms * 1000;
-            if (s->watched && !fence_extend(w->fence, i, s->lease_end_us)) {
+            if (s->watched &&
+                !fence_extend(w->fence, i, s->lease_end_us - w->fence_margin_us)) {
                 /* The answer came too late: the watchdog is stopping the run. */
                 unwatch(w, s);
                 fenced(s);
@@ -500,7 +508,6 @@ heartbeats(struct worker *w, int64_t now)
             stat_add(w, &w->stats.stale, 1);
             if (fired)
                 fenced(s);
-            s->by_clock = false; /* the store said so: nobody wants the result */
             stop_run(w, s, RUN_STOP_LOST);
         } else {
             store_trouble(w, rc, &err, "heartbeat");
@@ -516,9 +523,10 @@ heartbeats(struct worker *w, int64_t now)
  * the lease runs out by our own clock, counted from when the last renewal
  * that got an answer was sent, so never later than the store's. From then
  * on the reaper may hand the job to another worker, which must not find
- * this one still at work. The stopped run's report still goes out (our
- * clock is only conservative: fencing refuses it if the job was handed on,
- * see take_results). The watchdog thread (fence.h) does the stopping
+ * this one still at work. A stopped run's failure is dropped; a success
+ * that beat the stop is still reported (the store's fencing decides). It
+ * is stopped fence_margin_us before the lease's end, so that even an exec
+ * handler that waits out SIGTERM is gone by then. The watchdog thread (fence.h) does the stopping
  * on time even while this thread is blocked in a store call (a silent
  * network); here the loop catches up: it marks the runs the watchdog
  * stopped, and stops itself any run it finds past its lease first.
@@ -532,7 +540,7 @@ fence_expired(struct worker *w)
         if (!s->used || s->lost)
             continue;
         bool fired = s->watched && fence_fired(w->fence, i);
-        if (!fired && now < s->lease_end_us)
+        if (!fired && now < s->lease_end_us - w->fence_margin_us)
             continue;
         if (unwatch(w, s)) /* the watchdog fired first, or just now */
             fired = true;
@@ -543,7 +551,6 @@ fence_expired(struct worker *w)
         wlog(w, "the lease of job %" PRId64 " attempt %" PRId32 " ran out without a heartbeat "
              "answer; stopping it", s->id, s->attempt);
         s->lost = true;
-        s->by_clock = true;
         stop_run(w, s, RUN_STOP_LOST);
     }
 }
@@ -707,11 +714,16 @@ maybe_claim(struct worker *w, int64_t now)
      * reaper hands them on. Measured on our own monotonic clock, so the
      * store's clock does not matter. */
     int64_t took_ms = (clock_mono_now_us() - asked_us) / 1000;
-    if (got.n > 0 && took_ms >= w->cfg.lease_ms) {
-        wlog(w, "the claim of %zu job(s) was answered after %" PRId64 " ms, longer than the "
-             "lease: not starting them (their leases are gone; the reaper retries them)",
-             got.n, took_ms);
+    if (got.n > 0 && took_ms * 1000 >= w->cfg.lease_ms * 1000 - w->fence_margin_us) {
+        wlog(w, "the claim of %zu job(s) was answered after %" PRId64 " ms, too close to the "
+             "lease's end (%" PRId64 " ms): not starting them, handing them back",
+             got.n, took_ms, w->cfg.lease_ms);
+        /* Fenced by attempt: refused if someone has claimed them since. */
+        for (size_t i = 0; i < got.n; i++)
+            push_failure(w, got.v[i].id, got.v[i].attempt,
+                         strdup("claimed too close to the lease's end to start"), true, 0);
         job_list_fini(&got);
+        w->next_poll_us = now + w->poll_ms * 1000;
         return false;
     }
     w->n_cbatch = 0;
@@ -835,7 +847,7 @@ loop_main(void *arg)
             if (w->st != NULL && !s->lost)
                 wake_at = earlier(wake_at, s->next_hb_us);
             if (!s->lost)
-                wake_at = earlier(wake_at, s->lease_end_us);
+                wake_at = earlier(wake_at, s->lease_end_us - w->fence_margin_us);
         }
         if (w->st == NULL)
             wake_at = earlier(wake_at, w->reconnect_at_us);
@@ -866,7 +878,8 @@ static void *
 listen_main(void *arg)
 {
     struct worker *w = arg;
-    struct store *ls = NULL;
+    struct store *ls = w->listen_st; /* opened by worker_start on SQLite */
+    w->listen_st = NULL;
     int64_t delay = RECONNECT_MIN_MS;
     while (!atomic_load(&w->quit_helpers)) {
         struct jobd_error err = {0};
@@ -933,6 +946,7 @@ worker_free(struct worker *w)
     }
     completer_fini(&w->comp);
     store_close(w->st);
+    store_close(w->listen_st);
     free(w->types);
     free(w->slots);
     free(w->cbatch);
@@ -1024,6 +1038,11 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
     atomic_store(&w->hint, true);
     w->timer_floor_ms = 1;
     w->reconnect_ms = RECONNECT_MIN_MS;
+    /* SIGTERM-to-SIGKILL grace, but at most half the slack a heartbeat
+     * leaves (heartbeat < lease, so this is positive): a healthy run is
+     * never stopped by it. */
+    int64_t slack_ms = (w->cfg.lease_ms - w->cfg.heartbeat_ms) / 2;
+    w->fence_margin_us = (slack_ms < EXEC_KILL_GRACE_MS ? slack_ms : EXEC_KILL_GRACE_MS) * 1000;
 
     rc = open_store(w->db_url, &w->st, err);
     if (rc != JOBD_OK) {
@@ -1033,10 +1052,27 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
     }
     w->is_pg = strcmp(store_backend(w->st), "pg") == 0;
     bool remote = remote_url(w->db_url);
+    /*
+     * SQLite in a process of its own: a listener watching the WAL (when
+     * inotify works here) makes the poll only a safety net. Embedded in
+     * the server, the in-process wake-up covers the server's own enqueues.
+     */
+    bool sq_listen = false;
+    if (!w->is_pg && !remote && wake == NULL) {
+        struct jobd_error lerr = {0};
+        if (open_store(w->db_url, &w->listen_st, &lerr) == JOBD_OK &&
+            store_wait_ready(w->listen_st)) {
+            sq_listen = true;
+        } else {
+            store_close(w->listen_st);
+            w->listen_st = NULL;
+        }
+    }
     w->poll_ms = w->cfg.poll_ms > 0 ? w->cfg.poll_ms
                : w->is_pg         ? 5000
                : remote           ? 250 /* no NOTIFY over HTTP */
                : wake != NULL     ? 1000
+               : sq_listen        ? 1000
                                   : 100;
 
     /* PostgreSQL: completions go out on a second connection, so the next
@@ -1060,8 +1096,13 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
         worker_free(w);
         return rc;
     }
-    if (w->is_pg && start_thread(&w->listen_thread, listen_main, w, err) == JOBD_OK)
+    if ((w->is_pg || sq_listen) &&
+        start_thread(&w->listen_thread, listen_main, w, err) == JOBD_OK)
         w->has_listener = true;
+    if (!w->has_listener) {
+        store_close(w->listen_st); /* no thread took it */
+        w->listen_st = NULL;
+    }
     if (wake != NULL && start_thread(&w->bridge_thread, bridge_main, w, err) == JOBD_OK)
         w->has_bridge = true;
     jobd_error_clear(err);

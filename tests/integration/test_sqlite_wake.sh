@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# test_sqlite_wake.sh — cross-process wake-ups on SQLite, with real processes:
+# `jobd server` on a SQLite file and a separate `jobd worker` process on the
+# same file, whose poll_interval is 30 s. A job submitted through the server
+# to the idle worker must start well within 1 s (only the WAL watch of
+# src/store/sqlite_wake.c can tell the worker so soon), three times in a
+# row; and the idle worker must not spin (CPU time from /proc over 3 s).
+# Needs JOBD_BIN (set by CTest); Linux only (/proc, inotify).
+set -euo pipefail
+
+JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
+dir=$(mktemp -d /tmp/jobd-sqwake.XXXXXX)
+spid="" wpid=""
+cleanup() {
+    [ -n "$wpid" ] && kill -TERM "$wpid" 2>/dev/null && wait "$wpid" 2>/dev/null
+    [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+fail() {
+    echo "FAIL: $*"
+    echo "--- server log"; tail -20 "$dir/server.log" || true
+    echo "--- worker log"; tail -20 "$dir/worker.log" || true
+    exit 1
+}
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+cpu_ticks() { # utime + stime of a process, in clock ticks
+    awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
+}
+
+db="sqlite:$dir/jobs.db"
+cat >"$dir/stamp.sh" <<EOF
+#!/bin/sh
+date +%s%N >"$dir/started.\$JOBD_JOB_ID"
+EOF
+chmod +x "$dir/stamp.sh"
+cat >"$dir/worker.ini" <<EOF
+[worker]
+concurrency = 2
+poll_interval = 30s
+
+[handler "stamp"]
+exec = $dir/stamp.sh
+timeout = 10s
+EOF
+
+: >"$dir/server.log" # exists before the child opens it: sed below may run first
+"$JOBD" server --db "$db" --listen 127.0.0.1:0 --shutdown-grace 2s 2>"$dir/server.log" &
+spid=$!
+port=""
+for _ in $(seq 100); do
+    port=$(sed -n 's|^jobd: listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$dir/server.log")
+    [ -n "$port" ] && break
+    kill -0 "$spid" 2>/dev/null || fail "the server exited"
+    sleep 0.1
+done
+[ -n "$port" ] || fail "the server did not say where it listens"
+server="http://127.0.0.1:$port"
+
+# The server has migrated the file; the worker's first claim finds nothing.
+"$JOBD" worker --db "$db" --config "$dir/worker.ini" 2>"$dir/worker.log" &
+wpid=$!
+sleep 1 # let it start, claim once and go idle
+kill -0 "$wpid" 2>/dev/null || fail "the worker exited"
+
+# Idle means asleep: no busy loop on its own (or anyone's) commits.
+t0=$(cpu_ticks "$wpid")
+sleep 3
+t1=$(cpu_ticks "$wpid")
+ticks=$((t1 - t0))
+hz=$(getconf CLK_TCK)
+# A spinning worker burns ~3 s (300 ticks at 100 Hz); asleep it uses ~0.
+[ "$ticks" -le $((hz / 10)) ] || fail "idle worker used $ticks ticks of CPU in 3 s (hz $hz)"
+echo "idle worker CPU over 3 s: $ticks ticks (hz $hz)"
+
+for i in 1 2 3; do
+    before=$(now_ms)
+    out=$("$JOBD" submit stamp --payload "{\"i\":$i}" --server "$server") ||
+        fail "submit $i"
+    id=$(printf '%s' "$out" | sed -n 's/.*"id": *\([0-9]*\).*/\1/p' | head -1)
+    [ -n "$id" ] || fail "no id in: $out"
+    for _ in $(seq 100); do
+        [ -s "$dir/started.$id" ] && break
+        sleep 0.05
+    done
+    [ -s "$dir/started.$id" ] || fail "job $id did not start within 5 s (poll_interval is 30 s)"
+    started=$(($(cat "$dir/started.$id") / 1000000))
+    lat=$((started - before))
+    echo "job $id: started $lat ms after the submit command began"
+    [ "$lat" -lt 1000 ] || fail "job $id started $lat ms after submit: not woken (poll is 30 s)"
+done
+
+# Still idle afterwards: the worker's own claims and completions did not
+# make it chase its own commits.
+sleep 0.5
+t0=$(cpu_ticks "$wpid")
+sleep 2
+t1=$(cpu_ticks "$wpid")
+[ $((t1 - t0)) -le $((hz / 10)) ] || fail "worker used $((t1 - t0)) ticks in 2 s after its jobs"
+
+kill -TERM "$wpid"
+wait "$wpid" || fail "the worker exited $? on SIGTERM"
+wpid=""
+echo "ok: SQLite worker woken across processes"
