@@ -16,10 +16,11 @@
  *   jobd_bench enqueue1   --db URL --jobd BIN [--n 20000] [--clients 10]
  *   jobd_bench enqueue    --db URL --via http|lib|sql --jobd BIN [--n 20000] [--batch 1000]
  *   jobd_bench process    --db URL --handler c|exec --jobd BIN [--workers 1] [--concurrency 100] [--n 20000]
+ *                         [--prefetch P: a C worker's [worker] prefetch; default: its own]
  *   jobd_bench lateness   --db URL [--n 2000] [--spread-ms 10000] [--lead-ms 1000] [--lat-file F]
  *                         [--due-now 1: one enqueue at a time, each due at once]
  *   jobd_bench scaling    --db URL --pending N [--future 10000] [--k 5000] [--concurrency 100]
- *   jobd_bench cworker    --db URL [--concurrency C] [--out FILE]   (a worker; used by the others)
+ *   jobd_bench cworker    --db URL [--concurrency C] [--prefetch P] [--out FILE]   (a worker; used by the others)
  *
  * --db is a postgres:// URL or sqlite:PATH; every run but cworker starts
  * from an empty store (PostgreSQL: DROP SCHEMA jobd; SQLite: a new file).
@@ -863,8 +864,10 @@ workers_start(struct workers *w, int n, const char *handler, const char *url, lo
     for (int i = 0; i < n; i++) {
         snprintf(w->out[i], sizeof w->out[i], "%s/lat-%d-%d.json", tmpdir(), (int)getpid(), i);
         unlink(w->out[i]);
+        /* --prefetch passes through to the C worker (empty: its default). */
+        const char *pf = opt("prefetch", "");
         char *argv[] = {"/proc/self/exe", "cworker", "--db", (char *)url, "--concurrency", cs,
-                        lat ? "--out" : NULL, w->out[i], NULL};
+                        "--prefetch", (char *)pf, lat ? "--out" : NULL, w->out[i], NULL};
         w->pid[i] = spawn(argv, log);
     }
 }
@@ -1267,6 +1270,7 @@ static int
 cmd_cworker(void)
 {
     const char *url = opt_req("db"), *out = opt("out", NULL), *conc = opt("concurrency", "100");
+    const char *prefetch = opt("prefetch", "");
     const char *types = opt("type", "noop");
     struct jobd_error err = {0};
     if (out) {
@@ -1277,6 +1281,7 @@ cmd_cworker(void)
     }
     if (jobd_worker_new(url, NULL, &g_worker, &err) != JOBD_OK ||
         jobd_worker_set_option(g_worker, "concurrency", conc, &err) != JOBD_OK ||
+        (*prefetch && jobd_worker_set_option(g_worker, "prefetch", prefetch, &err) != JOBD_OK) ||
         jobd_worker_register(g_worker, types, noop, NULL) != JOBD_OK)
         die("worker: %s", err.msg);
     struct sigaction sa = {.sa_handler = on_term};

@@ -19,6 +19,7 @@
 #include "core/job.h"
 #include "jobd.h"
 #include "store/store.h"
+#include "util/clock.h"
 #include "worker/config.h"
 #include "worker/cthread.h"
 #include "worker/run.h"
@@ -72,7 +73,17 @@ jobd_run_idempotency_key(const jobd_run *run)
 JOBD_API bool
 jobd_run_should_stop(const jobd_run *run)
 {
-    return atomic_load(&((jobd_run *)run)->stop) != RUN_STOP_NONE;
+    jobd_run *j = (jobd_run *)run;
+    if (atomic_load(&j->stop) != RUN_STOP_NONE)
+        return true;
+    /* The timeout counts from when a pool thread took the run (cthread.c),
+     * not from the claim: a prefetched job may have waited in the queue. */
+    if (j->deadline_us != 0 && clock_mono_now_us() >= j->deadline_us) {
+        int none = RUN_STOP_NONE;
+        atomic_compare_exchange_strong(&j->stop, &none, RUN_STOP_TIMEOUT);
+        return true;
+    }
+    return false;
 }
 
 JOBD_API int

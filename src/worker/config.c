@@ -35,6 +35,7 @@ worker_config_init(struct worker_config *cfg)
     cfg->backoff_base_ms = JOB_DEFAULT_BACKOFF_BASE_MS;
     cfg->backoff_cap_ms = JOB_DEFAULT_BACKOFF_CAP_MS;
     cfg->shutdown_grace_ms = 30000;
+    cfg->prefetch = -1; /* as many as concurrency (worker_effective_prefetch) */
 }
 
 static void
@@ -149,6 +150,12 @@ worker_config_set(struct worker_config *cfg, const char *key, const char *value,
         rc = parse_int(key, value, 1, CONCURRENCY_MAX, &n, err);
         if (rc == JOBD_OK)
             cfg->concurrency = (int)n;
+        return rc;
+    }
+    if (strcmp(key, "prefetch") == 0) {
+        rc = parse_int(key, value, 0, CONCURRENCY_MAX, &n, err);
+        if (rc == JOBD_OK)
+            cfg->prefetch = (int)n;
         return rc;
     }
     if (strcmp(key, "queues") == 0)
@@ -346,7 +353,8 @@ key_bit(const char *name)
 {
     static const char *const keys[] = {"concurrency", "queues", "lease", "heartbeat",
                                        "backoff_base", "backoff_cap", "shutdown_grace",
-                                       "poll_interval", "id", "exec", "http", "timeout"};
+                                       "poll_interval", "id", "exec", "http", "timeout",
+                                       "prefetch"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (strcmp(keys[i], name) == 0)
             return (int)i;
@@ -466,11 +474,23 @@ worker_config_check(const struct worker_config *cfg, struct jobd_error *err)
     if (cfg->concurrency < 1 || cfg->concurrency > CONCURRENCY_MAX)
         return jobd_error_set(err, JOBD_E_INVALID, "concurrency",
                               "concurrency must be from 1 to %d", CONCURRENCY_MAX);
+    if (cfg->prefetch < -1 || cfg->prefetch > CONCURRENCY_MAX)
+        return jobd_error_set(err, JOBD_E_INVALID, "prefetch",
+                              "prefetch must be from 0 to %d", CONCURRENCY_MAX);
     for (size_t i = 0; i < cfg->n_handlers; i++)
         if (cfg->handlers[i].kind == 0)
             return jobd_error_set(err, JOBD_E_INVALID, "handler",
                                   "[handler \"%s\"] needs exec= or http=", cfg->handlers[i].type);
     return JOBD_OK;
+}
+
+int
+worker_effective_prefetch(const struct worker_config *cfg)
+{
+    for (size_t i = 0; i < cfg->n_handlers; i++)
+        if (cfg->handlers[i].kind != HANDLER_C)
+            return 0;
+    return cfg->prefetch < 0 ? cfg->concurrency : cfg->prefetch;
 }
 
 static char *

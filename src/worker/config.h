@@ -3,7 +3,7 @@
  *
  *   [worker]            concurrency, queues, lease, heartbeat, backoff_base,
  *                       backoff_cap, shutdown_grace, and (jobd's additions)
- *                       id, poll_interval
+ *                       id, poll_interval, prefetch
  *   [handler "TYPE"]    exec = COMMAND LINE  or  http = URL;  timeout = DUR
  *
  * The same struct also carries C handlers registered through libjobd
@@ -62,6 +62,8 @@ struct worker_events {
 
 struct worker_config {
     int concurrency;          /* >= 1; jobs run at once */
+    int prefetch;             /* claimed jobs queued beyond concurrency (C handlers only);
+                                 -1 = as many as concurrency */
     char **queues;            /* n_queues names; NULL = every queue */
     size_t n_queues;
     int64_t lease_ms;
@@ -119,6 +121,13 @@ const struct handler_conf *worker_config_handler(const struct worker_config *cfg
  * Checks the whole config: at least one handler, heartbeat < lease, ...
  * JOBD_E_INVALID naming the key.
  */
+/*
+ * How many claimed jobs the worker keeps queued beyond concurrency: cfg's
+ * prefetch (-1: concurrency) when every handler is a C handler (their
+ * thread pool has a queue), else 0 — exec and http runs start as soon as
+ * they are claimed, so for them a claim never exceeds the free slots.
+ */
+int worker_effective_prefetch(const struct worker_config *cfg);
 JOBD_MUST_USE int worker_config_check(const struct worker_config *cfg, struct jobd_error *err);
 
 /* Deep copy of src into dst (initialised or zero). JOBD_E_NOMEM. */

@@ -6,6 +6,14 @@
  * reads its flag without the lock (an atomic). A claimed batch is queued
  * under one lock and wakes only as many idle threads as it has runs, so a
  * hundred threads do not all fight for the lock for every job.
+ *
+ * The FIFO may hold more runs than there are threads: the worker claims
+ * ahead ("prefetch", docs/WORKER.md) so that handler threads find their
+ * next job here without waiting for the loop's next claim. Such a queued
+ * run is already under lease, so a stop (lost lease, cancel, shutdown)
+ * must reach it too: it is marked and, when a thread takes it, answered
+ * as stopped without ever running. A timeout counts from when a thread
+ * takes the run, not from the claim (jobd_run.deadline_us).
  */
 #include "worker/cthread.h"
 
@@ -16,9 +24,11 @@
 
 #include "core/err.h"
 #include "jobd.h"
+#include "util/clock.h"
 
 struct qitem {
     struct run *run;
+    int stop;                 /* enum run_stop: stopped while queued (under mu) */
     struct qitem *next;
 };
 
@@ -66,6 +76,16 @@ result_for(struct jobd_run *j, int rc)
     return r;
 }
 
+/* The answer for a run stopped before a thread took it: it never ran. */
+static struct run_result *
+unstarted_result(const struct run *run, enum run_stop why)
+{
+    struct run_result *r = run_result_new(run, RUN_RETRY, run_stop_text(why));
+    if (r != NULL)
+        r->stopped = why;
+    return r;
+}
+
 static void *
 pool_thread(void *arg)
 {
@@ -87,14 +107,31 @@ pool_thread(void *arg)
         c->head = q->next;
         if (c->head == NULL)
             c->tail = NULL;
+        if (q->stop != RUN_STOP_NONE) { /* stopped while queued: never start it */
+            pthread_mutex_unlock(&c->mu);
+            struct run_result *r = unstarted_result(q->run, (enum run_stop)q->stop);
+            run_free(q->run);
+            free(q);
+            if (r != NULL)
+                c->sink.deliver(c->sink.ctx, r);
+            continue;
+        }
         struct jobd_run job = {.run = q->run, .retry_after_ms = -1};
         atomic_init(&job.stop, RUN_STOP_NONE);
+        if (job.run->timeout_ms > 0)
+            job.deadline_us = clock_mono_now_us() + job.run->timeout_ms * 1000;
         job.next = c->running;
         c->running = &job;
         pthread_mutex_unlock(&c->mu);
         free(q);
 
         int rc = job.run->handler->fn(&job, job.run->handler->ctx);
+        /* A handler that returned past its deadline without asking
+         * jobd_run_should_stop still ran out of time: say so in its error. */
+        if (job.deadline_us != 0 && clock_mono_now_us() >= job.deadline_us) {
+            int none = RUN_STOP_NONE;
+            atomic_compare_exchange_strong(&job.stop, &none, RUN_STOP_TIMEOUT);
+        }
 
         pthread_mutex_lock(&c->mu);
         for (struct jobd_run **pp = &c->running; *pp != NULL; pp = &(*pp)->next)
@@ -184,7 +221,34 @@ cthread_runner_stop(struct cthread_runner *c, int64_t id, int32_t attempt, enum 
             int none = RUN_STOP_NONE;
             atomic_compare_exchange_strong(&j->stop, &none, (int)why);
         }
+    for (struct qitem *q = c->head; q != NULL; q = q->next)
+        if (q->run->id == id && q->run->attempt == attempt && q->stop == RUN_STOP_NONE)
+            q->stop = (int)why;
     pthread_mutex_unlock(&c->mu);
+}
+
+size_t
+cthread_runner_drop_queued(struct cthread_runner *c, enum run_stop why)
+{
+    if (c == NULL)
+        return 0;
+    pthread_mutex_lock(&c->mu);
+    struct qitem *q = c->head;
+    c->head = c->tail = NULL;
+    pthread_mutex_unlock(&c->mu);
+    size_t n = 0;
+    while (q != NULL) { /* answered outside the lock: deliver takes the worker's */
+        struct qitem *next = q->next;
+        struct run_result *r =
+            unstarted_result(q->run, q->stop != RUN_STOP_NONE ? (enum run_stop)q->stop : why);
+        run_free(q->run);
+        free(q);
+        if (r != NULL)
+            c->sink.deliver(c->sink.ctx, r);
+        n++;
+        q = next;
+    }
+    return n;
 }
 
 int

@@ -21,6 +21,7 @@ struct jobd_run {
     char *result;             /* set by jobd_run_set_result (canonical JSON) */
     char *error;              /* set by jobd_run_set_error */
     int64_t retry_after_ms;   /* -1 = backoff */
+    int64_t deadline_us;      /* monotonic: the timeout, from when a thread took it; 0 = none */
     struct jobd_run *next;    /* the runner's list of running jobs */
 };
 
@@ -37,9 +38,20 @@ void cthread_runner_start(struct cthread_runner *c, struct run *run);
  * threads woken as there are runs. Thread-safe.
  */
 void cthread_runner_start_many(struct cthread_runner *c, struct run **runs, size_t n);
-/* Raises the stop flag of (id, attempt). Thread-safe. */
+/*
+ * Raises the stop flag of (id, attempt); a run still queued (not yet taken
+ * by a thread) is marked and will be answered as stopped without running.
+ * Thread-safe.
+ */
 void cthread_runner_stop(struct cthread_runner *c, int64_t id, int32_t attempt,
                          enum run_stop why);
+/*
+ * Takes every queued run that no thread has started and answers each at
+ * once through the sink as a RUN_RETRY stopped by why (or by the stop it was
+ * marked with). Returns how many. Running handlers are not touched. NULL c
+ * is fine (0). Thread-safe; the sink is called on the calling thread.
+ */
+size_t cthread_runner_drop_queued(struct cthread_runner *c, enum run_stop why);
 /*
  * Raises every stop flag, waits for the handlers to return and joins the
  * threads; results of runs that end now are dropped. NULL-safe.

@@ -35,9 +35,12 @@
  *      a run whose lease ran out by our clock without a heartbeat answer
  *      (store unreachable) is stopped too: it may be someone else's now
  *      (on time by the watchdog thread; here the loop catches up);
- *   5. claim at most "free slots" jobs when something says there may be
- *      work: the listener (NOTIFY, or a commit seen in SQLite's WAL), the
- *      in-process signal, the timer for the soonest future
+ *   5. claim at most "free slots" jobs (C handlers: threads plus a prefetch
+ *      queue, claimed ahead and heartbeated like running jobs; the claim
+ *      waits until that queue is half drained, so one commit carries many
+ *      jobs while the rest keep the threads busy) when something says there
+ *      may be work: the listener (NOTIFY, or a commit seen in SQLite's WAL),
+ *      the in-process signal, the timer for the soonest future
  *      run_at, the last claim having filled every free slot (a backlog), or
  *      the safety-net poll;
  *   6. sleep on the wake-up until the earliest of: a result or hint, a
@@ -87,7 +90,6 @@ struct slot {
     int32_t attempt;
     const struct handler_conf *h;
     int64_t next_hb_us;       /* monotonic */
-    int64_t deadline_us;      /* monotonic; C handlers only (the others time themselves) */
     int64_t lease_end_us;     /* monotonic: the lease is surely live until then (see fence) */
     int64_t started_us;       /* monotonic, for the events' run duration */
     enum run_stop stop_sent;
@@ -130,8 +132,10 @@ struct worker {
     struct store *st;
     bool is_pg;
     struct store *listen_st; /* SQLite: the listener's connection, until it takes it */
-    struct slot *slots;
-    struct run **cbatch;      /* C runs of the claim being dispatched (concurrency entries) */
+    struct slot *slots;       /* n_slots: concurrency + prefetch (claimed, under lease) */
+    int n_slots;
+    int prefetch;             /* effective: 0 unless every handler is a C handler */
+    struct run **cbatch;      /* C runs of the claim being dispatched (n_slots entries) */
     size_t n_cbatch;
     int n_running;
     struct completer comp;
@@ -246,7 +250,7 @@ deliver(void *ctx, struct run_result *r)
 static struct slot *
 find_slot(struct worker *w, int64_t id, int32_t attempt)
 {
-    for (int i = 0; i < w->cfg.concurrency; i++)
+    for (int i = 0; i < w->n_slots; i++)
         if (w->slots[i].used && w->slots[i].id == id && w->slots[i].attempt == attempt)
             return &w->slots[i];
     return NULL;
@@ -315,7 +319,7 @@ lease_ran_out(void *arg, int64_t id, int32_t attempt, const void *tag)
 static void
 watch_new_runs(struct worker *w)
 {
-    for (int i = 0; i < w->cfg.concurrency; i++) {
+    for (int i = 0; i < w->n_slots; i++) {
         struct slot *s = &w->slots[i];
         if (s->used && !s->watched && !s->lost && s->stop_sent == RUN_STOP_NONE) {
             fence_arm(w->fence, i, s->id, s->attempt, s->lease_end_us - w->fence_margin_us,
@@ -361,7 +365,7 @@ take_results(struct worker *w)
                 r->result = NULL;
             } else {
                 int64_t delay = r->retry_after_ms;
-                if (s->stop_sent == RUN_STOP_SHUTDOWN)
+                if (s->stop_sent == RUN_STOP_SHUTDOWN || r->stopped == RUN_STOP_SHUTDOWN)
                     delay = 0; /* not the job's fault: due again at once */
                 else if (delay < 0)
                     delay = backoff_delay_ms(r->attempt, w->cfg.backoff_base_ms,
@@ -475,7 +479,7 @@ report(struct worker *w)
 static bool
 heartbeats(struct worker *w, int64_t now)
 {
-    for (int i = 0; i < w->cfg.concurrency; i++) {
+    for (int i = 0; i < w->n_slots; i++) {
         struct slot *s = &w->slots[i];
         if (!s->used || s->lost || s->next_hb_us > now)
             continue;
@@ -531,7 +535,7 @@ static void
 fence_expired(struct worker *w)
 {
     int64_t now = clock_mono_now_us();
-    for (int i = 0; i < w->cfg.concurrency; i++) {
+    for (int i = 0; i < w->n_slots; i++) {
         struct slot *s = &w->slots[i];
         if (!s->used || s->lost)
             continue;
@@ -556,7 +560,7 @@ fence_expired(struct worker *w)
 static struct slot *
 free_slot(struct worker *w)
 {
-    for (int i = 0; i < w->cfg.concurrency; i++)
+    for (int i = 0; i < w->n_slots; i++)
         if (!w->slots[i].used)
             return &w->slots[i];
     return NULL;
@@ -619,8 +623,6 @@ dispatch(struct worker *w, struct job *j, int64_t now, int64_t asked_us)
                        .started_us = clock_mono_now_us()};
     if (w->cfg.events.started != NULL)
         w->cfg.events.started(w->cfg.events.arg, j);
-    if (h->kind == HANDLER_C && run->timeout_ms > 0)
-        s->deadline_us = now + run->timeout_ms * 1000;
     w->n_running++;
     switch (h->kind) {
     case HANDLER_EXEC: exec_runner_start(w->exec, run); break;
@@ -657,11 +659,27 @@ arm_timer(struct worker *w, const struct claim_req *req, int64_t now, bool timer
     w->timer_us = now + delta_ms * 1000;
 }
 
+/*
+ * Room for a claim: free slots, and, with prefetch, no more than half of
+ * the prefetch queue still waiting for a thread. Waiting for the queue to
+ * drain that far makes each claim carry many jobs (one commit for all),
+ * while the jobs still queued and running keep the threads busy during the
+ * claim's round trip. 0 = do not claim now.
+ */
+static int
+claim_room(const struct worker *w)
+{
+    int free_n = w->n_slots - w->n_running;
+    if (free_n <= 0 || w->n_running - w->cfg.concurrency > w->prefetch / 2)
+        return 0;
+    return free_n;
+}
+
 /* Claims if there may be work; returns true if every free slot got a job. */
 static bool
 maybe_claim(struct worker *w, int64_t now)
 {
-    int free_n = w->cfg.concurrency - w->n_running;
+    int free_n = claim_room(w);
     if (free_n <= 0)
         return false;
     bool timer_fired = w->timer_us != 0 && now >= w->timer_us;
@@ -750,7 +768,7 @@ sleep_ms_until(struct worker *w, int64_t now, int64_t wake_at)
 static void
 stop_all(struct worker *w, enum run_stop why)
 {
-    for (int i = 0; i < w->cfg.concurrency; i++)
+    for (int i = 0; i < w->n_slots; i++)
         if (w->slots[i].used)
             stop_run(w, &w->slots[i], why);
 }
@@ -767,6 +785,14 @@ loop_main(void *arg)
         take_results(w);
         if (!stopping && atomic_load(&w->stop_req)) {
             stopping = true;
+            /* Prefetched jobs that no thread has started go back at once,
+             * as retryable failures due again now (take_results): another
+             * worker may run them while this one drains. */
+            size_t back = cthread_runner_drop_queued(w->cth, RUN_STOP_SHUTDOWN);
+            if (back > 0) {
+                wlog(w, "stopping: handing back %zu prefetched job(s) not yet started", back);
+                take_results(w);
+            }
             grace_end = now + atomic_load(&w->grace_ms) * 1000;
             hard_end = grace_end + (EXEC_KILL_GRACE_MS + FINAL_REPORT_MS + 5000) * 1000LL;
             if (w->n_running > 0)
@@ -786,11 +812,6 @@ loop_main(void *arg)
             heartbeats(w, now);
         fence_expired(w);
         publish_counts(w);
-        for (int i = 0; i < w->cfg.concurrency; i++) {
-            struct slot *s = &w->slots[i];
-            if (s->used && s->deadline_us != 0 && now >= s->deadline_us)
-                stop_run(w, s, RUN_STOP_TIMEOUT);
-        }
         if (stopping && w->n_running == 0) {
             if (w->comp.n == 0 && w->fails == NULL &&
                 (w->fl == NULL || flusher_pending(w->fl) == 0))
@@ -809,18 +830,17 @@ loop_main(void *arg)
                  w->n_running);
             break;
         }
-        if (!stopping && w->st != NULL && maybe_claim(w, now) &&
-            w->n_running < w->cfg.concurrency)
+        if (!stopping && w->st != NULL && maybe_claim(w, now) && claim_room(w) > 0)
             continue; /* every free slot got a job: there may be more */
 
         int64_t wake_at = 0;
-        if (!stopping && w->st != NULL && w->n_running < w->cfg.concurrency) {
+        if (!stopping && w->st != NULL && claim_room(w) > 0) {
             wake_at = earlier(wake_at, w->next_poll_us);
             wake_at = earlier(wake_at, w->timer_us);
             if (w->backlog || atomic_load(&w->hint))
                 wake_at = now;
         }
-        for (int i = 0; i < w->cfg.concurrency; i++) {
+        for (int i = 0; i < w->n_slots; i++) {
             const struct slot *s = &w->slots[i];
             if (!s->used)
                 continue;
@@ -828,8 +848,6 @@ loop_main(void *arg)
                 wake_at = earlier(wake_at, s->next_hb_us);
             if (!s->lost)
                 wake_at = earlier(wake_at, s->lease_end_us - w->fence_margin_us);
-            if (s->deadline_us != 0 && s->stop_sent == RUN_STOP_NONE)
-                wake_at = earlier(wake_at, s->deadline_us);
         }
         if (w->st == NULL)
             wake_at = earlier(wake_at, w->reconnect_at_us);
@@ -970,7 +988,7 @@ start_runners(struct worker *w, struct jobd_error *err)
     if (rc == JOBD_OK && need[HANDLER_HTTP])
         rc = http_runner_new(sink, &w->http, err);
     if (rc == JOBD_OK && need[HANDLER_C])
-        rc = cthread_runner_new(sink, w->cfg.concurrency, &w->cth, err);
+        rc = cthread_runner_new(sink, w->cfg.concurrency, &w->cth, err); /* + queue */
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
 }
@@ -995,9 +1013,11 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
     completer_init(&w->comp);
     w->fails_tail = &w->fails;
     worker_config_init(&w->cfg);
+    w->prefetch = worker_effective_prefetch(cfg);
+    w->n_slots = cfg->concurrency + w->prefetch;
     if (worker_config_copy(&w->cfg, cfg) != JOBD_OK || (w->db_url = strdup(db_url)) == NULL ||
-        (w->slots = calloc((size_t)cfg->concurrency, sizeof *w->slots)) == NULL ||
-        (w->cbatch = calloc((size_t)cfg->concurrency, sizeof *w->cbatch)) == NULL ||
+        (w->slots = calloc((size_t)w->n_slots, sizeof *w->slots)) == NULL ||
+        (w->cbatch = calloc((size_t)w->n_slots, sizeof *w->cbatch)) == NULL ||
         (w->types = calloc(cfg->n_handlers, sizeof *w->types)) == NULL) {
         worker_free(w);
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
@@ -1069,7 +1089,7 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
     if (rc == JOBD_OK)
         rc = start_runners(w, err);
     if (rc == JOBD_OK)
-        rc = fence_new(w->cfg.concurrency, lease_ran_out, w, &w->fence, err);
+        rc = fence_new(w->n_slots, lease_ran_out, w, &w->fence, err);
     if (rc == JOBD_OK)
         rc = start_thread(&w->loop_thread, loop_main, w, err);
     if (rc != JOBD_OK) {
