@@ -70,13 +70,18 @@ const toSpec = (j) => ({
   ...(j.runAt ? { run_at: new Date(j.runAt).toISOString() } : {}),
 });
 
+const prefetch = () => Number(process.env.JOBD_PREFETCH || 0);
+
 const adapter = {
   system: 'jobd',
   version: jobdVersion(),
   serverComms: ['postgres', 'jobd'],
   durability: 'PostgreSQL commit, fsync on every commit (synchronous_commit=on); 201 only after the commit',
-  variant: () => 'HTTP API + C-handler worker (libjobd)',
-  settings: (env) => ({ worker_concurrency: env.concurrency, claim_limit: env.concurrency, enqueue_chunk: env.chunk, worker: 'jobd_bench cworker (jobd_worker_* API, no-op C handler)' }),
+  // JOBD_PREFETCH=N: the worker claims up to N jobs ahead of its handler
+  // threads ([worker] prefetch, docs/WORKER.md), as Graphile Worker's batched
+  // variant fetches localQueue.size ahead; unset: jobd's default (= concurrency).
+  variant: () => (prefetch() ? `HTTP API + C-handler worker (libjobd), prefetch ${prefetch()}` : 'HTTP API + C-handler worker (libjobd)'),
+  settings: (env) => ({ worker_concurrency: env.concurrency, prefetch: prefetch() || env.concurrency, claim_limit: env.concurrency + (prefetch() || env.concurrency), enqueue_chunk: env.chunk, worker: 'jobd_bench cworker (jobd_worker_* API, no-op C handler)' }),
 
   async open(env) {
     const url = await ensureDatabase(env.pgUrl, DB);
@@ -127,6 +132,7 @@ const adapter = {
       async start() {
         // --out: the worker writes {handled, lat} on exit (lat only for payloads with `due`)
         const args = ['cworker', '--db', url, '--concurrency', String(env.concurrency), '--out', out];
+        if (prefetch()) args.push('--prefetch', String(prefetch()));
         proc = spawn(BENCH, args, { stdio: ['ignore', 'inherit', 'inherit'] });
       },
       pid: () => proc.pid,
