@@ -362,7 +362,8 @@ plot {', '.join(series)}
         bars = []
         for s in ("jobd", "graphile-worker", "pg-boss", "bullmq", "beanstalkd", "sql-ceiling"):
             for (var, n, c), v in sorted(self.shared_med(s, "throughput", "process_jobs_per_s").items()):
-                bars.append((f"{s}: {var[:38]} (c={c})", v))
+                short = var if len(var) <= 44 else var[:28] + ".." + var[-14:]
+                bars.append((f"{s}: {short} (c={c})", v))
         if bars:
             f = os.path.join(data, "peers.dat")
             with open(f, "w") as fh:
