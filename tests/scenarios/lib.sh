@@ -182,6 +182,22 @@ free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
+# start_forwarder: a tcp_forward.py in front of $DB_URL's PostgreSQL, which
+# a scenario can cut (kill -USR1 "$FWD_PID": nothing closed, nothing
+# answered) and heal (-USR2). Sets FWD_PID and FWD_DB_URL (the same
+# database, through the forwarder).
+start_forwarder() {
+    local port pg_port
+    port=$(free_port)
+    pg_port=$(python3 -c 'import sys, urllib.parse as u; print(u.urlparse(sys.argv[1]).port)' "$DB_URL")
+    python3 "$SCEN_DIR/tcp_forward.py" "$port" 127.0.0.1 "$pg_port" "$WORK/fwd.pid" >"$WORK/forward.log" 2>&1 &
+    FWD_PID=$!
+    SCEN_PIDS_ALL+=("$FWD_PID")
+    wait_until 10 "the forwarder to listen" test -s "$WORK/fwd.pid"
+    FWD_DB_URL="postgresql://jobd@127.0.0.1:$port/${DB_URL##*/}"
+    log "forwarder pid $FWD_PID: 127.0.0.1:$port -> PostgreSQL port $pg_port"
+}
+
 # ---- jobd processes ------------------------------------------------------
 
 # write_worker_ini FILE LEASE HEARTBEAT CONCURRENCY [EXTRA [worker] LINES...]

@@ -17,14 +17,8 @@
 source "$(dirname "$0")/lib.sh"
 scen_init blackhole
 pg_newdb
-port=$(free_port)
-pg_port=$(python3 -c 'import sys, urllib.parse as u; print(u.urlparse(sys.argv[1]).port)' "$DB_URL")
-python3 "$SCEN_DIR/tcp_forward.py" "$port" 127.0.0.1 "$pg_port" "$WORK/fwd.pid" >"$WORK/forward.log" 2>&1 &
-FWD_PID=$!
-SCEN_PIDS_ALL+=("$FWD_PID")
-wait_until 10 "the forwarder to listen" test -s "$WORK/fwd.pid"
-P_DB_URL="postgresql://jobd@127.0.0.1:$port/${DB_URL##*/}"
-log "forwarder pid $FWD_PID: p reaches PostgreSQL at $P_DB_URL"
+start_forwarder
+P_DB_URL=$FWD_DB_URL
 
 start_server
 write_worker_ini "$WORK/worker.ini" 2s 500ms 1 "poll_interval = 200ms"

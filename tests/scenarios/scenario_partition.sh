@@ -57,16 +57,9 @@ net_heal() { if [ "$MODE" = netns ]; then ip link set "$HOSTIF" up; else kill -U
 # forwarder_setup: the fallback, p reaches PostgreSQL through tcp_forward.py.
 forwarder_setup() {
     pg_newdb
-    local port pg_port
-    port=$(free_port)
-    pg_port=$(python3 -c 'import sys, urllib.parse as u; print(u.urlparse(sys.argv[1]).port)' "$DB_URL")
-    python3 "$SCEN_DIR/tcp_forward.py" "$port" 127.0.0.1 "$pg_port" "$WORK/fwd.pid" >"$WORK/forward.log" 2>&1 &
-    FWD_PID=$!
-    SCEN_PIDS_ALL+=("$FWD_PID")
-    wait_until 10 "the forwarder to listen" test -s "$WORK/fwd.pid"
-    NS_DB_URL="postgresql://jobd@127.0.0.1:$port/${DB_URL##*/}"
+    start_forwarder
+    NS_DB_URL=$FWD_DB_URL
     P_EXEC=()
-    log "forwarder pid $FWD_PID: 127.0.0.1:$port -> PostgreSQL port $pg_port"
 }
 
 # SCEN_PARTITION=netns|forwarder forces a mode; by default netns when the
