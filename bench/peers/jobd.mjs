@@ -42,7 +42,7 @@ async function startServer(url) {
   proc.on('exit', () => { exited = true; });
   for (let i = 0; i < 1500; i++) {
     const m = existsSync(log) && readFileSync(log, 'utf8').match(/listening on (http:\/\/[^\s]+)/);
-    if (m) return { proc, base: m[1], exited: () => exited };
+    if (m) return { proc, base: m[1], log, exited: () => exited };
     if (exited) throw new Error(`jobd server exited at start: ${readFileSync(log, 'utf8').slice(-500)}`);
     await sleep(20);
   }
@@ -118,7 +118,10 @@ const adapter = {
         return { done, failed, pending: hot, total: hot + done + failed };
       },
       async close() {
-        if (server) await stopProc(server.proc);
+        if (server) {
+          await stopProc(server.proc);
+          try { unlinkSync(server.log); } catch {}
+        }
         await db.end();
       },
     };

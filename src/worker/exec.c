@@ -120,7 +120,8 @@ exec_runner_stop(struct exec_runner *x, int64_t id, int32_t attempt, enum run_st
 {
     struct stop_req *s = calloc(1, sizeof *s);
     if (s == NULL)
-        return; /* the lease or the timeout will end it */
+        return; /* out of memory: the run goes on to its own end or timeout;
+                 * a late report is fenced by attempt */
     s->id = id;
     s->attempt = attempt;
     s->why = why;
