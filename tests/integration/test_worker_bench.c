@@ -15,6 +15,7 @@
  *   TEST_FILTER=throughput_pg_c_noop runs one case).
  */
 #include "test.h"
+#include "workertest.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -68,16 +69,6 @@ setup(bool pg)
     return pgtest_fresh_db(db_url, sizeof db_url) == 0;
 }
 
-static struct store *
-open_store(void)
-{
-    struct store *st = NULL;
-    struct jobd_error err = {0};
-    ASSERT_OK(store_open(db_url, &st, &err), &err);
-    ASSERT_OK(store_migrate(st, &err), &err);
-    return st;
-}
-
 static void
 bench_line(const char *line)
 {
@@ -101,7 +92,7 @@ latency(bool pg, bool with_wakeup, const char *label)
 {
     if (!setup(pg))
         return;
-    struct store *st = open_store();
+    struct store *st = test_store_open(db_url);
     struct worker_config cfg;
     worker_config_init(&cfg);
     struct jobd_error err = {0};
@@ -178,7 +169,7 @@ throughput(bool pg, int concurrency, bool exec, const char *label)
     if (!setup(pg))
         return;
     const int n = exec ? 2000 : 20000;
-    struct store *st = open_store();
+    struct store *st = test_store_open(db_url);
     struct jobd_error err = {0};
     struct job_spec *specs = calloc(1000, sizeof *specs);
     for (int i = 0; i < 1000; i++)

@@ -5,6 +5,7 @@
  * another thread while a handler runs.
  */
 #include "test.h"
+#include "workertest.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -69,16 +70,6 @@ slow_handler(jobd_run *run, void *ctx)
     return JOBD_HANDLER_OK;
 }
 
-static void *
-run_thread(void *arg)
-{
-    struct jobd_error err = {0};
-    int rc = jobd_worker_run(arg, &err);
-    if (rc != JOBD_OK)
-        fprintf(stderr, "jobd_worker_run: %s\n", err.msg);
-    return (void *)(intptr_t)rc;
-}
-
 static jobd_worker *
 new_worker(void)
 {
@@ -99,16 +90,6 @@ new_worker(void)
     ASSERT_OK(jobd_worker_register(w, "c.slow", slow_handler, NULL), NULL);
     ASSERT_EQ(jobd_worker_register(w, "bad type", ok_handler, NULL), JOBD_E_INVALID);
     return w;
-}
-
-static struct store *
-open_store(void)
-{
-    struct store *st = NULL;
-    struct jobd_error err = {0};
-    ASSERT_OK(store_open(db_url, &st, &err), &err);
-    ASSERT_OK(store_migrate(st, &err), &err);
-    return st;
 }
 
 static int64_t
@@ -145,13 +126,13 @@ wait_status(struct store *st, int64_t id, enum job_status want, struct job *out)
 TEST(c_handlers_outcomes_and_timeout)
 {
     jobd_worker *w = new_worker();
-    struct store *st = open_store();
+    struct store *st = test_store_open(db_url);
     int64_t ok = enqueue(st, "c.ok", 0, 0);
     int64_t flaky = enqueue(st, "c.flaky", 5, 0);
     int64_t dead = enqueue(st, "c.dead", 5, 0);
     int64_t patient = enqueue(st, "c.patient", 1, 200);
     pthread_t t;
-    ASSERT_EQ(pthread_create(&t, NULL, run_thread, w), 0);
+    ASSERT_EQ(pthread_create(&t, NULL, test_worker_run_thread, w), 0);
     struct job j = {0};
     wait_status(st, ok, JOB_SUCCEEDED, &j);
     char want[512];
@@ -179,11 +160,11 @@ TEST(c_handlers_outcomes_and_timeout)
 TEST(c_handlers_cancel_and_graceful_stop)
 {
     jobd_worker *w = new_worker();
-    struct store *st = open_store();
+    struct store *st = test_store_open(db_url);
     int64_t patient = enqueue(st, "c.patient", 0, 0);
     int64_t slow = enqueue(st, "c.slow", 0, 0);
     pthread_t t;
-    ASSERT_EQ(pthread_create(&t, NULL, run_thread, w), 0);
+    ASSERT_EQ(pthread_create(&t, NULL, test_worker_run_thread, w), 0);
     struct job j = {0};
     wait_status(st, patient, JOB_RUNNING, &j);
     while (atomic_load(&entered) < 2)

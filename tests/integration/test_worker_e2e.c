@@ -7,6 +7,7 @@
  * deadline.
  */
 #include "test.h"
+#include "workertest.h"
 
 #include <fcntl.h>
 #include <jansson.h>
@@ -41,16 +42,6 @@ static int64_t
 now_ms(void)
 {
     return clock_mono_now_us() / 1000;
-}
-
-static struct store *
-open_store(void)
-{
-    struct store *st = NULL;
-    struct jobd_error err = {0};
-    ASSERT_OK(store_open(db_url, &st, &err), &err);
-    ASSERT_OK(store_migrate(st, &err), &err);
-    return st;
 }
 
 static void
@@ -292,7 +283,7 @@ exec_outcomes(void)
 {
     write_handlers();
     write_config("", "");
-    struct store *st = open_store();
+    struct store *st = test_store_open(db_url);
     pid_t w = start_worker();
     int64_t ok = enqueue(st, "ok", "{\"n\":1}", 0, NULL, 0);
     int64_t keyed = enqueue(st, "ok", "{\"n\":2}", 0, "my-key", 0);
@@ -380,7 +371,7 @@ start_server(void)
 TEST(remote_worker_over_the_api)
 {
     use_sqlite();
-    struct store *st = open_store(); /* migrated before the server starts */
+    struct store *st = test_store_open(db_url); /* migrated before the server starts */
     store_close(st);
     pid_t server = start_server();
     exec_outcomes();
@@ -393,7 +384,7 @@ TEST(timeout_kills_the_process_group)
     use_sqlite();
     write_handlers();
     write_config("", "");
-    struct store *st = open_store();
+    struct store *st = test_store_open(db_url);
     pid_t w = start_worker();
     int64_t id = enqueue(st, "hang", "{}", 1, NULL, 0);
     char name[64];
@@ -416,7 +407,7 @@ TEST(cancel_stops_a_running_job)
     use_sqlite();
     write_handlers();
     write_config("", "");
-    struct store *st = open_store();
+    struct store *st = test_store_open(db_url);
     pid_t w = start_worker();
     int64_t id = enqueue(st, "hangc", "{}", 0, NULL, 0);
     char name[64];
@@ -453,7 +444,7 @@ TEST(http_handlers)
              "[handler \"h.slow\"]\nhttp = http://127.0.0.1:%d/slow\ntimeout = 300ms\n",
              stub.port, stub.port, stub.port, stub.port, dead_port, stub.port);
     write_config("", extra);
-    struct store *st = open_store();
+    struct store *st = test_store_open(db_url);
     pid_t w = start_worker();
     int64_t ok = enqueue(st, "h.ok", "{\"a\":[1,2]}", 0, "hk", 0);
     int64_t bad = enqueue(st, "h.bad", "{}", 0, NULL, 0);
@@ -502,7 +493,7 @@ TEST(sigterm_lets_running_jobs_finish)
     use_sqlite();
     write_handlers();
     write_config("", "");
-    struct store *st = open_store();
+    struct store *st = test_store_open(db_url);
     int64_t ids[3];
     for (int i = 0; i < 3; i++)
         ids[i] = enqueue(st, "slow", "{}", 0, NULL, 0);
@@ -528,7 +519,7 @@ TEST(sigterm_stops_jobs_after_the_grace)
     use_sqlite();
     write_handlers();
     write_config("shutdown_grace = 200ms\n", "");
-    struct store *st = open_store();
+    struct store *st = test_store_open(db_url);
     int64_t id = enqueue(st, "hangc", "{}", 0, NULL, 0);
     pid_t w = start_worker();
     char name[64];
@@ -576,7 +567,7 @@ TEST(pg_idle_worker_wakes_on_notify_not_poll)
         return;
     write_handlers();
     write_config("poll_interval = 30s\n", "");
-    struct store *st = open_store();
+    struct store *st = test_store_open(db_url);
     pid_t w = start_worker();
     struct job j = {0};
     int64_t first = enqueue(st, "ok", "{}", 0, NULL, 0);
@@ -618,7 +609,7 @@ pg_restart_inner(void)
     ASSERT(pgtest_fresh_db(db_url, sizeof db_url) == 0);
     write_handlers();
     write_config("", "");
-    struct store *st = open_store();
+    struct store *st = test_store_open(db_url);
     int64_t ids[24];
     for (int i = 0; i < 24; i++)
         ids[i] = enqueue(st, "slow", "{}", 0, NULL, 0);
@@ -637,7 +628,7 @@ pg_restart_inner(void)
     snprintf(cmd, sizeof cmd, "%s -w -t 30 -o \"-c listen_addresses=127.0.0.1 -p %s -k %s\" "
              "start >/dev/null 2>&1", ctl, port, sockdir);
     ASSERT_EQ(system(cmd), 0);
-    st = open_store();
+    st = test_store_open(db_url);
     for (int i = 0; i < 24; i++)
         wait_status(st, ids[i], JOB_SUCCEEDED, 30000, &j);
     ASSERT(log_contains("reconnected to the store"));

@@ -8,6 +8,7 @@
  * timeout counts from when a thread takes it, not from the claim.
  */
 #include "test.h"
+#include "workertest.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -67,16 +68,6 @@ on_sigterm(int sig)
     jobd_worker_stop(g_worker); /* async-signal-safe (include/jobd.h) */
 }
 
-static void *
-run_thread(void *arg)
-{
-    struct jobd_error err = {0};
-    int rc = jobd_worker_run(arg, &err);
-    if (rc != JOBD_OK)
-        fprintf(stderr, "jobd_worker_run: %s\n", err.msg);
-    return (void *)(intptr_t)rc;
-}
-
 /* concurrency 1 and prefetch 2: one job runs, two wait claimed. */
 static jobd_worker *
 new_worker(const char *db, const char *lease, const char *heartbeat)
@@ -99,16 +90,6 @@ new_worker(const char *db, const char *lease, const char *heartbeat)
     ASSERT_OK(jobd_worker_register(w, "p.short", short_handler, NULL), NULL);
     ASSERT_OK(jobd_worker_register(w, "p.slow", slow_handler, NULL), NULL);
     return w;
-}
-
-static struct store *
-open_store(void)
-{
-    struct store *st = NULL;
-    struct jobd_error err = {0};
-    ASSERT_OK(store_open(db_url, &st, &err), &err);
-    ASSERT_OK(store_migrate(st, &err), &err);
-    return st;
 }
 
 static int64_t
@@ -153,7 +134,7 @@ TEST(prefetched_jobs_are_heartbeated_and_handed_back_on_sigterm)
     atomic_store(&entered, 0);
     atomic_store(&release_hold, false);
     jobd_worker *w = new_worker("hb.db", "1s", "100ms");
-    struct store *st = open_store();
+    struct store *st = test_store_open(db_url);
     int64_t held = enqueue(st, "p.hold", 0);
     int64_t q1 = enqueue(st, "p.hold", 0);
     int64_t q2 = enqueue(st, "p.hold", 0);
@@ -163,7 +144,7 @@ TEST(prefetched_jobs_are_heartbeated_and_handed_back_on_sigterm)
     sigemptyset(&sa.sa_mask);
     ASSERT_EQ(sigaction(SIGTERM, &sa, &old), 0);
     pthread_t t;
-    ASSERT_EQ(pthread_create(&t, NULL, run_thread, w), 0);
+    ASSERT_EQ(pthread_create(&t, NULL, test_worker_run_thread, w), 0);
 
     /* One thread: the first job runs, the other two are claimed and wait. */
     wait_status(st, held, JOB_RUNNING, 10000);
@@ -219,13 +200,13 @@ TEST(a_timeout_counts_from_the_start_not_the_claim)
 {
     atomic_store(&entered, 0);
     jobd_worker *w = new_worker("timeout.db", "10s", "1s");
-    struct store *st = open_store();
+    struct store *st = test_store_open(db_url);
     int64_t slow = enqueue(st, "p.slow", 0);
     /* Waits ~800 ms in the queue, then needs 100 ms of its 600 ms: counted
      * from the claim, the timeout would have passed before it started. */
     int64_t quick = enqueue(st, "p.short", 600);
     pthread_t t;
-    ASSERT_EQ(pthread_create(&t, NULL, run_thread, w), 0);
+    ASSERT_EQ(pthread_create(&t, NULL, test_worker_run_thread, w), 0);
     wait_status(st, slow, JOB_SUCCEEDED, 10000);
     wait_status(st, quick, JOB_SUCCEEDED, 10000);
     struct job j = {0};
