@@ -346,7 +346,8 @@ take_results(struct worker *w)
         if (s != NULL && (!s->lost || r->outcome == RUN_SUCCEEDED)) {
             if (r->outcome == RUN_SUCCEEDED) {
                 if (!completer_add(&w->comp, r->id, r->attempt, r->result))
-                    wlog(w, LOGL_ERROR, "out of memory queueing a completion", LF_INT("job", r->id));
+                    wlog(w, LOGL_ERROR, "out of memory queueing a completion",
+                         LF_INT("job", r->id));
                 r->result = NULL;
             } else {
                 int64_t delay = r->retry_after_ms;
@@ -705,7 +706,8 @@ maybe_claim(struct worker *w, int64_t now)
     int64_t took_ms = (clock_mono_now_us() - asked_us) / 1000;
     if (got.n > 0 && took_ms * 1000 >= w->cfg.lease_ms * 1000 - w->fence_margin_us) {
         wlog(w, LOGL_WARN, "claim answered too close to the lease's end; handing the jobs back",
-             LF_INT("jobs", got.n), LF_INT("took_ms", took_ms), LF_INT("lease_ms", w->cfg.lease_ms));
+             LF_INT("jobs", got.n), LF_INT("took_ms", took_ms),
+             LF_INT("lease_ms", w->cfg.lease_ms));
         /* Fenced by attempt: refused if someone has claimed them since. */
         for (size_t i = 0; i < got.n; i++)
             push_failure(w, got.v[i].id, got.v[i].attempt,
@@ -786,11 +788,13 @@ loop_main(void *arg)
             hard_end = grace_end + (EXEC_KILL_GRACE_MS + FINAL_REPORT_MS + 5000) * 1000LL;
             if (w->n_running > 0)
                 wlog(w, LOGL_INFO, "stopping: waiting for running jobs",
-                     LF_INT("grace_ms", atomic_load(&w->grace_ms)), LF_INT("running", w->n_running));
+                     LF_INT("grace_ms", atomic_load(&w->grace_ms)),
+                     LF_INT("running", w->n_running));
         }
         if (stopping && !shutdown_sent && now >= grace_end) {
             if (w->n_running > 0)
-                wlog(w, LOGL_WARN, "grace period over: stopping jobs", LF_INT("running", w->n_running));
+                wlog(w, LOGL_WARN, "grace period over: stopping jobs",
+                     LF_INT("running", w->n_running));
             stop_all(w, RUN_STOP_SHUTDOWN);
             shutdown_sent = true;
         }
@@ -808,9 +812,11 @@ loop_main(void *arg)
             if (give_up_at == 0)
                 give_up_at = now + FINAL_REPORT_MS * 1000LL;
             if (now >= give_up_at) {
-                wlog(w, LOGL_ERROR, "giving up reporting completions and failures: their leases "
+                wlog(w, LOGL_ERROR,
+                     "giving up reporting completions and failures: their leases "
                      "will run out",
-                     LF_INT("completions", w->comp.n + (w->fl != NULL ? flusher_pending(w->fl) : 0)));
+                     LF_INT("completions",
+                            w->comp.n + (w->fl != NULL ? flusher_pending(w->fl) : 0)));
                 break;
             }
         }
