@@ -4,7 +4,9 @@
 #   make run    build and start jobd on the embedded SQLite default
 #   make test   install what is missing, build with ASan+UBSan and -Werror,
 #               start a throwaway PostgreSQL, run every test with CTest
-#   make build  just build build/jobd
+#   make build  just build build/jobd and libjobd (no tests, fuzz or bench targets)
+#   make lint   format of changed lines, cppcheck, sizes and backend names
+#               (scripts/lint.sh); `make test` runs it first
 #   make bench  every benchmark (~15 min): bench/run.sh, results in bench/results/,
 #               tables and plots into docs/BENCHMARKS.md and docs/bench/
 #   make soak   the fault-injection scenarios' long versions (SOAK=1,
@@ -13,10 +15,12 @@
 #               each for FUZZ_SECONDS (default 60); see docs/FUZZING.md
 
 JOBS ?= 2
+# cmake --build runs make under this make: no "Entering directory" chatter.
+MAKEFLAGS += --no-print-directory
 CMAKE ?= cmake
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build run test soak fuzz bench deps clean
+.PHONY: all build run test lint soak fuzz bench deps clean
 
 all: build
 
@@ -24,11 +28,18 @@ deps:
 	@scripts/deps.sh
 
 build: deps
-	@$(CMAKE) -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@$(CMAKE) -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJOBD_TESTS=OFF >/dev/null
 	@$(CMAKE) --build build -j $(JOBS)
 
-run: build
+# Quiet: the build's output only if it fails, then what run.sh says.
+run: deps
+	@$(CMAKE) -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJOBD_TESTS=OFF >/dev/null
+	@$(CMAKE) --build build -j $(JOBS) >build/make-run.log 2>&1 || \
+	    { cat build/make-run.log; echo "make run: the build failed" >&2; exit 1; }
 	@scripts/run.sh
+
+lint: deps
+	@scripts/lint.sh
 
 test: deps
 	@$(CMAKE) -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DJOBD_SANITIZE=ON -DJOBD_FUZZ_BRIEF=ON >/dev/null
