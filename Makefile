@@ -44,7 +44,7 @@ lint: deps
 test: deps
 	@$(CMAKE) -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DJOBD_SANITIZE=ON -DJOBD_FUZZ_BRIEF=ON >/dev/null
 	@$(CMAKE) --build build-asan -j $(JOBS)
-	@scripts/with-pg.sh ctest --test-dir build-asan --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+	@JOBD_TEST_REQUIRE_PG=1 scripts/with-pg.sh ctest --test-dir build-asan --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 bench: deps
 	@bench/run.sh
@@ -52,7 +52,7 @@ bench: deps
 soak: deps
 	@$(CMAKE) -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DJOBD_SANITIZE=ON >/dev/null
 	@$(CMAKE) --build build-asan -j $(JOBS)
-	@SOAK=1 scripts/with-pg.sh ctest --test-dir build-asan -V -L scenario $(CTEST_ARGS)
+	@SOAK=1 JOBD_TEST_REQUIRE_PG=1 scripts/with-pg.sh ctest --test-dir build-asan -V -L scenario $(CTEST_ARGS)
 
 fuzz: deps
 	@CC=clang $(CMAKE) -S . -B build-fuzz -DJOBD_FUZZ=ON >/dev/null

@@ -53,14 +53,12 @@ apitest_nap_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-/* True if the backend can run here; prints why not (the test then passes as a skip). */
+/* True if the backend can run here; else the test skips (TEST_NEED_PG). */
 static inline bool
 apitest_backend_ok(const char *backend)
 {
-    if (strcmp(backend, "pg") == 0 && getenv("JOBD_TEST_PG_URL") == NULL) {
-        fprintf(stderr, "skip: JOBD_TEST_PG_URL is not set\n");
-        return false;
-    }
+    if (strcmp(backend, "pg") == 0)
+        TEST_NEED_PG();
     return true;
 }
 

@@ -632,10 +632,9 @@ BOTH(schedules)
     struct resp r;
     /* Until the store backends implement schedules (the cron branch), there is nothing to test. */
     if (req(&s, "GET", "/v1/schedules", NULL, &r) == 500 && strstr(r.body, "has no schedules")) {
-        fprintf(stderr, "skip: this build's %s store has no schedules\n", backend);
         resp_fini(&r);
         srv_stop(&s);
-        return;
+        TEST_SKIP("this build's %s store has no schedules", backend);
     }
     resp_fini(&r);
     ASSERT_EQ(req(&s, "POST", "/v1/schedules",
