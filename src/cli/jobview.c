@@ -40,12 +40,30 @@ get_object(const char *server, const char *path, int *rc)
     return o;
 }
 
-/* Prints s with control characters (and DEL) shown as '?'. */
+/* Copies s into buf (size len, truncated) with control characters and DEL as '?'. */
+static const char *
+clean(const char *s, char *buf, size_t len)
+{
+    size_t n = 0;
+    for (; *s && n + 1 < len; s++)
+        buf[n++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+    buf[n] = '\0';
+    return buf;
+}
+
+/* Prints s without trailing newlines; inner lines are indented under the value. */
 static void
 put_text(const char *s)
 {
-    for (; *s; s++)
-        putchar(((unsigned char)*s < 0x20 && *s != '\n') || *s == 0x7f ? '?' : *s);
+    size_t len = strlen(s);
+    while (len > 0 && s[len - 1] == '\n')
+        len--;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '\n')
+            fputs("\n                  ", stdout);
+        else
+            putchar((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i]);
+    }
 }
 
 /* "key: value" for a field of o (strings as text, others as compact JSON). */
@@ -88,11 +106,7 @@ put_attempts_table(json_t *arr, const char *indent)
         char dur[32] = "-";
         if (json_is_number(d))
             snprintf(dur, sizeof dur, "%.3fs", json_number_value(d));
-        printf("%s%-8lld %-10s %-24s ", indent,
-               (long long)json_integer_value(json_object_get(a, "attempt")),
-               str_or_dash(a, "outcome"), str_or_dash(a, "started_at"));
-        put_text(str_or_dash(a, "worker_id"));
-        printf(" %9s  ", dur);
+        char worker[25], err[200] = "-";
         const char *e = json_string_value(json_object_get(a, "error"));
         /* One line per attempt: the last line of the error says most. */
         if (e != NULL) {
@@ -102,13 +116,14 @@ put_attempts_table(json_t *arr, const char *indent)
             const char *last = end;
             while (last > e && last[-1] != '\n')
                 last--;
-            char buf[200];
-            snprintf(buf, sizeof buf, "%.*s", (int)(end - last), last);
-            put_text(buf);
-        } else {
-            putchar('-');
+            char tail[200];
+            snprintf(tail, sizeof tail, "%.*s", (int)(end - last), last);
+            clean(tail, err, sizeof err);
         }
-        putchar('\n');
+        printf("%s%-8lld %-10s %-24s %-24s %9s  %s\n", indent,
+               (long long)json_integer_value(json_object_get(a, "attempt")),
+               str_or_dash(a, "outcome"), str_or_dash(a, "started_at"),
+               clean(str_or_dash(a, "worker_id"), worker, sizeof worker), dur, err);
     }
 }
 

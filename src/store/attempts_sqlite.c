@@ -62,3 +62,24 @@ sq_op_attempts(struct store *st, int64_t id, struct attempt_list *out, struct jo
     job_fini(&j);
     return rc;
 }
+
+int
+sq_history_add(struct sqlite_store *s, int64_t id, int32_t attempt, const char *outcome,
+               const char *error, int64_t now, struct jobd_error *err)
+{
+    static const char sql[] =
+        "INSERT OR IGNORE INTO job_attempts (job_id, attempt, worker_id, started_at,"
+        "                                    finished_at, outcome, error) "
+        "SELECT id, attempt, worker_id, started_at, ?3, ?4, ?5 FROM jobs"
+        " WHERE id = ?1 AND attempt = ?2";
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(s, sql, &stmt, err);
+    if (rc != JOBD_OK)
+        return rc;
+    sqlite3_bind_int64(stmt, 1, id);
+    sqlite3_bind_int(stmt, 2, attempt);
+    sqlite3_bind_int64(stmt, 3, now);
+    sq_bind_text(stmt, 4, outcome);
+    sq_bind_text(stmt, 5, error);
+    return sq_step_done(s, stmt, "record attempt", err);
+}

@@ -17,4 +17,13 @@ int pg_op_attempts(struct store *st, int64_t id, struct attempt_list *out,
 int sq_op_attempts(struct store *st, int64_t id, struct attempt_list *out,
                    struct jobd_error *err);
 
+/*
+ * SQLite: records how attempt `attempt` of job id (still in jobs, as the
+ * attempt left it) ended, inside the caller's write transaction. outcome is
+ * an attempt_outcome_name other than running/succeeded; error may be NULL.
+ */
+struct sqlite_store;
+int sq_history_add(struct sqlite_store *s, int64_t id, int32_t attempt, const char *outcome,
+                   const char *error, int64_t now, struct jobd_error *err);
+
 #endif
