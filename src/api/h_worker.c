@@ -47,7 +47,7 @@ claim_parse(json_t *o, struct claim_req *req, const char ***queues, const char *
     int64_t limit = 1;
     int rc;
     if ((rc = jobjson_get_str(o, "worker_id", NULL, true, &req->worker_id, err)) ||
-        (rc = jobjson_get_int(o, "limit", NULL, false, 1, 1000, &limit, err)) ||
+        (rc = jobjson_get_int(o, "limit", NULL, false, 1, JOB_PAGE_MAX, &limit, err)) ||
         (rc = jobjson_get_seconds_ms(o, "lease_s", NULL, LEASE_MAX_S, &req->lease_ms, err)) ||
         (rc = jobjson_get_seconds_ms(o, "wait_s", NULL, LONGPOLL_MAX_WAIT_S, wait_ms, err)) ||
         (rc = jobjson_get_str_array(o, "queues", NULL, false, queues, &req->n_queues, err)) ||

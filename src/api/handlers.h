@@ -19,7 +19,7 @@
 /* Body limits (CONTRACT.md §4). */
 #define API_BODY_MAX (1024 * 1024)
 #define API_BATCH_BODY_MAX (16 * 1024 * 1024)
-#define API_BATCH_JOBS_MAX 10000
+#define API_BATCH_JOBS_MAX JOB_BATCH_MAX
 
 struct api_call {
     struct api_ctx *ctx;

@@ -288,9 +288,9 @@ jobjson_get_str_array(json_t *o, const char *key, const char *prefix, bool requi
         return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, key),
                               "%s must be an array of strings", f);
     size_t len = json_array_size(v);
-    if (len > 1000)
+    if (len > JOB_FILTER_NAMES_MAX)
         return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, key),
-                              "%s has more than 1000 entries", f);
+                              "%s has more than %d entries", f, JOB_FILTER_NAMES_MAX);
     const char **arr = calloc(len ? len : 1, sizeof *arr);
     if (arr == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");

@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/http.h"
+#include "core/job.h"
 
 static const char submit_usage[] =
     "usage: jobd submit TYPE [--payload JSON] [--at TIME | --in DUR] [--priority N]\n"
@@ -260,7 +261,7 @@ int
 cmd_jobs(int argc, char **argv)
 {
     const char *status = NULL, *queue = NULL, *type = NULL, *server = NULL;
-    long limit = 100;
+    long limit = JOB_PAGE_DEFAULT;
     for (int i = 1; i < argc; i++) {
         bool miss = false;
         const char *v;
@@ -293,7 +294,7 @@ cmd_jobs(int argc, char **argv)
     while (limit > 0) {
         char path[1024] = "";
         char lim[24];
-        snprintf(lim, sizeof lim, "%ld", limit > 1000 ? 1000L : limit);
+        snprintf(lim, sizeof lim, "%ld", limit > JOB_PAGE_MAX ? (long)JOB_PAGE_MAX : limit);
         if (!add_query(path, sizeof path, "status", status) ||
             !add_query(path, sizeof path, "queue", queue) ||
             !add_query(path, sizeof path, "type", type) ||

@@ -56,7 +56,7 @@ struct job_filter {
     const char *queue;        /* NULL = any */
     const char *type;         /* NULL = any */
     const char *schedule;     /* NULL = any */
-    int limit;                /* 1..1000; 0 = 100 */
+    int limit;                /* 1..JOB_PAGE_MAX; 0 = JOB_PAGE_DEFAULT */
     int64_t before_id;        /* cursor: only ids < before_id; 0 = from the newest */
 };
 
@@ -67,7 +67,7 @@ struct claim_req {
     size_t n_queues;
     const char *const *types;  /* n_types names, or NULL = every type */
     size_t n_types;
-    int limit;                 /* 1..1000 */
+    int limit;                 /* 1..JOB_PAGE_MAX */
     int64_t lease_ms;          /* 0 = JOB_DEFAULT_LEASE_MS */
 };
 

@@ -110,7 +110,7 @@ int
 pg_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
            int64_t *next_cursor, struct jobd_error *err)
 {
-    int limit = f->limit > 0 ? f->limit : 100;
+    int limit = f->limit > 0 ? f->limit : JOB_PAGE_DEFAULT;
     char b[2][24];
     const char *vals[6] = {
         f->status == STORE_ANY ? NULL : job_status_name((enum job_status)f->status),

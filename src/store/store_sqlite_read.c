@@ -17,7 +17,7 @@
 
 
 /* Largest number of queue + type names one claim may filter on. */
-#define SQ_FILTER_NAMES_MAX 1000
+#define SQ_FILTER_NAMES_MAX JOB_FILTER_NAMES_MAX
 
 
 /*
@@ -102,7 +102,7 @@ sq_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
         " UNION ALL SELECT " SQ_JOB_COLS " FROM jobs_done" LIST_WHERE
         " ORDER BY id DESC LIMIT ?6";
 #undef LIST_WHERE
-    int limit = f->limit > 0 ? f->limit : 100;
+    int limit = f->limit > 0 ? f->limit : JOB_PAGE_DEFAULT;
     if (f->status != STORE_ANY && (f->status < 0 || f->status >= JOB_STATUS_COUNT))
         return jobd_error_set(err, JOBD_E_INVALID, "status", "unknown status %d", f->status);
     sqlite3_stmt *stmt;

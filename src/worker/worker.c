@@ -78,9 +78,8 @@
 
 /* After the last job ended in a shutdown, how long to keep trying to report. */
 #define FINAL_REPORT_MS 5000
-/* Reconnect backoff bounds. */
-#define RECONNECT_MIN_MS 100
-#define RECONNECT_MAX_MS 5000
+#define RECONNECT_MIN_MS WORKER_RECONNECT_MIN_MS
+#define RECONNECT_MAX_MS WORKER_RECONNECT_MAX_MS
 /* The longest the loop sleeps without looking around. */
 #define MAX_SLEEP_MS 1000
 
@@ -1064,11 +1063,11 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
         }
     }
     w->poll_ms = w->cfg.poll_ms > 0 ? w->cfg.poll_ms
-               : w->is_pg         ? 5000
-               : remote           ? 250 /* no NOTIFY over HTTP */
-               : wake != NULL     ? 1000
-               : sq_listen        ? 1000
-                                  : 100;
+               : w->is_pg         ? WORKER_POLL_PG_MS
+               : remote           ? WORKER_POLL_REMOTE_MS
+               : wake != NULL     ? WORKER_POLL_WOKEN_MS
+               : sq_listen        ? WORKER_POLL_WOKEN_MS
+                                  : WORKER_POLL_SQLITE_MS;
 
     /* PostgreSQL: completions go out on a second connection, so the next
      * claim does not wait behind them (SQLite has one writer at a time:

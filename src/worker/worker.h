@@ -16,6 +16,28 @@
 #include "util/wakeup.h"
 #include "worker/config.h"
 
+/*
+ * The safety-net poll when the config sets none, by how the worker hears of
+ * new jobs. PostgreSQL: LISTEN/NOTIFY wakes it; the poll only covers a lost
+ * notification or a dropped listener. --server: nothing is pushed over the
+ * API, so the poll IS the wake-up; 250 ms bounds the latency at four cheap
+ * requests a second. SQLite with a wake-up (in-process signal, or inotify
+ * on the WAL): as PostgreSQL, a missed wake-up costs one second. SQLite
+ * without one: only the poll finds new jobs; 100 ms is the latency
+ * docs/WORKER.md promises for it.
+ */
+#define WORKER_POLL_PG_MS 5000
+#define WORKER_POLL_REMOTE_MS 250
+#define WORKER_POLL_WOKEN_MS 1000
+#define WORKER_POLL_SQLITE_MS 100
+/*
+ * Reconnect backoff (the loop and the completion flusher): 100 ms rides out
+ * a PostgreSQL restart or failover in a few tries; 5 s caps the load a
+ * fleet of workers puts on a database that is coming back.
+ */
+#define WORKER_RECONNECT_MIN_MS 100
+#define WORKER_RECONNECT_MAX_MS 5000
+
 struct worker;
 
 /* Counters, for tests, logs and benchmarks (a snapshot). */
