@@ -92,7 +92,8 @@ json_parse_strict(const char *text, size_t len, size_t max_bytes, json_t **out,
     json_error_t je;
     json_t *v = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
     if (v == NULL) {
-        if (json_error_code(&je) == json_error_out_of_memory)
+        /* jansson gives no reason at all when it cannot allocate its lexer. */
+        if (json_error_code(&je) == json_error_out_of_memory || je.text[0] == '\0')
             return jobd_error_set(err, JOBD_E_NOMEM, f, "%s: out of memory parsing JSON", f);
         return jobd_error_set(err, JOBD_E_INVALID, f, "%s: invalid JSON at line %d, column %d: "
                               "%s", f, je.line, je.column, je.text);

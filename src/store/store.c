@@ -4,6 +4,7 @@
  */
 #include "store/store.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -115,7 +116,14 @@ store_claim(struct store *st, const struct claim_req *req, struct job_list *out,
                               "claim limit must be between 1 and %d", JOB_PAGE_MAX);
     if (req->worker_id == NULL || *req->worker_id == '\0')
         return jobd_error_set(err, JOBD_E_INVALID, "worker_id", "worker_id is required");
-    return st->ops->claim(st, req, out, err);
+    size_t n0 = out->n;
+    int rc = st->ops->claim(st, req, out, err);
+    /* Every backend: never more than asked, and each claim bumped the fencing
+     * token (on in the test build; NDEBUG release builds drop it). */
+    assert(rc != JOBD_OK || out->n - n0 <= (size_t)req->limit);
+    for (size_t i = n0; rc == JOBD_OK && i < out->n; i++)
+        assert(out->v[i].attempt >= 1);
+    return rc;
 }
 
 int
