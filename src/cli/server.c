@@ -51,8 +51,9 @@ static const char usage[] =
     "  --retention DUR      prune finished jobs older than this (default 7d)\n"
     "  --shutdown-grace DUR how long running work may finish on SIGTERM (30s)\n"
     "  --threads N          HTTP worker threads (default 4)\n"
-    CLI_LOG_USAGE
-    "  --access-log on|off   one line per HTTP request (default on)\n"
+    "  --log-format F       text (default) or json: one event a line on stderr\n"
+    "  --log-level L        debug, info (default), warn or error\n"
+    "  --access-log on|off  one line per HTTP request (default on)\n"
     "\n"
     "Logs on stderr, one event a line (docs/LOGGING.md). The first line says\n"
     "where it listens:\n"

@@ -44,7 +44,8 @@ static const char usage[] =
     "  --shutdown-grace DUR  how long running jobs may finish on SIGTERM (default 30s)\n"
     "  --poll-interval DUR   safety-net poll (default 5s on PostgreSQL; on SQLite 1s\n"
     "                        while inotify watches the WAL, else 100ms)\n"
-    CLI_LOG_USAGE
+    "  --log-format F        text (default) or json: one event a line on stderr\n"
+    "  --log-level L         debug, info (default), warn or error\n"
     "\n"
     "Exit status: 0 stopped cleanly, 1 failed, 2 usage error, 3 store unreachable.\n";
 
