@@ -15,6 +15,26 @@
 #include "core/err.h"
 #include "store/store_pg_int.h"
 
+/*
+ * $1 id, $2 attempt, $3 now: a claimed attempt given back unused. The row
+ * goes back into jobs (the insert fires the NOTIFY of a due job) with
+ * attempt_floor + 1, so the attempt is not counted; with a cancel requested
+ * it ends cancelled instead. Returns one row when the fence matched.
+ */
+PG_STMT(st_release,
+     "WITH d AS (DELETE FROM jobd.jobs WHERE id = $1::bigint AND status = 'running'"
+     "           AND attempt = $2::int RETURNING *),"
+     " back AS (INSERT INTO jobd.jobs (" PG_JOB_TABLE_COLS ") "
+     "          SELECT d.id, d.queue, d.type, d.payload, 'pending', d.priority, "
+     PG_NOW("$3") ", d.attempt, d.attempt_floor + 1, d.max_attempts, d.idempotency_key,"
+     "                 d.schedule, d.scheduled_for, NULL, NULL, d.timeout_ms, false,"
+     "                 d.last_error, NULL, d.created_at, d.started_at, NULL"
+     "          FROM d WHERE NOT d.cancel_requested RETURNING id),"
+     " done AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
+     PG_DONE_SELECT("'cancelled'", "NULL", "d.last_error", PG_NOW("$3"))
+     "          FROM d WHERE d.cancel_requested RETURNING id) "
+     "SELECT id FROM back UNION ALL SELECT id FROM done");
+
 /* ---- reports ---- */
 
 /* $1 id, $2 attempt, $3 lease_ms, $4 now. */
@@ -300,3 +320,16 @@ pg_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
     return JOBD_OK;
 }
 
+
+int
+pg_op_release(struct store *st, int64_t id, int32_t attempt, struct jobd_error *err)
+{
+    struct store_pg *s = pg_of(st);
+    char b[2][24], nowb[24];
+    const char *vals[3] = {pg_i64(b[0], id), pg_i64(b[1], attempt), pg_now_param(s, nowb)};
+    PGresult *r = NULL;
+    int rc = pg_exec(s, &st_release, 3, vals, &r, err);
+    if (rc != JOBD_OK)
+        return rc;
+    return report_result(r, id, attempt, NULL, err);
+}

@@ -231,3 +231,56 @@ fail:
     return rc;
 }
 
+
+/*
+ * Gives attempt back inside the open transaction: 1 if it applied, 0 if the
+ * attempt is stale, or an error. A cancel requested meanwhile wins: the job
+ * ends cancelled, as a failed attempt would.
+ */
+static int
+release_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, int64_t now,
+                struct jobd_error *err)
+{
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(s,
+                        "SELECT cancel_requested FROM jobs "
+                        "WHERE id = ?1 AND status = 'running' AND attempt = ?2",
+                        &stmt, err);
+    if (rc != JOBD_OK)
+        return rc;
+    sqlite3_bind_int64(stmt, 1, id);
+    sqlite3_bind_int(stmt, 2, attempt);
+    if ((rc = sq_step_row(s, stmt, "read attempt", err)) <= 0)
+        return rc;
+    bool cancel = sqlite3_column_int(stmt, 0) != 0;
+    sq_reset(stmt);
+    if (cancel)
+        return sq_finish_job(s, id, "running", attempt, JOB_CANCELLED, now, false, NULL, false,
+                             NULL, err);
+    if ((rc = sq_prepare(s,
+                         "UPDATE jobs SET status = 'pending', run_at = ?1, "
+                         "  attempt_floor = attempt_floor + 1, worker_id = NULL, "
+                         "  lease_expires_at = NULL "
+                         "WHERE id = ?2 AND status = 'running' AND attempt = ?3",
+                         &stmt, err)) != JOBD_OK)
+        return rc;
+    sqlite3_bind_int64(stmt, 1, now);
+    sqlite3_bind_int64(stmt, 2, id);
+    sqlite3_bind_int(stmt, 3, attempt);
+    if ((rc = sq_step_done(s, stmt, "release", err)) != JOBD_OK)
+        return rc;
+    return sqlite3_changes(s->db) == 1;
+}
+
+int
+sq_op_release(struct store *st, int64_t id, int32_t attempt, struct jobd_error *err)
+{
+    struct sqlite_store *s = sq_of(st);
+    int rc = sq_begin(s, err);
+    if (rc != JOBD_OK)
+        return rc;
+    rc = release_attempt(s, id, attempt, sq_now(s), err);
+    if (rc == 0)
+        rc = sq_stale(id, attempt, err);
+    return sq_end_with_job(s, rc, id, NULL, err);
+}

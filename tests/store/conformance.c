@@ -1111,6 +1111,72 @@ TEST(cancel_requested_job_reaped_is_cancelled)
     fx_close(&f);
 }
 
+TEST(release_gives_the_attempt_back)
+{
+    struct fx f;
+    fx_open(&f);
+    struct job_spec s = {.type = "t", .max_attempts = 2, .run_at_us = T0 + 30 * SEC};
+    int64_t id = enq_spec(&f, &s);
+    manual_clock_advance(&f.mc, 40 * SEC);
+    int32_t a = claim_one(&f, id);
+    ASSERT_EQ(a, 1);
+    manual_clock_advance(&f.mc, 2 * SEC);
+    ASSERT_OK(store_release(f.st, id, a, &f.err), &f.err);
+    struct job g = getj(&f, id);
+    ASSERT_EQ(g.status, JOB_PENDING);
+    ASSERT_EQ(g.attempt, 1); /* the fencing token never goes back */
+    ASSERT_EQ(g.run_at_us, T0 + 42 * SEC); /* due now */
+    ASSERT_NULL(g.worker_id);
+    ASSERT_EQ(g.lease_expires_at_us, 0);
+    ASSERT_EQ(g.finished_at_us, 0);
+    job_fini(&g);
+    /* the old attempt is fenced off; the next claim is attempt 2 */
+    ASSERT_EQ(store_complete(f.st, id, a, NULL, NULL, &f.err), JOBD_E_STALE);
+    ASSERT_EQ(store_release(f.st, id, a, &f.err), JOBD_E_STALE);
+    a = claim_one(&f, id);
+    ASSERT_EQ(a, 2);
+    /* the released attempt did not count: max_attempts 2 still leaves a retry */
+    ASSERT_OK(store_fail(f.st, id, a, "x", true, 0, NULL, &f.err), &f.err);
+    ASSERT_EQ(status_of(&f, id), JOB_PENDING);
+    a = claim_one(&f, id);
+    ASSERT_EQ(a, 3);
+    ASSERT_OK(store_fail(f.st, id, a, "x", true, 0, NULL, &f.err), &f.err);
+    ASSERT_EQ(status_of(&f, id), JOB_DEAD);
+    fx_close(&f);
+}
+
+TEST(release_is_fenced)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t id = enq(&f, "t", NULL, 0, 0);
+    ASSERT_EQ(store_release(f.st, id, 0, &f.err), JOBD_E_STALE); /* pending */
+    ASSERT_STR_EQ(f.err.field, "attempt");
+    int32_t a = claim_one(&f, id);
+    ASSERT_EQ(store_release(f.st, id, a + 1, &f.err), JOBD_E_STALE);
+    ASSERT_EQ(store_release(f.st, id + 1000, 1, &f.err), JOBD_E_STALE);
+    ASSERT_EQ(status_of(&f, id), JOB_RUNNING);
+    ASSERT_OK(store_complete(f.st, id, a, NULL, NULL, &f.err), &f.err);
+    ASSERT_EQ(store_release(f.st, id, a, &f.err), JOBD_E_STALE); /* finished */
+    ASSERT_EQ(status_of(&f, id), JOB_SUCCEEDED);
+    fx_close(&f);
+}
+
+TEST(release_of_cancel_requested_job_cancels)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t id = enq(&f, "t", NULL, 0, 0);
+    int32_t a = claim_one(&f, id);
+    ASSERT_OK(store_cancel(f.st, id, NULL, &f.err), &f.err);
+    ASSERT_OK(store_release(f.st, id, a, &f.err), &f.err);
+    struct job g = getj(&f, id);
+    ASSERT_EQ(g.status, JOB_CANCELLED);
+    ASSERT_EQ(g.finished_at_us, T0);
+    job_fini(&g);
+    fx_close(&f);
+}
+
 TEST(cancel_terminal_is_state_error)
 {
     struct fx f;
