@@ -14,10 +14,11 @@
 
 #include "core/backoff.h"
 #include "core/err.h"
+#include "core/rules.h"
 #include "store/store_sqlite_int.h"
 
 
-/* Full jitter (CONTRACT §1): random(0, min(cap, base * 2^attempt)). */
+/* Full jitter (CONTRACT §1): random(0, min(cap, base * 2^attempt)), attempt counted. */
 static int64_t
 sq_backoff_ms(struct sqlite_store *s, int32_t attempt, const struct backoff_policy *bp)
 {
@@ -46,7 +47,7 @@ sq_op_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
     if ((rc = sq_step_row(s, stmt, "heartbeat", err)) < 0)
         goto fail;
     if (rc == 0) {
-        rc = sq_stale(id, attempt, err);
+        rc = job_error_stale(err, id, attempt);
         goto fail;
     }
     if (lease_expires_at_us != NULL)
@@ -68,10 +69,11 @@ sq_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result
     int rc = sq_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
-    rc = sq_finish_job(s, id, "running", attempt, JOB_SUCCEEDED, sq_now(s), false, NULL, true,
-                    result, err);
+    struct sq_finish f = {.from = JOB_RUNNING, .attempt = attempt, .to = JOB_SUCCEEDED,
+                          .now_us = sq_now(s), .result = SQ_SET, .result_text = result};
+    rc = sq_finish_job(s, id, &f, err);
     if (rc == 0)
-        rc = sq_stale(id, attempt, err);
+        rc = job_error_stale(err, id, attempt);
     return sq_end_with_job(s, rc, id, out, err);
 }
 
@@ -85,8 +87,10 @@ sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int
         return rc;
     int64_t now = sq_now(s);
     for (size_t i = 0; i < n; i++) {
-        rc = sq_finish_job(s, c[i].id, "running", c[i].attempt, JOB_SUCCEEDED, now, false, NULL,
-                           true, c[i].result, err);
+        struct sq_finish f = {.from = JOB_RUNNING, .attempt = c[i].attempt,
+                              .to = JOB_SUCCEEDED, .now_us = now, .result = SQ_SET,
+                              .result_text = c[i].result};
+        rc = sq_finish_job(s, c[i].id, &f, err);
         if (rc < 0) {
             sq_rollback(s);
             return rc;
@@ -121,21 +125,16 @@ fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *er
     bool cancel = sqlite3_column_int(stmt, 1) != 0;
     sq_reset(stmt);
 
-    /* last_error keeps the tail: that is where a stack trace ends. */
-    if (error != NULL) {
-        size_t len = strlen(error);
-        if (len > JOB_ERROR_MAX)
-            error += len - JOB_ERROR_MAX;
+    error = job_error_tail(error);
+    if (cancel || !retryable || !attempts_left) {
+        struct sq_finish f = {.from = JOB_RUNNING, .attempt = attempt,
+                              .to = cancel ? JOB_CANCELLED : JOB_DEAD, .now_us = now,
+                              .error = SQ_SET, .error_text = error};
+        return sq_finish_job(s, id, &f, err);
     }
-    if (cancel)
-        return sq_finish_job(s, id, "running", attempt, JOB_CANCELLED, now, true, error, false,
-                             NULL, err);
-    if (!retryable || !attempts_left)
-        return sq_finish_job(s, id, "running", attempt, JOB_DEAD, now, true, error, false, NULL,
-                             err);
     if ((rc = sq_prepare(s,
                          "UPDATE jobs SET status = 'pending', run_at = ?1, last_error = ?2, "
-                         "  lease_expires_at = NULL "
+                         "  worker_id = NULL, lease_expires_at = NULL "
                          "WHERE id = ?3 AND status = 'running' AND attempt = ?4",
                          &stmt, err)) != JOBD_OK)
         return rc;
@@ -159,7 +158,7 @@ sq_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error, boo
         return rc;
     rc = fail_attempt(s, id, attempt, error, retryable, retry_delay_ms, sq_now(s), err);
     if (rc == 0)
-        rc = sq_stale(id, attempt, err);
+        rc = job_error_stale(err, id, attempt);
     return sq_end_with_job(s, rc, id, out, err);
 }
 
@@ -176,7 +175,7 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
     int64_t now = sq_now(s);
     sqlite3_stmt *stmt;
     if ((rc = sq_prepare(s,
-                         "SELECT id, attempt FROM jobs "
+                         "SELECT id, attempt, attempt_floor FROM jobs "
                          "WHERE status = 'running' AND lease_expires_at < ?1 "
                          "ORDER BY lease_expires_at LIMIT ?2",
                          &stmt, err)) != JOBD_OK)
@@ -187,7 +186,7 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
     size_t n = 0, cap = 0;
     struct {
         int64_t id;
-        int32_t attempt;
+        int32_t attempt, floor;
     } *v = NULL;
     while ((rc = sq_step_row(s, stmt, "find expired leases", err)) == 1) {
         if (n == cap) {
@@ -204,6 +203,7 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
         }
         v[n].id = sqlite3_column_int64(stmt, 0);
         v[n].attempt = sqlite3_column_int(stmt, 1);
+        v[n].floor = sqlite3_column_int(stmt, 2);
         n++;
     }
     sq_reset(stmt);
@@ -213,7 +213,7 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
     }
     int count = 0;
     for (size_t i = 0; i < n; i++) {
-        int64_t delay = sq_backoff_ms(s, v[i].attempt, bp);
+        int64_t delay = sq_backoff_ms(s, job_attempts_counted(v[i].attempt, v[i].floor), bp);
         rc = fail_attempt(s, v[i].id, v[i].attempt, "lease expired", true, delay, now, err);
         if (rc < 0) {
             free(v);
@@ -254,9 +254,11 @@ release_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, int64_t now
         return rc;
     bool cancel = sqlite3_column_int(stmt, 0) != 0;
     sq_reset(stmt);
-    if (cancel)
-        return sq_finish_job(s, id, "running", attempt, JOB_CANCELLED, now, false, NULL, false,
-                             NULL, err);
+    if (cancel) {
+        struct sq_finish f = {.from = JOB_RUNNING, .attempt = attempt, .to = JOB_CANCELLED,
+                              .now_us = now};
+        return sq_finish_job(s, id, &f, err);
+    }
     if ((rc = sq_prepare(s,
                          "UPDATE jobs SET status = 'pending', run_at = ?1, "
                          "  attempt_floor = attempt_floor + 1, worker_id = NULL, "
@@ -281,6 +283,6 @@ sq_op_release(struct store *st, int64_t id, int32_t attempt, struct jobd_error *
         return rc;
     rc = release_attempt(s, id, attempt, sq_now(s), err);
     if (rc == 0)
-        rc = sq_stale(id, attempt, err);
+        rc = job_error_stale(err, id, attempt);
     return sq_end_with_job(s, rc, id, NULL, err);
 }
