@@ -15,6 +15,7 @@
 #include "core/backoff.h"
 #include "core/err.h"
 #include "core/rules.h"
+#include "store/operator_int.h"
 #include "store/store_sqlite_int.h"
 
 
@@ -104,11 +105,16 @@ sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int
  * Ends a failed attempt inside the open transaction (CONTRACT §1): cancelled
  * if a cancel was requested, else pending at now + delay_ms while retryable
  * and attempts are left (attempt - attempt_floor < max_attempts), else dead.
+ * The attempt gets its history row (store/operator.h): its outcome follows
+ * the job's fate, or is "reaped" when the reaper ended it.
  * Returns 1 if it applied, 0 if the attempt is stale, or an error.
  */
+/* How an attempt failed: the worker's report says whether to retry; a reap always may. */
+enum fail_kind { FAIL_RETRYABLE, FAIL_PERMANENT, FAIL_REAPED };
+
 static int
 fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *error,
-             bool retryable, int64_t delay_ms, int64_t now, struct jobd_error *err)
+             enum fail_kind kind, int64_t delay_ms, int64_t now, struct jobd_error *err)
 {
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s,
@@ -126,7 +132,14 @@ fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *er
     sq_reset(stmt);
 
     error = job_error_tail(error);
-    if (cancel || !retryable || !attempts_left) {
+    bool dead = kind == FAIL_PERMANENT || !attempts_left;
+    const char *outcome = kind == FAIL_REAPED ? "reaped"
+                          : cancel            ? "cancelled"
+                          : dead              ? "dead"
+                                              : "failed";
+    if ((rc = sq_history_add(s, id, attempt, outcome, error, now, err)) != JOBD_OK)
+        return rc;
+    if (cancel || dead) {
         struct sq_finish f = {.from = JOB_RUNNING, .attempt = attempt,
                               .to = cancel ? JOB_CANCELLED : JOB_DEAD, .now_us = now,
                               .error = SQ_SET, .error_text = error};
@@ -156,7 +169,8 @@ sq_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error, boo
     int rc = sq_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
-    rc = fail_attempt(s, id, attempt, error, retryable, retry_delay_ms, sq_now(s), err);
+    rc = fail_attempt(s, id, attempt, error, retryable ? FAIL_RETRYABLE : FAIL_PERMANENT,
+                      retry_delay_ms, sq_now(s), err);
     if (rc == 0)
         rc = job_error_stale(err, id, attempt);
     return sq_end_with_job(s, rc, id, out, err);
@@ -214,7 +228,8 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
     int count = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t delay = sq_backoff_ms(s, job_attempts_counted(v[i].attempt, v[i].floor), bp);
-        rc = fail_attempt(s, v[i].id, v[i].attempt, "lease expired", true, delay, now, err);
+        rc = fail_attempt(s, v[i].id, v[i].attempt, "lease expired", FAIL_REAPED, delay, now,
+                          err);
         if (rc < 0) {
             free(v);
             goto fail;

@@ -1927,3 +1927,5 @@ TEST(concurrent_claimers_never_share_a_job)
     job_list_fini(&l);
     fx_close(&f);
 }
+
+#include "conformance_ops.h"
