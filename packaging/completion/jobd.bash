@@ -7,7 +7,7 @@ _jobd_names() # what: queues | schedules
 {
     local server=() i
     for ((i = 1; i < ${#COMP_WORDS[@]}; i++)); do
-        [[ ${COMP_WORDS[i]} == --server && -n ${COMP_WORDS[i+1]} ]] &&
+        [[ ${COMP_WORDS[i]} == --server && -n ${COMP_WORDS[i+1]-} ]] &&
             server=(--server "${COMP_WORDS[i+1]}")
     done
     local cmd=(queues)
@@ -18,8 +18,8 @@ _jobd_names() # what: queues | schedules
 
 _jobd()
 {
-    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local cmd=${COMP_WORDS[1]} sub=${COMP_WORDS[2]} words=""
+    local cur=${COMP_WORDS[COMP_CWORD]-} prev=${COMP_WORDS[COMP_CWORD-1]-}
+    local cmd=${COMP_WORDS[1]-} sub=${COMP_WORDS[2]-} words=""
     local commands="server worker migrate submit job jobs queues schedule cron"
     local client="--server"
     COMPREPLY=()
