@@ -36,6 +36,12 @@ _jobd()
             COMPREPLY=($(compgen -W "pending running succeeded dead cancelled" -- "$cur")); return ;;
         --catchup)
             COMPREPLY=($(compgen -W "once all skip" -- "$cur")); return ;;
+        --log-format)
+            COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
+        --log-level)
+            COMPREPLY=($(compgen -W "debug info warn error" -- "$cur")); return ;;
+        --access-log)
+            COMPREPLY=($(compgen -W "on off" -- "$cur")); return ;;
         --db|--server|--listen|--payload|--at|--in|--priority|--max-attempts|--key|\
         --timeout|--type|--limit|--tz|--from|-n|--id|--concurrency|--shutdown-grace|\
         --poll-interval|--reap-interval|--retention|--threads)
@@ -43,13 +49,14 @@ _jobd()
     esac
     case $cmd in
         server) words="--config --db --listen --worker-config --tokens --reap-interval
-                       --retention --insecure --shutdown-grace --threads --help" ;;
+                       --retention --insecure --shutdown-grace --threads --log-format
+                       --log-level --access-log --help" ;;
         worker) words="--db --server --config --concurrency --queues --id
-                       --shutdown-grace --poll-interval --help" ;;
+                       --shutdown-grace --poll-interval --log-format --log-level --help" ;;
         migrate) words="--db --help" ;;
         submit) words="--payload --at --in --priority --queue --max-attempts --key
                        --timeout $client --help" ;;
-        job) ((COMP_CWORD == 2)) && words="show cancel retry" || words="$client" ;;
+        job) ((COMP_CWORD == 2)) && words="show cancel retry attempts" || words="$client" ;;
         jobs) words="--status --queue --type --limit $client --help" ;;
         queues) words="$client --help" ;;
         schedule)

@@ -28,6 +28,7 @@
 #include "cli/service.h"
 #include "sched/plane.h"
 #include "store/store.h"
+#include "util/log.h"
 #include "worker/config.h"
 #include "worker/worker.h"
 
@@ -35,6 +36,7 @@ static const char usage[] =
     "usage: jobd server [--config FILE] [--db URL] [--listen HOST:PORT]\n"
     "                   [--worker-config FILE] [--tokens FILE] [--reap-interval DUR]\n"
     "                   [--retention DUR] [--insecure] [--shutdown-grace DUR] [--threads N]\n"
+    "                   [--log-format text|json] [--log-level LEVEL] [--access-log on|off]\n"
     "\n"
     "Runs the HTTP API (docs/API.md) on the store, migrating it first.\n"
     "\n"
@@ -54,11 +56,15 @@ static const char usage[] =
     "  --retention DUR      prune finished jobs older than this (default 7d)\n"
     "  --shutdown-grace DUR how long running work may finish on SIGTERM (30s)\n"
     "  --threads N          HTTP worker threads (default 4)\n"
+    CLI_LOG_USAGE
+    "  --access-log on|off   one line per HTTP request (default on)\n"
     "\n"
-    "Logs one line per request on stderr. The first line says where it listens:\n"
-    "  jobd: listening on http://127.0.0.1:PORT\n"
-    "SIGHUP reloads the tokens file without dropping connections. Under systemd\n"
-    "(Type=notify) it reports READY, RELOADING, STOPPING and pings the watchdog.\n";
+    "Logs on stderr, one event a line (docs/LOGGING.md). The first line says\n"
+    "where it listens:\n"
+    "  2026-12-03T12:35:01.123Z info server: listening on http://127.0.0.1:PORT\n"
+    "SIGHUP reloads the tokens file and the log level (--config is read again)\n"
+    "without dropping connections. Under systemd (Type=notify) it reports READY,\n"
+    "RELOADING and STOPPING and pings the watchdog.\n";
 
 /* Splits "HOST:PORT" / "[V6]:PORT" / ":PORT"; host written to buf. */
 static bool
@@ -108,7 +114,9 @@ struct server_parts {
     struct wakeup wake;
     bool wake_ok;
     struct api_ctx ctx;           /* shared by the HTTP threads */
-    const char *tokens_path;      /* for SIGHUP; NULL: no tokens */
+    int argc;                     /* the command line, read again on SIGHUP */
+    char **argv;
+    enum log_format log_format;   /* as started; SIGHUP keeps it */
     struct api_auth **retired;    /* tables replaced by SIGHUP, freed at stop */
     size_t n_retired;
 };
@@ -122,7 +130,7 @@ stop_all(struct server_parts *p, int64_t grace_ms)
     longpoll_stop(p->longpoll);   /* parked claims answered and resumed */
     int64_t http_grace = grace_ms >= 0 ? grace_ms : 30000;
     if (!api_server_drain(p->http, http_grace > INT32_MAX ? INT32_MAX : (int)http_grace))
-        fprintf(stderr, "jobd: requests still running after the shutdown grace; closing\n");
+        log_at(LOGL_WARN, "server", "requests still running after the shutdown grace; closing");
     /* An enqueue waiting for its group commit holds a suspended connection,
      * and libmicrohttpd must not be stopped with one: write what is queued
      * (every waiter is answered and resumed), then let those answers go. */
@@ -199,7 +207,6 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     int rc;
     if (o->tokens && (rc = api_auth_load(o->tokens, &p->ctx.auth, &err)) != JOBD_OK)
         return cli_report("--tokens", rc, &err);
-    p->tokens_path = o->tokens;
     if ((rc = prepare_store(cli_db_url(o->db))) != CLI_OK)
         return rc;
     p->wake_ok = wakeup_init(&p->wake) == 0;
@@ -215,14 +222,14 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
                            .committer = p->committer, .longpoll = p->longpoll,
                            .wake = &p->wake, .defer_enqueue = true};
     struct api_server_config cfg = {.host = host, .port = port, .threads = o->threads,
-                                    .access_log = true};
+                                    .access_log = log_access_enabled()};
     int bound = 0;
     if ((rc = api_server_start(&cfg, &p->ctx, &p->http, &bound, &err)) != JOBD_OK)
         return cli_report("cannot listen", rc, &err);
-    if (strchr(host, ':'))
-        fprintf(stderr, "jobd: listening on http://[%s]:%d\n", host, bound);
-    else
-        fprintf(stderr, "jobd: listening on http://%s:%d\n", host, bound);
+    /* Scripts and tests read the URL from this line: keep its words. */
+    log_writef(LOGL_INFO, "server", NULL, 0, strchr(host, ':') ? "listening on http://[%s]:%d"
+                                                              : "listening on http://%s:%d",
+               host, bound);
     struct sched_plane_config pc = {.db_url = cli_db_url(o->db), .reap_interval_ms = o->reap_ms,
                                     .retention_ms = o->retention_ms, .wake = &p->wake,
                                     .on_reaped = count_reaped, .on_reaped_arg = p->metrics};
@@ -235,44 +242,68 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
                                                 .fenced = worker_fenced};
         if ((rc = worker_start(&p->wcfg, cli_db_url(o->db), &p->wake, &p->worker, &err)))
             return cli_report("cannot start the embedded worker", rc, &err);
-        fprintf(stderr, "jobd: embedded worker %s running %zu handler(s)\n",
-                worker_id(p->worker), p->wcfg.n_handlers);
+        log_at(LOGL_INFO, "server", "embedded worker running",
+               LF_STR("worker", worker_id(p->worker)), LF_INT("handlers", p->wcfg.n_handlers));
     }
     return CLI_OK;
 }
 
 /*
- * SIGHUP: loads the tokens file again into a new table and swaps it in for
- * the HTTP threads (an atomic pointer store). A request still checking
- * against the old table may be running, so the old one is kept until stop
- * (reloads are rare; a table is a few hundred bytes). A file that does not
- * load keeps the tokens in force and says why.
+ * SIGHUP: reads the options again (flags, environment, --config FILE), then
+ * applies the two that can change while serving: the log level, and the
+ * tokens file, loaded into a new table that is swapped in for the HTTP
+ * threads (an atomic pointer store). A request still checking against the
+ * old table may be running, so the old one is kept until stop (reloads are
+ * rare; a table is a few hundred bytes). Whatever does not load keeps what
+ * is in force and says why.
  */
+static void
+reload_tokens(struct server_parts *p, const char *path)
+{
+    if (path == NULL) {
+        if (p->ctx.auth != NULL)
+            log_at(LOGL_WARN, "server", "SIGHUP: tokens stay on; removing them needs a restart");
+        return;
+    }
+    struct api_auth **grown = realloc(p->retired, (p->n_retired + 1) * sizeof *grown);
+    if (grown == NULL) {
+        log_at(LOGL_ERROR, "server", "SIGHUP: out of memory; the tokens in force stay");
+        return;
+    }
+    p->retired = grown;
+    struct jobd_error err = {0};
+    struct api_auth *fresh = NULL;
+    int rc = api_auth_load(path, &fresh, &err);
+    if (rc != JOBD_OK) {
+        log_at(LOGL_ERROR, "server", "SIGHUP: the tokens in force stay",
+               LF_STR("error", err.msg[0] ? err.msg : jobd_strerror(rc)));
+        return;
+    }
+    p->retired[p->n_retired++] = __atomic_exchange_n(&p->ctx.auth, fresh, __ATOMIC_ACQ_REL);
+    log_at(LOGL_INFO, "server", "SIGHUP: reloaded the tokens", LF_STR("file", path),
+           LF_INT("tokens", api_auth_count(fresh)));
+}
+
 static void
 reload(void *arg)
 {
     struct server_parts *p = arg;
-    if (p->tokens_path == NULL) {
-        fprintf(stderr, "jobd: SIGHUP: no --tokens file to reload\n");
+    struct server_opts o;
+    int rc = server_opts_load(p->argc, p->argv, "", &o);
+    if (rc != CLI_OK) {
+        log_at(LOGL_ERROR, "server", "SIGHUP: the options do not load (above); nothing changed");
+        server_opts_fini(&o);
         return;
     }
-    struct jobd_error err = {0};
-    struct api_auth *fresh = NULL;
-    struct api_auth **grown = realloc(p->retired, (p->n_retired + 1) * sizeof *grown);
-    if (grown == NULL) {
-        fprintf(stderr, "jobd: SIGHUP: out of memory; tokens unchanged\n");
-        return;
-    }
-    p->retired = grown;
-    int rc = api_auth_load(p->tokens_path, &fresh, &err);
-    if (rc != JOBD_OK) {
-        fprintf(stderr, "jobd: SIGHUP: --tokens: %s; the tokens in force stay\n",
-                err.msg[0] ? err.msg : jobd_strerror(rc));
-        return;
-    }
-    p->retired[p->n_retired++] = __atomic_exchange_n(&p->ctx.auth, fresh, __ATOMIC_ACQ_REL);
-    fprintf(stderr, "jobd: SIGHUP: reloaded %zu token(s) from %s\n", api_auth_count(fresh),
-            p->tokens_path);
+    enum log_level level = LOGL_INFO;
+    if (o.log_level != NULL)
+        (void)log_parse_level(o.log_level, &level); /* checked by server_opts_load */
+    reload_tokens(p, o.tokens);
+    /* Said before it applies, so that a rise to warn still shows in the log. */
+    log_at(LOGL_INFO, "server", "SIGHUP: log level",
+           LF_STR("level", o.log_level != NULL ? o.log_level : "info"));
+    log_configure(p->log_format, level, log_access_enabled());
+    server_opts_fini(&o);
 }
 
 /* Checks what the options cannot check alone; loads --worker-config. */
@@ -315,10 +346,14 @@ cmd_server(int argc, char **argv)
         server_opts_fini(&o);
         return rc < 0 ? CLI_OK : rc;
     }
+    rc = cli_log_setup("server", o.log_format, o.log_level, o.access_log);
     char host[128];
     int port = 0;
-    struct server_parts parts = {0};
-    rc = check_opts(&o, host, sizeof host, &port, &parts);
+    struct server_parts parts = {.argc = argc, .argv = argv};
+    if (o.log_format != NULL)
+        (void)log_parse_format(o.log_format, &parts.log_format); /* checked above */
+    if (rc == CLI_OK)
+        rc = check_opts(&o, host, sizeof host, &port, &parts);
     if (rc != CLI_OK) {
         server_opts_fini(&o);
         return rc;
@@ -331,8 +366,8 @@ cmd_server(int argc, char **argv)
     rc = start_all(&o, host, port, &parts);
     if (rc == CLI_OK) {
         int sig = service_run(&set, "serving", reload, &parts);
-        fprintf(stderr, "jobd: %s received, shutting down\n", sig == SIGINT ? "SIGINT"
-                                                                             : "SIGTERM");
+        log_at(LOGL_INFO, "server", "shutting down",
+               LF_STR("signal", sig == SIGINT ? "SIGINT" : "SIGTERM"));
     }
     stop_all(&parts, o.grace_ms);
     server_opts_fini(&o);

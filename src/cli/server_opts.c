@@ -16,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "core/duration.h"
+#include "util/log.h"
 
 enum opt_kind { OPT_STR, OPT_DUR, OPT_BOOL, OPT_THREADS };
 
@@ -23,19 +24,44 @@ struct opt {
     const char *name;   /* the long flag without "--"; the file key */
     enum opt_kind kind;
     size_t off;         /* of the field in struct server_opts */
+    bool (*check)(const char *v); /* OPT_STR: NULL or the test a value must pass */
+    const char *want;   /* what check wants, for the message */
 };
+
+static bool
+is_level(const char *v)
+{
+    enum log_level l;
+    return log_parse_level(v, &l);
+}
+
+static bool
+is_format(const char *v)
+{
+    enum log_format f;
+    return log_parse_format(v, &f);
+}
+
+static bool
+is_on_off(const char *v)
+{
+    return strcmp(v, "on") == 0 || strcmp(v, "off") == 0;
+}
 
 #define F(field) offsetof(struct server_opts, field)
 static const struct opt opts[] = {
-    {"db", OPT_STR, F(db)},
-    {"listen", OPT_STR, F(listen)},
-    {"worker-config", OPT_STR, F(worker_config)},
-    {"tokens", OPT_STR, F(tokens)},
-    {"insecure", OPT_BOOL, F(insecure)},
-    {"reap-interval", OPT_DUR, F(reap_ms)},
-    {"retention", OPT_DUR, F(retention_ms)},
-    {"shutdown-grace", OPT_DUR, F(grace_ms)},
-    {"threads", OPT_THREADS, F(threads)},
+    {"db", OPT_STR, F(db), NULL, NULL},
+    {"listen", OPT_STR, F(listen), NULL, NULL},
+    {"worker-config", OPT_STR, F(worker_config), NULL, NULL},
+    {"tokens", OPT_STR, F(tokens), NULL, NULL},
+    {"insecure", OPT_BOOL, F(insecure), NULL, NULL},
+    {"reap-interval", OPT_DUR, F(reap_ms), NULL, NULL},
+    {"retention", OPT_DUR, F(retention_ms), NULL, NULL},
+    {"shutdown-grace", OPT_DUR, F(grace_ms), NULL, NULL},
+    {"threads", OPT_THREADS, F(threads), NULL, NULL},
+    {"log-level", OPT_STR, F(log_level), is_level, "debug, info, warn or error"},
+    {"log-format", OPT_STR, F(log_format), is_format, "text or json"},
+    {"access-log", OPT_STR, F(access_log), is_on_off, "on or off"},
 };
 #undef F
 enum { N_OPTS = sizeof opts / sizeof opts[0] };
@@ -73,6 +99,11 @@ opt_set(struct server_opts *o, const struct opt *op, const char *v, const char *
     long n;
     switch (op->kind) {
     case OPT_STR: {
+        if (op->check != NULL && !op->check(v)) {
+            fprintf(stderr, "jobd server: %s--%s must be %s, not '%s'\n", where, op->name,
+                    op->want, v);
+            return CLI_USAGE;
+        }
         char *copy = strdup(v);
         if (copy == NULL)
             return cli_report("server options", JOBD_E_NOMEM, NULL);
@@ -275,5 +306,6 @@ server_opts_fini(struct server_opts *o)
     free(o->tokens);
     free(o->log_level);
     free(o->log_format);
+    free(o->access_log);
     memset(o, 0, sizeof *o);
 }

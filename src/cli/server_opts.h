@@ -19,8 +19,9 @@ struct server_opts {
     char *listen;
     char *worker_config;
     char *tokens;
-    char *log_level;         /* NULL: the logger's default */
+    char *log_level;         /* NULL: the logger's default (checked, as the two below) */
     char *log_format;
+    char *access_log;        /* "on" or "off" */
     int64_t reap_ms, retention_ms, grace_ms; /* 0 / 0 / -1: the defaults */
     bool insecure;
     unsigned threads;        /* 0: the API's default */

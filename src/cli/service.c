@@ -12,14 +12,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/log.h"
 #include "util/sdnotify.h"
 
 static void
 notify(const char *state)
 {
     if (sdnotify_send(state) < 0)
-        fprintf(stderr, "jobd: cannot notify the service manager ($NOTIFY_SOCKET): %s\n",
-                strerror(errno));
+        log_at(LOGL_WARN, "service", "cannot notify the service manager ($NOTIFY_SOCKET)",
+               LF_STR("error", strerror(errno)));
 }
 
 void

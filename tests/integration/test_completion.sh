@@ -39,7 +39,7 @@ for _ in $(seq 100); do
     grep -q 'listening on' "$dir/log" && break
     kill -0 "$spid" 2>/dev/null || fail "the server exited"; sleep 0.1
 done
-url=$(sed -n 's|^jobd: listening on \(http://.*\)$|\1|p' "$dir/log")
+url=$(sed -n 's|.* listening on \(http://.*\)$|\1|p' "$dir/log")
 "$JOBD" submit echo --queue mail --server "$url" >/dev/null
 "$JOBD" submit echo --queue maintenance --server "$url" >/dev/null
 "$JOBD" schedule add nightly '0 3 * * *' echo --server "$url" >/dev/null

@@ -58,12 +58,13 @@ tok_b=bbbbbbbbbbbbbbbbbbbb2
 echo "$tok_a" >"$dir/tokens"
 listen "@jobd-test-sdnotify-$$" "$dir/msgs.server"
 : >"$dir/server.log"
+printf '[server]\ntokens = %s\nlog-level = info\n' "$dir/tokens" >"$dir/server.ini"
 NOTIFY_SOCKET="@jobd-test-sdnotify-$$" WATCHDOG_USEC=400000 \
-    "$JOBD" server --db "sqlite:$dir/jobs.db" --listen 127.0.0.1:0 --tokens "$dir/tokens" \
+    "$JOBD" server --db "sqlite:$dir/jobs.db" --listen 127.0.0.1:0 --config "$dir/server.ini" \
     --shutdown-grace 5s 2>"$dir/server.log" &
 spid=$!
 wait_for "$dir/msgs.server" '^READY=1\|STATUS=serving$' "READY=1 from the server"
-port=$(sed -n 's|^jobd: listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$dir/server.log")
+port=$(sed -n 's|.* listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$dir/server.log")
 url="http://127.0.0.1:$port"
 code() { curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $1" "$url/v1/queues"; }
 [ "$(code $tok_a)" = 200 ] || fail "token A refused before the reload"
@@ -83,13 +84,19 @@ curl -s -o "$dir/claim.out" -w '%{http_code}' -H "Authorization: Bearer $tok_a" 
 cpid=$!
 sleep 0.5
 printf "# rotated\n%s\n" "$tok_b" >"$dir/tokens"
+sed -i 's/^log-level = info$/log-level = warn/' "$dir/server.ini"
 kill -HUP "$spid"
 wait_for "$dir/msgs.server" '^RELOADING=1' "RELOADING=1 after SIGHUP"
-wait_for "$dir/server.log" 'reloaded 1 token' "reload message"
+wait_for "$dir/server.log" 'reloaded the tokens .*tokens=1' "reload message"
 wait_for "$dir/msgs.server" 'RELOADING=1.*' "READY=1 after the reload"
 [ "$(sed -n '/^RELOADING=1/{n;p;}' "$dir/msgs.server" | head -1)" = "READY=1|STATUS=serving" ] ||
     fail "READY=1 did not follow RELOADING=1"
+wait_for "$dir/server.log" 'SIGHUP: log level level=warn' "the new log level"
+requests=$(count "$dir/server.log" 'http: request')
 [ "$(code $tok_b)" = 200 ] || fail "token B refused after the reload"
+sleep 0.2
+[ "$(count "$dir/server.log" 'http: request')" = "$requests" ] ||
+    fail "info lines (requests) still logged after log-level = warn and SIGHUP"
 [ "$(code $tok_a)" = 401 ] || fail "token A still accepted after the reload"
 wait "$cpid" || fail "the long-poll claim's curl failed across SIGHUP"
 cpid=""

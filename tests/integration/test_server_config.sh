@@ -23,7 +23,7 @@ listens_on() {
     pid=$!
     local at=""
     for _ in $(seq 100); do
-        at=$(sed -n 's|^jobd: listening on http://\(.*\)$|\1|p' "$dir/log")
+        at=$(sed -n 's|.* listening on http://\(.*\)$|\1|p' "$dir/log")
         [ -n "$at" ] && break
         kill -0 "$pid" 2>/dev/null || { wait "$pid" || true; pid=""; fail "the server exited: $*"; }
         sleep 0.1
