@@ -5,8 +5,11 @@
 #   make test   install what is missing, build with ASan+UBSan and -Werror,
 #               start a throwaway PostgreSQL, run every test with CTest
 #   make build  just build build/jobd and libjobd (no tests, fuzz or bench targets)
+#   make install  build, then install under PREFIX (/usr/local) into DESTDIR:
+#               jobd, libjobd.so.0, jobd.h, jobd.pc, man pages, completion,
+#               example configs (PREFIX/etc/jobd, /etc/jobd for /usr), units
 #   make lint   format of changed lines, cppcheck, sizes and backend names
-#               (scripts/lint.sh); `make test` runs it first
+#               (scripts/lint.sh)
 #   make bench  every benchmark (~15 min): bench/run.sh, results in bench/results/,
 #               tables and plots into docs/BENCHMARKS.md and docs/bench/
 #   make soak   the fault-injection scenarios' long versions (SOAK=1,
@@ -17,10 +20,12 @@
 JOBS ?= 2
 # cmake --build runs make under this make: no "Entering directory" chatter.
 MAKEFLAGS += --no-print-directory
+PREFIX ?= /usr/local
+DESTDIR ?=
 CMAKE ?= cmake
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build run test lint soak fuzz bench deps clean
+.PHONY: all build install run test lint soak fuzz bench deps clean
 
 all: build
 
@@ -30,6 +35,9 @@ deps:
 build: deps
 	@$(CMAKE) -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJOBD_TESTS=OFF >/dev/null
 	@$(CMAKE) --build build -j $(JOBS)
+
+install: build
+	@DESTDIR="$(DESTDIR)" $(CMAKE) --install build --prefix "$(PREFIX)"
 
 # Quiet: the build's output only if it fails, then what run.sh says.
 run: deps
