@@ -65,6 +65,74 @@ usage_error(const char *what, const char *arg)
     return CLI_USAGE;
 }
 
+/* Sets each flag's value from argv; -1 after printing --help, CLI_USAGE on error. */
+static int
+parse_flags(int argc, char **argv, struct flag *flags, size_t nflags)
+{
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            fputs(usage, stdout);
+            return -1;
+        }
+        bool matched = false;
+        for (size_t f = 0; f < nflags && !matched; f++) {
+            size_t len = strlen(flags[f].name);
+            if (strcmp(argv[i], flags[f].name) == 0) {
+                if (i + 1 >= argc)
+                    return usage_error(flags[f].name, " needs a value");
+                *flags[f].value = argv[++i];
+                matched = true;
+            } else if (strncmp(argv[i], flags[f].name, len) == 0 && argv[i][len] == '=') {
+                *flags[f].value = argv[i] + len + 1;
+                matched = true;
+            }
+        }
+        if (!matched)
+            return usage_error("unexpected argument ", argv[i]);
+    }
+    return CLI_OK;
+}
+
+/* Loads the INI file, applies the flags that set [worker] keys, checks. */
+static int
+load_config(struct worker_config *cfg, const char *path, const struct flag *flags,
+            size_t nflags, struct jobd_error *err)
+{
+    int rc = worker_config_load(cfg, path, err);
+    for (size_t f = 0; rc == JOBD_OK && f < nflags; f++)
+        if (flags[f].key != NULL && *flags[f].value != NULL) {
+            rc = worker_config_set(cfg, flags[f].key, *flags[f].value, err);
+            if (rc != JOBD_OK) {
+                char msg[sizeof err->msg];
+                snprintf(msg, sizeof msg, "%s", err->msg);
+                jobd_error_set(err, rc, flags[f].key, "%s: %s", flags[f].name, msg);
+            }
+        }
+    if (rc == JOBD_OK)
+        rc = worker_config_check(cfg, err);
+    return rc;
+}
+
+/*
+ * Opens and migrates the store at url (with --server the API server owns and
+ * migrates it: nothing to do); *kind names it for the log (static string).
+ */
+static int
+prepare_store(const char *url, bool remote, const char **kind, struct jobd_error *err)
+{
+    *kind = "the API server";
+    if (remote)
+        return JOBD_OK;
+    struct store *st = NULL;
+    int rc = store_open(url, &st, err);
+    if (rc == JOBD_OK) {
+        *kind = store_backend(st);
+        rc = store_migrate(st, err);
+    }
+    store_close(st);
+    return rc;
+}
+
 int
 cmd_worker(int argc, char **argv)
 {
@@ -83,27 +151,9 @@ cmd_worker(int argc, char **argv)
         {"--log-level", NULL, &log_level},
     };
     const size_t nflags = sizeof flags / sizeof flags[0];
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            fputs(usage, stdout);
-            return CLI_OK;
-        }
-        bool matched = false;
-        for (size_t f = 0; f < nflags && !matched; f++) {
-            size_t len = strlen(flags[f].name);
-            if (strcmp(argv[i], flags[f].name) == 0) {
-                if (i + 1 >= argc)
-                    return usage_error(flags[f].name, " needs a value");
-                *flags[f].value = argv[++i];
-                matched = true;
-            } else if (strncmp(argv[i], flags[f].name, len) == 0 && argv[i][len] == '=') {
-                *flags[f].value = argv[i] + len + 1;
-                matched = true;
-            }
-        }
-        if (!matched)
-            return usage_error("unexpected argument ", argv[i]);
-    }
+    int prc = parse_flags(argc, argv, flags, nflags);
+    if (prc != CLI_OK)
+        return prc < 0 ? CLI_OK : prc;
     if (server != NULL && db != NULL)
         return usage_error("give --db or --server, not both", "");
     if (server != NULL && !remote_url(server))
@@ -116,33 +166,16 @@ cmd_worker(int argc, char **argv)
     struct jobd_error err = {0};
     struct worker_config cfg;
     worker_config_init(&cfg);
-    int rc = worker_config_load(&cfg, config, &err);
-    for (size_t f = 0; rc == JOBD_OK && f < nflags; f++)
-        if (flags[f].key != NULL && *flags[f].value != NULL) {
-            rc = worker_config_set(&cfg, flags[f].key, *flags[f].value, &err);
-            if (rc != JOBD_OK) {
-                char msg[sizeof err.msg];
-                snprintf(msg, sizeof msg, "%s", err.msg);
-                jobd_error_set(&err, rc, flags[f].key, "%s: %s", flags[f].name, msg);
-            }
-        }
-    if (rc == JOBD_OK)
-        rc = worker_config_check(&cfg, &err);
+    int rc = load_config(&cfg, config, flags, nflags, &err);
     if (rc != JOBD_OK) {
         worker_config_fini(&cfg);
         fprintf(stderr, "jobd worker: %s\n", err.msg);
         return CLI_USAGE;
     }
 
-    /* With --server the API server owns (and migrates) the store. */
     const char *url = server != NULL ? server : cli_db_url(db);
-    struct store *st = NULL;
-    if (server == NULL) {
-        rc = store_open(url, &st, &err);
-        if (rc == JOBD_OK)
-            rc = store_migrate(st, &err);
-        store_close(st);
-    }
+    const char *kind = NULL;
+    rc = prepare_store(url, server != NULL, &kind, &err);
     if (rc != JOBD_OK) {
         worker_config_fini(&cfg);
         return cli_report("cannot prepare the store", rc, &err);
@@ -160,9 +193,7 @@ cmd_worker(int argc, char **argv)
     }
     log_at(LOGL_INFO, "worker", "running", LF_STR("worker", worker_id(w)),
            LF_INT("handlers", cfg.n_handlers), LF_INT("concurrency", cfg.concurrency),
-           LF_STR("store", server != NULL                     ? "the API server"
-                           : strncmp(url, "postgres", 8) == 0 ? "PostgreSQL"
-                                                              : "SQLite"));
+           LF_STR("store", kind));
     int sig = service_run(&stop_sigs, "running", NULL, NULL);
     log_at(LOGL_INFO, "worker", "stopping", LF_STR("worker", worker_id(w)),
            LF_STR("signal", sig == SIGINT ? "SIGINT" : "SIGTERM"));
