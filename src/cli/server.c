@@ -34,6 +34,7 @@ static const char usage[] =
     "usage: jobd server [--db URL] [--listen HOST:PORT] [--worker-config FILE]\n"
     "                   [--tokens FILE] [--reap-interval DUR] [--retention DUR]\n"
     "                   [--insecure] [--shutdown-grace DUR] [--threads N]\n"
+    "                   [--db-connections N] [--notify-db URL]\n"
     "\n"
     "Runs the HTTP API (docs/API.md) on the store, migrating it first.\n"
     "\n"
@@ -49,6 +50,14 @@ static const char usage[] =
     "  --retention DUR      prune finished jobs older than this (default 7d)\n"
     "  --shutdown-grace DUR how long running work may finish on SIGTERM (30s)\n"
     "  --threads N          HTTP worker threads (default 4)\n"
+    "  --db-connections N   database connections this server opens at most: the\n"
+    "                       requests', the committer's, the long-poll's, the\n"
+    "                       scheduling plane's and --notify-db's (default threads\n"
+    "                       + 3, + 1 with --notify-db; at least 4, 5 with it). A\n"
+    "                       --worker-config worker has its own (db_connections)\n"
+    "  --notify-db URL      a direct PostgreSQL URL for LISTEN when --db goes\n"
+    "                       through PgBouncer in transaction mode (?pooler=transaction);\n"
+    "                       without it long-polls poll every 500ms\n"
     "\n"
     "Logs one line per request on stderr. The first line says where it listens:\n"
     "  jobd: listening on http://127.0.0.1:PORT\n";
@@ -58,10 +67,17 @@ struct server_opts {
     const char *listen;
     const char *worker_config;
     const char *tokens;
+    const char *notify_db;
     int64_t reap_ms, retention_ms, grace_ms;
     bool insecure;
     unsigned threads;
+    long db_conns;           /* 0: the default, threads + 3 (+ 1 with notify_db) */
 };
+
+/* What the budget must cover besides the requests: committer, long-poll, plane. */
+#define SERVER_FIXED_CONNS 3
+/* How long a request waits for a connection when all are in use, before a 503. */
+#define SERVER_POOL_WAIT_MS 10000
 
 static int
 parse_dur(const char *flag, const char *v, int64_t *out)
@@ -69,6 +85,27 @@ parse_dur(const char *flag, const char *v, int64_t *out)
     struct jobd_error err = {0};
     if (duration_parse_ms(v, out, flag, &err) != JOBD_OK) {
         fprintf(stderr, "jobd server: %s: %s\n", flag, err.msg);
+        return CLI_USAGE;
+    }
+    return CLI_OK;
+}
+
+/* --notify-db must be PostgreSQL; --db-connections must leave one for requests. */
+static int
+check_budget(struct server_opts *o)
+{
+    if (o->notify_db != NULL && strncmp(o->notify_db, "postgres://", 11) != 0 &&
+        strncmp(o->notify_db, "postgresql://", 13) != 0) {
+        fprintf(stderr, "jobd server: --notify-db must be a postgres:// or postgresql:// URL\n");
+        return CLI_USAGE;
+    }
+    long fixed = SERVER_FIXED_CONNS + (o->notify_db != NULL ? 1 : 0);
+    if (o->db_conns == 0)
+        o->db_conns = (long)(o->threads ? o->threads : 4) + fixed;
+    if (o->db_conns < fixed + 1) {
+        fprintf(stderr, "jobd server: --db-connections must be at least %ld: one for the "
+                        "committer, the long-poll, the scheduling plane%s, and one for requests\n",
+                fixed + 1, o->notify_db != NULL ? ", --notify-db" : "");
         return CLI_USAGE;
     }
     return CLI_OK;
@@ -103,6 +140,15 @@ parse_opts(int argc, char **argv, struct server_opts *o)
             rc = parse_dur("--retention", v, &o->retention_ms);
         } else if ((v = cli_opt(argc, argv, &i, "--shutdown-grace", &missing))) {
             rc = parse_dur("--shutdown-grace", v, &o->grace_ms);
+        } else if ((v = cli_opt(argc, argv, &i, "--notify-db", &missing))) {
+            o->notify_db = v;
+        } else if ((v = cli_opt(argc, argv, &i, "--db-connections", &missing))) {
+            char *end;
+            o->db_conns = strtol(v, &end, 10);
+            if (*end || o->db_conns < 1 || o->db_conns > 10000) {
+                fprintf(stderr, "jobd server: --db-connections must be 1 to 10000\n");
+                return CLI_USAGE;
+            }
         } else if ((v = cli_opt(argc, argv, &i, "--threads", &missing))) {
             char *end;
             long n = strtol(v, &end, 10);
@@ -123,7 +169,7 @@ parse_opts(int argc, char **argv, struct server_opts *o)
         if (rc != CLI_OK)
             return rc;
     }
-    return CLI_OK;
+    return check_budget(o);
 }
 
 /* Splits "HOST:PORT" / "[V6]:PORT" / ":PORT"; host written to buf. */
@@ -266,7 +312,12 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     p->metrics = api_metrics_new();
     if (!p->wake_ok || p->metrics == NULL)
         return cli_report("cannot start", JOBD_E_NOMEM, NULL);
-    if ((rc = store_pool_new(cli_db_url(o->db), NULL, &p->pool, &err)) ||
+    if ((rc = store_pool_new(cli_db_url(o->db), NULL, &p->pool, &err)))
+        return cli_report("cannot start", rc, &err);
+    /* The budget less the plane's connection and --notify-db's (the long-poll's own). */
+    store_pool_limit(p->pool, (size_t)(o->db_conns - 1 - (o->notify_db ? 1 : 0)),
+                     SERVER_POOL_WAIT_MS);
+    if ((rc = store_pool_set_notify_url(p->pool, o->notify_db, &err)) ||
         (rc = committer_start(p->pool, &p->wake, p->metrics, &p->committer, &err)) ||
         (rc = longpoll_start(p->pool, &p->wake, p->metrics, &p->longpoll, &err)))
         return cli_report("cannot start", rc, &err);
@@ -282,6 +333,10 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
         fprintf(stderr, "jobd: listening on http://[%s]:%d\n", host, bound);
     else
         fprintf(stderr, "jobd: listening on http://%s:%d\n", host, bound);
+    fprintf(stderr, "jobd: at most %ld database connections (%ld for requests, the committer "
+                    "and the long-poll; 1 scheduling plane%s)\n",
+            o->db_conns, o->db_conns - 1 - (o->notify_db ? 1 : 0),
+            o->notify_db ? "; 1 LISTEN on --notify-db" : "");
     struct sched_plane_config pc = {.db_url = cli_db_url(o->db), .reap_interval_ms = o->reap_ms,
                                     .retention_ms = o->retention_ms, .wake = &p->wake,
                                     .on_reaped = count_reaped, .on_reaped_arg = p->metrics};
