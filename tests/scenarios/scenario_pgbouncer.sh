@@ -35,7 +35,7 @@ t0=$SECONDS
 start_worker w1 "$WORK/worker.ini" --db "$bounced" --notify-db "$direct"
 start_worker w2 "$WORK/worker.ini" --db "$bounced" --notify-db "$direct"
 start_worker w3 "$WORK/worker.ini" --db "$bounced"
-wait_until 30 "w3 to say it polls" grep -q "no LISTEN connection (the URL says pooler=transaction" "$WORK/worker-w3.log"
+wait_until 30 "w3 to say it polls" grep -q "no LISTEN connection: polling.*pooler=transaction" "$WORK/worker-w3.log"
 for w in w1 w2; do
     grep -q "no LISTEN connection" "$WORK/worker-$w.log" && fail "$w polls although it has --notify-db"
 done
