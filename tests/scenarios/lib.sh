@@ -225,9 +225,10 @@ write_worker_ini() {
 }
 
 # start_server [ARGS...]: `jobd server` on $DB_URL and $SERVER_LISTEN (default
-# a free port); sets SERVER_PID and SERVER_URL. The reaper runs every 250 ms.
+# a free port), logging to $WORK/$SERVER_LOG_NAME.log (default server.log);
+# sets SERVER_PID and SERVER_URL. The reaper runs every 250 ms.
 start_server() {
-    local logf=$WORK/server.log
+    local logf=$WORK/${SERVER_LOG_NAME:-server}.log
     [ -f "$logf" ] && mv "$logf" "$WORK/server.$(date +%s%N).log"
     SCEN_WORKER=server "$JOBD_BIN" server --db "$DB_URL" --listen "${SERVER_LISTEN:-127.0.0.1:0}" --reap-interval 250ms \
         --shutdown-grace 2s "$@" >"$logf" 2>&1 &
