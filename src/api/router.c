@@ -28,6 +28,7 @@ const struct api_route api_routes[] = {
     {"GET", "/v1/jobs", h_job_list, API_BODY_MAX, false},
     {"POST", "/v1/jobs/{id}/cancel", h_job_cancel, API_BODY_MAX, false},
     {"POST", "/v1/jobs/{id}/retry", h_job_retry, API_BODY_MAX, false},
+    {"GET", "/v1/jobs/{id}/attempts", h_job_attempts, API_BODY_MAX, false},
     {"GET", "/v1/queues", h_queue_list, API_BODY_MAX, false},
     {"POST", "/v1/queues/{name}/pause", h_queue_pause, API_BODY_MAX, false},
     {"POST", "/v1/queues/{name}/resume", h_queue_resume, API_BODY_MAX, false},
@@ -174,7 +175,7 @@ api_handle(struct api_ctx *ctx, const struct api_request *req, struct api_respon
                   allow, req->method);
         return;
     }
-    if (!r->public_route && !api_auth_check(ctx->auth, req->authorization)) {
+    if (!r->public_route && !api_auth_check(api_ctx_auth(ctx), req->authorization)) {
         api_error(out, 401, "unauthorized", NULL,
                   req->authorization ? "the bearer token is not valid"
                                      : "this server requires Authorization: Bearer TOKEN");

@@ -22,6 +22,7 @@
 #include "core/err.h"
 #include "store/store_pg.h"
 #include "store/store_pg_int.h"
+#include "store/operator_int.h"
 
 /* ---- migrate, ping, close ---- */
 
@@ -160,6 +161,7 @@ static const struct store_ops pg_ops = {
     .complete_batch = pg_op_complete_batch,
     .fail = pg_op_fail,
     .reap = pg_op_reap,
+    .release = pg_op_release,
     .cancel = pg_op_cancel,
     .retry = pg_op_retry,
     .queue_pause = pg_op_queue_pause,
@@ -175,6 +177,7 @@ static const struct store_ops pg_ops = {
     .schedule_pause = pg_op_schedule_pause,
     .schedule_trigger = pg_op_schedule_trigger,
     .schedule_materialize = pg_op_schedule_materialize,
+    .oper = &pg_operator_ops,
 };
 
 int
