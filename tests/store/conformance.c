@@ -126,6 +126,18 @@ pg_exec(const char *url, const char *sql, const char *ok_state)
     return ok ? 0 : -1;
 }
 
+/* The fixture's URL as libpq takes it: without jobd's own pooler=transaction,
+ * which pg_fresh appends last for pg_pooled. */
+static const char *
+libpq_url(const char *url, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", url);
+    char *p = strstr(buf, "pooler=transaction");
+    if (p != NULL && p > buf)
+        p[-1] = '\0'; /* the '?' or '&' before it */
+    return buf;
+}
+
 /* Points fx->url at the run's database, created if needed, without jobd's schema. */
 static void
 pg_fresh(struct fx *f)
