@@ -395,7 +395,8 @@ ha_failover_run() {
     [ -n "$(awk '$2 == "healthz" && $4 != "200"' "$WORK/events")" ] ||
         fail "/healthz never showed the outage"
     local superseded; superseded=$(sed -n 's/.*runs [0-9]* recorded, \([0-9]*\) superseded.*/\1/p' "$WORK/check.out")
+    local lease_stops; lease_stops=$(cat "$WORK"/worker-w*.log | grep -c "the lease ran out" || true)
     local extra; extra=$(sed -n 's/.*in the store (\([0-9]*\) beyond the expected).*/\1/p' "$WORK/check.out")
     echo "SUMMARY $SCEN_NAME: event=$mode rounds=$rounds $(cat "$WORK/client.out")" \
-        "unacknowledged_but_committed=${extra:-?} superseded_runs=${superseded:-?} worst_resume_ms=$worst$figures checker=clean"
+        "unacknowledged_but_committed=${extra:-?} superseded_runs=${superseded:-?} runs_stopped_at_lease_end=$lease_stops worst_resume_ms=$worst$figures checker=clean"
 }
