@@ -54,7 +54,7 @@ _jobd()
         worker) words="--db --server --config --concurrency --queues --id
                        --shutdown-grace --poll-interval --log-format --log-level
                        --db-connections --notify-db --help" ;;
-        migrate) words="--db --help" ;;
+        migrate) words="--db --status --help" ;;
         submit) words="--payload --at --in --priority --queue --max-attempts --key
                        --timeout $client --help" ;;
         job) ((COMP_CWORD == 2)) && words="show cancel retry attempts" || words="$client" ;;
