@@ -19,7 +19,9 @@
 /*
  * The safety-net poll when the config sets none, by how the worker hears of
  * new jobs. PostgreSQL: LISTEN/NOTIFY wakes it; the poll only covers a lost
- * notification or a dropped listener. --server: nothing is pushed over the
+ * notification or a dropped listener. PostgreSQL without a listener
+ * (db_connections 1, or a transaction pooler without notify_db): the poll is
+ * the wake-up, once a second is one cheap query. --server: nothing is pushed over the
  * API, so the poll IS the wake-up; 250 ms bounds the latency at four cheap
  * requests a second. SQLite with a wake-up (in-process signal, or inotify
  * on the WAL): as PostgreSQL, a missed wake-up costs one second. SQLite
@@ -27,6 +29,7 @@
  * docs/WORKER.md promises for it.
  */
 #define WORKER_POLL_PG_MS 5000
+#define WORKER_POLL_PG_NOLISTEN_MS 1000
 #define WORKER_POLL_REMOTE_MS 250
 #define WORKER_POLL_WOKEN_MS 1000
 #define WORKER_POLL_SQLITE_MS 100

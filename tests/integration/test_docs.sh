@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_docs.sh — the docs stand alone and keep up with the binary:
 #  - every command of `jobd --help` has a `## \`jobd CMD\`` section in
-#    docs/CLI.md, and every flag its `--help` prints is named there;
+#    docs/CLI.md, and every flag its `--help` prints is named in it;
 #  - README.md, docs/ and every `--help` text point only at what a user of
 #    the repository has: never at CONTRACT.md, "the shared DESIGN.md",
 #    ../shared/ or /work/shared.
@@ -20,8 +20,10 @@ for c in $cmds; do
     grep -q "^## \`jobd $c\`" "$cli" || fail "docs/CLI.md has no section '## \`jobd $c\`'"
     h=$("$JOBD" "$c" --help 2>&1) || fail "jobd $c --help exits non-zero"
     helps+=$'\n'"$h"
+    # the command's own section: from its heading to the next one
+    sec=$(awk -v h="## \`jobd $c\`" 'index($0, h) == 1 { on = 1; next } /^## / { on = 0 } on' "$cli")
     for flag in $(grep -oE '(^|[^a-z])--[a-z][a-z-]*|(^|[ [])-n [A-Z]' <<<"$h" | grep -oE -- '-(-[a-z][a-z-]*|n)' | sort -u); do
-        grep -qF -- "$flag" "$cli" || fail "jobd $c --help has $flag, docs/CLI.md does not"
+        grep -qF -- "$flag" <<<"$sec" || fail "jobd $c --help has $flag, its section in docs/CLI.md does not"
     done
 done
 
