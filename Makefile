@@ -2,7 +2,7 @@
 # build-asan/ for the sanitizer build that `make test` uses).
 #
 #   make run    build and start jobd on the embedded SQLite default
-#   make test   install what is missing, build with ASan+UBSan and -Werror,
+#   make test   install what is missing, lint, build with ASan+UBSan and -Werror,
 #               start a throwaway PostgreSQL, run every test with CTest
 #   make build  just build build/jobd and libjobd (no tests, fuzz or bench targets)
 #   make install  build, then install under PREFIX (/usr/local) into DESTDIR:
@@ -11,7 +11,7 @@
 #   make deb    a Release build for /usr packed into jobd_VERSION_ARCH.deb
 #               (scripts/mkdeb.sh; lintian-clean of errors)
 #   make lint   format of changed lines, cppcheck, sizes and backend names
-#               (scripts/lint.sh)
+#               (scripts/lint.sh); `make test` runs it first
 #   make bench  every benchmark (~15 min): bench/run.sh, results in bench/results/,
 #               tables and plots into docs/BENCHMARKS.md and docs/bench/
 #   make soak   the fault-injection scenarios' long versions (SOAK=1,
@@ -58,6 +58,7 @@ lint: deps
 	@scripts/lint.sh
 
 test: deps
+	@scripts/lint.sh
 	@$(CMAKE) -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DJOBD_SANITIZE=ON -DJOBD_FUZZ_BRIEF=ON >/dev/null
 	@$(CMAKE) --build build-asan -j $(JOBS)
 	@JOBD_TEST_REQUIRE_PG=1 scripts/with-pg.sh ctest --test-dir build-asan --output-on-failure -j $(JOBS) $(CTEST_ARGS)

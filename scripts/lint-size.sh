@@ -13,9 +13,35 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Known offenders, each with the issue and the engineer that removes it.
-# An entry that no longer offends is reported too, so the list only shrinks.
+# Known offenders, each with the issue and the engineer that removes it; an
+# entry matches an offence by its first two words. One that no longer
+# offends is noted (not an error, so fixing one never breaks the build):
+# delete it then, so the list only shrinks.
 ALLOW=(
+    # issue 12 "file splits": the bench driver has no owner today
+    "file bench/jobd_bench.c"
+    "function bench/jobd_bench.c:cmd_lateness"
+    # issue 12 "file splits" and "store capabilities": worker
+    "file src/worker/worker.c"
+    "function src/worker/worker.c:loop_main"
+    "function src/worker/worker.c:worker_start"
+    "function src/worker/exec.c:spawn_child"
+    "function src/worker/exec.c:reactor"
+    "backend-name src/worker/worker.c"   # is_pg: a store_ops capability
+    "backend-name src/api/longpoll.c"    # pg or not: a store_ops capability (worker/store)
+    # ha: a PostgreSQL URL check for --notify-db / notify_db, belongs in src/store
+    "backend-name src/cli/server_opts.c"
+    "backend-name src/worker/config.c"
+    # issue 12 "file splits" of the tests: api
+    "function tests/integration/test_api_badinput.c:BOTH(bad_input_battery)"
+    "function tests/integration/test_api_cli.c:TEST(cli_commands)"
+    "file tests/integration/test_api_http.c"
+    "function tests/integration/test_api_http.c:BOTH(schedules)"
+    # sched
+    "function tests/integration/test_schedule_cli.c:TEST(schedule_cli_commands)"
+    # store
+    "function tests/integration/test_sqlite_procs.c:TEST(four_processes_claim_10000_jobs_exactly_once)"
+    "file tests/store/conformance.c"
 )
 
 if [ $# -gt 0 ]; then
@@ -67,8 +93,7 @@ done <<<"$offences"
 for a in "${ALLOW[@]}"; do
     key=$(echo "$a" | awk '{print $1" "$2}')
     if ! grep -qF "$key" <<<"$offences"; then
-        echo "stale allow-list entry (fixed? remove it): $a"
-        status=1
+        echo "note: fixed, remove from the allow-list: $key"
     fi
 done
 exit $status

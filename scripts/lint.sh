@@ -19,14 +19,17 @@ cd "$(dirname "$0")/.."
 
 # The commit .clang-format was checked from: lines older than it are left as
 # they are; lines newer must be formatted.
-FORMAT_BASE=d2236d4e747e9109eceb8539f5ce637816932a84
+FORMAT_BASE=97d84e5e5a3de62bf50230c448132c2fa60780be
 
 status=0
 step() { printf '== %s\n' "$1"; }
 
 step "format (lines changed since ${FORMAT_BASE:0:12}; fix with: git clang-format $FORMAT_BASE)"
-if ! git cat-file -e "$FORMAT_BASE^{commit}" 2>/dev/null; then
-    echo "FORMAT_BASE $FORMAT_BASE is not in this clone's history (shallow clone?)"
+if [ "$(git rev-parse --is-shallow-repository 2>/dev/null)" = true ]; then
+    # A shallow clone has no history to tell changed lines from old ones.
+    echo "format: not checked in a shallow clone (git fetch --unshallow to check)"
+elif ! git cat-file -e "$FORMAT_BASE^{commit}" 2>/dev/null; then
+    echo "FORMAT_BASE $FORMAT_BASE is not in this repository's history"
     status=1
 else
     out=$(git clang-format --diff --extensions c,h "$FORMAT_BASE" -- src tests include \
