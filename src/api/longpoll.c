@@ -251,9 +251,9 @@ longpoll_main(void *arg)
         if (stopping)
             break;
         /* How long to sleep: until the soonest deadline or run_at, or the poll period. */
-        bool pg = lp->st != NULL && strcmp(store_backend(lp->st), "pg") == 0;
+        bool push = lp->st != NULL && store_caps(lp->st)->push_wakeups;
         int64_t now_mono = clock_mono_now_us();
-        int64_t sleep_us = (pg ? LP_POLL_MS : LP_SAFETY_MS) * 1000;
+        int64_t sleep_us = (push ? LP_POLL_MS : LP_SAFETY_MS) * 1000;
         bool idle = next_deadline == 0;
         if (idle)
             sleep_us = 1000 * 1000;
@@ -270,13 +270,13 @@ longpoll_main(void *arg)
         claim = signalled != 0;
         if (!claim && next_due && clock_real_now_us() >= next_due)
             claim = true;
-        if (!claim && pg) {
+        if (!claim && push) {
             struct jobd_error err = {0};
             claim = store_wait(lp->st, 0, &err) > 0;
         }
-        if (!claim && !pg && clock_mono_now_us() - last_claim_mono >= LP_SAFETY_MS * 1000)
+        if (!claim && !push && clock_mono_now_us() - last_claim_mono >= LP_SAFETY_MS * 1000)
             claim = true;
-        if (!claim && pg && clock_mono_now_us() - last_claim_mono >= 5 * 1000 * 1000)
+        if (!claim && push && clock_mono_now_us() - last_claim_mono >= 5 * 1000 * 1000)
             claim = true; /* a missed notification costs at most a few seconds */
     }
     return NULL;

@@ -17,7 +17,6 @@
 #include "core/err.h"
 #include "store/store.h"
 #include "worker/config.h"
-#include "worker/remote.h"
 #include "worker/worker.h"
 
 static const char usage[] =
@@ -98,8 +97,11 @@ cmd_worker(int argc, char **argv)
     }
     if (server != NULL && db != NULL)
         return usage_error("give --db or --server, not both", "");
-    if (server != NULL && !remote_url(server))
+    if (server != NULL && store_url_kind(server) != STORE_URL_SERVER)
         return usage_error("--server must be an http:// or https:// URL: ", server);
+    if (db != NULL && store_url_kind(db) != STORE_URL_DATABASE)
+        return usage_error("--db must be postgres://…, postgresql://…, sqlite:PATH or a "
+                           "path (--server for an API server): ", db);
     if (config == NULL)
         return usage_error("--config FILE is required", "");
 
@@ -152,10 +154,7 @@ cmd_worker(int argc, char **argv)
         return cli_report("cannot start the worker", rc, &err);
     }
     fprintf(stderr, "jobd worker %s: running %zu handler(s), concurrency %d, store %s\n",
-            worker_id(w), cfg.n_handlers, cfg.concurrency,
-            server != NULL                   ? "the API server"
-            : strncmp(url, "postgres", 8) == 0 ? "PostgreSQL"
-                                               : "SQLite");
+            worker_id(w), cfg.n_handlers, cfg.concurrency, worker_store_label(w));
     int sig = 0;
     sigwait(&stop_sigs, &sig);
     fprintf(stderr, "jobd worker %s: %s received, stopping\n", worker_id(w),

@@ -1198,6 +1198,9 @@ pg_wait_ready(struct store *st)
 
 static const struct store_ops pg_ops = {
     .name = "pg",
+    /* NOTIFY reaches every connection; writers run side by side (row locks). */
+    .caps = {.push_wakeups = true, .parallel_writers = true, .watched_poll_ms = 5000,
+             .blind_poll_ms = 5000, .label = "PostgreSQL"},
     .close = pg_close,
     .migrate = pg_migrate,
     .ping = pg_ping,

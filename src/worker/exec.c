@@ -13,6 +13,7 @@
  * would be process-wide and clash with an embedding program). We look with
  * waitid(WNOWAIT) first and kill the group while the leader is still a
  * zombie, so the group id cannot have been reused when the signal goes out.
+ * The child's environment and the command line are exec_conf.c's.
  */
 #define _GNU_SOURCE /* pipe2, asprintf */
 #include "worker/exec.h"
@@ -35,9 +36,7 @@
 #include "core/err.h"
 #include "core/job.h"
 #include "util/clock.h"
-#include "worker/capbuf.h"
-
-extern char **environ;
+#include "util/capbuf.h"
 
 /* After the leader exits, how long its pipes may stay open (a process that
  * left the group with setsid could hold them forever). */
@@ -134,76 +133,6 @@ exec_runner_stop(struct exec_runner *x, int64_t id, int32_t attempt, enum run_st
 
 /* ---- spawning ---- */
 
-static bool
-env_overridden(const char *entry)
-{
-    static const char *const ours[] = {"JOBD_JOB_ID=", "JOBD_ATTEMPT=", "JOBD_TYPE=",
-                                       "JOBD_QUEUE=", "JOBD_IDEMPOTENCY_KEY=",
-                                       "JOBD_SCHEDULED_FOR="};
-    for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++)
-        if (strncmp(entry, ours[i], strlen(ours[i])) == 0)
-            return true;
-    return false;
-}
-
-static void
-free_env(char **env)
-{
-    if (env == NULL)
-        return;
-    for (char **p = env; *p != NULL; p++)
-        if (strncmp(*p, "JOBD_", 5) == 0 && env_overridden(*p))
-            free(*p);
-    free(env);
-}
-
-/* The inherited environment plus JOBD_*; ours are malloc'd, the rest borrowed. */
-static char **
-build_env(const struct run *run)
-{
-    size_t n = 0;
-    while (environ != NULL && environ[n] != NULL)
-        n++;
-    char **env = calloc(n + 7, sizeof *env);
-    if (env == NULL)
-        return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!env_overridden(environ[i]))
-            env[k++] = environ[i];
-    char buf[64];
-    char *add[6] = {0};
-    snprintf(buf, sizeof buf, "%" PRId64, run->id);
-    int ok = asprintf(&add[0], "JOBD_JOB_ID=%s", buf) >= 0;
-    ok = ok && asprintf(&add[1], "JOBD_ATTEMPT=%" PRId32, run->attempt) >= 0;
-    ok = ok && asprintf(&add[2], "JOBD_TYPE=%s", run->type) >= 0;
-    ok = ok && asprintf(&add[3], "JOBD_QUEUE=%s", run->queue) >= 0;
-    ok = ok && asprintf(&add[4], "JOBD_IDEMPOTENCY_KEY=%s", run->idempotency_key) >= 0;
-    if (ok && run->scheduled_for_us != 0) {
-        time_t secs = (time_t)(run->scheduled_for_us / 1000000);
-        struct tm tm;
-        gmtime_r(&secs, &tm);
-        char when[40];
-        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
-        ok = asprintf(&add[5], "JOBD_SCHEDULED_FOR=%s.%03dZ", when,
-                      (int)((run->scheduled_for_us / 1000) % 1000)) >= 0;
-    }
-    for (size_t i = 0; i < 6; i++) {
-        if (!ok) {
-            free(add[i]);
-            continue;
-        }
-        if (add[i] != NULL)
-            env[k++] = add[i];
-    }
-    env[k] = NULL;
-    if (!ok) {
-        free_env(env);
-        return NULL;
-    }
-    return env;
-}
-
 static void
 set_nonblock(int fd)
 {
@@ -236,10 +165,10 @@ spawn_child(struct exec_runner *x, struct run *run)
     int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1};
     char msg[512];
     struct child *c = calloc(1, sizeof *c);
-    char **env = build_env(run);
-    if (c == NULL || env == NULL) {
+    struct exec_env env = {0};
+    if (c == NULL || !exec_env_build(run, &env)) {
         free(c);
-        free_env(env);
+        exec_env_free(&env);
         deliver_error(x, run, "out of memory starting the handler");
         return;
     }
@@ -268,11 +197,10 @@ spawn_child(struct exec_runner *x, struct run *run)
         sigaddset(&deflt, sigs[i]);
     posix_spawnattr_setsigdefault(&attr, &deflt);
     char **argv = run->handler->argv;
-    int rc = posix_spawnp(&c->pid, argv[0], &fa, &attr, argv, env);
+    int rc = posix_spawnp(&c->pid, argv[0], &fa, &attr, argv, env.vars);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
-    free_env(env);
-    env = NULL;
+    exec_env_free(&env);
     if (rc != 0) {
         snprintf(msg, sizeof msg, "cannot run %s: %s", argv[0], strerror(rc));
         goto fail;
@@ -305,7 +233,7 @@ spawn_child(struct exec_runner *x, struct run *run)
     x->children = c;
     return;
 fail:
-    free_env(env);
+    exec_env_free(&env);
     for (int i = 0; i < 2; i++) {
         if (pin[i] >= 0)
             close(pin[i]);

@@ -68,13 +68,11 @@
 #include "store/store.h"
 #include "util/clock.h"
 #include "worker/completer.h"
-#include "worker/cthread.h"
 #include "worker/exec.h"
 #include "worker/fence.h"
 #include "worker/flusher.h"
-#include "worker/http.h"
-#include "worker/remote.h"
 #include "worker/run.h"
+#include "worker/runner.h"
 
 /* After the last job ended in a shutdown, how long to keep trying to report. */
 #define FINAL_REPORT_MS 5000
@@ -122,21 +120,19 @@ struct worker {
     pthread_mutex_t rmu;      /* guards the result queue */
     struct run_result *rhead, *rtail;
 
-    struct exec_runner *exec;
-    struct http_runner *http;
-    struct cthread_runner *cth;
+    void *runners[HANDLER_KIND_COUNT]; /* by kind (runner.h); NULL if no handler has it */
     struct flusher *fl;       /* PostgreSQL: completions on their own connection */
     struct fence *fence;      /* the lease watchdog: stops runs whose lease ran out */
 
     /* loop thread only */
     struct store *st;
-    bool is_pg;
+    const struct store_caps *caps; /* the backend's, static */
     struct store *listen_st; /* SQLite: the listener's connection, until it takes it */
     struct slot *slots;       /* n_slots: concurrency + prefetch (claimed, under lease) */
     int n_slots;
     int prefetch;             /* effective: 0 unless every handler is a C handler */
-    struct run **cbatch;      /* C runs of the claim being dispatched (n_slots entries) */
-    size_t n_cbatch;
+    struct run **batch;       /* runs of the claim being dispatched (n_slots entries) */
+    size_t n_batch;
     int n_running;
     struct completer comp;
     struct failure *fails, **fails_tail;
@@ -218,6 +214,12 @@ publish_counts(struct worker *w)
 }
 
 const char *
+worker_store_label(const struct worker *w)
+{
+    return w->caps->label;
+}
+
+const char *
 worker_id(const struct worker *w)
 {
     return w->id;
@@ -262,11 +264,7 @@ stop_run(struct worker *w, struct slot *s, enum run_stop why)
     if (s->stop_sent != RUN_STOP_NONE)
         return;
     s->stop_sent = why;
-    switch (s->h->kind) {
-    case HANDLER_EXEC: exec_runner_stop(w->exec, s->id, s->attempt, why); break;
-    case HANDLER_HTTP: http_runner_stop(w->http, s->id, s->attempt, why); break;
-    case HANDLER_C: cthread_runner_stop(w->cth, s->id, s->attempt, why); break;
-    }
+    runner_kinds[s->h->kind].stop(w->runners[s->h->kind], s->id, s->attempt, why);
 }
 
 /*
@@ -307,11 +305,7 @@ lease_ran_out(void *arg, int64_t id, int32_t attempt, const void *tag)
          "answer; stopping it", id, attempt);
     /* The runners' stops are thread-safe and match (id, attempt): a slot
      * reused meanwhile by another run is not touched. */
-    switch (h->kind) {
-    case HANDLER_EXEC: exec_runner_stop(w->exec, id, attempt, RUN_STOP_LOST); break;
-    case HANDLER_HTTP: http_runner_stop(w->http, id, attempt, RUN_STOP_LOST); break;
-    case HANDLER_C: cthread_runner_stop(w->cth, id, attempt, RUN_STOP_LOST); break;
-    }
+    runner_kinds[h->kind].stop(w->runners[h->kind], id, attempt, RUN_STOP_LOST);
     wakeup_signal(&w->wake); /* the loop marks the slot, when it is free to */
 }
 
@@ -389,15 +383,6 @@ take_results(struct worker *w)
 
 /* ---- the store connection (loop thread) ---- */
 
-/* A database by URL, or an API server (--server) speaking the worker protocol. */
-static int
-open_store(const char *url, struct store **out, struct jobd_error *err)
-{
-    if (remote_url(url))
-        return remote_store_open(url, out, err);
-    return store_open(url, out, err);
-}
-
 static void
 store_trouble(struct worker *w, int rc, const struct jobd_error *err, const char *what)
 {
@@ -415,7 +400,7 @@ ensure_store(struct worker *w, int64_t now)
     if (w->st != NULL || now < w->reconnect_at_us)
         return;
     struct jobd_error err = {0};
-    int rc = open_store(w->db_url, &w->st, &err);
+    int rc = store_open(w->db_url, &w->st, &err);
     if (rc != JOBD_OK) {
         w->st = NULL;
         w->reconnect_ms = w->reconnect_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS
@@ -575,8 +560,8 @@ steal(char **p)
 }
 
 /*
- * Starts j in a free slot; C runs are collected in w->cbatch
- * (cthread_runner_start_many). asked_us: when the claim was sent; the lease
+ * Readies j in a free slot; its run is collected in w->batch
+ * (start_batch). asked_us: when the claim was sent; the lease
  * began after it.
  */
 static void
@@ -624,11 +609,29 @@ dispatch(struct worker *w, struct job *j, int64_t now, int64_t asked_us)
     if (w->cfg.events.started != NULL)
         w->cfg.events.started(w->cfg.events.arg, j);
     w->n_running++;
-    switch (h->kind) {
-    case HANDLER_EXEC: exec_runner_start(w->exec, run); break;
-    case HANDLER_HTTP: http_runner_start(w->http, run); break;
-    case HANDLER_C: w->cbatch[w->n_cbatch++] = run; break;
+    w->batch[w->n_batch++] = run;
+}
+
+/* Hands the claimed batch to the runners: one call per kind (runner.h). */
+static void
+start_batch(struct worker *w)
+{
+    size_t left = w->n_batch;
+    for (int k = 0; k < HANDLER_KIND_COUNT && left > 0; k++) {
+        size_t n = 0;
+        for (size_t i = 0; i < left; i++) { /* this kind's runs to the front, in order */
+            struct run *r = w->batch[i];
+            if ((int)r->handler->kind == k) {
+                memmove(&w->batch[n + 1], &w->batch[n], (i - n) * sizeof *w->batch);
+                w->batch[n++] = r;
+            }
+        }
+        if (n > 0)
+            runner_kinds[k].start_many(w->runners[k], w->batch, n);
+        memmove(w->batch, w->batch + n, (left - n) * sizeof *w->batch);
+        left -= n;
     }
+    w->n_batch = 0;
 }
 
 static void
@@ -726,11 +729,10 @@ maybe_claim(struct worker *w, int64_t now)
         w->next_poll_us = now + w->poll_ms * 1000;
         return false;
     }
-    w->n_cbatch = 0;
+    w->n_batch = 0;
     for (size_t i = 0; i < got.n; i++)
         dispatch(w, &got.v[i], now, asked_us);
-    if (w->n_cbatch > 0) /* the whole claimed batch under one lock */
-        cthread_runner_start_many(w->cth, w->cbatch, w->n_cbatch);
+    start_batch(w); /* the whole claimed batch, one call per kind */
     watch_new_runs(w); /* after the starts: a stop must not overtake its run */
     w->next_poll_us = now + w->poll_ms * 1000;
     w->backlog = got.n == (size_t)free_n;
@@ -788,7 +790,10 @@ loop_main(void *arg)
             /* Prefetched jobs that no thread has started go back at once,
              * as retryable failures due again now (take_results): another
              * worker may run them while this one drains. */
-            size_t back = cthread_runner_drop_queued(w->cth, RUN_STOP_SHUTDOWN);
+            size_t back = 0;
+            for (int k = 0; k < HANDLER_KIND_COUNT; k++)
+                if (w->runners[k] != NULL && runner_kinds[k].drop_queued != NULL)
+                    back += runner_kinds[k].drop_queued(w->runners[k], RUN_STOP_SHUTDOWN);
             if (back > 0) {
                 wlog(w, "stopping: handing back %zu prefetched job(s) not yet started", back);
                 take_results(w);
@@ -884,7 +889,7 @@ listen_main(void *arg)
     while (!atomic_load(&w->quit_helpers)) {
         struct jobd_error err = {0};
         if (ls == NULL) {
-            if (open_store(w->db_url, &ls, &err) != JOBD_OK) {
+            if (store_open(w->db_url, &ls, &err) != JOBD_OK) {
                 ls = NULL;
                 nap(w, delay);
                 delay = delay * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : delay * 2;
@@ -929,9 +934,9 @@ worker_free(struct worker *w)
 {
     fence_free(w->fence); /* before the runners: it calls into them */
     flusher_stop(w->fl); /* before the wake-up goes: it signals w->wake */
-    exec_runner_free(w->exec);
-    http_runner_free(w->http);
-    cthread_runner_free(w->cth);
+    for (int k = 0; k < HANDLER_KIND_COUNT; k++)
+        if (w->runners[k] != NULL)
+            runner_kinds[k].destroy(w->runners[k]);
     struct run_result *r = w->rhead;
     while (r != NULL) {
         struct run_result *next = r->next;
@@ -949,7 +954,7 @@ worker_free(struct worker *w)
     store_close(w->listen_st);
     free(w->types);
     free(w->slots);
-    free(w->cbatch);
+    free(w->batch);
     free(w->db_url);
     worker_config_fini(&w->cfg);
     wakeup_fini(&w->wake);
@@ -975,20 +980,16 @@ start_thread(pthread_t *t, void *(*fn)(void *), void *arg, struct jobd_error *er
 static int
 start_runners(struct worker *w, struct jobd_error *err)
 {
-    bool need[4] = {false};
-    for (size_t i = 0; i < w->cfg.n_handlers; i++)
-        need[w->cfg.handlers[i].kind] = true;
     struct run_sink sink = {deliver, w};
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = JOBD_OK;
-    if (need[HANDLER_EXEC])
-        rc = exec_runner_new(sink, &w->exec, err);
-    if (rc == JOBD_OK && need[HANDLER_HTTP])
-        rc = http_runner_new(sink, &w->http, err);
-    if (rc == JOBD_OK && need[HANDLER_C])
-        rc = cthread_runner_new(sink, w->cfg.concurrency, &w->cth, err); /* + queue */
+    for (size_t i = 0; rc == JOBD_OK && i < w->cfg.n_handlers; i++) {
+        enum handler_kind k = w->cfg.handlers[i].kind;
+        if (w->runners[k] == NULL)
+            rc = runner_kinds[k].create(sink, w->cfg.concurrency, &w->runners[k], err);
+    }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
 }
@@ -999,6 +1000,13 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
 {
     *out = NULL;
     int rc = worker_config_check(cfg, err);
+    /* What each handler needs here (an exec program), before any claim:
+     * a typo fails the start, naming file:line, not every job's attempts. */
+    for (size_t i = 0; rc == JOBD_OK && i < cfg->n_handlers; i++) {
+        const struct runner_kind *rk = &runner_kinds[cfg->handlers[i].kind];
+        if (rk->check != NULL)
+            rc = rk->check(&cfg->handlers[i], err);
+    }
     if (rc != JOBD_OK)
         return rc;
     struct worker *w = calloc(1, sizeof *w);
@@ -1017,7 +1025,7 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
     w->n_slots = cfg->concurrency + w->prefetch;
     if (worker_config_copy(&w->cfg, cfg) != JOBD_OK || (w->db_url = strdup(db_url)) == NULL ||
         (w->slots = calloc((size_t)w->n_slots, sizeof *w->slots)) == NULL ||
-        (w->cbatch = calloc((size_t)w->n_slots, sizeof *w->cbatch)) == NULL ||
+        (w->batch = calloc((size_t)w->n_slots, sizeof *w->batch)) == NULL ||
         (w->types = calloc(cfg->n_handlers, sizeof *w->types)) == NULL) {
         worker_free(w);
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
@@ -1044,23 +1052,23 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
     int64_t slack_ms = (w->cfg.lease_ms - w->cfg.heartbeat_ms) / 2;
     w->fence_margin_us = (slack_ms < EXEC_KILL_GRACE_MS ? slack_ms : EXEC_KILL_GRACE_MS) * 1000;
 
-    rc = open_store(w->db_url, &w->st, err);
+    rc = store_open(w->db_url, &w->st, err);
     if (rc != JOBD_OK) {
         w->st = NULL;
         worker_free(w);
         return rc;
     }
-    w->is_pg = strcmp(store_backend(w->st), "pg") == 0;
-    bool remote = remote_url(w->db_url);
+    w->caps = store_caps(w->st);
     /*
-     * SQLite in a process of its own: a listener watching the WAL (when
-     * inotify works here) makes the poll only a safety net. Embedded in
-     * the server, the in-process wake-up covers the server's own enqueues.
+     * A store without push wake-ups, in a process of its own: a listener
+     * that can watch it (SQLite: the WAL, when inotify works here) makes
+     * the poll only a safety net. Embedded in the server, the in-process
+     * wake-up covers the server's own enqueues.
      */
     bool sq_listen = false;
-    if (!w->is_pg && !remote && wake == NULL) {
+    if (!w->caps->push_wakeups && wake == NULL) {
         struct jobd_error lerr = {0};
-        if (open_store(w->db_url, &w->listen_st, &lerr) == JOBD_OK &&
+        if (store_open(w->db_url, &w->listen_st, &lerr) == JOBD_OK &&
             store_wait_ready(w->listen_st)) {
             sq_listen = true;
         } else {
@@ -1068,22 +1076,20 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
             w->listen_st = NULL;
         }
     }
+    bool watched = w->caps->push_wakeups || sq_listen || wake != NULL;
     w->poll_ms = w->cfg.poll_ms > 0 ? w->cfg.poll_ms
-               : w->is_pg         ? 5000
-               : remote           ? 250 /* no NOTIFY over HTTP */
-               : wake != NULL     ? 1000
-               : sq_listen        ? 1000
-                                  : 100;
+               : watched          ? w->caps->watched_poll_ms
+                                  : w->caps->blind_poll_ms;
 
-    /* PostgreSQL: completions go out on a second connection, so the next
-     * claim does not wait behind them (SQLite has one writer at a time:
+    /* Completions go out on a second connection, so the next claim does
+     * not wait behind them, where writers run side by side (not SQLite:
      * a second connection would only queue behind the first). */
     rc = JOBD_OK;
-    if (w->is_pg) {
+    if (w->caps->parallel_writers) {
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
-        rc = flusher_start(w->db_url, open_store, &w->wake, &w->fl, err);
+        rc = flusher_start(w->db_url, store_open, &w->wake, &w->fl, err);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
     if (rc == JOBD_OK)
@@ -1096,7 +1102,7 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
         worker_free(w);
         return rc;
     }
-    if ((w->is_pg || sq_listen) &&
+    if ((w->caps->push_wakeups || sq_listen) &&
         start_thread(&w->listen_thread, listen_main, w, err) == JOBD_OK)
         w->has_listener = true;
     if (!w->has_listener) {

@@ -124,6 +124,10 @@ static const struct bad_case bad[] = {
      ":4: key 'exec': a second [handler]"},
     {"\n[handler \"a\"]\ntimeout = 1s\n", ":3: key 'exec': [handler \"a\"] needs exec= or http="},
     {"[worker]\nthis line has no equals sign\n", ":2: not a key = value line"},
+    {"[handler \"a\"]\nexec = /bin/true\nenv = A, 1B\n", ":3: key 'env': '1B' is not a variable"},
+    {"[handler \"a\"]\nexec = /bin/true\nenv = ,\n", ":3: key 'env': names no variable"},
+    {"[handler \"a\"]\nhttp = http://x/\nenv = A\n", ":2: key 'env': [handler \"a\"]: env= is for exec"},
+    {"[handler \"a\"]\nexec = /bin/true\nexec = /bin/false\n", ":3: key 'exec': given twice"},
 };
 
 TEST(errors_name_file_line_and_key)

@@ -1,5 +1,5 @@
 /*
- * remote.c — the worker protocol over HTTP (remote.h).
+ * remote.c — the worker protocol over HTTP (remote.h), the third store backend.
  *
  * One curl easy handle per remote store (keep-alive to the server), used
  * synchronously from the worker's loop thread, like a database connection.
@@ -8,7 +8,7 @@
  * with backoff), 409 -> JOBD_E_STALE (fenced), 404 -> JOBD_E_NOTFOUND.
  * There is no NOTIFY over HTTP: wake-ups come from the loop's poll.
  */
-#include "worker/remote.h"
+#include "store/remote.h"
 
 #include <curl/curl.h>
 #include <inttypes.h>
@@ -21,7 +21,7 @@
 
 #include "core/err.h"
 #include "core/job.h"
-#include "worker/capbuf.h"
+#include "util/capbuf.h"
 
 /* The largest answer we read: a claim of 1000 jobs of small payloads fits. */
 #define REMOTE_BODY_MAX (64u * 1024 * 1024)
@@ -32,12 +32,6 @@ struct remote_store {
     CURL *curl;
     struct curl_slist *headers;
 };
-
-bool
-remote_url(const char *url)
-{
-    return strncmp(url, "http://", 7) == 0 || strncmp(url, "https://", 8) == 0;
-}
 
 static size_t
 on_body(char *p, size_t size, size_t n, void *ud)
@@ -299,6 +293,8 @@ remote_wait(struct store *st, int timeout_ms, struct jobd_error *err)
 
 static const struct store_ops remote_ops = {
     .name = "remote",
+    /* No NOTIFY over HTTP: the poll finds new work. */
+    .caps = {.watched_poll_ms = 250, .blind_poll_ms = 250, .label = "the API server"},
     .close = remote_close,
     .migrate = remote_migrate,
     .ping = remote_ping,
