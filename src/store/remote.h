@@ -7,7 +7,7 @@
  * database: a host with no database credentials can still be a worker.
  * Only the worker's operations are implemented (open, close, migrate as a
  * no-op, ping, claim, heartbeat, complete, complete_batch, fail,
- * next_run_at, wait); store.c answers the others with JOBD_E_INVALID.
+ * release, next_run_at, wait); store.c answers the others with JOBD_E_INVALID.
  * Opened by store_open for http:// and https:// URLs.
  */
 #ifndef JOBD_STORE_REMOTE_H

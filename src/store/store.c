@@ -5,9 +5,11 @@
 #include "store/store.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/err.h"
+#include "core/utf8.h"
 #include "store/remote.h"
 #include "store/store_pg.h"
 #include "store/store_sqlite.h"
@@ -92,6 +94,12 @@ const char *
 store_backend(const struct store *st)
 {
     return st->ops->name;
+}
+
+bool
+store_error_is_outage(int rc)
+{
+    return rc == JOBD_E_UNAVAILABLE || rc == JOBD_E_IO || rc == JOBD_E_NOMEM;
 }
 
 const struct store_caps *
@@ -186,6 +194,8 @@ store_complete(struct store *st, int64_t id, int32_t attempt, const char *result
     if (result != NULL && strlen(result) > JOB_RESULT_MAX)
         return jobd_error_set(err, JOBD_E_TOOBIG, "result", "result is over %d bytes",
                               JOB_RESULT_MAX);
+    if (result != NULL && !utf8_valid(result, strlen(result)))
+        return jobd_error_set(err, JOBD_E_INVALID, "result", "result is not UTF-8");
     return st->ops->complete(st, id, attempt, result, out, err);
 }
 
@@ -195,6 +205,10 @@ store_complete_batch(struct store *st, const struct completion *c, size_t n, int
 {
     if (n == 0)
         return JOBD_OK;
+    for (size_t i = 0; i < n; i++)
+        if (c[i].result != NULL && !utf8_valid(c[i].result, strlen(c[i].result)))
+            return jobd_error_set(err, JOBD_E_INVALID, "result",
+                                  "the result of job %lld is not UTF-8", (long long)c[i].id);
     return st->ops->complete_batch(st, c, n, outcome, err);
 }
 
@@ -204,7 +218,15 @@ store_fail(struct store *st, int64_t id, int32_t attempt, const char *error, boo
 {
     if (retry_delay_ms < 0)
         retry_delay_ms = 0;
-    return st->ops->fail(st, id, attempt, error, retryable, retry_delay_ms, out, err);
+    /* Whoever sends it (a handler's stderr, a remote worker), the error is
+     * stored as UTF-8 both backends take, cut on a character boundary. */
+    char *clean = NULL;
+    if (error != NULL &&
+        (clean = utf8_clean(error, strlen(error), JOB_ERROR_MAX, UTF8_KEEP_TAIL)) == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    int rc = st->ops->fail(st, id, attempt, clean, retryable, retry_delay_ms, out, err);
+    free(clean);
+    return rc;
 }
 
 int

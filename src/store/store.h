@@ -34,6 +34,7 @@
 #ifndef JOBD_STORE_STORE_H
 #define JOBD_STORE_STORE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,8 +72,10 @@ struct claim_req {
     int64_t lease_ms;          /* 0 = JOB_DEFAULT_LEASE_MS */
     /* With caps.claim_waits: when nothing is claimable, wait up to this
      * long for a job before answering empty (0 = answer at once). Other
-     * backends ignore it. */
+     * backends ignore it. While it waits, a true *interrupt (may be NULL;
+     * borrowed) ends the wait at once with no jobs. */
     int wait_ms;
+    const atomic_bool *interrupt;
 };
 
 /* One finished attempt for store_complete_batch. Pointers borrowed. */
@@ -208,6 +211,13 @@ void store_close(struct store *st);
 void store_set_clock(struct store *st, const struct jobd_clock *clock);
 /* "pg", "sqlite" or "remote" (messages and tests; decide by store_caps). */
 const char *store_backend(const struct store *st);
+/*
+ * True if rc says the store could not be asked (connection lost, server
+ * down, out of memory): the same request may work after a reconnect. Any
+ * other error is the store refusing this request (its content, a rule):
+ * sending it again unchanged will fail again, so callers must not loop on it.
+ */
+bool store_error_is_outage(int rc);
 /* The backend's capabilities (static; never NULL). */
 const struct store_caps *store_caps(const struct store *st);
 

@@ -98,7 +98,7 @@ exec_runner_start(struct exec_runner *x, struct run *run)
 {
     struct pending *p = calloc(1, sizeof *p);
     if (p == NULL) {
-        struct run_result *r = run_result_new(run, RUN_RETRY, "out of memory");
+        struct run_result *r = run_result_new(run, RUN_RELEASE, "out of memory");
         run_free(run);
         if (r != NULL)
             x->sink.deliver(x->sink.ctx, r);
@@ -150,39 +150,28 @@ close_fd(int *fd)
 }
 
 static void
-deliver_error(struct exec_runner *x, struct run *run, const char *msg)
+deliver_error(struct exec_runner *x, struct run *run, enum run_outcome outcome, const char *msg)
 {
-    struct run_result *r = run_result_new(run, RUN_RETRY, msg);
+    struct run_result *r = run_result_new(run, outcome, msg);
     run_free(run);
     if (r != NULL)
         x->sink.deliver(x->sink.ctx, r);
 }
 
-/* Spawns run's program; on failure delivers a retryable result and frees run. */
-static void
-spawn_child(struct exec_runner *x, struct run *run)
+/*
+ * posix_spawnp of argv with env, stdin/stdout/stderr on the given fds, in
+ * a process group of its own, with an empty signal mask and default
+ * dispositions. Returns 0 or an errno.
+ */
+static int
+spawn_program(pid_t *pid, char **argv, char **env, int in, int out, int errfd)
 {
-    int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1};
-    char msg[512];
-    struct child *c = calloc(1, sizeof *c);
-    struct exec_env env = {0};
-    if (c == NULL || !exec_env_build(run, &env)) {
-        free(c);
-        exec_env_free(&env);
-        deliver_error(x, run, "out of memory starting the handler");
-        return;
-    }
-    if (pipe2(pin, O_CLOEXEC) != 0 || pipe2(pout, O_CLOEXEC) != 0 ||
-        pipe2(perr, O_CLOEXEC) != 0) {
-        snprintf(msg, sizeof msg, "cannot create pipes: %s", strerror(errno));
-        goto fail;
-    }
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, pin[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, pout[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, perr[1], 2);
+    posix_spawn_file_actions_adddup2(&fa, in, 0);
+    posix_spawn_file_actions_adddup2(&fa, out, 1);
+    posix_spawn_file_actions_adddup2(&fa, errfd, 2);
     posix_spawnattr_init(&attr);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
                                         POSIX_SPAWN_SETSIGDEF);
@@ -196,13 +185,43 @@ spawn_child(struct exec_runner *x, struct run *run)
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         sigaddset(&deflt, sigs[i]);
     posix_spawnattr_setsigdefault(&attr, &deflt);
-    char **argv = run->handler->argv;
-    int rc = posix_spawnp(&c->pid, argv[0], &fa, &attr, argv, env.vars);
+    int rc = posix_spawnp(pid, argv[0], &fa, &attr, argv, env);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
+    return rc;
+}
+
+/* Spawns run's program; on failure delivers a result (RUN_RELEASE for a
+ * local shortage, else RUN_RETRY) and frees run. */
+static void
+spawn_child(struct exec_runner *x, struct run *run)
+{
+    int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1};
+    char msg[512];
+    /* Out of descriptors, processes or memory is this host's trouble, not
+     * the job's: the job goes back unused. A program that cannot run
+     * (gone since the start's check, not executable) is the job's failure. */
+    enum run_outcome outcome = RUN_RELEASE;
+    struct child *c = calloc(1, sizeof *c);
+    struct exec_env env = {0};
+    if (c == NULL || !exec_env_build(run, &env)) {
+        free(c);
+        exec_env_free(&env);
+        deliver_error(x, run, RUN_RELEASE, "out of memory starting the handler");
+        return;
+    }
+    if (pipe2(pin, O_CLOEXEC) != 0 || pipe2(pout, O_CLOEXEC) != 0 ||
+        pipe2(perr, O_CLOEXEC) != 0) {
+        snprintf(msg, sizeof msg, "cannot create pipes: %s", strerror(errno));
+        goto fail;
+    }
+    char **argv = run->handler->argv;
+    int rc = spawn_program(&c->pid, argv, env.vars, pin[0], pout[1], perr[1]);
     exec_env_free(&env);
     if (rc != 0) {
         snprintf(msg, sizeof msg, "cannot run %s: %s", argv[0], strerror(rc));
+        if (rc != EAGAIN && rc != ENOMEM && rc != EMFILE && rc != ENFILE)
+            outcome = RUN_RETRY;
         goto fail;
     }
     close(pin[0]);
@@ -243,7 +262,7 @@ fail:
             close(perr[i]);
     }
     free(c);
-    deliver_error(x, run, msg);
+    deliver_error(x, run, outcome, msg);
 }
 
 /* ---- the reactor ---- */
@@ -475,6 +494,30 @@ kill_all(struct exec_runner *x)
     }
 }
 
+/* After a poll: moves the bytes each child's fds are ready for (pfd[1..]
+ * holds four entries per child, in list order) and notes exits. */
+static void
+move_bytes(struct exec_runner *x, const struct pollfd *pfd, int64_t now)
+{
+    size_t i = 1;
+    for (struct child *c = x->children; c != NULL; c = c->next, i += 4) {
+        if (pfd[i].revents != 0)
+            write_stdin(c);
+        if (pfd[i + 1].revents != 0)
+            read_pipe(&c->out_fd, &c->out, NULL);
+        if (pfd[i + 2].revents != 0)
+            read_pipe(&c->err_fd, NULL, &c->errb);
+        if (pfd[i + 3].revents != 0 || (c->pidfd < 0 && !c->exited))
+            check_exit(c, now);
+        if (c->exited) { /* what is left in the pipes is there now */
+            if (c->out_fd >= 0)
+                read_pipe(&c->out_fd, &c->out, NULL);
+            if (c->err_fd >= 0)
+                read_pipe(&c->err_fd, NULL, &c->errb);
+        }
+    }
+}
+
 static void *
 reactor(void *arg)
 {
@@ -534,24 +577,7 @@ reactor(void *arg)
             ssize_t r = read(x->evfd, &v, sizeof v);
             (void)r;
         }
-        now = clock_mono_now_us();
-        size_t i = 1;
-        for (struct child *c = x->children; c != NULL; c = c->next, i += 4) {
-            if (pfd[i].revents != 0)
-                write_stdin(c);
-            if (pfd[i + 1].revents != 0)
-                read_pipe(&c->out_fd, &c->out, NULL);
-            if (pfd[i + 2].revents != 0)
-                read_pipe(&c->err_fd, NULL, &c->errb);
-            if (pfd[i + 3].revents != 0 || (c->pidfd < 0 && !c->exited))
-                check_exit(c, now);
-            if (c->exited) { /* what is left in the pipes is there now */
-                if (c->out_fd >= 0)
-                    read_pipe(&c->out_fd, &c->out, NULL);
-                if (c->err_fd >= 0)
-                    read_pipe(&c->err_fd, NULL, &c->errb);
-            }
-        }
+        move_bytes(x, pfd, clock_mono_now_us());
         finish_children(x);
     }
     free(pfd);

@@ -27,6 +27,7 @@ struct worker_stats {
     uint64_t claims;          /* claim statements run */
     uint64_t batches;         /* completion batches written */
     uint64_t reconnects;      /* store connections opened after the first */
+    uint64_t released;        /* jobs handed back unused (a handler could not start) */
 };
 
 /*

@@ -6,7 +6,9 @@
 #     variables and the names `env =` lists; never JOBD_TOKEN or JOBD_DB;
 #   - `exec = nosuchprog` refuses the worker's start, naming file:line;
 #   - bytes that are not UTF-8 on stderr and stdout: the failure is stored
-#     with U+FFFD in place of them, the job reads back, the worker goes on.
+#     with U+FFFD in place of them, the job reads back, the worker goes on;
+#   - out of file descriptors (ulimit -n): a run that cannot start hands its
+#     job back without using an attempt (max_attempts 1 jobs all succeed).
 # Needs JOBD_BIN (set by CTest).
 set -euo pipefail
 
@@ -64,7 +66,7 @@ start_server() {
     spid=$!
     local port=""
     for _ in $(seq 100); do
-        port=$(sed -n 's|^jobd: listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$dir/server.log")
+        port=$(sed -n 's|.* listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$dir/server.log")
         [ -n "$port" ] && break
         kill -0 "$spid" 2>/dev/null || fail "the server exited"
         sleep 0.1
@@ -136,8 +138,54 @@ run_store() { # DB
     fi
     echo "ok: a clean environment ($(wc -l <"$e") variables)"
 
+    # Bytes that are not UTF-8 on stderr: stored sanitized; the worker goes on.
+    id=$(submit badbytes)
+    local job
+    job=$(wait_status "$id" dead)
+    printf '%s' "$job" | grep -q 'bad \\ufffd\\ufffd bytes\|bad ��' ||
+        fail "last_error is not the sanitized stderr: $job"
+    "$JOBD" jobs --type badbytes --server "$server" >/dev/null || fail "GET /v1/jobs fails"
+    # ... and stdout that is not UTF-8 JSON is no result.
+    id=$(submit badout)
+    job=$(wait_status "$id" succeeded)
+    printf '%s' "$job" | grep -q '"result": *null' || fail "not-UTF-8 stdout became a result: $job"
+    # Still claiming afterwards.
+    id=$(submit env)
+    wait_status "$id" succeeded >/dev/null
+    echo "ok: not-UTF-8 handler output stored sanitized on $db"
     stop_all
 }
+
+# Out of file descriptors: runs that cannot start are handed back unused.
+# With max_attempts 1, a start failure that cost an attempt would kill the
+# job; handed back, every job waits for a free descriptor and succeeds.
+release_case() {
+    local db="sqlite:$dir/release.db"
+    printf '#!/bin/sh\nsleep 1\n' >"$dir/slow.sh"
+    chmod +x "$dir/slow.sh"
+    printf '[worker]\nconcurrency = 12\n\n[handler "slow"]\nexec = %s/slow.sh\n' "$dir" \
+        >"$dir/release.ini"
+    start_server "$db"
+    # Room for the worker itself and a few children (4 descriptors each).
+    (ulimit -n "$1" && exec "$JOBD" worker --db "$db" --config "$dir/release.ini") \
+        2>"$dir/worker.log" &
+    wpid=$!
+    local ids=() id
+    for _ in 1 2 3 4 5 6 7 8; do
+        id=$("$JOBD" submit slow --max-attempts 1 --server "$server" |
+            sed -n 's/.*"id": *\([0-9]*\).*/\1/p' | head -1)
+        ids+=("$id")
+    done
+    for id in "${ids[@]}"; do
+        wait_status "$id" succeeded >/dev/null
+    done
+    grep -q "could not start a handler; handing the job back" "$dir/worker.log" ||
+        fail "no run was handed back with ulimit -n $1 (the case tests nothing)"
+    echo "ok: $(grep -c 'handing the job back' "$dir/worker.log") start(s) handed back" \
+        "with ulimit -n $1; all ${#ids[@]} jobs (max_attempts 1) succeeded"
+    stop_all
+}
+release_case "${JOBD_TEST_NOFILE:-40}"
 
 run_store "sqlite:$dir/jobs.db"
 if [ -n "${JOBD_TEST_PG_URL:-}" ] && command -v psql >/dev/null; then
