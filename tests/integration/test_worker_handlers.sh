@@ -185,7 +185,7 @@ release_case() {
         "with ulimit -n $1; all ${#ids[@]} jobs (max_attempts 1) succeeded"
     stop_all
 }
-release_case "${JOBD_TEST_NOFILE:-40}"
+release_case "${JOBD_TEST_NOFILE:-24}"
 
 run_store "sqlite:$dir/jobs.db"
 if [ -n "${JOBD_TEST_PG_URL:-}" ] && command -v psql >/dev/null; then
