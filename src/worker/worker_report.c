@@ -82,6 +82,18 @@ refused_failure(struct worker *w, struct failure *f, const struct jobd_error *er
     return true;
 }
 
+/* The first queued report is done with (written, stale or given up). */
+static void
+drop_head(struct worker *w)
+{
+    struct failure *f = w->fails;
+    w->fails = f->next;
+    if (w->fails == NULL)
+        w->fails_tail = &w->fails;
+    free(f->error);
+    free(f);
+}
+
 /* Writes completions and failures. False if the store failed (and was dropped). */
 bool
 wk_report(struct worker *w)
@@ -108,7 +120,8 @@ wk_report(struct worker *w)
             rc = store_release(w->st, f->id, f->attempt, &err);
             if (rc == JOBD_OK) {
                 wk_stat_add(w, &w->stats.released, 1);
-                goto next;
+                drop_head(w);
+                continue;
             }
             if (!store_error_is_outage(rc) && rc != JOBD_E_STALE && rc != JOBD_E_NOTFOUND) {
                 /* A store (or server) that cannot give attempts back: a
@@ -134,12 +147,7 @@ wk_report(struct worker *w)
         } else if (refused_failure(w, f, &err)) {
             continue; /* sent again, with a plain message */
         }
-    next:
-        w->fails = f->next;
-        if (w->fails == NULL)
-            w->fails_tail = &w->fails;
-        free(f->error);
-        free(f);
+        drop_head(w);
     }
     return true;
 }
