@@ -14,7 +14,9 @@
  *   flusher   PostgreSQL only: writes the completions the loop hands it on a
  *             connection of its own (flusher.h), while the loop claims.
  *   listener  a second connection blocked in store_wait; a signal sets the
- *             "claim now" hint. PostgreSQL: LISTEN jobd_jobs. SQLite (a
+ *             "claim now" hint. PostgreSQL: LISTEN jobd_jobs (on notify_db
+ *             when set: behind a transaction pooler LISTEN needs a direct
+ *             connection; without one there is no listener). SQLite (a
  *             worker of its own, not embedded): inotify on the WAL, i.e.
  *             any commit by any process (store/sqlite_wake.c); without
  *             inotify there is no listener and the poll stays short.
@@ -161,7 +163,10 @@ listen_main(void *arg)
     while (!atomic_load(&w->quit_helpers)) {
         struct jobd_error err = {0};
         if (ls == NULL) {
-            if (store_open(w->db_url, &ls, &err) != JOBD_OK) {
+            const char *url = w->caps->push_wakeups && w->cfg.notify_db != NULL
+                                  ? w->cfg.notify_db
+                                  : w->db_url;
+            if (store_open(url, &ls, &err) != JOBD_OK) {
                 ls = NULL;
                 nap(w, delay);
                 delay = delay * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : delay * 2;
@@ -330,17 +335,22 @@ worker_alloc(const struct worker_config *cfg, const char *db_url, struct wakeup 
 }
 
 /*
- * After the first connection: a listener where the store can tell us of
- * new work (true), and the poll to use. A store without push wake-ups, in
- * a process of its own, may still be watched (SQLite: the WAL, when
- * inotify works here); embedded in the server, the in-process wake-up
- * covers the server's own enqueues.
+ * After the first connection: which helper threads w gets besides its
+ * loop, and so how many store connections it opens — true for a listener,
+ * *flush for a flusher — and the poll to use. A store with push wake-ups
+ * (PostgreSQL) spends its budget (cfg.db_connections) on the loop, then a
+ * listener, then a flusher; behind a transaction pooler it cannot LISTEN
+ * (store_wait_ready), so only notify_db gives it a listener. A store
+ * without push wake-ups, in a process of its own, may still be watched
+ * (SQLite: the WAL, when inotify works here); embedded in the server, the
+ * in-process wake-up covers the server's own enqueues.
  */
 static bool
-plan_wakeups(struct worker *w, const struct wakeup *wake)
+plan_helpers(struct worker *w, const struct wakeup *wake, bool *flush)
 {
+    const struct store_caps *caps = w->caps;
     bool watch = false;
-    if (!w->caps->push_wakeups && wake == NULL) {
+    if (!caps->push_wakeups && wake == NULL) {
         struct jobd_error lerr = {0};
         if (store_open(w->db_url, &w->listen_st, &lerr) == JOBD_OK &&
             store_wait_ready(w->listen_st)) {
@@ -350,22 +360,31 @@ plan_wakeups(struct worker *w, const struct wakeup *wake)
             w->listen_st = NULL;
         }
     }
-    bool watched = w->caps->push_wakeups || watch || wake != NULL;
+    bool push_listen = caps->push_wakeups && w->cfg.db_connections >= 2 &&
+                       (w->cfg.notify_db != NULL || store_wait_ready(w->st));
+    *flush = caps->parallel_writers && w->cfg.db_connections >= 3;
+    bool watched = caps->push_wakeups ? push_listen : watch || wake != NULL;
     w->poll_ms = w->cfg.poll_ms > 0 ? w->cfg.poll_ms
-               : watched          ? w->caps->watched_poll_ms
-                                  : w->caps->blind_poll_ms;
-    return w->caps->push_wakeups || watch;
+               : watched          ? caps->watched_poll_ms
+                                  : caps->blind_poll_ms;
+    if (caps->push_wakeups && !push_listen)
+        wlog(w, LOGL_INFO, "no LISTEN connection: polling",
+             LF_STR("reason", w->cfg.db_connections < 2
+                                  ? "db_connections is 1"
+                                  : "the URL says pooler=transaction and no notify_db is set"),
+             LF_INT("poll_ms", w->poll_ms));
+    return push_listen || watch;
 }
 
 /* The flusher, the runners, the watchdog and the loop thread. */
 static int
-start_threads(struct worker *w, struct jobd_error *err)
+start_threads(struct worker *w, bool flush, struct jobd_error *err)
 {
     /* Completions go out on a second connection, so the next claim does
      * not wait behind them, where writers run side by side (not SQLite:
      * a second connection would only queue behind the first). */
     int rc = JOBD_OK;
-    if (w->caps->parallel_writers) {
+    if (flush) {
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -399,8 +418,9 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
         return rc;
     }
     w->caps = store_caps(w->st);
-    bool listen = plan_wakeups(w, wake);
-    rc = start_threads(w, err);
+    bool flush = false;
+    bool listen = plan_helpers(w, wake, &flush);
+    rc = start_threads(w, flush, err);
     if (rc != JOBD_OK) {
         worker_free(w);
         return rc;
