@@ -20,7 +20,6 @@
 #include "store/store.h"
 #include "util/log.h"
 #include "worker/config.h"
-#include "worker/remote.h"
 #include "worker/worker.h"
 
 static const char usage[] =
@@ -54,8 +53,7 @@ static const char usage[] =
     "  --notify-db URL       a direct PostgreSQL URL for LISTEN, when --db goes\n"
     "                        through PgBouncer in transaction mode (?pooler=transaction);\n"
     "                        without it such a worker polls\n"
-    "  --log-format F        text (default) or json: one event a line on stderr\n"
-    "  --log-level L         debug, info (default), warn or error\n"
+    CLI_LOG_USAGE
     "\n"
     "Exit status: 0 stopped cleanly, 1 failed, 2 usage error, 3 store unreachable.\n";
 
@@ -73,14 +71,14 @@ usage_error(const char *what, const char *arg)
     return CLI_USAGE;
 }
 
-/* Sets each flag's value from argv; -1 after printing --help, CLI_USAGE on error. */
+/* Reads argv into flags; -1 = go on, else the exit status (help, usage error). */
 static int
 parse_flags(int argc, char **argv, struct flag *flags, size_t nflags)
 {
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(usage, stdout);
-            return -1;
+            return CLI_OK;
         }
         bool matched = false;
         for (size_t f = 0; f < nflags && !matched; f++) {
@@ -98,10 +96,10 @@ parse_flags(int argc, char **argv, struct flag *flags, size_t nflags)
         if (!matched)
             return usage_error("unexpected argument ", argv[i]);
     }
-    return CLI_OK;
+    return -1;
 }
 
-/* Loads the INI file, applies the flags that set [worker] keys, checks. */
+/* The file, then the flags that override its [worker] keys, then the checks. */
 static int
 load_config(struct worker_config *cfg, const char *path, const struct flag *flags,
             size_t nflags, struct jobd_error *err)
@@ -121,24 +119,27 @@ load_config(struct worker_config *cfg, const char *path, const struct flag *flag
     return rc;
 }
 
-/*
- * Opens and migrates the store at url (with --server the API server owns and
- * migrates it: nothing to do); *kind names it for the log (static string).
- */
+/* Runs the worker until SIGTERM or SIGINT. */
 static int
-prepare_store(const char *url, bool remote, const char **kind, struct jobd_error *err)
+run_worker(const struct worker_config *cfg, const char *url)
 {
-    *kind = "the API server";
-    if (remote)
-        return JOBD_OK;
-    struct store *st = NULL;
-    int rc = store_open(url, &st, err);
-    if (rc == JOBD_OK) {
-        *kind = store_backend(st);
-        rc = store_migrate(st, err);
-    }
-    store_close(st);
-    return rc;
+    sigset_t stop_sigs;
+    service_block_signals(&stop_sigs);
+    signal(SIGPIPE, SIG_IGN);
+    struct jobd_error err = {0};
+    struct worker *w = NULL;
+    int rc = worker_start(cfg, url, NULL, &w, &err);
+    if (rc != JOBD_OK)
+        return cli_report("cannot start the worker", rc, &err);
+    log_at(LOGL_INFO, "worker", "running", LF_STR("worker", worker_id(w)),
+           LF_INT("handlers", cfg->n_handlers), LF_INT("concurrency", cfg->concurrency),
+           LF_STR("store", worker_store_label(w)));
+    int sig = service_run(&stop_sigs, "running", NULL, NULL);
+    log_at(LOGL_INFO, "worker", "stopping", LF_STR("worker", worker_id(w)),
+           LF_STR("signal", sig == SIGINT ? "SIGINT" : "SIGTERM"));
+    worker_stop(w, -1);
+    log_at(LOGL_INFO, "worker", "stopped");
+    return CLI_OK;
 }
 
 int
@@ -162,13 +163,16 @@ cmd_worker(int argc, char **argv)
         {"--log-level", NULL, &log_level},
     };
     const size_t nflags = sizeof flags / sizeof flags[0];
-    int prc = parse_flags(argc, argv, flags, nflags);
-    if (prc != CLI_OK)
-        return prc < 0 ? CLI_OK : prc;
+    int done = parse_flags(argc, argv, flags, nflags);
+    if (done >= 0)
+        return done;
     if (server != NULL && db != NULL)
         return usage_error("give --db or --server, not both", "");
-    if (server != NULL && !remote_url(server))
+    if (server != NULL && store_url_kind(server) != STORE_URL_SERVER)
         return usage_error("--server must be an http:// or https:// URL: ", server);
+    if (db != NULL && store_url_kind(db) != STORE_URL_DATABASE)
+        return usage_error("--db must be postgres://…, postgresql://…, sqlite:PATH or a "
+                           "path (--server for an API server): ", db);
     if (config == NULL)
         return usage_error("--config FILE is required", "");
     if (cli_log_setup("worker", log_format, log_level, NULL) != CLI_OK)
@@ -183,33 +187,20 @@ cmd_worker(int argc, char **argv)
         fprintf(stderr, "jobd worker: %s\n", err.msg);
         return CLI_USAGE;
     }
-
+    /* With --server the API server owns (and migrates) the store. */
     const char *url = server != NULL ? server : cli_db_url(db);
-    const char *kind = NULL;
-    rc = prepare_store(url, server != NULL, &kind, &err);
+    struct store *st = NULL;
+    if (server == NULL) {
+        rc = store_open(url, &st, &err);
+        if (rc == JOBD_OK)
+            rc = store_migrate(st, &err);
+        store_close(st);
+    }
     if (rc != JOBD_OK) {
         worker_config_fini(&cfg);
         return cli_report("cannot prepare the store", rc, &err);
     }
-
-    sigset_t stop_sigs;
-    service_block_signals(&stop_sigs);
-    signal(SIGPIPE, SIG_IGN);
-
-    struct worker *w = NULL;
-    rc = worker_start(&cfg, url, NULL, &w, &err);
-    if (rc != JOBD_OK) {
-        worker_config_fini(&cfg);
-        return cli_report("cannot start the worker", rc, &err);
-    }
-    log_at(LOGL_INFO, "worker", "running", LF_STR("worker", worker_id(w)),
-           LF_INT("handlers", cfg.n_handlers), LF_INT("concurrency", cfg.concurrency),
-           LF_STR("store", kind));
-    int sig = service_run(&stop_sigs, "running", NULL, NULL);
-    log_at(LOGL_INFO, "worker", "stopping", LF_STR("worker", worker_id(w)),
-           LF_STR("signal", sig == SIGINT ? "SIGINT" : "SIGTERM"));
-    worker_stop(w, -1);
+    rc = run_worker(&cfg, url);
     worker_config_fini(&cfg);
-    log_at(LOGL_INFO, "worker", "stopped");
-    return CLI_OK;
+    return rc;
 }

@@ -17,23 +17,6 @@
 #include "worker/config.h"
 
 /*
- * The safety-net poll when the config sets none, by how the worker hears of
- * new jobs. PostgreSQL: LISTEN/NOTIFY wakes it; the poll only covers a lost
- * notification or a dropped listener. PostgreSQL without a listener
- * (db_connections 1, or a transaction pooler without notify_db): the poll is
- * the wake-up, once a second is one cheap query. --server: nothing is pushed over the
- * API, so the poll IS the wake-up; 250 ms bounds the latency at four cheap
- * requests a second. SQLite with a wake-up (in-process signal, or inotify
- * on the WAL): as PostgreSQL, a missed wake-up costs one second. SQLite
- * without one: only the poll finds new jobs; 100 ms is the latency
- * docs/WORKER.md promises for it.
- */
-#define WORKER_POLL_PG_MS 5000
-#define WORKER_POLL_PG_NOLISTEN_MS 1000
-#define WORKER_POLL_REMOTE_MS 250
-#define WORKER_POLL_WOKEN_MS 1000
-#define WORKER_POLL_SQLITE_MS 100
-/*
  * Reconnect backoff (the loop and the completion flusher): 100 ms rides out
  * a PostgreSQL restart or failover in a few tries; 5 s caps the load a
  * fleet of workers puts on a database that is coming back.
@@ -52,12 +35,13 @@ struct worker_stats {
     uint64_t claims;          /* claim statements run */
     uint64_t batches;         /* completion batches written */
     uint64_t reconnects;      /* store connections opened after the first */
+    uint64_t released;        /* jobs handed back unused (a handler could not start) */
 };
 
 /*
  * Starts a worker with a copy of cfg (which must pass worker_config_check)
  * on the store at db_url (a database URL as for store_open, or the
- * http(s):// base URL of a jobd API server: see remote.h). wake (may be
+ * http(s):// base URL of a jobd API server: see store/remote.h). wake (may be
  * NULL) is an in-process signal raised after enqueues (the embedding
  * server's); borrowed, must outlive the worker. Does not migrate (callers do, once). The first connection is made
  * here: JOBD_E_UNAVAILABLE/JOBD_E_STORE if the store cannot be opened, so a
@@ -85,6 +69,10 @@ void worker_stop(struct worker *w, int64_t grace_ms);
 
 /* A snapshot of the counters. Thread-safe. */
 void worker_get_stats(struct worker *w, struct worker_stats *out);
+
+/* What the worker talks to, for people: "PostgreSQL", "SQLite", "the API
+ * server" (a static string). */
+const char *worker_store_label(const struct worker *w);
 
 /* The worker id it claims with (borrowed, valid until worker_stop). */
 const char *worker_id(const struct worker *w);
