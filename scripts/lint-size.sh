@@ -21,14 +21,6 @@ ALLOW=(
     # issue 12 "file splits": the bench driver has no owner today
     "file bench/jobd_bench.c"
     "function bench/jobd_bench.c:cmd_lateness"
-    # issue 12 "file splits" and "store capabilities": worker
-    "file src/worker/worker.c"
-    "function src/worker/worker.c:loop_main"
-    "function src/worker/worker.c:worker_start"
-    "function src/worker/exec.c:spawn_child"
-    "function src/worker/exec.c:reactor"
-    "backend-name src/worker/worker.c"   # is_pg: a store_ops capability
-    "backend-name src/api/longpoll.c"    # pg or not: a store_ops capability (worker/store)
     # ha: a PostgreSQL URL check for --notify-db / notify_db, belongs in src/store
     "backend-name src/cli/server_opts.c"
     "backend-name src/worker/config.c"
