@@ -266,13 +266,17 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     p->metrics = api_metrics_new();
     if (!p->wake_ok || p->metrics == NULL)
         return cli_report("cannot start", JOBD_E_NOMEM, NULL);
-    if ((rc = store_pool_new(cli_db_url(o->db), NULL, &p->pool, &err)) ||
+    const char *clock_file;
+    const struct jobd_clock *clock = clock_for_server(&clock_file);
+    if (clock != NULL)
+        fprintf(stderr, "jobd: test clock: real time plus the offset in %s\n", clock_file);
+    if ((rc = store_pool_new(cli_db_url(o->db), clock, &p->pool, &err)) ||
         (rc = committer_start(p->pool, &p->wake, p->metrics, &p->committer, &err)) ||
         (rc = longpoll_start(p->pool, &p->wake, p->metrics, &p->longpoll, &err)))
         return cli_report("cannot start", rc, &err);
     p->ctx = (struct api_ctx){.pool = p->pool, .auth = p->auth, .metrics = p->metrics,
                            .committer = p->committer, .longpoll = p->longpoll,
-                           .wake = &p->wake, .defer_enqueue = true};
+                           .wake = &p->wake, .defer_enqueue = true, .clock = clock};
     struct api_server_config cfg = {.host = host, .port = port, .threads = o->threads,
                                     .access_log = true};
     int bound = 0;
@@ -284,6 +288,7 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
         fprintf(stderr, "jobd: listening on http://%s:%d\n", host, bound);
     struct sched_plane_config pc = {.db_url = cli_db_url(o->db), .reap_interval_ms = o->reap_ms,
                                     .retention_ms = o->retention_ms, .wake = &p->wake,
+                                    .clock = clock,
                                     .on_reaped = count_reaped, .on_reaped_arg = p->metrics};
     if ((rc = sched_plane_start(&pc, &p->plane, &err)) != JOBD_OK)
         return cli_report("cannot start the scheduling plane", rc, &err);

@@ -690,6 +690,7 @@ static const struct store_ops sqlite_ops = {
     .schedule_pause = sq_op_schedule_pause,
     .schedule_trigger = sq_op_schedule_trigger,
     .schedule_materialize = sq_op_schedule_materialize,
+    .clock_went_back = sq_op_clock_went_back,
 };
 
 /* Runs a PRAGMA that returns at most one row; *value gets its text if asked. */
