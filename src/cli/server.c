@@ -281,7 +281,8 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     const char *clock_file;
     const struct jobd_clock *clock = clock_for_server(&clock_file);
     if (clock != NULL)
-        fprintf(stderr, "jobd: test clock: real time plus the offset in %s\n", clock_file);
+        log_at(LOGL_WARN, "server", "test clock: real time plus an offset",
+               LF_STR("file", clock_file));
     if ((rc = store_pool_new(cli_db_url(o->db), clock, &p->pool, &err)) ||
         (rc = committer_start(p->pool, &p->wake, p->metrics, &p->committer, &err)) ||
         (rc = longpoll_start(p->pool, &p->wake, p->metrics, &p->longpoll, &err)))

@@ -93,10 +93,9 @@ clock_went_back(struct sched_plane *p, int64_t back_us, bool *progress)
     if (rc != JOBD_OK)
         return false;
     if (back_us > 0 || schedules > 0)
-        fprintf(stderr,
-                "jobd: scheduling plane: the clock went back by %.1f s; %d due job(s) made "
-                "due now, %d schedule(s) given an earlier next firing\n",
-                (double)back_us / 1e6, jobs, schedules);
+        log_at(LOGL_WARN, "plane", "the clock went back; due times re-evaluated",
+               LF_DBL("back_s", (double)back_us / 1e6), LF_INT("jobs_due_now", jobs),
+               LF_INT("schedules_moved_back", schedules));
     if (jobs > 0 || schedules > 0)
         *progress = true;
     return true;
