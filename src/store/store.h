@@ -44,6 +44,7 @@
 #include "util/clock.h"
 
 struct store;
+struct store_operator_ops;
 
 /*
  * Which jobs a list returns. Zero-initialise, then set status: 0 is
@@ -149,6 +150,8 @@ struct store_ops {
     int (*now)(struct store *st, int64_t *now_us, struct jobd_error *err);
     int (*clock_went_back)(struct store *st, int64_t back_us, int *jobs, int *schedules,
                            struct jobd_error *err);
+    /* the operator's operations (store/operator.h); NULL in a backend without them */
+    const struct store_operator_ops *oper;
 };
 
 /* Every backend's struct begins with this. */

@@ -21,6 +21,7 @@
 #include "core/err.h"
 #include "store/store_pg.h"
 #include "store/store_pg_int.h"
+#include "store/operator_int.h"
 
 /* ---- migrate, ping, close ---- */
 
@@ -170,6 +171,7 @@ static const struct store_ops pg_ops = {
     .schedule_materialize = pg_op_schedule_materialize,
     .now = pg_op_now,
     .clock_went_back = pg_op_clock_went_back,
+    .oper = &pg_operator_ops,
 };
 
 int

@@ -201,8 +201,28 @@ static const char step2_schedules[] =
     "CREATE UNIQUE INDEX jobs_schedule_firing ON jobd.jobs (schedule, scheduled_for)\n"
     "    WHERE schedule IS NOT NULL;\n";
 
+/*
+ * Version 3: attempt history (store/operator.h). Only attempts that ended
+ * other than in success have a row; the current attempt of a job is its
+ * job row. Rows go with their job (prune, delete), so no foreign key: a job
+ * moves between jobs and jobs_done.
+ */
+static const char step3_attempts[] =
+    "CREATE TABLE jobd.job_attempts (\n"
+    "    job_id      bigint NOT NULL,\n"
+    "    attempt     int NOT NULL,\n"
+    "    worker_id   text,\n"
+    "    started_at  timestamptz,\n"
+    "    finished_at timestamptz NOT NULL,\n"
+    "    outcome     text NOT NULL CHECK (outcome IN ('failed', 'dead', 'reaped',\n"
+    "                                                 'cancelled', 'released')),\n"
+    "    error       text,\n"
+    "    PRIMARY KEY (job_id, attempt)\n"
+    ");\n";
+
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
+    {3, "job_attempts", step3_attempts},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];
