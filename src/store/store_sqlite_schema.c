@@ -149,7 +149,8 @@ static const struct sq_migration sq_migrations[] = {
      "                                           'released')),"
      "  error TEXT,"
      "  PRIMARY KEY (job_id, attempt)"
-     ") WITHOUT ROWID;"},    {5,
+     ") WITHOUT ROWID;"},
+    {5,
      /* Work that must not grow with the backlog (docs/DESIGN.md "Cost per
       * request"). Claims, due checks and timers of workers that name their
       * types walk one type at a time; listings filtered by type or status
