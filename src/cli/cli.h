@@ -36,6 +36,10 @@ int cmd_worker(int argc, char **argv);
  */
 int cli_job_show(const char *server, long id);
 int cli_job_attempts(const char *server, long id);
+/* `jobd job delete ID` and `jobd jobs retry|cancel|delete [filters]` (bulk.c);
+ * argv[0] of cli_jobs_bulk is the action. Return the exit status. */
+int cli_job_delete(const char *server, long id);
+int cli_jobs_bulk(int argc, char **argv);
 
 /* The store URL: the --db value if given, else $JOBD_DB, else "sqlite:jobd.db". */
 const char *cli_db_url(const char *flag_value);

@@ -87,10 +87,54 @@ store_job_attempts(struct store *st, int64_t id, struct attempt_list *out,
     return rc;
 }
 
+int
+store_bulk_batch(struct store *st, const struct bulk_req *r, int n, int64_t *cursor,
+                 struct bulk_counts *c, struct jobd_error *err)
+{
+    const struct store_operator_ops *a = operator_of(st, err);
+    if (a == NULL)
+        return JOBD_E_INTERNAL;
+    if (n < 1 || n > STORE_BULK_BATCH)
+        return jobd_error_set(err, JOBD_E_INVALID, "limit", "a batch takes 1 to %d jobs",
+                              STORE_BULK_BATCH);
+    if ((unsigned)r->action > BULK_DELETE)
+        return jobd_error_set(err, JOBD_E_INVALID, "action", "unknown bulk action %d",
+                              (int)r->action);
+    if (r->f.status != STORE_ANY && (r->f.status < 0 || r->f.status >= JOB_STATUS_COUNT))
+        return jobd_error_set(err, JOBD_E_INVALID, "status", "unknown status %d", r->f.status);
+    if (r->ids != NULL && r->n_ids == 0) {
+        *cursor = 0; /* an empty id list matches nothing */
+        return JOBD_OK;
+    }
+    return a->bulk_batch(st, r, n, cursor, c, err);
+}
+
+int
+store_delete(struct store *st, int64_t id, struct jobd_error *err)
+{
+    struct bulk_req r = {.action = BULK_DELETE, .f = {.status = STORE_ANY}, .ids = &id,
+                         .n_ids = 1};
+    struct bulk_counts c = {0};
+    int64_t cursor = 0;
+    int rc = store_bulk_batch(st, &r, 1, &cursor, &c, err);
+    if (rc != JOBD_OK || c.changed == 1)
+        return rc;
+    struct job j = {0};
+    rc = store_get(st, id, &j, err); /* JOBD_E_NOTFOUND for no such job */
+    if (rc == JOBD_OK)
+        rc = jobd_error_set(err, JOBD_E_STATE, "status",
+                            "job %lld is %s: cancel it before deleting it", (long long)id,
+                            job_status_name(j.status));
+    job_fini(&j);
+    return rc;
+}
+
 const struct store_operator_ops pg_operator_ops = {
     .attempts = pg_op_attempts,
+    .bulk_batch = pg_op_bulk_batch,
 };
 
 const struct store_operator_ops sqlite_operator_ops = {
     .attempts = sq_op_attempts,
+    .bulk_batch = sq_op_bulk_batch,
 };

@@ -56,11 +56,39 @@ struct attempt_list {
     size_t n, cap;
 };
 
+/* A bulk action (POST /v1/jobs/bulk): each job takes its single-job transition. */
+enum bulk_action {
+    BULK_RETRY,   /* dead / cancelled -> pending, as store_retry */
+    BULK_CANCEL,  /* pending -> cancelled, running -> cancel requested, as store_cancel */
+    BULK_DELETE,  /* pending or terminal -> gone with its key and history; running skipped */
+};
+
+/* Which jobs a bulk action takes. Pointers borrowed for the call. */
+struct bulk_req {
+    enum bulk_action action;
+    struct job_filter f;     /* status .. key; f.limit and f.before_id are ignored */
+    const int64_t *ids;      /* n_ids ids, or NULL = any id */
+    size_t n_ids;
+};
+
+/* What a bulk action did so far; store_bulk_batch adds to it. */
+struct bulk_counts {
+    int64_t matched;    /* jobs the filter selected */
+    int64_t changed;    /* of those, jobs that took the transition */
+    int64_t cancelled;  /* of the changed, jobs that became cancelled (for metrics) */
+};
+
+/* The most jobs one store_bulk_batch touches: one transaction's worth. */
+#define STORE_BULK_BATCH 1000
+
 /* The operator vtable (implementations only; callers use store_*()). */
 struct store_operator_ops {
     /* The job's attempts, oldest first; JOBD_E_NOTFOUND for no such job. */
     int (*attempts)(struct store *st, int64_t id, struct attempt_list *out,
                     struct jobd_error *err);
+    /* One batch of store_bulk_batch (n in 1..STORE_BULK_BATCH, validated). */
+    int (*bulk_batch)(struct store *st, const struct bulk_req *r, int n, int64_t *cursor,
+                      struct bulk_counts *c, struct jobd_error *err);
 };
 
 /* "running", "succeeded", ...; "?" for a value out of range. */
@@ -80,5 +108,24 @@ void attempt_list_fini(struct attempt_list *l);
  */
 JOBD_MUST_USE int store_job_attempts(struct store *st, int64_t id, struct attempt_list *out,
                                      struct jobd_error *err);
+
+/*
+ * One batch of a bulk action, in one transaction: takes the newest n (at
+ * most STORE_BULK_BATCH) jobs that match r with id < *cursor (0 = from the
+ * newest), applies r->action to each whose status allows it (the same guard
+ * as the single-job operation, checked in the statement that changes it),
+ * and adds to *c. *cursor becomes the smallest id matched, or 0 when fewer
+ * than n matched (nothing is left). Holding the store for one batch only,
+ * a caller loops to act on more jobs without stalling claims.
+ */
+JOBD_MUST_USE int store_bulk_batch(struct store *st, const struct bulk_req *r, int n,
+                                   int64_t *cursor, struct bulk_counts *c,
+                                   struct jobd_error *err);
+/*
+ * Deletes job id with its idempotency key and attempt history, if it is
+ * pending or terminal. JOBD_E_STATE if it is running (cancel it first),
+ * JOBD_E_NOTFOUND if there is no such job.
+ */
+JOBD_MUST_USE int store_delete(struct store *st, int64_t id, struct jobd_error *err);
 
 #endif

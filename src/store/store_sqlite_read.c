@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "store/operator_int.h"
 #include "store/store_sqlite_int.h"
 
 
@@ -94,13 +95,11 @@ sq_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
 {
     struct sqlite_store *s = sq_of(st);
     /* One ordered merge of two rowid scans, newest first. */
-#define LIST_WHERE                                                                     \
-    " WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR queue = ?2)"                \
-    " AND (?3 IS NULL OR type = ?3) AND (?4 IS NULL OR schedule = ?4) AND id < ?5"
+#define LIST_WHERE " WHERE" SQ_FILTER_WHERE " AND id < ?8"
     static const char sql[] =
         "SELECT " SQ_JOB_COLS " FROM jobs" LIST_WHERE
         " UNION ALL SELECT " SQ_JOB_COLS " FROM jobs_done" LIST_WHERE
-        " ORDER BY id DESC LIMIT ?6";
+        " ORDER BY id DESC LIMIT ?9";
 #undef LIST_WHERE
     int limit = f->limit > 0 ? f->limit : 100;
     if (f->status != STORE_ANY && (f->status < 0 || f->status >= JOB_STATUS_COUNT))
@@ -109,13 +108,9 @@ sq_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
     int rc = sq_prepare(s, sql, &stmt, err);
     if (rc != JOBD_OK)
         return rc;
-    if (f->status != STORE_ANY)
-        sq_bind_text(stmt, 1, job_status_name((enum job_status)f->status));
-    sq_bind_text(stmt, 2, f->queue);
-    sq_bind_text(stmt, 3, f->type);
-    sq_bind_text(stmt, 4, f->schedule);
-    sqlite3_bind_int64(stmt, 5, f->before_id > 0 ? f->before_id : INT64_MAX);
-    sqlite3_bind_int(stmt, 6, limit + 1);
+    sq_filter_bind(stmt, f);
+    sqlite3_bind_int64(stmt, 8, f->before_id > 0 ? f->before_id : INT64_MAX);
+    sqlite3_bind_int(stmt, 9, limit + 1);
     int got = 0;
     *next_cursor = 0;
     while ((rc = sq_step_row(s, stmt, "list jobs", err)) == 1) {
