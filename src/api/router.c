@@ -177,7 +177,7 @@ api_handle(struct api_ctx *ctx, const struct api_request *req, struct api_respon
                   allow, req->method);
         return;
     }
-    if (!r->public_route && !api_auth_check(ctx->auth, req->authorization)) {
+    if (!r->public_route && !api_auth_check(api_ctx_auth(ctx), req->authorization)) {
         api_error(out, 401, "unauthorized", NULL,
                   req->authorization ? "the bearer token is not valid"
                                      : "this server requires Authorization: Bearer TOKEN");
