@@ -56,8 +56,9 @@ _jobd()
         migrate) words="--db --help" ;;
         submit) words="--payload --at --in --priority --queue --max-attempts --key
                        --timeout $client --help" ;;
-        job) ((COMP_CWORD == 2)) && words="show cancel retry attempts" || words="$client" ;;
-        jobs) words="--status --queue --type --limit $client --help" ;;
+        job) ((COMP_CWORD == 2)) && words="show cancel retry attempts delete" || words="$client" ;;
+        jobs) words="retry cancel delete --status --queue --type --schedule --created-after
+                     --created-before --key --ids --limit $client --help" ;;
         queues) words="$client --help" ;;
         schedule)
             if ((COMP_CWORD == 2)); then
