@@ -20,7 +20,7 @@ _jobd()
 {
     local cur=${COMP_WORDS[COMP_CWORD]-} prev=${COMP_WORDS[COMP_CWORD-1]-}
     local cmd=${COMP_WORDS[1]-} sub=${COMP_WORDS[2]-} words=""
-    local commands="server worker migrate submit job jobs queues schedule cron"
+    local commands="server worker migrate submit job jobs queues workers schedule cron"
     local client="--server"
     COMPREPLY=()
     if ((COMP_CWORD == 1)); then
@@ -60,6 +60,7 @@ _jobd()
         jobs) words="retry cancel delete --status --queue --type --schedule --created-after
                      --created-before --key --ids --limit $client --help" ;;
         queues) words="$client --help" ;;
+        workers) words="$client --help" ;;
         schedule)
             if ((COMP_CWORD == 2)); then
                 words="add ls rm pause resume trigger --help"

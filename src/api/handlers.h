@@ -54,6 +54,7 @@ void h_job_retry(struct api_call *c);
 void h_job_attempts(struct api_call *c);
 void h_job_delete(struct api_call *c);
 void h_job_bulk(struct api_call *c);
+void h_worker_list(struct api_call *c);
 void h_claim(struct api_call *c);
 void h_heartbeat(struct api_call *c);
 void h_complete(struct api_call *c);

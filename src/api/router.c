@@ -42,6 +42,7 @@ const struct api_route api_routes[] = {
     {"POST", "/v1/schedules/{name}/pause", h_sched_pause, API_BODY_MAX, false},
     {"POST", "/v1/schedules/{name}/resume", h_sched_resume, API_BODY_MAX, false},
     {"POST", "/v1/schedules/{name}/trigger", h_sched_trigger, API_BODY_MAX, false},
+    {"GET", "/v1/workers", h_worker_list, API_BODY_MAX, false},
     {"POST", "/v1/claim", h_claim, API_BODY_MAX, false},
     {"POST", "/v1/jobs/{id}/heartbeat", h_heartbeat, API_BODY_MAX, false},
     {"POST", "/v1/jobs/{id}/complete", h_complete, API_BODY_MAX, false},

@@ -26,6 +26,7 @@ int cmd_submit(int argc, char **argv);
 int cmd_job(int argc, char **argv);
 int cmd_jobs(int argc, char **argv);
 int cmd_queues(int argc, char **argv);
+int cmd_workers(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_cron(int argc, char **argv);
 int cmd_worker(int argc, char **argv);

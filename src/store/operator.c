@@ -132,9 +132,17 @@ store_delete(struct store *st, int64_t id, struct jobd_error *err)
 const struct store_operator_ops pg_operator_ops = {
     .attempts = pg_op_attempts,
     .bulk_batch = pg_op_bulk_batch,
+    .worker_announce = pg_op_worker_announce,
+    .worker_seen = pg_op_worker_seen,
+    .worker_withdraw = pg_op_worker_withdraw,
+    .worker_list = pg_op_worker_list,
 };
 
 const struct store_operator_ops sqlite_operator_ops = {
     .attempts = sq_op_attempts,
     .bulk_batch = sq_op_bulk_batch,
+    .worker_announce = sq_op_worker_announce,
+    .worker_seen = sq_op_worker_seen,
+    .worker_withdraw = sq_op_worker_withdraw,
+    .worker_list = sq_op_worker_list,
 };

@@ -23,6 +23,7 @@
 #ifndef JOBD_STORE_OPERATOR_H
 #define JOBD_STORE_OPERATOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -81,6 +82,38 @@ struct bulk_counts {
 /* The most jobs one store_bulk_batch touches: one transaction's worth. */
 #define STORE_BULK_BATCH 1000
 
+/*
+ * A worker's presence (GET /v1/workers). Strings borrowed on the way in
+ * (store_worker_announce); heap-owned by the list on the way out.
+ */
+struct worker_info {
+    char *id;               /* the worker_id its claims carry */
+    char *hostname;
+    int64_t pid;
+    char *version;
+    char *queues;           /* JSON array of names; "[]" = every queue */
+    char *types;            /* JSON array of job types */
+    int32_t concurrency;
+    int64_t heartbeat_ms;   /* its presence interval: gone after 3 missed */
+    int64_t started_at_us;
+    int64_t last_seen_at_us;
+    bool draining;
+    bool gone;              /* not seen for WORKER_GONE_INTERVALS intervals (list only) */
+    int64_t *running;       /* ids of the jobs it holds, ascending (list only) */
+    size_t n_running;
+};
+
+/* A list of workers; worker_list_fini frees it. */
+struct worker_list {
+    struct worker_info *v;
+    size_t n, cap;
+};
+
+/* A worker not seen for this many presence intervals is "gone"... */
+#define WORKER_GONE_INTERVALS 3
+/* ...and listed for this long after, then forgotten. */
+#define WORKER_GONE_KEEP_US (3600LL * 1000000)
+
 /* The operator vtable (implementations only; callers use store_*()). */
 struct store_operator_ops {
     /* The job's attempts, oldest first; JOBD_E_NOTFOUND for no such job. */
@@ -89,6 +122,12 @@ struct store_operator_ops {
     /* One batch of store_bulk_batch (n in 1..STORE_BULK_BATCH, validated). */
     int (*bulk_batch)(struct store *st, const struct bulk_req *r, int n, int64_t *cursor,
                       struct bulk_counts *c, struct jobd_error *err);
+    int (*worker_announce)(struct store *st, const struct worker_info *w,
+                           struct jobd_error *err);
+    int (*worker_seen)(struct store *st, const char *id, bool draining,
+                       struct jobd_error *err);
+    int (*worker_withdraw)(struct store *st, const char *id, struct jobd_error *err);
+    int (*worker_list)(struct store *st, struct worker_list *out, struct jobd_error *err);
 };
 
 /* "running", "succeeded", ...; "?" for a value out of range. */
@@ -127,5 +166,38 @@ JOBD_MUST_USE int store_bulk_batch(struct store *st, const struct bulk_req *r, i
  * JOBD_E_NOTFOUND if there is no such job.
  */
 JOBD_MUST_USE int store_delete(struct store *st, int64_t id, struct jobd_error *err);
+
+/* ---- workers ---- */
+
+/*
+ * Records worker w as present and active (created or replaced: started_at
+ * and last_seen_at = now), and forgets workers gone for over an hour.
+ * w->running is ignored.
+ */
+JOBD_MUST_USE int store_worker_announce(struct store *st, const struct worker_info *w,
+                                        struct jobd_error *err);
+/*
+ * Refreshes worker id's last_seen_at (and its draining flag).
+ * JOBD_E_NOTFOUND if the store does not know it (forgotten or never
+ * announced): announce it again.
+ */
+JOBD_MUST_USE int store_worker_seen(struct store *st, const char *id, bool draining,
+                                    struct jobd_error *err);
+/* Forgets worker id (it stopped). No such worker is not an error. */
+JOBD_MUST_USE int store_worker_withdraw(struct store *st, const char *id,
+                                        struct jobd_error *err);
+/*
+ * Every worker seen within the last hour past "gone", by id, each with the
+ * ids of the running jobs it holds. *out zeroed; the caller owns it after
+ * (worker_list_fini).
+ */
+JOBD_MUST_USE int store_worker_list(struct store *st, struct worker_list *out,
+                                    struct jobd_error *err);
+/* Frees the list's strings and arrays; leaves it zeroed. NULL-safe. */
+void worker_list_fini(struct worker_list *l);
+/* Appends a zeroed entry; NULL on out-of-memory. */
+struct worker_info *worker_list_push(struct worker_list *l);
+/* Appends job id to w->running; false on out-of-memory. */
+bool worker_info_add_running(struct worker_info *w, int64_t id);
 
 #endif

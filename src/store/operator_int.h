@@ -51,6 +51,16 @@ int pg_op_bulk_batch(struct store *st, const struct bulk_req *r, int n, int64_t 
                      struct bulk_counts *c, struct jobd_error *err);
 int sq_op_bulk_batch(struct store *st, const struct bulk_req *r, int n, int64_t *cursor,
                      struct bulk_counts *c, struct jobd_error *err);
+int pg_op_worker_announce(struct store *st, const struct worker_info *w,
+                          struct jobd_error *err);
+int pg_op_worker_seen(struct store *st, const char *id, bool draining, struct jobd_error *err);
+int pg_op_worker_withdraw(struct store *st, const char *id, struct jobd_error *err);
+int pg_op_worker_list(struct store *st, struct worker_list *out, struct jobd_error *err);
+int sq_op_worker_announce(struct store *st, const struct worker_info *w,
+                          struct jobd_error *err);
+int sq_op_worker_seen(struct store *st, const char *id, bool draining, struct jobd_error *err);
+int sq_op_worker_withdraw(struct store *st, const char *id, struct jobd_error *err);
+int sq_op_worker_list(struct store *st, struct worker_list *out, struct jobd_error *err);
 
 /*
  * SQLite: records how attempt `attempt` of job id (still in jobs, as the

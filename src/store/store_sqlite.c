@@ -153,6 +153,21 @@ static const struct sq_migration sq_migrations[] = {
      "  error TEXT,"
      "  PRIMARY KEY (job_id, attempt)"
      ") WITHOUT ROWID;"},
+    {5,
+     /* Worker presence (store/operator.h): one row per live worker. */
+     "CREATE TABLE workers ("
+     "  id TEXT PRIMARY KEY,"
+     "  hostname TEXT NOT NULL,"
+     "  pid INTEGER NOT NULL,"
+     "  version TEXT NOT NULL,"
+     "  queues TEXT NOT NULL,"
+     "  types TEXT NOT NULL,"
+     "  concurrency INTEGER NOT NULL,"
+     "  heartbeat_ms INTEGER NOT NULL,"
+     "  started_at INTEGER NOT NULL,"
+     "  last_seen_at INTEGER NOT NULL,"
+     "  draining INTEGER NOT NULL DEFAULT 0"
+     ") WITHOUT ROWID;"},
 };
 
 #define SQ_N_MIGRATIONS (sizeof sq_migrations / sizeof sq_migrations[0])

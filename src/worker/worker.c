@@ -73,6 +73,7 @@
 #include "worker/fence.h"
 #include "worker/flusher.h"
 #include "worker/http.h"
+#include "worker/presence.h"
 #include "worker/remote.h"
 #include "worker/run.h"
 
@@ -127,6 +128,7 @@ struct worker {
     struct cthread_runner *cth;
     struct flusher *fl;       /* PostgreSQL: completions on their own connection */
     struct fence *fence;      /* the lease watchdog: stops runs whose lease ran out */
+    struct presence presence; /* loop thread: its row in GET /v1/workers */
 
     /* loop thread only */
     struct store *st;
@@ -795,6 +797,7 @@ loop_main(void *arg)
             shutdown_sent = true;
         }
         ensure_store(w, now);
+        presence_tick(&w->presence, w->st, now, stopping);
         if (w->fl != NULL && !flusher_push(w->fl, &w->comp))
             wlog(w, LOGL_ERROR, "out of memory handing completions over; retrying");
         if (w->st != NULL && report(w))
@@ -840,6 +843,8 @@ loop_main(void *arg)
         }
         if (w->st == NULL)
             wake_at = earlier(wake_at, w->reconnect_at_us);
+        else
+            wake_at = earlier(wake_at, presence_next_us(&w->presence));
         if (stopping) {
             wake_at = earlier(wake_at, shutdown_sent ? hard_end : grace_end);
             wake_at = earlier(wake_at, give_up_at);
@@ -850,6 +855,7 @@ loop_main(void *arg)
         if (ms > 0)
             wakeup_wait(&w->wake, &seen, ms);
     }
+    presence_withdraw(&w->presence, w->st);
     publish_counts(w);
     return NULL;
 }
@@ -934,6 +940,7 @@ worker_free(struct worker *w)
         free(f);
     }
     completer_fini(&w->comp);
+    presence_fini(&w->presence);
     store_close(w->st);
     store_close(w->listen_st);
     free(w->types);
@@ -1021,6 +1028,7 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
         gethostname(host, sizeof host - 1);
         snprintf(w->id, sizeof w->id, "%s:%d", host, (int)getpid());
     }
+    presence_init(&w->presence, &w->cfg, w->id, w->types, w->n_types);
     w->ext = wake;
     w->rng = (uint64_t)clock_real_now_us() ^ ((uint64_t)getpid() << 32);
     atomic_store(&w->grace_ms, w->cfg.shutdown_grace_ms);

@@ -331,3 +331,54 @@ TEST(list_by_created_time_and_key)
     ASSERT_EQ(status_of(&f, early), JOB_CANCELLED);
     fx_close(&f);
 }
+
+TEST(workers_announce_refresh_gone_withdraw)
+{
+    struct fx f;
+    fx_open(&f);
+    struct worker_info w = {.id = "host:1", .hostname = "host", .pid = 1, .version = "0.1",
+                            .queues = "[]", .types = "[\"t\"]", .concurrency = 4,
+                            .heartbeat_ms = 1000};
+    ASSERT_EQ(store_worker_seen(f.st, "host:1", false, &f.err), JOBD_E_NOTFOUND);
+    ASSERT_OK(store_worker_announce(f.st, &w, &f.err), &f.err);
+    int64_t id = enq(&f, "t", NULL, 0, 0);
+    struct claim_req r = {.worker_id = "host:1", .limit = 1};
+    struct job_list l = {0};
+    ASSERT_OK(store_claim(f.st, &r, &l, &f.err), &f.err);
+    job_list_fini(&l);
+    struct worker_list wl = {0};
+    ASSERT_OK(store_worker_list(f.st, &wl, &f.err), &f.err);
+    ASSERT_EQ(wl.n, 1);
+    ASSERT_STR_EQ(wl.v[0].types, "[\"t\"]");
+    ASSERT_EQ(wl.v[0].started_at_us, T0);
+    ASSERT(!wl.v[0].gone && !wl.v[0].draining);
+    ASSERT_EQ(wl.v[0].n_running, 1);
+    ASSERT_EQ(wl.v[0].running[0], id);
+    worker_list_fini(&wl);
+    /* refreshed while draining; then silent for 3 intervals: gone */
+    manual_clock_advance(&f.mc, 2 * SEC);
+    ASSERT_OK(store_worker_seen(f.st, "host:1", true, &f.err), &f.err);
+    ASSERT_OK(store_worker_list(f.st, &wl, &f.err), &f.err);
+    ASSERT(wl.v[0].draining && !wl.v[0].gone);
+    ASSERT_EQ(wl.v[0].last_seen_at_us, T0 + 2 * SEC);
+    worker_list_fini(&wl);
+    manual_clock_advance(&f.mc, 3 * SEC + 1);
+    ASSERT_OK(store_worker_list(f.st, &wl, &f.err), &f.err);
+    ASSERT(wl.v[0].gone);
+    worker_list_fini(&wl);
+    /* listed for an hour after it is gone, then forgotten at the next announce */
+    manual_clock_advance(&f.mc, 3600 * SEC);
+    ASSERT_OK(store_worker_list(f.st, &wl, &f.err), &f.err);
+    ASSERT_EQ(wl.n, 0);
+    worker_list_fini(&wl);
+    struct worker_info w2 = w;
+    w2.id = "host:2";
+    ASSERT_OK(store_worker_announce(f.st, &w2, &f.err), &f.err);
+    ASSERT_EQ(store_worker_seen(f.st, "host:1", false, &f.err), JOBD_E_NOTFOUND);
+    /* withdrawn: gone from the list at once */
+    ASSERT_OK(store_worker_withdraw(f.st, "host:2", &f.err), &f.err);
+    ASSERT_OK(store_worker_list(f.st, &wl, &f.err), &f.err);
+    ASSERT_EQ(wl.n, 0);
+    worker_list_fini(&wl);
+    fx_close(&f);
+}
