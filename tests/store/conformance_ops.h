@@ -382,3 +382,24 @@ TEST(workers_announce_refresh_gone_withdraw)
     worker_list_fini(&wl);
     fx_close(&f);
 }
+
+TEST(attempts_released_at_shutdown)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t id = enq(&f, "t", NULL, 0, 0);
+    int32_t a = claim_one(&f, id);
+    manual_clock_advance(&f.mc, 1 * SEC);
+    ASSERT_OK(store_release(f.st, id, a, &f.err), &f.err);
+    struct attempt_list l = {0};
+    attempts_of(&f, id, &l);
+    ASSERT_EQ(l.n, 1);
+    check_attempt(&l, 0, 1, ATT_RELEASED, T0, T0 + SEC, NULL);
+    a = claim_one(&f, id);
+    ASSERT_OK(store_complete(f.st, id, a, NULL, NULL, &f.err), &f.err);
+    attempts_of(&f, id, &l);
+    ASSERT_EQ(l.n, 2);
+    ASSERT_EQ(l.v[1].outcome, ATT_SUCCEEDED);
+    attempt_list_fini(&l);
+    fx_close(&f);
+}
