@@ -44,12 +44,12 @@ _jobd()
             COMPREPLY=($(compgen -W "on off" -- "$cur")); return ;;
         --db|--server|--listen|--payload|--at|--in|--priority|--max-attempts|--key|\
         --timeout|--type|--limit|--tz|--from|-n|--id|--concurrency|--shutdown-grace|\
-        --poll-interval|--reap-interval|--retention|--threads)
+        --poll-interval|--reap-interval|--retention|--retention-succeeded|--retention-dead|--threads)
             return ;;
     esac
     case $cmd in
         server) words="--config --db --listen --worker-config --tokens --reap-interval
-                       --retention --insecure --shutdown-grace --threads --log-format
+                       --retention --retention-succeeded --retention-dead --insecure --shutdown-grace --threads --log-format
                        --log-level --access-log --help" ;;
         worker) words="--db --server --config --concurrency --queues --id
                        --shutdown-grace --poll-interval --log-format --log-level --help" ;;

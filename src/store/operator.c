@@ -110,6 +110,19 @@ store_bulk_batch(struct store *st, const struct bulk_req *r, int n, int64_t *cur
 }
 
 int
+store_prune_status(struct store *st, bool succeeded, int64_t finished_before_us, int limit,
+                   int *deleted, struct jobd_error *err)
+{
+    *deleted = 0;
+    const struct store_operator_ops *a = operator_of(st, err);
+    if (a == NULL)
+        return JOBD_E_INTERNAL;
+    if (limit <= 0)
+        return JOBD_OK;
+    return a->prune_status(st, succeeded, finished_before_us, limit, deleted, err);
+}
+
+int
 store_delete(struct store *st, int64_t id, struct jobd_error *err)
 {
     struct bulk_req r = {.action = BULK_DELETE, .f = {.status = STORE_ANY}, .ids = &id,
@@ -136,6 +149,7 @@ const struct store_operator_ops pg_operator_ops = {
     .worker_seen = pg_op_worker_seen,
     .worker_withdraw = pg_op_worker_withdraw,
     .worker_list = pg_op_worker_list,
+    .prune_status = pg_op_prune_status,
 };
 
 const struct store_operator_ops sqlite_operator_ops = {
@@ -145,4 +159,5 @@ const struct store_operator_ops sqlite_operator_ops = {
     .worker_seen = sq_op_worker_seen,
     .worker_withdraw = sq_op_worker_withdraw,
     .worker_list = sq_op_worker_list,
+    .prune_status = sq_op_prune_status,
 };

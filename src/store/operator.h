@@ -128,6 +128,8 @@ struct store_operator_ops {
                        struct jobd_error *err);
     int (*worker_withdraw)(struct store *st, const char *id, struct jobd_error *err);
     int (*worker_list)(struct store *st, struct worker_list *out, struct jobd_error *err);
+    int (*prune_status)(struct store *st, bool succeeded, int64_t cutoff_us, int limit,
+                        int *deleted, struct jobd_error *err);
 };
 
 /* "running", "succeeded", ...; "?" for a value out of range. */
@@ -166,6 +168,15 @@ JOBD_MUST_USE int store_bulk_batch(struct store *st, const struct bulk_req *r, i
  * JOBD_E_NOTFOUND if there is no such job.
  */
 JOBD_MUST_USE int store_delete(struct store *st, int64_t id, struct jobd_error *err);
+
+/*
+ * Retention per outcome: deletes up to limit jobs finished before the cutoff
+ * that succeeded (succeeded = true) or ended dead or cancelled (false), with
+ * their keys and attempt history. *deleted = how many.
+ */
+JOBD_MUST_USE int store_prune_status(struct store *st, bool succeeded,
+                                     int64_t finished_before_us, int limit, int *deleted,
+                                     struct jobd_error *err);
 
 /* ---- workers ---- */
 

@@ -61,6 +61,10 @@ int sq_op_worker_announce(struct store *st, const struct worker_info *w,
 int sq_op_worker_seen(struct store *st, const char *id, bool draining, struct jobd_error *err);
 int sq_op_worker_withdraw(struct store *st, const char *id, struct jobd_error *err);
 int sq_op_worker_list(struct store *st, struct worker_list *out, struct jobd_error *err);
+int pg_op_prune_status(struct store *st, bool succeeded, int64_t cutoff_us, int limit,
+                       int *deleted, struct jobd_error *err);
+int sq_op_prune_status(struct store *st, bool succeeded, int64_t cutoff_us, int limit,
+                       int *deleted, struct jobd_error *err);
 
 /*
  * SQLite: records how attempt `attempt` of job id (still in jobs, as the

@@ -403,3 +403,31 @@ TEST(attempts_released_at_shutdown)
     attempt_list_fini(&l);
     fx_close(&f);
 }
+
+TEST(prune_by_outcome)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t ok = enq(&f, "t", NULL, 0, 0);
+    int32_t a = claim_one(&f, ok);
+    ASSERT_OK(store_complete(f.st, ok, a, NULL, NULL, &f.err), &f.err);
+    int64_t dead = enq(&f, "t", NULL, 0, 0);
+    a = claim_one(&f, dead);
+    ASSERT_OK(store_fail(f.st, dead, a, "x", false, 0, NULL, &f.err), &f.err);
+    int64_t can = enq(&f, "t", NULL, 0, 0);
+    ASSERT_OK(store_cancel(f.st, can, NULL, &f.err), &f.err);
+    manual_clock_advance(&f.mc, 10 * SEC);
+    int deleted = -1;
+    ASSERT_OK(store_prune_status(f.st, false, now_of(&f), 100, &deleted, &f.err), &f.err);
+    ASSERT_EQ(deleted, 2);
+    ASSERT_EQ(status_of(&f, ok), JOB_SUCCEEDED);
+    ASSERT_EQ(history_rows(&f), 0); /* the dead job's history went with it */
+    ASSERT_OK(store_prune_status(f.st, true, now_of(&f) - 20 * SEC, 100, &deleted, &f.err),
+              &f.err);
+    ASSERT_EQ(deleted, 0); /* not old enough */
+    ASSERT_OK(store_prune_status(f.st, true, now_of(&f), 100, &deleted, &f.err), &f.err);
+    ASSERT_EQ(deleted, 1);
+    struct job j = {0};
+    ASSERT_EQ(store_get(f.st, ok, &j, &f.err), JOBD_E_NOTFOUND);
+    fx_close(&f);
+}
