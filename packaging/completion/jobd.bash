@@ -53,7 +53,7 @@ _jobd()
                        --log-level --access-log --help" ;;
         worker) words="--db --server --config --concurrency --queues --id
                        --shutdown-grace --poll-interval --log-format --log-level --help" ;;
-        migrate) words="--db --help" ;;
+        migrate) words="--db --status --help" ;;
         submit) words="--payload --at --in --priority --queue --max-attempts --key
                        --timeout $client --help" ;;
         job) ((COMP_CWORD == 2)) && words="show cancel retry attempts delete" || words="$client" ;;
