@@ -61,21 +61,29 @@ attempt_list_fini(struct attempt_list *l)
     memset(l, 0, sizeof *l);
 }
 
-/* The operator vtable of st, or NULL after setting err. */
+/*
+ * The operator vtable of st if it has the operation (has != false), or NULL
+ * after setting err: a backend may have only some (the remote store of a
+ * --server worker keeps presence only).
+ */
 static const struct store_operator_ops *
-operator_of(struct store *st, struct jobd_error *err)
+operator_check(struct store *st, bool has, struct jobd_error *err)
 {
-    if (st->ops->oper == NULL)
+    if (!has) {
         jobd_error_set(err, JOBD_E_INTERNAL, NULL,
-                       "the %s store has no operator operations", st->ops->name);
+                       "the %s store does not do this operator operation", st->ops->name);
+        return NULL;
+    }
     return st->ops->oper;
 }
+#define operator_of(st, op, err) \
+    operator_check((st), (st)->ops->oper != NULL && (st)->ops->oper->op != NULL, (err))
 
 int
 store_job_attempts(struct store *st, int64_t id, struct attempt_list *out,
                    struct jobd_error *err)
 {
-    const struct store_operator_ops *a = operator_of(st, err);
+    const struct store_operator_ops *a = operator_of(st, attempts, err);
     if (a == NULL)
         return JOBD_E_INTERNAL;
     if (id <= 0)
@@ -91,7 +99,7 @@ int
 store_bulk_batch(struct store *st, const struct bulk_req *r, int n, int64_t *cursor,
                  struct bulk_counts *c, struct jobd_error *err)
 {
-    const struct store_operator_ops *a = operator_of(st, err);
+    const struct store_operator_ops *a = operator_of(st, bulk_batch, err);
     if (a == NULL)
         return JOBD_E_INTERNAL;
     if (n < 1 || n > STORE_BULK_BATCH)
@@ -114,7 +122,7 @@ store_prune_status(struct store *st, bool succeeded, int64_t finished_before_us,
                    int *deleted, struct jobd_error *err)
 {
     *deleted = 0;
-    const struct store_operator_ops *a = operator_of(st, err);
+    const struct store_operator_ops *a = operator_of(st, prune_status, err);
     if (a == NULL)
         return JOBD_E_INTERNAL;
     if (limit <= 0)

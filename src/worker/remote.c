@@ -297,6 +297,13 @@ remote_wait(struct store *st, int timeout_ms, struct jobd_error *err)
     return 1;
 }
 
+int
+remote_call(struct store *st, const char *path, json_t *body, json_t **resp,
+            struct jobd_error *err)
+{
+    return call((struct remote_store *)st, path, body, resp, err);
+}
+
 static const struct store_ops remote_ops = {
     .name = "remote",
     .close = remote_close,
@@ -309,6 +316,7 @@ static const struct store_ops remote_ops = {
     .fail = remote_fail,
     .next_run_at = remote_next_run_at,
     .wait = remote_wait,
+    .oper = &remote_operator_ops,
 };
 
 static void
