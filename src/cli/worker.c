@@ -27,6 +27,7 @@ static const char usage[] =
     "usage: jobd worker [--db URL | --server URL] --config FILE [--concurrency N]\n"
     "                   [--queues a,b] [--id ID]\n"
     "                   [--shutdown-grace DUR] [--poll-interval DUR]\n"
+    "                   [--db-connections N] [--notify-db URL]\n"
     "                   [--log-format text|json] [--log-level LEVEL]\n"
     "\n"
     "Runs handlers for the job types named in the config file's [handler \"TYPE\"]\n"
@@ -45,7 +46,14 @@ static const char usage[] =
     "  --id ID               the worker id recorded on claimed jobs (default HOST:PID)\n"
     "  --shutdown-grace DUR  how long running jobs may finish on SIGTERM (default 30s)\n"
     "  --poll-interval DUR   safety-net poll (default 5s on PostgreSQL; on SQLite 1s\n"
-    "                        while inotify watches the WAL, else 100ms)\n"
+    "                        while inotify watches the WAL, else 100ms; 1s on\n"
+    "                        PostgreSQL without a listener)\n"
+    "  --db-connections N    PostgreSQL connections this worker opens, 1 to 3\n"
+    "                        (default 3): the loop's; a listener for NOTIFY; a\n"
+    "                        flusher for completions. 1 polls instead of listening\n"
+    "  --notify-db URL       a direct PostgreSQL URL for LISTEN, when --db goes\n"
+    "                        through PgBouncer in transaction mode (?pooler=transaction);\n"
+    "                        without it such a worker polls\n"
     CLI_LOG_USAGE
     "\n"
     "Exit status: 0 stopped cleanly, 1 failed, 2 usage error, 3 store unreachable.\n";
@@ -69,6 +77,7 @@ cmd_worker(int argc, char **argv)
 {
     const char *db = NULL, *server = NULL, *config = NULL, *concurrency = NULL, *queues = NULL;
     const char *id = NULL, *grace = NULL, *poll = NULL, *log_format = NULL, *log_level = NULL;
+    const char *conns = NULL, *notify = NULL;
     struct flag flags[] = {
         {"--db", NULL, &db},
         {"--server", NULL, &server},
@@ -78,6 +87,8 @@ cmd_worker(int argc, char **argv)
         {"--id", "id", &id},
         {"--shutdown-grace", "shutdown_grace", &grace},
         {"--poll-interval", "poll_interval", &poll},
+        {"--db-connections", "db_connections", &conns},
+        {"--notify-db", "notify_db", &notify},
         {"--log-format", NULL, &log_format},
         {"--log-level", NULL, &log_level},
     };

@@ -36,6 +36,7 @@ worker_config_init(struct worker_config *cfg)
     cfg->backoff_cap_ms = JOB_DEFAULT_BACKOFF_CAP_MS;
     cfg->shutdown_grace_ms = 30000;
     cfg->prefetch = -1; /* as many as concurrency (worker_effective_prefetch) */
+    cfg->db_connections = WORKER_DB_CONNECTIONS_MAX;
 }
 
 static void
@@ -67,6 +68,7 @@ worker_config_fini(struct worker_config *cfg)
         handler_fini(&cfg->handlers[i]);
     free(cfg->handlers);
     free(cfg->worker_id);
+    free(cfg->notify_db);
     worker_config_init(cfg);
 }
 
@@ -140,6 +142,21 @@ parse_duration(const char *key, const char *value, bool allow_zero, int64_t *out
     return JOBD_OK;
 }
 
+/* Only a PostgreSQL URL can LISTEN: anything else is a mistake to say now. */
+static int
+set_notify_db(struct worker_config *cfg, const char *value, struct jobd_error *err)
+{
+    if (strncmp(value, "postgres://", 11) != 0 && strncmp(value, "postgresql://", 13) != 0)
+        return jobd_error_set(err, JOBD_E_INVALID, "notify_db",
+                              "notify_db must be a postgres:// or postgresql:// URL");
+    char *v = strdup(value);
+    if (v == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, "notify_db", "out of memory");
+    free(cfg->notify_db);
+    cfg->notify_db = v;
+    return JOBD_OK;
+}
+
 int
 worker_config_set(struct worker_config *cfg, const char *key, const char *value,
                   struct jobd_error *err)
@@ -158,6 +175,14 @@ worker_config_set(struct worker_config *cfg, const char *key, const char *value,
             cfg->prefetch = (int)n;
         return rc;
     }
+    if (strcmp(key, "db_connections") == 0) {
+        rc = parse_int(key, value, WORKER_DB_CONNECTIONS_MIN, WORKER_DB_CONNECTIONS_MAX, &n, err);
+        if (rc == JOBD_OK)
+            cfg->db_connections = (int)n;
+        return rc;
+    }
+    if (strcmp(key, "notify_db") == 0)
+        return set_notify_db(cfg, value, err);
     if (strcmp(key, "queues") == 0)
         return worker_config_set_queues(cfg, value, err);
     if (strcmp(key, "lease") == 0)
@@ -354,7 +379,7 @@ key_bit(const char *name)
     static const char *const keys[] = {"concurrency", "queues", "lease", "heartbeat",
                                        "backoff_base", "backoff_cap", "shutdown_grace",
                                        "poll_interval", "id", "exec", "http", "timeout",
-                                       "prefetch"};
+                                       "prefetch", "db_connections", "notify_db"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (strcmp(keys[i], name) == 0)
             return (int)i;
@@ -512,6 +537,7 @@ worker_config_copy(struct worker_config *dst, const struct worker_config *src)
     dst->queues = NULL;
     dst->handlers = NULL;
     dst->worker_id = dup_or_null(src->worker_id, &oom);
+    dst->notify_db = dup_or_null(src->notify_db, &oom);
     dst->n_queues = 0;
     dst->n_handlers = 0;
     if (src->n_queues > 0) {

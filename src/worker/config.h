@@ -3,7 +3,7 @@
  *
  *   [worker]            concurrency, queues, lease, heartbeat, backoff_base,
  *                       backoff_cap, shutdown_grace, and (jobd's additions)
- *                       id, poll_interval, prefetch
+ *                       id, poll_interval, prefetch, db_connections, notify_db
  *   [handler "TYPE"]    exec = COMMAND LINE  or  http = URL;  timeout = DUR
  *
  * The same struct also carries C handlers registered through libjobd
@@ -60,6 +60,9 @@ struct worker_events {
     void (*fenced)(void *arg, uint64_t n);
 };
 
+#define WORKER_DB_CONNECTIONS_MIN 1
+#define WORKER_DB_CONNECTIONS_MAX 3 /* loop, listener, flusher */
+
 struct worker_config {
     int concurrency;          /* >= 1; jobs run at once */
     int prefetch;             /* claimed jobs queued beyond concurrency (C handlers only);
@@ -73,6 +76,12 @@ struct worker_config {
     int64_t shutdown_grace_ms;
     int64_t poll_ms;          /* safety-net poll; 0 = the backend's default */
     char *worker_id;          /* NULL = "HOST:PID" chosen at start */
+    int db_connections;       /* PostgreSQL connections the worker may open, 1..3
+                                 (WORKER_DB_CONNECTIONS_*): 1 the loop alone, polling;
+                                 2 and a listener for NOTIFY; 3 (default) and a
+                                 flusher writing completions */
+    char *notify_db;          /* a direct PostgreSQL URL for LISTEN when the store URL
+                                 goes through a transaction pooler; NULL = the store URL */
     struct handler_conf *handlers;
     size_t n_handlers;
     struct worker_events events; /* not from the file: set by an embedder */

@@ -13,7 +13,9 @@
  *   flusher   PostgreSQL only: writes the completions the loop hands it on a
  *             connection of its own (flusher.h), while the loop claims.
  *   listener  a second connection blocked in store_wait; a signal sets the
- *             "claim now" hint. PostgreSQL: LISTEN jobd_jobs. SQLite (a
+ *             "claim now" hint. PostgreSQL: LISTEN jobd_jobs (on notify_db
+ *             when set: behind a transaction pooler LISTEN needs a direct
+ *             connection; without one there is no listener). SQLite (a
  *             worker of its own, not embedded): inotify on the WAL, i.e.
  *             any commit by any process (store/sqlite_wake.c); without
  *             inotify there is no listener and the poll stays short.
@@ -879,7 +881,8 @@ listen_main(void *arg)
     while (!atomic_load(&w->quit_helpers)) {
         struct jobd_error err = {0};
         if (ls == NULL) {
-            if (open_store(w->db_url, &ls, &err) != JOBD_OK) {
+            const char *url = w->is_pg && w->cfg.notify_db != NULL ? w->cfg.notify_db : w->db_url;
+            if (open_store(url, &ls, &err) != JOBD_OK) {
                 ls = NULL;
                 nap(w, delay);
                 delay = delay * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : delay * 2;
@@ -989,6 +992,52 @@ start_runners(struct worker *w, struct jobd_error *err)
     return rc;
 }
 
+/*
+ * Which helper threads w gets besides its loop, and so how many store
+ * connections it opens (w->st is open): *listen for a listener, *flush for
+ * PostgreSQL's flusher; sets w->is_pg and w->poll_ms. SQLite in a process
+ * of its own gets a listener watching the WAL (when inotify works here),
+ * which makes the poll only a safety net; embedded in the server, the
+ * in-process wake-up covers the server's own enqueues. PostgreSQL spends
+ * its budget (cfg.db_connections) on the loop, then a listener, then a
+ * flusher; a store behind a transaction pooler cannot LISTEN
+ * (store_wait_ready), so only notify_db gives it a listener.
+ */
+static void
+plan_helpers(struct worker *w, struct wakeup *wake, bool *listen, bool *flush)
+{
+    w->is_pg = strcmp(store_backend(w->st), "pg") == 0;
+    bool remote = remote_url(w->db_url);
+    bool sq_listen = false;
+    if (!w->is_pg && !remote && wake == NULL) {
+        struct jobd_error lerr = {0};
+        if (open_store(w->db_url, &w->listen_st, &lerr) == JOBD_OK &&
+            store_wait_ready(w->listen_st)) {
+            sq_listen = true;
+        } else {
+            store_close(w->listen_st);
+            w->listen_st = NULL;
+        }
+    }
+    bool pg_listen = w->is_pg && w->cfg.db_connections >= 2 &&
+                     (w->cfg.notify_db != NULL || store_wait_ready(w->st));
+    *listen = pg_listen || sq_listen;
+    *flush = w->is_pg && w->cfg.db_connections >= 3;
+    w->poll_ms = w->cfg.poll_ms > 0 ? w->cfg.poll_ms
+               : pg_listen        ? 5000
+               : w->is_pg         ? 1000 /* no NOTIFY: the poll is the signal */
+               : remote           ? 250  /* no NOTIFY over HTTP */
+               : wake != NULL     ? 1000
+               : sq_listen        ? 1000
+                                  : 100;
+    if (w->is_pg && !pg_listen)
+        wlog(w, LOGL_INFO, "no LISTEN connection: polling",
+             LF_STR("reason", w->cfg.db_connections < 2
+                                  ? "db_connections is 1"
+                                  : "the URL says pooler=transaction and no notify_db is set"),
+             LF_INT("poll_ms", w->poll_ms));
+}
+
 int
 worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup *wake,
              struct worker **out, struct jobd_error *err)
@@ -1047,36 +1096,14 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
         worker_free(w);
         return rc;
     }
-    w->is_pg = strcmp(store_backend(w->st), "pg") == 0;
-    bool remote = remote_url(w->db_url);
-    /*
-     * SQLite in a process of its own: a listener watching the WAL (when
-     * inotify works here) makes the poll only a safety net. Embedded in
-     * the server, the in-process wake-up covers the server's own enqueues.
-     */
-    bool sq_listen = false;
-    if (!w->is_pg && !remote && wake == NULL) {
-        struct jobd_error lerr = {0};
-        if (open_store(w->db_url, &w->listen_st, &lerr) == JOBD_OK &&
-            store_wait_ready(w->listen_st)) {
-            sq_listen = true;
-        } else {
-            store_close(w->listen_st);
-            w->listen_st = NULL;
-        }
-    }
-    w->poll_ms = w->cfg.poll_ms > 0 ? w->cfg.poll_ms
-               : w->is_pg         ? 5000
-               : remote           ? 250 /* no NOTIFY over HTTP */
-               : wake != NULL     ? 1000
-               : sq_listen        ? 1000
-                                  : 100;
+    bool listen = false, flush = false;
+    plan_helpers(w, wake, &listen, &flush);
 
     /* PostgreSQL: completions go out on a second connection, so the next
      * claim does not wait behind them (SQLite has one writer at a time:
      * a second connection would only queue behind the first). */
     rc = JOBD_OK;
-    if (w->is_pg) {
+    if (flush) {
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -1093,8 +1120,7 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
         worker_free(w);
         return rc;
     }
-    if ((w->is_pg || sq_listen) &&
-        start_thread(&w->listen_thread, listen_main, w, err) == JOBD_OK)
+    if (listen && start_thread(&w->listen_thread, listen_main, w, err) == JOBD_OK)
         w->has_listener = true;
     if (!w->has_listener) {
         store_close(w->listen_st); /* no thread took it */
