@@ -247,7 +247,7 @@ notify_store(struct longpoll *lp)
             lp->nst = NULL;
         return lp->nst;
     }
-    if (lp->st != NULL && strcmp(store_backend(lp->st), "pg") == 0 && store_wait_ready(lp->st))
+    if (lp->st != NULL && store_caps(lp->st)->push_wakeups && store_wait_ready(lp->st))
         return lp->st;
     return NULL;
 }

@@ -199,6 +199,10 @@ static int
 prepare_store(const char *url)
 {
     struct jobd_error err = {0};
+    if (store_url_kind(url) == STORE_URL_SERVER) {
+        fprintf(stderr, "jobd server: --db must name a database, not an API server: %s\n", url);
+        return CLI_USAGE;
+    }
     struct store *st = NULL;
     int rc = store_open(url, &st, &err);
     if (rc == JOBD_OK)

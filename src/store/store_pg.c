@@ -181,6 +181,10 @@ pg_migration_name(int version)
 
 static const struct store_ops pg_ops = {
     .name = "pg",
+    /* NOTIFY reaches every connection; writers run side by side (row locks). */
+    .caps = {.push_wakeups = true, .parallel_writers = true, .watched_poll_ms = 5000,
+             .blind_poll_ms = 1000, /* no LISTEN (a pooler, a budget): the poll is the signal */
+             .label = "PostgreSQL"},
     .close = pg_close,
     .migrate = pg_migrate,
     .schema_status = pg_schema_status,

@@ -4,7 +4,8 @@
  *   [worker]            concurrency, queues, lease, heartbeat, backoff_base,
  *                       backoff_cap, shutdown_grace, and (jobd's additions)
  *                       id, poll_interval, prefetch, db_connections, notify_db
- *   [handler "TYPE"]    exec = COMMAND LINE  or  http = URL;  timeout = DUR
+ *   [handler "TYPE"]    exec = COMMAND LINE  or  http = URL (a key of a row of
+ *                       runner_kinds, runner.h);  timeout = DUR;  env = NAME,NAME
  *
  * The same struct also carries C handlers registered through libjobd
  * (include/jobd.h), so the worker loop sees one list of handlers whatever
@@ -21,10 +22,13 @@
 #include "core/job.h"
 #include "jobd.h"
 
+/* A handler's kind: the index of its row in runner_kinds (runner.h). */
 enum handler_kind {
+    HANDLER_NONE = 0,         /* not set yet (a section without exec= or http=) */
     HANDLER_EXEC = 1,
     HANDLER_HTTP = 2,
     HANDLER_C = 3,
+    HANDLER_KIND_COUNT        /* arrays indexed by kind have this many entries */
 };
 
 struct jobd_run;
@@ -35,6 +39,10 @@ struct handler_conf {
     char *type;               /* job type it handles */
     enum handler_kind kind;
     char **argv;              /* HANDLER_EXEC: NULL-terminated, argv[0] the program */
+    char **env;               /* HANDLER_EXEC: `env =` names passed through to the
+                                 child (NULL-terminated), or NULL */
+    char *origin;             /* "FILE:LINE" of the key that set the kind, for messages;
+                                 NULL for handlers registered in code */
     char *url;                /* HANDLER_HTTP */
     worker_c_fn fn;           /* HANDLER_C (borrowed) */
     void *ctx;                /* HANDLER_C (borrowed) */

@@ -220,6 +220,7 @@ write_worker_ini() {
         echo
         echo '[handler "scen"]'
         echo "exec = $SCEN_DIR/handler.sh"
+        echo "env = SCEN_HISTORY,SCEN_PIDS,SCEN_WORKER"  # handlers get a clean environment
         echo "timeout = 60s"
     } >"$f"
 }

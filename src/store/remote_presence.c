@@ -10,7 +10,7 @@
 
 #include "core/err.h"
 #include "store/operator.h"
-#include "worker/remote.h"
+#include "store/remote.h"
 
 /* The path /v1/workers/ID/what with ID escaped, in buf; false if it does not fit. */
 static bool
