@@ -18,7 +18,7 @@
 static const char bulk_usage[] =
     "usage: jobd jobs retry|cancel|delete [--status S] [--queue Q] [--type T]\n"
     "                 [--schedule NAME] [--created-after TIME] [--created-before TIME]\n"
-    "                 [--ids 1,2,3] [--limit N] [--server URL]\n"
+    "                 [--key KEY] [--ids 1,2,3] [--limit N] [--server URL]\n"
     "\n"
     "Retries, cancels or deletes every job that matches the filters (at least one),\n"
     "up to --limit jobs (default 10000, at most 100000), in batches of 1000. Each job\n"

@@ -123,7 +123,9 @@ TEST(remote_worker_presence)
     struct srv s;
     srv_start(&s, "sqlite", NULL);
     FILE *f = fopen(test_path("remote.ini"), "w");
-    fprintf(f, "[worker]\nconcurrency = 5\nheartbeat = 200ms\nlease = 5s\n"
+    /* An idle remote worker waits in a long poll of up to (lease - heartbeat) / 4
+     * between its presence refreshes: here 375 ms, well inside one interval. */
+    fprintf(f, "[worker]\nconcurrency = 5\nheartbeat = 500ms\nlease = 2s\n"
                "[handler \"remote\"]\nexec = /bin/true\n");
     fclose(f);
     char cfg[600];
@@ -135,7 +137,7 @@ TEST(remote_worker_presence)
     ASSERT_EQ(json_integer_value(json_object_get(w, "pid")), wp);
     json_decref(w);
     /* it keeps refreshing: still active well past 3 intervals */
-    apitest_nap_ms(1000);
+    apitest_nap_ms(2500);
     json_decref(await_worker(&s, "remote", "active", 1000));
     EXPECT(&s, "POST", "/v1/workers/nobody/presence", "{}", 404, "not_found");
     EXPECT(&s, "POST", "/v1/workers", "{\"id\":\"x\"}", 400, NULL);
