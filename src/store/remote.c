@@ -344,13 +344,6 @@ remote_wait(struct store *st, int timeout_ms, struct jobd_error *err)
     return 1;
 }
 
-int
-remote_call(struct store *st, const char *path, json_t *body, json_t **resp,
-            struct jobd_error *err)
-{
-    return call((struct remote_store *)st, path, body, resp, err);
-}
-
 static const struct store_ops remote_ops = {
     .name = "remote",
     /* No NOTIFY over HTTP: the poll finds new work. */
@@ -367,7 +360,6 @@ static const struct store_ops remote_ops = {
     .release = remote_release,
     .next_run_at = remote_next_run_at,
     .wait = remote_wait,
-    .oper = &remote_operator_ops,
 };
 
 static void

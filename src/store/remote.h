@@ -15,8 +15,6 @@
 
 #include <stdbool.h>
 
-#include <jansson.h>
-
 #include "store/store.h"
 
 /*
@@ -27,18 +25,5 @@
  */
 JOBD_MUST_USE int remote_store_open(const char *url, struct store **out, struct jobd_error *err);
 
-/*
- * One call to the API server of a remote store: POSTs body (stolen; NULL =
- * GET) to path and parses a 2xx answer into *resp (may be NULL; the
- * caller's). HTTP statuses map to store errors (404 JOBD_E_NOTFOUND, 503
- * JOBD_E_UNAVAILABLE, ...). For operations kept in other files
- * (remote_presence.c).
- */
-int remote_call(struct store *st, const char *path, json_t *body, json_t **resp,
-                struct jobd_error *err);
-
-/* The operator operations a remote store has: worker presence (remote_presence.c). */
-struct store_operator_ops;
-extern const struct store_operator_ops remote_operator_ops;
 
 #endif

@@ -118,33 +118,3 @@ BOTH(workers_listed_with_state_and_jobs)
     srv_stop(&s);
 }
 
-TEST(remote_worker_presence)
-{
-    struct srv s;
-    srv_start(&s, "sqlite", NULL);
-    FILE *f = fopen(test_path("remote.ini"), "w");
-    /* An idle remote worker waits in a long poll of up to (lease - heartbeat) / 4
-     * between its presence refreshes: here 375 ms, well inside one interval. */
-    fprintf(f, "[worker]\nconcurrency = 5\nheartbeat = 500ms\nlease = 2s\n"
-               "[handler \"remote\"]\nexec = /bin/true\n");
-    fclose(f);
-    char cfg[600];
-    snprintf(cfg, sizeof cfg, "%s", test_path("remote.ini"));
-    char *argv[] = {getenv("JOBD_BIN"), "worker", "--server", s.base, "--config", cfg, NULL};
-    pid_t wp = apitest_spawn(argv, test_path("remote.log"), NULL);
-    json_t *w = await_worker(&s, "remote", "active", 20000);
-    ASSERT_EQ(json_integer_value(json_object_get(w, "concurrency")), 5);
-    ASSERT_EQ(json_integer_value(json_object_get(w, "pid")), wp);
-    json_decref(w);
-    /* it keeps refreshing: still active well past 3 intervals */
-    apitest_nap_ms(2500);
-    json_decref(await_worker(&s, "remote", "active", 1000));
-    EXPECT(&s, "POST", "/v1/workers/nobody/presence", "{}", 404, "not_found");
-    EXPECT(&s, "POST", "/v1/workers", "{\"id\":\"x\"}", 400, NULL);
-    kill(wp, SIGTERM);
-    int st = 0;
-    ASSERT_EQ(waitpid(wp, &st, 0), wp);
-    ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    await_worker(&s, "remote", NULL, 5000); /* withdrawn */
-    srv_stop(&s);
-}
