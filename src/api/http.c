@@ -55,6 +55,7 @@ struct req_state {
     struct api_response resp; /* kept while waiting */
     int status;               /* for the access log */
     bool counted;             /* in api_server.active (received in full, not done) */
+    bool close;               /* answer with Connection: close */
 };
 
 struct query_collect {
@@ -95,6 +96,8 @@ send_response(struct MHD_Connection *conn, struct req_state *s, struct api_respo
         MHD_add_response_header(mr, "Idempotent-Replayed", "true");
     if (r->allow_header)
         MHD_add_response_header(mr, MHD_HTTP_HEADER_ALLOW, r->allow);
+    if (s->close)
+        MHD_add_response_header(mr, MHD_HTTP_HEADER_CONNECTION, "close");
     s->status = r->status;
     enum MHD_Result ok = MHD_queue_response(conn, (unsigned)r->status, mr);
     MHD_destroy_response(mr);
@@ -110,6 +113,46 @@ send_error(struct MHD_Connection *conn, struct req_state *s, int status, const c
     enum MHD_Result ok = send_response(conn, s, &r);
     api_response_fini(&r);
     return ok;
+}
+
+struct framing {
+    int n_length;             /* Content-Length headers */
+    bool length_bad;          /* one that is not plain digits */
+    bool chunked;             /* any Transfer-Encoding */
+};
+
+static enum MHD_Result
+count_framing(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    struct framing *f = cls;
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        f->n_length++;
+        if (value == NULL || value[0] == '\0' || strspn(value, "0123456789") != strlen(value))
+            f->length_bad = true;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+        f->chunked = true;
+    }
+    return MHD_YES;
+}
+
+/*
+ * Request smuggling: a proxy in front may pick another framing than ours
+ * when there are two lengths, a length and chunking, or a length that is
+ * not a plain number. NULL if the framing is unambiguous, else why not.
+ */
+static const char *
+framing_problem(struct MHD_Connection *conn)
+{
+    struct framing f = {0};
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, count_framing, &f);
+    if (f.n_length > 1)
+        return "the request has more than one Content-Length header";
+    if (f.n_length == 1 && f.chunked)
+        return "the request has both Content-Length and Transfer-Encoding";
+    if (f.length_bad)
+        return "Content-Length must be a decimal number";
+    return NULL;
 }
 
 static void
@@ -165,6 +208,13 @@ first_call(struct api_server *srv, struct MHD_Connection *conn, const char *url,
     snprintf(s->path, sizeof s->path, "%s", url);
     s->limit = api_body_limit(method, url);
     (void)srv;
+    const char *bad = framing_problem(conn);
+    if (bad != NULL) {
+        /* The bytes after the headers cannot be trusted to be this request's
+         * body: answer and close rather than read on. */
+        s->close = true;
+        return send_error(conn, s, 400, "bad_framing", bad);
+    }
     const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                                  MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl != NULL) {
