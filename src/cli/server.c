@@ -41,8 +41,11 @@ static const char usage[] =
     "                       Default: $JOBD_DB, else sqlite:jobd.db\n"
     "  --listen HOST:PORT   default 127.0.0.1:8080; port 0 picks a free port.\n"
     "                       A non-loopback HOST needs --tokens (or --insecure).\n"
-    "  --tokens FILE        bearer tokens, one a line, # comments; every route\n"
-    "                       but /healthz then needs Authorization: Bearer TOKEN\n"
+    "  --tokens FILE        bearer tokens, one a line (at least 16 characters),\n"
+    "                       each optionally followed by a role: admin (default),\n"
+    "                       write, worker or read; lines starting with # are\n"
+    "                       comments. Every route but /healthz then needs\n"
+    "                       Authorization: Bearer TOKEN\n"
     "  --insecure           allow a non-loopback --listen without tokens\n"
     "  --worker-config FILE also run a worker in this process (docs/WORKER.md)\n"
     "  --reap-interval DUR  how often expired leases are reaped (default 30s)\n"
@@ -260,6 +263,8 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     int rc;
     if (o->tokens && (rc = api_auth_load(o->tokens, &p->auth, &err)) != JOBD_OK)
         return cli_report("--tokens", rc, &err);
+    if (api_auth_warning(p->auth) != NULL)
+        fprintf(stderr, "jobd: warning: %s\n", api_auth_warning(p->auth));
     if ((rc = prepare_store(cli_db_url(o->db))) != CLI_OK)
         return rc;
     p->wake_ok = wakeup_init(&p->wake) == 0;
