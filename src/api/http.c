@@ -12,6 +12,7 @@
  * that reading it is not worth it (DISCARD_MAX), gets its 413 at once.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -161,6 +162,24 @@ resume_conn(void *arg)
     MHD_resume_connection(arg);
 }
 
+/*
+ * False once the client of a suspended connection has closed it (EOF or an
+ * error on a peek). Bytes waiting (a pipelined request) mean it is still there.
+ */
+static bool
+conn_alive(void *arg)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(arg, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci == NULL)
+        return true;
+    char c;
+    ssize_t n = recv(ci->connect_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0)
+        return false;
+    return n > 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+}
+
 /* Collects body bytes; false once the body is over the limit. */
 static void
 take_body(struct req_state *s, const char *data, size_t n)
@@ -306,7 +325,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
         /* Suspend before parking, so the resume can never come first. */
         s->waiting = true;
         MHD_suspend_connection(conn);
-        longpoll_add(srv->ctx->longpoll, s->resp.wait, resume_conn, conn);
+        longpoll_add(srv->ctx->longpoll, s->resp.wait, resume_conn, conn_alive, conn);
         return MHD_YES;
     }
     if (s->resp.wait != NULL)

@@ -2,8 +2,9 @@
  * longpoll.c — see longpoll.h.
  *
  * The thread's loop: wait for a reason to look (a wake-up signal, a timer
- * for the soonest deadline or run_at, at most LP_POLL_MS for PostgreSQL's
- * NOTIFY and LP_SAFETY_MS for SQLite), then make one pass: each parked
+ * for the soonest deadline or run_at, at most LP_POLL_MS for the store's
+ * cross-process signal — PostgreSQL's NOTIFY, SQLite's WAL watch — and
+ * LP_SAFETY_MS where the store has none), then make one pass: each parked
  * claim is tried in arrival order (so the longest waiter gets work first);
  * a claim that got jobs, failed, or ran out of time is answered and its
  * connection resumed. Parked claims are in a list guarded by mu; only this
@@ -21,8 +22,11 @@
 #include "api/metrics.h"
 #include "core/err.h"
 
-#define LP_POLL_MS 100     /* how often PostgreSQL notifications are drained */
-#define LP_SAFETY_MS 500   /* SQLite: other processes cannot signal us */
+/* How often the store's signal is drained while claims wait. A resume,
+ * retry or failure in another process must reach a parked claim within
+ * 100 ms; draining is a non-blocking read, so 20 ms costs nothing. */
+#define LP_POLL_MS 20
+#define LP_SAFETY_MS 500   /* a store without a signal: other processes cannot wake us */
 
 struct lp_waiter {
     struct claim_req req;
@@ -33,6 +37,7 @@ struct lp_waiter {
     struct api_response resp;   /* the answer, once done */
     bool done;
     lp_resume_fn resume;
+    lp_alive_fn alive;
     void *arg;
     struct lp_waiter *next;
 };
@@ -148,6 +153,10 @@ lp_waiter_finish_empty(struct lp_waiter *w)
 static bool
 try_claim(struct longpoll *lp, struct lp_waiter *w, int64_t now_mono, int64_t *next_due_us)
 {
+    if (w->alive != NULL && !w->alive(w->arg)) {
+        lp_waiter_finish_empty(w); /* the client has gone: claim nothing for it */
+        return true;
+    }
     struct jobd_error err = {0};
     int rc = JOBD_OK;
     if (lp->st == NULL)
@@ -251,9 +260,9 @@ longpoll_main(void *arg)
         if (stopping)
             break;
         /* How long to sleep: until the soonest deadline or run_at, or the poll period. */
-        bool pg = lp->st != NULL && strcmp(store_backend(lp->st), "pg") == 0;
+        bool watched = lp->st != NULL && store_wait_ready(lp->st);
         int64_t now_mono = clock_mono_now_us();
-        int64_t sleep_us = (pg ? LP_POLL_MS : LP_SAFETY_MS) * 1000;
+        int64_t sleep_us = (watched ? LP_POLL_MS : LP_SAFETY_MS) * 1000;
         bool idle = next_deadline == 0;
         if (idle)
             sleep_us = 1000 * 1000;
@@ -270,13 +279,13 @@ longpoll_main(void *arg)
         claim = signalled != 0;
         if (!claim && next_due && clock_real_now_us() >= next_due)
             claim = true;
-        if (!claim && pg) {
+        if (!claim && watched) {
             struct jobd_error err = {0};
             claim = store_wait(lp->st, 0, &err) > 0;
         }
-        if (!claim && !pg && clock_mono_now_us() - last_claim_mono >= LP_SAFETY_MS * 1000)
+        if (!claim && !watched && clock_mono_now_us() - last_claim_mono >= LP_SAFETY_MS * 1000)
             claim = true;
-        if (!claim && pg && clock_mono_now_us() - last_claim_mono >= 5 * 1000 * 1000)
+        if (!claim && watched && clock_mono_now_us() - last_claim_mono >= 5 * 1000 * 1000)
             claim = true; /* a missed notification costs at most a few seconds */
     }
     return NULL;
@@ -309,9 +318,11 @@ longpoll_start(struct store_pool *pool, struct wakeup *wake, struct api_metrics 
 }
 
 void
-longpoll_add(struct longpoll *lp, struct lp_waiter *w, lp_resume_fn resume, void *arg)
+longpoll_add(struct longpoll *lp, struct lp_waiter *w, lp_resume_fn resume, lp_alive_fn alive,
+             void *arg)
 {
     w->resume = resume;
+    w->alive = alive;
     w->arg = arg;
     w->next = NULL;
     pthread_mutex_lock(&lp->mu);

@@ -246,7 +246,12 @@ api_body_object(struct api_call *c, const char *const *allowed)
 {
     struct jobd_error err = {0};
     json_t *o = NULL;
-    if (jobjson_parse_object(c->req->body, c->req->body_len, &o, &err) != JOBD_OK) {
+    int rc = jobjson_parse_object(c->req->body, c->req->body_len, &o, &err);
+    if (rc == JOBD_E_TOOBIG) {
+        api_error(c->resp, 400, "number_out_of_range", err.field, "%s", err.msg);
+        return NULL;
+    }
+    if (rc != JOBD_OK) {
         api_error(c->resp, 400, "malformed_json", NULL, "%s", err.msg);
         return NULL;
     }

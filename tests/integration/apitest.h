@@ -329,6 +329,33 @@ get_json(const struct srv *s, const char *path)
     return v;
 }
 
+/* The value of an unlabelled metric in GET /metrics, or -1 if absent. */
+static inline double
+srv_metric(const struct srv *s, const char *name)
+{
+    struct resp r;
+    if (req(s, "GET", "/metrics", NULL, &r) != 200)
+        TEST_FAIL("GET /metrics: %ld", r.status);
+    char pat[128];
+    snprintf(pat, sizeof pat, "\n%s ", name);
+    const char *p = strstr(r.body, pat);
+    double v = p ? strtod(p + strlen(pat), NULL) : -1;
+    resp_fini(&r);
+    return v;
+}
+
+/* Waits up to 10 s until metric reaches at least want (fails the test if not). */
+static inline void
+srv_await_metric(const struct srv *s, const char *name, double want)
+{
+    int64_t deadline = apitest_now_ms() + 10000;
+    while (srv_metric(s, name) < want) {
+        if (apitest_now_ms() > deadline)
+            TEST_FAIL("%s did not reach %g within 10 s", name, want);
+        apitest_nap_ms(5);
+    }
+}
+
 /* Registers a test body t_NAME(backend) for both backends. */
 #define BOTH(name)                                                                         \
     static void t_##name(const char *backend);                                             \
