@@ -165,7 +165,7 @@ class Report:
     def sec_ceiling(self):
         rows = []
         for c, v in sorted(group(self.ok(self.ceil), lambda r: r.get("concurrency")).items()):
-            rows.append(["jobd's own statements (claim 100 + complete_batch, from store_pg.c)", c,
+            rows.append(["jobd's own statements (claim 100 + complete_batch, from store_pg_*.c)", c,
                          fmt(med([r["process_jobs_per_s"] for r in v]))])
         for (var, n, c), v in sorted(self.shared_med("sql-ceiling", "throughput", "process_jobs_per_s").items()):
             rows.append([f"seed design, {var}", c, fmt(v)])

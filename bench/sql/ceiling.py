@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The SQL ceiling of jobd itself: pgbench running the very statements a jobd
 worker sends per batch (bench/sql/extract.py pulls them out of
-src/store/store_pg.c), on jobd's own schema, with no scheduler around them.
+src/store/store_pg_read.c and store_pg_report.c), on jobd's own schema, with
+no scheduler around them.
 
 Run like ../shared/bench/sql/ceiling.py, so the two ceilings are comparable:
 for each client count, seed CEIL_N due pending no-op jobs (one INSERT ...
@@ -123,7 +124,7 @@ def main():
                             cpu=dict(server_pct=round(100 * (s1 - s0) / CLK_TCK / wall, 1)),
                             notes="each statement autocommits (synchronous_commit=on); jobs/s = "
                                   "succeeded rows in jobd.jobs_done / wall time of pgbench; statements "
-                                  "generated from src/store/store_pg.c by bench/sql/extract.py")
+                                  "generated from src/store/store_pg_*.c by bench/sql/extract.py")
                 if done != N:
                     line["error"] = f"{done} of {N} jobs succeeded, {left} left in jobd.jobs"
                 emit(line)

@@ -29,6 +29,7 @@
 #include "api/apierr.h"
 #include "api/longpoll.h"
 #include "core/err.h"
+#include "util/log.h"
 
 #define MAX_QUERY 32
 #define DISCARD_MAX (64ull * 1024 * 1024) /* read and drop at most this much */
@@ -343,14 +344,12 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (s == NULL)
         return;
     if (srv->access_log) {
-        char line[400];
         double ms = (double)(clock_mono_now_us() - s->start_mono_us) / 1000.0;
-        int n = snprintf(line, sizeof line, "jobd: %s %s %d %.1fms%s\n", s->method, s->path,
-                         s->status, ms, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? ""
-                                                                                  : " aborted");
-        /* One write per line, so lines from several threads never interleave. */
-        if (n > 0 && write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1) < 0) {
-        }
+        bool ok = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
+        struct log_field f[] = {LF_STR("method", s->method), LF_STR("path", s->path),
+                                LF_INT("status", s->status), LF_DBL("ms", ms),
+                                LF_STR("aborted", "true")};
+        log_write(LOGL_INFO, "http", "request", f, ok ? 4 : 5);
     }
     bool counted = s->counted;
     free(s->body);

@@ -49,6 +49,18 @@ const char *cli_opt(int argc, char **argv, int *i, const char *flag, bool *missi
 /* Prints "jobd CMD: MSG 'ARG'" (arg may be NULL) and usage on stderr; returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *msg, const char *arg, const char *usage);
 
+/*
+ * The logging flags of the long-running commands (server, worker):
+ * --log-format text|json, --log-level debug|info|warn|error and, for the
+ * server, --access-log on|off (access NULL: not a flag of cmd). NULL values
+ * keep the defaults (text, info, on). Configures util/log; on a bad value
+ * prints which flag is wrong and returns CLI_USAGE.
+ */
+int cli_log_setup(const char *cmd, const char *format, const char *level, const char *access);
+#define CLI_LOG_USAGE                                                                   \
+    "  --log-format F        text (default) or json: one event a line on stderr\n"     \
+    "  --log-level L         debug, info (default), warn or error\n"
+
 /* Parses a decimal integer in [min, max] into *out; false (out untouched) otherwise. */
 bool cli_parse_int(const char *s, long min, long max, long *out);
 

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/log.h"
+
 const char *
 cli_db_url(const char *flag_value)
 {
@@ -35,6 +37,25 @@ cli_report(const char *what, int code, const struct jobd_error *err)
     const char *msg = (err != NULL && err->msg[0] != '\0') ? err->msg : jobd_strerror(code);
     fprintf(stderr, "jobd: %s: %s\n", what, msg);
     return cli_exit_for(code);
+}
+
+int
+cli_log_setup(const char *cmd, const char *format, const char *level, const char *access)
+{
+    enum log_format fmt = LOG_TEXT;
+    enum log_level min = LOGL_INFO;
+    bool on = true;
+    if (format != NULL && !log_parse_format(format, &fmt))
+        return cli_usage_error(cmd, "--log-format must be text or json, not", format, "");
+    if (level != NULL && !log_parse_level(level, &min))
+        return cli_usage_error(cmd, "--log-level must be debug, info, warn or error, not", level,
+                               "");
+    if (access != NULL && strcmp(access, "on") != 0 && strcmp(access, "off") != 0)
+        return cli_usage_error(cmd, "--access-log must be on or off, not", access, "");
+    if (access != NULL)
+        on = strcmp(access, "on") == 0;
+    log_configure(fmt, min, on);
+    return CLI_OK;
 }
 
 bool

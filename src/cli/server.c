@@ -27,6 +27,7 @@
 #include "core/duration.h"
 #include "sched/plane.h"
 #include "store/store.h"
+#include "util/log.h"
 #include "worker/config.h"
 #include "worker/worker.h"
 
@@ -34,6 +35,7 @@ static const char usage[] =
     "usage: jobd server [--db URL] [--listen HOST:PORT] [--worker-config FILE]\n"
     "                   [--tokens FILE] [--reap-interval DUR] [--retention DUR]\n"
     "                   [--insecure] [--shutdown-grace DUR] [--threads N]\n"
+    "                   [--log-format text|json] [--log-level LEVEL] [--access-log on|off]\n"
     "\n"
     "Runs the HTTP API (docs/API.md) on the store, migrating it first.\n"
     "\n"
@@ -52,15 +54,19 @@ static const char usage[] =
     "  --retention DUR      prune finished jobs older than this (default 7d)\n"
     "  --shutdown-grace DUR how long running work may finish on SIGTERM (30s)\n"
     "  --threads N          HTTP worker threads (default 4)\n"
+    CLI_LOG_USAGE
+    "  --access-log on|off   one line per HTTP request (default on)\n"
     "\n"
-    "Logs one line per request on stderr. The first line says where it listens:\n"
-    "  jobd: listening on http://127.0.0.1:PORT\n";
+    "Logs on stderr, one event a line (docs/LOGGING.md). The first line says\n"
+    "where it listens:\n"
+    "  2026-12-03T12:35:01.123Z info server: listening on http://127.0.0.1:PORT\n";
 
 struct server_opts {
     const char *db;
     const char *listen;
     const char *worker_config;
     const char *tokens;
+    const char *log_format, *log_level, *access_log;
     int64_t reap_ms, retention_ms, grace_ms;
     bool insecure;
     unsigned threads;
@@ -100,6 +106,12 @@ parse_opts(int argc, char **argv, struct server_opts *o)
             o->worker_config = v;
         } else if ((v = cli_opt(argc, argv, &i, "--tokens", &missing))) {
             o->tokens = v;
+        } else if ((v = cli_opt(argc, argv, &i, "--log-format", &missing))) {
+            o->log_format = v;
+        } else if ((v = cli_opt(argc, argv, &i, "--log-level", &missing))) {
+            o->log_level = v;
+        } else if ((v = cli_opt(argc, argv, &i, "--access-log", &missing))) {
+            o->access_log = v;
         } else if ((v = cli_opt(argc, argv, &i, "--reap-interval", &missing))) {
             rc = parse_dur("--reap-interval", v, &o->reap_ms);
         } else if ((v = cli_opt(argc, argv, &i, "--retention", &missing))) {
@@ -126,7 +138,7 @@ parse_opts(int argc, char **argv, struct server_opts *o)
         if (rc != CLI_OK)
             return rc;
     }
-    return CLI_OK;
+    return cli_log_setup("server", o->log_format, o->log_level, o->access_log);
 }
 
 /* Splits "HOST:PORT" / "[V6]:PORT" / ":PORT"; host written to buf. */
@@ -189,7 +201,7 @@ stop_all(struct server_parts *p, int64_t grace_ms)
     longpoll_stop(p->longpoll);   /* parked claims answered and resumed */
     int64_t http_grace = grace_ms >= 0 ? grace_ms : 30000;
     if (!api_server_drain(p->http, http_grace > INT32_MAX ? INT32_MAX : (int)http_grace))
-        fprintf(stderr, "jobd: requests still running after the shutdown grace; closing\n");
+        log_at(LOGL_WARN, "server", "requests still running after the shutdown grace; closing");
     /* An enqueue waiting for its group commit holds a suspended connection,
      * and libmicrohttpd must not be stopped with one: write what is queued
      * (every waiter is answered and resumed), then let those answers go. */
@@ -279,14 +291,14 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
                            .committer = p->committer, .longpoll = p->longpoll,
                            .wake = &p->wake, .defer_enqueue = true};
     struct api_server_config cfg = {.host = host, .port = port, .threads = o->threads,
-                                    .access_log = true};
+                                    .access_log = log_access_enabled()};
     int bound = 0;
     if ((rc = api_server_start(&cfg, &p->ctx, &p->http, &bound, &err)) != JOBD_OK)
         return cli_report("cannot listen", rc, &err);
-    if (strchr(host, ':'))
-        fprintf(stderr, "jobd: listening on http://[%s]:%d\n", host, bound);
-    else
-        fprintf(stderr, "jobd: listening on http://%s:%d\n", host, bound);
+    /* Scripts and tests read the URL from this line: keep its words. */
+    log_writef(LOGL_INFO, "server", NULL, 0, strchr(host, ':') ? "listening on http://[%s]:%d"
+                                                              : "listening on http://%s:%d",
+               host, bound);
     struct sched_plane_config pc = {.db_url = cli_db_url(o->db), .reap_interval_ms = o->reap_ms,
                                     .retention_ms = o->retention_ms, .wake = &p->wake,
                                     .on_reaped = count_reaped, .on_reaped_arg = p->metrics};
@@ -299,8 +311,8 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
                                                 .fenced = worker_fenced};
         if ((rc = worker_start(&p->wcfg, cli_db_url(o->db), &p->wake, &p->worker, &err)))
             return cli_report("cannot start the embedded worker", rc, &err);
-        fprintf(stderr, "jobd: embedded worker %s running %zu handler(s)\n",
-                worker_id(p->worker), p->wcfg.n_handlers);
+        log_at(LOGL_INFO, "server", "embedded worker running",
+               LF_STR("worker", worker_id(p->worker)), LF_INT("handlers", p->wcfg.n_handlers));
     }
     return CLI_OK;
 }
@@ -349,8 +361,8 @@ cmd_server(int argc, char **argv)
     if (rc == CLI_OK) {
         int sig = 0;
         sigwait(&set, &sig);
-        fprintf(stderr, "jobd: %s received, shutting down\n", sig == SIGINT ? "SIGINT"
-                                                                             : "SIGTERM");
+        log_at(LOGL_INFO, "server", "shutting down",
+               LF_STR("signal", sig == SIGINT ? "SIGINT" : "SIGTERM"));
     }
     stop_all(&parts, o.grace_ms);
     return rc;

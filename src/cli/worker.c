@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "core/err.h"
 #include "store/store.h"
+#include "util/log.h"
 #include "worker/config.h"
 #include "worker/remote.h"
 #include "worker/worker.h"
@@ -24,6 +25,7 @@ static const char usage[] =
     "usage: jobd worker [--db URL | --server URL] --config FILE [--concurrency N]\n"
     "                   [--queues a,b] [--id ID]\n"
     "                   [--shutdown-grace DUR] [--poll-interval DUR]\n"
+    "                   [--log-format text|json] [--log-level LEVEL]\n"
     "\n"
     "Runs handlers for the job types named in the config file's [handler \"TYPE\"]\n"
     "sections: claims due jobs in batches, heartbeats their leases, reports the\n"
@@ -42,6 +44,7 @@ static const char usage[] =
     "  --shutdown-grace DUR  how long running jobs may finish on SIGTERM (default 30s)\n"
     "  --poll-interval DUR   safety-net poll (default 5s on PostgreSQL; on SQLite 1s\n"
     "                        while inotify watches the WAL, else 100ms)\n"
+    CLI_LOG_USAGE
     "\n"
     "Exit status: 0 stopped cleanly, 1 failed, 2 usage error, 3 store unreachable.\n";
 
@@ -63,7 +66,7 @@ int
 cmd_worker(int argc, char **argv)
 {
     const char *db = NULL, *server = NULL, *config = NULL, *concurrency = NULL, *queues = NULL;
-    const char *id = NULL, *grace = NULL, *poll = NULL;
+    const char *id = NULL, *grace = NULL, *poll = NULL, *log_format = NULL, *log_level = NULL;
     struct flag flags[] = {
         {"--db", NULL, &db},
         {"--server", NULL, &server},
@@ -73,6 +76,8 @@ cmd_worker(int argc, char **argv)
         {"--id", "id", &id},
         {"--shutdown-grace", "shutdown_grace", &grace},
         {"--poll-interval", "poll_interval", &poll},
+        {"--log-format", NULL, &log_format},
+        {"--log-level", NULL, &log_level},
     };
     const size_t nflags = sizeof flags / sizeof flags[0];
     for (int i = 1; i < argc; i++) {
@@ -102,6 +107,8 @@ cmd_worker(int argc, char **argv)
         return usage_error("--server must be an http:// or https:// URL: ", server);
     if (config == NULL)
         return usage_error("--config FILE is required", "");
+    if (cli_log_setup("worker", log_format, log_level, NULL) != CLI_OK)
+        return CLI_USAGE;
 
     struct jobd_error err = {0};
     struct worker_config cfg;
@@ -151,17 +158,17 @@ cmd_worker(int argc, char **argv)
         worker_config_fini(&cfg);
         return cli_report("cannot start the worker", rc, &err);
     }
-    fprintf(stderr, "jobd worker %s: running %zu handler(s), concurrency %d, store %s\n",
-            worker_id(w), cfg.n_handlers, cfg.concurrency,
-            server != NULL                   ? "the API server"
-            : strncmp(url, "postgres", 8) == 0 ? "PostgreSQL"
-                                               : "SQLite");
+    log_at(LOGL_INFO, "worker", "running", LF_STR("worker", worker_id(w)),
+           LF_INT("handlers", cfg.n_handlers), LF_INT("concurrency", cfg.concurrency),
+           LF_STR("store", server != NULL                     ? "the API server"
+                           : strncmp(url, "postgres", 8) == 0 ? "PostgreSQL"
+                                                              : "SQLite"));
     int sig = 0;
     sigwait(&stop_sigs, &sig);
-    fprintf(stderr, "jobd worker %s: %s received, stopping\n", worker_id(w),
-            sig == SIGINT ? "SIGINT" : "SIGTERM");
+    log_at(LOGL_INFO, "worker", "stopping", LF_STR("worker", worker_id(w)),
+           LF_STR("signal", sig == SIGINT ? "SIGINT" : "SIGTERM"));
     worker_stop(w, -1);
     worker_config_fini(&cfg);
-    fprintf(stderr, "jobd worker: stopped\n");
+    log_at(LOGL_INFO, "worker", "stopped");
     return CLI_OK;
 }

@@ -21,6 +21,7 @@
 #include "core/err.h"
 #include "core/job.h"
 #include "store/store.h"
+#include "util/log.h"
 
 #define PLANE_TICK_MS 1000          /* materializer cadence when nothing is sooner */
 #define PLANE_MATERIALIZE_LIMIT 100 /* schedules per materializer call */
@@ -59,8 +60,8 @@ note(struct sched_plane *p, const char *step, int rc, const struct jobd_error *e
     if (rc == JOBD_OK || rc == p->last_error)
         return;
     p->last_error = rc;
-    fprintf(stderr, "jobd: scheduling plane: %s: %s\n", step,
-            err->msg[0] ? err->msg : jobd_strerror(rc));
+    log_at(LOGL_ERROR, "plane", "step failed", LF_STR("step", step),
+           LF_STR("error", err->msg[0] ? err->msg : jobd_strerror(rc)));
 }
 
 /* Materializes due firings; returns the soonest next_run_at (0 = none or unknown). */

@@ -20,7 +20,7 @@
  * per socket on the enqueue path. The price is spurious wake-ups: any commit
  * (a heartbeat, a completion, our own claim) wakes the worker, which then
  * runs one claim query. That cannot feed on itself: a claim that finds
- * nothing due is a read (store_sqlite_jobs.c: any_due) and appends nothing
+ * nothing due is a read (store_sqlite_read.c: any_due) and appends nothing
  * to the WAL, so an idle worker next to an idle database stays asleep. Busy
  * databases are coalesced: a wait drains every queued event at once and two
  * wake-ups are at least SQ_WAKE_GAP_MS apart, so a burst of commits costs

@@ -1,7 +1,10 @@
 /*
  * store_pg_int.h — internals of the PostgreSQL backend, shared by the files
- * that add operations on the same connection (store_pg.c for jobs,
- * sched_pg.c for schedules, store_pg_schema.c for the migrations).
+ * that add operations on the same connection: store_pg.c (open, migrate,
+ * wait, the vtable), store_pg_enqueue.c, store_pg_read.c (get, list,
+ * claim), store_pg_report.c (heartbeat, complete, fail, reap),
+ * store_pg_admin.c (cancel, retry, queues, prune), sched_pg.c for
+ * schedules, store_pg_schema.c for the migrations.
  *
  * Statements are static `struct pg_stmt` objects, prepared lazily once per
  * connection (and again after a reconnect). Times cross the wire as bigint
@@ -30,6 +33,8 @@ struct pg_stmt {
     const char *name;
     const char *sql;
 };
+/* Defines a statement named after its variable. */
+#define PG_STMT(n, s) static const struct pg_stmt n = {#n, s}
 
 #define PG_MAX_PREPARED 96
 
@@ -76,6 +81,13 @@ extern const size_t pg_migrations_count;
     PG_TS_US(a "finished_at") " AS finished_at_us"
 #define PG_JOB_NCOLS 21
 
+/* The columns of a row moved to jobs_done from CTE d, with status/result/error given. */
+#define PG_DONE_SELECT(status, result, error, now)                                      \
+    "SELECT d.id, d.queue, d.type, d.payload, " status ", d.priority, d.run_at,"        \
+    "       d.attempt, d.attempt_floor, d.max_attempts, d.idempotency_key, d.schedule,"  \
+    "       d.scheduled_for, d.worker_id, NULL, d.timeout_ms, d.cancel_requested, "     \
+    error ", " result ", d.created_at, d.started_at, " now " "
+
 /* Every stored column of jobd.jobs / jobd.jobs_done, in table order. */
 #define PG_JOB_TABLE_COLS                                                               \
     "id, queue, type, payload, status, priority, run_at, attempt, attempt_floor, "      \
@@ -84,6 +96,12 @@ extern const size_t pg_migrations_count;
     "started_at, finished_at"
 
 /* ---- helpers ---- */
+
+static inline struct store_pg *
+pg_of(struct store *st)
+{
+    return (struct store_pg *)st;
+}
 
 /*
  * Runs stmt with n text parameters (values[i] NULL = SQL NULL), preparing it
@@ -137,6 +155,47 @@ void pg_array_add_i64(struct pg_array *a, int64_t v, bool is_null);
 /* Closes the literal; returns it (owned by a, free with pg_array_fini) or NULL on OOM. */
 const char *pg_array_end(struct pg_array *a);
 void pg_array_fini(struct pg_array *a);
+
+/* Appends the rows of r (PG_JOB_COLS) to out. JOBD_E_NOMEM. */
+int pg_append_rows(const PGresult *r, struct job_list *out, struct jobd_error *err);
+/*
+ * A text[] literal of n names in *out, or NULL (= any) when names is NULL or
+ * n is 0. a is begun here and always needs pg_array_fini. JOBD_E_NOMEM.
+ */
+int pg_names_array(struct pg_array *a, const char *const *names, size_t n, const char **out);
+
+/* The job and queue operations of the vtable (store_pg_*.c); see store.h. */
+int pg_op_enqueue(struct store *st, const struct job_spec *spec, struct job *out,
+                  bool *replayed, struct jobd_error *err);
+int pg_op_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n,
+                        struct job *out, bool *replayed, struct jobd_error *err);
+int pg_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+int pg_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
+               int64_t *next_cursor, struct jobd_error *err);
+int pg_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
+                struct jobd_error *err);
+int pg_op_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at_us,
+                      struct jobd_error *err);
+int pg_op_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
+                    int64_t *lease_expires_at_us, bool *cancel_requested,
+                    struct jobd_error *err);
+int pg_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result,
+                   struct job *out, struct jobd_error *err);
+int pg_op_complete_batch(struct store *st, const struct completion *c, size_t n, int *outcome,
+                         struct jobd_error *err);
+int pg_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error,
+               bool retryable, int64_t retry_delay_ms, struct job *out,
+               struct jobd_error *err);
+int pg_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
+               struct jobd_error *err);
+int pg_op_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+int pg_op_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+int pg_op_queue_pause(struct store *st, const char *queue, bool paused,
+                      struct jobd_error *err);
+int pg_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n,
+                      struct jobd_error *err);
+int pg_op_prune(struct store *st, int64_t finished_before_us, int limit, int *deleted,
+                struct jobd_error *err);
 
 /* The schedule operations of the vtable (sched_pg.c); see store.h. */
 int pg_op_schedule_put(struct store *st, const struct schedule_spec *spec, bool replace,

@@ -2,7 +2,9 @@
  * store_sqlite.c — the SQLite backend: the connection (WAL, synchronous=FULL,
  * busy_timeout), the versioned schema migrations, the statement cache and
  * the small helpers every SQLite file of src/store shares
- * (store_sqlite_int.h). The job operations live in store_sqlite_jobs.c.
+ * (store_sqlite_int.h). The job operations live by concern in
+ * store_sqlite_enqueue.c, store_sqlite_read.c, store_sqlite_report.c and
+ * store_sqlite_admin.c, with their shared moves in store_sqlite_jobs.c.
  *
  * SQLite serializes writers, so each transition is one BEGIN IMMEDIATE
  * transaction: it takes the write lock before reading, which makes the

@@ -131,7 +131,27 @@ int sq_load_job(struct sqlite_store *s, int64_t id, struct job *out, struct jobd
 char *sq_col_strdup(sqlite3_stmt *stmt, int col, int *oom);
 
 /*
- * The job and queue operations of the vtable (store_sqlite_jobs.c); see
+ * Moves job id from jobs to jobs_done with status to_status and finished_at
+ * = now, if it is in status from_status (and has attempt, unless attempt <
+ * 0). set_error/set_result replace last_error/result. Returns 1 if moved, 0
+ * if the guard matched nothing, or an error. Runs inside a transaction.
+ */
+int sq_finish_job(struct sqlite_store *s, int64_t id, const char *from_status, int32_t attempt,
+                  enum job_status to_status, int64_t now, bool set_error, const char *error,
+                  bool set_result, const char *result, struct jobd_error *err);
+/*
+ * Ends the transaction of an operation on one job: rc < 0 (an error) rolls
+ * back and is returned; otherwise the job is loaded into *out (if not NULL;
+ * the caller's to job_fini on JOBD_OK) and the transaction committed.
+ */
+int sq_end_with_job(struct sqlite_store *s, int rc, int64_t id, struct job *out,
+                    struct jobd_error *err);
+/* Sets a JOBD_E_STALE error for a report of attempt on job id; returns the code. */
+int sq_stale(int64_t id, int32_t attempt, struct jobd_error *err);
+
+/*
+ * The job and queue operations of the vtable (store_sqlite_enqueue.c,
+ * store_sqlite_read.c, store_sqlite_report.c, store_sqlite_admin.c); see
  * store.h for their contracts.
  */
 int sq_op_enqueue(struct store *st, const struct job_spec *spec, struct job *out,

@@ -34,6 +34,7 @@
 
 #include "core/err.h"
 #include "core/job.h"
+#include "core/timefmt.h"
 #include "util/clock.h"
 #include "worker/capbuf.h"
 
@@ -180,13 +181,9 @@ build_env(const struct run *run)
     ok = ok && asprintf(&add[3], "JOBD_QUEUE=%s", run->queue) >= 0;
     ok = ok && asprintf(&add[4], "JOBD_IDEMPOTENCY_KEY=%s", run->idempotency_key) >= 0;
     if (ok && run->scheduled_for_us != 0) {
-        time_t secs = (time_t)(run->scheduled_for_us / 1000000);
-        struct tm tm;
-        gmtime_r(&secs, &tm);
-        char when[40];
-        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
-        ok = asprintf(&add[5], "JOBD_SCHEDULED_FOR=%s.%03dZ", when,
-                      (int)((run->scheduled_for_us / 1000) % 1000)) >= 0;
+        char when[TIME_RFC3339_LEN];
+        time_format_rfc3339(run->scheduled_for_us, when, sizeof when);
+        ok = asprintf(&add[5], "JOBD_SCHEDULED_FOR=%s", when) >= 0;
     }
     for (size_t i = 0; i < 6; i++) {
         if (!ok) {

@@ -16,6 +16,7 @@
 
 #include "core/err.h"
 #include "util/clock.h"
+#include "util/log.h"
 
 #define RECONNECT_MIN_MS 100
 #define RECONNECT_MAX_MS 5000
@@ -118,8 +119,8 @@ flusher_main(void *arg)
         atomic_fetch_add(&f->batches, f->out.batches - b0);
         atomic_fetch_sub(&f->pending, (size_t)(dw + ds));
         if (rc != JOBD_OK) {
-            fprintf(stderr, "jobd worker: store error writing completions: %s; reconnecting\n",
-                    err.msg[0] ? err.msg : jobd_strerror(rc));
+            log_at(LOGL_WARN, "flusher", "store error writing completions; reconnecting",
+                   LF_STR("error", err.msg[0] ? err.msg : jobd_strerror(rc)));
             store_close(f->st);
             f->st = NULL;
             retry_wait = true;

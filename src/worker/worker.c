@@ -54,7 +54,6 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +66,7 @@
 #include "core/job.h"
 #include "store/store.h"
 #include "util/clock.h"
+#include "util/log.h"
 #include "worker/completer.h"
 #include "worker/cthread.h"
 #include "worker/exec.h"
@@ -156,24 +156,9 @@ struct worker {
     int64_t fence_margin_us;
 };
 
-static void
-wlog(const struct worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-wlog(const struct worker *w, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    char when[32];
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    fprintf(stderr, "%s jobd worker %s: %s\n", when, w->id, msg);
-}
+/* Logs one line for worker w (util/log): its id goes in a field. */
+#define wlog(w, lvl, msg, ...) \
+    log_at((lvl), "worker", (msg), LF_STR("worker", (w)->id), __VA_ARGS__)
 
 static void
 stat_add(struct worker *w, uint64_t *field, uint64_t n)
@@ -303,8 +288,8 @@ lease_ran_out(void *arg, int64_t id, int32_t attempt, const void *tag)
 {
     struct worker *w = arg;
     const struct handler_conf *h = tag;
-    wlog(w, "the lease of job %" PRId64 " attempt %" PRId32 " ran out without a heartbeat "
-         "answer; stopping it", id, attempt);
+    wlog(w, LOGL_WARN, "the lease ran out without a heartbeat answer; stopping it",
+         LF_INT("job", id), LF_INT("attempt", attempt));
     /* The runners' stops are thread-safe and match (id, attempt): a slot
      * reused meanwhile by another run is not touched. */
     switch (h->kind) {
@@ -361,7 +346,7 @@ take_results(struct worker *w)
         if (s != NULL && (!s->lost || r->outcome == RUN_SUCCEEDED)) {
             if (r->outcome == RUN_SUCCEEDED) {
                 if (!completer_add(&w->comp, r->id, r->attempt, r->result))
-                    wlog(w, "out of memory queueing the completion of job %" PRId64, r->id);
+                    wlog(w, LOGL_ERROR, "out of memory queueing a completion", LF_INT("job", r->id));
                 r->result = NULL;
             } else {
                 int64_t delay = r->retry_after_ms;
@@ -401,8 +386,8 @@ open_store(const char *url, struct store **out, struct jobd_error *err)
 static void
 store_trouble(struct worker *w, int rc, const struct jobd_error *err, const char *what)
 {
-    wlog(w, "store error during %s: %s; reconnecting", what,
-         err->msg[0] ? err->msg : jobd_strerror(rc));
+    wlog(w, LOGL_WARN, "store error; reconnecting", LF_STR("during", what),
+         LF_STR("error", err->msg[0] ? err->msg : jobd_strerror(rc)));
     store_close(w->st);
     w->st = NULL;
     w->reconnect_ms = RECONNECT_MIN_MS;
@@ -421,11 +406,12 @@ ensure_store(struct worker *w, int64_t now)
         w->reconnect_ms = w->reconnect_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS
                                                                   : w->reconnect_ms * 2;
         w->reconnect_at_us = now + w->reconnect_ms * 1000;
-        wlog(w, "store still unreachable (%s); next try in %" PRId64 "ms",
-             err.msg[0] ? err.msg : jobd_strerror(rc), w->reconnect_ms);
+        wlog(w, LOGL_WARN, "store still unreachable",
+             LF_STR("error", err.msg[0] ? err.msg : jobd_strerror(rc)),
+             LF_INT("retry_ms", w->reconnect_ms));
         return;
     }
-    wlog(w, "reconnected to the store");
+    wlog(w, LOGL_INFO, "reconnected to the store");
     stat_add(w, &w->stats.reconnects, 1);
     atomic_store(&w->hint, true); /* whatever was enqueued meanwhile */
 }
@@ -462,7 +448,8 @@ report(struct worker *w)
         } else if (rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND) {
             stat_add(w, &w->stats.stale, 1);
         } else if (rc == JOBD_E_INVALID) {
-            wlog(w, "failure report of job %" PRId64 " refused: %s", f->id, err.msg);
+            wlog(w, LOGL_WARN, "failure report refused", LF_INT("job", f->id),
+                 LF_STR("error", err.msg));
         } else {
             store_trouble(w, rc, &err, "failure report");
             return false;
@@ -502,8 +489,10 @@ heartbeats(struct worker *w, int64_t now)
                 stop_run(w, s, RUN_STOP_CANCEL);
         } else if (rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND) {
             bool fired = unwatch(w, s); /* the watchdog sent its stop already */
-            wlog(w, "lost the lease of job %" PRId64 " attempt %" PRId32 "%s", s->id, s->attempt,
-                 fired ? " (stopped when it ran out by our clock)" : "; stopping it");
+            wlog(w, LOGL_WARN,
+                 fired ? "lost the lease (stopped when it ran out by our clock)"
+                       : "lost the lease; stopping it",
+                 LF_INT("job", s->id), LF_INT("attempt", s->attempt));
             s->lost = true;
             stat_add(w, &w->stats.stale, 1);
             if (fired)
@@ -548,8 +537,8 @@ fence_expired(struct worker *w)
             fenced(s);
             continue;
         }
-        wlog(w, "the lease of job %" PRId64 " attempt %" PRId32 " ran out without a heartbeat "
-             "answer; stopping it", s->id, s->attempt);
+        wlog(w, LOGL_WARN, "the lease ran out without a heartbeat answer; stopping it",
+             LF_INT("job", s->id), LF_INT("attempt", s->attempt));
         s->lost = true;
         stop_run(w, s, RUN_STOP_LOST);
     }
@@ -715,9 +704,8 @@ maybe_claim(struct worker *w, int64_t now)
      * store's clock does not matter. */
     int64_t took_ms = (clock_mono_now_us() - asked_us) / 1000;
     if (got.n > 0 && took_ms * 1000 >= w->cfg.lease_ms * 1000 - w->fence_margin_us) {
-        wlog(w, "the claim of %zu job(s) was answered after %" PRId64 " ms, too close to the "
-             "lease's end (%" PRId64 " ms): not starting them, handing them back",
-             got.n, took_ms, w->cfg.lease_ms);
+        wlog(w, LOGL_WARN, "claim answered too close to the lease's end; handing the jobs back",
+             LF_INT("jobs", got.n), LF_INT("took_ms", took_ms), LF_INT("lease_ms", w->cfg.lease_ms));
         /* Fenced by attempt: refused if someone has claimed them since. */
         for (size_t i = 0; i < got.n; i++)
             push_failure(w, got.v[i].id, got.v[i].attempt,
@@ -790,24 +778,25 @@ loop_main(void *arg)
              * worker may run them while this one drains. */
             size_t back = cthread_runner_drop_queued(w->cth, RUN_STOP_SHUTDOWN);
             if (back > 0) {
-                wlog(w, "stopping: handing back %zu prefetched job(s) not yet started", back);
+                wlog(w, LOGL_INFO, "stopping: handing back prefetched jobs not yet started",
+                     LF_INT("jobs", back));
                 take_results(w);
             }
             grace_end = now + atomic_load(&w->grace_ms) * 1000;
             hard_end = grace_end + (EXEC_KILL_GRACE_MS + FINAL_REPORT_MS + 5000) * 1000LL;
             if (w->n_running > 0)
-                wlog(w, "stopping: waiting up to %" PRId64 "ms for %d running job(s)",
-                     atomic_load(&w->grace_ms), w->n_running);
+                wlog(w, LOGL_INFO, "stopping: waiting for running jobs",
+                     LF_INT("grace_ms", atomic_load(&w->grace_ms)), LF_INT("running", w->n_running));
         }
         if (stopping && !shutdown_sent && now >= grace_end) {
             if (w->n_running > 0)
-                wlog(w, "grace period over: stopping %d job(s)", w->n_running);
+                wlog(w, LOGL_WARN, "grace period over: stopping jobs", LF_INT("running", w->n_running));
             stop_all(w, RUN_STOP_SHUTDOWN);
             shutdown_sent = true;
         }
         ensure_store(w, now);
         if (w->fl != NULL && !flusher_push(w->fl, &w->comp))
-            wlog(w, "out of memory handing completions over; retrying");
+            wlog(w, LOGL_ERROR, "out of memory handing completions over; retrying");
         if (w->st != NULL && report(w))
             heartbeats(w, now);
         fence_expired(w);
@@ -819,15 +808,15 @@ loop_main(void *arg)
             if (give_up_at == 0)
                 give_up_at = now + FINAL_REPORT_MS * 1000LL;
             if (now >= give_up_at) {
-                wlog(w, "giving up reporting %zu completion(s) and some failures: their "
-                     "leases will run out",
-                     w->comp.n + (w->fl != NULL ? flusher_pending(w->fl) : 0));
+                wlog(w, LOGL_ERROR, "giving up reporting completions and failures: their leases "
+                     "will run out",
+                     LF_INT("completions", w->comp.n + (w->fl != NULL ? flusher_pending(w->fl) : 0)));
                 break;
             }
         }
         if (stopping && now >= hard_end) {
-            wlog(w, "%d job(s) did not stop in time; leaving them to their leases",
-                 w->n_running);
+            wlog(w, LOGL_WARN, "jobs did not stop in time; leaving them to their leases",
+                 LF_INT("running", w->n_running));
             break;
         }
         if (!stopping && w->st != NULL && maybe_claim(w, now) && claim_room(w) > 0)

@@ -49,7 +49,7 @@ EOF
 spid=$!
 port=""
 for _ in $(seq 100); do
-    port=$(sed -n 's|^jobd: listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$dir/server.log")
+    port=$(sed -n 's|.* listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$dir/server.log")
     [ -n "$port" ] && break
     kill -0 "$spid" 2>/dev/null || fail "the server exited"
     sleep 0.1

@@ -375,7 +375,7 @@ TEST(remote_worker_over_the_api)
     store_close(st);
     pid_t server = start_server();
     exec_outcomes();
-    ASSERT(log_contains("store the API server"));
+    ASSERT(log_contains("store=\"the API server\""));
     ASSERT_EQ(stop_worker(server, 10000), 0);
 }
 

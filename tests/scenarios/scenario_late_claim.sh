@@ -20,7 +20,7 @@ FWD_PID=$!
 SCEN_PIDS_ALL+=("$FWD_PID")
 wait_until 10 "the forwarder to listen" test -s "$WORK/fwd.pid"
 start_worker p "$WORK/worker.ini" --server "http://127.0.0.1:$fport"
-polled() { grep -qs "POST /v1/claim" "$WORK/server.log"; }
+polled() { grep -qs "method=POST path=/v1/claim" "$WORK/server.log"; }
 wait_until 20 "p to poll for work" polled
 
 kill -HUP "$FWD_PID"
@@ -36,16 +36,16 @@ stop_pid "${WPID[w2]}"
 
 kill -USR2 "$FWD_PID"
 log "answers flow again: p receives the claim of attempt 1 now"
-got_answer() { [ "$(grep -c "POST /v1/claim" "$WORK/server.log")" -gt "$1" ]; }
-wait_until 20 "p to claim again after the heal" got_answer "$(grep -c "POST /v1/claim" "$WORK/server.log")"
+got_answer() { [ "$(grep -c "method=POST path=/v1/claim" "$WORK/server.log")" -gt "$1" ]; }
+wait_until 20 "p to claim again after the heal" got_answer "$(grep -c "method=POST path=/v1/claim" "$WORK/server.log")"
 sleep 2
 stop_pid "${WPID[p]}"
 if grep -q "^$id 1 p " "$HISTORY.starts"; then
     fail "p started job $id attempt 1 after its lease had ended and w2 had run attempt 2"
 fi
-grep -q "was answered after" "$WORK/worker-p.log" ||
+grep -q "claim answered too close to the lease" "$WORK/worker-p.log" ||
     fail "p's log does not say it dropped the late claim: $(tail -n 3 "$WORK/worker-p.log")"
-log "p: $(grep -o 'the claim of .*lease' "$WORK/worker-p.log" | head -n 1)"
+log "p: $(grep -o 'claim answered too close.*' "$WORK/worker-p.log" | head -n 1)"
 job_is "$id" status succeeded && job_is "$id" attempt 2 && job_is "$id" worker_id w2 ||
     fail "job $id changed after p's late claim"
 pg_dump_jobs "$WORK/jobs.json"

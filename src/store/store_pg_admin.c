@@ -1,0 +1,192 @@
+/*
+ * store_pg_admin.c — operator actions on PostgreSQL: cancel, retry, queue
+ * pause, queue stats and pruning of finished jobs.
+ *
+ * Cancel and retry are each one conditional statement; when it matches
+ * nothing, the job is read to say why (not found, or its status forbids
+ * it), and read again if it changed status in between. Split from
+ * store_pg.c by concern; the conventions are in store_pg_int.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/err.h"
+#include "store/store_pg_int.h"
+
+/* ---- operator actions ---- */
+
+/* $1 id, $2 now: pending -> cancelled, or running -> cancel requested. */
+PG_STMT(st_cancel,
+     "WITH d AS (DELETE FROM jobd.jobs WHERE id = $1::bigint AND status = 'pending'"
+     "           RETURNING *),"
+     " gone AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
+     PG_DONE_SELECT("'cancelled'", "NULL", "d.last_error", PG_NOW("$2"))
+     "          FROM d RETURNING " PG_JOB_COLS("") "),"
+     " req AS (UPDATE jobd.jobs SET cancel_requested = true"
+     "         WHERE id = $1::bigint AND status = 'running' RETURNING " PG_JOB_COLS("") ") "
+     "SELECT * FROM gone UNION ALL SELECT * FROM req");
+
+/* $1 id, $2 now: dead/cancelled -> pending with max_attempts fresh attempts. */
+PG_STMT(st_retry,
+     "WITH d AS (DELETE FROM jobd.jobs_done WHERE id = $1::bigint"
+     "           AND status IN ('dead', 'cancelled') RETURNING *) "
+     "INSERT INTO jobd.jobs (" PG_JOB_TABLE_COLS ") "
+     "SELECT d.id, d.queue, d.type, d.payload, 'pending', d.priority, " PG_NOW("$2") ","
+     "       d.attempt, d.attempt, d.max_attempts, d.idempotency_key, d.schedule,"
+     "       d.scheduled_for, NULL, NULL, d.timeout_ms, false, d.last_error, NULL,"
+     "       d.created_at, NULL, NULL FROM d "
+     "RETURNING " PG_JOB_COLS(""));
+
+PG_STMT(st_queue_pause,
+     "INSERT INTO jobd.queues (name, paused) VALUES ($1::text, $2::boolean) "
+     "ON CONFLICT (name) DO UPDATE SET paused = EXCLUDED.paused");
+
+/* $1 now: (queue, paused, status, count, oldest due pending age in us), by queue. */
+PG_STMT(st_queue_stats,
+     "SELECT s.name, COALESCE(q.paused, false), s.status, s.n, s.age_us FROM ("
+     "  SELECT queue AS name, status, count(*) AS n,"
+     "         " PG_TS_US(PG_NOW("$1")) " - "
+     "         " PG_TS_US("min(run_at) FILTER (WHERE status = 'pending' AND run_at <= "
+                          PG_NOW("$1") ")") " AS age_us"
+     "    FROM jobd.jobs GROUP BY queue, status"
+     "  UNION ALL SELECT queue, status, count(*), NULL FROM jobd.jobs_done"
+     "    GROUP BY queue, status"
+     "  UNION ALL SELECT name, NULL, 0, NULL FROM jobd.queues) s "
+     "LEFT JOIN jobd.queues q ON q.name = s.name ORDER BY s.name");
+
+/* $1 cutoff_us, $2 limit: deletes old terminal jobs and frees their keys. */
+PG_STMT(st_prune,
+     "WITH d AS (DELETE FROM jobd.jobs_done WHERE id IN ("
+     "             SELECT id FROM jobd.jobs_done WHERE finished_at < " PG_US_TS("$1")
+     "              ORDER BY finished_at LIMIT $2::int)"
+     "           RETURNING id, idempotency_key),"
+     " k AS (DELETE FROM jobd.job_keys jk USING d"
+     "       WHERE jk.idempotency_key = d.idempotency_key AND jk.job_id = d.id) "
+     "SELECT count(*) FROM d");
+/* ---- operator actions ---- */
+
+/* Why an action on job id matched nothing: it does not exist, or its status forbids it. */
+static int
+explain_miss(struct store_pg *s, int64_t id, const char *action, bool *transient,
+             struct jobd_error *err)
+{
+    struct job j = {0};
+    *transient = false;
+    int rc = pg_op_get(&s->base, id, &j, err);
+    if (rc != JOBD_OK)
+        return rc;
+    enum job_status status = j.status;
+    job_fini(&j);
+    if ((strcmp(action, "cancel") == 0 && !job_status_terminal(status)) ||
+        (strcmp(action, "retry") == 0 && (status == JOB_DEAD || status == JOB_CANCELLED))) {
+        *transient = true; /* it changed status under us: try again */
+        return JOBD_E_STATE;
+    }
+    return jobd_error_set(err, JOBD_E_STATE, "status", "cannot %s job %lld: it is %s", action,
+                          (long long)id, job_status_name(status));
+}
+
+static int
+operator_action(struct store *st, const struct pg_stmt *stmt, const char *action, int64_t id,
+                struct job *out, struct jobd_error *err)
+{
+    struct store_pg *s = pg_of(st);
+    for (int tries = 0; tries < 5; tries++) {
+        char b[24], nowb[24];
+        const char *vals[2] = {pg_i64(b, id), pg_now_param(s, nowb)};
+        PGresult *r = NULL;
+        int rc = pg_exec(s, stmt, 2, vals, &r, err);
+        if (rc != JOBD_OK)
+            return rc;
+        if (PQntuples(r) > 0) {
+            rc = out ? pg_row_to_job(r, 0, 0, out) : JOBD_OK;
+            PQclear(r);
+            return rc == JOBD_OK ? rc : jobd_error_set(err, rc, NULL, "out of memory");
+        }
+        PQclear(r);
+        bool transient;
+        rc = explain_miss(s, id, action, &transient, err);
+        if (!transient)
+            return rc;
+    }
+    return jobd_error_set(err, JOBD_E_STATE, "status", "job %lld keeps changing status; "
+                          "try again", (long long)id);
+}
+
+int
+pg_op_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
+{
+    return operator_action(st, &st_cancel, "cancel", id, out, err);
+}
+
+int
+pg_op_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
+{
+    return operator_action(st, &st_retry, "retry", id, out, err);
+}
+
+int
+pg_op_queue_pause(struct store *st, const char *queue, bool paused, struct jobd_error *err)
+{
+    const char *vals[2] = {queue, paused ? "true" : "false"};
+    PGresult *r = NULL;
+    int rc = pg_exec(pg_of(st), &st_queue_pause, 2, vals, &r, err);
+    PQclear(r);
+    return rc;
+}
+
+int
+pg_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct jobd_error *err)
+{
+    struct store_pg *s = pg_of(st);
+    char nowb[24];
+    const char *vals[1] = {pg_now_param(s, nowb)};
+    PGresult *r = NULL;
+    int rc = pg_exec(s, &st_queue_stats, 1, vals, &r, err);
+    if (rc != JOBD_OK)
+        return rc;
+    int rows = PQntuples(r);
+    struct queue_stat *v = calloc(rows > 0 ? (size_t)rows : 1, sizeof *v);
+    if (v == NULL) {
+        PQclear(r);
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    }
+    size_t k = 0;
+    for (int row = 0; row < rows; row++) {
+        const char *name = PQgetvalue(r, row, 0);
+        if (k == 0 || strcmp(v[k - 1].name, name) != 0) {
+            snprintf(v[k].name, sizeof v[k].name, "%s", name);
+            v[k].paused = PQgetvalue(r, row, 1)[0] == 't';
+            k++;
+        }
+        struct queue_stat *q = &v[k - 1];
+        enum job_status status;
+        if (!PQgetisnull(r, row, 2) &&
+            job_status_parse(PQgetvalue(r, row, 2), &status) == JOBD_OK)
+            q->count[status] += pg_get_i64(r, row, 3);
+        if (!PQgetisnull(r, row, 4))
+            q->oldest_pending_age_s = (double)pg_get_i64(r, row, 4) / 1e6;
+    }
+    PQclear(r);
+    *out = v;
+    *n = k;
+    return JOBD_OK;
+}
+
+int
+pg_op_prune(struct store *st, int64_t finished_before_us, int limit, int *deleted,
+            struct jobd_error *err)
+{
+    char b[2][24];
+    const char *vals[2] = {pg_i64(b[0], finished_before_us),
+                           pg_i64(b[1], limit > 0 ? limit : 1000)};
+    PGresult *r = NULL;
+    int rc = pg_exec(pg_of(st), &st_prune, 2, vals, &r, err);
+    if (rc != JOBD_OK)
+        return rc;
+    *deleted = (int)pg_get_i64(r, 0, 0);
+    PQclear(r);
+    return JOBD_OK;
+}
+

@@ -1,0 +1,232 @@
+/*
+ * store_pg_read.c — reads and claims on PostgreSQL: get, list, claim and
+ * next_run_at (the claim-side questions a worker asks).
+ *
+ * A claim is one UPDATE over a MATERIALIZED, FOR UPDATE SKIP LOCKED
+ * selection, so claimers never wait for each other and never share a job.
+ * Split from store_pg.c by concern; the conventions are in store_pg_int.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/err.h"
+#include "store/store_pg_int.h"
+
+/* ---- reads ---- */
+
+PG_STMT(st_get, "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs WHERE id = $1::bigint");
+
+/* $1 status, $2 queue, $3 type, $4 schedule (NULL = any), $5 before_id (0 = none), $6 limit. */
+PG_STMT(st_list,
+     "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs "
+     "WHERE ($1::text IS NULL OR status = $1::text) AND ($2::text IS NULL OR queue = $2::text)"
+     "  AND ($3::text IS NULL OR type = $3::text) AND ($4::text IS NULL OR schedule = $4::text)"
+     "  AND ($5::bigint = 0 OR id < $5::bigint) "
+     "ORDER BY id DESC LIMIT $6::int");
+
+/* ---- claims ---- */
+
+/*
+ * $1 worker, $2 limit, $3 lease_ms, $4 types (NULL = any), $5 now, [$6 queues].
+ * Without queues the ordered scan is jobs_claim_any; with queues, one ordered
+ * scan of jobs_claim_queue per queue (LATERAL), merged and cut to the limit.
+ * The returned rows are in no particular order: the caller sorts them.
+ * `due` is MATERIALIZED so the locking LIMIT runs once (see st_reap), and
+ * the rows are then found by primary key (= ANY(ARRAY(...))): joining the
+ * CTE instead lets a generic plan guess 10% of the table and hash-join a
+ * sequential scan of jobs.
+ */
+#define CLAIM_SET                                                                       \
+    "UPDATE jobd.jobs j SET status = 'running', attempt = j.attempt + 1,"               \
+    "       worker_id = $1::text, lease_expires_at = " PG_NOW("$5") " + " PG_MS("$3") "," \
+    "       started_at = " PG_NOW("$5") " "                                             \
+    "WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "                                      \
+    "RETURNING " PG_JOB_COLS("j.")
+
+PG_STMT(st_claim_any,
+     "WITH due AS MATERIALIZED ("
+     "  SELECT id FROM jobd.jobs"
+     "   WHERE status = 'pending' AND run_at <= " PG_NOW("$5")
+     "     AND ($4::text[] IS NULL OR type = ANY($4::text[]))"
+     "     AND queue NOT IN (SELECT name FROM jobd.queues WHERE paused)"
+     "   ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) "
+     CLAIM_SET);
+
+PG_STMT(st_claim_queues,
+     "WITH due AS MATERIALIZED ("
+     "  SELECT c.id FROM (SELECT DISTINCT unnest($6::text[]) AS name) qn"
+     "  CROSS JOIN LATERAL ("
+     "    SELECT id, priority, run_at FROM jobd.jobs"
+     "     WHERE queue = qn.name AND status = 'pending' AND run_at <= " PG_NOW("$5")
+     "       AND ($4::text[] IS NULL OR type = ANY($4::text[]))"
+     "     ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) c"
+     "  WHERE NOT EXISTS (SELECT 1 FROM jobd.queues p WHERE p.name = qn.name AND p.paused)"
+     "  ORDER BY c.priority DESC, c.run_at, c.id LIMIT $2::int) "
+     CLAIM_SET);
+
+
+/* $1 types, $2 queues (NULL = any). */
+PG_STMT(st_next_run_at,
+     "SELECT " PG_TS_US("min(run_at)") " FROM jobd.jobs "
+     "WHERE status = 'pending' AND ($1::text[] IS NULL OR type = ANY($1::text[]))"
+     "  AND ($2::text[] IS NULL OR queue = ANY($2::text[]))"
+     "  AND queue NOT IN (SELECT name FROM jobd.queues WHERE paused)");
+/* ---- reads ---- */
+
+int
+pg_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
+{
+    char b[24];
+    const char *vals[1] = {pg_i64(b, id)};
+    PGresult *r = NULL;
+    int rc = pg_exec(pg_of(st), &st_get, 1, vals, &r, err);
+    if (rc != JOBD_OK)
+        return rc;
+    if (PQntuples(r) == 0)
+        rc = jobd_error_set(err, JOBD_E_NOTFOUND, "id", "no job with id %lld", (long long)id);
+    else
+        rc = pg_row_to_job(r, 0, 0, out);
+    PQclear(r);
+    return rc;
+}
+
+/* Appends the rows of r to out. */
+int
+pg_append_rows(const PGresult *r, struct job_list *out, struct jobd_error *err)
+{
+    for (int row = 0; row < PQntuples(r); row++) {
+        struct job *j = job_list_push(out);
+        if (j == NULL || pg_row_to_job(r, row, 0, j) != JOBD_OK) {
+            if (j != NULL)
+                out->n--;
+            return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+        }
+    }
+    return JOBD_OK;
+}
+
+int
+pg_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
+           int64_t *next_cursor, struct jobd_error *err)
+{
+    int limit = f->limit > 0 ? f->limit : 100;
+    char b[2][24];
+    const char *vals[6] = {
+        f->status == STORE_ANY ? NULL : job_status_name((enum job_status)f->status),
+        f->queue, f->type, f->schedule, pg_i64(b[0], f->before_id > 0 ? f->before_id : 0),
+        pg_i64(b[1], limit + 1),
+    };
+    PGresult *r = NULL;
+    int rc = pg_exec(pg_of(st), &st_list, 6, vals, &r, err);
+    if (rc != JOBD_OK)
+        return rc;
+    int rows = PQntuples(r);
+    for (int row = 0; row < rows && row < limit && rc == JOBD_OK; row++) {
+        struct job *j = job_list_push(out);
+        if (j == NULL || pg_row_to_job(r, row, 0, j) != JOBD_OK) {
+            if (j != NULL)
+                out->n--;
+            rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+        }
+    }
+    if (rc == JOBD_OK && rows > limit)
+        *next_cursor = out->v[out->n - 1].id;
+    PQclear(r);
+    return rc;
+}
+
+/* ---- claims ---- */
+
+/* Claim order: priority DESC, run_at ASC, id ASC. */
+static int
+cmp_claim_order(const void *a, const void *b)
+{
+    const struct job *x = a, *y = b;
+    if (x->priority != y->priority)
+        return x->priority > y->priority ? -1 : 1;
+    if (x->run_at_us != y->run_at_us)
+        return x->run_at_us < y->run_at_us ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* A text[] literal of n names, or NULL (= any) when names is NULL or n is 0. */
+int
+pg_names_array(struct pg_array *a, const char *const *names, size_t n, const char **out)
+{
+    *out = NULL;
+    pg_array_begin(a);
+    if (names == NULL || n == 0)
+        return JOBD_OK;
+    for (size_t i = 0; i < n; i++)
+        pg_array_add_str(a, names[i]);
+    *out = pg_array_end(a);
+    return *out ? JOBD_OK : JOBD_E_NOMEM;
+}
+
+int
+pg_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
+            struct jobd_error *err)
+{
+    struct store_pg *s = pg_of(st);
+    char b[2][24], nowb[24];
+    struct pg_array ta, qa;
+    const char *types = NULL, *queues = NULL;
+    int rc = pg_names_array(&ta, req->types, req->n_types, &types);
+    if (rc == JOBD_OK)
+        rc = pg_names_array(&qa, req->queues, req->n_queues, &queues);
+    else
+        pg_array_begin(&qa);
+    if (rc != JOBD_OK) {
+        rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+        goto out;
+    }
+    const char *vals[6] = {
+        req->worker_id, pg_i64(b[0], req->limit),
+        pg_i64(b[1], req->lease_ms > 0 ? req->lease_ms : JOB_DEFAULT_LEASE_MS),
+        types, pg_now_param(s, nowb), queues,
+    };
+    PGresult *r = NULL;
+    if (queues != NULL)
+        rc = pg_exec(s, &st_claim_queues, 6, vals, &r, err);
+    else
+        rc = pg_exec(s, &st_claim_any, 5, vals, &r, err);
+    if (rc != JOBD_OK)
+        goto out;
+    size_t first = out->n;
+    rc = pg_append_rows(r, out, err);
+    PQclear(r);
+    if (rc == JOBD_OK && out->n > first)
+        qsort(out->v + first, out->n - first, sizeof *out->v, cmp_claim_order);
+out:
+    pg_array_fini(&ta);
+    pg_array_fini(&qa);
+    return rc;
+}
+
+/* ---- wake-ups ---- */
+
+int
+pg_op_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at_us,
+                  struct jobd_error *err)
+{
+    struct pg_array ta, qa;
+    const char *vals[2] = {NULL, NULL};
+    int rc = pg_names_array(&ta, req->types, req->n_types, &vals[0]);
+    if (rc == JOBD_OK)
+        rc = pg_names_array(&qa, req->queues, req->n_queues, &vals[1]);
+    else
+        pg_array_begin(&qa);
+    PGresult *r = NULL;
+    if (rc != JOBD_OK)
+        rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    else
+        rc = pg_exec(pg_of(st), &st_next_run_at, 2, vals, &r, err);
+    if (rc == JOBD_OK)
+        *run_at_us = pg_get_i64(r, 0, 0);
+    PQclear(r);
+    pg_array_fini(&ta);
+    pg_array_fini(&qa);
+    return rc;
+}
+

@@ -1,0 +1,302 @@
+/*
+ * store_pg_report.c — a worker's reports on PostgreSQL: heartbeat,
+ * complete, complete_batch, fail, and the reaper.
+ *
+ * Every report is ONE statement carrying the fence `status = 'running' AND
+ * attempt = $a`: data-modifying CTEs move the row between jobd.jobs and
+ * jobd.jobs_done in the statement that decides its fate, so a stale report
+ * changes nothing. Split from store_pg.c by concern; the conventions are in
+ * store_pg_int.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/err.h"
+#include "store/store_pg_int.h"
+
+/* ---- reports ---- */
+
+/* $1 id, $2 attempt, $3 lease_ms, $4 now. */
+PG_STMT(st_heartbeat,
+     "UPDATE jobd.jobs SET lease_expires_at = " PG_NOW("$4") " + " PG_MS("$3") " "
+     "WHERE id = $1::bigint AND status = 'running' AND attempt = $2::int "
+     "RETURNING " PG_TS_US("lease_expires_at") ", cancel_requested");
+
+/* $1 id, $2 attempt, $3 result, $4 now. */
+PG_STMT(st_complete,
+     "WITH d AS (DELETE FROM jobd.jobs WHERE id = $1::bigint AND status = 'running'"
+     "           AND attempt = $2::int RETURNING *) "
+     "INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
+     PG_DONE_SELECT("'succeeded'", "$3::json", "d.last_error", PG_NOW("$4")) "FROM d "
+     "RETURNING " PG_JOB_COLS(""));
+
+/*
+ * $1 ids, $2 attempts, $3 results, $4 now: returns the (id, attempt) pairs
+ * that matched. Each row finds its item with array_position (a scan of the
+ * id array in C), not by joining unnest(): a generic plan guesses 10 rows
+ * for the unnest and nests the loop, which re-scans the whole function for
+ * every row (500 x 500 at the completer's batch size, ~100 ms a statement).
+ * Only right while every id occurs once with one attempt: otherwise
+ * st_complete_batch_join.
+ */
+PG_STMT(st_complete_batch,
+     "WITH d AS (DELETE FROM jobd.jobs j WHERE j.id = ANY($1::bigint[])"
+     "       AND j.status = 'running'"
+     "       AND j.attempt = ($2::int[])[array_position($1::bigint[], j.id)]"
+     "       RETURNING j.*, ($3::json[])[array_position($1::bigint[], j.id)] AS new_result) "
+     "INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
+     PG_DONE_SELECT("'succeeded'", "d.new_result", "d.last_error", PG_NOW("$4")) "FROM d "
+     "RETURNING id, attempt");
+
+/* The same by a join, for a batch in which one id comes with two attempts. */
+PG_STMT(st_complete_batch_join,
+     "WITH c AS (SELECT * FROM unnest($1::bigint[], $2::int[], $3::json[])"
+     "           AS c(id, attempt, result)),"
+     " d AS (DELETE FROM jobd.jobs j USING c WHERE j.id = ANY($1::bigint[])"
+     "       AND j.id = c.id AND j.attempt = c.attempt"
+     "       AND j.status = 'running' RETURNING j.*, c.result AS new_result) "
+     "INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
+     PG_DONE_SELECT("'succeeded'", "d.new_result", "d.last_error", PG_NOW("$4")) "FROM d "
+     "RETURNING id, attempt");
+
+/*
+ * The fate of a failed attempt, from the deleted row d: cancelled if asked,
+ * pending while retryable with attempts left (counted since the last manual
+ * retry), else dead. Pending rows go back into jobs in the same statement.
+ */
+#define FATE(retryable)                                                                 \
+    "CASE WHEN d.cancel_requested THEN 'cancelled'"                                     \
+    "     WHEN " retryable " AND d.attempt - d.attempt_floor < d.max_attempts"          \
+    "     THEN 'pending' ELSE 'dead' END"
+#define BACK_TO_PENDING(run_at, error)                                                  \
+    "INSERT INTO jobd.jobs (" PG_JOB_TABLE_COLS ") "                                    \
+    "SELECT d.id, d.queue, d.type, d.payload, 'pending', d.priority, " run_at ","        \
+    "       d.attempt, d.attempt_floor, d.max_attempts, d.idempotency_key, d.schedule,"  \
+    "       d.scheduled_for, NULL, NULL, d.timeout_ms, false, " error ", NULL,"         \
+    "       d.created_at, d.started_at, NULL FROM x d WHERE d.fate = 'pending' "
+
+/* $1 id, $2 attempt, $3 error, $4 retryable, $5 delay_ms, $6 now. */
+PG_STMT(st_fail,
+     "WITH d0 AS (DELETE FROM jobd.jobs WHERE id = $1::bigint AND status = 'running'"
+     "            AND attempt = $2::int RETURNING *),"
+     " x AS (SELECT d.*, " FATE("$4::boolean") " AS fate FROM d0 d),"
+     " back AS (" BACK_TO_PENDING(PG_NOW("$6") " + " PG_MS("$5"), "$3::text")
+     "          RETURNING " PG_JOB_COLS("") "),"
+     " done AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
+     PG_DONE_SELECT("d.fate", "NULL", "$3::text", PG_NOW("$6"))
+     "          FROM x d WHERE d.fate <> 'pending' RETURNING " PG_JOB_COLS("") ") "
+     "SELECT * FROM back UNION ALL SELECT * FROM done");
+
+/*
+ * $1 limit, $2 base_ms, $3 cap_ms, $4 now. The locking sub-select is a
+ * MATERIALIZED CTE so it runs exactly once: re-run on the inner side of a
+ * join it would skip the rows this statement already deleted and hand out
+ * more than the limit. Full-jitter backoff in SQL:
+ * random() * LEAST(cap, base * 2^n), n = attempts since the last manual retry
+ * (capped at 40 so 2^n stays a finite double).
+ */
+PG_STMT(st_reap,
+     "WITH due AS MATERIALIZED ("
+     "   SELECT id FROM jobd.jobs WHERE status = 'running' AND lease_expires_at < " PG_NOW("$4")
+     "    ORDER BY lease_expires_at LIMIT $1::int FOR UPDATE SKIP LOCKED),"
+     " d0 AS (DELETE FROM jobd.jobs j WHERE j.id = ANY(ARRAY(SELECT id FROM due))"
+     "            AND j.status = 'running' AND j.lease_expires_at < " PG_NOW("$4")
+     "            RETURNING j.*),"
+     " x AS (SELECT d.*, " FATE("true") " AS fate FROM d0 d),"
+     " back AS (" BACK_TO_PENDING(PG_NOW("$4") " + random() * LEAST($3::float8,"
+                                  " $2::float8 * power(2::float8,"
+                                  " LEAST(d.attempt - d.attempt_floor, 40)))"
+                                  " * interval '1 millisecond'", "'lease expired'")
+     "          RETURNING 1),"
+     " done AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
+     PG_DONE_SELECT("d.fate", "NULL", "'lease expired'", PG_NOW("$4"))
+     "          FROM x d WHERE d.fate <> 'pending' RETURNING 1) "
+     "SELECT (SELECT count(*) FROM back), (SELECT count(*) FROM done)");
+
+/* ---- reports ---- */
+
+static int
+stale(struct jobd_error *err, int64_t id, int32_t attempt)
+{
+    return jobd_error_set(err, JOBD_E_STALE, "attempt",
+                          "job %lld is not running with attempt %d", (long long)id,
+                          (int)attempt);
+}
+
+int
+pg_op_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
+                int64_t *lease_expires_at_us, bool *cancel_requested, struct jobd_error *err)
+{
+    struct store_pg *s = pg_of(st);
+    char b[3][24], nowb[24];
+    const char *vals[4] = {pg_i64(b[0], id), pg_i64(b[1], attempt), pg_i64(b[2], lease_ms),
+                           pg_now_param(s, nowb)};
+    PGresult *r = NULL;
+    int rc = pg_exec(s, &st_heartbeat, 4, vals, &r, err);
+    if (rc != JOBD_OK)
+        return rc;
+    if (PQntuples(r) == 0) {
+        rc = stale(err, id, attempt);
+    } else {
+        if (lease_expires_at_us != NULL)
+            *lease_expires_at_us = pg_get_i64(r, 0, 0);
+        if (cancel_requested != NULL)
+            *cancel_requested = PQgetvalue(r, 0, 1)[0] == 't';
+    }
+    PQclear(r);
+    return rc;
+}
+
+/* Finishes a one-row report: the job into out, or stale when nothing matched. */
+static int
+report_result(PGresult *r, int64_t id, int32_t attempt, struct job *out,
+              struct jobd_error *err)
+{
+    int rc = JOBD_OK;
+    if (PQntuples(r) == 0)
+        rc = stale(err, id, attempt);
+    else if (out != NULL && pg_row_to_job(r, 0, 0, out) != JOBD_OK)
+        rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    PQclear(r);
+    return rc;
+}
+
+int
+pg_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result,
+               struct job *out, struct jobd_error *err)
+{
+    struct store_pg *s = pg_of(st);
+    char b[2][24], nowb[24];
+    const char *vals[4] = {pg_i64(b[0], id), pg_i64(b[1], attempt), result,
+                           pg_now_param(s, nowb)};
+    PGresult *r = NULL;
+    int rc = pg_exec(s, &st_complete, 4, vals, &r, err);
+    if (rc != JOBD_OK)
+        return rc;
+    return report_result(r, id, attempt, out, err);
+}
+
+static int
+cmp_completion(const void *a, const void *b)
+{
+    const struct completion *x = a, *y = b;
+    if (x->id != y->id)
+        return (x->id > y->id) - (x->id < y->id);
+    return (x->attempt > y->attempt) - (x->attempt < y->attempt);
+}
+
+/* Whether some id comes with two different attempts (st_complete_batch cannot take it). */
+static bool
+has_mixed_attempts(const struct completion *c, size_t n)
+{
+    struct completion *v = malloc(n * sizeof *v);
+    if (v == NULL)
+        return true; /* the join is right in every case */
+    memcpy(v, c, n * sizeof *v);
+    qsort(v, n, sizeof *v, cmp_completion);
+    bool mixed = false;
+    for (size_t i = 1; i < n && !mixed; i++)
+        mixed = v[i].id == v[i - 1].id && v[i].attempt != v[i - 1].attempt;
+    free(v);
+    return mixed;
+}
+
+int
+pg_op_complete_batch(struct store *st, const struct completion *c, size_t n, int *outcome,
+                     struct jobd_error *err)
+{
+    struct store_pg *s = pg_of(st);
+    bool mixed = has_mixed_attempts(c, n);
+    struct pg_array a[3];
+    for (int k = 0; k < 3; k++)
+        pg_array_begin(&a[k]);
+    for (size_t i = 0; i < n; i++) {
+        pg_array_add_i64(&a[0], c[i].id, false);
+        pg_array_add_i64(&a[1], c[i].attempt, false);
+        pg_array_add_str(&a[2], c[i].result);
+    }
+    char nowb[24];
+    const char *vals[4] = {pg_array_end(&a[0]), pg_array_end(&a[1]), pg_array_end(&a[2]),
+                           pg_now_param(s, nowb)};
+    PGresult *r = NULL;
+    bool *used = calloc(n, sizeof *used);
+    int rc;
+    if (vals[0] == NULL || vals[1] == NULL || vals[2] == NULL || used == NULL)
+        rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    else
+        rc = pg_exec(s, mixed ? &st_complete_batch_join : &st_complete_batch, 4, vals, &r,
+                     err);
+    if (rc == JOBD_OK) {
+        for (size_t i = 0; i < n; i++)
+            outcome[i] = JOBD_E_STALE;
+        /* Each matched (id, attempt) marks its first report; a duplicate report is stale. */
+        for (int row = 0; row < PQntuples(r); row++) {
+            int64_t id = pg_get_i64(r, row, 0);
+            int32_t at = (int32_t)pg_get_i64(r, row, 1);
+            for (size_t i = 0; i < n; i++) {
+                if (!used[i] && c[i].id == id && c[i].attempt == at) {
+                    used[i] = true;
+                    outcome[i] = JOBD_OK;
+                    break;
+                }
+            }
+        }
+    }
+    PQclear(r);
+    free(used);
+    for (int k = 0; k < 3; k++)
+        pg_array_fini(&a[k]);
+    return rc;
+}
+
+/* The last JOB_ERROR_MAX bytes of e, starting on a UTF-8 character boundary. */
+static const char *
+error_tail(const char *e)
+{
+    if (e == NULL)
+        return NULL;
+    size_t n = strlen(e);
+    if (n <= JOB_ERROR_MAX)
+        return e;
+    const char *p = e + n - JOB_ERROR_MAX;
+    while (((unsigned char)*p & 0xC0) == 0x80)
+        p++;
+    return p;
+}
+
+int
+pg_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
+           int64_t retry_delay_ms, struct job *out, struct jobd_error *err)
+{
+    struct store_pg *s = pg_of(st);
+    char b[3][24], nowb[24];
+    const char *vals[6] = {pg_i64(b[0], id), pg_i64(b[1], attempt), error_tail(error),
+                           retryable ? "true" : "false", pg_i64(b[2], retry_delay_ms),
+                           pg_now_param(s, nowb)};
+    PGresult *r = NULL;
+    int rc = pg_exec(s, &st_fail, 6, vals, &r, err);
+    if (rc != JOBD_OK)
+        return rc;
+    return report_result(r, id, attempt, out, err);
+}
+
+int
+pg_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
+           struct jobd_error *err)
+{
+    struct store_pg *s = pg_of(st);
+    int64_t base = bp && bp->base_ms > 0 ? bp->base_ms : JOB_DEFAULT_BACKOFF_BASE_MS;
+    int64_t cap = bp && bp->cap_ms > 0 ? bp->cap_ms : JOB_DEFAULT_BACKOFF_CAP_MS;
+    char b[3][24], nowb[24];
+    const char *vals[4] = {pg_i64(b[0], limit > 0 ? limit : 1000), pg_i64(b[1], base),
+                           pg_i64(b[2], cap), pg_now_param(s, nowb)};
+    PGresult *r = NULL;
+    int rc = pg_exec(s, &st_reap, 4, vals, &r, err);
+    if (rc != JOBD_OK)
+        return rc;
+    *reaped = (int)(pg_get_i64(r, 0, 0) + pg_get_i64(r, 0, 1));
+    PQclear(r);
+    return JOBD_OK;
+}
+

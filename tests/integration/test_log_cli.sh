@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# test_log_cli.sh — the one logger through the real binary: `jobd server`
+# with --log-format text and json writes RFC 3339-stamped lines, the access
+# line of a request whose path carries an escape sequence and a forged
+# newline reaches the log escaped (text) or as a proper JSON string (json),
+# --access-log off drops the access lines only, --log-level warn drops the
+# info lines, and bad values are usage errors (exit 2) naming the flag.
+# Needs JOBD_BIN (set by CTest) and curl.
+set -uo pipefail
+JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
+dir=$(mktemp -d /tmp/jobd-log.XXXXXX)
+spid=""
+stop() { [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null; spid=""; }
+trap 'stop; rm -rf "$dir"' EXIT
+fails=0
+check() { # name, condition (evaluated)
+    if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fails=$((fails + 1)); fi
+}
+
+# start NAME ARGS...: runs the server, logs to $dir/NAME.log, sets $url.
+start() {
+    local name=$1 log="$dir/$1.log"
+    shift
+    : >"$log"
+    "$JOBD" server --db "sqlite:$dir/$name.db" --listen 127.0.0.1:0 "$@" 2>"$log" &
+    spid=$!
+    url=""
+    for _ in $(seq 100); do
+        url=$(sed -n 's|.*listening on \(http://127.0.0.1:[0-9]*\).*|\1|p' "$log" | head -n 1)
+        [ -n "$url" ] && return 0
+        sleep 0.1
+    done
+    echo "server $name did not start:"; cat "$log"; exit 1
+}
+# The path: ESC [31m and a CR LF pair that would forge a second line.
+evil='/v1/%1b%5b31mred%0d%0afake%20line'
+
+start text
+curl -s -o /dev/null "$url$evil"
+curl -s -o /dev/null "$url/healthz"
+stop
+log="$dir/text.log"
+check "every text line starts with an RFC 3339 UTC instant and a level" \
+    '! grep -Evq "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z (debug|info|warn|error) " "$log"'
+check "access line with key=value fields" \
+    'grep -q " info http: request method=GET path=/healthz status=200 ms=" "$log"'
+check "client bytes escaped in text" \
+    'grep -qF "path=\"/v1/\\x1b[31mred\\r\\nfake line\" status=404" "$log"'
+check "no raw ESC and no forged line in text" \
+    '! grep -q $'"'"'\x1b'"'"' "$log" && ! grep -q "^fake" "$log"'
+check "shutdown logged with the signal" 'grep -q "info server: shutting down signal=SIGTERM" "$log"'
+
+start json --log-format json
+curl -s -o /dev/null "$url$evil"
+stop
+log="$dir/json.log"
+check "every json line is one JSON object with ts, level, component, msg" \
+    'python3 -c "
+import json, sys
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    assert set([\"ts\", \"level\", \"component\", \"msg\"]) <= set(o), l
+    assert o[\"ts\"].endswith(\"Z\") and len(o[\"ts\"]) == 24, l
+" "$log"'
+check "client bytes kept exactly in a JSON string" \
+    'python3 -c "
+import json, sys
+paths = [json.loads(l).get(\"path\") for l in open(sys.argv[1])]
+assert \"/v1/\x1b[31mred\r\nfake line\" in paths, paths
+" "$log"'
+check "the listening line in json" 'grep -q "\"msg\":\"listening on http://127.0.0.1:" "$log"'
+
+start quiet --access-log off --log-level info
+curl -s -o /dev/null "$url/healthz"
+stop
+check "--access-log off: no access lines, still the info lines" \
+    '! grep -q " http: request" "$dir/quiet.log" && grep -q "listening on" "$dir/quiet.log"'
+
+: >"$dir/warn.log"
+"$JOBD" server --db "sqlite:$dir/warn.db" --listen 127.0.0.1:0 --log-level warn 2>"$dir/warn.log" &
+spid=$!
+sleep 1
+stop
+check "--log-level warn: no info lines" '! grep -q " info " "$dir/warn.log"'
+
+"$JOBD" server --log-format xml >/dev/null 2>"$dir/bad.err"; rc=$?
+check "bad --log-format is a usage error" '[ $rc -eq 2 ] && grep -q "log-format.*xml" "$dir/bad.err"'
+"$JOBD" worker --config /nonexistent --log-level loud >/dev/null 2>"$dir/bad.err"; rc=$?
+check "bad worker --log-level is a usage error" '[ $rc -eq 2 ] && grep -q "log-level.*loud" "$dir/bad.err"'
+"$JOBD" server --access-log maybe >/dev/null 2>"$dir/bad.err"; rc=$?
+check "bad --access-log is a usage error" '[ $rc -eq 2 ] && grep -q "access-log.*maybe" "$dir/bad.err"'
+"$JOBD" server --help | grep -q -- "--log-format" && "$JOBD" worker --help | grep -q -- "--log-level"
+rc=$?
+check "--help documents the flags" '[ $rc -eq 0 ]'
+
+[ "$fails" -eq 0 ] || { echo "--- logs"; cat "$dir"/*.log; exit 1; }
