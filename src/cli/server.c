@@ -276,7 +276,7 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     if (o->tokens && (rc = api_auth_load(o->tokens, &p->auth, &err)) != JOBD_OK)
         return cli_report("--tokens", rc, &err);
     if (api_auth_warning(p->auth) != NULL)
-        fprintf(stderr, "jobd: warning: %s\n", api_auth_warning(p->auth));
+        log_writef(LOGL_WARN, "server", NULL, 0, "%s", api_auth_warning(p->auth));
     if ((rc = prepare_store(cli_db_url(o->db))) != CLI_OK)
         return rc;
     p->wake_ok = wakeup_init(&p->wake) == 0;
