@@ -109,11 +109,23 @@ void api_response_fini(struct api_response *r);
 
 struct api_server;
 
+/* Defaults of the connection limits below (jobd server sizes them from its
+ * descriptor limit instead). */
+#define API_MAX_CONNECTIONS_DEFAULT 4096u
+#define API_REQUEST_TIMEOUT_MS_DEFAULT 60000
+#define API_IDLE_TIMEOUT_S 60u
+
 struct api_server_config {
     const char *host;              /* numeric IPv4/IPv6 address or "localhost" */
     int port;                      /* 0 = any free port */
     unsigned threads;              /* HTTP worker threads; 0 = 4 */
     bool access_log;               /* one line per request on stderr */
+    unsigned max_connections;      /* open at once; 0 = API_MAX_CONNECTIONS_DEFAULT */
+    unsigned max_connections_per_ip; /* open at once from one address; 0 = no limit */
+    int64_t request_timeout_ms;    /* to receive a whole request (headers and body),
+                                      however the bytes trickle in; 0 = the default */
+    size_t body_memory;            /* bodies being received at once may hold this
+                                      much; beyond, 503; 0 = MEMBUDGET_DEFAULT */
 };
 
 /*

@@ -24,6 +24,7 @@
 #include "api/metrics.h"
 #include "api/storepool.h"
 #include "cli/cli.h"
+#include "cli/limits.h"
 #include "core/duration.h"
 #include "sched/plane.h"
 #include "store/store.h"
@@ -35,6 +36,8 @@ static const char usage[] =
     "usage: jobd server [--db URL] [--listen HOST:PORT] [--worker-config FILE]\n"
     "                   [--tokens FILE] [--reap-interval DUR] [--retention DUR]\n"
     "                   [--insecure] [--shutdown-grace DUR] [--threads N]\n"
+    "                   [--max-connections N] [--max-connections-per-ip N]\n"
+    "                   [--request-timeout DUR]\n"
     "                   [--log-format text|json] [--log-level LEVEL] [--access-log on|off]\n"
     "\n"
     "Runs the HTTP API (docs/API.md) on the store, migrating it first.\n"
@@ -54,6 +57,15 @@ static const char usage[] =
     "  --retention DUR      prune finished jobs older than this (default 7d)\n"
     "  --shutdown-grace DUR how long running work may finish on SIGTERM (30s)\n"
     "  --threads N          HTTP worker threads (default 4)\n"
+    "  --max-connections N  client connections open at once (default: sized from\n"
+    "                       the descriptor limit, which is raised to its hard\n"
+    "                       limit at start, keeping some for the store and\n"
+    "                       handlers; at most 4096)\n"
+    "  --max-connections-per-ip N\n"
+    "                       connections open at once from one address (default\n"
+    "                       a quarter of --max-connections)\n"
+    "  --request-timeout DUR  a request's headers and body must arrive within\n"
+    "                       this, however slowly the bytes trickle (default 60s)\n"
     CLI_LOG_USAGE
     "  --access-log on|off   one line per HTTP request (default on)\n"
     "\n"
@@ -70,7 +82,23 @@ struct server_opts {
     int64_t reap_ms, retention_ms, grace_ms;
     bool insecure;
     unsigned threads;
+    struct conn_limits limits;    /* 0 = sized from the descriptor limit */
+    int64_t request_timeout_ms;
 };
+
+/* An integer flag value in [min, max]. */
+static int
+parse_count(const char *flag, const char *v, long min, long max, unsigned *out)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*v == '\0' || *end || n < min || n > max) {
+        fprintf(stderr, "jobd server: %s must be %ld to %ld, not '%s'\n", flag, min, max, v);
+        return CLI_USAGE;
+    }
+    *out = (unsigned)n;
+    return CLI_OK;
+}
 
 static int
 parse_dur(const char *flag, const char *v, int64_t *out)
@@ -119,13 +147,17 @@ parse_opts(int argc, char **argv, struct server_opts *o)
         } else if ((v = cli_opt(argc, argv, &i, "--shutdown-grace", &missing))) {
             rc = parse_dur("--shutdown-grace", v, &o->grace_ms);
         } else if ((v = cli_opt(argc, argv, &i, "--threads", &missing))) {
-            char *end;
-            long n = strtol(v, &end, 10);
-            if (*end || n < 1 || n > 256) {
-                fprintf(stderr, "jobd server: --threads must be 1 to 256\n");
-                return CLI_USAGE;
+            rc = parse_count("--threads", v, 1, 256, &o->threads);
+        } else if ((v = cli_opt(argc, argv, &i, "--max-connections", &missing))) {
+            rc = parse_count("--max-connections", v, 1, 1000000, &o->limits.max_connections);
+        } else if ((v = cli_opt(argc, argv, &i, "--max-connections-per-ip", &missing))) {
+            rc = parse_count("--max-connections-per-ip", v, 1, 1000000, &o->limits.per_ip);
+        } else if ((v = cli_opt(argc, argv, &i, "--request-timeout", &missing))) {
+            rc = parse_dur("--request-timeout", v, &o->request_timeout_ms);
+            if (rc == CLI_OK && o->request_timeout_ms < 1000) {
+                fprintf(stderr, "jobd server: --request-timeout must be at least 1s\n");
+                rc = CLI_USAGE;
             }
-            o->threads = (unsigned)n;
         } else {
             fprintf(stderr, "jobd server: %s '%s'\n%s",
                     missing ? "missing value for" : "unexpected argument", argv[i], usage);
@@ -290,8 +322,16 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     p->ctx = (struct api_ctx){.pool = p->pool, .auth = p->auth, .metrics = p->metrics,
                            .committer = p->committer, .longpoll = p->longpoll,
                            .wake = &p->wake, .defer_enqueue = true};
+    struct conn_limits lim = o->limits;
+    limits_size(&lim);
+    log_writef(LOGL_INFO, "server", NULL, 0, "descriptor limit %llu: up to %u connections, "
+               "%u from one address", (unsigned long long)lim.nofile, lim.max_connections,
+               lim.per_ip);
     struct api_server_config cfg = {.host = host, .port = port, .threads = o->threads,
-                                    .access_log = log_access_enabled()};
+                                    .access_log = log_access_enabled(),
+                                    .max_connections = lim.max_connections,
+                                    .max_connections_per_ip = lim.per_ip,
+                                    .request_timeout_ms = o->request_timeout_ms};
     int bound = 0;
     if ((rc = api_server_start(&cfg, &p->ctx, &p->http, &bound, &err)) != JOBD_OK)
         return cli_report("cannot listen", rc, &err);

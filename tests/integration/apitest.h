@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <libpq-fe.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdbool.h>
 #include <sys/types.h>
 #include <time.h>
@@ -76,12 +77,20 @@ apitest_store(struct srv *s, const char *backend)
     }
 }
 
+/* When > 0, servers started afterwards get this RLIMIT_NOFILE (soft and hard). */
+static long apitest_child_nofile;
+
 /* Runs JOBD_BIN with argv (NULL-terminated) and stderr to log; returns pid. */
 static inline pid_t
 apitest_spawn(char *const *argv, const char *log, const char *out)
 {
     pid_t pid = fork();
     if (pid == 0) {
+        if (apitest_child_nofile > 0) {
+            struct rlimit rl = {(rlim_t)apitest_child_nofile, (rlim_t)apitest_child_nofile};
+            if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+                _exit(126);
+        }
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         dup2(fd, 2);
         if (out) {
