@@ -5,6 +5,9 @@
 #   make test   install what is missing, build with ASan+UBSan and -Werror,
 #               start a throwaway PostgreSQL, run every test with CTest
 #   make build  just build build/jobd
+#   make install  build, then install under PREFIX (/usr/local) into DESTDIR:
+#               jobd, libjobd.so.0, jobd.h, jobd.pc, man pages, completion,
+#               example configs (PREFIX/etc/jobd, /etc/jobd for /usr), units
 #   make bench  every benchmark (~15 min): bench/run.sh, results in bench/results/,
 #               tables and plots into docs/BENCHMARKS.md and docs/bench/
 #   make soak   the fault-injection scenarios' long versions (SOAK=1,
@@ -13,10 +16,12 @@
 #               each for FUZZ_SECONDS (default 60); see docs/FUZZING.md
 
 JOBS ?= 2
+PREFIX ?= /usr/local
+DESTDIR ?=
 CMAKE ?= cmake
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build run test soak fuzz bench deps clean
+.PHONY: all build install run test soak fuzz bench deps clean
 
 all: build
 
@@ -26,6 +31,9 @@ deps:
 build: deps
 	@$(CMAKE) -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@$(CMAKE) --build build -j $(JOBS)
+
+install: build
+	@DESTDIR="$(DESTDIR)" $(CMAKE) --install build --prefix "$(PREFIX)"
 
 run: build
 	@scripts/run.sh

@@ -8,7 +8,8 @@ pkgs=(build-essential cmake pkg-config git
       libpq-dev libsqlite3-dev libmicrohttpd-dev libjansson-dev
       libcurl4-openssl-dev libicu-dev libinih-dev
       postgresql-15 postgresql-client-15 tzdata
-      clang libclang-rt-14-dev spin iproute2 procps curl python3)
+      clang libclang-rt-14-dev spin iproute2 procps curl python3
+      scdoc zsh systemd man-db)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -31,7 +31,8 @@ struct longpoll;
 /* Shared state of the API. Pointers borrowed; NULL members disable a feature. */
 struct api_ctx {
     struct store_pool *pool;       /* per-thread store connections (required) */
-    struct api_auth *auth;         /* NULL or no tokens = no auth */
+    struct api_auth *auth;         /* NULL or no tokens = no auth; may be swapped while
+                                      serving (SIGHUP), so read it with api_ctx_auth */
     struct api_metrics *metrics;   /* NULL = not counted */
     struct committer *committer;   /* NULL = enqueue directly (no group commit) */
     struct longpoll *longpoll;     /* NULL = claim never waits */
@@ -41,6 +42,14 @@ struct api_ctx {
                                       POST /v1/jobs then answers after its group commit
                                       without holding the calling thread */
 };
+
+/* The tokens in force: an atomic load, since `jobd server` swaps ctx->auth
+ * on SIGHUP while requests run (it keeps the old table alive until stop). */
+static inline const struct api_auth *
+api_ctx_auth(const struct api_ctx *ctx)
+{
+    return __atomic_load_n(&ctx->auth, __ATOMIC_ACQUIRE);
+}
 
 /* One query parameter (both strings borrowed, already URL-decoded). */
 struct api_param {

@@ -55,6 +55,7 @@ void h_job_get(struct api_call *c);
 void h_job_list(struct api_call *c);
 void h_job_cancel(struct api_call *c);
 void h_job_retry(struct api_call *c);
+void h_job_attempts(struct api_call *c);
 void h_claim(struct api_call *c);
 void h_heartbeat(struct api_call *c);
 void h_complete(struct api_call *c);

@@ -32,6 +32,7 @@ const struct api_route api_routes[] = {
     {"GET", "/v1/jobs", h_job_list, API_BODY_MAX, false, API_ROLE_READ},
     {"POST", "/v1/jobs/{id}/cancel", h_job_cancel, API_BODY_MAX, false, API_ROLE_WRITE},
     {"POST", "/v1/jobs/{id}/retry", h_job_retry, API_BODY_MAX, false, API_ROLE_WRITE},
+    {"GET", "/v1/jobs/{id}/attempts", h_job_attempts, API_BODY_MAX, false, API_ROLE_READ},
     {"GET", "/v1/queues", h_queue_list, API_BODY_MAX, false, API_ROLE_READ},
     {"POST", "/v1/queues/{name}/pause", h_queue_pause, API_BODY_MAX, false, API_ROLE_WRITE},
     {"POST", "/v1/queues/{name}/resume", h_queue_resume, API_BODY_MAX, false, API_ROLE_WRITE},
@@ -191,7 +192,7 @@ api_handle(struct api_ctx *ctx, const struct api_request *req, struct api_respon
     out->status = 500;
     const struct api_route *r = find_route(req->method, req->path, &c, &known, allow,
                                            sizeof allow);
-    c.role = api_auth_role(ctx->auth, req->authorization);
+    c.role = api_auth_role(api_ctx_auth(ctx), req->authorization);
     if ((r == NULL || !r->public_route) && c.role == API_ROLE_NONE) {
         api_error(out, 401, "unauthorized", NULL,
                   req->authorization ? "the bearer token is not valid"

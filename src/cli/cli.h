@@ -30,6 +30,13 @@ int cmd_schedule(int argc, char **argv);
 int cmd_cron(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 
+/*
+ * `jobd job show ID` and `jobd job attempts ID` (jobview.c): text on a
+ * terminal, JSON when piped. Return the exit status.
+ */
+int cli_job_show(const char *server, long id);
+int cli_job_attempts(const char *server, long id);
+
 /* The store URL: the --db value if given, else $JOBD_DB, else "sqlite:jobd.db". */
 const char *cli_db_url(const char *flag_value);
 /* Maps an error code to an exit status (JOBD_E_UNAVAILABLE -> 3, ...). */

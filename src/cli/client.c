@@ -24,9 +24,12 @@ static const char submit_usage[] =
     "  --server    default $JOBD_SERVER, else http://127.0.0.1:8080; token: $JOBD_TOKEN\n";
 
 static const char job_usage[] =
-    "usage: jobd job show|cancel|retry ID [--server URL]\n"
+    "usage: jobd job show|cancel|retry|attempts ID [--server URL]\n"
     "\n"
-    "Shows, cancels or retries one job through the API; prints it as JSON.\n";
+    "Shows, cancels or retries one job through the API and prints it: as JSON,\n"
+    "or for show on a terminal, as text followed by its attempts.\n"
+    "  attempts  the job's attempt history, oldest first: a table on a terminal,\n"
+    "            one JSON object a line when piped\n";
 
 static const char jobs_usage[] =
     "usage: jobd jobs [--status S] [--queue Q] [--type T] [--limit N] [--server URL]\n"
@@ -172,10 +175,10 @@ cmd_job(int argc, char **argv)
     if (!cli_parse_int(id, 1, 0x7fffffffffffffffL, &n))
         return cli_usage_error("job", "ID must be a positive integer, not", id, job_usage);
     char path[96];
-    if (strcmp(action, "show") == 0) {
-        snprintf(path, sizeof path, "/v1/jobs/%ld", n);
-        return cli_send_print(cli_server_url(server), "GET", path, NULL);
-    }
+    if (strcmp(action, "show") == 0)
+        return cli_job_show(cli_server_url(server), n);
+    if (strcmp(action, "attempts") == 0)
+        return cli_job_attempts(cli_server_url(server), n);
     if (strcmp(action, "cancel") == 0 || strcmp(action, "retry") == 0) {
         snprintf(path, sizeof path, "/v1/jobs/%ld/%s", n, action);
         return cli_send_print(cli_server_url(server), "POST", path, NULL);

@@ -25,7 +25,8 @@
 #include "api/storepool.h"
 #include "cli/cli.h"
 #include "cli/limits.h"
-#include "core/duration.h"
+#include "cli/server_opts.h"
+#include "cli/service.h"
 #include "sched/plane.h"
 #include "store/store.h"
 #include "util/log.h"
@@ -33,15 +34,19 @@
 #include "worker/worker.h"
 
 static const char usage[] =
-    "usage: jobd server [--db URL] [--listen HOST:PORT] [--worker-config FILE]\n"
-    "                   [--tokens FILE] [--reap-interval DUR] [--retention DUR]\n"
-    "                   [--insecure] [--shutdown-grace DUR] [--threads N]\n"
+    "usage: jobd server [--config FILE] [--db URL] [--listen HOST:PORT]\n"
+    "                   [--worker-config FILE] [--tokens FILE] [--reap-interval DUR]\n"
+    "                   [--retention DUR] [--insecure] [--shutdown-grace DUR] [--threads N]\n"
     "                   [--max-connections N] [--max-connections-per-ip N]\n"
     "                   [--request-timeout DUR]\n"
     "                   [--log-format text|json] [--log-level LEVEL] [--access-log on|off]\n"
     "\n"
     "Runs the HTTP API (docs/API.md) on the store, migrating it first.\n"
     "\n"
+    "  --config FILE        read settings from the [server] section of FILE: the keys\n"
+    "                       are the long flags' names (listen = 127.0.0.1:8080).\n"
+    "                       A flag beats $JOBD_<NAME> (JOBD_REAP_INTERVAL), which\n"
+    "                       beats the file, which beats the default\n"
     "  --db URL             postgres://…, postgresql://…, sqlite:PATH or a path.\n"
     "                       Default: $JOBD_DB, else sqlite:jobd.db\n"
     "  --listen HOST:PORT   default 127.0.0.1:8080; port 0 picks a free port.\n"
@@ -71,107 +76,10 @@ static const char usage[] =
     "\n"
     "Logs on stderr, one event a line (docs/LOGGING.md). The first line says\n"
     "where it listens:\n"
-    "  2026-12-03T12:35:01.123Z info server: listening on http://127.0.0.1:PORT\n";
-
-struct server_opts {
-    const char *db;
-    const char *listen;
-    const char *worker_config;
-    const char *tokens;
-    const char *log_format, *log_level, *access_log;
-    int64_t reap_ms, retention_ms, grace_ms;
-    bool insecure;
-    unsigned threads;
-    struct conn_limits limits;    /* 0 = sized from the descriptor limit */
-    int64_t request_timeout_ms;
-};
-
-/* An integer flag value in [min, max]. */
-static int
-parse_count(const char *flag, const char *v, long min, long max, unsigned *out)
-{
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (*v == '\0' || *end || n < min || n > max) {
-        fprintf(stderr, "jobd server: %s must be %ld to %ld, not '%s'\n", flag, min, max, v);
-        return CLI_USAGE;
-    }
-    *out = (unsigned)n;
-    return CLI_OK;
-}
-
-static int
-parse_dur(const char *flag, const char *v, int64_t *out)
-{
-    struct jobd_error err = {0};
-    if (duration_parse_ms(v, out, flag, &err) != JOBD_OK) {
-        fprintf(stderr, "jobd server: %s: %s\n", flag, err.msg);
-        return CLI_USAGE;
-    }
-    return CLI_OK;
-}
-
-static int
-parse_opts(int argc, char **argv, struct server_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->listen = "127.0.0.1:8080";
-    o->grace_ms = -1; /* unset: 30 s for requests, the worker config's for jobs */
-    for (int i = 1; i < argc; i++) {
-        bool missing = false;
-        const char *v;
-        int rc = CLI_OK;
-        if (cli_is_help(argv[i])) {
-            fputs(usage, stdout);
-            return -1;
-        } else if (strcmp(argv[i], "--insecure") == 0) {
-            o->insecure = true;
-        } else if ((v = cli_opt(argc, argv, &i, "--db", &missing))) {
-            o->db = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--listen", &missing))) {
-            o->listen = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--worker-config", &missing))) {
-            o->worker_config = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--tokens", &missing))) {
-            o->tokens = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--log-format", &missing))) {
-            o->log_format = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--log-level", &missing))) {
-            o->log_level = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--access-log", &missing))) {
-            o->access_log = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--reap-interval", &missing))) {
-            rc = parse_dur("--reap-interval", v, &o->reap_ms);
-        } else if ((v = cli_opt(argc, argv, &i, "--retention", &missing))) {
-            rc = parse_dur("--retention", v, &o->retention_ms);
-        } else if ((v = cli_opt(argc, argv, &i, "--shutdown-grace", &missing))) {
-            rc = parse_dur("--shutdown-grace", v, &o->grace_ms);
-        } else if ((v = cli_opt(argc, argv, &i, "--threads", &missing))) {
-            rc = parse_count("--threads", v, 1, 256, &o->threads);
-        } else if ((v = cli_opt(argc, argv, &i, "--max-connections", &missing))) {
-            rc = parse_count("--max-connections", v, 1, 1000000, &o->limits.max_connections);
-        } else if ((v = cli_opt(argc, argv, &i, "--max-connections-per-ip", &missing))) {
-            rc = parse_count("--max-connections-per-ip", v, 1, 1000000, &o->limits.per_ip);
-        } else if ((v = cli_opt(argc, argv, &i, "--request-timeout", &missing))) {
-            rc = parse_dur("--request-timeout", v, &o->request_timeout_ms);
-            if (rc == CLI_OK && o->request_timeout_ms < 1000) {
-                fprintf(stderr, "jobd server: --request-timeout must be at least 1s\n");
-                rc = CLI_USAGE;
-            }
-        } else {
-            fprintf(stderr, "jobd server: %s '%s'\n%s",
-                    missing ? "missing value for" : "unexpected argument", argv[i], usage);
-            return CLI_USAGE;
-        }
-        if (missing) {
-            fprintf(stderr, "jobd server: missing value for '%s'\n", argv[i]);
-            return CLI_USAGE;
-        }
-        if (rc != CLI_OK)
-            return rc;
-    }
-    return cli_log_setup("server", o->log_format, o->log_level, o->access_log);
-}
+    "  2026-12-03T12:35:01.123Z info server: listening on http://127.0.0.1:PORT\n"
+    "SIGHUP reloads the tokens file and the log level (--config is read again)\n"
+    "without dropping connections. Under systemd (Type=notify) it reports READY,\n"
+    "RELOADING and STOPPING and pings the watchdog.\n";
 
 /* Splits "HOST:PORT" / "[V6]:PORT" / ":PORT"; host written to buf. */
 static bool
@@ -211,7 +119,6 @@ is_loopback(const char *host)
 struct server_parts {
     struct store_pool *pool;
     struct api_metrics *metrics;
-    struct api_auth *auth;
     struct committer *committer;
     struct longpoll *longpoll;
     struct api_server *http;
@@ -222,6 +129,11 @@ struct server_parts {
     struct wakeup wake;
     bool wake_ok;
     struct api_ctx ctx;           /* shared by the HTTP threads */
+    int argc;                     /* the command line, read again on SIGHUP */
+    char **argv;
+    enum log_format log_format;   /* as started; SIGHUP keeps it */
+    struct api_auth **retired;    /* tables replaced by SIGHUP, freed at stop */
+    size_t n_retired;
 };
 
 static void
@@ -247,7 +159,10 @@ stop_all(struct server_parts *p, int64_t grace_ms)
     if (p->wcfg_loaded)
         worker_config_fini(&p->wcfg);
     store_pool_free(p->pool);
-    api_auth_free(p->auth);
+    api_auth_free(p->ctx.auth);
+    for (size_t i = 0; i < p->n_retired; i++)
+        api_auth_free(p->retired[i]);
+    free(p->retired);
     api_metrics_free(p->metrics);
     if (p->wake_ok)
         wakeup_fini(&p->wake);
@@ -305,10 +220,10 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
 {
     struct jobd_error err = {0};
     int rc;
-    if (o->tokens && (rc = api_auth_load(o->tokens, &p->auth, &err)) != JOBD_OK)
+    if (o->tokens && (rc = api_auth_load(o->tokens, &p->ctx.auth, &err)) != JOBD_OK)
         return cli_report("--tokens", rc, &err);
-    if (api_auth_warning(p->auth) != NULL)
-        log_writef(LOGL_WARN, "server", NULL, 0, "%s", api_auth_warning(p->auth));
+    if (api_auth_warning(p->ctx.auth) != NULL)
+        log_writef(LOGL_WARN, "server", NULL, 0, "%s", api_auth_warning(p->ctx.auth));
     if ((rc = prepare_store(cli_db_url(o->db))) != CLI_OK)
         return rc;
     p->wake_ok = wakeup_init(&p->wake) == 0;
@@ -319,10 +234,12 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
         (rc = committer_start(p->pool, &p->wake, p->metrics, &p->committer, &err)) ||
         (rc = longpoll_start(p->pool, &p->wake, p->metrics, &p->longpoll, &err)))
         return cli_report("cannot start", rc, &err);
-    p->ctx = (struct api_ctx){.pool = p->pool, .auth = p->auth, .metrics = p->metrics,
+    struct api_auth *auth = p->ctx.auth; /* loaded first, kept across the assignment */
+    p->ctx = (struct api_ctx){.pool = p->pool, .auth = auth, .metrics = p->metrics,
                            .committer = p->committer, .longpoll = p->longpoll,
                            .wake = &p->wake, .defer_enqueue = true};
-    struct conn_limits lim = o->limits;
+    struct conn_limits lim = {.max_connections = o->max_connections,
+                              .per_ip = o->max_connections_per_ip};
     limits_size(&lim);
     log_writef(LOGL_INFO, "server", NULL, 0, "descriptor limit %llu: up to %u connections, "
                "%u from one address", (unsigned long long)lim.nofile, lim.max_connections,
@@ -357,53 +274,132 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     return CLI_OK;
 }
 
-int
-cmd_server(int argc, char **argv)
+/*
+ * SIGHUP: reads the options again (flags, environment, --config FILE), then
+ * applies the two that can change while serving: the log level, and the
+ * tokens file, loaded into a new table that is swapped in for the HTTP
+ * threads (an atomic pointer store). A request still checking against the
+ * old table may be running, so the old one is kept until stop (reloads are
+ * rare; a table is a few hundred bytes). Whatever does not load keeps what
+ * is in force and says why.
+ */
+static void
+reload_tokens(struct server_parts *p, const char *path)
 {
+    if (path == NULL) {
+        if (p->ctx.auth != NULL)
+            log_at(LOGL_WARN, "server", "SIGHUP: tokens stay on; removing them needs a restart");
+        return;
+    }
+    struct api_auth **grown = realloc(p->retired, (p->n_retired + 1) * sizeof *grown);
+    if (grown == NULL) {
+        log_at(LOGL_ERROR, "server", "SIGHUP: out of memory; the tokens in force stay");
+        return;
+    }
+    p->retired = grown;
+    struct jobd_error err = {0};
+    struct api_auth *fresh = NULL;
+    int rc = api_auth_load(path, &fresh, &err);
+    if (rc != JOBD_OK) {
+        log_at(LOGL_ERROR, "server", "SIGHUP: the tokens in force stay",
+               LF_STR("error", err.msg[0] ? err.msg : jobd_strerror(rc)));
+        return;
+    }
+    p->retired[p->n_retired++] = __atomic_exchange_n(&p->ctx.auth, fresh, __ATOMIC_ACQ_REL);
+    log_at(LOGL_INFO, "server", "SIGHUP: reloaded the tokens", LF_STR("file", path),
+           LF_INT("tokens", api_auth_count(fresh)));
+}
+
+static void
+reload(void *arg)
+{
+    struct server_parts *p = arg;
     struct server_opts o;
-    int rc = parse_opts(argc, argv, &o);
-    if (rc != CLI_OK)
-        return rc < 0 ? CLI_OK : rc;
-    char host[128];
-    int port = 0;
-    if (!split_listen(o.listen, host, sizeof host, &port)) {
-        fprintf(stderr, "jobd server: --listen must be HOST:PORT, not '%s'\n", o.listen);
+    int rc = server_opts_load(p->argc, p->argv, "", &o);
+    if (rc != CLI_OK) {
+        log_at(LOGL_ERROR, "server", "SIGHUP: the options do not load (above); nothing changed");
+        server_opts_fini(&o);
+        return;
+    }
+    enum log_level level = LOGL_INFO;
+    if (o.log_level != NULL)
+        (void)log_parse_level(o.log_level, &level); /* checked by server_opts_load */
+    reload_tokens(p, o.tokens);
+    /* Said before it applies, so that a rise to warn still shows in the log. */
+    log_at(LOGL_INFO, "server", "SIGHUP: log level",
+           LF_STR("level", o.log_level != NULL ? o.log_level : "info"));
+    log_configure(p->log_format, level, log_access_enabled());
+    server_opts_fini(&o);
+}
+
+/* Checks what the options cannot check alone; loads --worker-config. */
+static int
+check_opts(const struct server_opts *o, char *host, size_t hostlen, int *port,
+           struct server_parts *parts)
+{
+    if (!split_listen(o->listen, host, hostlen, port)) {
+        fprintf(stderr, "jobd server: --listen must be HOST:PORT, not '%s'\n", o->listen);
         return CLI_USAGE;
     }
-    if (!is_loopback(host) && o.tokens == NULL && !o.insecure) {
+    if (!is_loopback(host) && o->tokens == NULL && !o->insecure) {
         fprintf(stderr, "jobd server: refusing to listen on non-loopback %s without "
                         "--tokens (add --insecure to do it anyway)\n", host);
         return CLI_USAGE;
     }
-    struct server_parts parts = {0};
-    if (o.worker_config != NULL) {
-        struct jobd_error err = {0};
-        worker_config_init(&parts.wcfg);
-        parts.wcfg_loaded = true;
-        rc = worker_config_load(&parts.wcfg, o.worker_config, &err);
-        if (rc == JOBD_OK)
-            rc = worker_config_check(&parts.wcfg, &err);
-        if (rc != JOBD_OK) {
-            fprintf(stderr, "jobd server: --worker-config %s: %s\n", o.worker_config, err.msg);
-            worker_config_fini(&parts.wcfg);
-            return CLI_USAGE;
-        }
+    if (o->worker_config == NULL)
+        return CLI_OK;
+    struct jobd_error err = {0};
+    worker_config_init(&parts->wcfg);
+    parts->wcfg_loaded = true;
+    int rc = worker_config_load(&parts->wcfg, o->worker_config, &err);
+    if (rc == JOBD_OK)
+        rc = worker_config_check(&parts->wcfg, &err);
+    if (rc != JOBD_OK) {
+        fprintf(stderr, "jobd server: --worker-config %s: %s\n", o->worker_config, err.msg);
+        worker_config_fini(&parts->wcfg);
+        parts->wcfg_loaded = false;
+        return CLI_USAGE;
+    }
+    return CLI_OK;
+}
+
+int
+cmd_server(int argc, char **argv)
+{
+    struct server_opts o;
+    int rc = server_opts_load(argc, argv, usage, &o);
+    if (rc != CLI_OK) {
+        server_opts_fini(&o);
+        return rc < 0 ? CLI_OK : rc;
+    }
+    rc = cli_log_setup("server", o.log_format, o.log_level, o.access_log);
+    if (rc == CLI_OK && o.request_timeout_ms != 0 && o.request_timeout_ms < 1000) {
+        fprintf(stderr, "jobd server: --request-timeout must be at least 1s\n");
+        rc = CLI_USAGE;
+    }
+    char host[128];
+    int port = 0;
+    struct server_parts parts = {.argc = argc, .argv = argv};
+    if (o.log_format != NULL)
+        (void)log_parse_format(o.log_format, &parts.log_format); /* checked above */
+    if (rc == CLI_OK)
+        rc = check_opts(&o, host, sizeof host, &port, &parts);
+    if (rc != CLI_OK) {
+        server_opts_fini(&o);
+        return rc;
     }
     /* Block the signals before any thread starts, so every thread inherits it. */
     sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    service_block_signals(&set);
     signal(SIGPIPE, SIG_IGN);
 
     rc = start_all(&o, host, port, &parts);
     if (rc == CLI_OK) {
-        int sig = 0;
-        sigwait(&set, &sig);
+        int sig = service_run(&set, "serving", reload, &parts);
         log_at(LOGL_INFO, "server", "shutting down",
                LF_STR("signal", sig == SIGINT ? "SIGINT" : "SIGTERM"));
     }
     stop_all(&parts, o.grace_ms);
+    server_opts_fini(&o);
     return rc;
 }

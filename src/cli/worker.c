@@ -3,8 +3,9 @@
  *
  * Thin: reads the INI file, applies the flags on top, migrates (unless it
  * talks to an API server with --server), starts the
- * worker (src/worker/worker.c) and waits for SIGTERM/SIGINT with sigwait
- * (signals are blocked in every thread, so none of them is interrupted),
+ * worker (src/worker/worker.c) and waits for SIGTERM/SIGINT in service_run
+ * (signals are blocked in every thread, so none of them is interrupted;
+ * under systemd it reports READY/STOPPING and pings the watchdog),
  * then stops it gracefully and exits 0.
  */
 #include <pthread.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/service.h"
 #include "core/err.h"
 #include "store/store.h"
 #include "util/log.h"
@@ -146,10 +148,7 @@ cmd_worker(int argc, char **argv)
     }
 
     sigset_t stop_sigs;
-    sigemptyset(&stop_sigs);
-    sigaddset(&stop_sigs, SIGTERM);
-    sigaddset(&stop_sigs, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL);
+    service_block_signals(&stop_sigs);
     signal(SIGPIPE, SIG_IGN);
 
     struct worker *w = NULL;
@@ -163,8 +162,7 @@ cmd_worker(int argc, char **argv)
            LF_STR("store", server != NULL                     ? "the API server"
                            : strncmp(url, "postgres", 8) == 0 ? "PostgreSQL"
                                                               : "SQLite"));
-    int sig = 0;
-    sigwait(&stop_sigs, &sig);
+    int sig = service_run(&stop_sigs, "running", NULL, NULL);
     log_at(LOGL_INFO, "worker", "stopping", LF_STR("worker", worker_id(w)),
            LF_STR("signal", sig == SIGINT ? "SIGINT" : "SIGTERM"));
     worker_stop(w, -1);

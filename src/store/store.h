@@ -44,6 +44,7 @@
 #include "util/clock.h"
 
 struct store;
+struct store_operator_ops;
 
 /*
  * Which jobs a list returns. Zero-initialise, then set status: 0 is
@@ -144,6 +145,8 @@ struct store_ops {
                             struct jobd_error *err);
     int (*schedule_materialize)(struct store *st, int limit, int *made, int64_t *soonest_us,
                                 struct jobd_error *err);
+    /* the operator's operations (store/operator.h); NULL in a backend without them */
+    const struct store_operator_ops *oper;
 };
 
 /* Every backend's struct begins with this. */

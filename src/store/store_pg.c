@@ -21,6 +21,7 @@
 #include "core/err.h"
 #include "store/store_pg.h"
 #include "store/store_pg_int.h"
+#include "store/operator_int.h"
 
 /* ---- migrate, ping, close ---- */
 
@@ -168,6 +169,7 @@ static const struct store_ops pg_ops = {
     .schedule_pause = pg_op_schedule_pause,
     .schedule_trigger = pg_op_schedule_trigger,
     .schedule_materialize = pg_op_schedule_materialize,
+    .oper = &pg_operator_ops,
 };
 
 int

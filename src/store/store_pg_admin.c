@@ -55,14 +55,15 @@ PG_STMT(st_queue_stats,
      "  UNION ALL SELECT name, NULL, 0, NULL FROM jobd.queues) s "
      "LEFT JOIN jobd.queues q ON q.name = s.name ORDER BY s.name");
 
-/* $1 cutoff_us, $2 limit: deletes old terminal jobs and frees their keys. */
+/* $1 cutoff_us, $2 limit: deletes old terminal jobs, their keys and their attempt history. */
 PG_STMT(st_prune,
      "WITH d AS (DELETE FROM jobd.jobs_done WHERE id IN ("
      "             SELECT id FROM jobd.jobs_done WHERE finished_at < " PG_US_TS("$1")
      "              ORDER BY finished_at LIMIT $2::int)"
      "           RETURNING id, idempotency_key),"
      " k AS (DELETE FROM jobd.job_keys jk USING d"
-     "       WHERE jk.idempotency_key = d.idempotency_key AND jk.job_id = d.id) "
+     "       WHERE jk.idempotency_key = d.idempotency_key AND jk.job_id = d.id),"
+     " h AS (DELETE FROM jobd.job_attempts a USING d WHERE a.job_id = d.id) "
      "SELECT count(*) FROM d");
 /* ---- operator actions ---- */
 

@@ -69,6 +69,18 @@ PG_STMT(st_complete_batch_join,
     "CASE WHEN d.cancel_requested THEN 'cancelled'"                                     \
     "     WHEN " retryable " AND d.attempt - d.attempt_floor < d.max_attempts"          \
     "     THEN 'pending' ELSE 'dead' END"
+/*
+ * The attempt history row (store/operator.h) of an attempt that ended other
+ * than in success, from x d: its outcome follows the job's fate (a reaped
+ * attempt says so whatever the fate).
+ */
+#define HISTORY(outcome, error, now)                                                    \
+    "INSERT INTO jobd.job_attempts (job_id, attempt, worker_id, started_at, finished_at,"\
+    "                               outcome, error) "                                   \
+    "SELECT d.id, d.attempt, d.worker_id, d.started_at, " now ", " outcome ", " error    \
+    " FROM x d ON CONFLICT (job_id, attempt) DO NOTHING"
+#define FAIL_OUTCOME                                                                    \
+    "CASE d.fate WHEN 'pending' THEN 'failed' ELSE d.fate END"
 #define BACK_TO_PENDING(run_at, error)                                                  \
     "INSERT INTO jobd.jobs (" PG_JOB_TABLE_COLS ") "                                    \
     "SELECT d.id, d.queue, d.type, d.payload, 'pending', d.priority, " run_at ","        \
@@ -81,6 +93,7 @@ PG_STMT(st_fail,
      "WITH d0 AS (DELETE FROM jobd.jobs WHERE id = $1::bigint AND status = 'running'"
      "            AND attempt = $2::int RETURNING *),"
      " x AS (SELECT d.*, " FATE("$4::boolean") " AS fate FROM d0 d),"
+     " h AS (" HISTORY(FAIL_OUTCOME, "$3::text", PG_NOW("$6")) "),"
      " back AS (" BACK_TO_PENDING(PG_NOW("$6") " + " PG_MS("$5"), "$3::text")
      "          RETURNING " PG_JOB_COLS("") "),"
      " done AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
@@ -104,6 +117,7 @@ PG_STMT(st_reap,
      "            AND j.status = 'running' AND j.lease_expires_at < " PG_NOW("$4")
      "            RETURNING j.*),"
      " x AS (SELECT d.*, " FATE("true") " AS fate FROM d0 d),"
+     " h AS (" HISTORY("'reaped'", "'lease expired'", PG_NOW("$4")) "),"
      " back AS (" BACK_TO_PENDING(PG_NOW("$4") " + random() * LEAST($3::float8,"
                                   " $2::float8 * power(2::float8,"
                                   " LEAST(d.attempt - d.attempt_floor, 40)))"

@@ -202,12 +202,31 @@ static const char step2_schedules[] =
     "    WHERE schedule IS NOT NULL;\n";
 
 /*
- * Version 3: jobd.enqueue refuses idempotency keys with leading or trailing
+ * Version 3: attempt history (store/operator.h). Only attempts that ended
+ * other than in success have a row; the current attempt of a job is its
+ * job row. Rows go with their job (prune, delete), so no foreign key: a job
+ * moves between jobs and jobs_done.
+ */
+static const char step3_attempts[] =
+    "CREATE TABLE jobd.job_attempts (\n"
+    "    job_id      bigint NOT NULL,\n"
+    "    attempt     int NOT NULL,\n"
+    "    worker_id   text,\n"
+    "    started_at  timestamptz,\n"
+    "    finished_at timestamptz NOT NULL,\n"
+    "    outcome     text NOT NULL CHECK (outcome IN ('failed', 'dead', 'reaped',\n"
+    "                                                 'cancelled', 'released')),\n"
+    "    error       text,\n"
+    "    PRIMARY KEY (job_id, attempt)\n"
+    ");\n";
+
+/*
+ * Version 4: jobd.enqueue refuses idempotency keys with leading or trailing
  * blanks (and so all-blank ones), as the API does: HTTP trims header values,
  * so "order-1 " would reach an http handler as another job's "order-1".
  * The rest of the function is version 1's.
  */
-static const char step3_enqueue_keys[] =
+static const char step4_enqueue_keys[] =
     "CREATE OR REPLACE FUNCTION jobd.enqueue(type text, payload jsonb DEFAULT '{}',\n"
     "        queue text DEFAULT 'default', run_at timestamptz DEFAULT now(),\n"
     "        priority int DEFAULT 0, max_attempts int DEFAULT 25,\n"
@@ -281,14 +300,14 @@ static const char step3_enqueue_keys[] =
     "END $$;\n";
 
 /*
- * Version 4: wake-ups for jobs that become claimable without an insert. A
+ * Version 5: wake-ups for jobs that become claimable without an insert. A
  * queue resumed, or a job put back to pending by an UPDATE (a failure with
  * retries left, a reaped lease, a release), NOTIFYs jobd_jobs like an
  * enqueue, so a waiting claim or worker in another process looks again at
  * once instead of at its slow safety poll. The WHEN clauses keep claims and
  * heartbeats (which never make a row pending) from calling the function.
  */
-static const char step4_notify_updates[] =
+static const char step5_notify_updates[] =
     "CREATE FUNCTION jobd.notify_job_row() RETURNS trigger LANGUAGE plpgsql AS $$\n"
     "BEGIN\n"
     "    PERFORM pg_notify('jobd_jobs', NEW.queue);\n"
@@ -309,7 +328,8 @@ static const char step4_notify_updates[] =
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
-    {3, "jobd.enqueue refuses keys with leading or trailing blanks", step3_enqueue_keys},
-    {4, "NOTIFY when a queue is resumed or a job becomes pending again", step4_notify_updates},
+    {3, "job_attempts", step3_attempts},
+    {4, "jobd.enqueue refuses keys with leading or trailing blanks", step4_enqueue_keys},
+    {5, "NOTIFY when a queue is resumed or a job becomes pending again", step5_notify_updates},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

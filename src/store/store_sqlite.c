@@ -25,6 +25,7 @@
 #include "core/err.h"
 #include "store/sqlite_wake.h"
 #include "store/store_sqlite_int.h"
+#include "store/operator_int.h"
 
 /* How long a connection waits for another writer's lock before giving up. */
 #define SQ_BUSY_TIMEOUT_MS 30000
@@ -138,6 +139,20 @@ static const struct sq_migration sq_migrations[] = {
      /* An idle worker asks for the soonest pending run_at to set its timer
       * (sq_op_next_run_at); without this it scanned every pending job. */
      "CREATE INDEX jobs_next_run ON jobs (run_at) WHERE status = 'pending';"},
+    {4,
+     /* Attempt history (store/operator.h): a row only for an attempt that ended
+      * other than in success; the current attempt is the job row. */
+     "CREATE TABLE job_attempts ("
+     "  job_id INTEGER NOT NULL,"
+     "  attempt INTEGER NOT NULL,"
+     "  worker_id TEXT,"
+     "  started_at INTEGER,"
+     "  finished_at INTEGER NOT NULL,"
+     "  outcome TEXT NOT NULL CHECK (outcome IN ('failed', 'dead', 'reaped', 'cancelled',"
+     "                                           'released')),"
+     "  error TEXT,"
+     "  PRIMARY KEY (job_id, attempt)"
+     ") WITHOUT ROWID;"},
 };
 
 #define SQ_N_MIGRATIONS (sizeof sq_migrations / sizeof sq_migrations[0])
@@ -692,6 +707,7 @@ static const struct store_ops sqlite_ops = {
     .schedule_pause = sq_op_schedule_pause,
     .schedule_trigger = sq_op_schedule_trigger,
     .schedule_materialize = sq_op_schedule_materialize,
+    .oper = &sqlite_operator_ops,
 };
 
 /* Runs a PRAGMA that returns at most one row; *value gets its text if asked. */

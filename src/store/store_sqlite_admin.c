@@ -213,19 +213,25 @@ sq_op_prune(struct store *st, int64_t finished_before_us, int limit, int *delete
     if (rc != JOBD_OK)
         return rc;
     /*
-     * The same ordered selection twice in one write transaction picks the
-     * same rows: first their idempotency keys go, then the jobs.
+     * The same ordered selection thrice in one write transaction picks the
+     * same rows: first their idempotency keys and attempt history go, then
+     * the jobs.
      */
 #define PRUNE_PICK                                                                     \
     "(SELECT id FROM jobs_done WHERE finished_at < ?1 ORDER BY finished_at, id LIMIT ?2)"
+    static const char *const first[] = {
+        "DELETE FROM job_keys WHERE job_id IN " PRUNE_PICK,
+        "DELETE FROM job_attempts WHERE job_id IN " PRUNE_PICK,
+    };
     sqlite3_stmt *stmt;
-    if ((rc = sq_prepare(s, "DELETE FROM job_keys WHERE job_id IN " PRUNE_PICK, &stmt, err)) !=
-        JOBD_OK)
-        goto fail;
-    sqlite3_bind_int64(stmt, 1, finished_before_us);
-    sqlite3_bind_int(stmt, 2, limit);
-    if ((rc = sq_step_done(s, stmt, "prune keys", err)) != JOBD_OK)
-        goto fail;
+    for (size_t i = 0; i < sizeof first / sizeof first[0]; i++) {
+        if ((rc = sq_prepare(s, first[i], &stmt, err)) != JOBD_OK)
+            goto fail;
+        sqlite3_bind_int64(stmt, 1, finished_before_us);
+        sqlite3_bind_int(stmt, 2, limit);
+        if ((rc = sq_step_done(s, stmt, "prune keys and history", err)) != JOBD_OK)
+            goto fail;
+    }
     if ((rc = sq_prepare(s, "DELETE FROM jobs_done WHERE id IN " PRUNE_PICK, &stmt, err)) !=
         JOBD_OK)
         goto fail;

@@ -14,6 +14,7 @@
 
 #include "core/backoff.h"
 #include "core/err.h"
+#include "store/operator_int.h"
 #include "store/store_sqlite_int.h"
 
 
@@ -100,11 +101,14 @@ sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int
  * Ends a failed attempt inside the open transaction (CONTRACT §1): cancelled
  * if a cancel was requested, else pending at now + delay_ms while retryable
  * and attempts are left (attempt - attempt_floor < max_attempts), else dead.
+ * The attempt gets its history row (store/operator.h): its outcome follows
+ * the job's fate, or is "reaped" when the reaper ended it.
  * Returns 1 if it applied, 0 if the attempt is stale, or an error.
  */
 static int
 fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *error,
-             bool retryable, int64_t delay_ms, int64_t now, struct jobd_error *err)
+             bool retryable, bool reaped, int64_t delay_ms, int64_t now,
+             struct jobd_error *err)
 {
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s,
@@ -127,10 +131,14 @@ fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *er
         if (len > JOB_ERROR_MAX)
             error += len - JOB_ERROR_MAX;
     }
+    bool dead = !retryable || !attempts_left;
+    const char *outcome = reaped ? "reaped" : cancel ? "cancelled" : dead ? "dead" : "failed";
+    if ((rc = sq_history_add(s, id, attempt, outcome, error, now, err)) != JOBD_OK)
+        return rc;
     if (cancel)
         return sq_finish_job(s, id, "running", attempt, JOB_CANCELLED, now, true, error, false,
                              NULL, err);
-    if (!retryable || !attempts_left)
+    if (dead)
         return sq_finish_job(s, id, "running", attempt, JOB_DEAD, now, true, error, false, NULL,
                              err);
     if ((rc = sq_prepare(s,
@@ -157,7 +165,8 @@ sq_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error, boo
     int rc = sq_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
-    rc = fail_attempt(s, id, attempt, error, retryable, retry_delay_ms, sq_now(s), err);
+    rc = fail_attempt(s, id, attempt, error, retryable, false, retry_delay_ms, sq_now(s),
+                      err);
     if (rc == 0)
         rc = sq_stale(id, attempt, err);
     return sq_end_with_job(s, rc, id, out, err);
@@ -214,7 +223,8 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
     int count = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t delay = sq_backoff_ms(s, v[i].attempt, bp);
-        rc = fail_attempt(s, v[i].id, v[i].attempt, "lease expired", true, delay, now, err);
+        rc = fail_attempt(s, v[i].id, v[i].attempt, "lease expired", true, true, delay, now,
+                          err);
         if (rc < 0) {
             free(v);
             goto fail;

@@ -24,6 +24,7 @@ static const struct {
     {"GET", "/v1/jobs", READ},
     {"POST", "/v1/jobs/{id}/cancel", WRITE},
     {"POST", "/v1/jobs/{id}/retry", WRITE},
+    {"GET", "/v1/jobs/{id}/attempts", READ},
     {"GET", "/v1/queues", READ},
     {"POST", "/v1/queues/{name}/pause", WRITE},
     {"POST", "/v1/queues/{name}/resume", WRITE},

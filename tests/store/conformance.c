@@ -1820,3 +1820,5 @@ TEST(concurrent_claimers_never_share_a_job)
     job_list_fini(&l);
     fx_close(&f);
 }
+
+#include "conformance_ops.h"

@@ -1,0 +1,78 @@
+# bash completion for jobd(1): subcommands, their options, and queue and
+# schedule names asked of the running server (jobd queues / jobd schedule ls,
+# at most 1 s; --server on the line or $JOBD_SERVER is honoured). It needs
+# nothing from the bash-completion package, so it also works when sourced.
+
+_jobd_names() # what: queues | schedules
+{
+    local server=() i
+    for ((i = 1; i < ${#COMP_WORDS[@]}; i++)); do
+        [[ ${COMP_WORDS[i]} == --server && -n ${COMP_WORDS[i+1]-} ]] &&
+            server=(--server "${COMP_WORDS[i+1]}")
+    done
+    local cmd=(queues)
+    [[ $1 == schedules ]] && cmd=(schedule ls)
+    timeout 1 "${COMP_WORDS[0]}" "${cmd[@]}" "${server[@]}" 2>/dev/null |
+        sed -n 's/^{"name":"\([^"]*\)".*/\1/p'
+}
+
+_jobd()
+{
+    local cur=${COMP_WORDS[COMP_CWORD]-} prev=${COMP_WORDS[COMP_CWORD-1]-}
+    local cmd=${COMP_WORDS[1]-} sub=${COMP_WORDS[2]-} words=""
+    local commands="server worker migrate submit job jobs queues schedule cron"
+    local client="--server"
+    COMPREPLY=()
+    if ((COMP_CWORD == 1)); then
+        COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
+        return
+    fi
+    case $prev in
+        --config|--worker-config|--tokens)
+            COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --queue|--queues)
+            COMPREPLY=($(compgen -W "$(_jobd_names queues)" -- "$cur")); return ;;
+        --status)
+            COMPREPLY=($(compgen -W "pending running succeeded dead cancelled" -- "$cur")); return ;;
+        --catchup)
+            COMPREPLY=($(compgen -W "once all skip" -- "$cur")); return ;;
+        --log-format)
+            COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
+        --log-level)
+            COMPREPLY=($(compgen -W "debug info warn error" -- "$cur")); return ;;
+        --access-log)
+            COMPREPLY=($(compgen -W "on off" -- "$cur")); return ;;
+        --db|--server|--listen|--payload|--at|--in|--priority|--max-attempts|--key|\
+        --timeout|--type|--limit|--tz|--from|-n|--id|--concurrency|--shutdown-grace|\
+        --poll-interval|--reap-interval|--retention|--threads|--max-connections|\
+        --max-connections-per-ip|--request-timeout)
+            return ;;
+    esac
+    case $cmd in
+        server) words="--config --db --listen --worker-config --tokens --reap-interval
+                       --retention --insecure --shutdown-grace --threads --log-format
+                       --log-level --access-log --max-connections
+                       --max-connections-per-ip --request-timeout --help" ;;
+        worker) words="--db --server --config --concurrency --queues --id
+                       --shutdown-grace --poll-interval --log-format --log-level --help" ;;
+        migrate) words="--db --help" ;;
+        submit) words="--payload --at --in --priority --queue --max-attempts --key
+                       --timeout $client --help" ;;
+        job) ((COMP_CWORD == 2)) && words="show cancel retry attempts" || words="$client" ;;
+        jobs) words="--status --queue --type --limit $client --help" ;;
+        queues) words="$client --help" ;;
+        schedule)
+            if ((COMP_CWORD == 2)); then
+                words="add ls rm pause resume trigger --help"
+            elif [[ $sub == @(rm|pause|resume|trigger) && $cur != -* ]] && ((COMP_CWORD == 3)); then
+                words=$(_jobd_names schedules)
+            elif [[ $sub == add ]]; then
+                words="--tz --payload --queue --priority --max-attempts --catchup $client"
+            else
+                words="$client"
+            fi ;;
+        cron) ((COMP_CWORD == 2)) && words="next" || words="--tz --from -n" ;;
+    esac
+    COMPREPLY=($(compgen -W "$words" -- "$cur"))
+}
+complete -F _jobd jobd

@@ -1,0 +1,41 @@
+/*
+ * server_opts.h — where `jobd server` takes its settings from, in order of
+ * precedence: a flag, then JOBD_<NAME> in the environment, then the
+ * [server] section of --config FILE, then the default. Every setting has one
+ * name, the long flag's: `--reap-interval`, `reap-interval = 30s` in the
+ * file, JOBD_REAP_INTERVAL in the environment. A bad value or an unknown key
+ * is a usage error that names where it came from (FILE:LINE, $JOBD_X or
+ * --x).
+ */
+#ifndef JOBD_CLI_SERVER_OPTS_H
+#define JOBD_CLI_SERVER_OPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct server_opts {
+    char *config;            /* --config FILE or NULL */
+    char *db;                /* NULL: the built-in default of cli_db_url */
+    char *listen;
+    char *worker_config;
+    char *tokens;
+    char *log_level;         /* NULL: the logger's default (checked, as the two below) */
+    char *log_format;
+    char *access_log;        /* "on" or "off" */
+    int64_t reap_ms, retention_ms, grace_ms; /* 0 / 0 / -1: the defaults */
+    bool insecure;
+    unsigned threads;        /* 0: the API's default */
+    unsigned max_connections, max_connections_per_ip; /* 0: sized from the fd limit */
+    int64_t request_timeout_ms; /* 0: the API's default */
+};
+
+/*
+ * Fills *o (every string owned by o; server_opts_fini frees them) from
+ * argv (argv[0] is "server"), the environment and the config file. Returns
+ * CLI_OK, CLI_USAGE after printing the reason on stderr, or -1 after
+ * printing the usage on stdout for --help.
+ */
+int server_opts_load(int argc, char **argv, const char *usage, struct server_opts *o);
+void server_opts_fini(struct server_opts *o);
+
+#endif

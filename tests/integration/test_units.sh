@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# test_units.sh — the systemd units as installed: `systemd-analyze verify`
+# is clean for jobd-server.service and an instance of jobd-worker@.service
+# (their ExecStart binary, man pages and directives all resolve), they are
+# Type=notify with the hardening the docs promise, and verify does catch a
+# broken unit (so a clean run means something). Running them needs systemd
+# as PID 1, which CI does not have: the protocol they rely on is tested by
+# test_sdnotify.sh.
+set -euo pipefail
+build=${JOBD_BUILD:?JOBD_BUILD is not set}
+dir=$(mktemp -d /tmp/jobd-units.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*"; cat "$dir/verify.out" 2>/dev/null || true; exit 1; }
+command -v systemd-analyze >/dev/null || fail "systemd-analyze is missing (scripts/deps.sh installs systemd)"
+
+# Installed under $dir/usr, so ExecStart names a binary that exists.
+cmake --install "$build" --prefix "$dir/usr" >"$dir/install.log" 2>&1 ||
+    { cat "$dir/install.log"; fail "cmake --install"; }
+units="$dir/usr/lib/systemd/system"
+cp "$units/jobd-worker@.service" "$dir/jobd-worker@mail.service"
+export MANPATH="$dir/usr/share/man"
+systemd-analyze verify "$units/jobd-server.service" "$dir/jobd-worker@mail.service" \
+    >"$dir/verify.out" 2>&1 || fail "systemd-analyze verify"
+[ ! -s "$dir/verify.out" ] || fail "systemd-analyze verify printed warnings"
+
+for u in "$units/jobd-server.service" "$units/jobd-worker@.service"; do
+    for key in Type=notify User=jobd StateDirectory=jobd ProtectSystem=strict \
+               NoNewPrivileges=true PrivateTmp=true WatchdogSec= \
+               'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6'; do
+        grep -q "^$key" "$u" || fail "$(basename "$u") lacks $key"
+    done
+done
+grep -q '^ExecReload=/bin/kill -HUP \$MAINPID' "$units/jobd-server.service" ||
+    fail "the server unit has no ExecReload sending SIGHUP"
+grep -q "^ExecStart=$dir/usr/bin/jobd worker --config $dir/usr/etc/jobd/%i.ini$" \
+    "$units/jobd-worker@.service" || fail "the worker template does not take its config from %i"
+
+# The control: a bad value is a warning (exit 0) that verify prints, and a
+# missing binary an error; the clean run above allows neither.
+sed 's/^ProtectSystem=strict/ProtectSystem=sometimes/' "$units/jobd-server.service" \
+    >"$dir/jobd-server.service"
+systemd-analyze verify "$dir/jobd-server.service" >"$dir/bad.out" 2>&1 || true
+grep -q "sometimes" "$dir/bad.out" || fail "systemd-analyze verify did not notice a bad ProtectSystem="
+sed "s|^ExecStart=$dir/usr/bin/jobd|ExecStart=$dir/none|" "$units/jobd-server.service" \
+    >"$dir/jobd-server.service"
+if systemd-analyze verify "$dir/jobd-server.service" >"$dir/bad.out" 2>&1; then
+    fail "systemd-analyze verify did not notice a missing ExecStart binary"
+fi
+echo "ok: systemd-analyze verify clean for both units"
