@@ -72,6 +72,13 @@ struct api_request {
 struct lp_waiter;
 struct api_response;
 
+/* A job an answer hands out: given back (store_release) if the answer
+ * cannot be delivered. */
+struct api_claimed {
+    int64_t id;
+    int32_t attempt;
+};
+
 /*
  * An answer that another thread completes later (POST /v1/jobs waiting for
  * its group commit). The HTTP layer suspends the connection, calls start,
@@ -96,6 +103,8 @@ struct api_response {
     char allow[64];
     struct lp_waiter *wait;        /* long-poll claim: not answered yet (owned) */
     struct api_deferred *deferred; /* answered later (owned; see api_deferred) */
+    struct api_claimed *claimed;   /* jobs this answer hands out (owned), n_claimed */
+    size_t n_claimed;
 };
 
 /*
@@ -113,6 +122,14 @@ void api_handle(struct api_ctx *ctx, const struct api_request *req, struct api_r
 size_t api_body_limit(const char *method, const char *path);
 
 void api_response_fini(struct api_response *r);
+
+/*
+ * Gives back, unused, the jobs r hands out (r->claimed), because its answer
+ * cannot be delivered: the client has gone. Each goes back to pending with
+ * its attempt not consumed; one already reported or reaped meanwhile is left
+ * alone. Clears r->claimed. Blocks on the store (h_release.c).
+ */
+void api_release_claimed(struct api_ctx *ctx, struct api_response *r);
 
 /* ---- the HTTP server (http.c) ---- */
 

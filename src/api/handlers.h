@@ -60,6 +60,7 @@ void h_claim(struct api_call *c);
 void h_heartbeat(struct api_call *c);
 void h_complete(struct api_call *c);
 void h_fail(struct api_call *c);
+void h_release(struct api_call *c);
 void h_queue_list(struct api_call *c);
 void h_queue_pause(struct api_call *c);
 void h_queue_resume(struct api_call *c);

@@ -276,6 +276,21 @@ first_call(struct api_server *srv, struct MHD_Connection *conn, const char *url,
     return MHD_YES;
 }
 
+/*
+ * Sends the response, unless it hands out claimed jobs to a client that has
+ * gone: those are given back at once (attempt not consumed) and the
+ * connection is closed.
+ */
+static enum MHD_Result
+send_claims(struct api_server *srv, struct MHD_Connection *conn, struct req_state *s)
+{
+    if (s->resp.n_claimed > 0 && !conn_alive(conn)) {
+        api_release_claimed(srv->ctx, &s->resp);
+        return MHD_NO;
+    }
+    return send_response(conn, s, &s->resp);
+}
+
 /* The answer to a body dropped on its way in: over its limit, or over the budget. */
 static enum MHD_Result
 answer_dropped(struct MHD_Connection *conn, struct req_state *s)
@@ -349,7 +364,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
         /* Resumed by the long-poll thread: the answer is ready. */
         lp_waiter_take_response(s->resp.wait, &s->resp);
         s->waiting = false;
-        return send_response(conn, s, &s->resp);
+        return send_claims(srv, conn, s);
     }
     if (s->too_big || s->over_budget)
         return answer_dropped(conn, s);
@@ -393,7 +408,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
     }
     if (s->resp.wait != NULL)
         lp_waiter_take_response(s->resp.wait, &s->resp);
-    return send_response(conn, s, &s->resp);
+    return send_claims(srv, conn, s);
 }
 
 static void
@@ -413,6 +428,8 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                                 LF_STR("aborted", "true")};
         log_write(LOGL_INFO, "http", "request", f, ok ? 4 : 5);
     }
+    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        api_release_claimed(srv->ctx, &s->resp); /* the answer did not get out */
     bool counted = s->counted;
     size_t reserved = s->reserved;
     free(s->body);

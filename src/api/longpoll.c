@@ -112,9 +112,31 @@ lp_waiter_free(struct lp_waiter *w)
     free(w);
 }
 
+bool
+api_response_note_claimed(struct api_response *r, const struct job_list *l)
+{
+    free(r->claimed);
+    r->claimed = NULL;
+    r->n_claimed = 0;
+    if (l->n == 0)
+        return true;
+    r->claimed = calloc(l->n, sizeof *r->claimed);
+    if (r->claimed == NULL)
+        return false;
+    for (size_t i = 0; i < l->n; i++)
+        r->claimed[i] = (struct api_claimed){l->v[i].id, l->v[i].attempt};
+    r->n_claimed = l->n;
+    return true;
+}
+
 void
 lp_waiter_take_response(struct lp_waiter *w, struct api_response *out)
 {
+    free(out->claimed);
+    out->claimed = w->resp.claimed;
+    out->n_claimed = w->resp.n_claimed;
+    w->resp.claimed = NULL;
+    w->resp.n_claimed = 0;
     free(out->body);
     out->status = w->resp.status;
     out->content_type = w->resp.content_type;
@@ -166,6 +188,7 @@ try_claim(struct longpoll *lp, struct lp_waiter *w, int64_t now_mono, int64_t *n
         rc = store_claim(lp->st, &w->req, &l, &err);
     if (rc == JOBD_OK && l.n > 0) {
         api_json_take(&w->resp, 200, longpoll_claim_body(&l, lp->metrics));
+        (void)api_response_note_claimed(&w->resp, &l); /* no note: a lease runs out instead */
         job_list_fini(&l);
         return true;
     }
@@ -382,6 +405,9 @@ api_response_fini(struct api_response *r)
     r->body_len = 0;
     lp_waiter_free(r->wait);
     r->wait = NULL;
+    free(r->claimed);
+    r->claimed = NULL;
+    r->n_claimed = 0;
     if (r->deferred != NULL)
         r->deferred->free(r->deferred);
     r->deferred = NULL;

@@ -69,5 +69,8 @@ void longpoll_free(struct longpoll *lp);
 
 /* The body of a claim answer {"jobs": [...]} for l (malloc'd) and metrics. */
 char *longpoll_claim_body(const struct job_list *l, struct api_metrics *metrics);
+/* Notes in r which jobs of l (id, attempt) its answer hands out, so that an
+ * answer that cannot be delivered gives them back. False on out-of-memory. */
+bool api_response_note_claimed(struct api_response *r, const struct job_list *l);
 
 #endif
