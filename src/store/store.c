@@ -163,6 +163,15 @@ store_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
 }
 
 int
+store_release(struct store *st, int64_t id, int32_t attempt, struct jobd_error *err)
+{
+    if (st->ops->release == NULL)
+        return jobd_error_set(err, JOBD_E_INTERNAL, NULL, "the %s store cannot release a job",
+                              st->ops->name);
+    return st->ops->release(st, id, attempt, err);
+}
+
+int
 store_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
 {
     return st->ops->cancel(st, id, out, err);

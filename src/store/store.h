@@ -119,6 +119,8 @@ struct store_ops {
                 struct jobd_error *err);
     int (*reap)(struct store *st, int limit, const struct backoff_policy *bp,
                 int *reaped, struct jobd_error *err);
+    /* NULL in a backend that cannot give an attempt back (store_release fails) */
+    int (*release)(struct store *st, int64_t id, int32_t attempt, struct jobd_error *err);
     int (*cancel)(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
     int (*retry)(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
     int (*queue_pause)(struct store *st, const char *queue, bool paused,
@@ -250,6 +252,19 @@ JOBD_MUST_USE int store_fail(struct store *st, int64_t id, int32_t attempt, cons
  */
 JOBD_MUST_USE int store_reap(struct store *st, int limit, const struct backoff_policy *bp,
                              int *reaped, struct jobd_error *err);
+
+/*
+ * Gives a running attempt back unused: running -> pending, due now, with
+ * worker_id and lease cleared, and the attempt not counted against
+ * max_attempts (attempt_floor + 1; attempt itself never decreases, it stays
+ * the fencing token, so the next claim is attempt + 1). For a worker that
+ * claimed a job it cannot start (its handler failed to launch) or a long
+ * poll whose client left before receiving it. A job with a cancel requested
+ * becomes cancelled instead. Guard: status = running AND attempt = attempt;
+ * JOBD_E_STALE otherwise (also for a job that does not exist).
+ */
+JOBD_MUST_USE int store_release(struct store *st, int64_t id, int32_t attempt,
+                                struct jobd_error *err);
 
 /* ---- operator actions ---- */
 

@@ -154,6 +154,7 @@ static const struct store_ops pg_ops = {
     .complete_batch = pg_op_complete_batch,
     .fail = pg_op_fail,
     .reap = pg_op_reap,
+    .release = pg_op_release,
     .cancel = pg_op_cancel,
     .retry = pg_op_retry,
     .queue_pause = pg_op_queue_pause,

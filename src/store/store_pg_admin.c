@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/rules.h"
 #include "store/store_pg_int.h"
 
 /* ---- operator actions ---- */
@@ -65,11 +66,12 @@ PG_STMT(st_prune,
      "       WHERE jk.idempotency_key = d.idempotency_key AND jk.job_id = d.id),"
      " h AS (DELETE FROM jobd.job_attempts a USING d WHERE a.job_id = d.id) "
      "SELECT count(*) FROM d");
+
 /* ---- operator actions ---- */
 
 /* Why an action on job id matched nothing: it does not exist, or its status forbids it. */
 static int
-explain_miss(struct store_pg *s, int64_t id, const char *action, bool *transient,
+explain_miss(struct store_pg *s, int64_t id, enum job_action action, bool *transient,
              struct jobd_error *err)
 {
     struct job j = {0};
@@ -79,18 +81,16 @@ explain_miss(struct store_pg *s, int64_t id, const char *action, bool *transient
         return rc;
     enum job_status status = j.status;
     job_fini(&j);
-    if ((strcmp(action, "cancel") == 0 && !job_status_terminal(status)) ||
-        (strcmp(action, "retry") == 0 && (status == JOB_DEAD || status == JOB_CANCELLED))) {
+    if (job_action_allowed(action, status)) {
         *transient = true; /* it changed status under us: try again */
         return JOBD_E_STATE;
     }
-    return jobd_error_set(err, JOBD_E_STATE, "status", "cannot %s job %lld: it is %s", action,
-                          (long long)id, job_status_name(status));
+    return job_error_refused(err, action, id, status);
 }
 
 static int
-operator_action(struct store *st, const struct pg_stmt *stmt, const char *action, int64_t id,
-                struct job *out, struct jobd_error *err)
+operator_action(struct store *st, const struct pg_stmt *stmt, enum job_action action,
+                int64_t id, struct job *out, struct jobd_error *err)
 {
     struct store_pg *s = pg_of(st);
     for (int tries = 0; tries < 5; tries++) {
@@ -118,13 +118,13 @@ operator_action(struct store *st, const struct pg_stmt *stmt, const char *action
 int
 pg_op_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
 {
-    return operator_action(st, &st_cancel, "cancel", id, out, err);
+    return operator_action(st, &st_cancel, JOB_ACTION_CANCEL, id, out, err);
 }
 
 int
 pg_op_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
 {
-    return operator_action(st, &st_retry, "retry", id, out, err);
+    return operator_action(st, &st_retry, JOB_ACTION_RETRY, id, out, err);
 }
 
 int

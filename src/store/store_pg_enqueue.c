@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/rules.h"
 #include "store/store_pg_int.h"
 
 /* ---- enqueue ---- */
@@ -95,28 +96,12 @@ PG_STMT(st_enqueue_many_nokey,
 
 /* ---- enqueue ---- */
 
-/* Pointers into the spec with the defaults applied. */
-struct spec_vals {
-    const char *payload, *queue;
-    int32_t max_attempts;
-};
-
-static struct spec_vals
-spec_defaults(const struct job_spec *sp)
-{
-    return (struct spec_vals){
-        .payload = sp->payload ? sp->payload : "{}",
-        .queue = sp->queue ? sp->queue : JOB_DEFAULT_QUEUE,
-        .max_attempts = sp->max_attempts > 0 ? sp->max_attempts : JOB_DEFAULT_MAX_ATTEMPTS,
-    };
-}
-
 /* Enqueues one spec (on the current transaction, if any). */
 static int
 enqueue_one(struct store_pg *s, const struct job_spec *sp, const char *field, struct job *out,
             bool *replayed, struct jobd_error *err)
 {
-    struct spec_vals d = spec_defaults(sp);
+    struct job_spec d = job_spec_with_defaults(sp);
     char b[7][24], nowb[24];
     const char *now = pg_now_param(s, nowb);
     const char *vals[11] = {
@@ -186,7 +171,7 @@ batch_arrays(const struct job_spec *specs, size_t n, const int64_t *ids,
 {
     for (size_t i = 0; i < n; i++) {
         const struct job_spec *sp = &specs[i];
-        struct spec_vals d = spec_defaults(sp);
+        struct job_spec d = job_spec_with_defaults(sp);
         pg_array_add_i64(&a[0], ids[i], false);
         pg_array_add_str(&a[1], sp->type);
         pg_array_add_str(&a[2], d.payload);
@@ -253,14 +238,14 @@ resolve_taken(struct store_pg *s, const struct job_spec *specs, size_t n, const 
 }
 
 /*
- * n jobs in one INSERT over arrays, all or nothing. Ids are allocated first
- * so result rows map back to items. With keys, the insert and the lookups
- * of taken keys (enqueue_one: replay, conflict, or a fresh insert if the
- * holder was pruned meanwhile) share one transaction.
+ * n jobs, some with idempotency keys, in one INSERT over arrays, all or
+ * nothing. Ids are allocated first so result rows map back to items. The
+ * insert and the lookups of taken keys (enqueue_one: replay, conflict, or a
+ * fresh insert if the holder was pruned meanwhile) share one transaction.
  */
 static int
-enqueue_batch_arrays(struct store_pg *s, const struct job_spec *specs, size_t n, bool keyed,
-                     struct job *out, bool *replayed, struct jobd_error *err)
+enqueue_batch_keyed(struct store_pg *s, const struct job_spec *specs, size_t n,
+                    struct job *out, bool *replayed, struct jobd_error *err)
 {
     if (n > 100000)
         return jobd_error_set(err, JOBD_E_TOOBIG, "jobs", "a batch holds at most 100000 jobs");
@@ -278,11 +263,9 @@ enqueue_batch_arrays(struct store_pg *s, const struct job_spec *specs, size_t n,
         rc = jobd_error_set(err, JOBD_E_NOMEM, "jobs", "out of memory");
         goto out;
     }
-    if (keyed) {
-        if ((rc = pg_exec_simple(s, "BEGIN", err)) != JOBD_OK)
-            goto out;
-        in_tx = true;
-    }
+    if ((rc = pg_exec_simple(s, "BEGIN", err)) != JOBD_OK)
+        goto out;
+    in_tx = true;
     if ((rc = alloc_ids(s, n, ids, err)) != JOBD_OK)
         goto out;
     if (batch_arrays(specs, n, ids, a, vals) != JOBD_OK) {
@@ -306,7 +289,7 @@ enqueue_batch_arrays(struct store_pg *s, const struct job_spec *specs, size_t n,
     }
     if (rc == JOBD_OK)
         rc = resolve_taken(s, specs, n, got, out, replayed, err);
-    if (rc == JOBD_OK && in_tx) {
+    if (rc == JOBD_OK) {
         in_tx = false;
         rc = pg_exec_simple(s, "COMMIT", err);
     }
@@ -404,6 +387,6 @@ pg_op_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n, st
         keyed = keyed || specs[i].idempotency_key != NULL;
     if (!keyed)
         return enqueue_batch_nokey(pg_of(st), specs, n, out, replayed, err);
-    return enqueue_batch_arrays(pg_of(st), specs, n, keyed, out, replayed, err);
+    return enqueue_batch_keyed(pg_of(st), specs, n, out, replayed, err);
 }
 

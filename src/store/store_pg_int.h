@@ -188,6 +188,7 @@ int pg_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error,
                struct jobd_error *err);
 int pg_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
                struct jobd_error *err);
+int pg_op_release(struct store *st, int64_t id, int32_t attempt, struct jobd_error *err);
 int pg_op_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
 int pg_op_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
 int pg_op_queue_pause(struct store *st, const char *queue, bool paused,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/rules.h"
 #include "store/store_pg_int.h"
 
 /* ---- reads ---- */
@@ -138,18 +139,6 @@ pg_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
 
 /* ---- claims ---- */
 
-/* Claim order: priority DESC, run_at ASC, id ASC. */
-static int
-cmp_claim_order(const void *a, const void *b)
-{
-    const struct job *x = a, *y = b;
-    if (x->priority != y->priority)
-        return x->priority > y->priority ? -1 : 1;
-    if (x->run_at_us != y->run_at_us)
-        return x->run_at_us < y->run_at_us ? -1 : 1;
-    return (x->id > y->id) - (x->id < y->id);
-}
-
 /* A text[] literal of n names, or NULL (= any) when names is NULL or n is 0. */
 int
 pg_names_array(struct pg_array *a, const char *const *names, size_t n, const char **out)
@@ -197,7 +186,7 @@ pg_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
     rc = pg_append_rows(r, out, err);
     PQclear(r);
     if (rc == JOBD_OK && out->n > first)
-        qsort(out->v + first, out->n - first, sizeof *out->v, cmp_claim_order);
+        qsort(out->v + first, out->n - first, sizeof *out->v, job_claim_order_cmp);
 out:
     pg_array_fini(&ta);
     pg_array_fini(&qa);

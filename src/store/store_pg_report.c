@@ -13,7 +13,28 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/rules.h"
 #include "store/store_pg_int.h"
+
+/*
+ * $1 id, $2 attempt, $3 now: a claimed attempt given back unused. The row
+ * goes back into jobs (the insert fires the NOTIFY of a due job) with
+ * attempt_floor + 1, so the attempt is not counted; with a cancel requested
+ * it ends cancelled instead. Returns one row when the fence matched.
+ */
+PG_STMT(st_release,
+     "WITH d AS (DELETE FROM jobd.jobs WHERE id = $1::bigint AND status = 'running'"
+     "           AND attempt = $2::int RETURNING *),"
+     " back AS (INSERT INTO jobd.jobs (" PG_JOB_TABLE_COLS ") "
+     "          SELECT d.id, d.queue, d.type, d.payload, 'pending', d.priority, "
+     PG_NOW("$3") ", d.attempt, d.attempt_floor + 1, d.max_attempts, d.idempotency_key,"
+     "                 d.schedule, d.scheduled_for, NULL, NULL, d.timeout_ms, false,"
+     "                 d.last_error, NULL, d.created_at, d.started_at, NULL"
+     "          FROM d WHERE NOT d.cancel_requested RETURNING id),"
+     " done AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
+     PG_DONE_SELECT("'cancelled'", "NULL", "d.last_error", PG_NOW("$3"))
+     "          FROM d WHERE d.cancel_requested RETURNING id) "
+     "SELECT id FROM back UNION ALL SELECT id FROM done");
 
 /* ---- reports ---- */
 
@@ -107,7 +128,8 @@ PG_STMT(st_fail,
  * join it would skip the rows this statement already deleted and hand out
  * more than the limit. Full-jitter backoff in SQL:
  * random() * LEAST(cap, base * 2^n), n = attempts since the last manual retry
- * (capped at 40 so 2^n stays a finite double).
+ * (job_attempts_counted in core/rules.h; capped at 40 so 2^n stays a
+ * finite double).
  */
 PG_STMT(st_reap,
      "WITH due AS MATERIALIZED ("
@@ -130,14 +152,6 @@ PG_STMT(st_reap,
 
 /* ---- reports ---- */
 
-static int
-stale(struct jobd_error *err, int64_t id, int32_t attempt)
-{
-    return jobd_error_set(err, JOBD_E_STALE, "attempt",
-                          "job %lld is not running with attempt %d", (long long)id,
-                          (int)attempt);
-}
-
 int
 pg_op_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
                 int64_t *lease_expires_at_us, bool *cancel_requested, struct jobd_error *err)
@@ -151,7 +165,7 @@ pg_op_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
     if (rc != JOBD_OK)
         return rc;
     if (PQntuples(r) == 0) {
-        rc = stale(err, id, attempt);
+        rc = job_error_stale(err, id, attempt);
     } else {
         if (lease_expires_at_us != NULL)
             *lease_expires_at_us = pg_get_i64(r, 0, 0);
@@ -169,7 +183,7 @@ report_result(PGresult *r, int64_t id, int32_t attempt, struct job *out,
 {
     int rc = JOBD_OK;
     if (PQntuples(r) == 0)
-        rc = stale(err, id, attempt);
+        rc = job_error_stale(err, id, attempt);
     else if (out != NULL && pg_row_to_job(r, 0, 0, out) != JOBD_OK)
         rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     PQclear(r);
@@ -264,28 +278,13 @@ pg_op_complete_batch(struct store *st, const struct completion *c, size_t n, int
     return rc;
 }
 
-/* The last JOB_ERROR_MAX bytes of e, starting on a UTF-8 character boundary. */
-static const char *
-error_tail(const char *e)
-{
-    if (e == NULL)
-        return NULL;
-    size_t n = strlen(e);
-    if (n <= JOB_ERROR_MAX)
-        return e;
-    const char *p = e + n - JOB_ERROR_MAX;
-    while (((unsigned char)*p & 0xC0) == 0x80)
-        p++;
-    return p;
-}
-
 int
 pg_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
            int64_t retry_delay_ms, struct job *out, struct jobd_error *err)
 {
     struct store_pg *s = pg_of(st);
     char b[3][24], nowb[24];
-    const char *vals[6] = {pg_i64(b[0], id), pg_i64(b[1], attempt), error_tail(error),
+    const char *vals[6] = {pg_i64(b[0], id), pg_i64(b[1], attempt), job_error_tail(error),
                            retryable ? "true" : "false", pg_i64(b[2], retry_delay_ms),
                            pg_now_param(s, nowb)};
     PGresult *r = NULL;
@@ -314,3 +313,16 @@ pg_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
     return JOBD_OK;
 }
 
+
+int
+pg_op_release(struct store *st, int64_t id, int32_t attempt, struct jobd_error *err)
+{
+    struct store_pg *s = pg_of(st);
+    char b[2][24], nowb[24];
+    const char *vals[3] = {pg_i64(b[0], id), pg_i64(b[1], attempt), pg_now_param(s, nowb)};
+    PGresult *r = NULL;
+    int rc = pg_exec(s, &st_release, 3, vals, &r, err);
+    if (rc != JOBD_OK)
+        return rc;
+    return report_result(r, id, attempt, NULL, err);
+}

@@ -692,6 +692,7 @@ static const struct store_ops sqlite_ops = {
     .complete_batch = sq_op_complete_batch,
     .fail = sq_op_fail,
     .reap = sq_op_reap,
+    .release = sq_op_release,
     .cancel = sq_op_cancel,
     .retry = sq_op_retry,
     .queue_pause = sq_op_queue_pause,

@@ -13,19 +13,18 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/rules.h"
 #include "store/store_sqlite_int.h"
-
 
 /* JOBD_E_STATE if job id exists (in either table), else JOBD_E_NOTFOUND. */
 static int
-not_allowed(struct sqlite_store *s, int64_t id, const char *what, struct jobd_error *err)
+not_allowed(struct sqlite_store *s, int64_t id, enum job_action action, struct jobd_error *err)
 {
     struct job j = {0};
     int rc = sq_load_job(s, id, &j, err);
     if (rc != JOBD_OK)
         return rc;
-    rc = jobd_error_set(err, JOBD_E_STATE, "status", "cannot %s job %lld: it is %s", what,
-                        (long long)id, job_status_name(j.status));
+    rc = job_error_refused(err, action, id, j.status);
     job_fini(&j);
     return rc;
 }
@@ -37,8 +36,9 @@ sq_op_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *e
     int rc = sq_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
-    rc = sq_finish_job(s, id, "pending", -1, JOB_CANCELLED, sq_now(s), false, NULL, false, NULL,
-                    err);
+    struct sq_finish f = {.from = JOB_PENDING, .attempt = SQ_ANY_ATTEMPT, .to = JOB_CANCELLED,
+                          .now_us = sq_now(s)};
+    rc = sq_finish_job(s, id, &f, err);
     if (rc < 0)
         goto done;
     if (rc == 0) {
@@ -53,7 +53,7 @@ sq_op_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *e
         if ((rc = sq_step_done(s, stmt, "request cancel", err)) != JOBD_OK)
             goto done;
         if (sqlite3_changes(s->db) == 0) {
-            rc = not_allowed(s, id, "cancel", err);
+            rc = not_allowed(s, id, JOB_ACTION_CANCEL, err);
             goto done;
         }
     }
@@ -72,8 +72,8 @@ sq_op_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *er
     static const char back[] =
         "INSERT INTO jobs (" SQ_JOB_COLS ") "
         "SELECT id, queue, type, payload, 'pending', priority, ?2, attempt, max_attempts, "
-        "  idempotency_key, schedule, scheduled_for, worker_id, NULL, timeout_ms, 0, "
-        "  last_error, NULL, created_at, started_at, NULL, attempt "
+        "  idempotency_key, schedule, scheduled_for, NULL, NULL, timeout_ms, 0, "
+        "  last_error, NULL, created_at, NULL, NULL, attempt "
         "FROM jobs_done WHERE id = ?1 AND status IN ('dead', 'cancelled')";
     sqlite3_stmt *stmt;
     if ((rc = sq_prepare(s, back, &stmt, err)) != JOBD_OK)
@@ -83,7 +83,7 @@ sq_op_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *er
     if ((rc = sq_step_done(s, stmt, "retry job", err)) != JOBD_OK)
         goto done;
     if (sqlite3_changes(s->db) == 0) {
-        rc = not_allowed(s, id, "retry", err);
+        rc = not_allowed(s, id, JOB_ACTION_RETRY, err);
         goto done;
     }
     if ((rc = sq_prepare(s, "DELETE FROM jobs_done WHERE id = ?1", &stmt, err)) != JOBD_OK)

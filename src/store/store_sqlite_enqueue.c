@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/rules.h"
 #include "store/store_sqlite_int.h"
 
 
@@ -68,17 +69,16 @@ lookup_key(struct sqlite_store *s, const struct job_spec *spec, const char *queu
  * names the item in errors. On a replay *out is the existing job.
  */
 static int
-enqueue_one(struct sqlite_store *s, const struct job_spec *spec, int64_t now,
+enqueue_one(struct sqlite_store *s, const struct job_spec *given, int64_t now,
             const char *field_prefix, struct job *out, bool *replayed, struct jobd_error *err)
 {
-    const char *queue = spec->queue ? spec->queue : JOB_DEFAULT_QUEUE;
-    const char *payload = spec->payload ? spec->payload : "{}";
+    const struct job_spec d = job_spec_with_defaults(given), *spec = &d;
     sqlite3_stmt *stmt;
     int rc;
     if (spec->idempotency_key != NULL) {
         char field[96];
         snprintf(field, sizeof field, "%sidempotency_key", field_prefix ? field_prefix : "");
-        rc = lookup_key(s, spec, queue, payload, field, out, err);
+        rc = lookup_key(s, spec, spec->queue, spec->payload, field, out, err);
         if (rc < 0)
             return rc;
         if (rc == 1) {
@@ -95,13 +95,12 @@ enqueue_one(struct sqlite_store *s, const struct job_spec *spec, int64_t now,
         "VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
     if ((rc = sq_prepare(s, ins, &stmt, err)) != JOBD_OK)
         return rc;
-    sq_bind_text(stmt, 1, queue);
+    sq_bind_text(stmt, 1, spec->queue);
     sq_bind_text(stmt, 2, spec->type);
-    sq_bind_text(stmt, 3, payload);
+    sq_bind_text(stmt, 3, spec->payload);
     sqlite3_bind_int(stmt, 4, spec->priority);
     sqlite3_bind_int64(stmt, 5, spec->run_at_us > 0 ? spec->run_at_us : now);
-    sqlite3_bind_int(stmt, 6, spec->max_attempts > 0 ? spec->max_attempts
-                                                    : JOB_DEFAULT_MAX_ATTEMPTS);
+    sqlite3_bind_int(stmt, 6, spec->max_attempts);
     sq_bind_text(stmt, 7, spec->idempotency_key);
     sq_bind_text(stmt, 8, spec->schedule);
     sq_bind_opt(stmt, 9, spec->scheduled_for_us);

@@ -130,15 +130,30 @@ int sq_load_job(struct sqlite_store *s, int64_t id, struct job *out, struct jobd
  */
 char *sq_col_strdup(sqlite3_stmt *stmt, int col, int *oom);
 
+/* Whether sq_finish_job keeps a column or sets it to the given text (NULL too). */
+enum sq_column { SQ_KEEP, SQ_SET };
+/* sq_finish_job's attempt when the move is not fenced (a cancel of a pending job). */
+#define SQ_ANY_ATTEMPT (-1)
+
+/* How a job ends (sq_finish_job). Strings borrowed for the call. */
+struct sq_finish {
+    enum job_status from;   /* the guard: the status it must have */
+    int32_t attempt;        /* the guard: its attempt, or SQ_ANY_ATTEMPT */
+    enum job_status to;     /* succeeded, dead or cancelled */
+    int64_t now_us;         /* finished_at */
+    enum sq_column error;   /* last_error := error_text, or kept */
+    const char *error_text;
+    enum sq_column result;  /* result := result_text, or kept */
+    const char *result_text;
+};
+
 /*
- * Moves job id from jobs to jobs_done with status to_status and finished_at
- * = now, if it is in status from_status (and has attempt, unless attempt <
- * 0). set_error/set_result replace last_error/result. Returns 1 if moved, 0
- * if the guard matched nothing, or an error. Runs inside a transaction.
+ * Moves job id from jobs to jobs_done as f says, if the guard (f->from,
+ * f->attempt) holds. Returns 1 if moved, 0 if the guard matched nothing, or
+ * an error. Runs inside a transaction.
  */
-int sq_finish_job(struct sqlite_store *s, int64_t id, const char *from_status, int32_t attempt,
-                  enum job_status to_status, int64_t now, bool set_error, const char *error,
-                  bool set_result, const char *result, struct jobd_error *err);
+int sq_finish_job(struct sqlite_store *s, int64_t id, const struct sq_finish *f,
+                  struct jobd_error *err);
 /*
  * Ends the transaction of an operation on one job: rc < 0 (an error) rolls
  * back and is returned; otherwise the job is loaded into *out (if not NULL;
@@ -146,8 +161,6 @@ int sq_finish_job(struct sqlite_store *s, int64_t id, const char *from_status, i
  */
 int sq_end_with_job(struct sqlite_store *s, int rc, int64_t id, struct job *out,
                     struct jobd_error *err);
-/* Sets a JOBD_E_STALE error for a report of attempt on job id; returns the code. */
-int sq_stale(int64_t id, int32_t attempt, struct jobd_error *err);
 
 /*
  * The job and queue operations of the vtable (store_sqlite_enqueue.c,
@@ -175,6 +188,7 @@ int sq_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error,
                struct jobd_error *err);
 int sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
                struct jobd_error *err);
+int sq_op_release(struct store *st, int64_t id, int32_t attempt, struct jobd_error *err);
 int sq_op_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
 int sq_op_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
 int sq_op_queue_pause(struct store *st, const char *queue, bool paused,

@@ -1,7 +1,7 @@
 /*
  * store_sqlite_jobs.c — the moves every SQLite job operation shares: a job
  * into jobs_done (sq_finish_job), the end of a one-job transaction
- * (sq_end_with_job), and the stale-report error. The operations themselves
+ * (sq_end_with_job). The operations themselves
  * live by concern in store_sqlite_enqueue.c, store_sqlite_read.c,
  * store_sqlite_report.c and store_sqlite_admin.c.
  *
@@ -20,18 +20,12 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/rules.h"
 #include "store/store_sqlite_int.h"
 
-/*
- * Moves job id from jobs to jobs_done with status to_status and finished_at
- * = now, if it is in status from_status (and has attempt, unless attempt <
- * 0). set_error/set_result replace last_error/result. Returns 1 if moved, 0
- * if the guard matched nothing, or an error. Runs inside a transaction.
- */
 int
-sq_finish_job(struct sqlite_store *s, int64_t id, const char *from_status, int32_t attempt,
-              enum job_status to_status, int64_t now, bool set_error, const char *error,
-              bool set_result, const char *result, struct jobd_error *err)
+sq_finish_job(struct sqlite_store *s, int64_t id, const struct sq_finish *f,
+              struct jobd_error *err)
 {
     static const char ins[] =
         "INSERT INTO jobs_done (" SQ_JOB_COLS ") "
@@ -45,15 +39,15 @@ sq_finish_job(struct sqlite_store *s, int64_t id, const char *from_status, int32
     if (rc != JOBD_OK)
         return rc;
     sqlite3_bind_int64(stmt, 1, id);
-    sq_bind_text(stmt, 2, from_status);
-    sq_bind_text(stmt, 3, job_status_name(to_status));
-    sqlite3_bind_int64(stmt, 4, now);
-    sqlite3_bind_int(stmt, 5, set_error);
-    sq_bind_text(stmt, 6, error);
-    sqlite3_bind_int(stmt, 7, set_result);
-    sq_bind_text(stmt, 8, result);
-    if (attempt >= 0)
-        sqlite3_bind_int(stmt, 9, attempt);
+    sq_bind_text(stmt, 2, job_status_name(f->from));
+    sq_bind_text(stmt, 3, job_status_name(f->to));
+    sqlite3_bind_int64(stmt, 4, f->now_us);
+    sqlite3_bind_int(stmt, 5, f->error == SQ_SET);
+    sq_bind_text(stmt, 6, f->error_text);
+    sqlite3_bind_int(stmt, 7, f->result == SQ_SET);
+    sq_bind_text(stmt, 8, f->result_text);
+    if (f->attempt != SQ_ANY_ATTEMPT)
+        sqlite3_bind_int(stmt, 9, f->attempt);
     if ((rc = sq_step_done(s, stmt, "finish job", err)) != JOBD_OK)
         return rc;
     if (sqlite3_changes(s->db) == 0)
@@ -92,12 +86,4 @@ sq_end_with_job(struct sqlite_store *s, int rc, int64_t id, struct job *out,
     }
     sq_rollback(s);
     return rc;
-}
-
-int
-sq_stale(int64_t id, int32_t attempt, struct jobd_error *err)
-{
-    return jobd_error_set(err, JOBD_E_STALE, "attempt",
-                          "attempt %d of job %lld is not running (stale report)", (int)attempt,
-                          (long long)id);
 }

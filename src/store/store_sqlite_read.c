@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/rules.h"
 #include "store/store_sqlite_int.h"
 
 
@@ -139,17 +140,6 @@ sq_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
 /* ------------------------------------------------------------------ */
 /* the worker protocol                                                 */
 
-static int
-claim_order(const void *a, const void *b)
-{
-    const struct job *x = a, *y = b;
-    if (x->priority != y->priority)
-        return x->priority > y->priority ? -1 : 1;
-    if (x->run_at_us != y->run_at_us)
-        return x->run_at_us < y->run_at_us ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
 /* 1 if a job req could claim is due at now, 0 if none, or an error. */
 static int
 any_due(struct sqlite_store *s, const struct claim_req *req, int64_t now,
@@ -240,7 +230,7 @@ sq_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
         return rc;
     }
     if (out->n > first)
-        qsort(out->v + first, out->n - first, sizeof *out->v, claim_order);
+        qsort(out->v + first, out->n - first, sizeof *out->v, job_claim_order_cmp);
     return JOBD_OK;
 }
 

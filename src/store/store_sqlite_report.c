@@ -14,11 +14,12 @@
 
 #include "core/backoff.h"
 #include "core/err.h"
+#include "core/rules.h"
 #include "store/operator_int.h"
 #include "store/store_sqlite_int.h"
 
 
-/* Full jitter (CONTRACT §1): random(0, min(cap, base * 2^attempt)). */
+/* Full jitter (CONTRACT §1): random(0, min(cap, base * 2^attempt)), attempt counted. */
 static int64_t
 sq_backoff_ms(struct sqlite_store *s, int32_t attempt, const struct backoff_policy *bp)
 {
@@ -47,7 +48,7 @@ sq_op_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
     if ((rc = sq_step_row(s, stmt, "heartbeat", err)) < 0)
         goto fail;
     if (rc == 0) {
-        rc = sq_stale(id, attempt, err);
+        rc = job_error_stale(err, id, attempt);
         goto fail;
     }
     if (lease_expires_at_us != NULL)
@@ -69,10 +70,11 @@ sq_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result
     int rc = sq_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
-    rc = sq_finish_job(s, id, "running", attempt, JOB_SUCCEEDED, sq_now(s), false, NULL, true,
-                    result, err);
+    struct sq_finish f = {.from = JOB_RUNNING, .attempt = attempt, .to = JOB_SUCCEEDED,
+                          .now_us = sq_now(s), .result = SQ_SET, .result_text = result};
+    rc = sq_finish_job(s, id, &f, err);
     if (rc == 0)
-        rc = sq_stale(id, attempt, err);
+        rc = job_error_stale(err, id, attempt);
     return sq_end_with_job(s, rc, id, out, err);
 }
 
@@ -86,8 +88,10 @@ sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int
         return rc;
     int64_t now = sq_now(s);
     for (size_t i = 0; i < n; i++) {
-        rc = sq_finish_job(s, c[i].id, "running", c[i].attempt, JOB_SUCCEEDED, now, false, NULL,
-                           true, c[i].result, err);
+        struct sq_finish f = {.from = JOB_RUNNING, .attempt = c[i].attempt,
+                              .to = JOB_SUCCEEDED, .now_us = now, .result = SQ_SET,
+                              .result_text = c[i].result};
+        rc = sq_finish_job(s, c[i].id, &f, err);
         if (rc < 0) {
             sq_rollback(s);
             return rc;
@@ -105,10 +109,12 @@ sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int
  * the job's fate, or is "reaped" when the reaper ended it.
  * Returns 1 if it applied, 0 if the attempt is stale, or an error.
  */
+/* How an attempt failed: the worker's report says whether to retry; a reap always may. */
+enum fail_kind { FAIL_RETRYABLE, FAIL_PERMANENT, FAIL_REAPED };
+
 static int
 fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *error,
-             bool retryable, bool reaped, int64_t delay_ms, int64_t now,
-             struct jobd_error *err)
+             enum fail_kind kind, int64_t delay_ms, int64_t now, struct jobd_error *err)
 {
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s,
@@ -125,25 +131,23 @@ fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *er
     bool cancel = sqlite3_column_int(stmt, 1) != 0;
     sq_reset(stmt);
 
-    /* last_error keeps the tail: that is where a stack trace ends. */
-    if (error != NULL) {
-        size_t len = strlen(error);
-        if (len > JOB_ERROR_MAX)
-            error += len - JOB_ERROR_MAX;
-    }
-    bool dead = !retryable || !attempts_left;
-    const char *outcome = reaped ? "reaped" : cancel ? "cancelled" : dead ? "dead" : "failed";
+    error = job_error_tail(error);
+    bool dead = kind == FAIL_PERMANENT || !attempts_left;
+    const char *outcome = kind == FAIL_REAPED ? "reaped"
+                          : cancel            ? "cancelled"
+                          : dead              ? "dead"
+                                              : "failed";
     if ((rc = sq_history_add(s, id, attempt, outcome, error, now, err)) != JOBD_OK)
         return rc;
-    if (cancel)
-        return sq_finish_job(s, id, "running", attempt, JOB_CANCELLED, now, true, error, false,
-                             NULL, err);
-    if (dead)
-        return sq_finish_job(s, id, "running", attempt, JOB_DEAD, now, true, error, false, NULL,
-                             err);
+    if (cancel || dead) {
+        struct sq_finish f = {.from = JOB_RUNNING, .attempt = attempt,
+                              .to = cancel ? JOB_CANCELLED : JOB_DEAD, .now_us = now,
+                              .error = SQ_SET, .error_text = error};
+        return sq_finish_job(s, id, &f, err);
+    }
     if ((rc = sq_prepare(s,
                          "UPDATE jobs SET status = 'pending', run_at = ?1, last_error = ?2, "
-                         "  lease_expires_at = NULL "
+                         "  worker_id = NULL, lease_expires_at = NULL "
                          "WHERE id = ?3 AND status = 'running' AND attempt = ?4",
                          &stmt, err)) != JOBD_OK)
         return rc;
@@ -165,10 +169,10 @@ sq_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error, boo
     int rc = sq_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
-    rc = fail_attempt(s, id, attempt, error, retryable, false, retry_delay_ms, sq_now(s),
-                      err);
+    rc = fail_attempt(s, id, attempt, error, retryable ? FAIL_RETRYABLE : FAIL_PERMANENT,
+                      retry_delay_ms, sq_now(s), err);
     if (rc == 0)
-        rc = sq_stale(id, attempt, err);
+        rc = job_error_stale(err, id, attempt);
     return sq_end_with_job(s, rc, id, out, err);
 }
 
@@ -185,7 +189,7 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
     int64_t now = sq_now(s);
     sqlite3_stmt *stmt;
     if ((rc = sq_prepare(s,
-                         "SELECT id, attempt FROM jobs "
+                         "SELECT id, attempt, attempt_floor FROM jobs "
                          "WHERE status = 'running' AND lease_expires_at < ?1 "
                          "ORDER BY lease_expires_at LIMIT ?2",
                          &stmt, err)) != JOBD_OK)
@@ -196,7 +200,7 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
     size_t n = 0, cap = 0;
     struct {
         int64_t id;
-        int32_t attempt;
+        int32_t attempt, floor;
     } *v = NULL;
     while ((rc = sq_step_row(s, stmt, "find expired leases", err)) == 1) {
         if (n == cap) {
@@ -213,6 +217,7 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
         }
         v[n].id = sqlite3_column_int64(stmt, 0);
         v[n].attempt = sqlite3_column_int(stmt, 1);
+        v[n].floor = sqlite3_column_int(stmt, 2);
         n++;
     }
     sq_reset(stmt);
@@ -222,8 +227,8 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
     }
     int count = 0;
     for (size_t i = 0; i < n; i++) {
-        int64_t delay = sq_backoff_ms(s, v[i].attempt, bp);
-        rc = fail_attempt(s, v[i].id, v[i].attempt, "lease expired", true, true, delay, now,
+        int64_t delay = sq_backoff_ms(s, job_attempts_counted(v[i].attempt, v[i].floor), bp);
+        rc = fail_attempt(s, v[i].id, v[i].attempt, "lease expired", FAIL_REAPED, delay, now,
                           err);
         if (rc < 0) {
             free(v);
@@ -241,3 +246,58 @@ fail:
     return rc;
 }
 
+
+/*
+ * Gives attempt back inside the open transaction: 1 if it applied, 0 if the
+ * attempt is stale, or an error. A cancel requested meanwhile wins: the job
+ * ends cancelled, as a failed attempt would.
+ */
+static int
+release_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, int64_t now,
+                struct jobd_error *err)
+{
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(s,
+                        "SELECT cancel_requested FROM jobs "
+                        "WHERE id = ?1 AND status = 'running' AND attempt = ?2",
+                        &stmt, err);
+    if (rc != JOBD_OK)
+        return rc;
+    sqlite3_bind_int64(stmt, 1, id);
+    sqlite3_bind_int(stmt, 2, attempt);
+    if ((rc = sq_step_row(s, stmt, "read attempt", err)) <= 0)
+        return rc;
+    bool cancel = sqlite3_column_int(stmt, 0) != 0;
+    sq_reset(stmt);
+    if (cancel) {
+        struct sq_finish f = {.from = JOB_RUNNING, .attempt = attempt, .to = JOB_CANCELLED,
+                              .now_us = now};
+        return sq_finish_job(s, id, &f, err);
+    }
+    if ((rc = sq_prepare(s,
+                         "UPDATE jobs SET status = 'pending', run_at = ?1, "
+                         "  attempt_floor = attempt_floor + 1, worker_id = NULL, "
+                         "  lease_expires_at = NULL "
+                         "WHERE id = ?2 AND status = 'running' AND attempt = ?3",
+                         &stmt, err)) != JOBD_OK)
+        return rc;
+    sqlite3_bind_int64(stmt, 1, now);
+    sqlite3_bind_int64(stmt, 2, id);
+    sqlite3_bind_int(stmt, 3, attempt);
+    if ((rc = sq_step_done(s, stmt, "release", err)) != JOBD_OK)
+        return rc;
+    return sqlite3_changes(s->db) == 1;
+}
+
+int
+sq_op_release(struct store *st, int64_t id, int32_t attempt, struct jobd_error *err)
+{
+    struct sqlite_store *s = sq_of(st);
+    int rc = sq_begin(s, err);
+    if (rc != JOBD_OK)
+        return rc;
+    rc = release_attempt(s, id, attempt, sq_now(s), err);
+    if (rc == 0)
+        rc = job_error_stale(err, id, attempt);
+    return sq_end_with_job(s, rc, id, NULL, err);
+}

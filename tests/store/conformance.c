@@ -818,6 +818,7 @@ TEST(fail_retryable_goes_pending)
     ASSERT_EQ(j.attempt, 1);
     ASSERT_EQ(j.lease_expires_at_us, 0);
     ASSERT_EQ(j.finished_at_us, 0);
+    ASSERT_NULL(j.worker_id);
     job_fini(&j);
     struct job g = getj(&f, id);
     ASSERT_EQ(g.status, JOB_PENDING);
@@ -943,6 +944,44 @@ TEST(reaper_requeues_expired_lease)
     /* again reaping finds nothing */
     ASSERT_OK(store_reap(f.st, 100, &bp, &reaped, &f.err), &f.err);
     ASSERT_EQ(reaped, 0);
+    fx_close(&f);
+}
+
+/*
+ * The reaper's backoff counts attempts since the last manual retry (as the
+ * attempts left do), on both backends: a job retried by hand after many
+ * attempts starts again from the base delay. With the raw attempt (12
+ * here) the ceiling would be base * 2^12 = 4096 s (capped at 1 h), and
+ * three jobs landing within 2 s would be a one-in-10^9 chance.
+ */
+TEST(reaper_backoff_restarts_after_manual_retry)
+{
+    struct fx f;
+    fx_open(&f);
+    struct backoff_policy bp = {.base_ms = 1000, .cap_ms = 3600 * 1000};
+    int64_t ids[3];
+    for (int k = 0; k < 3; k++) { /* one at a time, so claim_one finds it */
+        struct job_spec s = {.type = "t", .max_attempts = 2};
+        ids[k] = enq_spec(&f, &s);
+        for (int round = 0; round < 11; round++) {
+            int32_t a = claim_one(&f, ids[k]);
+            ASSERT_OK(store_fail(f.st, ids[k], a, "x", false, 0, NULL, &f.err), &f.err);
+            ASSERT_OK(store_retry(f.st, ids[k], NULL, &f.err), &f.err);
+        }
+        ASSERT_EQ(claim_one(&f, ids[k]), 12);
+    }
+    manual_clock_advance(&f.mc, 61 * SEC);
+    int reaped = 0;
+    ASSERT_OK(store_reap(f.st, 100, &bp, &reaped, &f.err), &f.err);
+    ASSERT_EQ(reaped, 3);
+    for (int k = 0; k < 3; k++) {
+        struct job g = getj(&f, ids[k]);
+        ASSERT_EQ(g.status, JOB_PENDING); /* 1 of 2 attempts counted */
+        ASSERT_NULL(g.worker_id);
+        ASSERT(g.run_at_us >= now_of(&f));
+        ASSERT(g.run_at_us <= now_of(&f) + 2 * SEC); /* base * 2^1 */
+        job_fini(&g);
+    }
     fx_close(&f);
 }
 
@@ -1111,6 +1150,72 @@ TEST(cancel_requested_job_reaped_is_cancelled)
     fx_close(&f);
 }
 
+TEST(release_gives_the_attempt_back)
+{
+    struct fx f;
+    fx_open(&f);
+    struct job_spec s = {.type = "t", .max_attempts = 2, .run_at_us = T0 + 30 * SEC};
+    int64_t id = enq_spec(&f, &s);
+    manual_clock_advance(&f.mc, 40 * SEC);
+    int32_t a = claim_one(&f, id);
+    ASSERT_EQ(a, 1);
+    manual_clock_advance(&f.mc, 2 * SEC);
+    ASSERT_OK(store_release(f.st, id, a, &f.err), &f.err);
+    struct job g = getj(&f, id);
+    ASSERT_EQ(g.status, JOB_PENDING);
+    ASSERT_EQ(g.attempt, 1); /* the fencing token never goes back */
+    ASSERT_EQ(g.run_at_us, T0 + 42 * SEC); /* due now */
+    ASSERT_NULL(g.worker_id);
+    ASSERT_EQ(g.lease_expires_at_us, 0);
+    ASSERT_EQ(g.finished_at_us, 0);
+    job_fini(&g);
+    /* the old attempt is fenced off; the next claim is attempt 2 */
+    ASSERT_EQ(store_complete(f.st, id, a, NULL, NULL, &f.err), JOBD_E_STALE);
+    ASSERT_EQ(store_release(f.st, id, a, &f.err), JOBD_E_STALE);
+    a = claim_one(&f, id);
+    ASSERT_EQ(a, 2);
+    /* the released attempt did not count: max_attempts 2 still leaves a retry */
+    ASSERT_OK(store_fail(f.st, id, a, "x", true, 0, NULL, &f.err), &f.err);
+    ASSERT_EQ(status_of(&f, id), JOB_PENDING);
+    a = claim_one(&f, id);
+    ASSERT_EQ(a, 3);
+    ASSERT_OK(store_fail(f.st, id, a, "x", true, 0, NULL, &f.err), &f.err);
+    ASSERT_EQ(status_of(&f, id), JOB_DEAD);
+    fx_close(&f);
+}
+
+TEST(release_is_fenced)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t id = enq(&f, "t", NULL, 0, 0);
+    ASSERT_EQ(store_release(f.st, id, 0, &f.err), JOBD_E_STALE); /* pending */
+    ASSERT_STR_EQ(f.err.field, "attempt");
+    int32_t a = claim_one(&f, id);
+    ASSERT_EQ(store_release(f.st, id, a + 1, &f.err), JOBD_E_STALE);
+    ASSERT_EQ(store_release(f.st, id + 1000, 1, &f.err), JOBD_E_STALE);
+    ASSERT_EQ(status_of(&f, id), JOB_RUNNING);
+    ASSERT_OK(store_complete(f.st, id, a, NULL, NULL, &f.err), &f.err);
+    ASSERT_EQ(store_release(f.st, id, a, &f.err), JOBD_E_STALE); /* finished */
+    ASSERT_EQ(status_of(&f, id), JOB_SUCCEEDED);
+    fx_close(&f);
+}
+
+TEST(release_of_cancel_requested_job_cancels)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t id = enq(&f, "t", NULL, 0, 0);
+    int32_t a = claim_one(&f, id);
+    ASSERT_OK(store_cancel(f.st, id, NULL, &f.err), &f.err);
+    ASSERT_OK(store_release(f.st, id, a, &f.err), &f.err);
+    struct job g = getj(&f, id);
+    ASSERT_EQ(g.status, JOB_CANCELLED);
+    ASSERT_EQ(g.finished_at_us, T0);
+    job_fini(&g);
+    fx_close(&f);
+}
+
 TEST(cancel_terminal_is_state_error)
 {
     struct fx f;
@@ -1148,6 +1253,8 @@ TEST(retry_dead_gives_fresh_attempts)
     ASSERT_EQ(j.attempt, 2); /* never decreases */
     ASSERT_EQ(j.max_attempts, 2);
     ASSERT_EQ(j.finished_at_us, 0);
+    ASSERT_NULL(j.worker_id); /* no worker holds it */
+    ASSERT_EQ(j.started_at_us, 0);
     job_fini(&j);
     /* two fresh attempts: 3 fails retryably -> pending, 4 -> dead */
     a = claim_one(&f, id);
