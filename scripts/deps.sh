@@ -9,7 +9,7 @@ pkgs=(build-essential cmake pkg-config git
       libcurl4-openssl-dev libicu-dev libinih-dev
       postgresql-15 postgresql-client-15 tzdata
       clang libclang-rt-14-dev spin iproute2 procps curl python3
-      scdoc zsh systemd man-db)
+      scdoc zsh systemd man-db lintian adduser prometheus nginx-light openssl sqlite3)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -55,7 +55,7 @@ _jobd()
                        --max-connections-per-ip --request-timeout --help" ;;
         worker) words="--db --server --config --concurrency --queues --id
                        --shutdown-grace --poll-interval --log-format --log-level --help" ;;
-        migrate) words="--db --help" ;;
+        migrate) words="--db --status --help" ;;
         submit) words="--payload --at --in --priority --queue --max-attempts --key
                        --timeout $client --help" ;;
         job) ((COMP_CWORD == 2)) && words="show cancel retry attempts" || words="$client" ;;

@@ -54,6 +54,21 @@ store_migrate(struct store *st, struct jobd_error *err)
 }
 
 int
+store_schema_status(struct store *st, int *current, int *newest, struct jobd_error *err)
+{
+    if (st->ops->schema_status == NULL)
+        return jobd_error_set(err, JOBD_E_INVALID, "db",
+                              "the %s store has no schema of its own", st->ops->name);
+    return st->ops->schema_status(st, current, newest, err);
+}
+
+const char *
+store_migration_name(const struct store *st, int version)
+{
+    return st->ops->migration_name != NULL ? st->ops->migration_name(version) : NULL;
+}
+
+int
 store_ping(struct store *st, struct jobd_error *err)
 {
     return st->ops->ping(st, err);

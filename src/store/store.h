@@ -97,6 +97,9 @@ struct store_ops {
     const char *name; /* "pg" or "sqlite" */
     void (*close)(struct store *st);
     int (*migrate)(struct store *st, struct jobd_error *err);
+    /* NULL: the backend has no schema of its own (the remote store). */
+    int (*schema_status)(struct store *st, int *current, int *newest, struct jobd_error *err);
+    const char *(*migration_name)(int version); /* NULL or returning NULL: unnamed */
     int (*ping)(struct store *st, struct jobd_error *err);
     int (*enqueue)(struct store *st, const struct job_spec *spec, struct job *out,
                    bool *replayed, struct jobd_error *err);
@@ -176,6 +179,16 @@ const char *store_backend(const struct store *st);
 
 /* Creates or upgrades the schema; safe when several processes run it at once. */
 JOBD_MUST_USE int store_migrate(struct store *st, struct jobd_error *err);
+/*
+ * Reads, changing nothing, the schema version the store is at (*current;
+ * 0 when it was never migrated) and the newest this jobd knows (*newest),
+ * for `jobd migrate --status`. JOBD_E_INVALID for a backend without a
+ * schema of its own.
+ */
+JOBD_MUST_USE int store_schema_status(struct store *st, int *current, int *newest,
+                                      struct jobd_error *err);
+/* The name of migration step version (static), or NULL when unnamed or unknown. */
+const char *store_migration_name(const struct store *st, int version);
 /* Checks that the store answers (GET /healthz). */
 JOBD_MUST_USE int store_ping(struct store *st, struct jobd_error *err);
 

@@ -139,10 +139,45 @@ pg_wait_ready(struct store *st)
     return true;
 }
 
+/* `jobd migrate --status`: read-only, so no lock and no CREATE. */
+static int
+pg_schema_status(struct store *st, int *current, int *newest, struct jobd_error *err)
+{
+    static const struct pg_stmt st_mig_exists = {
+        "st_mig_exists", "SELECT (to_regclass('jobd.schema_migrations') IS NOT NULL)::int"};
+    static const struct pg_stmt st_mig_current = {
+        "st_mig_current", "SELECT COALESCE(max(version), 0) FROM jobd.schema_migrations"};
+    struct store_pg *s = pg_of(st);
+    PGresult *r = NULL;
+    *current = 0;
+    *newest = pg_migrations[pg_migrations_count - 1].version;
+    int rc = pg_exec(s, &st_mig_exists, 0, NULL, &r, err);
+    bool exists = rc == JOBD_OK && pg_get_i64(r, 0, 0) == 1;
+    PQclear(r);
+    if (rc != JOBD_OK || !exists)
+        return rc;
+    rc = pg_exec(s, &st_mig_current, 0, NULL, &r, err);
+    if (rc == JOBD_OK)
+        *current = (int)pg_get_i64(r, 0, 0);
+    PQclear(r);
+    return rc;
+}
+
+static const char *
+pg_migration_name(int version)
+{
+    for (size_t i = 0; i < pg_migrations_count; i++)
+        if (pg_migrations[i].version == version)
+            return pg_migrations[i].name;
+    return NULL;
+}
+
 static const struct store_ops pg_ops = {
     .name = "pg",
     .close = pg_close,
     .migrate = pg_migrate,
+    .schema_status = pg_schema_status,
+    .migration_name = pg_migration_name,
     .ping = pg_ping,
     .enqueue = pg_op_enqueue,
     .enqueue_batch = pg_op_enqueue_batch,
