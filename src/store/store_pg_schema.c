@@ -330,6 +330,6 @@ const struct pg_migration pg_migrations[] = {
     {2, "schedules", step2_schedules},
     {3, "job_attempts", step3_attempts},
     {4, "jobd.enqueue refuses keys with leading or trailing blanks", step4_enqueue_keys},
-    {5, "notify jobd_jobs when a queue is resumed or a job becomes pending again", step5_notify_updates},
+    {5, "notify when a queue is resumed or a job is pending again", step5_notify_updates},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];
