@@ -68,6 +68,10 @@ cmd_migrate(int argc, char **argv)
         }
     }
     struct jobd_error err = {0};
+    if (store_url_kind(cli_db_url(db)) == STORE_URL_SERVER) {
+        fprintf(stderr, "jobd migrate: --db must name a database, not an API server\n%s", usage);
+        return CLI_USAGE;
+    }
     struct store *st = NULL;
     int rc = store_open(cli_db_url(db), &st, &err);
     if (rc != JOBD_OK)

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/err.h"
 #include "store/store_pg.h"
@@ -106,6 +107,13 @@ static int
 pg_wait(struct store *st, int timeout_ms, struct jobd_error *err)
 {
     struct store_pg *s = pg_of(st);
+    if (s->pooled) {
+        /* No session to LISTEN on (pg_wait_ready said so): nap, as store.h allows. */
+        int ms = timeout_ms < 50 ? timeout_ms : 50;
+        if (ms > 0)
+            usleep((useconds_t)ms * 1000);
+        return 1;
+    }
     if (!s->listening) {
         int rc = pg_exec_simple(s, "LISTEN jobd_jobs", err);
         if (rc != JOBD_OK)
@@ -131,12 +139,11 @@ pg_wait(struct store *st, int timeout_ms, struct jobd_error *err)
     }
 }
 
-/* LISTEN works on every PostgreSQL connection. */
+/* LISTEN works on every PostgreSQL connection but one through a transaction pooler. */
 static bool
 pg_wait_ready(struct store *st)
 {
-    (void)st;
-    return true;
+    return !pg_of(st)->pooled;
 }
 
 /* `jobd migrate --status`: read-only, so no lock and no CREATE. */
@@ -174,6 +181,10 @@ pg_migration_name(int version)
 
 static const struct store_ops pg_ops = {
     .name = "pg",
+    /* NOTIFY reaches every connection; writers run side by side (row locks). */
+    .caps = {.push_wakeups = true, .parallel_writers = true, .watched_poll_ms = 5000,
+             .blind_poll_ms = 1000, /* no LISTEN (a pooler, a budget): the poll is the signal */
+             .label = "PostgreSQL"},
     .close = pg_close,
     .migrate = pg_migrate,
     .schema_status = pg_schema_status,
@@ -215,7 +226,7 @@ store_pg_open(const char *url, struct store **out, struct jobd_error *err)
     struct store_pg *s = calloc(1, sizeof *s);
     if (s == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, "db", "out of memory");
-    int rc = pg_connect(url, &s->conn, err);
+    int rc = pg_connect(url, &s->conn, &s->pooled, err);
     if (rc != JOBD_OK) {
         free(s);
         return rc;

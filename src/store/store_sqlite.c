@@ -492,6 +492,10 @@ sq_wal_hook(void *ctx, sqlite3 *db, const char *name, int frames)
 
 static const struct store_ops sqlite_ops = {
     .name = "sqlite",
+    /* One writer at a time (a second connection queues behind the first);
+     * other processes' commits are seen only through the WAL watch
+     * (store_wait_ready), so a worker with no watch polls often. */
+    .caps = {.watched_poll_ms = 1000, .blind_poll_ms = 100, .label = "SQLite"},
     .close = sq_close,
     .migrate = sq_migrate,
     .schema_status = sq_schema_status,
