@@ -35,6 +35,7 @@ build: deps
 	@$(CMAKE) --build build -j $(JOBS)
 
 install: build
+	@$(CMAKE) -S . -B build -DCMAKE_INSTALL_PREFIX="$(PREFIX)" >/dev/null
 	@DESTDIR="$(DESTDIR)" $(CMAKE) --install build --prefix "$(PREFIX)"
 
 deb: deps

@@ -221,12 +221,45 @@ static const char step3_attempts[] =
     ");\n";
 
 /*
- * Version 4: jobd.enqueue refuses idempotency keys with leading or trailing
+ * Version 4: work that must not grow with the backlog (docs/DESIGN.md "Cost
+ * per request"). Workers always name their types, so claims, due checks and
+ * timers walk one type at a time: jobs_claim_type in claim order,
+ * jobs_next_type by run_at. Both are partial on pending, so a claim's
+ * UPDATE adds no entry to them. Their predicate says "status <> 'running'"
+ * (the same rows: jobs holds only pending and running) so that the queries
+ * written with it can use only these: with "status = 'pending'" the
+ * planner may walk jobs_next_run or jobs_claim_any instead, betting on
+ * meeting the (unknown at plan time) type soon, and for a type with no
+ * pending jobs that reads every pending job. Queue counts (GET /v1/queues, /metrics) are
+ * a cache shared by every server: recounted at most once a second by
+ * whichever server is asked first (an advisory lock keeps it to one), read
+ * by everyone else, so maintaining counts never adds a write to a claim or
+ * a completion.
+ */
+static const char step4_backlog[] =
+    "CREATE INDEX jobs_claim_type ON jobd.jobs (type, priority DESC, run_at, id)\n"
+    "    WHERE status <> 'running';\n"
+    "CREATE INDEX jobs_next_type ON jobd.jobs (type, run_at) WHERE status <> 'running';\n"
+    "CREATE TABLE jobd.queue_counts (\n"
+    "    queue  text NOT NULL,\n"
+    "    status text NOT NULL,\n"
+    "    n      bigint NOT NULL,\n"
+    "    oldest timestamptz,\n"
+    "    PRIMARY KEY (queue, status)\n"
+    ");\n"
+    "CREATE TABLE jobd.queue_counts_meta (\n"
+    "    one         boolean PRIMARY KEY DEFAULT true CHECK (one),\n"
+    "    computed_at timestamptz NOT NULL DEFAULT '-infinity'\n"
+    ");\n"
+    "INSERT INTO jobd.queue_counts_meta DEFAULT VALUES;\n";
+
+/*
+ * Version 5: jobd.enqueue refuses idempotency keys with leading or trailing
  * blanks (and so all-blank ones), as the API does: HTTP trims header values,
  * so "order-1 " would reach an http handler as another job's "order-1".
  * The rest of the function is version 1's.
  */
-static const char step4_enqueue_keys[] =
+static const char step5_enqueue_keys[] =
     "CREATE OR REPLACE FUNCTION jobd.enqueue(type text, payload jsonb DEFAULT '{}',\n"
     "        queue text DEFAULT 'default', run_at timestamptz DEFAULT now(),\n"
     "        priority int DEFAULT 0, max_attempts int DEFAULT 25,\n"
@@ -300,14 +333,14 @@ static const char step4_enqueue_keys[] =
     "END $$;\n";
 
 /*
- * Version 5: wake-ups for jobs that become claimable without an insert. A
+ * Version 6: wake-ups for jobs that become claimable without an insert. A
  * queue resumed, or a job put back to pending by an UPDATE (a failure with
  * retries left, a reaped lease, a release), NOTIFYs jobd_jobs like an
  * enqueue, so a waiting claim or worker in another process looks again at
  * once instead of at its slow safety poll. The WHEN clauses keep claims and
  * heartbeats (which never make a row pending) from calling the function.
  */
-static const char step5_notify_updates[] =
+static const char step6_notify_updates[] =
     "CREATE FUNCTION jobd.notify_job_row() RETURNS trigger LANGUAGE plpgsql AS $$\n"
     "BEGIN\n"
     "    PERFORM pg_notify('jobd_jobs', NEW.queue);\n"
@@ -329,7 +362,8 @@ const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
     {3, "job_attempts", step3_attempts},
-    {4, "jobd.enqueue refuses keys with leading or trailing blanks", step4_enqueue_keys},
-    {5, "notify when a queue is resumed or a job is pending again", step5_notify_updates},
+    {4, "per-type claim indexes, queue count cache", step4_backlog},
+    {5, "jobd.enqueue refuses keys with leading or trailing blanks", step5_enqueue_keys},
+    {6, "notify when a queue is resumed or a job is pending again", step6_notify_updates},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

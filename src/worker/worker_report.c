@@ -123,9 +123,10 @@ wk_report(struct worker *w)
                 drop_head(w);
                 continue;
             }
-            if (!store_error_is_outage(rc) && rc != JOBD_E_STALE && rc != JOBD_E_NOTFOUND) {
-                /* A store (or server) that cannot give attempts back: a
-                 * retryable failure due now is the next best thing. */
+            if (!store_error_is_outage(rc) && rc != JOBD_E_STALE) {
+                /* A store (or server: 404 from one without the route) that
+                 * cannot give attempts back: a retryable failure due now is
+                 * the next best thing (a job really gone answers it stale). */
                 f->release = false;
                 continue;
             }
