@@ -56,6 +56,9 @@ void h_job_list(struct api_call *c);
 void h_job_cancel(struct api_call *c);
 void h_job_retry(struct api_call *c);
 void h_job_attempts(struct api_call *c);
+void h_job_delete(struct api_call *c);
+void h_job_bulk(struct api_call *c);
+void h_worker_list(struct api_call *c);
 void h_claim(struct api_call *c);
 void h_heartbeat(struct api_call *c);
 void h_complete(struct api_call *c);
@@ -95,6 +98,12 @@ int64_t api_now_us(const struct api_call *c);
 /* True if the caller's role is at least need; else answers 403 forbidden
  * and returns false. For handlers whose need depends on the body. */
 bool api_require_role(struct api_call *c, enum api_role need, const char *what);
+/*
+ * Parses created_after / created_before (RFC 3339, either may be NULL) into
+ * f (h_bulk.c). JOBD_E_INVALID naming the field.
+ */
+int api_parse_created(const char *after, const char *before, struct job_filter *f,
+                      struct jobd_error *err);
 /* A query parameter or NULL. */
 const char *api_query(const struct api_call *c, const char *key);
 

@@ -254,12 +254,31 @@ static const char step4_backlog[] =
     "INSERT INTO jobd.queue_counts_meta DEFAULT VALUES;\n";
 
 /*
- * Version 5: jobd.enqueue refuses idempotency keys with leading or trailing
+ * Version 5: worker presence (store/operator.h). One row per live worker,
+ * refreshed at its heartbeat interval; queues and types are JSON arrays.
+ */
+static const char step5_workers[] =
+    "CREATE TABLE jobd.workers (\n"
+    "    id           text PRIMARY KEY,\n"
+    "    hostname     text NOT NULL,\n"
+    "    pid          bigint NOT NULL,\n"
+    "    version      text NOT NULL,\n"
+    "    queues       text NOT NULL,\n"
+    "    types        text NOT NULL,\n"
+    "    concurrency  int NOT NULL,\n"
+    "    heartbeat_ms bigint NOT NULL,\n"
+    "    started_at   timestamptz NOT NULL,\n"
+    "    last_seen_at timestamptz NOT NULL,\n"
+    "    draining     boolean NOT NULL DEFAULT false\n"
+    ");\n";
+
+/*
+ * Version 6: jobd.enqueue refuses idempotency keys with leading or trailing
  * blanks (and so all-blank ones), as the API does: HTTP trims header values,
  * so "order-1 " would reach an http handler as another job's "order-1".
  * The rest of the function is version 1's.
  */
-static const char step5_enqueue_keys[] =
+static const char step6_enqueue_keys[] =
     "CREATE OR REPLACE FUNCTION jobd.enqueue(type text, payload jsonb DEFAULT '{}',\n"
     "        queue text DEFAULT 'default', run_at timestamptz DEFAULT now(),\n"
     "        priority int DEFAULT 0, max_attempts int DEFAULT 25,\n"
@@ -333,14 +352,14 @@ static const char step5_enqueue_keys[] =
     "END $$;\n";
 
 /*
- * Version 6: wake-ups for jobs that become claimable without an insert. A
+ * Version 7: wake-ups for jobs that become claimable without an insert. A
  * queue resumed, or a job put back to pending by an UPDATE (a failure with
  * retries left, a reaped lease, a release), NOTIFYs jobd_jobs like an
  * enqueue, so a waiting claim or worker in another process looks again at
  * once instead of at its slow safety poll. The WHEN clauses keep claims and
  * heartbeats (which never make a row pending) from calling the function.
  */
-static const char step6_notify_updates[] =
+static const char step7_notify_updates[] =
     "CREATE FUNCTION jobd.notify_job_row() RETURNS trigger LANGUAGE plpgsql AS $$\n"
     "BEGIN\n"
     "    PERFORM pg_notify('jobd_jobs', NEW.queue);\n"
@@ -363,7 +382,8 @@ const struct pg_migration pg_migrations[] = {
     {2, "schedules", step2_schedules},
     {3, "job_attempts", step3_attempts},
     {4, "per-type claim indexes, queue count cache", step4_backlog},
-    {5, "jobd.enqueue refuses keys with leading or trailing blanks", step5_enqueue_keys},
-    {6, "notify when a queue is resumed or a job is pending again", step6_notify_updates},
+    {5, "workers", step5_workers},
+    {6, "jobd.enqueue refuses keys with leading or trailing blanks", step6_enqueue_keys},
+    {7, "notify when a queue is resumed or a job is pending again", step7_notify_updates},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];
