@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 
 # The commit .clang-format was checked from: lines older than it are left as
 # they are; lines newer must be formatted.
-FORMAT_BASE=2361b7202f83c741e571eae5ceb4fa74724cd013
+FORMAT_BASE=72611609ce54fc233b079783411d12749ce7188a
 
 status=0
 step() { printf '== %s\n' "$1"; }
