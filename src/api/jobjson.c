@@ -157,11 +157,9 @@ jobjson_parse_object(const char *body, size_t len, json_t **out, struct jobd_err
                               "expected a JSON object");
     json_error_t je;
     json_t *v = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
-<<<<<<< HEAD
     /* jansson gives no reason at all when it cannot allocate its lexer. */
     if (v == NULL && (json_error_code(&je) == json_error_out_of_memory || je.text[0] == '\0'))
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory parsing the request body");
-=======
     if (v == NULL && json_error_code(&je) == json_error_numeric_overflow) {
         /* Valid JSON that jansson cannot hold: say exactly where it is. */
         char path[sizeof err->field];
@@ -171,7 +169,6 @@ jobjson_parse_object(const char *body, size_t len, json_t **out, struct jobd_err
                               "integer or a double (%s); send it as a string", je.line,
                               je.column, path[0] ? " (" : "", path[0] ? path : "", je.text);
     }
->>>>>>> main
     if (v == NULL)
         return jobd_error_set(err, JOBD_E_INVALID, NULL,
                               "malformed JSON at line %d, column %d: %s", je.line, je.column,

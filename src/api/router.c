@@ -252,13 +252,12 @@ api_body_object(struct api_call *c, const char *const *allowed)
     struct jobd_error err = {0};
     json_t *o = NULL;
     int rc = jobjson_parse_object(c->req->body, c->req->body_len, &o, &err);
-<<<<<<< HEAD
     if (rc == JOBD_E_NOMEM) {
         api_error_from(c->resp, rc, &err); /* 500: not the client's fault */
-=======
+        return NULL;
+    }
     if (rc == JOBD_E_TOOBIG) {
         api_error(c->resp, 400, "number_out_of_range", err.field, "%s", err.msg);
->>>>>>> main
         return NULL;
     }
     if (rc != JOBD_OK) {
