@@ -288,6 +288,11 @@ h_job_bulk(struct api_call *c)
         bulk_free(&b->base);
         return;
     }
+    /* Deleting in bulk destroys history a retry or cancel keeps: admin only. */
+    if (b->r.action == BULK_DELETE && !api_require_role(c, API_ROLE_ADMIN, "bulk delete")) {
+        bulk_free(&b->base);
+        return;
+    }
     if (c->ctx->defer_enqueue) {
         c->resp->deferred = &b->base;
         return;

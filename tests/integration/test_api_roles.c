@@ -149,6 +149,40 @@ TEST(every_route_under_every_role)
     srv_stop(&s);
 }
 
+/* Bulk retry and cancel need write; bulk delete needs admin (the body decides). */
+TEST(bulk_delete_needs_admin)
+{
+    FILE *f = fopen(test_path("tokens"), "w");
+    fprintf(f, "%s write\n%s admin\n", tokens[WRITE], tokens[ADMIN]);
+    fclose(f);
+    chmod(test_path("tokens"), 0600);
+    char tokpath[600];
+    snprintf(tokpath, sizeof tokpath, "%s", test_path("tokens"));
+    const char *extra[] = {"--tokens", tokpath, NULL};
+    struct srv s;
+    srv_start(&s, "sqlite", extra);
+    static const char *const bodies[] = {
+        "{\"action\":\"retry\",\"filter\":{\"queue\":\"q\"}}",
+        "{\"action\":\"cancel\",\"filter\":{\"queue\":\"q\"}}",
+        "{\"action\":\"delete\",\"filter\":{\"queue\":\"q\"}}",
+    };
+    for (int role = WRITE; role <= ADMIN; role++) {
+        char hdr[128];
+        snprintf(hdr, sizeof hdr, "Authorization: Bearer %s", tokens[role]);
+        const char *hdrs[] = {hdr, NULL};
+        for (size_t i = 0; i < 3; i++) {
+            struct resp r;
+            http_req(&s, "POST", "/v1/jobs/bulk", bodies[i], strlen(bodies[i]), hdrs, &r);
+            long want = (i == 2 && role == WRITE) ? 403 : 200;
+            if (r.status != want)
+                TEST_FAIL("bulk %s as %s: %ld, want %ld", bodies[i], tokens[role], r.status,
+                          want);
+            resp_fini(&r);
+        }
+    }
+    srv_stop(&s);
+}
+
 TEST(bad_tokens_files_refused_at_start)
 {
     const char *files[][2] = {
