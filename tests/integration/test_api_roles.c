@@ -175,8 +175,7 @@ TEST(bulk_delete_needs_admin)
             http_req(&s, "POST", "/v1/jobs/bulk", bodies[i], strlen(bodies[i]), hdrs, &r);
             long want = (i == 2 && role == WRITE) ? 403 : 200;
             if (r.status != want)
-                TEST_FAIL("bulk %s as %s: %ld, want %ld", bodies[i], tokens[role], r.status,
-                          want);
+                TEST_FAIL("bulk %s as %s: %ld, want %ld", bodies[i], tokens[role], r.status, want);
             resp_fini(&r);
         }
     }
