@@ -81,6 +81,8 @@
 /* Reconnect backoff bounds. */
 #define RECONNECT_MIN_MS 100
 #define RECONNECT_MAX_MS 5000
+/* A connection that lived this long was healthy: its failure restarts the backoff. */
+#define RECONNECT_HEALTHY_MS 10000
 /* The longest the loop sleeps without looking around. */
 #define MAX_SLEEP_MS 1000
 
@@ -147,6 +149,7 @@ struct worker {
     int64_t next_poll_us, timer_us, timer_floor_ms;
     bool backlog;
     int64_t reconnect_at_us, reconnect_ms;
+    int64_t store_opened_us;  /* monotonic time of the last successful (re)connect */
 
     pthread_mutex_t smu;      /* guards stats */
     struct worker_stats stats;
@@ -390,8 +393,18 @@ store_trouble(struct worker *w, int rc, const struct jobd_error *err, const char
          LF_STR("error", err->msg[0] ? err->msg : jobd_strerror(rc)));
     store_close(w->st);
     w->st = NULL;
-    w->reconnect_ms = RECONNECT_MIN_MS;
-    w->reconnect_at_us = clock_mono_now_us() + w->reconnect_ms * 1000;
+    /*
+     * A store that opens but fails at once (a full disk, a server that
+     * accepts and then errors) must not be retried at the minimum pace
+     * forever: the backoff starts over only after a connection that lasted.
+     */
+    int64_t now = clock_mono_now_us();
+    if (now - w->store_opened_us >= RECONNECT_HEALTHY_MS * 1000)
+        w->reconnect_ms = RECONNECT_MIN_MS;
+    else
+        w->reconnect_ms = w->reconnect_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS
+                                                                  : w->reconnect_ms * 2;
+    w->reconnect_at_us = now + w->reconnect_ms * 1000;
 }
 
 static void
@@ -411,6 +424,7 @@ ensure_store(struct worker *w, int64_t now)
              LF_INT("retry_ms", w->reconnect_ms));
         return;
     }
+    w->store_opened_us = now;
     wlog(w, LOGL_INFO, "reconnected to the store");
     stat_add(w, &w->stats.reconnects, 1);
     atomic_store(&w->hint, true); /* whatever was enqueued meanwhile */
