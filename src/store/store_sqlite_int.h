@@ -127,8 +127,8 @@ void sq_rollback(struct sqlite_store *s);
  * sq_file_opened: records (or checks) the file s->path names and sets
  * s->file. sq_file_check: the path still names s->file (called by
  * sq_begin*). sq_file_write_failed: a write failed for room or I/O (sq_error
- * calls it); until a commit succeeds, sq_file_probe (store_ping) proves a
- * write works before answering JOBD_OK.
+ * calls it); from then on sq_file_probe (store_ping) proves a write works
+ * (and clears the mark) before answering JOBD_OK.
  */
 int sq_file_before_open(const char *path, struct jobd_error *err);
 int sq_file_opened(struct sqlite_store *s, struct jobd_error *err);

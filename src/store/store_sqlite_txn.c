@@ -16,7 +16,8 @@
  * SQLITE_IOERR, SQLITE_READONLY) marks the path as failing writes, for
  * every connection: store_ping then proves a write works (a one-page
  * commit) before it answers healthy again, so /healthz follows the disk
- * rather than the last read.
+ * rather than the last read. Only that probe clears the mark: any other
+ * commit may have written nothing (a reaper that found no expired lease).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -203,8 +204,6 @@ sq_commit(struct sqlite_store *s, struct jobd_error *err)
     int rc = sq_exec(s, "COMMIT", err);
     if (rc != JOBD_OK)
         sq_rollback(s);
-    else if (s->file != NULL && atomic_load(&s->file->write_failing))
-        atomic_store(&s->file->write_failing, false);
     return rc;
 }
 
