@@ -38,10 +38,22 @@ cmd_migrate(int argc, char **argv)
     int rc = store_open(cli_db_url(db), &st, &err);
     if (rc != JOBD_OK)
         return cli_report("cannot open store", rc, &err);
-    rc = store_migrate(st, &err);
+    int before = 0, after = 0;
+    rc = store_schema_version(st, &before, &err);
+    if (rc == JOBD_OK)
+        rc = store_migrate(st, &err);
+    if (rc == JOBD_OK)
+        rc = store_schema_version(st, &after, &err);
     store_close(st);
     if (rc != JOBD_OK)
         return cli_report("migration failed", rc, &err);
-    printf("schema is up to date (%s)\n", cli_db_url(db));
+    char safe[1024];
+    const char *where = store_url_redact(cli_db_url(db), safe, sizeof safe);
+    if (before == 0)
+        printf("created the schema at version %d (%s)\n", after, where);
+    else if (before < after)
+        printf("upgraded the schema from version %d to %d (%s)\n", before, after, where);
+    else
+        printf("the schema is up to date at version %d (%s)\n", after, where);
     return CLI_OK;
 }

@@ -21,10 +21,13 @@ store_open(const char *url, struct store **out, struct jobd_error *err)
         return store_pg_open(url, out, err);
     if (strncmp(url, "sqlite:", 7) == 0)
         return store_sqlite_open(url + 7, out, err);
-    if (strstr(url, "://") != NULL)
+    if (strstr(url, "://") != NULL) {
+        char safe[512];
         return jobd_error_set(err, JOBD_E_INVALID, "db",
                               "unknown store URL scheme in '%s' (use postgres://, "
-                              "postgresql:// or sqlite:PATH)", url);
+                              "postgresql:// or sqlite:PATH)",
+                              store_url_redact(url, safe, sizeof safe));
+    }
     return store_sqlite_open(url, out, err);
 }
 
@@ -45,6 +48,65 @@ const char *
 store_backend(const struct store *st)
 {
     return st->ops->name;
+}
+
+/* Appends n bytes of s to buf at *at, keeping room for the terminator. */
+static void
+put(char *buf, size_t len, size_t *at, const char *s, size_t n)
+{
+    while (n-- > 0 && *at + 1 < len)
+        buf[(*at)++] = *s++;
+    buf[*at] = '\0';
+}
+
+const char *
+store_url_redact(const char *url, char *buf, size_t len)
+{
+    if (len == 0)
+        return buf;
+    size_t at = 0;
+    buf[0] = '\0';
+    const char *p = url ? url : "";
+    const char *scheme = strstr(p, "://");
+    if (scheme != NULL) {
+        /* userinfo ends at the last '@' before the path, query or fragment */
+        const char *auth = scheme + 3, *end = auth + strcspn(auth, "/?#");
+        const char *at_sign = NULL, *colon = NULL;
+        for (const char *q = auth; q < end; q++)
+            if (*q == '@')
+                at_sign = q;
+        if (at_sign != NULL)
+            colon = memchr(auth, ':', (size_t)(at_sign - auth));
+        if (colon != NULL) {
+            put(buf, len, &at, p, (size_t)(colon + 1 - p));
+            put(buf, len, &at, "***", 3);
+            p = at_sign;
+        }
+    }
+    /* password=... in the query (key=value&...) */
+    while (*p != '\0') {
+        const char *k = strstr(p, "password=");
+        if (k == NULL || (k != url && strchr("?& ", k[-1]) == NULL)) {
+            size_t n = k == NULL ? strlen(p) : (size_t)(k + 1 - p);
+            put(buf, len, &at, p, n);
+            p += n;
+            continue;
+        }
+        put(buf, len, &at, p, (size_t)(k + 9 - p));
+        put(buf, len, &at, "***", 3);
+        p = k + 9 + strcspn(k + 9, "&# ");
+    }
+    return buf;
+}
+
+int
+store_schema_version(struct store *st, int *version, struct jobd_error *err)
+{
+    *version = 0;
+    if (st->ops->schema_version == NULL)
+        return jobd_error_set(err, JOBD_E_INTERNAL, NULL, "the %s store has no schema version",
+                              st->ops->name);
+    return st->ops->schema_version(st, version, err);
 }
 
 int

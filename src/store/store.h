@@ -98,6 +98,8 @@ struct store_ops {
     void (*close)(struct store *st);
     int (*migrate)(struct store *st, struct jobd_error *err);
     int (*ping)(struct store *st, struct jobd_error *err);
+    /* NULL where the schema is not the process's to know (remote) */
+    int (*schema_version)(struct store *st, int *version, struct jobd_error *err);
     int (*enqueue)(struct store *st, const struct job_spec *spec, struct job *out,
                    bool *replayed, struct jobd_error *err);
     int (*enqueue_batch)(struct store *st, const struct job_spec *specs, size_t n,
@@ -173,6 +175,20 @@ void store_close(struct store *st);
 void store_set_clock(struct store *st, const struct jobd_clock *clock);
 /* "pg" or "sqlite". */
 const char *store_backend(const struct store *st);
+
+/*
+ * url with its password replaced by "***" (the user:PASSWORD@ of a URI and
+ * any password= parameter), for messages and logs; other URLs unchanged.
+ * Writes into buf (len bytes, truncated if short) and returns buf.
+ */
+const char *store_url_redact(const char *url, char *buf, size_t len);
+
+/*
+ * The schema version the store holds: 0 when it has no jobd schema yet.
+ * With store_migrate before and after, says whether a migration created,
+ * upgraded or left the schema. JOBD_E_INTERNAL for a backend without one.
+ */
+JOBD_MUST_USE int store_schema_version(struct store *st, int *version, struct jobd_error *err);
 
 /* Creates or upgrades the schema; safe when several processes run it at once. */
 JOBD_MUST_USE int store_migrate(struct store *st, struct jobd_error *err);

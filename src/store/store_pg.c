@@ -28,11 +28,27 @@
 /* An arbitrary fixed key for pg_advisory_xact_lock: "jobd" + "mig". */
 #define MIGRATE_LOCK_KEY "6a6f6264006d6967"
 
+PG_STMT(st_mig_version, "SELECT COALESCE(max(version), 0) FROM jobd.schema_migrations");
+PG_STMT(st_mig_exists, "SELECT to_regclass('jobd.schema_migrations') IS NOT NULL");
+
+static int
+pg_schema_version(struct store *st, int *version, struct jobd_error *err)
+{
+    struct store_pg *s = pg_of(st);
+    PGresult *r = NULL;
+    int rc = pg_exec(s, &st_mig_exists, 0, NULL, &r, err);
+    bool exists = rc == JOBD_OK && PQgetvalue(r, 0, 0)[0] == 't';
+    PQclear(r);
+    r = NULL;
+    if (rc == JOBD_OK && exists && (rc = pg_exec(s, &st_mig_version, 0, NULL, &r, err)) == JOBD_OK)
+        *version = (int)pg_get_i64(r, 0, 0);
+    PQclear(r);
+    return rc;
+}
+
 static int
 pg_migrate(struct store *st, struct jobd_error *err)
 {
-    static const struct pg_stmt st_mig_version = {
-        "st_mig_version", "SELECT COALESCE(max(version), 0) FROM jobd.schema_migrations"};
     static const struct pg_stmt st_mig_insert = {
         "st_mig_insert", "INSERT INTO jobd.schema_migrations (version, name) "
                          "VALUES ($1::int, $2::text)"};
@@ -144,6 +160,7 @@ static const struct store_ops pg_ops = {
     .close = pg_close,
     .migrate = pg_migrate,
     .ping = pg_ping,
+    .schema_version = pg_schema_version,
     .enqueue = pg_op_enqueue,
     .enqueue_batch = pg_op_enqueue_batch,
     .get = pg_op_get,

@@ -413,6 +413,28 @@ sq_ping(struct store *st, struct jobd_error *err)
 }
 
 static int
+sq_schema_version(struct store *st, int *version, struct jobd_error *err)
+{
+    struct sqlite_store *s = sq_of(st);
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'schema_migrations'",
+                        &stmt, err);
+    if (rc != JOBD_OK || (rc = sq_step_row(s, stmt, "read schema", err)) < 0)
+        return rc;
+    bool exists = rc == 1 && sqlite3_column_int(stmt, 0) > 0;
+    sq_reset(stmt);
+    if (!exists)
+        return JOBD_OK;
+    if ((rc = sq_prepare(s, "SELECT coalesce(max(version), 0) FROM schema_migrations", &stmt,
+                         err)) != JOBD_OK ||
+        (rc = sq_step_row(s, stmt, "read schema version", err)) < 0)
+        return rc;
+    *version = rc == 1 ? sqlite3_column_int(stmt, 0) : 0;
+    sq_reset(stmt);
+    return JOBD_OK;
+}
+
+static int
 sq_migrate(struct store *st, struct jobd_error *err)
 {
     struct sqlite_store *s = sq_of(st);
@@ -633,6 +655,7 @@ static const struct store_ops sqlite_ops = {
     .name = "sqlite",
     .close = sq_close,
     .migrate = sq_migrate,
+    .schema_version = sq_schema_version,
     .ping = sq_ping,
     .enqueue = sq_op_enqueue,
     .enqueue_batch = sq_op_enqueue_batch,

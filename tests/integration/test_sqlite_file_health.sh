@@ -55,6 +55,8 @@ rm -f "$dir/del/j.db"
 codes=""
 for _ in 1 2 3; do codes="$codes $(submit)"; done
 check "deleted: writes after the deletion are 503 ($codes)" '[ "$codes" = " 503 503 503" ]'
+check "deleted: the 503 keeps the file's path for the server log" \
+    'grep -q store_unavailable "$dir/body" && ! grep -q "$dir" "$dir/body" && grep -q "warn api: store unavailable.*$dir/del/j.db" "$dir/del.log"'
 check "deleted: /healthz is 503" '[ "$(health)" = 503 ]'
 check "deleted: the file is not re-created empty" '[ ! -e "$dir/del/j.db" ]'
 check "deleted: one clear error line names the file" \
