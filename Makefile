@@ -8,6 +8,8 @@
 #   make install  build, then install under PREFIX (/usr/local) into DESTDIR:
 #               jobd, libjobd.so.0, jobd.h, jobd.pc, man pages, completion,
 #               example configs (PREFIX/etc/jobd, /etc/jobd for /usr), units
+#   make deb    a Release build for /usr packed into jobd_VERSION_ARCH.deb
+#               (scripts/mkdeb.sh; lintian-clean of errors)
 #   make bench  every benchmark (~15 min): bench/run.sh, results in bench/results/,
 #               tables and plots into docs/BENCHMARKS.md and docs/bench/
 #   make soak   the fault-injection scenarios' long versions (SOAK=1,
@@ -21,7 +23,7 @@ DESTDIR ?=
 CMAKE ?= cmake
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build install run test soak fuzz bench deps clean
+.PHONY: all build install deb run test soak fuzz bench deps clean
 
 all: build
 
@@ -33,7 +35,13 @@ build: deps
 	@$(CMAKE) --build build -j $(JOBS)
 
 install: build
+	@$(CMAKE) -S . -B build -DCMAKE_INSTALL_PREFIX="$(PREFIX)" >/dev/null
 	@DESTDIR="$(DESTDIR)" $(CMAKE) --install build --prefix "$(PREFIX)"
+
+deb: deps
+	@$(CMAKE) -S . -B build-deb -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
+	@$(CMAKE) --build build-deb -j $(JOBS)
+	@scripts/mkdeb.sh build-deb .
 
 run: build
 	@scripts/run.sh
@@ -57,4 +65,4 @@ fuzz: deps
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-deb

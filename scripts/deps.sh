@@ -9,7 +9,8 @@ pkgs=(build-essential cmake pkg-config git
       libcurl4-openssl-dev libicu-dev libinih-dev
       postgresql-15 postgresql-client-15 tzdata
       clang libclang-rt-14-dev spin iproute2 procps curl python3
-      scdoc zsh systemd man-db)
+      scdoc zsh systemd man-db lintian adduser prometheus nginx-light openssl sqlite3
+      patroni etcd-server pgbouncer)  # the HA scenarios (docs/OPERATIONS.md)
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -25,7 +26,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "installing: ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-# The Debian packages' own PostgreSQL service is never used: keep it from starting.
+# The Debian packages' own services (PostgreSQL, etcd, PgBouncer) are never
+# used: the tests start their own. Keep them from starting.
 if [ ! -e /usr/sbin/policy-rc.d ]; then
     printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
     trap 'rm -f /usr/sbin/policy-rc.d' EXIT

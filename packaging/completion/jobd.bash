@@ -44,16 +44,17 @@ _jobd()
             COMPREPLY=($(compgen -W "on off" -- "$cur")); return ;;
         --db|--server|--listen|--payload|--at|--in|--priority|--max-attempts|--key|\
         --timeout|--type|--limit|--tz|--from|-n|--id|--concurrency|--shutdown-grace|\
-        --poll-interval|--reap-interval|--retention|--threads)
+        --poll-interval|--reap-interval|--retention|--threads|--db-connections|--notify-db)
             return ;;
     esac
     case $cmd in
         server) words="--config --db --listen --worker-config --tokens --reap-interval
                        --retention --insecure --shutdown-grace --threads --log-format
-                       --log-level --access-log --help" ;;
+                       --log-level --access-log --db-connections --notify-db --help" ;;
         worker) words="--db --server --config --concurrency --queues --id
-                       --shutdown-grace --poll-interval --log-format --log-level --help" ;;
-        migrate) words="--db --help" ;;
+                       --shutdown-grace --poll-interval --log-format --log-level
+                       --db-connections --notify-db --help" ;;
+        migrate) words="--db --status --help" ;;
         submit) words="--payload --at --in --priority --queue --max-attempts --key
                        --timeout $client --help" ;;
         job) ((COMP_CWORD == 2)) && words="show cancel retry attempts" || words="$client" ;;

@@ -3,7 +3,9 @@
  *
  * The thread's loop: wait for a reason to look (a wake-up signal, a timer
  * for the soonest deadline or run_at, at most LP_POLL_MS for PostgreSQL's
- * NOTIFY and LP_SAFETY_MS for SQLite), then make one pass: each parked
+ * NOTIFY and LP_SAFETY_MS for SQLite or a PostgreSQL store that cannot
+ * LISTEN: behind a transaction pooler, NOTIFY comes only through the
+ * pool's notify URL, on a connection of the thread's own), then make one pass: each parked
  * claim is tried in arrival order (so the longest waiter gets work first);
  * a claim that got jobs, failed, or ran out of time is answered and its
  * connection resumed. Parked claims are in a list guarded by mu; only this
@@ -47,6 +49,7 @@ struct longpoll {
     struct wakeup *wake;
     struct wakeup own_wake;     /* used when no wake was given */
     struct store *st;
+    struct store *nst;          /* on the pool's notify URL, when it has one */
 };
 
 static char **
@@ -229,6 +232,39 @@ pass(struct longpoll *lp, bool stopping, bool claim, int64_t *next_due_us, int64
     }
 }
 
+/*
+ * The store whose store_wait tells of new jobs, or NULL when there is none
+ * (SQLite, a pooled PostgreSQL without a notify URL, no connection yet):
+ * then the thread polls every LP_SAFETY_MS.
+ */
+static struct store *
+notify_store(struct longpoll *lp)
+{
+    const char *url = store_pool_notify_url(lp->pool);
+    if (url != NULL) {
+        struct jobd_error err = {0};
+        if (lp->nst == NULL && store_open(url, &lp->nst, &err) != JOBD_OK)
+            lp->nst = NULL;
+        return lp->nst;
+    }
+    if (lp->st != NULL && store_caps(lp->st)->push_wakeups && store_wait_ready(lp->st))
+        return lp->st;
+    return NULL;
+}
+
+/* Whether a NOTIFY came (the connection is dropped on an error, to reopen). */
+static bool
+notified(struct longpoll *lp, struct store *ns)
+{
+    struct jobd_error err = {0};
+    int r = store_wait(ns, 0, &err);
+    if (r < 0 && ns == lp->nst) {
+        store_close(lp->nst);
+        lp->nst = NULL;
+    }
+    return r > 0;
+}
+
 static void *
 longpoll_main(void *arg)
 {
@@ -251,7 +287,8 @@ longpoll_main(void *arg)
         if (stopping)
             break;
         /* How long to sleep: until the soonest deadline or run_at, or the poll period. */
-        bool pg = lp->st != NULL && strcmp(store_backend(lp->st), "pg") == 0;
+        struct store *ns = notify_store(lp);
+        bool pg = ns != NULL;
         int64_t now_mono = clock_mono_now_us();
         int64_t sleep_us = (pg ? LP_POLL_MS : LP_SAFETY_MS) * 1000;
         bool idle = next_deadline == 0;
@@ -270,10 +307,8 @@ longpoll_main(void *arg)
         claim = signalled != 0;
         if (!claim && next_due && clock_real_now_us() >= next_due)
             claim = true;
-        if (!claim && pg) {
-            struct jobd_error err = {0};
-            claim = store_wait(lp->st, 0, &err) > 0;
-        }
+        if (!claim && pg)
+            claim = notified(lp, ns);
         if (!claim && !pg && clock_mono_now_us() - last_claim_mono >= LP_SAFETY_MS * 1000)
             claim = true;
         if (!claim && pg && clock_mono_now_us() - last_claim_mono >= 5 * 1000 * 1000)
@@ -348,6 +383,8 @@ longpoll_stop(struct longpoll *lp)
     if (lp->st != NULL)
         store_pool_put(lp->pool, lp->st, JOBD_OK);
     lp->st = NULL;
+    store_close(lp->nst);
+    lp->nst = NULL;
 }
 
 void

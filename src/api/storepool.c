@@ -1,18 +1,27 @@
 /*
  * storepool.c — see storepool.h. A LIFO stack of idle connections: the
- * most recently used (warmest) connection is handed out first.
+ * most recently used (warmest) connection is handed out first. `open`
+ * counts every connection the pool made and has not closed, borrowed or
+ * idle; it is what the limit bounds, so a slot is taken before a connect
+ * (under the mutex) and given back if the connect fails.
  */
 #include "api/storepool.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/err.h"
 
 struct store_pool {
     pthread_mutex_t mu;
+    pthread_cond_t back;      /* a connection came back or was closed */
     char *url;
+    char *notify_url;
+    size_t open, max;         /* max 0: no bound */
+    int64_t wait_ms;
     const struct jobd_clock *clock;
     struct store **idle;
     size_t n, cap;
@@ -29,6 +38,11 @@ store_pool_new(const char *url, const struct jobd_clock *clock, struct store_poo
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     }
     pthread_mutex_init(&p->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&p->back, &ca);
+    pthread_condattr_destroy(&ca);
     p->clock = clock;
     *out = p;
     return JOBD_OK;
@@ -43,23 +57,102 @@ store_pool_free(struct store_pool *p)
         store_close(p->idle[i]);
     free(p->idle);
     free(p->url);
+    free(p->notify_url);
+    pthread_cond_destroy(&p->back);
     pthread_mutex_destroy(&p->mu);
     free(p);
+}
+
+void
+store_pool_limit(struct store_pool *p, size_t max, int64_t wait_ms)
+{
+    pthread_mutex_lock(&p->mu);
+    p->max = max;
+    p->wait_ms = wait_ms;
+    pthread_mutex_unlock(&p->mu);
+}
+
+size_t
+store_pool_open_count(struct store_pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    size_t n = p->open;
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
+
+int
+store_pool_set_notify_url(struct store_pool *p, const char *url, struct jobd_error *err)
+{
+    char *u = url ? strdup(url) : NULL;
+    if (url != NULL && u == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    free(p->notify_url);
+    p->notify_url = u;
+    return JOBD_OK;
+}
+
+const char *
+store_pool_notify_url(const struct store_pool *p)
+{
+    return p->notify_url;
+}
+
+/* One fewer open connection (closed, or never made): wakes a waiter. Locked. */
+static void
+release_slot(struct store_pool *p)
+{
+    p->open--;
+    pthread_cond_signal(&p->back);
+}
+
+/*
+ * Under the mutex: takes an idle connection (*out) or a slot to open one
+ * (*out NULL, JOBD_OK), waiting while the limit is reached; JOBD_E_UNAVAILABLE
+ * when the wait ran out.
+ */
+static int
+take_locked(struct store_pool *p, struct store **out, struct jobd_error *err)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    int64_t ns = until.tv_nsec + (p->wait_ms % 1000) * 1000000;
+    until.tv_sec += (time_t)(p->wait_ms / 1000 + ns / 1000000000);
+    until.tv_nsec = (long)(ns % 1000000000);
+    for (;;) {
+        if (p->n > 0) {
+            *out = p->idle[--p->n];
+            return JOBD_OK;
+        }
+        if (p->max == 0 || p->open < p->max) {
+            p->open++;
+            return JOBD_OK;
+        }
+        if (pthread_cond_timedwait(&p->back, &p->mu, &until) == ETIMEDOUT && p->n == 0 &&
+            p->open >= p->max)
+            return jobd_error_set(err, JOBD_E_UNAVAILABLE, "db",
+                                  "all %zu database connections of this server are in use "
+                                  "(--db-connections)", p->max);
+    }
 }
 
 int
 store_pool_get(struct store_pool *p, struct store **out, struct jobd_error *err)
 {
+    *out = NULL;
     pthread_mutex_lock(&p->mu);
-    if (p->n > 0) {
-        *out = p->idle[--p->n];
-        pthread_mutex_unlock(&p->mu);
-        return JOBD_OK;
-    }
+    int rc = take_locked(p, out, err);
     pthread_mutex_unlock(&p->mu);
-    int rc = store_open(p->url, out, err);
-    if (rc != JOBD_OK)
+    if (rc != JOBD_OK || *out != NULL)
+        return rc;
+    rc = store_open(p->url, out, err);
+    if (rc != JOBD_OK) {
+        *out = NULL;
+        pthread_mutex_lock(&p->mu);
+        release_slot(p);
+        pthread_mutex_unlock(&p->mu);
         return rc == JOBD_E_NOMEM ? rc : JOBD_E_UNAVAILABLE;
+    }
     if (p->clock != NULL)
         store_set_clock(*out, p->clock);
     return JOBD_OK;
@@ -72,6 +165,9 @@ store_pool_put(struct store_pool *p, struct store *st, int last_rc)
         return;
     if (last_rc == JOBD_E_UNAVAILABLE) {
         store_close(st);
+        pthread_mutex_lock(&p->mu);
+        release_slot(p);
+        pthread_mutex_unlock(&p->mu);
         return;
     }
     pthread_mutex_lock(&p->mu);
@@ -79,6 +175,7 @@ store_pool_put(struct store_pool *p, struct store *st, int last_rc)
         size_t cap = p->cap ? p->cap * 2 : 8;
         struct store **v = realloc(p->idle, cap * sizeof *v);
         if (v == NULL) {
+            release_slot(p);
             pthread_mutex_unlock(&p->mu);
             store_close(st);
             return;
@@ -87,6 +184,7 @@ store_pool_put(struct store_pool *p, struct store *st, int last_rc)
         p->cap = cap;
     }
     p->idle[p->n++] = st;
+    pthread_cond_signal(&p->back);
     pthread_mutex_unlock(&p->mu);
 }
 

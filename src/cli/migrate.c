@@ -1,5 +1,6 @@
 /*
- * migrate.c — `jobd migrate [--db URL]`: create or upgrade the schema.
+ * migrate.c — `jobd migrate [--db URL] [--status]`: create or upgrade the
+ * schema, or say where it stands without changing it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -8,22 +9,56 @@
 #include "store/store.h"
 
 static const char usage[] =
-    "usage: jobd migrate [--db URL]\n"
+    "usage: jobd migrate [--db URL] [--status]\n"
     "\n"
     "Creates or upgrades jobd's schema in the store. Safe to run while other\n"
     "jobd processes start or run; `jobd server` and `jobd worker` also do it.\n"
+    "Migrations only go forward: a store migrated by a newer jobd refuses older ones.\n"
     "\n"
     "  --db URL   postgres://… or postgresql://… (libpq URI), sqlite:PATH or a\n"
-    "             file path. Default: $JOBD_DB, else sqlite:jobd.db\n";
+    "             file path. Default: $JOBD_DB, else sqlite:jobd.db\n"
+    "  --status   change nothing; print the schema version and the migrations\n"
+    "             this jobd would apply (exit 1 if the store is newer than it)\n";
+
+/* --status: "schema version C of N" and one line per pending step. */
+static int
+print_status(struct store *st, const char *url)
+{
+    struct jobd_error err = {0};
+    int current = 0, newest = 0;
+    int rc = store_schema_status(st, &current, &newest, &err);
+    if (rc != JOBD_OK)
+        return cli_report("cannot read the schema version", rc, &err);
+    char safe[1024];
+    printf("store: %s (%s)\n", store_url_redact(url, safe, sizeof safe), store_backend(st));
+    printf("schema version: %d\nnewest this jobd knows: %d\n", current, newest);
+    if (current > newest) {
+        printf("the store is newer than this jobd: upgrade jobd\n");
+        return CLI_FAILED;
+    }
+    if (current == newest) {
+        printf("pending migrations: none\n");
+        return CLI_OK;
+    }
+    printf("pending migrations: %d\n", newest - current);
+    for (int v = current + 1; v <= newest; v++) {
+        const char *name = store_migration_name(st, v);
+        printf("  %d%s%s\n", v, name ? " " : "", name ? name : "");
+    }
+    return CLI_OK;
+}
 
 int
 cmd_migrate(int argc, char **argv)
 {
     const char *db = NULL;
+    bool status = false;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(usage, stdout);
             return CLI_OK;
+        } else if (strcmp(argv[i], "--status") == 0) {
+            status = true;
         } else if (strcmp(argv[i], "--db") == 0 && i + 1 < argc) {
             db = argv[++i];
         } else if (strncmp(argv[i], "--db=", 5) == 0) {
@@ -34,16 +69,25 @@ cmd_migrate(int argc, char **argv)
         }
     }
     struct jobd_error err = {0};
+    if (store_url_kind(cli_db_url(db)) == STORE_URL_SERVER) {
+        fprintf(stderr, "jobd migrate: --db must name a database, not an API server\n%s", usage);
+        return CLI_USAGE;
+    }
     struct store *st = NULL;
     int rc = store_open(cli_db_url(db), &st, &err);
     if (rc != JOBD_OK)
         return cli_report("cannot open store", rc, &err);
-    int before = 0, after = 0;
-    rc = store_schema_version(st, &before, &err);
+    if (status) {
+        int out = print_status(st, cli_db_url(db));
+        store_close(st);
+        return out;
+    }
+    int before = 0, after = 0, newest = 0;
+    rc = store_schema_status(st, &before, &newest, &err);
     if (rc == JOBD_OK)
         rc = store_migrate(st, &err);
     if (rc == JOBD_OK)
-        rc = store_schema_version(st, &after, &err);
+        rc = store_schema_status(st, &after, &newest, &err);
     store_close(st);
     if (rc != JOBD_OK)
         return cli_report("migration failed", rc, &err);

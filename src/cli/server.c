@@ -36,6 +36,7 @@ static const char usage[] =
     "usage: jobd server [--config FILE] [--db URL] [--listen HOST:PORT]\n"
     "                   [--worker-config FILE] [--tokens FILE] [--reap-interval DUR]\n"
     "                   [--retention DUR] [--insecure] [--shutdown-grace DUR] [--threads N]\n"
+    "                   [--db-connections N] [--notify-db URL]\n"
     "                   [--log-format text|json] [--log-level LEVEL] [--access-log on|off]\n"
     "\n"
     "Runs the HTTP API (docs/API.md) on the store, migrating it first.\n"
@@ -56,6 +57,14 @@ static const char usage[] =
     "  --retention DUR      prune finished jobs older than this (default 7d)\n"
     "  --shutdown-grace DUR how long running work may finish on SIGTERM (30s)\n"
     "  --threads N          HTTP worker threads (default 4)\n"
+    "  --db-connections N   database connections this server opens at most: the\n"
+    "                       requests', the committer's, the long-poll's, the\n"
+    "                       scheduling plane's and --notify-db's (default threads\n"
+    "                       + 3, + 1 with --notify-db; at least 4, 5 with it). A\n"
+    "                       --worker-config worker has its own (db_connections)\n"
+    "  --notify-db URL      a direct PostgreSQL URL for LISTEN when --db goes\n"
+    "                       through PgBouncer in transaction mode (?pooler=transaction);\n"
+    "                       without it long-polls poll every 500ms\n"
     CLI_LOG_USAGE
     "  --access-log on|off   one line per HTTP request (default on)\n"
     "\n"
@@ -65,6 +74,33 @@ static const char usage[] =
     "SIGHUP reloads the tokens file and the log level (--config is read again)\n"
     "without dropping connections. Under systemd (Type=notify) it reports READY,\n"
     "RELOADING and STOPPING and pings the watchdog.\n";
+
+/* What the budget must cover besides the requests: committer, long-poll, plane. */
+#define SERVER_FIXED_CONNS 3
+/* How long a request waits for a connection when all are in use, before a 503. */
+#define SERVER_POOL_WAIT_MS 10000
+
+/* Connections the budget needs whatever the requests: + 1 for --notify-db's. */
+static long
+fixed_conns(const struct server_opts *o)
+{
+    return SERVER_FIXED_CONNS + (o->notify_db != NULL ? 1 : 0);
+}
+
+/* --db-connections, or its default: threads + the fixed ones. */
+static long
+db_budget(const struct server_opts *o)
+{
+    return o->db_conns > 0 ? o->db_conns : (long)(o->threads ? o->threads : 4) + fixed_conns(o);
+}
+
+/* The store pool's share: all but the plane's connection and --notify-db's
+ * (the long-poll's own); the committer's and the long-poll's come from it. */
+static long
+pool_conns(const struct server_opts *o)
+{
+    return db_budget(o) - 1 - (o->notify_db != NULL ? 1 : 0);
+}
 
 /* Splits "HOST:PORT" / "[V6]:PORT" / ":PORT"; host written to buf. */
 static bool
@@ -158,6 +194,10 @@ static int
 prepare_store(const char *url)
 {
     struct jobd_error err = {0};
+    if (store_url_kind(url) == STORE_URL_SERVER) {
+        fprintf(stderr, "jobd server: --db must name a database, not an API server: %s\n", url);
+        return CLI_USAGE;
+    }
     struct store *st = NULL;
     int rc = store_open(url, &st, &err);
     if (rc == JOBD_OK)
@@ -213,7 +253,10 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     p->metrics = api_metrics_new();
     if (!p->wake_ok || p->metrics == NULL)
         return cli_report("cannot start", JOBD_E_NOMEM, NULL);
-    if ((rc = store_pool_new(cli_db_url(o->db), NULL, &p->pool, &err)) ||
+    if ((rc = store_pool_new(cli_db_url(o->db), NULL, &p->pool, &err)))
+        return cli_report("cannot start", rc, &err);
+    store_pool_limit(p->pool, (size_t)pool_conns(o), SERVER_POOL_WAIT_MS);
+    if ((rc = store_pool_set_notify_url(p->pool, o->notify_db, &err)) ||
         (rc = committer_start(p->pool, &p->wake, p->metrics, &p->committer, &err)) ||
         (rc = longpoll_start(p->pool, &p->wake, p->metrics, &p->longpoll, &err)))
         return cli_report("cannot start", rc, &err);
@@ -230,6 +273,11 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     log_writef(LOGL_INFO, "server", NULL, 0, strchr(host, ':') ? "listening on http://[%s]:%d"
                                                               : "listening on http://%s:%d",
                host, bound);
+    log_writef(LOGL_INFO, "server", NULL, 0,
+               "at most %ld database connections (%ld for requests, the committer and the "
+               "long-poll; 1 scheduling plane%s)",
+               db_budget(o), pool_conns(o),
+               o->notify_db ? "; 1 LISTEN on --notify-db" : "");
     struct sched_plane_config pc = {.db_url = cli_db_url(o->db), .reap_interval_ms = o->reap_ms,
                                     .retention_ms = o->retention_ms, .wake = &p->wake,
                                     .on_reaped = count_reaped, .on_reaped_arg = p->metrics};
@@ -318,6 +366,12 @@ check_opts(const struct server_opts *o, char *host, size_t hostlen, int *port,
     if (!is_loopback(host) && o->tokens == NULL && !o->insecure) {
         fprintf(stderr, "jobd server: refusing to listen on non-loopback %s without "
                         "--tokens (add --insecure to do it anyway)\n", host);
+        return CLI_USAGE;
+    }
+    if (db_budget(o) < fixed_conns(o) + 1) {
+        fprintf(stderr, "jobd server: --db-connections must be at least %ld: one for the "
+                        "committer, the long-poll, the scheduling plane%s, and one for requests\n",
+                fixed_conns(o) + 1, o->notify_db != NULL ? ", --notify-db" : "");
         return CLI_USAGE;
     }
     if (o->worker_config == NULL)

@@ -18,7 +18,7 @@
 #include "core/duration.h"
 #include "util/log.h"
 
-enum opt_kind { OPT_STR, OPT_DUR, OPT_BOOL, OPT_THREADS };
+enum opt_kind { OPT_STR, OPT_DUR, OPT_BOOL, OPT_THREADS, OPT_CONNS };
 
 struct opt {
     const char *name;   /* the long flag without "--"; the file key */
@@ -43,6 +43,12 @@ is_format(const char *v)
 }
 
 static bool
+is_pg_url(const char *v)
+{
+    return strncmp(v, "postgres://", 11) == 0 || strncmp(v, "postgresql://", 13) == 0;
+}
+
+static bool
 is_on_off(const char *v)
 {
     return strcmp(v, "on") == 0 || strcmp(v, "off") == 0;
@@ -59,6 +65,8 @@ static const struct opt opts[] = {
     {"retention", OPT_DUR, F(retention_ms), NULL, NULL},
     {"shutdown-grace", OPT_DUR, F(grace_ms), NULL, NULL},
     {"threads", OPT_THREADS, F(threads), NULL, NULL},
+    {"db-connections", OPT_CONNS, F(db_conns), NULL, NULL},
+    {"notify-db", OPT_STR, F(notify_db), is_pg_url, "a postgres:// or postgresql:// URL"},
     {"log-level", OPT_STR, F(log_level), is_level, "debug, info, warn or error"},
     {"log-format", OPT_STR, F(log_format), is_format, "text or json"},
     {"access-log", OPT_STR, F(access_log), is_on_off, "on or off"},
@@ -128,6 +136,14 @@ opt_set(struct server_opts *o, const struct opt *op, const char *v, const char *
             return CLI_OK;
         }
         fprintf(stderr, "jobd server: %s--%s must be 1 to 256, not '%s'\n", where, op->name, v);
+        return CLI_USAGE;
+    case OPT_CONNS:
+        if (cli_parse_int(v, 1, 10000, &n)) {
+            *(long *)field = n;
+            return CLI_OK;
+        }
+        fprintf(stderr, "jobd server: %s--%s must be 1 to 10000, not '%s'\n", where, op->name,
+                v);
         return CLI_USAGE;
     }
     return CLI_USAGE;
@@ -307,5 +323,6 @@ server_opts_fini(struct server_opts *o)
     free(o->log_level);
     free(o->log_format);
     free(o->access_log);
+    free(o->notify_db);
     memset(o, 0, sizeof *o);
 }

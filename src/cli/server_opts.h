@@ -22,9 +22,11 @@ struct server_opts {
     char *log_level;         /* NULL: the logger's default (checked, as the two below) */
     char *log_format;
     char *access_log;        /* "on" or "off" */
+    char *notify_db;         /* a direct PostgreSQL URL for LISTEN, or NULL */
     int64_t reap_ms, retention_ms, grace_ms; /* 0 / 0 / -1: the defaults */
     bool insecure;
     unsigned threads;        /* 0: the API's default */
+    long db_conns;           /* 0: the default (server.c: db_budget) */
 };
 
 /*

@@ -20,13 +20,13 @@
 #include "store/store.h"
 #include "util/log.h"
 #include "worker/config.h"
-#include "worker/remote.h"
 #include "worker/worker.h"
 
 static const char usage[] =
     "usage: jobd worker [--db URL | --server URL] --config FILE [--concurrency N]\n"
     "                   [--queues a,b] [--id ID]\n"
     "                   [--shutdown-grace DUR] [--poll-interval DUR]\n"
+    "                   [--db-connections N] [--notify-db URL]\n"
     "                   [--log-format text|json] [--log-level LEVEL]\n"
     "\n"
     "Runs handlers for the job types named in the config file's [handler \"TYPE\"]\n"
@@ -45,7 +45,14 @@ static const char usage[] =
     "  --id ID               the worker id recorded on claimed jobs (default HOST:PID)\n"
     "  --shutdown-grace DUR  how long running jobs may finish on SIGTERM (default 30s)\n"
     "  --poll-interval DUR   safety-net poll (default 5s on PostgreSQL; on SQLite 1s\n"
-    "                        while inotify watches the WAL, else 100ms)\n"
+    "                        while inotify watches the WAL, else 100ms; 1s on\n"
+    "                        PostgreSQL without a listener)\n"
+    "  --db-connections N    PostgreSQL connections this worker opens, 1 to 3\n"
+    "                        (default 3): the loop's; a listener for NOTIFY; a\n"
+    "                        flusher for completions. 1 polls instead of listening\n"
+    "  --notify-db URL       a direct PostgreSQL URL for LISTEN, when --db goes\n"
+    "                        through PgBouncer in transaction mode (?pooler=transaction);\n"
+    "                        without it such a worker polls\n"
     CLI_LOG_USAGE
     "\n"
     "Exit status: 0 stopped cleanly, 1 failed, 2 usage error, 3 store unreachable.\n";
@@ -64,24 +71,10 @@ usage_error(const char *what, const char *arg)
     return CLI_USAGE;
 }
 
-int
-cmd_worker(int argc, char **argv)
+/* Reads argv into flags; -1 = go on, else the exit status (help, usage error). */
+static int
+parse_flags(int argc, char **argv, struct flag *flags, size_t nflags)
 {
-    const char *db = NULL, *server = NULL, *config = NULL, *concurrency = NULL, *queues = NULL;
-    const char *id = NULL, *grace = NULL, *poll = NULL, *log_format = NULL, *log_level = NULL;
-    struct flag flags[] = {
-        {"--db", NULL, &db},
-        {"--server", NULL, &server},
-        {"--config", NULL, &config},
-        {"--concurrency", "concurrency", &concurrency},
-        {"--queues", "queues", &queues},
-        {"--id", "id", &id},
-        {"--shutdown-grace", "shutdown_grace", &grace},
-        {"--poll-interval", "poll_interval", &poll},
-        {"--log-format", NULL, &log_format},
-        {"--log-level", NULL, &log_level},
-    };
-    const size_t nflags = sizeof flags / sizeof flags[0];
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(usage, stdout);
@@ -103,10 +96,83 @@ cmd_worker(int argc, char **argv)
         if (!matched)
             return usage_error("unexpected argument ", argv[i]);
     }
+    return -1;
+}
+
+/* The file, then the flags that override its [worker] keys, then the checks. */
+static int
+load_config(struct worker_config *cfg, const char *path, const struct flag *flags,
+            size_t nflags, struct jobd_error *err)
+{
+    int rc = worker_config_load(cfg, path, err);
+    for (size_t f = 0; rc == JOBD_OK && f < nflags; f++)
+        if (flags[f].key != NULL && *flags[f].value != NULL) {
+            rc = worker_config_set(cfg, flags[f].key, *flags[f].value, err);
+            if (rc != JOBD_OK) {
+                char msg[sizeof err->msg];
+                snprintf(msg, sizeof msg, "%s", err->msg);
+                jobd_error_set(err, rc, flags[f].key, "%s: %s", flags[f].name, msg);
+            }
+        }
+    if (rc == JOBD_OK)
+        rc = worker_config_check(cfg, err);
+    return rc;
+}
+
+/* Runs the worker until SIGTERM or SIGINT. */
+static int
+run_worker(const struct worker_config *cfg, const char *url)
+{
+    sigset_t stop_sigs;
+    service_block_signals(&stop_sigs);
+    signal(SIGPIPE, SIG_IGN);
+    struct jobd_error err = {0};
+    struct worker *w = NULL;
+    int rc = worker_start(cfg, url, NULL, &w, &err);
+    if (rc != JOBD_OK)
+        return cli_report("cannot start the worker", rc, &err);
+    log_at(LOGL_INFO, "worker", "running", LF_STR("worker", worker_id(w)),
+           LF_INT("handlers", cfg->n_handlers), LF_INT("concurrency", cfg->concurrency),
+           LF_STR("store", worker_store_label(w)));
+    int sig = service_run(&stop_sigs, "running", NULL, NULL);
+    log_at(LOGL_INFO, "worker", "stopping", LF_STR("worker", worker_id(w)),
+           LF_STR("signal", sig == SIGINT ? "SIGINT" : "SIGTERM"));
+    worker_stop(w, -1);
+    log_at(LOGL_INFO, "worker", "stopped");
+    return CLI_OK;
+}
+
+int
+cmd_worker(int argc, char **argv)
+{
+    const char *db = NULL, *server = NULL, *config = NULL, *concurrency = NULL, *queues = NULL;
+    const char *id = NULL, *grace = NULL, *poll = NULL, *log_format = NULL, *log_level = NULL;
+    const char *conns = NULL, *notify = NULL;
+    struct flag flags[] = {
+        {"--db", NULL, &db},
+        {"--server", NULL, &server},
+        {"--config", NULL, &config},
+        {"--concurrency", "concurrency", &concurrency},
+        {"--queues", "queues", &queues},
+        {"--id", "id", &id},
+        {"--shutdown-grace", "shutdown_grace", &grace},
+        {"--poll-interval", "poll_interval", &poll},
+        {"--db-connections", "db_connections", &conns},
+        {"--notify-db", "notify_db", &notify},
+        {"--log-format", NULL, &log_format},
+        {"--log-level", NULL, &log_level},
+    };
+    const size_t nflags = sizeof flags / sizeof flags[0];
+    int done = parse_flags(argc, argv, flags, nflags);
+    if (done >= 0)
+        return done;
     if (server != NULL && db != NULL)
         return usage_error("give --db or --server, not both", "");
-    if (server != NULL && !remote_url(server))
+    if (server != NULL && store_url_kind(server) != STORE_URL_SERVER)
         return usage_error("--server must be an http:// or https:// URL: ", server);
+    if (db != NULL && store_url_kind(db) != STORE_URL_DATABASE)
+        return usage_error("--db must be postgres://…, postgresql://…, sqlite:PATH or a "
+                           "path (--server for an API server): ", db);
     if (config == NULL)
         return usage_error("--config FILE is required", "");
     if (cli_log_setup("worker", log_format, log_level, NULL) != CLI_OK)
@@ -115,24 +181,12 @@ cmd_worker(int argc, char **argv)
     struct jobd_error err = {0};
     struct worker_config cfg;
     worker_config_init(&cfg);
-    int rc = worker_config_load(&cfg, config, &err);
-    for (size_t f = 0; rc == JOBD_OK && f < nflags; f++)
-        if (flags[f].key != NULL && *flags[f].value != NULL) {
-            rc = worker_config_set(&cfg, flags[f].key, *flags[f].value, &err);
-            if (rc != JOBD_OK) {
-                char msg[sizeof err.msg];
-                snprintf(msg, sizeof msg, "%s", err.msg);
-                jobd_error_set(&err, rc, flags[f].key, "%s: %s", flags[f].name, msg);
-            }
-        }
-    if (rc == JOBD_OK)
-        rc = worker_config_check(&cfg, &err);
+    int rc = load_config(&cfg, config, flags, nflags, &err);
     if (rc != JOBD_OK) {
         worker_config_fini(&cfg);
         fprintf(stderr, "jobd worker: %s\n", err.msg);
         return CLI_USAGE;
     }
-
     /* With --server the API server owns (and migrates) the store. */
     const char *url = server != NULL ? server : cli_db_url(db);
     struct store *st = NULL;
@@ -146,27 +200,7 @@ cmd_worker(int argc, char **argv)
         worker_config_fini(&cfg);
         return cli_report("cannot prepare the store", rc, &err);
     }
-
-    sigset_t stop_sigs;
-    service_block_signals(&stop_sigs);
-    signal(SIGPIPE, SIG_IGN);
-
-    struct worker *w = NULL;
-    rc = worker_start(&cfg, url, NULL, &w, &err);
-    if (rc != JOBD_OK) {
-        worker_config_fini(&cfg);
-        return cli_report("cannot start the worker", rc, &err);
-    }
-    log_at(LOGL_INFO, "worker", "running", LF_STR("worker", worker_id(w)),
-           LF_INT("handlers", cfg.n_handlers), LF_INT("concurrency", cfg.concurrency),
-           LF_STR("store", server != NULL                     ? "the API server"
-                           : strncmp(url, "postgres", 8) == 0 ? "PostgreSQL"
-                                                              : "SQLite"));
-    int sig = service_run(&stop_sigs, "running", NULL, NULL);
-    log_at(LOGL_INFO, "worker", "stopping", LF_STR("worker", worker_id(w)),
-           LF_STR("signal", sig == SIGINT ? "SIGINT" : "SIGTERM"));
-    worker_stop(w, -1);
+    rc = run_worker(&cfg, url);
     worker_config_fini(&cfg);
-    log_at(LOGL_INFO, "worker", "stopped");
-    return CLI_OK;
+    return rc;
 }

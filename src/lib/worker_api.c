@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/utf8.h"
 #include "core/err.h"
 #include "core/job.h"
 #include "jobd.h"
@@ -108,10 +109,11 @@ jobd_run_set_result(jobd_run *run, const char *json)
 JOBD_API int
 jobd_run_set_error(jobd_run *run, const char *message)
 {
-    size_t len = message != NULL ? strlen(message) : 0;
-    const char *tail = len > JOB_ERROR_MAX ? message + len - JOB_ERROR_MAX : message;
-    char *copy = tail != NULL ? strdup(tail) : NULL;
-    if (tail != NULL && copy == NULL)
+    /* Its last JOB_ERROR_MAX bytes, as UTF-8 the store takes. */
+    char *copy = message != NULL
+                     ? utf8_clean(message, strlen(message), JOB_ERROR_MAX, UTF8_KEEP_TAIL)
+                     : NULL;
+    if (message != NULL && copy == NULL)
         return JOBD_E_NOMEM;
     free(run->error);
     run->error = copy;

@@ -5,11 +5,52 @@
 #include "store/store.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/err.h"
+#include "core/utf8.h"
+#include "store/remote.h"
 #include "store/store_pg.h"
 #include "store/store_sqlite.h"
+
+/*
+ * The one place that maps a URL to a backend. A row per scheme; a plain
+ * path (no "://") is SQLite. skip: how much of the URL the opener does not
+ * take (sqlite: takes a path).
+ */
+static const struct {
+    const char *prefix;
+    size_t skip;
+    enum store_url_kind kind;
+    int (*open)(const char *url, struct store **out, struct jobd_error *err);
+} schemes[] = {
+    {"postgres://", 0, STORE_URL_DATABASE, store_pg_open},
+    {"postgresql://", 0, STORE_URL_DATABASE, store_pg_open},
+    {"sqlite:", 7, STORE_URL_DATABASE, store_sqlite_open},
+    {"http://", 0, STORE_URL_SERVER, remote_store_open},
+    {"https://", 0, STORE_URL_SERVER, remote_store_open},
+};
+#define N_SCHEMES (sizeof schemes / sizeof schemes[0])
+
+/* The scheme row of url, N_SCHEMES for a plain path, -1 for an unknown scheme. */
+static int
+scheme_of(const char *url)
+{
+    for (size_t i = 0; i < N_SCHEMES; i++)
+        if (strncmp(url, schemes[i].prefix, strlen(schemes[i].prefix)) == 0)
+            return (int)i;
+    return strstr(url, "://") != NULL ? -1 : (int)N_SCHEMES;
+}
+
+enum store_url_kind
+store_url_kind(const char *url)
+{
+    if (url == NULL || *url == '\0')
+        return STORE_URL_INVALID;
+    int i = scheme_of(url);
+    return i < 0 ? STORE_URL_INVALID : i == (int)N_SCHEMES ? STORE_URL_DATABASE : schemes[i].kind;
+}
 
 int
 store_open(const char *url, struct store **out, struct jobd_error *err)
@@ -17,19 +58,27 @@ store_open(const char *url, struct store **out, struct jobd_error *err)
     *out = NULL;
     if (url == NULL || *url == '\0')
         return jobd_error_set(err, JOBD_E_INVALID, "db", "empty store URL");
-    if (strncmp(url, "postgres://", 11) == 0 || strncmp(url, "postgresql://", 13) == 0)
-        return store_pg_open(url, out, err);
-    if (strncmp(url, "sqlite:", 7) == 0)
-        return store_sqlite_open(url + 7, out, err);
-    if (strstr(url, "://") != NULL) {
+    int i = scheme_of(url);
+    if (i < 0) {
         char safe[512];
         return jobd_error_set(err, JOBD_E_INVALID, "db",
                               "unknown store URL scheme in '%s' (use postgres://, "
-                              "postgresql:// or sqlite:PATH)",
+                              "postgresql://, sqlite:PATH, or http(s):// for a worker)",
                               store_url_redact(url, safe, sizeof safe));
     }
-    return store_sqlite_open(url, out, err);
+    if (i == (int)N_SCHEMES)
+        return store_sqlite_open(url, out, err);
+    return schemes[i].open(url + schemes[i].skip, out, err);
 }
+
+/* An operation the backend does not have (the remote store has only the worker's). */
+static int
+missing_op(const struct store *st, const char *op, struct jobd_error *err)
+{
+    return jobd_error_set(err, JOBD_E_INVALID, "db", "the %s store cannot %s", st->ops->name, op);
+}
+#define CALL(op, ...) \
+    (st->ops->op != NULL ? st->ops->op(__VA_ARGS__) : missing_op(st, #op, err))
 
 void
 store_close(struct store *st)
@@ -99,20 +148,37 @@ store_url_redact(const char *url, char *buf, size_t len)
     return buf;
 }
 
-int
-store_schema_version(struct store *st, int *version, struct jobd_error *err)
+bool
+store_error_is_outage(int rc)
 {
-    *version = 0;
-    if (st->ops->schema_version == NULL)
-        return jobd_error_set(err, JOBD_E_INTERNAL, NULL, "the %s store has no schema version",
-                              st->ops->name);
-    return st->ops->schema_version(st, version, err);
+    return rc == JOBD_E_UNAVAILABLE || rc == JOBD_E_IO || rc == JOBD_E_NOMEM;
+}
+
+const struct store_caps *
+store_caps(const struct store *st)
+{
+    return &st->ops->caps;
 }
 
 int
 store_migrate(struct store *st, struct jobd_error *err)
 {
     return st->ops->migrate(st, err);
+}
+
+int
+store_schema_status(struct store *st, int *current, int *newest, struct jobd_error *err)
+{
+    if (st->ops->schema_status == NULL)
+        return jobd_error_set(err, JOBD_E_INVALID, "db",
+                              "the %s store has no schema of its own", st->ops->name);
+    return st->ops->schema_status(st, current, newest, err);
+}
+
+const char *
+store_migration_name(const struct store *st, int version)
+{
+    return st->ops->migration_name != NULL ? st->ops->migration_name(version) : NULL;
 }
 
 int
@@ -130,7 +196,7 @@ store_enqueue(struct store *st, const struct job_spec *spec, struct job *out, bo
         return rc;
     if (replayed != NULL)
         *replayed = false;
-    return st->ops->enqueue(st, spec, out, replayed, err);
+    return CALL(enqueue, st, spec, out, replayed, err);
 }
 
 int
@@ -148,13 +214,13 @@ store_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n, st
     }
     if (n == 0)
         return JOBD_OK;
-    return st->ops->enqueue_batch(st, specs, n, out, replayed, err);
+    return CALL(enqueue_batch, st, specs, n, out, replayed, err);
 }
 
 int
 store_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
 {
-    return st->ops->get(st, id, out, err);
+    return CALL(get, st, id, out, err);
 }
 
 int
@@ -164,7 +230,7 @@ store_list(struct store *st, const struct job_filter *f, struct job_list *out,
     if (f->limit < 0 || f->limit > 1000)
         return jobd_error_set(err, JOBD_E_INVALID, "limit", "limit must be between 1 and 1000");
     *next_cursor = 0;
-    return st->ops->list(st, f, out, next_cursor, err);
+    return CALL(list, st, f, out, next_cursor, err);
 }
 
 int
@@ -195,6 +261,8 @@ store_complete(struct store *st, int64_t id, int32_t attempt, const char *result
     if (result != NULL && strlen(result) > JOB_RESULT_MAX)
         return jobd_error_set(err, JOBD_E_TOOBIG, "result", "result is over %d bytes",
                               JOB_RESULT_MAX);
+    if (result != NULL && !utf8_valid(result, strlen(result)))
+        return jobd_error_set(err, JOBD_E_INVALID, "result", "result is not UTF-8");
     return st->ops->complete(st, id, attempt, result, out, err);
 }
 
@@ -204,6 +272,10 @@ store_complete_batch(struct store *st, const struct completion *c, size_t n, int
 {
     if (n == 0)
         return JOBD_OK;
+    for (size_t i = 0; i < n; i++)
+        if (c[i].result != NULL && !utf8_valid(c[i].result, strlen(c[i].result)))
+            return jobd_error_set(err, JOBD_E_INVALID, "result",
+                                  "the result of job %lld is not UTF-8", (long long)c[i].id);
     return st->ops->complete_batch(st, c, n, outcome, err);
 }
 
@@ -213,7 +285,15 @@ store_fail(struct store *st, int64_t id, int32_t attempt, const char *error, boo
 {
     if (retry_delay_ms < 0)
         retry_delay_ms = 0;
-    return st->ops->fail(st, id, attempt, error, retryable, retry_delay_ms, out, err);
+    /* Whoever sends it (a handler's stderr, a remote worker), the error is
+     * stored as UTF-8 both backends take, cut on a character boundary. */
+    char *clean = NULL;
+    if (error != NULL &&
+        (clean = utf8_clean(error, strlen(error), JOB_ERROR_MAX, UTF8_KEEP_TAIL)) == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    int rc = st->ops->fail(st, id, attempt, clean, retryable, retry_delay_ms, out, err);
+    free(clean);
+    return rc;
 }
 
 int
@@ -221,7 +301,7 @@ store_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
            struct jobd_error *err)
 {
     *reaped = 0;
-    return st->ops->reap(st, limit, bp, reaped, err);
+    return CALL(reap, st, limit, bp, reaped, err);
 }
 
 int
@@ -236,13 +316,13 @@ store_release(struct store *st, int64_t id, int32_t attempt, struct jobd_error *
 int
 store_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
 {
-    return st->ops->cancel(st, id, out, err);
+    return CALL(cancel, st, id, out, err);
 }
 
 int
 store_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
 {
-    return st->ops->retry(st, id, out, err);
+    return CALL(retry, st, id, out, err);
 }
 
 int
@@ -251,7 +331,7 @@ store_queue_pause(struct store *st, const char *queue, bool paused, struct jobd_
     int rc = job_validate_queue(queue, "queue", err);
     if (rc != JOBD_OK)
         return rc;
-    return st->ops->queue_pause(st, queue, paused, err);
+    return CALL(queue_pause, st, queue, paused, err);
 }
 
 int
@@ -259,7 +339,7 @@ store_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct j
 {
     *out = NULL;
     *n = 0;
-    return st->ops->queue_stats(st, out, n, err);
+    return CALL(queue_stats, st, out, n, err);
 }
 
 int
@@ -267,7 +347,7 @@ store_prune(struct store *st, int64_t finished_before_us, int limit, int *delete
             struct jobd_error *err)
 {
     *deleted = 0;
-    return st->ops->prune(st, finished_before_us, limit, deleted, err);
+    return CALL(prune, st, finished_before_us, limit, deleted, err);
 }
 
 int

@@ -34,6 +34,7 @@
 #ifndef JOBD_STORE_STORE_H
 #define JOBD_STORE_STORE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -69,6 +70,12 @@ struct claim_req {
     size_t n_types;
     int limit;                 /* 1..1000 */
     int64_t lease_ms;          /* 0 = JOB_DEFAULT_LEASE_MS */
+    /* With caps.claim_waits: when nothing is claimable, wait up to this
+     * long for a job before answering empty (0 = answer at once). Other
+     * backends ignore it. While it waits, a true *interrupt (may be NULL;
+     * borrowed) ends the wait at once with no jobs. */
+    int wait_ms;
+    const atomic_bool *interrupt;
 };
 
 /* One finished attempt for store_complete_batch. Pointers borrowed. */
@@ -92,14 +99,38 @@ struct queue_stat {
     double oldest_pending_age_s;      /* 0 if none pending */
 };
 
+/*
+ * What differs between backends, for callers to act on (store_caps()):
+ * nobody outside src/store compares backend names or URL prefixes.
+ */
+struct store_caps {
+    /* store_wait on any connection reports other processes' enqueues
+     * (PostgreSQL NOTIFY), and store_wait(0) drains them cheaply. Without
+     * it, only store_wait_ready tells whether a cross-process signal exists. */
+    bool push_wakeups;
+    /* A second connection writes without queueing behind the first, so a
+     * worker gains by writing completions on a connection of its own. */
+    bool parallel_writers;
+    /* store_claim honours claim_req.wait_ms: it waits for a job (long poll). */
+    bool claim_waits;
+    /* A worker's safety-net poll (ms) when a wake-up source watches the
+     * store, and when nothing does (no push, no watch, no in-process signal). */
+    int watched_poll_ms;
+    int blind_poll_ms;
+    /* For people: "PostgreSQL", "SQLite", "the API server". */
+    const char *label;
+};
+
 /* ---- the backend vtable (implementations only; callers use store_*()) ---- */
 struct store_ops {
-    const char *name; /* "pg" or "sqlite" */
+    const char *name; /* "pg", "sqlite" or "remote": for messages and tests only */
+    struct store_caps caps;
     void (*close)(struct store *st);
     int (*migrate)(struct store *st, struct jobd_error *err);
+    /* NULL: the backend has no schema of its own (the remote store). */
+    int (*schema_status)(struct store *st, int *current, int *newest, struct jobd_error *err);
+    const char *(*migration_name)(int version); /* NULL or returning NULL: unnamed */
     int (*ping)(struct store *st, struct jobd_error *err);
-    /* NULL where the schema is not the process's to know (remote) */
-    int (*schema_version)(struct store *st, int *version, struct jobd_error *err);
     int (*enqueue)(struct store *st, const struct job_spec *spec, struct job *out,
                    bool *replayed, struct jobd_error *err);
     int (*enqueue_batch)(struct store *st, const struct job_spec *specs, size_t n,
@@ -161,9 +192,19 @@ struct store {
 
 /* ---- opening ---- */
 
+/* What a URL names, without opening it. */
+enum store_url_kind {
+    STORE_URL_INVALID,   /* a scheme no backend knows, or empty */
+    STORE_URL_DATABASE,  /* postgres://, postgresql://, sqlite:PATH or a plain path */
+    STORE_URL_SERVER,    /* http:// or https://: a jobd API server (remote.h) */
+};
+enum store_url_kind store_url_kind(const char *url);
+
 /*
- * Opens a store by URL: "postgres://…" / "postgresql://…" (libpq URI) or
- * "sqlite:PATH" / a plain path. Does not migrate. On success *out is owned
+ * Opens a store by URL: "postgres://…" / "postgresql://…" (libpq URI),
+ * "sqlite:PATH" / a plain path, or "http://…" / "https://…" (a jobd API
+ * server speaking the worker protocol: only the worker's operations work
+ * there, the others answer JOBD_E_INVALID; see remote.h). Does not migrate. On success *out is owned
  * by the caller (store_close). JOBD_E_UNAVAILABLE if the server does not
  * answer, JOBD_E_STORE if the file is not a database, JOBD_E_INVALID for a
  * URL that names no backend.
@@ -173,8 +214,17 @@ JOBD_MUST_USE int store_open(const char *url, struct store **out, struct jobd_er
 void store_close(struct store *st);
 /* Uses clock for "now" from here on (borrowed; must outlive st). NULL = own. */
 void store_set_clock(struct store *st, const struct jobd_clock *clock);
-/* "pg" or "sqlite". */
+/* "pg", "sqlite" or "remote" (messages and tests; decide by store_caps). */
 const char *store_backend(const struct store *st);
+/*
+ * True if rc says the store could not be asked (connection lost, server
+ * down, out of memory): the same request may work after a reconnect. Any
+ * other error is the store refusing this request (its content, a rule):
+ * sending it again unchanged will fail again, so callers must not loop on it.
+ */
+bool store_error_is_outage(int rc);
+/* The backend's capabilities (static; never NULL). */
+const struct store_caps *store_caps(const struct store *st);
 
 /*
  * url with its password replaced by "***" (the user:PASSWORD@ of a URI and
@@ -183,15 +233,18 @@ const char *store_backend(const struct store *st);
  */
 const char *store_url_redact(const char *url, char *buf, size_t len);
 
-/*
- * The schema version the store holds: 0 when it has no jobd schema yet.
- * With store_migrate before and after, says whether a migration created,
- * upgraded or left the schema. JOBD_E_INTERNAL for a backend without one.
- */
-JOBD_MUST_USE int store_schema_version(struct store *st, int *version, struct jobd_error *err);
-
 /* Creates or upgrades the schema; safe when several processes run it at once. */
 JOBD_MUST_USE int store_migrate(struct store *st, struct jobd_error *err);
+/*
+ * Reads, changing nothing, the schema version the store is at (*current;
+ * 0 when it was never migrated) and the newest this jobd knows (*newest),
+ * for `jobd migrate --status`. JOBD_E_INVALID for a backend without a
+ * schema of its own.
+ */
+JOBD_MUST_USE int store_schema_status(struct store *st, int *current, int *newest,
+                                      struct jobd_error *err);
+/* The name of migration step version (static), or NULL when unnamed or unknown. */
+const char *store_migration_name(const struct store *st, int version);
 /* Checks that the store answers (GET /healthz). */
 JOBD_MUST_USE int store_ping(struct store *st, struct jobd_error *err);
 

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/err.h"
 #include "store/store_pg.h"
@@ -28,27 +29,11 @@
 /* An arbitrary fixed key for pg_advisory_xact_lock: "jobd" + "mig". */
 #define MIGRATE_LOCK_KEY "6a6f6264006d6967"
 
-PG_STMT(st_mig_version, "SELECT COALESCE(max(version), 0) FROM jobd.schema_migrations");
-PG_STMT(st_mig_exists, "SELECT to_regclass('jobd.schema_migrations') IS NOT NULL");
-
-static int
-pg_schema_version(struct store *st, int *version, struct jobd_error *err)
-{
-    struct store_pg *s = pg_of(st);
-    PGresult *r = NULL;
-    int rc = pg_exec(s, &st_mig_exists, 0, NULL, &r, err);
-    bool exists = rc == JOBD_OK && PQgetvalue(r, 0, 0)[0] == 't';
-    PQclear(r);
-    r = NULL;
-    if (rc == JOBD_OK && exists && (rc = pg_exec(s, &st_mig_version, 0, NULL, &r, err)) == JOBD_OK)
-        *version = (int)pg_get_i64(r, 0, 0);
-    PQclear(r);
-    return rc;
-}
-
 static int
 pg_migrate(struct store *st, struct jobd_error *err)
 {
+    static const struct pg_stmt st_mig_version = {
+        "st_mig_version", "SELECT COALESCE(max(version), 0) FROM jobd.schema_migrations"};
     static const struct pg_stmt st_mig_insert = {
         "st_mig_insert", "INSERT INTO jobd.schema_migrations (version, name) "
                          "VALUES ($1::int, $2::text)"};
@@ -122,6 +107,13 @@ static int
 pg_wait(struct store *st, int timeout_ms, struct jobd_error *err)
 {
     struct store_pg *s = pg_of(st);
+    if (s->pooled) {
+        /* No session to LISTEN on (pg_wait_ready said so): nap, as store.h allows. */
+        int ms = timeout_ms < 50 ? timeout_ms : 50;
+        if (ms > 0)
+            usleep((useconds_t)ms * 1000);
+        return 1;
+    }
     if (!s->listening) {
         int rc = pg_exec_simple(s, "LISTEN jobd_jobs", err);
         if (rc != JOBD_OK)
@@ -147,20 +139,57 @@ pg_wait(struct store *st, int timeout_ms, struct jobd_error *err)
     }
 }
 
-/* LISTEN works on every PostgreSQL connection. */
+/* LISTEN works on every PostgreSQL connection but one through a transaction pooler. */
 static bool
 pg_wait_ready(struct store *st)
 {
-    (void)st;
-    return true;
+    return !pg_of(st)->pooled;
+}
+
+/* `jobd migrate --status`: read-only, so no lock and no CREATE. */
+static int
+pg_schema_status(struct store *st, int *current, int *newest, struct jobd_error *err)
+{
+    static const struct pg_stmt st_mig_exists = {
+        "st_mig_exists", "SELECT (to_regclass('jobd.schema_migrations') IS NOT NULL)::int"};
+    static const struct pg_stmt st_mig_current = {
+        "st_mig_current", "SELECT COALESCE(max(version), 0) FROM jobd.schema_migrations"};
+    struct store_pg *s = pg_of(st);
+    PGresult *r = NULL;
+    *current = 0;
+    *newest = pg_migrations[pg_migrations_count - 1].version;
+    int rc = pg_exec(s, &st_mig_exists, 0, NULL, &r, err);
+    bool exists = rc == JOBD_OK && pg_get_i64(r, 0, 0) == 1;
+    PQclear(r);
+    if (rc != JOBD_OK || !exists)
+        return rc;
+    rc = pg_exec(s, &st_mig_current, 0, NULL, &r, err);
+    if (rc == JOBD_OK)
+        *current = (int)pg_get_i64(r, 0, 0);
+    PQclear(r);
+    return rc;
+}
+
+static const char *
+pg_migration_name(int version)
+{
+    for (size_t i = 0; i < pg_migrations_count; i++)
+        if (pg_migrations[i].version == version)
+            return pg_migrations[i].name;
+    return NULL;
 }
 
 static const struct store_ops pg_ops = {
     .name = "pg",
+    /* NOTIFY reaches every connection; writers run side by side (row locks). */
+    .caps = {.push_wakeups = true, .parallel_writers = true, .watched_poll_ms = 5000,
+             .blind_poll_ms = 1000, /* no LISTEN (a pooler, a budget): the poll is the signal */
+             .label = "PostgreSQL"},
     .close = pg_close,
     .migrate = pg_migrate,
+    .schema_status = pg_schema_status,
+    .migration_name = pg_migration_name,
     .ping = pg_ping,
-    .schema_version = pg_schema_version,
     .enqueue = pg_op_enqueue,
     .enqueue_batch = pg_op_enqueue_batch,
     .get = pg_op_get,
@@ -197,7 +226,7 @@ store_pg_open(const char *url, struct store **out, struct jobd_error *err)
     struct store_pg *s = calloc(1, sizeof *s);
     if (s == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, "db", "out of memory");
-    int rc = pg_connect(url, &s->conn, err);
+    int rc = pg_connect(url, &s->conn, &s->pooled, err);
     if (rc != JOBD_OK) {
         free(s);
         return rc;

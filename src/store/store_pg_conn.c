@@ -3,7 +3,9 @@
  * (with a connect timeout, TCP user timeout and keepalives, so an address
  * that does not answer fails fast and a link that goes silent ends a call
  * in seconds),
- * lazy prepared statements, error classification (connection loss is
+ * lazy prepared statements (unnamed ones behind a transaction pooler, where
+ * a named statement prepared on one server connection is missing on the
+ * next: PgBouncer before 1.21 cannot track them), error classification (connection loss is
  * JOBD_E_UNAVAILABLE and triggers a PQreset on the next call, so a restarted
  * server is survivable), row decoding and array-literal parameters.
  * The operations themselves are in store_pg.c and sched_pg.c.
@@ -274,11 +276,12 @@ pg_exec(struct store_pg *s, const struct pg_stmt *stmt, int n, const char *const
 {
     *out = NULL;
     int rc = pg_ensure_conn(s, err);
-    if (rc == JOBD_OK)
+    if (rc == JOBD_OK && !s->pooled)
         rc = prepare(s, stmt, n, err);
     if (rc != JOBD_OK)
         return rc;
-    PGresult *r = PQexecPrepared(s->conn, stmt->name, n, values, NULL, NULL, 0);
+    PGresult *r = s->pooled ? PQexecParams(s->conn, stmt->sql, n, NULL, values, NULL, NULL, 0)
+                            : PQexecPrepared(s->conn, stmt->name, n, values, NULL, NULL, 0);
     if (r == NULL || !result_ok(r))
         return result_error(s, r, stmt->name, err);
     *out = r;
@@ -339,15 +342,58 @@ url_sets(const PQconninfoOption *opts, const char *key, bool *known)
     return false;
 }
 
+#define POOLER_KEY "pooler="
+
+/*
+ * Copies url without jobd's pooler=transaction parameter into a new
+ * string (*out, caller frees), setting *pooled when it was there. Any other
+ * pooler value is JOBD_E_INVALID: a typo must not silently mean "direct".
+ */
+static int
+strip_pooler(const char *url, char **out, bool *pooled, struct jobd_error *err)
+{
+    *pooled = false;
+    *out = strdup(url);
+    if (*out == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, "db", "out of memory");
+    char *q = strchr(*out, '?');
+    if (q == NULL)
+        return JOBD_OK;
+    char *w = q + 1, *r = q + 1;
+    while (*r) {
+        size_t len = strcspn(r, "&");
+        if (strncmp(r, POOLER_KEY, strlen(POOLER_KEY)) == 0) {
+            const char *v = r + strlen(POOLER_KEY);
+            if (len - strlen(POOLER_KEY) != strlen("transaction") ||
+                strncmp(v, "transaction", len - strlen(POOLER_KEY)) != 0) {
+                free(*out);
+                *out = NULL;
+                return jobd_error_set(err, JOBD_E_INVALID, "db",
+                                      "invalid PostgreSQL URL: pooler must be 'transaction'");
+            }
+            *pooled = true;
+        } else {
+            if (w != q + 1)
+                *w++ = '&';
+            memmove(w, r, len);
+            w += len;
+        }
+        r += len + (r[len] == '&');
+    }
+    *w = '\0';
+    if (w == q + 1)
+        *q = '\0'; /* nothing left after '?' */
+    return JOBD_OK;
+}
+
 /*
  * Connects to url. conn_defaults fill what the URL does not set, so a
  * host that drops packets fails in seconds rather than minutes; the
  * message names host and port but never the password.
  */
-int
-pg_connect(const char *url, PGconn **out, struct jobd_error *err)
+static int
+connect_url(const char *url, PGconn **out, struct jobd_error *err)
 {
-    *out = NULL;
     char *perr = NULL;
     PQconninfoOption *opts = PQconninfoParse(url, &perr);
     if (opts == NULL) {
@@ -389,4 +435,17 @@ pg_connect(const char *url, PGconn **out, struct jobd_error *err)
     PQsetNoticeProcessor(c, quiet_notices, NULL);
     *out = c;
     return JOBD_OK;
+}
+
+int
+pg_connect(const char *url_in, PGconn **out, bool *pooled, struct jobd_error *err)
+{
+    *out = NULL;
+    char *url = NULL;
+    int src = strip_pooler(url_in, &url, pooled, err);
+    if (src != JOBD_OK)
+        return src;
+    int rc = connect_url(url, out, err);
+    free(url);
+    return rc;
 }

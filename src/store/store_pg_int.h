@@ -44,6 +44,7 @@ struct store_pg {
     const struct pg_stmt *prepared[PG_MAX_PREPARED]; /* prepared on this connection */
     size_t n_prepared;
     bool listening;  /* LISTEN jobd_jobs issued on this connection */
+    bool pooled;     /* URL said pooler=transaction: no named statements, no LISTEN */
 };
 
 /* One migration step; pg_migrations lists them in version order. */
@@ -116,12 +117,16 @@ int pg_exec(struct store_pg *s, const struct pg_stmt *stmt, int n, const char *c
 /*
  * Connects to url (a libpq URI), adding what it does not set of
  * connect_timeout, tcp_user_timeout and keepalives (store_pg_conn.c:
- * conn_defaults), so a silent peer ends a call in seconds.
+ * conn_defaults), so a silent peer ends a call in seconds. jobd's own
+ * query parameter pooler=transaction (the URL names a PgBouncer in
+ * transaction pooling mode) is taken out before libpq sees the URL and
+ * sets *pooled: then every statement goes unnamed (PQexecParams) and the
+ * store never LISTENs, since no session outlives a transaction there.
  * JOBD_E_INVALID for a malformed URL, JOBD_E_UNAVAILABLE when the server
  * does not answer (the message names host and port, never the password).
  * On success *out is owned by the caller (PQfinish).
  */
-int pg_connect(const char *url, PGconn **out, struct jobd_error *err);
+int pg_connect(const char *url, PGconn **out, bool *pooled, struct jobd_error *err);
 /* Runs parameterless SQL text (BEGIN, COMMIT, LISTEN ...). Same errors. */
 int pg_exec_simple(struct store_pg *s, const char *sql, struct jobd_error *err);
 /* Makes sure the connection is up (PQreset if not). JOBD_E_UNAVAILABLE. */

@@ -1,10 +1,11 @@
 /*
  * store_sqlite.c — the SQLite backend: the connection (WAL, synchronous=FULL,
- * busy_timeout), the versioned schema migrations, the statement cache and
+ * busy_timeout), the statement cache and
  * the small helpers every SQLite file of src/store shares
  * (store_sqlite_int.h). The job operations live by concern in
  * store_sqlite_enqueue.c, store_sqlite_read.c, store_sqlite_report.c and
- * store_sqlite_admin.c, with their shared moves in store_sqlite_jobs.c.
+ * store_sqlite_admin.c, with their shared moves in store_sqlite_jobs.c; the
+ * schema and its migrations in store_sqlite_schema.c.
  *
  * SQLite serializes writers, so each transition is one BEGIN IMMEDIATE
  * transaction: it takes the write lock before reading, which makes the
@@ -29,133 +30,6 @@
 
 /* How long a connection waits for another writer's lock before giving up. */
 #define SQ_BUSY_TIMEOUT_MS 30000
-
-/*
- * The schema, as ordered steps. A step runs once, inside the BEGIN IMMEDIATE
- * transaction of store_migrate, and records its version in
- * schema_migrations. To change the schema, APPEND a step with the next
- * version; never edit a released one.
- */
-struct sq_migration {
-    int version;
-    const char *sql;
-};
-
-static const struct sq_migration sq_migrations[] = {
-    {1,
-     /* The hot set: pending and running jobs only. AUTOINCREMENT keeps the
-      * highest id ever handed out in sqlite_sequence, so ids are never
-      * reused even after a job moved to jobs_done or was pruned. */
-     "CREATE TABLE jobs ("
-     "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
-     "  queue TEXT NOT NULL,"
-     "  type TEXT NOT NULL,"
-     "  payload TEXT NOT NULL,"
-     "  status TEXT NOT NULL CHECK (status IN ('pending', 'running')),"
-     "  priority INTEGER NOT NULL,"
-     "  run_at INTEGER NOT NULL,"
-     "  attempt INTEGER NOT NULL DEFAULT 0,"
-     "  max_attempts INTEGER NOT NULL,"
-     "  idempotency_key TEXT,"
-     "  schedule TEXT,"
-     "  scheduled_for INTEGER,"
-     "  worker_id TEXT,"
-     "  lease_expires_at INTEGER,"
-     "  timeout_ms INTEGER,"
-     "  cancel_requested INTEGER NOT NULL DEFAULT 0,"
-     "  last_error TEXT,"
-     "  result TEXT,"
-     "  created_at INTEGER NOT NULL,"
-     "  started_at INTEGER,"
-     "  finished_at INTEGER,"
-     "  attempt_floor INTEGER NOT NULL DEFAULT 0"
-     ");"
-     /* Claims within given queues walk this in claim order... */
-     "CREATE INDEX jobs_claim_queue ON jobs (queue, priority DESC, run_at, id)"
-     "  WHERE status = 'pending';"
-     /* ...and claims over every queue walk this one, stopping at LIMIT. */
-     "CREATE INDEX jobs_claim_any ON jobs (priority DESC, run_at, id)"
-     "  WHERE status = 'pending';"
-     "CREATE INDEX jobs_lease ON jobs (lease_expires_at) WHERE status = 'running';"
-     /* Terminal jobs (succeeded, dead, cancelled); ids come from jobs. */
-     "CREATE TABLE jobs_done ("
-     "  id INTEGER PRIMARY KEY,"
-     "  queue TEXT NOT NULL,"
-     "  type TEXT NOT NULL,"
-     "  payload TEXT NOT NULL,"
-     "  status TEXT NOT NULL CHECK (status IN ('succeeded', 'dead', 'cancelled')),"
-     "  priority INTEGER NOT NULL,"
-     "  run_at INTEGER NOT NULL,"
-     "  attempt INTEGER NOT NULL,"
-     "  max_attempts INTEGER NOT NULL,"
-     "  idempotency_key TEXT,"
-     "  schedule TEXT,"
-     "  scheduled_for INTEGER,"
-     "  worker_id TEXT,"
-     "  lease_expires_at INTEGER,"
-     "  timeout_ms INTEGER,"
-     "  cancel_requested INTEGER NOT NULL DEFAULT 0,"
-     "  last_error TEXT,"
-     "  result TEXT,"
-     "  created_at INTEGER NOT NULL,"
-     "  started_at INTEGER,"
-     "  finished_at INTEGER NOT NULL,"
-     "  attempt_floor INTEGER NOT NULL DEFAULT 0"
-     ");"
-     "CREATE INDEX jobs_done_finished ON jobs_done (finished_at);"
-     "CREATE INDEX jobs_done_queue_status ON jobs_done (queue, status);"
-     /* Idempotency keys, unique across both tables and kept after a job ends. */
-     "CREATE TABLE job_keys ("
-     "  idempotency_key TEXT PRIMARY KEY,"
-     "  job_id INTEGER NOT NULL"
-     ") WITHOUT ROWID;"
-     "CREATE TABLE queues ("
-     "  name TEXT PRIMARY KEY,"
-     "  paused INTEGER NOT NULL DEFAULT 0"
-     ") WITHOUT ROWID;"},
-    {2,
-     /* Schedules (sched_sqlite.c). next_run_at is the first firing not yet
-      * materialized; the materializer finds due ones through schedules_due.
-      * A firing becomes at most one job: jobs_schedule_firing. */
-     "CREATE TABLE schedules ("
-     "  name TEXT PRIMARY KEY,"
-     "  cron TEXT NOT NULL,"
-     "  timezone TEXT NOT NULL,"
-     "  type TEXT NOT NULL,"
-     "  payload TEXT NOT NULL,"
-     "  queue TEXT NOT NULL,"
-     "  priority INTEGER NOT NULL,"
-     "  max_attempts INTEGER NOT NULL,"
-     "  catchup TEXT NOT NULL CHECK (catchup IN ('once', 'all', 'skip')),"
-     "  paused INTEGER NOT NULL DEFAULT 0,"
-     "  next_run_at INTEGER NOT NULL,"
-     "  last_fired_at INTEGER,"
-     "  created_at INTEGER NOT NULL"
-     ") WITHOUT ROWID;"
-     "CREATE INDEX schedules_due ON schedules (next_run_at) WHERE paused = 0;"
-     "CREATE UNIQUE INDEX jobs_schedule_firing ON jobs (schedule, scheduled_for)"
-     "  WHERE schedule IS NOT NULL;"},
-    {3,
-     /* An idle worker asks for the soonest pending run_at to set its timer
-      * (sq_op_next_run_at); without this it scanned every pending job. */
-     "CREATE INDEX jobs_next_run ON jobs (run_at) WHERE status = 'pending';"},
-    {4,
-     /* Attempt history (store/operator.h): a row only for an attempt that ended
-      * other than in success; the current attempt is the job row. */
-     "CREATE TABLE job_attempts ("
-     "  job_id INTEGER NOT NULL,"
-     "  attempt INTEGER NOT NULL,"
-     "  worker_id TEXT,"
-     "  started_at INTEGER,"
-     "  finished_at INTEGER NOT NULL,"
-     "  outcome TEXT NOT NULL CHECK (outcome IN ('failed', 'dead', 'reaped', 'cancelled',"
-     "                                           'released')),"
-     "  error TEXT,"
-     "  PRIMARY KEY (job_id, attempt)"
-     ") WITHOUT ROWID;"},
-};
-
-#define SQ_N_MIGRATIONS (sizeof sq_migrations / sizeof sq_migrations[0])
 
 /* ------------------------------------------------------------------ */
 /* helpers (store_sqlite_int.h)                                        */
@@ -412,89 +286,6 @@ sq_ping(struct store *st, struct jobd_error *err)
     return rc < 0 ? rc : JOBD_OK;
 }
 
-static int
-sq_schema_version(struct store *st, int *version, struct jobd_error *err)
-{
-    struct sqlite_store *s = sq_of(st);
-    sqlite3_stmt *stmt;
-    int rc = sq_prepare(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'schema_migrations'",
-                        &stmt, err);
-    if (rc != JOBD_OK || (rc = sq_step_row(s, stmt, "read schema", err)) < 0)
-        return rc;
-    bool exists = rc == 1 && sqlite3_column_int(stmt, 0) > 0;
-    sq_reset(stmt);
-    if (!exists)
-        return JOBD_OK;
-    if ((rc = sq_prepare(s, "SELECT coalesce(max(version), 0) FROM schema_migrations", &stmt,
-                         err)) != JOBD_OK ||
-        (rc = sq_step_row(s, stmt, "read schema version", err)) < 0)
-        return rc;
-    *version = rc == 1 ? sqlite3_column_int(stmt, 0) : 0;
-    sq_reset(stmt);
-    return JOBD_OK;
-}
-
-static int
-sq_migrate(struct store *st, struct jobd_error *err)
-{
-    struct sqlite_store *s = sq_of(st);
-    int rc = sq_begin(s, err);
-    if (rc != JOBD_OK)
-        return rc;
-    /* Inside the write lock, so concurrent starters apply each step once. */
-    char *msg = NULL;
-    int src = sqlite3_exec(s->db,
-                           "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                           "  version INTEGER PRIMARY KEY,"
-                           "  applied_at INTEGER NOT NULL)",
-                           NULL, NULL, &msg);
-    sqlite3_free(msg);
-    if (src != SQLITE_OK) {
-        rc = sq_error(s, src, "create schema_migrations", err);
-        goto fail;
-    }
-    sqlite3_stmt *stmt;
-    if ((rc = sq_prepare(s, "SELECT coalesce(max(version), 0) FROM schema_migrations", &stmt,
-                         err)) != JOBD_OK)
-        goto fail;
-    if ((rc = sq_step_row(s, stmt, "read schema version", err)) < 0)
-        goto fail;
-    int current = rc == 1 ? sqlite3_column_int(stmt, 0) : 0;
-    sq_reset(stmt);
-    int newest = sq_migrations[SQ_N_MIGRATIONS - 1].version;
-    if (current > newest) {
-        rc = jobd_error_set(err, JOBD_E_STORE, "db",
-                            "the database schema is version %d, newer than this jobd knows "
-                            "(%d): upgrade jobd",
-                            current, newest);
-        goto fail;
-    }
-    for (size_t i = 0; i < SQ_N_MIGRATIONS; i++) {
-        if (sq_migrations[i].version <= current)
-            continue;
-        msg = NULL;
-        src = sqlite3_exec(s->db, sq_migrations[i].sql, NULL, NULL, &msg);
-        if (src != SQLITE_OK) {
-            rc = jobd_error_set(err, src == SQLITE_NOMEM ? JOBD_E_NOMEM : JOBD_E_STORE, "db",
-                                "sqlite: migration %d failed: %s", sq_migrations[i].version,
-                                msg ? msg : sqlite3_errstr(src));
-            sqlite3_free(msg);
-            goto fail;
-        }
-        if ((rc = sq_prepare(s, "INSERT INTO schema_migrations (version, applied_at) "
-                                "VALUES (?1, ?2)", &stmt, err)) != JOBD_OK)
-            goto fail;
-        sqlite3_bind_int(stmt, 1, sq_migrations[i].version);
-        sqlite3_bind_int64(stmt, 2, clock_real_now_us());
-        if ((rc = sq_step_done(s, stmt, "record migration", err)) != JOBD_OK)
-            goto fail;
-    }
-    return sq_commit(s, err);
-fail:
-    sq_rollback(s);
-    return rc;
-}
-
 /*
  * store_wait on SQLite: inotify on the WAL (sqlite_wake.c) says that some
  * connection wrote frames; PRAGMA data_version says that a commit by
@@ -653,9 +444,13 @@ sq_wal_hook(void *ctx, sqlite3 *db, const char *name, int frames)
 
 static const struct store_ops sqlite_ops = {
     .name = "sqlite",
+    /* One writer at a time (a second connection queues behind the first);
+     * other processes' commits are seen only through the WAL watch
+     * (store_wait_ready), so a worker with no watch polls often. */
+    .caps = {.watched_poll_ms = 1000, .blind_poll_ms = 100, .label = "SQLite"},
     .close = sq_close,
     .migrate = sq_migrate,
-    .schema_version = sq_schema_version,
+    .schema_status = sq_schema_status,
     .ping = sq_ping,
     .enqueue = sq_op_enqueue,
     .enqueue_batch = sq_op_enqueue_batch,

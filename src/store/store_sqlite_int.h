@@ -234,4 +234,8 @@ int sq_op_schedule_trigger(struct store *st, const char *name, struct job *out,
 int sq_op_schedule_materialize(struct store *st, int limit, int *made, int64_t *soonest_us,
                                struct jobd_error *err);
 
+/* store_sqlite_schema.c: store_migrate and store_schema_status for SQLite. */
+int sq_migrate(struct store *st, struct jobd_error *err);
+int sq_schema_status(struct store *st, int *current, int *newest, struct jobd_error *err);
+
 #endif

@@ -21,6 +21,7 @@
 #include "core/duration.h"
 #include "core/err.h"
 #include "core/job.h"
+#include "worker/runner.h"
 #include "worker/words.h"
 
 #define CONCURRENCY_MAX 10000
@@ -36,6 +37,7 @@ worker_config_init(struct worker_config *cfg)
     cfg->backoff_cap_ms = JOB_DEFAULT_BACKOFF_CAP_MS;
     cfg->shutdown_grace_ms = 30000;
     cfg->prefetch = -1; /* as many as concurrency (worker_effective_prefetch) */
+    cfg->db_connections = WORKER_DB_CONNECTIONS_MAX;
 }
 
 static void
@@ -43,7 +45,9 @@ handler_fini(struct handler_conf *h)
 {
     free(h->type);
     words_free(h->argv);
+    words_free(h->env);
     free(h->url);
+    free(h->origin);
     memset(h, 0, sizeof *h);
 }
 
@@ -67,6 +71,7 @@ worker_config_fini(struct worker_config *cfg)
         handler_fini(&cfg->handlers[i]);
     free(cfg->handlers);
     free(cfg->worker_id);
+    free(cfg->notify_db);
     worker_config_init(cfg);
 }
 
@@ -140,6 +145,21 @@ parse_duration(const char *key, const char *value, bool allow_zero, int64_t *out
     return JOBD_OK;
 }
 
+/* Only a PostgreSQL URL can LISTEN: anything else is a mistake to say now. */
+static int
+set_notify_db(struct worker_config *cfg, const char *value, struct jobd_error *err)
+{
+    if (strncmp(value, "postgres://", 11) != 0 && strncmp(value, "postgresql://", 13) != 0)
+        return jobd_error_set(err, JOBD_E_INVALID, "notify_db",
+                              "notify_db must be a postgres:// or postgresql:// URL");
+    char *v = strdup(value);
+    if (v == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, "notify_db", "out of memory");
+    free(cfg->notify_db);
+    cfg->notify_db = v;
+    return JOBD_OK;
+}
+
 int
 worker_config_set(struct worker_config *cfg, const char *key, const char *value,
                   struct jobd_error *err)
@@ -158,6 +178,14 @@ worker_config_set(struct worker_config *cfg, const char *key, const char *value,
             cfg->prefetch = (int)n;
         return rc;
     }
+    if (strcmp(key, "db_connections") == 0) {
+        rc = parse_int(key, value, WORKER_DB_CONNECTIONS_MIN, WORKER_DB_CONNECTIONS_MAX, &n, err);
+        if (rc == JOBD_OK)
+            cfg->db_connections = (int)n;
+        return rc;
+    }
+    if (strcmp(key, "notify_db") == 0)
+        return set_notify_db(cfg, value, err);
     if (strcmp(key, "queues") == 0)
         return worker_config_set_queues(cfg, value, err);
     if (strcmp(key, "lease") == 0)
@@ -275,19 +303,73 @@ fail(struct parse_state *ps, int code, const char *key, const char *detail)
     return 0;
 }
 
-static int
-resolve_program(struct parse_state *ps, char **argv)
+/* A name a handler's `env =` may list: [A-Za-z_][A-Za-z0-9_]*. */
+static bool
+env_name_ok(const char *n)
 {
-    if (strchr(argv[0], '/') == NULL || argv[0][0] == '/' || ps->dir[0] == '\0')
-        return JOBD_OK;
-    size_t len = strlen(ps->dir) + 1 + strlen(argv[0]) + 1;
-    char *full = malloc(len);
-    if (full == NULL)
-        return JOBD_E_NOMEM;
-    snprintf(full, len, "%s/%s", ps->dir, argv[0]);
-    free(argv[0]);
-    argv[0] = full;
-    return JOBD_OK;
+    if (!(*n == '_' || (*n >= 'A' && *n <= 'Z') || (*n >= 'a' && *n <= 'z')))
+        return false;
+    for (n++; *n != '\0'; n++)
+        if (!(*n == '_' || (*n >= 'A' && *n <= 'Z') || (*n >= 'a' && *n <= 'z') ||
+              (*n >= '0' && *n <= '9')))
+            return false;
+    return true;
+}
+
+/* `env = NAME,NAME`: the worker's variables an exec handler also gets. */
+static int
+env_key(struct parse_state *ps, const char *value)
+{
+    struct handler_conf *h = ps->h;
+    size_t n = 0;
+    for (const char *p = value; *p != '\0'; p++)
+        n += *p == ',';
+    h->env = calloc(n + 2, sizeof *h->env);
+    if (h->env == NULL)
+        return fail(ps, JOBD_E_NOMEM, "env", "out of memory");
+    size_t k = 0;
+    for (const char *p = value; *p != '\0';) {
+        p += strspn(p, " \t,");
+        size_t len = strcspn(p, " \t,");
+        if (len == 0)
+            break;
+        if ((h->env[k] = strndup(p, len)) == NULL)
+            return fail(ps, JOBD_E_NOMEM, "env", "out of memory");
+        if (!env_name_ok(h->env[k++])) {
+            char msg[200];
+            snprintf(msg, sizeof msg, "'%.*s' is not a variable name (letters, digits, _)",
+                     (int)(len > 64 ? 64 : len), p);
+            return fail(ps, JOBD_E_INVALID, "env", msg);
+        }
+        p += len;
+    }
+    if (k == 0)
+        return fail(ps, JOBD_E_INVALID, "env", "names no variable (env = NAME,NAME)");
+    return 1;
+}
+
+/* A key of the runner table (exec =, http =): sets the handler's kind. */
+static int
+kind_key(struct parse_state *ps, enum handler_kind kind, const char *name, const char *value)
+{
+    struct handler_conf *h = ps->h;
+    struct jobd_error e = {0};
+    if (h->kind == kind)
+        return fail(ps, JOBD_E_INVALID, name, "given twice in one section");
+    if (h->kind != HANDLER_NONE) {
+        char keys[128], msg[200];
+        runner_kind_keys(keys, sizeof keys, " and ");
+        snprintf(msg, sizeof msg, "a handler takes exactly one of %s", keys);
+        return fail(ps, JOBD_E_INVALID, name, msg);
+    }
+    if (runner_kinds[kind].configure(h, value, ps->dir, &e) != JOBD_OK)
+        return fail(ps, e.code, name, e.msg[0] ? e.msg : "out of memory");
+    char origin[PATH_MAX + 16];
+    snprintf(origin, sizeof origin, "%s:%d", ps->path, ps->line);
+    if ((h->origin = strdup(origin)) == NULL)
+        return fail(ps, JOBD_E_NOMEM, name, "out of memory");
+    h->kind = kind;
+    return 1;
 }
 
 static int
@@ -295,36 +377,20 @@ handler_key(struct parse_state *ps, const char *name, const char *value)
 {
     struct handler_conf *h = ps->h;
     struct jobd_error e = {0};
-    if (strcmp(name, "exec") == 0 || strcmp(name, "http") == 0) {
-        if (h->kind != 0)
-            return fail(ps, JOBD_E_INVALID, name, "a handler takes "
-                        "exactly one of exec= and http=");
-        if (name[0] == 'e') {
-            size_t argc = 0;
-            int rc = words_split(value, &h->argv, &argc, name, &e);
-            if (rc == JOBD_OK)
-                rc = resolve_program(ps, h->argv);
-            if (rc != JOBD_OK)
-                return fail(ps, JOBD_E_INVALID, name, e.msg[0] ? e.msg : "out of memory");
-            h->kind = HANDLER_EXEC;
-        } else {
-            if (strncmp(value, "http://", 7) != 0 && strncmp(value, "https://", 8) != 0)
-                return fail(ps, JOBD_E_INVALID, name,
-                            "the URL must start with http:// or https://");
-            h->url = strdup(value);
-            if (h->url == NULL)
-                return fail(ps, JOBD_E_NOMEM, name, "out of memory");
-            h->kind = HANDLER_HTTP;
-        }
-        return 1;
-    }
+    enum handler_kind kind = runner_kind_by_key(name);
+    if (kind != HANDLER_NONE)
+        return kind_key(ps, kind, name, value);
     if (strcmp(name, "timeout") == 0) {
         if (parse_duration(name, value, false, &h->timeout_ms, &e) != JOBD_OK)
             return fail(ps, JOBD_E_INVALID, name, e.msg);
         return 1;
     }
-    return fail(ps, JOBD_E_INVALID, name,
-                "unknown key in a [handler] section (exec, http, timeout)");
+    if (strcmp(name, "env") == 0)
+        return env_key(ps, value);
+    char keys[128], msg[200];
+    runner_kind_keys(keys, sizeof keys, ", ");
+    snprintf(msg, sizeof msg, "unknown key in a [handler] section (%s timeout=, env=)", keys);
+    return fail(ps, JOBD_E_INVALID, name, msg);
 }
 
 /* Parses `handler "TYPE"` (quotes optional) into type; false if not a handler. */
@@ -353,8 +419,9 @@ key_bit(const char *name)
 {
     static const char *const keys[] = {"concurrency", "queues", "lease", "heartbeat",
                                        "backoff_base", "backoff_cap", "shutdown_grace",
-                                       "poll_interval", "id", "exec", "http", "timeout",
-                                       "prefetch"};
+                                       "poll_interval", "id", "timeout", "prefetch",
+                                       "env", "db_connections", "notify_db"};
+    /* exec=, http= (the runner table's keys) are checked by kind_key */
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (strcmp(keys[i], name) == 0)
             return (int)i;
@@ -409,6 +476,24 @@ on_key(void *user, const char *section, const char *name, const char *value)
     return fail(ps, JOBD_E_INVALID, name, "unknown section (use [worker] or [handler \"TYPE\"])");
 }
 
+/* The rules across a handler section's keys, at the line that opened it. */
+static int
+handler_complete(const struct handler_conf *h, const char *path, int line,
+                 struct jobd_error *err)
+{
+    char keys[128];
+    runner_kind_keys(keys, sizeof keys, " or ");
+    if (h->kind == HANDLER_NONE)
+        return jobd_error_set(err, JOBD_E_INVALID, "exec",
+                              "%s:%d: key 'exec': [handler \"%s\"] needs %s", path, line,
+                              h->type, keys);
+    if (h->env != NULL && h->kind != HANDLER_EXEC)
+        return jobd_error_set(err, JOBD_E_INVALID, "env",
+                              "%s:%d: key 'env': [handler \"%s\"]: env= is for exec handlers",
+                              path, line, h->type);
+    return JOBD_OK;
+}
+
 int
 worker_config_load(struct worker_config *cfg, const char *path, struct jobd_error *err)
 {
@@ -443,15 +528,9 @@ worker_config_load(struct worker_config *cfg, const char *path, struct jobd_erro
     } else if (r < 0) {
         rc = jobd_error_set(err, JOBD_E_NOMEM, "config", "%s: out of memory", path);
     } else {
-        for (size_t i = first_handler; i < cfg->n_handlers; i++) {
-            if (cfg->handlers[i].kind == 0) {
-                rc = jobd_error_set(err, JOBD_E_INVALID, "exec",
-                                    "%s:%d: key 'exec': [handler \"%s\"] needs exec= or http=",
-                                    path, ps->handler_lines[i - first_handler],
-                                    cfg->handlers[i].type);
-                break;
-            }
-        }
+        for (size_t i = first_handler; rc == JOBD_OK && i < cfg->n_handlers; i++)
+            rc = handler_complete(&cfg->handlers[i], path, ps->handler_lines[i - first_handler],
+                                  err);
     }
     free(ps->handler_lines);
     free(ps);
@@ -478,9 +557,10 @@ worker_config_check(const struct worker_config *cfg, struct jobd_error *err)
         return jobd_error_set(err, JOBD_E_INVALID, "prefetch",
                               "prefetch must be from 0 to %d", CONCURRENCY_MAX);
     for (size_t i = 0; i < cfg->n_handlers; i++)
-        if (cfg->handlers[i].kind == 0)
+        if (cfg->handlers[i].kind <= HANDLER_NONE || cfg->handlers[i].kind >= HANDLER_KIND_COUNT)
             return jobd_error_set(err, JOBD_E_INVALID, "handler",
-                                  "[handler \"%s\"] needs exec= or http=", cfg->handlers[i].type);
+                                  "[handler \"%s\"] has no kind (exec=, http=)",
+                                  cfg->handlers[i].type);
     return JOBD_OK;
 }
 
@@ -488,8 +568,8 @@ int
 worker_effective_prefetch(const struct worker_config *cfg)
 {
     for (size_t i = 0; i < cfg->n_handlers; i++)
-        if (cfg->handlers[i].kind != HANDLER_C)
-            return 0;
+        if (runner_kinds[cfg->handlers[i].kind].drop_queued == NULL)
+            return 0; /* a kind without a queue starts each run at once */
     return cfg->prefetch < 0 ? cfg->concurrency : cfg->prefetch;
 }
 
@@ -504,6 +584,25 @@ dup_or_null(const char *s, bool *oom)
     return d;
 }
 
+/* A copy of a NULL-terminated array of strings (NULL for NULL). */
+static char **
+strv_dup(char *const *v, bool *oom)
+{
+    if (v == NULL)
+        return NULL;
+    size_t n = 0;
+    while (v[n] != NULL)
+        n++;
+    char **d = calloc(n + 1, sizeof *d);
+    if (d == NULL) {
+        *oom = true;
+        return NULL;
+    }
+    for (size_t k = 0; k < n; k++)
+        d[k] = dup_or_null(v[k], oom);
+    return d;
+}
+
 int
 worker_config_copy(struct worker_config *dst, const struct worker_config *src)
 {
@@ -512,6 +611,7 @@ worker_config_copy(struct worker_config *dst, const struct worker_config *src)
     dst->queues = NULL;
     dst->handlers = NULL;
     dst->worker_id = dup_or_null(src->worker_id, &oom);
+    dst->notify_db = dup_or_null(src->notify_db, &oom);
     dst->n_queues = 0;
     dst->n_handlers = 0;
     if (src->n_queues > 0) {
@@ -534,19 +634,9 @@ worker_config_copy(struct worker_config *dst, const struct worker_config *src)
             *d = *s;
             d->type = dup_or_null(s->type, &oom);
             d->url = dup_or_null(s->url, &oom);
-            d->argv = NULL;
-            if (s->argv != NULL) {
-                size_t n = 0;
-                while (s->argv[n] != NULL)
-                    n++;
-                d->argv = calloc(n + 1, sizeof *d->argv);
-                if (d->argv == NULL) {
-                    oom = true;
-                    break;
-                }
-                for (size_t k = 0; k < n; k++)
-                    d->argv[k] = dup_or_null(s->argv[k], &oom);
-            }
+            d->origin = dup_or_null(s->origin, &oom);
+            d->argv = strv_dup(s->argv, &oom);
+            d->env = strv_dup(s->env, &oom);
         }
     }
     if (oom) {

@@ -3,8 +3,9 @@
  *
  *   [worker]            concurrency, queues, lease, heartbeat, backoff_base,
  *                       backoff_cap, shutdown_grace, and (jobd's additions)
- *                       id, poll_interval, prefetch
- *   [handler "TYPE"]    exec = COMMAND LINE  or  http = URL;  timeout = DUR
+ *                       id, poll_interval, prefetch, db_connections, notify_db
+ *   [handler "TYPE"]    exec = COMMAND LINE  or  http = URL (a key of a row of
+ *                       runner_kinds, runner.h);  timeout = DUR;  env = NAME,NAME
  *
  * The same struct also carries C handlers registered through libjobd
  * (include/jobd.h), so the worker loop sees one list of handlers whatever
@@ -21,10 +22,13 @@
 #include "core/job.h"
 #include "jobd.h"
 
+/* A handler's kind: the index of its row in runner_kinds (runner.h). */
 enum handler_kind {
+    HANDLER_NONE = 0,         /* not set yet (a section without exec= or http=) */
     HANDLER_EXEC = 1,
     HANDLER_HTTP = 2,
     HANDLER_C = 3,
+    HANDLER_KIND_COUNT        /* arrays indexed by kind have this many entries */
 };
 
 struct jobd_run;
@@ -35,6 +39,10 @@ struct handler_conf {
     char *type;               /* job type it handles */
     enum handler_kind kind;
     char **argv;              /* HANDLER_EXEC: NULL-terminated, argv[0] the program */
+    char **env;               /* HANDLER_EXEC: `env =` names passed through to the
+                                 child (NULL-terminated), or NULL */
+    char *origin;             /* "FILE:LINE" of the key that set the kind, for messages;
+                                 NULL for handlers registered in code */
     char *url;                /* HANDLER_HTTP */
     worker_c_fn fn;           /* HANDLER_C (borrowed) */
     void *ctx;                /* HANDLER_C (borrowed) */
@@ -60,6 +68,9 @@ struct worker_events {
     void (*fenced)(void *arg, uint64_t n);
 };
 
+#define WORKER_DB_CONNECTIONS_MIN 1
+#define WORKER_DB_CONNECTIONS_MAX 3 /* loop, listener, flusher */
+
 struct worker_config {
     int concurrency;          /* >= 1; jobs run at once */
     int prefetch;             /* claimed jobs queued beyond concurrency (C handlers only);
@@ -73,6 +84,12 @@ struct worker_config {
     int64_t shutdown_grace_ms;
     int64_t poll_ms;          /* safety-net poll; 0 = the backend's default */
     char *worker_id;          /* NULL = "HOST:PID" chosen at start */
+    int db_connections;       /* PostgreSQL connections the worker may open, 1..3
+                                 (WORKER_DB_CONNECTIONS_*): 1 the loop alone, polling;
+                                 2 and a listener for NOTIFY; 3 (default) and a
+                                 flusher writing completions */
+    char *notify_db;          /* a direct PostgreSQL URL for LISTEN when the store URL
+                                 goes through a transaction pooler; NULL = the store URL */
     struct handler_conf *handlers;
     size_t n_handlers;
     struct worker_events events; /* not from the file: set by an embedder */

@@ -13,6 +13,7 @@
  * would be process-wide and clash with an embedding program). We look with
  * waitid(WNOWAIT) first and kill the group while the leader is still a
  * zombie, so the group id cannot have been reused when the signal goes out.
+ * The child's environment and the command line are exec_conf.c's.
  */
 #define _GNU_SOURCE /* pipe2, asprintf */
 #include "worker/exec.h"
@@ -34,11 +35,8 @@
 
 #include "core/err.h"
 #include "core/job.h"
-#include "core/timefmt.h"
 #include "util/clock.h"
-#include "worker/capbuf.h"
-
-extern char **environ;
+#include "util/capbuf.h"
 
 /* After the leader exits, how long its pipes may stay open (a process that
  * left the group with setsid could hold them forever). */
@@ -100,7 +98,7 @@ exec_runner_start(struct exec_runner *x, struct run *run)
 {
     struct pending *p = calloc(1, sizeof *p);
     if (p == NULL) {
-        struct run_result *r = run_result_new(run, RUN_RETRY, "out of memory");
+        struct run_result *r = run_result_new(run, RUN_RELEASE, "out of memory");
         run_free(run);
         if (r != NULL)
             x->sink.deliver(x->sink.ctx, r);
@@ -135,72 +133,6 @@ exec_runner_stop(struct exec_runner *x, int64_t id, int32_t attempt, enum run_st
 
 /* ---- spawning ---- */
 
-static bool
-env_overridden(const char *entry)
-{
-    static const char *const ours[] = {"JOBD_JOB_ID=", "JOBD_ATTEMPT=", "JOBD_TYPE=",
-                                       "JOBD_QUEUE=", "JOBD_IDEMPOTENCY_KEY=",
-                                       "JOBD_SCHEDULED_FOR="};
-    for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++)
-        if (strncmp(entry, ours[i], strlen(ours[i])) == 0)
-            return true;
-    return false;
-}
-
-static void
-free_env(char **env)
-{
-    if (env == NULL)
-        return;
-    for (char **p = env; *p != NULL; p++)
-        if (strncmp(*p, "JOBD_", 5) == 0 && env_overridden(*p))
-            free(*p);
-    free(env);
-}
-
-/* The inherited environment plus JOBD_*; ours are malloc'd, the rest borrowed. */
-static char **
-build_env(const struct run *run)
-{
-    size_t n = 0;
-    while (environ != NULL && environ[n] != NULL)
-        n++;
-    char **env = calloc(n + 7, sizeof *env);
-    if (env == NULL)
-        return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!env_overridden(environ[i]))
-            env[k++] = environ[i];
-    char buf[64];
-    char *add[6] = {0};
-    snprintf(buf, sizeof buf, "%" PRId64, run->id);
-    int ok = asprintf(&add[0], "JOBD_JOB_ID=%s", buf) >= 0;
-    ok = ok && asprintf(&add[1], "JOBD_ATTEMPT=%" PRId32, run->attempt) >= 0;
-    ok = ok && asprintf(&add[2], "JOBD_TYPE=%s", run->type) >= 0;
-    ok = ok && asprintf(&add[3], "JOBD_QUEUE=%s", run->queue) >= 0;
-    ok = ok && asprintf(&add[4], "JOBD_IDEMPOTENCY_KEY=%s", run->idempotency_key) >= 0;
-    if (ok && run->scheduled_for_us != 0) {
-        char when[TIME_RFC3339_LEN];
-        time_format_rfc3339(run->scheduled_for_us, when, sizeof when);
-        ok = asprintf(&add[5], "JOBD_SCHEDULED_FOR=%s", when) >= 0;
-    }
-    for (size_t i = 0; i < 6; i++) {
-        if (!ok) {
-            free(add[i]);
-            continue;
-        }
-        if (add[i] != NULL)
-            env[k++] = add[i];
-    }
-    env[k] = NULL;
-    if (!ok) {
-        free_env(env);
-        return NULL;
-    }
-    return env;
-}
-
 static void
 set_nonblock(int fd)
 {
@@ -218,39 +150,28 @@ close_fd(int *fd)
 }
 
 static void
-deliver_error(struct exec_runner *x, struct run *run, const char *msg)
+deliver_error(struct exec_runner *x, struct run *run, enum run_outcome outcome, const char *msg)
 {
-    struct run_result *r = run_result_new(run, RUN_RETRY, msg);
+    struct run_result *r = run_result_new(run, outcome, msg);
     run_free(run);
     if (r != NULL)
         x->sink.deliver(x->sink.ctx, r);
 }
 
-/* Spawns run's program; on failure delivers a retryable result and frees run. */
-static void
-spawn_child(struct exec_runner *x, struct run *run)
+/*
+ * posix_spawnp of argv with env, stdin/stdout/stderr on the given fds, in
+ * a process group of its own, with an empty signal mask and default
+ * dispositions. Returns 0 or an errno.
+ */
+static int
+spawn_program(pid_t *pid, char **argv, char **env, int in, int out, int errfd)
 {
-    int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1};
-    char msg[512];
-    struct child *c = calloc(1, sizeof *c);
-    char **env = build_env(run);
-    if (c == NULL || env == NULL) {
-        free(c);
-        free_env(env);
-        deliver_error(x, run, "out of memory starting the handler");
-        return;
-    }
-    if (pipe2(pin, O_CLOEXEC) != 0 || pipe2(pout, O_CLOEXEC) != 0 ||
-        pipe2(perr, O_CLOEXEC) != 0) {
-        snprintf(msg, sizeof msg, "cannot create pipes: %s", strerror(errno));
-        goto fail;
-    }
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, pin[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, pout[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, perr[1], 2);
+    posix_spawn_file_actions_adddup2(&fa, in, 0);
+    posix_spawn_file_actions_adddup2(&fa, out, 1);
+    posix_spawn_file_actions_adddup2(&fa, errfd, 2);
     posix_spawnattr_init(&attr);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
                                         POSIX_SPAWN_SETSIGDEF);
@@ -264,14 +185,43 @@ spawn_child(struct exec_runner *x, struct run *run)
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         sigaddset(&deflt, sigs[i]);
     posix_spawnattr_setsigdefault(&attr, &deflt);
-    char **argv = run->handler->argv;
-    int rc = posix_spawnp(&c->pid, argv[0], &fa, &attr, argv, env);
+    int rc = posix_spawnp(pid, argv[0], &fa, &attr, argv, env);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
-    free_env(env);
-    env = NULL;
+    return rc;
+}
+
+/* Spawns run's program; on failure delivers a result (RUN_RELEASE for a
+ * local shortage, else RUN_RETRY) and frees run. */
+static void
+spawn_child(struct exec_runner *x, struct run *run)
+{
+    int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1};
+    char msg[512];
+    /* Out of descriptors, processes or memory is this host's trouble, not
+     * the job's: the job goes back unused. A program that cannot run
+     * (gone since the start's check, not executable) is the job's failure. */
+    enum run_outcome outcome = RUN_RELEASE;
+    struct child *c = calloc(1, sizeof *c);
+    struct exec_env env = {0};
+    if (c == NULL || !exec_env_build(run, &env)) {
+        free(c);
+        exec_env_free(&env);
+        deliver_error(x, run, RUN_RELEASE, "out of memory starting the handler");
+        return;
+    }
+    if (pipe2(pin, O_CLOEXEC) != 0 || pipe2(pout, O_CLOEXEC) != 0 ||
+        pipe2(perr, O_CLOEXEC) != 0) {
+        snprintf(msg, sizeof msg, "cannot create pipes: %s", strerror(errno));
+        goto fail;
+    }
+    char **argv = run->handler->argv;
+    int rc = spawn_program(&c->pid, argv, env.vars, pin[0], pout[1], perr[1]);
+    exec_env_free(&env);
     if (rc != 0) {
         snprintf(msg, sizeof msg, "cannot run %s: %s", argv[0], strerror(rc));
+        if (rc != EAGAIN && rc != ENOMEM && rc != EMFILE && rc != ENFILE)
+            outcome = RUN_RETRY;
         goto fail;
     }
     close(pin[0]);
@@ -302,7 +252,7 @@ spawn_child(struct exec_runner *x, struct run *run)
     x->children = c;
     return;
 fail:
-    free_env(env);
+    exec_env_free(&env);
     for (int i = 0; i < 2; i++) {
         if (pin[i] >= 0)
             close(pin[i]);
@@ -312,7 +262,7 @@ fail:
             close(perr[i]);
     }
     free(c);
-    deliver_error(x, run, msg);
+    deliver_error(x, run, outcome, msg);
 }
 
 /* ---- the reactor ---- */
@@ -544,6 +494,30 @@ kill_all(struct exec_runner *x)
     }
 }
 
+/* After a poll: moves the bytes each child's fds are ready for (pfd[1..]
+ * holds four entries per child, in list order) and notes exits. */
+static void
+move_bytes(struct exec_runner *x, const struct pollfd *pfd, int64_t now)
+{
+    size_t i = 1;
+    for (struct child *c = x->children; c != NULL; c = c->next, i += 4) {
+        if (pfd[i].revents != 0)
+            write_stdin(c);
+        if (pfd[i + 1].revents != 0)
+            read_pipe(&c->out_fd, &c->out, NULL);
+        if (pfd[i + 2].revents != 0)
+            read_pipe(&c->err_fd, NULL, &c->errb);
+        if (pfd[i + 3].revents != 0 || (c->pidfd < 0 && !c->exited))
+            check_exit(c, now);
+        if (c->exited) { /* what is left in the pipes is there now */
+            if (c->out_fd >= 0)
+                read_pipe(&c->out_fd, &c->out, NULL);
+            if (c->err_fd >= 0)
+                read_pipe(&c->err_fd, NULL, &c->errb);
+        }
+    }
+}
+
 static void *
 reactor(void *arg)
 {
@@ -603,24 +577,7 @@ reactor(void *arg)
             ssize_t r = read(x->evfd, &v, sizeof v);
             (void)r;
         }
-        now = clock_mono_now_us();
-        size_t i = 1;
-        for (struct child *c = x->children; c != NULL; c = c->next, i += 4) {
-            if (pfd[i].revents != 0)
-                write_stdin(c);
-            if (pfd[i + 1].revents != 0)
-                read_pipe(&c->out_fd, &c->out, NULL);
-            if (pfd[i + 2].revents != 0)
-                read_pipe(&c->err_fd, NULL, &c->errb);
-            if (pfd[i + 3].revents != 0 || (c->pidfd < 0 && !c->exited))
-                check_exit(c, now);
-            if (c->exited) { /* what is left in the pipes is there now */
-                if (c->out_fd >= 0)
-                    read_pipe(&c->out_fd, &c->out, NULL);
-                if (c->err_fd >= 0)
-                    read_pipe(&c->err_fd, NULL, &c->errb);
-            }
-        }
+        move_bytes(x, pfd, clock_mono_now_us());
         finish_children(x);
     }
     free(pfd);

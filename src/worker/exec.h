@@ -21,6 +21,32 @@
 
 struct exec_runner;
 
+/* ---- configuration (exec_conf.c) ---- */
+
+/* The runner table's configure for `exec = COMMAND LINE` (runner.h). */
+JOBD_MUST_USE int exec_configure(struct handler_conf *h, const char *value, const char *dir,
+                                 struct jobd_error *err);
+/* The runner table's check: the program exists and may be executed (a bare
+ * name: somewhere in PATH). err names h->origin (file:line). */
+JOBD_MUST_USE int exec_check(const struct handler_conf *h, struct jobd_error *err);
+
+/*
+ * A child's environment: vars is NULL-terminated; vars[0 .. first_ours) are
+ * borrowed from the worker's environ (PATH, HOME, LANG, LC_*, TZ and the
+ * names run->handler->env lists), the rest (the job's JOBD_* variables) are
+ * owned. exec_env_free frees what is owned.
+ */
+struct exec_env {
+    char **vars;
+    size_t first_ours;
+};
+/* False on out-of-memory (out->vars NULL). */
+bool exec_env_build(const struct run *run, struct exec_env *out);
+/* NULL-safe on a zeroed or freed env. */
+void exec_env_free(struct exec_env *e);
+
+/* ---- the runner (exec.c) ---- */
+
 /*
  * Starts the reactor thread. Results go to sink (called on the reactor
  * thread). *out is owned by the caller (exec_runner_free). JOBD_E_NOMEM /

@@ -112,12 +112,13 @@ flusher_main(void *arg)
             continue;
         }
         uint64_t w0 = f->out.written, s0 = f->out.stale, b0 = f->out.batches;
+        uint64_t r0 = f->out.refused;
         int rc = completer_flush(&f->out, f->st, &err);
         uint64_t dw = f->out.written - w0, ds = f->out.stale - s0;
         atomic_fetch_add(&f->written, dw);
         atomic_fetch_add(&f->stale, ds);
         atomic_fetch_add(&f->batches, f->out.batches - b0);
-        atomic_fetch_sub(&f->pending, (size_t)(dw + ds));
+        atomic_fetch_sub(&f->pending, (size_t)(dw + ds + (f->out.refused - r0)));
         if (rc != JOBD_OK) {
             log_at(LOGL_WARN, "flusher", "store error writing completions; reconnecting",
                    LF_STR("error", err.msg[0] ? err.msg : jobd_strerror(rc)));

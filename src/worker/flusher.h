@@ -24,7 +24,7 @@
 
 struct flusher;
 
-/* Opens a store connection for url (the worker's open_store). */
+/* Opens a store connection for url (store_open). */
 typedef int (*flusher_open_fn)(const char *url, struct store **out, struct jobd_error *err);
 
 /*

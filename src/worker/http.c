@@ -22,7 +22,21 @@
 
 #include "core/err.h"
 #include "core/job.h"
-#include "worker/capbuf.h"
+#include "util/capbuf.h"
+
+int
+http_configure(struct handler_conf *h, const char *value, const char *dir,
+               struct jobd_error *err)
+{
+    (void)dir;
+    if (strncmp(value, "http://", 7) != 0 && strncmp(value, "https://", 8) != 0)
+        return jobd_error_set(err, JOBD_E_INVALID, "http",
+                              "the URL must start with http:// or https://");
+    h->url = strdup(value);
+    if (h->url == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, "http", "out of memory");
+    return JOBD_OK;
+}
 
 struct xfer {
     struct run *run;

@@ -15,6 +15,10 @@
 
 struct http_runner;
 
+/* The runner table's configure for `http = URL` (runner.h): http:// or https://. */
+JOBD_MUST_USE int http_configure(struct handler_conf *h, const char *value, const char *dir,
+                                 struct jobd_error *err);
+
 /* Starts the curl thread; results go to sink (on that thread). */
 JOBD_MUST_USE int http_runner_new(struct run_sink sink, struct http_runner **out,
                                   struct jobd_error *err);

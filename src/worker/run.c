@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/job.h"
+#include "core/utf8.h"
 
 void
 run_free(struct run *r)
@@ -47,9 +48,9 @@ run_result_new(const struct run *run, enum run_outcome outcome, const char *erro
     r->outcome = outcome;
     r->retry_after_ms = -1;
     if (error != NULL) {
-        size_t len = strlen(error);
-        const char *tail = len > JOB_ERROR_MAX ? error + len - JOB_ERROR_MAX : error;
-        r->error = strdup(tail);
+        /* Handlers print any bytes: keep the last JOB_ERROR_MAX as UTF-8
+         * that every store takes (core/utf8.h). */
+        r->error = utf8_clean(error, strlen(error), JOB_ERROR_MAX, UTF8_KEEP_TAIL);
         if (r->error == NULL) {
             free(r);
             return NULL;
@@ -64,8 +65,8 @@ run_result_json(const char *text, size_t len)
     while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' ' || text[len - 1] == '\r' ||
                        text[len - 1] == '\t'))
         len--;
-    if (len == 0 || len > JOB_RESULT_MAX)
-        return NULL;
+    if (len == 0 || len > JOB_RESULT_MAX || !utf8_valid(text, len))
+        return NULL; /* output that is not UTF-8 is not JSON, so not a result */
     json_error_t jerr;
     json_t *v = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
     if (v == NULL)

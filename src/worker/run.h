@@ -20,6 +20,8 @@ enum run_outcome {
     RUN_SUCCEEDED = 0, /* result (JSON or NULL) */
     RUN_RETRY = 1,     /* retryable failure: error, retry_after_ms (-1 = use backoff) */
     RUN_DEAD = 2,      /* permanent failure: dead at once */
+    RUN_RELEASE = 3,   /* never started: a local failure (no file descriptors, no
+                          fork), not the job's; hand it back unused (store_release) */
 };
 
 /* Why the loop asks a runner to stop a run early. */
@@ -67,7 +69,7 @@ void run_free(struct run *r);
 void run_result_free(struct run_result *r);
 /*
  * A new result for run with outcome; error is copied (its last JOB_ERROR_MAX
- * bytes) and may be NULL. NULL on out-of-memory.
+ * bytes, cleaned to UTF-8 by utf8_clean) and may be NULL. NULL on out-of-memory.
  */
 struct run_result *run_result_new(const struct run *run, enum run_outcome outcome,
                                   const char *error);

@@ -27,12 +27,13 @@ struct worker_stats {
     uint64_t claims;          /* claim statements run */
     uint64_t batches;         /* completion batches written */
     uint64_t reconnects;      /* store connections opened after the first */
+    uint64_t released;        /* jobs handed back unused (a handler could not start) */
 };
 
 /*
  * Starts a worker with a copy of cfg (which must pass worker_config_check)
  * on the store at db_url (a database URL as for store_open, or the
- * http(s):// base URL of a jobd API server: see remote.h). wake (may be
+ * http(s):// base URL of a jobd API server: see store/remote.h). wake (may be
  * NULL) is an in-process signal raised after enqueues (the embedding
  * server's); borrowed, must outlive the worker. Does not migrate (callers do, once). The first connection is made
  * here: JOBD_E_UNAVAILABLE/JOBD_E_STORE if the store cannot be opened, so a
@@ -60,6 +61,10 @@ void worker_stop(struct worker *w, int64_t grace_ms);
 
 /* A snapshot of the counters. Thread-safe. */
 void worker_get_stats(struct worker *w, struct worker_stats *out);
+
+/* What the worker talks to, for people: "PostgreSQL", "SQLite", "the API
+ * server" (a static string). */
+const char *worker_store_label(const struct worker *w);
 
 /* The worker id it claims with (borrowed, valid until worker_stop). */
 const char *worker_id(const struct worker *w);

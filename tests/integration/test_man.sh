@@ -4,7 +4,8 @@
 # prints; every option of `jobd server` is also a key in jobd-server.ini(5).
 # The pages are the ones the build made from docs/man/*.scd (scdoc), read
 # as text with their roff font escapes removed. The completion scripts are
-# held to the same list of commands and options.
+# held to the same list of commands and options, and jobd-worker.ini(5) to
+# every key the worker's config parser knows (src/worker/config.c).
 set -euo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
 build=${JOBD_BUILD:?JOBD_BUILD is not set}
@@ -40,6 +41,13 @@ for c in $commands; do
                 { echo "jobd-server.ini(5) lacks the key ${o#--}"; missing=1; }
         fi
     done
+done
+text "$build/man/jobd-worker.ini.5" >"$dir/worker.5.txt"
+wkeys=$(sed -n '/static const char \*const keys\[\] = {/,/};/p' "$src/src/worker/config.c" |
+        grep -o '"[a-z_]*"' | tr -d '"')
+[ -n "$wkeys" ] || fail "found no worker config keys in src/worker/config.c"
+for k in $wkeys; do
+    grep -Eq "(^|, )$k = " "$dir/worker.5.txt" || { echo "jobd-worker.ini(5) lacks the key $k"; missing=1; }
 done
 [ $missing -eq 0 ] || fail "the man pages or completion miss what --help shows (above)"
 echo "ok: jobd(1), jobd-server.ini(5) and completion cover every command and option"

@@ -472,7 +472,9 @@ TEST(connections_get_keepalives_and_a_tcp_user_timeout)
     /* A silent peer must end a call in seconds (store_pg_conn.c). */
     struct jobd_error e = {0};
     PGconn *c = NULL;
-    ASSERT_OK(pg_connect(g_url, &c, &e), &e);
+    bool pooled = true;
+    ASSERT_OK(pg_connect(g_url, &c, &pooled, &e), &e);
+    ASSERT(!pooled);
     char v[64];
     conn_opt(c, "keepalives", v, sizeof v);
     ASSERT_STR_EQ(v, "1");
@@ -491,7 +493,7 @@ TEST(connections_get_keepalives_and_a_tcp_user_timeout)
     char url[1024];
     snprintf(url, sizeof url, "%s%skeepalives_idle=7&tcp_user_timeout=9000", g_url,
              strchr(g_url, '?') ? "&" : "?");
-    ASSERT_OK(pg_connect(url, &c, &e), &e);
+    ASSERT_OK(pg_connect(url, &c, &pooled, &e), &e);
     conn_opt(c, "keepalives_idle", v, sizeof v);
     ASSERT_STR_EQ(v, "7");
     conn_opt(c, "tcp_user_timeout", v, sizeof v);
@@ -499,4 +501,50 @@ TEST(connections_get_keepalives_and_a_tcp_user_timeout)
     conn_opt(c, "keepalives_count", v, sizeof v);
     ASSERT_STR_EQ(v, "3");
     PQfinish(c);
+}
+
+/* The URL with extra query parameters appended. */
+static void
+url_plus(char *buf, size_t n, const char *params)
+{
+    snprintf(buf, n, "%s%s%s", g_url, strchr(g_url, '?') ? "&" : "?", params);
+}
+
+TEST(pooler_transaction_is_jobds_own_and_means_unnamed_statements)
+{
+    /* libpq does not know pooler=: it is taken out, and it only says "pooled". */
+    struct jobd_error e = {0};
+    PGconn *c = NULL;
+    bool pooled = false;
+    char url[1024];
+    url_plus(url, sizeof url, "pooler=transaction&keepalives_idle=7");
+    ASSERT_OK(pg_connect(url, &c, &pooled, &e), &e);
+    ASSERT(pooled);
+    char v[64];
+    conn_opt(c, "keepalives_idle", v, sizeof v);
+    ASSERT_STR_EQ(v, "7");
+    PQfinish(c);
+    url_plus(url, sizeof url, "pooler=session");
+    ASSERT_EQ(pg_connect(url, &c, &pooled, &e), JOBD_E_INVALID);
+    ASSERT(strstr(e.msg, "pooler must be 'transaction'") != NULL);
+
+    /* A pooled store prepares nothing on the server and says it cannot LISTEN. */
+    reset_db();
+    url_plus(url, sizeof url, "pooler=transaction");
+    struct store *st = NULL;
+    ASSERT_OK(store_open(url, &st, &e), &e);
+    ASSERT_OK(store_migrate(st, &e), &e);
+    ASSERT(!store_wait_ready(st));
+    struct job_spec sp = {.type = "pooled", .payload = "{}"};
+    struct job j = {0}, g = {0};
+    ASSERT_OK(store_enqueue(st, &sp, &j, NULL, &e), &e);
+    ASSERT_OK(store_get(st, j.id, &g, &e), &e);
+    ASSERT_STR_EQ(g.type, "pooled");
+    job_fini(&g);
+    struct store_pg *s = (struct store_pg *)st;
+    PGresult *r = PQexec(s->conn, "SELECT count(*) FROM pg_prepared_statements");
+    ASSERT_STR_EQ(PQgetvalue(r, 0, 0), "0");
+    PQclear(r);
+    job_fini(&j);
+    store_close(st);
 }

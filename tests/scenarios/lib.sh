@@ -61,6 +61,8 @@ scen_cleanup() {
         p=$(cat "$p")
         grep -qs handler.sh "/proc/$p/cmdline" && kill -KILL -- "-$p" 2>/dev/null || true
     done
+    # A scenario's own services (ha_lib.sh: Patroni, etcd, PgBouncer).
+    [ -n "${SCEN_EXTRA_CLEANUP:-}" ] && { "$SCEN_EXTRA_CLEANUP" || true; }
     wait 2>/dev/null || true
     if [ -n "$SCEN_DB_DROP" ]; then
         psql -q "${SCEN_DB_DROP% *}" -c "DROP DATABASE IF EXISTS ${SCEN_DB_DROP#* } WITH (FORCE)" \
@@ -132,13 +134,14 @@ pg_private_start() {
     [ ${#PG_RUNAS[@]} -gt 0 ] && chown postgres "$WORK" "$WORK/pgsock"
     "${PG_RUNAS[@]}" "$PG_BIN/initdb" -D "$PRIV_PG_DIR" -U jobd --auth=trust -E UTF8 --locale=C.UTF-8 \
         >"$WORK/initdb.log" 2>&1 || fail "initdb failed"
-    # PG_HBA_EXTRA: more pg_hba.conf lines (e.g. trust for a test network).
+    # PG_HBA_EXTRA: more pg_hba.conf lines (e.g. trust for a test network);
+    # PG_MAX_CONN: its max_connections (default 100).
     [ -n "${PG_HBA_EXTRA:-}" ] && printf '%s\n' "$PG_HBA_EXTRA" >>"$PRIV_PG_DIR/pg_hba.conf"
     local try
     for try in 1 2 3 4 5 6 7 8; do
         PRIV_PG_PORT=$((20000 + RANDOM % 30000))
         PRIV_PG_OPTS="-c listen_addresses=127.0.0.1${extra:+,$extra} -p $PRIV_PG_PORT \
-            -k $WORK/pgsock -c max_connections=100 -c shared_buffers=32MB -c fsync=on"
+            -k $WORK/pgsock -c max_connections=${PG_MAX_CONN:-100} -c shared_buffers=32MB -c fsync=on"
         if pg_ctl_priv -w -t 30 -o "$PRIV_PG_OPTS" start >/dev/null 2>&1; then
             DB_URL="postgresql://jobd@127.0.0.1:$PRIV_PG_PORT/postgres"
             log "private PostgreSQL at $DB_URL"
@@ -217,14 +220,16 @@ write_worker_ini() {
         echo
         echo '[handler "scen"]'
         echo "exec = $SCEN_DIR/handler.sh"
+        echo "env = SCEN_HISTORY,SCEN_PIDS,SCEN_WORKER"  # handlers get a clean environment
         echo "timeout = 60s"
     } >"$f"
 }
 
 # start_server [ARGS...]: `jobd server` on $DB_URL and $SERVER_LISTEN (default
-# a free port); sets SERVER_PID and SERVER_URL. The reaper runs every 250 ms.
+# a free port), logging to $WORK/$SERVER_LOG_NAME.log (default server.log);
+# sets SERVER_PID and SERVER_URL. The reaper runs every 250 ms.
 start_server() {
-    local logf=$WORK/server.log
+    local logf=$WORK/${SERVER_LOG_NAME:-server}.log
     [ -f "$logf" ] && mv "$logf" "$WORK/server.$(date +%s%N).log"
     SCEN_WORKER=server "$JOBD_BIN" server --db "$DB_URL" --listen "${SERVER_LISTEN:-127.0.0.1:0}" --reap-interval 250ms \
         --shutdown-grace 2s "$@" >"$logf" 2>&1 &

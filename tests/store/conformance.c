@@ -44,16 +44,19 @@ static const char *
 backend(void)
 {
     if (test_argv == NULL || test_argv[1] == NULL)
-        TEST_FAIL("usage: store_conformance sqlite|pg");
-    if (strcmp(test_argv[1], "sqlite") != 0 && strcmp(test_argv[1], "pg") != 0)
-        TEST_FAIL("unknown backend '%s' (sqlite or pg)", test_argv[1]);
+        TEST_FAIL("usage: store_conformance sqlite|pg|pg_pooled");
+    if (strcmp(test_argv[1], "sqlite") != 0 && strcmp(test_argv[1], "pg") != 0 &&
+        strcmp(test_argv[1], "pg_pooled") != 0)
+        TEST_FAIL("unknown backend '%s' (sqlite, pg or pg_pooled)", test_argv[1]);
     return test_argv[1];
 }
 
+/* pg_pooled: PostgreSQL with ?pooler=transaction, i.e. as behind PgBouncer in
+ * transaction mode: every statement unnamed, no LISTEN (store_pg_conn.c). */
 static bool
 is_pg(void)
 {
-    return strcmp(backend(), "pg") == 0;
+    return strncmp(backend(), "pg", 2) == 0;
 }
 
 /*
@@ -123,6 +126,18 @@ pg_exec(const char *url, const char *sql, const char *ok_state)
     return ok ? 0 : -1;
 }
 
+/* The fixture's URL as libpq takes it: without jobd's own pooler=transaction,
+ * which pg_fresh appends last for pg_pooled. */
+static const char *
+libpq_url(const char *url, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", url);
+    char *p = strstr(buf, "pooler=transaction");
+    if (p != NULL && p > buf)
+        p[-1] = '\0'; /* the '?' or '&' before it */
+    return buf;
+}
+
 /* Points fx->url at the run's database, created if needed, without jobd's schema. */
 static void
 pg_fresh(struct fx *f)
@@ -137,6 +152,11 @@ pg_fresh(struct fx *f)
     pg_url_with_db(base, db, f->url, sizeof f->url);
     if (pg_exec(f->url, "DROP SCHEMA IF EXISTS jobd CASCADE", NULL) != 0)
         TEST_FAIL("cannot reset schema jobd in %s", db);
+    if (strcmp(backend(), "pg_pooled") == 0) {
+        size_t n = strlen(f->url);
+        snprintf(f->url + n, sizeof f->url - n, "%spooler=transaction",
+                 strchr(f->url, '?') ? "&" : "?");
+    }
 }
 
 /* In the harness process only (not in a test child that exits): drop the run's db. */
@@ -178,7 +198,7 @@ fx_open(struct fx *f)
         snprintf(f->url, sizeof f->url, "sqlite:%s", test_path("conf.db"));
     }
     f->st = fx_connect(f);
-    ASSERT_STR_EQ(store_backend(f->st), backend());
+    ASSERT_STR_EQ(store_backend(f->st), is_pg() ? "pg" : "sqlite");
 }
 
 static void

@@ -18,7 +18,8 @@ raw_count(struct fx *f, const char *sql)
 {
     long n = -1;
     if (is_pg()) {
-        PGconn *c = PQconnectdb(f->url);
+        char url[sizeof f->url];
+        PGconn *c = PQconnectdb(libpq_url(f->url, url, sizeof url));
         PGresult *r = PQexec(c, sql);
         if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
             n = atol(PQgetvalue(r, 0, 0));

@@ -1,47 +1,56 @@
 /*
- * test_store_url.c — store_url_redact: the password of a store URL never
- * reaches a message (userinfo, password= parameters, keyword strings), and
- * everything else is kept.
+ * test_store_url.c — the one URL-to-backend map (store.c): what each URL
+ * names, that an http:// URL opens the remote store (and fails as
+ * unreachable, not as an unknown scheme, when nobody listens), and that the
+ * remote store refuses the operations it does not have by name.
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "store/store.h"
 #include "test.h"
 
-static const char *
-red(const char *url)
+TEST(url_kinds)
 {
-    static char buf[256];
-    return store_url_redact(url, buf, sizeof buf);
+    ASSERT_EQ(store_url_kind("postgres://u@h/db"), STORE_URL_DATABASE);
+    ASSERT_EQ(store_url_kind("postgresql://u@h/db"), STORE_URL_DATABASE);
+    ASSERT_EQ(store_url_kind("sqlite:jobs.db"), STORE_URL_DATABASE);
+    ASSERT_EQ(store_url_kind("./jobs.db"), STORE_URL_DATABASE);
+    ASSERT_EQ(store_url_kind("http://127.0.0.1:8080"), STORE_URL_SERVER);
+    ASSERT_EQ(store_url_kind("https://jobs.example.org"), STORE_URL_SERVER);
+    ASSERT_EQ(store_url_kind("mysql://h/db"), STORE_URL_INVALID);
+    ASSERT_EQ(store_url_kind(""), STORE_URL_INVALID);
+    ASSERT_EQ(store_url_kind(NULL), STORE_URL_INVALID);
 }
 
-TEST(userinfo_password)
+TEST(http_opens_the_remote_store)
 {
-    ASSERT_STR_EQ(red("postgresql://jobd:s3cret@db.example:5432/jobs"),
-                  "postgresql://jobd:***@db.example:5432/jobs");
-    ASSERT_STR_EQ(red("postgres://u:p%40ss@h/d?sslmode=require"),
-                  "postgres://u:***@h/d?sslmode=require");
-    /* an '@' in the password itself: userinfo ends at the last one */
-    ASSERT_STR_EQ(red("postgres://u:a@b@h/d"), "postgres://u:***@h/d");
+    struct store *st = NULL;
+    struct jobd_error err = {0};
+    /* Port 1 on loopback: refused at once. */
+    ASSERT_EQ(store_open("http://127.0.0.1:1", &st, &err), JOBD_E_UNAVAILABLE);
+    ASSERT(st == NULL);
+    ASSERT_EQ(store_open("ftp://x/y", &st, &err), JOBD_E_INVALID);
+    ASSERT(strstr(err.msg, "unknown store URL scheme") != NULL);
 }
 
-TEST(password_parameter)
+TEST(sqlite_caps_say_what_differs)
 {
-    ASSERT_STR_EQ(red("postgresql://h/d?user=u&password=s3cret&sslmode=require"),
-                  "postgresql://h/d?user=u&password=***&sslmode=require");
-    ASSERT_STR_EQ(red("postgresql://h/d?password=s3cret"), "postgresql://h/d?password=***");
-    ASSERT_STR_EQ(red("host=h password=s3cret dbname=d"), "host=h password=*** dbname=d");
-}
-
-TEST(nothing_to_hide)
-{
-    ASSERT_STR_EQ(red("postgresql://jobd@127.0.0.1:5432/postgres"),
-                  "postgresql://jobd@127.0.0.1:5432/postgres");
-    ASSERT_STR_EQ(red("sqlite:/var/lib/jobd/jobd.db"), "sqlite:/var/lib/jobd/jobd.db");
-    ASSERT_STR_EQ(red("jobd.db"), "jobd.db");
-    ASSERT_STR_EQ(red("postgresql://h/d?no_password=x"), "postgresql://h/d?no_password=x");
-}
-
-TEST(short_buffer_is_cut_not_overrun)
-{
-    char buf[12];
-    ASSERT_STR_EQ(store_url_redact("postgresql://u:secret@h/d", buf, sizeof buf), "postgresql:");
+    struct store *st = NULL;
+    struct jobd_error err = {0};
+    char path[] = "/tmp/jobd-url-XXXXXX";
+    ASSERT(mkdtemp(path) != NULL);
+    char url[64];
+    snprintf(url, sizeof url, "sqlite:%s/j.db", path);
+    ASSERT_EQ(store_open(url, &st, &err), JOBD_OK);
+    const struct store_caps *c = store_caps(st);
+    ASSERT(!c->push_wakeups);
+    ASSERT(!c->parallel_writers);
+    ASSERT(c->blind_poll_ms > 0 && c->watched_poll_ms >= c->blind_poll_ms);
+    ASSERT_STR_EQ(c->label, "SQLite");
+    store_close(st);
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", path);
+    ASSERT_EQ(system(cmd), 0);
 }

@@ -132,3 +132,41 @@ TEST(partial_progress_then_failure)
     add(&c, 10, 20);
     completer_fini(&c);
 }
+
+/* A store that refuses content: a batch holding job 4's result (say, bytes
+ * PostgreSQL will not take), or job 7 at all. */
+static int
+picky_complete_batch(struct store *st, const struct completion *c, size_t n, int *outcome,
+                     struct jobd_error *err)
+{
+    struct fake *f = (struct fake *)st;
+    for (size_t i = 0; i < n; i++)
+        if ((c[i].id == 4 && c[i].result != NULL) || c[i].id == 7)
+            return jobd_error_set(err, JOBD_E_STORE, NULL, "invalid byte sequence");
+    f->batch_sizes[f->n_batches++] = n;
+    for (size_t i = 0; i < n; i++) {
+        f->ids[f->n_ids++] = c[i].id;
+        outcome[i] = JOBD_OK;
+    }
+    return JOBD_OK;
+}
+
+TEST(refused_content_never_loops)
+{
+    struct fake f;
+    fake_init(&f);
+    f.ops.complete_batch = picky_complete_batch;
+    struct completer c;
+    completer_init(&c);
+    add(&c, 1, 8);
+    struct jobd_error err = {0};
+    /* Not an outage: the flush goes through, one by one, and ends. */
+    ASSERT_OK(completer_flush(&c, &f.base, &err), &err);
+    ASSERT_EQ(c.n, 0);
+    ASSERT_EQ(c.written, 7); /* 4 without its result */
+    ASSERT_EQ(c.refused, 1); /* 7, dropped */
+    ASSERT_EQ(f.n_ids, 7);
+    for (size_t i = 0; i < f.n_ids; i++)
+        ASSERT(f.ids[i] != 7);
+    completer_fini(&c);
+}

@@ -97,6 +97,26 @@ TEST(defaults)
     ASSERT_EQ(cfg.backoff_cap_ms, 900000);
     ASSERT_EQ(cfg.shutdown_grace_ms, 30000);
     ASSERT_EQ(worker_config_handler(&cfg, "a")->timeout_ms, 0);
+    ASSERT_EQ(cfg.db_connections, 3);
+    ASSERT_NULL(cfg.notify_db);
+    worker_config_fini(&cfg);
+}
+
+TEST(connection_budget_and_notify_db)
+{
+    const char *path = write_file("nb.ini", "[worker]\ndb_connections = 1\n"
+                                            "notify_db = postgres://jobd@db1/jobd\n"
+                                            "[handler \"a\"]\nexec = /bin/true\n");
+    struct worker_config cfg, copy;
+    worker_config_init(&cfg);
+    struct jobd_error err = {0};
+    ASSERT_OK(worker_config_load(&cfg, path, &err), &err);
+    ASSERT_EQ(cfg.db_connections, 1);
+    ASSERT_STR_EQ(cfg.notify_db, "postgres://jobd@db1/jobd");
+    ASSERT_OK(worker_config_copy(&copy, &cfg), &err);
+    ASSERT_STR_EQ(copy.notify_db, "postgres://jobd@db1/jobd");
+    ASSERT(copy.notify_db != cfg.notify_db);
+    worker_config_fini(&copy);
     worker_config_fini(&cfg);
 }
 
@@ -124,6 +144,13 @@ static const struct bad_case bad[] = {
      ":4: key 'exec': a second [handler]"},
     {"\n[handler \"a\"]\ntimeout = 1s\n", ":3: key 'exec': [handler \"a\"] needs exec= or http="},
     {"[worker]\nthis line has no equals sign\n", ":2: not a key = value line"},
+    {"[handler \"a\"]\nexec = /bin/true\nenv = A, 1B\n", ":3: key 'env': '1B' is not a variable"},
+    {"[handler \"a\"]\nexec = /bin/true\nenv = ,\n", ":3: key 'env': names no variable"},
+    {"[handler \"a\"]\nhttp = http://x/\nenv = A\n", ":2: key 'env': [handler \"a\"]: env= is for exec"},
+    {"[handler \"a\"]\nexec = /bin/true\nexec = /bin/false\n", ":3: key 'exec': given twice"},
+    {"[worker]\ndb_connections = 4\n", ":2: key 'db_connections'"},
+    {"[worker]\ndb_connections = 0\n", ":2: key 'db_connections'"},
+    {"[worker]\nnotify_db = sqlite:x.db\n", ":2: key 'notify_db': notify_db must be a postgres://"},
 };
 
 TEST(errors_name_file_line_and_key)

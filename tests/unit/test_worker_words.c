@@ -4,7 +4,7 @@
  */
 #include "test.h"
 
-#include "worker/capbuf.h"
+#include "util/capbuf.h"
 #include "worker/words.h"
 
 struct split_case {

@@ -3,7 +3,7 @@
  * on the first byte, so a quiet handler costs nothing and a loud one costs
  * exactly the cap.
  */
-#include "worker/capbuf.h"
+#include "util/capbuf.h"
 
 #include <stdlib.h>
 #include <string.h>

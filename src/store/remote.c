@@ -1,14 +1,16 @@
 /*
- * remote.c — the worker protocol over HTTP (remote.h).
+ * remote.c — the worker protocol over HTTP (remote.h), the third store backend.
  *
  * One curl easy handle per remote store (keep-alive to the server), used
  * synchronously from the worker's loop thread, like a database connection.
  * Answers map onto store errors so the loop behaves exactly as with a
  * database: no answer or 503 -> JOBD_E_UNAVAILABLE (the loop reconnects
  * with backoff), 409 -> JOBD_E_STALE (fenced), 404 -> JOBD_E_NOTFOUND.
- * There is no NOTIFY over HTTP: wake-ups come from the loop's poll.
+ * There is no NOTIFY over HTTP: an idle worker long-polls instead (the
+ * claim carries wait_s, the server answers as soon as a job is claimable),
+ * so a new job starts at once without a claim every 250 ms.
  */
-#include "worker/remote.h"
+#include "store/remote.h"
 
 #include <curl/curl.h>
 #include <inttypes.h>
@@ -21,7 +23,12 @@
 
 #include "core/err.h"
 #include "core/job.h"
-#include "worker/capbuf.h"
+#include "util/capbuf.h"
+
+/* How long one request may take (a long poll: its wait on top). */
+#define REMOTE_TIMEOUT_MS 30000L
+/* The longest wait_s a claim asks for (the API's limit). */
+#define REMOTE_WAIT_MAX_S 30
 
 /* The largest answer we read: a claim of 1000 jobs of small payloads fits. */
 #define REMOTE_BODY_MAX (64u * 1024 * 1024)
@@ -32,12 +39,6 @@ struct remote_store {
     CURL *curl;
     struct curl_slist *headers;
 };
-
-bool
-remote_url(const char *url)
-{
-    return strncmp(url, "http://", 7) == 0 || strncmp(url, "https://", 8) == 0;
-}
 
 static size_t
 on_body(char *p, size_t size, size_t n, void *ud)
@@ -52,6 +53,15 @@ on_body(char *p, size_t size, size_t n, void *ud)
  * POSTs body (stolen; NULL = GET) to path; on 2xx parses the answer into
  * *resp (may be NULL). Maps failures to store errors.
  */
+/* curl's progress callback during a long poll: non-zero aborts the call. */
+static int
+on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    const atomic_bool *interrupt = ud;
+    return atomic_load(interrupt) ? 1 : 0;
+}
+
 static int
 call(struct remote_store *r, const char *path, json_t *body, json_t **resp,
      struct jobd_error *err)
@@ -84,6 +94,11 @@ call(struct remote_store *r, const char *path, json_t *body, json_t **resp,
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
     CURLcode cc = curl_easy_perform(c);
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
+    if (cc == CURLE_ABORTED_BY_CALLBACK) { /* a long poll the caller ended */
+        free(text);
+        headbuf_fini(&b);
+        return JOBD_OK;
+    }
     free(text);
     int rc = JOBD_OK;
     long status = 0;
@@ -176,8 +191,27 @@ remote_claim(struct store *st, const struct claim_req *req, struct job_list *out
         json_object_set_new(body, "queues", str_array(req->queues, req->n_queues));
     if (body == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    struct remote_store *r = (struct remote_store *)st;
     json_t *resp = NULL;
-    int rc = call((struct remote_store *)st, "/v1/claim", body, &resp, err);
+    int wait_s = (req->wait_ms + 999) / 1000;
+    if (wait_s > REMOTE_WAIT_MAX_S)
+        wait_s = REMOTE_WAIT_MAX_S;
+    if (wait_s > 0) {
+        /* A long poll: the server answers as soon as a job is claimable.
+         * The transfer may take the whole wait, plus the usual margin. */
+        json_object_set_new(body, "wait_s", json_integer(wait_s));
+        curl_easy_setopt(r->curl, CURLOPT_TIMEOUT_MS, (long)(wait_s + 30) * 1000L);
+        if (req->interrupt != NULL) {
+            curl_easy_setopt(r->curl, CURLOPT_NOPROGRESS, 0L);
+            curl_easy_setopt(r->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+            curl_easy_setopt(r->curl, CURLOPT_XFERINFODATA, (void *)req->interrupt);
+        }
+    }
+    int rc = call(r, "/v1/claim", body, &resp, err);
+    if (wait_s > 0) {
+        curl_easy_setopt(r->curl, CURLOPT_TIMEOUT_MS, REMOTE_TIMEOUT_MS);
+        curl_easy_setopt(r->curl, CURLOPT_NOPROGRESS, 1L);
+    }
     if (rc != JOBD_OK)
         return rc;
     json_t *jobs = json_object_get(resp, "jobs");
@@ -277,6 +311,19 @@ remote_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bo
     return call((struct remote_store *)st, path, body, NULL, err);
 }
 
+/* POST /v1/jobs/{id}/release: 200 given back, 409 stale (a job that is not
+ * running with that attempt any more). */
+static int
+remote_release(struct store *st, int64_t id, int32_t attempt, struct jobd_error *err)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/v1/jobs/%" PRId64 "/release", id);
+    json_t *body = json_pack("{s:i}", "attempt", attempt);
+    if (body == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    return call((struct remote_store *)st, path, body, NULL, err);
+}
+
 static int
 remote_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at_us,
                    struct jobd_error *err)
@@ -299,6 +346,9 @@ remote_wait(struct store *st, int timeout_ms, struct jobd_error *err)
 
 static const struct store_ops remote_ops = {
     .name = "remote",
+    /* No NOTIFY over HTTP: the poll finds new work. */
+    .caps = {.claim_waits = true, .watched_poll_ms = 250, .blind_poll_ms = 250,
+             .label = "the API server"},
     .close = remote_close,
     .migrate = remote_migrate,
     .ping = remote_ping,
@@ -307,6 +357,7 @@ static const struct store_ops remote_ops = {
     .complete = remote_complete,
     .complete_batch = remote_complete_batch,
     .fail = remote_fail,
+    .release = remote_release,
     .next_run_at = remote_next_run_at,
     .wait = remote_wait,
 };
@@ -350,7 +401,7 @@ remote_store_open(const char *url, struct store **out, struct jobd_error *err)
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 30000L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, REMOTE_TIMEOUT_MS);
     curl_easy_setopt(c, CURLOPT_USERAGENT, "jobd-worker/" JOBD_VERSION);
     int rc = remote_ping(&r->base, err);
     if (rc != JOBD_OK) {

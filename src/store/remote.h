@@ -7,17 +7,15 @@
  * database: a host with no database credentials can still be a worker.
  * Only the worker's operations are implemented (open, close, migrate as a
  * no-op, ping, claim, heartbeat, complete, complete_batch, fail,
- * next_run_at, wait); the loop never calls the others.
+ * release, next_run_at, wait); store.c answers the others with JOBD_E_INVALID.
+ * Opened by store_open for http:// and https:// URLs.
  */
-#ifndef JOBD_WORKER_REMOTE_H
-#define JOBD_WORKER_REMOTE_H
+#ifndef JOBD_STORE_REMOTE_H
+#define JOBD_STORE_REMOTE_H
 
 #include <stdbool.h>
 
 #include "store/store.h"
-
-/* True if url names an API server (http:// or https://). */
-bool remote_url(const char *url);
 
 /*
  * Opens a "remote store" on the API server at url (its base, e.g.

@@ -8,8 +8,8 @@
  * cap); a tailbuf keeps the LAST cap bytes (stderr: the end says why).
  * Not thread-safe; one owner each.
  */
-#ifndef JOBD_WORKER_CAPBUF_H
-#define JOBD_WORKER_CAPBUF_H
+#ifndef JOBD_UTIL_CAPBUF_H
+#define JOBD_UTIL_CAPBUF_H
 
 #include <stdbool.h>
 #include <stddef.h>

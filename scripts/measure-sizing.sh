@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# measure-sizing.sh [BUILD_DIR] — the PostgreSQL sizing figures of
+# docs/OPERATIONS.md: WAL written and table bytes per job over a job's whole
+# life (enqueue, claim, complete, move to jobs_done), from
+# pg_current_wal_lsn() before and after N jobs (default 10,000) and
+# pg_total_relation_size() of jobd's tables. Runs its own throwaway
+# PostgreSQL (scripts/with-pg.sh: fsync on, full_page_writes on, 256 MB
+# shared_buffers) and a `jobd server`; jobs go in as batches through the
+# API (and a tenth of them one per request), and are run by a C-handler
+# worker (jobd_bench cworker, no-op handler). Prints a markdown table.
+#
+#   scripts/measure-sizing.sh build          (N=10000 by default)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+if [ -z "${JOBD_TEST_PG_URL:-}" ]; then
+    exec scripts/with-pg.sh "$0" "$@"
+fi
+N=${N:-10000}
+jobd="$build/jobd"
+bench="$build/jobd_bench"
+base=${JOBD_TEST_PG_URL%/*}
+psql -qAt "$JOBD_TEST_PG_URL" -c "CREATE DATABASE sizing" >/dev/null
+url="$base/sizing"
+q() { psql -qAt "$url" -c "$1"; }
+dir=$(mktemp -d /tmp/jobd-sizing.XXXXXX)
+spid="" wpid=""
+trap '[ -n "$wpid" ] && kill $wpid; [ -n "$spid" ] && kill $spid; wait; rm -rf "$dir"' EXIT
+"$jobd" migrate --db "$url" >/dev/null
+: >"$dir/log"
+"$jobd" server --db "$url" --listen 127.0.0.1:0 --access-log off 2>"$dir/log" &
+spid=$!
+until grep -q 'listening on' "$dir/log"; do sleep 0.1; done
+api=$(sed -n 's|.* listening on \(http://.*\)$|\1|p' "$dir/log")
+q "CHECKPOINT" >/dev/null
+
+lsn() { q "SELECT pg_current_wal_lsn()"; }
+wal() { q "SELECT pg_wal_lsn_diff('$2', '$1')"; }
+single=$((N / 10)); batched=$((N - single))
+
+l0=$(lsn)
+python3 - "$api" "$batched" <<'PY'
+import json, sys, urllib.request
+api, n = sys.argv[1], int(sys.argv[2])
+for start in range(0, n, 1000):
+    jobs = [{"type": "noop", "payload": {"n": i, "to": "user%d@example.org" % i}}
+            for i in range(start, min(n, start + 1000))]
+    req = urllib.request.Request(api + "/v1/jobs/batch", json.dumps({"jobs": jobs}).encode(),
+                                 {"Content-Type": "application/json"})
+    urllib.request.urlopen(req).read()
+PY
+l1=$(lsn)
+python3 - "$api" "$single" <<'PY'
+import json, sys, urllib.request
+api, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    req = urllib.request.Request(api + "/v1/jobs", json.dumps(
+        {"type": "noop", "payload": {"n": i, "to": "user%d@example.org" % i}}).encode(),
+        {"Content-Type": "application/json"})
+    urllib.request.urlopen(req).read()
+PY
+l2=$(lsn)
+pending_bytes=$(q "SELECT pg_total_relation_size('jobd.jobs')")
+"$bench" cworker --db "$url" --concurrency 100 >/dev/null 2>"$dir/worker.log" &
+wpid=$!
+until [ "$(q "SELECT count(*) FROM jobd.jobs_done WHERE status = 'succeeded'")" -ge "$N" ]; do sleep 0.5; done
+kill "$wpid"; wait "$wpid" 2>/dev/null || true; wpid=""
+l3=$(lsn)
+q "VACUUM ANALYZE" >/dev/null
+done_bytes=$(q "SELECT pg_total_relation_size('jobd.jobs_done')")
+heap_done=$(q "SELECT pg_relation_size('jobd.jobs_done')")
+jobs_after=$(q "SELECT pg_total_relation_size('jobd.jobs')")
+attempts=$(q "SELECT coalesce(pg_total_relation_size(to_regclass('jobd.job_attempts')), 0)")
+
+per() { echo $(( $1 / $2 )); }
+cat <<EOF
+| what (N = $N jobs, payload ~40 bytes) | total | per job |
+|---|---|---|
+| WAL: enqueue, batches of 1000 through POST /v1/jobs/batch ($batched jobs) | $(wal "$l0" "$l1") B | $(per "$(wal "$l0" "$l1")" "$batched") B |
+| WAL: enqueue, one job per POST /v1/jobs ($single jobs) | $(wal "$l1" "$l2") B | $(per "$(wal "$l1" "$l2")" "$single") B |
+| WAL: claim + complete + move to jobs_done (C worker, batches of 100) | $(wal "$l2" "$l3") B | $(per "$(wal "$l2" "$l3")" "$N") B |
+| WAL: a job's whole life | $(wal "$l0" "$l3") B | $(per "$(wal "$l0" "$l3")" "$N") B |
+| jobd.jobs with $N pending jobs, indexes included | $pending_bytes B | $(per "$pending_bytes" "$N") B |
+| jobd.jobs_done with $N finished jobs, indexes included | $done_bytes B | $(per "$done_bytes" "$N") B |
+| of which the table itself (heap) | $heap_done B | $(per "$heap_done" "$N") B |
+| jobd.jobs after all ran and VACUUM | $jobs_after B | – |
+| jobd.job_attempts (history of failed attempts only) | $attempts B | – |
+EOF

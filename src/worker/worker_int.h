@@ -1,0 +1,167 @@
+/*
+ * worker_int.h — what the worker's files share: the worker struct and the
+ * functions one file calls in another. Not for use outside src/worker/.
+ *
+ * The worker is split by concern: worker.c (start-up, shutdown, helper
+ * threads, counters), worker_loop.c (the loop's turn), worker_slots.c
+ * (slots, the lease watchdog, finished runs), worker_report.c (the store
+ * connection, reports, heartbeats), worker_claim.c (claiming and
+ * dispatching). worker.c's top comment describes the threads and the turn.
+ */
+#ifndef JOBD_WORKER_WORKER_INT_H
+#define JOBD_WORKER_WORKER_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/job.h"
+#include "store/store.h"
+#include "util/log.h"
+#include "util/wakeup.h"
+#include "worker/completer.h"
+#include "worker/config.h"
+#include "worker/run.h"
+#include "worker/runner.h"
+#include "worker/worker.h"
+
+struct fence;
+struct flusher;
+
+/* After the last job ended in a shutdown, how long to keep trying to report. */
+#define FINAL_REPORT_MS 5000
+/* Reconnect backoff bounds. */
+#define RECONNECT_MIN_MS 100
+#define RECONNECT_MAX_MS 5000
+/* A connection that lived this long was healthy: its failure restarts the backoff. */
+#define RECONNECT_HEALTHY_MS 10000
+/* The longest the loop sleeps without looking around. */
+#define MAX_SLEEP_MS 1000
+
+struct slot {
+    bool used;
+    int64_t id;
+    int32_t attempt;
+    const struct handler_conf *h;
+    int64_t next_hb_us;       /* monotonic */
+    int64_t lease_end_us;     /* monotonic: the lease is surely live until then (see fence) */
+    int64_t started_us;       /* monotonic, for the events' run duration */
+    enum run_stop stop_sent;
+    bool lost;                /* stale lease: the result belongs to nobody */
+    bool watched;             /* armed in w->fence (the lease watchdog) */
+};
+
+struct failure {
+    int64_t id;
+    int32_t attempt;
+    char *error;
+    bool retryable;
+    int64_t delay_ms;
+    bool plain;               /* error replaced after the store refused the original */
+    bool release;             /* hand the attempt back unused (store_release), not a failure */
+    struct failure *next;
+};
+
+struct worker {
+    struct worker_config cfg;
+    char *db_url;
+    char id[JOB_WORKER_ID_MAX + 1];
+    struct wakeup *ext;
+    struct wakeup wake;
+    pthread_t loop_thread, listen_thread, bridge_thread;
+    bool has_listener, has_bridge;
+    atomic_bool quit_helpers;
+    atomic_bool stop_req;
+    _Atomic int64_t grace_ms;
+    atomic_bool hint;
+
+    pthread_mutex_t rmu;      /* guards the result queue */
+    struct run_result *rhead, *rtail;
+
+    void *runners[HANDLER_KIND_COUNT]; /* by kind (runner.h); NULL if no handler has it */
+    struct flusher *fl;       /* PostgreSQL: completions on their own connection */
+    struct fence *fence;      /* the lease watchdog: stops runs whose lease ran out */
+
+    /* loop thread only */
+    struct store *st;
+    const struct store_caps *caps; /* the backend's, static */
+    struct store *listen_st; /* SQLite: the listener's connection, until it takes it */
+    struct slot *slots;       /* n_slots: concurrency + prefetch (claimed, under lease) */
+    int n_slots;
+    int prefetch;             /* effective: 0 unless every handler is a C handler */
+    struct run **batch;       /* runs of the claim being dispatched (n_slots entries) */
+    size_t n_batch;
+    int n_running;
+    struct completer comp;
+    struct failure *fails, **fails_tail;
+    const char **types;
+    size_t n_types;
+    uint64_t rng;
+    int64_t poll_ms;
+    int64_t next_poll_us, timer_us, timer_floor_ms;
+    bool backlog;
+    /* A handler could not start here (no descriptors, no fork): no claim
+     * before claim_after_us (monotonic); the pause doubles while it lasts. */
+    int64_t claim_after_us, start_backoff_ms;
+    int64_t reconnect_at_us, reconnect_ms;
+    int64_t store_opened_us;  /* monotonic time of the last successful (re)connect */
+
+    pthread_mutex_t smu;      /* guards stats */
+    struct worker_stats stats;
+    uint64_t told_succeeded, told_stale; /* loop thread: what cfg.events has heard */
+    /* A run is stopped this long before its lease ends by our clock, so that
+     * even an exec handler that waits for SIGKILL is gone by then. */
+    int64_t fence_margin_us;
+};
+
+/* Logs one line for worker w (util/log): its id goes in a field. */
+#define wlog(w, lvl, msg, ...) \
+    log_at((lvl), "worker", (msg), LF_STR("worker", (w)->id), __VA_ARGS__)
+
+/* ---- shared by the worker's files (all loop thread unless said) ---- */
+
+/* Adds n to a counter under smu. Any thread. */
+void wk_stat_add(struct worker *w, uint64_t *field, uint64_t n);
+/* Tells cfg.events what the counters gained since the last call. */
+void wk_publish_counts(struct worker *w);
+/* The runners' sink: queues a result and wakes the loop. Any thread. */
+void wk_deliver(void *ctx, struct run_result *r);
+
+/* worker_slots.c: slots, the lease watchdog's side, finished runs. */
+void wk_stop_run(struct worker *w, struct slot *s, enum run_stop why);
+/* Stops watching s; true if the watchdog had fired for it. */
+bool wk_unwatch(struct worker *w, struct slot *s);
+/* The watchdog stopped s's run: its result is nobody's. */
+void wk_fenced(struct slot *s);
+/* The watchdog's callback (its thread): the lease of (id, attempt) ran out. */
+void wk_lease_ran_out(void *arg, int64_t id, int32_t attempt, const void *tag);
+/* Arms the watchdog for every slot whose run was just handed to its runner. */
+void wk_watch_new_runs(struct worker *w);
+/* Queues a failure report (error: owned, may be NULL); the entry, or NULL on OOM. */
+struct failure *wk_push_failure(struct worker *w, int64_t id, int32_t attempt, char *error,
+                                bool retryable, int64_t delay_ms);
+/* Takes every delivered result: completions, failures, hand-backs. */
+void wk_take_results(struct worker *w);
+
+/* worker_report.c: the store connection, reports, heartbeats, self-fencing. */
+/* Drops the store connection after an outage; reconnects with backoff. */
+void wk_store_trouble(struct worker *w, int rc, const struct jobd_error *err, const char *what);
+void wk_ensure_store(struct worker *w, int64_t now);
+/* Writes completions and failures. False if the store failed (and was dropped). */
+bool wk_report(struct worker *w);
+/* Heartbeats every slot whose time has come. False if the store failed. */
+bool wk_heartbeats(struct worker *w, int64_t now);
+/* Stops runs whose lease ran out by our clock. */
+void wk_fence_expired(struct worker *w);
+
+/* worker_claim.c */
+/* Free slots for a claim now (0 = do not claim). */
+int wk_claim_room(const struct worker *w);
+/* Claims if there may be work; true if every free slot got a job. */
+bool wk_maybe_claim(struct worker *w, int64_t now);
+
+/* worker_loop.c: the loop thread's body (arg: the worker). */
+void *wk_loop_main(void *arg);
+
+#endif

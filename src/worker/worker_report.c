@@ -1,0 +1,246 @@
+/*
+ * worker_report.c — the worker's store connection (worker_int.h): reconnects
+ * with backoff, completions and failure reports (a store that refuses a
+ * report for its content is never retried as if it were an outage),
+ * heartbeats, and self-fencing of runs whose lease ran out by our clock.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/backoff.h"
+#include "core/err.h"
+#include "core/utf8.h"
+#include "util/clock.h"
+#include "worker/exec.h"
+#include "worker/fence.h"
+#include "worker/flusher.h"
+#include "worker/worker_int.h"
+
+/* ---- the store connection (loop thread) ---- */
+
+void
+wk_store_trouble(struct worker *w, int rc, const struct jobd_error *err, const char *what)
+{
+    wlog(w, LOGL_WARN, "store error; reconnecting", LF_STR("during", what),
+         LF_STR("error", err->msg[0] ? err->msg : jobd_strerror(rc)));
+    store_close(w->st);
+    w->st = NULL;
+    /*
+     * A store that opens but fails at once (a full disk, a server that
+     * accepts and then errors) must not be retried at the minimum pace
+     * forever: the backoff starts over only after a connection that lasted.
+     */
+    int64_t now = clock_mono_now_us();
+    if (now - w->store_opened_us >= RECONNECT_HEALTHY_MS * 1000)
+        w->reconnect_ms = RECONNECT_MIN_MS;
+    else
+        w->reconnect_ms = w->reconnect_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS
+                                                                  : w->reconnect_ms * 2;
+    w->reconnect_at_us = now + w->reconnect_ms * 1000;
+}
+
+void
+wk_ensure_store(struct worker *w, int64_t now)
+{
+    if (w->st != NULL || now < w->reconnect_at_us)
+        return;
+    struct jobd_error err = {0};
+    int rc = store_open(w->db_url, &w->st, &err);
+    if (rc != JOBD_OK) {
+        w->st = NULL;
+        w->reconnect_ms = w->reconnect_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS
+                                                                  : w->reconnect_ms * 2;
+        w->reconnect_at_us = now + w->reconnect_ms * 1000;
+        wlog(w, LOGL_WARN, "store still unreachable",
+             LF_STR("error", err.msg[0] ? err.msg : jobd_strerror(rc)),
+             LF_INT("retry_ms", w->reconnect_ms));
+        return;
+    }
+    w->store_opened_us = now;
+    wlog(w, LOGL_INFO, "reconnected to the store");
+    wk_stat_add(w, &w->stats.reconnects, 1);
+    atomic_store(&w->hint, true); /* whatever was enqueued meanwhile */
+}
+
+/*
+ * The store refused a failure report for its content, not for an outage
+ * (store_error_is_outage): sending it again unchanged would fail again, for
+ * ever, and hold back every report, heartbeat and claim behind it. The
+ * first time, its error text is replaced by a plain one that says so (true:
+ * send it again); the second time it is dropped (false) and the job is left
+ * to its lease, whose reaper records the attempt.
+ */
+static bool
+refused_failure(struct worker *w, struct failure *f, const struct jobd_error *err)
+{
+    if (f->plain) {
+        wlog(w, LOGL_ERROR, "failure report refused; leaving the job to its lease",
+             LF_INT("job", f->id), LF_INT("attempt", f->attempt), LF_STR("error", err->msg));
+        return false;
+    }
+    wlog(w, LOGL_WARN, "failure report refused; sending it with a plain message",
+         LF_INT("job", f->id), LF_INT("attempt", f->attempt), LF_STR("error", err->msg));
+    char msg[512];
+    snprintf(msg, sizeof msg, "the store refused this attempt's error text: %s", err->msg);
+    char *plain = utf8_clean(msg, strlen(msg), sizeof msg, UTF8_KEEP_HEAD);
+    if (plain == NULL)
+        return false;
+    free(f->error);
+    f->error = plain;
+    f->plain = true;
+    return true;
+}
+
+/* The first queued report is done with (written, stale or given up). */
+static void
+drop_head(struct worker *w)
+{
+    struct failure *f = w->fails;
+    w->fails = f->next;
+    if (w->fails == NULL)
+        w->fails_tail = &w->fails;
+    free(f->error);
+    free(f);
+}
+
+/* Writes completions and failures. False if the store failed (and was dropped). */
+bool
+wk_report(struct worker *w)
+{
+    struct jobd_error err = {0};
+    if (w->comp.n > 0 && w->fl == NULL) {
+        uint64_t written = w->comp.written, stale = w->comp.stale, batches = w->comp.batches;
+        int rc = completer_flush(&w->comp, w->st, &err);
+        wk_stat_add(w, &w->stats.succeeded, w->comp.written - written);
+        wk_stat_add(w, &w->stats.stale, w->comp.stale - stale);
+        wk_stat_add(w, &w->stats.batches, w->comp.batches - batches);
+        if (rc != JOBD_OK) {
+            wk_store_trouble(w, rc, &err, "completion");
+            return false;
+        }
+    }
+    while (w->fails != NULL) {
+        struct failure *f = w->fails;
+        /* The job as the report left it, only when someone wants its status. */
+        struct job after = {0};
+        struct job *out = w->cfg.events.finished != NULL ? &after : NULL;
+        int rc;
+        if (f->release) {
+            rc = store_release(w->st, f->id, f->attempt, &err);
+            if (rc == JOBD_OK) {
+                wk_stat_add(w, &w->stats.released, 1);
+                drop_head(w);
+                continue;
+            }
+            if (!store_error_is_outage(rc) && rc != JOBD_E_STALE) {
+                /* A store (or server: 404 from one without the route) that
+                 * cannot give attempts back: a retryable failure due now is
+                 * the next best thing (a job really gone answers it stale). */
+                f->release = false;
+                continue;
+            }
+        } else {
+            rc = store_fail(w->st, f->id, f->attempt, f->error, f->retryable, f->delay_ms, out,
+                            &err);
+        }
+        if (rc == JOBD_OK) {
+            wk_stat_add(w, &w->stats.failed, 1);
+            if (out != NULL) {
+                w->cfg.events.finished(w->cfg.events.arg, after.status, 1);
+                job_fini(&after);
+            }
+        } else if (rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND) {
+            wk_stat_add(w, &w->stats.stale, 1);
+        } else if (store_error_is_outage(rc)) {
+            wk_store_trouble(w, rc, &err, "failure report");
+            return false;
+        } else if (refused_failure(w, f, &err)) {
+            continue; /* sent again, with a plain message */
+        }
+        drop_head(w);
+    }
+    return true;
+}
+
+bool
+wk_heartbeats(struct worker *w, int64_t now)
+{
+    for (int i = 0; i < w->n_slots; i++) {
+        struct slot *s = &w->slots[i];
+        if (!s->used || s->lost || s->next_hb_us > now)
+            continue;
+        struct jobd_error err = {0};
+        int64_t exp = 0;
+        bool cancel = false;
+        int64_t sent_us = clock_mono_now_us();
+        int rc = store_heartbeat(w->st, s->id, s->attempt, w->cfg.lease_ms, &exp, &cancel, &err);
+        if (rc == JOBD_OK) {
+            s->next_hb_us = now + w->cfg.heartbeat_ms * 1000;
+            s->lease_end_us = sent_us + w->cfg.lease_ms * 1000;
+            if (s->watched &&
+                !fence_extend(w->fence, i, s->lease_end_us - w->fence_margin_us)) {
+                /* The answer came too late: the watchdog is stopping the run. */
+                wk_unwatch(w, s);
+                wk_fenced(s);
+                continue;
+            }
+            if (cancel)
+                wk_stop_run(w, s, RUN_STOP_CANCEL);
+        } else if (rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND) {
+            bool fired = wk_unwatch(w, s); /* the watchdog sent its stop already */
+            wlog(w, LOGL_WARN,
+                 fired ? "lost the lease (stopped when it ran out by our clock)"
+                       : "lost the lease; stopping it",
+                 LF_INT("job", s->id), LF_INT("attempt", s->attempt));
+            s->lost = true;
+            wk_stat_add(w, &w->stats.stale, 1);
+            if (fired)
+                wk_fenced(s);
+            wk_stop_run(w, s, RUN_STOP_LOST);
+        } else {
+            wk_store_trouble(w, rc, &err, "heartbeat");
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * Self-fencing: a run whose lease was not renewed in time (the store did
+ * not answer its heartbeats: a partition, a database down) is stopped when
+ * the lease runs out by our own clock, counted from when the last renewal
+ * that got an answer was sent, so never later than the store's. From then
+ * on the reaper may hand the job to another worker, which must not find
+ * this one still at work. A stopped run's failure is dropped; a success
+ * that beat the stop is still reported (the store's fencing decides). It
+ * is stopped fence_margin_us before the lease's end, so that even an exec
+ * handler that waits out SIGTERM is gone by then. The watchdog thread (fence.h) does the stopping
+ * on time even while this thread is blocked in a store call (a silent
+ * network); here the loop catches up: it marks the runs the watchdog
+ * stopped, and stops itself any run it finds past its lease first.
+ */
+void
+wk_fence_expired(struct worker *w)
+{
+    int64_t now = clock_mono_now_us();
+    for (int i = 0; i < w->n_slots; i++) {
+        struct slot *s = &w->slots[i];
+        if (!s->used || s->lost)
+            continue;
+        bool fired = s->watched && fence_fired(w->fence, i);
+        if (!fired && now < s->lease_end_us - w->fence_margin_us)
+            continue;
+        if (wk_unwatch(w, s)) /* the watchdog fired first, or just now */
+            fired = true;
+        if (fired) {
+            wk_fenced(s);
+            continue;
+        }
+        wlog(w, LOGL_WARN, "the lease ran out without a heartbeat answer; stopping it",
+             LF_INT("job", s->id), LF_INT("attempt", s->attempt));
+        s->lost = true;
+        wk_stop_run(w, s, RUN_STOP_LOST);
+    }
+}

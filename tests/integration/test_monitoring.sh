@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# test_monitoring.sh — packaging/monitoring/: the Prometheus alert rules
+# pass `promtool check rules` and their own `promtool test rules` cases
+# (each alert fires on the series it is about, and only then); every metric
+# the rules and the Grafana dashboard query is one a running `jobd server`
+# exports on /metrics (so a renamed metric breaks this test, not the
+# operator's alerts); the dashboard is valid JSON.
+set -euo pipefail
+JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
+src=${JOBD_SRC:?JOBD_SRC is not set}
+mon="$src/packaging/monitoring"
+dir=$(mktemp -d /tmp/jobd-mon.XXXXXX)
+spid=""
+cleanup() {
+    [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+command -v promtool >/dev/null || fail "promtool is missing (scripts/deps.sh installs prometheus)"
+
+promtool check rules "$mon/jobd-alerts.yml" || fail "promtool check rules"
+(cd "$mon" && promtool test rules jobd-alerts.test.yml) || fail "promtool test rules"
+python3 -m json.tool "$mon/jobd-grafana.json" >/dev/null || fail "the dashboard is not JSON"
+
+: >"$dir/log"
+"$JOBD" server --db "sqlite:$dir/jobs.db" --listen 127.0.0.1:0 2>"$dir/log" &
+spid=$!
+url=""
+for _ in $(seq 100); do
+    url=$(sed -n 's|.* listening on \(http://.*\)$|\1|p' "$dir/log")
+    [ -n "$url" ] && break
+    kill -0 "$spid" 2>/dev/null || fail "the server exited"; sleep 0.1
+done
+"$JOBD" submit echo --server "$url" >/dev/null
+curl -sf "$url/metrics" >"$dir/metrics" || fail "GET /metrics"
+exported=$(sed -n 's/^\(jobd_[a-z_]*\).*/\1/p' "$dir/metrics" | sort -u)
+used=$(cat "$mon/jobd-alerts.yml" "$mon/jobd-grafana.json" | grep -oE '\bjobd_[a-z_]+' | sort -u)
+[ -n "$used" ] || fail "the rules and the dashboard use no jobd metric"
+for m in $used; do
+    grep -qx "$m" <<<"$exported" || fail "$m is used by the rules or the dashboard but not exported"
+done
+echo "ok: alert rules checked and unit-tested, $(wc -w <<<"$used") metrics all exported"
