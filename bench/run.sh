@@ -12,7 +12,7 @@
 #   5. bench/report.py: tables and ratios into docs/BENCHMARKS.md (between its
 #      markers), plots into docs/bench/*.png.
 #
-# Results: bench/results/<UTC timestamp>/ (jobd.jsonl, ceiling.jsonl,
+# Results: bench/results/<UTC timestamp>/ (jobd.jsonl, routes.jsonl, ceiling.jsonl,
 # shared.jsonl, lateness-{pg,sqlite}[-now].txt, env.md, run.log, summary.md). About 15 minutes
 # on 2 cores. Every step is bounded by `timeout`; a failed step leaves an
 # "error" line and the run goes on. Servers it started are stopped on exit.
@@ -23,6 +23,7 @@
 #   LAT_N=2000 LAT_SPREAD_MS=10000 LAT_NOW_N=500 LAT_NOW_SPREAD_MS=5000
 #   SCALE_SIZES="10000 100000 1000000"
 #   SCALE_FUTURE=10000 SCALE_K=5000 CEIL_N=200000 SHARED=1 (0 = skip the peers)
+#   ROUTE_SIZES="10000 1000000" ROUTE_REQUESTS=200 (bench/routes.sh: p50/p99 per read-side route)
 #   PEERS_ONLY="..." (the shared harness's ONLY), REPORT=1 (0 = no docs update)
 #   STEP_TIMEOUT_S=300 (per step, also the shared harness's), BENCH_PG_PORT=55433, BENCH_OUT=DIR
 set -uo pipefail
@@ -40,6 +41,7 @@ if [ "${QUICK:-0}" = 1 ]; then
     : "${N:=3000}" "${ENQ1_N:=2000}" "${EXEC_N:=200}" "${WORKERS:=1 2}" "${LAT_N:=300}" "${LAT_NOW_N:=100}"
     : "${LAT_NOW_SPREAD_MS:=1000}"
     : "${LAT_SPREAD_MS:=2000}" "${SCALE_SIZES:=10000 50000}" "${SCALE_FUTURE:=5000}" "${SCALE_K:=3000}"
+    : "${ROUTE_SIZES:=10000 50000}" "${ROUTE_REQUESTS:=50}"
     : "${CEIL_N:=20000}" "${CEIL_CLIENTS:=4}"
     export N_PEERS=${N_PEERS:-3000} LAT_JOBS=${LAT_JOBS:-300} LAT_SPREAD_MS ENQ1_N
     export CEIL_VARIANTS=${CEIL_VARIANTS:-b} PGBENCH_SECONDS=${PGBENCH_SECONDS:-2}
@@ -56,6 +58,8 @@ LAT_NOW_SPREAD_MS=${LAT_NOW_SPREAD_MS:-5000}
 SCALE_SIZES=${SCALE_SIZES:-10000 100000 1000000}
 SCALE_FUTURE=${SCALE_FUTURE:-10000}
 SCALE_K=${SCALE_K:-5000}
+ROUTE_SIZES=${ROUTE_SIZES:-10000 1000000}
+ROUTE_REQUESTS=${ROUTE_REQUESTS:-200}
 export CEIL_N=${CEIL_N:-200000}
 export CEIL_CLIENTS=${CEIL_CLIENTS:-4 8}
 SHARED=${SHARED:-1}
@@ -165,6 +169,9 @@ for be in $BACKENDS; do
     done
     first=${SCALE_SIZES%% *}
     [ "$SCALE_FUTURE" -gt 0 ] && step "$J" "$JB" scaling --db "$url" --pending "$first" --future "$SCALE_FUTURE" --k "$SCALE_K"
+    for p in $ROUTE_SIZES; do # read-side routes vs the backlog (bench/routes.sh)
+        step "$OUT/routes.jsonl" bench/routes.sh "$JOBD" "$url" "$p" "$ROUTE_REQUESTS"
+    done
 done
 rm -f "$JOBD_BENCH_TMP"/bench.db*
 

@@ -253,7 +253,12 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     p->metrics = api_metrics_new();
     if (!p->wake_ok || p->metrics == NULL)
         return cli_report("cannot start", JOBD_E_NOMEM, NULL);
-    if ((rc = store_pool_new(cli_db_url(o->db), NULL, &p->pool, &err)))
+    const char *clock_file;
+    const struct jobd_clock *clock = clock_for_server(&clock_file);
+    if (clock != NULL)
+        log_at(LOGL_WARN, "server", "test clock: real time plus an offset",
+               LF_STR("file", clock_file));
+    if ((rc = store_pool_new(cli_db_url(o->db), clock, &p->pool, &err)))
         return cli_report("cannot start", rc, &err);
     store_pool_limit(p->pool, (size_t)pool_conns(o), SERVER_POOL_WAIT_MS);
     if ((rc = store_pool_set_notify_url(p->pool, o->notify_db, &err)) ||
@@ -263,7 +268,7 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     struct api_auth *auth = p->ctx.auth; /* loaded first, kept across the assignment */
     p->ctx = (struct api_ctx){.pool = p->pool, .auth = auth, .metrics = p->metrics,
                            .committer = p->committer, .longpoll = p->longpoll,
-                           .wake = &p->wake, .defer_enqueue = true};
+                           .wake = &p->wake, .defer_enqueue = true, .clock = clock};
     struct api_server_config cfg = {.host = host, .port = port, .threads = o->threads,
                                     .access_log = log_access_enabled()};
     int bound = 0;
@@ -280,6 +285,7 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
                o->notify_db ? "; 1 LISTEN on --notify-db" : "");
     struct sched_plane_config pc = {.db_url = cli_db_url(o->db), .reap_interval_ms = o->reap_ms,
                                     .retention_ms = o->retention_ms, .wake = &p->wake,
+                                    .clock = clock,
                                     .on_reaped = count_reaped, .on_reaped_arg = p->metrics};
     if ((rc = sched_plane_start(&pc, &p->plane, &err)) != JOBD_OK)
         return cli_report("cannot start the scheduling plane", rc, &err);

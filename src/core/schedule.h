@@ -26,11 +26,13 @@ enum schedule_catchup {
 
 #define SCHEDULE_CATCHUP_MAX 1000
 /*
- * A firing due for longer than this when the plane sees it counts as
- * missed; younger ones are simply late (the plane ticks every second) and
- * always become jobs, whatever the policy.
+ * A firing more than this overdue when a scheduler first sees it counts as
+ * missed (every scheduler was down, or the clock jumped forward); one at most
+ * this late is merely late and always becomes a job, whatever the policy.
+ * The plane wakes at each schedule's next_run_at, so its own tick makes a
+ * firing late by milliseconds, never by this much.
  */
-#define SCHEDULE_GRACE_US (60 * 1000000LL)
+#define SCHEDULE_GRACE_US (1000000LL)
 
 /* What a client asks for. Pointers borrowed; NULL/0 take the defaults. */
 struct schedule_spec {
@@ -94,7 +96,7 @@ int schedule_spec_validate(const struct schedule_spec *spec, struct jobd_error *
  * firings[0..*n) (cap >= SCHEDULE_CATCHUP_MAX) the scheduled_for instants
  * of the jobs to make, ascending, and into *new_next_us the first firing
  * strictly after now_us:
- *   - firings due less than SCHEDULE_GRACE_US ago always become jobs;
+ *   - firings due at most SCHEDULE_GRACE_US before now_us always become jobs;
  *   - older (missed) ones: once -> one job, for the first missed firing;
  *     all -> one job each, the oldest first, SCHEDULE_CATCHUP_MAX in all;
  *     skip -> none.

@@ -7,6 +7,16 @@
  * and several servers may run it against one PostgreSQL. It owns its own
  * store connection. Time to sleep is measured on the monotonic clock; "now"
  * for cutoffs comes from the configured clock (the store's own otherwise).
+ *
+ * Clock jumps: a forward jump needs nothing here (what fell due meanwhile is
+ * late, and the catch-up rule treats firings over a second overdue as missed).
+ * A backward jump would leave due jobs and next firings waiting for the clock
+ * to pass them again, so each pass compares the store's "now" with the
+ * monotonic clock and, when the store's clock fell back by more than
+ * PLANE_JUMP_MIN_US, has the store re-evaluate due times
+ * (store_clock_went_back). The one state kept for that is the last offset
+ * between the two clocks; losing it (a restart) loses nothing but the jobs
+ * part, since the schedule part runs again when the plane starts.
  */
 #include "sched/plane.h"
 
@@ -30,6 +40,8 @@
 #define PLANE_MAX_BATCHES 20        /* per step and tick, so one step cannot starve others */
 #define PLANE_PRUNE_EVERY_MS 60000
 #define PLANE_DEFAULT_RETENTION_MS (7LL * 24 * 3600 * 1000)
+#define PLANE_JUMP_MIN_US 1000000LL      /* a step back of the clock larger than this is a jump */
+#define PLANE_CLOCK_READ_MAX_US 250000LL /* a slower read of the store's now is not trusted */
 
 struct sched_plane {
     pthread_t thread;
@@ -45,6 +57,9 @@ struct sched_plane {
     int last_error;                  /* the code last reported, so a streak logs once */
     void (*on_reaped)(void *arg, int n); /* see sched_plane_config; may be NULL */
     void *on_reaped_arg;
+    bool have_offset;                /* clock_offset_us is known */
+    int64_t clock_offset_us;         /* the store's now minus the monotonic clock, last pass */
+    int64_t clock_now_us;            /* the store's now, last pass */
 };
 
 static int64_t
@@ -62,6 +77,55 @@ note(struct sched_plane *p, const char *step, int rc, const struct jobd_error *e
     p->last_error = rc;
     log_at(LOGL_ERROR, "plane", "step failed", LF_STR("step", step),
            LF_STR("error", err->msg[0] ? err->msg : jobd_strerror(rc)));
+}
+
+/*
+ * Has the store re-evaluate due times after its clock went back by back_us
+ * (0 at start); false if that failed (it is retried on the next pass).
+ */
+static bool
+clock_went_back(struct sched_plane *p, int64_t back_us, bool *progress)
+{
+    struct jobd_error err = {0};
+    int jobs = 0, schedules = 0;
+    int rc = store_clock_went_back(p->st, back_us, &jobs, &schedules, &err);
+    note(p, "clock", rc, &err);
+    if (rc != JOBD_OK)
+        return false;
+    if (back_us > 0 || schedules > 0)
+        log_at(LOGL_WARN, "plane", "the clock went back; due times re-evaluated",
+               LF_DBL("back_s", (double)back_us / 1e6), LF_INT("jobs_due_now", jobs),
+               LF_INT("schedules_moved_back", schedules));
+    if (jobs > 0 || schedules > 0)
+        *progress = true;
+    return true;
+}
+
+/*
+ * Compares the store's now with the monotonic clock. The clock went back
+ * when its now is more than PLANE_JUMP_MIN_US before the last pass's (a
+ * clock that stands still, like a test's manual one, is no jump); by how
+ * much is told by the drop of the offset between the two clocks. The first
+ * pass re-evaluates schedules unconditionally: the clock may have gone back
+ * while no plane was running.
+ */
+static void
+step_clock(struct sched_plane *p, bool *progress)
+{
+    struct jobd_error err = {0};
+    int64_t now, mono0 = clock_mono_now_us();
+    int rc = store_now(p->st, &now, &err);
+    note(p, "clock", rc, &err);
+    if (rc != JOBD_OK || clock_mono_now_us() - mono0 > PLANE_CLOCK_READ_MAX_US)
+        return;
+    int64_t offset = now - mono0;
+    bool jumped = p->have_offset && now < p->clock_now_us - PLANE_JUMP_MIN_US;
+    if ((!p->have_offset || jumped) &&
+        !clock_went_back(p, jumped ? p->clock_offset_us - offset : 0, progress))
+        return;
+    p->clock_offset_us = offset;
+    p->clock_now_us = now;
+    p->have_offset = true;
 }
 
 /* Materializes due firings; returns the soonest next_run_at (0 = none or unknown). */
@@ -154,6 +218,7 @@ plane_main(void *arg)
     int64_t next_prune = next_reap;
     for (;;) {
         bool progress = false;
+        step_clock(p, &progress);
         int64_t soonest = step_materialize(p, &progress);
         int64_t mono = clock_mono_now_us();
         if (mono >= next_reap) {

@@ -475,3 +475,34 @@ store_schedule_materialize(struct store *st, int limit, int *made, int64_t *soon
         *soonest_us = soon;
     return rc;
 }
+
+int
+store_now(struct store *st, int64_t *now_us, struct jobd_error *err)
+{
+    if (st->clock != NULL) {
+        *now_us = clock_now_us(st->clock);
+        return JOBD_OK;
+    }
+    if (st->ops->now == NULL) {
+        *now_us = clock_real_now_us();
+        return JOBD_OK;
+    }
+    return st->ops->now(st, now_us, err);
+}
+
+int
+store_clock_went_back(struct store *st, int64_t back_us, int *jobs, int *schedules,
+                      struct jobd_error *err)
+{
+    if (back_us < 0)
+        return jobd_error_set(err, JOBD_E_INVALID, "back_us", "back_us must not be negative");
+    if (st->ops->clock_went_back == NULL)
+        return no_schedules(st, err);
+    int j = 0, s = 0;
+    int rc = st->ops->clock_went_back(st, back_us, &j, &s, err);
+    if (jobs != NULL)
+        *jobs = j;
+    if (schedules != NULL)
+        *schedules = s;
+    return rc;
+}

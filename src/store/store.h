@@ -180,6 +180,11 @@ struct store_ops {
                             struct jobd_error *err);
     int (*schedule_materialize)(struct store *st, int limit, int *made, int64_t *soonest_us,
                                 struct jobd_error *err);
+    /* clock jumps (clockjump_sqlite.c, clockjump_pg.c). now: NULL = the real clock;
+     * clock_went_back: NULL where no scheduling plane runs */
+    int (*now)(struct store *st, int64_t *now_us, struct jobd_error *err);
+    int (*clock_went_back)(struct store *st, int64_t back_us, int *jobs, int *schedules,
+                           struct jobd_error *err);
     /* the operator's operations (store/operator.h); NULL in a backend without them */
     const struct store_operator_ops *oper;
 };
@@ -439,5 +444,31 @@ JOBD_MUST_USE int store_schedule_trigger(struct store *st, const char *name, str
  */
 JOBD_MUST_USE int store_schedule_materialize(struct store *st, int limit, int *made,
                                              int64_t *soonest_us, struct jobd_error *err);
+
+/* ---- clock jumps ----
+ *
+ * Due times are wall-clock instants: run_at, next_run_at, lease_expires_at.
+ * When the clock the store reads jumps forward, what fell due meanwhile is
+ * simply late (schedules follow their catch-up policy). When it jumps back,
+ * those instants would wait for the clock to pass them again, so the
+ * scheduling plane notices (its "now" fell behind the monotonic clock) and
+ * calls store_clock_went_back.
+ */
+
+/* The store's "now": its clock, else PostgreSQL's now(), else real time. */
+JOBD_MUST_USE int store_now(struct store *st, int64_t *now_us, struct jobd_error *err);
+/*
+ * Re-evaluates due times after the store's clock went back by back_us (>= 0),
+ * in one transaction at now: pending jobs that were already due by the old
+ * clock (now < run_at <= now + back_us) become due now; leases still running
+ * end back_us sooner (not before now), so they keep the length they were
+ * given; and every unpaused schedule whose next_run_at lies beyond its first
+ * firing after now gets that firing (a firing that already made a job is
+ * not made again: jobs(schedule, scheduled_for) stays unique). back_us = 0
+ * does only the schedule part, which is safe at any time. *jobs and
+ * *schedules (may be NULL) count the rows changed.
+ */
+JOBD_MUST_USE int store_clock_went_back(struct store *st, int64_t back_us, int *jobs,
+                                        int *schedules, struct jobd_error *err);
 
 #endif

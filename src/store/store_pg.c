@@ -216,6 +216,8 @@ static const struct store_ops pg_ops = {
     .schedule_pause = pg_op_schedule_pause,
     .schedule_trigger = pg_op_schedule_trigger,
     .schedule_materialize = pg_op_schedule_materialize,
+    .now = pg_op_now,
+    .clock_went_back = pg_op_clock_went_back,
     .oper = &pg_operator_ops,
 };
 

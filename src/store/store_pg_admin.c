@@ -43,16 +43,44 @@ PG_STMT(st_queue_pause,
      "INSERT INTO jobd.queues (name, paused) VALUES ($1::text, $2::boolean) "
      "ON CONFLICT (name) DO UPDATE SET paused = EXCLUDED.paused");
 
+/*
+ * Queue counts come from jobd.queue_counts, a cache every server shares
+ * (migration 4): at most PG_COUNTS_MAX_AGE old, recounted by whichever
+ * server finds it stale first. The recount is the one statement here whose
+ * cost grows with the backlog, and it runs at most once per
+ * PG_COUNTS_MAX_AGE over all servers, only while someone asks.
+ */
+#define PG_COUNTS_MAX_AGE "interval '1 second'"
+#define PG_COUNTS_LOCK "7316048275123" /* advisory lock key: one recount at a time */
+
+/* $1 now: whether the cache is older than PG_COUNTS_MAX_AGE. */
+PG_STMT(st_counts_stale,
+     "SELECT computed_at < " PG_NOW("$1") " - " PG_COUNTS_MAX_AGE
+     " FROM jobd.queue_counts_meta");
+
+/* $1 now: in the recount's transaction, true if this server should recount. */
+PG_STMT(st_counts_claim,
+     "SELECT pg_try_advisory_xact_lock(" PG_COUNTS_LOCK ") AND computed_at < "
+     PG_NOW("$1") " - " PG_COUNTS_MAX_AGE " FROM jobd.queue_counts_meta");
+
+PG_STMT(st_counts_clear, "DELETE FROM jobd.queue_counts");
+
+/* $1 now. */
+PG_STMT(st_counts_fill,
+     "WITH f AS (INSERT INTO jobd.queue_counts (queue, status, n, oldest)"
+     "  SELECT queue, status, count(*), min(run_at) FILTER (WHERE status = 'pending')"
+     "    FROM jobd.jobs GROUP BY queue, status"
+     "  UNION ALL SELECT queue, status, count(*), NULL FROM jobd.jobs_done"
+     "    GROUP BY queue, status RETURNING 1) "
+     "UPDATE jobd.queue_counts_meta SET computed_at = " PG_NOW("$1"));
+
 /* $1 now: (queue, paused, status, count, oldest due pending age in us), by queue. */
 PG_STMT(st_queue_stats,
      "SELECT s.name, COALESCE(q.paused, false), s.status, s.n, s.age_us FROM ("
-     "  SELECT queue AS name, status, count(*) AS n,"
-     "         " PG_TS_US(PG_NOW("$1")) " - "
-     "         " PG_TS_US("min(run_at) FILTER (WHERE status = 'pending' AND run_at <= "
-                          PG_NOW("$1") ")") " AS age_us"
-     "    FROM jobd.jobs GROUP BY queue, status"
-     "  UNION ALL SELECT queue, status, count(*), NULL FROM jobd.jobs_done"
-     "    GROUP BY queue, status"
+     "  SELECT queue AS name, status, n,"
+     "         CASE WHEN oldest <= " PG_NOW("$1") " THEN"
+     "           " PG_TS_US(PG_NOW("$1")) " - " PG_TS_US("oldest") " END AS age_us"
+     "    FROM jobd.queue_counts WHERE n > 0"
      "  UNION ALL SELECT name, NULL, 0, NULL FROM jobd.queues) s "
      "LEFT JOIN jobd.queues q ON q.name = s.name ORDER BY s.name");
 
@@ -137,6 +165,29 @@ pg_op_queue_pause(struct store *st, const char *queue, bool paused, struct jobd_
     return rc;
 }
 
+/* Recounts the queue_counts cache, unless another server is doing it right now. */
+static int
+recount(struct store_pg *s, const char *const *vals, struct jobd_error *err)
+{
+    int rc = pg_exec_simple(s, "BEGIN", err);
+    if (rc != JOBD_OK)
+        return rc;
+    PGresult *r = NULL;
+    rc = pg_exec(s, &st_counts_claim, 1, vals, &r, err);
+    bool mine = rc == JOBD_OK && PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
+    PQclear(r);
+    if (rc == JOBD_OK && mine && (rc = pg_exec(s, &st_counts_clear, 0, NULL, &r, err)) == JOBD_OK) {
+        PQclear(r);
+        if ((rc = pg_exec(s, &st_counts_fill, 1, vals, &r, err)) == JOBD_OK)
+            PQclear(r);
+    }
+    if (rc != JOBD_OK) {
+        (void)pg_exec_simple(s, "ROLLBACK", NULL);
+        return rc;
+    }
+    return pg_exec_simple(s, "COMMIT", err);
+}
+
 int
 pg_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct jobd_error *err)
 {
@@ -144,7 +195,13 @@ pg_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct j
     char nowb[24];
     const char *vals[1] = {pg_now_param(s, nowb)};
     PGresult *r = NULL;
-    int rc = pg_exec(s, &st_queue_stats, 1, vals, &r, err);
+    int rc = pg_exec(s, &st_counts_stale, 1, vals, &r, err);
+    bool stale = rc == JOBD_OK && PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
+    PQclear(r);
+    if (rc == JOBD_OK && stale)
+        rc = recount(s, vals, err);
+    if (rc == JOBD_OK)
+        rc = pg_exec(s, &st_queue_stats, 1, vals, &r, err);
     if (rc != JOBD_OK)
         return rc;
     int rows = PQntuples(r);

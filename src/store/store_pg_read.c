@@ -67,6 +67,36 @@ PG_STMT(st_claim_queues,
      CLAIM_SET);
 
 
+/*
+ * With types (a worker always names them): one ordered walk of
+ * jobs_claim_type per type (LATERAL), merged and cut to the limit, so a
+ * type with no jobs costs one index probe whatever the backlog. $6 queues
+ * (NULL = any) only filters. "status <> 'running'" (= pending in jobs) is
+ * the predicate of the per-type indexes only (migration 4): the planner
+ * cannot walk jobs_claim_any / jobs_next_run hoping to meet the type soon,
+ * which for a type with no pending jobs would read every pending job.
+ */
+PG_STMT(st_claim_types,
+     "WITH due AS MATERIALIZED ("
+     "  SELECT c.id FROM (SELECT DISTINCT unnest($4::text[]) AS name) tn"
+     "  CROSS JOIN LATERAL ("
+     "    SELECT id, priority, run_at FROM jobd.jobs"
+     "     WHERE type = tn.name AND status <> 'running' AND run_at <= " PG_NOW("$5")
+     "       AND ($6::text[] IS NULL OR queue = ANY($6::text[]))"
+     "       AND queue NOT IN (SELECT name FROM jobd.queues WHERE paused)"
+     "     ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) c"
+     "  ORDER BY c.priority DESC, c.run_at, c.id LIMIT $2::int) "
+     CLAIM_SET);
+
+/* $1 types, $2 queues (NULL = any): the soonest run_at, one jobs_next_type probe a type. */
+PG_STMT(st_next_run_at_types,
+     "SELECT " PG_TS_US("min(x.run_at)") " FROM (SELECT DISTINCT unnest($1::text[]) AS name) tn"
+     " CROSS JOIN LATERAL ("
+     "  SELECT run_at FROM jobd.jobs WHERE type = tn.name AND status <> 'running'"
+     "     AND ($2::text[] IS NULL OR queue = ANY($2::text[]))"
+     "     AND queue NOT IN (SELECT name FROM jobd.queues WHERE paused)"
+     "   ORDER BY run_at LIMIT 1) x");
+
 /* $1 types, $2 queues (NULL = any). */
 PG_STMT(st_next_run_at,
      "SELECT " PG_TS_US("min(run_at)") " FROM jobd.jobs "
@@ -176,7 +206,9 @@ pg_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
         types, pg_now_param(s, nowb), queues,
     };
     PGresult *r = NULL;
-    if (queues != NULL)
+    if (types != NULL)
+        rc = pg_exec(s, &st_claim_types, 6, vals, &r, err);
+    else if (queues != NULL)
         rc = pg_exec(s, &st_claim_queues, 6, vals, &r, err);
     else
         rc = pg_exec(s, &st_claim_any, 5, vals, &r, err);
@@ -210,7 +242,8 @@ pg_op_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at
     if (rc != JOBD_OK)
         rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     else
-        rc = pg_exec(pg_of(st), &st_next_run_at, 2, vals, &r, err);
+        rc = pg_exec(pg_of(st), vals[0] != NULL ? &st_next_run_at_types : &st_next_run_at, 2,
+                     vals, &r, err);
     if (rc == JOBD_OK)
         *run_at_us = pg_get_i64(r, 0, 0);
     PQclear(r);

@@ -220,9 +220,43 @@ static const char step3_attempts[] =
     "    PRIMARY KEY (job_id, attempt)\n"
     ");\n";
 
+/*
+ * Version 4: work that must not grow with the backlog (docs/DESIGN.md "Cost
+ * per request"). Workers always name their types, so claims, due checks and
+ * timers walk one type at a time: jobs_claim_type in claim order,
+ * jobs_next_type by run_at. Both are partial on pending, so a claim's
+ * UPDATE adds no entry to them. Their predicate says "status <> 'running'"
+ * (the same rows: jobs holds only pending and running) so that the queries
+ * written with it can use only these: with "status = 'pending'" the
+ * planner may walk jobs_next_run or jobs_claim_any instead, betting on
+ * meeting the (unknown at plan time) type soon, and for a type with no
+ * pending jobs that reads every pending job. Queue counts (GET /v1/queues, /metrics) are
+ * a cache shared by every server: recounted at most once a second by
+ * whichever server is asked first (an advisory lock keeps it to one), read
+ * by everyone else, so maintaining counts never adds a write to a claim or
+ * a completion.
+ */
+static const char step4_backlog[] =
+    "CREATE INDEX jobs_claim_type ON jobd.jobs (type, priority DESC, run_at, id)\n"
+    "    WHERE status <> 'running';\n"
+    "CREATE INDEX jobs_next_type ON jobd.jobs (type, run_at) WHERE status <> 'running';\n"
+    "CREATE TABLE jobd.queue_counts (\n"
+    "    queue  text NOT NULL,\n"
+    "    status text NOT NULL,\n"
+    "    n      bigint NOT NULL,\n"
+    "    oldest timestamptz,\n"
+    "    PRIMARY KEY (queue, status)\n"
+    ");\n"
+    "CREATE TABLE jobd.queue_counts_meta (\n"
+    "    one         boolean PRIMARY KEY DEFAULT true CHECK (one),\n"
+    "    computed_at timestamptz NOT NULL DEFAULT '-infinity'\n"
+    ");\n"
+    "INSERT INTO jobd.queue_counts_meta DEFAULT VALUES;\n";
+
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
     {3, "job_attempts", step3_attempts},
+    {4, "per-type claim indexes, queue count cache", step4_backlog},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

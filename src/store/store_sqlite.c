@@ -478,6 +478,7 @@ static const struct store_ops sqlite_ops = {
     .schedule_pause = sq_op_schedule_pause,
     .schedule_trigger = sq_op_schedule_trigger,
     .schedule_materialize = sq_op_schedule_materialize,
+    .clock_went_back = sq_op_clock_went_back,
     .oper = &sqlite_operator_ops,
 };
 

@@ -154,23 +154,24 @@ sq_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct j
 {
     struct sqlite_store *s = sq_of(st);
     /*
-     * One statement, so the counts are one consistent snapshot. The oldest
-     * pending age is how long the longest-waiting due job is past its run_at
-     * (jobs scheduled for later are not late, so they do not count).
+     * One statement, so the counts are one consistent snapshot. They come
+     * from job_counts, which triggers keep exact (migration 4), so the cost
+     * is one row per (queue, status) whatever the backlog. The oldest
+     * pending age is how long the longest-waiting due job is past its
+     * run_at (jobs scheduled for later are not late, so they do not count):
+     * one seek of jobs_next_queue per queue.
      */
     static const char sql[] =
         "SELECT name, paused, NULL, 0, NULL FROM queues "
-        "UNION ALL SELECT queue, 0, status, count(*), "
-        "  min(CASE WHEN status = 'pending' AND run_at <= ?1 THEN run_at END) "
-        "  FROM jobs GROUP BY queue, status "
-        "UNION ALL SELECT queue, 0, status, count(*), NULL FROM jobs_done "
-        "  GROUP BY queue, status";
+        "UNION ALL SELECT c.queue, 0, c.status, c.n, "
+        "  CASE WHEN c.status = 'pending' THEN (SELECT min(j.run_at) FROM jobs j"
+        "    WHERE j.queue = c.queue AND j.status = 'pending') END "
+        "  FROM job_counts c WHERE c.n > 0";
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s, sql, &stmt, err);
     if (rc != JOBD_OK)
         return rc;
     int64_t now = sq_now(s);
-    sqlite3_bind_int64(stmt, 1, now);
     struct queue_stat *v = NULL;
     size_t cnt = 0, cap = 0;
     while ((rc = sq_step_row(s, stmt, "queue stats", err)) == 1) {
@@ -189,7 +190,8 @@ sq_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct j
         if (job_status_parse((const char *)sqlite3_column_text(stmt, 2), &js) != JOBD_OK)
             continue;
         q->count[js] += sqlite3_column_int64(stmt, 3);
-        if (js == JOB_PENDING && sqlite3_column_type(stmt, 4) != SQLITE_NULL)
+        if (js == JOB_PENDING && sqlite3_column_type(stmt, 4) != SQLITE_NULL &&
+            sqlite3_column_int64(stmt, 4) <= now)
             q->oldest_pending_age_s = (double)(now - sqlite3_column_int64(stmt, 4)) / 1e6;
     }
     sq_reset(stmt);

@@ -233,6 +233,9 @@ int sq_op_schedule_trigger(struct store *st, const char *name, struct job *out,
                            struct jobd_error *err);
 int sq_op_schedule_materialize(struct store *st, int limit, int *made, int64_t *soonest_us,
                                struct jobd_error *err);
+/* store_clock_went_back (clockjump_sqlite.c). */
+int sq_op_clock_went_back(struct store *st, int64_t back_us, int *jobs, int *schedules,
+                          struct jobd_error *err);
 
 /* store_sqlite_schema.c: store_migrate and store_schema_status for SQLite. */
 int sq_migrate(struct store *st, struct jobd_error *err);

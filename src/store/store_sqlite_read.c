@@ -8,6 +8,7 @@
  * concern; conventions in store_sqlite_int.h.
  */
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,33 +22,98 @@
 #define SQ_FILTER_NAMES_MAX 1000
 
 
+/* Appends printf-formatted text to the growing string *b (length *n, capacity *cap). */
+static bool __attribute__((format(printf, 4, 5)))
+sql_cat(char **b, size_t *n, size_t *cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(*b + *n, *cap - *n, fmt, ap);
+    va_end(ap);
+    if (k < 0)
+        return false;
+    if ((size_t)k >= *cap - *n) {
+        size_t ncap = (*n + (size_t)k + 1) * 2;
+        char *nb = realloc(*b, ncap);
+        if (nb == NULL)
+            return false;
+        *b = nb;
+        *cap = ncap;
+        va_start(ap, fmt);
+        vsnprintf(*b + *n, *cap - *n, fmt, ap);
+        va_end(ap);
+    }
+    *n += (size_t)k;
+    return true;
+}
+
+/* Whether names[i] already appeared in names[0..i). */
+static bool
+repeated(const char *const *names, size_t i)
+{
+    for (size_t k = 0; k < i; k++)
+        if (strcmp(names[k], names[i]) == 0)
+            return true;
+    return false;
+}
+
 /*
- * Appends " AND queue IN (?a,…) AND type IN (?b,…)" for the claim filters,
- * numbering parameters from first. Returns a malloc'd string or NULL.
+ * The claim filters as SQL, in a shape whose cost does not grow with the
+ * backlog: one branch per distinct name of the "split" list (the types if
+ * the request names any, else its queues), each
+ * "SELECT * FROM (head AND col = ?k [AND +queue IN (…)] tail)", joined by
+ * UNION ALL, so each branch is an ordered walk of an index that begins with
+ * its name (jobs_claim_type, jobs_next_type, jobs_claim_queue, …) stopping
+ * at tail's LIMIT; "+queue" keeps the planner from walking a queue's index
+ * instead, which would cost the whole queue for a type it does not hold. With neither list, the one branch "head tail". Queue
+ * parameters are numbered from first, then the types (bind_filter).
+ * Returns a malloc'd string or NULL.
  */
 static char *
 filter_sql(const char *head, const char *tail, const struct claim_req *req, int first)
 {
-    size_t cap = strlen(head) + strlen(tail) + 64 + 10 * (req->n_queues + req->n_types);
-    char *sql = malloc(cap);
-    if (sql == NULL)
+    size_t nq = req->queues ? req->n_queues : 0, nt = req->types ? req->n_types : 0;
+    size_t n = 0, cap = 256;
+    char *b = malloc(cap);
+    bool ok = b != NULL;
+    if (ok && nq + nt == 0)
+        ok = sql_cat(&b, &n, &cap, "SELECT * FROM (%s%s)", head, tail);
+    const char *const *split = nt > 0 ? req->types : req->queues;
+    const char *col = nt > 0 ? "type" : "queue";
+    int p0 = nt > 0 ? first + (int)nq : first;
+    bool any = false;
+    for (size_t i = 0; ok && i < (nt > 0 ? nt : nq); i++) {
+        if (repeated(split, i))
+            continue;
+        ok = sql_cat(&b, &n, &cap, "%sSELECT * FROM (%s AND %s = ?%d", any ? " UNION ALL " : "",
+                     head, col, p0 + (int)i);
+        for (size_t q = 0; ok && nt > 0 && q < nq; q++)
+            ok = sql_cat(&b, &n, &cap, "%s?%d", q ? "," : " AND +queue IN (", first + (int)q);
+        if (ok && nt > 0 && nq > 0)
+            ok = sql_cat(&b, &n, &cap, ")");
+        if (ok)
+            ok = sql_cat(&b, &n, &cap, "%s)", tail);
+        any = true;
+    }
+    if (!ok) {
+        free(b);
         return NULL;
-    size_t n = (size_t)snprintf(sql, cap, "%s", head);
-    int p = first;
-    if (req->queues != NULL && req->n_queues > 0) {
-        n += (size_t)snprintf(sql + n, cap - n, " AND queue IN (");
-        for (size_t i = 0; i < req->n_queues; i++)
-            n += (size_t)snprintf(sql + n, cap - n, "%s?%d", i ? "," : "", p++);
-        n += (size_t)snprintf(sql + n, cap - n, ")");
     }
-    if (req->types != NULL && req->n_types > 0) {
-        n += (size_t)snprintf(sql + n, cap - n, " AND type IN (");
-        for (size_t i = 0; i < req->n_types; i++)
-            n += (size_t)snprintf(sql + n, cap - n, "%s?%d", i ? "," : "", p++);
-        n += (size_t)snprintf(sql + n, cap - n, ")");
+    return b;
+}
+
+/* pre, inner, post as one string; frees inner. NULL if inner is NULL or on OOM. */
+static char *
+wrap(const char *pre, char *inner, const char *post)
+{
+    size_t n = 0, cap = 256;
+    char *b = inner != NULL ? malloc(cap) : NULL;
+    if (b != NULL && !sql_cat(&b, &n, &cap, "%s%s%s", pre, inner, post)) {
+        free(b);
+        b = NULL;
     }
-    snprintf(sql + n, cap - n, "%s", tail);
-    return sql;
+    free(inner);
+    return b;
 }
 
 /* Binds the names filter_sql numbered from first. */
@@ -89,25 +155,66 @@ sq_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
     return sq_load_job(sq_of(st), id, out, err);
 }
 
+/*
+ * The listing statement for f, newest first: only the filters f sets (so
+ * each branch can walk an index that begins with one of them, such as
+ * jobs_type_id or jobs_done_status_id, rather than test every row), and
+ * only the table a status can be in. Parameters: ?1 status, ?2 queue,
+ * ?3 type, ?4 schedule, ?5 before id, ?6 limit. NULL on OOM.
+ */
+static char *
+list_sql(const struct job_filter *f)
+{
+    bool hot = f->status == STORE_ANY || f->status == JOB_PENDING || f->status == JOB_RUNNING;
+    bool done = f->status == STORE_ANY || !hot;
+    size_t n = 0, cap = 512;
+    char *b = malloc(cap);
+    bool ok = b != NULL;
+    for (int t = 0; ok && t < 2; t++) {
+        if (!(t == 0 ? hot : done))
+            continue;
+        /* Named, because with ANALYZE statistics and a bound type the planner
+         * walks the rowids instead, which for a type with no jobs reads them all. */
+        const char *idx = f->type != NULL ? (t == 0 ? " INDEXED BY jobs_type_id"
+                                                    : " INDEXED BY jobs_done_type_id")
+                          : t == 1 && f->status != STORE_ANY ? " INDEXED BY jobs_done_status_id"
+                                                              : "";
+        ok = sql_cat(&b, &n, &cap, "%sSELECT * FROM (SELECT " SQ_JOB_COLS " FROM %s%s WHERE id < ?5",
+                     n ? " UNION ALL " : "", t == 0 ? "jobs" : "jobs_done", idx);
+        if (ok && f->status != STORE_ANY)
+            ok = sql_cat(&b, &n, &cap, " AND status = ?1");
+        if (ok && f->queue != NULL)
+            ok = sql_cat(&b, &n, &cap, " AND queue = ?2");
+        if (ok && f->type != NULL)
+            ok = sql_cat(&b, &n, &cap, " AND type = ?3");
+        if (ok && f->schedule != NULL)
+            ok = sql_cat(&b, &n, &cap, " AND schedule = ?4");
+        if (ok)
+            ok = sql_cat(&b, &n, &cap, " ORDER BY id DESC LIMIT ?6)");
+    }
+    if (ok)
+        ok = sql_cat(&b, &n, &cap, " ORDER BY id DESC LIMIT ?6");
+    if (!ok) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
 int
 sq_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
            int64_t *next_cursor, struct jobd_error *err)
 {
     struct sqlite_store *s = sq_of(st);
-    /* One ordered merge of two rowid scans, newest first. */
-#define LIST_WHERE                                                                     \
-    " WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR queue = ?2)"                \
-    " AND (?3 IS NULL OR type = ?3) AND (?4 IS NULL OR schedule = ?4) AND id < ?5"
-    static const char sql[] =
-        "SELECT " SQ_JOB_COLS " FROM jobs" LIST_WHERE
-        " UNION ALL SELECT " SQ_JOB_COLS " FROM jobs_done" LIST_WHERE
-        " ORDER BY id DESC LIMIT ?6";
-#undef LIST_WHERE
     int limit = f->limit > 0 ? f->limit : 100;
     if (f->status != STORE_ANY && (f->status < 0 || f->status >= JOB_STATUS_COUNT))
         return jobd_error_set(err, JOBD_E_INVALID, "status", "unknown status %d", f->status);
+    char *sql = list_sql(f);
+    if (sql == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s, sql, &stmt, err);
+    free(sql);
     if (rc != JOBD_OK)
         return rc;
     if (f->status != STORE_ANY)
@@ -187,12 +294,17 @@ sq_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
         return rc;
     now = sq_now(s);
     int64_t lease_ms = req->lease_ms > 0 ? req->lease_ms : JOB_DEFAULT_LEASE_MS;
-    char *sql = filter_sql(
-        "UPDATE jobs SET status = 'running', attempt = attempt + 1, worker_id = ?2, "
-        "  lease_expires_at = ?3, started_at = ?1 "
-        "WHERE id IN (SELECT id FROM jobs WHERE status = 'pending' AND run_at <= ?1 "
-        "  AND queue NOT IN (SELECT name FROM queues WHERE paused = 1)",
-        " ORDER BY priority DESC, run_at, id LIMIT ?4) RETURNING " SQ_JOB_COLS, req, 5);
+    /* "+run_at": not a range to search by (jobs_next_*), so each branch walks its
+     * claim-order index (jobs_claim_type / _queue / _any) and stops at the LIMIT. */
+    char *pick = filter_sql("SELECT id, priority, run_at FROM jobs WHERE status = 'pending' "
+                            "AND +run_at <= ?1 "
+                            "AND queue NOT IN (SELECT name FROM queues WHERE paused = 1)",
+                            " ORDER BY priority DESC, run_at, id LIMIT ?4", req, 5);
+    char *sql = wrap("UPDATE jobs SET status = 'running', attempt = attempt + 1, "
+                     "  worker_id = ?2, lease_expires_at = ?3, started_at = ?1 "
+                     "WHERE id IN (SELECT id FROM (",
+                     pick,
+                     ") ORDER BY priority DESC, run_at, id LIMIT ?4) RETURNING " SQ_JOB_COLS);
     sqlite3_stmt *stmt;
     if (sql == NULL)
         rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
@@ -242,10 +354,12 @@ sq_op_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at
     int rc = check_filter(req, err);
     if (rc != JOBD_OK)
         return rc;
-    /* ORDER BY … LIMIT 1 rather than min(): stops at the first match of jobs_next_run. */
-    char *sql = filter_sql("SELECT run_at FROM jobs WHERE status = 'pending' "
-                           "AND queue NOT IN (SELECT name FROM queues WHERE paused = 1)",
-                           " ORDER BY run_at LIMIT 1", req, 1);
+    /* ORDER BY … LIMIT 1 rather than min(): each branch stops at the first match of
+     * jobs_next_run / jobs_next_type / jobs_next_queue; the smallest of them wins. */
+    char *each = filter_sql("SELECT run_at FROM jobs WHERE status = 'pending' "
+                            "AND queue NOT IN (SELECT name FROM queues WHERE paused = 1)",
+                            " ORDER BY run_at LIMIT 1", req, 1);
+    char *sql = wrap("SELECT min(run_at) FROM (", each, ")");
     if (sql == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     sqlite3_stmt *stmt;
@@ -256,7 +370,7 @@ sq_op_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at
     bind_filter(stmt, req, 1);
     if ((rc = sq_step_row(s, stmt, "next run_at", err)) < 0)
         return rc;
-    *run_at_us = rc == 1 ? sqlite3_column_int64(stmt, 0) : 0;
+    *run_at_us = rc == 1 ? sqlite3_column_int64(stmt, 0) : 0; /* NULL (none) reads 0 */
     sq_reset(stmt);
     return JOBD_OK;
 }

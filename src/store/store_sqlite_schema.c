@@ -22,6 +22,22 @@ struct sq_migration {
     const char *sql;
 };
 
+/* The triggers that keep job_counts exact for table t (migration 5). */
+#define SQ_COUNT_TRIGGERS(t)                                                           \
+    "CREATE TRIGGER " t "_count_ins AFTER INSERT ON " t " BEGIN"                         \
+    "  INSERT INTO job_counts VALUES (new.queue, new.status, 1)"                        \
+    "    ON CONFLICT (queue, status) DO UPDATE SET n = n + 1;"                          \
+    "END;"                                                                              \
+    "CREATE TRIGGER " t "_count_del AFTER DELETE ON " t " BEGIN"                         \
+    "  UPDATE job_counts SET n = n - 1 WHERE queue = old.queue AND status = old.status;" \
+    "END;"                                                                              \
+    "CREATE TRIGGER " t "_count_upd AFTER UPDATE OF queue, status ON " t                \
+    "  WHEN old.queue IS NOT new.queue OR old.status IS NOT new.status BEGIN"           \
+    "  UPDATE job_counts SET n = n - 1 WHERE queue = old.queue AND status = old.status;" \
+    "  INSERT INTO job_counts VALUES (new.queue, new.status, 1)"                        \
+    "    ON CONFLICT (queue, status) DO UPDATE SET n = n + 1;"                          \
+    "END;"
+
 static const struct sq_migration sq_migrations[] = {
     {1,
      /* The hot set: pending and running jobs only. AUTOINCREMENT keeps the
@@ -134,6 +150,35 @@ static const struct sq_migration sq_migrations[] = {
      "  error TEXT,"
      "  PRIMARY KEY (job_id, attempt)"
      ") WITHOUT ROWID;"},
+    {5,
+     /* Work that must not grow with the backlog (docs/DESIGN.md "Cost per
+      * request"). Claims, due checks and timers of workers that name their
+      * types walk one type at a time; listings filtered by type or status
+      * walk (filter, id); a queue's oldest pending job is one seek. The
+      * non-partial (type, id) is never touched by a claim's UPDATE (SQLite
+      * skips indexes whose columns do not change). */
+     "CREATE INDEX jobs_claim_type ON jobs (type, priority DESC, run_at, id)"
+     "  WHERE status = 'pending';"
+     "CREATE INDEX jobs_next_type ON jobs (type, run_at) WHERE status = 'pending';"
+     "CREATE INDEX jobs_next_queue ON jobs (queue, run_at) WHERE status = 'pending';"
+     "CREATE INDEX jobs_type_id ON jobs (type, id);"
+     "CREATE INDEX jobs_done_type_id ON jobs_done (type, id);"
+     "CREATE INDEX jobs_done_status_id ON jobs_done (status, id);"
+     /* Per-(queue, status) counts, kept exact by triggers in the writing
+      * transaction itself: GET /v1/queues and /metrics read these rows
+      * instead of counting the tables. SQLite has one writer at a time, so
+      * the counter rows are never contended. */
+     "CREATE TABLE job_counts ("
+     "  queue TEXT NOT NULL,"
+     "  status TEXT NOT NULL,"
+     "  n INTEGER NOT NULL,"
+     "  PRIMARY KEY (queue, status)"
+     ") WITHOUT ROWID;"
+     "INSERT INTO job_counts SELECT queue, status, count(*) FROM jobs GROUP BY queue, status;"
+     "INSERT INTO job_counts SELECT queue, status, count(*) FROM jobs_done"
+     "  GROUP BY queue, status;"
+     SQ_COUNT_TRIGGERS("jobs")
+     SQ_COUNT_TRIGGERS("jobs_done")},
 };
 
 #define SQ_N_MIGRATIONS (sizeof sq_migrations / sizeof sq_migrations[0])

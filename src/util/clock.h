@@ -24,6 +24,18 @@ int64_t clock_real_now_us(void);
 /* Monotonic time now, in microseconds (for timeouts and intervals). */
 int64_t clock_mono_now_us(void);
 
+/*
+ * The clock `jobd server` runs on: NULL (each store's own clock) except in a
+ * build with JOBD_TEST_HOOKS (the sanitizer build of `make test`) started
+ * with $JOBD_TEST_CLOCK_FILE set. Then it is real time plus the offset that
+ * file holds (decimal seconds, may be negative; a missing or unreadable file
+ * reads as 0), re-read at most every CLOCK_TEST_REREAD_MS, so a test through
+ * the real binary can jump the server's wall clock forward or back while it
+ * runs. Static, never freed; *path (may be NULL) receives the file's name.
+ */
+#define CLOCK_TEST_REREAD_MS 50
+const struct jobd_clock *clock_for_server(const char **path);
+
 /* A manual clock for tests: reads *(int64_t *)ctx atomically. */
 struct manual_clock {
     struct jobd_clock clock;

@@ -155,7 +155,8 @@ cthread_runner_start(struct cthread_runner *c, struct run *run)
 {
     struct qitem *q = calloc(1, sizeof *q);
     if (q == NULL) {
-        struct run_result *r = run_result_new(run, RUN_RELEASE, "out of memory"); /* not the job's */
+        /* Not the job's fault: handed back unused. */
+        struct run_result *r = run_result_new(run, RUN_RELEASE, "out of memory");
         run_free(run);
         if (r != NULL)
             c->sink.deliver(c->sink.ctx, r);

@@ -48,13 +48,13 @@ dispatch(struct worker *w, struct job *j, int64_t now, int64_t asked_us)
     struct slot *s = free_slot(w);
     const struct handler_conf *h = worker_config_handler(&w->cfg, j->type);
     if (s == NULL || h == NULL) { /* cannot happen: we claim only our types, <= free slots */
-        wk_push_failure(w, j->id, j->attempt, strdup("no handler for this job type here"), true,
-                     0);
+        wk_push_failure(w, j->id, j->attempt, strdup("no handler for this job type here"),
+                        REPORT_RETRY, 0);
         return;
     }
     struct run *run = calloc(1, sizeof *run);
     if (run == NULL) {
-        wk_push_failure(w, j->id, j->attempt, NULL, true, 0);
+        wk_push_failure(w, j->id, j->attempt, NULL, REPORT_RETRY, 0);
         return;
     }
     run->id = j->id;
@@ -77,7 +77,7 @@ dispatch(struct worker *w, struct job *j, int64_t now, int64_t asked_us)
     if (run->type == NULL || run->queue == NULL || run->payload == NULL ||
         run->idempotency_key == NULL) {
         run_free(run);
-        wk_push_failure(w, j->id, j->attempt, NULL, true, 0);
+        wk_push_failure(w, j->id, j->attempt, NULL, REPORT_RETRY, 0);
         return;
     }
     *s = (struct slot){.used = true, .id = j->id, .attempt = j->attempt, .h = h,
@@ -218,11 +218,13 @@ wk_maybe_claim(struct worker *w, int64_t now)
     int64_t took_ms = (clock_mono_now_us() - asked_us) / 1000;
     if (got.n > 0 && took_ms * 1000 >= w->cfg.lease_ms * 1000 - w->fence_margin_us) {
         wlog(w, LOGL_WARN, "claim answered too close to the lease's end; handing the jobs back",
-             LF_INT("jobs", got.n), LF_INT("took_ms", took_ms), LF_INT("lease_ms", w->cfg.lease_ms));
+             LF_INT("jobs", got.n), LF_INT("took_ms", took_ms),
+             LF_INT("lease_ms", w->cfg.lease_ms));
         /* Fenced by attempt: refused if someone has claimed them since. */
         for (size_t i = 0; i < got.n; i++)
             wk_push_failure(w, got.v[i].id, got.v[i].attempt,
-                         strdup("claimed too close to the lease's end to start"), true, 0);
+                            strdup("claimed too close to the lease's end to start"), REPORT_RETRY,
+                            0);
         job_list_fini(&got);
         w->next_poll_us = now + w->poll_ms * 1000;
         return false;

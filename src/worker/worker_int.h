@@ -52,14 +52,20 @@ struct slot {
     bool watched;             /* armed in w->fence (the lease watchdog) */
 };
 
+/* What a queued report asks of the store. */
+enum report_kind {
+    REPORT_RETRY,             /* a retryable failure (store_fail): pending after delay_ms */
+    REPORT_DEAD,              /* a permanent failure (store_fail): dead at once */
+    REPORT_RELEASE,           /* never started: hand the attempt back unused (store_release) */
+};
+
 struct failure {
     int64_t id;
     int32_t attempt;
     char *error;
-    bool retryable;
+    enum report_kind kind;
     int64_t delay_ms;
     bool plain;               /* error replaced after the store refused the original */
-    bool release;             /* hand the attempt back unused (store_release), not a failure */
     struct failure *next;
 };
 
@@ -140,7 +146,7 @@ void wk_lease_ran_out(void *arg, int64_t id, int32_t attempt, const void *tag);
 void wk_watch_new_runs(struct worker *w);
 /* Queues a failure report (error: owned, may be NULL); the entry, or NULL on OOM. */
 struct failure *wk_push_failure(struct worker *w, int64_t id, int32_t attempt, char *error,
-                                bool retryable, int64_t delay_ms);
+                                enum report_kind kind, int64_t delay_ms);
 /* Takes every delivered result: completions, failures, hand-backs. */
 void wk_take_results(struct worker *w);
 

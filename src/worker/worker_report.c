@@ -127,7 +127,7 @@ wk_report(struct worker *w)
         struct job after = {0};
         struct job *out = w->cfg.events.finished != NULL ? &after : NULL;
         int rc;
-        if (f->release) {
+        if (f->kind == REPORT_RELEASE) {
             rc = store_release(w->st, f->id, f->attempt, &err);
             if (rc == JOBD_OK) {
                 wk_stat_add(w, &w->stats.released, 1);
@@ -138,12 +138,12 @@ wk_report(struct worker *w)
                 /* A store (or server: 404 from one without the route) that
                  * cannot give attempts back: a retryable failure due now is
                  * the next best thing (a job really gone answers it stale). */
-                f->release = false;
+                f->kind = REPORT_RETRY;
                 continue;
             }
         } else {
-            rc = store_fail(w->st, f->id, f->attempt, f->error, f->retryable, f->delay_ms, out,
-                            &err);
+            rc = store_fail(w->st, f->id, f->attempt, f->error, f->kind == REPORT_RETRY,
+                            f->delay_ms, out, &err);
         }
         if (rc == JOBD_OK) {
             wk_stat_add(w, &w->stats.failed, 1);

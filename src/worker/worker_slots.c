@@ -96,7 +96,7 @@ wk_watch_new_runs(struct worker *w)
 
 /* Queues a failure report (error: owned, may be NULL); the entry, or NULL on OOM. */
 struct failure *
-wk_push_failure(struct worker *w, int64_t id, int32_t attempt, char *error, bool retryable,
+wk_push_failure(struct worker *w, int64_t id, int32_t attempt, char *error, enum report_kind kind,
              int64_t delay_ms)
 {
     struct failure *f = calloc(1, sizeof *f);
@@ -104,7 +104,8 @@ wk_push_failure(struct worker *w, int64_t id, int32_t attempt, char *error, bool
         free(error);
         return NULL;
     }
-    *f = (struct failure){id, attempt, error, retryable, delay_ms, false, false, NULL};
+    *f = (struct failure){.id = id, .attempt = attempt, .error = error, .kind = kind,
+                          .delay_ms = delay_ms};
     *w->fails_tail = f;
     w->fails_tail = &f->next;
     return f;
@@ -134,10 +135,8 @@ release_run(struct worker *w, struct run_result *r)
 {
     wlog(w, LOGL_WARN, "could not start a handler; handing the job back", LF_INT("job", r->id),
          LF_INT("attempt", r->attempt), LF_STR("error", r->error != NULL ? r->error : ""));
-    struct failure *f = wk_push_failure(w, r->id, r->attempt, r->error, true, 0);
+    wk_push_failure(w, r->id, r->attempt, r->error, REPORT_RELEASE, 0);
     r->error = NULL;
-    if (f != NULL)
-        f->release = true;
     w->start_backoff_ms = w->start_backoff_ms == 0                     ? RECONNECT_MIN_MS
                         : w->start_backoff_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS
                                                                       : w->start_backoff_ms * 2;
@@ -165,7 +164,8 @@ wk_take_results(struct worker *w)
             w->start_backoff_ms = 0; /* a handler started: the host is fine again */
             if (r->outcome == RUN_SUCCEEDED) {
                 if (!completer_add(&w->comp, r->id, r->attempt, r->result))
-                    wlog(w, LOGL_ERROR, "out of memory queueing a completion", LF_INT("job", r->id));
+                    wlog(w, LOGL_ERROR, "out of memory queueing a completion",
+                         LF_INT("job", r->id));
                 r->result = NULL;
             } else {
                 int64_t delay = r->retry_after_ms;
@@ -175,7 +175,8 @@ wk_take_results(struct worker *w)
                     delay = backoff_delay_ms(r->attempt, w->cfg.backoff_base_ms,
                                              w->cfg.backoff_cap_ms, backoff_rand_splitmix,
                                              &w->rng);
-                wk_push_failure(w, r->id, r->attempt, r->error, r->outcome == RUN_RETRY, delay);
+                wk_push_failure(w, r->id, r->attempt, r->error,
+                                r->outcome == RUN_RETRY ? REPORT_RETRY : REPORT_DEAD, delay);
                 r->error = NULL;
             }
         }

@@ -478,3 +478,96 @@ BOTH(plane_reaps_and_prunes)
     job_fini(&held);
     fx_close(&f);
 }
+
+/* After the clock went back an hour: due jobs due now, leases and schedules moved back. */
+BOTH(clock_went_back)
+{
+    struct fx f;
+    fx_open(&f, pg, "2026-01-01T12:00:30Z");
+    put(&f, "minutely", "* * * * *", NULL, SCHEDULE_CATCHUP_SKIP);
+    put(&f, "daily", "30 12 * * *", NULL, SCHEDULE_CATCHUP_SKIP);
+    struct job_spec js = {.type = "t.run", .run_at_us = at("2026-01-01T12:00:00Z")};
+    struct job held = {0}, due = {0}, later = {0};
+    struct job_list l = {0};
+    struct claim_req req = {.worker_id = "w1", .limit = 1, .lease_ms = 60000};
+    ASSERT_OK(store_enqueue(f.st, &js, &held, NULL, &f.err), &f.err);
+    ASSERT_OK(store_claim(f.st, &req, &l, &f.err), &f.err); /* lease until 12:01:30 */
+    ASSERT_EQ(l.n, 1);
+    job_list_fini(&l);
+    js.run_at_us = at("2026-01-01T12:00:20Z");
+    ASSERT_OK(store_enqueue(f.st, &js, &due, NULL, &f.err), &f.err);
+    js.run_at_us = at("2026-01-01T12:30:00Z");
+    ASSERT_OK(store_enqueue(f.st, &js, &later, NULL, &f.err), &f.err);
+
+    manual_clock_set(&f.mc, at("2026-01-01T11:00:30Z"));
+    int jobs = -1, schedules = -1;
+    ASSERT_OK(store_clock_went_back(f.st, 3600 * SEC, &jobs, &schedules, &f.err), &f.err);
+    ASSERT_EQ(jobs, 1);
+    ASSERT_EQ(schedules, 1); /* the daily one's next firing (12:30 today) is still ahead */
+    struct job j = {0};
+    ASSERT_OK(store_get(f.st, due.id, &j, &f.err), &f.err);
+    ASSERT_EQ(j.run_at_us, at("2026-01-01T11:00:30Z"));
+    job_fini(&j);
+    ASSERT_OK(store_get(f.st, later.id, &j, &f.err), &f.err);
+    ASSERT_EQ(j.run_at_us, at("2026-01-01T12:30:00Z")); /* an instant still ahead stays */
+    job_fini(&j);
+    ASSERT_OK(store_get(f.st, held.id, &j, &f.err), &f.err);
+    ASSERT_EQ(j.lease_expires_at_us, at("2026-01-01T11:01:30Z"));
+    job_fini(&j);
+    struct schedule s = {0};
+    ASSERT_OK(store_schedule_get(f.st, "minutely", &s, &f.err), &f.err);
+    ASSERT_EQ(s.next_run_at_us, at("2026-01-01T11:01:00Z"));
+    schedule_fini(&s);
+    ASSERT_OK(store_claim(f.st, &req, &l, &f.err), &f.err); /* due now, not in an hour */
+    ASSERT_EQ(l.n, 1);
+    ASSERT_EQ(l.v[0].id, due.id);
+    job_list_fini(&l);
+    /* nothing more to do: a second call changes nothing */
+    ASSERT_OK(store_clock_went_back(f.st, 0, &jobs, &schedules, &f.err), &f.err);
+    ASSERT_EQ(jobs, 0);
+    ASSERT_EQ(schedules, 0);
+    job_fini(&held);
+    job_fini(&due);
+    job_fini(&later);
+    fx_close(&f);
+}
+
+/* The plane notices the jump on its own (its clock fell behind the monotonic one). */
+BOTH(plane_notices_clock_going_back)
+{
+    struct fx f;
+    fx_open(&f, pg, "2026-01-01T12:00:30Z");
+    put(&f, "minutely", "* * * * *", NULL, SCHEDULE_CATCHUP_SKIP);
+    struct job_spec js = {.type = "t.run", .run_at_us = at("2026-01-01T12:00:20Z")};
+    struct job due = {0};
+    ASSERT_OK(store_enqueue(f.st, &js, &due, NULL, &f.err), &f.err);
+    struct sched_plane_config cfg = {.db_url = f.url, .clock = &f.mc.clock};
+    struct sched_plane *p = NULL;
+    ASSERT_OK(sched_plane_start(&cfg, &p, &f.err), &f.err);
+    /* let it see the old time once, then go back an hour */
+    struct schedule s = {0};
+    struct timespec ts = {0, 300 * 1000000};
+    nanosleep(&ts, NULL);
+    manual_clock_set(&f.mc, at("2026-01-01T11:00:30Z"));
+    int64_t run_at = 0;
+    for (int64_t deadline = clock_mono_now_us() + 10 * SEC; clock_mono_now_us() < deadline;) {
+        struct job j = {0};
+        ASSERT_OK(store_get(f.st, due.id, &j, &f.err), &f.err);
+        run_at = j.run_at_us;
+        job_fini(&j);
+        ASSERT_OK(store_schedule_get(f.st, "minutely", &s, &f.err), &f.err);
+        bool back = s.next_run_at_us == at("2026-01-01T11:01:00Z");
+        schedule_fini(&s);
+        if (back && run_at == at("2026-01-01T11:00:30Z"))
+            break;
+        ts.tv_nsec = 20 * 1000000;
+        nanosleep(&ts, NULL);
+    }
+    sched_plane_stop(p);
+    ASSERT_EQ(run_at, at("2026-01-01T11:00:30Z"));
+    ASSERT_OK(store_schedule_get(f.st, "minutely", &s, &f.err), &f.err);
+    ASSERT_EQ(s.next_run_at_us, at("2026-01-01T11:01:00Z"));
+    schedule_fini(&s);
+    job_fini(&due);
+    fx_close(&f);
+}

@@ -150,6 +150,8 @@ ha_role() {
     esac
 }
 
+ha_other() { [ "$1" = pg1 ] && echo pg2 || echo pg1; }
+
 # ha_primary: the node that Patroni says is the primary (none: prints nothing).
 ha_primary() {
     local n
@@ -159,10 +161,14 @@ ha_primary() {
     return 1
 }
 
-# ha_sync_ok: a primary, and the other node streaming as its synchronous standby.
+# ha_sync_ok: a primary, and the other node streaming as its synchronous
+# standby, in PostgreSQL's view and in Patroni's (the /sync key in etcd: only
+# a standby named there may be promoted; until then Patroni restarts a
+# crashed primary in place instead of failing over).
 ha_sync_ok() {
     local p
     p=$(ha_primary) || return 1
+    curl -sf -o /dev/null -m 1 "http://127.0.0.1:${HA_API_PORT[$(ha_other "$p")]}/sync" || return 1
     [ "$(psql -qXAt "postgresql://jobd@127.0.0.1:${HA_PG_PORT[$p]}/postgres" \
         -c "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync' AND state = 'streaming'" \
         2>/dev/null)" = 1 ]
@@ -240,7 +246,6 @@ ha_bouncer_pool() {
 
 # ---- the failover scenarios ------------------------------------------------
 
-ha_other() { [ "$1" = pg1 ] && echo pg2 || echo pg1; }
 now_ns() { date +%s%N; }
 
 # ha_wait_role NODE ROLE LIMIT: polls Patroni every 100 ms; prints the
@@ -356,9 +361,14 @@ ha_failover_run() {
         fi
         log "round $r: $mode of $old ($done_before jobs succeeded so far)"
         ha_wait_role "$new" primary 90 >/dev/null || fail "$new was not promoted within 90s"
-        t_promote=$(ha_promoted_at "$new" "$t_event")
-        [ -n "$t_promote" ] || fail "$new is the primary, but its log does not say when it was promoted"
-        local deadline=$((SECONDS + 90))
+        # Patroni calls it the primary as it asks PostgreSQL to promote: the
+        # log line comes a moment later.
+        local deadline=$((SECONDS + 30))
+        until t_promote=$(ha_promoted_at "$new" "$t_event") && [ -n "$t_promote" ]; do
+            [ $SECONDS -lt $deadline ] || fail "$new is the primary, but its log does not say it was promoted"
+            sleep 0.1
+        done
+        deadline=$((SECONDS + 90))
         t_resume=
         while [ -z "$t_resume" ]; do
             t_resume=$(ha_first_claim_after "$t_promote")

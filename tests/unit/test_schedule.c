@@ -55,11 +55,61 @@ TEST(on_time_firing_is_made_for_every_policy)
         ASSERT_EQ(p.f[0], at("2026-01-01T10:00:00Z"));
         ASSERT_EQ(p.next, at("2026-01-01T11:00:00Z"));
     }
-    /* a few seconds late, every second: all within the grace period */
+    /* half a second late is late, whatever the policy */
     struct plan p = plan("* * * * * *", SCHEDULE_CATCHUP_SKIP, "2026-01-01T10:00:00Z",
-                         "2026-01-01T10:00:02.500Z");
-    ASSERT_EQ(p.n, 3);
-    ASSERT_EQ(p.next, at("2026-01-01T10:00:03Z"));
+                         "2026-01-01T10:00:00.500Z");
+    ASSERT_EQ(p.n, 1);
+    ASSERT_EQ(p.next, at("2026-01-01T10:00:01Z"));
+}
+
+TEST(missed_means_more_than_one_second_overdue)
+{
+    /* exactly 1 s overdue: still late */
+    struct plan p = plan("* * * * * *", SCHEDULE_CATCHUP_SKIP, "2026-01-01T10:00:00Z",
+                         "2026-01-01T10:00:01Z");
+    ASSERT_EQ(p.n, 2);
+    ASSERT_EQ(p.f[0], at("2026-01-01T10:00:00Z"));
+    ASSERT_EQ(p.f[1], at("2026-01-01T10:00:01Z"));
+    /* a millisecond more: missed, so skip drops it */
+    p = plan("* * * * * *", SCHEDULE_CATCHUP_SKIP, "2026-01-01T10:00:00Z",
+             "2026-01-01T10:00:01.001Z");
+    ASSERT_EQ(p.n, 1);
+    ASSERT_EQ(p.f[0], at("2026-01-01T10:00:01Z"));
+    ASSERT_EQ(p.next, at("2026-01-01T10:00:02Z"));
+}
+
+TEST(six_second_outage_every_second)
+{
+    /* last look at 10:00:00.5; every scheduler down until 10:00:06.2 */
+    const char *next = "2026-01-01T10:00:01Z", *now = "2026-01-01T10:00:06.200Z";
+    struct plan p = plan("* * * * * *", SCHEDULE_CATCHUP_SKIP, next, now);
+    ASSERT_EQ(p.n, 1); /* only 10:00:06, 0.2 s late */
+    ASSERT_EQ(p.f[0], at("2026-01-01T10:00:06Z"));
+    ASSERT_EQ(p.next, at("2026-01-01T10:00:07Z"));
+    p = plan("* * * * * *", SCHEDULE_CATCHUP_ONCE, next, now);
+    ASSERT_EQ(p.n, 2); /* one for 01...05, then the late 06 */
+    ASSERT_EQ(p.f[0], at("2026-01-01T10:00:01Z"));
+    ASSERT_EQ(p.f[1], at("2026-01-01T10:00:06Z"));
+    ASSERT_EQ(p.next, at("2026-01-01T10:00:07Z"));
+    p = plan("* * * * * *", SCHEDULE_CATCHUP_ALL, next, now);
+    ASSERT_EQ(p.n, 6);
+    for (size_t i = 0; i < 6; i++)
+        ASSERT_EQ(p.f[i], at("2026-01-01T10:00:01Z") + (int64_t)i * 1000000);
+    ASSERT_EQ(p.next, at("2026-01-01T10:00:07Z"));
+}
+
+TEST(forward_clock_jump_is_an_outage)
+{
+    /* the host clock jumps from 12:00:30 to 13:00:30: once makes one job */
+    struct plan p = plan("* * * * *", SCHEDULE_CATCHUP_ONCE, "2026-01-01T12:01:00Z",
+                         "2026-01-01T13:00:30Z");
+    ASSERT_EQ(p.n, 1);
+    ASSERT_EQ(p.f[0], at("2026-01-01T12:01:00Z"));
+    ASSERT_EQ(p.next, at("2026-01-01T13:01:00Z"));
+    p = plan("* * * * *", SCHEDULE_CATCHUP_SKIP, "2026-01-01T12:01:00Z",
+             "2026-01-01T13:00:30Z");
+    ASSERT_EQ(p.n, 0);
+    ASSERT_EQ(p.next, at("2026-01-01T13:01:00Z"));
 }
 
 TEST(once_collapses_missed_firings)
@@ -72,7 +122,7 @@ TEST(once_collapses_missed_firings)
     ASSERT_EQ(p.next, at("2026-01-01T16:00:00Z"));
     /* missed ones collapse, the on-time one is still its own job */
     p = plan("* * * * *", SCHEDULE_CATCHUP_ONCE, "2026-01-01T10:00:00Z",
-             "2026-01-01T15:20:30Z");
+             "2026-01-01T15:20:00.400Z");
     ASSERT_EQ(p.n, 2);
     ASSERT_EQ(p.f[0], at("2026-01-01T10:00:00Z"));
     ASSERT_EQ(p.f[1], at("2026-01-01T15:20:00Z"));
@@ -107,9 +157,14 @@ TEST(skip_drops_missed_firings)
     ASSERT_EQ(p.n, 0);
     ASSERT_EQ(p.next, at("2026-01-01T16:00:00Z"));
     p = plan("* * * * *", SCHEDULE_CATCHUP_SKIP, "2026-01-01T10:00:00Z",
-             "2026-01-01T15:20:30Z");
+             "2026-01-01T15:20:00.400Z");
     ASSERT_EQ(p.n, 1);
     ASSERT_EQ(p.f[0], at("2026-01-01T15:20:00Z"));
+    /* 30 s after it, 15:20 was missed too */
+    p = plan("* * * * *", SCHEDULE_CATCHUP_SKIP, "2026-01-01T10:00:00Z",
+             "2026-01-01T15:20:30Z");
+    ASSERT_EQ(p.n, 0);
+    ASSERT_EQ(p.next, at("2026-01-01T15:21:00Z"));
 }
 
 TEST(catchup_names)

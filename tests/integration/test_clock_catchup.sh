@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# test_clock_catchup.sh — catch-up and clock jumps through the real binary
+# (docs/CRON.md "Missed firings and clock jumps"), on a SQLite file:
+#   1. outage: every-second schedules with catchup skip, once and all; the
+#      server is stopped for 6 s and restarted. Firings over a second overdue
+#      when the restarted server first sees them are missed: skip makes none
+#      of them, once exactly one job for all of them, all one job each.
+#   2. the host clock jumps forward an hour: a `* * * * *` schedule with
+#      once makes exactly one job, and its next_run_at is the next minute.
+#   3. the clock jumps back an hour: a job that was due stays due (claimable
+#      at once), and a `* * * * *` schedule's next_run_at is within a minute.
+# The server's clock is moved through $JOBD_TEST_CLOCK_FILE, which only the
+# test build honours (src/util/clock.c); with another build the test skips.
+# Needs JOBD_BIN (set by CTest) and python3.
+set -euo pipefail
+
+JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
+dir=$(mktemp -d /tmp/jobd-clock.XXXXXX)
+spid=""
+cleanup() {
+    [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
+    [ -n "${KEEP:-}" ] || rm -rf "$dir"
+}
+trap cleanup EXIT
+fail() {
+    echo "FAIL: $*"
+    echo "--- server log"; tail -30 "$dir/server.log" || true
+    exit 1
+}
+db="sqlite:$dir/jobs.db"
+export JOBD_TEST_CLOCK_FILE="$dir/offset"
+echo 0 >"$JOBD_TEST_CLOCK_FILE"
+
+start_server() {
+    : >"$dir/server.log"
+    "$JOBD" server --db "$db" --listen 127.0.0.1:0 --shutdown-grace 1s 2>"$dir/server.log" &
+    spid=$!
+    local port=""
+    for _ in $(seq 100); do
+        port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$dir/server.log" | head -n 1)
+        [ -n "$port" ] && break
+        kill -0 "$spid" 2>/dev/null || fail "the server exited"
+        sleep 0.1
+    done
+    [ -n "$port" ] || fail "the server did not say where it listens"
+    server="http://127.0.0.1:$port"
+    if ! grep -q 'test clock: real time plus an offset' "$dir/server.log"; then
+        echo "SKIPPED: this jobd was built without JOBD_TEST_HOOKS (no test clock)"
+        exit 77
+    fi
+}
+stop_server() {
+    kill -TERM "$spid" && wait "$spid" || true
+    spid=""
+}
+api() { # METHOD PATH [BODY]
+    curl -sS -X "$1" -H 'Content-Type: application/json' ${3:+--data "$3"} "$server$2"
+}
+add_schedule() { # NAME CRON CATCHUP
+    api POST /v1/schedules "{\"name\":\"$1\",\"cron\":\"$2\",\"type\":\"t.$1\",\"catchup\":\"$3\"}" \
+        >/dev/null
+}
+# The scheduled_for instants (epoch seconds) of a schedule's jobs, oldest first.
+fired() {
+    api GET "/v1/jobs?schedule=$1&limit=1000" | python3 -c '
+import datetime, json, sys
+for j in sorted(json.load(sys.stdin)["jobs"], key=lambda j: j["scheduled_for"]):
+    t = datetime.datetime.strptime(j["scheduled_for"], "%Y-%m-%dT%H:%M:%S.%fZ")
+    print(int(t.replace(tzinfo=datetime.timezone.utc).timestamp()))'
+}
+# A field of a JSON object from the API, as epoch seconds if it is a time.
+field_s() { # PATH FIELD
+    api GET "$1" | python3 -c '
+import datetime, json, sys
+v = json.load(sys.stdin)[sys.argv[1]]
+t = datetime.datetime.strptime(v, "%Y-%m-%dT%H:%M:%S.%fZ")
+print("%.3f" % t.replace(tzinfo=datetime.timezone.utc).timestamp())' "$2"
+}
+fake_now() { # the server's clock: real time plus the offset
+    python3 -c 'import sys, time; print("%.3f" % (time.time() + float(open(sys.argv[1]).read())))' \
+        "$JOBD_TEST_CLOCK_FILE"
+}
+
+# ---- 1. a 6 s outage
+start_server
+for c in skip once all; do add_schedule "every_$c" "* * * * * *" "$c"; done
+lo=$(($(date +%s) + 1)) # from here on all three fire; the adds may straddle a second
+sleep 2.5
+stop_server
+down=$(date +%s)
+sleep 6
+up=$(date +%s)
+start_server
+sleep 2.5
+cut=$(($(date +%s) - 1)) # every firing up to here was materialized before the stop below
+stop_server
+start_server # for the API; its own start is another short outage, after the cut
+mapfile -t skip < <(fired every_skip)
+mapfile -t once < <(fired every_once)
+mapfile -t all < <(fired every_all)
+upto() { # how many of the instants lie in [lo, cut]
+    local x n=0
+    for x in "$@"; do [ "$x" -ge "$lo" ] && [ "$x" -le "$cut" ] && n=$((n + 1)); done
+    echo $n
+}
+ns=$(upto "${skip[@]}") no=$(upto "${once[@]}") na=$(upto "${all[@]}")
+echo "outage $down..$up: skip $ns, once $no, all $na jobs in $lo..$cut"
+inside=0
+for x in "${skip[@]}"; do
+    [ "$x" -ge $((down + 1)) ] && [ "$x" -le $((up - 2)) ] && inside=$((inside + 1))
+done
+[ "$inside" -eq 0 ] || fail "skip made $inside job(s) for firings inside the outage"
+[ "$no" -eq $((ns + 1)) ] || fail "once made $no jobs, expected skip's $ns plus one"
+[ "$na" -ge $((ns + 4)) ] || fail "all made $na jobs, expected skip's $ns plus one per missed firing"
+prev=""
+for x in "${all[@]}"; do
+    [ "$x" -ge "$lo" ] || continue
+    [ "$x" -le "$cut" ] || break
+    [ -z "$prev" ] || [ "$x" -eq $((prev + 1)) ] || fail "all skipped the firings after $prev"
+    prev=$x
+done
+for c in skip once all; do api DELETE "/v1/schedules/every_$c" >/dev/null; done
+
+# ---- 2. the clock jumps forward an hour, landing mid-minute
+add_schedule hop_fwd "* * * * *" once
+off=$(python3 -c 'import time; t = time.time(); print(3600 + (30 - t % 60) % 60)')
+echo "$off" >"$JOBD_TEST_CLOCK_FILE"
+sleep 2.5
+mapfile -t fwd < <(fired hop_fwd)
+[ "${#fwd[@]}" -eq 1 ] || fail "after a +1 h jump once made ${#fwd[@]} jobs, expected 1"
+next=$(field_s /v1/schedules/hop_fwd next_run_at)
+now=$(fake_now)
+python3 -c 'import sys; n, t = map(float, sys.argv[1:]); sys.exit(not (t < n <= t + 60))' \
+    "$next" "$now" || fail "next_run_at $next is not within a minute after now $now"
+
+# ---- 3. the clock jumps back an hour
+add_schedule hop_back "* * * * *" skip
+id=$(api POST /v1/jobs '{"type":"t.due"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+sleep 1.5 # the plane sees the due job's time once before the jump
+echo "$(python3 -c "print($off - 3600)")" >"$JOBD_TEST_CLOCK_FILE"
+ok=""
+for _ in $(seq 50); do
+    now=$(fake_now)
+    next=$(field_s /v1/schedules/hop_back next_run_at)
+    run_at=$(field_s "/v1/jobs/$id" run_at)
+    if python3 -c 'import sys; n, r, t = map(float, sys.argv[1:]); sys.exit(not (n <= t + 60 and r <= t))' \
+        "$next" "$run_at" "$now"; then
+        ok=1
+        break
+    fi
+    sleep 0.1
+done
+[ -n "$ok" ] || fail "after a -1 h jump: next_run_at $next, due job's run_at $run_at, now $now"
+got=$(api POST /v1/claim '{"worker_id":"w1","types":["t.due"]}' |
+    python3 -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))')
+[ "$got" -eq 1 ] || fail "the job due before the jump was not claimable after it"
+grep -q 'the clock went back; due times re-evaluated' "$dir/server.log" || fail "the server did not log the jump"
+echo "PASS"
