@@ -20,6 +20,7 @@ static const struct command commands[] = {
     {"job", cmd_job, "show, cancel or retry a job through the API"},
     {"jobs", cmd_jobs, "list jobs through the API"},
     {"queues", cmd_queues, "list queues and their counts through the API"},
+    {"workers", cmd_workers, "list workers, their state and the jobs they hold"},
     {"schedule", cmd_schedule, "add, list, remove, pause, resume or trigger cron schedules"},
     {"cron", cmd_cron, "inspect cron expressions (cron next)"},
 };

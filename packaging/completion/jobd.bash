@@ -20,7 +20,7 @@ _jobd()
 {
     local cur=${COMP_WORDS[COMP_CWORD]-} prev=${COMP_WORDS[COMP_CWORD-1]-}
     local cmd=${COMP_WORDS[1]-} sub=${COMP_WORDS[2]-} words=""
-    local commands="server worker migrate submit job jobs queues schedule cron"
+    local commands="server worker migrate submit job jobs queues workers schedule cron"
     local client="--server"
     COMPREPLY=()
     if ((COMP_CWORD == 1)); then
@@ -44,12 +44,12 @@ _jobd()
             COMPREPLY=($(compgen -W "on off" -- "$cur")); return ;;
         --db|--server|--listen|--payload|--at|--in|--priority|--max-attempts|--key|\
         --timeout|--type|--limit|--tz|--from|-n|--id|--concurrency|--shutdown-grace|\
-        --poll-interval|--reap-interval|--retention|--threads|--db-connections|--notify-db)
+        --poll-interval|--reap-interval|--retention|--retention-succeeded|--retention-dead|--threads|--db-connections|--notify-db)
             return ;;
     esac
     case $cmd in
         server) words="--config --db --listen --worker-config --tokens --reap-interval
-                       --retention --insecure --shutdown-grace --threads --log-format
+                       --retention --retention-succeeded --retention-dead --insecure --shutdown-grace --threads --log-format
                        --log-level --access-log --db-connections --notify-db --help" ;;
         worker) words="--db --server --config --concurrency --queues --id
                        --shutdown-grace --poll-interval --log-format --log-level
@@ -57,9 +57,11 @@ _jobd()
         migrate) words="--db --status --help" ;;
         submit) words="--payload --at --in --priority --queue --max-attempts --key
                        --timeout $client --help" ;;
-        job) ((COMP_CWORD == 2)) && words="show cancel retry attempts" || words="$client" ;;
-        jobs) words="--status --queue --type --limit $client --help" ;;
+        job) ((COMP_CWORD == 2)) && words="show cancel retry attempts delete" || words="$client" ;;
+        jobs) words="retry cancel delete --status --queue --type --schedule --created-after
+                     --created-before --key --ids --limit $client --help" ;;
         queues) words="$client --help" ;;
+        workers) words="$client --help" ;;
         schedule)
             if ((COMP_CWORD == 2)); then
                 words="add ls rm pause resume trigger --help"

@@ -252,7 +252,8 @@ h_job_get(struct api_call *c)
 }
 
 static const char *const list_params[] = {"status", "queue", "type", "schedule", "limit",
-                                          "after", NULL};
+                                          "after", "created_after", "created_before", "key",
+                                          NULL};
 
 /* Reads the query of GET /v1/jobs into f; false after answering 400. */
 static bool
@@ -294,6 +295,14 @@ list_filter(struct api_call *c, struct job_filter *f)
         if (job_validate_type(v, "schedule", &err) != JOBD_OK)
             goto bad;
         f->schedule = v;
+    }
+    if (api_parse_created(api_query(c, "created_after"), api_query(c, "created_before"), f,
+                          &err) != JOBD_OK)
+        goto bad;
+    if ((v = api_query(c, "key")) != NULL && *v) {
+        if (job_validate_key(v, "key", &err) != JOBD_OK)
+            goto bad;
+        f->key = v;
     }
     f->limit = 100;
     if ((v = api_query(c, "limit")) != NULL && *v) {

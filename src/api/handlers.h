@@ -52,6 +52,9 @@ void h_job_list(struct api_call *c);
 void h_job_cancel(struct api_call *c);
 void h_job_retry(struct api_call *c);
 void h_job_attempts(struct api_call *c);
+void h_job_delete(struct api_call *c);
+void h_job_bulk(struct api_call *c);
+void h_worker_list(struct api_call *c);
 void h_claim(struct api_call *c);
 void h_heartbeat(struct api_call *c);
 void h_complete(struct api_call *c);
@@ -87,6 +90,12 @@ json_t *api_body_object(struct api_call *c, const char *const *allowed);
 void api_reply_job(struct api_call *c, int status, const struct job *j);
 /* Now, from the context's clock. */
 int64_t api_now_us(const struct api_call *c);
+/*
+ * Parses created_after / created_before (RFC 3339, either may be NULL) into
+ * f (h_bulk.c). JOBD_E_INVALID naming the field.
+ */
+int api_parse_created(const char *after, const char *before, struct job_filter *f,
+                      struct jobd_error *err);
 /* A query parameter or NULL. */
 const char *api_query(const struct api_call *c, const char *key);
 

@@ -26,6 +26,7 @@ int cmd_submit(int argc, char **argv);
 int cmd_job(int argc, char **argv);
 int cmd_jobs(int argc, char **argv);
 int cmd_queues(int argc, char **argv);
+int cmd_workers(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_cron(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
@@ -36,6 +37,10 @@ int cmd_worker(int argc, char **argv);
  */
 int cli_job_show(const char *server, long id);
 int cli_job_attempts(const char *server, long id);
+/* `jobd job delete ID` and `jobd jobs retry|cancel|delete [filters]` (bulk.c);
+ * argv[0] of cli_jobs_bulk is the action. Return the exit status. */
+int cli_job_delete(const char *server, long id);
+int cli_jobs_bulk(int argc, char **argv);
 
 /* The store URL: the --db value if given, else $JOBD_DB, else "sqlite:jobd.db". */
 const char *cli_db_url(const char *flag_value);

@@ -24,18 +24,23 @@ static const char submit_usage[] =
     "  --server    default $JOBD_SERVER, else http://127.0.0.1:8080; token: $JOBD_TOKEN\n";
 
 static const char job_usage[] =
-    "usage: jobd job show|cancel|retry|attempts ID [--server URL]\n"
+    "usage: jobd job show|cancel|retry|attempts|delete ID [--server URL]\n"
     "\n"
     "Shows, cancels or retries one job through the API and prints it: as JSON,\n"
     "or for show on a terminal, as text followed by its attempts.\n"
+    "  delete    deletes a pending or finished job with its history (prints nothing;\n"
+    "            a running job must be cancelled first)\n"
     "  attempts  the job's attempt history, oldest first: a table on a terminal,\n"
     "            one JSON object a line when piped\n";
 
 static const char jobs_usage[] =
-    "usage: jobd jobs [--status S] [--queue Q] [--type T] [--limit N] [--server URL]\n"
+    "usage: jobd jobs [--status S] [--queue Q] [--type T] [--created-after TIME]\n"
+    "                 [--created-before TIME] [--key KEY] [--limit N] [--server URL]\n"
+    "       jobd jobs retry|cancel|delete [filters]   (see jobd jobs retry --help)\n"
     "\n"
     "Lists jobs, newest first (default limit 100): a table on a terminal, one\n"
-    "JSON object a line when piped.\n";
+    "JSON object a line when piped. --created-after is inclusive, --created-before\n"
+    "exclusive (RFC 3339); --key is an exact idempotency key.\n";
 
 static const char queues_usage[] =
     "usage: jobd queues [--server URL]\n"
@@ -179,6 +184,8 @@ cmd_job(int argc, char **argv)
         return cli_job_show(cli_server_url(server), n);
     if (strcmp(action, "attempts") == 0)
         return cli_job_attempts(cli_server_url(server), n);
+    if (strcmp(action, "delete") == 0)
+        return cli_job_delete(cli_server_url(server), n);
     if (strcmp(action, "cancel") == 0 || strcmp(action, "retry") == 0) {
         snprintf(path, sizeof path, "/v1/jobs/%ld/%s", n, action);
         return cli_send_print(cli_server_url(server), "POST", path, NULL);
@@ -260,7 +267,11 @@ int
 cmd_jobs(int argc, char **argv)
 {
     const char *status = NULL, *queue = NULL, *type = NULL, *server = NULL;
+    const char *after = NULL, *before = NULL, *key = NULL;
     long limit = 100;
+    if (argc > 1 && (strcmp(argv[1], "retry") == 0 || strcmp(argv[1], "cancel") == 0 ||
+                     strcmp(argv[1], "delete") == 0))
+        return cli_jobs_bulk(argc - 1, argv + 1);
     for (int i = 1; i < argc; i++) {
         bool miss = false;
         const char *v;
@@ -273,6 +284,12 @@ cmd_jobs(int argc, char **argv)
             queue = v;
         } else if ((v = cli_opt(argc, argv, &i, "--type", &miss))) {
             type = v;
+        } else if ((v = cli_opt(argc, argv, &i, "--created-after", &miss))) {
+            after = v;
+        } else if ((v = cli_opt(argc, argv, &i, "--created-before", &miss))) {
+            before = v;
+        } else if ((v = cli_opt(argc, argv, &i, "--key", &miss))) {
+            key = v;
         } else if ((v = cli_opt(argc, argv, &i, "--server", &miss))) {
             server = v;
         } else if ((v = cli_opt(argc, argv, &i, "--limit", &miss))) {
@@ -297,6 +314,9 @@ cmd_jobs(int argc, char **argv)
         if (!add_query(path, sizeof path, "status", status) ||
             !add_query(path, sizeof path, "queue", queue) ||
             !add_query(path, sizeof path, "type", type) ||
+            !add_query(path, sizeof path, "created_after", after) ||
+            !add_query(path, sizeof path, "created_before", before) ||
+            !add_query(path, sizeof path, "key", key) ||
             !add_query(path, sizeof path, "limit", lim) ||
             !add_query(path, sizeof path, "after", next[0] ? next : NULL))
             return cli_usage_error("jobs", "filter values are too long", NULL, jobs_usage);

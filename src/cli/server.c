@@ -35,7 +35,8 @@
 static const char usage[] =
     "usage: jobd server [--config FILE] [--db URL] [--listen HOST:PORT]\n"
     "                   [--worker-config FILE] [--tokens FILE] [--reap-interval DUR]\n"
-    "                   [--retention DUR] [--insecure] [--shutdown-grace DUR] [--threads N]\n"
+    "                   [--retention DUR|off] [--retention-succeeded DUR|off]\n"
+    "                   [--retention-dead DUR|off] [--insecure] [--shutdown-grace DUR] [--threads N]\n"
     "                   [--db-connections N] [--notify-db URL]\n"
     "                   [--log-format text|json] [--log-level LEVEL] [--access-log on|off]\n"
     "\n"
@@ -54,7 +55,11 @@ static const char usage[] =
     "  --insecure           allow a non-loopback --listen without tokens\n"
     "  --worker-config FILE also run a worker in this process (docs/WORKER.md)\n"
     "  --reap-interval DUR  how often expired leases are reaped (default 30s)\n"
-    "  --retention DUR      prune finished jobs older than this (default 7d)\n"
+    "  --retention DUR|off  prune finished jobs older than this (default 7d; off keeps\n"
+    "                       them for ever)\n"
+    "  --retention-succeeded DUR|off, --retention-dead DUR|off\n"
+    "                       the same for succeeded jobs, and for dead and cancelled\n"
+    "                       ones (default: --retention)\n"
     "  --shutdown-grace DUR how long running work may finish on SIGTERM (30s)\n"
     "  --threads N          HTTP worker threads (default 4)\n"
     "  --db-connections N   database connections this server opens at most: the\n"
@@ -284,7 +289,9 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
                db_budget(o), pool_conns(o),
                o->notify_db ? "; 1 LISTEN on --notify-db" : "");
     struct sched_plane_config pc = {.db_url = cli_db_url(o->db), .reap_interval_ms = o->reap_ms,
-                                    .retention_ms = o->retention_ms, .wake = &p->wake,
+                                    .retention_ms = o->retention_ms,
+                                    .retention_succeeded_ms = o->retention_succeeded_ms,
+                                    .retention_dead_ms = o->retention_dead_ms, .wake = &p->wake,
                                     .clock = clock,
                                     .on_reaped = count_reaped, .on_reaped_arg = p->metrics};
     if ((rc = sched_plane_start(&pc, &p->plane, &err)) != JOBD_OK)

@@ -18,7 +18,7 @@
 #include "core/duration.h"
 #include "util/log.h"
 
-enum opt_kind { OPT_STR, OPT_DUR, OPT_BOOL, OPT_THREADS, OPT_CONNS };
+enum opt_kind { OPT_STR, OPT_DUR, OPT_BOOL, OPT_THREADS, OPT_KEEP, OPT_CONNS };
 
 struct opt {
     const char *name;   /* the long flag without "--"; the file key */
@@ -62,7 +62,9 @@ static const struct opt opts[] = {
     {"tokens", OPT_STR, F(tokens), NULL, NULL},
     {"insecure", OPT_BOOL, F(insecure), NULL, NULL},
     {"reap-interval", OPT_DUR, F(reap_ms), NULL, NULL},
-    {"retention", OPT_DUR, F(retention_ms), NULL, NULL},
+    {"retention", OPT_KEEP, F(retention_ms), NULL, NULL},
+    {"retention-succeeded", OPT_KEEP, F(retention_succeeded_ms), NULL, NULL},
+    {"retention-dead", OPT_KEEP, F(retention_dead_ms), NULL, NULL},
     {"shutdown-grace", OPT_DUR, F(grace_ms), NULL, NULL},
     {"threads", OPT_THREADS, F(threads), NULL, NULL},
     {"db-connections", OPT_CONNS, F(db_conns), NULL, NULL},
@@ -129,6 +131,18 @@ opt_set(struct server_opts *o, const struct opt *op, const char *v, const char *
             return CLI_OK;
         fprintf(stderr, "jobd server: %s--%s must be true or false, not '%s'\n", where,
                 op->name, v);
+        return CLI_USAGE;
+    case OPT_KEEP:
+        /* A retention: "off" keeps for ever (-1). 0 would prune every finished
+         * job at once; it was once read as "the default", so it is refused. */
+        if (strcmp(v, "off") == 0) {
+            *(int64_t *)field = -1;
+            return CLI_OK;
+        }
+        if (duration_parse_ms(v, field, op->name, &err) == JOBD_OK && *(int64_t *)field > 0)
+            return CLI_OK;
+        fprintf(stderr, "jobd server: %s--%s must be a duration over 0 (7d, 12h) or off, not "
+                "'%s'\n", where, op->name, v);
         return CLI_USAGE;
     case OPT_THREADS:
         if (cli_parse_int(v, 1, 256, &n)) {

@@ -24,6 +24,9 @@ struct server_opts {
     char *access_log;        /* "on" or "off" */
     char *notify_db;         /* a direct PostgreSQL URL for LISTEN, or NULL */
     int64_t reap_ms, retention_ms, grace_ms; /* 0 / 0 / -1: the defaults */
+    /* per outcome (succeeded; dead and cancelled): 0 = --retention; -1 (and
+     * retention_ms -1) = off, kept for ever */
+    int64_t retention_succeeded_ms, retention_dead_ms;
     bool insecure;
     unsigned threads;        /* 0: the API's default */
     long db_conns;           /* 0: the default (server.c: db_budget) */

@@ -30,6 +30,7 @@
 
 #include "core/err.h"
 #include "core/job.h"
+#include "store/operator.h"
 #include "store/store.h"
 #include "util/log.h"
 
@@ -49,7 +50,8 @@ struct sched_plane {
     const struct jobd_clock *clock;  /* borrowed; NULL = real time for cutoffs */
     struct wakeup *wake;             /* borrowed; may be NULL */
     int64_t reap_interval_ms;
-    int64_t retention_ms;
+    int64_t keep_succeeded_ms;       /* < 0 = keep for ever */
+    int64_t keep_dead_ms;            /* dead and cancelled; < 0 = keep for ever */
     struct backoff_policy bp;
     pthread_mutex_t mu;
     pthread_cond_t cv;               /* CLOCK_MONOTONIC; signalled by stop */
@@ -171,19 +173,32 @@ step_reap(struct sched_plane *p, bool *progress)
     }
 }
 
-/* Small batches, each its own statement, so retention never holds long locks. */
+/*
+ * Small batches, each its own statement, so retention never holds long
+ * locks; succeeded jobs and dead or cancelled ones each by their own time.
+ */
 static void
-step_prune(struct sched_plane *p)
+prune_outcome(struct sched_plane *p, bool succeeded, int64_t keep_ms)
 {
-    int64_t cutoff = now_us(p) - p->retention_ms * 1000;
+    if (keep_ms < 0)
+        return; /* off: kept for ever */
+    int64_t cutoff = now_us(p) - keep_ms * 1000;
     for (int i = 0; i < PLANE_MAX_BATCHES; i++) {
         struct jobd_error err = {0};
         int deleted = 0;
-        int rc = store_prune(p->st, cutoff, PLANE_PRUNE_BATCH, &deleted, &err);
+        int rc = store_prune_status(p->st, succeeded, cutoff, PLANE_PRUNE_BATCH, &deleted,
+                                    &err);
         note(p, "retention", rc, &err);
         if (rc != JOBD_OK || deleted < PLANE_PRUNE_BATCH)
             return;
     }
+}
+
+static void
+step_prune(struct sched_plane *p)
+{
+    prune_outcome(p, true, p->keep_succeeded_ms);
+    prune_outcome(p, false, p->keep_dead_ms);
 }
 
 /* Sleeps until the monotonic deadline or stop; returns true if stopping. */
@@ -260,7 +275,9 @@ sched_plane_start(const struct sched_plane_config *cfg, struct sched_plane **out
     p->on_reaped = cfg->on_reaped;
     p->on_reaped_arg = cfg->on_reaped_arg;
     p->reap_interval_ms = cfg->reap_interval_ms > 0 ? cfg->reap_interval_ms : JOB_DEFAULT_REAP_MS;
-    p->retention_ms = cfg->retention_ms > 0 ? cfg->retention_ms : PLANE_DEFAULT_RETENTION_MS;
+    int64_t keep = cfg->retention_ms != 0 ? cfg->retention_ms : PLANE_DEFAULT_RETENTION_MS;
+    p->keep_succeeded_ms = cfg->retention_succeeded_ms != 0 ? cfg->retention_succeeded_ms : keep;
+    p->keep_dead_ms = cfg->retention_dead_ms != 0 ? cfg->retention_dead_ms : keep;
     p->bp.base_ms = cfg->backoff_base_ms;
     p->bp.cap_ms = cfg->backoff_cap_ms;
 

@@ -61,21 +61,29 @@ attempt_list_fini(struct attempt_list *l)
     memset(l, 0, sizeof *l);
 }
 
-/* The operator vtable of st, or NULL after setting err. */
+/*
+ * The operator vtable of st if it has the operation (has != false), or NULL
+ * after setting err: a backend may have only some (the remote store of a
+ * --server worker keeps presence only).
+ */
 static const struct store_operator_ops *
-operator_of(struct store *st, struct jobd_error *err)
+operator_check(struct store *st, bool has, struct jobd_error *err)
 {
-    if (st->ops->oper == NULL)
+    if (!has) {
         jobd_error_set(err, JOBD_E_INTERNAL, NULL,
-                       "the %s store has no operator operations", st->ops->name);
+                       "the %s store does not do this operator operation", st->ops->name);
+        return NULL;
+    }
     return st->ops->oper;
 }
+#define operator_of(st, op, err) \
+    operator_check((st), (st)->ops->oper != NULL && (st)->ops->oper->op != NULL, (err))
 
 int
 store_job_attempts(struct store *st, int64_t id, struct attempt_list *out,
                    struct jobd_error *err)
 {
-    const struct store_operator_ops *a = operator_of(st, err);
+    const struct store_operator_ops *a = operator_of(st, attempts, err);
     if (a == NULL)
         return JOBD_E_INTERNAL;
     if (id <= 0)
@@ -87,10 +95,77 @@ store_job_attempts(struct store *st, int64_t id, struct attempt_list *out,
     return rc;
 }
 
+int
+store_bulk_batch(struct store *st, const struct bulk_req *r, int n, int64_t *cursor,
+                 struct bulk_counts *c, struct jobd_error *err)
+{
+    const struct store_operator_ops *a = operator_of(st, bulk_batch, err);
+    if (a == NULL)
+        return JOBD_E_INTERNAL;
+    if (n < 1 || n > STORE_BULK_BATCH)
+        return jobd_error_set(err, JOBD_E_INVALID, "limit", "a batch takes 1 to %d jobs",
+                              STORE_BULK_BATCH);
+    if ((unsigned)r->action > BULK_DELETE)
+        return jobd_error_set(err, JOBD_E_INVALID, "action", "unknown bulk action %d",
+                              (int)r->action);
+    if (r->f.status != STORE_ANY && (r->f.status < 0 || r->f.status >= JOB_STATUS_COUNT))
+        return jobd_error_set(err, JOBD_E_INVALID, "status", "unknown status %d", r->f.status);
+    if (r->ids != NULL && r->n_ids == 0) {
+        *cursor = 0; /* an empty id list matches nothing */
+        return JOBD_OK;
+    }
+    return a->bulk_batch(st, r, n, cursor, c, err);
+}
+
+int
+store_prune_status(struct store *st, bool succeeded, int64_t finished_before_us, int limit,
+                   int *deleted, struct jobd_error *err)
+{
+    *deleted = 0;
+    const struct store_operator_ops *a = operator_of(st, prune_status, err);
+    if (a == NULL)
+        return JOBD_E_INTERNAL;
+    if (limit <= 0)
+        return JOBD_OK;
+    return a->prune_status(st, succeeded, finished_before_us, limit, deleted, err);
+}
+
+int
+store_delete(struct store *st, int64_t id, struct jobd_error *err)
+{
+    struct bulk_req r = {.action = BULK_DELETE, .f = {.status = STORE_ANY}, .ids = &id,
+                         .n_ids = 1};
+    struct bulk_counts c = {0};
+    int64_t cursor = 0;
+    int rc = store_bulk_batch(st, &r, 1, &cursor, &c, err);
+    if (rc != JOBD_OK || c.changed == 1)
+        return rc;
+    struct job j = {0};
+    rc = store_get(st, id, &j, err); /* JOBD_E_NOTFOUND for no such job */
+    if (rc == JOBD_OK)
+        rc = jobd_error_set(err, JOBD_E_STATE, "status",
+                            "job %lld is %s: cancel it before deleting it", (long long)id,
+                            job_status_name(j.status));
+    job_fini(&j);
+    return rc;
+}
+
 const struct store_operator_ops pg_operator_ops = {
     .attempts = pg_op_attempts,
+    .bulk_batch = pg_op_bulk_batch,
+    .worker_announce = pg_op_worker_announce,
+    .worker_seen = pg_op_worker_seen,
+    .worker_withdraw = pg_op_worker_withdraw,
+    .worker_list = pg_op_worker_list,
+    .prune_status = pg_op_prune_status,
 };
 
 const struct store_operator_ops sqlite_operator_ops = {
     .attempts = sq_op_attempts,
+    .bulk_batch = sq_op_bulk_batch,
+    .worker_announce = sq_op_worker_announce,
+    .worker_seen = sq_op_worker_seen,
+    .worker_withdraw = sq_op_worker_withdraw,
+    .worker_list = sq_op_worker_list,
+    .prune_status = sq_op_prune_status,
 };

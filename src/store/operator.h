@@ -23,6 +23,7 @@
 #ifndef JOBD_STORE_OPERATOR_H
 #define JOBD_STORE_OPERATOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,11 +57,79 @@ struct attempt_list {
     size_t n, cap;
 };
 
+/* A bulk action (POST /v1/jobs/bulk): each job takes its single-job transition. */
+enum bulk_action {
+    BULK_RETRY,   /* dead / cancelled -> pending, as store_retry */
+    BULK_CANCEL,  /* pending -> cancelled, running -> cancel requested, as store_cancel */
+    BULK_DELETE,  /* pending or terminal -> gone with its key and history; running skipped */
+};
+
+/* Which jobs a bulk action takes. Pointers borrowed for the call. */
+struct bulk_req {
+    enum bulk_action action;
+    struct job_filter f;     /* status .. key; f.limit and f.before_id are ignored */
+    const int64_t *ids;      /* n_ids ids, or NULL = any id */
+    size_t n_ids;
+};
+
+/* What a bulk action did so far; store_bulk_batch adds to it. */
+struct bulk_counts {
+    int64_t matched;    /* jobs the filter selected */
+    int64_t changed;    /* of those, jobs that took the transition */
+    int64_t cancelled;  /* of the changed, jobs that became cancelled (for metrics) */
+};
+
+/* The most jobs one store_bulk_batch touches: one transaction's worth. */
+#define STORE_BULK_BATCH 1000
+
+/*
+ * A worker's presence (GET /v1/workers). Strings borrowed on the way in
+ * (store_worker_announce); heap-owned by the list on the way out.
+ */
+struct worker_info {
+    char *id;               /* the worker_id its claims carry */
+    char *hostname;
+    int64_t pid;
+    char *version;
+    char *queues;           /* JSON array of names; "[]" = every queue */
+    char *types;            /* JSON array of job types */
+    int32_t concurrency;
+    int64_t heartbeat_ms;   /* its presence interval: gone after 3 missed */
+    int64_t started_at_us;
+    int64_t last_seen_at_us;
+    bool draining;
+    bool gone;              /* not seen for WORKER_GONE_INTERVALS intervals (list only) */
+    int64_t *running;       /* ids of the jobs it holds, ascending (list only) */
+    size_t n_running;
+};
+
+/* A list of workers; worker_list_fini frees it. */
+struct worker_list {
+    struct worker_info *v;
+    size_t n, cap;
+};
+
+/* A worker not seen for this many presence intervals is "gone"... */
+#define WORKER_GONE_INTERVALS 3
+/* ...and listed for this long after, then forgotten. */
+#define WORKER_GONE_KEEP_US (3600LL * 1000000)
+
 /* The operator vtable (implementations only; callers use store_*()). */
 struct store_operator_ops {
     /* The job's attempts, oldest first; JOBD_E_NOTFOUND for no such job. */
     int (*attempts)(struct store *st, int64_t id, struct attempt_list *out,
                     struct jobd_error *err);
+    /* One batch of store_bulk_batch (n in 1..STORE_BULK_BATCH, validated). */
+    int (*bulk_batch)(struct store *st, const struct bulk_req *r, int n, int64_t *cursor,
+                      struct bulk_counts *c, struct jobd_error *err);
+    int (*worker_announce)(struct store *st, const struct worker_info *w,
+                           struct jobd_error *err);
+    int (*worker_seen)(struct store *st, const char *id, bool draining,
+                       struct jobd_error *err);
+    int (*worker_withdraw)(struct store *st, const char *id, struct jobd_error *err);
+    int (*worker_list)(struct store *st, struct worker_list *out, struct jobd_error *err);
+    int (*prune_status)(struct store *st, bool succeeded, int64_t cutoff_us, int limit,
+                        int *deleted, struct jobd_error *err);
 };
 
 /* "running", "succeeded", ...; "?" for a value out of range. */
@@ -80,5 +149,66 @@ void attempt_list_fini(struct attempt_list *l);
  */
 JOBD_MUST_USE int store_job_attempts(struct store *st, int64_t id, struct attempt_list *out,
                                      struct jobd_error *err);
+
+/*
+ * One batch of a bulk action, in one transaction: takes the newest n (at
+ * most STORE_BULK_BATCH) jobs that match r with id < *cursor (0 = from the
+ * newest), applies r->action to each whose status allows it (the same guard
+ * as the single-job operation, checked in the statement that changes it),
+ * and adds to *c. *cursor becomes the smallest id matched, or 0 when fewer
+ * than n matched (nothing is left). Holding the store for one batch only,
+ * a caller loops to act on more jobs without stalling claims.
+ */
+JOBD_MUST_USE int store_bulk_batch(struct store *st, const struct bulk_req *r, int n,
+                                   int64_t *cursor, struct bulk_counts *c,
+                                   struct jobd_error *err);
+/*
+ * Deletes job id with its idempotency key and attempt history, if it is
+ * pending or terminal. JOBD_E_STATE if it is running (cancel it first),
+ * JOBD_E_NOTFOUND if there is no such job.
+ */
+JOBD_MUST_USE int store_delete(struct store *st, int64_t id, struct jobd_error *err);
+
+/*
+ * Retention per outcome: deletes up to limit jobs finished before the cutoff
+ * that succeeded (succeeded = true) or ended dead or cancelled (false), with
+ * their keys and attempt history. *deleted = how many.
+ */
+JOBD_MUST_USE int store_prune_status(struct store *st, bool succeeded,
+                                     int64_t finished_before_us, int limit, int *deleted,
+                                     struct jobd_error *err);
+
+/* ---- workers ---- */
+
+/*
+ * Records worker w as present and active (created or replaced: started_at
+ * and last_seen_at = now), and forgets workers gone for over an hour.
+ * w->running is ignored.
+ */
+JOBD_MUST_USE int store_worker_announce(struct store *st, const struct worker_info *w,
+                                        struct jobd_error *err);
+/*
+ * Refreshes worker id's last_seen_at (and its draining flag).
+ * JOBD_E_NOTFOUND if the store does not know it (forgotten or never
+ * announced): announce it again.
+ */
+JOBD_MUST_USE int store_worker_seen(struct store *st, const char *id, bool draining,
+                                    struct jobd_error *err);
+/* Forgets worker id (it stopped). No such worker is not an error. */
+JOBD_MUST_USE int store_worker_withdraw(struct store *st, const char *id,
+                                        struct jobd_error *err);
+/*
+ * Every worker seen within the last hour past "gone", by id, each with the
+ * ids of the running jobs it holds. *out zeroed; the caller owns it after
+ * (worker_list_fini).
+ */
+JOBD_MUST_USE int store_worker_list(struct store *st, struct worker_list *out,
+                                    struct jobd_error *err);
+/* Frees the list's strings and arrays; leaves it zeroed. NULL-safe. */
+void worker_list_fini(struct worker_list *l);
+/* Appends a zeroed entry; NULL on out-of-memory. */
+struct worker_info *worker_list_push(struct worker_list *l);
+/* Appends job id to w->running; false on out-of-memory. */
+bool worker_info_add_running(struct worker_info *w, int64_t id);
 
 #endif

@@ -25,4 +25,5 @@
  */
 JOBD_MUST_USE int remote_store_open(const char *url, struct store **out, struct jobd_error *err);
 
+
 #endif

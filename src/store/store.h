@@ -59,6 +59,9 @@ struct job_filter {
     const char *schedule;     /* NULL = any */
     int limit;                /* 1..1000; 0 = 100 */
     int64_t before_id;        /* cursor: only ids < before_id; 0 = from the newest */
+    int64_t created_after_us;  /* only created_at >= this; 0 = any */
+    int64_t created_before_us; /* only created_at < this; 0 = any */
+    const char *key;          /* exact idempotency key; NULL = any */
 };
 
 /* A claim request. Pointers borrowed for the call. */

@@ -12,6 +12,7 @@
 
 #include "core/err.h"
 #include "core/rules.h"
+#include "store/operator_int.h"
 #include "store/store_pg_int.h"
 
 /* ---- reads ---- */
@@ -21,10 +22,8 @@ PG_STMT(st_get, "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs WHERE id = $1::bi
 /* $1 status, $2 queue, $3 type, $4 schedule (NULL = any), $5 before_id (0 = none), $6 limit. */
 PG_STMT(st_list,
      "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs "
-     "WHERE ($1::text IS NULL OR status = $1::text) AND ($2::text IS NULL OR queue = $2::text)"
-     "  AND ($3::text IS NULL OR type = $3::text) AND ($4::text IS NULL OR schedule = $4::text)"
-     "  AND ($5::bigint = 0 OR id < $5::bigint) "
-     "ORDER BY id DESC LIMIT $6::int");
+     "WHERE " PG_FILTER_WHERE " AND ($8::bigint = 0 OR id < $8::bigint) "
+     "ORDER BY id DESC LIMIT $9::int");
 
 /* ---- claims ---- */
 
@@ -142,14 +141,13 @@ pg_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
            int64_t *next_cursor, struct jobd_error *err)
 {
     int limit = f->limit > 0 ? f->limit : 100;
-    char b[2][24];
-    const char *vals[6] = {
-        f->status == STORE_ANY ? NULL : job_status_name((enum job_status)f->status),
-        f->queue, f->type, f->schedule, pg_i64(b[0], f->before_id > 0 ? f->before_id : 0),
-        pg_i64(b[1], limit + 1),
-    };
+    char b[2][24], fb[2][24];
+    const char *vals[PG_FILTER_NPARAMS + 2];
+    pg_filter_params(f, fb, vals);
+    vals[PG_FILTER_NPARAMS] = pg_i64(b[0], f->before_id > 0 ? f->before_id : 0);
+    vals[PG_FILTER_NPARAMS + 1] = pg_i64(b[1], limit + 1);
     PGresult *r = NULL;
-    int rc = pg_exec(pg_of(st), &st_list, 6, vals, &r, err);
+    int rc = pg_exec(pg_of(st), &st_list, PG_FILTER_NPARAMS + 2, vals, &r, err);
     if (rc != JOBD_OK)
         return rc;
     int rows = PQntuples(r);

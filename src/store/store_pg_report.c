@@ -20,11 +20,17 @@
  * $1 id, $2 attempt, $3 now: a claimed attempt given back unused. The row
  * goes back into jobs (the insert fires the NOTIFY of a due job) with
  * attempt_floor + 1, so the attempt is not counted; with a cancel requested
- * it ends cancelled instead. Returns one row when the fence matched.
+ * it ends cancelled instead. The attempt's history row says which
+ * (store/operator.h). Returns one row when the fence matched.
  */
 PG_STMT(st_release,
      "WITH d AS (DELETE FROM jobd.jobs WHERE id = $1::bigint AND status = 'running'"
      "           AND attempt = $2::int RETURNING *),"
+     " h AS (INSERT INTO jobd.job_attempts (job_id, attempt, worker_id, started_at,"
+     "                                     finished_at, outcome, error)"
+     "       SELECT d.id, d.attempt, d.worker_id, d.started_at, " PG_NOW("$3") ","
+     "              CASE WHEN d.cancel_requested THEN 'cancelled' ELSE 'released' END, NULL"
+     "       FROM d ON CONFLICT (job_id, attempt) DO NOTHING),"
      " back AS (INSERT INTO jobd.jobs (" PG_JOB_TABLE_COLS ") "
      "          SELECT d.id, d.queue, d.type, d.payload, 'pending', d.priority, "
      PG_NOW("$3") ", d.attempt, d.attempt_floor + 1, d.max_attempts, d.idempotency_key,"

@@ -253,10 +253,30 @@ static const char step4_backlog[] =
     ");\n"
     "INSERT INTO jobd.queue_counts_meta DEFAULT VALUES;\n";
 
+/*
+ * Version 5: worker presence (store/operator.h). One row per live worker,
+ * refreshed at its heartbeat interval; queues and types are JSON arrays.
+ */
+static const char step5_workers[] =
+    "CREATE TABLE jobd.workers (\n"
+    "    id           text PRIMARY KEY,\n"
+    "    hostname     text NOT NULL,\n"
+    "    pid          bigint NOT NULL,\n"
+    "    version      text NOT NULL,\n"
+    "    queues       text NOT NULL,\n"
+    "    types        text NOT NULL,\n"
+    "    concurrency  int NOT NULL,\n"
+    "    heartbeat_ms bigint NOT NULL,\n"
+    "    started_at   timestamptz NOT NULL,\n"
+    "    last_seen_at timestamptz NOT NULL,\n"
+    "    draining     boolean NOT NULL DEFAULT false\n"
+    ");\n";
+
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
     {3, "job_attempts", step3_attempts},
     {4, "per-type claim indexes, queue count cache", step4_backlog},
+    {5, "workers", step5_workers},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

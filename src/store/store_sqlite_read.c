@@ -15,6 +15,7 @@
 
 #include "core/err.h"
 #include "core/rules.h"
+#include "store/operator_int.h"
 #include "store/store_sqlite_int.h"
 
 
@@ -159,8 +160,9 @@ sq_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
  * The listing statement for f, newest first: only the filters f sets (so
  * each branch can walk an index that begins with one of them, such as
  * jobs_type_id or jobs_done_status_id, rather than test every row), and
- * only the table a status can be in. Parameters: ?1 status, ?2 queue,
- * ?3 type, ?4 schedule, ?5 before id, ?6 limit. NULL on OOM.
+ * only the table a status can be in. Parameters: ?1..?7 those of
+ * SQ_FILTER_WHERE (status, queue, type, schedule, created_after,
+ * created_before, key; sq_filter_bind), ?8 before id, ?9 limit. NULL on OOM.
  */
 static char *
 list_sql(const struct job_filter *f)
@@ -179,7 +181,7 @@ list_sql(const struct job_filter *f)
                                                     : " INDEXED BY jobs_done_type_id")
                           : t == 1 && f->status != STORE_ANY ? " INDEXED BY jobs_done_status_id"
                                                               : "";
-        ok = sql_cat(&b, &n, &cap, "%sSELECT * FROM (SELECT " SQ_JOB_COLS " FROM %s%s WHERE id < ?5",
+        ok = sql_cat(&b, &n, &cap, "%sSELECT * FROM (SELECT " SQ_JOB_COLS " FROM %s%s WHERE id < ?8",
                      n ? " UNION ALL " : "", t == 0 ? "jobs" : "jobs_done", idx);
         if (ok && f->status != STORE_ANY)
             ok = sql_cat(&b, &n, &cap, " AND status = ?1");
@@ -189,11 +191,17 @@ list_sql(const struct job_filter *f)
             ok = sql_cat(&b, &n, &cap, " AND type = ?3");
         if (ok && f->schedule != NULL)
             ok = sql_cat(&b, &n, &cap, " AND schedule = ?4");
+        if (ok && f->created_after_us != 0)
+            ok = sql_cat(&b, &n, &cap, " AND created_at >= ?5");
+        if (ok && f->created_before_us != 0)
+            ok = sql_cat(&b, &n, &cap, " AND created_at < ?6");
+        if (ok && f->key != NULL)
+            ok = sql_cat(&b, &n, &cap, " AND idempotency_key = ?7");
         if (ok)
-            ok = sql_cat(&b, &n, &cap, " ORDER BY id DESC LIMIT ?6)");
+            ok = sql_cat(&b, &n, &cap, " ORDER BY id DESC LIMIT ?9)");
     }
     if (ok)
-        ok = sql_cat(&b, &n, &cap, " ORDER BY id DESC LIMIT ?6");
+        ok = sql_cat(&b, &n, &cap, " ORDER BY id DESC LIMIT ?9");
     if (!ok) {
         free(b);
         return NULL;
@@ -217,13 +225,9 @@ sq_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
     free(sql);
     if (rc != JOBD_OK)
         return rc;
-    if (f->status != STORE_ANY)
-        sq_bind_text(stmt, 1, job_status_name((enum job_status)f->status));
-    sq_bind_text(stmt, 2, f->queue);
-    sq_bind_text(stmt, 3, f->type);
-    sq_bind_text(stmt, 4, f->schedule);
-    sqlite3_bind_int64(stmt, 5, f->before_id > 0 ? f->before_id : INT64_MAX);
-    sqlite3_bind_int(stmt, 6, limit + 1);
+    sq_filter_bind(stmt, f);
+    sqlite3_bind_int64(stmt, 8, f->before_id > 0 ? f->before_id : INT64_MAX);
+    sqlite3_bind_int(stmt, 9, limit + 1);
     int got = 0;
     *next_cursor = 0;
     while ((rc = sq_step_row(s, stmt, "list jobs", err)) == 1) {

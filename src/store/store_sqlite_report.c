@@ -269,6 +269,9 @@ release_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, int64_t now
         return rc;
     bool cancel = sqlite3_column_int(stmt, 0) != 0;
     sq_reset(stmt);
+    rc = sq_history_add(s, id, attempt, cancel ? "cancelled" : "released", NULL, now, err);
+    if (rc != JOBD_OK)
+        return rc;
     if (cancel) {
         struct sq_finish f = {.from = JOB_RUNNING, .attempt = attempt, .to = JOB_CANCELLED,
                               .now_us = now};

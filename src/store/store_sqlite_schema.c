@@ -179,6 +179,21 @@ static const struct sq_migration sq_migrations[] = {
      "  GROUP BY queue, status;"
      SQ_COUNT_TRIGGERS("jobs")
      SQ_COUNT_TRIGGERS("jobs_done")},
+    {6,
+     /* Worker presence (store/operator.h): one row per live worker. */
+     "CREATE TABLE workers ("
+     "  id TEXT PRIMARY KEY,"
+     "  hostname TEXT NOT NULL,"
+     "  pid INTEGER NOT NULL,"
+     "  version TEXT NOT NULL,"
+     "  queues TEXT NOT NULL,"
+     "  types TEXT NOT NULL,"
+     "  concurrency INTEGER NOT NULL,"
+     "  heartbeat_ms INTEGER NOT NULL,"
+     "  started_at INTEGER NOT NULL,"
+     "  last_seen_at INTEGER NOT NULL,"
+     "  draining INTEGER NOT NULL DEFAULT 0"
+     ") WITHOUT ROWID;"},
 };
 
 #define SQ_N_MIGRATIONS (sizeof sq_migrations / sizeof sq_migrations[0])

@@ -227,6 +227,7 @@ worker_free(struct worker *w)
         free(f);
     }
     completer_fini(&w->comp);
+    presence_fini(&w->presence);
     store_close(w->st);
     store_close(w->listen_st);
     free(w->types);
@@ -320,6 +321,7 @@ worker_alloc(const struct worker_config *cfg, const char *db_url, struct wakeup 
         gethostname(host, sizeof host - 1);
         snprintf(w->id, sizeof w->id, "%s:%d", host, (int)getpid());
     }
+    presence_init(&w->presence, &w->cfg, w->id, w->types, w->n_types);
     w->ext = wake;
     w->rng = (uint64_t)clock_real_now_us() ^ ((uint64_t)getpid() << 32);
     atomic_store(&w->grace_ms, w->cfg.shutdown_grace_ms);

@@ -22,6 +22,7 @@
 #include "util/wakeup.h"
 #include "worker/completer.h"
 #include "worker/config.h"
+#include "worker/presence.h"
 #include "worker/run.h"
 #include "worker/runner.h"
 #include "worker/worker.h"
@@ -88,6 +89,7 @@ struct worker {
     void *runners[HANDLER_KIND_COUNT]; /* by kind (runner.h); NULL if no handler has it */
     struct flusher *fl;       /* PostgreSQL: completions on their own connection */
     struct fence *fence;      /* the lease watchdog: stops runs whose lease ran out */
+    struct presence presence; /* loop thread: its row in GET /v1/workers */
 
     /* loop thread only */
     struct store *st;

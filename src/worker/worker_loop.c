@@ -134,6 +134,8 @@ next_wake(const struct worker *w, const struct shutdown *sd, int64_t now)
     }
     if (w->st == NULL)
         wake_at = earlier(wake_at, w->reconnect_at_us);
+    else
+        wake_at = earlier(wake_at, presence_next_us(&w->presence));
     if (sd->stopping) {
         wake_at = earlier(wake_at, sd->stop_sent ? sd->hard_end : sd->grace_end);
         wake_at = earlier(wake_at, sd->give_up_at);
@@ -155,6 +157,7 @@ wk_loop_main(void *arg)
         if (!sd.stopping && atomic_load(&w->stop_req))
             begin_stop(w, &sd, now);
         wk_ensure_store(w, now);
+        presence_tick(&w->presence, w->st, now, sd.stopping);
         if (w->fl != NULL && !flusher_push(w->fl, &w->comp))
             wlog(w, LOGL_ERROR, "out of memory handing completions over; retrying");
         if (w->st != NULL && wk_report(w))
@@ -169,6 +172,7 @@ wk_loop_main(void *arg)
         if (ms > 0)
             wakeup_wait(&w->wake, &seen, ms);
     }
+    presence_withdraw(&w->presence, w->st);
     wk_publish_counts(w);
     return NULL;
 }

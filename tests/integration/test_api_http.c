@@ -621,7 +621,7 @@ BOTH(health_metrics_routes)
     resp_fini(&r);
     EXPECT(&s, "GET", "/v1/nothing", NULL, 404, "not_found");
     EXPECT(&s, "GET", "/", NULL, 404, "not_found");
-    EXPECT(&s, "DELETE", "/v1/jobs/1", NULL, 405, "method_not_allowed");
+    EXPECT(&s, "PUT", "/v1/jobs/1", NULL, 405, "method_not_allowed");
     EXPECT(&s, "PUT", "/v1/jobs", NULL, 405, "method_not_allowed");
     EXPECT(&s, "GET", "/v1/claim", NULL, 405, "method_not_allowed");
     EXPECT(&s, "POST", "/healthz", NULL, 405, "method_not_allowed");

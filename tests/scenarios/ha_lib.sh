@@ -36,7 +36,9 @@ ha_need() {
     done
     if [ "$(id -u)" -eq 0 ]; then
         id postgres >/dev/null 2>&1 || skip "running as root and there is no postgres user"
-        HA_RUNAS=(runuser -u postgres --)
+        # setpriv execs (runuser forks and stays the parent): $! is then the
+        # service itself, which the EXIT trap can kill.
+        HA_RUNAS=(setpriv --reuid=postgres --regid=postgres --init-groups)
         chown postgres "$WORK"
     else
         HA_RUNAS=()

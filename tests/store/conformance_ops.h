@@ -202,3 +202,233 @@ TEST(attempts_pruned_with_their_job)
     attempt_list_fini(&l);
     fx_close(&f);
 }
+
+/* Runs a whole bulk action in batches of batch; returns the counts. */
+static struct bulk_counts
+bulk_all(struct fx *f, const struct bulk_req *r, int batch)
+{
+    struct bulk_counts c = {0};
+    int64_t cursor = 0;
+    int batches = 0;
+    do {
+        ASSERT_OK(store_bulk_batch(f->st, r, batch, &cursor, &c, &f->err), &f->err);
+        ASSERT(++batches < 1000);
+    } while (cursor != 0);
+    return c;
+}
+
+TEST(delete_job_with_key_and_history)
+{
+    struct fx f;
+    fx_open(&f);
+    struct job_spec sp = {.type = "t", .idempotency_key = "k-del"};
+    int64_t id = enq_spec(&f, &sp);
+    int32_t a = claim_one(&f, id);
+    ASSERT_EQ(store_delete(f.st, id, &f.err), JOBD_E_STATE); /* running */
+    ASSERT_OK(store_fail(f.st, id, a, "x", false, 0, NULL, &f.err), &f.err);
+    ASSERT_EQ(history_rows(&f), 1);
+    ASSERT_OK(store_delete(f.st, id, &f.err), &f.err);
+    struct job j = {0};
+    ASSERT_EQ(store_get(f.st, id, &j, &f.err), JOBD_E_NOTFOUND);
+    ASSERT_EQ(store_delete(f.st, id, &f.err), JOBD_E_NOTFOUND);
+    ASSERT_EQ(history_rows(&f), 0);
+    /* the key is free again: a new job, not a replay */
+    int64_t again = enq_spec(&f, &sp);
+    ASSERT(again > id);
+    int64_t pending = enq(&f, "t", NULL, 0, 0);
+    ASSERT_OK(store_delete(f.st, pending, &f.err), &f.err);
+    ASSERT_EQ(store_get(f.st, pending, &j, &f.err), JOBD_E_NOTFOUND);
+    fx_close(&f);
+}
+
+TEST(bulk_retry_cancel_delete_by_filter_in_batches)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t dead[7];
+    for (int i = 0; i < 7; i++) {
+        dead[i] = enq(&f, "t", "q1", 0, 0);
+        int32_t a = claim_one(&f, dead[i]);
+        ASSERT_OK(store_fail(f.st, dead[i], a, "x", false, 0, NULL, &f.err), &f.err);
+    }
+    int64_t other = enq(&f, "t", "q2", 0, T0 + 3600 * SEC); /* pending, other queue */
+    int64_t running = enq(&f, "t", "q1", 0, 0);
+    ASSERT_EQ(claim_one(&f, running), 1);
+    /* retry: only the dead ones change; the running one is skipped */
+    struct bulk_req r = {.action = BULK_RETRY, .f = {.status = STORE_ANY, .queue = "q1"}};
+    struct bulk_counts c = bulk_all(&f, &r, 3);
+    ASSERT_EQ(c.matched, 8);
+    ASSERT_EQ(c.changed, 7);
+    for (int i = 0; i < 7; i++) {
+        struct job j = getj(&f, dead[i]);
+        ASSERT_EQ(j.status, JOB_PENDING);
+        ASSERT_EQ(j.attempt, 1); /* attempt never decreases */
+        job_fini(&j);
+    }
+    /* limit by ids; cancel: pending -> cancelled, running -> requested */
+    int64_t pick[3] = {dead[0], dead[1], running};
+    r = (struct bulk_req){.action = BULK_CANCEL, .f = {.status = STORE_ANY}, .ids = pick,
+                          .n_ids = 3};
+    c = bulk_all(&f, &r, STORE_BULK_BATCH);
+    ASSERT_EQ(c.matched, 3);
+    ASSERT_EQ(c.changed, 3);
+    ASSERT_EQ(c.cancelled, 2);
+    ASSERT_EQ(status_of(&f, dead[0]), JOB_CANCELLED);
+    struct job rj = getj(&f, running);
+    ASSERT_EQ(rj.status, JOB_RUNNING);
+    ASSERT(rj.cancel_requested);
+    job_fini(&rj);
+    /* delete by status: the running job is never deleted */
+    r = (struct bulk_req){.action = BULK_DELETE, .f = {.status = JOB_CANCELLED}};
+    c = bulk_all(&f, &r, 1);
+    ASSERT_EQ(c.matched, 2);
+    ASSERT_EQ(c.changed, 2);
+    r = (struct bulk_req){.action = BULK_DELETE, .f = {.status = STORE_ANY, .queue = "q1"}};
+    c = bulk_all(&f, &r, 2);
+    ASSERT_EQ(c.matched, 6);
+    ASSERT_EQ(c.changed, 5);
+    ASSERT_EQ(status_of(&f, running), JOB_RUNNING);
+    ASSERT_EQ(status_of(&f, other), JOB_PENDING);
+    fx_close(&f);
+}
+
+TEST(list_by_created_time_and_key)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t early = enq(&f, "t", NULL, 0, 0);
+    manual_clock_advance(&f.mc, 10 * SEC);
+    struct job_spec sp = {.type = "t", .idempotency_key = "the-key"};
+    int64_t keyed = enq_spec(&f, &sp);
+    manual_clock_advance(&f.mc, 10 * SEC);
+    int64_t late = enq(&f, "t", NULL, 0, 0);
+    struct job_filter flt = {.status = STORE_ANY, .created_after_us = T0 + 10 * SEC,
+                             .created_before_us = T0 + 20 * SEC};
+    struct job_list l = {0};
+    int64_t next = 0;
+    ASSERT_OK(store_list(f.st, &flt, &l, &next, &f.err), &f.err);
+    ASSERT_EQ(l.n, 1);
+    ASSERT_EQ(l.v[0].id, keyed);
+    job_list_fini(&l);
+    flt = (struct job_filter){.status = STORE_ANY, .created_after_us = T0 + 1};
+    ASSERT_OK(store_list(f.st, &flt, &l, &next, &f.err), &f.err);
+    ASSERT_EQ(l.n, 2);
+    ASSERT_EQ(l.v[0].id, late);
+    job_list_fini(&l);
+    flt = (struct job_filter){.status = STORE_ANY, .key = "the-key"};
+    ASSERT_OK(store_list(f.st, &flt, &l, &next, &f.err), &f.err);
+    ASSERT_EQ(l.n, 1);
+    ASSERT_EQ(l.v[0].id, keyed);
+    job_list_fini(&l);
+    flt = (struct job_filter){.status = STORE_ANY, .key = "no-such-key"};
+    ASSERT_OK(store_list(f.st, &flt, &l, &next, &f.err), &f.err);
+    ASSERT_EQ(l.n, 0);
+    job_list_fini(&l);
+    /* the same filter drives bulk actions */
+    struct bulk_req r = {.action = BULK_CANCEL,
+                         .f = {.status = STORE_ANY, .created_before_us = T0 + 1}};
+    struct bulk_counts c = bulk_all(&f, &r, 10);
+    ASSERT_EQ(c.matched, 1);
+    ASSERT_EQ(status_of(&f, early), JOB_CANCELLED);
+    fx_close(&f);
+}
+
+TEST(workers_announce_refresh_gone_withdraw)
+{
+    struct fx f;
+    fx_open(&f);
+    struct worker_info w = {.id = "host:1", .hostname = "host", .pid = 1, .version = "0.1",
+                            .queues = "[]", .types = "[\"t\"]", .concurrency = 4,
+                            .heartbeat_ms = 1000};
+    ASSERT_EQ(store_worker_seen(f.st, "host:1", false, &f.err), JOBD_E_NOTFOUND);
+    ASSERT_OK(store_worker_announce(f.st, &w, &f.err), &f.err);
+    int64_t id = enq(&f, "t", NULL, 0, 0);
+    struct claim_req r = {.worker_id = "host:1", .limit = 1};
+    struct job_list l = {0};
+    ASSERT_OK(store_claim(f.st, &r, &l, &f.err), &f.err);
+    job_list_fini(&l);
+    struct worker_list wl = {0};
+    ASSERT_OK(store_worker_list(f.st, &wl, &f.err), &f.err);
+    ASSERT_EQ(wl.n, 1);
+    ASSERT_STR_EQ(wl.v[0].types, "[\"t\"]");
+    ASSERT_EQ(wl.v[0].started_at_us, T0);
+    ASSERT(!wl.v[0].gone && !wl.v[0].draining);
+    ASSERT_EQ(wl.v[0].n_running, 1);
+    ASSERT_EQ(wl.v[0].running[0], id);
+    worker_list_fini(&wl);
+    /* refreshed while draining; then silent for 3 intervals: gone */
+    manual_clock_advance(&f.mc, 2 * SEC);
+    ASSERT_OK(store_worker_seen(f.st, "host:1", true, &f.err), &f.err);
+    ASSERT_OK(store_worker_list(f.st, &wl, &f.err), &f.err);
+    ASSERT(wl.v[0].draining && !wl.v[0].gone);
+    ASSERT_EQ(wl.v[0].last_seen_at_us, T0 + 2 * SEC);
+    worker_list_fini(&wl);
+    manual_clock_advance(&f.mc, 3 * SEC + 1);
+    ASSERT_OK(store_worker_list(f.st, &wl, &f.err), &f.err);
+    ASSERT(wl.v[0].gone);
+    worker_list_fini(&wl);
+    /* listed for an hour after it is gone, then forgotten at the next announce */
+    manual_clock_advance(&f.mc, 3600 * SEC);
+    ASSERT_OK(store_worker_list(f.st, &wl, &f.err), &f.err);
+    ASSERT_EQ(wl.n, 0);
+    worker_list_fini(&wl);
+    struct worker_info w2 = w;
+    w2.id = "host:2";
+    ASSERT_OK(store_worker_announce(f.st, &w2, &f.err), &f.err);
+    ASSERT_EQ(store_worker_seen(f.st, "host:1", false, &f.err), JOBD_E_NOTFOUND);
+    /* withdrawn: gone from the list at once */
+    ASSERT_OK(store_worker_withdraw(f.st, "host:2", &f.err), &f.err);
+    ASSERT_OK(store_worker_list(f.st, &wl, &f.err), &f.err);
+    ASSERT_EQ(wl.n, 0);
+    worker_list_fini(&wl);
+    fx_close(&f);
+}
+
+TEST(attempts_released_at_shutdown)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t id = enq(&f, "t", NULL, 0, 0);
+    int32_t a = claim_one(&f, id);
+    manual_clock_advance(&f.mc, 1 * SEC);
+    ASSERT_OK(store_release(f.st, id, a, &f.err), &f.err);
+    struct attempt_list l = {0};
+    attempts_of(&f, id, &l);
+    ASSERT_EQ(l.n, 1);
+    check_attempt(&l, 0, 1, ATT_RELEASED, T0, T0 + SEC, NULL);
+    a = claim_one(&f, id);
+    ASSERT_OK(store_complete(f.st, id, a, NULL, NULL, &f.err), &f.err);
+    attempts_of(&f, id, &l);
+    ASSERT_EQ(l.n, 2);
+    ASSERT_EQ(l.v[1].outcome, ATT_SUCCEEDED);
+    attempt_list_fini(&l);
+    fx_close(&f);
+}
+
+TEST(prune_by_outcome)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t ok = enq(&f, "t", NULL, 0, 0);
+    int32_t a = claim_one(&f, ok);
+    ASSERT_OK(store_complete(f.st, ok, a, NULL, NULL, &f.err), &f.err);
+    int64_t dead = enq(&f, "t", NULL, 0, 0);
+    a = claim_one(&f, dead);
+    ASSERT_OK(store_fail(f.st, dead, a, "x", false, 0, NULL, &f.err), &f.err);
+    int64_t can = enq(&f, "t", NULL, 0, 0);
+    ASSERT_OK(store_cancel(f.st, can, NULL, &f.err), &f.err);
+    manual_clock_advance(&f.mc, 10 * SEC);
+    int deleted = -1;
+    ASSERT_OK(store_prune_status(f.st, false, now_of(&f), 100, &deleted, &f.err), &f.err);
+    ASSERT_EQ(deleted, 2);
+    ASSERT_EQ(status_of(&f, ok), JOB_SUCCEEDED);
+    ASSERT_EQ(history_rows(&f), 0); /* the dead job's history went with it */
+    ASSERT_OK(store_prune_status(f.st, true, now_of(&f) - 20 * SEC, 100, &deleted, &f.err),
+              &f.err);
+    ASSERT_EQ(deleted, 0); /* not old enough */
+    ASSERT_OK(store_prune_status(f.st, true, now_of(&f), 100, &deleted, &f.err), &f.err);
+    ASSERT_EQ(deleted, 1);
+    struct job j = {0};
+    ASSERT_EQ(store_get(f.st, ok, &j, &f.err), JOBD_E_NOTFOUND);
+    fx_close(&f);
+}

@@ -132,10 +132,10 @@ TEST(routing_and_errors)
     struct api_response r;
     ASSERT_EQ(call(&fx, "GET", "/nope", NULL, NULL, code, sizeof code, NULL), 404);
     ASSERT_STR_EQ(code, "not_found");
-    ASSERT_EQ(call(&fx, "DELETE", "/v1/jobs/7", NULL, NULL, code, sizeof code, &r), 405);
+    ASSERT_EQ(call(&fx, "PUT", "/v1/jobs/7", NULL, NULL, code, sizeof code, &r), 405);
     ASSERT_STR_EQ(code, "method_not_allowed");
     ASSERT(r.allow_header);
-    ASSERT_STR_EQ(r.allow, "GET");
+    ASSERT_STR_EQ(r.allow, "GET, DELETE");
     api_response_fini(&r);
     ASSERT_EQ(call(&fx, "GET", "/v1/jobs/batch", NULL, NULL, code, sizeof code, &r), 405);
     ASSERT_STR_EQ(r.allow, "POST");

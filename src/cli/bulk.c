@@ -1,0 +1,158 @@
+/*
+ * bulk.c — `jobd jobs retry|cancel|delete [filters]` (POST /v1/jobs/bulk)
+ * and `jobd job delete ID` (DELETE /v1/jobs/{id}).
+ *
+ * The filter flags are those of `jobd jobs` plus --created-after,
+ * --created-before and --ids; at least one is required, as the server
+ * requires, so a bare `jobd jobs delete` cannot empty the store by accident.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/http.h"
+
+static const char bulk_usage[] =
+    "usage: jobd jobs retry|cancel|delete [--status S] [--queue Q] [--type T]\n"
+    "                 [--schedule NAME] [--created-after TIME] [--created-before TIME]\n"
+    "                 [--key KEY] [--ids 1,2,3] [--limit N] [--server URL]\n"
+    "\n"
+    "Retries, cancels or deletes every job that matches the filters (at least one),\n"
+    "up to --limit jobs (default 10000, at most 100000), in batches of 1000. Each job\n"
+    "takes the same transition as `jobd job retry|cancel` (or is deleted), or is\n"
+    "skipped when its status does not allow it (running jobs are never deleted).\n"
+    "Prints how many jobs matched, changed and were skipped: as text on a terminal,\n"
+    "as JSON when piped.\n";
+
+/* Parses "1,2,3" into a JSON array of ids; NULL on a bad list. */
+static json_t *
+parse_ids(const char *s)
+{
+    json_t *arr = json_array();
+    while (arr != NULL && *s) {
+        char *end;
+        long long v = strtoll(s, &end, 10);
+        if (end == s || v < 1 || (*end != ',' && *end != '\0')) {
+            json_decref(arr);
+            return NULL;
+        }
+        json_array_append_new(arr, json_integer(v));
+        s = *end == ',' ? end + 1 : end;
+    }
+    return arr;
+}
+
+/* Reads the filter flags into filter and *limit; returns CLI_OK or a usage error. */
+static int
+bulk_parse(int argc, char **argv, json_t *filter, long *limit, const char **server)
+{
+    static const char *const flags[][2] = {
+        {"--status", "status"}, {"--queue", "queue"}, {"--type", "type"},
+        {"--schedule", "schedule"}, {"--created-after", "created_after"},
+        {"--created-before", "created_before"}, {"--key", "key"},
+    };
+    for (int i = 1; i < argc; i++) {
+        bool miss = false, done = false;
+        const char *v;
+        for (size_t k = 0; k < sizeof flags / sizeof flags[0] && !done && !miss; k++)
+            if ((v = cli_opt(argc, argv, &i, flags[k][0], &miss))) {
+                json_object_set_new(filter, flags[k][1], json_string(v));
+                done = true;
+            }
+        if (done)
+            continue;
+        if (!miss && (v = cli_opt(argc, argv, &i, "--ids", &miss))) {
+            json_t *ids = parse_ids(v);
+            if (ids == NULL)
+                return cli_usage_error("jobs", "--ids must be job ids separated by commas, not",
+                                       v, bulk_usage);
+            json_object_set_new(filter, "ids", ids);
+        } else if (!miss && (v = cli_opt(argc, argv, &i, "--limit", &miss))) {
+            if (!cli_parse_int(v, 1, 100000, limit))
+                return cli_usage_error("jobs", "--limit must be an integer from 1 to 100000, not",
+                                       v, bulk_usage);
+        } else if (!miss && (v = cli_opt(argc, argv, &i, "--server", &miss))) {
+            *server = v;
+        } else {
+            return cli_usage_error("jobs", miss ? "missing value for" : "unexpected argument",
+                                   argv[i], bulk_usage);
+        }
+    }
+    if (json_object_size(filter) == 0)
+        return cli_usage_error("jobs", "give at least one filter (--status, --queue, ...)",
+                               NULL, bulk_usage);
+    return CLI_OK;
+}
+
+/* Prints the answer {matched, changed, skipped}. */
+static void
+print_counts(const char *body, size_t len)
+{
+    json_t *o = json_loadb(body, len, 0, NULL);
+    if (isatty(1) && json_is_object(o)) {
+        printf("matched %lld, changed %lld, skipped %lld\n",
+               (long long)json_integer_value(json_object_get(o, "matched")),
+               (long long)json_integer_value(json_object_get(o, "changed")),
+               (long long)json_integer_value(json_object_get(o, "skipped")));
+    } else {
+        fwrite(body, 1, len, stdout);
+        putchar('\n');
+    }
+    json_decref(o);
+}
+
+int
+cli_jobs_bulk(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (cli_is_help(argv[i])) {
+            fputs(bulk_usage, stdout);
+            return CLI_OK;
+        }
+    json_t *filter = json_object();
+    long limit = 0;
+    const char *server = NULL;
+    int rc = bulk_parse(argc, argv, filter, &limit, &server);
+    if (rc != CLI_OK) {
+        json_decref(filter);
+        return rc;
+    }
+    json_t *body = json_pack("{s:s, s:o}", "action", argv[0], "filter", filter);
+    if (limit > 0)
+        json_object_set_new(body, "limit", json_integer(limit));
+    char *text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    if (text == NULL) {
+        fprintf(stderr, "jobd jobs: a filter value is not valid UTF-8 or memory ran out\n");
+        return CLI_USAGE;
+    }
+    struct cli_http_resp r;
+    rc = cli_http(cli_server_url(server), "POST", "/v1/jobs/bulk", text, &r);
+    free(text);
+    if (rc != CLI_OK)
+        return rc;
+    if (r.status != 200)
+        rc = cli_http_fail(&r);
+    else
+        print_counts(r.body, r.len);
+    free(r.body);
+    return rc;
+}
+
+int
+cli_job_delete(const char *server, long id)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/v1/jobs/%ld", id);
+    struct cli_http_resp r;
+    int rc = cli_http(server, "DELETE", path, NULL, &r);
+    if (rc != CLI_OK)
+        return rc;
+    if (r.status < 200 || r.status > 299)
+        rc = cli_http_fail(&r);
+    free(r.body);
+    return rc;
+}

@@ -1,0 +1,140 @@
+/*
+ * workers_pg.c — worker presence (store/operator.h) on PostgreSQL. "Now"
+ * and the gone test come from the database (or the store's clock), the one
+ * clock every server shares, so every server shows the same states.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/err.h"
+#include "store/operator_int.h"
+#include "store/store_pg_int.h"
+
+/* $1 id .. $8 heartbeat_ms, $9 now. */
+static const struct pg_stmt wk_announce = {
+    "wk_announce",
+    "WITH old AS (DELETE FROM jobd.workers WHERE id <> $1::text AND last_seen_at < "
+    PG_NOW("$9") " - 3 * heartbeat_ms * interval '1 millisecond' - interval '1 hour') "
+    "INSERT INTO jobd.workers (id, hostname, pid, version, queues, types, concurrency,"
+    "                          heartbeat_ms, started_at, last_seen_at, draining) "
+    "VALUES ($1::text, $2::text, $3::bigint, $4::text, $5::text, $6::text, $7::int,"
+    "        $8::bigint, " PG_NOW("$9") ", " PG_NOW("$9") ", false) "
+    "ON CONFLICT (id) DO UPDATE SET hostname = EXCLUDED.hostname, pid = EXCLUDED.pid,"
+    "  version = EXCLUDED.version, queues = EXCLUDED.queues, types = EXCLUDED.types,"
+    "  concurrency = EXCLUDED.concurrency, heartbeat_ms = EXCLUDED.heartbeat_ms,"
+    "  started_at = EXCLUDED.started_at, last_seen_at = EXCLUDED.last_seen_at,"
+    "  draining = false"};
+
+static const struct pg_stmt wk_seen = {
+    "wk_seen", "UPDATE jobd.workers SET last_seen_at = " PG_NOW("$3") ", draining = $2::boolean"
+               " WHERE id = $1::text"};
+
+static const struct pg_stmt wk_withdraw = {
+    "wk_withdraw", "DELETE FROM jobd.workers WHERE id = $1::text"};
+
+static const struct pg_stmt wk_list = {
+    "wk_list",
+    "SELECT id, hostname, pid, version, queues, types, concurrency, heartbeat_ms,"
+    "       " PG_TS_US("started_at") ", " PG_TS_US("last_seen_at") ", draining,"
+    "       last_seen_at < " PG_NOW("$1") " - 3 * heartbeat_ms * interval '1 millisecond'"
+    "  FROM jobd.workers WHERE last_seen_at >= " PG_NOW("$1")
+    "       - 3 * heartbeat_ms * interval '1 millisecond' - interval '1 hour'"
+    " ORDER BY id COLLATE \"C\""};
+
+static const struct pg_stmt wk_running = {
+    "wk_running", "SELECT worker_id, id FROM jobd.jobs"
+                  " WHERE status = 'running' AND worker_id IS NOT NULL ORDER BY worker_id COLLATE \"C\", id"};
+
+int
+pg_op_worker_announce(struct store *st, const struct worker_info *w, struct jobd_error *err)
+{
+    struct store_pg *s = (struct store_pg *)st;
+    char b[4][24], nowb[24];
+    const char *vals[9] = {w->id, w->hostname ? w->hostname : "", pg_i64(b[0], w->pid),
+                           w->version ? w->version : "", w->queues ? w->queues : "[]",
+                           w->types ? w->types : "[]", pg_i64(b[1], w->concurrency),
+                           pg_i64(b[2], w->heartbeat_ms), pg_now_param(s, nowb)};
+    PGresult *r = NULL;
+    int rc = pg_exec(s, &wk_announce, 9, vals, &r, err);
+    PQclear(r);
+    return rc;
+}
+
+int
+pg_op_worker_seen(struct store *st, const char *id, bool draining, struct jobd_error *err)
+{
+    struct store_pg *s = (struct store_pg *)st;
+    char nowb[24];
+    const char *vals[3] = {id, draining ? "true" : "false", pg_now_param(s, nowb)};
+    PGresult *r = NULL;
+    int rc = pg_exec(s, &wk_seen, 3, vals, &r, err);
+    if (rc == JOBD_OK && strcmp(PQcmdTuples(r), "0") == 0)
+        rc = jobd_error_set(err, JOBD_E_NOTFOUND, "id", "no worker '%s'", id);
+    PQclear(r);
+    return rc;
+}
+
+int
+pg_op_worker_withdraw(struct store *st, const char *id, struct jobd_error *err)
+{
+    PGresult *r = NULL;
+    int rc = pg_exec((struct store_pg *)st, &wk_withdraw, 1, &id, &r, err);
+    PQclear(r);
+    return rc;
+}
+
+/* Adds the running jobs of r (worker_id, id; in byte order, as out) to out's workers. */
+static bool
+add_running(const PGresult *r, struct worker_list *out)
+{
+    size_t k = 0;
+    for (int i = 0; i < PQntuples(r); i++) {
+        const char *wid = PQgetvalue(r, i, 0);
+        while (k < out->n && strcmp(out->v[k].id, wid) < 0)
+            k++;
+        if (k < out->n && strcmp(out->v[k].id, wid) == 0 &&
+            !worker_info_add_running(&out->v[k], pg_get_i64(r, i, 1)))
+            return false;
+    }
+    return true;
+}
+
+int
+pg_op_worker_list(struct store *st, struct worker_list *out, struct jobd_error *err)
+{
+    struct store_pg *s = (struct store_pg *)st;
+    char nowb[24];
+    const char *now = pg_now_param(s, nowb);
+    PGresult *r = NULL;
+    int rc = pg_exec(s, &wk_list, 1, &now, &r, err);
+    if (rc != JOBD_OK)
+        return rc;
+    bool oom = false;
+    for (int i = 0; i < PQntuples(r) && !oom; i++) {
+        struct worker_info *w = worker_list_push(out);
+        if (w == NULL) {
+            oom = true;
+            break;
+        }
+        w->id = pg_get_str(r, i, 0, &oom);
+        w->hostname = pg_get_str(r, i, 1, &oom);
+        w->pid = pg_get_i64(r, i, 2);
+        w->version = pg_get_str(r, i, 3, &oom);
+        w->queues = pg_get_str(r, i, 4, &oom);
+        w->types = pg_get_str(r, i, 5, &oom);
+        w->concurrency = (int32_t)pg_get_i64(r, i, 6);
+        w->heartbeat_ms = pg_get_i64(r, i, 7);
+        w->started_at_us = pg_get_i64(r, i, 8);
+        w->last_seen_at_us = pg_get_i64(r, i, 9);
+        w->draining = PQgetvalue(r, i, 10)[0] == 't';
+        w->gone = PQgetvalue(r, i, 11)[0] == 't';
+    }
+    PQclear(r);
+    r = NULL;
+    if (!oom && (rc = pg_exec(s, &wk_running, 0, NULL, &r, err)) == JOBD_OK)
+        oom = !add_running(r, out);
+    PQclear(r);
+    if (oom)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory listing workers");
+    return rc;
+}

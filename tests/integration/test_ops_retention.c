@@ -1,0 +1,88 @@
+/*
+ * test_ops_retention.c — retention per outcome through the real binary:
+ * --retention-succeeded and --retention-dead (dead and cancelled) prune
+ * each kind by its own time, "off" keeps for ever, and --retention 0s is
+ * refused instead of silently meaning 7 days. The plane prunes when it
+ * starts, so each setting is tried by (re)starting a server on one store.
+ */
+#include "apitest.h"
+
+static int64_t
+finish(const struct srv *s, const char *type, const char *how)
+{
+    int64_t id = create_job(s, "{\"type\":\"x\"}");
+    (void)type;
+    struct resp r;
+    ASSERT_EQ(req(s, "POST", "/v1/claim",
+                  "{\"worker_id\":\"w\",\"types\":[\"x\"],\"limit\":1}", &r), 200);
+    resp_fini(&r);
+    char path[96];
+    snprintf(path, sizeof path, "/v1/jobs/%lld/%s", (long long)id, how);
+    const char *body = strcmp(how, "complete") == 0 ? "{\"attempt\":1}"
+                     : strcmp(how, "fail") == 0
+                         ? "{\"attempt\":1,\"error\":\"e\",\"retryable\":false}"
+                         : NULL;
+    ASSERT_EQ(req(s, "POST", path, body, &r), strcmp(how, "cancel") == 0 ? 202 : 200);
+    resp_fini(&r);
+    if (strcmp(how, "cancel") == 0) { /* the worker's report ends it */
+        snprintf(path, sizeof path, "/v1/jobs/%lld/fail", (long long)id);
+        ASSERT_EQ(req(s, "POST", path, "{\"attempt\":1,\"error\":\"stopped\"}", &r), 200);
+        resp_fini(&r);
+    }
+    return id;
+}
+
+static long
+status_of(const struct srv *s, int64_t id)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)id);
+    struct resp r;
+    long st = req(s, "GET", path, NULL, &r);
+    resp_fini(&r);
+    return st;
+}
+
+/* Waits until GET of job id answers want. */
+static void
+await_http(const struct srv *s, int64_t id, long want)
+{
+    int64_t deadline = apitest_now_ms() + 20000;
+    while (status_of(s, id) != want) {
+        if (apitest_now_ms() > deadline)
+            TEST_FAIL("GET job %lld never answered %ld", (long long)id, want);
+        apitest_nap_ms(50);
+    }
+}
+
+BOTH(retention_per_outcome)
+{
+    struct srv s;
+    srv_start(&s, backend, NULL);
+    int64_t ok = finish(&s, "x", "complete");
+    int64_t dead = finish(&s, "x", "fail");
+    int64_t cancelled = finish(&s, "x", "cancel");
+    srv_stop(&s);
+    apitest_nap_ms(20);
+    const char *keep_dead[] = {"--retention-succeeded", "1ms", "--retention-dead", "off", NULL};
+    srv_start_db(&s, keep_dead);
+    await_http(&s, ok, 404);
+    ASSERT_EQ(status_of(&s, dead), 200);
+    ASSERT_EQ(status_of(&s, cancelled), 200);
+    srv_stop(&s);
+    const char *drop_dead[] = {"--retention", "off", "--retention-dead", "1ms", NULL};
+    srv_start_db(&s, drop_dead);
+    await_http(&s, dead, 404);
+    await_http(&s, cancelled, 404);
+    srv_stop(&s);
+}
+
+TEST(retention_zero_is_refused)
+{
+    char out[4096], err[4096];
+    const char *args[] = {"server", "--db", "sqlite::memory:", "--retention", "0s", NULL};
+    ASSERT_EQ(cli_run(NULL, args, out, sizeof out), 2);
+    ASSERT(strstr(cli_last_err(err, sizeof err), "--retention") != NULL);
+    const char *args2[] = {"server", "--retention-dead", "never", NULL};
+    ASSERT_EQ(cli_run(NULL, args2, out, sizeof out), 2);
+}
