@@ -2,14 +2,16 @@
 # build-asan/ for the sanitizer build that `make test` uses).
 #
 #   make run    build and start jobd on the embedded SQLite default
-#   make test   install what is missing, build with ASan+UBSan and -Werror,
+#   make test   install what is missing, lint, build with ASan+UBSan and -Werror,
 #               start a throwaway PostgreSQL, run every test with CTest
-#   make build  just build build/jobd
+#   make build  just build build/jobd and libjobd (no tests, fuzz or bench targets)
 #   make install  build, then install under PREFIX (/usr/local) into DESTDIR:
 #               jobd, libjobd.so.0, jobd.h, jobd.pc, man pages, completion,
 #               example configs (PREFIX/etc/jobd, /etc/jobd for /usr), units
 #   make deb    a Release build for /usr packed into jobd_VERSION_ARCH.deb
 #               (scripts/mkdeb.sh; lintian-clean of errors)
+#   make lint   format of changed lines, cppcheck, sizes and backend names
+#               (scripts/lint.sh); `make test` runs it first
 #   make bench  every benchmark (~15 min): bench/run.sh, results in bench/results/,
 #               tables and plots into docs/BENCHMARKS.md and docs/bench/
 #   make soak   the fault-injection scenarios' long versions (SOAK=1,
@@ -18,12 +20,14 @@
 #               each for FUZZ_SECONDS (default 60); see docs/FUZZING.md
 
 JOBS ?= 2
+# cmake --build runs make under this make: no "Entering directory" chatter.
+MAKEFLAGS += --no-print-directory
 PREFIX ?= /usr/local
 DESTDIR ?=
 CMAKE ?= cmake
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build install deb run test soak fuzz bench deps clean
+.PHONY: all build install deb run test lint soak fuzz bench deps clean
 
 all: build
 
@@ -31,7 +35,7 @@ deps:
 	@scripts/deps.sh
 
 build: deps
-	@$(CMAKE) -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@$(CMAKE) -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJOBD_TESTS=OFF >/dev/null
 	@$(CMAKE) --build build -j $(JOBS)
 
 install: build
@@ -39,17 +43,26 @@ install: build
 	@DESTDIR="$(DESTDIR)" $(CMAKE) --install build --prefix "$(PREFIX)"
 
 deb: deps
-	@$(CMAKE) -S . -B build-deb -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
+	@$(CMAKE) -S . -B build-deb -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
+	    -DJOBD_TESTS=OFF >/dev/null
 	@$(CMAKE) --build build-deb -j $(JOBS)
 	@scripts/mkdeb.sh build-deb .
 
-run: build
+# Quiet: the build's output only if it fails, then what run.sh says.
+run: deps
+	@$(CMAKE) -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJOBD_TESTS=OFF >/dev/null
+	@$(CMAKE) --build build -j $(JOBS) >build/make-run.log 2>&1 || \
+	    { cat build/make-run.log; echo "make run: the build failed" >&2; exit 1; }
 	@scripts/run.sh
 
+lint: deps
+	@scripts/lint.sh
+
 test: deps
+	@scripts/lint.sh
 	@$(CMAKE) -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DJOBD_SANITIZE=ON -DJOBD_FUZZ_BRIEF=ON >/dev/null
 	@$(CMAKE) --build build-asan -j $(JOBS)
-	@scripts/with-pg.sh ctest --test-dir build-asan --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+	@JOBD_TEST_REQUIRE_PG=1 scripts/with-pg.sh ctest --test-dir build-asan --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 bench: deps
 	@bench/run.sh
@@ -57,7 +70,7 @@ bench: deps
 soak: deps
 	@$(CMAKE) -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DJOBD_SANITIZE=ON >/dev/null
 	@$(CMAKE) --build build-asan -j $(JOBS)
-	@SOAK=1 scripts/with-pg.sh ctest --test-dir build-asan -V -L scenario $(CTEST_ARGS)
+	@SOAK=1 JOBD_TEST_REQUIRE_PG=1 scripts/with-pg.sh ctest --test-dir build-asan -V -L scenario $(CTEST_ARGS)
 
 fuzz: deps
 	@CC=clang $(CMAKE) -S . -B build-fuzz -DJOBD_FUZZ=ON >/dev/null

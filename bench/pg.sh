@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Throwaway PostgreSQL 15 cluster for the benchmarks (a copy of ../shared/bench/pg.sh,
+# Throwaway PostgreSQL 15 cluster for the benchmarks (a copy of bench/harness/pg.sh,
 # so that jobd and the peers run on identically configured servers).
 #
 #   bench/pg.sh start    fresh cluster in $BENCH_PG_DIR (wiped first), prints its URL

@@ -34,7 +34,7 @@ set(JOBD_FUZZ_NAMES)
 foreach(src ${JOBD_FUZZ_SOURCES})
   get_filename_component(name ${src} NAME_WE)
   list(APPEND JOBD_FUZZ_NAMES ${name})
-  add_executable(${name} ${src})
+  add_executable(${name} ${JOBD_EXTRA} ${src})
   target_compile_options(${name} PRIVATE ${JOBD_WARNINGS})
   # ICU directly too: a fuzz target may use it as an oracle (jobd itself dlopens it).
   target_link_libraries(${name} PRIVATE jobd_internal PkgConfig::ICU)

@@ -10,6 +10,7 @@ pkgs=(build-essential cmake pkg-config git
       postgresql-15 postgresql-client-15 tzdata
       clang libclang-rt-14-dev spin iproute2 procps curl python3
       scdoc zsh systemd man-db lintian adduser prometheus nginx-light openssl sqlite3
+      clang-format cppcheck
       patroni etcd-server pgbouncer)  # the HA scenarios (docs/OPERATIONS.md)
 
 missing=()

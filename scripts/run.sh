@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# `make run`: the main job on the embedded SQLite default. Starts
-# `jobd server` with the example worker configuration when the server is
-# built; until then it creates the database and shows what is there.
+# `make run`: jobd server with the example worker on the embedded SQLite
+# default. Says where the API (and the dashboard, where this build has one)
+# answers and which database it uses, then the server's own log follows.
+# JOBD_DB and JOBD_LISTEN choose another store or address.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 db=${JOBD_DB:-sqlite:jobd.db}
-if build/jobd server --help >/dev/null 2>&1; then
-    echo "jobd: API on http://127.0.0.1:8080, store $db"
-    echo "      try: build/jobd submit hello --payload '{\"name\":\"world\"}' && build/jobd jobs"
-    # The embedded worker needs the worker plane in this build and the example config.
-    worker=()
-    if [ -f examples/worker.ini ] && build/jobd worker --help >/dev/null 2>&1; then
-        worker=(--worker-config examples/worker.ini)
-    fi
-    exec build/jobd server --db "$db" "${worker[@]}"
+listen=${JOBD_LISTEN:-127.0.0.1:8080}
+case "$db" in
+postgres://* | postgresql://*) where=$(sed 's|://\([^:@/]*\):[^@/]*@|://\1:***@|' <<<"$db") ;;
+sqlite:*) where=$(realpath -m "${db#sqlite:}") ;;
+*) where=$(realpath -m "$db") ;;
+esac
+echo "API:       http://$listen/v1/   (try: build/jobd submit hello --payload '{\"name\":\"world\"}')"
+if [ -d ui ]; then
+    echo "dashboard: http://$listen/ui/"
 fi
-build/jobd migrate --db "$db"
+echo "database:  $where"
+worker=()
+[ -f examples/worker.ini ] && worker=(--worker-config examples/worker.ini)
+exec build/jobd server --db "$db" --listen "$listen" "${worker[@]}"

@@ -10,7 +10,14 @@
  * only when it fails. Arguments: a substring filters test names; the rest of
  * argv is available as test_argv for suites that take parameters (the
  * store conformance suite takes the backend name). The last line is
- * "N passed, N failed", which CI reads.
+ * "N passed, N failed, N skipped".
+ *
+ * A test that cannot run here says so with TEST_SKIP(why): it counts as
+ * skipped, not passed, and the executable then exits 77, which CMake
+ * registers as SKIP_RETURN_CODE, so CTest reports it as skipped. A test
+ * that needs PostgreSQL calls TEST_NEED_PG(): it skips without
+ * JOBD_TEST_PG_URL, and FAILS instead when JOBD_TEST_REQUIRE_PG is set
+ * (`make test` sets it), so no PostgreSQL test passes by not running.
  */
 #ifndef JOBD_TEST_H
 #define JOBD_TEST_H
@@ -18,6 +25,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +68,28 @@ test_register(const char *name, test_fn fn)
         fprintf(stderr, __VA_ARGS__);                                                   \
         fputc('\n', stderr);                                                            \
         exit(1);                                                                        \
+    } while (0)
+
+#define TEST_SKIP_CODE 77
+
+#define TEST_SKIP(...)                                                                  \
+    do {                                                                                \
+        fprintf(stderr, "skip: ");                                                      \
+        fprintf(stderr, __VA_ARGS__);                                                   \
+        fputc('\n', stderr);                                                            \
+        fflush(NULL);                                                                   \
+        _exit(TEST_SKIP_CODE);                                                          \
+    } while (0)
+
+/* Skips (or, under JOBD_TEST_REQUIRE_PG, fails) unless PostgreSQL is there. */
+#define TEST_NEED_PG()                                                                  \
+    do {                                                                                \
+        const char *u_ = getenv("JOBD_TEST_PG_URL");                                    \
+        if ((u_ == NULL || *u_ == '\0') && getenv("JOBD_TEST_REQUIRE_PG") != NULL)      \
+            TEST_FAIL("JOBD_TEST_PG_URL is not set but JOBD_TEST_REQUIRE_PG is: "       \
+                      "a PostgreSQL test must run (scripts/with-pg.sh)");               \
+        if (u_ == NULL || *u_ == '\0')                                                  \
+            TEST_SKIP("JOBD_TEST_PG_URL is not set (run under scripts/with-pg.sh)");    \
     } while (0)
 
 #define ASSERT(c)                                                                       \
@@ -146,7 +176,17 @@ test_run_one(const struct test_entry *t)
         ;
     kill(-pid, SIGKILL); /* anything the test left behind */
     int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (!ok) {
+    bool skipped = WIFEXITED(status) && WEXITSTATUS(status) == TEST_SKIP_CODE;
+    if (skipped) {
+        printf("skip %s:", t->name);
+        FILE *f = fopen(log, "r");
+        char line[1024];
+        while (f != NULL && fgets(line, sizeof line, f))
+            if (strncmp(line, "skip: ", 6) == 0)
+                printf(" %s", line + 6);
+        if (f != NULL)
+            fclose(f);
+    } else if (!ok) {
         printf("FAIL %s", t->name);
         if (WIFSIGNALED(status))
             printf(" (signal %d%s)", WTERMSIG(status),
@@ -167,7 +207,7 @@ test_run_one(const struct test_entry *t)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) { /* best effort */
     }
-    return ok;
+    return skipped ? -1 : ok;
 }
 
 #ifndef TEST_NO_MAIN
@@ -177,18 +217,21 @@ main(int argc, char **argv)
     test_argc = argc;
     test_argv = argv;
     const char *filter = getenv("TEST_FILTER");
-    int passed = 0, failed = 0;
+    int passed = 0, failed = 0, skipped = 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int i = 0; i < test_count; i++) {
         if (filter != NULL && strstr(test_registry[i].name, filter) == NULL)
             continue;
-        if (test_run_one(&test_registry[i]))
+        int r = test_run_one(&test_registry[i]);
+        if (r < 0)
+            skipped++;
+        else if (r)
             passed++;
         else
             failed++;
     }
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    return failed ? 1 : skipped ? TEST_SKIP_CODE : 0;
 }
 #endif
 

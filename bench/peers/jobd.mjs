@@ -1,6 +1,6 @@
-// jobd under the shared harness (../shared/bench/peers/lib/harness.mjs), beside
+// jobd under the peer harness (bench/harness/peers/lib/harness.mjs), beside
 // Graphile Worker, pg-boss, BullMQ and beanstalkd. bench/peers/run-shared.sh
-// copies this file into a copy of ../shared/bench/peers/ and runs run-all.sh,
+// copies this file into a copy of bench/harness/peers/ and runs run-all.sh,
 // whose "jobd" block runs it on the same fresh PostgreSQL as the peers.
 //
 //   JOBD_BIN=build/jobd JOBD_BENCH_BIN=build/jobd_bench node jobd.mjs    throughput

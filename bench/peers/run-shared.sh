@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Runs the shared peer harness (../shared/bench: Graphile Worker, pg-boss,
+# Runs the peer harness (bench/harness: Graphile Worker, pg-boss,
 # BullMQ, beanstalkd, the seed design's SQL ceiling) with jobd's adapter
 # (bench/peers/jobd.mjs) added, so jobd runs in the same run, on the same
 # fresh PostgreSQL, by the same procedure, one system after the other.
 #
 #   bench/peers/run-shared.sh OUTDIR
 #
-# The shared folder may be read-only, so it is copied to $SHARED_COPY
+# The harness folder is copied to $SHARED_COPY
 # (/tmp/sharedbench; node_modules there is reused between runs). run-all.sh
 # itself installs what is missing (redis-server, beanstalkd, sysstat, time via
 # apt; the npm packages via npm ci) and starts every server fresh.
@@ -14,8 +14,8 @@
 # server settings), OUTDIR/shared-report.md (the harness's own report) and
 # OUTDIR/shared.log.
 #
-# Env: SHARED_BENCH (the shared folder; default ../shared/bench beside the
-# project, else /work/shared/bench), SHARED_COPY, JOBD_BIN, JOBD_BENCH_BIN,
+# Env: SHARED_BENCH (the harness folder; default bench/harness in this
+# repository), SHARED_COPY, JOBD_BIN, JOBD_BENCH_BIN,
 # and run-all.sh's knobs, with shorter defaults here so that `make bench`
 # stays near 15 minutes: REPS (1), N (20000), N_BIG (0), CONCURRENCY (10),
 # CONCURRENCY_HI (0), LAT_REPS (1), CEIL_VARIANTS ("a1 b"), PGBENCH_SECONDS (5),
@@ -31,14 +31,9 @@ OUTDIR=$(cd "$OUTDIR" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 
-SHARED_BENCH=${SHARED_BENCH:-}
-if [ -z "$SHARED_BENCH" ]; then
-    for d in "$ROOT/../shared/bench" "$ROOT/../../shared/bench" /work/shared/bench; do
-        [ -f "$d/run-all.sh" ] && { SHARED_BENCH=$d; break; }
-    done
-fi
-[ -n "$SHARED_BENCH" ] && [ -f "$SHARED_BENCH/run-all.sh" ] \
-    || { echo "run-shared.sh: the shared harness was not found (set SHARED_BENCH)" >&2; exit 1; }
+SHARED_BENCH=${SHARED_BENCH:-$ROOT/bench/harness}
+[ -f "$SHARED_BENCH/run-all.sh" ] \
+    || { echo "run-shared.sh: the peer harness was not found in $SHARED_BENCH" >&2; exit 1; }
 COPY=${SHARED_COPY:-/tmp/sharedbench}
 
 mkdir -p "$COPY"

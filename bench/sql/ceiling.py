@@ -4,7 +4,7 @@ worker sends per batch (bench/sql/extract.py pulls them out of
 src/store/store_pg_read.c and store_pg_report.c), on jobd's own schema, with
 no scheduler around them.
 
-Run like ../shared/bench/sql/ceiling.py, so the two ceilings are comparable:
+Run like bench/harness/sql/ceiling.py, so the two ceilings are comparable:
 for each client count, seed CEIL_N due pending no-op jobs (one INSERT ...
 SELECT, VACUUM ANALYZE, CHECKPOINT), run pgbench (-M prepared -j 2) for just
 enough transactions to drain the table, check from the tables that every job

@@ -16,7 +16,7 @@ turns the $n parameters into pgbench variables:
              handler has no result), $4 now -> NULL
 
 The claim is wrapped in a CTE that aggregates its RETURNING rows into arrays,
-only because pgbench's \\gset takes one row (as ../shared/bench/sql does).
+only because pgbench's \\gset takes one row (as bench/harness/sql does).
 
   bench/sql/extract.py [--src DIR] [--out FILE]     (default: stdout)
 Stdlib only; needs `cc` (any C compiler with -E).

@@ -44,13 +44,17 @@ _jobd()
             COMPREPLY=($(compgen -W "on off" -- "$cur")); return ;;
         --db|--server|--listen|--payload|--at|--in|--priority|--max-attempts|--key|\
         --timeout|--type|--limit|--tz|--from|-n|--id|--concurrency|--shutdown-grace|\
-        --poll-interval|--reap-interval|--retention|--retention-succeeded|--retention-dead|--threads|--db-connections|--notify-db)
+        --poll-interval|--reap-interval|--retention|--retention-succeeded|--retention-dead|\
+        --threads|--db-connections|--notify-db|--max-connections|--max-connections-per-ip|\
+        --request-timeout)
             return ;;
     esac
     case $cmd in
         server) words="--config --db --listen --worker-config --tokens --reap-interval
-                       --retention --retention-succeeded --retention-dead --insecure --shutdown-grace --threads --log-format
-                       --log-level --access-log --db-connections --notify-db --help" ;;
+                       --retention --retention-succeeded --retention-dead --insecure
+                       --shutdown-grace --threads --log-format --log-level --access-log
+                       --db-connections --notify-db --max-connections
+                       --max-connections-per-ip --request-timeout --help" ;;
         worker) words="--db --server --config --concurrency --queues --id
                        --shutdown-grace --poll-interval --log-format --log-level
                        --db-connections --notify-db --help" ;;

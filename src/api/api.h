@@ -72,6 +72,13 @@ struct api_request {
 struct lp_waiter;
 struct api_response;
 
+/* A job an answer hands out: given back (store_release) if the answer
+ * cannot be delivered. */
+struct api_claimed {
+    int64_t id;
+    int32_t attempt;
+};
+
 /*
  * An answer that another thread completes later (POST /v1/jobs waiting for
  * its group commit). The HTTP layer suspends the connection, calls start,
@@ -96,6 +103,8 @@ struct api_response {
     char allow[64];
     struct lp_waiter *wait;        /* long-poll claim: not answered yet (owned) */
     struct api_deferred *deferred; /* answered later (owned; see api_deferred) */
+    struct api_claimed *claimed;   /* jobs this answer hands out (owned), n_claimed */
+    size_t n_claimed;
 };
 
 /*
@@ -114,15 +123,35 @@ size_t api_body_limit(const char *method, const char *path);
 
 void api_response_fini(struct api_response *r);
 
+/*
+ * Gives back, unused, the jobs r hands out (r->claimed), because its answer
+ * cannot be delivered: the client has gone. Each goes back to pending with
+ * its attempt not consumed; one already reported or reaped meanwhile is left
+ * alone. Clears r->claimed. Blocks on the store (h_release.c).
+ */
+void api_release_claimed(struct api_ctx *ctx, struct api_response *r);
+
 /* ---- the HTTP server (http.c) ---- */
 
 struct api_server;
+
+/* Defaults of the connection limits below (jobd server sizes them from its
+ * descriptor limit instead). */
+#define API_MAX_CONNECTIONS_DEFAULT 4096u
+#define API_REQUEST_TIMEOUT_MS_DEFAULT 60000
+#define API_IDLE_TIMEOUT_S 60u
 
 struct api_server_config {
     const char *host;              /* numeric IPv4/IPv6 address or "localhost" */
     int port;                      /* 0 = any free port */
     unsigned threads;              /* HTTP worker threads; 0 = 4 */
     bool access_log;               /* one line per request on stderr */
+    unsigned max_connections;      /* open at once; 0 = API_MAX_CONNECTIONS_DEFAULT */
+    unsigned max_connections_per_ip; /* open at once from one address; 0 = no limit */
+    int64_t request_timeout_ms;    /* to receive a whole request (headers and body),
+                                      however the bytes trickle in; 0 = the default */
+    size_t body_memory;            /* bodies being received at once may hold this
+                                      much; beyond, 503; 0 = MEMBUDGET_DEFAULT */
 };
 
 /*

@@ -304,13 +304,13 @@ list_filter(struct api_call *c, struct job_filter *f)
             goto bad;
         f->key = v;
     }
-    f->limit = 100;
+    f->limit = JOB_PAGE_DEFAULT;
     if ((v = api_query(c, "limit")) != NULL && *v) {
         char *end;
         long n = strtol(v, &end, 10);
-        if (*end != '\0' || n < 1 || n > 1000) {
+        if (*end != '\0' || n < 1 || n > JOB_PAGE_MAX) {
             api_error(c->resp, 400, "invalid_query", "limit",
-                      "limit must be an integer between 1 and 1000");
+                      "limit must be an integer between 1 and %d", JOB_PAGE_MAX);
             return false;
         }
         f->limit = (int)n;

@@ -65,6 +65,9 @@ queue_set_paused(struct api_call *c, bool paused)
         free(qs);
         return;
     }
+    /* Its jobs are claimable now: parked claims and the embedded worker look again. */
+    if (!paused && c->ctx->wake)
+        wakeup_signal(c->ctx->wake);
     /* A resumed queue without jobs may not be listed any more: answer zeros. */
     struct queue_stat q = {0};
     memcpy(q.name, c->name, strnlen(c->name, JOB_QUEUE_MAX)); /* validated: <= 64 */

@@ -1,6 +1,7 @@
 /*
  * h_worker.c — the remote-worker routes: claim (with long poll), heartbeat,
- * complete, fail. Reports carry the attempt they belong to; the store
+ * complete, fail, release; and giving back the jobs of a claim answer that
+ * could not be delivered. Reports carry the attempt they belong to; the store
  * refuses a report whose attempt is not the live one (fencing) and the API
  * answers 409 stale_attempt and counts it in jobd_reports_fenced_total.
  */
@@ -21,6 +22,7 @@ static const char *const claim_fields[] = {"worker_id", "queues", "types", "limi
                                            "wait_s", NULL};
 static const char *const heartbeat_fields[] = {"attempt", "lease_s", NULL};
 static const char *const complete_fields[] = {"attempt", "result", NULL};
+static const char *const release_fields[] = {"attempt", NULL};
 static const char *const fail_fields[] = {"attempt", "error", "retryable", "retry_in_s", NULL};
 
 #define LEASE_MAX_S (24 * 3600.0)
@@ -47,7 +49,7 @@ claim_parse(json_t *o, struct claim_req *req, const char ***queues, const char *
     int64_t limit = 1;
     int rc;
     if ((rc = jobjson_get_str(o, "worker_id", NULL, true, &req->worker_id, err)) ||
-        (rc = jobjson_get_int(o, "limit", NULL, false, 1, 1000, &limit, err)) ||
+        (rc = jobjson_get_int(o, "limit", NULL, false, 1, JOB_PAGE_MAX, &limit, err)) ||
         (rc = jobjson_get_seconds_ms(o, "lease_s", NULL, LEASE_MAX_S, &req->lease_ms, err)) ||
         (rc = jobjson_get_seconds_ms(o, "wait_s", NULL, LONGPOLL_MAX_WAIT_S, wait_ms, err)) ||
         (rc = jobjson_get_str_array(o, "queues", NULL, false, queues, &req->n_queues, err)) ||
@@ -97,6 +99,7 @@ h_claim(struct api_call *c)
         api_error_from(c->resp, rc, &err);
     } else if (l.n > 0 || wait_ms == 0) {
         api_json_take(c->resp, 200, longpoll_claim_body(&l, c->ctx->metrics));
+        (void)api_response_note_claimed(c->resp, &l); /* no note: a lease runs out instead */
     } else {
         c->resp->wait = lp_waiter_new(&req, (int)wait_ms);
         if (c->resp->wait == NULL)
@@ -258,4 +261,61 @@ h_fail(struct api_call *c)
     }
     api_store_put(c, st, rc);
     job_fini(&job);
+}
+
+void
+h_release(struct api_call *c)
+{
+    json_t *o = api_body_object(c, release_fields);
+    if (o == NULL)
+        return;
+    int64_t attempt = 0;
+    struct jobd_error err = {0};
+    int rc = jobjson_get_int(o, "attempt", NULL, true, 1, INT32_MAX, &attempt, &err);
+    json_decref(o);
+    if (rc != JOBD_OK) {
+        api_error_from(c->resp, rc, &err);
+        return;
+    }
+    struct store *st;
+    if (!api_store_get(c, &st))
+        return;
+    struct job job = {0};
+    rc = store_release(st, c->id, (int32_t)attempt, &err);
+    if (rc == JOBD_OK)
+        rc = store_get(st, c->id, &job, &err);
+    if (rc == JOBD_E_STALE) {
+        stale(c, st, attempt);
+    } else if (rc != JOBD_OK) {
+        api_error_from(c->resp, rc, &err);
+    } else {
+        if (c->ctx->wake)
+            wakeup_signal(c->ctx->wake); /* claimable again at once */
+        api_reply_job(c, 200, &job);
+    }
+    api_store_put(c, st, rc);
+    job_fini(&job);
+}
+
+void
+api_release_claimed(struct api_ctx *ctx, struct api_response *r)
+{
+    if (r->n_claimed == 0)
+        return;
+    struct jobd_error err = {0};
+    struct store *st = NULL;
+    int rc = store_pool_get(ctx->pool, &st, &err);
+    for (size_t i = 0; rc == JOBD_OK && i < r->n_claimed; i++) {
+        rc = store_release(st, r->claimed[i].id, r->claimed[i].attempt, &err);
+        if (rc == JOBD_E_STALE)
+            rc = JOBD_OK; /* reported or reaped meanwhile: nothing to give back */
+    }
+    if (st != NULL)
+        store_pool_put(ctx->pool, st, rc);
+    if (rc == JOBD_OK && ctx->wake != NULL)
+        wakeup_signal(ctx->wake);
+    /* On failure the leases run out and the reaper hands the jobs on. */
+    free(r->claimed);
+    r->claimed = NULL;
+    r->n_claimed = 0;
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "api/api.h"
+#include "api/auth.h"
 #include "api/jobjson.h"
 #include "core/job.h"
 #include "store/store.h"
@@ -19,7 +20,7 @@
 /* Body limits (CONTRACT.md §4). */
 #define API_BODY_MAX (1024 * 1024)
 #define API_BATCH_BODY_MAX (16 * 1024 * 1024)
-#define API_BATCH_JOBS_MAX 10000
+#define API_BATCH_JOBS_MAX JOB_BATCH_MAX
 
 struct api_call {
     struct api_ctx *ctx;
@@ -28,6 +29,7 @@ struct api_call {
     int64_t id;                    /* the {id} of the path, if any */
     char name[JOB_NAME_MAX + 2];   /* the {name} of the path (truncated = too long) */
     bool name_too_long;
+    enum api_role role;            /* the caller's (admin when no tokens are configured) */
 };
 
 typedef void (*api_handler_fn)(struct api_call *c);
@@ -38,6 +40,8 @@ struct api_route {
     api_handler_fn fn;
     size_t body_limit;
     bool public_route;             /* no token needed */
+    enum api_role need;            /* least role allowed; API_ROLE_NONE (unset) means
+                                      read for GET, write for anything else */
 };
 
 /* The route table (router.c), in documentation order. */
@@ -59,6 +63,7 @@ void h_claim(struct api_call *c);
 void h_heartbeat(struct api_call *c);
 void h_complete(struct api_call *c);
 void h_fail(struct api_call *c);
+void h_release(struct api_call *c);
 void h_queue_list(struct api_call *c);
 void h_queue_pause(struct api_call *c);
 void h_queue_resume(struct api_call *c);
@@ -90,6 +95,9 @@ json_t *api_body_object(struct api_call *c, const char *const *allowed);
 void api_reply_job(struct api_call *c, int status, const struct job *j);
 /* Now, from the context's clock. */
 int64_t api_now_us(const struct api_call *c);
+/* True if the caller's role is at least need; else answers 403 forbidden
+ * and returns false. For handlers whose need depends on the body. */
+bool api_require_role(struct api_call *c, enum api_role need, const char *what);
 /*
  * Parses created_after / created_before (RFC 3339, either may be NULL) into
  * f (h_bulk.c). JOBD_E_INVALID naming the field.

@@ -10,8 +10,11 @@
  * the client still sends makes most clients see a reset instead of the 413.
  * Only a client that waits for "100 Continue", or announces a body so large
  * that reading it is not worth it (DISCARD_MAX), gets its 413 at once.
+ * Bodies also share a memory budget (membudget.h; 503 beyond it), and each
+ * connection has a deadline for receiving a whole request (deadline.h).
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -26,7 +29,9 @@
 
 #include "api/api.h"
 #include "api/apierr.h"
+#include "api/deadline.h"
 #include "api/longpoll.h"
+#include "api/membudget.h"
 #include "core/err.h"
 #include "util/log.h"
 
@@ -41,6 +46,8 @@ struct api_server {
     pthread_mutex_t mu;
     pthread_cond_t idle_cv;   /* signalled when active drops to 0 */
     int active;               /* requests begun and not yet completed */
+    struct deadlines *dl;     /* the whole-request deadline (deadline.h) */
+    struct membudget bodies;  /* memory of bodies being received (membudget.h) */
 };
 
 /* Per-request state (libmicrohttpd's con_cls). */
@@ -51,11 +58,15 @@ struct req_state {
     char *body;
     size_t len, cap, limit;
     bool too_big;
+    bool over_budget;         /* dropped: the bodies' memory budget is spent */
+    size_t reserved;          /* bytes reserved from api_server.bodies */
     bool waiting;             /* suspended for a long-poll claim */
     bool deferring;           /* suspended for resp.deferred (a group commit) */
     struct api_response resp; /* kept while waiting */
     int status;               /* for the access log */
     bool counted;             /* in api_server.active (received in full, not done) */
+    bool close;               /* answer with Connection: close */
+    bool retry_after;         /* answer with Retry-After: 1 */
 };
 
 struct query_collect {
@@ -96,6 +107,10 @@ send_response(struct MHD_Connection *conn, struct req_state *s, struct api_respo
         MHD_add_response_header(mr, "Idempotent-Replayed", "true");
     if (r->allow_header)
         MHD_add_response_header(mr, MHD_HTTP_HEADER_ALLOW, r->allow);
+    if (s->close)
+        MHD_add_response_header(mr, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (s->retry_after)
+        MHD_add_response_header(mr, MHD_HTTP_HEADER_RETRY_AFTER, "1");
     s->status = r->status;
     enum MHD_Result ok = MHD_queue_response(conn, (unsigned)r->status, mr);
     MHD_destroy_response(mr);
@@ -113,23 +128,90 @@ send_error(struct MHD_Connection *conn, struct req_state *s, int status, const c
     return ok;
 }
 
+struct framing {
+    int n_length;             /* Content-Length headers */
+    bool length_bad;          /* one that is not plain digits */
+    bool chunked;             /* any Transfer-Encoding */
+};
+
+static enum MHD_Result
+count_framing(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    struct framing *f = cls;
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        f->n_length++;
+        if (value == NULL || value[0] == '\0' || strspn(value, "0123456789") != strlen(value))
+            f->length_bad = true;
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+        f->chunked = true;
+    }
+    return MHD_YES;
+}
+
+/*
+ * Request smuggling: a proxy in front may pick another framing than ours
+ * when there are two lengths, a length and chunking, or a length that is
+ * not a plain number. NULL if the framing is unambiguous, else why not.
+ */
+static const char *
+framing_problem(struct MHD_Connection *conn)
+{
+    struct framing f = {0};
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, count_framing, &f);
+    if (f.n_length > 1)
+        return "the request has more than one Content-Length header";
+    if (f.n_length == 1 && f.chunked)
+        return "the request has both Content-Length and Transfer-Encoding";
+    if (f.length_bad)
+        return "Content-Length must be a decimal number";
+    return NULL;
+}
+
 static void
 resume_conn(void *arg)
 {
     MHD_resume_connection(arg);
 }
 
-/* Collects body bytes; false once the body is over the limit. */
-static void
-take_body(struct req_state *s, const char *data, size_t n)
+/*
+ * False once the client of a suspended connection has closed it (EOF or an
+ * error on a peek). Bytes waiting (a pipelined request) mean it is still there.
+ */
+static bool
+conn_alive(void *arg)
 {
-    if (s->too_big)
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(arg, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci == NULL)
+        return true;
+    char c;
+    ssize_t n = recv(ci->connect_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0)
+        return false;
+    return n > 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+}
+
+/* Drops what was collected of the body (the rest is discarded as it comes). */
+static void
+drop_body(struct api_server *srv, struct req_state *s)
+{
+    free(s->body);
+    s->body = NULL;
+    s->len = s->cap = 0;
+    membudget_give(&srv->bodies, s->reserved);
+    s->reserved = 0;
+}
+
+/* Collects body bytes; drops the body once it is over the limit or the budget. */
+static void
+take_body(struct api_server *srv, struct req_state *s, const char *data, size_t n)
+{
+    if (s->too_big || s->over_budget)
         return;
     if (n > s->limit - s->len) {
         s->too_big = true;
-        free(s->body);
-        s->body = NULL;
-        s->len = s->cap = 0;
+        drop_body(srv, s);
         return;
     }
     if (s->len + n > s->cap) {
@@ -138,12 +220,16 @@ take_body(struct req_state *s, const char *data, size_t n)
             cap *= 2;
         if (cap > s->limit)
             cap = s->limit;
+        if (!membudget_take(&srv->bodies, cap - s->cap)) {
+            s->over_budget = true; /* answered 503 with Retry-After */
+            drop_body(srv, s);
+            return;
+        }
+        s->reserved += cap - s->cap;
         char *b = realloc(s->body, cap);
         if (b == NULL) {
             s->too_big = true; /* answered as 413; the server stays up */
-            free(s->body);
-            s->body = NULL;
-            s->len = s->cap = 0;
+            drop_body(srv, s);
             return;
         }
         s->body = b;
@@ -166,6 +252,13 @@ first_call(struct api_server *srv, struct MHD_Connection *conn, const char *url,
     snprintf(s->path, sizeof s->path, "%s", url);
     s->limit = api_body_limit(method, url);
     (void)srv;
+    const char *bad = framing_problem(conn);
+    if (bad != NULL) {
+        /* The bytes after the headers cannot be trusted to be this request's
+         * body: answer and close rather than read on. */
+        s->close = true;
+        return send_error(conn, s, 400, "bad_framing", bad);
+    }
     const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                                  MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl != NULL) {
@@ -183,6 +276,60 @@ first_call(struct api_server *srv, struct MHD_Connection *conn, const char *url,
     return MHD_YES;
 }
 
+/*
+ * Sends the response, unless it hands out claimed jobs to a client that has
+ * gone: those are given back at once (attempt not consumed) and the
+ * connection is closed.
+ */
+static enum MHD_Result
+send_claims(struct api_server *srv, struct MHD_Connection *conn, struct req_state *s)
+{
+    if (s->resp.n_claimed > 0 && !conn_alive(conn)) {
+        api_release_claimed(srv->ctx, &s->resp);
+        return MHD_NO;
+    }
+    return send_response(conn, s, &s->resp);
+}
+
+/* The answer to a body dropped on its way in: over its limit, or over the budget. */
+static enum MHD_Result
+answer_dropped(struct MHD_Connection *conn, struct req_state *s)
+{
+    if (s->too_big) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "the request body is over %zu bytes", s->limit);
+        return send_error(conn, s, 413, "too_large", msg);
+    }
+    s->retry_after = true;
+    return send_error(conn, s, 503, "busy", "the server is receiving too many large requests "
+                      "at once; retry shortly");
+}
+
+/* The connection's entry in the deadline watchdog (NULL if none). */
+static struct dl_conn *
+conn_deadline(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci != NULL ? ci->socket_context : NULL;
+}
+
+/* Registers each connection with the deadline watchdog while it is open. */
+static void
+on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+              enum MHD_ConnectionNotificationCode code)
+{
+    struct api_server *srv = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context = ci != NULL ? deadlines_add(srv->dl, ci->connect_fd) : NULL;
+    } else {
+        deadlines_remove(srv->dl, *socket_context);
+        *socket_context = NULL;
+    }
+}
+
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
            const char *version, const char *upload_data, size_t *upload_data_size,
@@ -193,12 +340,14 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
     struct req_state *s = *con_cls;
     if (s == NULL)
         return first_call(srv, conn, url, method, con_cls);
+    if (*upload_data_size == 0)
+        deadlines_received(srv->dl, conn_deadline(conn)); /* the whole request is in */
     if (s->status != 0) {
         *upload_data_size = 0; /* answered early (413); the rest is discarded */
         return MHD_YES;
     }
     if (*upload_data_size > 0) {
-        take_body(s, upload_data, *upload_data_size);
+        take_body(srv, s, upload_data, *upload_data_size);
         *upload_data_size = 0;
         return MHD_YES;
     }
@@ -215,13 +364,10 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
         /* Resumed by the long-poll thread: the answer is ready. */
         lp_waiter_take_response(s->resp.wait, &s->resp);
         s->waiting = false;
-        return send_response(conn, s, &s->resp);
+        return send_claims(srv, conn, s);
     }
-    if (s->too_big) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "the request body is over %zu bytes", s->limit);
-        return send_error(conn, s, 413, "too_large", msg);
-    }
+    if (s->too_big || s->over_budget)
+        return answer_dropped(conn, s);
     /* Received in full: from here the request counts as in flight for a drain. */
     pthread_mutex_lock(&srv->mu);
     srv->active++;
@@ -257,21 +403,21 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
         /* Suspend before parking, so the resume can never come first. */
         s->waiting = true;
         MHD_suspend_connection(conn);
-        longpoll_add(srv->ctx->longpoll, s->resp.wait, resume_conn, conn);
+        longpoll_add(srv->ctx->longpoll, s->resp.wait, resume_conn, conn_alive, conn);
         return MHD_YES;
     }
     if (s->resp.wait != NULL)
         lp_waiter_take_response(s->resp.wait, &s->resp);
-    return send_response(conn, s, &s->resp);
+    return send_claims(srv, conn, s);
 }
 
 static void
 on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
              enum MHD_RequestTerminationCode toe)
 {
-    (void)conn;
     struct api_server *srv = cls;
     struct req_state *s = *con_cls;
+    deadlines_rearm(srv->dl, conn_deadline(conn)); /* the next request's clock */
     if (s == NULL)
         return;
     if (srv->access_log) {
@@ -282,11 +428,17 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                                 LF_STR("aborted", "true")};
         log_write(LOGL_INFO, "http", "request", f, ok ? 4 : 5);
     }
+    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        api_release_claimed(srv->ctx, &s->resp); /* the answer did not get out */
     bool counted = s->counted;
+    size_t reserved = s->reserved;
     free(s->body);
     api_response_fini(&s->resp);
     free(s);
     *con_cls = NULL;
+    membudget_give(&srv->bodies, reserved);
+    if (reserved >= MEMBUDGET_TRIM_AT)
+        membudget_trim();
     if (counted) {
         pthread_mutex_lock(&srv->mu);
         if (--srv->active == 0)
@@ -337,6 +489,14 @@ api_server_start(const struct api_server_config *cfg, struct api_ctx *ctx,
     srv->ctx = ctx;
     srv->access_log = cfg->access_log;
     srv->quiesced_fd = MHD_INVALID_SOCKET;
+    srv->bodies.max = cfg->body_memory ? cfg->body_memory : MEMBUDGET_DEFAULT;
+    rc = deadlines_start(cfg->request_timeout_ms > 0 ? cfg->request_timeout_ms
+                                                     : API_REQUEST_TIMEOUT_MS_DEFAULT,
+                         &srv->dl, err);
+    if (rc != JOBD_OK) {
+        free(srv);
+        return rc;
+    }
     pthread_mutex_init(&srv->mu, NULL);
     pthread_cond_init(&srv->idle_cv, NULL);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
@@ -347,11 +507,16 @@ api_server_start(const struct api_server_config *cfg, struct api_ctx *ctx,
                               MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
                               MHD_OPTION_THREAD_POOL_SIZE, cfg->threads ? cfg->threads : 4u,
                               MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-                              MHD_OPTION_CONNECTION_TIMEOUT, 60u,
+                              MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
+                              MHD_OPTION_CONNECTION_TIMEOUT, API_IDLE_TIMEOUT_S,
                               MHD_OPTION_LISTEN_BACKLOG_SIZE, 511u,
-                              MHD_OPTION_CONNECTION_LIMIT, 4096u,
+                              MHD_OPTION_CONNECTION_LIMIT,
+                              cfg->max_connections ? cfg->max_connections
+                                                   : API_MAX_CONNECTIONS_DEFAULT,
+                              MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip,
                               MHD_OPTION_END);
     if (srv->d == NULL) {
+        deadlines_stop(srv->dl);
         pthread_cond_destroy(&srv->idle_cv);
         pthread_mutex_destroy(&srv->mu);
         free(srv);
@@ -405,7 +570,8 @@ api_server_stop(struct api_server *s)
 {
     if (s == NULL)
         return;
-    MHD_stop_daemon(s->d);
+    MHD_stop_daemon(s->d);        /* every connection unregistered from s->dl */
+    deadlines_stop(s->dl);
     if (s->quiesced_fd != MHD_INVALID_SOCKET)
         close(s->quiesced_fd);
     pthread_cond_destroy(&s->idle_cv);

@@ -157,6 +157,18 @@ jobjson_parse_object(const char *body, size_t len, json_t **out, struct jobd_err
                               "expected a JSON object");
     json_error_t je;
     json_t *v = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+    /* jansson gives no reason at all when it cannot allocate its lexer. */
+    if (v == NULL && (json_error_code(&je) == json_error_out_of_memory || je.text[0] == '\0'))
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory parsing the request body");
+    if (v == NULL && json_error_code(&je) == json_error_numeric_overflow) {
+        /* Valid JSON that jansson cannot hold: say exactly where it is. */
+        char path[sizeof err->field];
+        json_path_at(body, len, (size_t)je.position, path, sizeof path);
+        return jobd_error_set(err, JOBD_E_TOOBIG, path[0] ? path : NULL,
+                              "the number at line %d, column %d%s%s does not fit a 64-bit "
+                              "integer or a double (%s); send it as a string", je.line,
+                              je.column, path[0] ? " (" : "", path[0] ? path : "", je.text);
+    }
     if (v == NULL)
         return jobd_error_set(err, JOBD_E_INVALID, NULL,
                               "malformed JSON at line %d, column %d: %s", je.line, je.column,
@@ -288,9 +300,9 @@ jobjson_get_str_array(json_t *o, const char *key, const char *prefix, bool requi
         return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, key),
                               "%s must be an array of strings", f);
     size_t len = json_array_size(v);
-    if (len > 1000)
+    if (len > JOB_FILTER_NAMES_MAX)
         return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, key),
-                              "%s has more than 1000 entries", f);
+                              "%s has more than %d entries", f, JOB_FILTER_NAMES_MAX);
     const char **arr = calloc(len ? len : 1, sizeof *arr);
     if (arr == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
@@ -369,6 +381,14 @@ spec_times(json_t *o, const char *prefix, int64_t now_us, struct job_spec *spec,
         (rc = duration_parse_ms(timeout, &spec->timeout_ms,
                                 fname(f, sizeof f, prefix, "timeout"), err)))
         return rc;
+    if (timeout && spec->timeout_ms < 1)
+        return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, "timeout"),
+                              "timeout must be at least 1ms (leave it out or null for none)");
+    json_t *ts = json_object_get(o, "timeout_s");
+    if (json_is_number(ts) && json_number_value(ts) < 0.001)
+        return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, "timeout_s"),
+                              "timeout_s must be at least 0.001 (leave it out or null for "
+                              "none)");
     return jobjson_get_seconds_ms(o, "timeout_s", prefix, JOB_TIMEOUT_MAX_MS / 1000.0,
                                   &spec->timeout_ms, err);
 }

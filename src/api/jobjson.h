@@ -30,7 +30,9 @@ json_t *jobjson_queue(const struct queue_stat *q);
 /*
  * Parses a request body that must be a JSON object (duplicate keys refused).
  * *out is a new reference. JOBD_E_INVALID with a message naming line and
- * column (malformed JSON, invalid UTF-8, too deep, not an object).
+ * column (malformed JSON, invalid UTF-8, too deep, not an object);
+ * JOBD_E_TOOBIG for a number that fits neither an int64 nor a double, with
+ * err->field its path ("payload.amount") and the message its line and column.
  */
 int jobjson_parse_object(const char *body, size_t len, json_t **out, struct jobd_error *err);
 

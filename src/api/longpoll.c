@@ -23,8 +23,11 @@
 #include "api/metrics.h"
 #include "core/err.h"
 
-#define LP_POLL_MS 100     /* how often PostgreSQL notifications are drained */
-#define LP_SAFETY_MS 500   /* SQLite: other processes cannot signal us */
+/* How often the store's signal is drained while claims wait. A resume,
+ * retry or failure in another process must reach a parked claim within
+ * 100 ms; draining is a non-blocking read, so 20 ms costs nothing. */
+#define LP_POLL_MS 20
+#define LP_SAFETY_MS 500   /* a store without a signal: other processes cannot wake us */
 
 struct lp_waiter {
     struct claim_req req;
@@ -35,6 +38,7 @@ struct lp_waiter {
     struct api_response resp;   /* the answer, once done */
     bool done;
     lp_resume_fn resume;
+    lp_alive_fn alive;
     void *arg;
     struct lp_waiter *next;
 };
@@ -110,9 +114,31 @@ lp_waiter_free(struct lp_waiter *w)
     free(w);
 }
 
+bool
+api_response_note_claimed(struct api_response *r, const struct job_list *l)
+{
+    free(r->claimed);
+    r->claimed = NULL;
+    r->n_claimed = 0;
+    if (l->n == 0)
+        return true;
+    r->claimed = calloc(l->n, sizeof *r->claimed);
+    if (r->claimed == NULL)
+        return false;
+    for (size_t i = 0; i < l->n; i++)
+        r->claimed[i] = (struct api_claimed){l->v[i].id, l->v[i].attempt};
+    r->n_claimed = l->n;
+    return true;
+}
+
 void
 lp_waiter_take_response(struct lp_waiter *w, struct api_response *out)
 {
+    free(out->claimed);
+    out->claimed = w->resp.claimed;
+    out->n_claimed = w->resp.n_claimed;
+    w->resp.claimed = NULL;
+    w->resp.n_claimed = 0;
     free(out->body);
     out->status = w->resp.status;
     out->content_type = w->resp.content_type;
@@ -151,6 +177,10 @@ lp_waiter_finish_empty(struct lp_waiter *w)
 static bool
 try_claim(struct longpoll *lp, struct lp_waiter *w, int64_t now_mono, int64_t *next_due_us)
 {
+    if (w->alive != NULL && !w->alive(w->arg)) {
+        lp_waiter_finish_empty(w); /* the client has gone: claim nothing for it */
+        return true;
+    }
     struct jobd_error err = {0};
     int rc = JOBD_OK;
     if (lp->st == NULL)
@@ -160,6 +190,7 @@ try_claim(struct longpoll *lp, struct lp_waiter *w, int64_t now_mono, int64_t *n
         rc = store_claim(lp->st, &w->req, &l, &err);
     if (rc == JOBD_OK && l.n > 0) {
         api_json_take(&w->resp, 200, longpoll_claim_body(&l, lp->metrics));
+        (void)api_response_note_claimed(&w->resp, &l); /* no note: a lease runs out instead */
         job_list_fini(&l);
         return true;
     }
@@ -344,9 +375,11 @@ longpoll_start(struct store_pool *pool, struct wakeup *wake, struct api_metrics 
 }
 
 void
-longpoll_add(struct longpoll *lp, struct lp_waiter *w, lp_resume_fn resume, void *arg)
+longpoll_add(struct longpoll *lp, struct lp_waiter *w, lp_resume_fn resume, lp_alive_fn alive,
+             void *arg)
 {
     w->resume = resume;
+    w->alive = alive;
     w->arg = arg;
     w->next = NULL;
     pthread_mutex_lock(&lp->mu);
@@ -408,6 +441,9 @@ api_response_fini(struct api_response *r)
     r->body_len = 0;
     lp_waiter_free(r->wait);
     r->wait = NULL;
+    free(r->claimed);
+    r->claimed = NULL;
+    r->n_claimed = 0;
     if (r->deferred != NULL)
         r->deferred->free(r->deferred);
     r->deferred = NULL;

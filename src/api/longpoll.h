@@ -30,6 +30,9 @@ struct longpoll;
 
 /* Called (from the long-poll thread) once the waiter's answer is ready. */
 typedef void (*lp_resume_fn)(void *arg);
+/* Called (from the long-poll thread) before each claim attempt: false once
+ * the client has gone, so nothing is claimed for a closed connection. */
+typedef bool (*lp_alive_fn)(void *arg);
 
 /*
  * A parked claim: a deep copy of req and a deadline wait_ms from now.
@@ -48,10 +51,13 @@ int longpoll_start(struct store_pool *pool, struct wakeup *wake, struct api_metr
                    struct longpoll **out, struct jobd_error *err);
 /*
  * Parks w (borrowed until resume(arg) is called; resume is called exactly
- * once, possibly before longpoll_add returns). If the long-poll thread is
+ * once, possibly before longpoll_add returns). alive (may be NULL) is asked
+ * before every claim attempt; once it says the client has gone, w is
+ * answered empty without claiming and resumed. If the long-poll thread is
  * stopping, w is answered empty and resumed at once.
  */
-void longpoll_add(struct longpoll *lp, struct lp_waiter *w, lp_resume_fn resume, void *arg);
+void longpoll_add(struct longpoll *lp, struct lp_waiter *w, lp_resume_fn resume,
+                  lp_alive_fn alive, void *arg);
 /*
  * Answers every parked claim (empty), resumes them and stops the thread.
  * Claims parked afterwards (HTTP threads may still run) are answered at
@@ -63,5 +69,8 @@ void longpoll_free(struct longpoll *lp);
 
 /* The body of a claim answer {"jobs": [...]} for l (malloc'd) and metrics. */
 char *longpoll_claim_body(const struct job_list *l, struct api_metrics *metrics);
+/* Notes in r which jobs of l (id, attempt) its answer hands out, so that an
+ * answer that cannot be delivered gives them back. False on out-of-memory. */
+bool api_response_note_claimed(struct api_response *r, const struct job_list *l);
 
 #endif

@@ -8,6 +8,10 @@
  * id, "{name}" any non-empty segment (validated by the handler, so a bad
  * queue name is a 400 that names it, not a 404). A path that matches a
  * route under another method is a 405 with Allow.
+ *
+ * With tokens configured, the token is checked before the route is looked
+ * up (an unknown route without a valid token is a 401, so routes cannot be
+ * probed), then the token's role against the route's (403 forbidden).
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -22,33 +26,34 @@
 #include "core/err.h"
 
 const struct api_route api_routes[] = {
-    {"POST", "/v1/jobs", h_job_create, API_BODY_MAX, false},
-    {"POST", "/v1/jobs/batch", h_job_batch, API_BATCH_BODY_MAX, false},
-    {"GET", "/v1/jobs/{id}", h_job_get, API_BODY_MAX, false},
-    {"GET", "/v1/jobs", h_job_list, API_BODY_MAX, false},
-    {"POST", "/v1/jobs/{id}/cancel", h_job_cancel, API_BODY_MAX, false},
-    {"POST", "/v1/jobs/{id}/retry", h_job_retry, API_BODY_MAX, false},
-    {"GET", "/v1/jobs/{id}/attempts", h_job_attempts, API_BODY_MAX, false},
-    {"DELETE", "/v1/jobs/{id}", h_job_delete, API_BODY_MAX, false},
-    {"POST", "/v1/jobs/bulk", h_job_bulk, API_BODY_MAX, false},
-    {"GET", "/v1/queues", h_queue_list, API_BODY_MAX, false},
-    {"POST", "/v1/queues/{name}/pause", h_queue_pause, API_BODY_MAX, false},
-    {"POST", "/v1/queues/{name}/resume", h_queue_resume, API_BODY_MAX, false},
-    {"POST", "/v1/schedules", h_sched_create, API_BODY_MAX, false},
-    {"PUT", "/v1/schedules/{name}", h_sched_put, API_BODY_MAX, false},
-    {"GET", "/v1/schedules", h_sched_list, API_BODY_MAX, false},
-    {"GET", "/v1/schedules/{name}", h_sched_get, API_BODY_MAX, false},
-    {"DELETE", "/v1/schedules/{name}", h_sched_delete, API_BODY_MAX, false},
-    {"POST", "/v1/schedules/{name}/pause", h_sched_pause, API_BODY_MAX, false},
-    {"POST", "/v1/schedules/{name}/resume", h_sched_resume, API_BODY_MAX, false},
-    {"POST", "/v1/schedules/{name}/trigger", h_sched_trigger, API_BODY_MAX, false},
-    {"GET", "/v1/workers", h_worker_list, API_BODY_MAX, false},
-    {"POST", "/v1/claim", h_claim, API_BODY_MAX, false},
-    {"POST", "/v1/jobs/{id}/heartbeat", h_heartbeat, API_BODY_MAX, false},
-    {"POST", "/v1/jobs/{id}/complete", h_complete, API_BODY_MAX, false},
-    {"POST", "/v1/jobs/{id}/fail", h_fail, API_BODY_MAX, false},
-    {"GET", "/healthz", h_healthz, API_BODY_MAX, true},
-    {"GET", "/metrics", h_metrics, API_BODY_MAX, false},
+    {"POST", "/v1/jobs", h_job_create, API_BODY_MAX, false, API_ROLE_WRITE},
+    {"POST", "/v1/jobs/batch", h_job_batch, API_BATCH_BODY_MAX, false, API_ROLE_WRITE},
+    {"GET", "/v1/jobs/{id}", h_job_get, API_BODY_MAX, false, API_ROLE_READ},
+    {"GET", "/v1/jobs", h_job_list, API_BODY_MAX, false, API_ROLE_READ},
+    {"POST", "/v1/jobs/{id}/cancel", h_job_cancel, API_BODY_MAX, false, API_ROLE_WRITE},
+    {"POST", "/v1/jobs/{id}/retry", h_job_retry, API_BODY_MAX, false, API_ROLE_WRITE},
+    {"GET", "/v1/jobs/{id}/attempts", h_job_attempts, API_BODY_MAX, false, API_ROLE_READ},
+    {"DELETE", "/v1/jobs/{id}", h_job_delete, API_BODY_MAX, false, API_ROLE_WRITE},
+    {"POST", "/v1/jobs/bulk", h_job_bulk, API_BODY_MAX, false, API_ROLE_WRITE},
+    {"GET", "/v1/queues", h_queue_list, API_BODY_MAX, false, API_ROLE_READ},
+    {"POST", "/v1/queues/{name}/pause", h_queue_pause, API_BODY_MAX, false, API_ROLE_WRITE},
+    {"POST", "/v1/queues/{name}/resume", h_queue_resume, API_BODY_MAX, false, API_ROLE_WRITE},
+    {"POST", "/v1/schedules", h_sched_create, API_BODY_MAX, false, API_ROLE_WRITE},
+    {"PUT", "/v1/schedules/{name}", h_sched_put, API_BODY_MAX, false, API_ROLE_WRITE},
+    {"GET", "/v1/schedules", h_sched_list, API_BODY_MAX, false, API_ROLE_READ},
+    {"GET", "/v1/schedules/{name}", h_sched_get, API_BODY_MAX, false, API_ROLE_READ},
+    {"DELETE", "/v1/schedules/{name}", h_sched_delete, API_BODY_MAX, false, API_ROLE_ADMIN},
+    {"POST", "/v1/schedules/{name}/pause", h_sched_pause, API_BODY_MAX, false, API_ROLE_WRITE},
+    {"POST", "/v1/schedules/{name}/resume", h_sched_resume, API_BODY_MAX, false, API_ROLE_WRITE},
+    {"POST", "/v1/schedules/{name}/trigger", h_sched_trigger, API_BODY_MAX, false, API_ROLE_WRITE},
+    {"GET", "/v1/workers", h_worker_list, API_BODY_MAX, false, API_ROLE_READ},
+    {"POST", "/v1/claim", h_claim, API_BODY_MAX, false, API_ROLE_WORKER},
+    {"POST", "/v1/jobs/{id}/heartbeat", h_heartbeat, API_BODY_MAX, false, API_ROLE_WORKER},
+    {"POST", "/v1/jobs/{id}/complete", h_complete, API_BODY_MAX, false, API_ROLE_WORKER},
+    {"POST", "/v1/jobs/{id}/fail", h_fail, API_BODY_MAX, false, API_ROLE_WORKER},
+    {"POST", "/v1/jobs/{id}/release", h_release, API_BODY_MAX, false, API_ROLE_WORKER},
+    {"GET", "/healthz", h_healthz, API_BODY_MAX, true, API_ROLE_READ},
+    {"GET", "/metrics", h_metrics, API_BODY_MAX, false, API_ROLE_READ},
 };
 const size_t api_n_routes = sizeof api_routes / sizeof api_routes[0];
 
@@ -149,6 +154,31 @@ find_route(const char *method, const char *path, struct api_call *c, bool *path_
     return found;
 }
 
+/* The least role a route needs (see struct api_route). */
+static enum api_role
+route_need(const struct api_route *r)
+{
+    if (r->need != API_ROLE_NONE)
+        return r->need;
+    return strcmp(r->method, "GET") == 0 ? API_ROLE_READ : API_ROLE_WRITE;
+}
+
+bool
+api_require_role(struct api_call *c, enum api_role need, const char *what)
+{
+    if (c->role >= need)
+        return true;
+    if (what != NULL)
+        api_error(c->resp, 403, "forbidden", NULL, "%s needs a token with role %s or above; "
+                  "this token's role is %s", what, api_role_name(need),
+                  api_role_name(c->role));
+    else
+        api_error(c->resp, 403, "forbidden", NULL, "%s %.200s needs a token with role %s or "
+                  "above; this token's role is %s", c->req->method, c->req->path,
+                  api_role_name(need), api_role_name(c->role));
+    return false;
+}
+
 size_t
 api_body_limit(const char *method, const char *path)
 {
@@ -166,6 +196,13 @@ api_handle(struct api_ctx *ctx, const struct api_request *req, struct api_respon
     out->status = 500;
     const struct api_route *r = find_route(req->method, req->path, &c, &known, allow,
                                            sizeof allow);
+    c.role = api_auth_role(api_ctx_auth(ctx), req->authorization);
+    if ((r == NULL || !r->public_route) && c.role == API_ROLE_NONE) {
+        api_error(out, 401, "unauthorized", NULL,
+                  req->authorization ? "the bearer token is not valid"
+                                     : "this server requires Authorization: Bearer TOKEN");
+        return;
+    }
     if (r == NULL && !known) {
         api_error(out, 404, "not_found", NULL, "no route for %s %.200s", req->method,
                   req->path);
@@ -178,12 +215,8 @@ api_handle(struct api_ctx *ctx, const struct api_request *req, struct api_respon
                   allow, req->method);
         return;
     }
-    if (!r->public_route && !api_auth_check(api_ctx_auth(ctx), req->authorization)) {
-        api_error(out, 401, "unauthorized", NULL,
-                  req->authorization ? "the bearer token is not valid"
-                                     : "this server requires Authorization: Bearer TOKEN");
+    if (!r->public_route && !api_require_role(&c, route_need(r), NULL))
         return;
-    }
     if (req->body_len > r->body_limit) {
         api_error(out, 413, "too_large", NULL, "the request body is over %zu bytes",
                   r->body_limit);
@@ -218,7 +251,16 @@ api_body_object(struct api_call *c, const char *const *allowed)
 {
     struct jobd_error err = {0};
     json_t *o = NULL;
-    if (jobjson_parse_object(c->req->body, c->req->body_len, &o, &err) != JOBD_OK) {
+    int rc = jobjson_parse_object(c->req->body, c->req->body_len, &o, &err);
+    if (rc == JOBD_E_NOMEM) {
+        api_error_from(c->resp, rc, &err); /* 500: not the client's fault */
+        return NULL;
+    }
+    if (rc == JOBD_E_TOOBIG) {
+        api_error(c->resp, 400, "number_out_of_range", err.field, "%s", err.msg);
+        return NULL;
+    }
+    if (rc != JOBD_OK) {
         api_error(c->resp, 400, "malformed_json", NULL, "%s", err.msg);
         return NULL;
     }

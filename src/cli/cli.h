@@ -69,9 +69,6 @@ int cli_usage_error(const char *cmd, const char *msg, const char *arg, const cha
  * prints which flag is wrong and returns CLI_USAGE.
  */
 int cli_log_setup(const char *cmd, const char *format, const char *level, const char *access);
-#define CLI_LOG_USAGE                                                                   \
-    "  --log-format F        text (default) or json: one event a line on stderr\n"     \
-    "  --log-level L         debug, info (default), warn or error\n"
 
 /* Parses a decimal integer in [min, max] into *out; false (out untouched) otherwise. */
 bool cli_parse_int(const char *s, long min, long max, long *out);

@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/http.h"
+#include "core/job.h"
 
 static const char submit_usage[] =
     "usage: jobd submit TYPE [--payload JSON] [--at TIME | --in DUR] [--priority N]\n"
@@ -268,7 +269,7 @@ cmd_jobs(int argc, char **argv)
 {
     const char *status = NULL, *queue = NULL, *type = NULL, *server = NULL;
     const char *after = NULL, *before = NULL, *key = NULL;
-    long limit = 100;
+    long limit = JOB_PAGE_DEFAULT;
     if (argc > 1 && (strcmp(argv[1], "retry") == 0 || strcmp(argv[1], "cancel") == 0 ||
                      strcmp(argv[1], "delete") == 0))
         return cli_jobs_bulk(argc - 1, argv + 1);
@@ -310,7 +311,7 @@ cmd_jobs(int argc, char **argv)
     while (limit > 0) {
         char path[1024] = "";
         char lim[24];
-        snprintf(lim, sizeof lim, "%ld", limit > 1000 ? 1000L : limit);
+        snprintf(lim, sizeof lim, "%ld", limit > JOB_PAGE_MAX ? (long)JOB_PAGE_MAX : limit);
         if (!add_query(path, sizeof path, "status", status) ||
             !add_query(path, sizeof path, "queue", queue) ||
             !add_query(path, sizeof path, "type", type) ||

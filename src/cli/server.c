@@ -24,6 +24,7 @@
 #include "api/metrics.h"
 #include "api/storepool.h"
 #include "cli/cli.h"
+#include "cli/limits.h"
 #include "cli/server_opts.h"
 #include "cli/service.h"
 #include "sched/plane.h"
@@ -37,6 +38,8 @@ static const char usage[] =
     "                   [--worker-config FILE] [--tokens FILE] [--reap-interval DUR]\n"
     "                   [--retention DUR|off] [--retention-succeeded DUR|off]\n"
     "                   [--retention-dead DUR|off] [--insecure] [--shutdown-grace DUR] [--threads N]\n"
+    "                   [--max-connections N] [--max-connections-per-ip N]\n"
+    "                   [--request-timeout DUR]\n"
     "                   [--db-connections N] [--notify-db URL]\n"
     "                   [--log-format text|json] [--log-level LEVEL] [--access-log on|off]\n"
     "\n"
@@ -50,8 +53,11 @@ static const char usage[] =
     "                       Default: $JOBD_DB, else sqlite:jobd.db\n"
     "  --listen HOST:PORT   default 127.0.0.1:8080; port 0 picks a free port.\n"
     "                       A non-loopback HOST needs --tokens (or --insecure).\n"
-    "  --tokens FILE        bearer tokens, one a line, # comments; every route\n"
-    "                       but /healthz then needs Authorization: Bearer TOKEN\n"
+    "  --tokens FILE        bearer tokens, one a line (at least 16 characters),\n"
+    "                       each optionally followed by a role: admin (default),\n"
+    "                       write, worker or read; lines starting with # are\n"
+    "                       comments. Every route but /healthz then needs\n"
+    "                       Authorization: Bearer TOKEN\n"
     "  --insecure           allow a non-loopback --listen without tokens\n"
     "  --worker-config FILE also run a worker in this process (docs/WORKER.md)\n"
     "  --reap-interval DUR  how often expired leases are reaped (default 30s)\n"
@@ -62,6 +68,15 @@ static const char usage[] =
     "                       ones (default: --retention)\n"
     "  --shutdown-grace DUR how long running work may finish on SIGTERM (30s)\n"
     "  --threads N          HTTP worker threads (default 4)\n"
+    "  --max-connections N  client connections open at once (default: sized from\n"
+    "                       the descriptor limit, which is raised to its hard\n"
+    "                       limit at start, keeping some for the store and\n"
+    "                       handlers; at most 4096)\n"
+    "  --max-connections-per-ip N\n"
+    "                       connections open at once from one address (default\n"
+    "                       a quarter of --max-connections)\n"
+    "  --request-timeout DUR  a request's headers and body must arrive within\n"
+    "                       this, however slowly the bytes trickle (default 60s)\n"
     "  --db-connections N   database connections this server opens at most: the\n"
     "                       requests', the committer's, the long-poll's, the\n"
     "                       scheduling plane's and --notify-db's (default threads\n"
@@ -70,8 +85,9 @@ static const char usage[] =
     "  --notify-db URL      a direct PostgreSQL URL for LISTEN when --db goes\n"
     "                       through PgBouncer in transaction mode (?pooler=transaction);\n"
     "                       without it long-polls poll every 500ms\n"
-    CLI_LOG_USAGE
-    "  --access-log on|off   one line per HTTP request (default on)\n"
+    "  --log-format F       text (default) or json: one event a line on stderr\n"
+    "  --log-level L        debug, info (default), warn or error\n"
+    "  --access-log on|off  one line per HTTP request (default on)\n"
     "\n"
     "Logs on stderr, one event a line (docs/LOGGING.md). The first line says\n"
     "where it listens:\n"
@@ -252,6 +268,8 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     int rc;
     if (o->tokens && (rc = api_auth_load(o->tokens, &p->ctx.auth, &err)) != JOBD_OK)
         return cli_report("--tokens", rc, &err);
+    if (api_auth_warning(p->ctx.auth) != NULL)
+        log_writef(LOGL_WARN, "server", NULL, 0, "%s", api_auth_warning(p->ctx.auth));
     if ((rc = prepare_store(cli_db_url(o->db))) != CLI_OK)
         return rc;
     p->wake_ok = wakeup_init(&p->wake) == 0;
@@ -274,8 +292,17 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     p->ctx = (struct api_ctx){.pool = p->pool, .auth = auth, .metrics = p->metrics,
                            .committer = p->committer, .longpoll = p->longpoll,
                            .wake = &p->wake, .defer_enqueue = true, .clock = clock};
+    struct conn_limits lim = {.max_connections = o->max_connections,
+                              .per_ip = o->max_connections_per_ip};
+    limits_size(&lim);
+    log_writef(LOGL_INFO, "server", NULL, 0, "descriptor limit %llu: up to %u connections, "
+               "%u from one address", (unsigned long long)lim.nofile, lim.max_connections,
+               lim.per_ip);
     struct api_server_config cfg = {.host = host, .port = port, .threads = o->threads,
-                                    .access_log = log_access_enabled()};
+                                    .access_log = log_access_enabled(),
+                                    .max_connections = lim.max_connections,
+                                    .max_connections_per_ip = lim.per_ip,
+                                    .request_timeout_ms = o->request_timeout_ms};
     int bound = 0;
     if ((rc = api_server_start(&cfg, &p->ctx, &p->http, &bound, &err)) != JOBD_OK)
         return cli_report("cannot listen", rc, &err);
@@ -414,6 +441,10 @@ cmd_server(int argc, char **argv)
         return rc < 0 ? CLI_OK : rc;
     }
     rc = cli_log_setup("server", o.log_format, o.log_level, o.access_log);
+    if (rc == CLI_OK && o.request_timeout_ms != 0 && o.request_timeout_ms < 1000) {
+        fprintf(stderr, "jobd server: --request-timeout must be at least 1s\n");
+        rc = CLI_USAGE;
+    }
     char host[128];
     int port = 0;
     struct server_parts parts = {.argc = argc, .argv = argv};

@@ -18,7 +18,7 @@
 #include "core/duration.h"
 #include "util/log.h"
 
-enum opt_kind { OPT_STR, OPT_DUR, OPT_BOOL, OPT_THREADS, OPT_KEEP, OPT_CONNS };
+enum opt_kind { OPT_STR, OPT_DUR, OPT_BOOL, OPT_THREADS, OPT_KEEP, OPT_CONNS, OPT_COUNT };
 
 struct opt {
     const char *name;   /* the long flag without "--"; the file key */
@@ -67,6 +67,9 @@ static const struct opt opts[] = {
     {"retention-dead", OPT_KEEP, F(retention_dead_ms), NULL, NULL},
     {"shutdown-grace", OPT_DUR, F(grace_ms), NULL, NULL},
     {"threads", OPT_THREADS, F(threads), NULL, NULL},
+    {"max-connections", OPT_COUNT, F(max_connections), NULL, NULL},
+    {"max-connections-per-ip", OPT_COUNT, F(max_connections_per_ip), NULL, NULL},
+    {"request-timeout", OPT_DUR, F(request_timeout_ms), NULL, NULL},
     {"db-connections", OPT_CONNS, F(db_conns), NULL, NULL},
     {"notify-db", OPT_STR, F(notify_db), is_pg_url, "a postgres:// or postgresql:// URL"},
     {"log-level", OPT_STR, F(log_level), is_level, "debug, info, warn or error"},
@@ -158,6 +161,14 @@ opt_set(struct server_opts *o, const struct opt *op, const char *v, const char *
         }
         fprintf(stderr, "jobd server: %s--%s must be 1 to 10000, not '%s'\n", where, op->name,
                 v);
+        return CLI_USAGE;
+    case OPT_COUNT:
+        if (cli_parse_int(v, 1, 1000000, &n)) {
+            *(unsigned *)field = (unsigned)n;
+            return CLI_OK;
+        }
+        fprintf(stderr, "jobd server: %s--%s must be 1 to 1000000, not '%s'\n", where,
+                op->name, v);
         return CLI_USAGE;
     }
     return CLI_USAGE;

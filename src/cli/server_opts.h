@@ -29,6 +29,8 @@ struct server_opts {
     int64_t retention_succeeded_ms, retention_dead_ms;
     bool insecure;
     unsigned threads;        /* 0: the API's default */
+    unsigned max_connections, max_connections_per_ip; /* 0: sized from the fd limit */
+    int64_t request_timeout_ms; /* 0: the API's default */
     long db_conns;           /* 0: the default (server.c: db_budget) */
 };
 

@@ -53,7 +53,8 @@ static const char usage[] =
     "  --notify-db URL       a direct PostgreSQL URL for LISTEN, when --db goes\n"
     "                        through PgBouncer in transaction mode (?pooler=transaction);\n"
     "                        without it such a worker polls\n"
-    CLI_LOG_USAGE
+    "  --log-format F        text (default) or json: one event a line on stderr\n"
+    "  --log-level L         debug, info (default), warn or error\n"
     "\n"
     "Exit status: 0 stopped cleanly, 1 failed, 2 usage error, 3 store unreachable.\n";
 

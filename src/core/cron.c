@@ -18,54 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "core/err.h"
+#include "core/timefmt.h"
 #include "util/icu.h"
 
-/* ---- civil time (proleptic Gregorian, days since 1970-01-01) ---- */
-
-static int64_t
-floor_div(int64_t a, int64_t b)
-{
-    int64_t q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0)))
-        q--;
-    return q;
-}
-
-static int64_t
-days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);
-    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
-static void
-civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
-{
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    unsigned doe = (unsigned)(z - era * 146097);
-    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    unsigned mp = (5 * doy + 2) / 153;
-    *d = doy - (153 * mp + 2) / 5 + 1;
-    *m = mp < 10 ? mp + 3 : mp - 9;
-    *y = (int64_t)yoe + era * 400 + (*m <= 2);
-}
-
-static unsigned
-days_in_month(int64_t y, unsigned m)
-{
-    static const unsigned n[13] = {0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
-        return 29;
-    return n[m];
-}
+/* ---- civil time: core/timefmt.h (proleptic Gregorian, days since 1970-01-01) ---- */
 
 /* 0 = Sunday; 1970-01-01 was a Thursday. */
 static unsigned
@@ -86,13 +43,13 @@ weekday_of_days(int64_t days)
 static uint64_t
 day_mask(const struct cron_expr *e, int64_t y, unsigned m)
 {
-    unsigned n = days_in_month(y, m);
+    unsigned n = time_days_in_month(y, m);
     uint64_t full = ((1ULL << (n + 1)) - 1) & ~1ULL;
     uint64_t dom = (uint64_t)e->mdays;
     if (e->mday_last)
         dom |= 1ULL << n;
     dom &= full;
-    unsigned w1 = weekday_of_days(days_from_civil(y, m, 1));
+    unsigned w1 = weekday_of_days(time_days_from_civil(y, m, 1));
     uint64_t dow = (uint64_t)e->wday_days[w1] & full;
     if (e->mday_star || e->wday_star)
         return dom & dow;
@@ -109,11 +66,11 @@ day_mask(const struct cron_expr *e, int64_t y, unsigned m)
 static bool
 civil_next(const struct cron_expr *e, int64_t from, int64_t *out)
 {
-    int64_t days = floor_div(from, 86400);
+    int64_t days = time_floor_div(from, 86400);
     int64_t sod = from - days * 86400;
     int64_t y;
     unsigned m, d;
-    civil_from_days(days, &y, &m, &d);
+    time_civil_from_days(days, &y, &m, &d);
     unsigned h = (unsigned)(sod / 3600), mi = (unsigned)(sod / 60 % 60), s = (unsigned)(sod % 60);
     int64_t ylimit = y + CRON_SEARCH_YEARS;
 
@@ -174,7 +131,7 @@ civil_next(const struct cron_expr *e, int64_t from, int64_t *out)
             continue;
         }
         s = (unsigned)__builtin_ctzll(sm);
-        *out = days_from_civil(y, m, d) * 86400 + (int64_t)h * 3600 + (int64_t)mi * 60 + s;
+        *out = time_days_from_civil(y, m, d) * 86400 + (int64_t)h * 3600 + (int64_t)mi * 60 + s;
         return true;
     }
 }
@@ -383,17 +340,15 @@ days_exist(const struct cron_expr *e)
     return false;
 }
 
+/* Cuts text into at most max words in place; returns how many (max = too many). */
 static int
-parse_fields(char *text, const char *orig, struct cron_expr *out, struct jobd_error *err)
+split_words(char *text, char **tok, int max)
 {
-    char *tok[7];
     int n = 0;
     for (char *p = text; *p != '\0';) {
         while (*p != '\0' && isspace((unsigned char)*p))
             p++;
-        if (*p == '\0')
-            break;
-        if (n == 7)
+        if (*p == '\0' || n == max)
             break;
         tok[n++] = p;
         while (*p != '\0' && !isspace((unsigned char)*p))
@@ -401,6 +356,37 @@ parse_fields(char *text, const char *orig, struct cron_expr *out, struct jobd_er
         if (*p != '\0')
             *p++ = '\0';
     }
+    return n;
+}
+
+/* Fills e's masks from the parsed fields, and the weekday table the search uses. */
+static void
+expr_from_masks(const uint64_t *mask, bool last, struct cron_expr *e)
+{
+    e->seconds = mask[F_SECOND];
+    e->minutes = mask[F_MINUTE];
+    e->hours = (uint32_t)mask[F_HOUR];
+    e->mdays = (uint32_t)mask[F_MDAY];
+    e->months = (uint16_t)mask[F_MONTH];
+    uint64_t wd = mask[F_WDAY];
+    if (wd & (1ULL << 7))
+        wd = (wd | 1ULL) & 0x7f;
+    e->wdays = (uint8_t)wd;
+    e->mday_last = last;
+    for (unsigned w = 0; w < 7; w++) {
+        uint32_t days = 0;
+        for (unsigned day = 1; day <= 31; day++)
+            if ((e->wdays >> ((w + day - 1) % 7)) & 1U)
+                days |= 1U << day;
+        e->wday_days[w] = days;
+    }
+}
+
+static int
+parse_fields(char *text, const char *orig, struct cron_expr *out, struct jobd_error *err)
+{
+    char *tok[7];
+    int n = split_words(text, tok, 7);
     if (n == 0)
         return jobd_error_set(err, JOBD_E_INVALID, "cron", "cron: the expression is empty");
     if (n == 1 && tok[0][0] == '@') {
@@ -442,23 +428,7 @@ parse_fields(char *text, const char *orig, struct cron_expr *out, struct jobd_er
         if (rc != 0)
             return rc;
     }
-    e.seconds = mask[F_SECOND];
-    e.minutes = mask[F_MINUTE];
-    e.hours = (uint32_t)mask[F_HOUR];
-    e.mdays = (uint32_t)mask[F_MDAY];
-    e.months = (uint16_t)mask[F_MONTH];
-    uint64_t wd = mask[F_WDAY];
-    if (wd & (1ULL << 7))
-        wd = (wd | 1ULL) & 0x7f;
-    e.wdays = (uint8_t)wd;
-    e.mday_last = last;
-    for (unsigned w = 0; w < 7; w++) {
-        uint32_t days = 0;
-        for (unsigned day = 1; day <= 31; day++)
-            if ((e.wdays >> ((w + day - 1) % 7)) & 1U)
-                days |= 1U << day;
-        e.wday_days[w] = days;
-    }
+    expr_from_masks(mask, last, &e);
     if (!days_exist(&e))
         return jobd_error_set(err, JOBD_E_INVALID, "cron.day-of-month",
                               "day-of-month: \"%s\" never occurs in month \"%s\", so the "
@@ -515,9 +485,10 @@ zone_id(const char *name, UChar *id, struct jobd_error *err)
     for (size_t i = 0; ok && i < len; i++)
         ok = isalnum((unsigned char)name[i]) || strchr("/_+-", name[i]) != NULL;
     if (ok) {
-        const struct icu_api *icu = icu_get(err);
+        const char *why = NULL;
+        const struct icu_api *icu = icu_get(&why);
         if (icu == NULL)
-            return JOBD_E_INTERNAL;
+            return jobd_error_set(err, JOBD_E_INTERNAL, "timezone", "timezone: %s", why);
         icu->u_charsToUChars(name, id, (int32_t)len + 1);
         UChar canon[128];
         UBool system = 0;
@@ -557,7 +528,7 @@ cron_zone_open(const char *name, struct cron_zone **out, struct jobd_error *err)
         free(z);
         return rc;
     }
-    const struct icu_api *icu = icu_get(err); /* loaded by zone_id */
+    const struct icu_api *icu = icu_get(NULL); /* loaded by zone_id */
     UErrorCode st = U_ZERO_ERROR;
     z->cal = icu->ucal_open(id, -1, "en_US_POSIX", UCAL_GREGORIAN, &st);
     if (U_FAILURE(st) || z->cal == NULL) {
@@ -603,7 +574,7 @@ zone_segment_at(struct cron_zone *z, int64_t t)
     icu->ucal_setMillis(z->cal, (UDate)t * 1000.0, &st);
     int32_t zo = icu->ucal_get(z->cal, UCAL_ZONE_OFFSET, &st);
     int32_t dst = icu->ucal_get(z->cal, UCAL_DST_OFFSET, &st);
-    seg.offset = floor_div((int64_t)zo + dst, 1000);
+    seg.offset = time_floor_div((int64_t)zo + dst, 1000);
     if (icu->ucal_getTimeZoneTransitionDate(z->cal, UCAL_TZ_TRANSITION_NEXT, &when, &st))
         seg.end = (int64_t)ceil(when / 1000.0);
     else
@@ -737,7 +708,7 @@ int
 cron_next_in(const struct cron_expr *e, struct cron_zone *z, int64_t after_us, int64_t *next_us,
              struct jobd_error *err)
 {
-    int64_t a = floor_div(after_us, 1000000);
+    int64_t a = time_floor_div(after_us, 1000000);
     if (a < CRON_MIN_S || a > CRON_MAX_S)
         return jobd_error_set(err, JOBD_E_INVALID, "after",
                               "cron: the start time is outside the years 1900-9999");

@@ -3,6 +3,7 @@
  */
 #include "core/job.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,7 @@ job_list_push(struct job_list *l)
         l->v = v;
         l->cap = cap;
     }
+    assert(l->n < l->cap);
     struct job *j = &l->v[l->n++];
     memset(j, 0, sizeof *j);
     return j;

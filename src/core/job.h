@@ -46,6 +46,26 @@
 #define JOB_DEFAULT_BACKOFF_BASE_MS 5000
 #define JOB_DEFAULT_BACKOFF_CAP_MS (15 * 60 * 1000)
 
+/*
+ * The most rows one call reads or changes: a page of GET /v1/jobs, a claim,
+ * a reap or prune batch. One statement then holds its row locks (and one
+ * answer its memory) only briefly, yet a worker fills even a few hundred
+ * free slots in one round trip and a reaper clears a backlog in a few
+ * statements a tick.
+ */
+#define JOB_PAGE_MAX 1000
+/* A listing's page when the caller asks for no size: a screenful or two. */
+#define JOB_PAGE_DEFAULT 100
+/*
+ * Jobs in one batch enqueue (POST /v1/jobs/batch, jobd_enqueue_batch): one
+ * transaction, so the batch must fit the 16 MiB body and commit in well
+ * under a second; 10,000 small jobs do.
+ */
+#define JOB_BATCH_MAX 10000
+/* Queue + type names one claim may filter on: a worker lists its own, far
+ * fewer; the bound keeps a hostile filter from building a huge statement. */
+#define JOB_FILTER_NAMES_MAX 1000
+
 enum job_status {
     JOB_PENDING = 0,
     JOB_RUNNING = 1,

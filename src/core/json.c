@@ -66,6 +66,67 @@ check_depth(const char *text, size_t len, const char *field, struct jobd_error *
     return JOBD_OK;
 }
 
+/* One open array or object while json_path_at scans. */
+struct path_level {
+    bool array;
+    size_t index;             /* arrays: the element's index */
+    size_t key, key_len;      /* objects: the current member's name in text */
+    bool have_key;            /* objects: a name was read, its value not ended */
+};
+
+/* Skips a string starting at text[*i] == '"'; *i ends on its closing quote. */
+static void
+skip_string(const char *text, size_t end, size_t *i)
+{
+    for ((*i)++; *i < end && text[*i] != '"'; (*i)++)
+        if (text[*i] == '\\')
+            (*i)++;
+}
+
+void
+json_path_at(const char *text, size_t len, size_t pos, char *buf, size_t buflen)
+{
+    struct path_level st[JSON_DEPTH_MAX + 1];
+    int depth = 0;            /* levels open; st[depth-1] is the innermost */
+    size_t end = pos < len ? pos : len;
+    for (size_t i = 0; i < end; i++) {
+        char c = text[i];
+        struct path_level *top = depth > 0 && depth <= JSON_DEPTH_MAX ? &st[depth - 1] : NULL;
+        if (c == '"') {
+            size_t start = i + 1;
+            skip_string(text, end, &i);
+            if (top != NULL && !top->array && !top->have_key)
+                *top = (struct path_level){.key = start, .key_len = i - start,
+                                           .have_key = true};
+        } else if (c == '{' || c == '[') {
+            if (++depth <= JSON_DEPTH_MAX)
+                st[depth - 1] = (struct path_level){.array = c == '['};
+        } else if ((c == '}' || c == ']') && depth > 0) {
+            depth--;
+        } else if (c == ',' && top != NULL) {
+            if (top->array)
+                top->index++;
+            else
+                top->have_key = false;
+        }
+    }
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < depth && d < JSON_DEPTH_MAX && n + 1 < buflen; d++) {
+        int w;
+        if (st[d].array)
+            w = snprintf(buf + n, buflen - n, "[%zu]", st[d].index);
+        else if (st[d].have_key)
+            w = snprintf(buf + n, buflen - n, "%s%.*s", n ? "." : "", (int)st[d].key_len,
+                         text + st[d].key);
+        else
+            break;
+        if (w < 0)
+            break;
+        n += (size_t)w < buflen - n ? (size_t)w : buflen - n - 1;
+    }
+}
+
 static bool
 all_space(const char *text, size_t len)
 {
@@ -92,8 +153,17 @@ json_parse_strict(const char *text, size_t len, size_t max_bytes, json_t **out,
     json_error_t je;
     json_t *v = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
     if (v == NULL) {
-        if (json_error_code(&je) == json_error_out_of_memory)
+        /* jansson gives no reason at all when it cannot allocate its lexer. */
+        if (json_error_code(&je) == json_error_out_of_memory || je.text[0] == '\0')
             return jobd_error_set(err, JOBD_E_NOMEM, f, "%s: out of memory parsing JSON", f);
+        if (json_error_code(&je) == json_error_numeric_overflow) {
+            char path[sizeof err->field];
+            json_path_at(text, len, (size_t)je.position, path, sizeof path);
+            return jobd_error_set(err, JOBD_E_INVALID, f, "%s: the number at line %d, column "
+                                  "%d%s%s does not fit a 64-bit integer or a double; send it "
+                                  "as a string", f, je.line, je.column, path[0] ? " at " : "",
+                                  path);
+        }
         return jobd_error_set(err, JOBD_E_INVALID, f, "%s: invalid JSON at line %d, column %d: "
                               "%s", f, je.line, je.column, je.text);
     }

@@ -42,6 +42,15 @@ JOBD_MUST_USE int json_canonical(const char *text, size_t len, size_t max_bytes,
                                  const char *field, struct jobd_error *err);
 
 /*
+ * The path of the value at byte offset pos of text (a JSON text, possibly
+ * invalid past pos) into buf: member names joined by '.', array indexes in
+ * brackets ("jobs[2].payload.amount"); "" for the top level. Names are
+ * copied as written (escapes not decoded) and the path is cut at buflen.
+ * For error messages that say where a problem is.
+ */
+void json_path_at(const char *text, size_t len, size_t pos, char *buf, size_t buflen);
+
+/*
  * Parses text with the strict rules above and returns a new jansson
  * reference in *out (caller json_decref's), for code that needs the parsed
  * tree (the API reading a request body). Errors as json_canonical.

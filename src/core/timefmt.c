@@ -19,21 +19,11 @@
 #define US_PER_S INT64_C(1000000)
 #define US_PER_DAY (INT64_C(86400) * US_PER_S)
 
-/* Floor division and its remainder, for negative instants. */
-static int64_t
-floor_div(int64_t a, int64_t b)
-{
-    int64_t q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0)))
-        q--;
-    return q;
-}
-
 int64_t
 time_days_from_civil(int64_t y, unsigned m, unsigned d)
 {
     y -= m <= 2;
-    int64_t era = floor_div(y, 400);
+    int64_t era = time_floor_div(y, 400);
     int64_t yoe = y - era * 400;                                   /* [0, 399] */
     int64_t doy = (153 * (int64_t)(m > 2 ? m - 3 : m + 9) + 2) / 5 + (int64_t)d - 1;
     int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;           /* [0, 146096] */
@@ -44,7 +34,7 @@ void
 time_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d)
 {
     days += 719468;
-    int64_t era = floor_div(days, 146097);
+    int64_t era = time_floor_div(days, 146097);
     int64_t doe = days - era * 146097;                             /* [0, 146096] */
     int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
     int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);         /* [0, 365] */
@@ -60,8 +50,8 @@ is_leap(int64_t y)
     return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
 }
 
-static unsigned
-days_in_month(int64_t y, unsigned m)
+unsigned
+time_days_in_month(int64_t y, unsigned m)
 {
     static const unsigned dim[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     return m == 2 && is_leap(y) ? 29 : dim[m - 1];
@@ -105,7 +95,7 @@ time_parse_rfc3339(const char *s, int64_t *out_us, const char *field, struct job
         return bad(err, field, s, "expected the date as YYYY-MM-DD");
     if (mon < 1 || mon > 12)
         return bad(err, field, s, "the month must be 01 to 12");
-    if (day < 1 || (unsigned)day > days_in_month(year, (unsigned)mon))
+    if (day < 1 || (unsigned)day > time_days_in_month(year, (unsigned)mon))
         return bad(err, field, s, "that day does not exist in that month");
     if (*p != 'T' && *p != 't' && *p != ' ')
         return bad(err, field, s, "expected 'T' and a time of day after the date");

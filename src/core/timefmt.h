@@ -32,8 +32,25 @@ int time_parse_rfc3339(const char *s, int64_t *out_us, const char *field, struct
 /* Formats us as UTC with milliseconds into buf (>= TIME_RFC3339_LEN); returns buf. */
 char *time_format_rfc3339(int64_t us, char *buf, size_t len);
 
-/* Civil date helpers on the proleptic Gregorian calendar (no time zones). */
+/*
+ * jobd's one calendar: civil date helpers on the proleptic Gregorian
+ * calendar (no time zones), days counted from 1970-01-01. cron.c searches
+ * on these too, so there is one place where a leap year is decided.
+ */
 int64_t time_days_from_civil(int64_t y, unsigned m, unsigned d);
 void time_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
+/* Days in month m (1..12) of year y. */
+unsigned time_days_in_month(int64_t y, unsigned m);
+
+/* a / b rounded toward minus infinity (b != 0), for instants before 1970.
+ * Inline: the cron search calls it in its inner loop. */
+static inline int64_t
+time_floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0)))
+        q--;
+    return q;
+}
 
 #endif

@@ -79,6 +79,12 @@ job_validate_key(const char *key, const char *field, struct jobd_error *err)
         if ((unsigned char)key[i] < 0x20 || key[i] == 0x7f)
             return jobd_error_set(err, JOBD_E_INVALID, field,
                                   "%s must not contain control characters", field);
+    /* HTTP trims header values: "order-1 " would reach an http handler as
+     * "order-1", a different key. */
+    if (key[0] == ' ' || key[n - 1] == ' ')
+        return jobd_error_set(err, JOBD_E_INVALID, field,
+                              "%s must not begin or end with a space%s", field,
+                              strspn(key, " ") == n ? " (it is all blanks)" : "");
     return JOBD_OK;
 }
 

@@ -21,7 +21,7 @@
 #include "store/pg_txn.h"
 #include "util/clock.h"
 
-#define BATCH_MAX 10000 /* jobs per jobd_enqueue_batch, as POST /v1/jobs/batch */
+#define BATCH_MAX JOB_BATCH_MAX /* jobs per jobd_enqueue_batch, as POST /v1/jobs/batch */
 
 struct jobd_client {
     struct store *st;

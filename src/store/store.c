@@ -4,6 +4,7 @@
  */
 #include "store/store.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,8 +228,9 @@ int
 store_list(struct store *st, const struct job_filter *f, struct job_list *out,
            int64_t *next_cursor, struct jobd_error *err)
 {
-    if (f->limit < 0 || f->limit > 1000)
-        return jobd_error_set(err, JOBD_E_INVALID, "limit", "limit must be between 1 and 1000");
+    if (f->limit < 0 || f->limit > JOB_PAGE_MAX)
+        return jobd_error_set(err, JOBD_E_INVALID, "limit", "limit must be between 1 and %d",
+                              JOB_PAGE_MAX);
     *next_cursor = 0;
     return CALL(list, st, f, out, next_cursor, err);
 }
@@ -237,11 +239,19 @@ int
 store_claim(struct store *st, const struct claim_req *req, struct job_list *out,
             struct jobd_error *err)
 {
-    if (req->limit < 1 || req->limit > 1000)
-        return jobd_error_set(err, JOBD_E_INVALID, "limit", "claim limit must be between 1 and 1000");
+    if (req->limit < 1 || req->limit > JOB_PAGE_MAX)
+        return jobd_error_set(err, JOBD_E_INVALID, "limit",
+                              "claim limit must be between 1 and %d", JOB_PAGE_MAX);
     if (req->worker_id == NULL || *req->worker_id == '\0')
         return jobd_error_set(err, JOBD_E_INVALID, "worker_id", "worker_id is required");
-    return st->ops->claim(st, req, out, err);
+    size_t n0 = out->n;
+    int rc = st->ops->claim(st, req, out, err);
+    /* Every backend: never more than asked, and each claim bumped the fencing
+     * token (on in the test build; NDEBUG release builds drop it). */
+    assert(rc != JOBD_OK || out->n - n0 <= (size_t)req->limit);
+    for (size_t i = n0; rc == JOBD_OK && i < out->n; i++)
+        assert(out->v[i].attempt >= 1);
+    return rc;
 }
 
 int
@@ -462,8 +472,8 @@ int
 store_schedule_materialize(struct store *st, int limit, int *made, int64_t *soonest_us,
                            struct jobd_error *err)
 {
-    if (limit < 1 || limit > 1000)
-        return jobd_error_set(err, JOBD_E_INVALID, "limit", "limit must be 1-1000");
+    if (limit < 1 || limit > JOB_PAGE_MAX)
+        return jobd_error_set(err, JOBD_E_INVALID, "limit", "limit must be 1-%d", JOB_PAGE_MAX);
     if (st->ops->schedule_materialize == NULL)
         return no_schedules(st, err);
     int m = 0;

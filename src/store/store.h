@@ -57,7 +57,7 @@ struct job_filter {
     const char *queue;        /* NULL = any */
     const char *type;         /* NULL = any */
     const char *schedule;     /* NULL = any */
-    int limit;                /* 1..1000; 0 = 100 */
+    int limit;                /* 1..JOB_PAGE_MAX; 0 = JOB_PAGE_DEFAULT */
     int64_t before_id;        /* cursor: only ids < before_id; 0 = from the newest */
     int64_t created_after_us;  /* only created_at >= this; 0 = any */
     int64_t created_before_us; /* only created_at < this; 0 = any */
@@ -71,7 +71,7 @@ struct claim_req {
     size_t n_queues;
     const char *const *types;  /* n_types names, or NULL = every type */
     size_t n_types;
-    int limit;                 /* 1..1000 */
+    int limit;                 /* 1..JOB_PAGE_MAX */
     int64_t lease_ms;          /* 0 = JOB_DEFAULT_LEASE_MS */
     /* With caps.claim_waits: when nothing is claimable, wait up to this
      * long for a job before answering empty (0 = answer at once). Other
@@ -117,7 +117,13 @@ struct store_caps {
     /* store_claim honours claim_req.wait_ms: it waits for a job (long poll). */
     bool claim_waits;
     /* A worker's safety-net poll (ms) when a wake-up source watches the
-     * store, and when nothing does (no push, no watch, no in-process signal). */
+     * store, and when nothing does (no push, no watch, no in-process signal).
+     * PostgreSQL 5 s / 1 s: NOTIFY wakes it, the poll only covers a lost
+     * notification; without a listener the poll is the wake-up, one cheap
+     * query a second. SQLite 1 s / 100 ms: inotify on the WAL (or the
+     * in-process signal) wakes it; without either, 100 ms is the latency
+     * docs/WORKER.md promises. The API server 250 ms: nothing is pushed over
+     * HTTP, so the poll is the wake-up, four cheap requests a second. */
     int watched_poll_ms;
     int blind_poll_ms;
     /* For people: "PostgreSQL", "SQLite", "the API server". */

@@ -121,7 +121,7 @@ operator_action(struct store *st, const struct pg_stmt *stmt, enum job_action ac
                 int64_t id, struct job *out, struct jobd_error *err)
 {
     struct store_pg *s = pg_of(st);
-    for (int tries = 0; tries < 5; tries++) {
+    for (int tries = 0; tries < PG_ACTION_RACE_TRIES; tries++) {
         char b[24], nowb[24];
         const char *vals[2] = {pg_i64(b, id), pg_now_param(s, nowb)};
         PGresult *r = NULL;
@@ -238,7 +238,7 @@ pg_op_prune(struct store *st, int64_t finished_before_us, int limit, int *delete
 {
     char b[2][24];
     const char *vals[2] = {pg_i64(b[0], finished_before_us),
-                           pg_i64(b[1], limit > 0 ? limit : 1000)};
+                           pg_i64(b[1], limit > 0 ? limit : JOB_PAGE_MAX)};
     PGresult *r = NULL;
     int rc = pg_exec(pg_of(st), &st_prune, 2, vals, &r, err);
     if (rc != JOBD_OK)

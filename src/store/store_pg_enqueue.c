@@ -112,7 +112,7 @@ enqueue_one(struct store_pg *s, const struct job_spec *sp, const char *field, st
         sp->scheduled_for_us > 0 ? pg_i64(b[4], sp->scheduled_for_us) : NULL, now,
     };
     /* A key whose holder was pruned between our two statements is free again: retry. */
-    for (int tries = 0; tries < 3; tries++) {
+    for (int tries = 0; tries < PG_ENQUEUE_RACE_TRIES; tries++) {
         PGresult *r = NULL;
         int rc = pg_exec(s, &st_enqueue, 11, vals, &r, err);
         if (rc != JOBD_OK)
@@ -247,8 +247,9 @@ static int
 enqueue_batch_keyed(struct store_pg *s, const struct job_spec *specs, size_t n,
                     struct job *out, bool *replayed, struct jobd_error *err)
 {
-    if (n > 100000)
-        return jobd_error_set(err, JOBD_E_TOOBIG, "jobs", "a batch holds at most 100000 jobs");
+    if (n > PG_BATCH_MAX)
+        return jobd_error_set(err, JOBD_E_TOOBIG, "jobs", "a batch holds at most %d jobs",
+                              PG_BATCH_MAX);
     int64_t *ids = malloc(n * sizeof *ids);
     bool *got = calloc(n, sizeof *got);
     struct pg_array a[BATCH_ARRAYS];
@@ -327,8 +328,9 @@ static int
 enqueue_batch_nokey(struct store_pg *s, const struct job_spec *specs, size_t n,
                     struct job *out, bool *replayed, struct jobd_error *err)
 {
-    if (n > 100000)
-        return jobd_error_set(err, JOBD_E_TOOBIG, "jobs", "a batch holds at most 100000 jobs");
+    if (n > PG_BATCH_MAX)
+        return jobd_error_set(err, JOBD_E_TOOBIG, "jobs", "a batch holds at most %d jobs",
+                              PG_BATCH_MAX);
     struct pg_array a[BATCH_ARRAYS];
     for (int k = 0; k < BATCH_ARRAYS; k++)
         pg_array_begin(&a[k]);

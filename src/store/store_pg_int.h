@@ -37,6 +37,22 @@ struct pg_stmt {
 #define PG_STMT(n, s) static const struct pg_stmt n = {#n, s}
 
 #define PG_MAX_PREPARED 96
+/*
+ * Jobs in one array INSERT. The API and libjobd stop at JOB_BATCH_MAX; this
+ * backstop is for in-process callers (the group committer joins many
+ * requests): 100,000 rows of arrays stay far below PostgreSQL's 1 GB limit
+ * on one parameter and commit in about a second.
+ */
+#define PG_BATCH_MAX 100000
+/*
+ * How often a statement that lost a race is tried again before the caller
+ * hears "try again". An enqueue whose idempotency key's holder was pruned
+ * between two statements can lose at most once more in practice (3); an
+ * operator's cancel/retry races the job's own transitions, each a
+ * millisecond step, so 5 covers a job that is claimed and finished at once.
+ */
+#define PG_ENQUEUE_RACE_TRIES 3
+#define PG_ACTION_RACE_TRIES 5
 
 struct store_pg {
     struct store base;

@@ -140,7 +140,7 @@ int
 pg_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
            int64_t *next_cursor, struct jobd_error *err)
 {
-    int limit = f->limit > 0 ? f->limit : 100;
+    int limit = f->limit > 0 ? f->limit : JOB_PAGE_DEFAULT;
     char b[2][24], fb[2][24];
     const char *vals[PG_FILTER_NPARAMS + 2];
     pg_filter_params(f, fb, vals);

@@ -308,7 +308,7 @@ pg_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
     int64_t base = bp && bp->base_ms > 0 ? bp->base_ms : JOB_DEFAULT_BACKOFF_BASE_MS;
     int64_t cap = bp && bp->cap_ms > 0 ? bp->cap_ms : JOB_DEFAULT_BACKOFF_CAP_MS;
     char b[3][24], nowb[24];
-    const char *vals[4] = {pg_i64(b[0], limit > 0 ? limit : 1000), pg_i64(b[1], base),
+    const char *vals[4] = {pg_i64(b[0], limit > 0 ? limit : JOB_PAGE_MAX), pg_i64(b[1], base),
                            pg_i64(b[2], cap), pg_now_param(s, nowb)};
     PGresult *r = NULL;
     int rc = pg_exec(s, &st_reap, 4, vals, &r, err);

@@ -272,11 +272,118 @@ static const char step5_workers[] =
     "    draining     boolean NOT NULL DEFAULT false\n"
     ");\n";
 
+/*
+ * Version 6: jobd.enqueue refuses idempotency keys with leading or trailing
+ * blanks (and so all-blank ones), as the API does: HTTP trims header values,
+ * so "order-1 " would reach an http handler as another job's "order-1".
+ * The rest of the function is version 1's.
+ */
+static const char step6_enqueue_keys[] =
+    "CREATE OR REPLACE FUNCTION jobd.enqueue(type text, payload jsonb DEFAULT '{}',\n"
+    "        queue text DEFAULT 'default', run_at timestamptz DEFAULT now(),\n"
+    "        priority int DEFAULT 0, max_attempts int DEFAULT 25,\n"
+    "        idempotency_key text DEFAULT NULL)\n"
+    "    RETURNS bigint LANGUAGE plpgsql AS $$\n"
+    "#variable_conflict use_column\n"
+    "DECLARE\n"
+    "    v_id bigint;\n"
+    "    v_old record;\n"
+    "    v_payload jsonb := COALESCE(enqueue.payload, '{}'::jsonb);\n"
+    "BEGIN\n"
+    "    IF enqueue.type IS NULL OR enqueue.type !~ '^[A-Za-z0-9._:-]{1,128}$' THEN\n"
+    "        RAISE EXCEPTION 'jobd.enqueue: type must match [A-Za-z0-9._:-]{1,128}, got %',\n"
+    "            quote_nullable(enqueue.type) USING ERRCODE = 'invalid_parameter_value';\n"
+    "    END IF;\n"
+    "    IF enqueue.queue IS NULL OR enqueue.queue !~ '^[a-z0-9_-]{1,64}$' THEN\n"
+    "        RAISE EXCEPTION 'jobd.enqueue: queue must match [a-z0-9_-]{1,64}, got %',\n"
+    "            quote_nullable(enqueue.queue) USING ERRCODE = 'invalid_parameter_value';\n"
+    "    END IF;\n"
+    "    IF octet_length(v_payload::text) > 262144 THEN\n"
+    "        RAISE EXCEPTION 'jobd.enqueue: payload is over 256 KiB'\n"
+    "            USING ERRCODE = 'program_limit_exceeded';\n"
+    "    END IF;\n"
+    "    IF enqueue.priority IS NULL OR enqueue.priority NOT BETWEEN -1000000 AND 1000000 THEN\n"
+    "        RAISE EXCEPTION 'jobd.enqueue: priority must be between -1000000 and 1000000'\n"
+    "            USING ERRCODE = 'invalid_parameter_value';\n"
+    "    END IF;\n"
+    "    IF enqueue.max_attempts IS NULL OR enqueue.max_attempts NOT BETWEEN 1 AND 1000000 THEN\n"
+    "        RAISE EXCEPTION 'jobd.enqueue: max_attempts must be between 1 and 1000000'\n"
+    "            USING ERRCODE = 'invalid_parameter_value';\n"
+    "    END IF;\n"
+    "    IF enqueue.idempotency_key IS NOT NULL AND (enqueue.idempotency_key = ''\n"
+    "            OR octet_length(enqueue.idempotency_key) > 255\n"
+    "            OR enqueue.idempotency_key ~ '[\\x01-\\x1f\\x7f]'\n"
+    "            OR enqueue.idempotency_key ~ '^ | $') THEN\n"
+    "        RAISE EXCEPTION 'jobd.enqueue: idempotency_key must be 1 to 255 bytes without '\n"
+    "            'control characters or leading or trailing blanks, got %',\n"
+    "            quote_literal(enqueue.idempotency_key)\n"
+    "            USING ERRCODE = 'invalid_parameter_value';\n"
+    "    END IF;\n"
+    "    LOOP\n"
+    "        v_id := nextval('jobd.job_id_seq');\n"
+    "        IF enqueue.idempotency_key IS NOT NULL THEN\n"
+    "            INSERT INTO jobd.job_keys (idempotency_key, job_id)\n"
+    "                VALUES (enqueue.idempotency_key, v_id) ON CONFLICT DO NOTHING;\n"
+    "            IF NOT FOUND THEN\n"
+    "                SELECT a.id, a.type, a.queue, a.payload INTO v_old FROM jobd.all_jobs a\n"
+    "                 WHERE a.id = (SELECT k.job_id FROM jobd.job_keys k\n"
+    "                                WHERE k.idempotency_key = enqueue.idempotency_key);\n"
+    "                IF NOT FOUND THEN\n"
+    "                    CONTINUE; -- pruned meanwhile: the key is free again\n"
+    "                END IF;\n"
+    "                IF v_old.type = enqueue.type AND v_old.queue = enqueue.queue\n"
+    "                        AND v_old.payload::jsonb = v_payload THEN\n"
+    "                    RETURN v_old.id;\n"
+    "                END IF;\n"
+    "                RAISE EXCEPTION 'jobd.enqueue: idempotency key % was already used for '\n"
+    "                    'job % with a different type, queue or payload',\n"
+    "                    quote_literal(enqueue.idempotency_key), v_old.id\n"
+    "                    USING ERRCODE = 'unique_violation';\n"
+    "            END IF;\n"
+    "        END IF;\n"
+    "        INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at,\n"
+    "                               max_attempts, idempotency_key, created_at)\n"
+    "        VALUES (v_id, enqueue.queue, enqueue.type, v_payload::json, 'pending',\n"
+    "                enqueue.priority,\n"
+    "                COALESCE(enqueue.run_at, now()), enqueue.max_attempts,\n"
+    "                enqueue.idempotency_key, now());\n"
+    "        RETURN v_id;\n"
+    "    END LOOP;\n"
+    "END $$;\n";
+
+/*
+ * Version 7: wake-ups for jobs that become claimable without an insert. A
+ * queue resumed, or a job put back to pending by an UPDATE (a failure with
+ * retries left, a reaped lease, a release), NOTIFYs jobd_jobs like an
+ * enqueue, so a waiting claim or worker in another process looks again at
+ * once instead of at its slow safety poll. The WHEN clauses keep claims and
+ * heartbeats (which never make a row pending) from calling the function.
+ */
+static const char step7_notify_updates[] =
+    "CREATE FUNCTION jobd.notify_job_row() RETURNS trigger LANGUAGE plpgsql AS $$\n"
+    "BEGIN\n"
+    "    PERFORM pg_notify('jobd_jobs', NEW.queue);\n"
+    "    RETURN NULL;\n"
+    "END $$;\n"
+    "CREATE TRIGGER jobs_notify_pending AFTER UPDATE OF status ON jobd.jobs\n"
+    "    FOR EACH ROW WHEN (NEW.status = 'pending' AND OLD.status <> 'pending')\n"
+    "    EXECUTE FUNCTION jobd.notify_job_row();\n"
+    "CREATE FUNCTION jobd.notify_queue_row() RETURNS trigger LANGUAGE plpgsql AS $$\n"
+    "BEGIN\n"
+    "    PERFORM pg_notify('jobd_jobs', NEW.name);\n"
+    "    RETURN NULL;\n"
+    "END $$;\n"
+    "CREATE TRIGGER queues_notify_resume AFTER UPDATE OF paused ON jobd.queues\n"
+    "    FOR EACH ROW WHEN (OLD.paused AND NOT NEW.paused)\n"
+    "    EXECUTE FUNCTION jobd.notify_queue_row();\n";
+
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
     {3, "job_attempts", step3_attempts},
     {4, "per-type claim indexes, queue count cache", step4_backlog},
     {5, "workers", step5_workers},
+    {6, "jobd.enqueue refuses keys with leading or trailing blanks", step6_enqueue_keys},
+    {7, "notify when a queue is resumed or a job is pending again", step7_notify_updates},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

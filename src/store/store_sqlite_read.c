@@ -20,7 +20,7 @@
 
 
 /* Largest number of queue + type names one claim may filter on. */
-#define SQ_FILTER_NAMES_MAX 1000
+#define SQ_FILTER_NAMES_MAX JOB_FILTER_NAMES_MAX
 
 
 /* Appends printf-formatted text to the growing string *b (length *n, capacity *cap). */
@@ -214,7 +214,7 @@ sq_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
            int64_t *next_cursor, struct jobd_error *err)
 {
     struct sqlite_store *s = sq_of(st);
-    int limit = f->limit > 0 ? f->limit : 100;
+    int limit = f->limit > 0 ? f->limit : JOB_PAGE_DEFAULT;
     if (f->status != STORE_ANY && (f->status < 0 || f->status >= JOB_STATUS_COUNT))
         return jobd_error_set(err, JOBD_E_INVALID, "status", "unknown status %d", f->status);
     char *sql = list_sql(f);

@@ -7,12 +7,12 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <unicode/uvernum.h>
 
-#include "core/err.h"
 
 #define ICU_STR(x) #x
 #define ICU_XSTR(x) ICU_STR(x)
@@ -60,11 +60,12 @@ load(void)
 }
 
 const struct icu_api *
-icu_get(struct jobd_error *err)
+icu_get(const char **why_out)
 {
     pthread_once(&once, load);
     if (!loaded) {
-        jobd_error_set(err, JOBD_E_INTERNAL, "timezone", "timezone: %s", why);
+        if (why_out != NULL)
+            *why_out = why;
         return NULL;
     }
     return &api;

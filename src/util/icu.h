@@ -15,8 +15,6 @@
 #include <unicode/ustring.h>
 #include <unicode/utypes.h>
 
-#include "jobd.h"
-
 struct icu_api {
     __typeof__(&u_charsToUChars) u_charsToUChars;
     __typeof__(&u_errorName) u_errorName;
@@ -30,9 +28,11 @@ struct icu_api {
 
 /*
  * The loaded functions (static, valid for the life of the process), or NULL
- * with err set (JOBD_E_INTERNAL, field "timezone") if ICU cannot be loaded.
- * Thread-safe; loads once.
+ * if ICU cannot be loaded, with *why (if why is not NULL) pointing at a
+ * static sentence saying why. Thread-safe; loads once. util/ sits below
+ * core/, so this says nothing of jobd's error type: the caller (core/cron.c)
+ * turns the reason into one.
  */
-const struct icu_api *icu_get(struct jobd_error *err);
+const struct icu_api *icu_get(const char **why);
 
 #endif

@@ -5,6 +5,7 @@
  */
 #include "util/log.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -290,6 +291,7 @@ log_format_line(char *buf, enum log_format fmt, int64_t now_us, enum log_level l
     if (b.cut)
         force(&b, json ? ",\"truncated\":true" : " truncated=true");
     force(&b, json ? "}\n" : "\n");
+    assert(b.len <= LOG_LINE_MAX && buf[b.len - 1] == '\n'); /* the reserve held */
     return b.len;
 }
 

@@ -72,7 +72,7 @@ fence_main(void *arg)
             continue;
         }
         if (due == NULL) /* out of memory at start: retry now and then */
-            next = now + 100000;
+            next = now + FENCE_OOM_RETRY_US;
         if (next == 0) {
             pthread_cond_wait(&f->cv, &f->mu);
             continue;

@@ -27,6 +27,11 @@
 
 #include "core/err.h"
 
+/* How soon the fence thread tries again when it could not allocate its list
+ * of due entries: 100 ms is late enough not to spin and early enough that a
+ * lease end is still caught well inside the fence margin. */
+#define FENCE_OOM_RETRY_US 100000
+
 struct fence;
 
 /* Called on the watchdog thread when a lease ran out; tag is what fence_arm got. */

@@ -18,8 +18,10 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-#define RECONNECT_MIN_MS 100
-#define RECONNECT_MAX_MS 5000
+#include "worker/worker.h"
+
+#define RECONNECT_MIN_MS WORKER_RECONNECT_MIN_MS
+#define RECONNECT_MAX_MS WORKER_RECONNECT_MAX_MS
 
 struct flusher {
     char *url;

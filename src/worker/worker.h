@@ -16,6 +16,14 @@
 #include "util/wakeup.h"
 #include "worker/config.h"
 
+/*
+ * Reconnect backoff (the loop and the completion flusher): 100 ms rides out
+ * a PostgreSQL restart or failover in a few tries; 5 s caps the load a
+ * fleet of workers puts on a database that is coming back.
+ */
+#define WORKER_RECONNECT_MIN_MS 100
+#define WORKER_RECONNECT_MAX_MS 5000
+
 struct worker;
 
 /* Counters, for tests, logs and benchmarks (a snapshot). */

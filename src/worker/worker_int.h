@@ -33,8 +33,8 @@ struct flusher;
 /* After the last job ended in a shutdown, how long to keep trying to report. */
 #define FINAL_REPORT_MS 5000
 /* Reconnect backoff bounds. */
-#define RECONNECT_MIN_MS 100
-#define RECONNECT_MAX_MS 5000
+#define RECONNECT_MIN_MS WORKER_RECONNECT_MIN_MS
+#define RECONNECT_MAX_MS WORKER_RECONNECT_MAX_MS
 /* A connection that lived this long was healthy: its failure restarts the backoff. */
 #define RECONNECT_HEALTHY_MS 10000
 /* The longest the loop sleeps without looking around. */

@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <libpq-fe.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdbool.h>
 #include <sys/types.h>
 #include <time.h>
@@ -53,14 +54,12 @@ apitest_nap_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-/* True if the backend can run here; prints why not (the test then passes as a skip). */
+/* True if the backend can run here; else the test skips (TEST_NEED_PG). */
 static inline bool
 apitest_backend_ok(const char *backend)
 {
-    if (strcmp(backend, "pg") == 0 && getenv("JOBD_TEST_PG_URL") == NULL) {
-        fprintf(stderr, "skip: JOBD_TEST_PG_URL is not set\n");
-        return false;
-    }
+    if (strcmp(backend, "pg") == 0)
+        TEST_NEED_PG();
     return true;
 }
 
@@ -76,12 +75,20 @@ apitest_store(struct srv *s, const char *backend)
     }
 }
 
+/* When > 0, servers started afterwards get this RLIMIT_NOFILE (soft and hard). */
+static long apitest_child_nofile;
+
 /* Runs JOBD_BIN with argv (NULL-terminated) and stderr to log; returns pid. */
 static inline pid_t
 apitest_spawn(char *const *argv, const char *log, const char *out)
 {
     pid_t pid = fork();
     if (pid == 0) {
+        if (apitest_child_nofile > 0) {
+            struct rlimit rl = {(rlim_t)apitest_child_nofile, (rlim_t)apitest_child_nofile};
+            if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+                _exit(126);
+        }
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         dup2(fd, 2);
         if (out) {
@@ -327,6 +334,33 @@ get_json(const struct srv *s, const char *path)
     json_t *v = resp_json(&r);
     resp_fini(&r);
     return v;
+}
+
+/* The value of an unlabelled metric in GET /metrics, or -1 if absent. */
+static inline double
+srv_metric(const struct srv *s, const char *name)
+{
+    struct resp r;
+    if (req(s, "GET", "/metrics", NULL, &r) != 200)
+        TEST_FAIL("GET /metrics: %ld", r.status);
+    char pat[128];
+    snprintf(pat, sizeof pat, "\n%s ", name);
+    const char *p = strstr(r.body, pat);
+    double v = p ? strtod(p + strlen(pat), NULL) : -1;
+    resp_fini(&r);
+    return v;
+}
+
+/* Waits up to 10 s until metric reaches at least want (fails the test if not). */
+static inline void
+srv_await_metric(const struct srv *s, const char *name, double want)
+{
+    int64_t deadline = apitest_now_ms() + 10000;
+    while (srv_metric(s, name) < want) {
+        if (apitest_now_ms() > deadline)
+            TEST_FAIL("%s did not reach %g within 10 s", name, want);
+        apitest_nap_ms(5);
+    }
 }
 
 /* Registers a test body t_NAME(backend) for both backends. */

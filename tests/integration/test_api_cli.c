@@ -120,7 +120,7 @@ TEST(cli_commands)
 TEST(cli_token)
 {
     FILE *f = fopen(test_path("tokens"), "w");
-    fputs("tok-123\n", f);
+    fputs("tok-123-0123456789\n", f);
     fclose(f);
     char tokpath[600];
     snprintf(tokpath, sizeof tokpath, "%s", test_path("tokens"));
@@ -135,7 +135,7 @@ TEST(cli_token)
     ASSERT_EQ(cli_run(noenv, sub, out, sizeof out), 1);
     const char *badenv[] = {envs, "JOBD_TOKEN=nope", NULL};
     ASSERT_EQ(cli_run(badenv, sub, out, sizeof out), 1);
-    const char *goodenv[] = {envs, "JOBD_TOKEN=tok-123", NULL};
+    const char *goodenv[] = {envs, "JOBD_TOKEN=tok-123-0123456789", NULL};
     ASSERT_EQ(cli_run(goodenv, sub, out, sizeof out), 0);
     const char *jobs[] = {"jobs", NULL};
     ASSERT_EQ(cli_run(goodenv, jobs, out, sizeof out), 0);

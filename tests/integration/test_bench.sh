@@ -61,6 +61,9 @@ if [ -n "${JOBD_TEST_PG_URL:-}" ]; then
     echo "$out" >"$dir/ceiling.jsonl"
     grep -q 'FOR UPDATE SKIP LOCKED' "$dir/jobd_cycle.pgbench" && pass=$((pass + 1)) \
         || { fails=$((fails + 1)); echo "FAIL the extracted claim lacks FOR UPDATE SKIP LOCKED"; }
+elif [ -n "${JOBD_TEST_REQUIRE_PG:-}" ]; then
+    fails=$((fails + 1))
+    echo "FAIL JOBD_TEST_REQUIRE_PG is set but JOBD_TEST_PG_URL is not: the SQL ceiling did not run"
 fi
 
 if python3 "$SRC/bench/report.py" "$dir" >/dev/null 2>>"$dir/log" && grep -q 'Processing no-op jobs' "$dir/summary.md"; then

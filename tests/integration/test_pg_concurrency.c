@@ -272,6 +272,12 @@ TEST(sql_enqueue_follows_the_callers_transaction)
     ASSERT_STR_EQ(sql_err(c, "SELECT jobd.enqueue('t', queue => 'Upper')"), "22023");
     ASSERT_STR_EQ(sql_err(c, "SELECT jobd.enqueue('t', max_attempts => 0)"), "22023");
     ASSERT_STR_EQ(sql_err(c, "SELECT jobd.enqueue('t', idempotency_key => '')"), "22023");
+    /* Blank, leading and trailing blanks (issue 11 item 13): refused like the API does. */
+    ASSERT_STR_EQ(sql_err(c, "SELECT jobd.enqueue('t', idempotency_key => ' ')"), "22023");
+    ASSERT_STR_EQ(sql_err(c, "SELECT jobd.enqueue('t', idempotency_key => 'o2 ')"), "22023");
+    ASSERT_STR_EQ(sql_err(c, "SELECT jobd.enqueue('t', idempotency_key => ' o2')"), "22023");
+    ASSERT_STR_EQ(sql_err(c, "SELECT jobd.enqueue('t', idempotency_key => E'o\\t2')"),
+                  "22023");
     ASSERT_EQ(sql_do(c, "SELECT count(*) FROM jobd.jobs"), 1);
     PQfinish(c);
     store_close(st);

@@ -54,18 +54,13 @@ noop_handler(struct jobd_run *run, void *ctx)
 static bool
 setup(bool pg)
 {
-    if (getenv("JOBD_BENCH") == NULL) {
-        printf("skipped: set JOBD_BENCH=1\n");
-        return false;
-    }
+    if (getenv("JOBD_BENCH") == NULL)
+        TEST_SKIP("a benchmark: set JOBD_BENCH=1 to run it");
     if (!pg) {
         snprintf(db_url, sizeof db_url, "sqlite:%s/bench.db", test_tmpdir);
         return true;
     }
-    if (getenv("JOBD_TEST_PG_URL") == NULL) {
-        printf("skipped: no JOBD_TEST_PG_URL\n");
-        return false;
-    }
+    TEST_NEED_PG();
     return pgtest_fresh_db(db_url, sizeof db_url) == 0;
 }
 

@@ -54,10 +54,7 @@ use_sqlite(void)
 static bool
 use_pg(void)
 {
-    if (getenv("JOBD_TEST_PG_URL") == NULL) {
-        printf("skipped: JOBD_TEST_PG_URL is not set\n");
-        return false;
-    }
+    TEST_NEED_PG();
     if (pgtest_fresh_db(db_url, sizeof db_url) != 0)
         TEST_FAIL("cannot create a database");
     return true;
@@ -646,10 +643,9 @@ TEST(pg_worker_survives_a_store_restart)
         return;
     }
     const char *src = getenv("JOBD_SRC");
-    if (getenv("JOBD_TEST_PG_URL") == NULL || src == NULL) {
-        printf("skipped: no PostgreSQL (JOBD_TEST_PG_URL) or JOBD_SRC\n");
-        return;
-    }
+    TEST_NEED_PG();
+    if (src == NULL)
+        TEST_FAIL("JOBD_SRC is not set (CTest sets it)");
     char self[1024];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     ASSERT(n > 0);

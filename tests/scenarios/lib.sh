@@ -101,9 +101,15 @@ wait_until() {
 
 # ---- PostgreSQL ----------------------------------------------------------
 
+# Under JOBD_TEST_REQUIRE_PG (`make test`) a missing PostgreSQL fails the
+# scenario instead of skipping it: no PostgreSQL test passes by not running.
 need_pg() {
-    [ -n "${JOBD_TEST_PG_URL:-}" ] || skip "JOBD_TEST_PG_URL is not set (run under scripts/with-pg.sh)"
-    command -v psql >/dev/null || skip "psql is not installed"
+    local why=""
+    [ -n "${JOBD_TEST_PG_URL:-}" ] || why="JOBD_TEST_PG_URL is not set (run under scripts/with-pg.sh)"
+    [ -n "$why" ] || command -v psql >/dev/null || why="psql is not installed"
+    [ -z "$why" ] && return 0
+    [ -n "${JOBD_TEST_REQUIRE_PG:-}" ] && fail "JOBD_TEST_REQUIRE_PG is set: $why"
+    skip "$why"
 }
 
 # pg_newdb: a fresh database on the shared cluster; sets DB_URL.

@@ -23,10 +23,17 @@ start_worker p "$WORK/worker.ini" --server "http://127.0.0.1:$fport"
 polled() { grep -qs "method=POST path=/v1/claim" "$WORK/server.log"; }
 wait_until 20 "p to poll for work" polled
 
+# p claims every 200 ms: if one of its claims were in flight when the answers
+# are held, p would wait out its 30 s request timeout on an empty answer.
+# So p is frozen first, its last answer lands in its socket, then the
+# answers are held and the job submitted; thawed, p's next claim takes it.
+kill -STOP "${WPID[p]}"
+sleep 0.5
 kill -HUP "$FWD_PID"
 log "the server's answers to p are held from now on"
 id=$(submit_one 0)
 echo "$id" >>"$WORK/expect"
+kill -CONT "${WPID[p]}"
 wait_until 20 "p's claim of job $id to commit" job_is "$id" worker_id p
 log "job $id claimed by p on the server (attempt $(job_field "$id" attempt)); p has not heard of it"
 start_worker w2 "$WORK/worker.ini"

@@ -6,6 +6,7 @@
  * which also shows that validation happens before the store is touched).
  */
 #include <jansson.h>
+#include <sys/stat.h>
 
 #include "api/api.h"
 #include "api/auth.h"
@@ -185,9 +186,12 @@ TEST(auth_rules)
     ASSERT_EQ(call(&fx, "GET", "/v1/jobs", NULL, "Bearer alpha", code, sizeof code, NULL), 503);
     ASSERT_EQ(call(&fx, "GET", "/v1/jobs", NULL, "bearer beta-longer-token", code, sizeof code,
                    NULL), 503);
-    /* /healthz needs no token; unknown routes stay 404 (no route probing through 401). */
+    /* /healthz needs no token; an unknown route without a valid token is 401 (no
+     * route probing), with one 404. */
     ASSERT_EQ(call(&fx, "GET", "/healthz", NULL, NULL, code, sizeof code, NULL), 503);
-    ASSERT_EQ(call(&fx, "GET", "/nope", NULL, NULL, code, sizeof code, NULL), 404);
+    ASSERT_EQ(call(&fx, "GET", "/nope", NULL, NULL, code, sizeof code, NULL), 401);
+    ASSERT_EQ(call(&fx, "DELETE", "/v1/jobs/7", NULL, NULL, code, sizeof code, NULL), 401);
+    ASSERT_EQ(call(&fx, "GET", "/nope", NULL, "Bearer alpha", code, sizeof code, NULL), 404);
     ASSERT(api_auth_check(NULL, NULL));
     fixture_fini(&fx);
 }
@@ -195,16 +199,33 @@ TEST(auth_rules)
 TEST(tokens_file)
 {
     FILE *f = fopen("tokens", "w");
-    fputs("# comment\n\n  tok-a  \ntok-b # trailing\n", f);
+    fputs("# comment\n\n  tok-a-0123456789  \nab#cdefghijklmnop\n  # indented comment\n"
+          "tok-w-0123456789 write\ntok-k-0123456789\tworker\ntok-r-0123456789 read \n"
+          "tok-d-0123456789 admin\n", f);
     fclose(f);
+    chmod("tokens", 0600);
     struct api_auth *a = NULL;
     struct jobd_error err = {0};
     ASSERT_OK(api_auth_load("tokens", &a, &err), &err);
-    ASSERT_EQ(api_auth_count(a), 2);
-    ASSERT(api_auth_check(a, "Bearer tok-a"));
-    ASSERT(api_auth_check(a, "Bearer tok-b"));
-    ASSERT(!api_auth_check(a, "Bearer tok-c"));
-    ASSERT(!api_auth_check(a, "Bearer tok-"));
+    ASSERT_EQ(api_auth_count(a), 6);
+    ASSERT_NULL(api_auth_warning(a));
+    ASSERT_EQ(api_auth_role(a, "Bearer tok-a-0123456789"), API_ROLE_ADMIN);
+    /* '#' inside a token is part of it, not a comment. */
+    ASSERT_EQ(api_auth_role(a, "Bearer ab#cdefghijklmnop"), API_ROLE_ADMIN);
+    ASSERT_EQ(api_auth_role(a, "Bearer ab"), API_ROLE_NONE);
+    ASSERT_EQ(api_auth_role(a, "Bearer tok-w-0123456789"), API_ROLE_WRITE);
+    ASSERT_EQ(api_auth_role(a, "Bearer tok-k-0123456789"), API_ROLE_WORKER);
+    ASSERT_EQ(api_auth_role(a, "Bearer tok-r-0123456789"), API_ROLE_READ);
+    ASSERT_EQ(api_auth_role(a, "Bearer tok-d-0123456789"), API_ROLE_ADMIN);
+    ASSERT_EQ(api_auth_role(a, "Bearer tok-c-0123456789"), API_ROLE_NONE);
+    ASSERT_EQ(api_auth_role(a, "Bearer tok-a-012345678"), API_ROLE_NONE);
+    ASSERT_EQ(api_auth_role(a, "Bearer tok-a-01234567890"), API_ROLE_NONE);
+    ASSERT_EQ(api_auth_role(a, "Bearer "), API_ROLE_NONE);
+    api_auth_free(a);
+    /* Readable by others: loads, with a warning. */
+    chmod("tokens", 0644);
+    ASSERT_OK(api_auth_load("tokens", &a, &err), &err);
+    ASSERT(api_auth_warning(a) != NULL && strstr(api_auth_warning(a), "chmod 600"));
     api_auth_free(a);
     f = fopen("empty", "w");
     fputs("# nothing\n", f);
@@ -212,9 +233,23 @@ TEST(tokens_file)
     ASSERT_EQ(api_auth_load("empty", &a, &err), JOBD_E_INVALID);
     ASSERT_EQ(api_auth_load("does-not-exist", &a, &err), JOBD_E_IO);
     f = fopen("spaces", "w");
-    fputs("two words\n", f);
+    fputs("tok-a-0123456789 admin extra\n", f);
     fclose(f);
     ASSERT_EQ(api_auth_load("spaces", &a, &err), JOBD_E_INVALID);
+    ASSERT(strstr(err.msg, "spaces:1:") != NULL);
+    /* Short tokens, unknown roles and duplicates are refused naming file:line. */
+    const char *bad[][2] = {{"# x\nshort-token\n", "short:2:"},
+                            {"tok-a-0123456789 root\n", "short:1: unknown role 'root'"},
+                            {"tok-a-0123456789\ntok-a-0123456789 read\n", "short:2:"},
+                            {"tok-a-0123456789 # comment\n", "short:1: unknown role '#'"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        f = fopen("short", "w");
+        fputs(bad[i][0], f);
+        fclose(f);
+        ASSERT_EQ(api_auth_load("short", &a, &err), JOBD_E_INVALID);
+        if (strstr(err.msg, bad[i][1]) == NULL)
+            TEST_FAIL("%s: %s", bad[i][1], err.msg);
+    }
 }
 
 TEST(body_limits)

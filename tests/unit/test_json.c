@@ -129,6 +129,31 @@ expect_refused(const char *in, size_t len, size_t max, int code, const char *msg
         TEST_FAIL("'%.60s': message '%s' lacks '%s'", in, e.msg, msg_part);
 }
 
+TEST(path_at_names_where)
+{
+    static const struct {
+        const char *text, *path;
+    } cases[] = {
+        {"1", ""},
+        {"{\"a\":1", "a"},
+        {"{\"a\":1}", ""},
+        {"{\"a\":{\"b\":[0,1,", "a.b[2]"},
+        {"{\"jobs\":[{\"type\":\"t\"},{\"payload\":{\"s\":\"[,{\\\"\",\"n\":", "jobs[1].payload.n"},
+        {"{\"a\":[1,2],\"b\":", "b"},
+        {"[[1],[2,{\"x\":", "[1][1].x"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[64];
+        const char *t = cases[i].text;
+        json_path_at(t, strlen(t), strlen(t), buf, sizeof buf);
+        if (strcmp(buf, cases[i].path) != 0)
+            TEST_FAIL("%s: path '%s', want '%s'", t, buf, cases[i].path);
+    }
+    char small[8];
+    json_path_at("{\"abcdefghij\":1", 15, 15, small, sizeof small);
+    ASSERT_STR_EQ(small, "abcdefg");
+}
+
 TEST(refusals_say_line_and_column)
 {
     static const struct {
@@ -153,8 +178,9 @@ TEST(refusals_say_line_and_column)
         {"\"\\ud83d\"", "invalid JSON"},          /* lone surrogate */
         {"\"\\u0000\"", "invalid JSON"},          /* NUL in a string */
         {"{\"k\\u0000\":1}", "invalid JSON"},
-        {"9223372036854775808", "invalid JSON"},  /* past int64 */
-        {"1e400", "invalid JSON"},                /* real overflow */
+        {"9223372036854775808", "does not fit"},  /* past int64 */
+        {"1e400", "does not fit"},                /* real overflow */
+        {"{\"a\":[1,99999999999999999999]}", "column 28 at a[1]"},
         {"\"\xff\"", "invalid JSON"},             /* invalid UTF-8 */
         {"\"\xc3\"", "invalid JSON"},             /* truncated sequence */
         {"\"\xc0\xaf\"", "invalid JSON"},         /* overlong */

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# test_docs.sh — the docs stand alone and keep up with the binary:
+#  - every command of `jobd --help` has a `## \`jobd CMD\`` section in
+#    docs/CLI.md, and every flag its `--help` prints is named in it;
+#  - README.md, docs/ and every `--help` text point only at what a user of
+#    the repository has: never at CONTRACT.md, "the shared DESIGN.md",
+#    ../shared/ or /work/shared.
+# Needs JOBD_BIN and JOBD_SRC (set by CTest).
+set -uo pipefail
+JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
+SRC="${JOBD_SRC:?JOBD_SRC must point at the source tree}"
+cli="$SRC/docs/CLI.md"
+fails=0
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+
+cmds=$("$JOBD" --help | sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p')
+[ -n "$cmds" ] || fail "jobd --help lists no commands"
+helps=$("$JOBD" --help)
+for c in $cmds; do
+    grep -q "^## \`jobd $c\`" "$cli" || fail "docs/CLI.md has no section '## \`jobd $c\`'"
+    h=$("$JOBD" "$c" --help 2>&1) || fail "jobd $c --help exits non-zero"
+    helps+=$'\n'"$h"
+    # the command's own section: from its heading to the next one
+    sec=$(awk -v h="## \`jobd $c\`" 'index($0, h) == 1 { on = 1; next } /^## / { on = 0 } on' "$cli")
+    for flag in $(grep -oE '(^|[^a-z])--[a-z][a-z-]*|(^|[ [])-n [A-Z]' <<<"$h" | grep -oE -- '-(-[a-z][a-z-]*|n)' | sort -u); do
+        grep -qF -- "$flag" <<<"$sec" || fail "jobd $c --help has $flag, its section in docs/CLI.md does not"
+    done
+done
+
+pat='CONTRACT\.md|shared DESIGN|\.\./shared|/work/shared'
+if grep -nE "$pat" "$SRC/README.md" "$SRC"/docs/*.md; then
+    fail "README.md or docs/ point at files a user does not have (above)"
+fi
+if grep -nE "$pat" <<<"$helps"; then
+    fail "a --help text points at files a user does not have (above)"
+fi
+
+[ $fails -eq 0 ] && echo "ok docs: $(wc -w <<<"$cmds") commands, no pointers outside the repository"
+exit $((fails > 0))
