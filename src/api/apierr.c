@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/log.h"
+
 static const char oom_body[] =
     "{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\",\"field\":null}}";
 
@@ -59,10 +61,16 @@ api_error_from(struct api_response *r, int rc, const struct jobd_error *err)
     case JOBD_E_STALE: api_error(r, 409, "stale_attempt", field, "%s", msg); break;
     case JOBD_E_STATE: api_error(r, 409, "invalid_state", field, "%s", msg); break;
     case JOBD_E_UNAVAILABLE:
-        api_error(r, 503, "store_unavailable", NULL, "the store is unreachable: %s", msg);
+        /* The detail names hosts, ports and files: for the server log, not the client. */
+        log_write(LOGL_WARN, "api", "store unavailable", &LF_STR("error", msg), 1);
+        api_error(r, 503, "store_unavailable", NULL,
+                  "the store is unavailable; nothing was written, try again later");
         break;
     case JOBD_E_UNAUTHORIZED: api_error(r, 401, "unauthorized", NULL, "%s", msg); break;
     case JOBD_E_NOMEM: api_error(r, 500, "internal", NULL, "out of memory"); break;
-    default: api_error(r, 500, "internal", field, "%s", msg); break;
+    default:
+        log_write(LOGL_ERROR, "api", "internal error", &LF_STR("error", msg), 1);
+        api_error(r, 500, "internal", NULL, "internal error; the server log has the details");
+        break;
     }
 }

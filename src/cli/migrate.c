@@ -29,7 +29,8 @@ print_status(struct store *st, const char *url)
     int rc = store_schema_status(st, &current, &newest, &err);
     if (rc != JOBD_OK)
         return cli_report("cannot read the schema version", rc, &err);
-    printf("store: %s (%s)\n", url, store_backend(st));
+    char safe[1024];
+    printf("store: %s (%s)\n", store_url_redact(url, safe, sizeof safe), store_backend(st));
     printf("schema version: %d\nnewest this jobd knows: %d\n", current, newest);
     if (current > newest) {
         printf("the store is newer than this jobd: upgrade jobd\n");
@@ -81,10 +82,22 @@ cmd_migrate(int argc, char **argv)
         store_close(st);
         return out;
     }
-    rc = store_migrate(st, &err);
+    int before = 0, after = 0, newest = 0;
+    rc = store_schema_status(st, &before, &newest, &err);
+    if (rc == JOBD_OK)
+        rc = store_migrate(st, &err);
+    if (rc == JOBD_OK)
+        rc = store_schema_status(st, &after, &newest, &err);
     store_close(st);
     if (rc != JOBD_OK)
         return cli_report("migration failed", rc, &err);
-    printf("schema is up to date (%s)\n", cli_db_url(db));
+    char safe[1024];
+    const char *where = store_url_redact(cli_db_url(db), safe, sizeof safe);
+    if (before == 0)
+        printf("created the schema at version %d (%s)\n", after, where);
+    else if (before < after)
+        printf("upgraded the schema from version %d to %d (%s)\n", before, after, where);
+    else
+        printf("the schema is up to date at version %d (%s)\n", after, where);
     return CLI_OK;
 }

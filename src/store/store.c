@@ -60,10 +60,13 @@ store_open(const char *url, struct store **out, struct jobd_error *err)
     if (url == NULL || *url == '\0')
         return jobd_error_set(err, JOBD_E_INVALID, "db", "empty store URL");
     int i = scheme_of(url);
-    if (i < 0)
+    if (i < 0) {
+        char safe[512];
         return jobd_error_set(err, JOBD_E_INVALID, "db",
                               "unknown store URL scheme in '%s' (use postgres://, "
-                              "postgresql://, sqlite:PATH, or http(s):// for a worker)", url);
+                              "postgresql://, sqlite:PATH, or http(s):// for a worker)",
+                              store_url_redact(url, safe, sizeof safe));
+    }
     if (i == (int)N_SCHEMES)
         return store_sqlite_open(url, out, err);
     return schemes[i].open(url + schemes[i].skip, out, err);
@@ -95,6 +98,55 @@ const char *
 store_backend(const struct store *st)
 {
     return st->ops->name;
+}
+
+/* Appends n bytes of s to buf at *at, keeping room for the terminator. */
+static void
+put(char *buf, size_t len, size_t *at, const char *s, size_t n)
+{
+    while (n-- > 0 && *at + 1 < len)
+        buf[(*at)++] = *s++;
+    buf[*at] = '\0';
+}
+
+const char *
+store_url_redact(const char *url, char *buf, size_t len)
+{
+    if (len == 0)
+        return buf;
+    size_t at = 0;
+    buf[0] = '\0';
+    const char *p = url ? url : "";
+    const char *scheme = strstr(p, "://");
+    if (scheme != NULL) {
+        /* userinfo ends at the last '@' before the path, query or fragment */
+        const char *auth = scheme + 3, *end = auth + strcspn(auth, "/?#");
+        const char *at_sign = NULL, *colon = NULL;
+        for (const char *q = auth; q < end; q++)
+            if (*q == '@')
+                at_sign = q;
+        if (at_sign != NULL)
+            colon = memchr(auth, ':', (size_t)(at_sign - auth));
+        if (colon != NULL) {
+            put(buf, len, &at, p, (size_t)(colon + 1 - p));
+            put(buf, len, &at, "***", 3);
+            p = at_sign;
+        }
+    }
+    /* password=... in the query (key=value&...) */
+    while (*p != '\0') {
+        const char *k = strstr(p, "password=");
+        if (k == NULL || (k != url && strchr("?& ", k[-1]) == NULL)) {
+            size_t n = k == NULL ? strlen(p) : (size_t)(k + 1 - p);
+            put(buf, len, &at, p, n);
+            p += n;
+            continue;
+        }
+        put(buf, len, &at, p, (size_t)(k + 9 - p));
+        put(buf, len, &at, "***", 3);
+        p = k + 9 + strcspn(k + 9, "&# ");
+    }
+    return buf;
 }
 
 bool

@@ -240,6 +240,13 @@ bool store_error_is_outage(int rc);
 /* The backend's capabilities (static; never NULL). */
 const struct store_caps *store_caps(const struct store *st);
 
+/*
+ * url with its password replaced by "***" (the user:PASSWORD@ of a URI and
+ * any password= parameter), for messages and logs; other URLs unchanged.
+ * Writes into buf (len bytes, truncated if short) and returns buf.
+ */
+const char *store_url_redact(const char *url, char *buf, size_t len);
+
 /* Creates or upgrades the schema; safe when several processes run it at once. */
 JOBD_MUST_USE int store_migrate(struct store *st, struct jobd_error *err);
 /*

@@ -57,6 +57,14 @@ sq_error(struct sqlite_store *s, int rc, const char *what, struct jobd_error *er
     case SQLITE_CANTOPEN:
         code = JOBD_E_UNAVAILABLE;
         break;
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+    case SQLITE_READONLY:
+        /* The disk, not the request: 503, and /healthz says so until a write works. */
+        code = JOBD_E_UNAVAILABLE;
+        if (s != NULL && s->db != NULL)
+            sq_file_write_failed(s);
+        break;
     default:
         code = JOBD_E_STORE;
         break;
@@ -157,65 +165,6 @@ sq_exec(struct sqlite_store *s, const char *sql, struct jobd_error *err)
     if (rc != JOBD_OK)
         return rc;
     return sq_step_done(s, stmt, sql, err);
-}
-
-/*
- * Durability per transaction. FULL syncs the WAL at each commit: every
- * write we acknowledge (an enqueue answered 201, a completion, a failure,
- * a cancel, a retry, a reap) survives power loss. NORMAL skips that sync;
- * we use it only for claims and heartbeats. Losing those with the machine
- * is the same as never having made them: every claimer died with it too, so
- * the job is simply pending (or its lease shorter) after the restart and
- * is claimed again. The WAL is a log, so a later FULL commit makes every
- * earlier commit durable as well: what survives is always a prefix.
- */
-static int
-sq_set_sync(struct sqlite_store *s, bool full, struct jobd_error *err)
-{
-    if (s->sync_full == full && s->sync_known)
-        return JOBD_OK;
-    /* Not through the statement cache: this pragma acts when it is prepared. */
-    int rc = sqlite3_exec(s->db, full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
-                          NULL, NULL, NULL);
-    if (rc != SQLITE_OK)
-        return sq_error(s, rc, "set synchronous", err);
-    s->sync_full = full;
-    s->sync_known = true;
-    return JOBD_OK;
-}
-
-int
-sq_begin(struct sqlite_store *s, struct jobd_error *err)
-{
-    int rc = sq_set_sync(s, true, err);
-    if (rc != JOBD_OK)
-        return rc;
-    return sq_exec(s, "BEGIN IMMEDIATE", err);
-}
-
-int
-sq_begin_relaxed(struct sqlite_store *s, struct jobd_error *err)
-{
-    int rc = sq_set_sync(s, false, err);
-    if (rc != JOBD_OK)
-        return rc;
-    return sq_exec(s, "BEGIN IMMEDIATE", err);
-}
-
-int
-sq_commit(struct sqlite_store *s, struct jobd_error *err)
-{
-    int rc = sq_exec(s, "COMMIT", err);
-    if (rc != JOBD_OK)
-        sq_rollback(s);
-    return rc;
-}
-
-void
-sq_rollback(struct sqlite_store *s)
-{
-    if (!sqlite3_get_autocommit(s->db))
-        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
 char *
@@ -326,7 +275,10 @@ sq_ping(struct store *st, struct jobd_error *err)
 {
     struct sqlite_store *s = sq_of(st);
     sqlite3_stmt *stmt;
-    int rc = sq_prepare(s, "SELECT count(*) FROM sqlite_schema", &stmt, err);
+    int rc = sq_file_probe(s, err);
+    if (rc != JOBD_OK)
+        return rc;
+    rc = sq_prepare(s, "SELECT count(*) FROM sqlite_schema", &stmt, err);
     if (rc != JOBD_OK)
         return rc;
     rc = sq_step_row(s, stmt, "ping", err);
@@ -573,7 +525,12 @@ store_sqlite_open(const char *path, struct store **out, struct jobd_error *err)
     uint64_t seed = (uint64_t)clock_mono_now_us() ^ ((uint64_t)getpid() << 32);
     s->rng = seed ^ (uint64_t)(uintptr_t)s;
 
-    int rc = sqlite3_open_v2(path, &s->db,
+    int rc = sq_file_before_open(path, err);
+    if (rc != JOBD_OK) {
+        sq_close(&s->base);
+        return rc;
+    }
+    rc = sqlite3_open_v2(path, &s->db,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                              NULL);
     if (rc != SQLITE_OK) {
@@ -585,6 +542,16 @@ store_sqlite_open(const char *path, struct store **out, struct jobd_error *err)
                                 "db", "cannot open SQLite database '%s': %s", path,
                                 sqlite3_errmsg(s->db));
         }
+        sq_close(&s->base);
+        return rc;
+    }
+    if (sqlite3_db_readonly(s->db, "main") == 1) {
+        /* SQLite falls back to read-only silently; every write would fail later. */
+        rc = jobd_error_set(err, JOBD_E_UNAVAILABLE, "db",
+                            "the SQLite database '%s' is read-only for this process (uid %ld): "
+                            "jobd must write it; fix the permissions of the file and its "
+                            "directory",
+                            path, (long)getuid());
         sq_close(&s->base);
         return rc;
     }
@@ -605,9 +572,12 @@ store_sqlite_open(const char *path, struct store **out, struct jobd_error *err)
         sq_close(&s->base);
         return rc;
     }
-    if (strcmp(mode, "wal") != 0) {
+    if (strcmp(mode, "wal") != 0)
         rc = jobd_error_set(err, JOBD_E_STORE, "db",
                             "cannot switch '%s' to WAL mode (journal_mode is '%s')", path, mode);
+    else
+        rc = sq_file_opened(s, err);
+    if (rc != JOBD_OK) {
         sq_close(&s->base);
         return rc;
     }

@@ -41,6 +41,7 @@ struct sqlite_store {
     int64_t settle_until_us; /* a WAL write was seen; re-check the version until */
     bool sync_known;      /* sync_full reflects the connection's PRAGMA synchronous */
     bool sync_full;       /* synchronous=FULL (else NORMAL); see sq_begin_relaxed */
+    struct sq_file *file; /* the file path named at open (store_sqlite_txn.c); not owned */
     size_t n_cached;
     size_t next_evict;    /* round-robin victim once the cache is full */
     struct sq_cached cache[SQ_CACHE_MAX];
@@ -68,9 +69,10 @@ sq_of(struct store *st)
 int64_t sq_now(struct sqlite_store *s);
 
 /*
- * Maps a SQLite result code to a jobd error (BUSY/LOCKED -> UNAVAILABLE,
- * NOMEM -> NOMEM, NOTADB/CORRUPT/other -> STORE) naming what was being done
- * and SQLite's message. Returns the jobd code.
+ * Maps a SQLite result code to a jobd error (BUSY/LOCKED/CANTOPEN ->
+ * UNAVAILABLE; FULL/IOERR/READONLY -> UNAVAILABLE and the path marked as
+ * failing writes; NOMEM -> NOMEM; NOTADB/CORRUPT/other -> STORE) naming
+ * what was being done and SQLite's message. Returns the jobd code.
  */
 int sq_error(struct sqlite_store *s, int rc, const char *what, struct jobd_error *err);
 
@@ -101,6 +103,8 @@ int sq_step_row(struct sqlite_store *s, sqlite3_stmt *stmt, const char *what,
 
 /* Runs one cached statement without parameters or rows (BEGIN, COMMIT, …). */
 int sq_exec(struct sqlite_store *s, const char *sql, struct jobd_error *err);
+/* Sets PRAGMA synchronous to FULL or NORMAL for the next transaction (cached). */
+int sq_set_sync(struct sqlite_store *s, bool full, struct jobd_error *err);
 /*
  * BEGIN IMMEDIATE: takes the write lock now (waits up to the busy timeout),
  * with synchronous=FULL, so the commit is durable when it returns.
@@ -115,6 +119,22 @@ int sq_begin_relaxed(struct sqlite_store *s, struct jobd_error *err);
 int sq_commit(struct sqlite_store *s, struct jobd_error *err);
 /* Rolls back if a transaction is open; never fails (errors are ignored). */
 void sq_rollback(struct sqlite_store *s);
+
+/*
+ * The file behind the path (store_sqlite_txn.c). sq_file_before_open: a
+ * path this process opened before must still name the same file
+ * (JOBD_E_UNAVAILABLE otherwise, so it is not re-created empty).
+ * sq_file_opened: records (or checks) the file s->path names and sets
+ * s->file. sq_file_check: the path still names s->file (called by
+ * sq_begin*). sq_file_write_failed: a write failed for room or I/O (sq_error
+ * calls it); from then on sq_file_probe (store_ping) proves a write works
+ * (and clears the mark) before answering JOBD_OK.
+ */
+int sq_file_before_open(const char *path, struct jobd_error *err);
+int sq_file_opened(struct sqlite_store *s, struct jobd_error *err);
+int sq_file_check(struct sqlite_store *s, struct jobd_error *err);
+void sq_file_write_failed(struct sqlite_store *s);
+int sq_file_probe(struct sqlite_store *s, struct jobd_error *err);
 
 /*
  * Reads a job row (the SQ_JOB_COLS starting at column col) into *out,

@@ -127,7 +127,8 @@ flusher_main(void *arg)
             store_close(f->st);
             f->st = NULL;
             retry_wait = true;
-            backoff_ms = RECONNECT_MIN_MS;
+            /* Failed again right after reconnecting: keep backing off. */
+            backoff_ms = backoff_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : backoff_ms * 2;
         } else {
             backoff_ms = RECONNECT_MIN_MS;
         }

@@ -35,6 +35,8 @@ struct flusher;
 /* Reconnect backoff bounds. */
 #define RECONNECT_MIN_MS WORKER_RECONNECT_MIN_MS
 #define RECONNECT_MAX_MS WORKER_RECONNECT_MAX_MS
+/* A connection that lived this long was healthy: its failure restarts the backoff. */
+#define RECONNECT_HEALTHY_MS 10000
 /* The longest the loop sleeps without looking around. */
 #define MAX_SLEEP_MS 1000
 
@@ -111,6 +113,7 @@ struct worker {
      * before claim_after_us (monotonic); the pause doubles while it lasts. */
     int64_t claim_after_us, start_backoff_ms;
     int64_t reconnect_at_us, reconnect_ms;
+    int64_t store_opened_us;  /* monotonic time of the last successful (re)connect */
 
     pthread_mutex_t smu;      /* guards stats */
     struct worker_stats stats;

@@ -27,8 +27,18 @@ wk_store_trouble(struct worker *w, int rc, const struct jobd_error *err, const c
          LF_STR("error", err->msg[0] ? err->msg : jobd_strerror(rc)));
     store_close(w->st);
     w->st = NULL;
-    w->reconnect_ms = RECONNECT_MIN_MS;
-    w->reconnect_at_us = clock_mono_now_us() + w->reconnect_ms * 1000;
+    /*
+     * A store that opens but fails at once (a full disk, a server that
+     * accepts and then errors) must not be retried at the minimum pace
+     * forever: the backoff starts over only after a connection that lasted.
+     */
+    int64_t now = clock_mono_now_us();
+    if (now - w->store_opened_us >= RECONNECT_HEALTHY_MS * 1000)
+        w->reconnect_ms = RECONNECT_MIN_MS;
+    else
+        w->reconnect_ms = w->reconnect_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS
+                                                                  : w->reconnect_ms * 2;
+    w->reconnect_at_us = now + w->reconnect_ms * 1000;
 }
 
 void
@@ -48,6 +58,7 @@ wk_ensure_store(struct worker *w, int64_t now)
              LF_INT("retry_ms", w->reconnect_ms));
         return;
     }
+    w->store_opened_us = now;
     wlog(w, LOGL_INFO, "reconnected to the store");
     wk_stat_add(w, &w->stats.reconnects, 1);
     atomic_store(&w->hint, true); /* whatever was enqueued meanwhile */
