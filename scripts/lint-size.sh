@@ -21,9 +21,6 @@ ALLOW=(
     # issue 12 "file splits": the bench driver has no owner today
     "file bench/jobd_bench.c"
     "function bench/jobd_bench.c:cmd_lateness"
-    # ha: a PostgreSQL URL check for --notify-db / notify_db, belongs in src/store
-    "backend-name src/cli/server_opts.c"
-    "backend-name src/worker/config.c"
     # issue 12 "file splits" of the tests: api
     "function tests/integration/test_api_badinput.c:BOTH(bad_input_battery)"
     "function tests/integration/test_api_cli.c:TEST(cli_commands)"

@@ -16,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "core/duration.h"
+#include "store/store.h"
 #include "util/log.h"
 
 enum opt_kind { OPT_STR, OPT_DUR, OPT_BOOL, OPT_THREADS, OPT_KEEP, OPT_CONNS, OPT_COUNT };
@@ -45,7 +46,7 @@ is_format(const char *v)
 static bool
 is_pg_url(const char *v)
 {
-    return strncmp(v, "postgres://", 11) == 0 || strncmp(v, "postgresql://", 13) == 0;
+    return store_url_notifies(v);
 }
 
 static bool

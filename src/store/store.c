@@ -24,13 +24,14 @@ static const struct {
     const char *prefix;
     size_t skip;
     enum store_url_kind kind;
+    bool notifies; /* can LISTEN on a session of its own (store_url_notifies) */
     int (*open)(const char *url, struct store **out, struct jobd_error *err);
 } schemes[] = {
-    {"postgres://", 0, STORE_URL_DATABASE, store_pg_open},
-    {"postgresql://", 0, STORE_URL_DATABASE, store_pg_open},
-    {"sqlite:", 7, STORE_URL_DATABASE, store_sqlite_open},
-    {"http://", 0, STORE_URL_SERVER, remote_store_open},
-    {"https://", 0, STORE_URL_SERVER, remote_store_open},
+    {"postgres://", 0, STORE_URL_DATABASE, true, store_pg_open},
+    {"postgresql://", 0, STORE_URL_DATABASE, true, store_pg_open},
+    {"sqlite:", 7, STORE_URL_DATABASE, false, store_sqlite_open},
+    {"http://", 0, STORE_URL_SERVER, false, remote_store_open},
+    {"https://", 0, STORE_URL_SERVER, false, remote_store_open},
 };
 #define N_SCHEMES (sizeof schemes / sizeof schemes[0])
 
@@ -51,6 +52,15 @@ store_url_kind(const char *url)
         return STORE_URL_INVALID;
     int i = scheme_of(url);
     return i < 0 ? STORE_URL_INVALID : i == (int)N_SCHEMES ? STORE_URL_DATABASE : schemes[i].kind;
+}
+
+bool
+store_url_notifies(const char *url)
+{
+    if (url == NULL)
+        return false;
+    int i = scheme_of(url);
+    return i >= 0 && i < (int)N_SCHEMES && schemes[i].notifies;
 }
 
 int

@@ -213,6 +213,11 @@ enum store_url_kind {
     STORE_URL_SERVER,    /* http:// or https://: a jobd API server (remote.h) */
 };
 enum store_url_kind store_url_kind(const char *url);
+/*
+ * Whether url names a backend that can deliver push wake-ups on a session of
+ * its own (PostgreSQL's LISTEN): what --notify-db / notify_db must name.
+ */
+bool store_url_notifies(const char *url);
 
 /*
  * Opens a store by URL: "postgres://…" / "postgresql://…" (libpq URI),

@@ -21,6 +21,7 @@
 #include "core/duration.h"
 #include "core/err.h"
 #include "core/job.h"
+#include "store/store.h"
 #include "worker/runner.h"
 #include "worker/words.h"
 
@@ -149,7 +150,7 @@ parse_duration(const char *key, const char *value, bool allow_zero, int64_t *out
 static int
 set_notify_db(struct worker_config *cfg, const char *value, struct jobd_error *err)
 {
-    if (strncmp(value, "postgres://", 11) != 0 && strncmp(value, "postgresql://", 13) != 0)
+    if (!store_url_notifies(value))
         return jobd_error_set(err, JOBD_E_INVALID, "notify_db",
                               "notify_db must be a postgres:// or postgresql:// URL");
     char *v = strdup(value);
