@@ -531,8 +531,7 @@ store_sqlite_open(const char *path, struct store **out, struct jobd_error *err)
         return rc;
     }
     rc = sqlite3_open_v2(path, &s->db,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                             NULL);
+                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         if (s->db == NULL) {
             rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory opening SQLite");

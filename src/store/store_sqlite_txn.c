@@ -123,9 +123,10 @@ void
 sq_file_write_failed(struct sqlite_store *s)
 {
     if (s->file != NULL && !atomic_exchange(&s->file->write_failing, true))
-        log_write(LOGL_ERROR, "store", "SQLite writes are failing (disk full or I/O error)",
-                  (struct log_field[]){LF_STR("path", s->path),
-                                       LF_STR("error", sqlite3_errmsg(s->db))}, 2);
+        log_write(
+            LOGL_ERROR, "store", "SQLite writes are failing (disk full or I/O error)",
+            (struct log_field[]){LF_STR("path", s->path), LF_STR("error", sqlite3_errmsg(s->db))},
+            2);
 }
 
 int

@@ -113,7 +113,7 @@ struct worker {
      * before claim_after_us (monotonic); the pause doubles while it lasts. */
     int64_t claim_after_us, start_backoff_ms;
     int64_t reconnect_at_us, reconnect_ms;
-    int64_t store_opened_us;  /* monotonic time of the last successful (re)connect */
+    int64_t store_opened_us; /* monotonic time of the last successful (re)connect */
 
     pthread_mutex_t smu;      /* guards stats */
     struct worker_stats stats;

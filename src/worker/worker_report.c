@@ -36,8 +36,8 @@ wk_store_trouble(struct worker *w, int rc, const struct jobd_error *err, const c
     if (now - w->store_opened_us >= RECONNECT_HEALTHY_MS * 1000)
         w->reconnect_ms = RECONNECT_MIN_MS;
     else
-        w->reconnect_ms = w->reconnect_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS
-                                                                  : w->reconnect_ms * 2;
+        w->reconnect_ms =
+            w->reconnect_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : w->reconnect_ms * 2;
     w->reconnect_at_us = now + w->reconnect_ms * 1000;
 }
 
