@@ -28,7 +28,8 @@ pc=$(find "$root" -name jobd.pc)
 libdir=$(dirname "$(dirname "$pc")")
 real=$(readlink -f "$libdir/libjobd.so")
 [[ $real == */libjobd.so.0.* ]] || fail "libjobd.so does not point to a versioned library: $real"
-readelf -d "$real" | grep -q 'SONAME.*\[libjobd\.so\.0\]' || fail "libjobd has no soname libjobd.so.0"
+dyn=$(readelf -d "$real")  # captured: `readelf | grep -q` can die of SIGPIPE under pipefail
+grep -q 'SONAME.*\[libjobd\.so\.0\]' <<<"$dyn" || fail "libjobd has no soname libjobd.so.0"
 grep -q "ExecStart=$prefix/bin/jobd server --config $prefix/etc/jobd/server.ini" \
     "$root/lib/systemd/system/jobd-server.service" || fail "the server unit names other paths"
 "$root/bin/jobd" --version | grep -q '^jobd [0-9]' || fail "the installed jobd does not run"
@@ -39,14 +40,17 @@ flags=$(pkg-config --cflags --libs jobd) || fail "pkg-config does not know jobd"
 [[ $flags != *"$src"* ]] || fail "pkg-config points into the source tree: $flags"
 san=()
 # A sanitizer build's libjobd needs the program linked with the same runtime.
-readelf -d "$real" | grep -q 'libasan' && san=(-fsanitize=address,undefined)
+grep -q 'libasan' <<<"$dyn" && san=(-fsanitize=address,undefined)
 cp "$root/share/doc/jobd/examples/hello.c" "$dir/hello.c"
 cd "$dir"
 # shellcheck disable=SC2086
 cc -std=c11 -Wall -Wextra -Werror "${san[@]}" hello.c $flags -o hello ||
     fail "hello.c does not build with: $flags"
-LD_LIBRARY_PATH="$libdir" ldd ./hello | grep -q "$libdir/libjobd.so.0" ||
-    fail "hello does not load the installed libjobd"
+# ldd's output is captured first: with pipefail, `ldd | grep -q` fails
+# whenever grep exits before ldd has written its last line (SIGPIPE).
+deps=$(LD_LIBRARY_PATH="$libdir" ldd ./hello)
+grep -q "$libdir/libjobd.so.0" <<<"$deps" ||
+    { echo "$deps"; fail "hello does not load the installed libjobd"; }
 LD_LIBRARY_PATH="$libdir" JOBD_DB= ./hello "sqlite:$dir/hello.db" >out 2>err ||
     { cat out err; fail "hello exited $?"; }
 grep -q '^summary: enqueued 3, worked 3, failed 0, 3 of ours succeeded$' out ||

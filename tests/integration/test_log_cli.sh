@@ -89,7 +89,10 @@ check "bad --log-format is a usage error" '[ $rc -eq 2 ] && grep -q "log-format.
 check "bad worker --log-level is a usage error" '[ $rc -eq 2 ] && grep -q "log-level.*loud" "$dir/bad.err"'
 "$JOBD" server --access-log maybe >/dev/null 2>"$dir/bad.err"; rc=$?
 check "bad --access-log is a usage error" '[ $rc -eq 2 ] && grep -q "access-log.*maybe" "$dir/bad.err"'
-"$JOBD" server --help | grep -q -- "--log-format" && "$JOBD" worker --help | grep -q -- "--log-level"
+# --help is captured first: under pipefail, `jobd --help | grep -q` fails
+# when grep exits before jobd has written all of its help (SIGPIPE).
+shelp=$("$JOBD" server --help) whelp=$("$JOBD" worker --help)
+grep -q -- "--log-format" <<<"$shelp" && grep -q -- "--log-level" <<<"$whelp"
 rc=$?
 check "--help documents the flags" '[ $rc -eq 0 ]'
 
