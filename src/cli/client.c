@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/http.h"
+#include "cli/listing.h"
 #include "core/job.h"
 
 static const char submit_usage[] =
@@ -333,55 +334,28 @@ cmd_jobs(int argc, char **argv)
     return CLI_OK;
 }
 
+static void
+queues_header(void)
+{
+    printf("%-20s %-6s %9s %9s %9s %9s %9s\n", "QUEUE", "PAUSED", "PENDING", "RUNNING", "SUCCEEDED",
+           "DEAD", "CANCELLED");
+}
+
+static void
+queues_row(const json_t *q)
+{
+    printf("%-20s %-6s", json_string_value(json_object_get(q, "name")),
+           json_is_true(json_object_get(q, "paused")) ? "yes" : "no");
+    const char *cols[] = {"pending", "running", "succeeded", "dead", "cancelled"};
+    for (int k = 0; k < 5; k++)
+        printf(" %9lld", (long long)json_integer_value(json_object_get(q, cols[k])));
+    putchar('\n');
+}
+
 int
 cmd_queues(int argc, char **argv)
 {
-    const char *server = NULL;
-    for (int i = 1; i < argc; i++) {
-        bool miss = false;
-        const char *v;
-        if (cli_is_help(argv[i])) {
-            fputs(queues_usage, stdout);
-            return CLI_OK;
-        } else if ((v = cli_opt(argc, argv, &i, "--server", &miss))) {
-            server = v;
-        } else {
-            return cli_usage_error("queues", miss ? "missing value for" : "unexpected argument",
-                               argv[i], queues_usage);
-        }
-    }
-    struct cli_http_resp r;
-    int rc = cli_http(cli_server_url(server), "GET", "/v1/queues", NULL, &r);
-    if (rc != CLI_OK)
-        return rc;
-    if (r.status != 200) {
-        rc = cli_http_fail(&r);
-        free(r.body);
-        return rc;
-    }
-    json_t *o = json_loadb(r.body, r.len, 0, NULL);
-    free(r.body);
-    bool table = isatty(1);
-    if (table)
-        printf("%-20s %-6s %9s %9s %9s %9s %9s\n", "QUEUE", "PAUSED", "PENDING", "RUNNING",
-               "SUCCEEDED", "DEAD", "CANCELLED");
-    size_t i;
-    json_t *q;
-    json_array_foreach(json_object_get(o, "queues"), i, q) {
-        if (table) {
-            printf("%-20s %-6s", json_string_value(json_object_get(q, "name")),
-                   json_is_true(json_object_get(q, "paused")) ? "yes" : "no");
-            const char *cols[] = {"pending", "running", "succeeded", "dead", "cancelled"};
-            for (int k = 0; k < 5; k++)
-                printf(" %9lld", (long long)json_integer_value(json_object_get(q, cols[k])));
-            putchar('\n');
-        } else {
-            char *line = json_dumps(q, JSON_COMPACT | JSON_PRESERVE_ORDER);
-            if (line)
-                puts(line);
-            free(line);
-        }
-    }
-    json_decref(o);
-    return CLI_OK;
+    static const struct cli_listing l = {"queues", queues_usage,  "/v1/queues",
+                                         "queues", queues_header, queues_row};
+    return cli_listing_run(argc, argv, &l);
 }
