@@ -12,7 +12,7 @@
 static const char workers_usage[] =
     "usage: jobd workers [--server URL]\n"
     "\n"
-    "Lists the workers (--db workers and servers' own; not yet --server ones) with their\n"
+    "Lists the workers (--db and --server workers and servers' own) with their\n"
     "state: active, draining (stopping, finishing its jobs) or gone (not seen for\n"
     "3 heartbeat intervals; listed for an hour after), and the jobs each holds.\n"
     "A table on a terminal, one JSON object a line when piped.\n";

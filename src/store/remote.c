@@ -38,6 +38,7 @@ struct remote_store {
     char *url;                 /* base, without a trailing '/' */
     CURL *curl;
     struct curl_slist *headers;
+    struct remote_presence *presence; /* NULL until the worker announces itself */
 };
 
 static size_t
@@ -138,6 +139,7 @@ static void
 remote_close(struct store *st)
 {
     struct remote_store *r = (struct remote_store *)st;
+    remote_presence_stop(r->presence);
     if (r->curl != NULL)
         curl_easy_cleanup(r->curl);
     curl_slist_free_all(r->headers);
@@ -344,10 +346,30 @@ remote_wait(struct store *st, int timeout_ms, struct jobd_error *err)
     return 1;
 }
 
+int
+remote_call(struct store *st, const char *path, json_t *body, json_t **resp, struct jobd_error *err)
+{
+    return call((struct remote_store *)st, path, body, resp, err);
+}
+
+const char *
+remote_url(const struct store *st)
+{
+    return ((const struct remote_store *)st)->url;
+}
+
+struct remote_presence **
+remote_presence_slot(struct store *st)
+{
+    return &((struct remote_store *)st)->presence;
+}
+
 static const struct store_ops remote_ops = {
     .name = "remote",
     /* No NOTIFY over HTTP: the poll finds new work. */
-    .caps = {.claim_waits = true, .watched_poll_ms = 250, .blind_poll_ms = 250,
+    .caps = {.claim_waits = true,
+             .watched_poll_ms = 250,
+             .blind_poll_ms = 250,
              .label = "the API server"},
     .close = remote_close,
     .migrate = remote_migrate,
@@ -360,6 +382,7 @@ static const struct store_ops remote_ops = {
     .release = remote_release,
     .next_run_at = remote_next_run_at,
     .wait = remote_wait,
+    .oper = &remote_operator_ops,
 };
 
 static void
@@ -368,10 +391,10 @@ global_init(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-int
-remote_store_open(const char *url, struct store **out, struct jobd_error *err)
+/* A remote store on url, not yet asked anything. JOBD_E_NOMEM. */
+static int
+remote_new(const char *url, long timeout_ms, struct remote_store **out, struct jobd_error *err)
 {
-    *out = NULL;
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, global_init);
     struct remote_store *r = calloc(1, sizeof *r);
@@ -400,16 +423,43 @@ remote_store_open(const char *url, struct store **out, struct jobd_error *err)
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->headers);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, REMOTE_TIMEOUT_MS);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 5000 ? timeout_ms : 5000L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(c, CURLOPT_USERAGENT, "jobd-worker/" JOBD_VERSION);
-    int rc = remote_ping(&r->base, err);
+    *out = r;
+    return JOBD_OK;
+}
+
+int
+remote_store_open(const char *url, struct store **out, struct jobd_error *err)
+{
+    *out = NULL;
+    struct remote_store *r;
+    int rc = remote_new(url, REMOTE_TIMEOUT_MS, &r, err);
+    if (rc != JOBD_OK)
+        return rc;
+    rc = remote_ping(&r->base, err);
     if (rc != JOBD_OK) {
         remote_close(&r->base);
         return rc == JOBD_E_UNAVAILABLE ? rc
                                         : jobd_error_set(err, JOBD_E_UNAVAILABLE, NULL,
                                                          "%s/healthz does not answer ok", url);
     }
+    *out = &r->base;
+    return JOBD_OK;
+}
+
+int
+remote_store_open_side(const char *url, long timeout_ms, const atomic_bool *interrupt,
+                       struct store **out, struct jobd_error *err)
+{
+    struct remote_store *r;
+    int rc = remote_new(url, timeout_ms, &r, err);
+    if (rc != JOBD_OK)
+        return rc;
+    curl_easy_setopt(r->curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(r->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(r->curl, CURLOPT_XFERINFODATA, (void *)interrupt);
     *out = &r->base;
     return JOBD_OK;
 }

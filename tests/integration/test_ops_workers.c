@@ -3,8 +3,11 @@
  * binary: a server's own worker and a `jobd worker --db` process announce
  * themselves; the second holds a running job, shows `draining` during its
  * shutdown grace and is gone from the list once it stopped; a worker killed
- * with SIGKILL turns `gone` after three missed presence intervals.
+ * with SIGKILL turns `gone` after three missed presence intervals. A
+ * `jobd worker --server` does the same through the presence routes.
  */
+#include <sys/stat.h>
+
 #include "apitest.h"
 
 /* The worker whose id starts with prefix in GET /v1/workers (new ref), or NULL. */
@@ -118,3 +121,101 @@ BOTH(workers_listed_with_state_and_jobs)
     srv_stop(&s);
 }
 
+
+/* Waits until the worker of type holds exactly job id in state. */
+static void
+await_holding(const struct srv *s, const char *type, const char *state, int64_t id)
+{
+    int64_t deadline = apitest_now_ms() + 20000;
+    for (;;) {
+        json_t *w = await_worker(s, type, state, 20000);
+        json_t *run = json_object_get(w, "running");
+        bool holds = json_array_size(run) == 1 && json_integer_value(json_array_get(run, 0)) == id;
+        json_decref(w);
+        if (holds)
+            return;
+        if (apitest_now_ms() > deadline)
+            TEST_FAIL("the %s worker never showed job %lld as running while %s", type,
+                      (long long)id, state);
+        apitest_nap_ms(50);
+    }
+}
+
+static pid_t
+start_remote(const struct srv *s, const char *type, const char *ini)
+{
+    char cfg[600], log[600];
+    snprintf(cfg, sizeof cfg, "%s", test_path(type));
+    snprintf(log, sizeof log, "%s.log", cfg);
+    FILE *f = fopen(cfg, "w");
+    fputs(ini, f);
+    fclose(f);
+    char *argv[] = {getenv("JOBD_BIN"), "worker", "--server", (char *)s->base,
+                    "--config",         cfg,      NULL};
+    return apitest_spawn(argv, log, NULL);
+}
+
+BOTH(remote_worker_presence)
+{
+    struct srv s;
+    srv_start(&s, backend, NULL);
+    /* An idle remote worker sits in long polls of up to (lease - heartbeat) / 4
+     * = 1.2 s, longer than 3 presence intervals of 300 ms: its presence must
+     * not wait for the loop. */
+    char ini[1400], started[600];
+    snprintf(started, sizeof started, "%s", test_path("started"));
+    FILE *f = fopen(test_path("slow.sh"), "w");
+    fprintf(f, "#!/bin/sh\ntouch '%s'\nexec sleep 3\n", started);
+    fclose(f);
+    chmod(test_path("slow.sh"), 0755);
+    snprintf(ini, sizeof ini,
+             "[worker]\nconcurrency = 2\nqueues = remq\nheartbeat = 300ms\nlease = 5s\n"
+             "shutdown_grace = 20s\n[handler \"remote\"]\nexec = %s\n",
+             test_path("slow.sh"));
+    pid_t wp = start_remote(&s, "remote", ini);
+    json_t *w = await_worker(&s, "remote", "active", 20000);
+    ASSERT_EQ(json_integer_value(json_object_get(w, "concurrency")), 2);
+    ASSERT_EQ(json_integer_value(json_object_get(w, "pid")), wp);
+    ASSERT_STR_EQ(json_string_value(json_array_get(json_object_get(w, "queues"), 0)), "remq");
+    json_decref(w);
+    for (int i = 0; i < 10; i++) { /* stays active while idle, 2.5 s = 8 intervals */
+        json_decref(await_worker(&s, "remote", "active", 1));
+        apitest_nap_ms(250);
+    }
+    int64_t id = create_job(&s, "{\"type\":\"remote\",\"queue\":\"remq\"}");
+    await_holding(&s, "remote", "active", id);
+    /* Stop it only once its handler runs: a stop while a claim's answer is
+     * on its way abandons the claim to its lease. */
+    for (int64_t end = apitest_now_ms() + 20000; access(started, F_OK) != 0;) {
+        if (apitest_now_ms() > end)
+            TEST_FAIL("the handler of job %lld never started", (long long)id);
+        apitest_nap_ms(20);
+    }
+    kill(wp, SIGTERM);
+    await_holding(&s, "remote", "draining", id);
+    int st = 0;
+    ASSERT_EQ(waitpid(wp, &st, 0), wp);
+    ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    await_worker(&s, "remote", NULL, 5000); /* withdrawn */
+    char path[64];
+    snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)id);
+    json_t *j = get_json(&s, path);
+    ASSERT_STR_EQ(json_string_value(json_object_get(j, "status")), "succeeded");
+    json_decref(j);
+
+    /* killed: gone after 3 missed intervals */
+    wp = start_remote(&s, "rfast",
+                      "[worker]\nheartbeat = 200ms\nlease = 5s\n"
+                      "[handler \"rfast\"]\nexec = /bin/true\n");
+    json_decref(await_worker(&s, "rfast", "active", 20000));
+    kill(wp, SIGKILL);
+    waitpid(wp, &st, 0);
+    json_decref(await_worker(&s, "rfast", "gone", 10000));
+
+    EXPECT(&s, "POST", "/v1/workers/nobody/presence", "{}", 404, "not_found");
+    EXPECT(&s, "POST", "/v1/workers", "{\"id\":\"x\"}", 400, NULL);
+    EXPECT(&s, "POST", "/v1/workers", "{\"id\":\"x\",\"heartbeat_ms\":1000,\"queues\":[1]}", 400,
+           NULL);
+    EXPECT(&s, "POST", "/v1/workers/nobody/withdraw", "{}", 200, NULL);
+    srv_stop(&s);
+}
