@@ -59,6 +59,7 @@ void h_job_attempts(struct api_call *c);
 void h_job_delete(struct api_call *c);
 void h_job_bulk(struct api_call *c);
 void h_worker_list(struct api_call *c);
+void h_stats(struct api_call *c);
 void h_worker_announce(struct api_call *c);
 void h_worker_presence(struct api_call *c);
 void h_worker_withdraw(struct api_call *c);

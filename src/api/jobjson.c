@@ -141,6 +141,10 @@ jobjson_queue(const struct queue_stat *q)
     for (int s = 0; s < JOB_STATUS_COUNT; s++)
         put(o, job_status_name((enum job_status)s), json_integer(q->count[s]), &bad);
     put(o, "oldest_pending_age_s", json_real(q->oldest_pending_age_s), &bad);
+    put(o, "throughput_1m",
+        json_pack("{s:I, s:I, s:I}", "succeeded", (json_int_t)q->throughput_1m.succeeded, "failed",
+                  (json_int_t)q->throughput_1m.failed, "dead", (json_int_t)q->throughput_1m.dead),
+        &bad);
     if (bad) {
         json_decref(o);
         return NULL;

@@ -47,6 +47,7 @@ const struct api_route api_routes[] = {
     {"POST", "/v1/schedules/{name}/resume", h_sched_resume, API_BODY_MAX, false, API_ROLE_WRITE},
     {"POST", "/v1/schedules/{name}/trigger", h_sched_trigger, API_BODY_MAX, false, API_ROLE_WRITE},
     {"GET", "/v1/workers", h_worker_list, API_BODY_MAX, false, API_ROLE_READ},
+    {"GET", "/v1/stats", h_stats, API_BODY_MAX, false, API_ROLE_READ},
     {"POST", "/v1/workers", h_worker_announce, API_BODY_MAX, false, API_ROLE_WORKER},
     {"POST", "/v1/workers/{name}/presence", h_worker_presence, API_BODY_MAX, false,
      API_ROLE_WORKER},

@@ -47,7 +47,8 @@ static const char jobs_usage[] =
 static const char queues_usage[] =
     "usage: jobd queues [--server URL]\n"
     "\n"
-    "Lists queues with their job counts: a table on a terminal, JSON lines when piped.\n";
+    "Lists queues with their job counts and how many jobs succeeded, failed and went\n"
+    "dead in the last minute: a table on a terminal, JSON lines when piped.\n";
 
 struct submit_opts {
     const char *type, *payload, *at, *in, *queue, *key, *timeout, *server;
@@ -337,8 +338,8 @@ cmd_jobs(int argc, char **argv)
 static void
 queues_header(void)
 {
-    printf("%-20s %-6s %9s %9s %9s %9s %9s\n", "QUEUE", "PAUSED", "PENDING", "RUNNING", "SUCCEEDED",
-           "DEAD", "CANCELLED");
+    printf("%-20s %-6s %9s %9s %9s %9s %9s %s\n", "QUEUE", "PAUSED", "PENDING", "RUNNING",
+           "SUCCEEDED", "DEAD", "CANCELLED", "LAST 1M OK/FAILED/DEAD");
 }
 
 static void
@@ -349,7 +350,10 @@ queues_row(const json_t *q)
     const char *cols[] = {"pending", "running", "succeeded", "dead", "cancelled"};
     for (int k = 0; k < 5; k++)
         printf(" %9lld", (long long)json_integer_value(json_object_get(q, cols[k])));
-    putchar('\n');
+    const json_t *tp = json_object_get(q, "throughput_1m");
+    printf(" %lld/%lld/%lld\n", (long long)json_integer_value(json_object_get(tp, "succeeded")),
+           (long long)json_integer_value(json_object_get(tp, "failed")),
+           (long long)json_integer_value(json_object_get(tp, "dead")));
 }
 
 int

@@ -31,6 +31,7 @@
 #include "core/err.h"
 #include "core/job.h"
 #include "store/operator.h"
+#include "store/stats.h"
 #include "store/store.h"
 #include "util/log.h"
 
@@ -199,6 +200,10 @@ step_prune(struct sched_plane *p)
 {
     prune_outcome(p, true, p->keep_succeeded_ms);
     prune_outcome(p, false, p->keep_dead_ms);
+    struct jobd_error err = {0}; /* statistics: a few rows a bucket, one statement */
+    int deleted = 0;
+    int rc = store_stats_prune(p->st, now_us(p) / 1000000 - STATS_KEEP_S, &deleted, &err);
+    note(p, "statistics retention", rc, &err);
 }
 
 /* Sleeps until the monotonic deadline or stop; returns true if stopping. */

@@ -10,6 +10,7 @@
 
 #include "core/err.h"
 #include "store/operator_int.h"
+#include "store/stats_int.h"
 
 static const char *const outcome_names[ATT_OUTCOME_COUNT] = {
     "running", "succeeded", "failed", "dead", "reaped", "cancelled", "released",
@@ -158,6 +159,9 @@ const struct store_operator_ops pg_operator_ops = {
     .worker_withdraw = pg_op_worker_withdraw,
     .worker_list = pg_op_worker_list,
     .prune_status = pg_op_prune_status,
+    .stats_series = pg_op_stats_series,
+    .stats_throughput = pg_op_stats_throughput,
+    .stats_prune = pg_op_stats_prune,
 };
 
 const struct store_operator_ops sqlite_operator_ops = {
@@ -168,4 +172,7 @@ const struct store_operator_ops sqlite_operator_ops = {
     .worker_withdraw = sq_op_worker_withdraw,
     .worker_list = sq_op_worker_list,
     .prune_status = sq_op_prune_status,
+    .stats_series = sq_op_stats_series,
+    .stats_throughput = sq_op_stats_throughput,
+    .stats_prune = sq_op_stats_prune,
 };

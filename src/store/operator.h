@@ -114,6 +114,9 @@ struct worker_list {
 /* ...and listed for this long after, then forgotten. */
 #define WORKER_GONE_KEEP_US (3600LL * 1000000)
 
+struct stats_point;
+struct stats_queue;
+
 /* The operator vtable (implementations only; callers use store_*()). */
 struct store_operator_ops {
     /* The job's attempts, oldest first; JOBD_E_NOTFOUND for no such job. */
@@ -130,6 +133,12 @@ struct store_operator_ops {
     int (*worker_list)(struct store *st, struct worker_list *out, struct jobd_error *err);
     int (*prune_status)(struct store *st, bool succeeded, int64_t cutoff_us, int limit,
                         int *deleted, struct jobd_error *err);
+    /* statistics (store/stats.h, stats_int.h) */
+    int (*stats_series)(struct store *st, int64_t from_s, int64_t step_s, size_t n,
+                        const char *queue, struct stats_point *points, struct jobd_error *err);
+    int (*stats_throughput)(struct store *st, int64_t from_s, struct stats_queue **out, size_t *n,
+                            struct jobd_error *err);
+    int (*stats_prune)(struct store *st, int64_t before_s, int *deleted, struct jobd_error *err);
 };
 
 /* "running", "succeeded", ...; "?" for a value out of range. */

@@ -16,6 +16,7 @@
 #include "core/cron.h"
 #include "core/err.h"
 #include "core/schedule.h"
+#include "store/stats_int.h"
 #include "store/store_pg_int.h"
 
 #define STMT(n, s) static const struct pg_stmt n = {#n, s}
@@ -67,14 +68,18 @@ STMT(st_sched_pause,
  * their firing. $1 queue, $2 type, $3 payload, $4 priority, $5 max_attempts,
  * $8 now. A firing that already has a job is skipped.
  */
+/* clang-format off */
 STMT(st_sched_insert_jobs,
-     "INSERT INTO jobd.jobs (queue, type, payload, status, priority, run_at, max_attempts,"
+     "WITH ins AS (INSERT INTO jobd.jobs (queue, type, payload, status, priority, run_at,"
+     "                       max_attempts,"
      "                       schedule, scheduled_for, created_at) "
      "SELECT $1::text, $2::text, $3::json, 'pending', $4::int, " PG_US_TS("f.us") ","
      "       $5::int, $6::text, " PG_US_TS("f.us") ", " PG_NOW("$8") " "
      "FROM unnest($7::bigint[]) AS f(us) "
      "ON CONFLICT (schedule, scheduled_for) WHERE schedule IS NOT NULL DO NOTHING "
-     "RETURNING " PG_JOB_COLS(""));
+     "RETURNING *), " PG_STATS_ENQUEUED(PG_NOW("$8"), "ins")
+     "SELECT " PG_JOB_COLS("") " FROM ins");
+/* clang-format on */
 
 /* $1 name, $2 fired at (NULL = unchanged): a manual trigger's mark. */
 STMT(st_sched_mark_fired,

@@ -269,6 +269,8 @@ insert_firing(struct sqlite_store *s, const struct schedule *sc, int64_t schedul
     if ((rc = sq_step_row(s, stmt, "insert scheduled job", err)) < 0)
         return rc;
     *inserted = rc == 1;
+    if (*inserted) /* store/stats.h */
+        sq_stats_count(s, sc->queue, STATS_ENQUEUED, now);
     rc = *inserted && out != NULL ? sq_row_job(stmt, 0, out) : JOBD_OK;
     sq_reset(stmt);
     if (rc != JOBD_OK)

@@ -12,6 +12,7 @@
 #include "core/err.h"
 #include "core/utf8.h"
 #include "store/remote.h"
+#include "store/stats.h"
 #include "store/store_pg.h"
 #include "store/store_sqlite.h"
 
@@ -359,7 +360,13 @@ store_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct j
 {
     *out = NULL;
     *n = 0;
-    return CALL(queue_stats, st, out, n, err);
+    int rc = CALL(queue_stats, st, out, n, err);
+    if (rc == JOBD_OK && (rc = store_stats_fill_queues(st, *out, *n, err)) != JOBD_OK) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
 }
 
 int

@@ -100,6 +100,9 @@ struct queue_stat {
     bool paused;
     int64_t count[JOB_STATUS_COUNT];  /* indexed by enum job_status */
     double oldest_pending_age_s;      /* 0 if none pending */
+    struct {
+        int64_t succeeded, failed, dead;
+    } throughput_1m; /* store/stats.h */
 };
 
 /*

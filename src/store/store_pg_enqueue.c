@@ -14,6 +14,7 @@
 
 #include "core/err.h"
 #include "core/rules.h"
+#include "store/stats_int.h"
 #include "store/store_pg_int.h"
 
 /* ---- enqueue ---- */
@@ -25,18 +26,20 @@
  * a concurrent inserter of the same key to finish); no row back means the key
  * was taken and the caller looks up the holder (st_key_holder).
  */
+/* clang-format off */
 PG_STMT(st_enqueue,
      "WITH k AS (INSERT INTO jobd.job_keys (idempotency_key, job_id)"
      "           SELECT $7::text, nextval('jobd.job_id_seq') WHERE $7::text IS NOT NULL"
-     "           ON CONFLICT (idempotency_key) DO NOTHING RETURNING job_id) "
-     "INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at, attempt,"
+     "           ON CONFLICT (idempotency_key) DO NOTHING RETURNING job_id), "
+     "ins AS (INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at, attempt,"
      "                       attempt_floor, max_attempts, idempotency_key, schedule,"
      "                       scheduled_for, timeout_ms, created_at) "
      "SELECT COALESCE((SELECT job_id FROM k), nextval('jobd.job_id_seq')), $3::text, $1::text,"
      "       $2::json, 'pending', $4::int, COALESCE(" PG_US_TS("$5") ", " PG_NOW("$11") "),"
      "       0, 0, $6::int, $7::text, $9::text, " PG_US_TS("$10") ", $8::bigint, "
-     PG_NOW("$11") " WHERE $7::text IS NULL OR EXISTS (SELECT 1 FROM k) "
-     "RETURNING " PG_JOB_COLS(""));
+     PG_NOW("$11") " WHERE $7::text IS NULL OR EXISTS (SELECT 1 FROM k) RETURNING *), "
+     PG_STATS_ENQUEUED(PG_NOW("$11"), "ins") "SELECT " PG_JOB_COLS("") " FROM ins");
+/* clang-format on */
 
 /* $1 key, $2 type, $3 queue, $4 payload: the job holding a key, and whether it matches. */
 PG_STMT(st_key_holder,
@@ -54,6 +57,7 @@ PG_STMT(st_next_ids, "SELECT nextval('jobd.job_id_seq') FROM generate_series(1, 
  * key was taken is left out (its id is missing from the result) and the
  * caller resolves it inside the same transaction.
  */
+/* clang-format off */
 PG_STMT(st_enqueue_many,
      "WITH t AS (SELECT * FROM unnest($1::bigint[], $2::text[], $3::json[], $4::text[],"
      "                                $5::int[], $6::bigint[], $7::int[], $8::bigint[],"
@@ -62,15 +66,16 @@ PG_STMT(st_enqueue_many,
      "                schedule, sched, key)),"
      " k AS (INSERT INTO jobd.job_keys (idempotency_key, job_id)"
      "       SELECT key, id FROM t WHERE key IS NOT NULL ORDER BY id"
-     "       ON CONFLICT (idempotency_key) DO NOTHING RETURNING job_id) "
-     "INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at, attempt,"
+     "       ON CONFLICT (idempotency_key) DO NOTHING RETURNING job_id), "
+     "ins AS (INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at, attempt,"
      "                       attempt_floor, max_attempts, idempotency_key, schedule,"
      "                       scheduled_for, timeout_ms, created_at) "
      "SELECT t.id, t.queue, t.type, t.payload, 'pending', t.priority,"
      "       COALESCE(" PG_US_TS("t.run_at") ", " PG_NOW("$11") "), 0, 0, t.max_attempts,"
      "       t.key, t.schedule, " PG_US_TS("t.sched") ", t.timeout_ms, " PG_NOW("$11") " "
-     "FROM t WHERE t.key IS NULL OR t.id IN (SELECT job_id FROM k) "
-     "RETURNING " PG_JOB_COLS(""));
+     "FROM t WHERE t.key IS NULL OR t.id IN (SELECT job_id FROM k) RETURNING *), "
+     PG_STATS_ENQUEUED(PG_NOW("$11"), "ins") "SELECT " PG_JOB_COLS("") " FROM ins");
+/* clang-format on */
 
 /*
  * The same without keys, in one round trip: ids come from nextval in batch
@@ -78,21 +83,23 @@ PG_STMT(st_enqueue_many,
  * it), so the k-th smallest returned id is item k. $1 and $12 (ids, keys)
  * are passed as NULL to keep one parameter layout.
  */
+/* clang-format off */
 PG_STMT(st_enqueue_many_nokey,
      "WITH t AS (SELECT * FROM unnest($2::text[], $3::json[], $4::text[],"
      "                                $5::int[], $6::bigint[], $7::int[], $8::bigint[],"
      "                                $9::text[], $10::bigint[]) WITH ORDINALITY"
      "           AS t(type, payload, queue, priority, run_at, max_attempts, timeout_ms,"
-     "                schedule, sched, ord)) "
-     "INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at, attempt,"
+     "                schedule, sched, ord)), "
+     "ins AS (INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at, attempt,"
      "                       attempt_floor, max_attempts, idempotency_key, schedule,"
      "                       scheduled_for, timeout_ms, created_at) "
      "SELECT nextval('jobd.job_id_seq'), t.queue, t.type, t.payload, 'pending', t.priority,"
      "       COALESCE(" PG_US_TS("t.run_at") ", " PG_NOW("$11") "), 0, 0, t.max_attempts,"
      "       NULL, t.schedule, " PG_US_TS("t.sched") ", t.timeout_ms, " PG_NOW("$11") " "
      "FROM (SELECT * FROM t ORDER BY ord) t "
-     "WHERE $1::bigint[] IS NULL AND $12::text[] IS NULL "
-     "RETURNING " PG_JOB_COLS(""));
+     "WHERE $1::bigint[] IS NULL AND $12::text[] IS NULL RETURNING *), "
+     PG_STATS_ENQUEUED(PG_NOW("$11"), "ins") "SELECT " PG_JOB_COLS("") " FROM ins");
+/* clang-format on */
 
 /* ---- enqueue ---- */
 

@@ -14,6 +14,7 @@
 
 #include "core/err.h"
 #include "core/rules.h"
+#include "store/stats_int.h"
 #include "store/store_pg_int.h"
 
 /*
@@ -51,9 +52,11 @@ PG_STMT(st_heartbeat,
      "RETURNING " PG_TS_US("lease_expires_at") ", cancel_requested");
 
 /* $1 id, $2 attempt, $3 result, $4 now. */
+/* clang-format off */
 PG_STMT(st_complete,
      "WITH d AS (DELETE FROM jobd.jobs WHERE id = $1::bigint AND status = 'running'"
-     "           AND attempt = $2::int RETURNING *) "
+     "           AND attempt = $2::int RETURNING *), "
+     PG_STATS_SUCCEEDED(PG_NOW("$4"), "d")
      "INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
      PG_DONE_SELECT("'succeeded'", "$3::json", "d.last_error", PG_NOW("$4")) "FROM d "
      "RETURNING " PG_JOB_COLS(""));
@@ -71,21 +74,26 @@ PG_STMT(st_complete_batch,
      "WITH d AS (DELETE FROM jobd.jobs j WHERE j.id = ANY($1::bigint[])"
      "       AND j.status = 'running'"
      "       AND j.attempt = ($2::int[])[array_position($1::bigint[], j.id)]"
-     "       RETURNING j.*, ($3::json[])[array_position($1::bigint[], j.id)] AS new_result) "
+     "       RETURNING j.*, ($3::json[])[array_position($1::bigint[], j.id)] AS new_result), "
+     PG_STATS_SUCCEEDED(PG_NOW("$4"), "d")
      "INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
      PG_DONE_SELECT("'succeeded'", "d.new_result", "d.last_error", PG_NOW("$4")) "FROM d "
      "RETURNING id, attempt");
+/* clang-format on */
 
 /* The same by a join, for a batch in which one id comes with two attempts. */
+/* clang-format off */
 PG_STMT(st_complete_batch_join,
      "WITH c AS (SELECT * FROM unnest($1::bigint[], $2::int[], $3::json[])"
      "           AS c(id, attempt, result)),"
      " d AS (DELETE FROM jobd.jobs j USING c WHERE j.id = ANY($1::bigint[])"
      "       AND j.id = c.id AND j.attempt = c.attempt"
-     "       AND j.status = 'running' RETURNING j.*, c.result AS new_result) "
+     "       AND j.status = 'running' RETURNING j.*, c.result AS new_result), "
+     PG_STATS_SUCCEEDED(PG_NOW("$4"), "d")
      "INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
      PG_DONE_SELECT("'succeeded'", "d.new_result", "d.last_error", PG_NOW("$4")) "FROM d "
      "RETURNING id, attempt");
+/* clang-format on */
 
 /*
  * The fate of a failed attempt, from the deleted row d: cancelled if asked,
@@ -116,10 +124,12 @@ PG_STMT(st_complete_batch_join,
     "       d.created_at, d.started_at, NULL FROM x d WHERE d.fate = 'pending' "
 
 /* $1 id, $2 attempt, $3 error, $4 retryable, $5 delay_ms, $6 now. */
+/* clang-format off */
 PG_STMT(st_fail,
      "WITH d0 AS (DELETE FROM jobd.jobs WHERE id = $1::bigint AND status = 'running'"
      "            AND attempt = $2::int RETURNING *),"
      " x AS (SELECT d.*, " FATE("$4::boolean") " AS fate FROM d0 d),"
+     PG_STATS_FATES(PG_NOW("$6"), "x") ","
      " h AS (" HISTORY(FAIL_OUTCOME, "$3::text", PG_NOW("$6")) "),"
      " back AS (" BACK_TO_PENDING(PG_NOW("$6") " + " PG_MS("$5"), "$3::text")
      "          RETURNING " PG_JOB_COLS("") "),"
@@ -127,6 +137,7 @@ PG_STMT(st_fail,
      PG_DONE_SELECT("d.fate", "NULL", "$3::text", PG_NOW("$6"))
      "          FROM x d WHERE d.fate <> 'pending' RETURNING " PG_JOB_COLS("") ") "
      "SELECT * FROM back UNION ALL SELECT * FROM done");
+/* clang-format on */
 
 /*
  * $1 limit, $2 base_ms, $3 cap_ms, $4 now. The locking sub-select is a
@@ -137,6 +148,7 @@ PG_STMT(st_fail,
  * (job_attempts_counted in core/rules.h; capped at 40 so 2^n stays a
  * finite double).
  */
+/* clang-format off */
 PG_STMT(st_reap,
      "WITH due AS MATERIALIZED ("
      "   SELECT id FROM jobd.jobs WHERE status = 'running' AND lease_expires_at < " PG_NOW("$4")
@@ -145,6 +157,7 @@ PG_STMT(st_reap,
      "            AND j.status = 'running' AND j.lease_expires_at < " PG_NOW("$4")
      "            RETURNING j.*),"
      " x AS (SELECT d.*, " FATE("true") " AS fate FROM d0 d),"
+     PG_STATS_FATES(PG_NOW("$4"), "x") ","
      " h AS (" HISTORY("'reaped'", "'lease expired'", PG_NOW("$4")) "),"
      " back AS (" BACK_TO_PENDING(PG_NOW("$4") " + random() * LEAST($3::float8,"
                                   " $2::float8 * power(2::float8,"
@@ -155,6 +168,7 @@ PG_STMT(st_reap,
      PG_DONE_SELECT("d.fate", "NULL", "'lease expired'", PG_NOW("$4"))
      "          FROM x d WHERE d.fate <> 'pending' RETURNING 1) "
      "SELECT (SELECT count(*) FROM back), (SELECT count(*) FROM done)");
+/* clang-format on */
 
 /* ---- reports ---- */
 

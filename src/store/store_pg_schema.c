@@ -9,6 +9,7 @@
  * column to jobd.jobs must add it to jobd.jobs_done too (terminal rows move
  * between the two with INSERT ... SELECT) and recreate the view all_jobs.
  */
+#include "store/stats_int.h"
 #include "store/store_pg_int.h"
 
 /*
@@ -385,5 +386,6 @@ const struct pg_migration pg_migrations[] = {
     {5, "workers", step5_workers},
     {6, "jobd.enqueue refuses keys with leading or trailing blanks", step6_enqueue_keys},
     {7, "notify when a queue is resumed or a job is pending again", step7_notify_updates},
+    {8, "stats_buckets (GET /v1/stats)", pg_step_stats},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

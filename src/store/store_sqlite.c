@@ -265,6 +265,7 @@ sq_close(struct store *st)
         free(s->cache[i].sql);
     }
     sq_wake_close(s->wake);
+    sq_stats_free(s);
     sqlite3_close(s->db);
     free(s->path);
     free(s);

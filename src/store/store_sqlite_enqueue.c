@@ -108,6 +108,7 @@ enqueue_one(struct sqlite_store *s, const struct job_spec *given, int64_t now,
     sqlite3_bind_int64(stmt, 11, now);
     if ((rc = sq_step_done(s, stmt, "insert job", err)) != JOBD_OK)
         return rc;
+    sq_stats_count(s, spec->queue, STATS_ENQUEUED, now); /* store/stats.h */
     int64_t id = sqlite3_last_insert_rowid(s->db);
     if (out != NULL && (rc = sq_load_job(s, id, out, err)) != JOBD_OK)
         return rc;

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "store/stats_int.h"
 #include "store/store.h"
 
 /* Cached prepared statements per connection (claims add a few variants). */
@@ -45,6 +46,7 @@ struct sqlite_store {
     size_t n_cached;
     size_t next_evict;    /* round-robin victim once the cache is full */
     struct sq_cached cache[SQ_CACHE_MAX];
+    struct sq_stats stats; /* the open transaction's counts (stats_sqlite.c) */
 };
 
 /*

@@ -33,7 +33,8 @@ sq_finish_job(struct sqlite_store *s, int64_t id, const struct sq_finish *f,
         "  idempotency_key, schedule, scheduled_for, worker_id, NULL, timeout_ms, "
         "  cancel_requested, CASE WHEN ?5 THEN ?6 ELSE last_error END, "
         "  CASE WHEN ?7 THEN ?8 ELSE result END, created_at, started_at, ?4, attempt_floor "
-        "FROM jobs WHERE id = ?1 AND status = ?2 AND (?9 IS NULL OR attempt = ?9)";
+        "FROM jobs WHERE id = ?1 AND status = ?2 AND (?9 IS NULL OR attempt = ?9) "
+        "RETURNING queue";
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s, ins, &stmt, err);
     if (rc != JOBD_OK)
@@ -48,10 +49,12 @@ sq_finish_job(struct sqlite_store *s, int64_t id, const struct sq_finish *f,
     sq_bind_text(stmt, 8, f->result_text);
     if (f->attempt != SQ_ANY_ATTEMPT)
         sqlite3_bind_int(stmt, 9, f->attempt);
-    if ((rc = sq_step_done(s, stmt, "finish job", err)) != JOBD_OK)
+    if ((rc = sq_step_row(s, stmt, "finish job", err)) <= 0)
         return rc;
-    if (sqlite3_changes(s->db) == 0)
-        return 0;
+    if (f->to == JOB_SUCCEEDED || f->to == JOB_DEAD) /* store/stats.h */
+        sq_stats_count(s, (const char *)sqlite3_column_text(stmt, 0),
+                       f->to == JOB_SUCCEEDED ? STATS_SUCCEEDED : STATS_DEAD, f->now_us);
+    sq_reset(stmt);
     if ((rc = sq_prepare(s, "DELETE FROM jobs WHERE id = ?1", &stmt, err)) != JOBD_OK)
         return rc;
     sqlite3_bind_int64(stmt, 1, id);

@@ -118,7 +118,7 @@ fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *er
 {
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s,
-                        "SELECT attempt - attempt_floor < max_attempts, cancel_requested "
+                        "SELECT attempt - attempt_floor < max_attempts, cancel_requested, queue "
                         "FROM jobs WHERE id = ?1 AND status = 'running' AND attempt = ?2",
                         &stmt, err);
     if (rc != JOBD_OK)
@@ -129,6 +129,8 @@ fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *er
         return rc;
     bool attempts_left = sqlite3_column_int(stmt, 0) != 0;
     bool cancel = sqlite3_column_int(stmt, 1) != 0;
+    char queue[JOB_QUEUE_MAX + 1];
+    snprintf(queue, sizeof queue, "%s", (const char *)sqlite3_column_text(stmt, 2));
     sq_reset(stmt);
 
     error = job_error_tail(error);
@@ -158,7 +160,10 @@ fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *er
     sqlite3_bind_int(stmt, 4, attempt);
     if ((rc = sq_step_done(s, stmt, "retry later", err)) != JOBD_OK)
         return rc;
-    return sqlite3_changes(s->db) == 1;
+    if (sqlite3_changes(s->db) != 1)
+        return 0;
+    sq_stats_count(s, queue, STATS_FAILED, now); /* store/stats.h */
+    return 1;
 }
 
 int

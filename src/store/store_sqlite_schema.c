@@ -38,6 +38,7 @@ struct sq_migration {
     "    ON CONFLICT (queue, status) DO UPDATE SET n = n + 1;"                          \
     "END;"
 
+/* clang-format off */
 static const struct sq_migration sq_migrations[] = {
     {1,
      /* The hot set: pending and running jobs only. AUTOINCREMENT keeps the
@@ -194,7 +195,9 @@ static const struct sq_migration sq_migrations[] = {
      "  last_seen_at INTEGER NOT NULL,"
      "  draining INTEGER NOT NULL DEFAULT 0"
      ") WITHOUT ROWID;"},
+    {7, sq_step_stats}, /* statistics (stats_sqlite.c) */
 };
+/* clang-format on */
 
 #define SQ_N_MIGRATIONS (sizeof sq_migrations / sizeof sq_migrations[0])
 

@@ -202,7 +202,9 @@ sq_begin_relaxed(struct sqlite_store *s, struct jobd_error *err)
 int
 sq_commit(struct sqlite_store *s, struct jobd_error *err)
 {
-    int rc = sq_exec(s, "COMMIT", err);
+    int rc = sq_stats_flush(s, err);
+    if (rc == JOBD_OK)
+        rc = sq_exec(s, "COMMIT", err);
     if (rc != JOBD_OK)
         sq_rollback(s);
     return rc;
@@ -211,6 +213,7 @@ sq_commit(struct sqlite_store *s, struct jobd_error *err)
 void
 sq_rollback(struct sqlite_store *s)
 {
+    sq_stats_reset(s);
     if (!sqlite3_get_autocommit(s->db))
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }

@@ -28,6 +28,7 @@ static const struct {
     {"DELETE", "/v1/jobs/{id}", WRITE},
     {"POST", "/v1/jobs/bulk", WRITE},
     {"GET", "/v1/workers", READ},
+    {"GET", "/v1/stats", READ},
     {"POST", "/v1/workers", WORKER},
     {"POST", "/v1/workers/{name}/presence", WORKER},
     {"POST", "/v1/workers/{name}/withdraw", WORKER},
