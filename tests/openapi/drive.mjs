@@ -189,9 +189,24 @@ async function queuesAndOps() {
   }
   const w = (await call('GET', '/v1/workers', { expect: 200 })).body;
   if (!w || w.workers.length === 0) ck.fail('GET /v1/workers lists no worker (the embedded one)');
+  await presenceAndStats();
   await call('GET', '/metrics', { expect: 200 });
   await call('GET', '/healthz', { expect: 200 });
   await call('GET', '/healthz', { role: 'read', expect: 200 });
+}
+
+// A remote worker's presence, and the statistics.
+async function presenceAndStats() {
+  const who = { name: 'oa-remote:1' };
+  await call('POST', '/v1/workers', { body: { id: 'oa-remote:1', heartbeat_ms: 1000, queues: ['oa'], types: ['oa.task'], concurrency: 2 }, expect: 200 });
+  await call('POST', '/v1/workers', { body: { id: 'oa-remote:2' }, expect: 400 });
+  await call('POST', '/v1/workers/{name}/presence', { params: who, body: { draining: true }, expect: 200 });
+  await call('POST', '/v1/workers/{name}/presence', { params: who, body: { draining: 'yes' }, expect: 400 });
+  await call('POST', '/v1/workers/{name}/presence', { params: { name: 'oa-nobody' }, body: {}, expect: 404 });
+  await call('POST', '/v1/workers/{name}/withdraw', { params: who, expect: 200 });
+  await call('GET', '/v1/stats', { expect: 200 });
+  await call('GET', '/v1/stats', { query: { since: '10m', step: '10s', queue: 'oa' }, expect: 200 });
+  await call('GET', '/v1/stats', { query: { step: '15s' }, expect: 400 });
 }
 
 // Last: the SQLite file deleted under the server makes /healthz 503. On
