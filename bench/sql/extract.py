@@ -76,7 +76,9 @@ def expand(src):
         with open(os.path.join(src, path)) as f:
             text += f.read() + "\n"
     defines, stmts = c_blocks(text)
-    body = ['#include "store/store_pg_int.h"', *defines]
+    # the files' own project headers (store_pg_int.h, stats_int.h, ...)
+    includes = sorted(set(re.findall(r'^#include "[^"]+"$', text, re.M)))
+    body = [*includes, *defines]
     for name, expr in stmts.items():
         body.append(f"const char *{name}_sql = {expr};")
     with tempfile.NamedTemporaryFile("w", suffix=".c", delete=False) as t:

@@ -126,7 +126,7 @@ store_stats_fill_queues(struct store *st, struct queue_stat *qs, size_t n, struc
     struct stats_queue *tq = NULL;
     size_t tn = 0;
     int rc = store_stats_throughput(st, STATS_THROUGHPUT_S, &tq, &tn, err);
-    for (size_t i = 0; rc == JOBD_OK && i < n; i++) {
+    for (size_t i = 0; rc == JOBD_OK && tn > 0 && i < n; i++) {
         const struct stats_queue *q = bsearch(qs[i].name, tq, tn, sizeof *tq, cmp_queue_name);
         if (q == NULL)
             continue;
