@@ -55,7 +55,7 @@ static const struct pg_stmt bulk_cancel = {
 static const struct pg_stmt bulk_delete = {
     "bulk_delete",
     BULK_PICK
-    " d1 AS (DELETE FROM jobd.jobs WHERE id = ANY(" PICKED ") AND status = 'pending'"
+    " d1 AS (DELETE FROM jobd.jobs WHERE id = ANY(" PICKED ") AND status <> 'running'"
     "        RETURNING id, idempotency_key),"
     " d2 AS (DELETE FROM jobd.jobs_done WHERE id = ANY(" PICKED ")"
     "        RETURNING id, idempotency_key),"
