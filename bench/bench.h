@@ -52,7 +52,7 @@ struct cpu_snap {
 
 struct server {
     pid_t pid;
-    char base[64];  /* http://127.0.0.1:PORT */
+    char base[64]; /* http://127.0.0.1:PORT */
 };
 
 /* Worker processes of one run: C-handler workers (this binary) or `jobd worker` (exec). */
@@ -88,7 +88,8 @@ void cpu_snap(struct cpu_snap *s, const pid_t *pids, int n, pid_t server_pid, bo
 void cpu_json(char *out, size_t len, const struct cpu_snap *a, const struct cpu_snap *b);
 const char *tmpdir(void);
 void server_start(struct server *s, const char *jobd, const char *url);
-int head(char *out, size_t len, const char *bench, struct db *d, const char *variant, const char *mode, long long n, long long conc, const char *settings);
+int head(char *out, size_t len, const char *bench, struct db *d, const char *variant,
+         const char *mode, long long n, long long conc, const char *settings);
 
 /* bench_db.c: seeding and counting straight in the store (db_open resets it). */
 bool is_pg(const char *url);
@@ -106,7 +107,8 @@ void db_seed(struct db *d, long long n, bool future, int priority);
 void db_settle(struct db *d);
 
 /* bench_workers.c: the worker processes of a run, and the cworker subcommand. */
-void workers_start(struct workers *w, int n, const char *handler, const char *url, long long conc, const char *jobd, bool lat);
+void workers_start(struct workers *w, int n, const char *handler, const char *url, long long conc,
+                   const char *jobd, bool lat);
 long workers_rss_max(struct workers *w);
 void workers_stop(struct workers *w);
 bool wait_done(struct db *d, long long target, double timeout_s, struct workers *w);

@@ -92,7 +92,8 @@ db_finished(struct db *d, long long off, long long n, int64_t *out)
     }
     snprintf(sql, sizeof sql,
              "SELECT finished_at FROM jobs_done WHERE status = 'succeeded' "
-             "ORDER BY finished_at, id LIMIT %lld OFFSET %lld", n, off);
+             "ORDER BY finished_at, id LIMIT %lld OFFSET %lld",
+             n, off);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(d->sq, sql, -1, &st, NULL) != SQLITE_OK)
         die("SQL failed: %s", sqlite3_errmsg(d->sq));
@@ -188,14 +189,15 @@ db_seed(struct db *d, long long n, bool future, int priority)
                  "  FROM generate_series(1, %lld) g",
                  priority, future ? "now() + interval '1 day'" : "now() - interval '1 hour'", n);
     else
-        snprintf(sql, sizeof sql,
-                 "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < %lld) "
-                 "INSERT INTO jobs (queue, type, payload, status, priority, run_at, max_attempts,"
-                 "                  created_at) "
-                 "SELECT 'default', 'noop', '{\"i\":' || i || '}', 'pending', %d, %lld + i, 25, %lld "
-                 "  FROM g",
-                 n, priority, (long long)(real_us() + (future ? 86400000000LL : -3600000000LL)),
-                 (long long)real_us());
+        snprintf(
+            sql, sizeof sql,
+            "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < %lld) "
+            "INSERT INTO jobs (queue, type, payload, status, priority, run_at, max_attempts,"
+            "                  created_at) "
+            "SELECT 'default', 'noop', '{\"i\":' || i || '}', 'pending', %d, %lld + i, 25, %lld "
+            "  FROM g",
+            n, priority, (long long)(real_us() + (future ? 86400000000LL : -3600000000LL)),
+            (long long)real_us());
     db_exec(d, sql);
 }
 
@@ -211,4 +213,3 @@ db_settle(struct db *d)
         db_exec(d, "PRAGMA wal_checkpoint(TRUNCATE)");
     }
 }
-

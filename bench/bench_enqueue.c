@@ -107,17 +107,19 @@ cmd_enqueue1(void)
     long long held = db_hot(&d);
     char line[4096], cpu[256], set[256];
     cpu_json(cpu, sizeof cpu, &a, &b);
-    snprintf(set, sizeof set, "{\"clients\":%lld,\"http\":\"libcurl keep-alive, one POST per job\"}",
-             clients);
-    int k = head(line, sizeof line, "enqueue1", &d, "POST /v1/jobs, one job per request", "enqueue1",
-                 n, clients, set);
-    snprintf(line + k, sizeof line - (size_t)k,
-             ",\"enqueue_single_jobs_per_s\":%.0f,\"enqueue_s\":%.3f,\"failed_requests\":%lld,"
-             "\"held\":%lld,\"server_peak_rss_kb\":%ld,\"cpu\":%s,"
-             "\"notes\":\"%lld callers in parallel (threads), each waiting for its 201 before the next "
-             "request; the server answers 201 only after the commit; held = rows in the store after\"%s}",
-             (double)n / secs, secs, (long long)atomic_load(&c.bad), held, rss, cpu, clients,
-             held == n ? "" : ",\"error\":\"the store does not hold every acknowledged job\"");
+    snprintf(set, sizeof set,
+             "{\"clients\":%lld,\"http\":\"libcurl keep-alive, one POST per job\"}", clients);
+    int k = head(line, sizeof line, "enqueue1", &d, "POST /v1/jobs, one job per request",
+                 "enqueue1", n, clients, set);
+    snprintf(
+        line + k, sizeof line - (size_t)k,
+        ",\"enqueue_single_jobs_per_s\":%.0f,\"enqueue_s\":%.3f,\"failed_requests\":%lld,"
+        "\"held\":%lld,\"server_peak_rss_kb\":%ld,\"cpu\":%s,"
+        "\"notes\":\"%lld callers in parallel (threads), each waiting for its 201 before the next "
+        "request; the server answers 201 only after the commit; held = rows in the store "
+        "after\"%s}",
+        (double)n / secs, secs, (long long)atomic_load(&c.bad), held, rss, cpu, clients,
+        held == n ? "" : ",\"error\":\"the store does not hold every acknowledged job\"");
     puts(line);
     db_close(&d);
     return 0;
@@ -133,7 +135,7 @@ enqueue_lib(const char *url, long long n, long long batch)
     if (jobd_client_open(url, &c, &err) != JOBD_OK)
         die("open: %s", err.msg);
     struct jobd_job_opts *o = calloc((size_t)batch, sizeof *o);
-    char (*pl)[32] = calloc((size_t)batch, sizeof *pl);
+    char(*pl)[32] = calloc((size_t)batch, sizeof *pl);
     if (!o || !pl)
         die("out of memory");
     double t0 = mono_s();
@@ -211,11 +213,13 @@ cmd_enqueue(void)
         if (atomic_load(&c.bad))
             die("%lld batch requests failed", (long long)atomic_load(&c.bad));
         snprintf(variant, sizeof variant, "POST /v1/jobs/batch, %lld jobs per request", batch);
-        snprintf(notes, sizeof notes, "one client, one request at a time, each answered after its commit");
+        snprintf(notes, sizeof notes,
+                 "one client, one request at a time, each answered after its commit");
     } else if (strcmp(via, "lib") == 0) {
         secs = enqueue_lib(url, n, batch);
         snprintf(variant, sizeof variant, "libjobd jobd_enqueue_batch, %lld jobs per call", batch);
-        snprintf(notes, sizeof notes, "one client, directly on the store, one transaction per call");
+        snprintf(notes, sizeof notes,
+                 "one client, directly on the store, one transaction per call");
     } else if (strcmp(via, "sql") == 0) {
         if (!d.pg)
             die("--via sql needs PostgreSQL");
@@ -245,4 +249,3 @@ cmd_enqueue(void)
     db_close(&d);
     return 0;
 }
-

@@ -34,19 +34,20 @@ cmd_process(void)
     long long failed = db_failed(&d);
     char line[4096], cpu[256], set[256], variant[128];
     cpu_json(cpu, sizeof cpu, &a, &b);
-    snprintf(set, sizeof set, "{\"workers\":%lld,\"concurrency_per_worker\":%lld,\"handler\":\"%s\"}",
-             nw, conc, strcmp(handler, "c") == 0 ? "C no-op (libjobd)" : "exec /bin/true");
+    snprintf(set, sizeof set,
+             "{\"workers\":%lld,\"concurrency_per_worker\":%lld,\"handler\":\"%s\"}", nw, conc,
+             strcmp(handler, "c") == 0 ? "C no-op (libjobd)" : "exec /bin/true");
     snprintf(variant, sizeof variant, "%s handler, %lld worker%s", handler, nw, nw > 1 ? "s" : "");
     int k = head(line, sizeof line, "process", &d, variant, "throughput", n, conc, set);
-    k += snprintf(line + k, sizeof line - (size_t)k,
-                  ",\"handler\":\"%s\",\"workers\":%lld,\"process_jobs_per_s\":%.0f,\"process_s\":%.3f,"
-                  "\"seed_s\":%.3f,\"failed\":%lld,\"worker_peak_rss_kb\":%ld,\"cpu\":%s,"
-                  "\"notes\":\"jobs seeded by one INSERT ... SELECT, then %lld worker process%s started "
-                  "and timed until the store holds n succeeded rows (jobs or jobs_done); worker "
-                  "start-up is inside the time; worker_pct sums the workers (exec: with their "
-                  "children)\"",
-                  handler, nw, (double)n / secs, secs, seed_s, failed, rss, cpu, nw,
-                  nw > 1 ? "es" : "");
+    k += snprintf(
+        line + k, sizeof line - (size_t)k,
+        ",\"handler\":\"%s\",\"workers\":%lld,\"process_jobs_per_s\":%.0f,\"process_s\":%.3f,"
+        "\"seed_s\":%.3f,\"failed\":%lld,\"worker_peak_rss_kb\":%ld,\"cpu\":%s,"
+        "\"notes\":\"jobs seeded by one INSERT ... SELECT, then %lld worker process%s started "
+        "and timed until the store holds n succeeded rows (jobs or jobs_done); worker "
+        "start-up is inside the time; worker_pct sums the workers (exec: with their "
+        "children)\"",
+        handler, nw, (double)n / secs, secs, seed_s, failed, rss, cpu, nw, nw > 1 ? "es" : "");
     if (!ok)
         k += snprintf(line + k, sizeof line - (size_t)k, ",\"error\":\"timed out after %.0f s\"",
                       timeout);
@@ -124,15 +125,15 @@ read_lat(const char *path, double **v, size_t *n, size_t *cap)
  * ahead. *first is the first due instant, [*e0, *e1] the enqueue window.
  */
 static void
-lateness_enqueue(const char *url, long long n, long long spread, long long lead,
-                 bool now_mode, int64_t *first, int64_t *e0, int64_t *e1)
+lateness_enqueue(const char *url, long long n, long long spread, long long lead, bool now_mode,
+                 int64_t *first, int64_t *e0, int64_t *e1)
 {
     struct jobd_error err = {0};
     jobd_client *c = NULL;
     if (jobd_client_open(url, &c, &err) != JOBD_OK)
         die("open: %s", err.msg);
     struct jobd_job_opts *o = calloc((size_t)n, sizeof *o);
-    char (*pl)[48] = calloc((size_t)n, sizeof *pl);
+    char(*pl)[48] = calloc((size_t)n, sizeof *pl);
     if (!o || !pl)
         die("out of memory");
     *first = real_us() + lead * 1000;
@@ -218,28 +219,29 @@ cmd_lateness(void)
                  now_mode ? "C handler, idle worker, due now (one enqueue at a time)"
                           : "C handler, idle worker, due at known future instants",
                  "latency", n, conc, set);
-    k += snprintf(line + k, sizeof line - (size_t)k,
-                  ",\"due_now\":%s,\"poll\":\"%s\",\"enqueue_ms\":%.1f,\"enqueue_done_before_first_due\":%s,"
-                  "\"started\":%zu,\"handled\":%lld,\"p50_ms\":%s,\"p90_ms\":%s,\"p99_ms\":%s,"
-                  "\"max_ms\":%s,\"min_ms\":%s,\"mean_ms\":%s,\"early\":%zu,"
-                  "\"worker_peak_rss_kb\":%ld,\"cpu\":%s,"
-                  "\"notes\":\"%s; the C handler records its first instant minus run_at (both "
-                  "CLOCK_REALTIME, same machine)\"",
-                  now_mode ? "true" : "false",
-                  d.pg ? "LISTEN/NOTIFY + timer for the soonest run_at"
-                       : "timer for the soonest run_at + inotify on the WAL (1 s poll; 100 ms without inotify)",
-                  (double)(e1 - e0) / 1000, e1 <= first ? "true" : "false", nl, handled,
-                  jnum(pct(lat, nl, 50), 0), jnum(pct(lat, nl, 90), 1), jnum(pct(lat, nl, 99), 2),
-                  jnum(nl ? lat[nl - 1] : NAN, 3), jnum(nl ? lat[0] : NAN, 4),
-                  jnum(nl ? sum / (double)nl : NAN, 5), early,
-                  rss, cpu,
-                  now_mode ? "jobs enqueued one at a time (jobd_enqueue, one commit each), spread_ms/n "
-                             "apart, each with run_at = the instant just before its enqueue call"
-                           : "jobs enqueued in one jobd_enqueue_batch with run_at spread evenly over "
-                             "spread_ms from lead_ms ahead");
+    k += snprintf(
+        line + k, sizeof line - (size_t)k,
+        ",\"due_now\":%s,\"poll\":\"%s\",\"enqueue_ms\":%.1f,\"enqueue_done_before_first_due\":%s,"
+        "\"started\":%zu,\"handled\":%lld,\"p50_ms\":%s,\"p90_ms\":%s,\"p99_ms\":%s,"
+        "\"max_ms\":%s,\"min_ms\":%s,\"mean_ms\":%s,\"early\":%zu,"
+        "\"worker_peak_rss_kb\":%ld,\"cpu\":%s,"
+        "\"notes\":\"%s; the C handler records its first instant minus run_at (both "
+        "CLOCK_REALTIME, same machine)\"",
+        now_mode ? "true" : "false",
+        d.pg ? "LISTEN/NOTIFY + timer for the soonest run_at"
+             : "timer for the soonest run_at + inotify on the WAL (1 s poll; 100 ms without "
+               "inotify)",
+        (double)(e1 - e0) / 1000, e1 <= first ? "true" : "false", nl, handled,
+        jnum(pct(lat, nl, 50), 0), jnum(pct(lat, nl, 90), 1), jnum(pct(lat, nl, 99), 2),
+        jnum(nl ? lat[nl - 1] : NAN, 3), jnum(nl ? lat[0] : NAN, 4),
+        jnum(nl ? sum / (double)nl : NAN, 5), early, rss, cpu,
+        now_mode ? "jobs enqueued one at a time (jobd_enqueue, one commit each), spread_ms/n "
+                   "apart, each with run_at = the instant just before its enqueue call"
+                 : "jobs enqueued in one jobd_enqueue_batch with run_at spread evenly over "
+                   "spread_ms from lead_ms ahead");
     if (!ok || (long long)nl != n)
-        k += snprintf(line + k, sizeof line - (size_t)k,
-                      ",\"error\":\"%zu of %lld jobs recorded\"", nl, n);
+        k += snprintf(line + k, sizeof line - (size_t)k, ",\"error\":\"%zu of %lld jobs recorded\"",
+                      nl, n);
     snprintf(line + k, sizeof line - (size_t)k, "}");
     puts(line);
     free(lat);
@@ -248,6 +250,22 @@ cmd_lateness(void)
 }
 
 /* ----------------------------------------------------------------- scaling */
+
+/*
+ * The rate over the kk jobs whose finishing instants are fin[0..kk], and the
+ * rates of its 5 sub-windows, sorted, into rates[5].
+ */
+static double
+window_rates(const int64_t *fin, long long kk, double rates[5])
+{
+    for (int i = 0; i < 5; i++) {
+        long long lo = kk * i / 5, hi = kk * (i + 1) / 5;
+        double dt = (double)(fin[hi] - fin[lo]) / 1e6;
+        rates[i] = dt > 0 ? (double)(hi - lo) / dt : INFINITY;
+    }
+    qsort(rates, 5, sizeof *rates, cmp_dbl);
+    return (double)kk / ((double)(fin[kk] - fin[0]) / 1e6);
+}
 
 int
 cmd_scaling(void)
@@ -285,17 +303,10 @@ cmd_scaling(void)
         die("out of memory");
     long long nf = db_finished(&d, warm, kk + 1, fin);
     double rates[5] = {0}, whole = 0;
-    if (ok && nf == kk + 1 && fin[kk] > fin[0]) {
-        whole = (double)kk / ((double)(fin[kk] - fin[0]) / 1e6);
-        for (int i = 0; i < 5; i++) {
-            long long lo = kk * i / 5, hi = kk * (i + 1) / 5;
-            double dt = (double)(fin[hi] - fin[lo]) / 1e6;
-            rates[i] = dt > 0 ? (double)(hi - lo) / dt : INFINITY;
-        }
-        qsort(rates, 5, sizeof *rates, cmp_dbl);
-    } else {
+    if (ok && nf == kk + 1 && fin[kk] > fin[0])
+        whole = window_rates(fin, kk, rates);
+    else
         ok = false;
-    }
     free(fin);
     double t0 = 0, t1 = whole > 0 ? (double)kk / whole : 0;
     long long d0 = 0, d1 = ok ? kk : 0;
@@ -309,24 +320,25 @@ cmd_scaling(void)
     else
         snprintf(variant, sizeof variant, "%lld pending", pending);
     int k = head(line, sizeof line, "scaling", &d, variant, "scaling", pending, conc, set);
-    k += snprintf(line + k, sizeof line - (size_t)k,
-                  ",\"pending\":%lld,\"future\":%lld,\"claim_complete_jobs_per_s\":%.0f,"
-                  "\"whole_window_jobs_per_s\":%.0f,\"subwindow_jobs_per_s\":[%.0f,%.0f,%.0f,%.0f,%.0f],"
-                  "\"measured_jobs\":%lld,\"measured_s\":%.3f,\"seed_s\":%.3f,"
-                  "\"worker_peak_rss_kb\":%ld,\"cpu\":%s,"
-                  "\"notes\":\"one C-handler worker; jobs %lld to %lld in finishing order, timed by "
-                  "their finished_at in the store (subwindow_jobs_per_s: the same window in 5 "
-                  "parts, sorted, to show the noise); future-dated jobs have priority 1, so they sort before the due ones in "
-                  "the claim index and must be skipped by run_at\"",
-                  pending, future, ok ? whole : 0.0, whole, rates[0], rates[1], rates[2], rates[3],
-                  rates[4], d1 - d0, t1 - t0, seed_s, rss, cpu, warm, warm + kk);
+    k += snprintf(
+        line + k, sizeof line - (size_t)k,
+        ",\"pending\":%lld,\"future\":%lld,\"claim_complete_jobs_per_s\":%.0f,"
+        "\"whole_window_jobs_per_s\":%.0f,\"subwindow_jobs_per_s\":[%.0f,%.0f,%.0f,%.0f,%.0f],"
+        "\"measured_jobs\":%lld,\"measured_s\":%.3f,\"seed_s\":%.3f,"
+        "\"worker_peak_rss_kb\":%ld,\"cpu\":%s,"
+        "\"notes\":\"one C-handler worker; jobs %lld to %lld in finishing order, timed by "
+        "their finished_at in the store (subwindow_jobs_per_s: the same window in 5 "
+        "parts, sorted, to show the noise); future-dated jobs have priority 1, so they sort before "
+        "the due ones in "
+        "the claim index and must be skipped by run_at\"",
+        pending, future, ok ? whole : 0.0, whole, rates[0], rates[1], rates[2], rates[3], rates[4],
+        d1 - d0, t1 - t0, seed_s, rss, cpu, warm, warm + kk);
     if (!ok)
         k += snprintf(line + k, sizeof line - (size_t)k,
-                      ",\"error\":\"no window of %lld jobs after the first %lld (timed out?)\"",
-                      kk, warm);
+                      ",\"error\":\"no window of %lld jobs after the first %lld (timed out?)\"", kk,
+                      warm);
     snprintf(line + k, sizeof line - (size_t)k, "}");
     puts(line);
     db_close(&d);
     return 0;
 }
-

@@ -206,8 +206,8 @@ machine_ticks(long long *total, long long *busy)
     *total = *busy = 0;
     if (!f)
         return;
-    if (fscanf(f, "cpu %lld %lld %lld %lld %lld %lld %lld %lld", &v[0], &v[1], &v[2], &v[3],
-               &v[4], &v[5], &v[6], &v[7]) == 8) {
+    if (fscanf(f, "cpu %lld %lld %lld %lld %lld %lld %lld %lld", &v[0], &v[1], &v[2], &v[3], &v[4],
+               &v[5], &v[6], &v[7]) == 8) {
         for (int i = 0; i < 8; i++)
             *total += v[i];
         *busy = *total - v[3] - v[4];
@@ -300,15 +300,14 @@ server_start(struct server *s, const char *jobd, const char *url)
 
 /* The common head of a line; the caller appends figures and the closing brace. */
 int
-head(char *out, size_t len, const char *bench, struct db *d, const char *variant,
-     const char *mode, long long n, long long conc, const char *settings)
+head(char *out, size_t len, const char *bench, struct db *d, const char *variant, const char *mode,
+     long long n, long long conc, const char *settings)
 {
-    return snprintf(out, len,
-                    "{\"system\":\"jobd\",\"bench\":\"%s\",\"backend\":\"%s\",\"variant\":\"%s, %s\","
-                    "\"version\":\"%s\",\"mode\":\"%s\",\"n\":%lld,\"concurrency\":%lld,"
-                    "\"settings\":%s,\"durability\":\"%s\"",
-                    bench, d->pg ? "pg" : "sqlite", d->pg ? "pg" : "sqlite", variant,
-                    db_version(d), mode, n, conc, settings,
-                    d->pg ? PG_DURABILITY : SQ_DURABILITY);
+    return snprintf(
+        out, len,
+        "{\"system\":\"jobd\",\"bench\":\"%s\",\"backend\":\"%s\",\"variant\":\"%s, %s\","
+        "\"version\":\"%s\",\"mode\":\"%s\",\"n\":%lld,\"concurrency\":%lld,"
+        "\"settings\":%s,\"durability\":\"%s\"",
+        bench, d->pg ? "pg" : "sqlite", d->pg ? "pg" : "sqlite", variant, db_version(d), mode, n,
+        conc, settings, d->pg ? PG_DURABILITY : SQ_DURABILITY);
 }
-

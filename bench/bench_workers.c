@@ -38,8 +38,9 @@ workers_start(struct workers *w, int n, const char *handler, const char *url, lo
         unlink(w->out[i]);
         /* --prefetch passes through to the C worker (empty: its default). */
         const char *pf = opt("prefetch", "");
-        char *argv[] = {"/proc/self/exe", "cworker", "--db", (char *)url, "--concurrency", cs,
-                        "--prefetch", (char *)pf, lat ? "--out" : NULL, w->out[i], NULL};
+        char *argv[] = {"/proc/self/exe",     "cworker", "--db",       (char *)url,
+                        "--concurrency",      cs,        "--prefetch", (char *)pf,
+                        lat ? "--out" : NULL, w->out[i], NULL};
         w->pid[i] = spawn(argv, log);
     }
 }
@@ -171,4 +172,3 @@ cmd_cworker(void)
     free(g_lat);
     return 0;
 }
-
