@@ -60,8 +60,9 @@ db_done(struct db *d)
 long long
 db_failed(struct db *d)
 {
-    return db_count(d, d->pg ? "SELECT count(*) FROM jobd.all_jobs WHERE status IN ('dead', 'cancelled')"
-                             : "SELECT count(*) FROM jobs_done WHERE status <> 'succeeded'");
+    return db_count(
+        d, d->pg ? "SELECT count(*) FROM jobd.all_jobs WHERE status IN ('dead', 'cancelled')"
+                 : "SELECT count(*) FROM jobs_done WHERE status <> 'succeeded'");
 }
 
 long long

@@ -187,8 +187,8 @@ JOBD_MUST_USE int store_prune_status(struct store *st, bool succeeded,
  * the job reads, counts and prunes the same wherever it is. *moved = how
  * many; 0 on a backend that moves rows when they finish.
  */
-JOBD_MUST_USE int store_archive(struct store *st, int64_t finished_before_us, int limit,
-                                int *moved, struct jobd_error *err);
+JOBD_MUST_USE int store_archive(struct store *st, int64_t finished_before_us, int limit, int *moved,
+                                struct jobd_error *err);
 
 /* ---- workers ---- */
 

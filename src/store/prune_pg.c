@@ -20,6 +20,7 @@
  * among them go with their keys and attempt history. jobs_cond and
  * done_cond narrow the statuses.
  */
+/* clang-format off */
 #define PRUNE_BATCH(jobs_cond, done_cond)                                               \
     "WITH c AS MATERIALIZED (SELECT id FROM ("                                          \
     "   (SELECT id, finished_at FROM jobd.jobs WHERE status = 'succeeded'"              \
@@ -38,20 +39,24 @@
     "       WHERE jk.idempotency_key = d.idempotency_key AND jk.job_id = d.id),"        \
     " h AS (DELETE FROM jobd.job_attempts a USING d WHERE a.job_id = d.id) "            \
     "SELECT count(*) FROM d"
+/* clang-format on */
 
 /* $1 cutoff_us, $2 limit: old terminal jobs, their keys and history. */
 static const struct pg_stmt prune_all = {"prune_all", PRUNE_BATCH("", "")};
 
 /* $1 cutoff_us, $2 limit, $3 statuses: the same for some statuses. */
+/* clang-format off */
 static const struct pg_stmt prune_status = {
     "prune_status",
     PRUNE_BATCH(" AND status = ANY($3::text[])", " AND status = ANY($3::text[])")};
+/* clang-format on */
 
 /*
  * $1 finished before (us), $2 limit: moves the oldest succeeded rows of jobs
  * to jobs_done. SKIP LOCKED: a row a prune or delete holds is left for the
  * next batch rather than waited for.
  */
+/* clang-format off */
 static const struct pg_stmt archive_batch = {
     "archive_batch",
     "WITH m AS MATERIALIZED (SELECT id FROM jobd.jobs WHERE status = 'succeeded'"
@@ -62,6 +67,7 @@ static const struct pg_stmt archive_batch = {
     " ins AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
     "   SELECT " PG_JOB_TABLE_COLS " FROM d RETURNING 1) "
     "SELECT count(*) FROM ins"};
+/* clang-format on */
 
 static int
 run_counted(struct store *st, const struct pg_stmt *stmt, int n, const char *const *vals,

@@ -66,6 +66,7 @@ PG_STMT(st_counts_claim,
 PG_STMT(st_counts_clear, "DELETE FROM jobd.queue_counts");
 
 /* $1 now. Succeeded jobs may be in both tables (until archived): their counts add up. */
+/* clang-format off */
 PG_STMT(st_counts_fill,
      "WITH f AS (INSERT INTO jobd.queue_counts (queue, status, n, oldest)"
      "  SELECT queue, status, sum(n), min(oldest) FROM ("
@@ -75,6 +76,7 @@ PG_STMT(st_counts_fill,
      "    UNION ALL SELECT queue, status, count(*), NULL FROM jobd.jobs_done"
      "      GROUP BY queue, status) c GROUP BY queue, status RETURNING 1) "
      "UPDATE jobd.queue_counts_meta SET computed_at = " PG_NOW("$1"));
+/* clang-format on */
 
 /* $1 now: (queue, paused, status, count, oldest due pending age in us), by queue. */
 PG_STMT(st_queue_stats,

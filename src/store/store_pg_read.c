@@ -75,6 +75,7 @@ PG_STMT(st_claim_queues,
  * (migration 8), which leave finished rows out; the planner cannot walk jobs_claim_any / jobs_next_run hoping to meet the type soon,
  * which for a type with no pending jobs would read every pending job.
  */
+/* clang-format off */
 PG_STMT(st_claim_types,
      "WITH due AS MATERIALIZED ("
      "  SELECT c.id FROM (SELECT DISTINCT unnest($4::text[]) AS name) tn"
@@ -87,8 +88,10 @@ PG_STMT(st_claim_types,
      "     ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) c"
      "  ORDER BY c.priority DESC, c.run_at, c.id LIMIT $2::int) "
      CLAIM_SET);
+/* clang-format on */
 
 /* $1 types, $2 queues (NULL = any): the soonest run_at, one jobs_next_type probe a type. */
+/* clang-format off */
 PG_STMT(st_next_run_at_types,
      "SELECT " PG_TS_US("min(x.run_at)") " FROM (SELECT DISTINCT unnest($1::text[]) AS name) tn"
      " CROSS JOIN LATERAL ("
@@ -97,6 +100,7 @@ PG_STMT(st_next_run_at_types,
      "     AND ($2::text[] IS NULL OR queue = ANY($2::text[]))"
      "     AND queue NOT IN (SELECT name FROM jobd.queues WHERE paused)"
      "   ORDER BY run_at LIMIT 1) x");
+/* clang-format on */
 
 /* $1 types, $2 queues (NULL = any). */
 PG_STMT(st_next_run_at,

@@ -57,15 +57,19 @@ PG_STMT(st_heartbeat,
  * version, its primary-key entry and its jobs_succeeded entry) and no more;
  * the archive pass (pg_op_archive) moves it to jobs_done later, in batches.
  */
+/* clang-format off */
 #define COMPLETE_SET(result, now)                                                       \
     "UPDATE jobd.jobs j SET status = 'succeeded', lease_expires_at = NULL,"             \
     "       result = " result ", finished_at = " now " "
+/* clang-format on */
 
 /* $1 id, $2 attempt, $3 result, $4 now. */
+/* clang-format off */
 PG_STMT(st_complete,
      COMPLETE_SET("$3::json", PG_NOW("$4"))
      "WHERE j.id = $1::bigint AND j.status = 'running' AND j.attempt = $2::int "
      "RETURNING " PG_JOB_COLS("j."));
+/* clang-format on */
 
 /*
  * $1 ids, $2 attempts, $3 results, $4 now: returns the (id, attempt) pairs
@@ -76,13 +80,16 @@ PG_STMT(st_complete,
  * Only right while every id occurs once with one attempt: otherwise
  * st_complete_batch_join.
  */
+/* clang-format off */
 PG_STMT(st_complete_batch,
      COMPLETE_SET("($3::json[])[array_position($1::bigint[], j.id)]", PG_NOW("$4"))
      "WHERE j.id = ANY($1::bigint[]) AND j.status = 'running'"
      "  AND j.attempt = ($2::int[])[array_position($1::bigint[], j.id)] "
      "RETURNING j.id, j.attempt");
+/* clang-format on */
 
 /* The same by a join, for a batch in which one id comes with two attempts. */
+/* clang-format off */
 PG_STMT(st_complete_batch_join,
      COMPLETE_SET("c.result", PG_NOW("$4"))
      "FROM (SELECT * FROM unnest($1::bigint[], $2::int[], $3::json[])"
@@ -90,6 +97,7 @@ PG_STMT(st_complete_batch_join,
      "WHERE j.id = ANY($1::bigint[]) AND j.id = c.id AND j.attempt = c.attempt"
      "  AND j.status = 'running' "
      "RETURNING j.id, j.attempt");
+/* clang-format on */
 
 /*
  * The fate of a failed attempt, from the deleted row d: cancelled if asked,

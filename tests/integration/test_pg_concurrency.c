@@ -192,7 +192,8 @@ TEST(eight_claimers_drain_ten_thousand_jobs_exactly_once)
     /* Completed in place: succeeded rows stay in jobs until the archive pass. */
     ASSERT_EQ(sql_do(c, "SELECT count(*) FROM jobd.jobs WHERE status <> 'succeeded'"), 0);
     ASSERT_EQ(sql_do(c, "SELECT count(*) FROM jobd.all_jobs WHERE status = 'succeeded' "
-                        "AND attempt = 1 AND type = 'load'"), N_JOBS);
+                        "AND attempt = 1 AND type = 'load'"),
+              N_JOBS);
     ASSERT_EQ(sql_do(c, "SELECT count(DISTINCT id) FROM jobd.all_jobs"), N_JOBS + 1);
     PQfinish(c);
     store_close(st);

@@ -134,7 +134,8 @@ TEST(lifecycle_moves_rows_between_tables)
     ASSERT_EQ(store_complete(st, id, 1, NULL, NULL, &e), JOBD_E_STALE);
     /* Completed in place: the row stays in jobs, succeeded, without a lease... */
     ASSERT_EQ(sql_num("SELECT count(*) FROM jobd.jobs WHERE status = 'succeeded'"
-                      " AND lease_expires_at IS NULL"), 1);
+                      " AND lease_expires_at IS NULL"),
+              1);
     ASSERT_EQ(sql_num("SELECT count(*) FROM jobd.jobs_done"), 0);
     int moved = -1;
     ASSERT_OK(store_archive(st, 1800000000500000LL, 100, &moved, &e), &e);
@@ -173,8 +174,8 @@ TEST(completed_rows_stay_out_of_the_claim_indexes)
     for (int i = 0; i < 300; i++)
         specs[i] = (struct job_spec){.type = i % 2 ? "a" : "b", .queue = i % 3 ? "q1" : "q2"};
     ASSERT_OK(store_enqueue_batch(st, specs, 300, NULL, NULL, &e), &e);
-    struct claim_req req = {.worker_id = "w", .limit = 200, .types = (const char *[]){"a", "b"},
-                            .n_types = 2};
+    struct claim_req req = {
+        .worker_id = "w", .limit = 200, .types = (const char *[]){"a", "b"}, .n_types = 2};
     struct job_list l = {0};
     ASSERT_OK(store_claim(st, &req, &l, &e), &e);
     ASSERT_EQ(l.n, 200);
@@ -197,9 +198,9 @@ TEST(completed_rows_stay_out_of_the_claim_indexes)
     static const struct {
         const char *index;
         int entries;
-    } want[] = {{"jobs_claim_any", 100}, {"jobs_claim_queue", 100}, {"jobs_next_run", 100},
-                {"jobs_claim_type", 100}, {"jobs_next_type", 100}, {"jobs_lease", 20},
-                {"jobs_succeeded", 180}, {"jobs_pkey", 300}};
+    } want[] = {{"jobs_claim_any", 100},  {"jobs_claim_queue", 100}, {"jobs_next_run", 100},
+                {"jobs_claim_type", 100}, {"jobs_next_type", 100},   {"jobs_lease", 20},
+                {"jobs_succeeded", 180},  {"jobs_pkey", 300}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         char sql[160];
         snprintf(sql, sizeof sql, "SELECT reltuples::bigint FROM pg_class WHERE relname = '%s'",

@@ -38,8 +38,8 @@ check_succeeded_view(struct fx *f, const int64_t *ids, int n_live)
     ASSERT_EQ(al.n, 1);
     ASSERT_EQ(al.v[0].outcome, ATT_SUCCEEDED);
     attempt_list_fini(&al);
-    struct job_spec again = {.type = "t", .queue = "arch", .payload = "{\"k\":1}",
-                             .idempotency_key = "arch-key"};
+    struct job_spec again = {
+        .type = "t", .queue = "arch", .payload = "{\"k\":1}", .idempotency_key = "arch-key"};
     bool replayed = false;
     ASSERT_OK(store_enqueue(f->st, &again, &j, &replayed, &f->err), &f->err);
     ASSERT(replayed);
@@ -54,8 +54,8 @@ TEST(succeeded_jobs_read_the_same_before_and_after_the_archive)
 {
     struct fx f;
     fx_open(&f);
-    struct job_spec s = {.type = "t", .queue = "arch", .payload = "{\"k\":1}",
-                         .idempotency_key = "arch-key"};
+    struct job_spec s = {
+        .type = "t", .queue = "arch", .payload = "{\"k\":1}", .idempotency_key = "arch-key"};
     int64_t ids[4];
     for (int i = 3; i > 0; i--) /* in claim order: ids[3] first, the keyed ids[0] last */
         ids[i] = enq(&f, "t", "arch", 0, 0);
