@@ -139,7 +139,7 @@ root.textContent = ''; // the boot message; Preact owns #app from here
 setRenderer(() => render(html`<${App} />`, root));
 window.addEventListener('hashchange', () => {
   app.selected = new Set();
-  update({ notice: null });
+  update({ notice: null, editing: null });
   startView();
 });
 whoami().then((ok) => (ok ? startView() : update()));

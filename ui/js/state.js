@@ -10,6 +10,7 @@ export const app = {
   confirm: null,     // an open confirmation ({text, yes, run})
   selected: new Set(), // job ids selected in the jobs view
   busy: false,       // an action is being sent
+  editing: null,     // the queue whose limits form is open (overview)
 };
 
 let renderer = null;

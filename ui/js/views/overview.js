@@ -10,6 +10,7 @@ import { age, num } from '../format.js';
 import { can } from '../roles.js';
 import { act, Empty } from '../widgets.js';
 import { Chart } from '../chart.js';
+import { LimitsForm } from './limits.js';
 
 export async function load(route, signal) {
   const q = await get('/v1/queues', signal);
@@ -70,9 +71,11 @@ function Row({ q, write }) {
     <td class="num">${q.pending ? age(q.oldest_pending_age_s) : '—'}</td>
     <td>${limits(q)}</td>
     <td>${throughput(q)}</td>
-    ${write && html`<td><button disabled=${app.busy} onClick=${() => pause(q)}
+    ${write && html`<td class="row-actions"><button disabled=${app.busy} onClick=${() => pause(q)}
       aria-label=${`${q.paused ? 'Resume' : 'Pause'} queue ${q.name}`}>
-      ${q.paused ? 'Resume' : 'Pause'}</button></td>`}
+      ${q.paused ? 'Resume' : 'Pause'}</button>
+      ${can('admin') && html`<button onClick=${() => update({ editing: q.name })}
+        aria-label=${`Limits of queue ${q.name}`}>Limits</button>`}</td>`}
   </tr>`;
 }
 
@@ -83,6 +86,7 @@ function Queues({ queues }) {
       or <code>POST /v1/jobs</code>.</p><//>`;
   }
   const write = can('write');
+  const editing = can('admin') && queues.find((q) => q.name === app.editing);
   return html`<div class="scroll"><table class="queues">
     <thead><tr><th scope="col">Queue</th><th scope="col" class="num">Pending</th>
       <th scope="col" class="num">Running</th><th scope="col" class="num">Succeeded</th>
@@ -90,7 +94,8 @@ function Queues({ queues }) {
       <th scope="col" class="num">Oldest pending</th><th scope="col">Limits</th>
       <th scope="col">Last minute</th>${write && html`<th scope="col">Actions</th>`}</tr></thead>
     <tbody>${queues.map((q) => html`<${Row} key=${q.name} q=${q} write=${write} />`)}</tbody>
-  </table></div>`;
+  </table></div>
+  ${editing && html`<${LimitsForm} q=${editing} />`}`;
 }
 
 export function view() {
