@@ -90,8 +90,10 @@ h_sched_next(struct api_call *c)
     long count;
     if (!next_count(c, &count))
         return;
-    if (c->name_too_long) {
-        api_error(c->resp, 404, "not_found", "name", "no schedule named '%.128s…'", c->name);
+    struct jobd_error nerr = {0};
+    if (c->name_too_long || job_validate_type(c->name, "name", &nerr) != JOBD_OK) {
+        api_error(c->resp, 400, "invalid_field", "name", "%s",
+                  c->name_too_long ? "name is too long" : nerr.msg);
         return;
     }
     struct store *st;
