@@ -137,8 +137,18 @@ ok('token prompt, bad token refused, login');
         (await page.textContent(cell)).replace(/,/g, '').trim() === String(q[s]));
     }
   }
+  if (!statsMissing) {
+    // The chart's totals are the API's for the same hour.
+    await until('the chart totals equal GET /v1/stats', async () => {
+      const st = (await api('GET', '/v1/stats?since=1h&step=1m')).body.series;
+      const sum = (k) => st.reduce((n, b) => n + (b[k] || 0), 0);
+      const cap = await page.textContent('figure.chart figcaption');
+      return sum('dead') === 3 && cap.includes(`${sum('succeeded')} succeeded`) &&
+        cap.includes(`${sum('dead')} dead`);
+    });
+  }
   await shot(page, 'overview');
-  ok('overview counts equal GET /v1/queues');
+  ok(`overview counts equal GET /v1/queues${statsMissing ? '' : ', chart totals GET /v1/stats'}`);
 }
 
 // ---- live refresh: every 2 s while visible, none while hidden, one at a time ----
