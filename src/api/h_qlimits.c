@@ -21,12 +21,10 @@ static const char *const rate_fields[] = {"limit", "per", NULL};
 static int
 parse_count(json_t *v, const char *field, int32_t *out, struct jobd_error *err)
 {
-    if (!json_is_integer(v) || json_integer_value(v) < 1 ||
-        json_integer_value(v) > QUEUE_LIMIT_MAX)
+    if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > QUEUE_LIMIT_MAX)
         return jobd_error_set(err, JOBD_E_INVALID, field,
-                              "%s must be an integer between 1 and %d%s", field,
-                              QUEUE_LIMIT_MAX, strcmp(field, "max_running") == 0
-                                                   ? ", or null for no limit" : "");
+                              "%s must be an integer between 1 and %d%s", field, QUEUE_LIMIT_MAX,
+                              strcmp(field, "max_running") == 0 ? ", or null for no limit" : "");
     *out = (int32_t)json_integer_value(v);
     return JOBD_OK;
 }

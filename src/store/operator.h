@@ -121,14 +121,14 @@ struct worker_list {
  * rate_per_ms aligned to multiples of it since the Unix epoch. A change:
  * each set_* flag says whether its limit changes; a value 0 removes it.
  */
-#define QUEUE_LIMIT_MAX 1000000                  /* max_running and rate_limit */
-#define QUEUE_RATE_PER_MIN_MS 1000               /* a window of at least 1 s... */
-#define QUEUE_RATE_PER_MAX_MS (86400LL * 1000)   /* ...and at most a day */
+#define QUEUE_LIMIT_MAX 1000000                /* max_running and rate_limit */
+#define QUEUE_RATE_PER_MIN_MS 1000             /* a window of at least 1 s... */
+#define QUEUE_RATE_PER_MAX_MS (86400LL * 1000) /* ...and at most a day */
 struct queue_limits_change {
     bool set_max_running;
-    int32_t max_running;   /* 0 = no limit */
+    int32_t max_running; /* 0 = no limit */
     bool set_rate;
-    int32_t rate_limit;    /* 0 = no limit (rate_per_ms ignored) */
+    int32_t rate_limit; /* 0 = no limit (rate_per_ms ignored) */
     int64_t rate_per_ms;
 };
 
@@ -148,8 +148,8 @@ struct store_operator_ops {
     int (*worker_list)(struct store *st, struct worker_list *out, struct jobd_error *err);
     int (*prune_status)(struct store *st, bool succeeded, int64_t cutoff_us, int limit,
                         int *deleted, struct jobd_error *err);
-    int (*queue_limits)(struct store *st, const char *queue,
-                        const struct queue_limits_change *c, struct jobd_error *err);
+    int (*queue_limits)(struct store *st, const char *queue, const struct queue_limits_change *c,
+                        struct jobd_error *err);
 };
 
 /* "running", "succeeded", ...; "?" for a value out of range. */
@@ -207,8 +207,7 @@ JOBD_MUST_USE int store_prune_status(struct store *st, bool succeeded,
  * alone, and learns of it within QLIMITS_REFRESH_MS: qlimits.h).
  */
 JOBD_MUST_USE int store_queue_limits(struct store *st, const char *queue,
-                                     const struct queue_limits_change *c,
-                                     struct jobd_error *err);
+                                     const struct queue_limits_change *c, struct jobd_error *err);
 
 /* ---- workers ---- */
 

@@ -110,8 +110,7 @@ qlimits_claim_queue(const struct qlimits_backend *be, void *b, const char *q,
     if (allow > 0 && (rc = be->claim(b, q, req, allow, now, out, err)) != JOBD_OK)
         return rc;
     int got = (int)(out->n - before);
-    if (got > 0 && row.rate_limit > 0 &&
-        (rc = be->count(b, q, win, used + got, err)) != JOBD_OK)
+    if (got > 0 && row.rate_limit > 0 && (rc = be->count(b, q, win, used + got, err)) != JOBD_OK)
         return rc;
     if (got < allow || allow >= wanted)
         return JOBD_OK; /* no limit held anything back */
@@ -119,8 +118,8 @@ qlimits_claim_queue(const struct qlimits_backend *be, void *b, const char *q,
     if (due < 0)
         return due;
     if (due == 1) {
-        int64_t until = by_rate ? win + row.rate_per_ms * 1000
-                                : now + (int64_t)QLIMITS_RECHECK_MS * 1000;
+        int64_t until =
+            by_rate ? win + row.rate_per_ms * 1000 : now + (int64_t)QLIMITS_RECHECK_MS * 1000;
         if (*held_until_us == 0 || until < *held_until_us)
             *held_until_us = until;
     }

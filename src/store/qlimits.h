@@ -58,9 +58,9 @@ struct qlimits_row {
     bool paused;
     int32_t max_running, rate_limit; /* 0 = none */
     int64_t rate_per_ms;
-    int64_t window_us;   /* the start of the window rate_count counts */
+    int64_t window_us; /* the start of the window rate_count counts */
     int32_t rate_count;
-    int64_t running;     /* its running jobs (read when max_running is set) */
+    int64_t running; /* its running jobs (read when max_running is set) */
 };
 
 /*

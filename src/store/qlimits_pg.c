@@ -20,58 +20,66 @@
 #include "store/store_pg_int.h"
 
 /* $1 name, $2 set max_running, $3 max_running, $4 set rate, $5 limit, $6 per_ms. */
-PG_STMT(st_ql_set,
-     "INSERT INTO jobd.queues (name, max_running, rate_limit, rate_per_ms)"
-     " VALUES ($1::text, $3::int, $5::int, $6::bigint) "
-     "ON CONFLICT (name) DO UPDATE SET"
-     " max_running = CASE WHEN $2::boolean THEN EXCLUDED.max_running"
-     "                    ELSE jobd.queues.max_running END,"
-     " rate_limit = CASE WHEN $4::boolean THEN EXCLUDED.rate_limit"
-     "                   ELSE jobd.queues.rate_limit END,"
-     " rate_per_ms = CASE WHEN $4::boolean THEN EXCLUDED.rate_per_ms"
-     "                    ELSE jobd.queues.rate_per_ms END");
+static const struct pg_stmt st_ql_set = {
+    "st_ql_set",
+    "INSERT INTO jobd.queues (name, max_running, rate_limit, rate_per_ms)"
+    " VALUES ($1::text, $3::int, $5::int, $6::bigint) "
+    "ON CONFLICT (name) DO UPDATE SET"
+    " max_running = CASE WHEN $2::boolean THEN EXCLUDED.max_running"
+    "                    ELSE jobd.queues.max_running END,"
+    " rate_limit = CASE WHEN $4::boolean THEN EXCLUDED.rate_limit"
+    "                   ELSE jobd.queues.rate_limit END,"
+    " rate_per_ms = CASE WHEN $4::boolean THEN EXCLUDED.rate_per_ms"
+    "                    ELSE jobd.queues.rate_per_ms END"};
 
-PG_STMT(st_ql_names,
-     "SELECT name FROM jobd.queues WHERE max_running IS NOT NULL OR rate_limit IS NOT NULL");
+static const struct pg_stmt st_ql_names = {
+    "st_ql_names",
+    "SELECT name FROM jobd.queues WHERE max_running IS NOT NULL OR rate_limit IS NOT NULL"};
 
-PG_STMT(st_ql_all,
-     "SELECT name, max_running, rate_limit, rate_per_ms FROM jobd.queues"
-     " WHERE max_running IS NOT NULL OR rate_limit IS NOT NULL");
+static const struct pg_stmt st_ql_all = {
+    "st_ql_all",
+    "SELECT name, max_running, rate_limit, rate_per_ms FROM jobd.queues"
+    " WHERE max_running IS NOT NULL OR rate_limit IS NOT NULL"};
 
 /* $1 name: the row, locked. */
-PG_STMT(st_ql_read,
-     "SELECT paused, max_running, rate_limit, rate_per_ms, rate_window_us, rate_count"
-     " FROM jobd.queues WHERE name = $1::text FOR UPDATE");
+static const struct pg_stmt st_ql_read = {
+    "st_ql_read",
+    "SELECT paused, max_running, rate_limit, rate_per_ms, rate_window_us, rate_count"
+    " FROM jobd.queues WHERE name = $1::text FOR UPDATE"};
 
 /* $1 name, $2 now (NULL = the server's clock, read now, after the lock). */
-PG_STMT(st_ql_running,
-     "SELECT count(*), " PG_TS_US("COALESCE(" PG_US_TS("$2") ", clock_timestamp())")
-     " FROM jobd.jobs WHERE queue = $1::text AND status = 'running'"
-     "   AND lease_expires_at IS NOT NULL");
+static const struct pg_stmt st_ql_running = {
+    "st_ql_running",
+    "SELECT count(*), " PG_TS_US("COALESCE(" PG_US_TS("$2") ", clock_timestamp())")
+    " FROM jobd.jobs WHERE queue = $1::text AND status = 'running'"
+    "   AND lease_expires_at IS NOT NULL"};
 
 /* $1 worker, $2 limit, $3 lease_ms, $4 types (NULL = any), $5 now, $6 queue. */
-PG_STMT(st_ql_claim,
-     "WITH due AS MATERIALIZED ("
-     "  SELECT id FROM jobd.jobs"
-     "   WHERE queue = $6::text AND status = 'pending' AND run_at <= " PG_NOW("$5")
-     "     AND ($4::text[] IS NULL OR type = ANY($4::text[]))"
-     "   ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) "
-     "UPDATE jobd.jobs j SET status = 'running', attempt = j.attempt + 1,"
-     "       worker_id = $1::text, lease_expires_at = " PG_NOW("$5") " + " PG_MS("$3") ","
-     "       started_at = " PG_NOW("$5") " "
-     "WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "
-     "RETURNING " PG_JOB_COLS("j."));
+static const struct pg_stmt st_ql_claim = {
+    "st_ql_claim",
+    "WITH due AS MATERIALIZED ("
+    "  SELECT id FROM jobd.jobs"
+    "   WHERE queue = $6::text AND status = 'pending' AND run_at <= " PG_NOW("$5")
+    "     AND ($4::text[] IS NULL OR type = ANY($4::text[]))"
+    "   ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) "
+    "UPDATE jobd.jobs j SET status = 'running', attempt = j.attempt + 1,"
+    "       worker_id = $1::text, lease_expires_at = " PG_NOW("$5") " + " PG_MS("$3") ","
+    "       started_at = " PG_NOW("$5") " "
+    "WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "
+    "RETURNING " PG_JOB_COLS("j.")};
 
 /* $1 queue, $2 types, $3 now. */
-PG_STMT(st_ql_due,
-     "SELECT 1 FROM jobd.jobs WHERE queue = $1::text AND status = 'pending'"
-     "  AND run_at <= " PG_NOW("$3") " AND ($2::text[] IS NULL OR type = ANY($2::text[]))"
-     " LIMIT 1");
+static const struct pg_stmt st_ql_due = {
+    "st_ql_due",
+    "SELECT 1 FROM jobd.jobs WHERE queue = $1::text AND status = 'pending'"
+    "  AND run_at <= " PG_NOW("$3") " AND ($2::text[] IS NULL OR type = ANY($2::text[]))"
+    " LIMIT 1"};
 
 /* $1 name, $2 window_us, $3 count. */
-PG_STMT(st_ql_count,
-     "UPDATE jobd.queues SET rate_window_us = $2::bigint, rate_count = $3::int"
-     " WHERE name = $1::text");
+static const struct pg_stmt st_ql_count = {
+    "st_ql_count",
+    "UPDATE jobd.queues SET rate_window_us = $2::bigint, rate_count = $3::int"
+    " WHERE name = $1::text"};
 
 int
 pg_op_queue_limits(struct store *st, const char *queue, const struct queue_limits_change *c,

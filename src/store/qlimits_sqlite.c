@@ -54,8 +54,9 @@ static int
 refresh(struct sqlite_store *s, struct jobd_error *err)
 {
     sqlite3_stmt *stmt;
-    int rc = sq_prepare(s, "SELECT name FROM queues "
-                           "WHERE max_running IS NOT NULL OR rate_limit IS NOT NULL",
+    int rc = sq_prepare(s,
+                        "SELECT name FROM queues "
+                        "WHERE max_running IS NOT NULL OR rate_limit IS NOT NULL",
                         &stmt, err);
     if (rc != JOBD_OK)
         return rc;
@@ -103,8 +104,9 @@ ql_read(void *b, const char *q, struct qlimits_row *row, int64_t *now_us, bool *
 {
     struct sqlite_store *s = b;
     sqlite3_stmt *stmt;
-    int rc = sq_prepare(s, "SELECT paused, max_running, rate_limit, rate_per_ms, "
-                           "rate_window_us, rate_count FROM queues WHERE name = ?1",
+    int rc = sq_prepare(s,
+                        "SELECT paused, max_running, rate_limit, rate_per_ms, "
+                        "rate_window_us, rate_count FROM queues WHERE name = ?1",
                         &stmt, err);
     if (rc != JOBD_OK)
         return rc;
@@ -125,8 +127,9 @@ ql_read(void *b, const char *q, struct qlimits_row *row, int64_t *now_us, bool *
     if (!*found || row->max_running == 0)
         return JOBD_OK;
     /* Running jobs are few (at most every worker's slots): walk them, not the queue. */
-    rc = sq_prepare(s, "SELECT count(*) FROM jobs INDEXED BY jobs_lease "
-                       "WHERE status = 'running' AND queue = ?1",
+    rc = sq_prepare(s,
+                    "SELECT count(*) FROM jobs INDEXED BY jobs_lease "
+                    "WHERE status = 'running' AND queue = ?1",
                     &stmt, err);
     if (rc != JOBD_OK)
         return rc;
@@ -172,8 +175,9 @@ ql_count(void *b, const char *q, int64_t window_us, int32_t n, struct jobd_error
 {
     struct sqlite_store *s = b;
     sqlite3_stmt *stmt;
-    int rc = sq_prepare(s, "UPDATE queues SET rate_window_us = ?2, rate_count = ?3 "
-                           "WHERE name = ?1",
+    int rc = sq_prepare(s,
+                        "UPDATE queues SET rate_window_us = ?2, rate_count = ?3 "
+                        "WHERE name = ?1",
                         &stmt, err);
     if (rc != JOBD_OK)
         return rc;
@@ -184,7 +188,10 @@ ql_count(void *b, const char *q, int64_t window_us, int32_t n, struct jobd_error
 }
 
 static const struct qlimits_backend sq_ql_backend = {
-    .read = ql_read, .claim = ql_claim, .any_due = ql_any_due, .count = ql_count,
+    .read = ql_read,
+    .claim = ql_claim,
+    .any_due = ql_any_due,
+    .count = ql_count,
 };
 
 int
@@ -210,8 +217,9 @@ int
 sq_qlimits_fill(struct sqlite_store *s, struct queue_stat *v, size_t n, struct jobd_error *err)
 {
     sqlite3_stmt *stmt;
-    int rc = sq_prepare(s, "SELECT name, max_running, rate_limit, rate_per_ms FROM queues "
-                           "WHERE max_running IS NOT NULL OR rate_limit IS NOT NULL",
+    int rc = sq_prepare(s,
+                        "SELECT name, max_running, rate_limit, rate_per_ms FROM queues "
+                        "WHERE max_running IS NOT NULL OR rate_limit IS NOT NULL",
                         &stmt, err);
     if (rc != JOBD_OK)
         return rc;

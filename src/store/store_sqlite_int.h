@@ -141,8 +141,7 @@ int sq_qlimits_covers(struct sqlite_store *s, const struct claim_req *req, bool 
                       struct jobd_error *err);
 int sq_qlimits_claim(struct sqlite_store *s, const struct claim_req *req, struct job_list *out,
                      int *left, struct jobd_error *err);
-int sq_qlimits_fill(struct sqlite_store *s, struct queue_stat *v, size_t n,
-                    struct jobd_error *err);
+int sq_qlimits_fill(struct sqlite_store *s, struct queue_stat *v, size_t n, struct jobd_error *err);
 
 /*
  * The file behind the path (store_sqlite_txn.c). sq_file_before_open: a

@@ -297,9 +297,9 @@ sq_claim_due(struct sqlite_store *s, const struct claim_req *req, int limit, int
     /* "+run_at": not a range to search by (jobs_next_*), so each branch walks its
      * claim-order index (jobs_claim_type / _queue / _any) and stops at the LIMIT. */
     char *head = due_head("SELECT id, priority, run_at", "+run_at", held);
-    char *pick = head != NULL ? filter_sql(head, " ORDER BY priority DESC, run_at, id LIMIT ?4",
-                                           req, 5)
-                              : NULL;
+    char *pick = head != NULL
+                     ? filter_sql(head, " ORDER BY priority DESC, run_at, id LIMIT ?4", req, 5)
+                     : NULL;
     free(head);
     char *sql = wrap("UPDATE jobs SET status = 'running', attempt = attempt + 1, "
                      "  worker_id = ?2, lease_expires_at = ?3, started_at = ?1 "

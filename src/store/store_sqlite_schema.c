@@ -176,9 +176,7 @@ static const struct sq_migration sq_migrations[] = {
      ") WITHOUT ROWID;"
      "INSERT INTO job_counts SELECT queue, status, count(*) FROM jobs GROUP BY queue, status;"
      "INSERT INTO job_counts SELECT queue, status, count(*) FROM jobs_done"
-     "  GROUP BY queue, status;"
-     SQ_COUNT_TRIGGERS("jobs")
-     SQ_COUNT_TRIGGERS("jobs_done")},
+     "  GROUP BY queue, status;" SQ_COUNT_TRIGGERS("jobs") SQ_COUNT_TRIGGERS("jobs_done")},
     {6,
      /* Worker presence (store/operator.h): one row per live worker. */
      "CREATE TABLE workers ("

@@ -114,8 +114,8 @@ start_batch(struct worker *w)
 
 /* held: when a queue limit held back a due job, when it may let one go (or 0). */
 static void
-arm_timer(struct worker *w, const struct claim_req *req, int64_t now, bool timer_fired,
-          size_t got, int64_t held)
+arm_timer(struct worker *w, const struct claim_req *req, int64_t now, bool timer_fired, size_t got,
+          int64_t held)
 {
     struct jobd_error err = {0};
     int64_t run_at = 0;

@@ -58,8 +58,9 @@ BOTH(limits_put_list_and_remove)
 {
     struct srv s;
     srv_start(&s, backend, NULL);
-    json_t *q = put_limits(&s, "mail", "{\"max_running\": 5, \"rate\": {\"limit\": 20, "
-                                       "\"per\": \"1m\"}}");
+    json_t *q = put_limits(&s, "mail",
+                           "{\"max_running\": 5, \"rate\": {\"limit\": 20, "
+                           "\"per\": \"1m\"}}");
     ASSERT_STR_EQ(json_string_value(json_object_get(q, "name")), "mail");
     ASSERT(json_is_false(json_object_get(q, "paused")));
     expect_limits(q, 5, 20, "1m");
@@ -85,8 +86,9 @@ BOTH(limits_put_list_and_remove)
     q = put_limits(&s, "mail", "{\"rate\": null}");
     expect_limits(q, 2, 0, NULL);
     json_decref(q);
-    q = put_limits(&s, "mail", "{\"max_running\": null, \"rate\": {\"limit\": 1, \"per\": "
-                               "\"1h30m\"}}");
+    q = put_limits(&s, "mail",
+                   "{\"max_running\": null, \"rate\": {\"limit\": 1, \"per\": "
+                   "\"1h30m\"}}");
     expect_limits(q, 0, 1, "1h30m");
     json_decref(q);
     /* Every queue object has both fields. */
@@ -133,8 +135,8 @@ BOTH(limits_bad_values_name_their_field)
         const char *field = json_string_value(json_object_get(e, "field"));
         if (st != 400 || code == NULL || strcmp(code, bad[i].code) != 0 ||
             (bad[i].field != NULL && (field == NULL || strcmp(field, bad[i].field) != 0)))
-            TEST_FAIL("PUT %s: %ld %s, want 400 %s naming %s", bad[i].body, st, r.body,
-                      bad[i].code, bad[i].field ? bad[i].field : "-");
+            TEST_FAIL("PUT %s: %ld %s, want 400 %s naming %s", bad[i].body, st, r.body, bad[i].code,
+                      bad[i].field ? bad[i].field : "-");
         json_decref(v);
         resp_fini(&r);
     }

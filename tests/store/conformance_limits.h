@@ -15,8 +15,10 @@
 static void
 set_limits(struct store *st, const char *q, int32_t mr, int32_t rate, int64_t per_ms)
 {
-    struct queue_limits_change c = {.set_max_running = mr >= 0, .max_running = mr,
-                                    .set_rate = rate >= 0, .rate_limit = rate,
+    struct queue_limits_change c = {.set_max_running = mr >= 0,
+                                    .max_running = mr,
+                                    .set_rate = rate >= 0,
+                                    .rate_limit = rate,
                                     .rate_per_ms = per_ms};
     struct jobd_error e = {0};
     ASSERT_OK(store_queue_limits(st, q, &c, &e), &e);
@@ -25,11 +27,15 @@ set_limits(struct store *st, const char *q, int32_t mr, int32_t rate, int64_t pe
 /* Claims up to limit jobs from st (queues: NULL = any) and returns how many;
  * *held gets the claim's held_until_us. The jobs are appended to out. */
 static size_t
-claim_held(struct store *st, const char *const *queues, size_t nq, int limit,
-           struct job_list *out, int64_t *held)
+claim_held(struct store *st, const char *const *queues, size_t nq, int limit, struct job_list *out,
+           int64_t *held)
 {
-    struct claim_req r = {.worker_id = "w1", .queues = queues, .n_queues = nq, .limit = limit,
-                          .lease_ms = 60000, .held_until_us = held};
+    struct claim_req r = {.worker_id = "w1",
+                          .queues = queues,
+                          .n_queues = nq,
+                          .limit = limit,
+                          .lease_ms = 60000,
+                          .held_until_us = held};
     struct jobd_error e = {0};
     size_t n0 = out->n;
     ASSERT_OK(store_claim(st, &r, out, &e), &e);
