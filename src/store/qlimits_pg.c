@@ -21,65 +21,64 @@
 
 /* $1 name, $2 set max_running, $3 max_running, $4 set rate, $5 limit, $6 per_ms. */
 static const struct pg_stmt st_ql_set = {
-    "st_ql_set",
-    "INSERT INTO jobd.queues (name, max_running, rate_limit, rate_per_ms)"
-    " VALUES ($1::text, $3::int, $5::int, $6::bigint) "
-    "ON CONFLICT (name) DO UPDATE SET"
-    " max_running = CASE WHEN $2::boolean THEN EXCLUDED.max_running"
-    "                    ELSE jobd.queues.max_running END,"
-    " rate_limit = CASE WHEN $4::boolean THEN EXCLUDED.rate_limit"
-    "                   ELSE jobd.queues.rate_limit END,"
-    " rate_per_ms = CASE WHEN $4::boolean THEN EXCLUDED.rate_per_ms"
-    "                    ELSE jobd.queues.rate_per_ms END"};
+    "st_ql_set", "INSERT INTO jobd.queues (name, max_running, rate_limit, rate_per_ms)"
+                 " VALUES ($1::text, $3::int, $5::int, $6::bigint) "
+                 "ON CONFLICT (name) DO UPDATE SET"
+                 " max_running = CASE WHEN $2::boolean THEN EXCLUDED.max_running"
+                 "                    ELSE jobd.queues.max_running END,"
+                 " rate_limit = CASE WHEN $4::boolean THEN EXCLUDED.rate_limit"
+                 "                   ELSE jobd.queues.rate_limit END,"
+                 " rate_per_ms = CASE WHEN $4::boolean THEN EXCLUDED.rate_per_ms"
+                 "                    ELSE jobd.queues.rate_per_ms END"};
 
 static const struct pg_stmt st_ql_names = {
     "st_ql_names",
     "SELECT name FROM jobd.queues WHERE max_running IS NOT NULL OR rate_limit IS NOT NULL"};
 
 static const struct pg_stmt st_ql_all = {
-    "st_ql_all",
-    "SELECT name, max_running, rate_limit, rate_per_ms FROM jobd.queues"
-    " WHERE max_running IS NOT NULL OR rate_limit IS NOT NULL"};
+    "st_ql_all", "SELECT name, max_running, rate_limit, rate_per_ms FROM jobd.queues"
+                 " WHERE max_running IS NOT NULL OR rate_limit IS NOT NULL"};
 
 /* $1 name: the row, locked. */
 static const struct pg_stmt st_ql_read = {
-    "st_ql_read",
-    "SELECT paused, max_running, rate_limit, rate_per_ms, rate_window_us, rate_count"
-    " FROM jobd.queues WHERE name = $1::text FOR UPDATE"};
+    "st_ql_read", "SELECT paused, max_running, rate_limit, rate_per_ms, rate_window_us, rate_count"
+                  " FROM jobd.queues WHERE name = $1::text FOR UPDATE"};
+
+/* "Now" as the statements below take it; identifiers keep the SQL readable. */
+#define QL_NOW2 PG_TS_US("COALESCE(" PG_US_TS("$2") ", clock_timestamp())")
+#define QL_NOW3 PG_NOW("$3")
+#define QL_NOW5 PG_NOW("$5")
+#define QL_LEASE PG_MS("$3")
+#define QL_COLS PG_JOB_COLS("j.")
 
 /* $1 name, $2 now (NULL = the server's clock, read now, after the lock). */
 static const struct pg_stmt st_ql_running = {
     "st_ql_running",
-    "SELECT count(*), " PG_TS_US("COALESCE(" PG_US_TS("$2") ", clock_timestamp())")
-    " FROM jobd.jobs WHERE queue = $1::text AND status = 'running'"
-    "   AND lease_expires_at IS NOT NULL"};
+    "SELECT count(*), " QL_NOW2 " FROM jobd.jobs"
+    " WHERE queue = $1::text AND status = 'running' AND lease_expires_at IS NOT NULL"};
 
 /* $1 worker, $2 limit, $3 lease_ms, $4 types (NULL = any), $5 now, $6 queue. */
 static const struct pg_stmt st_ql_claim = {
-    "st_ql_claim",
-    "WITH due AS MATERIALIZED ("
-    "  SELECT id FROM jobd.jobs"
-    "   WHERE queue = $6::text AND status = 'pending' AND run_at <= " PG_NOW("$5")
-    "     AND ($4::text[] IS NULL OR type = ANY($4::text[]))"
-    "   ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) "
-    "UPDATE jobd.jobs j SET status = 'running', attempt = j.attempt + 1,"
-    "       worker_id = $1::text, lease_expires_at = " PG_NOW("$5") " + " PG_MS("$3") ","
-    "       started_at = " PG_NOW("$5") " "
-    "WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "
-    "RETURNING " PG_JOB_COLS("j.")};
+    "st_ql_claim", "WITH due AS MATERIALIZED ("
+                   "  SELECT id FROM jobd.jobs"
+                   "   WHERE queue = $6::text AND status = 'pending' AND run_at <= " QL_NOW5
+                   "     AND ($4::text[] IS NULL OR type = ANY($4::text[]))"
+                   "   ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) "
+                   "UPDATE jobd.jobs j SET status = 'running', attempt = j.attempt + 1,"
+                   "       worker_id = $1::text, lease_expires_at = " QL_NOW5 " + " QL_LEASE ","
+                   "       started_at = " QL_NOW5 " WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "
+                   "RETURNING " QL_COLS};
 
 /* $1 queue, $2 types, $3 now. */
 static const struct pg_stmt st_ql_due = {
     "st_ql_due",
     "SELECT 1 FROM jobd.jobs WHERE queue = $1::text AND status = 'pending'"
-    "  AND run_at <= " PG_NOW("$3") " AND ($2::text[] IS NULL OR type = ANY($2::text[]))"
-    " LIMIT 1"};
+    "  AND run_at <= " QL_NOW3 " AND ($2::text[] IS NULL OR type = ANY($2::text[])) LIMIT 1"};
 
 /* $1 name, $2 window_us, $3 count. */
 static const struct pg_stmt st_ql_count = {
-    "st_ql_count",
-    "UPDATE jobd.queues SET rate_window_us = $2::bigint, rate_count = $3::int"
-    " WHERE name = $1::text"};
+    "st_ql_count", "UPDATE jobd.queues SET rate_window_us = $2::bigint, rate_count = $3::int"
+                   " WHERE name = $1::text"};
 
 int
 pg_op_queue_limits(struct store *st, const char *queue, const struct queue_limits_change *c,
@@ -172,9 +171,12 @@ ql_claim(void *b, const char *q, const struct claim_req *req, int n, int64_t now
     struct pg_ql *p = b;
     char lb[24], leb[24], nb[24];
     const char *vals[6] = {
-        req->worker_id, pg_i64(lb, n),
+        req->worker_id,
+        pg_i64(lb, n),
         pg_i64(leb, req->lease_ms > 0 ? req->lease_ms : JOB_DEFAULT_LEASE_MS),
-        p->types, p->now != NULL ? pg_i64(nb, now_us) : NULL, q,
+        p->types,
+        p->now != NULL ? pg_i64(nb, now_us) : NULL,
+        q,
     };
     PGresult *r = NULL;
     int rc = pg_exec(p->s, &st_ql_claim, 6, vals, &r, err);
@@ -214,7 +216,10 @@ ql_count(void *b, const char *q, int64_t window_us, int32_t n, struct jobd_error
 }
 
 static const struct qlimits_backend pg_ql_backend = {
-    .read = ql_read, .claim = ql_claim, .any_due = ql_any_due, .count = ql_count,
+    .read = ql_read,
+    .claim = ql_claim,
+    .any_due = ql_any_due,
+    .count = ql_count,
 };
 
 /* One limited queue's claim in a transaction of its own (the row lock's span). */

@@ -37,6 +37,7 @@ PG_STMT(st_list,
  * CTE instead lets a generic plan guess 10% of the table and hash-join a
  * sequential scan of jobs.
  */
+#define CLAIM_NOW PG_NOW("$5")
 #define CLAIM_SET                                                                       \
     "UPDATE jobd.jobs j SET status = 'running', attempt = j.attempt + 1,"               \
     "       worker_id = $1::text, lease_expires_at = " PG_NOW("$5") " + " PG_MS("$3") "," \
@@ -48,11 +49,10 @@ static const struct pg_stmt st_claim_any = {
     "st_claim_any",
     "WITH due AS MATERIALIZED ("
     "  SELECT id FROM jobd.jobs"
-    "   WHERE status = 'pending' AND run_at <= " PG_NOW("$5")
+    "   WHERE status = 'pending' AND run_at <= " CLAIM_NOW
     "     AND ($4::text[] IS NULL OR type = ANY($4::text[]))"
     "     AND queue NOT IN (SELECT name FROM jobd.queues WHERE " QLIMITS_HELD_PG ")"
-    "   ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) "
-    CLAIM_SET};
+    "   ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) " CLAIM_SET};
 
 static const struct pg_stmt st_claim_queues = {
     "st_claim_queues",
@@ -60,13 +60,12 @@ static const struct pg_stmt st_claim_queues = {
     "  SELECT c.id FROM (SELECT DISTINCT unnest($6::text[]) AS name) qn"
     "  CROSS JOIN LATERAL ("
     "    SELECT id, priority, run_at FROM jobd.jobs"
-    "     WHERE queue = qn.name AND status = 'pending' AND run_at <= " PG_NOW("$5")
+    "     WHERE queue = qn.name AND status = 'pending' AND run_at <= " CLAIM_NOW
     "       AND ($4::text[] IS NULL OR type = ANY($4::text[]))"
     "     ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) c"
     "  WHERE NOT EXISTS (SELECT 1 FROM jobd.queues p WHERE p.name = qn.name"
     "                    AND (" QLIMITS_HELD_PG "))"
-    "  ORDER BY c.priority DESC, c.run_at, c.id LIMIT $2::int) "
-    CLAIM_SET};
+    "  ORDER BY c.priority DESC, c.run_at, c.id LIMIT $2::int) " CLAIM_SET};
 
 
 /*
@@ -84,12 +83,11 @@ static const struct pg_stmt st_claim_types = {
     "  SELECT c.id FROM (SELECT DISTINCT unnest($4::text[]) AS name) tn"
     "  CROSS JOIN LATERAL ("
     "    SELECT id, priority, run_at FROM jobd.jobs"
-    "     WHERE type = tn.name AND status <> 'running' AND run_at <= " PG_NOW("$5")
+    "     WHERE type = tn.name AND status <> 'running' AND run_at <= " CLAIM_NOW
     "       AND ($6::text[] IS NULL OR queue = ANY($6::text[]))"
     "       AND queue NOT IN (SELECT name FROM jobd.queues WHERE " QLIMITS_HELD_PG ")"
     "     ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) c"
-    "  ORDER BY c.priority DESC, c.run_at, c.id LIMIT $2::int) "
-    CLAIM_SET};
+    "  ORDER BY c.priority DESC, c.run_at, c.id LIMIT $2::int) " CLAIM_SET};
 
 /* $1 types, $2 queues (NULL = any): the soonest run_at, one jobs_next_type probe a type. */
 PG_STMT(st_next_run_at_types,
@@ -209,9 +207,12 @@ pg_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
     if ((rc = pg_qlimits_claim(s, req, types, out, &left, err)) != JOBD_OK || left == 0)
         goto sort;
     const char *vals[6] = {
-        req->worker_id, pg_i64(b[0], left),
+        req->worker_id,
+        pg_i64(b[0], left),
         pg_i64(b[1], req->lease_ms > 0 ? req->lease_ms : JOB_DEFAULT_LEASE_MS),
-        types, pg_now_param(s, nowb), queues,
+        types,
+        pg_now_param(s, nowb),
+        queues,
     };
     PGresult *r = NULL;
     if (types != NULL)
