@@ -136,7 +136,7 @@ jobjson_rate(const struct queue_stat *q)
     if (q->rate_limit <= 0)
         return json_null();
     char per[32];
-    return json_pack("{s:i,s:s}", "limit", (json_int_t)q->rate_limit, "per",
+    return json_pack("{s:I,s:s}", "limit", (json_int_t)q->rate_limit, "per",
                      duration_format_ms(q->rate_per_ms, per, sizeof per));
 }
 

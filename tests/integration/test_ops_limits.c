@@ -144,3 +144,63 @@ BOTH(limits_bad_values_name_their_field)
     ASSERT(listed(&s, "q1") == NULL); /* nothing refused was written */
     srv_stop(&s);
 }
+
+/* Runs `jobd ARGS...` against s; returns its exit status and stdout in out. */
+static int
+cli(const struct srv *s, const char *const *args, char *out, size_t len)
+{
+    char envs[128];
+    snprintf(envs, sizeof envs, "JOBD_SERVER=%s", s->base);
+    const char *env[] = {envs, NULL};
+    return cli_run(env, args, out, len);
+}
+
+TEST(limits_cli)
+{
+    struct srv s;
+    srv_start(&s, "sqlite", NULL);
+    char out[4096], err[4096];
+    const char *set[] = {"queues", "limit", "mail", "--max-running", "3", "--rate=10/1m", NULL};
+    ASSERT_EQ(cli(&s, set, out, sizeof out), 0);
+    json_t *q = cli_parse_json(out);
+    expect_limits(q, 3, 10, "1m");
+    json_decref(q);
+    const char *unset[] = {"queues", "limit", "mail", "--rate", "none", NULL};
+    ASSERT_EQ(cli(&s, unset, out, sizeof out), 0);
+    q = cli_parse_json(out);
+    expect_limits(q, 3, 0, NULL);
+    json_decref(q);
+    const char *pause[] = {"queues", "pause", "mail", NULL};
+    ASSERT_EQ(cli(&s, pause, out, sizeof out), 0);
+    q = cli_parse_json(out);
+    ASSERT(json_is_true(json_object_get(q, "paused")));
+    expect_limits(q, 3, 0, NULL);
+    json_decref(q);
+    const char *resume[] = {"queues", "resume", "mail", NULL};
+    ASSERT_EQ(cli(&s, resume, out, sizeof out), 0);
+    q = cli_parse_json(out);
+    ASSERT(json_is_false(json_object_get(q, "paused")));
+    json_decref(q);
+    /* The listing (JSON lines when piped) carries the limits. */
+    const char *ls[] = {"queues", NULL};
+    ASSERT_EQ(cli(&s, ls, out, sizeof out), 0);
+    ASSERT(strstr(out, "\"max_running\":3") != NULL);
+    /* Usage errors (2) before anything is sent; the server's refusal is 1. */
+    static const char *const bad[][6] = {
+        {"queues", "limit", "mail", NULL},
+        {"queues", "limit", "mail", "--rate", "10", NULL},
+        {"queues", "limit", "mail", "--rate", "x/1s", NULL},
+        {"queues", "limit", "mail", "--max-running", "0", NULL},
+        {"queues", "limit", "--max-running", "2", NULL},
+        {"queues", "pause", NULL},
+        {"queues", "pause", "mail", "--max-running", "2", NULL},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (cli(&s, bad[i], out, sizeof out) != 2)
+            TEST_FAIL("jobd %s %s %s: want exit 2; stderr: %s", bad[i][0], bad[i][1],
+                      bad[i][2] ? bad[i][2] : "", cli_last_err(err, sizeof err));
+    const char *refused[] = {"queues", "limit", "mail", "--rate", "5/100ms", NULL};
+    ASSERT_EQ(cli(&s, refused, out, sizeof out), 1);
+    ASSERT(strstr(cli_last_err(err, sizeof err), "rate.per") != NULL);
+    srv_stop(&s);
+}
