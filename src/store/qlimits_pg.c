@@ -6,8 +6,10 @@
  * locked FOR UPDATE in a short transaction of their own; every statement
  * after the lock takes a fresh snapshot (READ COMMITTED), so it counts the
  * running jobs and the window's claims that the previous holder committed.
- * "Now" for the window is read after the lock too (clock_timestamp(), or
- * the store's clock): now() is the transaction's start, before the wait.
+ * "Now" is read after the lock too (clock_timestamp(), or the store's
+ * clock), and the claim stamps started_at with that same instant: now() is
+ * the transaction's start, before the wait, and would put a start into the
+ * window before the one that counted it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,7 +177,7 @@ ql_claim(void *b, const char *q, const struct claim_req *req, int n, int64_t now
         pg_i64(lb, n),
         pg_i64(leb, req->lease_ms > 0 ? req->lease_ms : JOB_DEFAULT_LEASE_MS),
         p->types,
-        p->now != NULL ? pg_i64(nb, now_us) : NULL,
+        pg_i64(nb, now_us),
         q,
     };
     PGresult *r = NULL;
@@ -193,7 +195,7 @@ ql_any_due(void *b, const char *q, const struct claim_req *req, int64_t now_us,
     (void)req;
     struct pg_ql *p = b;
     char nb[24];
-    const char *vals[3] = {q, p->types, p->now != NULL ? pg_i64(nb, now_us) : NULL};
+    const char *vals[3] = {q, p->types, pg_i64(nb, now_us)};
     PGresult *r = NULL;
     int rc = pg_exec(p->s, &st_ql_due, 3, vals, &r, err);
     if (rc != JOBD_OK)

@@ -45,27 +45,25 @@ PG_STMT(st_list,
     "WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "                                      \
     "RETURNING " PG_JOB_COLS("j.")
 
-static const struct pg_stmt st_claim_any = {
-    "st_claim_any",
-    "WITH due AS MATERIALIZED ("
-    "  SELECT id FROM jobd.jobs"
-    "   WHERE status = 'pending' AND run_at <= " CLAIM_NOW
-    "     AND ($4::text[] IS NULL OR type = ANY($4::text[]))"
-    "     AND queue NOT IN (SELECT name FROM jobd.queues WHERE " QLIMITS_HELD_PG ")"
-    "   ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) " CLAIM_SET};
+PG_STMT(st_claim_any,
+        "WITH due AS MATERIALIZED ("
+        "  SELECT id FROM jobd.jobs"
+        "   WHERE status = 'pending' AND run_at <= " CLAIM_NOW
+        "     AND ($4::text[] IS NULL OR type = ANY($4::text[]))"
+        "     AND queue NOT IN (SELECT name FROM jobd.queues WHERE " QLIMITS_HELD_PG ")"
+        "   ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) " CLAIM_SET);
 
-static const struct pg_stmt st_claim_queues = {
-    "st_claim_queues",
-    "WITH due AS MATERIALIZED ("
-    "  SELECT c.id FROM (SELECT DISTINCT unnest($6::text[]) AS name) qn"
-    "  CROSS JOIN LATERAL ("
-    "    SELECT id, priority, run_at FROM jobd.jobs"
-    "     WHERE queue = qn.name AND status = 'pending' AND run_at <= " CLAIM_NOW
-    "       AND ($4::text[] IS NULL OR type = ANY($4::text[]))"
-    "     ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) c"
-    "  WHERE NOT EXISTS (SELECT 1 FROM jobd.queues p WHERE p.name = qn.name"
-    "                    AND (" QLIMITS_HELD_PG "))"
-    "  ORDER BY c.priority DESC, c.run_at, c.id LIMIT $2::int) " CLAIM_SET};
+PG_STMT(st_claim_queues,
+        "WITH due AS MATERIALIZED ("
+        "  SELECT c.id FROM (SELECT DISTINCT unnest($6::text[]) AS name) qn"
+        "  CROSS JOIN LATERAL ("
+        "    SELECT id, priority, run_at FROM jobd.jobs"
+        "     WHERE queue = qn.name AND status = 'pending' AND run_at <= " CLAIM_NOW
+        "       AND ($4::text[] IS NULL OR type = ANY($4::text[]))"
+        "     ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) c"
+        "  WHERE NOT EXISTS (SELECT 1 FROM jobd.queues p WHERE p.name = qn.name"
+        "                    AND (" QLIMITS_HELD_PG "))"
+        "  ORDER BY c.priority DESC, c.run_at, c.id LIMIT $2::int) " CLAIM_SET);
 
 
 /*
@@ -77,17 +75,16 @@ static const struct pg_stmt st_claim_queues = {
  * cannot walk jobs_claim_any / jobs_next_run hoping to meet the type soon,
  * which for a type with no pending jobs would read every pending job.
  */
-static const struct pg_stmt st_claim_types = {
-    "st_claim_types",
-    "WITH due AS MATERIALIZED ("
-    "  SELECT c.id FROM (SELECT DISTINCT unnest($4::text[]) AS name) tn"
-    "  CROSS JOIN LATERAL ("
-    "    SELECT id, priority, run_at FROM jobd.jobs"
-    "     WHERE type = tn.name AND status <> 'running' AND run_at <= " CLAIM_NOW
-    "       AND ($6::text[] IS NULL OR queue = ANY($6::text[]))"
-    "       AND queue NOT IN (SELECT name FROM jobd.queues WHERE " QLIMITS_HELD_PG ")"
-    "     ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) c"
-    "  ORDER BY c.priority DESC, c.run_at, c.id LIMIT $2::int) " CLAIM_SET};
+PG_STMT(st_claim_types,
+        "WITH due AS MATERIALIZED ("
+        "  SELECT c.id FROM (SELECT DISTINCT unnest($4::text[]) AS name) tn"
+        "  CROSS JOIN LATERAL ("
+        "    SELECT id, priority, run_at FROM jobd.jobs"
+        "     WHERE type = tn.name AND status <> 'running' AND run_at <= " CLAIM_NOW
+        "       AND ($6::text[] IS NULL OR queue = ANY($6::text[]))"
+        "       AND queue NOT IN (SELECT name FROM jobd.queues WHERE " QLIMITS_HELD_PG ")"
+        "     ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) c"
+        "  ORDER BY c.priority DESC, c.run_at, c.id LIMIT $2::int) " CLAIM_SET);
 
 /* $1 types, $2 queues (NULL = any): the soonest run_at, one jobs_next_type probe a type. */
 PG_STMT(st_next_run_at_types,

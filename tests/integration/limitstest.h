@@ -13,10 +13,11 @@
 
 #include "apitest.h"
 
-/* One record: a handler started (start) or ended, at ns since the epoch. */
+/* One record: the handler of job id started (start) or ended, at ns since the epoch. */
 struct lt_rec {
     bool start;
     int64_t ns;
+    int64_t id;
 };
 
 /*
@@ -31,10 +32,10 @@ lt_setup(const char *type, const char *q, const char *sleep_s, const char *rec_p
     char sh[600];
     snprintf(sh, sizeof sh, "%s", test_path("handler.sh"));
     FILE *f = fopen(sh, "w");
-    fprintf(f, "#!/bin/sh\necho \"s $(date +%%s%%N)\" >> '%s'\n", rec_path);
+    fprintf(f, "#!/bin/sh\necho \"s $(date +%%s%%N) $JOBD_JOB_ID\" >> '%s'\n", rec_path);
     if (strcmp(sleep_s, "0") != 0)
         fprintf(f, "sleep %s\n", sleep_s);
-    fprintf(f, "echo \"e $(date +%%s%%N)\" >> '%s'\n", rec_path);
+    fprintf(f, "echo \"e $(date +%%s%%N) $JOBD_JOB_ID\" >> '%s'\n", rec_path);
     fclose(f);
     chmod(sh, 0755);
     snprintf(ini, len, "%s", test_path("limits.ini"));
@@ -131,11 +132,11 @@ lt_read(const char *rec_path, struct lt_rec **out)
     size_t n = 0, cap = 256;
     struct lt_rec *v = malloc(cap * sizeof *v);
     char kind;
-    long long ns;
-    while (f != NULL && fscanf(f, " %c %lld", &kind, &ns) == 2) {
+    long long ns, id;
+    while (f != NULL && fscanf(f, " %c %lld %lld", &kind, &ns, &id) == 3) {
         if (n == cap)
             v = realloc(v, (cap *= 2) * sizeof *v);
-        v[n++] = (struct lt_rec){kind == 's', (int64_t)ns};
+        v[n++] = (struct lt_rec){kind == 's', (int64_t)ns, (int64_t)id};
     }
     if (f != NULL)
         fclose(f);
