@@ -188,14 +188,11 @@ ql_claim(void *b, const char *q, const struct claim_req *req, int n, int64_t now
     return rc;
 }
 
+/* 1 if a job of q (of the claim's types) is due at now (text; NULL = now()), 0 if not. */
 static int
-ql_any_due(void *b, const char *q, const struct claim_req *req, int64_t now_us,
-           struct jobd_error *err)
+probe(struct pg_ql *p, const char *q, const char *now, struct jobd_error *err)
 {
-    (void)req;
-    struct pg_ql *p = b;
-    char nb[24];
-    const char *vals[3] = {q, p->types, pg_i64(nb, now_us)};
+    const char *vals[3] = {q, p->types, now};
     PGresult *r = NULL;
     int rc = pg_exec(p->s, &st_ql_due, 3, vals, &r, err);
     if (rc != JOBD_OK)
@@ -203,6 +200,15 @@ ql_any_due(void *b, const char *q, const struct claim_req *req, int64_t now_us,
     int due = PQntuples(r) > 0;
     PQclear(r);
     return due;
+}
+
+static int
+ql_any_due(void *b, const char *q, const struct claim_req *req, int64_t now_us,
+           struct jobd_error *err)
+{
+    (void)req;
+    char nb[24];
+    return probe(b, q, pg_i64(nb, now_us), err);
 }
 
 static int
@@ -259,6 +265,14 @@ pg_qlimits_claim(struct store_pg *s, const struct claim_req *req, const char *ty
         const char *q = s->qlim.names[i];
         if (!qlimits_req_covers(req, q))
             continue;
+        /* A look without the lock first: a limited queue with nothing due
+         * costs the claimers of other queues one read, not a locked
+         * transaction that would queue them up behind each other. */
+        int due = probe(&p, q, p.now, err);
+        if (due <= 0) {
+            rc = due;
+            continue;
+        }
         size_t before = out->n;
         rc = claim_one_queue(&p, q, req, *left, out, &held, err);
         *left -= (int)(out->n - before);
