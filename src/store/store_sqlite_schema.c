@@ -177,9 +177,7 @@ static const struct sq_migration sq_migrations[] = {
      ") WITHOUT ROWID;"
      "INSERT INTO job_counts SELECT queue, status, count(*) FROM jobs GROUP BY queue, status;"
      "INSERT INTO job_counts SELECT queue, status, count(*) FROM jobs_done"
-     "  GROUP BY queue, status;"
-     SQ_COUNT_TRIGGERS("jobs")
-     SQ_COUNT_TRIGGERS("jobs_done")},
+     "  GROUP BY queue, status;" SQ_COUNT_TRIGGERS("jobs") SQ_COUNT_TRIGGERS("jobs_done")},
     {6,
      /* Worker presence (store/operator.h): one row per live worker. */
      "CREATE TABLE workers ("
@@ -195,7 +193,15 @@ static const struct sq_migration sq_migrations[] = {
      "  last_seen_at INTEGER NOT NULL,"
      "  draining INTEGER NOT NULL DEFAULT 0"
      ") WITHOUT ROWID;"},
-    {7, sq_step_stats}, /* statistics (stats_sqlite.c) */
+    {7,
+     /* Queue limits (qlimits.h); rate_window_us / rate_count count the
+      * claims of the current rate window, written only by a limited claim. */
+     "ALTER TABLE queues ADD COLUMN max_running INTEGER CHECK (max_running >= 1);"
+     "ALTER TABLE queues ADD COLUMN rate_limit INTEGER CHECK (rate_limit >= 1);"
+     "ALTER TABLE queues ADD COLUMN rate_per_ms INTEGER CHECK (rate_per_ms >= 1);"
+     "ALTER TABLE queues ADD COLUMN rate_window_us INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE queues ADD COLUMN rate_count INTEGER NOT NULL DEFAULT 0;"},
+    {8, sq_step_stats}, /* statistics (stats_sqlite.c) */
 };
 /* clang-format on */
 
