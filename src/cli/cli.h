@@ -58,7 +58,11 @@ bool cli_is_help(const char *a);
  */
 const char *cli_opt(int argc, char **argv, int *i, const char *flag, bool *missing);
 
-/* Prints "jobd CMD: MSG 'ARG'" (arg may be NULL) and usage on stderr; returns CLI_USAGE. */
+/*
+ * Prints the one line "jobd CMD: MSG 'ARG'; see 'jobd CMD --help'" on stderr
+ * (arg may be NULL) and returns CLI_USAGE. usage is not printed: it is
+ * accepted so that existing callers need not change.
+ */
 int cli_usage_error(const char *cmd, const char *msg, const char *arg, const char *usage);
 
 /*
