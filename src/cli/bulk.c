@@ -53,11 +53,16 @@ bulk_parse(int argc, char **argv, json_t *filter, long *limit, const char **serv
 {
     enum { N_STR = 7, B_IDS = N_STR, B_LIMIT, B_SERVER };
     static const struct cli_optdef defs[] = {
-        {"--status", 0, true},         {"--queue", 0, true},
-        {"--type", 0, true},           {"--schedule", 0, true},
-        {"--created-after", 0, true},  {"--created-before", 0, true},
-        {"--key", 0, true},            [B_IDS] = {"--ids", 0, true},
-        [B_LIMIT] = {"--limit", 'n', true}, [B_SERVER] = {"--server", 0, true},
+        {"--status", 0, true},
+        {"--queue", 0, true},
+        {"--type", 0, true},
+        {"--schedule", 0, true},
+        {"--created-after", 0, true},
+        {"--created-before", 0, true},
+        {"--key", 0, true},
+        [B_IDS] = {"--ids", 0, true},
+        [B_LIMIT] = {"--limit", 'n', true},
+        [B_SERVER] = {"--server", 0, true},
         {NULL, 0, false},
     };
     static const char *const keys[N_STR] = {"status",        "queue",          "type", "schedule",
@@ -80,8 +85,8 @@ bulk_parse(int argc, char **argv, json_t *filter, long *limit, const char **serv
         } else if (k == B_IDS) {
             json_t *ids = parse_ids(v);
             if (ids == NULL)
-                return cli_usage_error("jobs", "--ids must be job ids separated by commas, not",
-                                       v, NULL);
+                return cli_usage_error("jobs", "--ids must be job ids separated by commas, not", v,
+                                       NULL);
             json_object_set_new(filter, "ids", ids);
         } else if (k == B_LIMIT) {
             if (!cli_parse_int(v, 1, 100000, limit))
@@ -92,8 +97,8 @@ bulk_parse(int argc, char **argv, json_t *filter, long *limit, const char **serv
         }
     }
     if (json_object_size(filter) == 0)
-        return cli_usage_error("jobs", "give at least one filter (--status, --queue, ...)",
-                               NULL, NULL);
+        return cli_usage_error("jobs", "give at least one filter (--status, --queue, ...)", NULL,
+                               NULL);
     return CLI_OK;
 }
 

@@ -49,19 +49,24 @@ struct submit_opts {
 
 enum { S_PAYLOAD, S_AT, S_IN, S_QUEUE, S_KEY, S_TIMEOUT, S_SERVER, S_PRIORITY, S_MAX_ATTEMPTS };
 static const struct cli_optdef submit_opts_def[] = {
-    [S_PAYLOAD] = {"--payload", 0, true},   [S_AT] = {"--at", 0, true},
-    [S_IN] = {"--in", 0, true},             [S_QUEUE] = {"--queue", 0, true},
-    [S_KEY] = {"--key", 0, true},           [S_TIMEOUT] = {"--timeout", 0, true},
-    [S_SERVER] = {"--server", 0, true},     [S_PRIORITY] = {"--priority", 0, true},
-    [S_MAX_ATTEMPTS] = {"--max-attempts", 0, true}, {NULL, 0, false},
+    [S_PAYLOAD] = {"--payload", 0, true},
+    [S_AT] = {"--at", 0, true},
+    [S_IN] = {"--in", 0, true},
+    [S_QUEUE] = {"--queue", 0, true},
+    [S_KEY] = {"--key", 0, true},
+    [S_TIMEOUT] = {"--timeout", 0, true},
+    [S_SERVER] = {"--server", 0, true},
+    [S_PRIORITY] = {"--priority", 0, true},
+    [S_MAX_ATTEMPTS] = {"--max-attempts", 0, true},
+    {NULL, 0, false},
 };
 
 /* Stores option k's value v in o; CLI_OK or a usage error. */
 static int
 submit_set(struct submit_opts *o, int k, const char *v)
 {
-    const char **dst[] = {[S_PAYLOAD] = &o->payload, [S_AT] = &o->at,       [S_IN] = &o->in,
-                          [S_QUEUE] = &o->queue,     [S_KEY] = &o->key,     [S_TIMEOUT] = &o->timeout,
+    const char **dst[] = {[S_PAYLOAD] = &o->payload, [S_AT] = &o->at,   [S_IN] = &o->in,
+                          [S_QUEUE] = &o->queue,     [S_KEY] = &o->key, [S_TIMEOUT] = &o->timeout,
                           [S_SERVER] = &o->server};
     if (k == S_PRIORITY) {
         if (!cli_parse_int(v, -1000000, 1000000, &o->priority))
@@ -86,7 +91,8 @@ submit_parse(int argc, char **argv, struct submit_opts *o)
     cli_args_init(&a, "submit", argc, argv, 1);
     int k = 0, rc = CLI_OK;
     const char *v;
-    for (enum cli_arg t; rc == CLI_OK && (t = cli_args_next(&a, submit_opts_def, &k, &v)) != CLI_ARG_END;) {
+    for (enum cli_arg t;
+         rc == CLI_OK && (t = cli_args_next(&a, submit_opts_def, &k, &v)) != CLI_ARG_END;) {
         if (t == CLI_ARG_HELP) {
             fputs(submit_usage, stdout);
             return -1;

@@ -40,8 +40,8 @@ struct sched_opts {
 enum { SO_SERVER, SO_TZ, SO_PAYLOAD, SO_QUEUE, SO_CATCHUP, SO_PRIORITY, SO_MAX_ATTEMPTS };
 /* add takes them all; the other actions only the first (the table cut short). */
 static const struct cli_optdef sched_opts_def[] = {
-    {"--server", 0, true}, {"--tz", 0, true},      {"--payload", 0, true},
-    {"--queue", 0, true},  {"--catchup", 0, true}, {"--priority", 0, true},
+    {"--server", 0, true},       {"--tz", 0, true},      {"--payload", 0, true},
+    {"--queue", 0, true},        {"--catchup", 0, true}, {"--priority", 0, true},
     {"--max-attempts", 0, true}, {NULL, 0, false},
 };
 static const struct cli_optdef sched_server_def[] = {{"--server", 0, true}, {NULL, 0, false}};
@@ -50,8 +50,10 @@ static const struct cli_optdef sched_server_def[] = {{"--server", 0, true}, {NUL
 static int
 sched_set(struct sched_opts *o, int k, const char *v)
 {
-    const char **dst[] = {[SO_SERVER] = &o->server, [SO_TZ] = &o->tz,
-                          [SO_PAYLOAD] = &o->payload, [SO_QUEUE] = &o->queue,
+    const char **dst[] = {[SO_SERVER] = &o->server,
+                          [SO_TZ] = &o->tz,
+                          [SO_PAYLOAD] = &o->payload,
+                          [SO_QUEUE] = &o->queue,
                           [SO_CATCHUP] = &o->catchup};
     if (k == SO_CATCHUP && strcmp(v, "once") != 0 && strcmp(v, "all") != 0 &&
         strcmp(v, "skip") != 0)
@@ -62,8 +64,8 @@ sched_set(struct sched_opts *o, int k, const char *v)
         o->has_priority = true;
     } else if (k == SO_MAX_ATTEMPTS) {
         if (!cli_parse_int(v, 1, 1000000, &o->max_attempts))
-            return cli_usage_error("schedule", "--max-attempts must be a positive integer, not",
-                                   v, NULL);
+            return cli_usage_error("schedule", "--max-attempts must be a positive integer, not", v,
+                                   NULL);
         o->has_max_attempts = true;
     } else {
         *dst[k] = v;
