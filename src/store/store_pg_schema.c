@@ -377,6 +377,12 @@ static const char step7_notify_updates[] =
     "    FOR EACH ROW WHEN (OLD.paused AND NOT NEW.paused)\n"
     "    EXECUTE FUNCTION jobd.notify_queue_row();\n";
 
+/* The distinct (queue, type) pairs of pending jobs, one seek each
+ * (pending_pg.c): GET /v1/queues lists the types no live worker handles. */
+static const char step8_pending_pairs[] =
+    "CREATE INDEX jobs_pending_queue_type ON jobd.jobs (queue, type)\n"
+    "    WHERE status <> 'running';\n";
+
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
@@ -385,5 +391,6 @@ const struct pg_migration pg_migrations[] = {
     {5, "workers", step5_workers},
     {6, "jobd.enqueue refuses keys with leading or trailing blanks", step6_enqueue_keys},
     {7, "notify when a queue is resumed or a job is pending again", step7_notify_updates},
+    {8, "index of the pending jobs' queues and types", step8_pending_pairs},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];
