@@ -23,19 +23,22 @@ h_queue_list(struct api_call *c)
     size_t n = 0;
     struct jobd_error err = {0};
     int rc = store_queue_stats(st, &qs, &n, &err);
-    api_store_put(c, st, rc);
-    if (rc != JOBD_OK) {
-        api_error_from(c->resp, rc, &err);
-        free(qs);
-        return;
-    }
     json_t *arr = json_array();
     json_t *o = arr ? json_pack("{s:o}", "queues", arr) : NULL;
-    for (size_t i = 0; o && i < n; i++)
+    for (size_t i = 0; rc == JOBD_OK && o && i < n; i++)
         if (json_array_append_new(arr, jobjson_queue(&qs[i])) != 0) {
             json_decref(o);
             o = NULL;
         }
+    if (rc == JOBD_OK && o != NULL)
+        rc = api_queues_add_unhandled(st, arr, &err);
+    api_store_put(c, st, rc);
+    if (rc != JOBD_OK) {
+        api_error_from(c->resp, rc, &err);
+        json_decref(o);
+        free(qs);
+        return;
+    }
     api_json_take(c->resp, 200, jobjson_dump_take(o));
     free(qs);
 }

@@ -21,7 +21,8 @@ static const char submit_usage[] =
     "                   [--queue Q] [--max-attempts N] [--key KEY] [--timeout DUR]\n"
     "                   [--server URL]\n"
     "\n"
-    "Enqueues a job through the API and prints it as JSON.\n"
+    "Enqueues a job through the API and prints it as JSON. Warns on stderr when no\n"
+    "live worker (jobd workers) handles TYPE on the queue: the job waits for one.\n"
     "  --at TIME   RFC 3339 (2026-12-02T15:00:00Z); --in DUR: from now (5m, 1h30m)\n"
     "  --key KEY   idempotency key: the same request again returns the same job\n"
     "  --server    default $JOBD_SERVER, else http://127.0.0.1:8080; token: $JOBD_TOKEN\n";
@@ -157,6 +158,10 @@ cmd_submit(int argc, char **argv)
     }
     rc = cli_send_print(cli_server_url(o.server), "POST", "/v1/jobs", text);
     free(text);
+    if (rc == CLI_OK) {
+        fflush(stdout);
+        cli_warn_unhandled(cli_server_url(o.server), o.type, o.queue ? o.queue : JOB_DEFAULT_QUEUE);
+    }
     return rc;
 }
 
@@ -207,8 +212,28 @@ cmd_job(int argc, char **argv)
 static void
 queues_header(void)
 {
-    printf("%-20s %-6s %9s %9s %9s %9s %9s\n", "QUEUE", "PAUSED", "PENDING", "RUNNING", "SUCCEEDED",
-           "DEAD", "CANCELLED");
+    printf("%-20s %-6s %9s %9s %9s %9s %9s %14s\n", "QUEUE", "PAUSED", "PENDING", "RUNNING",
+           "SUCCEEDED", "DEAD", "CANCELLED", "OLDEST_PENDING");
+}
+
+/* An age in seconds as a person reads it: 7ms, 12.3s, 5m03s, 2h05m, 3d04h; "-" for none. */
+static const char *
+age_text(double s, char *buf, size_t len)
+{
+    long long t = (long long)s;
+    if (!(s > 0))
+        snprintf(buf, len, "-");
+    else if (s < 1)
+        snprintf(buf, len, "%dms", (int)(s * 1000 + 0.5));
+    else if (s < 60)
+        snprintf(buf, len, "%.1fs", s);
+    else if (s < 3600)
+        snprintf(buf, len, "%lldm%02llds", t / 60, t % 60);
+    else if (s < 86400)
+        snprintf(buf, len, "%lldh%02lldm", t / 3600, t / 60 % 60);
+    else
+        snprintf(buf, len, "%lldd%02lldh", t / 86400, t / 3600 % 24);
+    return buf;
 }
 
 static void
@@ -219,7 +244,9 @@ queues_row(const json_t *q)
     const char *cols[] = {"pending", "running", "succeeded", "dead", "cancelled"};
     for (int k = 0; k < 5; k++)
         printf(" %9lld", (long long)json_integer_value(json_object_get(q, cols[k])));
-    putchar('\n');
+    char age[32];
+    printf(" %14s\n", age_text(json_number_value(json_object_get(q, "oldest_pending_age_s")), age,
+                               sizeof age));
 }
 
 int

@@ -63,7 +63,7 @@ cli_listing_run(int argc, char **argv, const struct cli_listing *l)
         if (table) {
             l->row(e);
         } else {
-            char *line = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
+            char *line = json_dumps(e, CLI_JSON_OUT);
             if (line)
                 puts(line);
             free(line);

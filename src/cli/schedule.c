@@ -23,8 +23,10 @@ static const char schedule_usage[] =
     "  (every form also takes [--server URL]; default $JOBD_SERVER, else\n"
     "   http://127.0.0.1:8080; token: $JOBD_TOKEN)\n"
     "\n"
-    "add creates or replaces a schedule and prints it as JSON; CRON has five fields\n"
-    "(minute hour day-of-month month day-of-week) or six (a leading second), quote it.\n"
+    "add creates or replaces a schedule, prints it as JSON and says on stderr which\n"
+    "it did; a replace with the same CRON and --tz keeps the next firing. CRON has\n"
+    "five fields (minute hour day-of-month month day-of-week) or six (a leading\n"
+    "second), quote it.\n"
     "ls lists schedules: a table on a terminal, one JSON object a line when piped.\n"
     "rm removes one (the jobs it made stay); pause and resume print the schedule;\n"
     "trigger makes a job due now and prints it.\n";
@@ -193,7 +195,7 @@ sched_ls(const char *server)
         if (table) {
             print_sched_row(s);
         } else {
-            char *line = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER);
+            char *line = json_dumps(s, CLI_JSON_OUT);
             if (line)
                 puts(line);
             free(line);
@@ -269,8 +271,13 @@ cmd_schedule(int argc, char **argv)
         fprintf(stderr, "jobd schedule: out of memory\n");
         return CLI_FAILED;
     }
-    rc = cli_send_print(server, a == 0 ? "PUT" : "POST", path, body);
+    long status = 0;
+    rc = cli_send_print_status(server, a == 0 ? "PUT" : "POST", path, body, &status);
     free(path);
     free(body);
+    /* PUT answers 201 for a new schedule, 200 for one it replaced. */
+    if (a == 0 && rc == CLI_OK)
+        fprintf(stderr, "jobd schedule: %s schedule '%s'\n", status == 201 ? "created" : "replaced",
+                o.pos[0]);
     return rc;
 }

@@ -114,6 +114,18 @@ struct worker_list {
 /* ...and listed for this long after, then forgotten. */
 #define WORKER_GONE_KEEP_US (3600LL * 1000000)
 
+/* A (queue, type) pair with pending jobs; a list of them (queue_types_fini). */
+struct queue_type {
+    char *queue;
+    char *type;
+};
+struct queue_type_list {
+    struct queue_type *v;
+    size_t n, cap;
+};
+/* The most pairs store_pending_queue_types returns: a bound on its cost. */
+#define STORE_PENDING_PAIRS_MAX 1000
+
 /* The operator vtable (implementations only; callers use store_*()). */
 struct store_operator_ops {
     /* The job's attempts, oldest first; JOBD_E_NOTFOUND for no such job. */
@@ -133,6 +145,8 @@ struct store_operator_ops {
     /* NULL in a backend whose completions move the row at once (nothing to archive) */
     int (*archive)(struct store *st, int64_t finished_before_us, int limit, int *moved,
                    struct jobd_error *err);
+    int (*pending_queue_types)(struct store *st, struct queue_type_list *out,
+                               struct jobd_error *err);
 };
 
 /* "running", "succeeded", ...; "?" for a value out of range. */
@@ -189,6 +203,19 @@ JOBD_MUST_USE int store_prune_status(struct store *st, bool succeeded,
  */
 JOBD_MUST_USE int store_archive(struct store *st, int64_t finished_before_us, int limit, int *moved,
                                 struct jobd_error *err);
+
+/*
+ * The distinct (queue, type) pairs of pending jobs, by queue then type, at
+ * most STORE_PENDING_PAIRS_MAX. Costs one index seek per pair, whatever
+ * the backlog (a skip scan over an index on (queue, type)). *out zeroed;
+ * the caller owns it after (queue_types_fini).
+ */
+JOBD_MUST_USE int store_pending_queue_types(struct store *st, struct queue_type_list *out,
+                                            struct jobd_error *err);
+/* Appends a copy of (queue, type); false on out-of-memory. */
+bool queue_types_push(struct queue_type_list *l, const char *queue, const char *type);
+/* Frees the list's strings and array; leaves it zeroed. NULL-safe. */
+void queue_types_fini(struct queue_type_list *l);
 
 /* ---- workers ---- */
 

@@ -405,6 +405,14 @@ static const char step8_complete_in_place[] =
     "    WHERE status NOT IN ('running', 'succeeded');\n"
     "CREATE INDEX jobs_succeeded ON jobd.jobs (finished_at) WHERE status = 'succeeded';\n";
 
+/* Version 9: the distinct (queue, type) pairs of pending jobs, one seek
+ * each (pending_pg.c): GET /v1/queues lists the types no live worker
+ * handles. The predicate is that of the per-type indexes (version 8): a
+ * claim's UPDATE and a completion add no entry. */
+static const char step9_pending_pairs[] =
+    "CREATE INDEX jobs_pending_queue_type ON jobd.jobs (queue, type)\n"
+    "    WHERE status NOT IN ('running', 'succeeded');\n";
+
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
@@ -414,5 +422,6 @@ const struct pg_migration pg_migrations[] = {
     {6, "jobd.enqueue refuses keys with leading or trailing blanks", step6_enqueue_keys},
     {7, "notify when a queue is resumed or a job is pending again", step7_notify_updates},
     {8, "completions update jobs in place; succeeded rows archived later", step8_complete_in_place},
+    {9, "index of the pending jobs' queues and types", step9_pending_pairs},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

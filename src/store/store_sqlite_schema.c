@@ -176,9 +176,7 @@ static const struct sq_migration sq_migrations[] = {
      ") WITHOUT ROWID;"
      "INSERT INTO job_counts SELECT queue, status, count(*) FROM jobs GROUP BY queue, status;"
      "INSERT INTO job_counts SELECT queue, status, count(*) FROM jobs_done"
-     "  GROUP BY queue, status;"
-     SQ_COUNT_TRIGGERS("jobs")
-     SQ_COUNT_TRIGGERS("jobs_done")},
+     "  GROUP BY queue, status;" SQ_COUNT_TRIGGERS("jobs") SQ_COUNT_TRIGGERS("jobs_done")},
     {6,
      /* Worker presence (store/operator.h): one row per live worker. */
      "CREATE TABLE workers ("
@@ -194,6 +192,10 @@ static const struct sq_migration sq_migrations[] = {
      "  last_seen_at INTEGER NOT NULL,"
      "  draining INTEGER NOT NULL DEFAULT 0"
      ") WITHOUT ROWID;"},
+    {7,
+     /* The distinct (queue, type) pairs of pending jobs, one seek each
+      * (pending_sqlite.c). Not partial, so a claim's UPDATE skips it. */
+     "CREATE INDEX jobs_queue_type ON jobs (queue, type);"},
 };
 
 #define SQ_N_MIGRATIONS (sizeof sq_migrations / sizeof sq_migrations[0])

@@ -6,7 +6,11 @@
 # exit 2; `jobd jobs` on a terminal (a pty from script(1)) has a header over
 # every column and columns as wide as the data, says on stderr how to get the
 # next page, and takes --schedule and --after; `cron next --tz` prints the
-# zone's offset. Needs JOBD_BIN (set by CTest), curl and script(1).
+# zone's offset; `schedule add` says whether it created or replaced and a
+# replace with the same cron and zone keeps next_run_at; `submit` warns when
+# no live worker handles the type; `jobd queues` prints the oldest pending
+# age readably and the API prints seconds to the millisecond, short.
+# Needs JOBD_BIN (set by CTest), curl and script(1).
 set -uo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
 dir=$(mktemp -d /tmp/jobd-clipolish.XXXXXX)
@@ -77,8 +81,10 @@ check "--tz half-hour offset" '[ "$out" = 2026-01-01T09:00:00+05:30 ]'
 out=$("$JOBD" cron next '0 9 * * *' --tz UTC --from 2026-01-01T00:00:00Z -n 1)
 check "--tz UTC stays Z" '[ "$out" = 2026-01-01T09:00:00.000Z ]'
 
-# ---- a server for the client commands
-"$JOBD" server --db "sqlite:$dir/s.db" --listen 127.0.0.1:0 2>"$dir/server.log" &
+# ---- a server for the client commands, with a worker that handles one type
+printf '[worker]\nconcurrency = 1\n[handler "handled.type"]\nexec = /bin/cat\n' >"$dir/worker.ini"
+"$JOBD" server --db "sqlite:$dir/s.db" --listen 127.0.0.1:0 --worker-config "$dir/worker.ini" \
+    2>"$dir/server.log" &
 spid=$!
 url=""
 for _ in $(seq 100); do
@@ -89,8 +95,23 @@ done
 [ -n "$url" ] || { echo "server did not start:"; cat "$dir/server.log"; exit 1; }
 export JOBD_SERVER=$url
 
-for i in 1 2 3; do "$JOBD" submit short >/dev/null || exit 1; done
-"$JOBD" submit --queue=a-rather-long-queue-name --in 1h -- a.much.longer.job.type.name >/dev/null
+for _ in $(seq 100); do
+    "$JOBD" workers | grep -q '"state":"active"' && break
+    sleep 0.1
+done
+
+# ---- submit: a warning on stderr when no live worker handles the type
+"$JOBD" submit handled.type >"$dir/h.out" 2>"$dir/h.err"
+check "submit of a handled type: exit 0, no warning" '[ $? -eq 0 ] && [ ! -s "$dir/h.err" ]'
+"$JOBD" submit handled.type --queue elsewhere >/dev/null 2>"$dir/h2.err"
+check "the worker claims from every queue: no warning" '[ ! -s "$dir/h2.err" ]'
+"$JOBD" submit short >"$dir/w.out" 2>"$dir/w.err"
+check "submit of an unhandled type: exit 0, the job on stdout" \
+    '[ $? -eq 0 ] && grep -q "\"type\":\"short\"" "$dir/w.out"'
+check "the warning names the type and says it will wait" \
+    'grep -qx "jobd submit: warning: no live worker handles type short on queue default; the job will wait until one starts" "$dir/w.err"'
+for i in 2 3; do "$JOBD" submit short >/dev/null 2>&1 || exit 1; done
+"$JOBD" submit --queue=a-rather-long-queue-name --in 1h -- a.much.longer.job.type.name >/dev/null 2>&1
 check "submit --name=value and -- before TYPE" '[ $? -eq 0 ]'
 
 # ---- jobs on a terminal
@@ -99,7 +120,7 @@ check "jobs on a tty: exit 0" '[ $? -eq 0 ]'
 header=$(head -1 "$dir/tty.out")
 check "a header over every column" \
     '[[ "$header" =~ ^ID\ +STATUS\ +QUEUE\ +TYPE\ +ATTEMPT\ +RUN_AT$ ]]'
-check "four rows under it" '[ "$(wc -l <"$dir/tty.out")" -eq 5 ]'
+check "six rows under it" '[ "$(wc -l <"$dir/tty.out")" -eq 7 ]'
 # Every column starts where its header does (widths from the data).
 qcol=$(awk 'NR == 1 { print index($0, "QUEUE") }' "$dir/tty.out")
 tcol=$(awk 'NR == 1 { print index($0, "TYPE") }' "$dir/tty.out")
@@ -107,7 +128,7 @@ check "the long queue name fits its column" \
     '[ "$(awk -v q=$qcol "NR == 2 { print substr(\$0, q, 24) }" "$dir/tty.out")" = a-rather-long-queue-name ]'
 check "types start under TYPE on every row" \
     '[ -z "$(awk -v t=$tcol "NR > 1 && substr(\$0, t - 1, 1) != \" \" { print }" "$dir/tty.out")" ]'
-check "the attempt column reads 0/25" 'grep -q " 0/25 " "$dir/tty.out"'
+check "the attempt column reads 0/25 for a new job" 'grep -q " short .* 0/25 " "$dir/tty.out"'
 check "no hint when everything fit" '[ ! -s "$dir/tty.err" ]'
 
 # ---- the page is full: a hint on stderr with the command for the next page
@@ -121,11 +142,54 @@ check "no hint on the last page" '[ ! -s "$dir/p2.err" ]'
 usage_case "--after not an id" "--after must be a job ID" jobs --after=x
 
 # ---- --schedule: the jobs one schedule made
-"$JOBD" schedule add nightly '0 0 * * *' sched.job >/dev/null || exit 1
+"$JOBD" schedule add nightly '0 0 * * *' sched.job >"$dir/a1.out" 2>"$dir/a1.err" || exit 1
+check "schedule add of a new name says created" \
+    'grep -qx "jobd schedule: created schedule '"'nightly'"'" "$dir/a1.err"'
+"$JOBD" schedule add nightly '0 0 * * *' sched.job --payload '{"v":2}' >"$dir/a2.out" 2>"$dir/a2.err"
+check "schedule add of an existing name says replaced" \
+    'grep -qx "jobd schedule: replaced schedule '"'nightly'"'" "$dir/a2.err"'
+next_of() { sed 's/.*"next_run_at":"\([^"]*\)".*/\1/' "$1"; }
+check "the same cron and zone: next_run_at kept" '[ "$(next_of "$dir/a1.out")" = "$(next_of "$dir/a2.out")" ]'
+check "the replaced definition is printed" 'grep -q "\"payload\":{\"v\":2}" "$dir/a2.out"'
+"$JOBD" schedule add nightly '0 0 * * *' sched.job --tz Asia/Kolkata >"$dir/a3.out" 2>/dev/null
+check "another zone: next_run_at computed again" '[ "$(next_of "$dir/a1.out")" != "$(next_of "$dir/a3.out")" ]'
+
 "$JOBD" schedule trigger nightly >/dev/null || exit 1
 "$JOBD" jobs --schedule nightly >"$dir/s.out"
 check "--schedule lists that schedule's job only" \
     '[ "$(wc -l <"$dir/s.out")" -eq 1 ] && grep -q "\"type\":\"sched.job\"" "$dir/s.out"'
+
+# ---- seconds: to the millisecond in the API, readable in `jobd queues`
+for _ in $(seq 100); do
+    [ "$(curl -s "$url/v1/jobs?type=handled.type&status=succeeded" | grep -o '"id"' | wc -l)" -eq 2 ] &&
+        break
+    sleep 0.1
+done
+hid=$(sed 's/^{"id":\([0-9]*\),.*/\1/' "$dir/h.out")
+curl -s "$url/v1/jobs/$hid/attempts" >"$dir/att.json"
+check "duration_s to the millisecond, printed short" \
+    'grep -Eq "\"duration_s\":[0-9]+(\.[0-9]{1,3})?[,}]" "$dir/att.json"'
+curl -s "$url/v1/queues" >"$dir/q.json"
+unhandled() { # queue: its unhandled_types, comma-separated
+    python3 -c 'import json, sys
+q = {q["name"]: q for q in json.load(open(sys.argv[1]))["queues"]}
+print(",".join(q[sys.argv[2]]["unhandled_types"]))' "$dir/q.json" "$1"
+}
+check "the queue object lists the types no live worker handles" \
+    '[ "$(unhandled default)" = sched.job,short ]'
+check "a queue whose pending types are all handled lists none" '[ "$(unhandled elsewhere)" = "" ]'
+check "another queue, another unhandled type" \
+    '[ "$(unhandled a-rather-long-queue-name)" = a.much.longer.job.type.name ]'
+check "oldest_pending_age_s to the millisecond, printed short" \
+    '[ "$(grep -Eo "\"oldest_pending_age_s\":[^,}]*" "$dir/q.json" | grep -Evc ":[0-9]+(\.[0-9]{1,3})?$")" -eq 0 ]'
+"$JOBD" job attempts "$hid" >"$dir/att.out"
+check "the CLI keeps it short when it passes it on" \
+    'grep -Eq "\"duration_s\":[0-9]+(\.[0-9]{1,3})?[,}]" "$dir/att.out"'
+tty queues
+check "queues on a tty: an OLDEST_PENDING column" 'head -1 "$dir/tty.out" | grep -q " OLDEST_PENDING$"'
+check "the default queue's oldest pending age, readable" \
+    'grep -Eq "^default .* ([0-9]+ms|[0-9]+\.[0-9]s|[0-9]+m[0-9]{2}s)$" "$dir/tty.out"'
+check "a queue with nothing pending shows -" 'grep -Eq "^elsewhere .* -$" "$dir/tty.out"'
 
 echo "$fails failed"
 [ "$fails" -eq 0 ]

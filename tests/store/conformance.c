@@ -1950,3 +1950,4 @@ TEST(concurrent_claimers_never_share_a_job)
 
 #include "conformance_ops.h"
 #include "conformance_archive.h"
+#include "conformance_pending.h"
