@@ -39,7 +39,7 @@ h_queue_list(struct api_call *c)
         free(qs);
         return;
     }
-    api_json_take(c->resp, 200, jobjson_dump_take(o));
+    api_json_take(c->resp, 200, jobjson_dump_take_short(o));
     free(qs);
 }
 
@@ -79,7 +79,7 @@ queue_set_paused(struct api_call *c, bool paused)
         if (strcmp(qs[i].name, c->name) == 0)
             q = qs[i];
     free(qs);
-    api_json_take(c->resp, 200, jobjson_dump_take(jobjson_queue(&q)));
+    api_json_take(c->resp, 200, jobjson_dump_take_short(jobjson_queue(&q)));
 }
 
 void

@@ -10,10 +10,11 @@
 #include <stddef.h>
 
 /*
- * json_dumps flags for printing what the server sent: compact, in the
- * server's key order, reals with 15 significant digits (the server sends
- * 0.007; jansson's default of 17 would print 0.0070000000000000001).
- * Needs <jansson.h> where it is used.
+ * json_dumps flags for passing on an answer that carries no user data
+ * (attempts, queues, workers): compact, in the server's key order, reals
+ * with 15 significant digits (the server sends 0.007; jansson's default of
+ * 17 would print 0.0070000000000000001). Not for jobs or schedules: their
+ * payloads' reals need 17 digits to stay themselves. Needs <jansson.h>.
  */
 #define CLI_JSON_OUT (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
 

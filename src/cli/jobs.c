@@ -212,7 +212,7 @@ jobs_page(struct jobs_opts *o, long want, json_t *jobs, int *rc)
         if (jobs != NULL) {
             json_array_append(jobs, j);
         } else {
-            char *line = json_dumps(j, CLI_JSON_OUT);
+            char *line = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
             if (line)
                 puts(line);
             free(line);

@@ -79,7 +79,7 @@ put_field(json_t *o, const char *key)
     if (json_is_string(v)) {
         put_text(json_string_value(v));
     } else {
-        char *t = json_dumps(v, CLI_JSON_OUT | JSON_ENCODE_ANY);
+        char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
         put_text(t ? t : "?");
         free(t);
     }

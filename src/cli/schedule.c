@@ -195,7 +195,7 @@ sched_ls(const char *server)
         if (table) {
             print_sched_row(s);
         } else {
-            char *line = json_dumps(s, CLI_JSON_OUT);
+            char *line = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER);
             if (line)
                 puts(line);
             free(line);
