@@ -48,7 +48,7 @@ _jobd()
         --timeout|--type|--limit|--after|--count|--tz|--from|-n|--id|--concurrency|--shutdown-grace|\
         --poll-interval|--reap-interval|--retention|--retention-succeeded|--retention-dead|\
         --threads|--db-connections|--notify-db|--max-connections|--max-connections-per-ip|\
-        --request-timeout)
+        --request-timeout|--max-running|--rate)
             return ;;
     esac
     case $cmd in
@@ -66,7 +66,16 @@ _jobd()
         job) ((COMP_CWORD == 2)) && words="show cancel retry attempts delete" || words="$client" ;;
         jobs) words="retry cancel delete --status --queue --type --schedule --created-after
                      --created-before --key --ids --limit --after $client --help" ;;
-        queues) words="$client --help" ;;
+        queues)
+            if ((COMP_CWORD == 2)); then
+                words="limit pause resume $client --help"
+            elif [[ $sub == @(limit|pause|resume) && $cur != -* ]] && ((COMP_CWORD == 3)); then
+                words=$(_jobd_names queues)
+            elif [[ $sub == limit ]]; then
+                words="--max-running --rate $client --help"
+            else
+                words="$client --help"
+            fi ;;
         workers) words="$client --help" ;;
         schedule)
             if ((COMP_CWORD == 2)); then

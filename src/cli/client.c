@@ -39,8 +39,10 @@ static const char job_usage[] =
 
 static const char queues_usage[] =
     "usage: jobd queues [--server URL]\n"
+    "       jobd queues limit|pause|resume NAME ...   (see jobd queues limit --help)\n"
     "\n"
-    "Lists queues with their job counts: a table on a terminal, JSON lines when piped.\n";
+    "Lists queues with their job counts and limits: a table on a terminal, JSON\n"
+    "lines when piped.\n";
 
 struct submit_opts {
     const char *type, *payload, *at, *in, *queue, *key, *timeout, *server;
@@ -212,8 +214,8 @@ cmd_job(int argc, char **argv)
 static void
 queues_header(void)
 {
-    printf("%-20s %-6s %9s %9s %9s %9s %9s %14s\n", "QUEUE", "PAUSED", "PENDING", "RUNNING",
-           "SUCCEEDED", "DEAD", "CANCELLED", "OLDEST_PENDING");
+    printf("%-20s %-6s %9s %9s %9s %9s %9s %14s  %s\n", "QUEUE", "PAUSED", "PENDING", "RUNNING",
+           "SUCCEEDED", "DEAD", "CANCELLED", "OLDEST_PENDING", "LIMITS");
 }
 
 /* An age in seconds as a person reads it: 7ms, 12.3s, 5m03s, 2h05m, 3d04h; "-" for none. */
@@ -245,13 +247,27 @@ queues_row(const json_t *q)
     for (int k = 0; k < 5; k++)
         printf(" %9lld", (long long)json_integer_value(json_object_get(q, cols[k])));
     char age[32];
-    printf(" %14s\n", age_text(json_number_value(json_object_get(q, "oldest_pending_age_s")), age,
-                               sizeof age));
+    printf(" %14s", age_text(json_number_value(json_object_get(q, "oldest_pending_age_s")), age,
+                             sizeof age));
+    json_t *mr = json_object_get(q, "max_running"), *rate = json_object_get(q, "rate");
+    printf("  ");
+    if (json_is_integer(mr))
+        printf("max %lld running%s", (long long)json_integer_value(mr),
+               json_is_object(rate) ? ", " : "");
+    if (json_is_object(rate))
+        printf("%lld per %s", (long long)json_integer_value(json_object_get(rate, "limit")),
+               json_string_value(json_object_get(rate, "per")));
+    if (!json_is_integer(mr) && !json_is_object(rate))
+        putchar('-');
+    putchar('\n');
 }
 
 int
 cmd_queues(int argc, char **argv)
 {
+    if (argc > 1 && (strcmp(argv[1], "limit") == 0 || strcmp(argv[1], "pause") == 0 ||
+                     strcmp(argv[1], "resume") == 0))
+        return cli_queues_action(argc - 1, argv + 1);
     static const struct cli_listing l = {"queues", queues_usage,  "/v1/queues",
                                          "queues", queues_header, queues_row};
     return cli_listing_run(argc, argv, &l);

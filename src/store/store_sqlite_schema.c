@@ -193,6 +193,14 @@ static const struct sq_migration sq_migrations[] = {
      "  draining INTEGER NOT NULL DEFAULT 0"
      ") WITHOUT ROWID;"},
     {7,
+     /* Queue limits (qlimits.h); rate_window_us / rate_count count the
+      * claims of the current rate window, written only by a limited claim. */
+     "ALTER TABLE queues ADD COLUMN max_running INTEGER CHECK (max_running >= 1);"
+     "ALTER TABLE queues ADD COLUMN rate_limit INTEGER CHECK (rate_limit >= 1);"
+     "ALTER TABLE queues ADD COLUMN rate_per_ms INTEGER CHECK (rate_per_ms >= 1);"
+     "ALTER TABLE queues ADD COLUMN rate_window_us INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE queues ADD COLUMN rate_count INTEGER NOT NULL DEFAULT 0;"},
+    {8,
      /* The distinct (queue, type) pairs of pending jobs, one seek each
       * (pending_sqlite.c). Not partial, so a claim's UPDATE skips it. */
      "CREATE INDEX jobs_queue_type ON jobs (queue, type);"},
