@@ -261,6 +261,7 @@ window_rates(const int64_t *fin, long long kk, double rates[5])
     for (int i = 0; i < 5; i++) {
         long long lo = kk * i / 5, hi = kk * (i + 1) / 5;
         double dt = (double)(fin[hi] - fin[lo]) / 1e6;
+        /* 0: the whole sub-window finished in one completion statement (one finished_at) */
         rates[i] = dt > 0 ? (double)(hi - lo) / dt : INFINITY;
     }
     qsort(rates, 5, sizeof *rates, cmp_dbl);
@@ -319,11 +320,20 @@ cmd_scaling(void)
                  pending, future);
     else
         snprintf(variant, sizeof variant, "%lld pending", pending);
+    char sub[128];
+    int sk = 0;
+    for (int i = 0; i < 5; i++) { /* JSON has no infinity: such a sub-window is null */
+        const char *sep = i ? "," : "";
+        if (isfinite(rates[i]))
+            sk += snprintf(sub + sk, sizeof sub - (size_t)sk, "%s%.0f", sep, rates[i]);
+        else
+            sk += snprintf(sub + sk, sizeof sub - (size_t)sk, "%snull", sep);
+    }
     int k = head(line, sizeof line, "scaling", &d, variant, "scaling", pending, conc, set);
     k += snprintf(
         line + k, sizeof line - (size_t)k,
         ",\"pending\":%lld,\"future\":%lld,\"claim_complete_jobs_per_s\":%.0f,"
-        "\"whole_window_jobs_per_s\":%.0f,\"subwindow_jobs_per_s\":[%.0f,%.0f,%.0f,%.0f,%.0f],"
+        "\"whole_window_jobs_per_s\":%.0f,\"subwindow_jobs_per_s\":[%s],"
         "\"measured_jobs\":%lld,\"measured_s\":%.3f,\"seed_s\":%.3f,"
         "\"worker_peak_rss_kb\":%ld,\"cpu\":%s,"
         "\"notes\":\"one C-handler worker; jobs %lld to %lld in finishing order, timed by "
@@ -331,7 +341,7 @@ cmd_scaling(void)
         "parts, sorted, to show the noise); future-dated jobs have priority 1, so they sort before "
         "the due ones in "
         "the claim index and must be skipped by run_at\"",
-        pending, future, ok ? whole : 0.0, whole, rates[0], rates[1], rates[2], rates[3], rates[4],
+        pending, future, ok ? whole : 0.0, whole, sub,
         d1 - d0, t1 - t0, seed_s, rss, cpu, warm, warm + kk);
     if (!ok)
         k += snprintf(line + k, sizeof line - (size_t)k,
