@@ -341,8 +341,8 @@ cmd_scaling(void)
         "parts, sorted, to show the noise); future-dated jobs have priority 1, so they sort before "
         "the due ones in "
         "the claim index and must be skipped by run_at\"",
-        pending, future, ok ? whole : 0.0, whole, sub,
-        d1 - d0, t1 - t0, seed_s, rss, cpu, warm, warm + kk);
+        pending, future, ok ? whole : 0.0, whole, sub, d1 - d0, t1 - t0, seed_s, rss, cpu, warm,
+        warm + kk);
     if (!ok)
         k += snprintf(line + k, sizeof line - (size_t)k,
                       ",\"error\":\"no window of %lld jobs after the first %lld (timed out?)\"", kk,
