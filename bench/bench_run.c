@@ -268,6 +268,20 @@ window_rates(const int64_t *fin, long long kk, double rates[5])
     return (double)kk / ((double)(fin[kk] - fin[0]) / 1e6);
 }
 
+/* The 5 rates as JSON numbers; JSON has no infinity, so such a sub-window is null. */
+static void
+rates_json(char *buf, size_t size, const double rates[5])
+{
+    int k = 0;
+    for (int i = 0; i < 5; i++) {
+        const char *sep = i ? "," : "";
+        if (isfinite(rates[i]))
+            k += snprintf(buf + k, size - (size_t)k, "%s%.0f", sep, rates[i]);
+        else
+            k += snprintf(buf + k, size - (size_t)k, "%snull", sep);
+    }
+}
+
 int
 cmd_scaling(void)
 {
@@ -321,14 +335,7 @@ cmd_scaling(void)
     else
         snprintf(variant, sizeof variant, "%lld pending", pending);
     char sub[128];
-    int sk = 0;
-    for (int i = 0; i < 5; i++) { /* JSON has no infinity: such a sub-window is null */
-        const char *sep = i ? "," : "";
-        if (isfinite(rates[i]))
-            sk += snprintf(sub + sk, sizeof sub - (size_t)sk, "%s%.0f", sep, rates[i]);
-        else
-            sk += snprintf(sub + sk, sizeof sub - (size_t)sk, "%snull", sep);
-    }
+    rates_json(sub, sizeof sub, rates);
     int k = head(line, sizeof line, "scaling", &d, variant, "scaling", pending, conc, set);
     k += snprintf(
         line + k, sizeof line - (size_t)k,
