@@ -197,12 +197,11 @@ function j(n, l, u, t, i)
                 t && u[l] == t[l] || T(n.style, l, u[l])
     }
     else if ("o" == l[0] && "n" == l[1])
-        r = l != (l = l.replace(f, "$1")),
-        o = l.toLowerCase(),
-        l = o in n || "onFocusOut" == l || "onFocusIn" == l ? o.slice(2) : l.slice(2),
-        n.l || (n.l = {}), n.l[l + r] = u,
-        u ? t ? u.u = t.u : (u.u = c, n.addEventListener(l, r ? a : s, r))
-          : n.removeEventListener(l, r ? a : s, r);
+    r = l != (l = l.replace(f, "$1")), o = l.toLowerCase(),
+    l = o in n || "onFocusOut" == l || "onFocusIn" == l ? o.slice(2) : l.slice(2),
+    n.l || (n.l = {}), n.l[l + r] = u,
+    u ? t ? u.u = t.u : (u.u = c, n.addEventListener(l, r ? a : s, r))
+      : n.removeEventListener(l, r ? a : s, r);
     else
     {
         if ("http://www.w3.org/2000/svg" == i)

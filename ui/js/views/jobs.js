@@ -204,14 +204,14 @@ export function view()
     <h1>Jobs</h1>
     <${Filters} p=${p} />
     ${
-        !d.jobs ? html`<p class="muted">Loading…</p>`
-        : !d.jobs.length
-            ? html`<${Empty}>${
-                  filtered
-                      ? html`<p>No job matches these filters. <a href=${
-                            link('jobs')}>Clear them</a> to see every job.</p>`
-                      : html`<p>No jobs yet. Submit one with <code>jobd submit hello --payload '{"name":"world"}'</code>.</p>`}<//>`
-            : html`<${Bulk} /><${Table} jobs=${d.jobs} />
+    !d.jobs ? html`<p class="muted">Loading…</p>`
+    : !d.jobs.length
+        ? html`<${Empty}>${
+              filtered
+                  ? html`<p>No job matches these filters. <a href=${
+                        link('jobs')}>Clear them</a> to see every job.</p>`
+                  : html`<p>No jobs yet. Submit one with <code>jobd submit hello --payload '{"name":"world"}'</code>.</p>`}<//>`
+        : html`<${Bulk} /><${Table} jobs=${d.jobs} />
         <p class="muted">${num(d.jobs.length)} on this page, newest first.</p>
         <${Pager} p=${p} next=${d.next} />`}
   </section>`;

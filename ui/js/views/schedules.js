@@ -101,22 +101,22 @@ export function view()
     return html`<section>
     <h1>Schedules</h1>
     ${
-        !d.schedules.length
-            ? html`<${Empty}><p>No schedules yet. Create one with
+    !d.schedules.length
+        ? html`<${Empty}><p>No schedules yet. Create one with
           <code>jobd schedule add nightly '0 3 * * *' report.build</code>
           or <code>POST /v1/schedules</code>.</p><//>`
-            : html`<div class="scroll"><table class="schedules">
+        : html`<div class="scroll"><table class="schedules">
           <thead><tr><th scope="col">Name</th><th scope="col">Cron</th><th scope="col">Zone</th>
             <th scope="col">Type</th><th scope="col">Queue</th><th scope="col">State</th>
             <th scope="col">Next</th><th scope="col">Last fired</th>
             ${can('write') && html`<th scope="col">Actions</th>`}</tr></thead>
           <tbody>${
-                  d.schedules.map(
-                      (s) => html`<${Row} key=${s.name} s=${s} chosen=${s === chosen} />`)}</tbody>
+              d.schedules.map(
+                  (s) => html`<${Row} key=${s.name} s=${s} chosen=${s === chosen} />`)}</tbody>
         </table></div>
         ${
-                  chosen && d.next
-                      ? html`<${Detail} s=${chosen} next=${d.next} jobs=${d.jobs || []} />`
-                      : html`<p class="muted">Choose a schedule to see its next firings and its jobs.</p>`}`}
+              chosen && d.next
+                  ? html`<${Detail} s=${chosen} next=${d.next} jobs=${d.jobs || []} />`
+                  : html`<p class="muted">Choose a schedule to see its next firings and its jobs.</p>`}`}
   </section>`;
 }

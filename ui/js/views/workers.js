@@ -57,11 +57,11 @@ export function view()
     return html`<section>
     <h1>Workers</h1>
     ${
-        !d.workers.length ? html`<${Empty}><p>No workers yet: start one with
+    !d.workers.length ? html`<${Empty}><p>No workers yet: start one with
           <code>jobd worker --config worker.ini</code>, or run the server with
           <code>--worker-config worker.ini</code> (docs/WORKER.md).</p><//>`
-                          : html`<p class="muted">${active} active of ${
-                                d.workers.length}; gone workers stay listed for an hour.</p>
+                      : html`<p class="muted">${active} active of ${
+                            d.workers.length}; gone workers stay listed for an hour.</p>
         <div class="scroll"><table class="workers">
           <thead><tr><th scope="col">Worker</th><th scope="col">State</th><th scope="col">Host</th>
             <th scope="col">Queues</th><th scope="col">Types</th><th scope="col" class="num">Busy</th>
