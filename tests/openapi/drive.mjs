@@ -206,6 +206,20 @@ async function storeGone() {
   await call('GET', '/healthz', { expect: 503 });
 }
 
+// The validator is not vacuous: the job answer it accepted is refused by a
+// copy of the spec in which one member of the job changed type.
+function selfCheck() {
+  const body = ck.answers.get('GET /v1/jobs/{id} 200');
+  const drifted = structuredClone(ck.spec);
+  drifted.components.schemas.Job.properties.attempt = { type: 'string' };
+  const probe = new Checker(drifted, routerPath, base, {});
+  probe.fail = () => {};
+  if (!body || probe.validate('/components/schemas/Job', body, 'self-check'))
+    ck.fail('self-check: a spec with Job.attempt as a string still accepts a job');
+  else if (!ck.validate('/components/schemas/Job', body, 'self-check'))
+    ck.fail('self-check: the spec itself refuses the job it accepted');
+}
+
 function coverage() {
   const declared = [];
   for (const { method, path, op } of ck.operations())
@@ -228,6 +242,7 @@ try {
 } catch (e) {
   ck.fail(`the scenario stopped: ${e.stack || e}`);
 }
+selfCheck();
 coverage();
 if (ck.failures.length) {
   console.log(`${ck.failures.length} failure(s)`);
