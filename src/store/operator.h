@@ -130,6 +130,9 @@ struct store_operator_ops {
     int (*worker_list)(struct store *st, struct worker_list *out, struct jobd_error *err);
     int (*prune_status)(struct store *st, bool succeeded, int64_t cutoff_us, int limit,
                         int *deleted, struct jobd_error *err);
+    /* NULL in a backend whose completions move the row at once (nothing to archive) */
+    int (*archive)(struct store *st, int64_t finished_before_us, int limit, int *moved,
+                   struct jobd_error *err);
 };
 
 /* "running", "succeeded", ...; "?" for a value out of range. */
@@ -177,6 +180,15 @@ JOBD_MUST_USE int store_delete(struct store *st, int64_t id, struct jobd_error *
 JOBD_MUST_USE int store_prune_status(struct store *st, bool succeeded,
                                      int64_t finished_before_us, int limit, int *deleted,
                                      struct jobd_error *err);
+/*
+ * The archive pass: moves up to limit jobs that succeeded before the cutoff
+ * out of the hot table (on PostgreSQL a completion leaves its row there, so
+ * that it writes no more than one UPDATE). Nothing a caller can read changes:
+ * the job reads, counts and prunes the same wherever it is. *moved = how
+ * many; 0 on a backend that moves rows when they finish.
+ */
+JOBD_MUST_USE int store_archive(struct store *st, int64_t finished_before_us, int limit, int *moved,
+                                struct jobd_error *err);
 
 /* ---- workers ---- */
 

@@ -1949,3 +1949,4 @@ TEST(concurrent_claimers_never_share_a_job)
 }
 
 #include "conformance_ops.h"
+#include "conformance_archive.h"
