@@ -162,12 +162,6 @@ async function schedules() {
   await call('POST', '/v1/schedules/{name}/resume', { params: n, expect: 200 });
   await call('POST', '/v1/schedules/{name}/trigger', { params: n, expect: 200 });
   await call('DELETE', '/v1/schedules/{name}', { params: { name: 'oa-put' }, expect: 204 });
-  await call('GET', '/v1/schedules/{name}/next', { params: n, query: { count: '3' }, expect: 200 });
-  await call('GET', '/v1/schedules/{name}/next', { params: n, query: { count: '0' }, expect: 400 });
-  await call('GET', '/v1/schedules/{name}/next', { params: { name: 'bad!name' }, expect: 400 });
-  await call('GET', '/v1/schedules/{name}/next', { params: { name: 'oa-none' }, expect: 404 });
-  await call('GET', '/v1/whoami', { role: null, expect: 200 });
-  await call('GET', '/v1/whoami', { role: 'read', expect: 200 });
 }
 
 async function queuesAndOps() {
@@ -198,6 +192,21 @@ async function queuesAndOps() {
   await call('GET', '/metrics', { expect: 200 });
   await call('GET', '/healthz', { expect: 200 });
   await call('GET', '/healthz', { role: 'read', expect: 200 });
+}
+
+// The dashboard's helpers: who am I, a schedule's next firings.
+async function dashboardHelpers() {
+  const none = (await call('GET', '/v1/whoami', { role: null, expect: 200 })).body;
+  if (!none || none.role !== 'none' || !none.tokens || none.token_sent)
+    ck.fail(`GET /v1/whoami without a token: ${JSON.stringify(none)}`);
+  const rd = (await call('GET', '/v1/whoami', { role: 'read', expect: 200 })).body;
+  if (!rd || rd.role !== 'read' || !rd.token_sent) ck.fail(`GET /v1/whoami as read: ${JSON.stringify(rd)}`);
+  const n = { name: 'oa-nightly' };
+  const nx = (await call('GET', '/v1/schedules/{name}/next', { params: n, query: { count: '3' }, expect: 200 })).body;
+  if (!nx || nx.next.length !== 3) ck.fail(`GET /v1/schedules/{name}/next?count=3: ${JSON.stringify(nx)}`);
+  await call('GET', '/v1/schedules/{name}/next', { params: n, query: { count: '0' }, expect: 400 });
+  await call('GET', '/v1/schedules/{name}/next', { params: { name: 'bad!name' }, expect: 400 });
+  await call('GET', '/v1/schedules/{name}/next', { params: { name: 'oa-none' }, expect: 404 });
 }
 
 // Last: the SQLite file deleted under the server makes /healthz 503. On
@@ -244,6 +253,7 @@ try {
   await bulk();
   await schedules();
   await queuesAndOps();
+  await dashboardHelpers();
   await storeGone();
 } catch (e) {
   ck.fail(`the scenario stopped: ${e.stack || e}`);
