@@ -301,22 +301,38 @@ prepare(struct store_pg *s, const struct pg_stmt *stmt, int n, struct jobd_error
     return JOBD_OK;
 }
 
-int
-pg_exec(struct store_pg *s, const struct pg_stmt *stmt, int n, const char *const *values,
-        PGresult **out, struct jobd_error *err)
+/* pg_exec, or with replan pg_exec_replan. */
+static int
+exec_stmt(struct store_pg *s, const struct pg_stmt *stmt, bool replan, int n,
+          const char *const *values, PGresult **out, struct jobd_error *err)
 {
     *out = NULL;
     int rc = pg_ensure_conn(s, err);
-    if (rc == JOBD_OK && !s->pooled)
+    bool unnamed = s->pooled || replan;
+    if (rc == JOBD_OK && !unnamed)
         rc = prepare(s, stmt, n, err);
     if (rc != JOBD_OK)
         return rc;
-    PGresult *r = s->pooled ? PQexecParams(s->conn, stmt->sql, n, NULL, values, NULL, NULL, 0)
-                            : PQexecPrepared(s->conn, stmt->name, n, values, NULL, NULL, 0);
+    PGresult *r = unnamed ? PQexecParams(s->conn, stmt->sql, n, NULL, values, NULL, NULL, 0)
+                          : PQexecPrepared(s->conn, stmt->name, n, values, NULL, NULL, 0);
     if (r == NULL || !result_ok(r))
         return result_error(s, r, stmt->name, err);
     *out = r;
     return JOBD_OK;
+}
+
+int
+pg_exec(struct store_pg *s, const struct pg_stmt *stmt, int n, const char *const *values,
+        PGresult **out, struct jobd_error *err)
+{
+    return exec_stmt(s, stmt, false, n, values, out, err);
+}
+
+int
+pg_exec_replan(struct store_pg *s, const struct pg_stmt *stmt, int n, const char *const *values,
+               PGresult **out, struct jobd_error *err)
+{
+    return exec_stmt(s, stmt, true, n, values, out, err);
 }
 
 int

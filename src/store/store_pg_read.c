@@ -25,6 +25,18 @@ PG_STMT(st_list,
      "WHERE " PG_FILTER_WHERE " AND ($8::bigint = 0 OR id < $8::bigint) "
      "ORDER BY id DESC LIMIT $9::int");
 
+/*
+ * The same with a type, planned with the type's value at each call
+ * (pg_exec_replan): the planner then walks jobs_type_id / jobs_done_type_id
+ * (migration 8) backwards in id order for a rare or absent type, where a
+ * generic plan, guessing every type common, walks the primary keys and
+ * reads every newer job of other types (728 ms at 1M jobs).
+ */
+PG_STMT(st_list_type, "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs "
+                                                "WHERE type = $3::text AND " PG_FILTER_WHERE
+                                                " AND ($8::bigint = 0 OR id < $8::bigint) "
+                                                "ORDER BY id DESC LIMIT $9::int");
+
 /* ---- claims ---- */
 
 /*
@@ -147,7 +159,9 @@ pg_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
     vals[PG_FILTER_NPARAMS] = pg_i64(b[0], f->before_id > 0 ? f->before_id : 0);
     vals[PG_FILTER_NPARAMS + 1] = pg_i64(b[1], limit + 1);
     PGresult *r = NULL;
-    int rc = pg_exec(pg_of(st), &st_list, PG_FILTER_NPARAMS + 2, vals, &r, err);
+    int rc = f->type != NULL
+                 ? pg_exec_replan(pg_of(st), &st_list_type, PG_FILTER_NPARAMS + 2, vals, &r, err)
+                 : pg_exec(pg_of(st), &st_list, PG_FILTER_NPARAMS + 2, vals, &r, err);
     if (rc != JOBD_OK)
         return rc;
     int rows = PQntuples(r);

@@ -377,6 +377,16 @@ static const char step7_notify_updates[] =
     "    FOR EACH ROW WHEN (OLD.paused AND NOT NEW.paused)\n"
     "    EXECUTE FUNCTION jobd.notify_queue_row();\n";
 
+/*
+ * Version 8: listings by type (GET /v1/jobs?type=T) walk (type, id) in id
+ * order on both tables (st_list_type), so a rare or absent type costs an
+ * index probe instead of a walk over every newer job; as SQLite's
+ * jobs_type_id / jobs_done_type_id.
+ */
+static const char step8_list_type[] =
+    "CREATE INDEX jobs_type_id ON jobd.jobs (type, id);\n"
+    "CREATE INDEX jobs_done_type_id ON jobd.jobs_done (type, id);\n";
+
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
@@ -385,5 +395,6 @@ const struct pg_migration pg_migrations[] = {
     {5, "workers", step5_workers},
     {6, "jobd.enqueue refuses keys with leading or trailing blanks", step6_enqueue_keys},
     {7, "notify when a queue is resumed or a job is pending again", step7_notify_updates},
+    {8, "(type, id) indexes for listings by type", step8_list_type},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];
