@@ -2,7 +2,7 @@
 # bench/run.sh — every jobd benchmark, end to end, unattended (`make bench`).
 #
 #   1. builds jobd and jobd_bench in Release ($BENCH_BUILD, default build-bench/);
-#   2. starts a throwaway PostgreSQL 15 (bench/pg.sh: stock durability, as the
+#   2. starts a throwaway PostgreSQL 15 (bench/harness/pg.sh: stock durability, as the
 #      shared harness's) and runs jobd's own measurements on it and on SQLite
 #      (bench/jobd_bench.c): enqueue rates, processing rates with C and exec
 #      handlers for 1, 2, 4 and 8 workers, lateness, scaling, memory;
@@ -80,7 +80,7 @@ T0=$(date +%s)
 STEP_PID=
 cleanup() {
     if [ -n "$STEP_PID" ]; then kill "$STEP_PID" 2>/dev/null; wait "$STEP_PID" 2>/dev/null; fi
-    bench/pg.sh stop >/dev/null 2>&1
+    bench/harness/pg.sh stop >/dev/null 2>&1
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -138,12 +138,12 @@ rm -f "$JOBD_BENCH_TMP/fsync.tmp"
 J=$OUT/jobd.jsonl
 : >"$J"
 if [[ " $BACKENDS " == *" pg "* ]]; then
-    bench/pg.sh stop >/dev/null 2>&1
-    say "pg.sh start (fresh): $(bench/pg.sh start)"
+    bench/harness/pg.sh stop >/dev/null 2>&1
+    say "pg.sh start (fresh): $(bench/harness/pg.sh start)"
     "$PGBIN/psql" "$PGURL_BASE" -XAqc "create database bench_jobd" >>"$LOG" 2>&1
     "$PGBIN/psql" "$PGURL_BASE" -XAtc "select version()" >>"$OUT/env.md.pg" 2>&1
     {
-        echo "- PostgreSQL: $("$PGBIN/psql" "$PGURL_BASE" -XAtc 'show server_version'), bench/pg.sh: $("$PGBIN/psql" "$PGURL_BASE" -XAt -F '=' -c "select name, current_setting(name) from pg_settings where name in ('shared_buffers','max_connections','fsync','synchronous_commit','full_page_writes','wal_sync_method') order by name" | tr '\n' ' ')"
+        echo "- PostgreSQL: $("$PGBIN/psql" "$PGURL_BASE" -XAtc 'show server_version'), bench/harness/pg.sh: $("$PGBIN/psql" "$PGURL_BASE" -XAt -F '=' -c "select name, current_setting(name) from pg_settings where name in ('shared_buffers','max_connections','fsync','synchronous_commit','full_page_writes','wal_sync_method') order by name" | tr '\n' ' ')"
     } >>"$OUT/env.md"
     rm -f "$OUT/env.md.pg"
 fi
@@ -179,7 +179,7 @@ rm -f "$JOBD_BENCH_TMP"/bench.db*
 if [[ " $BACKENDS " == *" pg "* ]]; then
     step "$OUT/ceiling.jsonl" env BENCH_PG_URL="$PGURL_BASE" JOBD_BIN="$JOBD" CEIL_TMP="$JOBD_BENCH_TMP" \
         python3 bench/sql/ceiling.py
-    bench/pg.sh stop
+    bench/harness/pg.sh stop
 fi
 
 # ---- the peers, and jobd beside them, in the shared harness --------------------------------------

@@ -11,12 +11,16 @@ pkgs=(build-essential cmake pkg-config git
       clang libclang-rt-14-dev spin iproute2 procps curl python3
       scdoc zsh systemd man-db lintian adduser prometheus nginx-light openssl sqlite3
       clang-format cppcheck
+      nodejs  # Redocly CLI and ajv for docs/openapi.yaml (tests/openapi/)
       patroni etcd-server pgbouncer)  # the HA scenarios (docs/OPERATIONS.md)
 
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# npm: Debian's package, unless a node from elsewhere (NodeSource) brings its
+# own npm, which Debian's would conflict with.
+command -v npm >/dev/null || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 cmd="apt-get install -y --no-install-recommends ${missing[*]}"

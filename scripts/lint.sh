@@ -12,6 +12,9 @@
 #     wrong printf conversion.
 #  3. scripts/lint-size.sh: files over 800 lines, functions over 80, backend
 #     names outside src/store.
+#  4. docs/openapi.yaml against OpenAPI 3.1 and Redocly's recommended rules,
+#     strict (redocly.yaml): a broken reference or an operation without
+#     a summary is caught here, before the test drives the server with it.
 #
 # Exits 1 if any of them finds something; prints what and where.
 set -uo pipefail
@@ -52,6 +55,16 @@ cppcheck -q --std=c11 --enable=warning,portability --error-exitcode=1 -j2 \
 
 step "sizes and backend names (scripts/lint-size.sh)"
 scripts/lint-size.sh || status=1
+
+step "docs/openapi.yaml (Redocly CLI, redocly.yaml)"
+if tests/openapi/install.sh; then
+    # No telemetry or update check: lint results must not depend on the network.
+    REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
+        tests/openapi/node_modules/.bin/redocly lint --config redocly.yaml \
+        --format stylish docs/openapi.yaml || status=1
+else
+    status=1
+fi
 
 [ $status -eq 0 ] && echo "lint: clean" || echo "lint: FAILED"
 exit $status

@@ -73,49 +73,52 @@ raw(const struct srv *s, const char *bytes, size_t n, char *buf, size_t len)
     return got;
 }
 
-BOTH(bad_input_battery)
+/* Bodies that are not a job: malformed JSON, wrong types and values, unknown fields, bad UTF-8. */
+static void
+bad_bodies(const struct srv *s)
 {
-    struct srv s;
-    srv_start(&s, backend, NULL);
-    int64_t keep = create_job(&s, "{\"type\":\"keep.me\",\"payload\":{\"n\":42,\"s\":\"é\"}}");
-
     /* Malformed JSON and non-objects. */
-    BAD(&s, "{\"type\":", "malformed_json", NULL);
-    BAD(&s, "{\"type\":\"x\",}", "malformed_json", NULL);
-    BAD(&s, "[]", "malformed_json", NULL);
-    BAD(&s, "\"job\"", "malformed_json", NULL);
-    BAD(&s, "", "malformed_json", NULL);
-    BAD(&s, "{\"type\":\"x\"} {}", "malformed_json", NULL);
-    BAD(&s, "{\"type\":\"x\",\"type\":\"y\"}", "malformed_json", NULL);
+    BAD(s, "{\"type\":", "malformed_json", NULL);
+    BAD(s, "{\"type\":\"x\",}", "malformed_json", NULL);
+    BAD(s, "[]", "malformed_json", NULL);
+    BAD(s, "\"job\"", "malformed_json", NULL);
+    BAD(s, "", "malformed_json", NULL);
+    BAD(s, "{\"type\":\"x\"} {}", "malformed_json", NULL);
+    BAD(s, "{\"type\":\"x\",\"type\":\"y\"}", "malformed_json", NULL);
     /* Wrong types, bad values, bad names: the field is named. */
-    BAD(&s, "{\"type\":1}", "invalid_field", "type");
-    BAD(&s, "{}", "invalid_field", "type");
-    BAD(&s, "{\"type\":\"x\",\"priority\":\"high\"}", "invalid_field", "priority");
-    BAD(&s, "{\"type\":\"x\",\"priority\":1.5}", "invalid_field", "priority");
-    BAD(&s, "{\"type\":\"x\",\"priority\":10000000000}", "invalid_field", "priority");
-    BAD(&s, "{\"type\":\"x\",\"max_attempts\":0}", "invalid_field", "max_attempts");
-    BAD(&s, "{\"type\":\"x\",\"queue\":5}", "invalid_field", "queue");
-    BAD(&s, "{\"type\":\"x\",\"queue\":\"UPPER\"}", "invalid_field", "queue");
-    BAD(&s, "{\"type\":\"x\",\"queue\":\"\"}", "invalid_field", "queue");
-    BAD(&s, "{\"type\":\"a b\"}", "invalid_field", "type");
-    BAD(&s, "{\"type\":\"x\",\"run_at\":\"yesterday\"}", "invalid_field", "run_at");
-    BAD(&s, "{\"type\":\"x\",\"run_at\":\"2026-02-30T00:00:00Z\"}", "invalid_field", "run_at");
-    BAD(&s, "{\"type\":\"x\",\"in\":\"5 minutes\"}", "invalid_field", "in");
-    BAD(&s, "{\"type\":\"x\",\"in\":\"5m\",\"run_at\":\"2030-01-01T00:00:00Z\"}",
-        "invalid_field", "in");
-    BAD(&s, "{\"type\":\"x\",\"timeout\":\"-1s\"}", "invalid_field", "timeout");
-    BAD(&s, "{\"type\":\"x\",\"idempotency_key\":\"\"}", "invalid_field", "idempotency_key");
-    BAD(&s, "{\"type\":\"x\\u0000y\"}", "malformed_json", NULL); /* NUL is refused */
+    BAD(s, "{\"type\":1}", "invalid_field", "type");
+    BAD(s, "{}", "invalid_field", "type");
+    BAD(s, "{\"type\":\"x\",\"priority\":\"high\"}", "invalid_field", "priority");
+    BAD(s, "{\"type\":\"x\",\"priority\":1.5}", "invalid_field", "priority");
+    BAD(s, "{\"type\":\"x\",\"priority\":10000000000}", "invalid_field", "priority");
+    BAD(s, "{\"type\":\"x\",\"max_attempts\":0}", "invalid_field", "max_attempts");
+    BAD(s, "{\"type\":\"x\",\"queue\":5}", "invalid_field", "queue");
+    BAD(s, "{\"type\":\"x\",\"queue\":\"UPPER\"}", "invalid_field", "queue");
+    BAD(s, "{\"type\":\"x\",\"queue\":\"\"}", "invalid_field", "queue");
+    BAD(s, "{\"type\":\"a b\"}", "invalid_field", "type");
+    BAD(s, "{\"type\":\"x\",\"run_at\":\"yesterday\"}", "invalid_field", "run_at");
+    BAD(s, "{\"type\":\"x\",\"run_at\":\"2026-02-30T00:00:00Z\"}", "invalid_field", "run_at");
+    BAD(s, "{\"type\":\"x\",\"in\":\"5 minutes\"}", "invalid_field", "in");
+    BAD(s, "{\"type\":\"x\",\"in\":\"5m\",\"run_at\":\"2030-01-01T00:00:00Z\"}", "invalid_field",
+        "in");
+    BAD(s, "{\"type\":\"x\",\"timeout\":\"-1s\"}", "invalid_field", "timeout");
+    BAD(s, "{\"type\":\"x\",\"idempotency_key\":\"\"}", "invalid_field", "idempotency_key");
+    BAD(s, "{\"type\":\"x\\u0000y\"}", "malformed_json", NULL); /* NUL is refused */
     char longname[300];
     snprintf(longname, sizeof longname, "{\"type\":\"%0129d\"}", 0);
-    BAD(&s, longname, "invalid_field", "type");
+    BAD(s, longname, "invalid_field", "type");
     /* Unknown fields are named, never ignored (a job cannot name a command to run). */
-    BAD(&s, "{\"type\":\"x\",\"exec\":\"/bin/sh\"}", "unknown_field", "exec");
-    BAD(&s, "{\"type\":\"x\",\"Type\":\"y\"}", "unknown_field", "Type");
+    BAD(s, "{\"type\":\"x\",\"exec\":\"/bin/sh\"}", "unknown_field", "exec");
+    BAD(s, "{\"type\":\"x\",\"Type\":\"y\"}", "unknown_field", "Type");
     /* Invalid UTF-8, in a field and in the payload. */
-    BAD(&s, "{\"type\":\"\xff\xfe\"}", "malformed_json", NULL);
-    BAD(&s, "{\"type\":\"x\",\"payload\":\"\xc3\x28\"}", "malformed_json", NULL);
+    BAD(s, "{\"type\":\"\xff\xfe\"}", "malformed_json", NULL);
+    BAD(s, "{\"type\":\"x\",\"payload\":\"\xc3\x28\"}", "malformed_json", NULL);
+}
 
+/* Deep nesting and oversized bodies and payloads. */
+static void
+bad_sizes(const struct srv *s)
+{
     /* 100,000-deep nesting, in the payload and at the top. */
     size_t depth = 100000, n = 0;
     char *deep = malloc(depth * 2 + 64);
@@ -125,9 +128,9 @@ BOTH(bad_input_battery)
     for (size_t i = 0; i < depth; i++)
         deep[n++] = ']';
     deep[n++] = '}';
-    bad(&s, "/v1/jobs", deep, n, 400, NULL, NULL);
-    bad(&s, "/v1/jobs", deep + 23, depth, 400, "malformed_json", NULL); /* only "[[[[..." */
-    bad(&s, "/v1/claim", deep + 23, depth * 2, 400, "malformed_json", NULL);
+    bad(s, "/v1/jobs", deep, n, 400, NULL, NULL);
+    bad(s, "/v1/jobs", deep + 23, depth, 400, "malformed_json", NULL); /* only "[[[[..." */
+    bad(s, "/v1/claim", deep + 23, depth * 2, 400, "malformed_json", NULL);
     free(deep);
     /* Deep but under the parser's limit: still refused for the payload (depth 64). */
     char mid[400];
@@ -138,20 +141,54 @@ BOTH(bad_input_battery)
         mid[n++] = ']';
     mid[n++] = '}';
     mid[n] = '\0';
-    BAD(&s, mid, "invalid_field", "payload");
+    BAD(s, mid, "invalid_field", "payload");
 
     /* Oversized: a body over 1 MiB, and a payload over 256 KiB inside a legal body. */
     size_t big = 1024 * 1024 + 1;
     char *b = malloc(big + 1);
     memset(b, ' ', big);
     b[big] = '\0';
-    bad(&s, "/v1/jobs", b, big, 413, "too_large", NULL);
+    bad(s, "/v1/jobs", b, big, 413, "too_large", NULL);
     n = (size_t)sprintf(b, "{\"type\":\"x\",\"payload\":\"");
     memset(b + n, 'a', 300 * 1024);
     n += 300 * 1024;
     n += (size_t)sprintf(b + n, "\"}");
-    bad(&s, "/v1/jobs", b, n, 413, "too_large", "payload");
+    bad(s, "/v1/jobs", b, n, 413, "too_large", "payload");
     free(b);
+}
+
+/* Below HTTP: garbage, a truncated body, a stalled client (its socket is returned, still open). */
+static int
+bad_wire(const struct srv *s)
+{
+    /* Below HTTP: garbage, a truncated body, a stalled client. */
+    char buf[4096];
+    raw(s, "GARBAGE\r\n\r\n", 11, buf, sizeof buf);
+    raw(s, "\x00\x01\x02\xff\r\n\r\n", 8, buf, sizeof buf);
+    const char *trunc = "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"
+                        "{\"type\":\"trunc\"";
+    raw(s, trunc, strlen(trunc), buf, sizeof buf);
+    const char *halfhdr = "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Le";
+    raw(s, halfhdr, strlen(halfhdr), buf, sizeof buf);
+    int stall = dial(s); /* sends half a request and then nothing */
+    if (write(stall, "POST /v1/jobs HTTP/1.1\r\nHost: x\r\n", 33) < 0) {
+    }
+    const char *lie = "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n"
+                      "{\"type\":\"lie\"}";
+    raw(s, lie, strlen(lie), buf, sizeof buf);
+    ASSERT(strstr(buf, "HTTP/1.1 400") != NULL);
+    return stall;
+}
+
+BOTH(bad_input_battery)
+{
+    struct srv s;
+    srv_start(&s, backend, NULL);
+    int64_t keep = create_job(&s, "{\"type\":\"keep.me\",\"payload\":{\"n\":42,\"s\":\"é\"}}");
+
+    bad_bodies(&s);
+
+    bad_sizes(&s);
 
     /* Routes and methods. */
     EXPECT(&s, "GET", "/v1/jobs/0", NULL, 404, "not_found");
@@ -162,22 +199,7 @@ BOTH(bad_input_battery)
     EXPECT(&s, "PATCH", "/v1/jobs/1", NULL, 405, "method_not_allowed");
     EXPECT(&s, "GET", "/v1/jobs/1/cancel", NULL, 405, "method_not_allowed");
 
-    /* Below HTTP: garbage, a truncated body, a stalled client. */
-    char buf[4096];
-    raw(&s, "GARBAGE\r\n\r\n", 11, buf, sizeof buf);
-    raw(&s, "\x00\x01\x02\xff\r\n\r\n", 8, buf, sizeof buf);
-    const char *trunc = "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"
-                        "{\"type\":\"trunc\"";
-    raw(&s, trunc, strlen(trunc), buf, sizeof buf);
-    const char *halfhdr = "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Le";
-    raw(&s, halfhdr, strlen(halfhdr), buf, sizeof buf);
-    int stall = dial(&s); /* sends half a request and then nothing */
-    if (write(stall, "POST /v1/jobs HTTP/1.1\r\nHost: x\r\n", 33) < 0) {
-    }
-    const char *lie = "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n"
-                      "{\"type\":\"lie\"}";
-    raw(&s, lie, strlen(lie), buf, sizeof buf);
-    ASSERT(strstr(buf, "HTTP/1.1 400") != NULL);
+    int stall = bad_wire(&s);
 
     /* Still up, the kept job unchanged and alone. */
     EXPECT(&s, "GET", "/healthz", NULL, 200, NULL);

@@ -133,6 +133,72 @@ claimer(const char *url, int p)
     child_exit(0);
 }
 
+/* Every id in exactly one claimer's log (claimed.P), with attempt 1; marks seen[id]. */
+static void
+check_claim_logs(unsigned char *seen)
+{
+    int per_proc[NPROC] = {0};
+    int64_t total = 0;
+    for (int p = 0; p < NPROC; p++) {
+        char logname[64];
+        snprintf(logname, sizeof logname, "claimed.%d", p);
+        FILE *log = fopen(test_path(logname), "r");
+        ASSERT(log != NULL);
+        long long id;
+        int attempt;
+        while (fscanf(log, "%lld %d", &id, &attempt) == 2) {
+            if (id < 1 || id > NJOBS)
+                TEST_FAIL("claimer %d claimed unknown id %lld", p, id);
+            if (seen[id])
+                TEST_FAIL("job %lld claimed twice", id);
+            if (attempt != 1)
+                TEST_FAIL("job %lld claimed with attempt %d", id, attempt);
+            seen[id] = 1;
+            per_proc[p]++;
+            total++;
+        }
+        fclose(log);
+    }
+    ASSERT_EQ(total, NJOBS);
+    for (int p = 0; p < NPROC; p++) {
+        printf("claimer %d: %d jobs\n", p, per_proc[p]);
+        ASSERT(per_proc[p] > 0); /* all four really ran concurrently */
+    }
+}
+
+/* The store agrees with the logs: every job succeeded, once, with attempt 1. */
+static void
+check_store_agrees(struct store *st, const unsigned char *seen)
+{
+    struct jobd_error e = {0};
+    struct job_filter flt = {.status = STORE_ANY, .limit = 1000};
+    int64_t listed = 0;
+    for (;;) {
+        struct job_list l = {0};
+        int64_t next = 0;
+        ASSERT_OK(store_list(st, &flt, &l, &next, &e), &e);
+        for (size_t i = 0; i < l.n; i++) {
+            ASSERT_EQ(l.v[i].status, JOB_SUCCEEDED);
+            ASSERT_EQ(l.v[i].attempt, 1);
+            ASSERT_STR_EQ(l.v[i].result, "{\"ok\":true}");
+            ASSERT(seen[l.v[i].id]);
+            listed++;
+        }
+        job_list_fini(&l);
+        if (next == 0)
+            break;
+        flt.before_id = next;
+    }
+    ASSERT_EQ(listed, NJOBS);
+    struct queue_stat *qs = NULL;
+    size_t nq = 0;
+    ASSERT_OK(store_queue_stats(st, &qs, &nq, &e), &e);
+    ASSERT_EQ(nq, 1);
+    ASSERT_EQ(qs[0].count[JOB_SUCCEEDED], NJOBS);
+    ASSERT_EQ(qs[0].count[JOB_PENDING] + qs[0].count[JOB_RUNNING], 0);
+    free(qs);
+}
+
 TEST(four_processes_claim_10000_jobs_exactly_once)
 {
     char url[1100];
@@ -166,63 +232,9 @@ TEST(four_processes_claim_10000_jobs_exactly_once)
             TEST_FAIL("claimer %d failed (status 0x%x)", p, status);
     }
 
-    /* Every id in exactly one claimer's log, with attempt 1. */
     static unsigned char seen[NJOBS + 1];
-    int per_proc[NPROC] = {0};
-    int64_t total = 0;
-    for (int p = 0; p < NPROC; p++) {
-        char logname[64];
-        snprintf(logname, sizeof logname, "claimed.%d", p);
-        FILE *log = fopen(test_path(logname), "r");
-        ASSERT(log != NULL);
-        long long id;
-        int attempt;
-        while (fscanf(log, "%lld %d", &id, &attempt) == 2) {
-            if (id < 1 || id > NJOBS)
-                TEST_FAIL("claimer %d claimed unknown id %lld", p, id);
-            if (seen[id])
-                TEST_FAIL("job %lld claimed twice", id);
-            if (attempt != 1)
-                TEST_FAIL("job %lld claimed with attempt %d", id, attempt);
-            seen[id] = 1;
-            per_proc[p]++;
-            total++;
-        }
-        fclose(log);
-    }
-    ASSERT_EQ(total, NJOBS);
-    for (int p = 0; p < NPROC; p++) {
-        printf("claimer %d: %d jobs\n", p, per_proc[p]);
-        ASSERT(per_proc[p] > 0); /* all four really ran concurrently */
-    }
-
-    /* The store agrees: all succeeded, once, with attempt 1. */
-    struct job_filter flt = {.status = STORE_ANY, .limit = 1000};
-    int64_t listed = 0;
-    for (;;) {
-        struct job_list l = {0};
-        int64_t next = 0;
-        ASSERT_OK(store_list(st, &flt, &l, &next, &e), &e);
-        for (size_t i = 0; i < l.n; i++) {
-            ASSERT_EQ(l.v[i].status, JOB_SUCCEEDED);
-            ASSERT_EQ(l.v[i].attempt, 1);
-            ASSERT_STR_EQ(l.v[i].result, "{\"ok\":true}");
-            ASSERT(seen[l.v[i].id]);
-            listed++;
-        }
-        job_list_fini(&l);
-        if (next == 0)
-            break;
-        flt.before_id = next;
-    }
-    ASSERT_EQ(listed, NJOBS);
-    struct queue_stat *qs = NULL;
-    size_t nq = 0;
-    ASSERT_OK(store_queue_stats(st, &qs, &nq, &e), &e);
-    ASSERT_EQ(nq, 1);
-    ASSERT_EQ(qs[0].count[JOB_SUCCEEDED], NJOBS);
-    ASSERT_EQ(qs[0].count[JOB_PENDING] + qs[0].count[JOB_RUNNING], 0);
-    free(qs);
+    check_claim_logs(seen);
+    check_store_agrees(st, seen);
     store_close(st);
     printf("%d jobs claimed and completed by %d processes in %lld ms\n", NJOBS, NPROC,
            (long long)(clock_mono_now_us() - t_claim) / 1000);

@@ -1,0 +1,236 @@
+// drive.mjs — drives a live `jobd server` through every operation of
+// docs/openapi.yaml with success and error answers, each validated by
+// check.mjs, then fails unless
+//   - the spec and the server's route table list the same routes, with the
+//     same least role (x-jobd-role against router.c);
+//   - every (method, path, status) the spec declares was answered at least
+//     once (a declared status no request produces is a description nobody
+//     checked; a status the server gives but the spec lacks already failed).
+// Run by tests/integration/test_openapi.sh, which starts the server with
+// tokens for each role and an embedded worker for type oa.echo.
+//
+// usage: node drive.mjs SPEC ROUTER_C BASE_URL TOKENS_JSON [SQLITE_FILE]
+// (without SQLITE_FILE, on PostgreSQL, GET /healthz 503 is not driven)
+import fs from 'node:fs';
+import { Checker } from './check.mjs';
+
+const [specPath, routerPath, base, tokensJson, dbFile] = process.argv.slice(2);
+const ck = new Checker(specPath, routerPath, base, JSON.parse(tokensJson));
+const call = (m, p, o) => ck.call(m, p, o);
+const below = { read: null, worker: 'read', write: 'worker', admin: 'write' };
+const MIB = 1024 * 1024;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Routes both ways, and roles.
+function checkRoutes() {
+  const ops = new Map(ck.operations().map((o) => [`${o.method} ${o.path}`, o]));
+  const api = ck.routes().filter((r) => !(r.path === '/ui' || r.path.startsWith('/ui/')));
+  if (api.length < 20) ck.fail(`only ${api.length} routes parsed from ${routerPath}`);
+  for (const r of api) {
+    const o = ops.get(`${r.method} ${r.path}`);
+    if (!o) { ck.fail(`route ${r.method} ${r.path} is served but not in the spec`); continue; }
+    if (o.op['x-jobd-role'] !== r.role)
+      ck.fail(`${r.method} ${r.path}: x-jobd-role is ${o.op['x-jobd-role']}, the server needs ${r.role}`);
+    ops.delete(`${r.method} ${r.path}`);
+  }
+  for (const k of ops.keys()) ck.fail(`${k} is in the spec but the server has no such route`);
+}
+
+// 401 without a token, 403 one role too low, 413 one byte over: for every
+// operation that declares them.
+async function generic() {
+  for (const { method, path, op } of ck.operations()) {
+    const params = { id: 1, name: 'x' };
+    if (op.responses['401']) await call(method, path, { params, role: null, expect: 401 });
+    const low = below[op['x-jobd-role']];
+    if (op.responses['403'] && low)
+      await call(method, path, { params, role: low, expect: 403, body: {} });
+    if (op.responses['413'] && path !== '/v1/jobs/batch')
+      await call(method, path, { params, raw: '"' + 'x'.repeat(MIB - 1) + '"', expect: 413 });
+  }
+  const tooMany = { jobs: Array.from({ length: 10001 }, () => ({ type: 'oa.x' })) };
+  await call('POST', '/v1/jobs/batch', { body: tooMany, expect: 413 });
+  await ck.callRaw('GET', '/v1/nothing', 'read', 'NotFound', 404);
+  await ck.callRaw('GET', '/v1/nothing', null, 'Unauthorized', 401);
+  const r = await ck.callRaw('DELETE', '/v1/queues', 'admin', 'Unexpected', 405);
+  if (r.headers.get('allow') !== 'GET') ck.fail(`405 Allow is '${r.headers.get('allow')}', not GET`);
+}
+
+const job = (extra = {}) => ({ type: 'oa.task', queue: 'oa', ...extra });
+
+async function claimOne() {
+  const { body } = await call('POST', '/v1/claim', {
+    body: { worker_id: 'oa-worker', types: ['oa.task'], queues: ['oa'], limit: 1, lease_s: 30 },
+    expect: 200,
+  });
+  if (!body || body.jobs.length !== 1) throw new Error('claim returned no job');
+  return body.jobs[0];
+}
+
+async function jobs() {
+  const a = (await call('POST', '/v1/jobs', {
+    body: job({ payload: { n: 1 }, idempotency_key: 'oa-k1', timeout: '1500ms' }), expect: 201,
+  })).body;
+  await call('POST', '/v1/jobs', { body: job({ payload: { n: 1 }, idempotency_key: 'oa-k1', timeout: '1500ms' }), expect: 200 });
+  await call('POST', '/v1/jobs', { body: job({ payload: { n: 2 }, idempotency_key: 'oa-k1' }), expect: 409 });
+  await call('POST', '/v1/jobs', { raw: '{"type":', expect: 400 });
+  await call('POST', '/v1/jobs', { body: job({ command: 'rm' }), expect: 400 });
+  await call('POST', '/v1/jobs/batch', { body: { jobs: [job(), job({ priority: 5, in: '1h' })] }, expect: 201 });
+  await call('POST', '/v1/jobs/batch', { body: { jobs: [{ type: 'bad type' }] }, expect: 400 });
+  await call('POST', '/v1/jobs/batch', { body: { jobs: [job({ payload: 3, idempotency_key: 'oa-k1' })] }, expect: 409 });
+  await call('GET', '/v1/jobs/{id}', { params: { id: a.id }, expect: 200 });
+  await call('GET', '/v1/jobs/{id}', { params: { id: 999999999 }, expect: 404 });
+  const page = (await call('GET', '/v1/jobs', { query: { queue: 'oa', limit: '1' }, expect: 200 })).body;
+  if (!page || page.next === null) ck.fail('GET /v1/jobs?limit=1 should have a next page');
+  await call('GET', '/v1/jobs', { query: { status: 'pending', after: page.next, created_after: '2000-01-01T00:00:00Z' }, expect: 200 });
+  await call('GET', '/v1/jobs', { query: { colour: 'red' }, expect: 400 });
+  await call('GET', '/v1/jobs/{id}/attempts', { params: { id: 999999999 }, expect: 404 });
+  for (const p of ['cancel', 'retry']) await call('POST', `/v1/jobs/{id}/${p}`, { params: { id: 999999999 }, expect: 404 });
+  await call('DELETE', '/v1/jobs/{id}', { params: { id: 999999999 }, expect: 404 });
+
+  // A pending job: retry refused, cancel, retry, delete.
+  const p = (await call('POST', '/v1/jobs', { body: job({ queue: 'oa-other' }), expect: 201 })).body;
+  await call('POST', '/v1/jobs/{id}/retry', { params: { id: p.id }, expect: 409 });
+  await call('POST', '/v1/jobs/{id}/cancel', { params: { id: p.id }, expect: 200 });
+  await call('POST', '/v1/jobs/{id}/cancel', { params: { id: p.id }, expect: 409 });
+  await call('POST', '/v1/jobs/{id}/retry', { params: { id: p.id }, expect: 200 });
+  await call('DELETE', '/v1/jobs/{id}', { params: { id: p.id }, expect: 204 });
+}
+
+// A remote worker's life: claim, heartbeat, fail, release, complete;
+// stale reports; cancel of a running job; the attempt history.
+async function worker() {
+  await call('POST', '/v1/claim', { body: { worker_id: 'oa-worker', queues: ['oa'] }, expect: 400 });
+  await call('POST', '/v1/claim', { body: { worker_id: 'oa-worker', types: ['oa.none'], wait_s: 0.2 }, expect: 200 });
+  const c = await claimOne();
+  const id = { id: c.id };
+  await call('POST', '/v1/jobs/{id}/heartbeat', { params: id, body: { attempt: c.attempt, lease_s: 20 }, expect: 200 });
+  await call('POST', '/v1/jobs/{id}/heartbeat', { params: id, body: { lease_s: 20 }, expect: 400 });
+  await call('POST', '/v1/jobs/{id}/heartbeat', { params: id, body: { attempt: c.attempt + 7 }, expect: 409 });
+  await call('POST', '/v1/jobs/{id}/heartbeat', { params: { id: 999999999 }, body: { attempt: 1 }, expect: 404 });
+  await call('GET', '/v1/jobs/{id}/attempts', { params: id, expect: 200 });
+  await call('DELETE', '/v1/jobs/{id}', { params: id, expect: 409 });
+  await call('POST', '/v1/jobs/{id}/fail', { params: id, body: { attempt: c.attempt, error: 'boom', retry_in_s: 0 }, expect: 200 });
+  await call('POST', '/v1/jobs/{id}/fail', { params: id, body: { attempt: c.attempt, error: 'boom' }, expect: 409 });
+  await call('POST', '/v1/jobs/{id}/fail', { params: id, body: { attempt: c.attempt, error: 7 }, expect: 400 });
+  await call('POST', '/v1/jobs/{id}/fail', { params: { id: 999999999 }, body: { attempt: 1, error: 'x' }, expect: 404 });
+  await call('GET', '/v1/jobs/{id}/attempts', { params: id, expect: 200 });
+
+  const c2 = await claimOne();
+  await call('POST', '/v1/jobs/{id}/release', { params: { id: c2.id }, body: { attempt: c2.attempt }, expect: 200 });
+  await call('POST', '/v1/jobs/{id}/release', { params: { id: c2.id }, body: { attempt: c2.attempt }, expect: 409 });
+  await call('POST', '/v1/jobs/{id}/release', { params: { id: c2.id }, body: { attempt: 'one' }, expect: 400 });
+  await call('POST', '/v1/jobs/{id}/release', { params: { id: 999999999 }, body: { attempt: 1 }, expect: 404 });
+
+  const c3 = await claimOne();
+  await call('POST', '/v1/jobs/{id}/cancel', { params: { id: c3.id }, expect: 202 });
+  await call('POST', '/v1/jobs/{id}/complete', { params: { id: c3.id }, body: { attempt: c3.attempt, result: { ok: true } }, expect: 200 });
+  await call('POST', '/v1/jobs/{id}/complete', { params: { id: c3.id }, body: { attempt: c3.attempt }, expect: 409 });
+  await call('POST', '/v1/jobs/{id}/complete', { params: { id: c3.id }, body: {}, expect: 400 });
+  await call('POST', '/v1/jobs/{id}/complete', { params: { id: 999999999 }, body: { attempt: 1 }, expect: 404 });
+  await call('GET', '/v1/jobs/{id}/attempts', { params: { id: c3.id }, expect: 200 });
+}
+
+async function bulk() {
+  await call('POST', '/v1/jobs/batch', { body: { jobs: [job({ queue: 'oa-bulk' }), job({ queue: 'oa-bulk' })] }, expect: 201 });
+  await call('POST', '/v1/jobs/bulk', { body: { action: 'cancel', filter: { queue: 'oa-bulk' } }, expect: 200 });
+  await call('POST', '/v1/jobs/bulk', { body: { action: 'retry', filter: { queue: 'oa-bulk', status: 'cancelled' }, limit: 10 }, expect: 200 });
+  await call('POST', '/v1/jobs/bulk', { role: 'admin', body: { action: 'delete', filter: { queue: 'oa-bulk' } }, expect: 200 });
+  await call('POST', '/v1/jobs/bulk', { body: { action: 'delete', filter: { queue: 'oa-bulk' } }, expect: 403 });
+  await call('POST', '/v1/jobs/bulk', { body: { action: 'retry', filter: {} }, expect: 400 });
+  await call('POST', '/v1/jobs/bulk', { body: { action: 'explode', filter: { queue: 'oa' } }, expect: 400 });
+}
+
+async function schedules() {
+  const s = { name: 'oa-nightly', cron: '0 3 * * *', type: 'oa.task', timezone: 'Europe/Berlin', queue: 'oa-sched', catchup: 'skip' };
+  const n = { name: 'oa-nightly' };
+  await call('POST', '/v1/schedules', { body: s, expect: 201 });
+  await call('POST', '/v1/schedules', { body: s, expect: 409 });
+  await call('POST', '/v1/schedules', { body: { ...s, name: 'oa-bad', cron: '0 25 * * *' }, expect: 400 });
+  await call('PUT', '/v1/schedules/{name}', { params: n, body: { cron: '*/5 * * * *', type: 'oa.task', payload: { r: 1 } }, expect: 200 });
+  await call('PUT', '/v1/schedules/{name}', { params: { name: 'oa-put' }, body: { cron: '@daily', type: 'oa.task' }, expect: 201 });
+  await call('PUT', '/v1/schedules/{name}', { params: { name: 'oa-put' }, body: { name: 'other', cron: '@daily', type: 'oa.task' }, expect: 400 });
+  await call('GET', '/v1/schedules', { expect: 200 });
+  await call('GET', '/v1/schedules/{name}', { params: n, expect: 200 });
+  for (const [m, p] of [['GET', '/v1/schedules/{name}'], ['DELETE', '/v1/schedules/{name}'],
+    ['POST', '/v1/schedules/{name}/pause'], ['POST', '/v1/schedules/{name}/resume'],
+    ['POST', '/v1/schedules/{name}/trigger']]) {
+    await call(m, p, { params: { name: 'oa-none' }, expect: 404 });
+    await call(m, p, { params: { name: 'bad!name' }, expect: 400 });
+  }
+  await call('POST', '/v1/schedules/{name}/pause', { params: n, expect: 200 });
+  await call('POST', '/v1/schedules/{name}/resume', { params: n, expect: 200 });
+  await call('POST', '/v1/schedules/{name}/trigger', { params: n, expect: 200 });
+  await call('DELETE', '/v1/schedules/{name}', { params: { name: 'oa-put' }, expect: 204 });
+}
+
+async function queuesAndOps() {
+  // An echo job the embedded worker runs, so lists hold a finished job too.
+  const e = (await call('POST', '/v1/jobs', { body: { type: 'oa.echo', payload: { hi: 1 } }, expect: 201 })).body;
+  for (let i = 0; i < 100; i++) {
+    const j = (await call('GET', '/v1/jobs/{id}', { params: { id: e.id }, expect: 200 })).body;
+    if (j && j.status === 'succeeded') break;
+    if (i === 99) ck.fail(`the embedded worker did not run job ${e.id}`);
+    await sleep(100);
+  }
+  await call('GET', '/v1/jobs/{id}/attempts', { params: { id: e.id }, expect: 200 });
+  await call('POST', '/v1/queues/{name}/pause', { params: { name: 'oa-empty' }, expect: 200 });
+  await call('POST', '/v1/queues/{name}/pause', { params: { name: 'oa' }, expect: 200 });
+  await call('POST', '/v1/queues/{name}/resume', { params: { name: 'oa' }, expect: 200 });
+  await call('POST', '/v1/queues/{name}/resume', { params: { name: 'oa-empty' }, expect: 200 });
+  for (const p of ['pause', 'resume'])
+    await call('POST', `/v1/queues/{name}/${p}`, { params: { name: 'Bad' }, expect: 400 });
+  // On PostgreSQL the counts may lag by about a second.
+  for (let i = 0; ; i++) {
+    const q = (await call('GET', '/v1/queues', { expect: 200 })).body;
+    if (q && q.queues.some((x) => x.name === 'default' && x.succeeded >= 1)) break;
+    if (i === 30) { ck.fail('GET /v1/queues: no default queue with a succeeded job'); break; }
+    await sleep(100);
+  }
+  const w = (await call('GET', '/v1/workers', { expect: 200 })).body;
+  if (!w || w.workers.length === 0) ck.fail('GET /v1/workers lists no worker (the embedded one)');
+  await call('GET', '/metrics', { expect: 200 });
+  await call('GET', '/healthz', { expect: 200 });
+  await call('GET', '/healthz', { role: 'read', expect: 200 });
+}
+
+// Last: the SQLite file deleted under the server makes /healthz 503. On
+// PostgreSQL (no file given) that answer is left to the SQLite run.
+async function storeGone() {
+  if (!dbFile) {
+    ck.seen.add('GET /healthz 503');
+    console.log('GET /healthz 503: exercised by the SQLite run only');
+    return;
+  }
+  for (const f of [dbFile, `${dbFile}-wal`, `${dbFile}-shm`]) fs.rmSync(f, { force: true });
+  await call('GET', '/healthz', { expect: 503 });
+}
+
+function coverage() {
+  const declared = [];
+  for (const { method, path, op } of ck.operations())
+    for (const s of Object.keys(op.responses))
+      if (s !== 'default') declared.push(`${method} ${path} ${s}`);
+  const missed = declared.filter((k) => !ck.seen.has(k));
+  for (const k of missed) ck.fail(`declared but never exercised: ${k}`);
+  console.log(`coverage: ${declared.length - missed.length}/${declared.length} (method, path, status) of the spec exercised, ${ck.operations().length} operations`);
+}
+
+try {
+  checkRoutes();
+  await generic();
+  await jobs();
+  await worker();
+  await bulk();
+  await schedules();
+  await queuesAndOps();
+  await storeGone();
+} catch (e) {
+  ck.fail(`the scenario stopped: ${e.stack || e}`);
+}
+coverage();
+if (ck.failures.length) {
+  console.log(`${ck.failures.length} failure(s)`);
+  process.exit(1);
+}
+console.log('ok: every answer matched docs/openapi.yaml');
