@@ -395,6 +395,6 @@ const struct pg_migration pg_migrations[] = {
     {5, "workers", step5_workers},
     {6, "jobd.enqueue refuses keys with leading or trailing blanks", step6_enqueue_keys},
     {7, "notify when a queue is resumed or a job is pending again", step7_notify_updates},
-    {8, "(type, id) indexes for listings by type", step8_list_type},
+    {8, "indexes on (type, id) for listings by type", step8_list_type},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];
