@@ -85,9 +85,9 @@ struct req_state {
 
 /* Per-connection state (libmicrohttpd's socket_context). */
 struct conn_state {
-    struct dl_conn *dl;        /* the deadline watchdog's entry, or NULL */
-    struct api_response held;  /* only claimed/n_claimed: the last claim answer's jobs */
-    int64_t answered_mono_us;  /* when that answer went out */
+    struct dl_conn *dl;       /* the deadline watchdog's entry, or NULL */
+    struct api_response held; /* only claimed/n_claimed: the last claim answer's jobs */
+    int64_t answered_mono_us; /* when that answer went out */
 };
 
 struct query_collect {
@@ -373,8 +373,9 @@ conn_closed(struct api_server *srv, struct MHD_Connection *conn, struct conn_sta
 {
     if (cs->held.n_claimed > 0 &&
         clock_mono_now_us() - cs->answered_mono_us < CLAIM_UNREAD_GRACE_US && peer_reset(conn)) {
-        log_at(LOGL_INFO, "http", "a claim answer was not read (connection reset); "
-               "giving its jobs back", LF_INT("jobs", (int64_t)cs->held.n_claimed));
+        log_at(LOGL_INFO, "http",
+               "a claim answer was not read (connection reset); giving its jobs back",
+               LF_INT("jobs", (int64_t)cs->held.n_claimed));
         api_release_claimed(srv->ctx, &cs->held);
     }
     conn_forget_claims(cs);

@@ -371,7 +371,7 @@ srv_queue_count(const struct srv *s, const char *q, const char *field)
     int64_t n = 0;
     size_t i;
     json_t *o;
-    json_array_foreach (json_object_get(v, "queues"), i, o)
+    json_array_foreach(json_object_get(v, "queues"), i, o)
         if (strcmp(json_string_value(json_object_get(o, "name")), q) == 0)
             n = json_integer_value(json_object_get(o, field));
     json_decref(v);
@@ -389,8 +389,8 @@ srv_await_queue_count(const struct srv *s, const char *q, const char *field, int
     int64_t t0 = apitest_now_ms(), n;
     while ((n = srv_queue_count(s, q, field)) != want) {
         if (apitest_now_ms() - t0 > 5000)
-            TEST_FAIL("queue %s still counts %lld %s after 5 s, want %lld", q, (long long)n,
-                      field, (long long)want);
+            TEST_FAIL("queue %s still counts %lld %s after 5 s, want %lld", q, (long long)n, field,
+                      (long long)want);
         apitest_nap_ms(50);
     }
     return apitest_now_ms() - t0;

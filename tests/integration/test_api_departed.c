@@ -158,9 +158,10 @@ raw_claim(const struct srv *s, const char *type)
 {
     char body[160], request[512];
     snprintf(body, sizeof body, "{\"worker_id\":\"raw\",\"types\":[\"%s\"],\"limit\":1}", type);
-    snprintf(request, sizeof request, "POST /v1/claim HTTP/1.1\r\nHost: x\r\n"
-             "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s", strlen(body),
-             body);
+    snprintf(request, sizeof request,
+             "POST /v1/claim HTTP/1.1\r\nHost: x\r\n"
+             "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+             strlen(body), body);
     int fd = raw_connect(NULL, s->port);
     ASSERT(fd >= 0);
     ASSERT(raw_send(fd, request, strlen(request)));
