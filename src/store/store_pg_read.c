@@ -54,7 +54,7 @@ PG_STMT(st_list_type, "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs "
     "       worker_id = $1::text, lease_expires_at = " PG_NOW("$5") " + " PG_MS("$3") "," \
     "       started_at = " PG_NOW("$5") " "                                             \
     "WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "                                      \
-    "RETURNING " PG_JOB_COLS("j.")
+    "RETURNING " PG_JOB_COLS("j.") ", j.attempt_floor"
 
 PG_STMT(st_claim_any,
      "WITH due AS MATERIALIZED ("
@@ -228,6 +228,8 @@ pg_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
         goto out;
     size_t first = out->n;
     rc = pg_append_rows(r, out, err);
+    for (size_t i = first; rc == JOBD_OK && i < out->n; i++) /* CLAIM_SET's last column */
+        out->v[i].attempt_floor = (int32_t)pg_get_i64(r, (int)(i - first), PG_JOB_NCOLS);
     PQclear(r);
     if (rc == JOBD_OK && out->n > first)
         qsort(out->v + first, out->n - first, sizeof *out->v, job_claim_order_cmp);
