@@ -53,21 +53,23 @@ db_count(struct db *d, const char *sql)
 long long
 db_done(struct db *d)
 {
-    return db_count(d, d->pg ? "SELECT count(*) FROM jobd.jobs_done WHERE status = 'succeeded'"
+    return db_count(d, d->pg ? "SELECT count(*) FROM jobd.all_jobs WHERE status = 'succeeded'"
                              : "SELECT count(*) FROM jobs_done WHERE status = 'succeeded'");
 }
 
 long long
 db_failed(struct db *d)
 {
-    return db_count(d, d->pg ? "SELECT count(*) FROM jobd.jobs_done WHERE status <> 'succeeded'"
-                             : "SELECT count(*) FROM jobs_done WHERE status <> 'succeeded'");
+    return db_count(
+        d, d->pg ? "SELECT count(*) FROM jobd.all_jobs WHERE status IN ('dead', 'cancelled')"
+                 : "SELECT count(*) FROM jobs_done WHERE status <> 'succeeded'");
 }
 
 long long
 db_hot(struct db *d)
 {
-    return db_count(d, d->pg ? "SELECT count(*) FROM jobd.jobs" : "SELECT count(*) FROM jobs");
+    return db_count(d, d->pg ? "SELECT count(*) FROM jobd.jobs WHERE status <> 'succeeded'"
+                             : "SELECT count(*) FROM jobs");
 }
 
 /* finished_at (us) of succeeded jobs off .. off + n - 1 in finishing order; returns how many. */
@@ -78,7 +80,7 @@ db_finished(struct db *d, long long off, long long n, int64_t *out)
     long long k = 0;
     if (d->pg) {
         snprintf(sql, sizeof sql,
-                 "SELECT (extract(epoch FROM finished_at) * 1000000)::bigint FROM jobd.jobs_done "
+                 "SELECT (extract(epoch FROM finished_at) * 1000000)::bigint FROM jobd.all_jobs "
                  "WHERE status = 'succeeded' ORDER BY finished_at, id OFFSET %lld LIMIT %lld",
                  off, n);
         PGresult *r = PQexec(d->pc, sql);

@@ -44,7 +44,7 @@ cmd_process(void)
         ",\"handler\":\"%s\",\"workers\":%lld,\"process_jobs_per_s\":%.0f,\"process_s\":%.3f,"
         "\"seed_s\":%.3f,\"failed\":%lld,\"worker_peak_rss_kb\":%ld,\"cpu\":%s,"
         "\"notes\":\"jobs seeded by one INSERT ... SELECT, then %lld worker process%s started "
-        "and timed until the store holds n succeeded rows in jobd's jobs_done; worker "
+        "and timed until the store holds n succeeded rows (jobs or jobs_done); worker "
         "start-up is inside the time; worker_pct sums the workers (exec: with their "
         "children)\"",
         handler, nw, (double)n / secs, secs, seed_s, failed, rss, cpu, nw, nw > 1 ? "es" : "");

@@ -15,7 +15,8 @@
 // peak RSS and CPU are jobd's, not Node's. For latency the handler records
 // Date.now()-equivalent minus the payload's `due` (ms) and writes them out on
 // SIGTERM; collect() reads them. Completion is counted in jobd's own store:
-// succeeded rows in jobd.jobs_done.
+// succeeded rows in jobd.all_jobs (a completion leaves its row succeeded in
+// jobd.jobs until the server's archive pass moves it to jobd.jobs_done).
 
 import { spawn, execFileSync } from 'node:child_process';
 import { openSync, closeSync, readFileSync, unlinkSync, existsSync } from 'node:fs';
@@ -91,7 +92,7 @@ const adapter = {
       bulkMethod: `POST /v1/jobs/batch, ${env.chunk} jobs per request`,
       singleMethod: 'POST /v1/jobs (concurrent requests group-committed by the server)',
       pollDescription: () => 'LISTEN/NOTIFY wake-up, a timer for the soonest run_at, 5 s safety-net poll (defaults)',
-      notes: () => 'jobd server takes the enqueues over HTTP; the worker is a separate C process (libjobd embedded worker); done = succeeded rows in jobd.jobs_done',
+      notes: () => 'jobd server takes the enqueues over HTTP; the worker is a separate C process (libjobd embedded worker); done = succeeded rows in jobd.all_jobs',
       async reset() {
         if (server) await stopProc(server.proc);
         await db.query("set client_min_messages = warning");
@@ -110,10 +111,10 @@ const adapter = {
       },
       async count() {
         const r = await db.query(
-          `select (select count(*) from jobd.jobs)::int as hot,
+          `select (select count(*) from jobd.jobs where status <> 'succeeded')::int as hot,
                   count(*) filter (where status = 'succeeded')::int as done,
-                  count(*) filter (where status <> 'succeeded')::int as failed
-             from jobd.jobs_done`);
+                  count(*) filter (where status in ('dead', 'cancelled'))::int as failed
+             from jobd.all_jobs`);
         const { hot, done, failed } = r.rows[0];
         return { done, failed, pending: hot, total: hot + done + failed };
       },

@@ -1,6 +1,7 @@
 /*
  * plane.c — the scheduling plane's thread (see plane.h): materializes due
- * cron firings, reaps expired leases, prunes old finished jobs.
+ * cron firings, reaps expired leases, archives succeeded jobs out of the hot
+ * table (store_archive), prunes old finished jobs.
  *
  * Every step is one conditional write (or one transaction) in the store, so
  * the thread keeps no state that matters: it may be killed at any instant,
@@ -40,6 +41,14 @@
 #define PLANE_PRUNE_BATCH 500
 #define PLANE_MAX_BATCHES 20        /* per step and tick, so one step cannot starve others */
 #define PLANE_PRUNE_EVERY_MS 60000
+/*
+ * Succeeded jobs stay in the hot table at least this long before the archive
+ * pass moves them: a burst of completions is not followed at once by moves
+ * competing with its claims, and each pass moves full batches.
+ */
+#define PLANE_ARCHIVE_AFTER_MS 10000
+#define PLANE_ARCHIVE_BATCH 2000
+#define PLANE_ARCHIVE_BUDGET_US 250000LL /* per pass, so the other steps stay on time */
 #define PLANE_DEFAULT_RETENTION_MS (7LL * 24 * 3600 * 1000)
 #define PLANE_JUMP_MIN_US 1000000LL      /* a step back of the clock larger than this is a jump */
 #define PLANE_CLOCK_READ_MAX_US 250000LL /* a slower read of the store's now is not trusted */
@@ -173,6 +182,22 @@ step_reap(struct sched_plane *p, bool *progress)
     }
 }
 
+/* Moves succeeded jobs to the finished table, full batches until the budget is spent. */
+static void
+step_archive(struct sched_plane *p)
+{
+    int64_t cutoff = now_us(p) - PLANE_ARCHIVE_AFTER_MS * 1000LL;
+    int64_t until = clock_mono_now_us() + PLANE_ARCHIVE_BUDGET_US;
+    do {
+        struct jobd_error err = {0};
+        int moved = 0;
+        int rc = store_archive(p->st, cutoff, PLANE_ARCHIVE_BATCH, &moved, &err);
+        note(p, "archive", rc, &err);
+        if (rc != JOBD_OK || moved < PLANE_ARCHIVE_BATCH)
+            return;
+    } while (clock_mono_now_us() < until);
+}
+
 /*
  * Small batches, each its own statement, so retention never holds long
  * locks; succeeded jobs and dead or cancelled ones each by their own time.
@@ -220,7 +245,8 @@ sleep_until(struct sched_plane *p, int64_t deadline_mono_us)
 
 /*
  * The loop. Each pass: materialize (every pass, at most a second apart, or
- * at the soonest next_run_at), reap every reap_interval, prune every minute.
+ * at the soonest next_run_at), reap every reap_interval, archive every
+ * second, prune every minute.
  * A late pass is harmless: the materializer catches up by the schedule's
  * policy and the reaper takes whatever expired meanwhile. When the store is
  * down every step fails fast and the pass simply repeats a second later.
@@ -230,7 +256,7 @@ plane_main(void *arg)
 {
     struct sched_plane *p = arg;
     int64_t next_reap = clock_mono_now_us();
-    int64_t next_prune = next_reap;
+    int64_t next_prune = next_reap, next_archive = next_reap;
     for (;;) {
         bool progress = false;
         step_clock(p, &progress);
@@ -239,6 +265,10 @@ plane_main(void *arg)
         if (mono >= next_reap) {
             step_reap(p, &progress);
             next_reap = mono + p->reap_interval_ms * 1000;
+        }
+        if (mono >= next_archive) {
+            step_archive(p);
+            next_archive = mono + PLANE_TICK_MS * 1000LL;
         }
         if (mono >= next_prune) {
             step_prune(p);

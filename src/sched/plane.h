@@ -1,7 +1,7 @@
 /*
  * plane.h — the scheduling plane: a background thread in `jobd server` that
- * materializes due cron firings, reaps expired leases and prunes old
- * finished jobs. Every step is a conditional write in the store, so any
+ * materializes due cron firings, reaps expired leases, archives succeeded
+ * jobs out of the hot table and prunes old finished jobs. Every step is a conditional write in the store, so any
  * number of servers may run it against one PostgreSQL without a leader.
  */
 #ifndef JOBD_SCHED_PLANE_H

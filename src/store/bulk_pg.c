@@ -52,10 +52,11 @@ static const struct pg_stmt bulk_cancel = {
     "SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM gone) + (SELECT count(*) FROM req),"
     "       (SELECT min(id) FROM m), (SELECT count(*) FROM gone)"};
 
+/* clang-format off */
 static const struct pg_stmt bulk_delete = {
     "bulk_delete",
     BULK_PICK
-    " d1 AS (DELETE FROM jobd.jobs WHERE id = ANY(" PICKED ") AND status = 'pending'"
+    " d1 AS (DELETE FROM jobd.jobs WHERE id = ANY(" PICKED ") AND status <> 'running'"
     "        RETURNING id, idempotency_key),"
     " d2 AS (DELETE FROM jobd.jobs_done WHERE id = ANY(" PICKED ")"
     "        RETURNING id, idempotency_key),"
@@ -64,6 +65,7 @@ static const struct pg_stmt bulk_delete = {
     "       WHERE jk.idempotency_key = d.idempotency_key AND jk.job_id = d.id),"
     " h AS (DELETE FROM jobd.job_attempts a USING d WHERE a.job_id = d.id) "
     "SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM d), (SELECT min(id) FROM m), 0"};
+/* clang-format on */
 
 void
 pg_filter_params(const struct job_filter *f, char buf[2][24], const char **vals)

@@ -146,6 +146,17 @@ store_counts_refresh(struct store *st, int64_t max_age_ms, bool *recounted, stru
 }
 
 int
+store_archive(struct store *st, int64_t finished_before_us, int limit, int *moved,
+              struct jobd_error *err)
+{
+    *moved = 0;
+    const struct store_operator_ops *o = st->ops->oper;
+    if (o == NULL || o->archive == NULL || limit <= 0)
+        return JOBD_OK; /* nothing is ever left to archive there */
+    return o->archive(st, finished_before_us, limit, moved, err);
+}
+
+int
 store_delete(struct store *st, int64_t id, struct jobd_error *err)
 {
     struct bulk_req r = {.action = BULK_DELETE, .f = {.status = STORE_ANY}, .ids = &id,
@@ -174,6 +185,7 @@ const struct store_operator_ops pg_operator_ops = {
     .worker_list = pg_op_worker_list,
     .prune_status = pg_op_prune_status,
     .counts_refresh = pg_op_counts_refresh,
+    .archive = pg_op_archive,
 };
 
 const struct store_operator_ops sqlite_operator_ops = {

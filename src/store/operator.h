@@ -133,6 +133,9 @@ struct store_operator_ops {
     /* NULL where store_queue_stats is always exact (SQLite's counts kept by triggers) */
     int (*counts_refresh)(struct store *st, int64_t max_age_ms, bool *recounted,
                           struct jobd_error *err);
+    /* NULL in a backend whose completions move the row at once (nothing to archive) */
+    int (*archive)(struct store *st, int64_t finished_before_us, int limit, int *moved,
+                   struct jobd_error *err);
 };
 
 /* "running", "succeeded", ...; "?" for a value out of range. */
@@ -196,6 +199,15 @@ JOBD_MUST_USE int store_counts_refresh(struct store *st, int64_t max_age_ms, boo
 JOBD_MUST_USE int store_prune_status(struct store *st, bool succeeded,
                                      int64_t finished_before_us, int limit, int *deleted,
                                      struct jobd_error *err);
+/*
+ * The archive pass: moves up to limit jobs that succeeded before the cutoff
+ * out of the hot table (on PostgreSQL a completion leaves its row there, so
+ * that it writes no more than one UPDATE). Nothing a caller can read changes:
+ * the job reads, counts and prunes the same wherever it is. *moved = how
+ * many; 0 on a backend that moves rows when they finish.
+ */
+JOBD_MUST_USE int store_archive(struct store *st, int64_t finished_before_us, int limit, int *moved,
+                                struct jobd_error *err);
 
 /* ---- workers ---- */
 

@@ -10,11 +10,14 @@
  * it matched nothing.
  *
  * Layout of the data (both backends; PostgreSQL in schema "jobd"):
- *   jobs       the hot set: pending and running jobs only, with the partial
+ *   jobs       the hot set: pending and running jobs, with the partial
  *              index (queue, priority DESC, run_at, id) WHERE status='pending'
+ *              (on PostgreSQL also succeeded jobs until the archive pass,
+ *              store_archive, moves them: a completion is one UPDATE there)
  *   jobs_done  terminal jobs (succeeded, dead, cancelled); rows move here in
- *              the same statement/transaction that ends them, and back on a
- *              manual retry. A job is readable by id wherever it lives; ids
+ *              the same statement/transaction that ends them (or, succeeded
+ *              on PostgreSQL, by the archive pass), and back on a manual
+ *              retry. A job is readable by id wherever it lives; ids
  *              come from one sequence and are never reused.
  *   job_keys   idempotency_key -> job_id (unique across both tables)
  *   queues     name -> paused

@@ -5,7 +5,9 @@
  *
  * Every transition is ONE statement: data-modifying CTEs move a row between
  * jobd.jobs (pending/running, the hot set) and jobd.jobs_done (terminal) in
- * the same statement that decides its fate, and every report carries the
+ * the same statement that decides its fate, except a completion, which
+ * updates the row in place (the archive pass moves succeeded rows later,
+ * prune_pg.c), and every report carries the
  * fence `status = 'running' AND attempt = $a`. Claims lock with FOR UPDATE
  * SKIP LOCKED, so claimers never wait for each other and never share a job.
  * Parameters are text; times are bigint microseconds (see store_pg_int.h).

@@ -1,6 +1,6 @@
 /*
  * store_pg_admin.c — operator actions on PostgreSQL: cancel, retry, queue
- * pause, queue stats and pruning of finished jobs.
+ * pause and queue stats (retention: prune_pg.c).
  *
  * Cancel and retry are each one conditional statement; when it matches
  * nothing, the job is read to say why (not found, or its status forbids
@@ -67,14 +67,18 @@ PG_STMT(st_counts_claim,
 
 PG_STMT(st_counts_clear, "DELETE FROM jobd.queue_counts");
 
-/* $1 now. */
+/* $1 now. Succeeded jobs may be in both tables (until archived): their counts add up. */
+/* clang-format off */
 PG_STMT(st_counts_fill,
      "WITH f AS (INSERT INTO jobd.queue_counts (queue, status, n, oldest)"
-     "  SELECT queue, status, count(*), min(run_at) FILTER (WHERE status = 'pending')"
-     "    FROM jobd.jobs GROUP BY queue, status"
-     "  UNION ALL SELECT queue, status, count(*), NULL FROM jobd.jobs_done"
-     "    GROUP BY queue, status RETURNING 1) "
+     "  SELECT queue, status, sum(n), min(oldest) FROM ("
+     "    SELECT queue, status, count(*) AS n,"
+     "           min(run_at) FILTER (WHERE status = 'pending') AS oldest"
+     "      FROM jobd.jobs GROUP BY queue, status"
+     "    UNION ALL SELECT queue, status, count(*), NULL FROM jobd.jobs_done"
+     "      GROUP BY queue, status) c GROUP BY queue, status RETURNING 1) "
      "UPDATE jobd.queue_counts_meta SET computed_at = " PG_NOW("$1"));
+/* clang-format on */
 
 /* $1 now: (queue, paused, status, count, oldest due pending age in us), by queue. */
 PG_STMT(st_queue_stats,
@@ -85,17 +89,6 @@ PG_STMT(st_queue_stats,
      "    FROM jobd.queue_counts WHERE n > 0"
      "  UNION ALL SELECT name, NULL, 0, NULL FROM jobd.queues) s "
      "LEFT JOIN jobd.queues q ON q.name = s.name ORDER BY s.name");
-
-/* $1 cutoff_us, $2 limit: deletes old terminal jobs, their keys and their attempt history. */
-PG_STMT(st_prune,
-     "WITH d AS (DELETE FROM jobd.jobs_done WHERE id IN ("
-     "             SELECT id FROM jobd.jobs_done WHERE finished_at < " PG_US_TS("$1")
-     "              ORDER BY finished_at LIMIT $2::int)"
-     "           RETURNING id, idempotency_key),"
-     " k AS (DELETE FROM jobd.job_keys jk USING d"
-     "       WHERE jk.idempotency_key = d.idempotency_key AND jk.job_id = d.id),"
-     " h AS (DELETE FROM jobd.job_attempts a USING d WHERE a.job_id = d.id) "
-     "SELECT count(*) FROM d");
 
 /* ---- operator actions ---- */
 
@@ -260,20 +253,3 @@ pg_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct j
     *n = k;
     return JOBD_OK;
 }
-
-int
-pg_op_prune(struct store *st, int64_t finished_before_us, int limit, int *deleted,
-            struct jobd_error *err)
-{
-    char b[2][24];
-    const char *vals[2] = {pg_i64(b[0], finished_before_us),
-                           pg_i64(b[1], limit > 0 ? limit : JOB_PAGE_MAX)};
-    PGresult *r = NULL;
-    int rc = pg_exec(pg_of(st), &st_prune, 2, vals, &r, err);
-    if (rc != JOBD_OK)
-        return rc;
-    *deleted = (int)pg_get_i64(r, 0, 0);
-    PQclear(r);
-    return JOBD_OK;
-}
-

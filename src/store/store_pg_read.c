@@ -82,31 +82,37 @@ PG_STMT(st_claim_queues,
  * With types (a worker always names them): one ordered walk of
  * jobs_claim_type per type (LATERAL), merged and cut to the limit, so a
  * type with no jobs costs one index probe whatever the backlog. $6 queues
- * (NULL = any) only filters. "status <> 'running'" (= pending in jobs) is
- * the predicate of the per-type indexes only (migration 4): the planner
- * cannot walk jobs_claim_any / jobs_next_run hoping to meet the type soon,
+ * (NULL = any) only filters. "status NOT IN ('running', 'succeeded')"
+ * (= pending in jobs) is the predicate of the per-type indexes only
+ * (migration 8), which leave finished rows out; the planner cannot walk jobs_claim_any / jobs_next_run hoping to meet the type soon,
  * which for a type with no pending jobs would read every pending job.
  */
+/* clang-format off */
 PG_STMT(st_claim_types,
      "WITH due AS MATERIALIZED ("
      "  SELECT c.id FROM (SELECT DISTINCT unnest($4::text[]) AS name) tn"
      "  CROSS JOIN LATERAL ("
      "    SELECT id, priority, run_at FROM jobd.jobs"
-     "     WHERE type = tn.name AND status <> 'running' AND run_at <= " PG_NOW("$5")
+     "     WHERE type = tn.name AND status NOT IN ('running', 'succeeded')"
+     "       AND run_at <= " PG_NOW("$5")
      "       AND ($6::text[] IS NULL OR queue = ANY($6::text[]))"
      "       AND queue NOT IN (SELECT name FROM jobd.queues WHERE paused)"
      "     ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) c"
      "  ORDER BY c.priority DESC, c.run_at, c.id LIMIT $2::int) "
      CLAIM_SET);
+/* clang-format on */
 
 /* $1 types, $2 queues (NULL = any): the soonest run_at, one jobs_next_type probe a type. */
+/* clang-format off */
 PG_STMT(st_next_run_at_types,
      "SELECT " PG_TS_US("min(x.run_at)") " FROM (SELECT DISTINCT unnest($1::text[]) AS name) tn"
      " CROSS JOIN LATERAL ("
-     "  SELECT run_at FROM jobd.jobs WHERE type = tn.name AND status <> 'running'"
+     "  SELECT run_at FROM jobd.jobs WHERE type = tn.name"
+     "     AND status NOT IN ('running', 'succeeded')"
      "     AND ($2::text[] IS NULL OR queue = ANY($2::text[]))"
      "     AND queue NOT IN (SELECT name FROM jobd.queues WHERE paused)"
      "   ORDER BY run_at LIMIT 1) x");
+/* clang-format on */
 
 /* $1 types, $2 queues (NULL = any). */
 PG_STMT(st_next_run_at,

@@ -3,9 +3,10 @@
  * complete, complete_batch, fail, and the reaper.
  *
  * Every report is ONE statement carrying the fence `status = 'running' AND
- * attempt = $a`: data-modifying CTEs move the row between jobd.jobs and
- * jobd.jobs_done in the statement that decides its fate, so a stale report
- * changes nothing. Split from store_pg.c by concern; the conventions are in
+ * attempt = $a`, so a stale report changes nothing. A completion updates
+ * the row in place (it stays in jobd.jobs, succeeded, until the archive
+ * pass); a failure's data-modifying CTEs move the row to jobd.jobs_done or
+ * back to pending in the statement that decides its fate. Split from store_pg.c by concern; the conventions are in
  * store_pg_int.h.
  */
 #include <stdio.h>
@@ -50,13 +51,25 @@ PG_STMT(st_heartbeat,
      "WHERE id = $1::bigint AND status = 'running' AND attempt = $2::int "
      "RETURNING " PG_TS_US("lease_expires_at") ", cancel_requested");
 
+/*
+ * A completion is one UPDATE in place (migration 8): the row becomes
+ * succeeded where it is, which writes what a fenced UPDATE must (the new row
+ * version, its primary-key entry and its jobs_succeeded entry) and no more;
+ * the archive pass (pg_op_archive) moves it to jobs_done later, in batches.
+ */
+/* clang-format off */
+#define COMPLETE_SET(result, now)                                                       \
+    "UPDATE jobd.jobs j SET status = 'succeeded', lease_expires_at = NULL,"             \
+    "       result = " result ", finished_at = " now " "
+/* clang-format on */
+
 /* $1 id, $2 attempt, $3 result, $4 now. */
+/* clang-format off */
 PG_STMT(st_complete,
-     "WITH d AS (DELETE FROM jobd.jobs WHERE id = $1::bigint AND status = 'running'"
-     "           AND attempt = $2::int RETURNING *) "
-     "INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
-     PG_DONE_SELECT("'succeeded'", "$3::json", "d.last_error", PG_NOW("$4")) "FROM d "
-     "RETURNING " PG_JOB_COLS(""));
+     COMPLETE_SET("$3::json", PG_NOW("$4"))
+     "WHERE j.id = $1::bigint AND j.status = 'running' AND j.attempt = $2::int "
+     "RETURNING " PG_JOB_COLS("j."));
+/* clang-format on */
 
 /*
  * $1 ids, $2 attempts, $3 results, $4 now: returns the (id, attempt) pairs
@@ -67,25 +80,24 @@ PG_STMT(st_complete,
  * Only right while every id occurs once with one attempt: otherwise
  * st_complete_batch_join.
  */
+/* clang-format off */
 PG_STMT(st_complete_batch,
-     "WITH d AS (DELETE FROM jobd.jobs j WHERE j.id = ANY($1::bigint[])"
-     "       AND j.status = 'running'"
-     "       AND j.attempt = ($2::int[])[array_position($1::bigint[], j.id)]"
-     "       RETURNING j.*, ($3::json[])[array_position($1::bigint[], j.id)] AS new_result) "
-     "INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
-     PG_DONE_SELECT("'succeeded'", "d.new_result", "d.last_error", PG_NOW("$4")) "FROM d "
-     "RETURNING id, attempt");
+     COMPLETE_SET("($3::json[])[array_position($1::bigint[], j.id)]", PG_NOW("$4"))
+     "WHERE j.id = ANY($1::bigint[]) AND j.status = 'running'"
+     "  AND j.attempt = ($2::int[])[array_position($1::bigint[], j.id)] "
+     "RETURNING j.id, j.attempt");
+/* clang-format on */
 
 /* The same by a join, for a batch in which one id comes with two attempts. */
+/* clang-format off */
 PG_STMT(st_complete_batch_join,
-     "WITH c AS (SELECT * FROM unnest($1::bigint[], $2::int[], $3::json[])"
-     "           AS c(id, attempt, result)),"
-     " d AS (DELETE FROM jobd.jobs j USING c WHERE j.id = ANY($1::bigint[])"
-     "       AND j.id = c.id AND j.attempt = c.attempt"
-     "       AND j.status = 'running' RETURNING j.*, c.result AS new_result) "
-     "INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
-     PG_DONE_SELECT("'succeeded'", "d.new_result", "d.last_error", PG_NOW("$4")) "FROM d "
-     "RETURNING id, attempt");
+     COMPLETE_SET("c.result", PG_NOW("$4"))
+     "FROM (SELECT * FROM unnest($1::bigint[], $2::int[], $3::json[])"
+     "      AS c(id, attempt, result)) c "
+     "WHERE j.id = ANY($1::bigint[]) AND j.id = c.id AND j.attempt = c.attempt"
+     "  AND j.status = 'running' "
+     "RETURNING j.id, j.attempt");
+/* clang-format on */
 
 /*
  * The fate of a failed attempt, from the deleted row d: cancelled if asked,

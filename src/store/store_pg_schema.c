@@ -8,6 +8,8 @@
  * edit a step that may have been applied somewhere. A step that adds a
  * column to jobd.jobs must add it to jobd.jobs_done too (terminal rows move
  * between the two with INSERT ... SELECT) and recreate the view all_jobs.
+ * Since version 8 jobs holds pending, running and succeeded rows (succeeded
+ * ones until the archive pass moves them); jobs_done the rest.
  */
 #include "store/store_pg_int.h"
 
@@ -378,12 +380,38 @@ static const char step7_notify_updates[] =
     "    EXECUTE FUNCTION jobd.notify_queue_row();\n";
 
 /*
- * Version 8: listings by type (GET /v1/jobs?type=T) walk (type, id) in id
+ * Version 8: a completion is one UPDATE in place (store_pg_report.c), no
+ * longer a move to jobs_done: succeeded rows stay in jobs until the
+ * scheduling plane's archive pass moves them there in batches
+ * (store_archive). So jobs may now hold succeeded rows too.
+ *
+ * The per-type indexes are rebuilt with a predicate that leaves finished
+ * rows out: with "status <> 'running'" every completion would add an entry
+ * to both and claims would walk past finished rows. The new predicate is
+ * still not "status = 'pending'", for the reason given at version 4.
+ * jobs_succeeded lets the archive pass and retention find finished rows
+ * without a scan; it is the one index entry a completion writes besides
+ * the primary key's (the row's lease entry goes: a finished row has no lease).
+ */
+static const char step8_complete_in_place[] =
+    "ALTER TABLE jobd.jobs DROP CONSTRAINT jobs_hot_status;\n"
+    "ALTER TABLE jobd.jobs ADD CONSTRAINT jobs_hot_status\n"
+    "    CHECK (status IN ('pending', 'running', 'succeeded'));\n"
+    "DROP INDEX jobd.jobs_claim_type;\n"
+    "DROP INDEX jobd.jobs_next_type;\n"
+    "CREATE INDEX jobs_claim_type ON jobd.jobs (type, priority DESC, run_at, id)\n"
+    "    WHERE status NOT IN ('running', 'succeeded');\n"
+    "CREATE INDEX jobs_next_type ON jobd.jobs (type, run_at)\n"
+    "    WHERE status NOT IN ('running', 'succeeded');\n"
+    "CREATE INDEX jobs_succeeded ON jobd.jobs (finished_at) WHERE status = 'succeeded';\n";
+
+/*
+ * Version 9: listings by type (GET /v1/jobs?type=T) walk (type, id) in id
  * order on both tables (st_list_type), so a rare or absent type costs an
  * index probe instead of a walk over every newer job; as SQLite's
  * jobs_type_id / jobs_done_type_id.
  */
-static const char step8_list_type[] =
+static const char step9_list_type[] =
     "CREATE INDEX jobs_type_id ON jobd.jobs (type, id);\n"
     "CREATE INDEX jobs_done_type_id ON jobd.jobs_done (type, id);\n";
 
@@ -395,6 +423,7 @@ const struct pg_migration pg_migrations[] = {
     {5, "workers", step5_workers},
     {6, "jobd.enqueue refuses keys with leading or trailing blanks", step6_enqueue_keys},
     {7, "notify when a queue is resumed or a job is pending again", step7_notify_updates},
-    {8, "indexes on (type, id) for listings by type", step8_list_type},
+    {8, "completions update jobs in place; succeeded rows archived later", step8_complete_in_place},
+    {9, "indexes on (type, id) for listings by type", step9_list_type},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

@@ -4,7 +4,11 @@
  * each kind by its own time, "off" keeps for ever, and --retention 0s is
  * refused instead of silently meaning 7 days. The plane prunes when it
  * starts, so each setting is tried by (re)starting a server on one store.
+ * On PostgreSQL a completion leaves the job succeeded in jobd.jobs; the
+ * plane's archive pass moves it to jobd.jobs_done some seconds later.
  */
+#include <libpq-fe.h>
+
 #include "apitest.h"
 
 static int64_t
@@ -85,4 +89,45 @@ TEST(retention_zero_is_refused)
     ASSERT(strstr(cli_last_err(err, sizeof err), "--retention") != NULL);
     const char *args2[] = {"server", "--retention-dead", "never", NULL};
     ASSERT_EQ(cli_run(NULL, args2, out, sizeof out), 2);
+}
+
+/* SELECT count(*) ... on the server's PostgreSQL database. */
+static long
+pg_count(const char *url, const char *sql)
+{
+    PGconn *c = PQconnectdb(url);
+    PGresult *r = PQexec(c, sql);
+    long n = PQresultStatus(r) == PGRES_TUPLES_OK ? atol(PQgetvalue(r, 0, 0)) : -1;
+    PQclear(r);
+    PQfinish(c);
+    if (n < 0)
+        TEST_FAIL("%s failed", sql);
+    return n;
+}
+
+TEST(archive_pass_moves_succeeded_jobs_out_of_the_hot_table)
+{
+    TEST_NEED_PG();
+    struct srv s;
+    srv_start(&s, "pg", NULL);
+    int64_t ids[3];
+    for (int i = 0; i < 3; i++)
+        ids[i] = finish(&s, "x", "complete");
+    ASSERT_EQ(pg_count(s.db, "SELECT count(*) FROM jobd.jobs WHERE status = 'succeeded'"), 3);
+    int64_t deadline = apitest_now_ms() + 25000; /* PLANE_ARCHIVE_AFTER_MS + a pass */
+    while (pg_count(s.db, "SELECT count(*) FROM jobd.jobs_done") < 3) {
+        if (apitest_now_ms() > deadline)
+            TEST_FAIL("the archive pass did not move the succeeded jobs");
+        apitest_nap_ms(200);
+    }
+    ASSERT_EQ(pg_count(s.db, "SELECT count(*) FROM jobd.jobs"), 0);
+    for (int i = 0; i < 3; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)ids[i]);
+        struct resp r;
+        ASSERT_EQ(req(&s, "GET", path, NULL, &r), 200);
+        ASSERT(strstr(r.body, "\"status\":\"succeeded\"") != NULL);
+        resp_fini(&r);
+    }
+    srv_stop(&s);
 }

@@ -9,6 +9,7 @@
 
 #include "core/err.h"
 #include "pgtest.h"
+#include "store/operator.h"
 #include "store/store.h"
 #include "store/store_pg_int.h"
 #include "test.h"
@@ -131,12 +132,83 @@ TEST(lifecycle_moves_rows_between_tables)
     ASSERT(j.result != NULL);
     job_fini(&j);
     ASSERT_EQ(store_complete(st, id, 1, NULL, NULL, &e), JOBD_E_STALE);
+    /* Completed in place: the row stays in jobs, succeeded, without a lease... */
+    ASSERT_EQ(sql_num("SELECT count(*) FROM jobd.jobs WHERE status = 'succeeded'"
+                      " AND lease_expires_at IS NULL"),
+              1);
+    ASSERT_EQ(sql_num("SELECT count(*) FROM jobd.jobs_done"), 0);
+    int moved = -1;
+    ASSERT_OK(store_archive(st, 1800000000500000LL, 100, &moved, &e), &e);
+    ASSERT_EQ(moved, 0); /* finished at the cutoff: not before it */
+    /* ...until the archive pass moves it, unchanged as a reader sees it. */
+    ASSERT_OK(store_archive(st, 1800000000500001LL, 100, &moved, &e), &e);
+    ASSERT_EQ(moved, 1);
     ASSERT_EQ(sql_num("SELECT count(*) FROM jobd.jobs"), 0);
     ASSERT_EQ(sql_num("SELECT count(*) FROM jobd.jobs_done"), 1);
     ASSERT_OK(store_get(st, id, &j, &e), &e);
     ASSERT_EQ(j.status, JOB_SUCCEEDED);
+    ASSERT_EQ(j.finished_at_us, 1800000000500000LL);
+    ASSERT_EQ(j.attempt, 1);
+    ASSERT_STR_EQ(j.worker_id, "w1");
+    ASSERT_STR_EQ(j.result, "{\"ok\":true}");
     job_fini(&j);
+    ASSERT_OK(store_archive(st, 1800000000500001LL, 100, &moved, &e), &e);
+    ASSERT_EQ(moved, 0);
     ASSERT_EQ(store_get(st, id + 100, &j, &e), JOBD_E_NOTFOUND);
+    done(st);
+}
+
+/*
+ * A completion in place writes no entry into the claim indexes: after a
+ * VACUUM each partial index counts only the rows its predicate promises
+ * (pending ones for claims, succeeded ones for jobs_succeeded, none with a
+ * lease), so a claim never walks past finished rows. Through both
+ * completion statements: one at a time and batched (and batched with one
+ * id twice, which takes the join).
+ */
+TEST(completed_rows_stay_out_of_the_claim_indexes)
+{
+    struct store *st = fresh_store(NULL);
+    struct jobd_error e = {0};
+    static struct job_spec specs[300];
+    for (int i = 0; i < 300; i++)
+        specs[i] = (struct job_spec){.type = i % 2 ? "a" : "b", .queue = i % 3 ? "q1" : "q2"};
+    ASSERT_OK(store_enqueue_batch(st, specs, 300, NULL, NULL, &e), &e);
+    struct claim_req req = {
+        .worker_id = "w", .limit = 200, .types = (const char *[]){"a", "b"}, .n_types = 2};
+    struct job_list l = {0};
+    ASSERT_OK(store_claim(st, &req, &l, &e), &e);
+    ASSERT_EQ(l.n, 200);
+    struct completion c[151];
+    for (size_t i = 0; i < 150; i++)
+        c[i] = (struct completion){.id = l.v[i].id, .attempt = l.v[i].attempt};
+    int out[151];
+    ASSERT_OK(store_complete_batch(st, c, 100, out, &e), &e);
+    c[150] = (struct completion){.id = c[100].id, .attempt = c[100].attempt + 1};
+    ASSERT_OK(store_complete_batch(st, c + 100, 51, out, &e), &e); /* the join */
+    ASSERT_EQ(out[0], JOBD_OK);
+    ASSERT_EQ(out[50], JOBD_E_STALE);
+    for (size_t i = 150; i < 180; i++)
+        ASSERT_OK(store_complete(st, l.v[i].id, l.v[i].attempt, NULL, NULL, &e), &e);
+    job_list_fini(&l);
+    PGconn *pc = PQconnectdb(g_url);
+    PQclear(PQexec(pc, "VACUUM jobd.jobs"));
+    PQfinish(pc);
+    /* 100 pending, 20 running, 180 succeeded in place. */
+    static const struct {
+        const char *index;
+        int entries;
+    } want[] = {{"jobs_claim_any", 100},  {"jobs_claim_queue", 100}, {"jobs_next_run", 100},
+                {"jobs_claim_type", 100}, {"jobs_next_type", 100},   {"jobs_lease", 20},
+                {"jobs_succeeded", 180},  {"jobs_pkey", 300}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char sql[160];
+        snprintf(sql, sizeof sql, "SELECT reltuples::bigint FROM pg_class WHERE relname = '%s'",
+                 want[i].index);
+        long long n = sql_num(sql);
+        if (n != want[i].entries)
+            TEST_FAIL("%s has %lld entries, want %d", want[i].index, n, want[i].entries);
+    }
     done(st);
 }
 

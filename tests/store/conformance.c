@@ -1973,3 +1973,4 @@ TEST(concurrent_claimers_never_share_a_job)
 }
 
 #include "conformance_ops.h"
+#include "conformance_archive.h"
