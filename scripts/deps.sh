@@ -11,6 +11,7 @@ pkgs=(build-essential cmake pkg-config git
       clang libclang-rt-14-dev spin iproute2 procps curl python3
       scdoc zsh systemd man-db lintian adduser prometheus nginx-light openssl sqlite3
       clang-format cppcheck
+      chromium  # the dashboard's browser suite (tests/ui/; Node.js and npm come with the machine)
       nodejs  # Redocly CLI and ajv for docs/openapi.yaml (tests/openapi/)
       patroni etcd-server pgbouncer)  # the HA scenarios (docs/OPERATIONS.md)
 

@@ -65,6 +65,8 @@ struct api_request {
     size_t n_query;
     const char *authorization;     /* the Authorization header or NULL */
     const char *idempotency_key;   /* the Idempotency-Key header or NULL */
+    const char *accept_encoding;   /* the Accept-Encoding header or NULL (/ui/) */
+    const char *if_none_match;     /* the If-None-Match header or NULL (/ui/) */
     const char *body;
     size_t body_len;
 };
@@ -92,12 +94,24 @@ struct api_deferred {
     void (*free)(struct api_deferred *d);
 };
 
-/* A response. body is malloc'd and owned by the response (api_response_fini). */
+/* An extra response header; both strings static. */
+struct api_header {
+    const char *name;
+    const char *value;
+};
+
+#define API_MAX_HEADERS 8
+
+/* A response. body is malloc'd and owned by the response (api_response_fini),
+ * unless body_static says it points at static bytes (the dashboard's files). */
 struct api_response {
     int status;
     const char *content_type;      /* static string */
     char *body;
     size_t body_len;
+    bool body_static;                           /* body is static: never freed */
+    struct api_header headers[API_MAX_HEADERS]; /* added as is (n_headers of them) */
+    size_t n_headers;
     bool replayed;                 /* add `Idempotent-Replayed: true` */
     bool allow_header;             /* 405: add Allow: with allow */
     char allow[64];

@@ -75,6 +75,8 @@ void h_sched_delete(struct api_call *c);
 void h_sched_pause(struct api_call *c);
 void h_sched_resume(struct api_call *c);
 void h_sched_trigger(struct api_call *c);
+void h_sched_next(struct api_call *c);
+void h_whoami(struct api_call *c);
 void h_healthz(struct api_call *c);
 void h_metrics(struct api_call *c);
 

@@ -114,7 +114,9 @@ send_response(struct MHD_Connection *conn, struct req_state *s, struct api_respo
 {
     const char *ct = r->content_type ? r->content_type : "application/json";
     struct MHD_Response *mr;
-    if (r->body != NULL) {
+    if (r->body != NULL && r->body_static) {
+        mr = MHD_create_response_from_buffer(r->body_len, r->body, MHD_RESPMEM_PERSISTENT);
+    } else if (r->body != NULL) {
         mr = MHD_create_response_from_buffer(r->body_len, r->body, MHD_RESPMEM_MUST_FREE);
         if (mr != NULL)
             r->body = NULL; /* libmicrohttpd frees it */
@@ -132,6 +134,8 @@ send_response(struct MHD_Connection *conn, struct req_state *s, struct api_respo
         MHD_add_response_header(mr, MHD_HTTP_HEADER_CONNECTION, "close");
     if (s->retry_after)
         MHD_add_response_header(mr, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    for (size_t i = 0; i < r->n_headers; i++)
+        MHD_add_response_header(mr, r->headers[i].name, r->headers[i].value);
     s->status = r->status;
     enum MHD_Result ok = MHD_queue_response(conn, (unsigned)r->status, mr);
     MHD_destroy_response(mr);
@@ -402,6 +406,13 @@ on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
     }
 }
 
+/* A request header's value, or NULL. */
+static const char *
+header(struct MHD_Connection *conn, const char *name)
+{
+    return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
+}
+
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
            const char *version, const char *upload_data, size_t *upload_data_size,
@@ -454,10 +465,10 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
         .path = url,
         .query = q.v,
         .n_query = q.n,
-        .authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_AUTHORIZATION),
-        .idempotency_key = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                       "Idempotency-Key"),
+        .authorization = header(conn, MHD_HTTP_HEADER_AUTHORIZATION),
+        .idempotency_key = header(conn, "Idempotency-Key"),
+        .accept_encoding = header(conn, MHD_HTTP_HEADER_ACCEPT_ENCODING),
+        .if_none_match = header(conn, MHD_HTTP_HEADER_IF_NONE_MATCH),
         .body = s->body ? s->body : "",
         .body_len = s->len,
     };

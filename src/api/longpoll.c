@@ -436,8 +436,10 @@ api_response_fini(struct api_response *r)
 {
     if (r == NULL)
         return;
-    free(r->body);
+    if (!r->body_static)
+        free(r->body);
     r->body = NULL;
+    r->body_static = false;
     r->body_len = 0;
     lp_waiter_free(r->wait);
     r->wait = NULL;

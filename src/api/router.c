@@ -12,6 +12,8 @@
  * With tokens configured, the token is checked before the route is looked
  * up (an unknown route without a valid token is a 401, so routes cannot be
  * probed), then the token's role against the route's (403 forbidden).
+ * The dashboard's files under /ui/ are answered before any of this (ui.c):
+ * the page needs no token, it asks for one for its API calls.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@
 #include "api/handlers.h"
 #include "api/longpoll.h"
 #include "api/storepool.h"
+#include "api/ui.h"
 #include "core/err.h"
 
 const struct api_route api_routes[] = {
@@ -46,12 +49,14 @@ const struct api_route api_routes[] = {
     {"POST", "/v1/schedules/{name}/pause", h_sched_pause, API_BODY_MAX, false, API_ROLE_WRITE},
     {"POST", "/v1/schedules/{name}/resume", h_sched_resume, API_BODY_MAX, false, API_ROLE_WRITE},
     {"POST", "/v1/schedules/{name}/trigger", h_sched_trigger, API_BODY_MAX, false, API_ROLE_WRITE},
+    {"GET", "/v1/schedules/{name}/next", h_sched_next, API_BODY_MAX, false, API_ROLE_READ},
     {"GET", "/v1/workers", h_worker_list, API_BODY_MAX, false, API_ROLE_READ},
     {"POST", "/v1/claim", h_claim, API_BODY_MAX, false, API_ROLE_WORKER},
     {"POST", "/v1/jobs/{id}/heartbeat", h_heartbeat, API_BODY_MAX, false, API_ROLE_WORKER},
     {"POST", "/v1/jobs/{id}/complete", h_complete, API_BODY_MAX, false, API_ROLE_WORKER},
     {"POST", "/v1/jobs/{id}/fail", h_fail, API_BODY_MAX, false, API_ROLE_WORKER},
     {"POST", "/v1/jobs/{id}/release", h_release, API_BODY_MAX, false, API_ROLE_WORKER},
+    {"GET", "/v1/whoami", h_whoami, API_BODY_MAX, true, API_ROLE_READ},
     {"GET", "/healthz", h_healthz, API_BODY_MAX, true, API_ROLE_READ},
     {"GET", "/metrics", h_metrics, API_BODY_MAX, false, API_ROLE_READ},
 };
@@ -194,6 +199,10 @@ api_handle(struct api_ctx *ctx, const struct api_request *req, struct api_respon
     bool known;
     char allow[64];
     out->status = 500;
+    if (api_ui_path(req->path)) {
+        api_ui_serve(req, out); /* the page needs no token; its API calls do */
+        return;
+    }
     const struct api_route *r = find_route(req->method, req->path, &c, &known, allow,
                                            sizeof allow);
     c.role = api_auth_role(api_ctx_auth(ctx), req->authorization);

@@ -39,6 +39,8 @@ static const struct {
     {"POST", "/v1/schedules/{name}/pause", WRITE},
     {"POST", "/v1/schedules/{name}/resume", WRITE},
     {"POST", "/v1/schedules/{name}/trigger", WRITE},
+    {"GET", "/v1/schedules/{name}/next", READ},
+    {"GET", "/v1/whoami", 0},
     {"POST", "/v1/claim", WORKER},
     {"POST", "/v1/jobs/{id}/heartbeat", WORKER},
     {"POST", "/v1/jobs/{id}/complete", WORKER},

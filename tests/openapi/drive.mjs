@@ -162,6 +162,12 @@ async function schedules() {
   await call('POST', '/v1/schedules/{name}/resume', { params: n, expect: 200 });
   await call('POST', '/v1/schedules/{name}/trigger', { params: n, expect: 200 });
   await call('DELETE', '/v1/schedules/{name}', { params: { name: 'oa-put' }, expect: 204 });
+  await call('GET', '/v1/schedules/{name}/next', { params: n, query: { count: '3' }, expect: 200 });
+  await call('GET', '/v1/schedules/{name}/next', { params: n, query: { count: '0' }, expect: 400 });
+  await call('GET', '/v1/schedules/{name}/next', { params: { name: 'bad!name' }, expect: 400 });
+  await call('GET', '/v1/schedules/{name}/next', { params: { name: 'oa-none' }, expect: 404 });
+  await call('GET', '/v1/whoami', { role: null, expect: 200 });
+  await call('GET', '/v1/whoami', { role: 'read', expect: 200 });
 }
 
 async function queuesAndOps() {

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# test_ui_browser.sh — the dashboard in a real browser: Debian's headless
+# chromium driven by playwright-core (tests/ui/, pinned by its
+# package-lock.json) against a real `jobd server` on SQLite with an
+# embedded worker and tokens configured. What it checks is in
+# tests/ui/browser.test.mjs. Installs what is missing: chromium with
+# apt-get (as root, like scripts/deps.sh), playwright-core with `npm ci`.
+# UI_SCREENSHOTS=1 also writes docs/ui/*.png (run it once after a change
+# to the look, and commit them).
+set -euo pipefail
+JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
+src=${JOBD_SRC:?JOBD_SRC is not set}
+fail() { echo "FAIL: $*"; exit 1; }
+
+chromium=$(command -v chromium || true)
+if [ -z "$chromium" ]; then
+    [ "$(id -u)" -eq 0 ] || fail "chromium is missing; as root: apt-get install chromium"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium \
+        >/dev/null || fail "apt-get install chromium failed"
+    chromium=$(command -v chromium)
+fi
+command -v node >/dev/null || fail "node is missing (scripts/deps.sh installs nodejs and npm)"
+if [ ! -f "$src/tests/ui/node_modules/playwright-core/package.json" ]; then
+    (cd "$src/tests/ui" && flock "$src/tests/ui/package.json" \
+        npm ci --no-audit --no-fund --loglevel=error) || fail "npm ci in tests/ui failed"
+fi
+
+dir=$(mktemp -d /tmp/jobd-uibrowser.XXXXXX)
+spid=""
+cleanup() {
+    [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+
+printf 'ui-admin-token-0123456789 admin\nui-read-token-0123456789 read\n' >"$dir/tokens"
+chmod 600 "$dir/tokens"
+# ui.flaky fails for good (exit 65: dead at once) while $dir/broken exists.
+cat >"$dir/flaky.sh" <<SH
+#!/bin/sh
+cat >/dev/null
+if [ -e "$dir/broken" ]; then echo "upstream refused the request (attempt \$JOBD_ATTEMPT)" >&2; exit 65; fi
+echo '{"ok":true}'
+SH
+chmod +x "$dir/flaky.sh"
+touch "$dir/broken"
+cat >"$dir/worker.ini" <<INI
+[worker]
+concurrency = 4
+lease = 30s
+heartbeat = 2s
+backoff_base = 1s
+
+[handler "ui.flaky"]
+exec = $dir/flaky.sh
+timeout = 10s
+
+[handler "echo"]
+exec = /bin/cat
+timeout = 10s
+INI
+"$JOBD" server --db "sqlite:$dir/jobs.db" --listen 127.0.0.1:0 --tokens "$dir/tokens" \
+    --worker-config "$dir/worker.ini" 2>"$dir/log" &
+spid=$!
+url=""
+for _ in $(seq 100); do
+    url=$(sed -n 's|.* listening on \(http://.*\)$|\1|p' "$dir/log")
+    [ -n "$url" ] && break
+    kill -0 "$spid" 2>/dev/null || fail "the server exited: $(cat "$dir/log")"
+    sleep 0.1
+done
+[ -n "$url" ] || fail "the server did not say where it listens"
+
+JOBD_URL=$url CHROMIUM=$chromium BROKEN_FLAG="$dir/broken" \
+    ADMIN_TOKEN=ui-admin-token-0123456789 READ_TOKEN=ui-read-token-0123456789 \
+    SHOTS_DIR="$src/docs/ui" timeout 120 node "$src/tests/ui/browser.test.mjs" ||
+    { echo "--- server log (tail)"; tail -20 "$dir/log"; fail "the browser suite failed"; }
