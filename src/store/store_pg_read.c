@@ -49,12 +49,14 @@ PG_STMT(st_list_type, "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs "
  * CTE instead lets a generic plan guess 10% of the table and hash-join a
  * sequential scan of jobs.
  */
+/* clang-format off */
 #define CLAIM_SET                                                                       \
     "UPDATE jobd.jobs j SET status = 'running', attempt = j.attempt + 1,"               \
     "       worker_id = $1::text, lease_expires_at = " PG_NOW("$5") " + " PG_MS("$3") "," \
     "       started_at = " PG_NOW("$5") " "                                             \
     "WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "                                      \
     "RETURNING " PG_JOB_COLS("j.") ", j.attempt_floor"
+/* clang-format on */
 
 PG_STMT(st_claim_any,
      "WITH due AS MATERIALIZED ("
