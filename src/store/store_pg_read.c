@@ -28,7 +28,7 @@ PG_STMT(st_list,
 /*
  * The same with a type, planned with the type's value at each call
  * (pg_exec_replan): the planner then walks jobs_type_id / jobs_done_type_id
- * (migration 8) backwards in id order for a rare or absent type, where a
+ * (migration 10) backwards in id order for a rare or absent type, where a
  * generic plan, guessing every type common, walks the primary keys and
  * reads every newer job of other types (728 ms at 1M jobs).
  */
@@ -58,12 +58,13 @@ PG_STMT(st_list_type, "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs "
     "RETURNING " PG_JOB_COLS("j.") ", j.attempt_floor"
 /* clang-format on */
 
+/* clang-format off */
 PG_STMT(st_claim_any,
      "WITH due AS MATERIALIZED ("
      "  SELECT id FROM jobd.jobs"
      "   WHERE status = 'pending' AND run_at <= " PG_NOW("$5")
      "     AND ($4::text[] IS NULL OR type = ANY($4::text[]))"
-     "     AND queue NOT IN (SELECT name FROM jobd.queues WHERE paused)"
+     "     AND queue NOT IN (SELECT name FROM jobd.queues WHERE " QLIMITS_HELD_PG ")"
      "   ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) "
      CLAIM_SET);
 
@@ -75,9 +76,11 @@ PG_STMT(st_claim_queues,
      "     WHERE queue = qn.name AND status = 'pending' AND run_at <= " PG_NOW("$5")
      "       AND ($4::text[] IS NULL OR type = ANY($4::text[]))"
      "     ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) c"
-     "  WHERE NOT EXISTS (SELECT 1 FROM jobd.queues p WHERE p.name = qn.name AND p.paused)"
+     "  WHERE NOT EXISTS (SELECT 1 FROM jobd.queues p WHERE p.name = qn.name"
+     "                    AND (" QLIMITS_HELD_PG "))"
      "  ORDER BY c.priority DESC, c.run_at, c.id LIMIT $2::int) "
      CLAIM_SET);
+/* clang-format on */
 
 
 /*
@@ -98,7 +101,7 @@ PG_STMT(st_claim_types,
      "     WHERE type = tn.name AND status NOT IN ('running', 'succeeded')"
      "       AND run_at <= " PG_NOW("$5")
      "       AND ($6::text[] IS NULL OR queue = ANY($6::text[]))"
-     "       AND queue NOT IN (SELECT name FROM jobd.queues WHERE paused)"
+     "       AND queue NOT IN (SELECT name FROM jobd.queues WHERE " QLIMITS_HELD_PG ")"
      "     ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) c"
      "  ORDER BY c.priority DESC, c.run_at, c.id LIMIT $2::int) "
      CLAIM_SET);
@@ -220,10 +223,19 @@ pg_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
         rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
         goto out;
     }
+    /* Limited queues first: they take at most what their limits allow, and
+     * the ordinary statement below, which skips them, fills the rest. */
+    size_t first = out->n;
+    int left = req->limit;
+    if ((rc = pg_qlimits_claim(s, req, types, out, &left, err)) != JOBD_OK || left == 0)
+        goto sort;
     const char *vals[6] = {
-        req->worker_id, pg_i64(b[0], req->limit),
+        req->worker_id,
+        pg_i64(b[0], left),
         pg_i64(b[1], req->lease_ms > 0 ? req->lease_ms : JOB_DEFAULT_LEASE_MS),
-        types, pg_now_param(s, nowb), queues,
+        types,
+        pg_now_param(s, nowb),
+        queues,
     };
     PGresult *r = NULL;
     if (types != NULL)
@@ -232,14 +244,19 @@ pg_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
         rc = pg_exec(s, &st_claim_queues, 6, vals, &r, err);
     else
         rc = pg_exec(s, &st_claim_any, 5, vals, &r, err);
-    if (rc != JOBD_OK)
-        goto out;
-    size_t first = out->n;
-    rc = pg_append_rows(r, out, err);
-    for (size_t i = first; rc == JOBD_OK && i < out->n; i++) /* CLAIM_SET's last column */
-        out->v[i].attempt_floor = (int32_t)pg_get_i64(r, (int)(i - first), PG_JOB_NCOLS);
+    if (rc == JOBD_OK) {
+        size_t from = out->n;
+        rc = pg_append_rows(r, out, err);
+        for (size_t i = from; rc == JOBD_OK && i < out->n; i++) /* CLAIM_SET's last column */
+            out->v[i].attempt_floor = (int32_t)pg_get_i64(r, (int)(i - from), PG_JOB_NCOLS);
+    }
     PQclear(r);
-    if (rc == JOBD_OK && out->n > first)
+sort:
+    /* What the limited path got is committed: hand it out, not back to the
+     * reaper (which would spend an attempt); the error comes back next time. */
+    if (rc != JOBD_OK && out->n > first)
+        rc = JOBD_OK;
+    if (out->n > first + 1)
         qsort(out->v + first, out->n - first, sizeof *out->v, job_claim_order_cmp);
 out:
     pg_array_fini(&ta);
