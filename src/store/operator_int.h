@@ -73,6 +73,10 @@ int pg_op_queue_limits(struct store *st, const char *queue, const struct queue_l
                        struct jobd_error *err);
 int sq_op_queue_limits(struct store *st, const char *queue, const struct queue_limits_change *c,
                        struct jobd_error *err);
+int pg_op_pending_queue_types(struct store *st, struct queue_type_list *out,
+                              struct jobd_error *err);
+int sq_op_pending_queue_types(struct store *st, struct queue_type_list *out,
+                              struct jobd_error *err);
 
 /*
  * SQLite: records how attempt `attempt` of job id (still in jobs, as the

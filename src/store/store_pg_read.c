@@ -28,7 +28,7 @@ PG_STMT(st_list,
 /*
  * The same with a type, planned with the type's value at each call
  * (pg_exec_replan): the planner then walks jobs_type_id / jobs_done_type_id
- * (migration 10) backwards in id order for a rare or absent type, where a
+ * (migration 11) backwards in id order for a rare or absent type, where a
  * generic plan, guessing every type common, walks the primary keys and
  * reads every newer job of other types (728 ms at 1M jobs).
  */

@@ -159,7 +159,13 @@ wk_take_results(struct worker *w)
         /* A lost run's failure is the stop's doing and nobody's result; a
          * success is real work, reported anyway: fenced by attempt, it is
          * taken only if nobody claimed the job since. */
-        if (s != NULL && !s->lost && r->outcome == RUN_RELEASE) {
+        if (r->ran_us > 0)
+            wk_prefetch_timed(w, r->ran_us);
+        if (s != NULL && !s->lost && r->outcome == RUN_RELEASE && r->stopped == RUN_STOP_RETURNED) {
+            wk_prefetch_returned(w); /* not the host's trouble: no pause */
+            wk_push_failure(w, r->id, r->attempt, r->error, REPORT_RELEASE, 0);
+            r->error = NULL;
+        } else if (s != NULL && !s->lost && r->outcome == RUN_RELEASE) {
             release_run(w, r);
         } else if (s != NULL && (!s->lost || r->outcome == RUN_SUCCEEDED)) {
             w->start_backoff_ms = 0; /* a handler started: the host is fine again */

@@ -1975,3 +1975,4 @@ TEST(concurrent_claimers_never_share_a_job)
 #include "conformance_ops.h"
 #include "conformance_limits.h"
 #include "conformance_archive.h"
+#include "conformance_pending.h"
