@@ -131,6 +131,21 @@ store_prune_status(struct store *st, bool succeeded, int64_t finished_before_us,
     return a->prune_status(st, succeeded, finished_before_us, limit, deleted, err);
 }
 
+bool
+store_counts_cached(const struct store *st)
+{
+    return st->ops->oper != NULL && st->ops->oper->counts_refresh != NULL;
+}
+
+int
+store_counts_refresh(struct store *st, int64_t max_age_ms, bool *recounted, struct jobd_error *err)
+{
+    *recounted = false;
+    if (!store_counts_cached(st))
+        return JOBD_OK;
+    return st->ops->oper->counts_refresh(st, max_age_ms, recounted, err);
+}
+
 int
 store_archive(struct store *st, int64_t finished_before_us, int limit, int *moved,
               struct jobd_error *err)
@@ -243,6 +258,7 @@ const struct store_operator_ops pg_operator_ops = {
     .worker_withdraw = pg_op_worker_withdraw,
     .worker_list = pg_op_worker_list,
     .prune_status = pg_op_prune_status,
+    .counts_refresh = pg_op_counts_refresh,
     .queue_limits = pg_op_queue_limits,
     .archive = pg_op_archive,
     .pending_queue_types = pg_op_pending_queue_types,

@@ -161,6 +161,9 @@ struct store_operator_ops {
     int (*worker_list)(struct store *st, struct worker_list *out, struct jobd_error *err);
     int (*prune_status)(struct store *st, bool succeeded, int64_t cutoff_us, int limit,
                         int *deleted, struct jobd_error *err);
+    /* NULL where store_queue_stats is always exact (SQLite's counts kept by triggers) */
+    int (*counts_refresh)(struct store *st, int64_t max_age_ms, bool *recounted,
+                          struct jobd_error *err);
     int (*queue_limits)(struct store *st, const char *queue, const struct queue_limits_change *c,
                         struct jobd_error *err);
     /* NULL in a backend whose completions move the row at once (nothing to archive) */
@@ -212,6 +215,22 @@ JOBD_MUST_USE int store_bulk_batch(struct store *st, const struct bulk_req *r, i
  * JOBD_E_NOTFOUND if there is no such job.
  */
 JOBD_MUST_USE int store_delete(struct store *st, int64_t id, struct jobd_error *err);
+
+/*
+ * Whether store_queue_stats answers from a cache that store_counts_refresh
+ * must keep fresh (PostgreSQL: a count kept exact on every write would add
+ * a write to each claim and completion). False where counts are exact.
+ */
+bool store_counts_cached(const struct store *st);
+/*
+ * Recounts the cache of queue counts if it is older than max_age_ms (0:
+ * now), unless another process is recounting at this moment; *recounted
+ * says whether this call did. Its cost grows with the jobs stored, so it is
+ * for a background thread (src/api/countsd.c), never a request. JOBD_OK
+ * doing nothing where store_counts_cached is false.
+ */
+JOBD_MUST_USE int store_counts_refresh(struct store *st, int64_t max_age_ms, bool *recounted,
+                                       struct jobd_error *err);
 
 /*
  * Retention per outcome: deletes up to limit jobs finished before the cutoff

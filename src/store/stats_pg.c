@@ -19,7 +19,7 @@
 #include "store/stats_int.h"
 #include "store/store_pg_int.h"
 
-/* Schema step 11 (store_pg_schema.c). The primary key serves every reader: a
+/* Schema step 12 (store_pg_schema.c). The primary key serves every reader: a
  * range of t, optionally one queue within it; and the prune (t < cutoff). */
 const char pg_step_stats[] =
     "CREATE TABLE jobd.stats_buckets (\n"

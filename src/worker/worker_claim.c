@@ -80,7 +80,11 @@ dispatch(struct worker *w, struct job *j, int64_t now, int64_t asked_us)
         wk_push_failure(w, j->id, j->attempt, NULL, REPORT_RETRY, 0);
         return;
     }
-    *s = (struct slot){.used = true, .id = j->id, .attempt = j->attempt, .h = h,
+    *s = (struct slot){.used = true,
+                       .id = j->id,
+                       .attempt = j->attempt,
+                       .attempt_floor = j->attempt_floor,
+                       .h = h,
                        .next_hb_us = now + w->cfg.heartbeat_ms * 1000,
                        .lease_end_us = asked_us + w->cfg.lease_ms * 1000,
                        .started_us = clock_mono_now_us()};

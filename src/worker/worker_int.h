@@ -44,6 +44,7 @@ struct slot {
     bool used;
     int64_t id;
     int32_t attempt;
+    int32_t attempt_floor; /* the job's, for the retry delay (job_retry_delay_ms) */
     const struct handler_conf *h;
     int64_t next_hb_us;       /* monotonic */
     int64_t lease_end_us;     /* monotonic: the lease is surely live until then (see fence) */

@@ -11,6 +11,7 @@
 
 #include "core/backoff.h"
 #include "core/err.h"
+#include "core/rules.h"
 #include "core/utf8.h"
 #include "util/clock.h"
 #include "worker/exec.h"
@@ -178,9 +179,9 @@ wk_take_results(struct worker *w)
                 if (s->stop_sent == RUN_STOP_SHUTDOWN || r->stopped == RUN_STOP_SHUTDOWN)
                     delay = 0; /* not the job's fault: due again at once */
                 else if (delay < 0)
-                    delay = backoff_delay_ms(r->attempt, w->cfg.backoff_base_ms,
-                                             w->cfg.backoff_cap_ms, backoff_rand_splitmix,
-                                             &w->rng);
+                    delay =
+                        job_retry_delay_ms(r->attempt, s->attempt_floor, w->cfg.backoff_base_ms,
+                                           w->cfg.backoff_cap_ms, backoff_rand_splitmix, &w->rng);
                 wk_push_failure(w, r->id, r->attempt, r->error,
                                 r->outcome == RUN_RETRY ? REPORT_RETRY : REPORT_DEAD, delay);
                 r->error = NULL;
