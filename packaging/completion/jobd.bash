@@ -46,7 +46,7 @@ _jobd()
         --timeout|--type|--limit|--tz|--from|-n|--id|--concurrency|--shutdown-grace|\
         --poll-interval|--reap-interval|--retention|--retention-succeeded|--retention-dead|\
         --threads|--db-connections|--notify-db|--max-connections|--max-connections-per-ip|\
-        --request-timeout)
+        --request-timeout|--max-running|--rate)
             return ;;
     esac
     case $cmd in
@@ -64,7 +64,16 @@ _jobd()
         job) ((COMP_CWORD == 2)) && words="show cancel retry attempts delete" || words="$client" ;;
         jobs) words="retry cancel delete --status --queue --type --schedule --created-after
                      --created-before --key --ids --limit $client --help" ;;
-        queues) words="$client --help" ;;
+        queues)
+            if ((COMP_CWORD == 2)); then
+                words="limit pause resume $client --help"
+            elif [[ $sub == @(limit|pause|resume) && $cur != -* ]] && ((COMP_CWORD == 3)); then
+                words=$(_jobd_names queues)
+            elif [[ $sub == limit ]]; then
+                words="--max-running --rate $client --help"
+            else
+                words="$client --help"
+            fi ;;
         workers) words="$client --help" ;;
         schedule)
             if ((COMP_CWORD == 2)); then

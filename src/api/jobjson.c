@@ -129,6 +129,17 @@ jobjson_claimed(const struct job *j)
     return o;
 }
 
+/* A queue's rate limit, {"limit": N, "per": DUR}, or null. */
+static json_t *
+jobjson_rate(const struct queue_stat *q)
+{
+    if (q->rate_limit <= 0)
+        return json_null();
+    char per[32];
+    return json_pack("{s:I,s:s}", "limit", (json_int_t)q->rate_limit, "per",
+                     duration_format_ms(q->rate_per_ms, per, sizeof per));
+}
+
 json_t *
 jobjson_queue(const struct queue_stat *q)
 {
@@ -141,6 +152,8 @@ jobjson_queue(const struct queue_stat *q)
     for (int s = 0; s < JOB_STATUS_COUNT; s++)
         put(o, job_status_name((enum job_status)s), json_integer(q->count[s]), &bad);
     put(o, "oldest_pending_age_s", json_real(q->oldest_pending_age_s), &bad);
+    put(o, "max_running", q->max_running > 0 ? json_integer(q->max_running) : json_null(), &bad);
+    put(o, "rate", jobjson_rate(q), &bad);
     if (bad) {
         json_decref(o);
         return NULL;

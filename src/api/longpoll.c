@@ -186,8 +186,11 @@ try_claim(struct longpoll *lp, struct lp_waiter *w, int64_t now_mono, int64_t *n
     if (lp->st == NULL)
         rc = store_pool_get(lp->pool, &lp->st, &err);
     struct job_list l = {0};
+    int64_t held = 0;
+    w->req.held_until_us = &held;
     if (rc == JOBD_OK)
         rc = store_claim(lp->st, &w->req, &l, &err);
+    w->req.held_until_us = NULL;
     if (rc == JOBD_OK && l.n > 0) {
         api_json_take(&w->resp, 200, longpoll_claim_body(&l, lp->metrics));
         (void)api_response_note_claimed(&w->resp, &l); /* no note: a lease runs out instead */
@@ -208,7 +211,9 @@ try_claim(struct longpoll *lp, struct lp_waiter *w, int64_t now_mono, int64_t *n
         return true;
     }
     int64_t run_at = 0;
-    if (store_next_run_at(lp->st, &w->req, &run_at, &err) == JOBD_OK && run_at > 0 &&
+    /* A job a queue limit held back is due already: wake when the limit lets go. */
+    if (store_next_run_at(lp->st, &w->req, &run_at, &err) == JOBD_OK &&
+        (run_at = store_claim_timer(run_at, held, clock_real_now_us())) > 0 &&
         (*next_due_us == 0 || run_at < *next_due_us))
         *next_due_us = run_at;
     return false;

@@ -41,6 +41,8 @@ int cli_job_attempts(const char *server, long id);
  * argv[0] of cli_jobs_bulk is the action. Return the exit status. */
 int cli_job_delete(const char *server, long id);
 int cli_jobs_bulk(int argc, char **argv);
+/* `jobd queues limit|pause|resume NAME ...` (queues.c); argv[0] is the action. */
+int cli_queues_action(int argc, char **argv);
 
 /* The store URL: the --db value if given, else $JOBD_DB, else "sqlite:jobd.db". */
 const char *cli_db_url(const char *flag_value);

@@ -46,8 +46,10 @@ static const char jobs_usage[] =
 
 static const char queues_usage[] =
     "usage: jobd queues [--server URL]\n"
+    "       jobd queues limit|pause|resume NAME ...   (see jobd queues limit --help)\n"
     "\n"
-    "Lists queues with their job counts: a table on a terminal, JSON lines when piped.\n";
+    "Lists queues with their job counts and limits: a table on a terminal, JSON\n"
+    "lines when piped.\n";
 
 struct submit_opts {
     const char *type, *payload, *at, *in, *queue, *key, *timeout, *server;
@@ -337,8 +339,8 @@ cmd_jobs(int argc, char **argv)
 static void
 queues_header(void)
 {
-    printf("%-20s %-6s %9s %9s %9s %9s %9s\n", "QUEUE", "PAUSED", "PENDING", "RUNNING", "SUCCEEDED",
-           "DEAD", "CANCELLED");
+    printf("%-20s %-6s %9s %9s %9s %9s %9s  %s\n", "QUEUE", "PAUSED", "PENDING", "RUNNING",
+           "SUCCEEDED", "DEAD", "CANCELLED", "LIMITS");
 }
 
 static void
@@ -349,12 +351,25 @@ queues_row(const json_t *q)
     const char *cols[] = {"pending", "running", "succeeded", "dead", "cancelled"};
     for (int k = 0; k < 5; k++)
         printf(" %9lld", (long long)json_integer_value(json_object_get(q, cols[k])));
+    json_t *mr = json_object_get(q, "max_running"), *rate = json_object_get(q, "rate");
+    printf("  ");
+    if (json_is_integer(mr))
+        printf("max %lld running%s", (long long)json_integer_value(mr),
+               json_is_object(rate) ? ", " : "");
+    if (json_is_object(rate))
+        printf("%lld per %s", (long long)json_integer_value(json_object_get(rate, "limit")),
+               json_string_value(json_object_get(rate, "per")));
+    if (!json_is_integer(mr) && !json_is_object(rate))
+        putchar('-');
     putchar('\n');
 }
 
 int
 cmd_queues(int argc, char **argv)
 {
+    if (argc > 1 && (strcmp(argv[1], "limit") == 0 || strcmp(argv[1], "pause") == 0 ||
+                     strcmp(argv[1], "resume") == 0))
+        return cli_queues_action(argc - 1, argv + 1);
     static const struct cli_listing l = {"queues", queues_usage,  "/v1/queues",
                                          "queues", queues_header, queues_row};
     return cli_listing_run(argc, argv, &l);

@@ -161,6 +161,31 @@ store_delete(struct store *st, int64_t id, struct jobd_error *err)
     return rc;
 }
 
+int
+store_queue_limits(struct store *st, const char *queue, const struct queue_limits_change *c,
+                   struct jobd_error *err)
+{
+    const struct store_operator_ops *a = operator_of(st, queue_limits, err);
+    if (a == NULL)
+        return JOBD_E_INTERNAL;
+    int rc = job_validate_queue(queue, "name", err);
+    if (rc != JOBD_OK)
+        return rc;
+    if (c->set_max_running && (c->max_running < 0 || c->max_running > QUEUE_LIMIT_MAX))
+        return jobd_error_set(err, JOBD_E_INVALID, "max_running",
+                              "max_running must be between 1 and %d, or null for no limit",
+                              QUEUE_LIMIT_MAX);
+    if (c->set_rate && c->rate_limit != 0) {
+        if (c->rate_limit < 0 || c->rate_limit > QUEUE_LIMIT_MAX)
+            return jobd_error_set(err, JOBD_E_INVALID, "rate.limit",
+                                  "rate.limit must be between 1 and %d", QUEUE_LIMIT_MAX);
+        if (c->rate_per_ms < QUEUE_RATE_PER_MIN_MS || c->rate_per_ms > QUEUE_RATE_PER_MAX_MS)
+            return jobd_error_set(err, JOBD_E_INVALID, "rate.per",
+                                  "rate.per must be between 1s and 1d");
+    }
+    return a->queue_limits(st, queue, c, err);
+}
+
 const struct store_operator_ops pg_operator_ops = {
     .attempts = pg_op_attempts,
     .bulk_batch = pg_op_bulk_batch,
@@ -169,6 +194,7 @@ const struct store_operator_ops pg_operator_ops = {
     .worker_withdraw = pg_op_worker_withdraw,
     .worker_list = pg_op_worker_list,
     .prune_status = pg_op_prune_status,
+    .queue_limits = pg_op_queue_limits,
     .archive = pg_op_archive,
 };
 
@@ -180,4 +206,5 @@ const struct store_operator_ops sqlite_operator_ops = {
     .worker_withdraw = sq_op_worker_withdraw,
     .worker_list = sq_op_worker_list,
     .prune_status = sq_op_prune_status,
+    .queue_limits = sq_op_queue_limits,
 };

@@ -114,6 +114,24 @@ struct worker_list {
 /* ...and listed for this long after, then forgotten. */
 #define WORKER_GONE_KEEP_US (3600LL * 1000000)
 
+/*
+ * Queue limits (CONTRACT §7), kept in the queue's row and honoured where
+ * jobs are claimed (qlimits.h): at most max_running jobs of the queue
+ * running at once, and at most rate_limit claims in every window of
+ * rate_per_ms aligned to multiples of it since the Unix epoch. A change:
+ * each set_* flag says whether its limit changes; a value 0 removes it.
+ */
+#define QUEUE_LIMIT_MAX 1000000                /* max_running and rate_limit */
+#define QUEUE_RATE_PER_MIN_MS 1000             /* a window of at least 1 s... */
+#define QUEUE_RATE_PER_MAX_MS (86400LL * 1000) /* ...and at most a day */
+struct queue_limits_change {
+    bool set_max_running;
+    int32_t max_running; /* 0 = no limit */
+    bool set_rate;
+    int32_t rate_limit; /* 0 = no limit (rate_per_ms ignored) */
+    int64_t rate_per_ms;
+};
+
 /* The operator vtable (implementations only; callers use store_*()). */
 struct store_operator_ops {
     /* The job's attempts, oldest first; JOBD_E_NOTFOUND for no such job. */
@@ -130,6 +148,8 @@ struct store_operator_ops {
     int (*worker_list)(struct store *st, struct worker_list *out, struct jobd_error *err);
     int (*prune_status)(struct store *st, bool succeeded, int64_t cutoff_us, int limit,
                         int *deleted, struct jobd_error *err);
+    int (*queue_limits)(struct store *st, const char *queue, const struct queue_limits_change *c,
+                        struct jobd_error *err);
     /* NULL in a backend whose completions move the row at once (nothing to archive) */
     int (*archive)(struct store *st, int64_t finished_before_us, int limit, int *moved,
                    struct jobd_error *err);
@@ -189,6 +209,17 @@ JOBD_MUST_USE int store_prune_status(struct store *st, bool succeeded,
  */
 JOBD_MUST_USE int store_archive(struct store *st, int64_t finished_before_us, int limit, int *moved,
                                 struct jobd_error *err);
+
+/*
+ * Changes queue's limits as c says (validated here: JOBD_E_INVALID naming
+ * "name", "max_running", "rate.limit" or "rate.per"); the queue need not
+ * have jobs, and is listed by store_queue_stats from then on. Jobs already
+ * running stay; claims on every connection honour the new limits at once
+ * (a claim that has not yet seen a queue become limited leaves its jobs
+ * alone, and learns of it within QLIMITS_REFRESH_MS: qlimits.h).
+ */
+JOBD_MUST_USE int store_queue_limits(struct store *st, const char *queue,
+                                     const struct queue_limits_change *c, struct jobd_error *err);
 
 /* ---- workers ---- */
 

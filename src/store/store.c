@@ -254,6 +254,8 @@ store_claim(struct store *st, const struct claim_req *req, struct job_list *out,
                               "claim limit must be between 1 and %d", JOB_PAGE_MAX);
     if (req->worker_id == NULL || *req->worker_id == '\0')
         return jobd_error_set(err, JOBD_E_INVALID, "worker_id", "worker_id is required");
+    if (req->held_until_us != NULL)
+        *req->held_until_us = 0;
     size_t n0 = out->n;
     int rc = st->ops->claim(st, req, out, err);
     /* Every backend: never more than asked, and each claim bumped the fencing
@@ -262,6 +264,16 @@ store_claim(struct store *st, const struct claim_req *req, struct job_list *out,
     for (size_t i = n0; rc == JOBD_OK && i < out->n; i++)
         assert(out->v[i].attempt >= 1);
     return rc;
+}
+
+int64_t
+store_claim_timer(int64_t next_run_at_us, int64_t held_until_us, int64_t now_us)
+{
+    if (held_until_us == 0)
+        return next_run_at_us;
+    if (next_run_at_us == 0 || next_run_at_us <= now_us || held_until_us < next_run_at_us)
+        return held_until_us;
+    return next_run_at_us;
 }
 
 int

@@ -82,6 +82,10 @@ struct claim_req {
      * borrowed) ends the wait at once with no jobs. */
     int wait_ms;
     const atomic_bool *interrupt;
+    /* Out, may be NULL: 0, or when a queue limit (operator.h) held back a
+     * due job of this request, the soonest instant (store clock, us) it may
+     * let one go; see store_claim_timer. */
+    int64_t *held_until_us;
 };
 
 /* One finished attempt for store_complete_batch. Pointers borrowed. */
@@ -103,6 +107,9 @@ struct queue_stat {
     bool paused;
     int64_t count[JOB_STATUS_COUNT];  /* indexed by enum job_status */
     double oldest_pending_age_s;      /* 0 if none pending */
+    int32_t max_running;              /* queue limits (operator.h); 0 = none */
+    int32_t rate_limit;               /* 0 = none */
+    int64_t rate_per_ms;
 };
 
 /*
@@ -308,6 +315,13 @@ JOBD_MUST_USE int store_list(struct store *st, const struct job_filter *f, struc
  */
 JOBD_MUST_USE int store_claim(struct store *st, const struct claim_req *req, struct job_list *out,
                               struct jobd_error *err);
+/*
+ * When a claimer should look again, from store_next_run_at's answer and the
+ * claim's *held_until_us (both store clock, 0 = none) at now_us: a held-back
+ * job is due already, so a next_run_at at or before now is the held job and
+ * waits for held_until; otherwise the sooner of the two. 0 = nothing to wait for.
+ */
+int64_t store_claim_timer(int64_t next_run_at_us, int64_t held_until_us, int64_t now_us);
 /*
  * Extends the lease of a running attempt to now + lease_ms and tells whether
  * a cancel was requested. JOBD_E_STALE if the job is not running with that

@@ -89,6 +89,7 @@ pg_close(struct store *st)
 {
     struct store_pg *s = pg_of(st);
     PQfinish(s->conn);
+    qlimits_cache_fini(&s->qlim);
     free(s);
 }
 

@@ -220,6 +220,10 @@ pg_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct j
             q->oldest_pending_age_s = (double)pg_get_i64(r, row, 4) / 1e6;
     }
     PQclear(r);
+    if ((rc = pg_qlimits_fill(s, v, k, err)) != JOBD_OK) {
+        free(v);
+        return rc;
+    }
     *out = v;
     *n = k;
     return JOBD_OK;

@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "store/qlimits.h"
 #include "store/store.h"
 
 /* One SQL statement, prepared under name on first use. Both strings static. */
@@ -61,6 +62,7 @@ struct store_pg {
     size_t n_prepared;
     bool listening;  /* LISTEN jobd_jobs issued on this connection */
     bool pooled;     /* URL said pooler=transaction: no named statements, no LISTEN */
+    struct qlimits_cache qlim; /* the limited queues (qlimits.h) */
 };
 
 /* One migration step; pg_migrations lists them in version order. */
@@ -184,6 +186,15 @@ int pg_append_rows(const PGresult *r, struct job_list *out, struct jobd_error *e
  * n is 0. a is begun here and always needs pg_array_fini. JOBD_E_NOMEM.
  */
 int pg_names_array(struct pg_array *a, const char *const *names, size_t n, const char **out);
+/*
+ * The limited path of a claim (qlimits_pg.c): claims from the limited
+ * queues req covers, within their limits, lowering *left by what it got,
+ * and sets *req->held_until_us. types is req's text[] literal or NULL.
+ */
+int pg_qlimits_claim(struct store_pg *s, const struct claim_req *req, const char *types,
+                     struct job_list *out, int *left, struct jobd_error *err);
+/* Fills the limits of the limited queues among v[0..n) (queue stats). */
+int pg_qlimits_fill(struct store_pg *s, struct queue_stat *v, size_t n, struct jobd_error *err);
 
 /* The job and queue operations of the vtable (store_pg_*.c); see store.h. */
 int pg_op_enqueue(struct store *st, const struct job_spec *spec, struct job *out,

@@ -44,12 +44,13 @@ PG_STMT(st_list,
     "WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "                                      \
     "RETURNING " PG_JOB_COLS("j.")
 
+/* clang-format off */
 PG_STMT(st_claim_any,
      "WITH due AS MATERIALIZED ("
      "  SELECT id FROM jobd.jobs"
      "   WHERE status = 'pending' AND run_at <= " PG_NOW("$5")
      "     AND ($4::text[] IS NULL OR type = ANY($4::text[]))"
-     "     AND queue NOT IN (SELECT name FROM jobd.queues WHERE paused)"
+     "     AND queue NOT IN (SELECT name FROM jobd.queues WHERE " QLIMITS_HELD_PG ")"
      "   ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) "
      CLAIM_SET);
 
@@ -61,9 +62,11 @@ PG_STMT(st_claim_queues,
      "     WHERE queue = qn.name AND status = 'pending' AND run_at <= " PG_NOW("$5")
      "       AND ($4::text[] IS NULL OR type = ANY($4::text[]))"
      "     ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) c"
-     "  WHERE NOT EXISTS (SELECT 1 FROM jobd.queues p WHERE p.name = qn.name AND p.paused)"
+     "  WHERE NOT EXISTS (SELECT 1 FROM jobd.queues p WHERE p.name = qn.name"
+     "                    AND (" QLIMITS_HELD_PG "))"
      "  ORDER BY c.priority DESC, c.run_at, c.id LIMIT $2::int) "
      CLAIM_SET);
+/* clang-format on */
 
 
 /*
@@ -84,7 +87,7 @@ PG_STMT(st_claim_types,
      "     WHERE type = tn.name AND status NOT IN ('running', 'succeeded')"
      "       AND run_at <= " PG_NOW("$5")
      "       AND ($6::text[] IS NULL OR queue = ANY($6::text[]))"
-     "       AND queue NOT IN (SELECT name FROM jobd.queues WHERE paused)"
+     "       AND queue NOT IN (SELECT name FROM jobd.queues WHERE " QLIMITS_HELD_PG ")"
      "     ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) c"
      "  ORDER BY c.priority DESC, c.run_at, c.id LIMIT $2::int) "
      CLAIM_SET);
@@ -204,10 +207,19 @@ pg_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
         rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
         goto out;
     }
+    /* Limited queues first: they take at most what their limits allow, and
+     * the ordinary statement below, which skips them, fills the rest. */
+    size_t first = out->n;
+    int left = req->limit;
+    if ((rc = pg_qlimits_claim(s, req, types, out, &left, err)) != JOBD_OK || left == 0)
+        goto sort;
     const char *vals[6] = {
-        req->worker_id, pg_i64(b[0], req->limit),
+        req->worker_id,
+        pg_i64(b[0], left),
         pg_i64(b[1], req->lease_ms > 0 ? req->lease_ms : JOB_DEFAULT_LEASE_MS),
-        types, pg_now_param(s, nowb), queues,
+        types,
+        pg_now_param(s, nowb),
+        queues,
     };
     PGresult *r = NULL;
     if (types != NULL)
@@ -216,12 +228,15 @@ pg_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
         rc = pg_exec(s, &st_claim_queues, 6, vals, &r, err);
     else
         rc = pg_exec(s, &st_claim_any, 5, vals, &r, err);
-    if (rc != JOBD_OK)
-        goto out;
-    size_t first = out->n;
-    rc = pg_append_rows(r, out, err);
+    if (rc == JOBD_OK)
+        rc = pg_append_rows(r, out, err);
     PQclear(r);
-    if (rc == JOBD_OK && out->n > first)
+sort:
+    /* What the limited path got is committed: hand it out, not back to the
+     * reaper (which would spend an attempt); the error comes back next time. */
+    if (rc != JOBD_OK && out->n > first)
+        rc = JOBD_OK;
+    if (out->n > first + 1)
         qsort(out->v + first, out->n - first, sizeof *out->v, job_claim_order_cmp);
 out:
     pg_array_fini(&ta);

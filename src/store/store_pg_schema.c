@@ -405,6 +405,27 @@ static const char step8_complete_in_place[] =
     "    WHERE status NOT IN ('running', 'succeeded');\n"
     "CREATE INDEX jobs_succeeded ON jobd.jobs (finished_at) WHERE status = 'succeeded';\n";
 
+/*
+ * Version 9: queue limits (qlimits.h). rate_window_us / rate_count count
+ * the claims of the current rate window; they change only under the row's
+ * lock, in a limited claim. A limit removed or changed NOTIFYs like a
+ * resume, so waiting workers look again at once.
+ */
+static const char step9_queue_limits[] =
+    "ALTER TABLE jobd.queues\n"
+    "    ADD COLUMN max_running integer CHECK (max_running >= 1),\n"
+    "    ADD COLUMN rate_limit integer CHECK (rate_limit >= 1),\n"
+    "    ADD COLUMN rate_per_ms bigint CHECK (rate_per_ms >= 1),\n"
+    "    ADD COLUMN rate_window_us bigint NOT NULL DEFAULT 0,\n"
+    "    ADD COLUMN rate_count integer NOT NULL DEFAULT 0,\n"
+    "    ADD CONSTRAINT queues_rate CHECK ((rate_limit IS NULL) = (rate_per_ms IS NULL));\n"
+    "CREATE TRIGGER queues_notify_limits\n"
+    "    AFTER UPDATE OF max_running, rate_limit, rate_per_ms ON jobd.queues\n"
+    "    FOR EACH ROW WHEN (OLD.max_running IS DISTINCT FROM NEW.max_running\n"
+    "                       OR OLD.rate_limit IS DISTINCT FROM NEW.rate_limit\n"
+    "                       OR OLD.rate_per_ms IS DISTINCT FROM NEW.rate_per_ms)\n"
+    "    EXECUTE FUNCTION jobd.notify_queue_row();\n";
+
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
@@ -414,5 +435,6 @@ const struct pg_migration pg_migrations[] = {
     {6, "jobd.enqueue refuses keys with leading or trailing blanks", step6_enqueue_keys},
     {7, "notify when a queue is resumed or a job is pending again", step7_notify_updates},
     {8, "completions update jobs in place; succeeded rows archived later", step8_complete_in_place},
+    {9, "queue limits", step9_queue_limits},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

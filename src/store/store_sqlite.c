@@ -266,6 +266,7 @@ sq_close(struct store *st)
     }
     sq_wake_close(s->wake);
     sqlite3_close(s->db);
+    qlimits_cache_fini(&s->qlim);
     free(s->path);
     free(s);
 }

@@ -195,7 +195,9 @@ sq_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct j
             q->oldest_pending_age_s = (double)(now - sqlite3_column_int64(stmt, 4)) / 1e6;
     }
     sq_reset(stmt);
-    if (rc < 0) {
+    if (rc >= 0)
+        rc = sq_qlimits_fill(s, v, cnt, err);
+    if (rc != JOBD_OK) {
         free(v);
         return rc;
     }

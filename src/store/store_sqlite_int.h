@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "store/qlimits.h"
 #include "store/store.h"
 
 /* Cached prepared statements per connection (claims add a few variants). */
@@ -45,6 +46,7 @@ struct sqlite_store {
     size_t n_cached;
     size_t next_evict;    /* round-robin victim once the cache is full */
     struct sq_cached cache[SQ_CACHE_MAX];
+    struct qlimits_cache qlim; /* the limited queues (qlimits.h) */
 };
 
 /*
@@ -119,6 +121,27 @@ int sq_begin_relaxed(struct sqlite_store *s, struct jobd_error *err);
 int sq_commit(struct sqlite_store *s, struct jobd_error *err);
 /* Rolls back if a transaction is open; never fails (errors are ignored). */
 void sq_rollback(struct sqlite_store *s);
+
+/*
+ * Claims (store_sqlite_read.c) and queue limits (qlimits_sqlite.c). held is
+ * the predicate on queues whose jobs are skipped (QLIMITS_HELD_SQ for the
+ * ordinary claim). sq_any_due: 1 if a job req could claim is due at now, 0
+ * if none, or an error. sq_claim_due: claims up to limit due jobs of req
+ * onto out, in the caller's write transaction. sq_qlimits_covers: whether
+ * req covers a limited queue (re-reading the cache when stale).
+ * sq_qlimits_claim: the limited path, in the claim's write transaction,
+ * lowering *left and setting *req->held_until_us. sq_qlimits_fill: the
+ * limits of the limited queues among v[0..n).
+ */
+int sq_any_due(struct sqlite_store *s, const struct claim_req *req, int64_t now, const char *held,
+               struct jobd_error *err);
+int sq_claim_due(struct sqlite_store *s, const struct claim_req *req, int limit, int64_t now,
+                 const char *held, struct job_list *out, struct jobd_error *err);
+int sq_qlimits_covers(struct sqlite_store *s, const struct claim_req *req, bool *covers,
+                      struct jobd_error *err);
+int sq_qlimits_claim(struct sqlite_store *s, const struct claim_req *req, struct job_list *out,
+                     int *left, struct jobd_error *err);
+int sq_qlimits_fill(struct sqlite_store *s, struct queue_stat *v, size_t n, struct jobd_error *err);
 
 /*
  * The file behind the path (store_sqlite_txn.c). sq_file_before_open: a

@@ -16,6 +16,7 @@
 #include "core/err.h"
 #include "core/rules.h"
 #include "store/operator_int.h"
+#include "store/qlimits.h"
 #include "store/store_sqlite_int.h"
 
 
@@ -251,14 +252,29 @@ sq_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
 /* ------------------------------------------------------------------ */
 /* the worker protocol                                                 */
 
-/* 1 if a job req could claim is due at now, 0 if none, or an error. */
-static int
-any_due(struct sqlite_store *s, const struct claim_req *req, int64_t now,
-        struct jobd_error *err)
+/* The head of a claim's pick: due jobs, in queues that are not `held`. */
+static char *
+due_head(const char *select, const char *run_at, const char *held)
 {
-    char *sql = filter_sql("SELECT 1 FROM jobs WHERE status = 'pending' AND run_at <= ?1 "
-                           "AND queue NOT IN (SELECT name FROM queues WHERE paused = 1)",
-                           " LIMIT 1", req, 2);
+    size_t n = 0, cap = 256;
+    char *b = malloc(cap);
+    if (b != NULL && !sql_cat(&b, &n, &cap,
+                              "%s FROM jobs WHERE status = 'pending' AND %s <= ?1 "
+                              "AND queue NOT IN (SELECT name FROM queues WHERE %s)",
+                              select, run_at, held)) {
+        free(b);
+        b = NULL;
+    }
+    return b;
+}
+
+int
+sq_any_due(struct sqlite_store *s, const struct claim_req *req, int64_t now, const char *held,
+           struct jobd_error *err)
+{
+    char *head = due_head("SELECT 1", "run_at", held);
+    char *sql = head != NULL ? filter_sql(head, " LIMIT 1", req, 2) : NULL;
+    free(head);
     if (sql == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     sqlite3_stmt *stmt;
@@ -274,57 +290,33 @@ any_due(struct sqlite_store *s, const struct claim_req *req, int64_t now,
 }
 
 int
-sq_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
-            struct jobd_error *err)
+sq_claim_due(struct sqlite_store *s, const struct claim_req *req, int limit, int64_t now,
+             const char *held, struct job_list *out, struct jobd_error *err)
 {
-    struct sqlite_store *s = sq_of(st);
-    int rc = check_filter(req, err);
-    if (rc != JOBD_OK)
-        return rc;
-    int64_t now = sq_now(s);
-    /*
-     * Idle workers poll often; a read (which never waits for the writer in
-     * WAL mode) spares them the write lock when nothing is due. A job that
-     * becomes due right after this check is claimed at the next poll.
-     */
-    if ((rc = any_due(s, req, now, err)) <= 0)
-        return rc;
-    /*
-     * The statement picks the due jobs in claim order through the partial
-     * index and flips them to running in one step; RETURNING does not keep
-     * that order, so the result is sorted afterwards by the same key.
-     */
-    if ((rc = sq_begin_relaxed(s, err)) != JOBD_OK)
-        return rc;
-    now = sq_now(s);
     int64_t lease_ms = req->lease_ms > 0 ? req->lease_ms : JOB_DEFAULT_LEASE_MS;
     /* "+run_at": not a range to search by (jobs_next_*), so each branch walks its
      * claim-order index (jobs_claim_type / _queue / _any) and stops at the LIMIT. */
-    char *pick = filter_sql("SELECT id, priority, run_at FROM jobs WHERE status = 'pending' "
-                            "AND +run_at <= ?1 "
-                            "AND queue NOT IN (SELECT name FROM queues WHERE paused = 1)",
-                            " ORDER BY priority DESC, run_at, id LIMIT ?4", req, 5);
+    char *head = due_head("SELECT id, priority, run_at", "+run_at", held);
+    char *pick = head != NULL
+                     ? filter_sql(head, " ORDER BY priority DESC, run_at, id LIMIT ?4", req, 5)
+                     : NULL;
+    free(head);
     char *sql = wrap("UPDATE jobs SET status = 'running', attempt = attempt + 1, "
                      "  worker_id = ?2, lease_expires_at = ?3, started_at = ?1 "
                      "WHERE id IN (SELECT id FROM (",
                      pick,
                      ") ORDER BY priority DESC, run_at, id LIMIT ?4) RETURNING " SQ_JOB_COLS);
     sqlite3_stmt *stmt;
-    if (sql == NULL)
-        rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
-    else
-        rc = sq_prepare(s, sql, &stmt, err);
+    int rc = sql == NULL ? jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory")
+                         : sq_prepare(s, sql, &stmt, err);
     free(sql);
-    if (rc != JOBD_OK) {
-        sq_rollback(s);
+    if (rc != JOBD_OK)
         return rc;
-    }
     sqlite3_bind_int64(stmt, 1, now);
     sq_bind_text(stmt, 2, req->worker_id);
     sqlite3_bind_int64(stmt, 3, now + lease_ms * 1000);
-    sqlite3_bind_int(stmt, 4, req->limit);
+    sqlite3_bind_int(stmt, 4, limit);
     bind_filter(stmt, req, 5);
-    size_t first = out->n;
     while ((rc = sq_step_row(s, stmt, "claim", err)) == 1) {
         struct job *j = job_list_push(out);
         if (j == NULL || sq_row_job(stmt, 0, j) != JOBD_OK) {
@@ -335,6 +327,43 @@ sq_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
         }
     }
     sq_reset(stmt);
+    return rc;
+}
+
+int
+sq_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
+            struct jobd_error *err)
+{
+    struct sqlite_store *s = sq_of(st);
+    int rc = check_filter(req, err);
+    if (rc != JOBD_OK)
+        return rc;
+    bool limited = false;
+    if ((rc = sq_qlimits_covers(s, req, &limited, err)) != JOBD_OK)
+        return rc;
+    int64_t now = sq_now(s);
+    /*
+     * Idle workers poll often; a read (which never waits for the writer in
+     * WAL mode) spares them the write lock when nothing is due. A job that
+     * becomes due right after this check is claimed at the next poll.
+     */
+    if ((rc = sq_any_due(s, req, now, limited ? "paused = 1" : QLIMITS_HELD_SQ, err)) <= 0)
+        return rc;
+    /*
+     * The statement picks the due jobs in claim order through the partial
+     * index and flips them to running in one step; RETURNING does not keep
+     * that order, so the result is sorted afterwards by the same key. The
+     * limited queues go first (qlimits.h), in the same transaction.
+     */
+    if ((rc = sq_begin_relaxed(s, err)) != JOBD_OK)
+        return rc;
+    now = sq_now(s);
+    size_t first = out->n;
+    int left = req->limit;
+    if (limited)
+        rc = sq_qlimits_claim(s, req, out, &left, err);
+    if (rc == JOBD_OK && left > 0)
+        rc = sq_claim_due(s, req, left, now, QLIMITS_HELD_SQ, out, err);
     if (rc == 0)
         rc = sq_commit(s, err);
     else
@@ -343,6 +372,8 @@ sq_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
         /* Rolled back: none of them is claimed. */
         while (out->n > first)
             job_fini(&out->v[--out->n]);
+        if (req->held_until_us != NULL)
+            *req->held_until_us = 0;
         return rc;
     }
     if (out->n > first)

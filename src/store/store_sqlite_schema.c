@@ -176,9 +176,7 @@ static const struct sq_migration sq_migrations[] = {
      ") WITHOUT ROWID;"
      "INSERT INTO job_counts SELECT queue, status, count(*) FROM jobs GROUP BY queue, status;"
      "INSERT INTO job_counts SELECT queue, status, count(*) FROM jobs_done"
-     "  GROUP BY queue, status;"
-     SQ_COUNT_TRIGGERS("jobs")
-     SQ_COUNT_TRIGGERS("jobs_done")},
+     "  GROUP BY queue, status;" SQ_COUNT_TRIGGERS("jobs") SQ_COUNT_TRIGGERS("jobs_done")},
     {6,
      /* Worker presence (store/operator.h): one row per live worker. */
      "CREATE TABLE workers ("
@@ -194,6 +192,14 @@ static const struct sq_migration sq_migrations[] = {
      "  last_seen_at INTEGER NOT NULL,"
      "  draining INTEGER NOT NULL DEFAULT 0"
      ") WITHOUT ROWID;"},
+    {7,
+     /* Queue limits (qlimits.h); rate_window_us / rate_count count the
+      * claims of the current rate window, written only by a limited claim. */
+     "ALTER TABLE queues ADD COLUMN max_running INTEGER CHECK (max_running >= 1);"
+     "ALTER TABLE queues ADD COLUMN rate_limit INTEGER CHECK (rate_limit >= 1);"
+     "ALTER TABLE queues ADD COLUMN rate_per_ms INTEGER CHECK (rate_per_ms >= 1);"
+     "ALTER TABLE queues ADD COLUMN rate_window_us INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE queues ADD COLUMN rate_count INTEGER NOT NULL DEFAULT 0;"},
 };
 
 #define SQ_N_MIGRATIONS (sizeof sq_migrations / sizeof sq_migrations[0])

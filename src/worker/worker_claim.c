@@ -112,9 +112,10 @@ start_batch(struct worker *w)
     w->n_batch = 0;
 }
 
+/* held: when a queue limit held back a due job, when it may let one go (or 0). */
 static void
-arm_timer(struct worker *w, const struct claim_req *req, int64_t now, bool timer_fired,
-          size_t got)
+arm_timer(struct worker *w, const struct claim_req *req, int64_t now, bool timer_fired, size_t got,
+          int64_t held)
 {
     struct jobd_error err = {0};
     int64_t run_at = 0;
@@ -123,13 +124,15 @@ arm_timer(struct worker *w, const struct claim_req *req, int64_t now, bool timer
         wk_store_trouble(w, rc, &err, "next_run_at");
         return;
     }
+    /* A held-back job is due already: wait for its limit, not a busy loop. */
+    run_at = store_claim_timer(run_at, held, clock_real_now_us());
     if (run_at == 0) {
         w->timer_us = 0;
         return;
     }
     /* The store's clock may run ahead of ours: when the timer fired and there
      * was nothing to claim, wait a little longer each time, not a busy loop. */
-    if (got > 0)
+    if (got > 0 || held != 0)
         w->timer_floor_ms = 1;
     else if (timer_fired)
         w->timer_floor_ms = w->timer_floor_ms * 2 > w->poll_ms ? w->poll_ms
@@ -197,6 +200,8 @@ wk_maybe_claim(struct worker *w, int64_t now)
         .wait_ms = !hint && !w->backlog && !timer_fired ? claim_wait_ms(w) : 0,
         .interrupt = &w->stop_req,
     };
+    int64_t held = 0;
+    req.held_until_us = &held;
     struct job_list got = {0};
     struct jobd_error err = {0};
     int64_t asked_us = clock_mono_now_us();
@@ -237,7 +242,7 @@ wk_maybe_claim(struct worker *w, int64_t now)
     w->next_poll_us = now + w->poll_ms * 1000;
     w->backlog = got.n == (size_t)free_n;
     if (!w->backlog)
-        arm_timer(w, &req, now, timer_fired, got.n);
+        arm_timer(w, &req, now, timer_fired, got.n, held);
     else
         w->timer_us = 0;
     job_list_fini(&got);

@@ -31,6 +31,7 @@ static const struct {
     {"GET", "/v1/queues", READ},
     {"POST", "/v1/queues/{name}/pause", WRITE},
     {"POST", "/v1/queues/{name}/resume", WRITE},
+    {"PUT", "/v1/queues/{name}", ADMIN},
     {"POST", "/v1/schedules", WRITE},
     {"PUT", "/v1/schedules/{name}", WRITE},
     {"GET", "/v1/schedules", READ},

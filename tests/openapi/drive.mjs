@@ -186,6 +186,12 @@ async function queuesAndOps() {
   await call('POST', '/v1/queues/{name}/resume', { params: { name: 'oa-empty' }, expect: 200 });
   for (const p of ['pause', 'resume'])
     await call('POST', `/v1/queues/{name}/${p}`, { params: { name: 'Bad' }, expect: 400 });
+  const lim = { name: 'oa-limited' };
+  const rate = { limit: 20, per: '1s' };
+  await call('PUT', '/v1/queues/{name}', { params: lim, body: { max_running: 5, rate }, expect: 200 });
+  await call('PUT', '/v1/queues/{name}', { params: lim, body: { max_running: null, rate: null }, expect: 200 });
+  await call('PUT', '/v1/queues/{name}', { params: lim, body: { max_running: 0 }, expect: 400 });
+  await call('PUT', '/v1/queues/{name}', { params: { name: 'Bad' }, body: {}, expect: 400 });
   // On PostgreSQL the counts may lag by about a second.
   for (let i = 0; ; i++) {
     const q = (await call('GET', '/v1/queues', { expect: 200 })).body;

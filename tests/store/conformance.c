@@ -1949,4 +1949,5 @@ TEST(concurrent_claimers_never_share_a_job)
 }
 
 #include "conformance_ops.h"
+#include "conformance_limits.h"
 #include "conformance_archive.h"

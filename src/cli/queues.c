@@ -1,0 +1,131 @@
+/*
+ * queues.c — `jobd queues limit|pause|resume NAME`: a queue's limits
+ * (PUT /v1/queues/NAME) and pausing, through the API. Thin: the flags
+ * become one JSON body, the server validates and answers with the queue
+ * object, printed as the server sent it. `--rate 20/1s` is split here only
+ * into the body's {limit, per}; the server checks the numbers.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/http.h"
+
+static const char queues_act_usage[] =
+    "usage: jobd queues limit NAME [--max-running N|none] [--rate N/DUR|none] [--server URL]\n"
+    "       jobd queues pause|resume NAME [--server URL]\n"
+    "\n"
+    "limit sets or removes the limits of queue NAME, held by every worker and server\n"
+    "together, and prints the queue as JSON (needs an admin token). A limit not named\n"
+    "is kept; none removes it.\n"
+    "  --max-running N   at most N of the queue's jobs run at once (1 to 1000000)\n"
+    "  --rate N/DUR      at most N of its jobs start in each window of DUR (1s to 1d),\n"
+    "                    windows aligned to the Unix epoch: 20/1s, 1000/1h\n"
+    "Jobs held back by a limit stay pending and lose no attempt.\n"
+    "pause stops workers from claiming the queue's jobs (running ones finish);\n"
+    "resume lets them claim again. Both print the queue as JSON.\n";
+
+/* --rate N/DUR into {"limit": N, "per": "DUR"}, "none" into null; NULL if malformed. */
+static json_t *
+parse_rate(const char *v)
+{
+    if (strcmp(v, "none") == 0)
+        return json_null();
+    const char *slash = strchr(v, '/');
+    long n;
+    char num[16];
+    if (slash == NULL || slash == v || (size_t)(slash - v) >= sizeof num || slash[1] == '\0')
+        return NULL;
+    memcpy(num, v, (size_t)(slash - v));
+    num[slash - v] = '\0';
+    if (!cli_parse_int(num, 1, 1000000, &n))
+        return NULL;
+    return json_pack("{s:I,s:s}", "limit", (json_int_t)n, "per", slash + 1);
+}
+
+/* Reads limit's flags into body; returns CLI_OK or a usage error. */
+static int
+limit_parse(int argc, char **argv, json_t *body, const char **server)
+{
+    for (int i = 2; i < argc; i++) {
+        bool miss = false;
+        const char *v;
+        long n;
+        if ((v = cli_opt(argc, argv, &i, "--max-running", &miss))) {
+            if (strcmp(v, "none") == 0)
+                json_object_set_new(body, "max_running", json_null());
+            else if (cli_parse_int(v, 1, 1000000, &n))
+                json_object_set_new(body, "max_running", json_integer(n));
+            else
+                return cli_usage_error("queues", "--max-running must be 1 to 1000000 or none, not",
+                                       v, queues_act_usage);
+        } else if (!miss && (v = cli_opt(argc, argv, &i, "--rate", &miss))) {
+            json_t *rate = parse_rate(v);
+            if (rate == NULL)
+                return cli_usage_error("queues",
+                                       "--rate must be N/DUR (such as 20/1s) or none, not", v,
+                                       queues_act_usage);
+            json_object_set_new(body, "rate", rate);
+        } else if (!miss && (v = cli_opt(argc, argv, &i, "--server", &miss))) {
+            *server = v;
+        } else {
+            return cli_usage_error("queues", miss ? "missing value for" : "unexpected argument",
+                                   argv[i], queues_act_usage);
+        }
+    }
+    if (json_object_size(body) == 0)
+        return cli_usage_error("queues", "give --max-running and/or --rate", NULL,
+                               queues_act_usage);
+    return CLI_OK;
+}
+
+/* pause/resume: only --server may follow NAME. */
+static int
+plain_parse(int argc, char **argv, const char **server)
+{
+    for (int i = 2; i < argc; i++) {
+        bool miss = false;
+        const char *v = cli_opt(argc, argv, &i, "--server", &miss);
+        if (v == NULL)
+            return cli_usage_error("queues", miss ? "missing value for" : "unexpected argument",
+                                   argv[i], queues_act_usage);
+        *server = v;
+    }
+    return CLI_OK;
+}
+
+int
+cli_queues_action(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (cli_is_help(argv[i])) {
+            fputs(queues_act_usage, stdout);
+            return CLI_OK;
+        }
+    bool limit = strcmp(argv[0], "limit") == 0;
+    if (argc < 2 || argv[1][0] == '-')
+        return cli_usage_error("queues", "missing the queue name after", argv[0], queues_act_usage);
+    const char *server = NULL;
+    json_t *body = json_object();
+    int rc = body == NULL ? CLI_FAILED
+             : limit      ? limit_parse(argc, argv, body, &server)
+                          : plain_parse(argc, argv, &server);
+    char *name = rc == CLI_OK ? cli_http_escape(argv[1]) : NULL;
+    char *text = rc == CLI_OK ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_decref(body);
+    if (rc == CLI_OK && (name == NULL || text == NULL)) {
+        fprintf(stderr, "jobd: out of memory\n");
+        rc = CLI_FAILED;
+    }
+    if (rc == CLI_OK) {
+        char path[1024];
+        snprintf(path, sizeof path, "/v1/queues/%s%s%s", name, limit ? "" : "/",
+                 limit ? "" : argv[0]);
+        rc = cli_send_print(cli_server_url(server), limit ? "PUT" : "POST", path, text);
+    }
+    free(name);
+    free(text);
+    return rc;
+}
