@@ -17,6 +17,9 @@
 #               tables and plots into docs/BENCHMARKS.md and docs/bench/
 #   make soak   the fault-injection scenarios' long versions (SOAK=1,
 #               docs/SCENARIOS.md) on the sanitizer build
+#   make soak-perf  jobd under steady churn for SOAK_MIN minutes (30) at half
+#               its measured capacity: rate, claim p99, sizes, dead tuples
+#               each minute and their slopes (bench/soak.py, docs/BENCHMARKS.md)
 #   make fuzz   build the libFuzzer targets with clang (build-fuzz/) and run
 #               each for FUZZ_SECONDS (default 60); see docs/FUZZING.md
 
@@ -28,7 +31,7 @@ DESTDIR ?=
 CMAKE ?= cmake
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build install deb run test lint soak fuzz bench deps clean
+.PHONY: all build install deb run test lint soak soak-perf fuzz bench deps clean
 
 all: build
 
@@ -72,6 +75,11 @@ soak: deps
 	@$(CMAKE) -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DJOBD_SANITIZE=ON >/dev/null
 	@$(CMAKE) --build build-asan -j $(JOBS)
 	@SOAK=1 JOBD_TEST_REQUIRE_PG=1 scripts/with-pg.sh ctest --test-dir build-asan -V -L scenario $(CTEST_ARGS)
+
+soak-perf: deps
+	@$(CMAKE) -S . -B build-bench -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@$(CMAKE) --build build-bench -j $(JOBS) --target jobd jobd_bench
+	@python3 bench/soak.py
 
 fuzz: deps
 	@CC=clang $(CMAKE) -S . -B build-fuzz -DJOBD_FUZZ=ON >/dev/null

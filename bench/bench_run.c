@@ -261,10 +261,25 @@ window_rates(const int64_t *fin, long long kk, double rates[5])
     for (int i = 0; i < 5; i++) {
         long long lo = kk * i / 5, hi = kk * (i + 1) / 5;
         double dt = (double)(fin[hi] - fin[lo]) / 1e6;
+        /* 0: the whole sub-window finished in one completion statement (one finished_at) */
         rates[i] = dt > 0 ? (double)(hi - lo) / dt : INFINITY;
     }
     qsort(rates, 5, sizeof *rates, cmp_dbl);
     return (double)kk / ((double)(fin[kk] - fin[0]) / 1e6);
+}
+
+/* The 5 rates as JSON numbers; JSON has no infinity, so such a sub-window is null. */
+static void
+rates_json(char *buf, size_t size, const double rates[5])
+{
+    int k = 0;
+    for (int i = 0; i < 5; i++) {
+        const char *sep = i ? "," : "";
+        if (isfinite(rates[i]))
+            k += snprintf(buf + k, size - (size_t)k, "%s%.0f", sep, rates[i]);
+        else
+            k += snprintf(buf + k, size - (size_t)k, "%snull", sep);
+    }
 }
 
 int
@@ -319,11 +334,13 @@ cmd_scaling(void)
                  pending, future);
     else
         snprintf(variant, sizeof variant, "%lld pending", pending);
+    char sub[128];
+    rates_json(sub, sizeof sub, rates);
     int k = head(line, sizeof line, "scaling", &d, variant, "scaling", pending, conc, set);
     k += snprintf(
         line + k, sizeof line - (size_t)k,
         ",\"pending\":%lld,\"future\":%lld,\"claim_complete_jobs_per_s\":%.0f,"
-        "\"whole_window_jobs_per_s\":%.0f,\"subwindow_jobs_per_s\":[%.0f,%.0f,%.0f,%.0f,%.0f],"
+        "\"whole_window_jobs_per_s\":%.0f,\"subwindow_jobs_per_s\":[%s],"
         "\"measured_jobs\":%lld,\"measured_s\":%.3f,\"seed_s\":%.3f,"
         "\"worker_peak_rss_kb\":%ld,\"cpu\":%s,"
         "\"notes\":\"one C-handler worker; jobs %lld to %lld in finishing order, timed by "
@@ -331,8 +348,8 @@ cmd_scaling(void)
         "parts, sorted, to show the noise); future-dated jobs have priority 1, so they sort before "
         "the due ones in "
         "the claim index and must be skipped by run_at\"",
-        pending, future, ok ? whole : 0.0, whole, rates[0], rates[1], rates[2], rates[3], rates[4],
-        d1 - d0, t1 - t0, seed_s, rss, cpu, warm, warm + kk);
+        pending, future, ok ? whole : 0.0, whole, sub, d1 - d0, t1 - t0, seed_s, rss, cpu, warm,
+        warm + kk);
     if (!ok)
         k += snprintf(line + k, sizeof line - (size_t)k,
                       ",\"error\":\"no window of %lld jobs after the first %lld (timed out?)\"", kk,

@@ -105,13 +105,19 @@ on_term(int sig)
     jobd_worker_stop(g_worker);
 }
 
-/* The no-op handler; with --out it records now - due ("due_us" or the harness's "due" in ms). */
+/*
+ * The no-op handler; with --out it records now - due ("due_us" or the
+ * harness's "due" in ms). A payload with "fail":true fails, retryably
+ * (bench/soak.py's failing jobs).
+ */
 static int
 noop(jobd_run *run, void *ctx)
 {
     (void)ctx;
     int64_t now = real_us();
     atomic_fetch_add(&g_handled, 1);
+    if (strstr(jobd_run_payload(run), "\"fail\":true") != NULL)
+        return JOBD_HANDLER_RETRY;
     if (g_lat) {
         const char *p = jobd_run_payload(run), *q;
         double due_ms = NAN;

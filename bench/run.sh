@@ -12,7 +12,7 @@
 #   5. bench/report.py: tables and ratios into docs/BENCHMARKS.md (between its
 #      markers), plots into docs/bench/*.png.
 #
-# Results: bench/results/<UTC timestamp>/ (jobd.jsonl, routes.jsonl, ceiling.jsonl,
+# Results: bench/results/<UTC timestamp>/ (jobd.jsonl, routes.jsonl, wrk.jsonl, ceiling.jsonl,
 # shared.jsonl, lateness-{pg,sqlite}[-now].txt, env.md, run.log, summary.md). About 15 minutes
 # on 2 cores. Every step is bounded by `timeout`; a failed step leaves an
 # "error" line and the run goes on. Servers it started are stopped on exit.
@@ -24,6 +24,7 @@
 #   SCALE_SIZES="10000 100000 1000000"
 #   SCALE_FUTURE=10000 SCALE_K=5000 CEIL_N=200000 SHARED=1 (0 = skip the peers)
 #   ROUTE_SIZES="10000 1000000" ROUTE_REQUESTS=200 (bench/routes.sh: p50/p99 per read-side route)
+#   WRK_CONNS="10 50" WRK_S=10 (bench/wrk.sh: one job per request driven by wrk, into wrk.jsonl)
 #   PEERS_ONLY="..." (the shared harness's ONLY), REPORT=1 (0 = no docs update)
 #   STEP_TIMEOUT_S=300 (per step, also the shared harness's), BENCH_PG_PORT=55433, BENCH_OUT=DIR
 set -uo pipefail
@@ -60,6 +61,8 @@ SCALE_FUTURE=${SCALE_FUTURE:-10000}
 SCALE_K=${SCALE_K:-5000}
 ROUTE_SIZES=${ROUTE_SIZES:-10000 1000000}
 ROUTE_REQUESTS=${ROUTE_REQUESTS:-200}
+WRK_CONNS=${WRK_CONNS:-10 50}
+WRK_S=${WRK_S:-10}
 export CEIL_N=${CEIL_N:-200000}
 export CEIL_CLIENTS=${CEIL_CLIENTS:-4 8}
 SHARED=${SHARED:-1}
@@ -106,6 +109,7 @@ step() {
 need=()
 command -v gnuplot >/dev/null || need+=(gnuplot-nox)
 command -v cmake >/dev/null || need+=(cmake)
+command -v wrk >/dev/null || need+=(wrk)
 if [ ${#need[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then
         say "apt-get install ${need[*]}"
@@ -152,6 +156,11 @@ echo "- SQLite: $(sqlite3 --version 2>/dev/null | cut -d' ' -f1) (CLI); the libr
 for be in $BACKENDS; do
     url=$PGURL; [ "$be" = sqlite ] && url=$SQURL
     step "$J" "$JB" enqueue1 --db "$url" --jobd "$JOBD" --n "$ENQ1_N" --clients 10
+    if command -v wrk >/dev/null; then # the same with wrk (bench/wrk.sh), and server CPU per job
+        for c in $WRK_CONNS; do
+            step "$OUT/wrk.jsonl" bench/wrk.sh "$JOBD" "$url" "$c" "$WRK_S"
+        done
+    fi
     step "$J" "$JB" enqueue --db "$url" --via http --jobd "$JOBD" --n "$N" --batch 1000
     step "$J" "$JB" enqueue --db "$url" --via lib --n "$N" --batch 1000
     [ "$be" = pg ] && step "$J" "$JB" enqueue --db "$url" --via sql --n "$N" --batch 1000

@@ -51,7 +51,6 @@ main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "jobd: unknown command '%s'\n", argv[1]);
-    print_usage(stderr);
+    fprintf(stderr, "jobd: unknown command '%s'; see 'jobd --help'\n", argv[1]);
     return CLI_USAGE;
 }

@@ -82,7 +82,7 @@ const adapter = {
   // threads ([worker] prefetch, docs/WORKER.md), as Graphile Worker's batched
   // variant fetches localQueue.size ahead; unset: jobd's default (= concurrency).
   variant: () => (prefetch() ? `HTTP API + C-handler worker (libjobd), prefetch ${prefetch()}` : 'HTTP API + C-handler worker (libjobd)'),
-  settings: (env) => ({ worker_concurrency: env.concurrency, prefetch: prefetch() || env.concurrency, claim_limit: env.concurrency + (prefetch() || env.concurrency), enqueue_chunk: env.chunk, worker: 'jobd_bench cworker (jobd_worker_* API, no-op C handler)' }),
+  settings: (env) => ({ worker_concurrency: env.concurrency, prefetch: prefetch() || 'auto (adapts to handler run time, up to 1000)', claim_limit: prefetch() ? env.concurrency + prefetch() : `up to ${env.concurrency} + 1000`, enqueue_chunk: env.chunk, worker: 'jobd_bench cworker (jobd_worker_* API, no-op C handler)' }),
 
   async open(env) {
     const url = await ensureDatabase(env.pgUrl, DB);

@@ -32,6 +32,8 @@ _jobd()
             COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --queue|--queues)
             COMPREPLY=($(compgen -W "$(_jobd_names queues)" -- "$cur")); return ;;
+        --schedule)
+            COMPREPLY=($(compgen -W "$(_jobd_names schedules)" -- "$cur")); return ;;
         --status)
             COMPREPLY=($(compgen -W "pending running succeeded dead cancelled" -- "$cur")); return ;;
         --catchup)
@@ -43,7 +45,7 @@ _jobd()
         --access-log)
             COMPREPLY=($(compgen -W "on off" -- "$cur")); return ;;
         --db|--server|--listen|--payload|--at|--in|--priority|--max-attempts|--key|\
-        --timeout|--type|--limit|--tz|--from|-n|--id|--concurrency|--shutdown-grace|\
+        --timeout|--type|--limit|--after|--count|--tz|--from|-n|--id|--concurrency|--shutdown-grace|\
         --poll-interval|--reap-interval|--retention|--retention-succeeded|--retention-dead|\
         --threads|--db-connections|--notify-db|--max-connections|--max-connections-per-ip|\
         --request-timeout|--max-running|--rate)
@@ -63,7 +65,7 @@ _jobd()
                        --timeout $client --help" ;;
         job) ((COMP_CWORD == 2)) && words="show cancel retry attempts delete" || words="$client" ;;
         jobs) words="retry cancel delete --status --queue --type --schedule --created-after
-                     --created-before --key --ids --limit $client --help" ;;
+                     --created-before --key --ids --limit --after $client --help" ;;
         queues)
             if ((COMP_CWORD == 2)); then
                 words="limit pause resume $client --help"
@@ -85,7 +87,7 @@ _jobd()
             else
                 words="$client"
             fi ;;
-        cron) ((COMP_CWORD == 2)) && words="next" || words="--tz --from -n" ;;
+        cron) ((COMP_CWORD == 2)) && words="next" || words="--tz --from -n --count" ;;
     esac
     COMPREPLY=($(compgen -W "$words" -- "$cur"))
 }

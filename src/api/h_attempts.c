@@ -16,7 +16,7 @@ attempt_json(const struct job_attempt *a)
 {
     json_t *dur = json_null();
     if (a->started_at_us > 0 && a->finished_at_us >= a->started_at_us)
-        dur = json_real((double)(a->finished_at_us - a->started_at_us) / 1e6);
+        dur = jobjson_seconds((double)(a->finished_at_us - a->started_at_us) / 1e6);
     return json_pack("{s:I, s:o, s:o, s:o, s:s, s:o, s:o}", "attempt", (json_int_t)a->attempt,
                      "worker_id", a->worker_id ? json_string(a->worker_id) : json_null(),
                      "started_at", jobjson_time(a->started_at_us), "finished_at",
@@ -51,5 +51,5 @@ h_job_attempts(struct api_call *c)
             o = NULL;
         }
     attempt_list_fini(&l);
-    api_json_take(c->resp, 200, jobjson_dump_take(o));
+    api_json_take(c->resp, 200, jobjson_dump_take_short(o));
 }

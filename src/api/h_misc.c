@@ -23,20 +23,23 @@ h_queue_list(struct api_call *c)
     size_t n = 0;
     struct jobd_error err = {0};
     int rc = store_queue_stats(st, &qs, &n, &err);
-    api_store_put(c, st, rc);
-    if (rc != JOBD_OK) {
-        api_error_from(c->resp, rc, &err);
-        free(qs);
-        return;
-    }
     json_t *arr = json_array();
     json_t *o = arr ? json_pack("{s:o}", "queues", arr) : NULL;
-    for (size_t i = 0; o && i < n; i++)
+    for (size_t i = 0; rc == JOBD_OK && o && i < n; i++)
         if (json_array_append_new(arr, jobjson_queue(&qs[i])) != 0) {
             json_decref(o);
             o = NULL;
         }
-    api_json_take(c->resp, 200, jobjson_dump_take(o));
+    if (rc == JOBD_OK && o != NULL)
+        rc = api_queues_add_unhandled(st, arr, &err);
+    api_store_put(c, st, rc);
+    if (rc != JOBD_OK) {
+        api_error_from(c->resp, rc, &err);
+        json_decref(o);
+        free(qs);
+        return;
+    }
+    api_json_take(c->resp, 200, jobjson_dump_take_short(o));
     free(qs);
 }
 
@@ -76,7 +79,7 @@ queue_set_paused(struct api_call *c, bool paused)
         if (strcmp(qs[i].name, c->name) == 0)
             q = qs[i];
     free(qs);
-    api_json_take(c->resp, 200, jobjson_dump_take(jobjson_queue(&q)));
+    api_json_take(c->resp, 200, jobjson_dump_take_short(jobjson_queue(&q)));
 }
 
 void

@@ -89,6 +89,12 @@ json_t *jobjson_schedule(const struct schedule *s);
 
 /* Borrows a store connection; on failure answers 503 and returns false. */
 bool api_store_get(struct api_call *c, struct store **st);
+/*
+ * Sets "unhandled_types" on every queue object of the array queues (GET
+ * /v1/queues): the types of its pending jobs that no active worker claims
+ * from it (unhandled.c). Reads the store st; JOBD_OK or the store's error.
+ */
+int api_queues_add_unhandled(struct store *st, json_t *queues, struct jobd_error *err);
 /* Gives it back; rc is the last result (UNAVAILABLE closes it). */
 void api_store_put(struct api_call *c, struct store *st, int rc);
 /* Parses the body as an object with only the allowed fields; on failure

@@ -12,12 +12,24 @@
  * that reading it is not worth it (DISCARD_MAX), gets its 413 at once.
  * Bodies also share a memory budget (membudget.h; 503 beyond it), and each
  * connection has a deadline for receiving a whole request (deadline.h).
+ *
+ * Claim answers that are never read: a client that closes its connection
+ * while holding unread bytes resets it (RST) instead of closing it (FIN).
+ * So each connection keeps the jobs of its last claim answer (conn_state)
+ * until its next request; if it is reset within CLAIM_UNREAD_GRACE_US of
+ * the answer, the answer was not read and its jobs are given back at once
+ * (store_release: attempt not counted). The daemon runs with MHD_USE_TURBO,
+ * which among other things does not shutdown(SHUT_WR) a socket before
+ * closing it: the socket's TCP state at close then still says how the peer
+ * ended (CLOSE_WAIT after its FIN, CLOSE after its reset), where our own
+ * FIN would turn both into CLOSE.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +49,8 @@
 
 #define MAX_QUERY 32
 #define DISCARD_MAX (64ull * 1024 * 1024) /* read and drop at most this much */
+/* A reset this soon after a claim answer means it was not read (see above). */
+#define CLAIM_UNREAD_GRACE_US (10 * 1000000LL)
 
 struct api_server {
     struct MHD_Daemon *d;
@@ -67,6 +81,13 @@ struct req_state {
     bool counted;             /* in api_server.active (received in full, not done) */
     bool close;               /* answer with Connection: close */
     bool retry_after;         /* answer with Retry-After: 1 */
+};
+
+/* Per-connection state (libmicrohttpd's socket_context). */
+struct conn_state {
+    struct dl_conn *dl;       /* the deadline watchdog's entry, or NULL */
+    struct api_response held; /* only claimed/n_claimed: the last claim answer's jobs */
+    int64_t answered_mono_us; /* when that answer went out */
 };
 
 struct query_collect {
@@ -243,6 +264,33 @@ take_body(struct api_server *srv, struct req_state *s, const char *data, size_t 
     s->len += n;
 }
 
+static struct conn_state *
+conn_state(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci != NULL ? ci->socket_context : NULL;
+}
+
+/* The connection's entry in the deadline watchdog (NULL if none). */
+static struct dl_conn *
+conn_deadline(struct MHD_Connection *conn)
+{
+    struct conn_state *cs = conn_state(conn);
+    return cs != NULL ? cs->dl : NULL;
+}
+
+/* Forgets the held claim answer: the client came back, or it was given back. */
+static void
+conn_forget_claims(struct conn_state *cs)
+{
+    if (cs == NULL)
+        return;
+    free(cs->held.claimed);
+    cs->held.claimed = NULL;
+    cs->held.n_claimed = 0;
+}
+
 static enum MHD_Result
 first_call(struct api_server *srv, struct MHD_Connection *conn, const char *url,
            const char *method, void **con_cls)
@@ -251,6 +299,7 @@ first_call(struct api_server *srv, struct MHD_Connection *conn, const char *url,
     if (s == NULL)
         return MHD_NO;
     *con_cls = s;
+    conn_forget_claims(conn_state(conn)); /* the client is back: it had its answer */
     s->start_mono_us = clock_mono_now_us();
     snprintf(s->method, sizeof s->method, "%s", method);
     snprintf(s->path, sizeof s->path, "%s", url);
@@ -309,16 +358,36 @@ answer_dropped(struct MHD_Connection *conn, struct req_state *s)
                       "at once; retry shortly");
 }
 
-/* The connection's entry in the deadline watchdog (NULL if none). */
-static struct dl_conn *
-conn_deadline(struct MHD_Connection *conn)
+/* Whether the peer reset the connection (closed it with our bytes unread). */
+static bool
+peer_reset(struct MHD_Connection *conn)
 {
     const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    return ci != NULL ? ci->socket_context : NULL;
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct tcp_info ti;
+    socklen_t len = sizeof ti;
+    memset(&ti, 0, sizeof ti);
+    return ci != NULL && getsockopt(ci->connect_fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
+           ti.tcpi_state == TCP_CLOSE;
 }
 
-/* Registers each connection with the deadline watchdog while it is open. */
+/* The connection closes: a claim answer it reset soon after is given back. */
+static void
+conn_closed(struct api_server *srv, struct MHD_Connection *conn, struct conn_state *cs)
+{
+    if (cs->held.n_claimed > 0 &&
+        clock_mono_now_us() - cs->answered_mono_us < CLAIM_UNREAD_GRACE_US && peer_reset(conn)) {
+        log_at(LOGL_INFO, "http",
+               "a claim answer was not read (connection reset); giving its jobs back",
+               LF_INT("jobs", (int64_t)cs->held.n_claimed));
+        api_release_claimed(srv->ctx, &cs->held);
+    }
+    conn_forget_claims(cs);
+    deadlines_remove(srv->dl, cs->dl);
+    free(cs);
+}
+
+/* Keeps each connection's state while it is open (deadline, last claim answer). */
 static void
 on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
               enum MHD_ConnectionNotificationCode code)
@@ -327,9 +396,12 @@ on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        *socket_context = ci != NULL ? deadlines_add(srv->dl, ci->connect_fd) : NULL;
-    } else {
-        deadlines_remove(srv->dl, *socket_context);
+        struct conn_state *cs = calloc(1, sizeof *cs);
+        if (cs != NULL && ci != NULL)
+            cs->dl = deadlines_add(srv->dl, ci->connect_fd);
+        *socket_context = cs; /* NULL on out-of-memory: no deadline, no watch */
+    } else if (*socket_context != NULL) {
+        conn_closed(srv, conn, *socket_context);
         *socket_context = NULL;
     }
 }
@@ -439,8 +511,18 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                                 LF_STR("aborted", "true")};
         log_write(LOGL_INFO, "http", "request", f, ok ? 4 : 5);
     }
-    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+    struct conn_state *cs = conn_state(conn);
+    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK) {
         api_release_claimed(srv->ctx, &s->resp); /* the answer did not get out */
+    } else if (s->resp.n_claimed > 0 && cs != NULL) {
+        /* Out, but maybe never read: held until the client's next request. */
+        conn_forget_claims(cs);
+        cs->held.claimed = s->resp.claimed;
+        cs->held.n_claimed = s->resp.n_claimed;
+        cs->answered_mono_us = clock_mono_now_us();
+        s->resp.claimed = NULL;
+        s->resp.n_claimed = 0;
+    }
     bool counted = s->counted;
     size_t reserved = s->reserved;
     free(s->body);
@@ -511,7 +593,7 @@ api_server_start(const struct api_server_config *cfg, struct api_ctx *ctx,
     pthread_mutex_init(&srv->mu, NULL);
     pthread_cond_init(&srv->idle_cv, NULL);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
-                     MHD_USE_ITC | MHD_USE_ERROR_LOG;
+                     MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_TURBO; /* see the top */
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     srv->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, srv,

@@ -65,6 +65,12 @@ timeout_s(int64_t ms)
     return json_real((double)ms / 1000.0);
 }
 
+json_t *
+jobjson_seconds(double s)
+{
+    return json_real(round(s * 1000.0) / 1000.0);
+}
+
 /* json_object_set_new that remembers failure instead of checking each call. */
 static void
 put(json_t *o, const char *k, json_t *v, int *bad)
@@ -151,7 +157,7 @@ jobjson_queue(const struct queue_stat *q)
     put(o, "paused", json_boolean(q->paused), &bad);
     for (int s = 0; s < JOB_STATUS_COUNT; s++)
         put(o, job_status_name((enum job_status)s), json_integer(q->count[s]), &bad);
-    put(o, "oldest_pending_age_s", json_real(q->oldest_pending_age_s), &bad);
+    put(o, "oldest_pending_age_s", jobjson_seconds(q->oldest_pending_age_s), &bad);
     put(o, "max_running", q->max_running > 0 ? json_integer(q->max_running) : json_null(), &bad);
     put(o, "rate", jobjson_rate(q), &bad);
     if (bad) {
@@ -477,6 +483,16 @@ jobjson_dump_take(json_t *v)
     if (v == NULL)
         return NULL;
     char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    json_decref(v);
+    return s;
+}
+
+char *
+jobjson_dump_take_short(json_t *v)
+{
+    if (v == NULL)
+        return NULL;
+    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
     json_decref(v);
     return s;
 }

@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "cli/http.h"
+#include "cli/opts.h"
 
 static const char bulk_usage[] =
     "usage: jobd jobs retry|cancel|delete [--status S] [--queue Q] [--type T]\n"
@@ -45,45 +46,59 @@ parse_ids(const char *s)
     return arr;
 }
 
-/* Reads the filter flags into filter and *limit; returns CLI_OK or a usage error. */
+/* Reads the filter flags into filter and *limit; returns CLI_OK, a usage
+ * error, or -1 after printing the help. */
 static int
 bulk_parse(int argc, char **argv, json_t *filter, long *limit, const char **server)
 {
-    static const char *const flags[][2] = {
-        {"--status", "status"}, {"--queue", "queue"}, {"--type", "type"},
-        {"--schedule", "schedule"}, {"--created-after", "created_after"},
-        {"--created-before", "created_before"}, {"--key", "key"},
+    enum { N_STR = 7, B_IDS = N_STR, B_LIMIT, B_SERVER };
+    static const struct cli_optdef defs[] = {
+        {"--status", 0, true},
+        {"--queue", 0, true},
+        {"--type", 0, true},
+        {"--schedule", 0, true},
+        {"--created-after", 0, true},
+        {"--created-before", 0, true},
+        {"--key", 0, true},
+        [B_IDS] = {"--ids", 0, true},
+        [B_LIMIT] = {"--limit", 'n', true},
+        [B_SERVER] = {"--server", 0, true},
+        {NULL, 0, false},
     };
-    for (int i = 1; i < argc; i++) {
-        bool miss = false, done = false;
-        const char *v;
-        for (size_t k = 0; k < sizeof flags / sizeof flags[0] && !done && !miss; k++)
-            if ((v = cli_opt(argc, argv, &i, flags[k][0], &miss))) {
-                json_object_set_new(filter, flags[k][1], json_string(v));
-                done = true;
-            }
-        if (done)
-            continue;
-        if (!miss && (v = cli_opt(argc, argv, &i, "--ids", &miss))) {
+    static const char *const keys[N_STR] = {"status",        "queue",          "type", "schedule",
+                                            "created_after", "created_before", "key"};
+    struct cli_args a;
+    cli_args_init(&a, "jobs", argc, argv, 1);
+    int k;
+    const char *v;
+    for (enum cli_arg t; (t = cli_args_next(&a, defs, &k, &v)) != CLI_ARG_END;) {
+        if (t == CLI_ARG_HELP) {
+            fputs(bulk_usage, stdout);
+            return -1;
+        }
+        if (t == CLI_ARG_BAD)
+            return CLI_USAGE;
+        if (t != CLI_ARG_OPT)
+            return cli_usage_error("jobs", "unexpected argument", v, NULL);
+        if (k < N_STR) {
+            json_object_set_new(filter, keys[k], json_string(v));
+        } else if (k == B_IDS) {
             json_t *ids = parse_ids(v);
             if (ids == NULL)
-                return cli_usage_error("jobs", "--ids must be job ids separated by commas, not",
-                                       v, bulk_usage);
+                return cli_usage_error("jobs", "--ids must be job ids separated by commas, not", v,
+                                       NULL);
             json_object_set_new(filter, "ids", ids);
-        } else if (!miss && (v = cli_opt(argc, argv, &i, "--limit", &miss))) {
+        } else if (k == B_LIMIT) {
             if (!cli_parse_int(v, 1, 100000, limit))
                 return cli_usage_error("jobs", "--limit must be an integer from 1 to 100000, not",
-                                       v, bulk_usage);
-        } else if (!miss && (v = cli_opt(argc, argv, &i, "--server", &miss))) {
-            *server = v;
+                                       v, NULL);
         } else {
-            return cli_usage_error("jobs", miss ? "missing value for" : "unexpected argument",
-                                   argv[i], bulk_usage);
+            *server = v;
         }
     }
     if (json_object_size(filter) == 0)
-        return cli_usage_error("jobs", "give at least one filter (--status, --queue, ...)",
-                               NULL, bulk_usage);
+        return cli_usage_error("jobs", "give at least one filter (--status, --queue, ...)", NULL,
+                               NULL);
     return CLI_OK;
 }
 
@@ -107,18 +122,13 @@ print_counts(const char *body, size_t len)
 int
 cli_jobs_bulk(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (cli_is_help(argv[i])) {
-            fputs(bulk_usage, stdout);
-            return CLI_OK;
-        }
     json_t *filter = json_object();
     long limit = 0;
     const char *server = NULL;
     int rc = bulk_parse(argc, argv, filter, &limit, &server);
     if (rc != CLI_OK) {
         json_decref(filter);
-        return rc;
+        return rc < 0 ? CLI_OK : rc;
     }
     json_t *body = json_pack("{s:s, s:o}", "action", argv[0], "filter", filter);
     if (limit > 0)

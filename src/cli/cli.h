@@ -43,6 +43,9 @@ int cli_job_delete(const char *server, long id);
 int cli_jobs_bulk(int argc, char **argv);
 /* `jobd queues limit|pause|resume NAME ...` (queues.c); argv[0] is the action. */
 int cli_queues_action(int argc, char **argv);
+/* After a submit (unhandled.c): warns on stderr when no active worker claims
+ * type from queue, per GET /v1/workers; silent if that cannot be asked. */
+void cli_warn_unhandled(const char *server, const char *type, const char *queue);
 
 /* The store URL: the --db value if given, else $JOBD_DB, else "sqlite:jobd.db". */
 const char *cli_db_url(const char *flag_value);
@@ -60,7 +63,11 @@ bool cli_is_help(const char *a);
  */
 const char *cli_opt(int argc, char **argv, int *i, const char *flag, bool *missing);
 
-/* Prints "jobd CMD: MSG 'ARG'" (arg may be NULL) and usage on stderr; returns CLI_USAGE. */
+/*
+ * Prints the one line "jobd CMD: MSG 'ARG'; see 'jobd CMD --help'" on stderr
+ * (arg may be NULL) and returns CLI_USAGE. usage is not printed: it is
+ * accepted so that existing callers need not change.
+ */
 int cli_usage_error(const char *cmd, const char *msg, const char *arg, const char *usage);
 
 /*

@@ -1,6 +1,6 @@
 /*
  * client.c — the client subcommands over the HTTP API: submit, job
- * show|cancel|retry, jobs, queues. Thin: parse flags, build one JSON
+ * show|cancel|retry|attempts|delete, queues. Thin: parse flags, build one JSON
  * body, send, print what the server answered. Exit statuses of
  * CONTRACT.md §3: 0 ok, 1 the server refused, 2 usage, 3 unreachable.
  */
@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/http.h"
 #include "cli/listing.h"
+#include "cli/opts.h"
 #include "core/job.h"
 
 static const char submit_usage[] =
@@ -20,7 +21,8 @@ static const char submit_usage[] =
     "                   [--queue Q] [--max-attempts N] [--key KEY] [--timeout DUR]\n"
     "                   [--server URL]\n"
     "\n"
-    "Enqueues a job through the API and prints it as JSON.\n"
+    "Enqueues a job through the API and prints it as JSON. Warns on stderr when no\n"
+    "live worker (jobd workers) handles TYPE on the queue: the job waits for one.\n"
     "  --at TIME   RFC 3339 (2026-12-02T15:00:00Z); --in DUR: from now (5m, 1h30m)\n"
     "  --key KEY   idempotency key: the same request again returns the same job\n"
     "  --server    default $JOBD_SERVER, else http://127.0.0.1:8080; token: $JOBD_TOKEN\n";
@@ -35,15 +37,6 @@ static const char job_usage[] =
     "  attempts  the job's attempt history, oldest first: a table on a terminal,\n"
     "            one JSON object a line when piped\n";
 
-static const char jobs_usage[] =
-    "usage: jobd jobs [--status S] [--queue Q] [--type T] [--created-after TIME]\n"
-    "                 [--created-before TIME] [--key KEY] [--limit N] [--server URL]\n"
-    "       jobd jobs retry|cancel|delete [filters]   (see jobd jobs retry --help)\n"
-    "\n"
-    "Lists jobs, newest first (default limit 100): a table on a terminal, one\n"
-    "JSON object a line when piped. --created-after is inclusive, --created-before\n"
-    "exclusive (RFC 3339); --key is an exact idempotency key.\n";
-
 static const char queues_usage[] =
     "usage: jobd queues [--server URL]\n"
     "       jobd queues limit|pause|resume NAME ...   (see jobd queues limit --help)\n"
@@ -57,55 +50,71 @@ struct submit_opts {
     bool has_priority, has_max_attempts;
 };
 
+enum { S_PAYLOAD, S_AT, S_IN, S_QUEUE, S_KEY, S_TIMEOUT, S_SERVER, S_PRIORITY, S_MAX_ATTEMPTS };
+static const struct cli_optdef submit_opts_def[] = {
+    [S_PAYLOAD] = {"--payload", 0, true},
+    [S_AT] = {"--at", 0, true},
+    [S_IN] = {"--in", 0, true},
+    [S_QUEUE] = {"--queue", 0, true},
+    [S_KEY] = {"--key", 0, true},
+    [S_TIMEOUT] = {"--timeout", 0, true},
+    [S_SERVER] = {"--server", 0, true},
+    [S_PRIORITY] = {"--priority", 0, true},
+    [S_MAX_ATTEMPTS] = {"--max-attempts", 0, true},
+    {NULL, 0, false},
+};
+
+/* Stores option k's value v in o; CLI_OK or a usage error. */
+static int
+submit_set(struct submit_opts *o, int k, const char *v)
+{
+    const char **dst[] = {[S_PAYLOAD] = &o->payload, [S_AT] = &o->at,   [S_IN] = &o->in,
+                          [S_QUEUE] = &o->queue,     [S_KEY] = &o->key, [S_TIMEOUT] = &o->timeout,
+                          [S_SERVER] = &o->server};
+    if (k == S_PRIORITY) {
+        if (!cli_parse_int(v, -1000000, 1000000, &o->priority))
+            return cli_usage_error("submit", "--priority must be an integer, not", v, NULL);
+        o->has_priority = true;
+    } else if (k == S_MAX_ATTEMPTS) {
+        if (!cli_parse_int(v, 1, 1000000, &o->max_attempts))
+            return cli_usage_error("submit", "--max-attempts must be a positive integer, not", v,
+                                   NULL);
+        o->has_max_attempts = true;
+    } else {
+        *dst[k] = v;
+    }
+    return CLI_OK;
+}
+
+/* CLI_OK, a usage error, or -1 after printing the help. */
 static int
 submit_parse(int argc, char **argv, struct submit_opts *o)
 {
-    for (int i = 1; i < argc; i++) {
-        bool miss = false;
-        const char *v;
-        if (cli_is_help(argv[i])) {
+    struct cli_args a;
+    cli_args_init(&a, "submit", argc, argv, 1);
+    int k = 0, rc = CLI_OK;
+    const char *v;
+    for (enum cli_arg t;
+         rc == CLI_OK && (t = cli_args_next(&a, submit_opts_def, &k, &v)) != CLI_ARG_END;) {
+        if (t == CLI_ARG_HELP) {
             fputs(submit_usage, stdout);
             return -1;
-        } else if ((v = cli_opt(argc, argv, &i, "--payload", &miss))) {
-            o->payload = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--at", &miss))) {
-            o->at = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--in", &miss))) {
-            o->in = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--queue", &miss))) {
-            o->queue = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--key", &miss))) {
-            o->key = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--timeout", &miss))) {
-            o->timeout = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--server", &miss))) {
-            o->server = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--priority", &miss))) {
-            if (!cli_parse_int(v, -1000000, 1000000, &o->priority))
-                return cli_usage_error("submit", "--priority must be an integer, not", v,
-                                   submit_usage);
-            o->has_priority = true;
-        } else if ((v = cli_opt(argc, argv, &i, "--max-attempts", &miss))) {
-            if (!cli_parse_int(v, 1, 1000000, &o->max_attempts))
-                return cli_usage_error("submit", "--max-attempts must be a positive integer, not",
-                                   v, submit_usage);
-            o->has_max_attempts = true;
-        } else if (miss) {
-            return cli_usage_error("submit", "missing value for", argv[i], submit_usage);
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return cli_usage_error("submit", "unknown option", argv[i], submit_usage);
+        } else if (t == CLI_ARG_BAD) {
+            return CLI_USAGE;
+        } else if (t == CLI_ARG_OPT) {
+            rc = submit_set(o, k, v);
         } else if (o->type == NULL) {
-            o->type = argv[i];
+            o->type = v;
         } else {
-            return cli_usage_error("submit", "unexpected argument", argv[i], submit_usage);
+            return cli_usage_error("submit", "unexpected argument", v, NULL);
         }
-        if (miss)
-            return cli_usage_error("submit", "missing value for", argv[i], submit_usage);
     }
+    if (rc != CLI_OK)
+        return rc;
     if (o->type == NULL)
-        return cli_usage_error("submit", "missing TYPE", NULL, submit_usage);
+        return cli_usage_error("submit", "missing TYPE", NULL, NULL);
     if (o->at && o->in)
-        return cli_usage_error("submit", "give --at or --in, not both", NULL, submit_usage);
+        return cli_usage_error("submit", "give --at or --in, not both", NULL, NULL);
     return CLI_OK;
 }
 
@@ -151,31 +160,36 @@ cmd_submit(int argc, char **argv)
     }
     rc = cli_send_print(cli_server_url(o.server), "POST", "/v1/jobs", text);
     free(text);
+    if (rc == CLI_OK) {
+        fflush(stdout);
+        cli_warn_unhandled(cli_server_url(o.server), o.type, o.queue ? o.queue : JOB_DEFAULT_QUEUE);
+    }
     return rc;
 }
+
+static const struct cli_optdef server_only[] = {{"--server", 0, true}, {NULL, 0, false}};
 
 int
 cmd_job(int argc, char **argv)
 {
-    const char *action = NULL, *id = NULL, *server = NULL;
-    for (int i = 1; i < argc; i++) {
-        bool miss = false;
-        const char *v;
-        if (cli_is_help(argv[i])) {
+    const char *action = NULL, *id = NULL, *server = NULL, *v;
+    struct cli_args a;
+    cli_args_init(&a, "job", argc, argv, 1);
+    int k;
+    for (enum cli_arg t; (t = cli_args_next(&a, server_only, &k, &v)) != CLI_ARG_END;) {
+        if (t == CLI_ARG_HELP) {
             fputs(job_usage, stdout);
             return CLI_OK;
-        } else if ((v = cli_opt(argc, argv, &i, "--server", &miss))) {
+        } else if (t == CLI_ARG_BAD) {
+            return CLI_USAGE;
+        } else if (t == CLI_ARG_OPT) {
             server = v;
-        } else if (miss) {
-            return cli_usage_error("job", "missing value for", argv[i], job_usage);
-        } else if (argv[i][0] == '-') {
-            return cli_usage_error("job", "unknown option", argv[i], job_usage);
         } else if (action == NULL) {
-            action = argv[i];
+            action = v;
         } else if (id == NULL) {
-            id = argv[i];
+            id = v;
         } else {
-            return cli_usage_error("job", "unexpected argument", argv[i], job_usage);
+            return cli_usage_error("job", "unexpected argument", v, NULL);
         }
     }
     long n;
@@ -197,150 +211,31 @@ cmd_job(int argc, char **argv)
     return cli_usage_error("job", "unknown action", action, job_usage);
 }
 
-/* Appends "&key=escaped(v)" to q (size qlen). */
-static bool
-add_query(char *q, size_t qlen, const char *key, const char *v)
-{
-    if (v == NULL)
-        return true;
-    char *e = cli_http_escape(v);
-    if (e == NULL)
-        return false;
-    size_t used = strlen(q);
-    int n = snprintf(q + used, qlen - used, "%s%s=%s", used ? "&" : "?", key, e);
-    free(e);
-    return n > 0 && (size_t)n < qlen - used;
-}
-
-static void
-print_job_row(json_t *j)
-{
-    const char *fields[] = {"status", "queue", "type", "run_at"};
-    printf("%-10lld", (long long)json_integer_value(json_object_get(j, "id")));
-    for (int k = 0; k < 4; k++) {
-        const char *s = json_string_value(json_object_get(j, fields[k]));
-        printf(k == 3 ? " %s" : " %-12s", s ? s : "-");
-    }
-    printf("  attempt %lld/%lld\n", (long long)json_integer_value(json_object_get(j, "attempt")),
-           (long long)json_integer_value(json_object_get(j, "max_attempts")));
-}
-
-/* Prints one page; returns the number printed, or -1 with rc set. */
-static long
-jobs_page(const char *server, const char *path, bool table, char *next, size_t nextlen,
-          int *rc)
-{
-    struct cli_http_resp r;
-    *rc = cli_http(server, "GET", path, NULL, &r);
-    if (*rc != CLI_OK)
-        return -1;
-    if (r.status != 200) {
-        *rc = cli_http_fail(&r);
-        free(r.body);
-        return -1;
-    }
-    json_t *o = json_loadb(r.body, r.len, 0, NULL);
-    free(r.body);
-    json_t *arr = json_object_get(o, "jobs");
-    if (!json_is_array(arr)) {
-        json_decref(o);
-        fprintf(stderr, "jobd: the server's answer has no job list\n");
-        *rc = CLI_FAILED;
-        return -1;
-    }
-    size_t i;
-    json_t *j;
-    json_array_foreach(arr, i, j) {
-        if (table) {
-            print_job_row(j);
-        } else {
-            char *line = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
-            if (line)
-                puts(line);
-            free(line);
-        }
-    }
-    const char *nx = json_string_value(json_object_get(o, "next"));
-    snprintf(next, nextlen, "%s", nx ? nx : "");
-    long n = (long)json_array_size(arr);
-    json_decref(o);
-    return n;
-}
-
-int
-cmd_jobs(int argc, char **argv)
-{
-    const char *status = NULL, *queue = NULL, *type = NULL, *server = NULL;
-    const char *after = NULL, *before = NULL, *key = NULL;
-    long limit = JOB_PAGE_DEFAULT;
-    if (argc > 1 && (strcmp(argv[1], "retry") == 0 || strcmp(argv[1], "cancel") == 0 ||
-                     strcmp(argv[1], "delete") == 0))
-        return cli_jobs_bulk(argc - 1, argv + 1);
-    for (int i = 1; i < argc; i++) {
-        bool miss = false;
-        const char *v;
-        if (cli_is_help(argv[i])) {
-            fputs(jobs_usage, stdout);
-            return CLI_OK;
-        } else if ((v = cli_opt(argc, argv, &i, "--status", &miss))) {
-            status = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--queue", &miss))) {
-            queue = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--type", &miss))) {
-            type = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--created-after", &miss))) {
-            after = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--created-before", &miss))) {
-            before = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--key", &miss))) {
-            key = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--server", &miss))) {
-            server = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--limit", &miss))) {
-            if (!cli_parse_int(v, 1, 100000000, &limit))
-                return cli_usage_error("jobs", "--limit must be a positive integer, not", v,
-                                   jobs_usage);
-        } else {
-            return cli_usage_error("jobs", miss ? "missing value for" : "unexpected argument",
-                               argv[i], jobs_usage);
-        }
-    }
-    bool table = isatty(1);
-    if (table)
-        printf("%-10s %-12s %-12s %-12s %s\n", "ID", "STATUS", "QUEUE", "TYPE", "RUN_AT");
-    char next[32] = "";
-    int rc = CLI_OK;
-    /* Follow the cursor until limit jobs are printed or the list ends. */
-    while (limit > 0) {
-        char path[1024] = "";
-        char lim[24];
-        snprintf(lim, sizeof lim, "%ld", limit > JOB_PAGE_MAX ? (long)JOB_PAGE_MAX : limit);
-        if (!add_query(path, sizeof path, "status", status) ||
-            !add_query(path, sizeof path, "queue", queue) ||
-            !add_query(path, sizeof path, "type", type) ||
-            !add_query(path, sizeof path, "created_after", after) ||
-            !add_query(path, sizeof path, "created_before", before) ||
-            !add_query(path, sizeof path, "key", key) ||
-            !add_query(path, sizeof path, "limit", lim) ||
-            !add_query(path, sizeof path, "after", next[0] ? next : NULL))
-            return cli_usage_error("jobs", "filter values are too long", NULL, jobs_usage);
-        char full[1100];
-        snprintf(full, sizeof full, "/v1/jobs%s", path);
-        long got = jobs_page(cli_server_url(server), full, table, next, sizeof next, &rc);
-        if (got < 0)
-            return rc;
-        limit -= got;
-        if (next[0] == '\0' || got == 0)
-            break;
-    }
-    return CLI_OK;
-}
-
 static void
 queues_header(void)
 {
-    printf("%-20s %-6s %9s %9s %9s %9s %9s  %s\n", "QUEUE", "PAUSED", "PENDING", "RUNNING",
-           "SUCCEEDED", "DEAD", "CANCELLED", "LIMITS");
+    printf("%-20s %-6s %9s %9s %9s %9s %9s %14s  %s\n", "QUEUE", "PAUSED", "PENDING", "RUNNING",
+           "SUCCEEDED", "DEAD", "CANCELLED", "OLDEST_PENDING", "LIMITS");
+}
+
+/* An age in seconds as a person reads it: 7ms, 12.3s, 5m03s, 2h05m, 3d04h; "-" for none. */
+static const char *
+age_text(double s, char *buf, size_t len)
+{
+    long long t = (long long)s;
+    if (!(s > 0))
+        snprintf(buf, len, "-");
+    else if (s < 1)
+        snprintf(buf, len, "%dms", (int)(s * 1000 + 0.5));
+    else if (s < 60)
+        snprintf(buf, len, "%.1fs", s);
+    else if (s < 3600)
+        snprintf(buf, len, "%lldm%02llds", t / 60, t % 60);
+    else if (s < 86400)
+        snprintf(buf, len, "%lldh%02lldm", t / 3600, t / 60 % 60);
+    else
+        snprintf(buf, len, "%lldd%02lldh", t / 86400, t / 3600 % 24);
+    return buf;
 }
 
 static void
@@ -351,6 +246,9 @@ queues_row(const json_t *q)
     const char *cols[] = {"pending", "running", "succeeded", "dead", "cancelled"};
     for (int k = 0; k < 5; k++)
         printf(" %9lld", (long long)json_integer_value(json_object_get(q, cols[k])));
+    char age[32];
+    printf(" %14s", age_text(json_number_value(json_object_get(q, "oldest_pending_age_s")), age,
+                             sizeof age));
     json_t *mr = json_object_get(q, "max_running"), *rate = json_object_get(q, "rate");
     printf("  ");
     if (json_is_integer(mr))

@@ -85,8 +85,9 @@ cli_opt(int argc, char **argv, int *i, const char *flag, bool *missing)
 int
 cli_usage_error(const char *cmd, const char *msg, const char *arg, const char *usage)
 {
-    fprintf(stderr, "jobd %s: %s%s%s%s\n%s", cmd, msg, arg ? " '" : "", arg ? arg : "",
-            arg ? "'" : "", usage);
+    (void)usage; /* one line: the whole usage would bury the line that says what is wrong */
+    fprintf(stderr, "jobd %s: %s%s%s%s; see 'jobd %s --help'\n", cmd, msg, arg ? " '" : "",
+            arg ? arg : "", arg ? "'" : "", cmd);
     return CLI_USAGE;
 }
 

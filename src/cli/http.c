@@ -138,10 +138,19 @@ cli_http_escape(const char *s)
 int
 cli_send_print(const char *server, const char *method, const char *path, const char *body)
 {
+    return cli_send_print_status(server, method, path, body, NULL);
+}
+
+int
+cli_send_print_status(const char *server, const char *method, const char *path, const char *body,
+                      long *status)
+{
     struct cli_http_resp r;
     int rc = cli_http(server, method, path, body, &r);
     if (rc != CLI_OK)
         return rc;
+    if (status != NULL)
+        *status = r.status;
     if (r.status < 200 || r.status > 299) {
         rc = cli_http_fail(&r);
     } else {

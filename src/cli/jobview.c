@@ -130,7 +130,7 @@ put_attempts_table(json_t *arr, const char *indent)
 static void
 print_json(json_t *v)
 {
-    char *t = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+    char *t = json_dumps(v, CLI_JSON_OUT | JSON_ENCODE_ANY);
     if (t != NULL)
         puts(t);
     free(t);

@@ -10,24 +10,28 @@
 
 #include "cli/cli.h"
 #include "cli/http.h"
+#include "cli/opts.h"
 
 /* Reads argv: only --server and --help. Sets *done when help was printed. */
 static int
 parse_args(int argc, char **argv, const struct cli_listing *l, const char **server, bool *done)
 {
-    for (int i = 1; i < argc; i++) {
-        bool miss = false;
-        const char *v;
-        if (cli_is_help(argv[i])) {
+    static const struct cli_optdef defs[] = {{"--server", 0, true}, {NULL, 0, false}};
+    struct cli_args a;
+    cli_args_init(&a, l->cmd, argc, argv, 1);
+    int k;
+    const char *v;
+    for (enum cli_arg t; (t = cli_args_next(&a, defs, &k, &v)) != CLI_ARG_END;) {
+        if (t == CLI_ARG_HELP) {
             fputs(l->usage, stdout);
             *done = true;
             return CLI_OK;
-        } else if ((v = cli_opt(argc, argv, &i, "--server", &miss))) {
-            *server = v;
-        } else {
-            return cli_usage_error(l->cmd, miss ? "missing value for" : "unexpected argument",
-                                   argv[i], l->usage);
+        } else if (t == CLI_ARG_BAD) {
+            return CLI_USAGE;
+        } else if (t == CLI_ARG_POS) {
+            return cli_usage_error(l->cmd, "unexpected argument", v, NULL);
         }
+        *server = v;
     }
     return CLI_OK;
 }
@@ -59,7 +63,7 @@ cli_listing_run(int argc, char **argv, const struct cli_listing *l)
         if (table) {
             l->row(e);
         } else {
-            char *line = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
+            char *line = json_dumps(e, CLI_JSON_OUT);
             if (line)
                 puts(line);
             free(line);

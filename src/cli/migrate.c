@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "store/store.h"
 
 static const char usage[] =
@@ -51,27 +52,31 @@ print_status(struct store *st, const char *url)
 int
 cmd_migrate(int argc, char **argv)
 {
-    const char *db = NULL;
+    static const struct cli_optdef defs[] = {
+        {"--db", 0, true}, {"--status", 0, false}, {NULL, 0, false}};
+    const char *db = NULL, *v;
     bool status = false;
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
+    struct cli_args a;
+    cli_args_init(&a, "migrate", argc, argv, 1);
+    int k;
+    for (enum cli_arg t; (t = cli_args_next(&a, defs, &k, &v)) != CLI_ARG_END;) {
+        if (t == CLI_ARG_HELP) {
             fputs(usage, stdout);
             return CLI_OK;
-        } else if (strcmp(argv[i], "--status") == 0) {
-            status = true;
-        } else if (strcmp(argv[i], "--db") == 0 && i + 1 < argc) {
-            db = argv[++i];
-        } else if (strncmp(argv[i], "--db=", 5) == 0) {
-            db = argv[i] + 5;
-        } else {
-            fprintf(stderr, "jobd migrate: unexpected argument '%s'\n%s", argv[i], usage);
+        } else if (t == CLI_ARG_BAD) {
             return CLI_USAGE;
+        } else if (t == CLI_ARG_POS) {
+            return cli_usage_error("migrate", "unexpected argument", v, NULL);
+        } else if (k == 0) {
+            db = v;
+        } else {
+            status = true;
         }
     }
     struct jobd_error err = {0};
     if (store_url_kind(cli_db_url(db)) == STORE_URL_SERVER) {
-        fprintf(stderr, "jobd migrate: --db must name a database, not an API server\n%s", usage);
-        return CLI_USAGE;
+        return cli_usage_error("migrate", "--db must name a database, not an API server", NULL,
+                               NULL);
     }
     struct store *st = NULL;
     int rc = store_open(cli_db_url(db), &st, &err);

@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "cli/http.h"
+#include "cli/opts.h"
 
 static const char schedule_usage[] =
     "usage: jobd schedule add NAME CRON TYPE [--tz ZONE] [--payload JSON] [--queue Q]\n"
@@ -22,8 +23,10 @@ static const char schedule_usage[] =
     "  (every form also takes [--server URL]; default $JOBD_SERVER, else\n"
     "   http://127.0.0.1:8080; token: $JOBD_TOKEN)\n"
     "\n"
-    "add creates or replaces a schedule and prints it as JSON; CRON has five fields\n"
-    "(minute hour day-of-month month day-of-week) or six (a leading second), quote it.\n"
+    "add creates or replaces a schedule, prints it as JSON and says on stderr which\n"
+    "it did; a replace with the same CRON and --tz keeps the next firing. CRON has\n"
+    "five fields (minute hour day-of-month month day-of-week) or six (a leading\n"
+    "second), quote it.\n"
     "ls lists schedules: a table on a terminal, one JSON object a line when piped.\n"
     "rm removes one (the jobs it made stay); pause and resume print the schedule;\n"
     "trigger makes a job due now and prints it.\n";
@@ -36,57 +39,66 @@ struct sched_opts {
     bool has_priority, has_max_attempts, help;
 };
 
+enum { SO_SERVER, SO_TZ, SO_PAYLOAD, SO_QUEUE, SO_CATCHUP, SO_PRIORITY, SO_MAX_ATTEMPTS };
+/* add takes them all; the other actions only the first (the table cut short). */
+static const struct cli_optdef sched_opts_def[] = {
+    {"--server", 0, true},       {"--tz", 0, true},      {"--payload", 0, true},
+    {"--queue", 0, true},        {"--catchup", 0, true}, {"--priority", 0, true},
+    {"--max-attempts", 0, true}, {NULL, 0, false},
+};
+static const struct cli_optdef sched_server_def[] = {{"--server", 0, true}, {NULL, 0, false}};
+
+/* Stores option k's value v in o; CLI_OK or a usage error. */
+static int
+sched_set(struct sched_opts *o, int k, const char *v)
+{
+    const char **dst[] = {[SO_SERVER] = &o->server,
+                          [SO_TZ] = &o->tz,
+                          [SO_PAYLOAD] = &o->payload,
+                          [SO_QUEUE] = &o->queue,
+                          [SO_CATCHUP] = &o->catchup};
+    if (k == SO_CATCHUP && strcmp(v, "once") != 0 && strcmp(v, "all") != 0 &&
+        strcmp(v, "skip") != 0)
+        return cli_usage_error("schedule", "--catchup must be once, all or skip, not", v, NULL);
+    if (k == SO_PRIORITY) {
+        if (!cli_parse_int(v, -1000000, 1000000, &o->priority))
+            return cli_usage_error("schedule", "--priority must be an integer, not", v, NULL);
+        o->has_priority = true;
+    } else if (k == SO_MAX_ATTEMPTS) {
+        if (!cli_parse_int(v, 1, 1000000, &o->max_attempts))
+            return cli_usage_error("schedule", "--max-attempts must be a positive integer, not", v,
+                                   NULL);
+        o->has_max_attempts = true;
+    } else {
+        *dst[k] = v;
+    }
+    return CLI_OK;
+}
+
 /* Parses argv[2..] (after "schedule ACTION"); returns CLI_OK or CLI_USAGE. */
 static int
 sched_parse(int argc, char **argv, bool is_add, struct sched_opts *o)
 {
-    for (int i = 2; i < argc; i++) {
-        bool miss = false;
-        const char *v = NULL;
-        if (cli_is_help(argv[i])) {
+    struct cli_args a;
+    cli_args_init(&a, "schedule", argc, argv, 2);
+    int k, rc = CLI_OK;
+    const char *v;
+    const struct cli_optdef *defs = is_add ? sched_opts_def : sched_server_def;
+    for (enum cli_arg t; rc == CLI_OK && (t = cli_args_next(&a, defs, &k, &v)) != CLI_ARG_END;) {
+        if (t == CLI_ARG_HELP) {
             o->help = true;
             return CLI_OK;
-        } else if ((v = cli_opt(argc, argv, &i, "--server", &miss))) {
-            o->server = v;
-            continue;
+        } else if (t == CLI_ARG_BAD) {
+            return CLI_USAGE;
+        } else if (t == CLI_ARG_OPT) {
+            rc = sched_set(o, k, v);
+        } else if (o->npos >= 3) {
+            return cli_usage_error("schedule", "unexpected argument", v, NULL);
+        } else {
+            o->pos[o->npos++] = v;
         }
-        if (is_add && !miss) {
-            if ((v = cli_opt(argc, argv, &i, "--tz", &miss))) {
-                o->tz = v;
-            } else if ((v = cli_opt(argc, argv, &i, "--payload", &miss))) {
-                o->payload = v;
-            } else if ((v = cli_opt(argc, argv, &i, "--queue", &miss))) {
-                o->queue = v;
-            } else if ((v = cli_opt(argc, argv, &i, "--catchup", &miss))) {
-                if (strcmp(v, "once") != 0 && strcmp(v, "all") != 0 && strcmp(v, "skip") != 0)
-                    return cli_usage_error("schedule", "--catchup must be once, all or skip, not",
-                                           v, schedule_usage);
-                o->catchup = v;
-            } else if ((v = cli_opt(argc, argv, &i, "--priority", &miss))) {
-                if (!cli_parse_int(v, -1000000, 1000000, &o->priority))
-                    return cli_usage_error("schedule", "--priority must be an integer, not", v,
-                                           schedule_usage);
-                o->has_priority = true;
-            } else if ((v = cli_opt(argc, argv, &i, "--max-attempts", &miss))) {
-                if (!cli_parse_int(v, 1, 1000000, &o->max_attempts))
-                    return cli_usage_error("schedule",
-                                           "--max-attempts must be a positive integer, not", v,
-                                           schedule_usage);
-                o->has_max_attempts = true;
-            }
-            if (v != NULL)
-                continue;
-        }
-        if (miss)
-            return cli_usage_error("schedule", "missing value for", argv[i], schedule_usage);
-        /* A lone "-" or a cron field such as "-5" is not plausible; options start with --. */
-        if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return cli_usage_error("schedule", "unknown option", argv[i], schedule_usage);
-        if (o->npos >= 3)
-            return cli_usage_error("schedule", "unexpected argument", argv[i], schedule_usage);
-        o->pos[o->npos++] = argv[i];
     }
-    return CLI_OK;
+    return rc;
 }
 
 /* Builds the PUT body of `add`; NULL after printing why (a usage error). */
@@ -259,8 +271,13 @@ cmd_schedule(int argc, char **argv)
         fprintf(stderr, "jobd schedule: out of memory\n");
         return CLI_FAILED;
     }
-    rc = cli_send_print(server, a == 0 ? "PUT" : "POST", path, body);
+    long status = 0;
+    rc = cli_send_print_status(server, a == 0 ? "PUT" : "POST", path, body, &status);
     free(path);
     free(body);
+    /* PUT answers 201 for a new schedule, 200 for one it replaced. */
+    if (a == 0 && rc == CLI_OK)
+        fprintf(stderr, "jobd schedule: %s schedule '%s'\n", status == 201 ? "created" : "replaced",
+                o.pos[0]);
     return rc;
 }

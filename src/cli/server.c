@@ -20,6 +20,7 @@
 #include "api/api.h"
 #include "api/auth.h"
 #include "api/commit.h"
+#include "api/countsd.h"
 #include "api/longpoll.h"
 #include "api/metrics.h"
 #include "api/storepool.h"
@@ -165,6 +166,7 @@ struct server_parts {
     struct longpoll *longpoll;
     struct api_server *http;
     struct sched_plane *plane;
+    struct countsd *counts; /* queue counts recounted in the background */
     struct worker *worker;
     struct worker_config wcfg;
     bool wcfg_loaded;
@@ -198,6 +200,7 @@ stop_all(struct server_parts *p, int64_t grace_ms)
     committer_stop(p->committer); /* no request can reach it any more */
     worker_stop(p->worker, grace_ms); /* running jobs finish or are reported */
     sched_plane_stop(p->plane);
+    countsd_stop(p->counts);
     if (p->wcfg_loaded)
         worker_config_fini(&p->wcfg);
     store_pool_free(p->pool);
@@ -323,6 +326,8 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
                                     .on_reaped = count_reaped, .on_reaped_arg = p->metrics};
     if ((rc = sched_plane_start(&pc, &p->plane, &err)) != JOBD_OK)
         return cli_report("cannot start the scheduling plane", rc, &err);
+    if ((rc = countsd_start(p->pool, &p->counts, &err)) != JOBD_OK)
+        return cli_report("cannot start", rc, &err);
     if (p->wcfg_loaded) {
         p->wcfg.events = (struct worker_events){.arg = p->metrics, .started = worker_started,
                                                 .ran = worker_ran,

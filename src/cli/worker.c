@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/service.h"
 #include "core/err.h"
 #include "store/store.h"
@@ -67,35 +68,33 @@ struct flag {
 static int
 usage_error(const char *what, const char *arg)
 {
-    fprintf(stderr, "jobd worker: %s%s\n", what, arg);
-    fputs(usage, stderr);
+    fprintf(stderr, "jobd worker: %s%s; see 'jobd worker --help'\n", what, arg);
     return CLI_USAGE;
 }
+
+#define MAX_FLAGS 16
 
 /* Reads argv into flags; -1 = go on, else the exit status (help, usage error). */
 static int
 parse_flags(int argc, char **argv, struct flag *flags, size_t nflags)
 {
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
+    struct cli_optdef defs[MAX_FLAGS + 1] = {{NULL, 0, false}};
+    for (size_t f = 0; f < nflags && f < MAX_FLAGS; f++)
+        defs[f] = (struct cli_optdef){flags[f].name, 0, true};
+    struct cli_args a;
+    cli_args_init(&a, "worker", argc, argv, 1);
+    int k;
+    const char *v;
+    for (enum cli_arg t; (t = cli_args_next(&a, defs, &k, &v)) != CLI_ARG_END;) {
+        if (t == CLI_ARG_HELP) {
             fputs(usage, stdout);
             return CLI_OK;
         }
-        bool matched = false;
-        for (size_t f = 0; f < nflags && !matched; f++) {
-            size_t len = strlen(flags[f].name);
-            if (strcmp(argv[i], flags[f].name) == 0) {
-                if (i + 1 >= argc)
-                    return usage_error(flags[f].name, " needs a value");
-                *flags[f].value = argv[++i];
-                matched = true;
-            } else if (strncmp(argv[i], flags[f].name, len) == 0 && argv[i][len] == '=') {
-                *flags[f].value = argv[i] + len + 1;
-                matched = true;
-            }
-        }
-        if (!matched)
-            return usage_error("unexpected argument ", argv[i]);
+        if (t == CLI_ARG_BAD)
+            return CLI_USAGE;
+        if (t == CLI_ARG_POS)
+            return usage_error("unexpected argument ", v);
+        *flags[k].value = v;
     }
     return -1;
 }

@@ -705,6 +705,25 @@ next_fixed_hour(const struct cron_expr *e, struct cron_zone *z, int64_t a, int64
 }
 
 int
+cron_zone_offset(struct cron_zone *z, int64_t at_us, int32_t *offset_s, struct jobd_error *err)
+{
+    *offset_s = 0;
+    if (z == NULL || z->utc)
+        return 0;
+    const struct zone_segment *seg = zone_segment_at(z, time_floor_div(at_us, 1000000));
+    if (seg == NULL)
+        return icu_failed(err);
+    *offset_s = (int32_t)seg->offset;
+    return 0;
+}
+
+bool
+cron_zone_is_utc(const struct cron_zone *z)
+{
+    return z == NULL || z->utc;
+}
+
+int
 cron_next_in(const struct cron_expr *e, struct cron_zone *z, int64_t after_us, int64_t *next_us,
              struct jobd_error *err)
 {

@@ -62,6 +62,15 @@ int cron_zone_open(const char *name, struct cron_zone **out, struct jobd_error *
     JOBD_MUST_USE;
 /* Frees a zone; NULL-safe. */
 void cron_zone_free(struct cron_zone *z);
+/*
+ * The UTC offset of zone z (NULL = UTC) at instant at_us, in seconds east
+ * of UTC, into *offset_s: what a clock there shows minus UTC. Returns 0, or
+ * JOBD_E_INTERNAL if ICU fails. z is used as by cron_next_in.
+ */
+int cron_zone_offset(struct cron_zone *z, int64_t at_us, int32_t *offset_s,
+                     struct jobd_error *err) JOBD_MUST_USE;
+/* True if z is UTC (opened from NULL, "", "UTC" or "Etc/UTC"), or NULL. */
+bool cron_zone_is_utc(const struct cron_zone *z);
 /* Checks that name is a known IANA zone (same errors as cron_zone_open). Thread-safe. */
 int cron_zone_check(const char *name, struct jobd_error *err) JOBD_MUST_USE;
 

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/backoff.h"
 #include "core/job.h"
 
 /*
@@ -41,6 +42,21 @@ static inline int32_t
 job_attempts_counted(int32_t attempt, int32_t attempt_floor)
 {
     return attempt - attempt_floor;
+}
+
+/*
+ * The delay before a failed or reaped attempt is tried again: full jitter
+ * (backoff_delay_ms) over the attempts counted, so after a manual retry the
+ * backoff starts over from base_ms. One rule for the worker's failures and
+ * the reaper's expired leases. SQL (PostgreSQL's reaper):
+ * random() * LEAST(cap, base * 2^(attempt - attempt_floor)).
+ */
+static inline int64_t
+job_retry_delay_ms(int32_t attempt, int32_t attempt_floor, int64_t base_ms, int64_t cap_ms,
+                   backoff_rand_fn rnd, void *ctx)
+{
+    return backoff_delay_ms(job_attempts_counted(attempt, attempt_floor), base_ms, cap_ms, rnd,
+                            ctx);
 }
 
 /*

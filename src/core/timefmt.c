@@ -170,3 +170,18 @@ time_format_rfc3339(int64_t us, char *buf, size_t len)
              (long long)(rem_us % US_PER_S / 1000));
     return buf;
 }
+
+char *
+time_format_rfc3339_offset(int64_t us, int32_t offset_s, char *buf, size_t len)
+{
+    if (buf == NULL || len == 0)
+        return buf;
+    char utc[TIME_RFC3339_LEN];
+    /* The wall time is the instant moved by the offset, formatted as if UTC. */
+    time_format_rfc3339(time_floor_div(us, US_PER_S) * US_PER_S + (int64_t)offset_s * US_PER_S, utc,
+                        sizeof utc);
+    int32_t a = offset_s < 0 ? -offset_s : offset_s;
+    snprintf(buf, len, "%.19s%c%02d:%02d", utc, offset_s < 0 ? '-' : '+', (int)(a / 3600),
+             (int)(a / 60 % 60));
+    return buf;
+}

@@ -33,6 +33,14 @@ int time_parse_rfc3339(const char *s, int64_t *out_us, const char *field, struct
 char *time_format_rfc3339(int64_t us, char *buf, size_t len);
 
 /*
+ * Formats us as the wall time at UTC offset offset_s (seconds east; whole
+ * minutes are printed, as RFC 3339 has no seconds in offsets), to the whole
+ * second, with the offset: "2026-03-29T03:00:00+02:00". For instants that
+ * are whole seconds, such as cron firings. buf >= TIME_RFC3339_LEN.
+ */
+char *time_format_rfc3339_offset(int64_t us, int32_t offset_s, char *buf, size_t len);
+
+/*
  * jobd's one calendar: civil date helpers on the proleptic Gregorian
  * calendar (no time zones), days counted from 1970-01-01. cron.c searches
  * on these too, so there is one place where a leap year is decided.

@@ -130,6 +130,21 @@ store_prune_status(struct store *st, bool succeeded, int64_t finished_before_us,
     return a->prune_status(st, succeeded, finished_before_us, limit, deleted, err);
 }
 
+bool
+store_counts_cached(const struct store *st)
+{
+    return st->ops->oper != NULL && st->ops->oper->counts_refresh != NULL;
+}
+
+int
+store_counts_refresh(struct store *st, int64_t max_age_ms, bool *recounted, struct jobd_error *err)
+{
+    *recounted = false;
+    if (!store_counts_cached(st))
+        return JOBD_OK;
+    return st->ops->oper->counts_refresh(st, max_age_ms, recounted, err);
+}
+
 int
 store_archive(struct store *st, int64_t finished_before_us, int limit, int *moved,
               struct jobd_error *err)
@@ -139,6 +154,54 @@ store_archive(struct store *st, int64_t finished_before_us, int limit, int *move
     if (o == NULL || o->archive == NULL || limit <= 0)
         return JOBD_OK; /* nothing is ever left to archive there */
     return o->archive(st, finished_before_us, limit, moved, err);
+}
+
+int
+store_pending_queue_types(struct store *st, struct queue_type_list *out, struct jobd_error *err)
+{
+    const struct store_operator_ops *a = operator_of(st, pending_queue_types, err);
+    if (a == NULL)
+        return JOBD_E_INTERNAL;
+    int rc = a->pending_queue_types(st, out, err);
+    if (rc != JOBD_OK)
+        queue_types_fini(out);
+    return rc;
+}
+
+bool
+queue_types_push(struct queue_type_list *l, const char *queue, const char *type)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        struct queue_type *v = realloc(l->v, cap * sizeof *v);
+        if (v == NULL)
+            return false;
+        l->v = v;
+        l->cap = cap;
+    }
+    struct queue_type *p = &l->v[l->n];
+    p->queue = strdup(queue);
+    p->type = strdup(type);
+    if (p->queue == NULL || p->type == NULL) {
+        free(p->queue);
+        free(p->type);
+        return false;
+    }
+    l->n++;
+    return true;
+}
+
+void
+queue_types_fini(struct queue_type_list *l)
+{
+    if (l == NULL)
+        return;
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->v[i].queue);
+        free(l->v[i].type);
+    }
+    free(l->v);
+    memset(l, 0, sizeof *l);
 }
 
 int
@@ -194,8 +257,10 @@ const struct store_operator_ops pg_operator_ops = {
     .worker_withdraw = pg_op_worker_withdraw,
     .worker_list = pg_op_worker_list,
     .prune_status = pg_op_prune_status,
+    .counts_refresh = pg_op_counts_refresh,
     .queue_limits = pg_op_queue_limits,
     .archive = pg_op_archive,
+    .pending_queue_types = pg_op_pending_queue_types,
 };
 
 const struct store_operator_ops sqlite_operator_ops = {
@@ -207,4 +272,5 @@ const struct store_operator_ops sqlite_operator_ops = {
     .worker_list = sq_op_worker_list,
     .prune_status = sq_op_prune_status,
     .queue_limits = sq_op_queue_limits,
+    .pending_queue_types = sq_op_pending_queue_types,
 };

@@ -131,6 +131,17 @@ struct queue_limits_change {
     int32_t rate_limit; /* 0 = no limit (rate_per_ms ignored) */
     int64_t rate_per_ms;
 };
+/* A (queue, type) pair with pending jobs; a list of them (queue_types_fini). */
+struct queue_type {
+    char *queue;
+    char *type;
+};
+struct queue_type_list {
+    struct queue_type *v;
+    size_t n, cap;
+};
+/* The most pairs store_pending_queue_types returns: a bound on its cost. */
+#define STORE_PENDING_PAIRS_MAX 1000
 
 /* The operator vtable (implementations only; callers use store_*()). */
 struct store_operator_ops {
@@ -148,11 +159,16 @@ struct store_operator_ops {
     int (*worker_list)(struct store *st, struct worker_list *out, struct jobd_error *err);
     int (*prune_status)(struct store *st, bool succeeded, int64_t cutoff_us, int limit,
                         int *deleted, struct jobd_error *err);
+    /* NULL where store_queue_stats is always exact (SQLite's counts kept by triggers) */
+    int (*counts_refresh)(struct store *st, int64_t max_age_ms, bool *recounted,
+                          struct jobd_error *err);
     int (*queue_limits)(struct store *st, const char *queue, const struct queue_limits_change *c,
                         struct jobd_error *err);
     /* NULL in a backend whose completions move the row at once (nothing to archive) */
     int (*archive)(struct store *st, int64_t finished_before_us, int limit, int *moved,
                    struct jobd_error *err);
+    int (*pending_queue_types)(struct store *st, struct queue_type_list *out,
+                               struct jobd_error *err);
 };
 
 /* "running", "succeeded", ...; "?" for a value out of range. */
@@ -193,6 +209,22 @@ JOBD_MUST_USE int store_bulk_batch(struct store *st, const struct bulk_req *r, i
 JOBD_MUST_USE int store_delete(struct store *st, int64_t id, struct jobd_error *err);
 
 /*
+ * Whether store_queue_stats answers from a cache that store_counts_refresh
+ * must keep fresh (PostgreSQL: a count kept exact on every write would add
+ * a write to each claim and completion). False where counts are exact.
+ */
+bool store_counts_cached(const struct store *st);
+/*
+ * Recounts the cache of queue counts if it is older than max_age_ms (0:
+ * now), unless another process is recounting at this moment; *recounted
+ * says whether this call did. Its cost grows with the jobs stored, so it is
+ * for a background thread (src/api/countsd.c), never a request. JOBD_OK
+ * doing nothing where store_counts_cached is false.
+ */
+JOBD_MUST_USE int store_counts_refresh(struct store *st, int64_t max_age_ms, bool *recounted,
+                                       struct jobd_error *err);
+
+/*
  * Retention per outcome: deletes up to limit jobs finished before the cutoff
  * that succeeded (succeeded = true) or ended dead or cancelled (false), with
  * their keys and attempt history. *deleted = how many.
@@ -220,6 +252,19 @@ JOBD_MUST_USE int store_archive(struct store *st, int64_t finished_before_us, in
  */
 JOBD_MUST_USE int store_queue_limits(struct store *st, const char *queue,
                                      const struct queue_limits_change *c, struct jobd_error *err);
+
+/*
+ * The distinct (queue, type) pairs of pending jobs, by queue then type, at
+ * most STORE_PENDING_PAIRS_MAX. Costs one index seek per pair, whatever
+ * the backlog (a skip scan over an index on (queue, type)). *out zeroed;
+ * the caller owns it after (queue_types_fini).
+ */
+JOBD_MUST_USE int store_pending_queue_types(struct store *st, struct queue_type_list *out,
+                                            struct jobd_error *err);
+/* Appends a copy of (queue, type); false on out-of-memory. */
+bool queue_types_push(struct queue_type_list *l, const char *queue, const char *type);
+/* Frees the list's strings and array; leaves it zeroed. NULL-safe. */
+void queue_types_fini(struct queue_type_list *l);
 
 /* ---- workers ---- */
 

@@ -67,10 +67,16 @@ int pg_op_archive(struct store *st, int64_t finished_before_us, int limit, int *
                   struct jobd_error *err);
 int sq_op_prune_status(struct store *st, bool succeeded, int64_t cutoff_us, int limit,
                        int *deleted, struct jobd_error *err);
+int pg_op_counts_refresh(struct store *st, int64_t max_age_ms, bool *recounted,
+                         struct jobd_error *err);
 int pg_op_queue_limits(struct store *st, const char *queue, const struct queue_limits_change *c,
                        struct jobd_error *err);
 int sq_op_queue_limits(struct store *st, const char *queue, const struct queue_limits_change *c,
                        struct jobd_error *err);
+int pg_op_pending_queue_types(struct store *st, struct queue_type_list *out,
+                              struct jobd_error *err);
+int sq_op_pending_queue_types(struct store *st, struct queue_type_list *out,
+                              struct jobd_error *err);
 
 /*
  * SQLite: records how attempt `attempt` of job id (still in jobs, as the

@@ -38,13 +38,18 @@ STMT(st_sched_put,
      "INSERT INTO jobd.schedules (name, cron, timezone, type, payload, queue, priority,"
      "                            max_attempts, catchup, next_run_at, created_at) "
      "VALUES ($1::text, $2::text, $3::text, $4::text, $5::json, $6::text, $7::int, $8::int,"
-     "        $9::text, " PG_US_TS("$10") ", " PG_NOW("$11") ") "
-     "ON CONFLICT (name) DO UPDATE SET cron = excluded.cron, timezone = excluded.timezone,"
-     "  type = excluded.type, payload = excluded.payload, queue = excluded.queue,"
-     "  priority = excluded.priority, max_attempts = excluded.max_attempts,"
-     "  catchup = excluded.catchup, next_run_at = excluded.next_run_at "
-     "  WHERE $12::boolean "
-     "RETURNING " PG_SCHED_COLS ", (xmax = 0) AS created");
+     "        $9::text, " PG_US_TS("$10") ", " PG_NOW(
+         "$11") ") "
+                "ON CONFLICT (name) DO UPDATE SET cron = excluded.cron, timezone = "
+                "excluded.timezone,"
+                "  type = excluded.type, payload = excluded.payload, queue = excluded.queue,"
+                "  priority = excluded.priority, max_attempts = excluded.max_attempts,"
+                "  catchup = excluded.catchup,"
+                "  next_run_at = CASE WHEN schedules.cron = excluded.cron"
+                "    AND schedules.timezone = excluded.timezone"
+                "    THEN schedules.next_run_at ELSE excluded.next_run_at END "
+                "  WHERE $12::boolean "
+                "RETURNING " PG_SCHED_COLS ", (xmax = 0) AS created");
 
 STMT(st_sched_get, "SELECT " PG_SCHED_COLS " FROM jobd.schedules WHERE name = $1::text");
 

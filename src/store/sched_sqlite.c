@@ -104,7 +104,9 @@ put_in_txn(struct sqlite_store *s, const struct schedule_spec *spec, bool replac
         "ON CONFLICT (name) DO UPDATE SET cron = excluded.cron, timezone = excluded.timezone,"
         "  type = excluded.type, payload = excluded.payload, queue = excluded.queue,"
         "  priority = excluded.priority, max_attempts = excluded.max_attempts,"
-        "  catchup = excluded.catchup, next_run_at = excluded.next_run_at "
+        "  catchup = excluded.catchup,"
+        "  next_run_at = CASE WHEN cron = excluded.cron AND timezone = excluded.timezone"
+        "    THEN next_run_at ELSE excluded.next_run_at END "
         "RETURNING " SQ_SCHED_COLS;
     if ((rc = sq_prepare(s, upsert, &stmt, err)) != JOBD_OK)
         return rc;

@@ -435,7 +435,10 @@ bool store_wait_ready(struct store *st);
 /*
  * Creates the schedule (spec validated with schedule_spec_validate) or, with
  * replace, replaces its definition (created_at, paused and last_fired_at
- * stay). next_run_at becomes the first firing after now. Without replace an
+ * stay). next_run_at becomes the first firing after now, except when a
+ * replace keeps the cron expression and the time zone: then it stays, so
+ * re-applying a definition (a deploy script) neither skips nor repeats a
+ * firing that is due but not yet made. Without replace an
  * existing name is JOBD_E_CONFLICT. *created (may be NULL) tells which
  * happened; out may be NULL.
  */

@@ -13,6 +13,7 @@
 
 #include "core/err.h"
 #include "core/rules.h"
+#include "store/operator_int.h"
 #include "store/store_pg_int.h"
 
 /* ---- operator actions ---- */
@@ -45,23 +46,24 @@ PG_STMT(st_queue_pause,
 
 /*
  * Queue counts come from jobd.queue_counts, a cache every server shares
- * (migration 4): at most PG_COUNTS_MAX_AGE old, recounted by whichever
- * server finds it stale first. The recount is the one statement here whose
- * cost grows with the backlog, and it runs at most once per
- * PG_COUNTS_MAX_AGE over all servers, only while someone asks.
+ * (migration 4). Requests only read it (st_queue_stats): the recount is the
+ * one statement here whose cost grows with the backlog, so it runs in the
+ * background (pg_op_counts_refresh, called by each server's counts thread,
+ * src/api/countsd.c), at most once per max age over all servers: an
+ * advisory lock keeps it to one recount at a time, and a server that finds
+ * the cache fresh (another server just recounted) does nothing. Only a
+ * cache that was never filled is filled on the request path, once.
  */
-#define PG_COUNTS_MAX_AGE "interval '1 second'"
 #define PG_COUNTS_LOCK "7316048275123" /* advisory lock key: one recount at a time */
 
-/* $1 now: whether the cache is older than PG_COUNTS_MAX_AGE. */
+/* $1 now, $2 max age in ms: whether the cache is older than that. */
 PG_STMT(st_counts_stale,
-     "SELECT computed_at < " PG_NOW("$1") " - " PG_COUNTS_MAX_AGE
-     " FROM jobd.queue_counts_meta");
+        "SELECT computed_at <= " PG_NOW("$1") " - " PG_MS("$2") " FROM jobd.queue_counts_meta");
 
-/* $1 now: in the recount's transaction, true if this server should recount. */
+/* $1 now, $2 max age in ms: in the recount's transaction, true if this server should recount. */
 PG_STMT(st_counts_claim,
-     "SELECT pg_try_advisory_xact_lock(" PG_COUNTS_LOCK ") AND computed_at < "
-     PG_NOW("$1") " - " PG_COUNTS_MAX_AGE " FROM jobd.queue_counts_meta");
+        "SELECT pg_try_advisory_xact_lock(" PG_COUNTS_LOCK
+        ") AND computed_at <= " PG_NOW("$1") " - " PG_MS("$2") " FROM jobd.queue_counts_meta");
 
 PG_STMT(st_counts_clear, "DELETE FROM jobd.queue_counts");
 
@@ -158,41 +160,68 @@ pg_op_queue_pause(struct store *st, const char *queue, bool paused, struct jobd_
     return rc;
 }
 
+/* Whether the cache is older than vals' max age ($2). */
+static int
+counts_stale(struct store_pg *s, const char *const *vals, bool *stale, struct jobd_error *err)
+{
+    PGresult *r = NULL;
+    int rc = pg_exec(s, &st_counts_stale, 2, vals, &r, err);
+    *stale = rc == JOBD_OK && PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
+    PQclear(r);
+    return rc;
+}
+
 /* Recounts the queue_counts cache, unless another server is doing it right now. */
 static int
-recount(struct store_pg *s, const char *const *vals, struct jobd_error *err)
+recount(struct store_pg *s, const char *const *vals, bool *mine, struct jobd_error *err)
 {
     int rc = pg_exec_simple(s, "BEGIN", err);
     if (rc != JOBD_OK)
         return rc;
     PGresult *r = NULL;
-    rc = pg_exec(s, &st_counts_claim, 1, vals, &r, err);
-    bool mine = rc == JOBD_OK && PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
+    rc = pg_exec(s, &st_counts_claim, 2, vals, &r, err);
+    *mine = rc == JOBD_OK && PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
     PQclear(r);
-    if (rc == JOBD_OK && mine && (rc = pg_exec(s, &st_counts_clear, 0, NULL, &r, err)) == JOBD_OK) {
+    if (rc == JOBD_OK && *mine &&
+        (rc = pg_exec(s, &st_counts_clear, 0, NULL, &r, err)) == JOBD_OK) {
         PQclear(r);
         if ((rc = pg_exec(s, &st_counts_fill, 1, vals, &r, err)) == JOBD_OK)
             PQclear(r);
     }
     if (rc != JOBD_OK) {
         (void)pg_exec_simple(s, "ROLLBACK", NULL);
+        *mine = false;
         return rc;
     }
     return pg_exec_simple(s, "COMMIT", err);
 }
 
 int
+pg_op_counts_refresh(struct store *st, int64_t max_age_ms, bool *recounted, struct jobd_error *err)
+{
+    struct store_pg *s = pg_of(st);
+    char nowb[24], ageb[24];
+    const char *vals[2] = {pg_now_param(s, nowb), pg_i64(ageb, max_age_ms > 0 ? max_age_ms : 0)};
+    bool stale = false;
+    *recounted = false;
+    int rc = counts_stale(s, vals, &stale, err);
+    if (rc == JOBD_OK && stale)
+        rc = recount(s, vals, recounted, err);
+    return rc;
+}
+
+int
 pg_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct jobd_error *err)
 {
     struct store_pg *s = pg_of(st);
-    char nowb[24];
-    const char *vals[1] = {pg_now_param(s, nowb)};
+    char nowb[24], ageb[24];
+    /* An age no cache has but one never filled ('-infinity'): filled here, once. */
+    const char *vals[2] = {pg_now_param(s, nowb), pg_i64(ageb, 1000LL * 3600 * 24 * 365 * 1000)};
+    bool never = false, mine = false;
     PGresult *r = NULL;
-    int rc = pg_exec(s, &st_counts_stale, 1, vals, &r, err);
-    bool stale = rc == JOBD_OK && PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
-    PQclear(r);
-    if (rc == JOBD_OK && stale)
-        rc = recount(s, vals, err);
+    int rc = counts_stale(s, vals, &never, err);
+    if (rc == JOBD_OK && never)
+        rc = recount(s, vals, &mine, err);
     if (rc == JOBD_OK)
         rc = pg_exec(s, &st_queue_stats, 1, vals, &r, err);
     if (rc != JOBD_OK)

@@ -7,9 +7,12 @@
  * a named statement prepared on one server connection is missing on the
  * next: PgBouncer before 1.21 cannot track them), error classification (connection loss is
  * JOBD_E_UNAVAILABLE and triggers a PQreset on the next call, so a restarted
- * server is survivable), row decoding and array-literal parameters.
+ * server is survivable; an idle connection the server closed meanwhile is
+ * noticed before anything is sent on it and reconnected, so the first call
+ * after a restart succeeds), row decoding and array-literal parameters.
  * The operations themselves are in store_pg.c and sched_pg.c.
  */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,10 +211,38 @@ forget_session(struct store_pg *s)
     s->listening = false;
 }
 
+/*
+ * Whether an idle connection was closed by the server. One that idled
+ * (in the HTTP pool, in a worker between polls) through a PostgreSQL
+ * restart still says CONNECTION_OK, but the server sent it a termination
+ * (57P01, or 57P02 after a crash) and EOF, so its socket is readable:
+ * reading that input marks it bad before anything is sent on it, and the
+ * caller reconnects and sends its statement once, on the new connection.
+ * This is the one retry that can never apply a statement twice (nothing
+ * was sent); a statement that fails after it was sent is not resent. Only
+ * outside a transaction (inside one the server has nothing to say until
+ * asked); notifications read on the way stay queued for PQnotifies.
+ */
+static bool
+closed_by_server(struct store_pg *s)
+{
+    if (PQtransactionStatus(s->conn) != PQTRANS_IDLE)
+        return false;
+    /* The termination message and the EOF may take two reads. */
+    for (int i = 0; i < 4; i++) {
+        struct pollfd pfd = {.fd = PQsocket(s->conn), .events = POLLIN};
+        if (pfd.fd < 0 || poll(&pfd, 1, 0) <= 0)
+            return false;
+        if (PQconsumeInput(s->conn) == 0 || PQstatus(s->conn) != CONNECTION_OK)
+            return true;
+    }
+    return false;
+}
+
 int
 pg_ensure_conn(struct store_pg *s, struct jobd_error *err)
 {
-    if (PQstatus(s->conn) == CONNECTION_OK)
+    if (PQstatus(s->conn) == CONNECTION_OK && !closed_by_server(s))
         return JOBD_OK;
     forget_session(s);
     PQreset(s->conn);
@@ -270,22 +301,38 @@ prepare(struct store_pg *s, const struct pg_stmt *stmt, int n, struct jobd_error
     return JOBD_OK;
 }
 
-int
-pg_exec(struct store_pg *s, const struct pg_stmt *stmt, int n, const char *const *values,
-        PGresult **out, struct jobd_error *err)
+/* pg_exec, or with replan pg_exec_replan. */
+static int
+exec_stmt(struct store_pg *s, const struct pg_stmt *stmt, bool replan, int n,
+          const char *const *values, PGresult **out, struct jobd_error *err)
 {
     *out = NULL;
     int rc = pg_ensure_conn(s, err);
-    if (rc == JOBD_OK && !s->pooled)
+    bool unnamed = s->pooled || replan;
+    if (rc == JOBD_OK && !unnamed)
         rc = prepare(s, stmt, n, err);
     if (rc != JOBD_OK)
         return rc;
-    PGresult *r = s->pooled ? PQexecParams(s->conn, stmt->sql, n, NULL, values, NULL, NULL, 0)
-                            : PQexecPrepared(s->conn, stmt->name, n, values, NULL, NULL, 0);
+    PGresult *r = unnamed ? PQexecParams(s->conn, stmt->sql, n, NULL, values, NULL, NULL, 0)
+                          : PQexecPrepared(s->conn, stmt->name, n, values, NULL, NULL, 0);
     if (r == NULL || !result_ok(r))
         return result_error(s, r, stmt->name, err);
     *out = r;
     return JOBD_OK;
+}
+
+int
+pg_exec(struct store_pg *s, const struct pg_stmt *stmt, int n, const char *const *values,
+        PGresult **out, struct jobd_error *err)
+{
+    return exec_stmt(s, stmt, false, n, values, out, err);
+}
+
+int
+pg_exec_replan(struct store_pg *s, const struct pg_stmt *stmt, int n, const char *const *values,
+               PGresult **out, struct jobd_error *err)
+{
+    return exec_stmt(s, stmt, true, n, values, out, err);
 }
 
 int

@@ -133,6 +133,13 @@ pg_of(struct store *st)
 int pg_exec(struct store_pg *s, const struct pg_stmt *stmt, int n, const char *const *values,
             PGresult **out, struct jobd_error *err);
 /*
+ * pg_exec for a statement whose best plan depends on its parameters' values:
+ * never prepared, planned with the values at each call (a generic plan
+ * guesses every value common, and for a rare one may walk a whole table).
+ */
+int pg_exec_replan(struct store_pg *s, const struct pg_stmt *stmt, int n, const char *const *values,
+                   PGresult **out, struct jobd_error *err);
+/*
  * Connects to url (a libpq URI), adding what it does not set of
  * connect_timeout, tcp_user_timeout and keepalives (store_pg_conn.c:
  * conn_defaults), so a silent peer ends a call in seconds. jobd's own

@@ -426,6 +426,24 @@ static const char step9_queue_limits[] =
     "                       OR OLD.rate_per_ms IS DISTINCT FROM NEW.rate_per_ms)\n"
     "    EXECUTE FUNCTION jobd.notify_queue_row();\n";
 
+/* Version 10: the distinct (queue, type) pairs of pending jobs, one seek
+ * each (pending_pg.c): GET /v1/queues lists the types no live worker
+ * handles. The predicate is that of the per-type indexes (version 8): a
+ * claim's UPDATE and a completion add no entry. */
+static const char step10_pending_pairs[] =
+    "CREATE INDEX jobs_pending_queue_type ON jobd.jobs (queue, type)\n"
+    "    WHERE status NOT IN ('running', 'succeeded');\n";
+
+/*
+ * Version 11: listings by type (GET /v1/jobs?type=T) walk (type, id) in id
+ * order on both tables (st_list_type), so a rare or absent type costs an
+ * index probe instead of a walk over every newer job; as SQLite's
+ * jobs_type_id / jobs_done_type_id.
+ */
+static const char step11_list_type[] =
+    "CREATE INDEX jobs_type_id ON jobd.jobs (type, id);\n"
+    "CREATE INDEX jobs_done_type_id ON jobd.jobs_done (type, id);\n";
+
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
@@ -436,5 +454,7 @@ const struct pg_migration pg_migrations[] = {
     {7, "notify when a queue is resumed or a job is pending again", step7_notify_updates},
     {8, "completions update jobs in place; succeeded rows archived later", step8_complete_in_place},
     {9, "queue limits", step9_queue_limits},
+    {10, "index of the pending jobs' queues and types", step10_pending_pairs},
+    {11, "indexes on (type, id) for listings by type", step11_list_type},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

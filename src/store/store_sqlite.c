@@ -221,6 +221,8 @@ sq_row_job(sqlite3_stmt *stmt, int c, struct job *out)
     out->created_at_us = sqlite3_column_int64(stmt, c + 18);
     out->started_at_us = sqlite3_column_int64(stmt, c + 19);
     out->finished_at_us = sqlite3_column_int64(stmt, c + 20);
+    if (sqlite3_column_count(stmt) > c + 21)
+        out->attempt_floor = sqlite3_column_int(stmt, c + 21);
     if (oom) {
         job_fini(out);
         return JOBD_E_NOMEM;

@@ -19,12 +19,13 @@
 #include "store/store_sqlite_int.h"
 
 
-/* Full jitter (CONTRACT §1): random(0, min(cap, base * 2^attempt)), attempt counted. */
+/* Full jitter (CONTRACT §1) over the attempts counted: job_retry_delay_ms. */
 static int64_t
-sq_backoff_ms(struct sqlite_store *s, int32_t attempt, const struct backoff_policy *bp)
+sq_backoff_ms(struct sqlite_store *s, int32_t attempt, int32_t floor,
+              const struct backoff_policy *bp)
 {
-    return backoff_delay_ms(attempt, bp != NULL ? bp->base_ms : 0, bp != NULL ? bp->cap_ms : 0,
-                            backoff_rand_splitmix, &s->rng);
+    return job_retry_delay_ms(attempt, floor, bp != NULL ? bp->base_ms : 0,
+                              bp != NULL ? bp->cap_ms : 0, backoff_rand_splitmix, &s->rng);
 }
 
 int
@@ -227,7 +228,7 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
     }
     int count = 0;
     for (size_t i = 0; i < n; i++) {
-        int64_t delay = sq_backoff_ms(s, job_attempts_counted(v[i].attempt, v[i].floor), bp);
+        int64_t delay = sq_backoff_ms(s, v[i].attempt, v[i].floor, bp);
         rc = fail_attempt(s, v[i].id, v[i].attempt, "lease expired", FAIL_REAPED, delay, now,
                           err);
         if (rc < 0) {

@@ -200,6 +200,10 @@ static const struct sq_migration sq_migrations[] = {
      "ALTER TABLE queues ADD COLUMN rate_per_ms INTEGER CHECK (rate_per_ms >= 1);"
      "ALTER TABLE queues ADD COLUMN rate_window_us INTEGER NOT NULL DEFAULT 0;"
      "ALTER TABLE queues ADD COLUMN rate_count INTEGER NOT NULL DEFAULT 0;"},
+    {8,
+     /* The distinct (queue, type) pairs of pending jobs, one seek each
+      * (pending_sqlite.c). Not partial, so a claim's UPDATE skips it. */
+     "CREATE INDEX jobs_queue_type ON jobs (queue, type);"},
 };
 
 #define SQ_N_MIGRATIONS (sizeof sq_migrations / sizeof sq_migrations[0])

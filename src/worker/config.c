@@ -37,7 +37,7 @@ worker_config_init(struct worker_config *cfg)
     cfg->backoff_base_ms = JOB_DEFAULT_BACKOFF_BASE_MS;
     cfg->backoff_cap_ms = JOB_DEFAULT_BACKOFF_CAP_MS;
     cfg->shutdown_grace_ms = 30000;
-    cfg->prefetch = -1; /* as many as concurrency (worker_effective_prefetch) */
+    cfg->prefetch = -1; /* auto (worker_effective_prefetch, wk_prefetch_now) */
     cfg->db_connections = WORKER_DB_CONNECTIONS_MAX;
 }
 
@@ -174,9 +174,16 @@ worker_config_set(struct worker_config *cfg, const char *key, const char *value,
         return rc;
     }
     if (strcmp(key, "prefetch") == 0) {
+        if (strcmp(value, "auto") == 0) {
+            cfg->prefetch = -1;
+            return JOBD_OK;
+        }
         rc = parse_int(key, value, 0, CONCURRENCY_MAX, &n, err);
         if (rc == JOBD_OK)
             cfg->prefetch = (int)n;
+        else
+            jobd_error_set(err, rc, key, "prefetch must be auto or a number from 0 to %d, got '%s'",
+                           CONCURRENCY_MAX, value);
         return rc;
     }
     if (strcmp(key, "db_connections") == 0) {
@@ -556,7 +563,7 @@ worker_config_check(const struct worker_config *cfg, struct jobd_error *err)
                               "concurrency must be from 1 to %d", CONCURRENCY_MAX);
     if (cfg->prefetch < -1 || cfg->prefetch > CONCURRENCY_MAX)
         return jobd_error_set(err, JOBD_E_INVALID, "prefetch",
-                              "prefetch must be from 0 to %d", CONCURRENCY_MAX);
+                              "prefetch must be auto or from 0 to %d", CONCURRENCY_MAX);
     for (size_t i = 0; i < cfg->n_handlers; i++)
         if (cfg->handlers[i].kind <= HANDLER_NONE || cfg->handlers[i].kind >= HANDLER_KIND_COUNT)
             return jobd_error_set(err, JOBD_E_INVALID, "handler",
@@ -571,7 +578,7 @@ worker_effective_prefetch(const struct worker_config *cfg)
     for (size_t i = 0; i < cfg->n_handlers; i++)
         if (runner_kinds[cfg->handlers[i].kind].drop_queued == NULL)
             return 0; /* a kind without a queue starts each run at once */
-    return cfg->prefetch < 0 ? cfg->concurrency : cfg->prefetch;
+    return cfg->prefetch < 0 ? WORKER_PREFETCH_AUTO_MAX : cfg->prefetch;
 }
 
 static char *

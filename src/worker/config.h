@@ -68,13 +68,17 @@ struct worker_events {
     void (*fenced)(void *arg, uint64_t n);
 };
 
+/* The most jobs an adaptive ("auto") prefetch queues beyond concurrency. */
+#define WORKER_PREFETCH_AUTO_MAX 1000
+
 #define WORKER_DB_CONNECTIONS_MIN 1
 #define WORKER_DB_CONNECTIONS_MAX 3 /* loop, listener, flusher */
 
 struct worker_config {
     int concurrency;          /* >= 1; jobs run at once */
     int prefetch;             /* claimed jobs queued beyond concurrency (C handlers only);
-                                 -1 = as many as concurrency */
+                                 -1 = "auto": adaptive, up to WORKER_PREFETCH_AUTO_MAX
+                                 (worker_claim.c: wk_prefetch_now) */
     char **queues;            /* n_queues names; NULL = every queue */
     size_t n_queues;
     int64_t lease_ms;
@@ -139,10 +143,11 @@ const struct handler_conf *worker_config_handler(const struct worker_config *cfg
  * JOBD_E_INVALID naming the key.
  */
 /*
- * How many claimed jobs the worker keeps queued beyond concurrency: cfg's
- * prefetch (-1: concurrency) when every handler is a C handler (their
- * thread pool has a queue), else 0 — exec and http runs start as soon as
- * they are claimed, so for them a claim never exceeds the free slots.
+ * How many claimed jobs the worker may keep queued beyond concurrency: cfg's
+ * prefetch (-1, auto: at most WORKER_PREFETCH_AUTO_MAX) when every handler
+ * is a C handler (their thread pool has a queue), else 0 — exec and http
+ * runs start as soon as they are claimed, so for them a claim never exceeds
+ * the free slots.
  */
 int worker_effective_prefetch(const struct worker_config *cfg);
 JOBD_MUST_USE int worker_config_check(const struct worker_config *cfg, struct jobd_error *err);

@@ -29,6 +29,7 @@
 struct qitem {
     struct run *run;
     int stop;                 /* enum run_stop: stopped while queued (under mu) */
+    int64_t queued_us;        /* monotonic: when it was queued (cthread_runner_return_stale) */
     struct qitem *next;
 };
 
@@ -125,7 +126,9 @@ pool_thread(void *arg)
         pthread_mutex_unlock(&c->mu);
         free(q);
 
+        int64_t t0 = clock_mono_now_us();
         int rc = job.run->handler->fn(&job, job.run->handler->ctx);
+        int64_t ran_us = clock_mono_now_us() - t0 + 1; /* + 1: 0 means "not timed" */
         /* A handler that returned past its deadline without asking
          * jobd_run_should_stop still ran out of time: say so in its error. */
         if (job.deadline_us != 0 && clock_mono_now_us() >= job.deadline_us) {
@@ -142,6 +145,8 @@ pool_thread(void *arg)
         bool quit = c->quit;
         pthread_mutex_unlock(&c->mu);
         struct run_result *r = quit ? NULL : result_for(&job, rc);
+        if (r != NULL)
+            r->ran_us = ran_us;
         free(job.result);
         free(job.error);
         run_free((struct run *)job.run);
@@ -163,6 +168,7 @@ cthread_runner_start(struct cthread_runner *c, struct run *run)
         return;
     }
     q->run = run;
+    q->queued_us = clock_mono_now_us();
     pthread_mutex_lock(&c->mu);
     if (c->tail != NULL)
         c->tail->next = q;
@@ -178,6 +184,7 @@ cthread_runner_start_many(struct cthread_runner *c, struct run **runs, size_t n)
 {
     struct qitem *first = NULL, **tail = &first;
     size_t queued = 0;
+    int64_t now = clock_mono_now_us();
     for (size_t i = 0; i < n; i++) {
         struct qitem *q = calloc(1, sizeof *q);
         if (q == NULL) {
@@ -185,6 +192,7 @@ cthread_runner_start_many(struct cthread_runner *c, struct run **runs, size_t n)
             continue;
         }
         q->run = runs[i];
+        q->queued_us = now;
         *tail = q;
         tail = &q->next;
         queued++;
@@ -248,6 +256,45 @@ cthread_runner_drop_queued(struct cthread_runner *c, enum run_stop why)
             c->sink.deliver(c->sink.ctx, r);
         n++;
         q = next;
+    }
+    return n;
+}
+
+size_t
+cthread_runner_return_stale(struct cthread_runner *c, int64_t max_wait_us)
+{
+    if (c == NULL)
+        return 0;
+    int64_t cutoff = clock_mono_now_us() - max_wait_us;
+    struct qitem *first = NULL, **tail = &first;
+    pthread_mutex_lock(&c->mu);
+    /* A thread that is idle (or just signalled) takes the head at once: nothing is stuck. */
+    while (c->idle == 0 && c->head != NULL && c->head->queued_us <= cutoff) {
+        struct qitem *q = c->head; /* the FIFO is in queueing order: the oldest first */
+        c->head = q->next;
+        q->next = NULL;
+        *tail = q;
+        tail = &q->next;
+    }
+    if (c->head == NULL)
+        c->tail = NULL;
+    pthread_mutex_unlock(&c->mu);
+    size_t n = 0;
+    for (struct qitem *q = first, *next; q != NULL; q = next) {
+        next = q->next;
+        struct run_result *r;
+        if (q->stop != RUN_STOP_NONE) {
+            r = unstarted_result(q->run, (enum run_stop)q->stop);
+        } else {
+            r = run_result_new(q->run, RUN_RELEASE, run_stop_text(RUN_STOP_RETURNED));
+            if (r != NULL)
+                r->stopped = RUN_STOP_RETURNED;
+        }
+        run_free(q->run);
+        free(q);
+        if (r != NULL)
+            c->sink.deliver(c->sink.ctx, r);
+        n++;
     }
     return n;
 }

@@ -53,6 +53,15 @@ void cthread_runner_stop(struct cthread_runner *c, int64_t id, int32_t attempt,
  */
 size_t cthread_runner_drop_queued(struct cthread_runner *c, enum run_stop why);
 /*
+ * Takes the queued runs that have waited more than max_wait_us while every
+ * thread was busy (claimed ahead behind handlers that run long) and answers
+ * each at once through the sink as RUN_RELEASE stopped by RUN_STOP_RETURNED
+ * (a run marked stopped while queued is answered as that stop), so the
+ * loop hands them back for workers with idle threads. Returns how many.
+ * NULL c is fine (0). Thread-safe; the sink is called on the calling thread.
+ */
+size_t cthread_runner_return_stale(struct cthread_runner *c, int64_t max_wait_us);
+/*
  * Raises every stop flag, waits for the handlers to return and joins the
  * threads; results of runs that end now are dropped. NULL-safe.
  */

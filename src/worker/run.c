@@ -88,6 +88,7 @@ run_stop_text(enum run_stop why)
     case RUN_STOP_CANCEL: return "cancelled";
     case RUN_STOP_SHUTDOWN: return "stopped: the worker is shutting down";
     case RUN_STOP_LOST: return "stopped: the lease was lost";
+    case RUN_STOP_RETURNED: return "claimed ahead but every thread stayed busy: handed back";
     default: return "stopped";
     }
 }

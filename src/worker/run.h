@@ -31,6 +31,8 @@ enum run_stop {
     RUN_STOP_CANCEL = 2,   /* a user cancelled the job */
     RUN_STOP_SHUTDOWN = 3, /* the worker is stopping and the grace ran out */
     RUN_STOP_LOST = 4,     /* the lease is gone (stale): nobody wants the result */
+    RUN_STOP_RETURNED = 5, /* claimed ahead, never started: every thread stayed busy, so it
+                              goes back for other workers (store_release) */
 };
 
 /* One run. Strings are owned by the struct (run_free). */
@@ -54,6 +56,7 @@ struct run_result {
     char *error;              /* failures: last_error text (owned, <= JOB_ERROR_MAX) */
     int64_t retry_after_ms;   /* RUN_RETRY: -1 = backoff; else the server's Retry-After */
     enum run_stop stopped;    /* why it was stopped early, if it was */
+    int64_t ran_us;           /* how long the handler itself ran (C handlers; 0 = not timed) */
     struct run_result *next;  /* for the worker's queue */
 };
 

@@ -303,6 +303,7 @@ worker_alloc(const struct worker_config *cfg, const char *db_url, struct wakeup 
     w->fails_tail = &w->fails;
     worker_config_init(&w->cfg);
     w->prefetch = worker_effective_prefetch(cfg);
+    w->prefetch_auto = cfg->prefetch < 0;
     w->n_slots = cfg->concurrency + w->prefetch;
     if (worker_config_copy(&w->cfg, cfg) != JOBD_OK || (w->db_url = strdup(db_url)) == NULL ||
         (w->slots = calloc((size_t)w->n_slots, sizeof *w->slots)) == NULL ||

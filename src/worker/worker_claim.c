@@ -80,7 +80,11 @@ dispatch(struct worker *w, struct job *j, int64_t now, int64_t asked_us)
         wk_push_failure(w, j->id, j->attempt, NULL, REPORT_RETRY, 0);
         return;
     }
-    *s = (struct slot){.used = true, .id = j->id, .attempt = j->attempt, .h = h,
+    *s = (struct slot){.used = true,
+                       .id = j->id,
+                       .attempt = j->attempt,
+                       .attempt_floor = j->attempt_floor,
+                       .h = h,
                        .next_hb_us = now + w->cfg.heartbeat_ms * 1000,
                        .lease_end_us = asked_us + w->cfg.lease_ms * 1000,
                        .started_us = clock_mono_now_us()};
@@ -144,8 +148,9 @@ arm_timer(struct worker *w, const struct claim_req *req, int64_t now, bool timer
 }
 
 /*
- * Room for a claim: free slots, and, with prefetch, no more than half of
- * the prefetch queue still waiting for a thread. Waiting for the queue to
+ * Room for a claim: free slots, and, with prefetch (as far as
+ * wk_prefetch_now allows now), no more than half of the prefetch queue
+ * still waiting for a thread. Waiting for the queue to
  * drain that far makes each claim carry many jobs (one commit for all),
  * while the jobs still queued and running keep the threads busy during the
  * claim's round trip. 0 = do not claim now.
@@ -153,10 +158,11 @@ arm_timer(struct worker *w, const struct claim_req *req, int64_t now, bool timer
 int
 wk_claim_room(const struct worker *w)
 {
-    int free_n = w->n_slots - w->n_running;
-    if (free_n <= 0 || w->n_running - w->cfg.concurrency > w->prefetch / 2)
+    int prefetch = wk_prefetch_now(w);
+    int free_n = w->cfg.concurrency + prefetch - w->n_running;
+    if (free_n <= 0 || w->n_running - w->cfg.concurrency > prefetch / 2)
         return 0;
-    return free_n;
+    return free_n < JOB_PAGE_MAX ? free_n : JOB_PAGE_MAX; /* the most one claim takes */
 }
 
 /*

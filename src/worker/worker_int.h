@@ -44,6 +44,7 @@ struct slot {
     bool used;
     int64_t id;
     int32_t attempt;
+    int32_t attempt_floor; /* the job's, for the retry delay (job_retry_delay_ms) */
     const struct handler_conf *h;
     int64_t next_hb_us;       /* monotonic */
     int64_t lease_end_us;     /* monotonic: the lease is surely live until then (see fence) */
@@ -97,7 +98,11 @@ struct worker {
     struct store *listen_st; /* SQLite: the listener's connection, until it takes it */
     struct slot *slots;       /* n_slots: concurrency + prefetch (claimed, under lease) */
     int n_slots;
-    int prefetch;             /* effective: 0 unless every handler is a C handler */
+    int prefetch;              /* effective: 0 unless every handler is a C handler; with
+                                 prefetch_auto the most wk_prefetch_now allows */
+    bool prefetch_auto;        /* prefetch = auto: adapts to how long handlers run */
+    int64_t run_ewma_us;       /* C handlers' run time, moving average; 0 = none timed yet */
+    int64_t prefetch_check_us; /* when to look for queued jobs to hand back; 0 = never */
     struct run **batch;       /* runs of the claim being dispatched (n_slots entries) */
     size_t n_batch;
     int n_running;
@@ -168,6 +173,20 @@ void wk_fence_expired(struct worker *w);
 int wk_claim_room(const struct worker *w);
 /* Claims if there may be work; true if every free slot got a job. */
 bool wk_maybe_claim(struct worker *w, int64_t now);
+
+/* worker_prefetch.c: how far to claim ahead of the C-handler threads. */
+/* Jobs that may be queued beyond concurrency now (0..prefetch). */
+int wk_prefetch_now(const struct worker *w);
+/* A C handler ran for ran_us (0 = not timed: ignored). */
+void wk_prefetch_timed(struct worker *w, int64_t ran_us);
+/* A queued job was handed back after waiting behind busy threads. */
+void wk_prefetch_returned(struct worker *w);
+/*
+ * Hands back queued jobs that waited too long behind busy threads (their
+ * results arrive through the sink); returns when to look again (monotonic),
+ * 0 when nothing is queued.
+ */
+int64_t wk_prefetch_check(struct worker *w, int64_t now);
 
 /* worker_loop.c: the loop thread's body (arg: the worker). */
 void *wk_loop_main(void *arg);

@@ -132,6 +132,8 @@ next_wake(const struct worker *w, const struct shutdown *sd, int64_t now)
             wake_at = earlier(wake_at, s->next_hb_us);
         wake_at = earlier(wake_at, s->lease_end_us - w->fence_margin_us);
     }
+    if (!sd->stopping)
+        wake_at = earlier(wake_at, w->prefetch_check_us);
     if (w->st == NULL)
         wake_at = earlier(wake_at, w->reconnect_at_us);
     else
@@ -163,6 +165,8 @@ wk_loop_main(void *arg)
         if (w->st != NULL && wk_report(w))
             wk_heartbeats(w, now);
         wk_fence_expired(w);
+        if (!sd.stopping)
+            w->prefetch_check_us = wk_prefetch_check(w, now);
         wk_publish_counts(w);
         if (stop_done(w, &sd, now))
             break;

@@ -11,6 +11,7 @@
 
 #include "core/backoff.h"
 #include "core/err.h"
+#include "core/rules.h"
 #include "core/utf8.h"
 #include "util/clock.h"
 #include "worker/exec.h"
@@ -158,7 +159,13 @@ wk_take_results(struct worker *w)
         /* A lost run's failure is the stop's doing and nobody's result; a
          * success is real work, reported anyway: fenced by attempt, it is
          * taken only if nobody claimed the job since. */
-        if (s != NULL && !s->lost && r->outcome == RUN_RELEASE) {
+        if (r->ran_us > 0)
+            wk_prefetch_timed(w, r->ran_us);
+        if (s != NULL && !s->lost && r->outcome == RUN_RELEASE && r->stopped == RUN_STOP_RETURNED) {
+            wk_prefetch_returned(w); /* not the host's trouble: no pause */
+            wk_push_failure(w, r->id, r->attempt, r->error, REPORT_RELEASE, 0);
+            r->error = NULL;
+        } else if (s != NULL && !s->lost && r->outcome == RUN_RELEASE) {
             release_run(w, r);
         } else if (s != NULL && (!s->lost || r->outcome == RUN_SUCCEEDED)) {
             w->start_backoff_ms = 0; /* a handler started: the host is fine again */
@@ -172,9 +179,9 @@ wk_take_results(struct worker *w)
                 if (s->stop_sent == RUN_STOP_SHUTDOWN || r->stopped == RUN_STOP_SHUTDOWN)
                     delay = 0; /* not the job's fault: due again at once */
                 else if (delay < 0)
-                    delay = backoff_delay_ms(r->attempt, w->cfg.backoff_base_ms,
-                                             w->cfg.backoff_cap_ms, backoff_rand_splitmix,
-                                             &w->rng);
+                    delay =
+                        job_retry_delay_ms(r->attempt, s->attempt_floor, w->cfg.backoff_base_ms,
+                                           w->cfg.backoff_cap_ms, backoff_rand_splitmix, &w->rng);
                 wk_push_failure(w, r->id, r->attempt, r->error,
                                 r->outcome == RUN_RETRY ? REPORT_RETRY : REPORT_DEAD, delay);
                 r->error = NULL;

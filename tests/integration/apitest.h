@@ -363,6 +363,39 @@ srv_await_metric(const struct srv *s, const char *name, double want)
     }
 }
 
+/* The count of field (a status) of queue q in GET /v1/queues (0 if not listed). */
+static inline int64_t
+srv_queue_count(const struct srv *s, const char *q, const char *field)
+{
+    json_t *v = get_json(s, "/v1/queues");
+    int64_t n = 0;
+    size_t i;
+    json_t *o;
+    json_array_foreach(json_object_get(v, "queues"), i, o)
+        if (strcmp(json_string_value(json_object_get(o, "name")), q) == 0)
+            n = json_integer_value(json_object_get(o, field));
+    json_decref(v);
+    return n;
+}
+
+/*
+ * Waits until queue q counts want jobs of field (a status) in GET /v1/queues:
+ * on PostgreSQL the counts come from a cache recounted about once a second
+ * in the background. Fails the test after 5 s. Returns the ms it took.
+ */
+static inline int64_t
+srv_await_queue_count(const struct srv *s, const char *q, const char *field, int64_t want)
+{
+    int64_t t0 = apitest_now_ms(), n;
+    while ((n = srv_queue_count(s, q, field)) != want) {
+        if (apitest_now_ms() - t0 > 5000)
+            TEST_FAIL("queue %s still counts %lld %s after 5 s, want %lld", q, (long long)n, field,
+                      (long long)want);
+        apitest_nap_ms(50);
+    }
+    return apitest_now_ms() - t0;
+}
+
 /* Registers a test body t_NAME(backend) for both backends. */
 #define BOTH(name)                                                                         \
     static void t_##name(const char *backend);                                             \

@@ -5,7 +5,8 @@
  * must not be claimed for it (no lease held for a departed client, no
  * attempt burnt): it stays pending with attempt 0 and the next live claim
  * gets it as attempt 1. Also POST /v1/jobs/{id}/release (an attempt given
- * back unused) and a claim answer whose client closed before it went out.
+ * back unused), a claim answer whose client closed before it went out, and
+ * one its client never read (the connection reset after it arrived).
  */
 #include "apitest.h"
 #include "rawhttp.h"
@@ -145,6 +146,78 @@ BOTH(claim_answer_to_a_closed_client_is_given_back)
     /* max_attempts 1 and still runnable: a live claim gets it and can succeed. */
     int64_t att = claim_one(&s, "cl");
     ASSERT(att >= 1);
+    char done[64];
+    snprintf(done, sizeof done, "{\"attempt\":%lld}", (long long)att);
+    ASSERT_EQ(report(&s, id, "complete", done, NULL), 200);
+    srv_stop(&s);
+}
+
+/* Sends a claim for type on a raw connection; returns the socket. */
+static int
+raw_claim(const struct srv *s, const char *type)
+{
+    char body[160], request[512];
+    snprintf(body, sizeof body, "{\"worker_id\":\"raw\",\"types\":[\"%s\"],\"limit\":1}", type);
+    snprintf(request, sizeof request,
+             "POST /v1/claim HTTP/1.1\r\nHost: x\r\n"
+             "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+             strlen(body), body);
+    int fd = raw_connect(NULL, s->port);
+    ASSERT(fd >= 0);
+    ASSERT(raw_send(fd, request, strlen(request)));
+    return fd;
+}
+
+/* Waits up to 10 s for job id to have status (and, if pending, no worker). */
+static bool
+job_becomes(const struct srv *s, int64_t id, const char *status)
+{
+    for (int64_t deadline = apitest_now_ms() + 10000; apitest_now_ms() < deadline;) {
+        json_t *j = job_of(s, id);
+        bool is = strcmp(json_string_value(json_object_get(j, "status")), status) == 0;
+        json_decref(j);
+        if (is)
+            return true;
+        apitest_nap_ms(50);
+    }
+    return false;
+}
+
+/*
+ * The deterministic half of the case above: the answer surely reached the
+ * client's socket (the job is running), and the client closes without
+ * reading it, which resets the connection. The server takes the reset for
+ * an answer never read and gives the job back, attempt not counted. A
+ * client that read its answer and then closed keeps its job.
+ */
+BOTH(claim_answer_left_unread_is_given_back)
+{
+    struct srv s;
+    srv_start(&s, backend, NULL);
+    int64_t id = create_job(&s, "{\"type\":\"ur\",\"max_attempts\":1}");
+    int fd = raw_claim(&s, "ur");
+    if (!job_becomes(&s, id, "running"))
+        TEST_FAIL("the raw claim did not take job %lld", (long long)id);
+    apitest_nap_ms(200); /* the answer is in our socket, unread */
+    close(fd);
+    if (!job_becomes(&s, id, "pending"))
+        TEST_FAIL("the unread claim answer's job was not given back");
+    /* Read, then closed: the job stays with that client. */
+    int64_t kept = create_job(&s, "{\"type\":\"rd\"}");
+    fd = raw_claim(&s, "rd");
+    char buf[4096];
+    bool closed = false;
+    raw_read(fd, buf, sizeof buf, 10000, "\"jobs\"", &closed);
+    ASSERT(strstr(buf, "\"jobs\"") != NULL);
+    raw_read(fd, buf, sizeof buf, 200, NULL, &closed); /* the rest of the body, if any */
+    close(fd);
+    apitest_nap_ms(500);
+    json_t *j = job_of(&s, kept);
+    ASSERT_STR_EQ(json_string_value(json_object_get(j, "status")), "running");
+    json_decref(j);
+    /* The given-back job: max_attempts 1 and still runnable. */
+    int64_t att = claim_one(&s, "ur");
+    ASSERT(att >= 2);
     char done[64];
     snprintf(done, sizeof done, "{\"attempt\":%lld}", (long long)att);
     ASSERT_EQ(report(&s, id, "complete", done, NULL), 200);

@@ -3,9 +3,13 @@
  * by every path that makes a job claimable, through real `jobd server`
  * processes on both stores: a queue resumed (on the same server, and on
  * PostgreSQL from another server process), a dead job retried, a job
- * failed back to pending, and a future run_at arriving. "Promptly" is the
- * issue's 100 ms with room for a loaded machine and ASan; before the fix
- * these took up to 0.5 s (SQLite) and 4-5 s (PostgreSQL).
+ * failed back to pending, and a future run_at arriving. The issue asks
+ * for 100 ms, counted from the answer to the request that made the job
+ * claimable; measured with ASan on this 2-core machine: at most ~60 ms over
+ * 48 wake-ups on both stores when it is quiet, but 128 ms once (a run_at
+ * arriving, PostgreSQL) during a full `make test` beside other builds. So
+ * the test allows 250 ms, room for a loaded machine, and prints each delay;
+ * before the fix these took up to 0.5 s (SQLite) and 4-5 s (PostgreSQL).
  */
 #include <pthread.h>
 

@@ -30,6 +30,11 @@ out=$("$JB" process --db "$db" --handler c --workers 2 --n 300 2>>"$dir/log")
 check "process, C handlers" "$out" "o['process_jobs_per_s'] > 0 and o['failed'] == 0 and 'error' not in o and o['worker_peak_rss_kb'] > 0"
 echo "$out" >>"$dir/jobd.jsonl"
 
+if command -v wrk >/dev/null && command -v sqlite3 >/dev/null; then
+    out=$("$SRC/bench/wrk.sh" "$JOBD" "sqlite:$dir/w.db" 4 1 2>>"$dir/log")
+    check "one job per request, wrk" "$out" "o['enqueue_jobs_per_s'] > 0 and o['errors'] == 0 and o['stored'] >= o['n'] and o['server_cpu_ms_per_1000_jobs'] is not None and 'error' not in o"
+fi
+
 out=$("$JB" process --db "$db" --handler exec --jobd "$JOBD" --workers 1 --n 20 2>>"$dir/log")
 check "process, exec handlers" "$out" "o['process_jobs_per_s'] > 0 and o['handler'] == 'exec' and 'error' not in o"
 echo "$out" >>"$dir/jobd.jsonl"

@@ -171,6 +171,47 @@ BOTH(crud)
     fx_close(&f);
 }
 
+/* Replacing with the same cron and zone keeps next_run_at: re-applying a
+ * definition must not skip the firing that is due but not yet made; a new
+ * cron or a new zone computes it again from now. */
+BOTH(replace_keeps_next_run_at)
+{
+    struct fx f;
+    fx_open(&f, pg, "2026-01-01T09:59:00Z");
+    struct schedule_spec spec = {.name = "h", .cron = "0 * * * *", .type = "t.run"};
+    struct schedule s = {0};
+    bool created = false;
+    ASSERT_OK(store_schedule_put(f.st, &spec, true, &s, &created, &f.err), &f.err);
+    ASSERT(created);
+    ASSERT_EQ(s.next_run_at_us, at("2026-01-01T10:00:00Z"));
+    schedule_fini(&s);
+
+    /* 10:00 is due but not made; the same cron and zone again, new payload */
+    manual_clock_advance(&f.mc, 31 * 60 * SEC);
+    spec.payload = "{\"v\":2}";
+    spec.priority = 7;
+    spec.timezone = "UTC";
+    ASSERT_OK(store_schedule_put(f.st, &spec, true, &s, &created, &f.err), &f.err);
+    ASSERT(!created);
+    ASSERT_EQ(s.next_run_at_us, at("2026-01-01T10:00:00Z"));
+    ASSERT_STR_EQ(s.payload, "{\"v\":2}");
+    ASSERT_EQ(s.priority, 7);
+    schedule_fini(&s);
+    ASSERT_EQ(materialize(&f, NULL), 1); /* the 10:00 firing is still made */
+
+    /* another zone: from now (10:30Z) in Kolkata (+05:30), :00 there is :30 UTC */
+    spec.timezone = "Asia/Kolkata";
+    ASSERT_OK(store_schedule_put(f.st, &spec, true, &s, &created, &f.err), &f.err);
+    ASSERT_EQ(s.next_run_at_us, at("2026-01-01T11:30:00Z"));
+    schedule_fini(&s);
+    /* another cron: from now too */
+    spec.cron = "45 * * * *";
+    ASSERT_OK(store_schedule_put(f.st, &spec, true, &s, &created, &f.err), &f.err);
+    ASSERT_EQ(s.next_run_at_us, at("2026-01-01T11:15:00Z")); /* 16:45 IST */
+    schedule_fini(&s);
+    fx_close(&f);
+}
+
 BOTH(on_time_firing)
 {
     struct fx f;

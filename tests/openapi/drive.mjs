@@ -162,12 +162,6 @@ async function schedules() {
   await call('POST', '/v1/schedules/{name}/resume', { params: n, expect: 200 });
   await call('POST', '/v1/schedules/{name}/trigger', { params: n, expect: 200 });
   await call('DELETE', '/v1/schedules/{name}', { params: { name: 'oa-put' }, expect: 204 });
-  await call('GET', '/v1/schedules/{name}/next', { params: n, query: { count: '3' }, expect: 200 });
-  await call('GET', '/v1/schedules/{name}/next', { params: n, query: { count: '0' }, expect: 400 });
-  await call('GET', '/v1/schedules/{name}/next', { params: { name: 'bad!name' }, expect: 400 });
-  await call('GET', '/v1/schedules/{name}/next', { params: { name: 'oa-none' }, expect: 404 });
-  await call('GET', '/v1/whoami', { role: null, expect: 200 });
-  await call('GET', '/v1/whoami', { role: 'read', expect: 200 });
 }
 
 async function queuesAndOps() {
@@ -206,6 +200,21 @@ async function queuesAndOps() {
   await call('GET', '/healthz', { role: 'read', expect: 200 });
 }
 
+// The dashboard's helpers: who am I, a schedule's next firings.
+async function dashboardHelpers() {
+  const none = (await call('GET', '/v1/whoami', { role: null, expect: 200 })).body;
+  if (!none || none.role !== 'none' || !none.tokens || none.token_sent)
+    ck.fail(`GET /v1/whoami without a token: ${JSON.stringify(none)}`);
+  const rd = (await call('GET', '/v1/whoami', { role: 'read', expect: 200 })).body;
+  if (!rd || rd.role !== 'read' || !rd.token_sent) ck.fail(`GET /v1/whoami as read: ${JSON.stringify(rd)}`);
+  const n = { name: 'oa-nightly' };
+  const nx = (await call('GET', '/v1/schedules/{name}/next', { params: n, query: { count: '3' }, expect: 200 })).body;
+  if (!nx || nx.next.length !== 3) ck.fail(`GET /v1/schedules/{name}/next?count=3: ${JSON.stringify(nx)}`);
+  await call('GET', '/v1/schedules/{name}/next', { params: n, query: { count: '0' }, expect: 400 });
+  await call('GET', '/v1/schedules/{name}/next', { params: { name: 'bad!name' }, expect: 400 });
+  await call('GET', '/v1/schedules/{name}/next', { params: { name: 'oa-none' }, expect: 404 });
+}
+
 // Last: the SQLite file deleted under the server makes /healthz 503. On
 // PostgreSQL (no file given) that answer is left to the SQLite run.
 async function storeGone() {
@@ -216,6 +225,20 @@ async function storeGone() {
   }
   for (const f of [dbFile, `${dbFile}-wal`, `${dbFile}-shm`]) fs.rmSync(f, { force: true });
   await call('GET', '/healthz', { expect: 503 });
+}
+
+// The validator is not vacuous: the job answer it accepted is refused by a
+// copy of the spec in which one member of the job changed type.
+function selfCheck() {
+  const body = ck.answers.get('GET /v1/jobs/{id} 200');
+  const drifted = structuredClone(ck.spec);
+  drifted.components.schemas.Job.properties.attempt = { type: 'string' };
+  const probe = new Checker(drifted, routerPath, base, {});
+  probe.fail = () => {};
+  if (!body || probe.validate('/components/schemas/Job', body, 'self-check'))
+    ck.fail('self-check: a spec with Job.attempt as a string still accepts a job');
+  else if (!ck.validate('/components/schemas/Job', body, 'self-check'))
+    ck.fail('self-check: the spec itself refuses the job it accepted');
 }
 
 function coverage() {
@@ -236,10 +259,12 @@ try {
   await bulk();
   await schedules();
   await queuesAndOps();
+  await dashboardHelpers();
   await storeGone();
 } catch (e) {
   ck.fail(`the scenario stopped: ${e.stack || e}`);
 }
+selfCheck();
 coverage();
 if (ck.failures.length) {
   console.log(`${ck.failures.length} failure(s)`);

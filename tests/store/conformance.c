@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "core/job.h"
+#include "core/rules.h"
 #include "store/store.h"
 #include "test.h"
 #include "util/clock.h"
@@ -1005,6 +1006,29 @@ TEST(reaper_backoff_restarts_after_manual_retry)
     fx_close(&f);
 }
 
+/* A claim says the job's attempt_floor, so a worker's backoff restarts after a retry too. */
+TEST(claim_tells_the_attempt_floor)
+{
+    struct fx f;
+    fx_open(&f);
+    struct job_spec s = {.type = "t", .max_attempts = 1};
+    int64_t id = enq_spec(&f, &s);
+    struct job_list l = {0};
+    claim(&f, 1, 60000, &l);
+    ASSERT_EQ(l.n, 1);
+    ASSERT_EQ(l.v[0].attempt_floor, 0);
+    ASSERT_OK(store_fail(f.st, id, l.v[0].attempt, "x", false, 0, NULL, &f.err), &f.err);
+    job_list_fini(&l);
+    ASSERT_OK(store_retry(f.st, id, NULL, &f.err), &f.err);
+    claim(&f, 1, 60000, &l);
+    ASSERT_EQ(l.n, 1);
+    ASSERT_EQ(l.v[0].attempt, 2);
+    ASSERT_EQ(l.v[0].attempt_floor, 1);
+    ASSERT_EQ(job_attempts_counted(l.v[0].attempt, l.v[0].attempt_floor), 1);
+    job_list_fini(&l);
+    fx_close(&f);
+}
+
 TEST(stale_after_reclaim)
 {
     struct fx f;
@@ -1951,3 +1975,4 @@ TEST(concurrent_claimers_never_share_a_job)
 #include "conformance_ops.h"
 #include "conformance_limits.h"
 #include "conformance_archive.h"
+#include "conformance_pending.h"

@@ -47,6 +47,20 @@ TEST(attempts_counted_since_manual_retry)
     ASSERT_EQ(job_attempts_counted(27, 25), 2);
 }
 
+/* A manual retry starts the backoff over (rnd NULL: the ceiling itself). */
+TEST(retry_delay_restarts_after_manual_retry)
+{
+    ASSERT_EQ(job_retry_delay_ms(1, 0, 1000, 3600000, NULL, NULL), 2000);
+    ASSERT_EQ(job_retry_delay_ms(10, 0, 1000, 3600000, NULL, NULL), 1024000);
+    /* attempt 26 is the first after a retry of a job that died at 25 */
+    ASSERT_EQ(job_retry_delay_ms(26, 25, 1000, 3600000, NULL, NULL),
+              job_retry_delay_ms(1, 0, 1000, 3600000, NULL, NULL));
+    ASSERT_EQ(job_retry_delay_ms(27, 25, 1000, 3600000, NULL, NULL), 4000);
+    uint64_t seed = 7;
+    for (int i = 0; i < 100; i++)
+        ASSERT(job_retry_delay_ms(26, 25, 1000, 3600000, backoff_rand_splitmix, &seed) <= 2000);
+}
+
 TEST(error_tail_keeps_the_end_on_a_character_boundary)
 {
     ASSERT_NULL(job_error_tail(NULL));

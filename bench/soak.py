@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""bench/soak.py — jobd under steady churn for minutes (`make soak-perf`): does
+anything decay?
+
+A throughput figure says how fast jobd is for 20,000 jobs; it cannot say
+whether the store keeps that pace while rows churn for half an hour (dead
+tuples, index bloat, a hot table that fills with finished rows, an archive
+pass that falls behind). So this runs one `jobd server` (the scheduling
+plane: reaper, archive pass, retention) and one C-handler worker
+(`jobd_bench cworker`) on a throwaway PostgreSQL (bench/harness/pg.sh) and
+offers a steady load at a fraction of the measured capacity, a mix of:
+
+  immediate   no-op jobs due now                          (70 %)
+  delayed     no-op jobs due 30 s later                   (15 %)
+  failing     jobs whose handler fails: retried once, dead (10 %, max_attempts 2)
+  cancelled   jobs due 60 s later, cancelled after ~1 s   (5 %)
+
+Capacity is measured first (SOAK_CAPACITY overrides it): the same server and
+worker processing a burst of SOAK_PROBE_N immediate jobs. Every
+SOAK_SAMPLE_S (60) it samples: jobs finished per second, the p99 claim
+latency of jobs started in the interval (started_at minus the later of
+run_at and created_at), table and index sizes of jobd.jobs and
+jobd.jobs_done, dead tuples, and jobs still pending that were due over 10 s
+ago. At the end it prints one JSON line per sample and a summary line with
+the least-squares slope of each series per minute and its change over the
+run relative to the mean, and checks that nothing was lost (every offered
+job is accounted for: succeeded, dead, cancelled, or pending not yet due).
+
+Env: SOAK_MIN (30), SOAK_FRACTION (0.5), SOAK_CAPACITY (measured),
+SOAK_SAMPLE_S (60), SOAK_PROBE_N (20000), SOAK_CONCURRENCY (10),
+JOBD_BIN (build-bench/jobd), JOBD_BENCH_BIN (build-bench/jobd_bench),
+BENCH_PG_PORT (55434), BENCH_PG_DIR (/tmp/jobd-soak-pg), SOAK_OUT (a
+directory for the JSON lines and logs; default bench/results/soak-<UTC>).
+Stdlib only.
+"""
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, ".."))
+PGBIN = os.environ.get("PGBIN", "/usr/lib/postgresql/15/bin")
+JOBD = os.environ.get("JOBD_BIN", os.path.join(ROOT, "build-bench/jobd"))
+JB = os.environ.get("JOBD_BENCH_BIN", os.path.join(ROOT, "build-bench/jobd_bench"))
+MINUTES = float(os.environ.get("SOAK_MIN", "30"))
+FRACTION = float(os.environ.get("SOAK_FRACTION", "0.5"))
+SAMPLE_S = float(os.environ.get("SOAK_SAMPLE_S", "60"))
+PROBE_N = int(os.environ.get("SOAK_PROBE_N", "20000"))
+CONC = os.environ.get("SOAK_CONCURRENCY", "10")
+PORT = os.environ.get("BENCH_PG_PORT", "55434")
+OUT = os.environ.get("SOAK_OUT") or os.path.join(
+    ROOT, "bench/results", "soak-" + time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
+MIX = (("immediate", 0.70), ("delayed", 0.15), ("failing", 0.10), ("cancelled", 0.05))
+
+
+def log(msg):
+    print(time.strftime("%H:%M:%S ") + msg, file=sys.stderr, flush=True)
+
+
+def psql(url, sql):
+    r = subprocess.run([f"{PGBIN}/psql", url, "-XAtq", "-v", "ON_ERROR_STOP=1", "-c", sql],
+                       check=True, text=True, capture_output=True, timeout=120)
+    return r.stdout.strip()
+
+
+def http(api, method, path, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(api + path, data=data, method=method,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read() or b"null")
+
+
+def start(args, logname):
+    f = open(os.path.join(OUT, logname), "w")
+    return subprocess.Popen(args, stdout=f, stderr=subprocess.STDOUT)
+
+
+def start_server(url):
+    logf = os.path.join(OUT, "server.log")
+    p = start([JOBD, "server", "--db", url, "--listen", "127.0.0.1:0", "--access-log", "off"],
+              "server.log")
+    for _ in range(200):
+        m = re.search(r"listening on (http://\S+)", open(logf).read())
+        if m:
+            return p, m.group(1)
+        time.sleep(0.05)
+    raise RuntimeError("jobd server did not start (see server.log)")
+
+
+def stop(p):
+    if p and p.poll() is None:
+        p.terminate()
+        try:
+            p.wait(20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+def enqueue(api, kind, n, now_s):
+    jobs = []
+    for _ in range(n):
+        j = {"type": "noop", "payload": {}}
+        if kind == "delayed":
+            j["in"] = "30s"
+        elif kind == "failing":
+            j.update(payload={"fail": True}, max_attempts=2)
+        elif kind == "cancelled":
+            j["in"] = "60s"
+        jobs.append(j)
+    ids = []
+    for i in range(0, len(jobs), 1000):
+        r = http(api, "POST", "/v1/jobs/batch", {"jobs": jobs[i:i + 1000]})
+        ids += [j["id"] for j in r["jobs"]]
+    return ids
+
+
+def capacity(url, api):
+    if os.environ.get("SOAK_CAPACITY"):
+        return float(os.environ["SOAK_CAPACITY"])
+    enqueue(api, "immediate", PROBE_N, time.time())
+    t0 = time.monotonic()
+    w = start([JB, "cworker", "--db", url, "--concurrency", CONC], "probe-worker.log")
+    while int(psql(url, "select count(*) from jobd.all_jobs where status = 'succeeded'")) < PROBE_N:
+        if time.monotonic() - t0 > 300:
+            raise RuntimeError("the capacity probe did not finish in 300 s")
+        time.sleep(0.1)
+    rate = PROBE_N / (time.monotonic() - t0)
+    stop(w)
+    return rate
+
+
+SAMPLE_SQL = """
+select (select count(*) from jobd.all_jobs where status in ('succeeded', 'dead', 'cancelled')),
+  (select coalesce(percentile_cont(0.99) within group (order by extract(epoch from
+      started_at - greatest(run_at, created_at)) * 1000), 0)
+     from jobd.all_jobs where started_at >= now() - make_interval(secs => {s})),
+  pg_relation_size('jobd.jobs'), pg_indexes_size('jobd.jobs'),
+  pg_relation_size('jobd.jobs_done'), pg_indexes_size('jobd.jobs_done'),
+  (select coalesce(sum(n_dead_tup), 0) from pg_stat_user_tables where schemaname = 'jobd'
+      and relname in ('jobs', 'jobs_done')),
+  (select count(*) from jobd.jobs where status = 'pending' and run_at < now() - interval '10 s'),
+  (select count(*) from jobd.jobs where status = 'succeeded')
+"""
+FIELDS = ("finished", "claim_p99_ms", "jobs_heap_b", "jobs_idx_b", "done_heap_b", "done_idx_b",
+          "dead_tuples", "overdue_pending", "succeeded_unarchived")
+
+
+def slope(xs, ys):
+    n = len(xs)
+    if n < 2:
+        return 0.0
+    mx, my = sum(xs) / n, sum(ys) / n
+    d = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / d if d else 0.0
+
+
+def summarize(samples, rate, offered):
+    t = [s["t_min"] for s in samples]
+    out = {"bench": "soak", "minutes": MINUTES, "offered_per_s": round(rate, 1),
+           "offered": offered, "samples": len(samples), "slopes_per_min": {}, "change_pct": {}}
+    for k in ("rate", "claim_p99_ms", "jobs_heap_b", "jobs_idx_b", "done_heap_b", "done_idx_b",
+              "dead_tuples", "overdue_pending", "succeeded_unarchived"):
+        ys = [s[k] for s in samples]
+        b = slope(t, ys)
+        mean = sum(ys) / len(ys) if ys else 0
+        out["slopes_per_min"][k] = round(b, 3)
+        span = (t[-1] - t[0]) if len(t) > 1 else 0
+        out["change_pct"][k] = round(100 * b * span / mean, 1) if mean else 0.0
+    return out
+
+
+def run():
+    os.makedirs(OUT, exist_ok=True)
+    env = dict(os.environ, BENCH_PG_PORT=PORT,
+               BENCH_PG_DIR=os.environ.get("BENCH_PG_DIR", "/tmp/jobd-soak-pg"))
+    base = subprocess.run([os.path.join(ROOT, "bench/harness/pg.sh"), "start"], env=env,
+                          check=True, text=True, capture_output=True).stdout.strip()
+    url = base.rsplit("/", 1)[0] + "/soak"
+    psql(base, "drop database if exists soak")
+    psql(base, "create database soak")
+    subprocess.run([JOBD, "migrate", "--db", url], check=True, capture_output=True)
+    server = worker = None
+    try:
+        server, api = start_server(url)
+        rate = FRACTION * capacity(url, api)
+        psql(url, "truncate jobd.jobs, jobd.jobs_done, jobd.job_keys, jobd.job_attempts")
+        log(f"offering {rate:.0f} jobs/s for {MINUTES} min ({FRACTION:.0%} of capacity)")
+        worker = start([JB, "cworker", "--db", url, "--concurrency", CONC], "worker.log")
+        samples, offered, cancel_later = [], 0, []
+        t0 = time.monotonic()
+        next_sample, prev = t0 + SAMPLE_S, (0, t0)
+        credit = 0.0
+        while time.monotonic() - t0 < MINUTES * 60:
+            tick = time.monotonic()
+            credit += rate * 0.2
+            n, credit = int(credit), credit - int(credit)
+            for kind, share in MIX:
+                k = sum(random.random() < share for _ in range(n)) if n < 50 else round(n * share)
+                if k:
+                    ids = enqueue(api, kind, k, time.time())
+                    offered += k
+                    if kind == "cancelled":
+                        cancel_later.append((tick + 1.0, ids))
+            while cancel_later and cancel_later[0][0] <= tick:
+                for i in cancel_later.pop(0)[1]:
+                    http(api, "POST", f"/v1/jobs/{i}/cancel")
+            if tick >= next_sample:
+                v = psql(url, SAMPLE_SQL.format(s=SAMPLE_S)).split("|")
+                s = dict(zip(FIELDS, (float(x) for x in v)))
+                s["t_min"] = round((tick - t0) / 60, 2)
+                s["rate"] = round((s["finished"] - prev[0]) / (tick - prev[1]), 1)
+                prev = (s["finished"], tick)
+                samples.append(s)
+                print(json.dumps(s), flush=True)
+                next_sample += SAMPLE_S
+            time.sleep(max(0.0, 0.2 - (time.monotonic() - tick)))
+        for _, ids in cancel_later:
+            for i in ids:
+                http(api, "POST", f"/v1/jobs/{i}/cancel")
+        summary = summarize(samples, rate, offered)
+        counts = dict(tuple(x.split("|")) for x in psql(
+            url, "select status, count(*) from jobd.all_jobs group by status").splitlines())
+        summary["final_counts"] = {k: int(v) for k, v in counts.items()}
+        summary["lost"] = offered - sum(summary["final_counts"].values())
+        print(json.dumps(summary), flush=True)
+        return 0 if summary["lost"] == 0 else 1
+    finally:
+        stop(worker)
+        stop(server)
+        subprocess.run([os.path.join(ROOT, "bench/harness/pg.sh"), "stop"], env=env,
+                       capture_output=True)
+
+
+if __name__ == "__main__":
+    sys.exit(run())

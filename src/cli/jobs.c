@@ -1,0 +1,291 @@
+/*
+ * jobs.c — `jobd jobs [filters]`: lists jobs through GET /v1/jobs, newest
+ * first, following the server's cursor until --limit jobs are printed.
+ *
+ * On a terminal the rows are collected first so that every column is as
+ * wide as its widest value (names are up to 128 characters; fixed widths
+ * either waste the line or break the columns). Piped, each job is one JSON
+ * line as the server sent it, printed as it arrives. When the limit cut the
+ * list short, a hint on stderr says how to get the next page, so stdout
+ * stays the jobs only.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/http.h"
+#include "cli/opts.h"
+#include "core/job.h"
+
+static const char jobs_usage[] =
+    "usage: jobd jobs [--status S] [--queue Q] [--type T] [--schedule NAME]\n"
+    "                 [--created-after TIME] [--created-before TIME] [--key KEY]\n"
+    "                 [--limit N] [--after ID] [--server URL]\n"
+    "       jobd jobs retry|cancel|delete [filters]   (see jobd jobs retry --help)\n"
+    "\n"
+    "Lists jobs, newest first (default limit 100): a table on a terminal, one\n"
+    "JSON object a line when piped. --created-after is inclusive, --created-before\n"
+    "exclusive (RFC 3339); --key is an exact idempotency key; --schedule lists the\n"
+    "jobs a schedule made. When more jobs match than --limit, a line on stderr\n"
+    "gives the command for the next page (--after ID: jobs older than job ID).\n";
+
+/* The filters, in the order of the query and of the "more:" hint. */
+enum { F_STATUS, F_QUEUE, F_TYPE, F_SCHEDULE, F_AFTER_T, F_BEFORE_T, F_KEY, N_FILTERS };
+enum { O_LIMIT = N_FILTERS, O_AFTER, O_SERVER };
+static const struct cli_optdef jobs_opts[] = {
+    [F_STATUS] = {"--status", 0, true},
+    [F_QUEUE] = {"--queue", 0, true},
+    [F_TYPE] = {"--type", 0, true},
+    [F_SCHEDULE] = {"--schedule", 0, true},
+    [F_AFTER_T] = {"--created-after", 0, true},
+    [F_BEFORE_T] = {"--created-before", 0, true},
+    [F_KEY] = {"--key", 0, true},
+    [O_LIMIT] = {"--limit", 'n', true},
+    [O_AFTER] = {"--after", 0, true},
+    [O_SERVER] = {"--server", 0, true},
+    {NULL, 0, false},
+};
+static const char *const query_names[N_FILTERS] = {
+    "status", "queue", "type", "schedule", "created_after", "created_before", "key"};
+
+struct jobs_opts {
+    const char *filter[N_FILTERS];
+    const char *server;
+    char after[32]; /* the cursor: "" for the first page */
+    long limit;
+};
+
+/* Appends "&key=escaped(v)" to q (size qlen). */
+static bool
+add_query(char *q, size_t qlen, const char *key, const char *v)
+{
+    if (v == NULL)
+        return true;
+    char *e = cli_http_escape(v);
+    if (e == NULL)
+        return false;
+    size_t used = strlen(q);
+    int n = snprintf(q + used, qlen - used, "%s%s=%s", used ? "&" : "?", key, e);
+    free(e);
+    return n > 0 && (size_t)n < qlen - used;
+}
+
+/* CLI_OK, a usage error, or -1 after printing the help. */
+static int
+jobs_parse(int argc, char **argv, struct jobs_opts *o)
+{
+    struct cli_args a;
+    cli_args_init(&a, "jobs", argc, argv, 1);
+    int k = 0;
+    const char *v;
+    for (enum cli_arg t; (t = cli_args_next(&a, jobs_opts, &k, &v)) != CLI_ARG_END;) {
+        if (t == CLI_ARG_HELP) {
+            fputs(jobs_usage, stdout);
+            return -1;
+        }
+        if (t == CLI_ARG_BAD)
+            return CLI_USAGE;
+        if (t == CLI_ARG_POS)
+            return cli_usage_error("jobs", "unexpected argument", v, NULL);
+        long id;
+        if (k < N_FILTERS) {
+            o->filter[k] = v;
+        } else if (k == O_SERVER) {
+            o->server = v;
+        } else if (k == O_LIMIT) {
+            if (!cli_parse_int(v, 1, 100000000, &o->limit))
+                return cli_usage_error("jobs", "--limit must be a positive integer, not", v, NULL);
+        } else if (!cli_parse_int(v, 1, 0x7fffffffffffffffL, &id)) {
+            return cli_usage_error("jobs", "--after must be a job ID, not", v, NULL);
+        } else {
+            snprintf(o->after, sizeof o->after, "%ld", id);
+        }
+    }
+    return CLI_OK;
+}
+
+/* Copies s into buf with control characters and DEL as '?'; "-" for NULL. */
+static const char *
+clean(const char *s, char *buf, size_t len)
+{
+    size_t n = 0;
+    if (s == NULL)
+        s = "-";
+    for (; *s && n + 1 < len; s++)
+        buf[n++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+    buf[n] = '\0';
+    return buf;
+}
+
+#define N_COLS 6
+static const char *const col_names[N_COLS] = {"ID", "STATUS", "QUEUE", "TYPE", "ATTEMPT", "RUN_AT"};
+
+/* The cells of job j's row, each cleaned into cell[k] (size 160). */
+static void
+row_cells(const json_t *j, char cell[N_COLS][160])
+{
+    snprintf(cell[0], 160, "%lld", (long long)json_integer_value(json_object_get(j, "id")));
+    clean(json_string_value(json_object_get(j, "status")), cell[1], 160);
+    clean(json_string_value(json_object_get(j, "queue")), cell[2], 160);
+    clean(json_string_value(json_object_get(j, "type")), cell[3], 160);
+    snprintf(cell[4], 160, "%lld/%lld",
+             (long long)json_integer_value(json_object_get(j, "attempt")),
+             (long long)json_integer_value(json_object_get(j, "max_attempts")));
+    clean(json_string_value(json_object_get(j, "run_at")), cell[5], 160);
+}
+
+/* One line of the table: ID right-aligned, the last column unpadded. */
+static void
+put_row(const int *w, const char *const *cells)
+{
+    printf("%*s", w[0], cells[0]);
+    for (int c = 1; c < N_COLS - 1; c++)
+        printf("  %-*s", w[c], cells[c]);
+    printf("  %s\n", cells[N_COLS - 1]);
+}
+
+/* The collected jobs as a table: a header over every column, widths from the data. */
+static void
+print_table(const json_t *jobs)
+{
+    int w[N_COLS];
+    char cell[N_COLS][160];
+    const char *cells[N_COLS];
+    for (int c = 0; c < N_COLS; c++) {
+        w[c] = (int)strlen(col_names[c]);
+        cells[c] = cell[c];
+    }
+    size_t i;
+    const json_t *j;
+    json_array_foreach(jobs, i, j) {
+        row_cells(j, cell);
+        for (int c = 0; c < N_COLS; c++)
+            if ((int)strlen(cell[c]) > w[c])
+                w[c] = (int)strlen(cell[c]);
+    }
+    put_row(w, col_names);
+    json_array_foreach(jobs, i, j) {
+        row_cells(j, cell);
+        put_row(w, cells);
+    }
+}
+
+/* GETs one page into jobs (table) or prints it (piped); sets o->after to the
+ * next cursor ("" at the end). Returns the jobs on the page, or -1 with *rc. */
+static long
+jobs_page(struct jobs_opts *o, long want, json_t *jobs, int *rc)
+{
+    char path[1100] = "/v1/jobs", q[1024] = "", lim[24];
+    snprintf(lim, sizeof lim, "%ld", want > JOB_PAGE_MAX ? (long)JOB_PAGE_MAX : want);
+    bool fits = true;
+    for (int k = 0; k < N_FILTERS; k++)
+        fits = fits && add_query(q, sizeof q, query_names[k], o->filter[k]);
+    if (!fits || !add_query(q, sizeof q, "limit", lim) ||
+        !add_query(q, sizeof q, "after", o->after[0] ? o->after : NULL)) {
+        *rc = cli_usage_error("jobs", "filter values are too long", NULL, NULL);
+        return -1;
+    }
+    strcat(path, q);
+    struct cli_http_resp r;
+    if ((*rc = cli_http(cli_server_url(o->server), "GET", path, NULL, &r)) != CLI_OK)
+        return -1;
+    if (r.status != 200) {
+        *rc = cli_http_fail(&r);
+        free(r.body);
+        return -1;
+    }
+    json_t *body = json_loadb(r.body, r.len, 0, NULL);
+    free(r.body);
+    json_t *arr = json_object_get(body, "jobs");
+    if (!json_is_array(arr)) {
+        json_decref(body);
+        fprintf(stderr, "jobd: the server's answer has no job list\n");
+        *rc = CLI_FAILED;
+        return -1;
+    }
+    size_t i;
+    json_t *j;
+    json_array_foreach(arr, i, j) {
+        if (jobs != NULL) {
+            json_array_append(jobs, j);
+        } else {
+            char *line = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+            if (line)
+                puts(line);
+            free(line);
+        }
+    }
+    const char *nx = json_string_value(json_object_get(body, "next"));
+    snprintf(o->after, sizeof o->after, "%s", nx ? nx : "");
+    long n = (long)json_array_size(arr);
+    json_decref(body);
+    return n;
+}
+
+/* Prints s for a shell: as is when it is plain, else in single quotes. */
+static void
+put_shell_word(const char *s)
+{
+    if (*s != '\0' && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                "0123456789._-:/@%+=,") == strlen(s)) {
+        fputs(s, stderr);
+        return;
+    }
+    fputc('\'', stderr);
+    for (; *s; s++)
+        if (*s == '\'')
+            fputs("'\\''", stderr);
+        else
+            fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, stderr);
+    fputc('\'', stderr);
+}
+
+/* "more: jobd jobs FILTERS --limit N --after ID" on stderr. */
+static void
+print_more(const struct jobs_opts *o, long limit)
+{
+    fputs("more: jobd jobs", stderr);
+    for (int k = 0; k < N_FILTERS; k++)
+        if (o->filter[k] != NULL) {
+            fprintf(stderr, " %s ", jobs_opts[k].name);
+            put_shell_word(o->filter[k]);
+        }
+    if (limit != JOB_PAGE_DEFAULT)
+        fprintf(stderr, " --limit %ld", limit);
+    fprintf(stderr, " --after %s\n", o->after);
+}
+
+int
+cmd_jobs(int argc, char **argv)
+{
+    if (argc > 1 && (strcmp(argv[1], "retry") == 0 || strcmp(argv[1], "cancel") == 0 ||
+                     strcmp(argv[1], "delete") == 0))
+        return cli_jobs_bulk(argc - 1, argv + 1);
+    struct jobs_opts o = {.limit = JOB_PAGE_DEFAULT};
+    int rc = jobs_parse(argc, argv, &o);
+    if (rc != CLI_OK)
+        return rc < 0 ? CLI_OK : rc;
+    json_t *jobs = isatty(1) ? json_array() : NULL;
+    long left = o.limit;
+    /* Follow the cursor until limit jobs are printed or the list ends. */
+    while (left > 0) {
+        long got = jobs_page(&o, left, jobs, &rc);
+        if (got < 0) {
+            json_decref(jobs);
+            return rc;
+        }
+        left -= got;
+        if (o.after[0] == '\0' || got == 0)
+            break;
+    }
+    if (jobs != NULL)
+        print_table(jobs);
+    json_decref(jobs);
+    fflush(stdout);
+    if (left <= 0 && o.after[0] != '\0')
+        print_more(&o, o.limit);
+    return CLI_OK;
+}
