@@ -189,10 +189,10 @@ check "oldest_pending_age_s to the millisecond, printed short" \
 check "the CLI keeps it short when it passes it on" \
     'grep -Eq "\"duration_s\":[0-9]+(\.[0-9]{1,3})?[,}]" "$dir/att.out"'
 tty queues
-check "queues on a tty: an OLDEST_PENDING column" 'head -1 "$dir/tty.out" | grep -q " OLDEST_PENDING  LIMITS$"'
+check "queues on a tty: an OLDEST_PENDING column" 'head -1 "$dir/tty.out" | grep -q " OLDEST_PENDING  LAST 1M OK/FAILED/DEAD  LIMITS$"'
 check "the default queue's oldest pending age, readable" \
-    'grep -Eq "^default .* ([0-9]+ms|[0-9]+\.[0-9]s|[0-9]+m[0-9]{2}s)  -$" "$dir/tty.out"'
-check "a queue with nothing pending shows -" 'grep -Eq "^elsewhere .* -  -$" "$dir/tty.out"'
+    'grep -Eq "^default .* ([0-9]+ms|[0-9]+\.[0-9]s|[0-9]+m[0-9]{2}s)  [0-9]+/[0-9]+/[0-9]+ +-$" "$dir/tty.out"'
+check "a queue with nothing pending shows -" 'grep -Eq "^elsewhere .* -  [0-9]+/[0-9]+/[0-9]+ +-$" "$dir/tty.out"'
 
 echo "$fails failed"
 [ "$fails" -eq 0 ]

@@ -2,126 +2,93 @@
 // confirmation dialog and the notice line, and which view is shown. A view
 // module exports load(route, signal) (fills app.data; its requests one at a
 // time) and view() (renders app.data); main runs load through a Poller.
-import {html, render} from './html.js';
-import {app, update, setRenderer, setRefresher} from './state.js';
-import {get, setToken, hasToken, ApiError} from './api.js';
-import {parseHash, link} from './route.js';
-import {Poller} from './poll.js';
+import { html, render } from './html.js';
+import { app, update, setRenderer, setRefresher } from './state.js';
+import { get, setToken, hasToken, ApiError } from './api.js';
+import { parseHash, link } from './route.js';
+import { Poller } from './poll.js';
 import * as overview from './views/overview.js';
 import * as jobs from './views/jobs.js';
 import * as job from './views/job.js';
 import * as schedules from './views/schedules.js';
 import * as workers from './views/workers.js';
-import {Login} from './views/login.js';
-import {Confirm, Notice} from './widgets.js';
+import { Login } from './views/login.js';
+import { Confirm, Notice } from './widgets.js';
 
-const VIEWS = {
-    overview,
-    jobs,
-    job,
-    schedules,
-    workers
-};
+const VIEWS = { overview, jobs, job, schedules, workers };
 const NAV = [
-    [ 'overview', 'Overview' ],
-    [ 'jobs', 'Jobs' ],
-    [ 'schedules', 'Schedules' ],
-    [ 'workers', 'Workers' ],
+  ['overview', 'Overview'], ['jobs', 'Jobs'], ['schedules', 'Schedules'], ['workers', 'Workers'],
 ];
 let poller = null;
 
 // Asks the server who the token is; shows the sign-in on 401.
-async function whoami()
-{
-    try {
-        const me = await get('/v1/whoami');
-        if (me.role === 'none') {
-            // whoami needs no token: it says a token is needed, without a 401.
-            if (hasToken())
-                setToken(null);
-            const error = me.token_sent ? 'That token is not valid on this server.' : null;
-            update({auth : {token : false, role : null, tokens : true, checked : true, error}});
-            return false;
-        }
-        update({
-            auth : {
-                token : hasToken(),
-                role : me.role,
-                tokens : me.tokens,
-                checked : true,
-                error : null
-            }
-        });
-        return true;
-    } catch (e) {
-        const error = e instanceof ApiError && e.status === 401
-                          ? (hasToken() ? 'That token is not valid on this server.' : null)
-                          : e.message;
-        if (e.status === 401)
-            setToken(null);
-        update({auth : {token : false, role : null, tokens : true, checked : true, error}});
-        return false;
+async function whoami() {
+  try {
+    const me = await get('/v1/whoami');
+    if (me.role === 'none') {
+      // whoami needs no token: it says a token is needed, without a 401.
+      if (hasToken()) setToken(null);
+      const error = me.token_sent ? 'That token is not valid on this server.' : null;
+      update({ auth: { token: false, role: null, tokens: true, checked: true, error } });
+      return false;
     }
+    update({ auth: { token: hasToken(), role: me.role, tokens: me.tokens, checked: true, error: null } });
+    return true;
+  } catch (e) {
+    const error = e instanceof ApiError && e.status === 401
+      ? (hasToken() ? 'That token is not valid on this server.' : null)
+      : e.message;
+    if (e.status === 401) setToken(null);
+    update({ auth: { token: false, role: null, tokens: true, checked: true, error } });
+    return false;
+  }
 }
 
-async function signIn(token)
-{
-    setToken(token.trim());
-    if (await whoami())
-        startView();
+async function signIn(token) {
+  setToken(token.trim());
+  if (await whoami()) startView();
 }
 
-function signOut()
-{
-    setToken(null);
-    if (poller)
-        poller.stop();
-    poller = null;
-    update({
-        auth : {token : false, role : null, tokens : true, checked : true, error : null},
-        data : {}
-    });
+function signOut() {
+  setToken(null);
+  if (poller) poller.stop();
+  poller = null;
+  update({ auth: { token: false, role: null, tokens: true, checked: true, error: null }, data: {} });
 }
 
 setRefresher(() => {
-    if (poller)
-        poller.now();
+  if (poller) poller.now();
 });
 
-function startView()
-{
-    if (poller)
-        poller.stop();
-    poller = null;
-    const route = parseHash(location.hash);
-    update({route, data : {}, error : null, confirm : null});
-    const v = VIEWS[route.view];
-    if (!v || !app.auth.role)
-        return;
-    poller = new Poller((signal) => v.load(route, signal), (e) => {
-        if (e && e.status === 401) {
-            signOut();
-            update({auth : {...app.auth, error : 'The token was refused; sign in again.'}});
-        } else if (app.error !== e) {
-            update({error : e});
-        }
-    });
-    poller.now();
+function startView() {
+  if (poller) poller.stop();
+  poller = null;
+  const route = parseHash(location.hash);
+  update({ route, data: {}, error: null, confirm: null });
+  const v = VIEWS[route.view];
+  if (!v || !app.auth.role) return;
+  poller = new Poller((signal) => v.load(route, signal), (e) => {
+    if (e && e.status === 401) {
+      signOut();
+      update({ auth: { ...app.auth, error: 'The token was refused; sign in again.' } });
+    } else if (app.error !== e) {
+      update({ error: e });
+    }
+  });
+  poller.now();
 }
 
-function Nav()
-{
-    const cur = app.route.view === 'job' ? 'jobs' : app.route.view;
-    return html`<nav aria-label="Main">
-    ${NAV.map(([ v, label ]) => html`<a href=${link(v)} class=${cur === v ? 'on' : ''}
+function Nav() {
+  const cur = app.route.view === 'job' ? 'jobs' : app.route.view;
+  return html`<nav aria-label="Main">
+    ${NAV.map(([v, label]) => html`<a href=${link(v)} class=${cur === v ? 'on' : ''}
       aria-current=${cur === v ? 'page' : undefined}>${label}</a>`)}
   </nav>`;
 }
 
-function Header()
-{
-    const a = app.auth;
-    return html`<header class="top">
+function Header() {
+  const a = app.auth;
+  return html`<header class="top">
     <a class="skip" href="#main" onClick=${skip}>Skip to content</a>
     <a class="brand" href="#/"><img src="icon.svg" alt="" width="20" height="20" /> jobd</a>
     ${a.role && html`<${Nav} />`}
@@ -132,34 +99,27 @@ function Header()
   </header>`;
 }
 
-function skip(ev)
-{
-    ev.preventDefault();
-    const m = document.getElementById('main');
-    if (m)
-        m.focus();
+function skip(ev) {
+  ev.preventDefault();
+  const m = document.getElementById('main');
+  if (m) m.focus();
 }
 
-function Missing()
-{
-    return html`<section><h1>No such page</h1>
+function Missing() {
+  return html`<section><h1>No such page</h1>
     <p>The dashboard has <a href="#/">Overview</a>, <a href="#/jobs">Jobs</a>,
     <a href="#/schedules">Schedules</a> and <a href="#/workers">Workers</a>.</p></section>`;
 }
 
-function Body()
-{
-    if (!app.auth.checked)
-        return html`<p class="boot">Connecting…</p>`;
-    if (!app.auth.role)
-        return html`<${Login} error=${app.auth.error} onSubmit=${signIn} />`;
-    const v = VIEWS[app.route.view];
-    return v ? html`<${v.view} />` : html`<${Missing} />`;
+function Body() {
+  if (!app.auth.checked) return html`<p class="boot">Connecting…</p>`;
+  if (!app.auth.role) return html`<${Login} error=${app.auth.error} onSubmit=${signIn} />`;
+  const v = VIEWS[app.route.view];
+  return v ? html`<${v.view} />` : html`<${Missing} />`;
 }
 
-function App()
-{
-    return html`<${Header} />
+function App() {
+  return html`<${Header} />
     <main id="main" tabindex="-1">
       ${app.error && html`<p class="error" role="alert">${errorText(app.error)}</p>`}
       <${Notice} />
@@ -168,21 +128,18 @@ function App()
     <${Confirm} />`;
 }
 
-function errorText(e)
-{
-    if (e.status === 403)
-        return `Not allowed for this token: ${e.message}`;
-    if (e.status === 0)
-        return 'The jobd server cannot be reached; retrying every 2 seconds.';
-    return `The server answered ${e.status}: ${e.message}`;
+function errorText(e) {
+  if (e.status === 403) return `Not allowed for this token: ${e.message}`;
+  if (e.status === 0) return 'The jobd server cannot be reached; retrying every 2 seconds.';
+  return `The server answered ${e.status}: ${e.message}`;
 }
 
 const root = document.getElementById('app');
 root.textContent = ''; // the boot message; Preact owns #app from here
 setRenderer(() => render(html`<${App} />`, root));
 window.addEventListener('hashchange', () => {
-    app.selected = new Set();
-    update({notice : null, editing : null});
-    startView();
+  app.selected = new Set();
+  update({ notice: null, editing: null });
+  startView();
 });
 whoami().then((ok) => (ok ? startView() : update()));

@@ -4,72 +4,62 @@
 // the load in flight, so a late answer never paints over the next view.
 const PERIOD_MS = 2000;
 
-export class Poller
-{
-    constructor(load, onError)
-    {
-        this.load = load;       // async (signal) => void
-        this.onError = onError; // (error) => void
-        this.timer = null;
-        this.running = false;
-        this.again = false;
-        this.stopped = false;
-        this.ctl = new AbortController();
-        this.onVisibility = () => {
-            if (document.hidden) {
-                clearTimeout(this.timer);
-                this.timer = null;
-            } else {
-                this.now();
-            }
-        };
-        document.addEventListener('visibilitychange', this.onVisibility);
-    }
-
-    // Loads now (or right after the load in flight).
-    now()
-    {
-        if (this.stopped)
-            return;
-        if (this.running) {
-            this.again = true;
-            return;
-        }
+export class Poller {
+  constructor(load, onError) {
+    this.load = load;           // async (signal) => void
+    this.onError = onError;     // (error) => void
+    this.timer = null;
+    this.running = false;
+    this.again = false;
+    this.stopped = false;
+    this.ctl = new AbortController();
+    this.onVisibility = () => {
+      if (document.hidden) {
         clearTimeout(this.timer);
         this.timer = null;
-        this.run();
-    }
+      } else {
+        this.now();
+      }
+    };
+    document.addEventListener('visibilitychange', this.onVisibility);
+  }
 
-    async
-    run()
-    {
-        if (this.stopped || document.hidden)
-            return;
-        this.running = true;
-        try {
-            await this.load(this.ctl.signal);
-            this.onError(null);
-        } catch (e) {
-            if (e.name !== 'AbortError')
-                this.onError(e);
-        } finally {
-            this.running = false;
-        }
-        if (this.stopped)
-            return;
-        if (this.again) {
-            this.again = false;
-            this.run();
-        } else if (!document.hidden) {
-            this.timer = setTimeout(() => this.run(), PERIOD_MS);
-        }
+  // Loads now (or right after the load in flight).
+  now() {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
     }
+    clearTimeout(this.timer);
+    this.timer = null;
+    this.run();
+  }
 
-    stop()
-    {
-        this.stopped = true;
-        clearTimeout(this.timer);
-        this.ctl.abort();
-        document.removeEventListener('visibilitychange', this.onVisibility);
+  async run() {
+    if (this.stopped || document.hidden) return;
+    this.running = true;
+    try {
+      await this.load(this.ctl.signal);
+      this.onError(null);
+    } catch (e) {
+      if (e.name !== 'AbortError') this.onError(e);
+    } finally {
+      this.running = false;
     }
+    if (this.stopped) return;
+    if (this.again) {
+      this.again = false;
+      this.run();
+    } else if (!document.hidden) {
+      this.timer = setTimeout(() => this.run(), PERIOD_MS);
+    }
+  }
+
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.ctl.abort();
+    document.removeEventListener('visibilitychange', this.onVisibility);
+  }
 }

@@ -1,74 +1,61 @@
 // widgets.js — small shared pieces: status badges, the confirmation
 // dialog, the notice line, and act(), which runs one action with its
 // confirmation and reports its outcome.
-import {html} from './html.js';
-import {app, update} from './state.js';
+import { html } from './html.js';
+import { app, update } from './state.js';
 
-export function Badge({s})
-{
-    return html`<span class=${'badge s-' + s}>${s}</span>`;
+export function Badge({ s }) {
+  return html`<span class=${'badge s-' + s}>${s}</span>`;
 }
 
 const focusMe = (el) => el && el.focus();
 
-export function Confirm()
-{
-    const c = app.confirm;
-    if (!c)
-        return null;
-    const no = () => update({confirm : null});
-    const yes = () => {
-        update({confirm : null});
-        run(c.run, c.done);
-    };
-    const key = (ev) => {
-        if (ev.key === 'Escape')
-            no();
-    };
-    return html`<div class="overlay" onKeyDown=${key}>
+export function Confirm() {
+  const c = app.confirm;
+  if (!c) return null;
+  const no = () => update({ confirm: null });
+  const yes = () => {
+    update({ confirm: null });
+    run(c.run, c.done);
+  };
+  const key = (ev) => {
+    if (ev.key === 'Escape') no();
+  };
+  return html`<div class="overlay" onKeyDown=${key}>
     <div class="dialog" role="alertdialog" aria-modal="true" aria-labelledby="confirm-text">
       <p id="confirm-text">${c.text}</p>
       <div class="actions">
         <button onClick=${no}>Cancel</button>
-        <button class=${c.danger ? 'danger' : 'primary'} ref=${focusMe} onClick=${yes}>${
-        c.yes}</button>
+        <button class=${c.danger ? 'danger' : 'primary'} ref=${focusMe} onClick=${yes}>${c.yes}</button>
       </div>
     </div>
   </div>`;
 }
 
-export function Notice()
-{
-    const n = app.notice;
-    if (!n)
-        return null;
-    return html`<p class=${n.bad ? 'notice bad' : 'notice'} role="status">${n.text}</p>`;
+export function Notice() {
+  const n = app.notice;
+  if (!n) return null;
+  return html`<p class=${n.bad ? 'notice bad' : 'notice'} role="status">${n.text}</p>`;
 }
 
-async function run(fn, done)
-{
-    update({busy : true});
-    try {
-        const text = await fn();
-        update({notice : {text, bad : false}, busy : false});
-    } catch (e) {
-        update({notice : {text : `Failed: ${e.message}`, bad : true}, busy : false});
-    }
-    if (done)
-        done();
+async function run(fn, done) {
+  update({ busy: true });
+  try {
+    const text = await fn();
+    update({ notice: { text, bad: false }, busy: false });
+  } catch (e) {
+    update({ notice: { text: `Failed: ${e.message}`, bad: true }, busy: false });
+  }
+  if (done) done();
 }
 
 // Runs fn (async, resolving to a sentence for the notice line) after a
 // confirmation when text is given; done() follows either way (a refresh).
-export function act({text, yes, danger, fn, done})
-{
-    if (text)
-        update({confirm : {text, yes, danger, run : fn, done}});
-    else
-        run(fn, done);
+export function act({ text, yes, danger, fn, done }) {
+  if (text) update({ confirm: { text, yes, danger, run: fn, done } });
+  else run(fn, done);
 }
 
-export function Empty({children})
-{
-    return html`<div class="empty">${children}</div>`;
+export function Empty({ children }) {
+  return html`<div class="empty">${children}</div>`;
 }

@@ -2,91 +2,75 @@
 // text), the attempt history as a timeline (worker, duration, outcome,
 // error), and the actions its status allows (retry dead or cancelled;
 // cancel pending or running; delete anything not running).
-import {html} from '../html.js';
-import {app, update, refresh} from '../state.js';
-import {get, post, del} from '../api.js';
-import {link} from '../route.js';
-import {ago, when, duration, pretty} from '../format.js';
-import {can} from '../roles.js';
-import {act, Badge, Empty} from '../widgets.js';
+import { html } from '../html.js';
+import { app, update, refresh } from '../state.js';
+import { get, post, del } from '../api.js';
+import { link } from '../route.js';
+import { ago, when, duration, pretty } from '../format.js';
+import { can } from '../roles.js';
+import { act, Badge, Empty } from '../widgets.js';
 
-export async function load(route, signal)
-{
-    let job;
-    try {
-        job = await get(`/v1/jobs/${route.id}`, signal);
-    } catch (e) {
-        if (e.status !== 404)
-            throw e;
-        update({data : {missing : true}});
-        return;
-    }
-    const a = await get(`/v1/jobs/${route.id}/attempts`, signal);
-    update({data : {job, attempts : a.attempts || []}});
+export async function load(route, signal) {
+  let job;
+  try {
+    job = await get(`/v1/jobs/${route.id}`, signal);
+  } catch (e) {
+    if (e.status !== 404) throw e;
+    update({ data: { missing: true } });
+    return;
+  }
+  const a = await get(`/v1/jobs/${route.id}/attempts`, signal);
+  update({ data: { job, attempts: a.attempts || [] } });
 }
 
-function action(j, verb)
-{
-    const gone = verb === 'delete';
-    act({
-        text : gone ? `Delete job ${j.id} and its attempt history?` : null,
-        yes : 'Delete job',
-        danger : true,
-        fn : async () => {
-            if (gone) {
-                await del(`/v1/jobs/${j.id}`);
-                location.hash = link('jobs');
-                return `Job ${j.id} deleted.`;
-            }
-            const r = await post(`/v1/jobs/${j.id}/${verb}`);
-            return `Job ${j.id}: ${verb} done, now ${r.status}.`;
-        },
-        done : refresh,
-    });
+function action(j, verb) {
+  const gone = verb === 'delete';
+  act({
+    text: gone ? `Delete job ${j.id} and its attempt history?` : null,
+    yes: 'Delete job',
+    danger: true,
+    fn: async () => {
+      if (gone) {
+        await del(`/v1/jobs/${j.id}`);
+        location.hash = link('jobs');
+        return `Job ${j.id} deleted.`;
+      }
+      const r = await post(`/v1/jobs/${j.id}/${verb}`);
+      return `Job ${j.id}: ${verb} done, now ${r.status}.`;
+    },
+    done: refresh,
+  });
 }
 
-function Actions({j})
-{
-    if (!can('write'))
-        return null;
-    const b = [];
-    if (j.status === 'dead' || j.status === 'cancelled')
-        b.push([ 'retry', 'Retry' ]);
-    if (j.status === 'pending' || j.status === 'running')
-        b.push([ 'cancel', 'Cancel' ]);
-    if (j.status !== 'running')
-        b.push([ 'delete', 'Delete' ]);
-    return html`<div class="actions">${
-        b.map(([ v, label ]) => html`<button
-    class=${
-                  v === 'delete'  ? 'danger'
-                  : v === 'retry' ? 'primary'
-                                  : ''} disabled=${app.busy}
+function Actions({ j }) {
+  if (!can('write')) return null;
+  const b = [];
+  if (j.status === 'dead' || j.status === 'cancelled') b.push(['retry', 'Retry']);
+  if (j.status === 'pending' || j.status === 'running') b.push(['cancel', 'Cancel']);
+  if (j.status !== 'running') b.push(['delete', 'Delete']);
+  return html`<div class="actions">${b.map(([v, label]) => html`<button
+    class=${v === 'delete' ? 'danger' : v === 'retry' ? 'primary' : ''} disabled=${app.busy}
     onClick=${() => action(j, v)}>${label}</button>`)}</div>`;
 }
 
-function Field({k, children})
-{
-    return html`<div class="field"><dt>${k}</dt><dd>${children}</dd></div>`;
+function Field({ k, children }) {
+  return html`<div class="field"><dt>${k}</dt><dd>${children}</dd></div>`;
 }
 
-function Time({t})
-{
-    return t ? html`<span title=${t}>${when(t)} (${ago(t)})</span>` : '—';
+function Time({ t }) {
+  return t ? html`<span title=${t}>${when(t)} (${ago(t)})</span>` : '—';
 }
 
-function Fields({j})
-{
-    return html`<dl class="fields">
+function Fields({ j }) {
+  return html`<dl class="fields">
     <${Field} k="Status"><${Badge} s=${j.status} /><//>
     <${Field} k="Type">${j.type}<//>
-    <${Field} k="Queue"><a href=${link('jobs', {queue : j.queue})}>${j.queue}</a><//>
+    <${Field} k="Queue"><a href=${link('jobs', { queue: j.queue })}>${j.queue}</a><//>
     <${Field} k="Attempt">${j.attempt} of ${j.max_attempts}<//>
     <${Field} k="Priority">${j.priority}<//>
     <${Field} k="Idempotency key">${j.idempotency_key ?? '—'}<//>
-    <${Field} k="Schedule">${
-        j.schedule ? html`<a href=${link('schedules', {name : j.schedule})}>${j.schedule}</a>`
-                   : '—'}<//>
+    <${Field} k="Schedule">${j.schedule
+      ? html`<a href=${link('schedules', { name: j.schedule })}>${j.schedule}</a>` : '—'}<//>
     <${Field} k="Worker">${j.worker_id ?? '—'}<//>
     <${Field} k="Created"><${Time} t=${j.created_at} /><//>
     <${Field} k="Run at"><${Time} t=${j.run_at} /><//>
@@ -96,9 +80,8 @@ function Fields({j})
   </dl>`;
 }
 
-function Attempt({a})
-{
-    return html`<li class=${'attempt o-' + a.outcome}>
+function Attempt({ a }) {
+  return html`<li class=${'attempt o-' + a.outcome}>
     <div class="head">
       <strong>Attempt ${a.attempt}</strong> <${Badge} s=${a.outcome} />
       <span>on ${a.worker_id || 'unknown worker'}</span>
@@ -109,18 +92,16 @@ function Attempt({a})
   </li>`;
 }
 
-export function view()
-{
-    const d = app.data;
-    const id = app.route.id;
-    if (d.missing) {
-        return html`<section><h1>Job ${id}</h1><${Empty}><p>There is no job ${id}: it may have
+export function view() {
+  const d = app.data;
+  const id = app.route.id;
+  if (d.missing) {
+    return html`<section><h1>Job ${id}</h1><${Empty}><p>There is no job ${id}: it may have
       been deleted or pruned. <a href=${link('jobs')}>Back to the jobs</a>.</p><//></section>`;
-    }
-    if (!d.job)
-        return html`<section><h1>Job ${id}</h1><p class="muted">Loading…</p></section>`;
-    const j = d.job;
-    return html`<section class="job">
+  }
+  if (!d.job) return html`<section><h1>Job ${id}</h1><p class="muted">Loading…</p></section>`;
+  const j = d.job;
+  return html`<section class="job">
     <p><a href=${link('jobs')}>← Jobs</a></p>
     <h1>Job ${j.id} <${Badge} s=${j.status} /></h1>
     <${Actions} j=${j} />
@@ -131,11 +112,9 @@ export function view()
       <div><h2>Result</h2><pre class="json">${pretty(j.result)}</pre></div>
     </div>
     <h2>Attempts</h2>
-    ${
-        d.attempts.length
-            ? html`<ol class="timeline">${
-                  d.attempts.map((a) => html`<${Attempt} key=${a.attempt} a=${a} />`)}</ol>`
-            : html`<${Empty}><p>No attempt yet: the job has not started. It runs when a worker
+    ${d.attempts.length
+      ? html`<ol class="timeline">${d.attempts.map((a) => html`<${Attempt} key=${a.attempt} a=${a} />`)}</ol>`
+      : html`<${Empty}><p>No attempt yet: the job has not started. It runs when a worker
           for queue ${j.queue} and type ${j.type} is free.</p><//>`}
   </section>`;
 }

@@ -3,74 +3,58 @@
 // (GET /v1/jobs, newest first), and bulk retry/cancel/delete of the
 // selected jobs (POST /v1/jobs/bulk with their ids, after a confirmation
 // that states the count).
-import {html} from '../html.js';
-import {app, update, refresh} from '../state.js';
-import {get, post, query} from '../api.js';
-import {link, go} from '../route.js';
-import {ago, num} from '../format.js';
-import {can} from '../roles.js';
-import {act, Badge, Empty} from '../widgets.js';
+import { html } from '../html.js';
+import { app, update, refresh } from '../state.js';
+import { get, post, query } from '../api.js';
+import { link, go } from '../route.js';
+import { ago, num } from '../format.js';
+import { can } from '../roles.js';
+import { act, Badge, Empty } from '../widgets.js';
 
 const PAGE = 50;
-const FILTERS = [ 'status', 'queue', 'type', 'schedule', 'created_after', 'created_before', 'key' ];
-const STATUSES = [ 'pending', 'running', 'succeeded', 'dead', 'cancelled' ];
+const FILTERS = ['status', 'queue', 'type', 'schedule', 'created_after', 'created_before', 'key'];
+const STATUSES = ['pending', 'running', 'succeeded', 'dead', 'cancelled'];
 
-export async function load(route, signal)
-{
-    const p = {};
-    for (const k of [...FILTERS, 'after'])
-        if (route.params[k])
-            p[k] = route.params[k];
-    const r = await get(`/v1/jobs${query({...p, limit : PAGE})}`, signal);
-    update({data : {jobs : r.jobs || [], next : r.next || null}});
+export async function load(route, signal) {
+  const p = {};
+  for (const k of [...FILTERS, 'after']) if (route.params[k]) p[k] = route.params[k];
+  const r = await get(`/v1/jobs${query({ ...p, limit: PAGE })}`, signal);
+  update({ data: { jobs: r.jobs || [], next: r.next || null } });
 }
 
 // "2026-12-03T15:04" (local, datetime-local) <-> RFC 3339.
-function toInput(iso)
-{
-    if (!iso)
-        return '';
-    const d = new Date(iso);
-    if (Number.isNaN(d.getTime()))
-        return '';
-    const off = d.getTimezoneOffset() * 60000;
-    return new Date(d.getTime() - off).toISOString().slice(0, 16);
+function toInput(iso) {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  const off = d.getTimezoneOffset() * 60000;
+  return new Date(d.getTime() - off).toISOString().slice(0, 16);
 }
 
-function fromInput(v)
-{
-    return v ? new Date(v).toISOString() : '';
+function fromInput(v) {
+  return v ? new Date(v).toISOString() : '';
 }
 
-function applyFilters(ev)
-{
-    ev.preventDefault();
-    const f = ev.target.elements;
-    go('jobs', {
-        status : f.status.value,
-        queue : f.queue.value.trim(),
-        type : f.type.value.trim(),
-        schedule : f.schedule.value.trim(),
-        created_after : fromInput(f.created_after.value),
-        created_before : fromInput(f.created_before.value),
-    });
+function applyFilters(ev) {
+  ev.preventDefault();
+  const f = ev.target.elements;
+  go('jobs', {
+    status: f.status.value, queue: f.queue.value.trim(), type: f.type.value.trim(),
+    schedule: f.schedule.value.trim(), created_after: fromInput(f.created_after.value),
+    created_before: fromInput(f.created_before.value),
+  });
 }
 
-function find(ev)
-{
-    ev.preventDefault();
-    const v = ev.target.elements.find.value.trim();
-    if (!v)
-        return;
-    if (/^[1-9][0-9]{0,17}$/.test(v))
-        location.hash = `#/jobs/${v}`;
-    else
-        go('jobs', {key : v});
+function find(ev) {
+  ev.preventDefault();
+  const v = ev.target.elements.find.value.trim();
+  if (!v) return;
+  if (/^[1-9][0-9]{0,17}$/.test(v)) location.hash = `#/jobs/${v}`;
+  else go('jobs', { key: v });
 }
 
-function Filters({p})
-{
-    return html`<div class="filters">
+function Filters({ p }) {
+  return html`<div class="filters">
     <form class="filter-form" onSubmit=${applyFilters} key=${location.hash}>
       <label>Status <select name="status">
         <option value="" selected=${!p.status}>any</option>
@@ -94,53 +78,45 @@ function Filters({p})
   </div>`;
 }
 
-function toggle(id)
-{
-    const s = new Set(app.selected);
-    if (s.has(id))
-        s.delete(id);
-    else
-        s.add(id);
-    update({selected : s});
+function toggle(id) {
+  const s = new Set(app.selected);
+  if (s.has(id)) s.delete(id);
+  else s.add(id);
+  update({ selected: s });
 }
 
-function toggleAll(jobs)
-{
-    const all = jobs.length > 0 && jobs.every((j) => app.selected.has(j.id));
-    update({selected : all ? new Set() : new Set(jobs.map((j) => j.id))});
+function toggleAll(jobs) {
+  const all = jobs.length > 0 && jobs.every((j) => app.selected.has(j.id));
+  update({ selected: all ? new Set() : new Set(jobs.map((j) => j.id)) });
 }
 
 const VERBS = {
-    retry : [ 'Retry', 'Dead or cancelled ones go back to pending, due now; others are skipped.' ],
-    cancel :
-        [ 'Cancel', 'Pending ones are cancelled, running ones asked to stop; others are skipped.' ],
-    delete : [ 'Delete', 'They are removed with their attempt history; running ones are skipped.' ],
+  retry: ['Retry', 'Dead or cancelled ones go back to pending, due now; others are skipped.'],
+  cancel: ['Cancel', 'Pending ones are cancelled, running ones asked to stop; others are skipped.'],
+  delete: ['Delete', 'They are removed with their attempt history; running ones are skipped.'],
 };
 
-function bulk(action)
-{
-    const ids = [...app.selected ];
-    const [verb, what] = VERBS[action];
-    const n = ids.length;
-    act({
-        text : `${verb} ${n} selected job${n === 1 ? '' : 's'}? ${what}`,
-        yes : `${verb} ${n} job${n === 1 ? '' : 's'}`,
-        danger : action !== 'retry',
-        fn : async () => {
-            const r = await post('/v1/jobs/bulk', {action, filter : {ids}});
-            update({selected : new Set()});
-            return `${verb}: ${r.matched} matched, ${r.changed} changed, ${r.skipped} skipped.`;
-        },
-        done : refresh,
-    });
+function bulk(action) {
+  const ids = [...app.selected];
+  const [verb, what] = VERBS[action];
+  const n = ids.length;
+  act({
+    text: `${verb} ${n} selected job${n === 1 ? '' : 's'}? ${what}`,
+    yes: `${verb} ${n} job${n === 1 ? '' : 's'}`,
+    danger: action !== 'retry',
+    fn: async () => {
+      const r = await post('/v1/jobs/bulk', { action, filter: { ids } });
+      update({ selected: new Set() });
+      return `${verb}: ${r.matched} matched, ${r.changed} changed, ${r.skipped} skipped.`;
+    },
+    done: refresh,
+  });
 }
 
-function Bulk()
-{
-    const n = app.selected.size;
-    if (!can('write'))
-        return null;
-    return html`<div class="bulk" aria-label="Bulk actions">
+function Bulk() {
+  const n = app.selected.size;
+  if (!can('write')) return null;
+  return html`<div class="bulk" aria-label="Bulk actions">
     <span>${n} selected</span>
     <button disabled=${!n || app.busy} onClick=${() => bulk('retry')}>Retry</button>
     <button disabled=${!n || app.busy} onClick=${() => bulk('cancel')}>Cancel</button>
@@ -149,10 +125,9 @@ function Bulk()
   </div>`;
 }
 
-function Row({j, write})
-{
-    const sel = app.selected.has(j.id);
-    return html`<tr class=${sel ? 'sel' : ''}>
+function Row({ j, write }) {
+  const sel = app.selected.has(j.id);
+  return html`<tr class=${sel ? 'sel' : ''}>
     ${write && html`<td><input type="checkbox" checked=${sel} onChange=${() => toggle(j.id)}
       aria-label=${`Select job ${j.id}`} /></td>`}
     <td class="num"><a href=${`#/jobs/${j.id}`}>${j.id}</a></td>
@@ -165,11 +140,10 @@ function Row({j, write})
   </tr>`;
 }
 
-function Table({jobs})
-{
-    const write = can('write');
-    const all = jobs.length > 0 && jobs.every((j) => app.selected.has(j.id));
-    return html`<div class="scroll"><table class="jobs">
+function Table({ jobs }) {
+  const write = can('write');
+  const all = jobs.length > 0 && jobs.every((j) => app.selected.has(j.id));
+  return html`<div class="scroll"><table class="jobs">
     <thead><tr>
       ${write && html`<th scope="col"><input type="checkbox" checked=${all}
         onChange=${() => toggleAll(jobs)} aria-label="Select every job on this page" /></th>`}
@@ -181,37 +155,25 @@ function Table({jobs})
   </table></div>`;
 }
 
-function Pager({p, next})
-{
-    return html`<nav class="pager" aria-label="Pages">
-    ${p.after && html`<a class="button" href=${link('jobs', {
-          ...p,
-          after : ''
-      })}>First page</a>`}
-    ${next && html`<a class="button" href=${link('jobs', {
-          ...p,
-          after : next
-      })}>Next page</a>`}
+function Pager({ p, next }) {
+  return html`<nav class="pager" aria-label="Pages">
+    ${p.after && html`<a class="button" href=${link('jobs', { ...p, after: '' })}>First page</a>`}
+    ${next && html`<a class="button" href=${link('jobs', { ...p, after: next })}>Next page</a>`}
   </nav>`;
 }
 
-export function view()
-{
-    const p = app.route.params;
-    const d = app.data;
-    const filtered = FILTERS.some((k) => p[k]);
-    return html`<section>
+export function view() {
+  const p = app.route.params;
+  const d = app.data;
+  const filtered = FILTERS.some((k) => p[k]);
+  return html`<section>
     <h1>Jobs</h1>
     <${Filters} p=${p} />
-    ${
-    !d.jobs ? html`<p class="muted">Loading…</p>`
-    : !d.jobs.length
-        ? html`<${Empty}>${
-              filtered
-                  ? html`<p>No job matches these filters. <a href=${
-                        link('jobs')}>Clear them</a> to see every job.</p>`
-                  : html`<p>No jobs yet. Submit one with <code>jobd submit hello --payload '{"name":"world"}'</code>.</p>`}<//>`
-        : html`<${Bulk} /><${Table} jobs=${d.jobs} />
+    ${!d.jobs ? html`<p class="muted">Loading…</p>`
+      : !d.jobs.length ? html`<${Empty}>${filtered
+        ? html`<p>No job matches these filters. <a href=${link('jobs')}>Clear them</a> to see every job.</p>`
+        : html`<p>No jobs yet. Submit one with <code>jobd submit hello --payload '{"name":"world"}'</code>.</p>`}<//>`
+      : html`<${Bulk} /><${Table} jobs=${d.jobs} />
         <p class="muted">${num(d.jobs.length)} on this page, newest first.</p>
         <${Pager} p=${p} next=${d.next} />`}
   </section>`;

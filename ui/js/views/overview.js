@@ -2,85 +2,69 @@
 // the last minute's throughput) with pause/resume, and the last hour's
 // throughput chart from GET /v1/stats (a server without that route gets a
 // note instead of the chart).
-import {html} from '../html.js';
-import {app, update, refresh} from '../state.js';
-import {get, post, enc} from '../api.js';
-import {link} from '../route.js';
-import {age, num} from '../format.js';
-import {can} from '../roles.js';
-import {act, Empty} from '../widgets.js';
-import {Chart} from '../chart.js';
-import {LimitsForm} from './limits.js';
+import { html } from '../html.js';
+import { app, update, refresh } from '../state.js';
+import { get, post, enc } from '../api.js';
+import { link } from '../route.js';
+import { age, num } from '../format.js';
+import { can } from '../roles.js';
+import { act, Empty } from '../widgets.js';
+import { Chart } from '../chart.js';
+import { LimitsForm } from './limits.js';
 
-export async function load(route, signal)
-{
-    const q = await get('/v1/queues', signal);
-    let stats = null;
-    try {
-        stats = await get('/v1/stats?since=1h&step=1m', signal);
-    } catch (e) {
-        if (e.status !== 404)
-            throw e;
-        stats = {missing : true};
-    }
-    update({data : {queues : q.queues || [], stats}});
+export async function load(route, signal) {
+  const q = await get('/v1/queues', signal);
+  let stats = null;
+  try {
+    stats = await get('/v1/stats?since=1h&step=1m', signal);
+  } catch (e) {
+    if (e.status !== 404) throw e;
+    stats = { missing: true };
+  }
+  update({ data: { queues: q.queues || [], stats } });
 }
 
-function rateText(r)
-{
-    if (!r)
-        return null;
-    const per = typeof r.per === 'number' ? age(r.per) : String(r.per);
-    return `${r.limit} per ${per}`;
+function rateText(r) {
+  if (!r) return null;
+  const per = typeof r.per === 'number' ? age(r.per) : String(r.per);
+  return `${r.limit} per ${per}`;
 }
 
-function limits(q)
-{
-    const parts = [];
-    if (q.max_running !== undefined && q.max_running !== null)
-        parts.push(`≤ ${q.max_running} running`);
-    const r = rateText(q.rate);
-    if (r)
-        parts.push(r);
-    return parts.length ? parts.join(', ') : 'none';
+function limits(q) {
+  const parts = [];
+  if (q.max_running !== undefined && q.max_running !== null) parts.push(`≤ ${q.max_running} running`);
+  const r = rateText(q.rate);
+  if (r) parts.push(r);
+  return parts.length ? parts.join(', ') : 'none';
 }
 
-function throughput(q)
-{
-    const t = q.throughput_1m;
-    if (!t)
-        return '—';
-    return `${t.succeeded || 0} ok / ${(t.failed || 0) + (t.dead || 0)} failed`;
+function throughput(q) {
+  const t = q.throughput_1m;
+  if (!t) return '—';
+  return `${t.succeeded || 0} ok / ${(t.failed || 0) + (t.dead || 0)} failed`;
 }
 
-function pause(q)
-{
-    const verb = q.paused ? 'resume' : 'pause';
-    act({
-        fn : async () => {
-            await post(`/v1/queues/${enc(q.name)}/${verb}`);
-            return `Queue ${q.name} ${q.paused ? 'resumed' : 'paused'}.`;
-        },
-        done : refresh,
-    });
+function pause(q) {
+  const verb = q.paused ? 'resume' : 'pause';
+  act({
+    fn: async () => {
+      await post(`/v1/queues/${enc(q.name)}/${verb}`);
+      return `Queue ${q.name} ${q.paused ? 'resumed' : 'paused'}.`;
+    },
+    done: refresh,
+  });
 }
 
-function count(q, status)
-{
-    const n = q[status] || 0;
-    if (!n)
-        return html`<td class="num zero" data-count=${status}>0</td>`;
-    return html`<td class="num" data-count=${status}><a href=${link('jobs', {
-        queue : q.name,
-        status
-    })}
+function count(q, status) {
+  const n = q[status] || 0;
+  if (!n) return html`<td class="num zero" data-count=${status}>0</td>`;
+  return html`<td class="num" data-count=${status}><a href=${link('jobs', { queue: q.name, status })}
     aria-label=${`${n} ${status} jobs in ${q.name}`}>${num(n)}</a></td>`;
 }
 
-function Row({q, write})
-{
-    return html`<tr data-queue=${q.name}>
-    <th scope="row"><a href=${link('jobs', {queue : q.name})}>${q.name}</a>
+function Row({ q, write }) {
+  return html`<tr data-queue=${q.name}>
+    <th scope="row"><a href=${link('jobs', { queue: q.name })}>${q.name}</a>
       ${q.paused && html` <span class="badge s-paused">paused</span>`}</th>
     ${count(q, 'pending')}${count(q, 'running')}${count(q, 'succeeded')}
     ${count(q, 'dead')}${count(q, 'cancelled')}
@@ -90,23 +74,20 @@ function Row({q, write})
     ${write && html`<td class="row-actions"><button disabled=${app.busy} onClick=${() => pause(q)}
       aria-label=${`${q.paused ? 'Resume' : 'Pause'} queue ${q.name}`}>
       ${q.paused ? 'Resume' : 'Pause'}</button>
-      ${can('admin') && html`<button onClick=${() => update({
-                                                   editing : q.name
-                                               })}
+      ${can('admin') && html`<button onClick=${() => update({ editing: q.name })}
         aria-label=${`Limits of queue ${q.name}`}>Limits</button>`}</td>`}
   </tr>`;
 }
 
-function Queues({queues})
-{
-    if (!queues.length) {
-        return html`<${Empty}><p>No queues yet: a queue appears with its first job.</p>
+function Queues({ queues }) {
+  if (!queues.length) {
+    return html`<${Empty}><p>No queues yet: a queue appears with its first job.</p>
       <p>Submit one with <code>jobd submit hello --payload '{"name":"world"}'</code>
       or <code>POST /v1/jobs</code>.</p><//>`;
-    }
-    const write = can('write');
-    const editing = can('admin') && queues.find((q) => q.name === app.editing);
-    return html`<div class="scroll"><table class="queues">
+  }
+  const write = can('write');
+  const editing = can('admin') && queues.find((q) => q.name === app.editing);
+  return html`<div class="scroll"><table class="queues">
     <thead><tr><th scope="col">Queue</th><th scope="col" class="num">Pending</th>
       <th scope="col" class="num">Running</th><th scope="col" class="num">Succeeded</th>
       <th scope="col" class="num">Dead</th><th scope="col" class="num">Cancelled</th>
@@ -117,18 +98,15 @@ function Queues({queues})
   ${editing && html`<${LimitsForm} q=${editing} />`}`;
 }
 
-export function view()
-{
-    const d = app.data;
-    if (!d.queues)
-        return html`<section><h1>Overview</h1><p class="muted">Loading…</p></section>`;
-    return html`<section>
+export function view() {
+  const d = app.data;
+  if (!d.queues) return html`<section><h1>Overview</h1><p class="muted">Loading…</p></section>`;
+  return html`<section>
     <h1>Overview</h1>
     <h2>Throughput</h2>
-    ${
-        d.stats && d.stats.missing
-            ? html`<p class="muted">This server has no <code>GET /v1/stats</code>: no chart.</p>`
-            : d.stats && html`<${Chart} stats=${d.stats} />`}
+    ${d.stats && d.stats.missing
+      ? html`<p class="muted">This server has no <code>GET /v1/stats</code>: no chart.</p>`
+      : d.stats && html`<${Chart} stats=${d.stats} />`}
     <h2>Queues</h2>
     <${Queues} queues=${d.queues} />
   </section>`;

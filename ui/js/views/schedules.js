@@ -2,60 +2,51 @@
 // with pause/resume/trigger; the selected one (#/schedules?name=N) also
 // shows its next five firings in its own zone and in UTC
 // (GET /v1/schedules/{name}/next) and the jobs it made.
-import {html} from '../html.js';
-import {app, update, refresh} from '../state.js';
-import {get, post, enc, query} from '../api.js';
-import {link} from '../route.js';
-import {ago, when} from '../format.js';
-import {can} from '../roles.js';
-import {act, Badge, Empty} from '../widgets.js';
+import { html } from '../html.js';
+import { app, update, refresh } from '../state.js';
+import { get, post, enc, query } from '../api.js';
+import { link } from '../route.js';
+import { ago, when } from '../format.js';
+import { can } from '../roles.js';
+import { act, Badge, Empty } from '../widgets.js';
 
-export async function load(route, signal)
-{
-    const r = await get('/v1/schedules', signal);
-    const data = {schedules : r.schedules || []};
-    const name = route.params.name;
-    if (name && data.schedules.some((s) => s.name === name)) {
-        data.next = (await get(`/v1/schedules/${enc(name)}/next?count=5`, signal)).next || [];
-        const jobs = await get(`/v1/jobs${query({schedule : name, limit : 10})}`, signal);
-        data.jobs = jobs.jobs || [];
-    }
-    update({data});
+export async function load(route, signal) {
+  const r = await get('/v1/schedules', signal);
+  const data = { schedules: r.schedules || [] };
+  const name = route.params.name;
+  if (name && data.schedules.some((s) => s.name === name)) {
+    data.next = (await get(`/v1/schedules/${enc(name)}/next?count=5`, signal)).next || [];
+    const jobs = await get(`/v1/jobs${query({ schedule: name, limit: 10 })}`, signal);
+    data.jobs = jobs.jobs || [];
+  }
+  update({ data });
 }
 
-function doAction(s, verb)
-{
-    act({
-        fn : async () => {
-            const r = await post(`/v1/schedules/${enc(s.name)}/${verb}`);
-            if (verb === 'trigger')
-                return `Schedule ${s.name} triggered: job ${r.id} is due now.`;
-            return `Schedule ${s.name} ${verb === 'pause' ? 'paused' : 'resumed'}.`;
-        },
-        done : refresh,
-    });
+function doAction(s, verb) {
+  act({
+    fn: async () => {
+      const r = await post(`/v1/schedules/${enc(s.name)}/${verb}`);
+      if (verb === 'trigger') return `Schedule ${s.name} triggered: job ${r.id} is due now.`;
+      return `Schedule ${s.name} ${verb === 'pause' ? 'paused' : 'resumed'}.`;
+    },
+    done: refresh,
+  });
 }
 
-function Actions({s})
-{
-    if (!can('write'))
-        return null;
-    const verb = s.paused ? 'resume' : 'pause';
-    return html`<td class="row-actions">
+function Actions({ s }) {
+  if (!can('write')) return null;
+  const verb = s.paused ? 'resume' : 'pause';
+  return html`<td class="row-actions">
     <button disabled=${app.busy} onClick=${() => doAction(s, verb)}
-      aria-label=${`${s.paused ? 'Resume' : 'Pause'} schedule ${s.name}`}>${
-        s.paused ? 'Resume' : 'Pause'}</button>
+      aria-label=${`${s.paused ? 'Resume' : 'Pause'} schedule ${s.name}`}>${s.paused ? 'Resume' : 'Pause'}</button>
     <button disabled=${app.busy} onClick=${() => doAction(s, 'trigger')}
       aria-label=${`Trigger schedule ${s.name} now`}>Trigger</button>
   </td>`;
 }
 
-function Row({s, chosen})
-{
-    return html`<tr class=${chosen ? 'sel' : ''}>
-    <th scope="row"><a href=${link('schedules', {
-        name : s.name
-    })}
+function Row({ s, chosen }) {
+  return html`<tr class=${chosen ? 'sel' : ''}>
+    <th scope="row"><a href=${link('schedules', { name: s.name })}
       aria-current=${chosen ? 'true' : undefined}>${s.name}</a></th>
     <td><code>${s.cron}</code></td>
     <td>${s.timezone}</td>
@@ -68,55 +59,44 @@ function Row({s, chosen})
   </tr>`;
 }
 
-function Detail({s, next, jobs})
-{
-    return html`<section class="detail" aria-label=${`Schedule ${s.name}`}>
+function Detail({ s, next, jobs }) {
+  return html`<section class="detail" aria-label=${`Schedule ${s.name}`}>
     <h2>${s.name}: next five firings</h2>
     ${s.paused && html`<p class="muted">Paused: these are the firings if it is resumed.</p>`}
     <div class="scroll"><table>
       <thead><tr><th scope="col">In ${s.timezone}</th><th scope="col">In UTC</th></tr></thead>
-      <tbody>${
-        next.map(
-            (t) =>
-                html`<tr key=${t}><td>${when(t, s.timezone)}</td><td>${when(t)}</td></tr>`)}</tbody>
+      <tbody>${next.map((t) => html`<tr key=${t}><td>${when(t, s.timezone)}</td><td>${when(t)}</td></tr>`)}</tbody>
     </table></div>
     <h2>Jobs it made</h2>
-    ${
-        jobs.length
-            ? html`<ul class="plain">${jobs.map((j) => html`<li key=${j.id}>
+    ${jobs.length
+      ? html`<ul class="plain">${jobs.map((j) => html`<li key=${j.id}>
           <a href=${`#/jobs/${j.id}`}>Job ${j.id}</a> <${Badge} s=${j.status} />
           <span class="muted">for ${when(j.scheduled_for || j.created_at)}</span></li>`)}</ul>
-        <p><a href=${link('jobs', {schedule : s.name})}>All jobs of ${s.name}</a></p>`
-            : html`<p class="muted">None yet: it makes one at each firing (or press Trigger).</p>`}
+        <p><a href=${link('jobs', { schedule: s.name })}>All jobs of ${s.name}</a></p>`
+      : html`<p class="muted">None yet: it makes one at each firing (or press Trigger).</p>`}
   </section>`;
 }
 
-export function view()
-{
-    const d = app.data;
-    if (!d.schedules)
-        return html`<section><h1>Schedules</h1><p class="muted">Loading…</p></section>`;
-    const name = app.route.params.name;
-    const chosen = d.schedules.find((s) => s.name === name);
-    return html`<section>
+export function view() {
+  const d = app.data;
+  if (!d.schedules) return html`<section><h1>Schedules</h1><p class="muted">Loading…</p></section>`;
+  const name = app.route.params.name;
+  const chosen = d.schedules.find((s) => s.name === name);
+  return html`<section>
     <h1>Schedules</h1>
-    ${
-    !d.schedules.length
-        ? html`<${Empty}><p>No schedules yet. Create one with
+    ${!d.schedules.length
+      ? html`<${Empty}><p>No schedules yet. Create one with
           <code>jobd schedule add nightly '0 3 * * *' report.build</code>
           or <code>POST /v1/schedules</code>.</p><//>`
-        : html`<div class="scroll"><table class="schedules">
+      : html`<div class="scroll"><table class="schedules">
           <thead><tr><th scope="col">Name</th><th scope="col">Cron</th><th scope="col">Zone</th>
             <th scope="col">Type</th><th scope="col">Queue</th><th scope="col">State</th>
             <th scope="col">Next</th><th scope="col">Last fired</th>
             ${can('write') && html`<th scope="col">Actions</th>`}</tr></thead>
-          <tbody>${
-              d.schedules.map(
-                  (s) => html`<${Row} key=${s.name} s=${s} chosen=${s === chosen} />`)}</tbody>
+          <tbody>${d.schedules.map((s) => html`<${Row} key=${s.name} s=${s} chosen=${s === chosen} />`)}</tbody>
         </table></div>
-        ${
-              chosen && d.next
-                  ? html`<${Detail} s=${chosen} next=${d.next} jobs=${d.jobs || []} />`
-                  : html`<p class="muted">Choose a schedule to see its next firings and its jobs.</p>`}`}
+        ${chosen && d.next
+          ? html`<${Detail} s=${chosen} next=${d.next} jobs=${d.jobs || []} />`
+          : html`<p class="muted">Choose a schedule to see its next firings and its jobs.</p>`}`}
   </section>`;
 }

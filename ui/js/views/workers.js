@@ -1,67 +1,53 @@
 // workers.js — every worker that announced itself (GET /v1/workers):
 // active, draining or gone, what it serves, the jobs it holds, last seen.
-import {html} from '../html.js';
-import {app, update} from '../state.js';
-import {get} from '../api.js';
-import {ago, when} from '../format.js';
-import {Badge, Empty} from '../widgets.js';
+import { html } from '../html.js';
+import { app, update } from '../state.js';
+import { get } from '../api.js';
+import { ago, when } from '../format.js';
+import { Badge, Empty } from '../widgets.js';
 
-const ORDER = {
-    active : 0,
-    draining : 1,
-    gone : 2
-};
+const ORDER = { active: 0, draining: 1, gone: 2 };
 
-export async function load(route, signal)
-{
-    const r = await get('/v1/workers', signal);
-    const workers = (r.workers || [])
-                        .slice()
-                        .sort((a, b) => (ORDER[a.state] ?? 3) - (ORDER[b.state] ?? 3) ||
-                                        String(a.id).localeCompare(String(b.id)));
-    update({data : {workers}});
+export async function load(route, signal) {
+  const r = await get('/v1/workers', signal);
+  const workers = (r.workers || []).slice().sort((a, b) =>
+    (ORDER[a.state] ?? 3) - (ORDER[b.state] ?? 3) || String(a.id).localeCompare(String(b.id)));
+  update({ data: { workers } });
 }
 
-function list(v)
-{
-    return Array.isArray(v) && v.length ? v.join(', ') : 'all';
+function list(v) {
+  return Array.isArray(v) && v.length ? v.join(', ') : 'all';
 }
 
-function Row({w})
-{
-    const running = w.running || [];
-    return html`<tr>
+function Row({ w }) {
+  const running = w.running || [];
+  return html`<tr>
     <th scope="row">${w.id}</th>
     <td><${Badge} s=${w.state} /></td>
     <td>${w.hostname} <span class="muted">pid ${w.pid}</span></td>
     <td>${list(w.queues)}</td>
     <td>${list(w.types)}</td>
     <td class="num">${running.length}/${w.concurrency}</td>
-    <td>${
-        running.length
-            ? running.map((id, i) =>
-                              html`${i ? ', ' : ''}<a key=${id} href=${`#/jobs/${id}`}>${id}</a>`)
-            : html`<span class="muted">none</span>`}</td>
+    <td>${running.length
+      ? running.map((id, i) => html`${i ? ', ' : ''}<a key=${id} href=${`#/jobs/${id}`}>${id}</a>`)
+      : html`<span class="muted">none</span>`}</td>
     <td title=${when(w.last_seen_at)}>${ago(w.last_seen_at)}</td>
     <td title=${when(w.started_at)}>${ago(w.started_at)}</td>
     <td>${w.version}</td>
   </tr>`;
 }
 
-export function view()
-{
-    const d = app.data;
-    if (!d.workers)
-        return html`<section><h1>Workers</h1><p class="muted">Loading…</p></section>`;
-    const active = d.workers.filter((w) => w.state === 'active').length;
-    return html`<section>
+export function view() {
+  const d = app.data;
+  if (!d.workers) return html`<section><h1>Workers</h1><p class="muted">Loading…</p></section>`;
+  const active = d.workers.filter((w) => w.state === 'active').length;
+  return html`<section>
     <h1>Workers</h1>
-    ${
-    !d.workers.length ? html`<${Empty}><p>No workers yet: start one with
+    ${!d.workers.length
+      ? html`<${Empty}><p>No workers yet: start one with
           <code>jobd worker --config worker.ini</code>, or run the server with
           <code>--worker-config worker.ini</code> (docs/WORKER.md).</p><//>`
-                      : html`<p class="muted">${active} active of ${
-                            d.workers.length}; gone workers stay listed for an hour.</p>
+      : html`<p class="muted">${active} active of ${d.workers.length}; gone workers stay listed for an hour.</p>
         <div class="scroll"><table class="workers">
           <thead><tr><th scope="col">Worker</th><th scope="col">State</th><th scope="col">Host</th>
             <th scope="col">Queues</th><th scope="col">Types</th><th scope="col" class="num">Busy</th>
