@@ -27,7 +27,7 @@ FORMAT_BASE=6f0afc7c9c97ddd52b4da184a414428fc1d25f34
 status=0
 step() { printf '== %s\n' "$1"; }
 
-step "format (lines changed since ${FORMAT_BASE:0:12}; fix with: git clang-format $FORMAT_BASE)"
+step "format (lines changed since ${FORMAT_BASE:0:12}; fix with: git clang-format --extensions c,h $FORMAT_BASE)"
 if [ "$(git rev-parse --is-shallow-repository 2>/dev/null)" = true ]; then
     # A shallow clone has no history to tell changed lines from old ones.
     echo "format: not checked in a shallow clone (git fetch --unshallow to check)"
