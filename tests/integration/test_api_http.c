@@ -19,14 +19,18 @@ BOTH(create_get_list)
     json_t *j = resp_json(&r);
     resp_fini(&r);
     /* Every field of the job object, in the documented form. */
+    /* clang-format off */
     const char *fields[] = {"id", "queue", "type", "payload", "status", "priority", "run_at",
-                            "attempt", "max_attempts", "idempotency_key", "schedule",
-                            "scheduled_for", "worker_id", "lease_expires_at", "timeout_s",
-                            "last_error", "result", "created_at", "started_at", "finished_at"};
+                            "attempt", "max_attempts", "attempt_floor", "idempotency_key",
+                            "schedule", "scheduled_for", "worker_id", "lease_expires_at",
+                            "timeout_s", "last_error", "result", "created_at", "started_at",
+                            "finished_at"};
+    /* clang-format on */
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (json_object_get(j, fields[i]) == NULL)
             TEST_FAIL("job object lacks %s", fields[i]);
-    ASSERT_EQ(json_object_size(j), 20);
+    ASSERT_EQ(json_object_size(j), 21);
+    ASSERT_EQ(json_integer_value(json_object_get(j, "attempt_floor")), 0);
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "status")), "pending");
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "queue")), "mail");
     ASSERT_EQ(json_integer_value(json_object_get(j, "priority")), 3);
