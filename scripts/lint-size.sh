@@ -20,12 +20,6 @@ cd "$(dirname "$0")/.."
 ALLOW=(
     # issue 12 "file splits" of the tests: api
     "function tests/integration/test_api_cli.c:TEST(cli_commands)"
-    "file tests/integration/test_api_http.c"
-    "function tests/integration/test_api_http.c:BOTH(schedules)"
-    # sched
-    "function tests/integration/test_schedule_cli.c:TEST(schedule_cli_commands)"
-    # store
-    "file tests/store/conformance.c"
 )
 
 if [ $# -gt 0 ]; then
