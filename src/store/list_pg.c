@@ -22,8 +22,7 @@
 #include "store/store_pg_int.h"
 
 /* Appends printf-formatted text to q->sql; false when out of memory. */
-static bool __attribute__((format(printf, 2, 3)))
-cat(struct pg_list_query *q, const char *fmt, ...)
+static bool __attribute__((format(printf, 2, 3))) cat(struct pg_list_query *q, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -65,8 +64,7 @@ branch(struct pg_list_query *q, const struct job_filter *f, const struct list_pa
        const char *table, int st)
 {
     bool ok = cat(q, "%s(SELECT " PG_JOB_COLS("") " FROM jobd.%s WHERE status = '%s'",
-                  q->branches++ ? " UNION ALL " : "", table,
-                  job_status_name((enum job_status)st));
+                  q->branches++ ? " UNION ALL " : "", table, job_status_name((enum job_status)st));
     if (ok && st == JOB_RUNNING)
         ok = cat(q, " AND lease_expires_at IS NOT NULL"); /* every running job has a lease */
     if (ok && p->queue)
@@ -80,8 +78,10 @@ branch(struct pg_list_query *q, const struct job_filter *f, const struct list_pa
     if (ok && p->before)
         ok = cat(q, " AND created_at < " PG_US_TS("$%d"), p->before);
     if (ok && p->key)
-        ok = cat(q, " AND idempotency_key = $%d::text AND id = (SELECT job_id FROM jobd.job_keys"
-                    " WHERE idempotency_key = $%d::text)", p->key, p->key);
+        ok = cat(q,
+                 " AND idempotency_key = $%d::text AND id = (SELECT job_id FROM jobd.job_keys"
+                 " WHERE idempotency_key = $%d::text)",
+                 p->key, p->key);
     if (ok && p->cursor)
         ok = cat(q, " AND id < $%d::bigint", p->cursor);
     return ok && cat(q, " ORDER BY id DESC LIMIT $%d::int)", p->limit);
@@ -130,8 +130,8 @@ pg_list_sql(const struct job_filter *f, int limit, struct pg_list_query *q)
 }
 
 int
-pg_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
-           int64_t *next_cursor, struct jobd_error *err)
+pg_op_list(struct store *st, const struct job_filter *f, struct job_list *out, int64_t *next_cursor,
+           struct jobd_error *err)
 {
     int limit = f->limit > 0 ? f->limit : JOB_PAGE_DEFAULT;
     if (f->status != STORE_ANY && (f->status < 0 || f->status >= JOB_STATUS_COUNT))

@@ -193,9 +193,9 @@ list_index(const struct job_filter *f, int t, int status)
 static bool
 list_branch(char **b, size_t *n, size_t *cap, const struct job_filter *f, int t, int status)
 {
-    bool ok = sql_cat(b, n, cap, "%sSELECT * FROM (SELECT " SQ_JOB_COLS " FROM %s%s WHERE id < ?8",
-                      *n ? " UNION ALL " : "", t == 0 ? "jobs" : "jobs_done",
-                      list_index(f, t, status));
+    bool ok =
+        sql_cat(b, n, cap, "%sSELECT * FROM (SELECT " SQ_JOB_COLS " FROM %s%s WHERE id < ?8",
+                *n ? " UNION ALL " : "", t == 0 ? "jobs" : "jobs_done", list_index(f, t, status));
     if (ok && status != STORE_ANY)
         ok = sql_cat(b, n, cap, " AND status = '%s'", job_status_name((enum job_status)status));
     if (ok && f->queue != NULL)
@@ -209,8 +209,9 @@ list_branch(char **b, size_t *n, size_t *cap, const struct job_filter *f, int t,
     if (ok && f->created_before_us != 0)
         ok = sql_cat(b, n, cap, " AND created_at < ?6");
     if (ok && f->key != NULL)
-        ok = sql_cat(b, n, cap, " AND idempotency_key = ?7 AND id = "
-                                "(SELECT job_id FROM job_keys WHERE idempotency_key = ?7)");
+        ok = sql_cat(b, n, cap,
+                     " AND idempotency_key = ?7 AND id = "
+                     "(SELECT job_id FROM job_keys WHERE idempotency_key = ?7)");
     return ok && sql_cat(b, n, cap, " ORDER BY id DESC LIMIT ?9)");
 }
 

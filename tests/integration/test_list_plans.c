@@ -52,9 +52,8 @@ describe(const struct job_filter *f, char *out, size_t len)
 {
     snprintf(out, len, "status=%s queue=%s type=%s schedule=%s key=%s after=%d before=%d",
              f->status == STORE_ANY ? "any" : job_status_name((enum job_status)f->status),
-             f->queue ? f->queue : "-", f->type ? f->type : "-",
-             f->schedule ? f->schedule : "-", f->key ? f->key : "-",
-             f->created_after_us != 0, f->created_before_us != 0);
+             f->queue ? f->queue : "-", f->type ? f->type : "-", f->schedule ? f->schedule : "-",
+             f->key ? f->key : "-", f->created_after_us != 0, f->created_before_us != 0);
 }
 
 static void
@@ -143,8 +142,7 @@ pg_check(PGconn *c, const struct job_filter *f)
         bool common = strstr(next, "Filter:") != NULL && strstr(next, "'succeeded'") != NULL;
         if (!by_id && !common &&
             (strstr(line, "using jobs_done_pkey") != NULL ||
-                       (strstr(line, "using jobs_pkey") != NULL &&
-                        (f->queue || f->type || f->schedule))))
+             (strstr(line, "using jobs_pkey") != NULL && (f->queue || f->type || f->schedule))))
             TEST_FAIL("%s: the listing walks a whole table in id order (%s)", what, line);
         /* Sorting is for the few: a key's one job, running jobs, succeeded
          * ones not yet archived, a schedule's pending ones; the others walk
@@ -152,7 +150,7 @@ pg_check(PGconn *c, const struct job_filter *f)
         const char *prev = row > 0 ? PQgetvalue(r, row - 1, 0) : "";
         if (f->key == NULL && strstr(line, "Sort Key") != NULL && strstr(prev, "Sort  (") &&
             strstr(next, "Bitmap Heap Scan") == NULL && /* few rows, by two indexes */
-            strstr(next, "->  Append") == NULL &&      /* the branches, each cut to the page */
+            strstr(next, "->  Append") == NULL &&       /* the branches, each cut to the page */
             strstr(next, "jobs_lease") == NULL && strstr(next, "jobs_succeeded") == NULL &&
             strstr(next, "jobs_schedule_firing") == NULL)
             TEST_FAIL("%s: the listing sorts what it reads (%s)", what, next);
