@@ -739,3 +739,4 @@ TEST(claim_filters_types_and_queues)
 #include "conformance_archive.h"
 #include "conformance_pending.h"
 #include "conformance_stats.h"
+#include "conformance_failbatch.h"
