@@ -292,6 +292,7 @@ TEST(job_json_exact)
     ASSERT_STR_EQ(s, "{\"id\":42,\"queue\":\"default\",\"type\":\"email.send\","
                      "\"payload\":{\"to\":\"a@b.c\"},\"status\":\"running\",\"priority\":0,"
                      "\"run_at\":\"2026-12-02T14:03:17.120Z\",\"attempt\":1,\"max_attempts\":25,"
+                     "\"attempt_floor\":0,"
                      "\"idempotency_key\":null,\"schedule\":null,\"scheduled_for\":null,"
                      "\"worker_id\":\"w-1\",\"lease_expires_at\":\"2026-12-02T14:04:17.120Z\","
                      "\"timeout_s\":1.5,\"last_error\":null,\"result\":null,"
@@ -299,7 +300,8 @@ TEST(job_json_exact)
                      "\"started_at\":\"2026-12-02T14:03:17.125Z\",\"finished_at\":null}");
     free(s);
     s = jobjson_dump_take(jobjson_claimed(&j));
-    ASSERT_STR_EQ(s, "{\"id\":42,\"attempt\":1,\"type\":\"email.send\",\"queue\":\"default\","
+    ASSERT_STR_EQ(s, "{\"id\":42,\"attempt\":1,\"attempt_floor\":0,\"type\":\"email.send\","
+                     "\"queue\":\"default\","
                      "\"payload\":{\"to\":\"a@b.c\"},\"idempotency_key\":null,\"timeout_s\":1.5,"
                      "\"lease_expires_at\":\"2026-12-02T14:04:17.120Z\"}");
     free(s);
