@@ -3,8 +3,8 @@
 
   bench/report.py RESULTS_DIR [--docs docs/BENCHMARKS.md] [--plots docs/bench]
 
-Reads RESULTS_DIR/{jobd,ceiling,shared}.jsonl (JSON lines in the shared
-harness's contract), lateness-*.txt (one latency in ms a line), env.md and
+Reads RESULTS_DIR/{jobd,wrk,ceiling,shared}.jsonl (JSON lines in the shared
+harness's contract; wrk.jsonl from bench/wrk.sh), lateness-*.txt (one latency in ms a line), env.md and
 shared-env.md. Writes RESULTS_DIR/summary.md; with --docs, replaces the text
 between the markers `<!-- bench:begin -->` and `<!-- bench:end -->` of that
 file with the same summary (the prose around them is kept); with --plots,
@@ -76,9 +76,12 @@ class Report:
         self.dir = d
         self.jobd = [r for r in load(os.path.join(d, "jobd.jsonl")) if r.get("bench") != "step"]
         self.steps_failed = [r for r in load(os.path.join(d, "jobd.jsonl")) if r.get("bench") == "step"]
+        self.wrk = [r for r in load(os.path.join(d, "wrk.jsonl")) if r.get("bench") != "step"]
+        self.steps_failed += [r for r in load(os.path.join(d, "wrk.jsonl")) if r.get("bench") == "step"]
         self.ceil = load(os.path.join(d, "ceiling.jsonl"))
         self.shared = load(os.path.join(d, "shared.jsonl"))
-        self.errors = [r for r in self.jobd + self.ceil + self.shared + self.steps_failed if r.get("error")]
+        self.errors = [r for r in self.jobd + self.wrk + self.ceil + self.shared + self.steps_failed
+                       if r.get("error")]
         self.ok = lambda rows: [r for r in rows if not r.get("error")]
 
     # ---- figures -----------------------------------------------------------------
@@ -125,6 +128,26 @@ class Report:
                          r.get("settings", {}).get("clients", 1), fmt(rate),
                          mb(r.get("server_peak_rss_kb")) if r.get("server_peak_rss_kb") else "–"])
         return table(["store", "how", "jobs", "clients", "jobs/s", "server peak RSS"], rows)
+
+    def wrk_rows(self, client=None, **kw):
+        """bench/wrk.sh's lines (wrk.jsonl) without errors; client None = any."""
+        return [r for r in self.ok(self.wrk) if (client is None or r.get("client", "wrk") == client)
+                and all(r.get(k) == v for k, v in kw.items())]
+
+    def sec_wrk(self):
+        names = {"wrk": "wrk (C, Lua script)", "python": "Python http.client, a thread each",
+                 "node": "Node fetch, all in flight at once"}
+        order = {"wrk": 0, "python": 1, "node": 2}
+        rows = []
+        for r in sorted(self.wrk_rows(), key=lambda r: (r.get("backend") != "pg", order.get(r.get("client", "wrk"), 9),
+                                                        r.get("concurrency", 0))):
+            lat = r.get("latency_ms", {})
+            rows.append([r["backend"], names.get(r.get("client", "wrk"), r.get("client")), r.get("concurrency"),
+                         fmt(r.get("enqueue_jobs_per_s")), fmt(lat.get("mean"), " ms"), fmt(lat.get("p50"), " ms"),
+                         fmt(lat.get("p99"), " ms"), fmt(r.get("server_cpu_ms_per_1000_jobs"), " ms"),
+                         fmt(r.get("postgres_cpu_ms_per_1000_jobs"), " ms")])
+        return table(["store", "client", "connections", "jobs/s", "mean", "p50", "p99",
+                      "server CPU per 1,000 jobs", "PostgreSQL CPU per 1,000 jobs"], rows)
 
     def sec_process(self):
         rows = []
@@ -237,6 +260,15 @@ class Report:
                 # each client waits for its durable commit: at most 10 jobs per fsync
                 how += f"; bound with 10 clients: 10 × fsync rate = {fmt(10 * fs)}/s on this disk"
             row("one job per HTTP request, 10 clients (PostgreSQL)", "≥ 15,000/s", f"{fmt(e1v)}/s", e1v >= 15000, how)
+        w10 = max(self.wrk_rows("wrk", backend="pg", concurrency=10), key=lambda r: r["enqueue_jobs_per_s"],
+                  default=None)
+        if w10 is not None:
+            v = w10["enqueue_jobs_per_s"]
+            row("one job per HTTP request, 10 connections, wrk (PostgreSQL)", "≥ 15,000/s", f"{fmt(v)}/s",
+                v >= 15000, f"bench/wrk.sh (wrk -t2, keep-alive); mean latency "
+                f"{fmt(w10.get('latency_ms', {}).get('mean'), ' ms')}, server CPU "
+                f"{fmt(w10.get('server_cpu_ms_per_1000_jobs'), ' ms')} and PostgreSQL CPU "
+                f"{fmt(w10.get('postgres_cpu_ms_per_1000_jobs'), ' ms')} per 1,000 jobs")
         pe1, pe1_name = self.best_shared(PG_PEERS, "enqueue1", "enqueue_single_jobs_per_s")
         je1, _ = self.best_shared(["jobd"], "enqueue1", "enqueue_single_jobs_per_s")
         for v, who in ((je1, "jobd in the shared harness (its Node client)"),
@@ -400,8 +432,13 @@ plot '{f}' using (column(2)*0.5):0:(column(2)*0.5):(0.35):yticlabels(1) with box
         if plots:
             parts += ["### Plots", ""]
             parts += [f"![{t}]({plot_rel}/{f})" for f, t in plots] + [""]
-        parts += ["### Enqueue", "", self.sec_enqueue(), "",
-                  "### Processing no-op jobs", "", self.sec_process(), "",
+        parts += ["### Enqueue", "", self.sec_enqueue(), ""]
+        if self.wrk:
+            parts += ["### One job per HTTP request, by client (bench/wrk.sh)", "",
+                      "Each connection sends its next `POST /v1/jobs` when its `201` is in "
+                      "(keep-alive); a fresh server each run; CPU from /proc over the run.", "",
+                      self.sec_wrk(), ""]
+        parts += ["### Processing no-op jobs", "", self.sec_process(), "",
                   "### Lateness of delayed jobs", "", self.sec_lateness(), "",
                   "### Scaling with the number of pending jobs", "", self.sec_scaling(), "",
                   "### SQL ceilings (pgbench, no scheduler)", "", self.sec_ceiling(), ""]

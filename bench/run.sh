@@ -25,6 +25,7 @@
 #   SCALE_FUTURE=10000 SCALE_K=5000 CEIL_N=200000 SHARED=1 (0 = skip the peers)
 #   ROUTE_SIZES="10000 1000000" ROUTE_REQUESTS=200 (bench/routes.sh: p50/p99 per read-side route)
 #   WRK_CONNS="10 50" WRK_S=10 (bench/wrk.sh: one job per request driven by wrk, into wrk.jsonl)
+#   CLIENTS="python node" CLIENT_S=3 (the same from ordinary clients at 10 connections, into wrk.jsonl)
 #   PEERS_ONLY="..." (the shared harness's ONLY), REPORT=1 (0 = no docs update)
 #   STEP_TIMEOUT_S=300 (per step, also the shared harness's), BENCH_PG_PORT=55433, BENCH_OUT=DIR
 set -uo pipefail
@@ -42,7 +43,7 @@ if [ "${QUICK:-0}" = 1 ]; then
     : "${N:=3000}" "${ENQ1_N:=2000}" "${EXEC_N:=200}" "${WORKERS:=1 2}" "${LAT_N:=300}" "${LAT_NOW_N:=100}"
     : "${LAT_NOW_SPREAD_MS:=1000}"
     : "${LAT_SPREAD_MS:=2000}" "${SCALE_SIZES:=10000 50000}" "${SCALE_FUTURE:=5000}" "${SCALE_K:=3000}"
-    : "${ROUTE_SIZES:=10000 50000}" "${ROUTE_REQUESTS:=50}"
+    : "${ROUTE_SIZES:=10000 50000}" "${ROUTE_REQUESTS:=50}" "${WRK_S:=3}" "${CLIENT_S:=2}"
     : "${CEIL_N:=20000}" "${CEIL_CLIENTS:=4}"
     export N_PEERS=${N_PEERS:-3000} LAT_JOBS=${LAT_JOBS:-300} LAT_SPREAD_MS ENQ1_N
     export CEIL_VARIANTS=${CEIL_VARIANTS:-b} PGBENCH_SECONDS=${PGBENCH_SECONDS:-2}
@@ -63,6 +64,8 @@ ROUTE_SIZES=${ROUTE_SIZES:-10000 1000000}
 ROUTE_REQUESTS=${ROUTE_REQUESTS:-200}
 WRK_CONNS=${WRK_CONNS:-10 50}
 WRK_S=${WRK_S:-10}
+CLIENTS=${CLIENTS:-python node}
+CLIENT_S=${CLIENT_S:-3}
 export CEIL_N=${CEIL_N:-200000}
 export CEIL_CLIENTS=${CEIL_CLIENTS:-4 8}
 SHARED=${SHARED:-1}
@@ -122,7 +125,7 @@ fi
 
 say "building Release in $BUILD"
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >>"$LOG" 2>&1 \
-    && cmake --build "$BUILD" -j 2 --target jobd jobd_bench >>"$LOG" 2>&1 \
+    && cmake --build "$BUILD" -j 2 --target jobd jobd_bench jobd_bench_cworker >>"$LOG" 2>&1 \
     || { say "build failed (see $LOG)"; exit 1; }
 JOBD=$BUILD/jobd
 JB=$BUILD/jobd_bench
@@ -161,6 +164,9 @@ for be in $BACKENDS; do
             step "$OUT/wrk.jsonl" bench/wrk.sh "$JOBD" "$url" "$c" "$WRK_S"
         done
     fi
+    for cl in $CLIENTS; do # what ordinary clients get, 10 connections
+        step "$OUT/wrk.jsonl" bench/wrk.sh "$JOBD" "$url" 10 "$CLIENT_S" "$cl"
+    done
     step "$J" "$JB" enqueue --db "$url" --via http --jobd "$JOBD" --n "$N" --batch 1000
     step "$J" "$JB" enqueue --db "$url" --via lib --n "$N" --batch 1000
     [ "$be" = pg ] && step "$J" "$JB" enqueue --db "$url" --via sql --n "$N" --batch 1000

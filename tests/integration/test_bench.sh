@@ -32,7 +32,25 @@ echo "$out" >>"$dir/jobd.jsonl"
 
 if command -v wrk >/dev/null && command -v sqlite3 >/dev/null; then
     out=$("$SRC/bench/wrk.sh" "$JOBD" "sqlite:$dir/w.db" 4 1 2>>"$dir/log")
-    check "one job per request, wrk" "$out" "o['enqueue_jobs_per_s'] > 0 and o['errors'] == 0 and o['stored'] >= o['n'] and o['server_cpu_ms_per_1000_jobs'] is not None and 'error' not in o"
+    check "one job per request, wrk" "$out" "o['enqueue_jobs_per_s'] > 0 and o['errors'] == 0 and o['stored'] >= o['n'] and o['server_cpu_ms_per_1000_jobs'] is not None and 'error' not in o and o['client'] == 'wrk'"
+    echo "$out" >>"$dir/wrk.jsonl"
+    # ordinary clients through the same script (bench/clients/)
+    out=$("$SRC/bench/wrk.sh" "$JOBD" "sqlite:$dir/w.db" 2 1 python 2>>"$dir/log")
+    check "one job per request, Python http.client" "$out" "o['enqueue_jobs_per_s'] > 0 and o['errors'] == 0 and o['stored'] >= o['n'] and o['client'] == 'python' and 'error' not in o"
+    echo "$out" >>"$dir/wrk.jsonl"
+    if command -v node >/dev/null; then
+        out=$("$SRC/bench/wrk.sh" "$JOBD" "sqlite:$dir/w.db" 2 1 node 2>>"$dir/log")
+        check "one job per request, Node fetch" "$out" "o['enqueue_jobs_per_s'] > 0 and o['errors'] == 0 and o['stored'] >= o['n'] and o['client'] == 'node' and 'error' not in o"
+        echo "$out" >>"$dir/wrk.jsonl"
+    fi
+    # a non-201 answer is counted (wrk's Lua states are per thread)
+    "$JOBD" server --db "sqlite:$dir/w.db" --listen 127.0.0.1:0 --access-log off 2>"$dir/nope.log" &
+    nope_pid=$!
+    for _ in $(seq 100); do grep -q 'listening on' "$dir/nope.log" && break; sleep 0.05; done
+    api=$(sed -n 's|.* listening on \(http://[^ ]*\).*|\1|p' "$dir/nope.log" | head -1)
+    line=$(wrk -t2 -c2 -d1s -s "$SRC/bench/wrk/enqueue1.lua" "$api/v1/nope" 2>&1 | grep '^WRK ')
+    kill "$nope_pid"; wait "$nope_pid" 2>/dev/null
+    check "wrk counts answers other than 201" "\"$line\"" "int(o.split('non201=')[1].split()[0]) > 0 and o.split('requests=')[1].split()[0] == o.split('non201=')[1].split()[0]"
 fi
 
 out=$("$JB" process --db "$db" --handler exec --jobd "$JOBD" --workers 1 --n 20 2>>"$dir/log")
@@ -76,6 +94,10 @@ if python3 "$SRC/bench/report.py" "$dir" >/dev/null 2>>"$dir/log" && grep -q 'Pr
 else
     fails=$((fails + 1))
     echo "FAIL report.py did not render $dir/summary.md"
+fi
+if [ -s "$dir/wrk.jsonl" ]; then # report.py's table of wrk.jsonl, one row per line
+    rows=$(grep -c '^| sqlite | \(wrk\|Python\|Node\)' "$dir/summary.md")
+    check "report.py tabulates wrk.jsonl" "$rows" "o == $(wc -l <"$dir/wrk.jsonl")"
 fi
 
 echo "test_bench: $pass passed, $fails failed"
