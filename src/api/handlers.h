@@ -87,6 +87,12 @@ void h_metrics(struct api_call *c);
 
 /* ---- helpers shared by handlers (router.c) ---- */
 
+/* The {name} of a /v1/schedules/{name}… path checked as a schedule name;
+ * false after answering 400 invalid_field (h_sched.c). */
+bool api_sched_path_name(struct api_call *c);
+/* Answers 404 not_found for the schedule name (borrowed) (h_sched.c). */
+void api_sched_not_found(struct api_call *c, const char *name);
+
 /* The schedule object of CONTRACT.md §4 (h_sched.c). New reference or NULL. */
 struct schedule;
 json_t *jobjson_schedule(const struct schedule *s);

@@ -257,4 +257,21 @@ int pg_op_now(struct store *st, int64_t *now_us, struct jobd_error *err);
 int pg_op_clock_went_back(struct store *st, int64_t back_us, int *jobs, int *schedules,
                           struct jobd_error *err);
 
+/*
+ * The listing statement of GET /v1/jobs for f with a page of `limit` rows
+ * (list_pg.c): q->sql is malloc'd (the caller frees it), q->vals[0..q->n) its
+ * parameters, pointing into f and q->buf. f->status must be valid. JOBD_OK or
+ * JOBD_E_NOMEM. Exposed for the test of its query plans (test_list_plans).
+ */
+struct pg_list_query {
+    char *sql;
+    size_t len, cap;
+    int branches;
+    int n;
+    const char *vals[8];
+    char buf[4][24];
+};
+struct job_filter;
+int pg_list_sql(const struct job_filter *f, int limit, struct pg_list_query *q);
+
 #endif

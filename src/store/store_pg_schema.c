@@ -446,19 +446,41 @@ static const char step11_list_type[] =
     "CREATE INDEX jobs_done_type_id ON jobd.jobs_done (type, id);\n";
 
 /*
- * Version 13: jobs_type_id leaves running rows out. A claim's UPDATE is
- * never HOT (status is in the partial indexes' predicates), so the new row
- * version gets an entry in every index whose predicate it meets: with
- * (type, id) over every row, each claimed job wrote one there besides its
- * primary-key and jobs_lease entries, and pgbench put jobd's statements at
- * about two thirds of the seed design's ceiling B, most of the gap this
- * index (docs/BENCHMARKS.md). Listings by type find running rows through
- * jobs_lease instead (st_list_type): there are only as many as handler
- * slots in the fleet.
+ * Version 13: the dashboard's listings at any size (list_pg.c walks one
+ * branch per status, each in id order). jobs_pending_queue_type gains id, so
+ * a queue and a type are one ordered walk too (it still serves the skip scan
+ * of version 10); jobs_queue_id serves a queue's pending jobs. Both have the
+ * predicate of version 8, so a claim or a completion adds no entry to them.
+ * jobs_done, written only when a job ends or is archived, gets (status, id),
+ * (queue, status, id) and, for the jobs schedules made, (schedule, id).
  */
-static const char step13_type_id_not_running[] =
+static const char step13_listings[] =
+    "DROP INDEX jobd.jobs_pending_queue_type;\n"
+    "CREATE INDEX jobs_pending_queue_type ON jobd.jobs (queue, type, id)\n"
+    "    WHERE status NOT IN ('running', 'succeeded');\n"
+    "CREATE INDEX jobs_queue_id ON jobd.jobs (queue, id)\n"
+    "    WHERE status NOT IN ('running', 'succeeded');\n"
+    "CREATE INDEX jobs_done_status_id ON jobd.jobs_done (status, id);\n"
+    "CREATE INDEX jobs_done_queue_status_id ON jobd.jobs_done (queue, status, id);\n"
+    "CREATE INDEX jobs_done_schedule_id ON jobd.jobs_done (schedule, id)\n"
+    "    WHERE schedule IS NOT NULL;\n";
+
+/*
+ * Version 14: jobs_type_id holds pending rows only, with the predicate of
+ * version 8. A claim's or a completion's UPDATE is never HOT (status is in
+ * the partial indexes' predicates), so the new row version gets an entry in
+ * every index whose predicate it meets: over every row, this index took one
+ * from each claim and each completion besides their primary-key and
+ * jobs_lease / jobs_succeeded entries, and was most of what kept jobd's
+ * statements at two thirds of the seed design's ceiling B in pgbench
+ * (docs/BENCHMARKS.md). Listings by type (list_pg.c) walk it only in their
+ * pending branch; running and succeeded rows come from jobs_lease and
+ * jobs_succeeded.
+ */
+static const char step14_type_id_pending[] =
     "DROP INDEX jobd.jobs_type_id;\n"
-    "CREATE INDEX jobs_type_id ON jobd.jobs (type, id) WHERE status <> 'running';\n";
+    "CREATE INDEX jobs_type_id ON jobd.jobs (type, id)\n"
+    "    WHERE status NOT IN ('running', 'succeeded');\n";
 
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
@@ -473,6 +495,7 @@ const struct pg_migration pg_migrations[] = {
     {10, "index of the pending jobs' queues and types", step10_pending_pairs},
     {11, "indexes on (type, id) for listings by type", step11_list_type},
     {12, "stats_buckets (GET /v1/stats)", pg_step_stats},
-    {13, "jobs_type_id leaves running rows out", step13_type_id_not_running},
+    {13, "indexes for the dashboard's job listings", step13_listings},
+    {14, "jobs_type_id holds pending rows only", step14_type_id_pending},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];
