@@ -477,10 +477,12 @@ static const char step13_listings[] =
  * pending branch; running and succeeded rows come from jobs_lease and
  * jobs_succeeded.
  */
+/* clang-format off */
 static const char step14_type_id_pending[] =
     "DROP INDEX jobd.jobs_type_id;\n"
     "CREATE INDEX jobs_type_id ON jobd.jobs (type, id)\n"
     "    WHERE status NOT IN ('running', 'succeeded');\n";
+/* clang-format on */
 
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
