@@ -67,8 +67,8 @@ struct workers {
 extern int g_argc;
 extern char **g_argv;
 
-/* bench_util.c: options (every option takes a value; opt_req exits 2 when
- * missing), clocks, child processes, CPU accounting, a server, a line's head.
+/* bench_opt.c and bench_util.c: options (every option takes a value; opt_req
+ * exits 2 when missing), clocks, child processes, CPU accounting, a server, a line's head.
  * tmpdir() and db_version() return static storage. */
 const char *opt(const char *name, const char *dflt);
 long long opt_ll(const char *name, long long dflt);
@@ -106,7 +106,8 @@ const char *db_version(struct db *d);
 void db_seed(struct db *d, long long n, bool future, int priority);
 void db_settle(struct db *d);
 
-/* bench_workers.c: the worker processes of a run, and the cworker subcommand. */
+/* bench_workers.c: the worker processes of a run; bench_cworker.c: the C-handler
+ * worker (its own executable, jobd_bench_cworker). */
 void workers_start(struct workers *w, int n, const char *handler, const char *url, long long conc,
                    const char *jobd, bool lat);
 long workers_rss_max(struct workers *w);

@@ -1,6 +1,6 @@
 /*
- * bench_workers.c — the worker processes of a run: C-handler workers (this
- * binary re-executed as `jobd_bench cworker`, libjobd's jobd_worker_* API,
+ * bench_workers.c — the worker processes of a run: C-handler workers
+ * (`jobd_bench cworker`, which becomes jobd_bench_cworker: bench_cworker.c,
  * so a worker's RSS and CPU are its own) or `jobd worker` with exec handlers.
  */
 #include "bench.h"
@@ -88,93 +88,4 @@ wait_done(struct db *d, long long target, double timeout_s, struct workers *w)
         double left_ms = rate > 0 ? (double)(target - done) / rate * 1000 : 1000;
         sleep_ms(fmin(250, fmax(10, left_ms / 4)));
     }
-}
-
-/* ----------------------------------------------------------------- cworker */
-
-static jobd_worker *g_worker;
-static atomic_llong g_handled;
-static double *g_lat;
-static long long g_lat_cap;
-static atomic_llong g_lat_n;
-
-static void
-on_term(int sig)
-{
-    (void)sig;
-    jobd_worker_stop(g_worker);
-}
-
-/*
- * The no-op handler; with --out it records now - due ("due_us" or the
- * harness's "due" in ms). A payload with "fail":true fails, retryably
- * (bench/soak.py's failing jobs).
- */
-static int
-noop(jobd_run *run, void *ctx)
-{
-    (void)ctx;
-    int64_t now = real_us();
-    atomic_fetch_add(&g_handled, 1);
-    if (strstr(jobd_run_payload(run), "\"fail\":true") != NULL)
-        return JOBD_HANDLER_RETRY;
-    if (g_lat) {
-        const char *p = jobd_run_payload(run), *q;
-        double due_ms = NAN;
-        if ((q = strstr(p, "\"due_us\":")))
-            due_ms = (double)strtoll(q + 9, NULL, 10) / 1000;
-        else if ((q = strstr(p, "\"due\":")))
-            due_ms = strtod(q + 6, NULL);
-        if (!isnan(due_ms)) {
-            long long i = atomic_fetch_add(&g_lat_n, 1);
-            if (i < g_lat_cap)
-                g_lat[i] = (double)now / 1000 - due_ms;
-        }
-    }
-    return JOBD_HANDLER_OK;
-}
-
-int
-cmd_cworker(void)
-{
-    const char *url = opt_req("db"), *out = opt("out", NULL), *conc = opt("concurrency", "100");
-    const char *prefetch = opt("prefetch", "");
-    const char *types = opt("type", "noop");
-    struct jobd_error err = {0};
-    if (out) {
-        g_lat_cap = opt_ll("lat-cap", 200000);
-        g_lat = malloc((size_t)g_lat_cap * sizeof *g_lat);
-        if (!g_lat)
-            die("out of memory");
-    }
-    if (jobd_worker_new(url, NULL, &g_worker, &err) != JOBD_OK ||
-        jobd_worker_set_option(g_worker, "concurrency", conc, &err) != JOBD_OK ||
-        (*prefetch && jobd_worker_set_option(g_worker, "prefetch", prefetch, &err) != JOBD_OK) ||
-        jobd_worker_register(g_worker, types, noop, NULL) != JOBD_OK)
-        die("worker: %s", err.msg);
-    struct sigaction sa = {.sa_handler = on_term};
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    int rc = jobd_worker_run(g_worker, &err);
-    jobd_worker_free(g_worker);
-    if (rc != JOBD_OK)
-        die("worker: %s", err.msg);
-    if (out) {
-        char tmp[600];
-        snprintf(tmp, sizeof tmp, "%s.tmp", out);
-        FILE *f = fopen(tmp, "w");
-        if (!f)
-            die("cannot write %s", tmp);
-        long long n = atomic_load(&g_lat_n);
-        if (n > g_lat_cap)
-            n = g_lat_cap;
-        fprintf(f, "{\"handled\":%lld,\"lat\":[", (long long)atomic_load(&g_handled));
-        for (long long i = 0; i < n; i++)
-            fprintf(f, "%s%.3f", i ? "," : "", g_lat[i]);
-        fprintf(f, "]}\n");
-        fclose(f);
-        rename(tmp, out);
-    }
-    free(g_lat);
-    return 0;
 }

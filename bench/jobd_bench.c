@@ -8,9 +8,9 @@
  * so that bench/report.py can find its rows. Logs go to stderr.
  *
  * It drives the real thing: `jobd server` and `jobd worker` processes (paths
- * given), and C-handler workers that are this same binary re-executed as
- * `jobd_bench cworker` (libjobd's jobd_worker_* API), so that a worker's
- * peak RSS and CPU are its own process's. The store is read directly (libpq
+ * given), and C-handler workers started as `jobd_bench cworker`, which
+ * execs jobd_bench_cworker (libjobd's jobd_worker_* API, linked against
+ * libjobd alone), so that a worker's peak RSS and CPU are its own process's. The store is read directly (libpq
  * or sqlite3) only to seed jobs fast and to count finished ones.
  *
  *   jobd_bench enqueue1   --db URL --jobd BIN [--n 20000] [--clients 10]
@@ -20,7 +20,8 @@
  *   jobd_bench lateness   --db URL [--n 2000] [--spread-ms 10000] [--lead-ms 1000] [--lat-file F]
  *                         [--due-now 1: one enqueue at a time, each due at once]
  *   jobd_bench scaling    --db URL --pending N [--future 10000] [--k 5000] [--concurrency 100]
- *   jobd_bench cworker    --db URL [--concurrency C] [--prefetch P] [--out FILE]   (a worker; used by the others)
+ *   jobd_bench cworker    --db URL [--concurrency C] [--prefetch P] [--out FILE]   (a worker; used by the others;
+ *                         runs jobd_bench_cworker, which links libjobd alone)
  *
  * --db is a postgres:// URL or sqlite:PATH; every run but cworker starts
  * from an empty store (PostgreSQL: DROP SCHEMA jobd; SQLite: a new file).
@@ -30,6 +31,24 @@
 #include <curl/curl.h>
 
 /* -------------------------------------------------------------------- main */
+
+/* `jobd_bench cworker ...` is jobd_bench_cworker (bench_cworker.c), beside
+ * this binary: exec'ed with the same arguments, so the pid the caller
+ * watches is the worker's, and its memory is libjobd's alone. */
+__attribute__((noreturn)) static void
+exec_cworker(char **argv)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 32);
+    if (n <= 0)
+        die("cannot read /proc/self/exe: %s", strerror(errno));
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    snprintf(slash + 1, sizeof self - (size_t)(slash + 1 - self), "jobd_bench_cworker");
+    argv[0] = self;
+    execv(self, argv);
+    die("cannot run %s: %s", self, strerror(errno));
+}
 
 int
 main(int argc, char **argv)
@@ -44,7 +63,7 @@ main(int argc, char **argv)
     }
     const char *c = argv[1];
     if (strcmp(c, "cworker") == 0)
-        return cmd_cworker();
+        exec_cworker(argv);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     int rc;
     if (strcmp(c, "enqueue1") == 0)

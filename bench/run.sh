@@ -125,7 +125,7 @@ fi
 
 say "building Release in $BUILD"
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >>"$LOG" 2>&1 \
-    && cmake --build "$BUILD" -j 2 --target jobd jobd_bench >>"$LOG" 2>&1 \
+    && cmake --build "$BUILD" -j 2 --target jobd jobd_bench jobd_bench_cworker >>"$LOG" 2>&1 \
     || { say "build failed (see $LOG)"; exit 1; }
 JOBD=$BUILD/jobd
 JB=$BUILD/jobd_bench

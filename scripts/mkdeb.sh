@@ -5,8 +5,8 @@
 # Release build configured for /usr; tests/integration/test_deb.sh on the
 # test build. The tree is installed with --prefix /usr (configs to /etc/jobd,
 # marked as conffiles), man pages and changelog compressed as Debian wants,
-# binaries stripped, Depends computed by dpkg-shlibdeps, and libjobd's
-# shlibs and ldconfig trigger declared.
+# binaries stripped, Depends computed by dpkg-shlibdeps (with the libraries
+# jobd loads on first use), and libjobd's shlibs and ldconfig trigger declared.
 set -euo pipefail
 build=$(cd "${1:?usage: mkdeb.sh BUILD_DIR OUT_DIR}" && pwd)
 out=$(mkdir -p "${2:?usage: mkdeb.sh BUILD_DIR OUT_DIR}" && cd "$2" && pwd)
@@ -36,7 +36,11 @@ mkdir -p "$root/DEBIAN"
 # dpkg-shlibdeps wants a debian/control beside it; libjobd itself is ours.
 mkdir -p "$work/debian"
 printf 'Source: jobd\n\nPackage: jobd\nArchitecture: any\n' >"$work/debian/control"
-deps=$(cd "$work" && dpkg-shlibdeps -O -l"$(dirname "$lib")" "$root/usr/bin/jobd" "$lib" 2>/dev/null |
+# jobd_lazydeps links what jobd dlopens on first use (libpq, libcurl,
+# libmicrohttpd: cmake/lazylibs.cmake), which jobd's own ELF does not name.
+[ -x "$build/jobd_lazydeps" ] || { echo "mkdeb: $build/jobd_lazydeps is not built" >&2; exit 1; }
+deps=$(cd "$work" && dpkg-shlibdeps -O -l"$(dirname "$lib")" "$root/usr/bin/jobd" "$lib" \
+       "$build/jobd_lazydeps" 2>/dev/null |
        sed -n 's/^shlibs:Depends=//p')
 [ -n "$deps" ] || { echo "mkdeb: dpkg-shlibdeps found no dependency" >&2; exit 1; }
 size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)

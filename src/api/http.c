@@ -45,6 +45,7 @@
 #include "api/longpoll.h"
 #include "api/membudget.h"
 #include "core/err.h"
+#include "util/lazylib.h"
 #include "util/log.h"
 
 #define MAX_QUERY 32
@@ -571,6 +572,9 @@ api_server_start(const struct api_server_config *cfg, struct api_ctx *ctx,
                  struct api_server **out, int *bound_port, struct jobd_error *err)
 {
     *out = NULL;
+    const char *why;
+    if (!lazylib_load(&lazylib_mhd, &why))
+        return jobd_error_set(err, JOBD_E_UNAVAILABLE, "listen", "%s", why);
     struct sockaddr_storage ss;
     socklen_t sslen;
     int rc = resolve(cfg->host, cfg->port, &ss, &sslen, err);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "util/lazylib.h"
 
 #define CLI_RESP_MAX (64u * 1024 * 1024)
 
@@ -47,6 +48,11 @@ cli_http(const char *base, const char *method, const char *path, const char *bod
          struct cli_http_resp *out)
 {
     memset(out, 0, sizeof *out);
+    const char *why;
+    if (!lazylib_load(&lazylib_curl, &why)) {
+        fprintf(stderr, "jobd: %s\n", why);
+        return CLI_FAILED;
+    }
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         fprintf(stderr, "jobd: cannot initialise libcurl\n");
         return CLI_FAILED;

@@ -24,6 +24,7 @@
 #include "core/err.h"
 #include "core/job.h"
 #include "util/capbuf.h"
+#include "util/lazylib.h"
 
 /* How long one request may take (a long poll: its wait on top). */
 #define REMOTE_TIMEOUT_MS 30000L
@@ -395,6 +396,9 @@ global_init(void)
 static int
 remote_new(const char *url, long timeout_ms, struct remote_store **out, struct jobd_error *err)
 {
+    const char *why;
+    if (!lazylib_load(&lazylib_curl, &why))
+        return jobd_error_set(err, JOBD_E_UNAVAILABLE, "server", "%s", why);
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, global_init);
     struct remote_store *r = calloc(1, sizeof *r);

@@ -25,6 +25,7 @@
 #include "store/store_pg.h"
 #include "store/store_pg_int.h"
 #include "store/operator_int.h"
+#include "util/lazylib.h"
 
 /* ---- migrate, ping, close ---- */
 
@@ -228,6 +229,9 @@ int
 store_pg_open(const char *url, struct store **out, struct jobd_error *err)
 {
     *out = NULL;
+    const char *why;
+    if (!lazylib_load(&lazylib_pq, &why))
+        return jobd_error_set(err, JOBD_E_UNAVAILABLE, "db", "%s", why);
     struct store_pg *s = calloc(1, sizeof *s);
     if (s == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, "db", "out of memory");

@@ -23,6 +23,7 @@
 #include "core/err.h"
 #include "core/job.h"
 #include "util/capbuf.h"
+#include "util/lazylib.h"
 
 int
 http_configure(struct handler_conf *h, const char *value, const char *dir,
@@ -396,6 +397,9 @@ int
 http_runner_new(struct run_sink sink, struct http_runner **out, struct jobd_error *err)
 {
     *out = NULL;
+    const char *why;
+    if (!lazylib_load(&lazylib_curl, &why))
+        return jobd_error_set(err, JOBD_E_UNAVAILABLE, NULL, "%s", why);
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, global_init);
     struct http_runner *h = calloc(1, sizeof *h);

@@ -1,0 +1,81 @@
+/*
+ * lazy_pq.c — libpq's functions that jobd calls, as stubs that load libpq
+ * on first use (see lazylib.h for why). Each F/V row is one function: its
+ * return type (F only), name, parameters and the arguments passed on; the
+ * definitions must match <libpq-fe.h>'s prototypes, so the compiler checks
+ * every row. A function jobd starts calling gets a row here (the link fails
+ * without it: libpq is not linked).
+ */
+#include "util/lazylib.h"
+
+#include <libpq-fe.h>
+
+#define PQ_FUNCS(F, V)                                                                             \
+    V(PQclear, (PGresult * r), (r))                                                                \
+    F(char *, PQcmdTuples, (PGresult * r), (r))                                                    \
+    F(PGconn *, PQconnectdb, (const char *ci), (ci))                                               \
+    V(PQconninfoFree, (PQconninfoOption * o), (o))                                                 \
+    F(PQconninfoOption *, PQconninfoParse, (const char *ci, char **e), (ci, e))                    \
+    F(int, PQconsumeInput, (PGconn * c), (c))                                                      \
+    F(char *, PQerrorMessage, (const PGconn *c), (c))                                              \
+    F(PGresult *, PQexec, (PGconn * c, const char *q), (c, q))                                     \
+    F(PGresult *, PQexecParams,                                                                    \
+      (PGconn * c, const char *q, int n, const Oid *t, const char *const *v, const int *l,         \
+       const int *f, int rf),                                                                      \
+      (c, q, n, t, v, l, f, rf))                                                                   \
+    F(PGresult *, PQexecPrepared,                                                                  \
+      (PGconn * c, const char *s, int n, const char *const *v, const int *l, const int *f,         \
+       int rf),                                                                                    \
+      (c, s, n, v, l, f, rf))                                                                      \
+    V(PQfinish, (PGconn * c), (c))                                                                 \
+    V(PQfreemem, (void *p), (p))                                                                   \
+    F(int, PQgetisnull, (const PGresult *r, int t, int f), (r, t, f))                              \
+    F(char *, PQgetvalue, (const PGresult *r, int t, int f), (r, t, f))                            \
+    F(char *, PQhost, (const PGconn *c), (c))                                                      \
+    F(int, PQnfields, (const PGresult *r), (r))                                                    \
+    F(PGnotify *, PQnotifies, (PGconn * c), (c))                                                   \
+    F(int, PQntuples, (const PGresult *r), (r))                                                    \
+    F(char *, PQport, (const PGconn *c), (c))                                                      \
+    F(PGresult *, PQprepare, (PGconn * c, const char *s, const char *q, int n, const Oid *t),      \
+      (c, s, q, n, t))                                                                             \
+    V(PQreset, (PGconn * c), (c))                                                                  \
+    F(char *, PQresultErrorField, (const PGresult *r, int f), (r, f))                              \
+    F(char *, PQresultErrorMessage, (const PGresult *r), (r))                                      \
+    F(ExecStatusType, PQresultStatus, (const PGresult *r), (r))                                    \
+    F(PQnoticeProcessor, PQsetNoticeProcessor, (PGconn * c, PQnoticeProcessor p, void *a),         \
+      (c, p, a))                                                                                   \
+    F(int, PQsocket, (const PGconn *c), (c))                                                       \
+    F(ConnStatusType, PQstatus, (const PGconn *c), (c))                                            \
+    F(PGTransactionStatusType, PQtransactionStatus, (const PGconn *c), (c))
+
+#define MEMBER_F(ret, name, params, args) __typeof__(&name) name;
+#define MEMBER_V(name, params, args) __typeof__(&name) name;
+static struct {
+    PQ_FUNCS(MEMBER_F, MEMBER_V)
+} api;
+
+#define SYM_F(ret, name, params, args) {#name, (void **)&api.name},
+#define SYM_V(name, params, args) {#name, (void **)&api.name},
+static const struct lazylib_sym syms[] = {PQ_FUNCS(SYM_F, SYM_V)};
+
+struct lazylib lazylib_pq = {
+    .soname = JOBD_SONAME_PQ,
+    .needed_for = "PostgreSQL stores (postgres:// URLs)",
+    .syms = syms,
+    .nsyms = sizeof syms / sizeof syms[0],
+    .once = PTHREAD_ONCE_INIT,
+};
+
+#define STUB_F(ret, name, params, args)                                                            \
+    ret name params                                                                                \
+    {                                                                                              \
+        lazylib_ready(&lazylib_pq);                                                                \
+        return api.name args;                                                                      \
+    }
+#define STUB_V(name, params, args)                                                                 \
+    void name params                                                                               \
+    {                                                                                              \
+        lazylib_ready(&lazylib_pq);                                                                \
+        api.name args;                                                                             \
+    }
+PQ_FUNCS(STUB_F, STUB_V)

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# test_lazy_libs.sh — jobd loads libpq, libcurl and libmicrohttpd only when a
+# process needs them (src/util/lazylib.h), which is what keeps a worker's
+# resident set small. Checked through /proc/PID/maps of real processes, so it
+# holds under the sanitizers and on a loaded machine alike:
+#   - a SQLite `jobd worker` with an exec handler, after running a job, maps
+#     none of the three, nor OpenSSL or GnuTLS (libpq's and libcurl's TLS);
+#   - a worker with an http handler maps libcurl, not libpq or libmicrohttpd;
+#   - `jobd server` maps libmicrohttpd;
+#   - a PostgreSQL worker ($JOBD_TEST_PG_URL, under scripts/with-pg.sh) maps
+#     libpq, not libcurl or libmicrohttpd;
+#   - a library missing at run time is a clear error naming it (the
+#     JOBD_TEST_LAZYLIB_MISSING seam of JOBD_TEST_HOOKS builds).
+# Needs JOBD_BIN (set by CTest); Linux only (/proc).
+set -euo pipefail
+
+JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
+dir=$(mktemp -d /tmp/jobd-lazylibs.XXXXXX)
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+fail() {
+    echo "FAIL: $*"
+    for f in "$dir"/*.log; do echo "--- $f"; tail -20 "$f"; done
+    exit 1
+}
+# maps PID: the file names a process has mapped, one a line.
+maps() { awk 'NF >= 6 { print $6 }' "/proc/$1/maps" | sort -u; }
+has() { maps "$1" | grep -q "/$2[.]so"; }
+expect_mapped() { has "$1" "$2" || fail "$3 has not loaded $2"; }
+expect_unmapped() { ! has "$1" "$2" || fail "$3 has loaded $2: $(maps "$1" | grep "/$2[.]so")"; }
+
+db="sqlite:$dir/jobs.db"
+cat >"$dir/stamp.sh" <<EOF
+#!/bin/sh
+touch "$dir/ran.\$JOBD_JOB_ID"
+EOF
+chmod +x "$dir/stamp.sh"
+cat >"$dir/exec.ini" <<EOF
+[worker]
+concurrency = 4
+
+[handler "stamp"]
+exec = $dir/stamp.sh
+timeout = 10s
+EOF
+cat >"$dir/http.ini" <<EOF
+[worker]
+concurrency = 4
+
+[handler "hook"]
+http = http://127.0.0.1:9/hook
+timeout = 10s
+EOF
+
+: >"$dir/server.log"
+"$JOBD" server --db "$db" --listen 127.0.0.1:0 --shutdown-grace 2s 2>"$dir/server.log" &
+spid=$!
+pids+=("$spid")
+port=""
+for _ in $(seq 100); do
+    port=$(sed -n 's|.* listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$dir/server.log")
+    [ -n "$port" ] && break
+    kill -0 "$spid" 2>/dev/null || fail "the server exited"
+    sleep 0.1
+done
+[ -n "$port" ] || fail "the server did not say where it listens"
+expect_mapped "$spid" libmicrohttpd "jobd server"
+
+"$JOBD" worker --db "$db" --config "$dir/exec.ini" 2>"$dir/worker.log" &
+wpid=$!
+pids+=("$wpid")
+out=$("$JOBD" submit stamp --payload '{}' --server "http://127.0.0.1:$port") || fail "submit"
+id=$(printf '%s' "$out" | sed -n 's/.*"id": *\([0-9]*\).*/\1/p' | head -n 1)
+[ -n "$id" ] || fail "no job id in: $out"
+for _ in $(seq 100); do
+    [ -e "$dir/ran.$id" ] && break
+    sleep 0.1
+done
+[ -e "$dir/ran.$id" ] || fail "the exec worker did not run job $id"
+kill -0 "$wpid" 2>/dev/null || fail "the exec worker exited"
+for lib in libpq libcurl libmicrohttpd libssl libcrypto libgnutls; do
+    expect_unmapped "$wpid" "$lib" "a SQLite worker with exec handlers"
+done
+echo "SQLite exec worker: none of libpq, libcurl, libmicrohttpd, OpenSSL, GnuTLS mapped" \
+    "(VmRSS $(awk '/^VmRSS/ { print $2, $3 }' "/proc/$wpid/status"))"
+
+"$JOBD" worker --db "$db" --config "$dir/http.ini" 2>"$dir/worker-http.log" &
+hpid=$!
+pids+=("$hpid")
+for _ in $(seq 100); do
+    has "$hpid" libcurl && break
+    kill -0 "$hpid" 2>/dev/null || fail "the http worker exited"
+    sleep 0.1
+done
+expect_mapped "$hpid" libcurl "a worker with an http handler"
+expect_unmapped "$hpid" libpq "a SQLite worker with an http handler"
+expect_unmapped "$hpid" libmicrohttpd "a worker"
+
+if [ -n "${JOBD_TEST_PG_URL:-}" ]; then
+    "$JOBD" migrate --db "$JOBD_TEST_PG_URL" >"$dir/migrate.log" 2>&1 || fail "migrate on PostgreSQL"
+    "$JOBD" worker --db "$JOBD_TEST_PG_URL" --config "$dir/exec.ini" 2>"$dir/worker-pg.log" &
+    ppid=$!
+    pids+=("$ppid")
+    for _ in $(seq 100); do
+        grep -q 'running' "$dir/worker-pg.log" && break
+        kill -0 "$ppid" 2>/dev/null || fail "the PostgreSQL worker exited"
+        sleep 0.1
+    done
+    expect_mapped "$ppid" libpq "a PostgreSQL worker"
+    expect_unmapped "$ppid" libcurl "a PostgreSQL worker with exec handlers"
+    expect_unmapped "$ppid" libmicrohttpd "a worker"
+else
+    echo "no JOBD_TEST_PG_URL: the PostgreSQL worker is not checked (run under scripts/with-pg.sh)"
+fi
+
+# A library missing at run time: a clear error naming it, exit 3 (store unreachable).
+set +e
+JOBD_TEST_LAZYLIB_MISSING=libpq.so.5 "$JOBD" worker --db postgres://jobd@127.0.0.1:1/x \
+    --config "$dir/exec.ini" 2>"$dir/missing.log"
+rc=$?
+set -e
+if grep -q '^JOBD_TEST_HOOKS:BOOL=ON' "${JOBD_BUILD:-/nonexistent}/CMakeCache.txt" 2>/dev/null; then
+    grep -q 'cannot load libpq.so.5 (needed for PostgreSQL stores' "$dir/missing.log" ||
+        fail "the missing libpq is not named: $(cat "$dir/missing.log")"
+    [ "$rc" -eq 3 ] || fail "a missing libpq exited $rc, not 3"
+    echo "missing libpq: $(grep 'cannot load' "$dir/missing.log")"
+else
+    echo "this jobd was built without JOBD_TEST_HOOKS: the missing-library seam is not checked"
+fi
+echo "PASS"
