@@ -231,6 +231,8 @@ int sq_op_complete_batch(struct store *st, const struct completion *c, size_t n,
 int sq_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error,
                bool retryable, int64_t retry_delay_ms, struct job *out,
                struct jobd_error *err);
+int sq_op_fail_batch(struct store *st, const struct fail_report *f, size_t n, int *outcome,
+                     enum job_status *status, struct jobd_error *err);
 int sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
                struct jobd_error *err);
 int sq_op_release(struct store *st, int64_t id, int32_t attempt, struct jobd_error *err);
@@ -261,6 +263,13 @@ int sq_op_schedule_materialize(struct store *st, int limit, int *made, int64_t *
 /* store_clock_went_back (clockjump_sqlite.c). */
 int sq_op_clock_went_back(struct store *st, int64_t back_us, int *jobs, int *schedules,
                           struct jobd_error *err);
+
+/* The listing statement of GET /v1/jobs for f (store_sqlite_read.c), malloc'd
+ * (the caller frees it), NULL when out of memory; f->status must be valid. Its
+ * parameters are bound by sq_filter_bind, ?8 before id, ?9 limit. Exposed for
+ * the test that checks its query plan uses an index (test_list_plans). */
+struct job_filter;
+char *sq_list_sql(const struct job_filter *f);
 
 /* store_sqlite_schema.c: store_migrate and store_schema_status for SQLite. */
 int sq_migrate(struct store *st, struct jobd_error *err);
