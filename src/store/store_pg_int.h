@@ -88,6 +88,7 @@ extern const size_t pg_migrations_count;
  * The columns of a job in the order pg_row_to_job decodes them, from the
  * table or CTE whose columns are prefixed with a (e.g. "j." or "").
  */
+/* clang-format off */
 #define PG_JOB_COLS(a)                                                                  \
     a "id, " a "queue, " a "type, " a "payload::text AS payload, " a "status, "         \
     a "priority, " PG_TS_US(a "run_at") " AS run_at_us, " a "attempt, "                 \
@@ -97,8 +98,9 @@ extern const size_t pg_migrations_count;
     a "cancel_requested, " a "last_error, " a "result::text AS result, "                \
     PG_TS_US(a "created_at") " AS created_at_us, "                                      \
     PG_TS_US(a "started_at") " AS started_at_us, "                                      \
-    PG_TS_US(a "finished_at") " AS finished_at_us"
-#define PG_JOB_NCOLS 21
+    PG_TS_US(a "finished_at") " AS finished_at_us, " a "attempt_floor"
+/* clang-format on */
+#define PG_JOB_NCOLS 22
 
 /* The columns of a row moved to jobs_done from CTE d, with status/result/error given. */
 #define PG_DONE_SELECT(status, result, error, now)                                      \

@@ -37,7 +37,7 @@ PG_STMT(st_get, "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs WHERE id = $1::bi
     "       worker_id = $1::text, lease_expires_at = " PG_NOW("$5") " + " PG_MS("$3") "," \
     "       started_at = " PG_NOW("$5") " "                                             \
     "WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "                                      \
-    "RETURNING " PG_JOB_COLS("j.") ", j.attempt_floor"
+    "RETURNING " PG_JOB_COLS("j.")
 /* clang-format on */
 
 /* clang-format off */
@@ -195,12 +195,8 @@ pg_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
         rc = pg_exec(s, &st_claim_queues, 6, vals, &r, err);
     else
         rc = pg_exec(s, &st_claim_any, 5, vals, &r, err);
-    if (rc == JOBD_OK) {
-        size_t from = out->n;
+    if (rc == JOBD_OK)
         rc = pg_append_rows(r, out, err);
-        for (size_t i = from; rc == JOBD_OK && i < out->n; i++) /* CLAIM_SET's last column */
-            out->v[i].attempt_floor = (int32_t)pg_get_i64(r, (int)(i - from), PG_JOB_NCOLS);
-    }
     PQclear(r);
 sort:
     /* What the limited path got is committed: hand it out, not back to the
