@@ -329,6 +329,55 @@ store_fail(struct store *st, int64_t id, int32_t attempt, const char *error, boo
     return rc;
 }
 
+/* The fallback of store_fail_batch: one store_fail per report. */
+static int
+fail_one_by_one(struct store *st, const struct fail_report *f, size_t n, int *outcome,
+                enum job_status *status, struct jobd_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct job after = {0};
+        int rc = store_fail(st, f[i].id, f[i].attempt, f[i].error, f[i].retryable,
+                            f[i].retry_delay_ms, status != NULL ? &after : NULL, err);
+        if (rc != JOBD_OK && rc != JOBD_E_STALE && rc != JOBD_E_NOTFOUND)
+            return rc;
+        outcome[i] = rc == JOBD_OK ? JOBD_OK : JOBD_E_STALE;
+        if (rc == JOBD_OK && status != NULL) {
+            status[i] = after.status;
+            job_fini(&after);
+        }
+    }
+    return JOBD_OK;
+}
+
+int
+store_fail_batch(struct store *st, const struct fail_report *f, size_t n, int *outcome,
+                 enum job_status *status, struct jobd_error *err)
+{
+    if (n == 0)
+        return JOBD_OK;
+    if (st->ops->fail_batch == NULL)
+        return fail_one_by_one(st, f, n, outcome, status, err);
+    /* As store_fail: UTF-8 both backends take, cut on a character boundary. */
+    struct fail_report *clean = calloc(n, sizeof *clean);
+    int rc = clean != NULL ? JOBD_OK : jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < n && rc == JOBD_OK; i++) {
+        clean[i] = f[i];
+        if (clean[i].retry_delay_ms < 0)
+            clean[i].retry_delay_ms = 0;
+        if (f[i].error != NULL &&
+            (clean[i].error =
+                 utf8_clean(f[i].error, strlen(f[i].error), JOB_ERROR_MAX, UTF8_KEEP_TAIL)) == NULL)
+            rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    }
+    if (rc == JOBD_OK)
+        rc = st->ops->fail_batch(st, clean, n, outcome, status, err);
+    for (size_t i = 0; clean != NULL && i < n; i++)
+        if (clean[i].error != f[i].error)
+            free((char *)clean[i].error);
+    free(clean);
+    return rc;
+}
+
 int
 store_reap(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
            struct jobd_error *err)

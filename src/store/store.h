@@ -95,6 +95,15 @@ struct completion {
     const char *result;       /* JSON text or NULL */
 };
 
+/* One failed attempt for store_fail_batch. Pointers borrowed. */
+struct fail_report {
+    int64_t id;
+    int32_t attempt;
+    const char *error; /* NULL or text, cleaned and cut as store_fail does */
+    bool retryable;
+    int64_t retry_delay_ms; /* < 0 is taken as 0 */
+};
+
 /* Backoff parameters the reaper uses for a reaped attempt (full jitter). */
 struct backoff_policy {
     int64_t base_ms;          /* 0 = JOB_DEFAULT_BACKOFF_BASE_MS */
@@ -172,6 +181,9 @@ struct store_ops {
     int (*fail)(struct store *st, int64_t id, int32_t attempt, const char *error,
                 bool retryable, int64_t retry_delay_ms, struct job *out,
                 struct jobd_error *err);
+    /* NULL: store_fail_batch sends one store_fail per report (remote) */
+    int (*fail_batch)(struct store *st, const struct fail_report *f, size_t n, int *outcome,
+                      enum job_status *status, struct jobd_error *err);
     int (*reap)(struct store *st, int limit, const struct backoff_policy *bp,
                 int *reaped, struct jobd_error *err);
     /* NULL in a backend that cannot give an attempt back (store_release fails) */
@@ -354,6 +366,18 @@ JOBD_MUST_USE int store_complete_batch(struct store *st, const struct completion
 JOBD_MUST_USE int store_fail(struct store *st, int64_t id, int32_t attempt, const char *error,
                              bool retryable, int64_t retry_delay_ms, struct job *out,
                              struct jobd_error *err);
+/*
+ * Fails n attempts as store_fail does each, in one transaction (one commit
+ * for the lot: a burst of failures, say a downstream outage, must not cost
+ * one fsync per job). outcome[i] is JOBD_OK or JOBD_E_STALE; status (may be
+ * NULL) gets each applied report's new status (pending, dead or
+ * cancelled). Returns an error only if the batch as a whole failed: then
+ * nothing of it was applied, except by a backend without a batch operation
+ * (the remote store), where reports before the failing one were, and
+ * sending the batch again finds them stale. JOBD_E_NOMEM.
+ */
+JOBD_MUST_USE int store_fail_batch(struct store *st, const struct fail_report *f, size_t n,
+                                   int *outcome, enum job_status *status, struct jobd_error *err);
 /*
  * Reaps up to limit running jobs whose lease expired (lease_expires_at < now):
  * each counts as a failed attempt (pending with full-jitter backoff from bp,

@@ -186,7 +186,9 @@ pg_migration_name(int version)
 static const struct store_ops pg_ops = {
     .name = "pg",
     /* NOTIFY reaches every connection; writers run side by side (row locks). */
-    .caps = {.push_wakeups = true, .parallel_writers = true, .watched_poll_ms = 5000,
+    .caps = {.push_wakeups = true,
+             .parallel_writers = true,
+             .watched_poll_ms = 5000,
              .blind_poll_ms = 1000, /* no LISTEN (a pooler, a budget): the poll is the signal */
              .label = "PostgreSQL"},
     .close = pg_close,
@@ -203,6 +205,7 @@ static const struct store_ops pg_ops = {
     .complete = pg_op_complete,
     .complete_batch = pg_op_complete_batch,
     .fail = pg_op_fail,
+    .fail_batch = pg_op_fail_batch,
     .reap = pg_op_reap,
     .release = pg_op_release,
     .cancel = pg_op_cancel,

@@ -154,6 +154,32 @@ PG_STMT(st_fail,
 /* clang-format on */
 
 /*
+ * st_fail for many reports at once: $1 ids, $2 attempts, $3 errors, $4
+ * retryable, $5 delay_ms (arrays, one element per report), $6 now. A
+ * report sent twice deletes its row once (DELETE ... USING returns each
+ * deleted row once), so it is applied once. Returns (id, attempt, status)
+ * of each applied report.
+ */
+/* clang-format off */
+PG_STMT(st_fail_batch,
+     "WITH c AS (SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::boolean[],"
+     "                                $5::bigint[]) AS c(f_id, f_attempt, f_error, f_retryable,"
+     "                                                   f_delay)),"
+     " d0 AS (DELETE FROM jobd.jobs j USING c WHERE j.id = ANY($1::bigint[])"
+     "            AND j.id = c.f_id AND j.attempt = c.f_attempt AND j.status = 'running'"
+     "            RETURNING j.*, c.f_error, c.f_retryable, c.f_delay),"
+     " x AS (SELECT d.*, " FATE("d.f_retryable") " AS fate FROM d0 d),"
+     PG_STATS_FATES(PG_NOW("$6"), "x") ","
+     " h AS (" HISTORY(FAIL_OUTCOME, "d.f_error", PG_NOW("$6")) "),"
+     " back AS (" BACK_TO_PENDING(PG_NOW("$6") " + " PG_MS("d.f_delay"), "d.f_error")
+     "          RETURNING id, attempt, status),"
+     " done AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
+     PG_DONE_SELECT("d.fate", "NULL", "d.f_error", PG_NOW("$6"))
+     "          FROM x d WHERE d.fate <> 'pending' RETURNING id, attempt, status) "
+     "SELECT * FROM back UNION ALL SELECT * FROM done");
+/* clang-format on */
+
+/*
  * $1 limit, $2 base_ms, $3 cap_ms, $4 now. The locking sub-select is a
  * MATERIALIZED CTE so it runs exactly once: re-run on the inner side of a
  * join it would skip the rows this statement already deleted and hand out
@@ -326,6 +352,58 @@ pg_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error, boo
     if (rc != JOBD_OK)
         return rc;
     return report_result(r, id, attempt, out, err);
+}
+
+/* Marks the first unmarked report of each (id, attempt) row of r applied. */
+static void
+fail_batch_outcomes(PGresult *r, const struct fail_report *f, size_t n, int *outcome,
+                    enum job_status *status)
+{
+    for (size_t i = 0; i < n; i++)
+        outcome[i] = JOBD_E_STALE;
+    for (int row = 0; row < PQntuples(r); row++) {
+        int64_t id = pg_get_i64(r, row, 0);
+        int32_t at = (int32_t)pg_get_i64(r, row, 1);
+        for (size_t i = 0; i < n; i++) {
+            if (outcome[i] == JOBD_E_STALE && f[i].id == id && f[i].attempt == at) {
+                outcome[i] = JOBD_OK;
+                if (status != NULL && job_status_parse(PQgetvalue(r, row, 2), &status[i]) != 0)
+                    status[i] = JOB_DEAD; /* not reached: the statement writes known names */
+                break;
+            }
+        }
+    }
+}
+
+int
+pg_op_fail_batch(struct store *st, const struct fail_report *f, size_t n, int *outcome,
+                 enum job_status *status, struct jobd_error *err)
+{
+    struct store_pg *s = pg_of(st);
+    struct pg_array a[5];
+    for (int k = 0; k < 5; k++)
+        pg_array_begin(&a[k]);
+    for (size_t i = 0; i < n; i++) {
+        pg_array_add_i64(&a[0], f[i].id, false);
+        pg_array_add_i64(&a[1], f[i].attempt, false);
+        pg_array_add_str(&a[2], f[i].error != NULL ? job_error_tail(f[i].error) : NULL);
+        pg_array_add_str(&a[3], f[i].retryable ? "t" : "f");
+        pg_array_add_i64(&a[4], f[i].retry_delay_ms, false);
+    }
+    char nowb[24];
+    const char *vals[6] = {pg_array_end(&a[0]), pg_array_end(&a[1]), pg_array_end(&a[2]),
+                           pg_array_end(&a[3]), pg_array_end(&a[4]), pg_now_param(s, nowb)};
+    PGresult *r = NULL;
+    int rc = JOBD_OK;
+    for (int k = 0; k < 5 && rc == JOBD_OK; k++)
+        if (vals[k] == NULL)
+            rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    if (rc == JOBD_OK && (rc = pg_exec(s, &st_fail_batch, 6, vals, &r, err)) == JOBD_OK)
+        fail_batch_outcomes(r, f, n, outcome, status);
+    PQclear(r);
+    for (int k = 0; k < 5; k++)
+        pg_array_fini(&a[k]);
+    return rc;
 }
 
 int

@@ -489,6 +489,7 @@ static const struct store_ops sqlite_ops = {
     .complete = sq_op_complete,
     .complete_batch = sq_op_complete_batch,
     .fail = sq_op_fail,
+    .fail_batch = sq_op_fail_batch,
     .reap = sq_op_reap,
     .release = sq_op_release,
     .cancel = sq_op_cancel,

@@ -232,6 +232,8 @@ int sq_op_complete_batch(struct store *st, const struct completion *c, size_t n,
 int sq_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error,
                bool retryable, int64_t retry_delay_ms, struct job *out,
                struct jobd_error *err);
+int sq_op_fail_batch(struct store *st, const struct fail_report *f, size_t n, int *outcome,
+                     enum job_status *status, struct jobd_error *err);
 int sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
                struct jobd_error *err);
 int sq_op_release(struct store *st, int64_t id, int32_t attempt, struct jobd_error *err);

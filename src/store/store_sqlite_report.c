@@ -108,14 +108,16 @@ sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int
  * and attempts are left (attempt - attempt_floor < max_attempts), else dead.
  * The attempt gets its history row (store/operator.h): its outcome follows
  * the job's fate, or is "reaped" when the reaper ended it.
- * Returns 1 if it applied, 0 if the attempt is stale, or an error.
+ * Returns 1 if it applied (*fate, may be NULL, is the job's new status), 0
+ * if the attempt is stale, or an error.
  */
 /* How an attempt failed: the worker's report says whether to retry; a reap always may. */
 enum fail_kind { FAIL_RETRYABLE, FAIL_PERMANENT, FAIL_REAPED };
 
 static int
 fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *error,
-             enum fail_kind kind, int64_t delay_ms, int64_t now, struct jobd_error *err)
+             enum fail_kind kind, int64_t delay_ms, int64_t now, enum job_status *fate,
+             struct jobd_error *err)
 {
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s,
@@ -142,6 +144,8 @@ fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *er
                                               : "failed";
     if ((rc = sq_history_add(s, id, attempt, outcome, error, now, err)) != JOBD_OK)
         return rc;
+    if (fate != NULL)
+        *fate = cancel ? JOB_CANCELLED : dead ? JOB_DEAD : JOB_PENDING;
     if (cancel || dead) {
         struct sq_finish f = {.from = JOB_RUNNING, .attempt = attempt,
                               .to = cancel ? JOB_CANCELLED : JOB_DEAD, .now_us = now,
@@ -176,10 +180,32 @@ sq_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error, boo
     if (rc != JOBD_OK)
         return rc;
     rc = fail_attempt(s, id, attempt, error, retryable ? FAIL_RETRYABLE : FAIL_PERMANENT,
-                      retry_delay_ms, sq_now(s), err);
+                      retry_delay_ms, sq_now(s), NULL, err);
     if (rc == 0)
         rc = job_error_stale(err, id, attempt);
     return sq_end_with_job(s, rc, id, out, err);
+}
+
+int
+sq_op_fail_batch(struct store *st, const struct fail_report *f, size_t n, int *outcome,
+                 enum job_status *status, struct jobd_error *err)
+{
+    struct sqlite_store *s = sq_of(st);
+    int rc = sq_begin(s, err);
+    if (rc != JOBD_OK)
+        return rc;
+    int64_t now = sq_now(s);
+    for (size_t i = 0; i < n; i++) {
+        rc = fail_attempt(s, f[i].id, f[i].attempt, f[i].error,
+                          f[i].retryable ? FAIL_RETRYABLE : FAIL_PERMANENT, f[i].retry_delay_ms,
+                          now, status != NULL ? &status[i] : NULL, err);
+        if (rc < 0) {
+            sq_rollback(s);
+            return rc;
+        }
+        outcome[i] = rc == 1 ? JOBD_OK : JOBD_E_STALE;
+    }
+    return sq_commit(s, err);
 }
 
 int
@@ -234,7 +260,7 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
     int count = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t delay = sq_backoff_ms(s, v[i].attempt, v[i].floor, bp);
-        rc = fail_attempt(s, v[i].id, v[i].attempt, "lease expired", FAIL_REAPED, delay, now,
+        rc = fail_attempt(s, v[i].id, v[i].attempt, "lease expired", FAIL_REAPED, delay, now, NULL,
                           err);
         if (rc < 0) {
             free(v);

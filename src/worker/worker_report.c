@@ -106,6 +106,79 @@ drop_head(struct worker *w)
     free(f);
 }
 
+/* The most failure reports written by one store_fail_batch. */
+#define FAIL_BATCH_MAX 256
+
+/* Counts the applied reports of a batch by new status, for events.finished. */
+static void
+fail_batch_counted(struct worker *w, const int *outcome, const enum job_status *status, size_t n)
+{
+    uint64_t by[JOB_STATUS_COUNT] = {0}, applied = 0, stale = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (outcome[i] == JOBD_OK) {
+            applied++;
+            by[status[i]]++;
+        } else {
+            stale++;
+        }
+    }
+    wk_stat_add(w, &w->stats.failed, applied);
+    wk_stat_add(w, &w->stats.stale, stale);
+    for (int k = 0; k < JOB_STATUS_COUNT && w->cfg.events.finished != NULL; k++)
+        if (by[k] > 0)
+            w->cfg.events.finished(w->cfg.events.arg, (enum job_status)k, by[k]);
+}
+
+/*
+ * Writes the failure reports at the head of the queue (up to the first
+ * release, at most FAIL_BATCH_MAX) with one store_fail_batch: one commit
+ * for a burst of failures instead of one each, so a handler that fails
+ * every job (a downstream outage) does not cut the worker to the store's
+ * commit rate. Returns 1 if it wrote a batch, 0 if there was none to write
+ * (fewer than two reports, or the store refused the batch for its content:
+ * the one-by-one path then finds the report at fault), -1 if the store
+ * failed (and was dropped).
+ */
+static int
+fail_batched(struct worker *w)
+{
+    size_t n = 0;
+    for (struct failure *f = w->fails; f != NULL && f->kind != REPORT_RELEASE; f = f->next)
+        if (++n == FAIL_BATCH_MAX)
+            break;
+    if (n < 2)
+        return 0;
+    struct fail_report *r = calloc(n, sizeof *r);
+    int *outcome = calloc(n, sizeof *outcome);
+    enum job_status *status = calloc(n, sizeof *status);
+    struct jobd_error err = {0};
+    int rc = JOBD_E_NOMEM;
+    if (r != NULL && outcome != NULL && status != NULL) {
+        struct failure *f = w->fails;
+        for (size_t i = 0; i < n; i++, f = f->next)
+            r[i] = (struct fail_report){.id = f->id,
+                                        .attempt = f->attempt,
+                                        .error = f->error,
+                                        .retryable = f->kind == REPORT_RETRY,
+                                        .retry_delay_ms = f->delay_ms};
+        rc = store_fail_batch(w->st, r, n, outcome, status, &err);
+    }
+    int done = 0;
+    if (rc == JOBD_OK) {
+        fail_batch_counted(w, outcome, status, n);
+        for (size_t i = 0; i < n; i++)
+            drop_head(w);
+        done = 1;
+    } else if (store_error_is_outage(rc)) {
+        wk_store_trouble(w, rc, &err, "failure report");
+        done = -1;
+    }
+    free(r);
+    free(outcome);
+    free(status);
+    return done;
+}
+
 /* Writes completions and failures. False if the store failed (and was dropped). */
 bool
 wk_report(struct worker *w)
@@ -122,6 +195,11 @@ wk_report(struct worker *w)
             return false;
         }
     }
+    int batched;
+    while ((batched = fail_batched(w)) == 1)
+        ;
+    if (batched < 0)
+        return false;
     while (w->fails != NULL) {
         struct failure *f = w->fails;
         /* The job as the report left it, only when someone wants its status. */

@@ -1977,3 +1977,4 @@ TEST(concurrent_claimers_never_share_a_job)
 #include "conformance_archive.h"
 #include "conformance_pending.h"
 #include "conformance_stats.h"
+#include "conformance_failbatch.h"
