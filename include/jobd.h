@@ -85,7 +85,7 @@ JOBD_API void jobd_client_close(jobd_client *client);
 
 /*
  * Sets the full-jitter backoff jobd_fail uses: delay = random(0, min(cap_ms,
- * base_ms * 2^attempt)). 0 (the initial setting) takes the defaults, 5 s and
+ * base_ms * 2^n)), n the attempts since the job's last manual retry. 0 (the initial setting) takes the defaults, 5 s and
  * 15 min. Never fails.
  */
 JOBD_API void jobd_client_set_backoff(jobd_client *client, int64_t base_ms, int64_t cap_ms);
@@ -235,8 +235,9 @@ JOBD_API JOBD_MUST_USE int jobd_complete(jobd_client *client, int64_t id, int32_
 /*
  * Reports a failed attempt. error (borrowed; may be NULL) becomes the job's
  * last_error (its last 4 KiB). If retryable and attempts remain, the job
- * goes back to pending, due after the client's full-jitter backoff for this
- * attempt; otherwise (or if !retryable) it is dead; if a cancel was
+ * goes back to pending, due after the client's full-jitter backoff for the
+ * attempts counted since the job's last manual retry (attempt minus its
+ * attempt_floor; the job is read first to learn it); otherwise (or if !retryable) it is dead; if a cancel was
  * requested it is cancelled. *status_out (may be NULL) receives the new
  * status as a static string. Errors: JOBD_E_STALE, JOBD_E_UNAVAILABLE,
  * JOBD_E_STORE.

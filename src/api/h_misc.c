@@ -43,17 +43,37 @@ h_queue_list(struct api_call *c)
     free(qs);
 }
 
+bool
+api_queue_name_ok(struct api_call *c)
+{
+    struct jobd_error err = {0};
+    if (c->name_too_long)
+        jobd_error_set(&err, JOBD_E_INVALID, "name", "name is longer than %d characters",
+                       JOB_QUEUE_MAX);
+    else if (job_validate_queue(c->name, "name", &err) == JOBD_OK)
+        return true;
+    api_error(c->resp, 400, "invalid_field", "name", "%s", err.msg);
+    return false;
+}
+
+void
+api_reply_queue(struct api_call *c, const struct queue_stat *qs, size_t n, bool paused)
+{
+    struct queue_stat q = {0};
+    memcpy(q.name, c->name, strnlen(c->name, JOB_QUEUE_MAX)); /* validated: <= 64 */
+    q.paused = paused;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(qs[i].name, c->name) == 0)
+            q = qs[i];
+    api_json_take(c->resp, 200, jobjson_dump_take_short(jobjson_queue(&q)));
+}
+
 static void
 queue_set_paused(struct api_call *c, bool paused)
 {
     struct jobd_error err = {0};
-    if (c->name_too_long || job_validate_queue(c->name, "name", &err) != JOBD_OK) {
-        if (c->name_too_long)
-            jobd_error_set(&err, JOBD_E_INVALID, "name", "name is longer than %d characters",
-                           JOB_QUEUE_MAX);
-        api_error(c->resp, 400, "invalid_field", "name", "%s", err.msg);
+    if (!api_queue_name_ok(c))
         return;
-    }
     struct store *st;
     if (!api_store_get(c, &st))
         return;
@@ -72,14 +92,8 @@ queue_set_paused(struct api_call *c, bool paused)
     if (!paused && c->ctx->wake)
         wakeup_signal(c->ctx->wake);
     /* A resumed queue without jobs may not be listed any more: answer zeros. */
-    struct queue_stat q = {0};
-    memcpy(q.name, c->name, strnlen(c->name, JOB_QUEUE_MAX)); /* validated: <= 64 */
-    q.paused = paused;
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(qs[i].name, c->name) == 0)
-            q = qs[i];
+    api_reply_queue(c, qs, n, paused);
     free(qs);
-    api_json_take(c->resp, 200, jobjson_dump_take_short(jobjson_queue(&q)));
 }
 
 void

@@ -73,29 +73,12 @@ parse_limits(json_t *o, struct queue_limits_change *ch, struct jobd_error *err)
     return rc;
 }
 
-/* Answers 200 with queue name's object from the stats (zeros if it is not listed). */
-static void
-reply_queue(struct api_call *c, const struct queue_stat *qs, size_t n)
-{
-    struct queue_stat q = {0};
-    memcpy(q.name, c->name, strnlen(c->name, JOB_QUEUE_MAX)); /* validated: <= 64 */
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(qs[i].name, c->name) == 0)
-            q = qs[i];
-    api_json_take(c->resp, 200, jobjson_dump_take(jobjson_queue(&q)));
-}
-
 void
 h_queue_limits(struct api_call *c)
 {
     struct jobd_error err = {0};
-    if (c->name_too_long || job_validate_queue(c->name, "name", &err) != JOBD_OK) {
-        if (c->name_too_long)
-            jobd_error_set(&err, JOBD_E_INVALID, "name", "name is longer than %d characters",
-                           JOB_QUEUE_MAX);
-        api_error(c->resp, 400, "invalid_field", "name", "%s", err.msg);
+    if (!api_queue_name_ok(c))
         return;
-    }
     json_t *o = api_body_object(c, limit_fields);
     if (o == NULL)
         return;
@@ -124,6 +107,6 @@ h_queue_limits(struct api_call *c)
     /* A limit removed or raised may make jobs claimable: parked claims look again. */
     if (c->ctx->wake)
         wakeup_signal(c->ctx->wake);
-    reply_queue(c, qs, n);
+    api_reply_queue(c, qs, n, false);
     free(qs);
 }

@@ -38,9 +38,8 @@ jobjson_schedule(const struct schedule *s)
                      jobjson_time(s->created_at_us));
 }
 
-/* The {name} of the path as a schedule name; false after answering 400. */
-static bool
-path_name(struct api_call *c)
+bool
+api_sched_path_name(struct api_call *c)
 {
     struct jobd_error err = {0};
     if (c->name_too_long)
@@ -58,8 +57,8 @@ reply_schedule(struct api_call *c, int status, const struct schedule *s)
     api_json_take(c->resp, status, jobjson_dump_take(jobjson_schedule(s)));
 }
 
-static void
-not_found(struct api_call *c, const char *name)
+void
+api_sched_not_found(struct api_call *c, const char *name)
 {
     api_error(c->resp, 404, "not_found", "name", "no schedule named '%.128s'", name);
 }
@@ -118,7 +117,7 @@ h_sched_create(struct api_call *c)
 void
 h_sched_put(struct api_call *c)
 {
-    if (path_name(c))
+    if (api_sched_path_name(c))
         put_schedule(c, true);
 }
 
@@ -151,7 +150,7 @@ h_sched_list(struct api_call *c)
 void
 h_sched_get(struct api_call *c)
 {
-    if (!path_name(c))
+    if (!api_sched_path_name(c))
         return;
     struct store *st;
     if (!api_store_get(c, &st))
@@ -161,7 +160,7 @@ h_sched_get(struct api_call *c)
     int rc = store_schedule_get(st, c->name, &s, &err);
     api_store_put(c, st, rc);
     if (rc == JOBD_E_NOTFOUND)
-        not_found(c, c->name);
+        api_sched_not_found(c, c->name);
     else if (rc != JOBD_OK)
         api_error_from(c->resp, rc, &err);
     else
@@ -172,7 +171,7 @@ h_sched_get(struct api_call *c)
 void
 h_sched_delete(struct api_call *c)
 {
-    if (!path_name(c))
+    if (!api_sched_path_name(c))
         return;
     struct store *st;
     if (!api_store_get(c, &st))
@@ -181,7 +180,7 @@ h_sched_delete(struct api_call *c)
     int rc = store_schedule_delete(st, c->name, &err);
     api_store_put(c, st, rc);
     if (rc == JOBD_E_NOTFOUND) {
-        not_found(c, c->name);
+        api_sched_not_found(c, c->name);
     } else if (rc != JOBD_OK) {
         api_error_from(c->resp, rc, &err);
     } else {
@@ -195,7 +194,7 @@ h_sched_delete(struct api_call *c)
 static void
 set_paused(struct api_call *c, bool paused)
 {
-    if (!path_name(c))
+    if (!api_sched_path_name(c))
         return;
     struct store *st;
     if (!api_store_get(c, &st))
@@ -205,7 +204,7 @@ set_paused(struct api_call *c, bool paused)
     int rc = store_schedule_pause(st, c->name, paused, &s, &err);
     api_store_put(c, st, rc);
     if (rc == JOBD_E_NOTFOUND)
-        not_found(c, c->name);
+        api_sched_not_found(c, c->name);
     else if (rc != JOBD_OK)
         api_error_from(c->resp, rc, &err);
     else
@@ -228,7 +227,7 @@ h_sched_resume(struct api_call *c)
 void
 h_sched_trigger(struct api_call *c)
 {
-    if (!path_name(c))
+    if (!api_sched_path_name(c))
         return;
     struct store *st;
     if (!api_store_get(c, &st))
@@ -238,7 +237,7 @@ h_sched_trigger(struct api_call *c)
     int rc = store_schedule_trigger(st, c->name, &job, &err);
     api_store_put(c, st, rc);
     if (rc == JOBD_E_NOTFOUND) {
-        not_found(c, c->name);
+        api_sched_not_found(c, c->name);
     } else if (rc != JOBD_OK) {
         api_error_from(c->resp, rc, &err);
     } else {

@@ -90,12 +90,8 @@ h_sched_next(struct api_call *c)
     long count;
     if (!next_count(c, &count))
         return;
-    struct jobd_error nerr = {0};
-    if (c->name_too_long || job_validate_type(c->name, "name", &nerr) != JOBD_OK) {
-        api_error(c->resp, 400, "invalid_field", "name", "%s",
-                  c->name_too_long ? "name is too long" : nerr.msg);
+    if (!api_sched_path_name(c)) /* as GET /v1/schedules/{name}: 400, then 404 */
         return;
-    }
     struct store *st;
     if (!api_store_get(c, &st))
         return;
@@ -104,7 +100,7 @@ h_sched_next(struct api_call *c)
     int rc = store_schedule_get(st, c->name, &s, &err);
     api_store_put(c, st, rc);
     if (rc == JOBD_E_NOTFOUND) {
-        api_error(c->resp, 404, "not_found", "name", "no schedule named '%.128s'", c->name);
+        api_sched_not_found(c, c->name);
     } else if (rc != JOBD_OK) {
         api_error_from(c->resp, rc, &err);
     } else {

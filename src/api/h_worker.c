@@ -17,6 +17,7 @@
 #include "core/backoff.h"
 #include "core/err.h"
 #include "core/json.h"
+#include "core/rules.h"
 
 static const char *const claim_fields[] = {"worker_id", "queues", "types", "limit", "lease_s",
                                            "wait_s", NULL};
@@ -216,6 +217,27 @@ h_complete(struct api_call *c)
     free(result);
 }
 
+/*
+ * The delay of a failure that names none: the rule of the worker and the
+ * reaper (job_retry_delay_ms, default base and cap), over the attempts counted
+ * since the job's last manual retry, so the job's attempt_floor is read first.
+ * A job that cannot be read counts every attempt; store_fail then answers
+ * for it (stale, or the outage).
+ */
+static int64_t
+default_retry_delay(struct store *st, int64_t id, int32_t attempt)
+{
+    struct job j = {0};
+    struct jobd_error err = {0};
+    int32_t floor = 0;
+    if (store_get(st, id, &j, &err) == JOBD_OK)
+        floor = j.attempt_floor;
+    job_fini(&j);
+    /* Seeded per call: not security-relevant, only spread. */
+    uint64_t seed = (uint64_t)clock_mono_now_us() ^ ((uint64_t)id * 0x9E3779B97F4A7C15u);
+    return job_retry_delay_ms(attempt, floor, 0, 0, backoff_rand_splitmix, &seed);
+}
+
 void
 h_fail(struct api_call *c)
 {
@@ -237,16 +259,13 @@ h_fail(struct api_call *c)
         json_decref(o);
         return;
     }
-    if (retry_in_ms < 0) {
-        /* Full jitter; seeded per call (not security-relevant, only spread). */
-        uint64_t seed = (uint64_t)clock_mono_now_us() ^ ((uint64_t)c->id * 0x9E3779B97F4A7C15u);
-        retry_in_ms = backoff_delay_ms((int32_t)attempt, 0, 0, backoff_rand_splitmix, &seed);
-    }
     struct store *st;
     if (!api_store_get(c, &st)) {
         json_decref(o);
         return;
     }
+    if (retry_in_ms < 0)
+        retry_in_ms = default_retry_delay(st, c->id, (int32_t)attempt);
     rc = store_fail(st, c->id, (int32_t)attempt, error, retryable, retry_in_ms, &job, &err);
     json_decref(o); /* error is borrowed from o until here */
     if (rc == JOBD_E_STALE) {

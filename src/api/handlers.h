@@ -87,9 +87,28 @@ void h_metrics(struct api_call *c);
 
 /* ---- helpers shared by handlers (router.c) ---- */
 
+/* The {name} of a /v1/schedules/{name}… path checked as a schedule name;
+ * false after answering 400 invalid_field (h_sched.c). */
+bool api_sched_path_name(struct api_call *c);
+/* Answers 404 not_found for the schedule name (borrowed) (h_sched.c). */
+void api_sched_not_found(struct api_call *c, const char *name);
+
 /* The schedule object of CONTRACT.md §4 (h_sched.c). New reference or NULL. */
 struct schedule;
 json_t *jobjson_schedule(const struct schedule *s);
+
+/*
+ * The queue routes' name ({name} of /v1/queues/{name}, h_misc.c): true if
+ * c->name is a valid queue name, else answers 400 invalid_field naming
+ * "name" (too long, or the characters of job_validate_queue) and returns false.
+ */
+bool api_queue_name_ok(struct api_call *c);
+/*
+ * Answers 200 with the queue object of c->name (a valid name) from qs (n
+ * of them, borrowed), or, for a queue not listed there (one without jobs),
+ * zero counts and the given paused.
+ */
+void api_reply_queue(struct api_call *c, const struct queue_stat *qs, size_t n, bool paused);
 
 /* Borrows a store connection; on failure answers 503 and returns false. */
 bool api_store_get(struct api_call *c, struct store **st);

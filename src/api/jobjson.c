@@ -95,6 +95,7 @@ jobjson_job(const struct job *j)
     put(o, "run_at", jobjson_time(j->run_at_us), &bad);
     put(o, "attempt", json_integer(j->attempt), &bad);
     put(o, "max_attempts", json_integer(j->max_attempts), &bad);
+    put(o, "attempt_floor", json_integer(j->attempt_floor), &bad);
     put(o, "idempotency_key", str_or_null(j->idempotency_key), &bad);
     put(o, "schedule", str_or_null(j->schedule), &bad);
     put(o, "scheduled_for", jobjson_time(j->scheduled_for_us), &bad);
@@ -122,6 +123,7 @@ jobjson_claimed(const struct job *j)
         return NULL;
     put(o, "id", json_integer(j->id), &bad);
     put(o, "attempt", json_integer(j->attempt), &bad);
+    put(o, "attempt_floor", json_integer(j->attempt_floor), &bad); /* for the retry delay */
     put(o, "type", str_or_null(j->type), &bad);
     put(o, "queue", str_or_null(j->queue), &bad);
     put(o, "payload", stored_json(j->payload), &bad);

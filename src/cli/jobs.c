@@ -29,8 +29,9 @@ static const char jobs_usage[] =
     "Lists jobs, newest first (default limit 100): a table on a terminal, one\n"
     "JSON object a line when piped. --created-after is inclusive, --created-before\n"
     "exclusive (RFC 3339); --key is an exact idempotency key; --schedule lists the\n"
-    "jobs a schedule made. When more jobs match than --limit, a line on stderr\n"
-    "gives the command for the next page (--after ID: jobs older than job ID).\n";
+    "jobs a schedule made. ATTEMPT is the attempts used of those allowed (a retry\n"
+    "by hand gives all of them back). When more jobs match than --limit, a line on\n"
+    "stderr gives the command for the next page (--after ID: jobs older than job ID).\n";
 
 /* The filters, in the order of the query and of the "more:" hint. */
 enum { F_STATUS, F_QUEUE, F_TYPE, F_SCHEDULE, F_AFTER_T, F_BEFORE_T, F_KEY, N_FILTERS };
@@ -131,8 +132,10 @@ row_cells(const json_t *j, char cell[N_COLS][160])
     clean(json_string_value(json_object_get(j, "status")), cell[1], 160);
     clean(json_string_value(json_object_get(j, "queue")), cell[2], 160);
     clean(json_string_value(json_object_get(j, "type")), cell[3], 160);
+    /* The attempts that count of those allowed: a manual retry starts at 0 again. */
     snprintf(cell[4], 160, "%lld/%lld",
-             (long long)json_integer_value(json_object_get(j, "attempt")),
+             (long long)(json_integer_value(json_object_get(j, "attempt")) -
+                         json_integer_value(json_object_get(j, "attempt_floor"))),
              (long long)json_integer_value(json_object_get(j, "max_attempts")));
     clean(json_string_value(json_object_get(j, "run_at")), cell[5], 160);
 }

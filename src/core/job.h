@@ -85,8 +85,8 @@ struct job {
     int32_t priority;
     int64_t run_at_us;
     int32_t attempt;          /* claims so far; the fencing token */
-    int32_t attempt_floor;    /* attempt at the last manual retry (job_attempts_counted);
-                                 filled by claims, 0 where a store does not say */
+    int32_t attempt_floor;    /* attempts that do not count (job_attempts_counted): those
+                                 before the last manual retry, and claims given back */
     int32_t max_attempts;
     char *idempotency_key;    /* NULL if none */
     char *schedule;           /* NULL unless made by a schedule */

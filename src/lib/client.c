@@ -18,6 +18,7 @@
 #include "core/backoff.h"
 #include "core/err.h"
 #include "core/json.h"
+#include "core/rules.h"
 #include "store/pg_txn.h"
 #include "util/clock.h"
 
@@ -355,10 +356,19 @@ int
 jobd_fail(jobd_client *client, int64_t id, int32_t attempt, const char *error, bool retryable,
           const char **status_out, struct jobd_error *err)
 {
-    int64_t delay_ms = backoff_delay_ms(attempt, client->backoff_base_ms,
-                                        client->backoff_cap_ms, backoff_rand_splitmix,
-                                        &client->rng);
+    /* The rule of the worker and the reaper (core/rules.h): the backoff counts
+     * the attempts since the last manual retry, so the job's floor is read
+     * first. A job that cannot be read counts every attempt; store_fail then
+     * answers for it (stale, or the outage). */
     struct job j = {0};
+    struct jobd_error ignored = {0};
+    int32_t floor = 0;
+    if (store_get(client->st, id, &j, &ignored) == JOBD_OK)
+        floor = j.attempt_floor;
+    job_fini(&j);
+    int64_t delay_ms =
+        job_retry_delay_ms(attempt, floor, client->backoff_base_ms, client->backoff_cap_ms,
+                           backoff_rand_splitmix, &client->rng);
     int rc = store_fail(client->st, id, attempt, error, retryable, delay_ms, &j, err);
     if (rc == JOBD_OK && status_out != NULL)
         *status_out = job_status_name(j.status);

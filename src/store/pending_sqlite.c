@@ -21,8 +21,12 @@ static int
 next_pair(struct sqlite_store *s, const char *q, const char *t, char *nq, char *nt, size_t len,
           struct jobd_error *err)
 {
-    static const char sql[] = "SELECT queue, type FROM jobs WHERE (queue, type) > (?1, ?2)"
-                              " ORDER BY queue, type LIMIT 1";
+    /* Two seeks rather than "(queue, type) > (?1, ?2)": SQLite seeks that
+     * row value on queue alone and then walks every job of (q, t). */
+    static const char sql[] =
+        "SELECT * FROM (SELECT queue, type FROM jobs WHERE queue = ?1 AND type > ?2"
+        "  ORDER BY type LIMIT 1) UNION ALL SELECT * FROM (SELECT queue, type FROM jobs"
+        "  WHERE queue > ?1 ORDER BY queue, type LIMIT 1) LIMIT 1";
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s, sql, &stmt, err);
     if (rc != JOBD_OK)

@@ -229,6 +229,8 @@ remote_claim(struct store *st, const struct claim_req *req, struct job_list *out
         }
         j->id = (int64_t)json_integer_value(json_object_get(o, "id"));
         j->attempt = (int32_t)json_integer_value(json_object_get(o, "attempt"));
+        /* 0 from a server that does not send it: backoff then counts every attempt. */
+        j->attempt_floor = (int32_t)json_integer_value(json_object_get(o, "attempt_floor"));
         j->status = JOB_RUNNING;
         j->type = dup_str(o, "type", &oom);
         j->queue = dup_str(o, "queue", &oom);

@@ -82,6 +82,7 @@ pg_row_to_job(const PGresult *r, int row, int c, struct job *j)
     j->created_at_us = pg_get_i64(r, row, c + 18);
     j->started_at_us = pg_get_i64(r, row, c + 19);
     j->finished_at_us = pg_get_i64(r, row, c + 20);
+    j->attempt_floor = (int32_t)pg_get_i64(r, row, c + 21);
     if (oom) {
         job_fini(j);
         return JOBD_E_NOMEM;

@@ -88,6 +88,7 @@ extern const size_t pg_migrations_count;
  * The columns of a job in the order pg_row_to_job decodes them, from the
  * table or CTE whose columns are prefixed with a (e.g. "j." or "").
  */
+/* clang-format off */
 #define PG_JOB_COLS(a)                                                                  \
     a "id, " a "queue, " a "type, " a "payload::text AS payload, " a "status, "         \
     a "priority, " PG_TS_US(a "run_at") " AS run_at_us, " a "attempt, "                 \
@@ -97,8 +98,9 @@ extern const size_t pg_migrations_count;
     a "cancel_requested, " a "last_error, " a "result::text AS result, "                \
     PG_TS_US(a "created_at") " AS created_at_us, "                                      \
     PG_TS_US(a "started_at") " AS started_at_us, "                                      \
-    PG_TS_US(a "finished_at") " AS finished_at_us"
-#define PG_JOB_NCOLS 21
+    PG_TS_US(a "finished_at") " AS finished_at_us, " a "attempt_floor"
+/* clang-format on */
+#define PG_JOB_NCOLS 22
 
 /* The columns of a row moved to jobs_done from CTE d, with status/result/error given. */
 #define PG_DONE_SELECT(status, result, error, now)                                      \
@@ -256,5 +258,22 @@ int pg_op_schedule_materialize(struct store *st, int limit, int *made, int64_t *
 int pg_op_now(struct store *st, int64_t *now_us, struct jobd_error *err);
 int pg_op_clock_went_back(struct store *st, int64_t back_us, int *jobs, int *schedules,
                           struct jobd_error *err);
+
+/*
+ * The listing statement of GET /v1/jobs for f with a page of `limit` rows
+ * (list_pg.c): q->sql is malloc'd (the caller frees it), q->vals[0..q->n) its
+ * parameters, pointing into f and q->buf. f->status must be valid. JOBD_OK or
+ * JOBD_E_NOMEM. Exposed for the test of its query plans (test_list_plans).
+ */
+struct pg_list_query {
+    char *sql;
+    size_t len, cap;
+    int branches;
+    int n;
+    const char *vals[8];
+    char buf[4][24];
+};
+struct job_filter;
+int pg_list_sql(const struct job_filter *f, int limit, struct pg_list_query *q);
 
 #endif

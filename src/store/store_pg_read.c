@@ -19,24 +19,6 @@
 
 PG_STMT(st_get, "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs WHERE id = $1::bigint");
 
-/* $1 status, $2 queue, $3 type, $4 schedule (NULL = any), $5 before_id (0 = none), $6 limit. */
-PG_STMT(st_list,
-     "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs "
-     "WHERE " PG_FILTER_WHERE " AND ($8::bigint = 0 OR id < $8::bigint) "
-     "ORDER BY id DESC LIMIT $9::int");
-
-/*
- * The same with a type, planned with the type's value at each call
- * (pg_exec_replan): the planner then walks jobs_type_id / jobs_done_type_id
- * (migration 11) backwards in id order for a rare or absent type, where a
- * generic plan, guessing every type common, walks the primary keys and
- * reads every newer job of other types (728 ms at 1M jobs).
- */
-PG_STMT(st_list_type, "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs "
-                                                "WHERE type = $3::text AND " PG_FILTER_WHERE
-                                                " AND ($8::bigint = 0 OR id < $8::bigint) "
-                                                "ORDER BY id DESC LIMIT $9::int");
-
 /* ---- claims ---- */
 
 /*
@@ -55,7 +37,7 @@ PG_STMT(st_list_type, "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs "
     "       worker_id = $1::text, lease_expires_at = " PG_NOW("$5") " + " PG_MS("$3") "," \
     "       started_at = " PG_NOW("$5") " "                                             \
     "WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "                                      \
-    "RETURNING " PG_JOB_COLS("j.") ", j.attempt_floor"
+    "RETURNING " PG_JOB_COLS("j.")
 /* clang-format on */
 
 /* clang-format off */
@@ -159,37 +141,6 @@ pg_append_rows(const PGresult *r, struct job_list *out, struct jobd_error *err)
     return JOBD_OK;
 }
 
-int
-pg_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
-           int64_t *next_cursor, struct jobd_error *err)
-{
-    int limit = f->limit > 0 ? f->limit : JOB_PAGE_DEFAULT;
-    char b[2][24], fb[2][24];
-    const char *vals[PG_FILTER_NPARAMS + 2];
-    pg_filter_params(f, fb, vals);
-    vals[PG_FILTER_NPARAMS] = pg_i64(b[0], f->before_id > 0 ? f->before_id : 0);
-    vals[PG_FILTER_NPARAMS + 1] = pg_i64(b[1], limit + 1);
-    PGresult *r = NULL;
-    int rc = f->type != NULL
-                 ? pg_exec_replan(pg_of(st), &st_list_type, PG_FILTER_NPARAMS + 2, vals, &r, err)
-                 : pg_exec(pg_of(st), &st_list, PG_FILTER_NPARAMS + 2, vals, &r, err);
-    if (rc != JOBD_OK)
-        return rc;
-    int rows = PQntuples(r);
-    for (int row = 0; row < rows && row < limit && rc == JOBD_OK; row++) {
-        struct job *j = job_list_push(out);
-        if (j == NULL || pg_row_to_job(r, row, 0, j) != JOBD_OK) {
-            if (j != NULL)
-                out->n--;
-            rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
-        }
-    }
-    if (rc == JOBD_OK && rows > limit)
-        *next_cursor = out->v[out->n - 1].id;
-    PQclear(r);
-    return rc;
-}
-
 /* ---- claims ---- */
 
 /* A text[] literal of n names, or NULL (= any) when names is NULL or n is 0. */
@@ -244,12 +195,8 @@ pg_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
         rc = pg_exec(s, &st_claim_queues, 6, vals, &r, err);
     else
         rc = pg_exec(s, &st_claim_any, 5, vals, &r, err);
-    if (rc == JOBD_OK) {
-        size_t from = out->n;
+    if (rc == JOBD_OK)
         rc = pg_append_rows(r, out, err);
-        for (size_t i = from; rc == JOBD_OK && i < out->n; i++) /* CLAIM_SET's last column */
-            out->v[i].attempt_floor = (int32_t)pg_get_i64(r, (int)(i - from), PG_JOB_NCOLS);
-    }
     PQclear(r);
 sort:
     /* What the limited path got is committed: hand it out, not back to the

@@ -445,6 +445,26 @@ static const char step11_list_type[] =
     "CREATE INDEX jobs_type_id ON jobd.jobs (type, id);\n"
     "CREATE INDEX jobs_done_type_id ON jobd.jobs_done (type, id);\n";
 
+/*
+ * Version 13: the dashboard's listings at any size (list_pg.c walks one
+ * branch per status, each in id order). jobs_pending_queue_type gains id, so
+ * a queue and a type are one ordered walk too (it still serves the skip scan
+ * of version 10); jobs_queue_id serves a queue's pending jobs. Both have the
+ * predicate of version 8, so a claim or a completion adds no entry to them.
+ * jobs_done, written only when a job ends or is archived, gets (status, id),
+ * (queue, status, id) and, for the jobs schedules made, (schedule, id).
+ */
+static const char step13_listings[] =
+    "DROP INDEX jobd.jobs_pending_queue_type;\n"
+    "CREATE INDEX jobs_pending_queue_type ON jobd.jobs (queue, type, id)\n"
+    "    WHERE status NOT IN ('running', 'succeeded');\n"
+    "CREATE INDEX jobs_queue_id ON jobd.jobs (queue, id)\n"
+    "    WHERE status NOT IN ('running', 'succeeded');\n"
+    "CREATE INDEX jobs_done_status_id ON jobd.jobs_done (status, id);\n"
+    "CREATE INDEX jobs_done_queue_status_id ON jobd.jobs_done (queue, status, id);\n"
+    "CREATE INDEX jobs_done_schedule_id ON jobd.jobs_done (schedule, id)\n"
+    "    WHERE schedule IS NOT NULL;\n";
+
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
@@ -458,5 +478,6 @@ const struct pg_migration pg_migrations[] = {
     {10, "index of the pending jobs' queues and types", step10_pending_pairs},
     {11, "indexes on (type, id) for listings by type", step11_list_type},
     {12, "stats_buckets (GET /v1/stats)", pg_step_stats},
+    {13, "indexes for the dashboard's job listings", step13_listings},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

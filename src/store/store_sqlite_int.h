@@ -265,6 +265,13 @@ int sq_op_schedule_materialize(struct store *st, int limit, int *made, int64_t *
 int sq_op_clock_went_back(struct store *st, int64_t back_us, int *jobs, int *schedules,
                           struct jobd_error *err);
 
+/* The listing statement of GET /v1/jobs for f (store_sqlite_read.c), malloc'd
+ * (the caller frees it), NULL when out of memory; f->status must be valid. Its
+ * parameters are bound by sq_filter_bind, ?8 before id, ?9 limit. Exposed for
+ * the test that checks its query plan uses an index (test_list_plans). */
+struct job_filter;
+char *sq_list_sql(const struct job_filter *f);
+
 /* store_sqlite_schema.c: store_migrate and store_schema_status for SQLite. */
 int sq_migrate(struct store *st, struct jobd_error *err);
 int sq_schema_status(struct store *st, int *current, int *newest, struct jobd_error *err);

@@ -157,49 +157,88 @@ sq_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
     return sq_load_job(sq_of(st), id, out, err);
 }
 
-/*
- * The listing statement for f, newest first: only the filters f sets (so
- * each branch can walk an index that begins with one of them, such as
- * jobs_type_id or jobs_done_status_id, rather than test every row), and
- * only the table a status can be in. Parameters: ?1..?7 those of
- * SQ_FILTER_WHERE (status, queue, type, schedule, created_after,
- * created_before, key; sq_filter_bind), ?8 before id, ?9 limit. NULL on OOM.
- */
-static char *
-list_sql(const struct job_filter *f)
+/* The index a branch of the listing walks, named because with ANALYZE
+ * statistics and bound values the planner may walk the rowids instead (for a
+ * type or queue with no jobs, all of them). "" lets the planner choose: an
+ * idempotency key is one rowid seek (job_keys), and the filters without an
+ * index walk the rowids newest first. t: 0 jobs, 1 jobs_done. */
+static const char *
+list_index(const struct job_filter *f, int t, int status)
 {
-    bool hot = f->status == STORE_ANY || f->status == JOB_PENDING || f->status == JOB_RUNNING;
-    bool done = f->status == STORE_ANY || !hot;
-    size_t n = 0, cap = 512;
+    if (f->key != NULL)
+        return "";
+    if (t == 0) {
+        if (status == JOB_RUNNING) /* few: the jobs held by workers */
+            return " INDEXED BY jobs_lease";
+        if (f->queue != NULL && f->type != NULL)
+            return " INDEXED BY jobs_queue_type"; /* (queue, type, rowid) */
+        if (f->type != NULL)
+            return " INDEXED BY jobs_type_id";
+        if (f->queue != NULL)
+            return " INDEXED BY jobs_queue_id";
+        return f->schedule != NULL ? " INDEXED BY jobs_schedule_firing" : "";
+    }
+    if (f->queue != NULL && status != STORE_ANY && f->type == NULL)
+        return " INDEXED BY jobs_done_queue_status"; /* (queue, status, rowid) */
+    if (f->type != NULL)
+        return " INDEXED BY jobs_done_type_id";
+    if (f->schedule != NULL)
+        return " INDEXED BY jobs_done_schedule_id";
+    return status != STORE_ANY ? " INDEXED BY jobs_done_status_id" : "";
+}
+
+/* One branch of the listing: table t (0 jobs, 1 jobs_done), one status or
+ * STORE_ANY, only the filters f sets. The status is a literal, so that the
+ * partial index jobs_lease can serve running jobs. */
+static bool
+list_branch(char **b, size_t *n, size_t *cap, const struct job_filter *f, int t, int status)
+{
+    bool ok =
+        sql_cat(b, n, cap, "%sSELECT * FROM (SELECT " SQ_JOB_COLS " FROM %s%s WHERE id < ?8",
+                *n ? " UNION ALL " : "", t == 0 ? "jobs" : "jobs_done", list_index(f, t, status));
+    if (ok && status != STORE_ANY)
+        ok = sql_cat(b, n, cap, " AND status = '%s'", job_status_name((enum job_status)status));
+    if (ok && f->queue != NULL)
+        ok = sql_cat(b, n, cap, " AND queue = ?2");
+    if (ok && f->type != NULL)
+        ok = sql_cat(b, n, cap, " AND type = ?3");
+    if (ok && f->schedule != NULL)
+        ok = sql_cat(b, n, cap, " AND schedule = ?4");
+    if (ok && f->created_after_us != 0)
+        ok = sql_cat(b, n, cap, " AND created_at >= ?5");
+    if (ok && f->created_before_us != 0)
+        ok = sql_cat(b, n, cap, " AND created_at < ?6");
+    if (ok && f->key != NULL)
+        ok = sql_cat(b, n, cap,
+                     " AND idempotency_key = ?7 AND id = "
+                     "(SELECT job_id FROM job_keys WHERE idempotency_key = ?7)");
+    return ok && sql_cat(b, n, cap, " ORDER BY id DESC LIMIT ?9)");
+}
+
+/*
+ * The listing statement for f, newest first: one branch per table a status
+ * can be in, each walking an index in id order (list_index) and stopping at
+ * the limit. A queue's finished jobs of any status are three branches, one
+ * per status, each walking jobs_done_queue_status. Parameters: ?2..?7 those
+ * of SQ_FILTER_WHERE (queue, type, schedule, created_after, created_before,
+ * key; sq_filter_bind), ?8 before id, ?9 limit. NULL on OOM.
+ */
+char *
+sq_list_sql(const struct job_filter *f)
+{
+    size_t n = 0, cap = 1024;
     char *b = malloc(cap);
     bool ok = b != NULL;
-    for (int t = 0; ok && t < 2; t++) {
-        if (!(t == 0 ? hot : done))
-            continue;
-        /* Named, because with ANALYZE statistics and a bound type the planner
-         * walks the rowids instead, which for a type with no jobs reads them all. */
-        const char *idx = f->type != NULL ? (t == 0 ? " INDEXED BY jobs_type_id"
-                                                    : " INDEXED BY jobs_done_type_id")
-                          : t == 1 && f->status != STORE_ANY ? " INDEXED BY jobs_done_status_id"
-                                                              : "";
-        ok = sql_cat(&b, &n, &cap, "%sSELECT * FROM (SELECT " SQ_JOB_COLS " FROM %s%s WHERE id < ?8",
-                     n ? " UNION ALL " : "", t == 0 ? "jobs" : "jobs_done", idx);
-        if (ok && f->status != STORE_ANY)
-            ok = sql_cat(&b, &n, &cap, " AND status = ?1");
-        if (ok && f->queue != NULL)
-            ok = sql_cat(&b, &n, &cap, " AND queue = ?2");
-        if (ok && f->type != NULL)
-            ok = sql_cat(&b, &n, &cap, " AND type = ?3");
-        if (ok && f->schedule != NULL)
-            ok = sql_cat(&b, &n, &cap, " AND schedule = ?4");
-        if (ok && f->created_after_us != 0)
-            ok = sql_cat(&b, &n, &cap, " AND created_at >= ?5");
-        if (ok && f->created_before_us != 0)
-            ok = sql_cat(&b, &n, &cap, " AND created_at < ?6");
-        if (ok && f->key != NULL)
-            ok = sql_cat(&b, &n, &cap, " AND idempotency_key = ?7");
-        if (ok)
-            ok = sql_cat(&b, &n, &cap, " ORDER BY id DESC LIMIT ?9)");
+    if (f->status != STORE_ANY) {
+        bool hot = f->status == JOB_PENDING || f->status == JOB_RUNNING;
+        ok = ok && list_branch(&b, &n, &cap, f, hot ? 0 : 1, f->status);
+    } else {
+        ok = ok && list_branch(&b, &n, &cap, f, 0, STORE_ANY);
+        if (f->queue != NULL && f->type == NULL && f->key == NULL)
+            for (int st = JOB_SUCCEEDED; ok && st < JOB_STATUS_COUNT; st++)
+                ok = list_branch(&b, &n, &cap, f, 1, st);
+        else
+            ok = ok && list_branch(&b, &n, &cap, f, 1, STORE_ANY);
     }
     if (ok)
         ok = sql_cat(&b, &n, &cap, " ORDER BY id DESC LIMIT ?9");
@@ -218,7 +257,7 @@ sq_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
     int limit = f->limit > 0 ? f->limit : JOB_PAGE_DEFAULT;
     if (f->status != STORE_ANY && (f->status < 0 || f->status >= JOB_STATUS_COUNT))
         return jobd_error_set(err, JOBD_E_INVALID, "status", "unknown status %d", f->status);
-    char *sql = list_sql(f);
+    char *sql = sq_list_sql(f);
     if (sql == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     sqlite3_stmt *stmt;

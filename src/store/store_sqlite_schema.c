@@ -206,6 +206,14 @@ static const struct sq_migration sq_migrations[] = {
       * (pending_sqlite.c). Not partial, so a claim's UPDATE skips it. */
      "CREATE INDEX jobs_queue_type ON jobs (queue, type);"},
     {9, sq_step_stats}, /* statistics (stats_sqlite.c) */
+    {10,
+     /* The dashboard's listings at any size (sq_list_sql): a queue's jobs
+      * newest first, and a schedule's finished ones. Not partial, so a
+      * claim's UPDATE (which changes neither queue nor id) skips jobs_queue_id;
+      * jobs_done_schedule_id holds only the jobs schedules made. */
+     "CREATE INDEX jobs_queue_id ON jobs (queue, id);"
+     "CREATE INDEX jobs_done_schedule_id ON jobs_done (schedule, id)"
+     "  WHERE schedule IS NOT NULL;"},
 };
 /* clang-format on */
 

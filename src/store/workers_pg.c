@@ -41,9 +41,12 @@ static const struct pg_stmt wk_list = {
     "       - 3 * heartbeat_ms * interval '1 millisecond' - interval '1 hour'"
     " ORDER BY id COLLATE \"C\""};
 
+/* "lease_expires_at IS NOT NULL" (every running job has a lease) lets the
+ * planner walk jobs_lease, the running jobs only, instead of every job. */
 static const struct pg_stmt wk_running = {
     "wk_running", "SELECT worker_id, id FROM jobd.jobs"
-                  " WHERE status = 'running' AND worker_id IS NOT NULL ORDER BY worker_id COLLATE \"C\", id"};
+                  " WHERE status = 'running' AND lease_expires_at IS NOT NULL"
+                  " AND worker_id IS NOT NULL ORDER BY worker_id COLLATE \"C\", id"};
 
 int
 pg_op_worker_announce(struct store *st, const struct worker_info *w, struct jobd_error *err)

@@ -6,15 +6,12 @@
  */
 #include "apitest.h"
 
-TEST(cli_commands)
+/* submit with every option (the same key again: the same job), show,
+ * cancel (twice: 1 the second time), retry, show of a missing job. */
+static void
+cli_submit_show_cancel_retry(const char *const *env)
 {
-    struct srv s;
-    srv_start(&s, "sqlite", NULL);
-    char envs[128];
-    snprintf(envs, sizeof envs, "JOBD_SERVER=%s", s.base);
-    const char *env[] = {envs, NULL};
     char out[65536];
-
     const char *sub[] = {"submit", "email.send", "--payload", "{\"to\":\"a@b.c\"}", "--priority",
                          "5", "--queue", "mail", "--max-attempts", "3", "--key", "k1",
                          "--timeout", "30s", "--in", "1h", NULL};
@@ -50,10 +47,17 @@ TEST(cli_commands)
     ASSERT_EQ(cli_run(env, retry, out, sizeof out), 0);
     const char *missing[] = {"job", "show", "777777", NULL};
     ASSERT_EQ(cli_run(env, missing, out, sizeof out), 1);
+}
 
+/* submit --server and --at; jobs piped (one JSON object a line, newest
+ * first, across pages) and filtered; queues. */
+static void
+cli_jobs_and_queues(const char *const *env, const char *base)
+{
+    char out[65536];
     /* --server overrides the environment; --at. */
-    const char *sub2[] = {"submit", "other", "--server", s.base, "--at",
-                          "2030-01-01T00:00:00Z", NULL};
+    const char *sub2[] = {"submit", "other", "--server", base, "--at", "2030-01-01T00:00:00Z",
+                          NULL};
     ASSERT_EQ(cli_run(NULL, sub2, out, sizeof out), 0);
     for (int i = 0; i < 3; i++) {
         const char *sub3[] = {"submit", "bulk", NULL};
@@ -66,7 +70,7 @@ TEST(cli_commands)
     int64_t prev = INT64_MAX;
     char *save = NULL;
     for (char *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        j = cli_parse_json(line);
+        json_t *j = cli_parse_json(line);
         int64_t lid = json_integer_value(json_object_get(j, "id"));
         ASSERT(lid < prev);
         prev = lid;
@@ -85,7 +89,13 @@ TEST(cli_commands)
     const char *queues[] = {"queues", NULL};
     ASSERT_EQ(cli_run(env, queues, out, sizeof out), 0);
     ASSERT(strstr(out, "\"name\":\"mail\"") != NULL);
+}
 
+/* Usage errors (2), a refusal by the server (1), --help on every command (0). */
+static void
+cli_usage_refusals_help(const char *const *env)
+{
+    char out[65536];
     /* Usage errors: 2. */
     const char *u1[] = {"submit", NULL};
     ASSERT_EQ(cli_run(env, u1, out, sizeof out), 2);
@@ -109,6 +119,19 @@ TEST(cli_commands)
         ASSERT_EQ(cli_run(env, h, out, sizeof out), 0);
         ASSERT(strstr(out, "usage: jobd") != NULL);
     }
+}
+
+TEST(cli_commands)
+{
+    struct srv s;
+    srv_start(&s, "sqlite", NULL);
+    char envs[128];
+    snprintf(envs, sizeof envs, "JOBD_SERVER=%s", s.base);
+    const char *env[] = {envs, NULL};
+    char out[65536];
+    cli_submit_show_cancel_retry(env);
+    cli_jobs_and_queues(env, s.base);
+    cli_usage_refusals_help(env);
     srv_stop(&s);
     /* The server is gone: 3. */
     const char *sub4[] = {"submit", "x", NULL};

@@ -9,7 +9,8 @@
 # zone's offset; `schedule add` says whether it created or replaced and a
 # replace with the same cron and zone keeps next_run_at; `submit` warns when
 # no live worker handles the type; `jobd queues` prints the oldest pending
-# age readably and the API prints seconds to the millisecond, short.
+# age readably and the API prints seconds to the millisecond, short; the
+# ATTEMPT column counts from the last manual retry (attempt - attempt_floor).
 # Needs JOBD_BIN (set by CTest), curl and script(1).
 set -uo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
@@ -82,7 +83,8 @@ out=$("$JOBD" cron next '0 9 * * *' --tz UTC --from 2026-01-01T00:00:00Z -n 1)
 check "--tz UTC stays Z" '[ "$out" = 2026-01-01T09:00:00.000Z ]'
 
 # ---- a server for the client commands, with a worker that handles one type
-printf '[worker]\nconcurrency = 1\n[handler "handled.type"]\nexec = /bin/cat\n' >"$dir/worker.ini"
+printf '[worker]\nconcurrency = 1\n[handler "handled.type"]\nexec = /bin/cat\n[handler "fails.type"]\nexec = /bin/false\n' \
+    >"$dir/worker.ini"
 "$JOBD" server --db "sqlite:$dir/s.db" --listen 127.0.0.1:0 --worker-config "$dir/worker.ini" \
     2>"$dir/server.log" &
 spid=$!
@@ -193,6 +195,21 @@ check "queues on a tty: an OLDEST_PENDING column" 'head -1 "$dir/tty.out" | grep
 check "the default queue's oldest pending age, readable" \
     'grep -Eq "^default .* ([0-9]+ms|[0-9]+\.[0-9]s|[0-9]+m[0-9]{2}s)  [0-9]+/[0-9]+/[0-9]+ +-$" "$dir/tty.out"'
 check "a queue with nothing pending shows -" 'grep -Eq "^elsewhere .* -  [0-9]+/[0-9]+/[0-9]+ +-$" "$dir/tty.out"'
+
+# ---- the attempt column right after a manual retry: the attempts left again
+fid=$("$JOBD" submit fails.type --queue flaky --max-attempts 1 | sed 's/^{"id":\([0-9]*\),.*/\1/')
+for _ in $(seq 100); do
+    curl -s "$url/v1/jobs/$fid" | grep -q '"status":"dead"' && break
+    sleep 0.1
+done
+tty jobs --queue flaky
+check "jobs shows 1/1 for the dead job" 'grep -Eq "^ *$fid +dead +flaky +fails.type +1/1 " "$dir/tty.out"'
+curl -s -X POST "$url/v1/queues/flaky/pause" >/dev/null
+"$JOBD" job retry "$fid" >"$dir/r.out"
+check "a retried job: attempt stays 1, attempt_floor becomes 1" \
+    'grep -q "\"attempt\":1," "$dir/r.out" && grep -q "\"attempt_floor\":1," "$dir/r.out"'
+tty jobs --queue flaky
+check "jobs shows 0/1 after the retry, not 1/1" 'grep -Eq "^ *$fid +pending +flaky +fails.type +0/1 " "$dir/tty.out"'
 
 echo "$fails failed"
 [ "$fails" -eq 0 ]

@@ -30,15 +30,12 @@ wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-TEST(schedule_cli_commands)
+/* add: every option reaches the schedule; add again replaces it (--server
+ * instead of the environment). */
+static void
+cli_add_and_replace(const char *const *env, const char *base)
 {
-    struct srv s;
-    srv_start(&s, "sqlite", NULL);
-    char envs[128];
-    snprintf(envs, sizeof envs, "JOBD_SERVER=%s", s.base);
-    const char *env[] = {envs, NULL};
-    char out[65536], err[4096];
-
+    char out[65536];
     const char *add[] = {"schedule", "add", "nightly", "30 2 * * *", "report.build",
                          "--tz", "Europe/Berlin", "--payload", "{\"k\":[1,2]}", "--queue",
                          "reports", "--priority", "7", "--max-attempts", "4", "--catchup",
@@ -61,8 +58,8 @@ TEST(schedule_cli_commands)
     json_decref(j);
 
     /* add again replaces (--server instead of the environment). */
-    const char *repl[] = {"schedule", "add", "nightly", "@hourly", "report.build", "--server",
-                          s.base, NULL};
+    const char *repl[] = {"schedule",     "add",      "nightly", "@hourly",
+                          "report.build", "--server", base,      NULL};
     ASSERT_EQ(cli_run(NULL, repl, out, sizeof out), 0);
     j = cli_parse_json(out);
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "cron")), "@hourly");
@@ -70,14 +67,21 @@ TEST(schedule_cli_commands)
     json_decref(j);
     const char *add2[] = {"schedule", "add", "a.first", "0 0 1 1 *", "t", NULL};
     ASSERT_EQ(cli_run(env, add2, out, sizeof out), 0);
+}
 
+/* ls piped (one JSON object a line, by name), pause, resume, trigger, rm;
+ * then rm, pause and trigger of the schedule gone: 1 with a reason. */
+static void
+cli_ls_pause_trigger_rm(const char *const *env, const struct srv *s)
+{
+    char out[65536], err[4096];
     /* ls piped: one JSON object a line, by name. */
     const char *ls[] = {"schedule", "ls", NULL};
     ASSERT_EQ(cli_run(env, ls, out, sizeof out), 0);
     char *nl = strchr(out, '\n');
     ASSERT(nl != NULL);
     *nl = '\0';
-    j = cli_parse_json(out);
+    json_t *j = cli_parse_json(out);
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "name")), "a.first");
     json_decref(j);
     j = cli_parse_json(nl + 1);
@@ -110,10 +114,17 @@ TEST(schedule_cli_commands)
     ASSERT_EQ(cli_run(env, pause, out, sizeof out), 1);
     ASSERT_EQ(cli_run(env, trig, out, sizeof out), 1);
     /* The job trigger made stays. */
-    json_t *jl = get_json(&s, "/v1/jobs?schedule=nightly");
+    json_t *jl = get_json(s, "/v1/jobs?schedule=nightly");
     ASSERT_EQ(json_array_size(json_object_get(jl, "jobs")), 1);
     json_decref(jl);
+}
 
+/* What the server refuses (1, the message names the field or the zone) and
+ * usage errors (2). */
+static void
+cli_refusals(const char *const *env)
+{
+    char out[65536], err[4096];
     /* Refused by the server: 1, the message names the field / the zone. */
     const char *bad1[] = {"schedule", "add", "x", "61 * * * *", "t", NULL};
     ASSERT_EQ(cli_run(env, bad1, out, sizeof out), 1);
@@ -154,7 +165,13 @@ TEST(schedule_cli_commands)
     ASSERT_EQ(cli_run(env, u7, out, sizeof out), 2);
     const char *u8[] = {"schedule", "trigger", "x", "--bogus", NULL};
     ASSERT_EQ(cli_run(env, u8, out, sizeof out), 2);
+}
 
+/* --help for every form: 0, usage on stdout. */
+static void
+cli_help(const char *const *env)
+{
+    char out[65536];
     /* --help for every form: 0, usage on stdout. */
     const char *acts[] = {"add", "ls", "rm", "pause", "resume", "trigger"};
     for (size_t i = 0; i < 6; i++) {
@@ -165,6 +182,20 @@ TEST(schedule_cli_commands)
     const char *h0[] = {"schedule", "--help", NULL};
     ASSERT_EQ(cli_run(env, h0, out, sizeof out), 0);
     ASSERT(strstr(out, "usage: jobd schedule") != NULL);
+}
+
+TEST(schedule_cli_commands)
+{
+    struct srv s;
+    srv_start(&s, "sqlite", NULL);
+    char envs[128];
+    snprintf(envs, sizeof envs, "JOBD_SERVER=%s", s.base);
+    const char *env[] = {envs, NULL};
+    char out[65536];
+    cli_add_and_replace(env, s.base);
+    cli_ls_pause_trigger_rm(env, &s);
+    cli_refusals(env);
+    cli_help(env);
     srv_stop(&s);
 
     /* The server is gone: 3 for every form. */

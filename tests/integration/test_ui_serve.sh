@@ -133,4 +133,12 @@ for q in "count=0" "count=101" "count=x" "n=3"; do
 done
 code=$(fetch "$dir/h" "$dir/b" "$url/v1/schedules/nope/next" -H "$A")
 [ "$code" = 404 ] || fail "next of no such schedule: $code, want 404"
+# A bad name is refused as by GET /v1/schedules/{name}: the same 400, word for word.
+long=$(printf 'n%.0s' $(seq 1 300))
+for name in "$long" "bad%20name"; do
+    code=$(fetch "$dir/h" "$dir/b" "$url/v1/schedules/$name/next" -H "$A")
+    code2=$(fetch "$dir/h" "$dir/b2" "$url/v1/schedules/$name" -H "$A")
+    [ "$code" = 400 ] && [ "$code2" = 400 ] && cmp -s "$dir/b" "$dir/b2" ||
+        fail "next of a bad name: $code $(cat "$dir/b"), want GET's $code2 $(cat "$dir/b2")"
+done
 echo "ok: /ui/ served with CSP and nosniff, $n files, first load $total bytes compressed"

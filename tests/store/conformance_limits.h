@@ -86,6 +86,40 @@ TEST(limits_max_running_caps_a_claim_batch)
     fx_close(&f);
 }
 
+/*
+ * A claim from a limited queue says the job's attempt_floor too (its own
+ * statement on PostgreSQL), so a worker's retry delay restarts after a
+ * manual retry there as well; and a read of the job says it.
+ */
+TEST(limits_claim_tells_the_attempt_floor)
+{
+    struct fx f;
+    fx_open(&f);
+    struct job_spec s = {.type = "t", .queue = "lim", .max_attempts = 1};
+    int64_t id = enq_spec(&f, &s);
+    set_limits(f.st, "lim", 5, -1, 0);
+    struct job_list l = {0};
+    int64_t held = -1;
+    ASSERT_EQ(claim_held(f.st, NULL, 0, 10, &l, &held), 1);
+    ASSERT_EQ(l.v[0].attempt_floor, 0);
+    ASSERT_OK(store_fail(f.st, id, l.v[0].attempt, "x", false, 0, NULL, &f.err), &f.err);
+    job_list_fini(&l);
+    ASSERT_OK(store_retry(f.st, id, NULL, &f.err), &f.err);
+    ASSERT_EQ(claim_held(f.st, NULL, 0, 10, &l, &held), 1);
+    ASSERT_EQ(l.v[0].attempt, 2);
+    ASSERT_EQ(l.v[0].attempt_floor, 1);
+    struct job g = getj(&f, id); /* running */
+    ASSERT_EQ(g.attempt_floor, 1);
+    job_fini(&g);
+    ASSERT_OK(store_fail(f.st, id, 2, "y", false, 0, NULL, &f.err), &f.err);
+    g = getj(&f, id); /* dead: on PostgreSQL a row of jobs_done */
+    ASSERT_EQ(g.status, JOB_DEAD);
+    ASSERT_EQ(g.attempt_floor, 1);
+    job_fini(&g);
+    job_list_fini(&l);
+    fx_close(&f);
+}
+
 TEST(limits_rate_caps_a_window_and_frees_the_next)
 {
     struct fx f;

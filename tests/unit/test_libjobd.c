@@ -505,6 +505,42 @@ BOTH(fail_retries_with_backoff_then_dies)
     close_client(c);
 }
 
+/*
+ * jobd_fail's backoff counts the attempts since the last manual retry (the
+ * rule of the worker and the reaper): after 10 attempts each retried by
+ * hand, the 11th failure waits at most base * 2^1 = 2 s. Counting all 11 the
+ * ceiling would be 2048 s: three jobs within 2 s by chance is one in 10^8.
+ */
+BOTH(fail_backoff_restarts_after_manual_retry)
+{
+    struct manual_clock mc;
+    jobd_client *c = open_client(backend, &mc);
+    if (c == NULL)
+        return;
+    jobd_client_set_backoff(c, 1000, 3600 * 1000);
+    struct jobd_error e = {0};
+    for (int k = 0; k < 3; k++) { /* one at a time: the claims find it */
+        int64_t id = 0;
+        struct jobd_job_opts o = {.type = "t", .max_attempts = 2};
+        ASSERT_OK(jobd_enqueue(c, &o, &id, &e), &e);
+        for (int a = 1; a <= 11; a++) {
+            jobd_job_batch *b = claim(c, 1, NULL, 0);
+            ASSERT_EQ(jobd_job_id(jobd_job_batch_get(b, 0)), id);
+            ASSERT_EQ(jobd_job_attempt(jobd_job_batch_get(b, 0)), a);
+            jobd_job_batch_free(b);
+            ASSERT_OK(jobd_fail(c, id, a, "x", a == 11, NULL, &e), &e);
+            if (a < 11)
+                ASSERT_OK(store_retry(lib_client_store(c), id, NULL, &e), &e);
+        }
+        struct job j = {0};
+        ASSERT_OK(store_get(lib_client_store(c), id, &j, &e), &e);
+        ASSERT_EQ(j.status, JOB_PENDING);
+        ASSERT(j.run_at_us >= T0 && j.run_at_us <= T0 + 2000000);
+        job_fini(&j);
+    }
+    close_client(c);
+}
+
 BOTH(backoff_delays_spread_over_the_ceiling)
 {
     /* With the defaults (5 s base), attempt 3 waits in [0, 40 s]; over 40

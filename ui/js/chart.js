@@ -1,12 +1,13 @@
 // chart.js — the throughput chart of the overview: one stacked bar per
 // bucket of GET /v1/stats (succeeded, failed, dead), drawn as SVG elements
-// by Preact (no library, no inline style: colours come from app.css).
+// by Preact (no library, no inline style: colours come from app.css). The SVG
+// holds only the bars and stretches to the box's width; the axis labels are
+// HTML text around it, so they keep the page's font size at any width (text
+// inside a stretched SVG is stretched with it).
 import { html } from './html.js';
 
 const W = 720;
 const H = 160;
-const PAD_L = 36;
-const PAD_B = 18;
 const KINDS = ['succeeded', 'failed', 'dead'];
 
 function niceMax(v) {
@@ -26,8 +27,8 @@ export function Chart({ stats }) {
   }
   const max = niceMax(peak);
   const n = Math.max(series.length, 1);
-  const bw = (W - PAD_L) / n;
-  const y = (v) => ((H - PAD_B) * v) / max;
+  const bw = W / n;
+  const y = (v) => (H * v) / max;
   const label = `Last hour: ${totals.succeeded} succeeded, ${totals.failed} failed, ${totals.dead} dead`;
   const bars = [];
   series.forEach((b, i) => {
@@ -35,8 +36,8 @@ export function Chart({ stats }) {
     for (const k of KINDS) {
       const v = b[k] || 0;
       if (v > 0) {
-        bars.push(html`<rect class=${'bar-' + k} x=${PAD_L + i * bw + 0.5}
-          y=${H - PAD_B - y(base + v)} width=${Math.max(bw - 1, 1)} height=${y(v)}>
+        bars.push(html`<rect class=${'bar-' + k} x=${i * bw + 0.5}
+          y=${H - y(base + v)} width=${Math.max(bw - 1, 1)} height=${y(v)}>
           <title>${b.t}: ${v} ${k}</title></rect>`);
       }
       base += v;
@@ -44,15 +45,18 @@ export function Chart({ stats }) {
   });
   const minutes = Math.round((series.length * (stats.step_s || 60)) / 60);
   return html`<figure class="chart">
-    <svg viewBox=${`0 0 ${W} ${H}`} role="img" aria-label=${label} preserveAspectRatio="none">
-      <line class="axis" x1=${PAD_L} y1=${H - PAD_B} x2=${W} y2=${H - PAD_B} />
-      <line class="grid" x1=${PAD_L} y1="0.5" x2=${W} y2="0.5" />
-      <text class="tick" x=${PAD_L - 4} y="10" text-anchor="end">${max}</text>
-      <text class="tick" x=${PAD_L - 4} y=${H - PAD_B} text-anchor="end">0</text>
-      <text class="tick" x=${PAD_L} y=${H - 4}>${minutes ? `-${minutes}m` : ''}</text>
-      <text class="tick" x=${W} y=${H - 4} text-anchor="end">now</text>
-      ${bars}
-    </svg>
+    <div class="plot">
+      <div class="y-ticks" aria-hidden="true"><span>${max}</span><span>0</span></div>
+      <svg viewBox=${`0 0 ${W} ${H}`} role="img" aria-label=${label} preserveAspectRatio="none">
+        <line class="grid" x1="0" y1="0.5" x2=${W} y2="0.5" vector-effect="non-scaling-stroke" />
+        <line class="axis" x1="0" y1=${H - 0.5} x2=${W} y2=${H - 0.5}
+          vector-effect="non-scaling-stroke" />
+        ${bars}
+      </svg>
+    </div>
+    <div class="x-ticks" aria-hidden="true">
+      <span>${minutes ? `-${minutes}m` : ''}</span><span>now</span>
+    </div>
     <figcaption>
       <span class="key k-succeeded">${totals.succeeded} succeeded</span>
       <span class="key k-failed">${totals.failed} failed</span>

@@ -10,16 +10,34 @@ export function Badge({ s }) {
 
 const focusMe = (el) => el && el.focus();
 
+// Closes the confirmation and gives the focus back to what opened it.
+function close(c) {
+  update({ confirm: null });
+  const t = c.trigger;
+  if (t && t.isConnected) setTimeout(() => t.focus(), 0);
+}
+
+// A modal dialog: Tab and Shift+Tab cycle through its buttons and never
+// leave it, Escape cancels, and the focus returns to the trigger on close.
 export function Confirm() {
   const c = app.confirm;
   if (!c) return null;
-  const no = () => update({ confirm: null });
+  const no = () => close(c);
   const yes = () => {
-    update({ confirm: null });
+    close(c);
     run(c.run, c.done);
   };
   const key = (ev) => {
-    if (ev.key === 'Escape') no();
+    if (ev.key === 'Escape') {
+      ev.preventDefault();
+      no();
+    } else if (ev.key === 'Tab') {
+      const all = [...ev.currentTarget.querySelectorAll('button')];
+      const i = all.indexOf(document.activeElement);
+      const next = (i + (ev.shiftKey ? -1 : 1) + all.length) % all.length;
+      ev.preventDefault();
+      all[next].focus();
+    }
   };
   return html`<div class="overlay" onKeyDown=${key}>
     <div class="dialog" role="alertdialog" aria-modal="true" aria-labelledby="confirm-text">
@@ -52,7 +70,7 @@ async function run(fn, done) {
 // Runs fn (async, resolving to a sentence for the notice line) after a
 // confirmation when text is given; done() follows either way (a refresh).
 export function act({ text, yes, danger, fn, done }) {
-  if (text) update({ confirm: { text, yes, danger, run: fn, done } });
+  if (text) update({ confirm: { text, yes, danger, run: fn, done, trigger: document.activeElement } });
   else run(fn, done);
 }
 
