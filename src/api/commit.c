@@ -10,15 +10,27 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/metrics.h"
 #include "core/err.h"
+#include "util/clock.h"
+
+/* The longest a batch waits for requests expected back (see gather()). */
+#define COMMIT_GATHER_MAX_US 10000
+/* After a gather that ran out of time, this many batches do not wait. */
+#define COMMIT_GATHER_REST 8
 
 struct committer {
     pthread_mutex_t mu;
     pthread_cond_t work_cv;   /* committer waits for items */
     pthread_cond_t done_cv;   /* requesters wait for their item */
     struct commit_item *head, *tail;
+    size_t queued;           /* items in head..tail */
+    size_t expect;           /* the batch gather() waits for */
+    int64_t gather_us;       /* ... for at most this long after the last answers */
+    int64_t gather_until_us; /* ... that is, until then (monotonic) */
+    int rest;                /* batches to write without gathering (after a miss) */
     bool stopping;
     bool joined;              /* committer_quiesce joined the thread (only one may) */
     pthread_t thread;
@@ -112,6 +124,54 @@ write_batch(struct committer *c, struct commit_item **items, size_t n)
     }
 }
 
+/*
+ * Requests answered by a commit usually come back with their next one (a
+ * client that waits for each answer), and requests that arrived while it
+ * was written wait in the queue. Committing that queue at once splits a
+ * steady set of callers into groups that take turns: each request waits
+ * for the other group's whole commit before its own (two commits per
+ * answer), where waiting the short while its answered peers take to come
+ * back would have written both groups in one. So the next batch is
+ * expected to be the last one plus what queued meanwhile, and gather()
+ * waits for that many items, but never longer than half the last commit
+ * took (at most COMMIT_GATHER_MAX_US) after its answers went out: a lone
+ * request on an idle server, or one arriving after that, is written at
+ * once, and no request waits more than half a commit longer than it would
+ * have. When the peers do not come back in time (commits faster than the
+ * round trip of an answer), the wait only costs: after such a miss the
+ * next COMMIT_GATHER_REST batches are written at once. Locked.
+ */
+static void
+expect_next(struct committer *c, size_t n, int64_t t0)
+{
+    int64_t wait = (clock_mono_now_us() - t0) / 2;
+    c->expect = n + c->queued < COMMIT_BATCH_MAX ? n + c->queued : COMMIT_BATCH_MAX;
+    if (c->rest > 0) {
+        c->rest--;
+        c->expect = 0;
+    }
+    c->gather_us = wait < COMMIT_GATHER_MAX_US ? wait : COMMIT_GATHER_MAX_US;
+}
+
+/* Waits (locked) until the expected batch is queued, its time is up, or a stop. */
+static void
+gather(struct committer *c)
+{
+    while (c->queued < c->expect && !c->stopping) {
+        int64_t left = c->gather_until_us - clock_mono_now_us();
+        if (left <= 0) {
+            c->rest = COMMIT_GATHER_REST;
+            return;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        int64_t ns = ts.tv_nsec + left * 1000;
+        ts.tv_sec += (time_t)(ns / 1000000000);
+        ts.tv_nsec = (long)(ns % 1000000000);
+        pthread_cond_timedwait(&c->work_cv, &c->mu, &ts);
+    }
+}
+
 static void *
 committer_main(void *arg)
 {
@@ -127,14 +187,17 @@ committer_main(void *arg)
             pthread_cond_wait(&c->work_cv, &c->mu);
         if (c->head == NULL && c->stopping)
             break;
+        gather(c);
         size_t n = 0;
         while (c->head != NULL && n < COMMIT_BATCH_MAX) {
             batch[n++] = c->head;
             c->head = c->head->next;
         }
+        c->queued -= n;
         if (c->head == NULL)
             c->tail = NULL;
         pthread_mutex_unlock(&c->mu);
+        int64_t t0 = clock_mono_now_us();
 
         write_batch(c, batch, n);
         api_metrics_commit(c->metrics);
@@ -149,6 +212,7 @@ committer_main(void *arg)
          * callback, which runs outside the lock. */
         size_t n_cb = 0;
         pthread_mutex_lock(&c->mu);
+        expect_next(c, n, t0);
         for (size_t i = 0; i < n; i++) {
             if (batch[i]->done_fn != NULL)
                 cb[n_cb++] = (struct callback){batch[i]->done_fn, batch[i]->done_arg};
@@ -161,6 +225,7 @@ committer_main(void *arg)
                 cb[i].fn(cb[i].arg);
             pthread_mutex_lock(&c->mu);
         }
+        c->gather_until_us = clock_mono_now_us() + c->gather_us; /* the answers are out */
     }
     pthread_mutex_unlock(&c->mu);
     return NULL;
@@ -178,7 +243,11 @@ committer_start(struct store_pool *pool, struct wakeup *wake, struct api_metrics
     c->wake = wake;
     c->metrics = metrics;
     pthread_mutex_init(&c->mu, NULL);
-    pthread_cond_init(&c->work_cv, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* gather()'s deadline */
+    pthread_cond_init(&c->work_cv, &attr);
+    pthread_condattr_destroy(&attr);
     pthread_cond_init(&c->done_cv, NULL);
     if (pthread_create(&c->thread, NULL, committer_main, c) != 0) {
         pthread_cond_destroy(&c->done_cv);
@@ -239,7 +308,8 @@ committer_submit(struct committer *c, struct commit_item *it)
     else
         c->head = it;
     c->tail = it;
-    pthread_cond_signal(&c->work_cv);
+    if (++c->queued == 1 || c->queued == c->expect)
+        pthread_cond_signal(&c->work_cv); /* not each arrival gather() waits for */
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -258,7 +328,8 @@ committer_enqueue(struct committer *c, const struct job_spec *spec, struct job *
     else
         c->head = &it;
     c->tail = &it;
-    pthread_cond_signal(&c->work_cv);
+    if (++c->queued == 1 || c->queued == c->expect)
+        pthread_cond_signal(&c->work_cv);
     while (!it.done)
         pthread_cond_wait(&c->done_cv, &c->mu);
     pthread_mutex_unlock(&c->mu);

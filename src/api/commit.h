@@ -4,7 +4,9 @@
  * flush rate; instead, concurrent single-job requests queue here and one
  * committer thread (with its own store connection) writes everything that
  * is waiting in one transaction, then answers each request. A lone request
- * pays no extra latency: the committer takes it at once.
+ * on an idle server pays no extra latency: the committer takes it at once;
+ * right after a commit it waits briefly for the requests it just answered
+ * to come back (at most half that commit's time, see commit.c).
  *
  * A batch is all or nothing in the store, but one bad item must fail only
  * its own request: items are validated before they queue, and if the batch
