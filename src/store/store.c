@@ -458,6 +458,13 @@ store_wait_ready(struct store *st)
     return st->ops->wait_ready != NULL && st->ops->wait_ready(st);
 }
 
+void
+store_offload(struct store *st)
+{
+    if (st->ops->offload != NULL)
+        st->ops->offload(st);
+}
+
 /* ---- schedules ---- */
 
 static int

@@ -201,6 +201,8 @@ struct store_ops {
     int (*wait)(struct store *st, int timeout_ms, struct jobd_error *err);
     /* NULL: store_wait only naps (remote) */
     bool (*wait_ready)(struct store *st);
+    /* NULL: nothing to move off the caller's thread (store_offload) */
+    void (*offload)(struct store *st);
     /* schedules (sched_sqlite.c, sched_pg.c); NULL in a backend without them */
     int (*schedule_put)(struct store *st, const struct schedule_spec *spec, bool replace,
                         struct schedule *out, bool *created, struct jobd_error *err);
@@ -448,6 +450,13 @@ int store_wait(struct store *st, int timeout_ms, struct jobd_error *err);
  * it can only nap (then poll instead). Cheap to call again.
  */
 bool store_wait_ready(struct store *st);
+/*
+ * Says st is a worker loop's connection, whose claims should not wait for
+ * housekeeping: the backend moves what it can off the caller's thread
+ * (SQLite: WAL checkpoints, to a thread of st's own: sqlite_ckpt.h). Call
+ * once after store_open; a no-op where there is nothing to move.
+ */
+void store_offload(struct store *st);
 
 /* ---- schedules ----
  *

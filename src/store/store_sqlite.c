@@ -24,6 +24,7 @@
 
 #include "core/backoff.h"
 #include "core/err.h"
+#include "store/sqlite_ckpt.h"
 #include "store/sqlite_wake.h"
 #include "store/store_sqlite_int.h"
 #include "store/operator_int.h"
@@ -267,6 +268,7 @@ sq_close(struct store *st)
         free(s->cache[i].sql);
     }
     sq_wake_close(s->wake);
+    sq_ckpt_stop(s->ckpt);
     sq_stats_free(s);
     sqlite3_close(s->db);
     qlimits_cache_fini(&s->qlim);
@@ -375,6 +377,17 @@ sq_wait_watched(struct sqlite_store *s, int timeout_ms, struct jobd_error *err)
     }
 }
 
+/* store_offload: the worker's loop connection; when no thread can start,
+ * its checkpoints stay inline. */
+static void
+sq_offload(struct store *st)
+{
+    struct sqlite_store *s = sq_of(st);
+    const char *file = sqlite3_db_filename(s->db, "main");
+    if (s->ckpt == NULL && file != NULL && file[0] != '\0' && sq_ckpt_start(file, &s->ckpt) != 0)
+        s->ckpt = NULL;
+}
+
 static int
 sq_wait(struct store *st, int timeout_ms, struct jobd_error *err)
 {
@@ -428,9 +441,18 @@ sq_busy(void *ctx, int count)
  * turns, some always hold a read mark when a writer could restart the WAL,
  * so the WAL stays over the mark and every commit pays a checkpoint (two
  * more fsyncs). Here a connection checkpoints (PASSIVE: never waits) only
- * after another SQ_CKPT_FRAMES frames were appended since its last one.
+ * after another SQ_CKPT_FRAMES frames were appended since its last one; a
+ * worker's loop connection (store_offload) hands it to a thread (sqlite_ckpt.h).
  */
 #define SQ_CKPT_FRAMES 1000
+/*
+ * Only a writer restarts the WAL, and only once a checkpoint has copied all
+ * of it: a loop that keeps committing while its thread checkpoints always
+ * leaves a few frames behind, so under steady load the WAL would only grow.
+ * Past this size the loop's connection checkpoints inline again (cheap: the
+ * thread has copied nearly everything), and its next commit restarts it.
+ */
+#define SQ_CKPT_INLINE_FRAMES (4 * SQ_CKPT_FRAMES)
 
 static int
 sq_wal_hook(void *ctx, sqlite3 *db, const char *name, int frames)
@@ -440,8 +462,10 @@ sq_wal_hook(void *ctx, sqlite3 *db, const char *name, int frames)
         s->ckpt_frames = 0; /* the WAL was restarted */
     if (frames - s->ckpt_frames >= SQ_CKPT_FRAMES) {
         s->ckpt_frames = frames;
-        /* BUSY (another checkpointer) or an I/O error: the next one retries. */
-        sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        if (s->ckpt != NULL && frames < SQ_CKPT_INLINE_FRAMES)
+            sq_ckpt_request(s->ckpt);
+        else /* BUSY (another checkpointer) or an I/O error: the next one retries. */
+            sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     }
     return SQLITE_OK;
 }
@@ -476,6 +500,7 @@ static const struct store_ops sqlite_ops = {
     .next_run_at = sq_op_next_run_at,
     .wait = sq_wait,
     .wait_ready = sq_wait_ready,
+    .offload = sq_offload,
     .schedule_put = sq_op_schedule_put,
     .schedule_get = sq_op_schedule_get,
     .schedule_list = sq_op_schedule_list,

@@ -37,6 +37,7 @@ struct sqlite_store {
     uint64_t rng;         /* splitmix64 state for backoff and busy-wait jitter */
     int64_t busy_since_us; /* monotonic start of the current wait for a lock */
     int ckpt_frames;      /* WAL size (frames) at this connection's last checkpoint */
+    struct sq_ckpt *ckpt; /* owned; checkpoints off this thread (sqlite_ckpt.h), if any */
     struct sq_wake *wake; /* owned; store_wait's WAL watch (sqlite_wake.h), if any */
     bool wake_tried;      /* wake was set up, or found unavailable */
     int64_t wake_version; /* PRAGMA data_version at the last wake-up */

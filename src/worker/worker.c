@@ -421,6 +421,7 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
         return rc;
     }
     w->caps = store_caps(w->st);
+    store_offload(w->st);
     bool flush = false;
     bool listen = plan_helpers(w, wake, &flush);
     rc = start_threads(w, flush, err);

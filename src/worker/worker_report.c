@@ -58,6 +58,7 @@ wk_ensure_store(struct worker *w, int64_t now)
              LF_INT("retry_ms", w->reconnect_ms));
         return;
     }
+    store_offload(w->st);
     w->store_opened_us = now;
     wlog(w, LOGL_INFO, "reconnected to the store");
     wk_stat_add(w, &w->stats.reconnects, 1);
