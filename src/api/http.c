@@ -23,6 +23,14 @@
  * closing it: the socket's TCP state at close then still says how the peer
  * ended (CLOSE_WAIT after its FIN, CLOSE after its reset), where our own
  * FIN would turn both into CLOSE.
+ *
+ * The threads wait in poll(), not epoll: libmicrohttpd 0.9.75 (Debian 12)
+ * races with itself when a daemon with epoll is quiesced (shutdown and
+ * SIGHUP do that): MHD_quiesce_daemon and a pool thread both take the
+ * listen socket out of the thread's epoll set, and whichever loses gets
+ * ENOENT and aborts the process ("Failed to remove listen FD from epoll
+ * set"). With poll() quiescing only signals the threads. Each of the pool's
+ * threads polls its own share of the connections, so poll() costs little.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -596,7 +604,7 @@ api_server_start(const struct api_server_config *cfg, struct api_ctx *ctx,
     }
     pthread_mutex_init(&srv->mu, NULL);
     pthread_cond_init(&srv->idle_cv, NULL);
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME |
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_TURBO; /* see the top */
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
