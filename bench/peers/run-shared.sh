@@ -58,10 +58,9 @@ rc=0
 DATE=$(date -u +%Y-%m-%d)
 cp "$COPY/results/raw/peers-$DATE.jsonl" "$OUTDIR/shared.jsonl" 2>/dev/null || true
 
-# jobd once more at JOBD_CONCURRENCY_HI (100) handler threads: a jobd worker
-# claims as many jobs per statement as it has free slots, so CONCURRENCY=10
-# also means claims of 10; Graphile Worker's batched variant above fetches
-# 500 at a time whatever its concurrency. Same harness, same fresh server
+# jobd once more at JOBD_CONCURRENCY_HI (100) handler threads (a jobd worker
+# claims up to its free slots: threads plus local queue), and once more with
+# another local queue (JOBD_PREFETCH_ALT). Same harness, same fresh server
 # settings (pg.sh), right after run-all.sh; appended to shared.jsonl.
 JOBD_CONCURRENCY_HI=${JOBD_CONCURRENCY_HI:-100}
 if [ "$JOBD_CONCURRENCY_HI" -gt 0 ] && { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" jobd "* ]]; }; then
