@@ -41,6 +41,8 @@ struct api_ctx {
     bool defer_enqueue;            /* the caller takes out->deferred (the HTTP layer does):
                                       POST /v1/jobs then answers after its group commit
                                       without holding the calling thread */
+    int64_t backoff_base_ms;       /* .../fail without retry_in_s; 0 = the default (5 s) */
+    int64_t backoff_cap_ms;        /* 0 = the default (15 m) */
 };
 
 /* The tokens in force: an atomic load, since `jobd server` swaps ctx->auth

@@ -219,13 +219,14 @@ h_complete(struct api_call *c)
 
 /*
  * The delay of a failure that names none: the rule of the worker and the
- * reaper (job_retry_delay_ms, default base and cap), over the attempts counted
- * since the job's last manual retry, so the job's attempt_floor is read first.
+ * reaper (job_retry_delay_ms) with the server's base and cap (the reaper's,
+ * --backoff-base and --backoff-cap), over the attempts counted since the
+ * job's last manual retry, so the job's attempt_floor is read first.
  * A job that cannot be read counts every attempt; store_fail then answers
  * for it (stale, or the outage).
  */
 static int64_t
-default_retry_delay(struct store *st, int64_t id, int32_t attempt)
+default_retry_delay(const struct api_ctx *ctx, struct store *st, int64_t id, int32_t attempt)
 {
     struct job j = {0};
     struct jobd_error err = {0};
@@ -235,7 +236,8 @@ default_retry_delay(struct store *st, int64_t id, int32_t attempt)
     job_fini(&j);
     /* Seeded per call: not security-relevant, only spread. */
     uint64_t seed = (uint64_t)clock_mono_now_us() ^ ((uint64_t)id * 0x9E3779B97F4A7C15u);
-    return job_retry_delay_ms(attempt, floor, 0, 0, backoff_rand_splitmix, &seed);
+    return job_retry_delay_ms(attempt, floor, ctx->backoff_base_ms, ctx->backoff_cap_ms,
+                              backoff_rand_splitmix, &seed);
 }
 
 void
@@ -265,7 +267,7 @@ h_fail(struct api_call *c)
         return;
     }
     if (retry_in_ms < 0)
-        retry_in_ms = default_retry_delay(st, c->id, (int32_t)attempt);
+        retry_in_ms = default_retry_delay(c->ctx, st, c->id, (int32_t)attempt);
     rc = store_fail(st, c->id, (int32_t)attempt, error, retryable, retry_in_ms, &job, &err);
     json_decref(o); /* error is borrowed from o until here */
     if (rc == JOBD_E_STALE) {

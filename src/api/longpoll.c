@@ -28,6 +28,25 @@
  * 100 ms; draining is a non-blocking read, so 20 ms costs nothing. */
 #define LP_POLL_MS 20
 #define LP_SAFETY_MS 500   /* a store without a signal: other processes cannot wake us */
+#define LP_PG_SAFETY_MS 5000 /* a NOTIFY that went missing */
+
+/*
+ * The safety poll of a store without a signal. Test builds take it from
+ * $JOBD_TEST_LP_SAFETY_MS: stretched, a wake-up path that is missing costs
+ * seconds instead of the half second a loaded machine may cost as well, so
+ * a test can tell the two apart (test_api_longpoll_wake.c).
+ */
+static int64_t
+safety_ms(void)
+{
+#ifdef JOBD_TEST_HOOKS
+    const char *v = getenv("JOBD_TEST_LP_SAFETY_MS");
+    long ms = v != NULL ? strtol(v, NULL, 10) : 0;
+    if (ms > 0 && ms <= 60000)
+        return ms;
+#endif
+    return LP_SAFETY_MS;
+}
 
 struct lp_waiter {
     struct claim_req req;
@@ -54,6 +73,7 @@ struct longpoll {
     struct wakeup own_wake;     /* used when no wake was given */
     struct store *st;
     struct store *nst;          /* on the pool's notify URL, when it has one */
+    int64_t safety_ms;          /* LP_SAFETY_MS, or the test build's */
 };
 
 static char **
@@ -326,7 +346,7 @@ longpoll_main(void *arg)
         struct store *ns = notify_store(lp);
         bool pg = ns != NULL;
         int64_t now_mono = clock_mono_now_us();
-        int64_t sleep_us = (pg ? LP_POLL_MS : LP_SAFETY_MS) * 1000;
+        int64_t sleep_us = (pg ? LP_POLL_MS : lp->safety_ms) * 1000;
         bool idle = next_deadline == 0;
         if (idle)
             sleep_us = 1000 * 1000;
@@ -345,9 +365,9 @@ longpoll_main(void *arg)
             claim = true;
         if (!claim && pg)
             claim = notified(lp, ns);
-        if (!claim && !pg && clock_mono_now_us() - last_claim_mono >= LP_SAFETY_MS * 1000)
+        if (!claim && !pg && clock_mono_now_us() - last_claim_mono >= lp->safety_ms * 1000)
             claim = true;
-        if (!claim && pg && clock_mono_now_us() - last_claim_mono >= 5 * 1000 * 1000)
+        if (!claim && pg && clock_mono_now_us() - last_claim_mono >= LP_PG_SAFETY_MS * 1000)
             claim = true; /* a missed notification costs at most a few seconds */
     }
     return NULL;
@@ -363,6 +383,7 @@ longpoll_start(struct store_pool *pool, struct wakeup *wake, struct api_metrics 
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     lp->pool = pool;
     lp->metrics = metrics;
+    lp->safety_ms = safety_ms();
     if (wakeup_init(&lp->own_wake) != 0) {
         free(lp);
         return jobd_error_set(err, JOBD_E_INTERNAL, NULL, "cannot create a wake-up signal");

@@ -37,9 +37,10 @@
 static const char usage[] =
     "usage: jobd server [--config FILE] [--db URL] [--listen HOST:PORT]\n"
     "                   [--worker-config FILE] [--tokens FILE] [--reap-interval DUR]\n"
+    "                   [--backoff-base DUR] [--backoff-cap DUR]\n"
     "                   [--retention DUR|off] [--retention-succeeded DUR|off]\n"
-    "                   [--retention-dead DUR|off] [--insecure] [--shutdown-grace DUR] [--threads N]\n"
-    "                   [--max-connections N] [--max-connections-per-ip N]\n"
+    "                   [--retention-dead DUR|off] [--insecure] [--shutdown-grace DUR]\n"
+    "                   [--threads N] [--max-connections N] [--max-connections-per-ip N]\n"
     "                   [--request-timeout DUR]\n"
     "                   [--db-connections N] [--notify-db URL]\n"
     "                   [--log-format text|json] [--log-level LEVEL] [--access-log on|off]\n"
@@ -62,6 +63,10 @@ static const char usage[] =
     "  --insecure           allow a non-loopback --listen without tokens\n"
     "  --worker-config FILE also run a worker in this process (docs/WORKER.md)\n"
     "  --reap-interval DUR  how often expired leases are reaped (default 30s)\n"
+    "  --backoff-base DUR, --backoff-cap DUR\n"
+    "                       the retry delays this server decides (a reaped lease,\n"
+    "                       .../fail without retry_in_s): random(0, min(cap,\n"
+    "                       base * 2^n)); default 5s and 15m\n"
     "  --retention DUR|off  prune finished jobs older than this (default 7d; off keeps\n"
     "                       them for ever)\n"
     "  --retention-succeeded DUR|off, --retention-dead DUR|off\n"
@@ -295,6 +300,8 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     p->ctx = (struct api_ctx){.pool = p->pool, .auth = auth, .metrics = p->metrics,
                            .committer = p->committer, .longpoll = p->longpoll,
                            .wake = &p->wake, .defer_enqueue = true, .clock = clock};
+    p->ctx.backoff_base_ms = o->backoff_base_ms; /* for .../fail, as the reaper's below */
+    p->ctx.backoff_cap_ms = o->backoff_cap_ms;
     struct conn_limits lim = {.max_connections = o->max_connections,
                               .per_ip = o->max_connections_per_ip};
     limits_size(&lim);
@@ -324,6 +331,8 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
                                     .retention_dead_ms = o->retention_dead_ms, .wake = &p->wake,
                                     .clock = clock,
                                     .on_reaped = count_reaped, .on_reaped_arg = p->metrics};
+    pc.backoff_base_ms = o->backoff_base_ms;
+    pc.backoff_cap_ms = o->backoff_cap_ms;
     if ((rc = sched_plane_start(&pc, &p->plane, &err)) != JOBD_OK)
         return cli_report("cannot start the scheduling plane", rc, &err);
     if ((rc = countsd_start(p->pool, &p->counts, &err)) != JOBD_OK)

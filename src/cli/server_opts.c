@@ -16,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "core/duration.h"
+#include "core/job.h"
 #include "store/store.h"
 #include "util/log.h"
 
@@ -63,6 +64,8 @@ static const struct opt opts[] = {
     {"tokens", OPT_STR, F(tokens), NULL, NULL},
     {"insecure", OPT_BOOL, F(insecure), NULL, NULL},
     {"reap-interval", OPT_DUR, F(reap_ms), NULL, NULL},
+    {"backoff-base", OPT_DUR, F(backoff_base_ms), NULL, NULL},
+    {"backoff-cap", OPT_DUR, F(backoff_cap_ms), NULL, NULL},
     {"retention", OPT_KEEP, F(retention_ms), NULL, NULL},
     {"retention-succeeded", OPT_KEEP, F(retention_succeeded_ms), NULL, NULL},
     {"retention-dead", OPT_KEEP, F(retention_dead_ms), NULL, NULL},
@@ -291,6 +294,21 @@ match_flag(int argc, char **argv, int *i, const char *usage, const struct opt **
     return cli_usage_error("server", "unexpected argument", a, usage);
 }
 
+/* The backoff pair, with the defaults filled in, as a worker's config checks it. */
+static int
+check_backoff(const struct server_opts *o)
+{
+    int64_t base = o->backoff_base_ms > 0 ? o->backoff_base_ms : JOB_DEFAULT_BACKOFF_BASE_MS;
+    int64_t cap = o->backoff_cap_ms > 0 ? o->backoff_cap_ms : JOB_DEFAULT_BACKOFF_CAP_MS;
+    if (cap >= base)
+        return CLI_OK;
+    fprintf(stderr,
+            "jobd server: --backoff-cap (%lld ms) must not be shorter than "
+            "--backoff-base (%lld ms)\n",
+            (long long)cap, (long long)base);
+    return CLI_USAGE;
+}
+
 /* Finds --config (and --help) before anything is applied: the file comes first. */
 static int
 find_config(int argc, char **argv, const char *usage, struct server_opts *o)
@@ -335,6 +353,8 @@ server_opts_load(int argc, char **argv, const char *usage, struct server_opts *o
     }
     if (rc == CLI_OK && o->listen == NULL && (o->listen = strdup("127.0.0.1:8080")) == NULL)
         rc = cli_report("server options", JOBD_E_NOMEM, NULL);
+    if (rc == CLI_OK)
+        rc = check_backoff(o);
     return rc;
 }
 

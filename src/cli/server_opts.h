@@ -24,6 +24,9 @@ struct server_opts {
     char *access_log;        /* "on" or "off" */
     char *notify_db;         /* a direct PostgreSQL URL for LISTEN, or NULL */
     int64_t reap_ms, retention_ms, grace_ms; /* 0 / 0 / -1: the defaults */
+    /* the retry delays the server decides (reaped leases, .../fail without
+     * retry_in_s); 0 = the defaults, 5 s and 15 m */
+    int64_t backoff_base_ms, backoff_cap_ms;
     /* per outcome (succeeded; dead and cancelled): 0 = --retention; -1 (and
      * retention_ms -1) = off, kept for ever */
     int64_t retention_succeeded_ms, retention_dead_ms;

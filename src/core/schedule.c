@@ -117,8 +117,8 @@ schedule_spec_validate(const struct schedule_spec *spec, struct jobd_error *err)
 
 int
 schedule_plan(const struct cron_expr *e, struct cron_zone *z, enum schedule_catchup catchup,
-              int64_t next_run_at_us, int64_t now_us, int64_t *firings, size_t cap, size_t *n,
-              int64_t *new_next_us, struct jobd_error *err)
+              int64_t next_run_at_us, int64_t now_us, int64_t grace_us, int64_t *firings,
+              size_t cap, size_t *n, int64_t *new_next_us, struct jobd_error *err)
 {
     *n = 0;
     if (next_run_at_us > now_us) {
@@ -127,7 +127,9 @@ schedule_plan(const struct cron_expr *e, struct cron_zone *z, enum schedule_catc
     }
     if (cap > SCHEDULE_CATCHUP_MAX)
         cap = SCHEDULE_CATCHUP_MAX;
-    int64_t missed_before = now_us - SCHEDULE_GRACE_US; /* f < this: missed */
+    if (grace_us < SCHEDULE_GRACE_US)
+        grace_us = SCHEDULE_GRACE_US;
+    int64_t missed_before = now_us - grace_us; /* f < this: missed */
     int64_t f = next_run_at_us;
     int rc;
 
@@ -159,8 +161,8 @@ schedule_plan(const struct cron_expr *e, struct cron_zone *z, enum schedule_catc
 }
 
 int
-schedule_plan_stored(const struct schedule *sc, int64_t now_us, int64_t *firings, size_t *n,
-                     int64_t *new_next_us, struct jobd_error *err)
+schedule_plan_stored(const struct schedule *sc, int64_t now_us, int64_t grace_us, int64_t *firings,
+                     size_t *n, int64_t *new_next_us, struct jobd_error *err)
 {
     struct cron_expr e;
     struct cron_zone *z = NULL;
@@ -168,7 +170,7 @@ schedule_plan_stored(const struct schedule *sc, int64_t now_us, int64_t *firings
     if (rc == JOBD_OK)
         rc = cron_zone_open(sc->timezone, &z, err);
     if (rc == JOBD_OK)
-        rc = schedule_plan(&e, z, sc->catchup, sc->next_run_at_us, now_us, firings,
+        rc = schedule_plan(&e, z, sc->catchup, sc->next_run_at_us, now_us, grace_us, firings,
                            SCHEDULE_CATCHUP_MAX, n, new_next_us, err);
     cron_zone_free(z);
     return rc;

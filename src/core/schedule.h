@@ -30,7 +30,9 @@ enum schedule_catchup {
  * missed (every scheduler was down, or the clock jumped forward); one at most
  * this late is merely late and always becomes a job, whatever the policy.
  * The plane wakes at each schedule's next_run_at, so its own tick makes a
- * firing late by milliseconds, never by this much.
+ * firing late by milliseconds; a pass that comes later than this (a loaded
+ * machine) passes a longer grace, the time since its previous pass
+ * (src/sched/plane.c), since a running scheduler's delay is not an outage.
  */
 #define SCHEDULE_GRACE_US (1000000LL)
 
@@ -96,16 +98,17 @@ int schedule_spec_validate(const struct schedule_spec *spec, struct jobd_error *
  * firings[0..*n) (cap >= SCHEDULE_CATCHUP_MAX) the scheduled_for instants
  * of the jobs to make, ascending, and into *new_next_us the first firing
  * strictly after now_us:
- *   - firings due at most SCHEDULE_GRACE_US before now_us always become jobs;
+ *   - firings due at most grace_us before now_us always become jobs (a
+ *     grace_us below SCHEDULE_GRACE_US counts as SCHEDULE_GRACE_US);
  *   - older (missed) ones: once -> one job, for the first missed firing;
  *     all -> one job each, the oldest first, SCHEDULE_CATCHUP_MAX in all;
  *     skip -> none.
  * z is the schedule's zone (used, so one thread at a time). Errors of
  * cron_next_in. Pure.
  */
-int schedule_plan(const struct cron_expr *e, struct cron_zone *z,
-                  enum schedule_catchup catchup, int64_t next_run_at_us, int64_t now_us,
-                  int64_t *firings, size_t cap, size_t *n, int64_t *new_next_us,
+int schedule_plan(const struct cron_expr *e, struct cron_zone *z, enum schedule_catchup catchup,
+                  int64_t next_run_at_us, int64_t now_us, int64_t grace_us, int64_t *firings,
+                  size_t cap, size_t *n, int64_t *new_next_us,
                   struct jobd_error *err) JOBD_MUST_USE;
 
 /*
@@ -121,7 +124,8 @@ int schedule_first_after(const char *cron, const char *tz, int64_t now_us, int64
  * SCHEDULE_CATCHUP_MAX. Errors of cron_parse, cron_zone_open, schedule_plan.
  * Thread-safe (the zone is private to the call).
  */
-int schedule_plan_stored(const struct schedule *sc, int64_t now_us, int64_t *firings,
-                         size_t *n, int64_t *new_next_us, struct jobd_error *err) JOBD_MUST_USE;
+int schedule_plan_stored(const struct schedule *sc, int64_t now_us, int64_t grace_us,
+                         int64_t *firings, size_t *n, int64_t *new_next_us,
+                         struct jobd_error *err) JOBD_MUST_USE;
 
 #endif

@@ -18,6 +18,13 @@
  * (store_clock_went_back). The one state kept for that is the last offset
  * between the two clocks; losing it (a restart) loses nothing but the jobs
  * part, since the schedule part runs again when the plane starts.
+ *
+ * Late passes: a forward jump of the wall clock is told from a pass that is
+ * merely late (a loaded machine, a slow store call) by the monotonic clock.
+ * The plane remembers when its last materializer pass started, and a firing
+ * that fell due since then is late, not missed (materialize_grace), so a
+ * running scheduler never drops or merges firings because it was slow;
+ * only an outage (a restart, or a gap over PLANE_LATE_MAX_US) counts.
  */
 #include "sched/plane.h"
 
@@ -31,6 +38,7 @@
 
 #include "core/err.h"
 #include "core/job.h"
+#include "core/schedule.h"
 #include "store/operator.h"
 #include "store/stats.h"
 #include "store/store.h"
@@ -53,6 +61,13 @@
 #define PLANE_DEFAULT_RETENTION_MS (7LL * 24 * 3600 * 1000)
 #define PLANE_JUMP_MIN_US 1000000LL      /* a step back of the clock larger than this is a jump */
 #define PLANE_CLOCK_READ_MAX_US 250000LL /* a slower read of the store's now is not trusted */
+/*
+ * A materializer pass that comes at most this long after the previous one
+ * is a running scheduler being slow (a loaded machine, a slow store call),
+ * not an outage: what fell due in between is late, not missed. A longer gap
+ * (a process stopped for minutes, a store down) counts as an outage.
+ */
+#define PLANE_LATE_MAX_US 60000000LL
 
 struct sched_plane {
     pthread_t thread;
@@ -72,6 +87,7 @@ struct sched_plane {
     bool have_offset;                /* clock_offset_us is known */
     int64_t clock_offset_us;         /* the store's now minus the monotonic clock, last pass */
     int64_t clock_now_us;            /* the store's now, last pass */
+    int64_t look_mono_us;            /* start of the last good materializer pass; 0 none */
 };
 
 static int64_t
@@ -140,15 +156,32 @@ step_clock(struct sched_plane *p, bool *progress)
     p->have_offset = true;
 }
 
+/*
+ * How overdue a firing may be at this pass and still be late, not missed
+ * (schedule_plan). The previous pass looked at every schedule, so whatever
+ * fell due since then is late however long this pass took to come, unless
+ * the gap is an outage (PLANE_LATE_MAX_US). The first pass after a start
+ * gets 0, the plain rule: the time before it was an outage.
+ */
+static int64_t
+materialize_grace(const struct sched_plane *p, int64_t mono)
+{
+    int64_t since = mono - p->look_mono_us;
+    if (p->look_mono_us == 0 || since > PLANE_LATE_MAX_US)
+        return 0;
+    return since;
+}
+
 /* Materializes due firings; returns the soonest next_run_at (0 = none or unknown). */
 static int64_t
 step_materialize(struct sched_plane *p, bool *progress)
 {
-    int64_t soonest = 0;
+    int64_t soonest = 0, mono = clock_mono_now_us();
+    int64_t grace = materialize_grace(p, mono);
     for (int i = 0; i < PLANE_MAX_BATCHES; i++) {
         struct jobd_error err = {0};
         int made = 0;
-        int rc = store_schedule_materialize(p->st, PLANE_MATERIALIZE_LIMIT, &made, &soonest,
+        int rc = store_schedule_materialize(p->st, PLANE_MATERIALIZE_LIMIT, grace, &made, &soonest,
                                             &err);
         note(p, "materializer", rc, &err);
         if (rc != JOBD_OK)
@@ -160,6 +193,7 @@ step_materialize(struct sched_plane *p, bool *progress)
         if (soonest == 0 || soonest > now_us(p))
             break;
     }
+    p->look_mono_us = mono;
     return soonest;
 }
 

@@ -18,6 +18,7 @@
 #include "core/schedule.h"
 #include "store/stats_int.h"
 #include "store/store_pg_int.h"
+#include "util/clock.h"
 
 #define STMT(n, s) static const struct pg_stmt n = {#n, s}
 
@@ -392,12 +393,12 @@ pg_op_schedule_trigger(struct store *st, const char *name, struct job *out,
 
 /* Applies the catch-up plan of one claimed schedule: its jobs, then next_run_at. */
 static int
-materialize_one(struct store_pg *s, const struct schedule *sc, int64_t now, int64_t *firings,
-                int *made, struct jobd_error *err)
+materialize_one(struct store_pg *s, const struct schedule *sc, int64_t now, int64_t grace_us,
+                int64_t *firings, int *made, struct jobd_error *err)
 {
     size_t n = 0;
     int64_t next = 0;
-    int rc = schedule_plan_stored(sc, now, firings, &n, &next, err);
+    int rc = schedule_plan_stored(sc, now, grace_us, firings, &n, &next, err);
     if (rc != JOBD_OK)
         return rc;
     PGresult *r = NULL;
@@ -417,7 +418,8 @@ materialize_one(struct store_pg *s, const struct schedule *sc, int64_t now, int6
 }
 
 static int
-materialize_in_txn(struct store_pg *s, int limit, int *made, struct jobd_error *err)
+materialize_in_txn(struct store_pg *s, int limit, int64_t grace_us, int64_t called_mono, int *made,
+                   struct jobd_error *err)
 {
     char nowb[24], limb[24];
     const char *v[2] = {pg_now_param(s, nowb), pg_i64(limb, limit)};
@@ -425,6 +427,8 @@ materialize_in_txn(struct store_pg *s, int limit, int *made, struct jobd_error *
     int rc = pg_exec(s, &st_sched_due, 2, v, &r, err);
     if (rc != JOBD_OK)
         return rc;
+    if (grace_us > 0) /* a running plane: its waits before now was read are no outage */
+        grace_us += clock_mono_now_us() - called_mono;
     int64_t *firings = malloc(SCHEDULE_CATCHUP_MAX * sizeof *firings);
     if (firings == NULL) {
         PQclear(r);
@@ -437,7 +441,7 @@ materialize_in_txn(struct store_pg *s, int limit, int *made, struct jobd_error *
             break;
         }
         int64_t now = pg_get_i64(r, i, PG_SCHED_NCOLS);
-        rc = materialize_one(s, &sc, now, firings, made, err);
+        rc = materialize_one(s, &sc, now, grace_us, firings, made, err);
         /*
          * An expression or zone that no longer parses (validated when the
          * schedule was written, so only a zone dropped from the tz data)
@@ -453,15 +457,16 @@ materialize_in_txn(struct store_pg *s, int limit, int *made, struct jobd_error *
 }
 
 int
-pg_op_schedule_materialize(struct store *st, int limit, int *made, int64_t *soonest_us,
-                           struct jobd_error *err)
+pg_op_schedule_materialize(struct store *st, int limit, int64_t grace_us, int *made,
+                           int64_t *soonest_us, struct jobd_error *err)
 {
     struct store_pg *s = pgs(st);
+    int64_t called = clock_mono_now_us();
     int rc = pg_exec_simple(s, "BEGIN", err);
     if (rc != JOBD_OK)
         return rc;
     int m = 0;
-    if ((rc = finish(s, materialize_in_txn(s, limit, &m, err), err)) != JOBD_OK)
+    if ((rc = finish(s, materialize_in_txn(s, limit, grace_us, called, &m, err), err)) != JOBD_OK)
         return rc;
     *made = m;
     PGresult *r = NULL;

@@ -15,6 +15,7 @@
 #include "core/err.h"
 #include "core/schedule.h"
 #include "store/store_sqlite_int.h"
+#include "util/clock.h"
 
 #define SQ_SCHED_COLS                                                                  \
     "name, cron, timezone, type, payload, queue, priority, max_attempts, catchup, "    \
@@ -329,12 +330,12 @@ sq_op_schedule_trigger(struct store *st, const char *name, struct job *out,
  * that did not see this transaction could not advance it twice).
  */
 static int
-materialize_one(struct sqlite_store *s, const struct schedule *sc, int64_t now, int64_t *firings,
-                int *made, struct jobd_error *err)
+materialize_one(struct sqlite_store *s, const struct schedule *sc, int64_t now, int64_t grace_us,
+                int64_t *firings, int *made, struct jobd_error *err)
 {
     size_t n = 0;
     int64_t next = 0;
-    int rc = schedule_plan_stored(sc, now, firings, &n, &next, err);
+    int rc = schedule_plan_stored(sc, now, grace_us, firings, &n, &next, err);
     if (rc != JOBD_OK)
         return rc;
     for (size_t i = 0; i < n; i++) {
@@ -359,9 +360,12 @@ materialize_one(struct sqlite_store *s, const struct schedule *sc, int64_t now, 
 }
 
 static int
-materialize_in_txn(struct sqlite_store *s, int limit, int *made, struct jobd_error *err)
+materialize_in_txn(struct sqlite_store *s, int limit, int64_t grace_us, int64_t called_mono,
+                   int *made, struct jobd_error *err)
 {
     int64_t now = sq_now(s);
+    if (grace_us > 0) /* a running plane: its wait for the write lock is no outage */
+        grace_us += clock_mono_now_us() - called_mono;
     struct schedule_list due = {0};
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s,
@@ -393,7 +397,7 @@ materialize_in_txn(struct sqlite_store *s, int limit, int *made, struct jobd_err
     }
     rc = JOBD_OK;
     for (size_t i = 0; i < due.n && rc == JOBD_OK; i++) {
-        rc = materialize_one(s, &due.v[i], now, firings, made, err);
+        rc = materialize_one(s, &due.v[i], now, grace_us, firings, made, err);
         /*
          * An expression or zone that no longer parses (validated when the
          * schedule was written, so only a zone dropped from the tz data)
@@ -408,14 +412,15 @@ materialize_in_txn(struct sqlite_store *s, int limit, int *made, struct jobd_err
 }
 
 int
-sq_op_schedule_materialize(struct store *st, int limit, int *made, int64_t *soonest_us,
-                        struct jobd_error *err)
+sq_op_schedule_materialize(struct store *st, int limit, int64_t grace_us, int *made,
+                           int64_t *soonest_us, struct jobd_error *err)
 {
     struct sqlite_store *s = sq_of(st);
+    int64_t called = clock_mono_now_us();
     int rc = sq_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
-    if ((rc = finish(s, materialize_in_txn(s, limit, made, err), err)) != JOBD_OK)
+    if ((rc = finish(s, materialize_in_txn(s, limit, grace_us, called, made, err), err)) != JOBD_OK)
         return rc;
     sqlite3_stmt *stmt;
     rc = sq_prepare(s, "SELECT min(next_run_at) FROM schedules WHERE paused = 0", &stmt, err);

@@ -554,8 +554,8 @@ store_schedule_trigger(struct store *st, const char *name, struct job *out,
 }
 
 int
-store_schedule_materialize(struct store *st, int limit, int *made, int64_t *soonest_us,
-                           struct jobd_error *err)
+store_schedule_materialize(struct store *st, int limit, int64_t grace_us, int *made,
+                           int64_t *soonest_us, struct jobd_error *err)
 {
     if (limit < 1 || limit > JOB_PAGE_MAX)
         return jobd_error_set(err, JOBD_E_INVALID, "limit", "limit must be 1-%d", JOB_PAGE_MAX);
@@ -563,7 +563,7 @@ store_schedule_materialize(struct store *st, int limit, int *made, int64_t *soon
         return no_schedules(st, err);
     int m = 0;
     int64_t soon = 0;
-    int rc = st->ops->schedule_materialize(st, limit, &m, &soon, err);
+    int rc = st->ops->schedule_materialize(st, limit, grace_us, &m, &soon, err);
     if (made != NULL)
         *made = m;
     if (soonest_us != NULL)

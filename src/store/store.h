@@ -214,8 +214,8 @@ struct store_ops {
                           struct schedule *out, struct jobd_error *err);
     int (*schedule_trigger)(struct store *st, const char *name, struct job *out,
                             struct jobd_error *err);
-    int (*schedule_materialize)(struct store *st, int limit, int *made, int64_t *soonest_us,
-                                struct jobd_error *err);
+    int (*schedule_materialize)(struct store *st, int limit, int64_t grace_us, int *made,
+                                int64_t *soonest_us, struct jobd_error *err);
     /* clock jumps (clockjump_sqlite.c, clockjump_pg.c). now: NULL = the real clock;
      * clock_went_back: NULL where no scheduling plane runs */
     int (*now)(struct store *st, int64_t *now_us, struct jobd_error *err);
@@ -509,11 +509,17 @@ JOBD_MUST_USE int store_schedule_trigger(struct store *st, const char *name, str
  * PostgreSQL), and for each, in one transaction, inserts the jobs that
  * schedule_plan decides and advances next_run_at and last_fired_at. Any
  * number of processes may run it at once; a firing becomes a job at most
- * once. *made (may be NULL) = jobs inserted; *soonest_us (may be NULL) = the
- * smallest next_run_at of any unpaused schedule afterwards, 0 if none.
+ * once. grace_us: 0 for the plain catch-up rule (a firing more than
+ * SCHEDULE_GRACE_US overdue is missed), as after an outage; a running plane
+ * passes the time since its previous pass, to which the store adds the time
+ * it waited before it read its clock (a lock, a slow round trip): what fell
+ * due meanwhile is late, not missed. *made (may be NULL) = jobs inserted;
+ * *soonest_us (may be NULL) = the smallest next_run_at of any unpaused
+ * schedule afterwards, 0 if none.
  */
-JOBD_MUST_USE int store_schedule_materialize(struct store *st, int limit, int *made,
-                                             int64_t *soonest_us, struct jobd_error *err);
+JOBD_MUST_USE int store_schedule_materialize(struct store *st, int limit, int64_t grace_us,
+                                             int *made, int64_t *soonest_us,
+                                             struct jobd_error *err);
 
 /* ---- clock jumps ----
  *

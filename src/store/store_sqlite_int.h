@@ -259,8 +259,8 @@ int sq_op_schedule_pause(struct store *st, const char *name, bool paused, struct
                          struct jobd_error *err);
 int sq_op_schedule_trigger(struct store *st, const char *name, struct job *out,
                            struct jobd_error *err);
-int sq_op_schedule_materialize(struct store *st, int limit, int *made, int64_t *soonest_us,
-                               struct jobd_error *err);
+int sq_op_schedule_materialize(struct store *st, int limit, int64_t grace_us, int *made,
+                               int64_t *soonest_us, struct jobd_error *err);
 /* store_clock_went_back (clockjump_sqlite.c). */
 int sq_op_clock_went_back(struct store *st, int64_t back_us, int *jobs, int *schedules,
                           struct jobd_error *err);

@@ -189,7 +189,7 @@ wk_take_results(struct worker *w)
         }
         if (s != NULL) {
             double took_s = (double)(clock_mono_now_us() - s->started_us) / 1e6;
-            wlog(w, LOGL_INFO, "job finished", LF_INT("job", r->id), LF_STR("type", s->h->type),
+            wlog(w, LOGL_DEBUG, "job finished", LF_INT("job", r->id), LF_STR("type", s->h->type),
                  LF_INT("attempt", r->attempt), LF_STR("outcome", outcome_word(s, r)),
                  LF_DBL("duration_s", took_s));
             if (w->cfg.events.ran != NULL)

@@ -184,7 +184,7 @@ check_plan(const struct cron_expr *e, struct cron_zone *z, const char *expr, con
     static int64_t f[SCHEDULE_CATCHUP_MAX];
     size_t n = 0;
     int64_t now = first_us + late * US, next = 0, want = 0;
-    int rc = schedule_plan(e, z, c, first_us, now, f, SCHEDULE_CATCHUP_MAX, &n, &next, &err);
+    int rc = schedule_plan(e, z, c, first_us, now, 0, f, SCHEDULE_CATCHUP_MAX, &n, &next, &err);
     if (rc != 0) {
         if (rc != JOBD_E_INVALID || strcmp(err.field, "after") != 0)
             fail("schedule_plan failed other than out of range", expr, zone, rc, now);

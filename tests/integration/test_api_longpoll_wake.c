@@ -6,16 +6,25 @@
  * failed back to pending, and a future run_at arriving. The issue asks
  * for 100 ms, counted from the answer to the request that made the job
  * claimable; measured with ASan on this 2-core machine: at most ~60 ms over
- * 48 wake-ups on both stores when it is quiet, but 128 ms once (a run_at
- * arriving, PostgreSQL) during a full `make test` beside other builds. So
- * the test allows 250 ms, room for a loaded machine, and prints each delay;
- * before the fix these took up to 0.5 s (SQLite) and 4-5 s (PostgreSQL).
+ * 48 wake-ups on both stores when it is quiet, 128 ms once during a full
+ * `make test` beside other builds, and over 250 ms at load 15-36 (several
+ * suites at once), where a bound of 250 ms failed although every path woke
+ * its claim. What the test must catch is a path that does not wake the
+ * claim at all: then only the long-poll's safety poll answers it, after up
+ * to 0.5 s on SQLite (too close to a loaded machine's delays to tell apart)
+ * and 5 s on PostgreSQL. So the servers here run with the SQLite safety
+ * poll stretched to 10 s ($JOBD_TEST_LP_SAFETY_MS, test builds only), and
+ * a wake-up must come within PROMPT_MS = 1 s: a missing one costs 5-10 s
+ * on either store, a loaded machine well under a second. Each delay is
+ * printed; before the fix these took up to 0.5 s (SQLite, now 10 s) and
+ * 4-5 s (PostgreSQL).
  */
 #include <pthread.h>
 
 #include "apitest.h"
 
-#define PROMPT_MS 250
+#define PROMPT_MS 1000
+#define SAFETY_MS "10000" /* the stretched SQLite safety poll */
 
 struct parked {
     const struct srv *s;
@@ -82,6 +91,7 @@ resume_round(const struct srv *lp, const struct srv *on, const char *what)
 
 BOTH(resume_wakes_parked_claim)
 {
+    setenv("JOBD_TEST_LP_SAFETY_MS", SAFETY_MS, 1);
     struct srv s;
     srv_start(&s, backend, NULL);
     for (int i = 0; i < 4; i++)
@@ -93,6 +103,7 @@ TEST(pg_resume_on_another_server_wakes_parked_claim)
 {
     if (!apitest_backend_ok("pg"))
         return;
+    setenv("JOBD_TEST_LP_SAFETY_MS", SAFETY_MS, 1);
     struct srv a, b;
     srv_start(&a, "pg", NULL);
     memset(&b, 0, sizeof b);
@@ -124,6 +135,7 @@ take(const struct srv *s, const char *type)
 
 BOTH(retry_fail_and_run_at_wake_parked_claim)
 {
+    setenv("JOBD_TEST_LP_SAFETY_MS", SAFETY_MS, 1);
     struct srv s, other;
     srv_start(&s, backend, NULL);
     /* The reports come from another server on PostgreSQL (cross-process path). */

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # test_clock_catchup.sh — catch-up and clock jumps through the real binary
 # (docs/CRON.md "Missed firings and clock jumps"), on a SQLite file:
-#   1. outage: every-second schedules with catchup skip, once and all; the
+#   0. a stall: every-second schedules with catchup skip, once and all; the
+#      server is frozen (SIGSTOP) for 3 s. A running scheduler that is late
+#      is not an outage: every firing of the stall still makes its own job,
+#      under every policy.
+#   1. outage: the same schedules; the
 #      server is stopped for 6 s and restarted. Firings over a second overdue
 #      when the restarted server first sees them are missed: skip makes none
 #      of them, once exactly one job for all of them, all one job each.
@@ -11,7 +15,9 @@
 #      at once), and a `* * * * *` schedule's next_run_at is within a minute.
 # The server's clock is moved through $JOBD_TEST_CLOCK_FILE, which only the
 # test build honours (src/util/clock.c); with another build the test skips.
-# Needs JOBD_BIN (set by CTest) and python3.
+# Nothing waits a fixed time for the server: each step polls for what it
+# needs (the schedules' next_run_at) with a generous deadline, so a loaded
+# machine only makes the test slower. Needs JOBD_BIN (set by CTest) and python3.
 set -euo pipefail
 
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
@@ -35,8 +41,8 @@ start_server() {
     : >"$dir/server.log"
     "$JOBD" server --db "$db" --listen 127.0.0.1:0 --shutdown-grace 1s 2>"$dir/server.log" &
     spid=$!
-    local port=""
-    for _ in $(seq 100); do
+    local port="" deadline=$((SECONDS + 60))
+    while [ $SECONDS -lt $deadline ]; do
         port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$dir/server.log" | head -n 1)
         [ -n "$port" ] && break
         kill -0 "$spid" 2>/dev/null || fail "the server exited"
@@ -76,23 +82,62 @@ v = json.load(sys.stdin)[sys.argv[1]]
 t = datetime.datetime.strptime(v, "%Y-%m-%dT%H:%M:%S.%fZ")
 print("%.3f" % t.replace(tzinfo=datetime.timezone.utc).timestamp())' "$2"
 }
+# The smallest next_run_at (epoch seconds) of the every_* schedules: every
+# firing before it has been materialized (or skipped) by the server.
+min_next() {
+    api GET /v1/schedules | python3 -c '
+import datetime, json, sys
+ts = [datetime.datetime.strptime(s["next_run_at"], "%Y-%m-%dT%H:%M:%S.%fZ")
+      .replace(tzinfo=datetime.timezone.utc).timestamp()
+      for s in json.load(sys.stdin)["schedules"] if s["name"].startswith("every_")]
+print(int(min(ts)) if ts else 0)'
+}
+# until_next T WHAT: waits (up to 60 s) until every every_* schedule is past T.
+until_next() {
+    local deadline=$((SECONDS + 60))
+    until [ "$(min_next)" -gt "$1" ]; do
+        [ $SECONDS -lt $deadline ] || fail "timed out waiting for $2"
+        sleep 0.2
+    done
+}
+# gapless NAME FROM TO: NAME made a job for every second in [FROM, TO].
+gapless() {
+    local x want=$2
+    for x in $(fired "$1"); do
+        [ "$x" -lt "$2" ] && continue
+        [ "$x" -gt "$3" ] && break
+        [ "$x" -eq "$want" ] || fail "$1 has no job for the firing at $want (next: $x)"
+        want=$((x + 1))
+    done
+    [ "$want" -gt "$3" ] || fail "$1 has no job for the firings $want..$3"
+}
 fake_now() { # the server's clock: real time plus the offset
     python3 -c 'import sys, time; print("%.3f" % (time.time() + float(open(sys.argv[1]).read())))' \
         "$JOBD_TEST_CLOCK_FILE"
 }
 
-# ---- 1. a 6 s outage
+# ---- 0. a 3 s stall of the running server
 start_server
 for c in skip once all; do add_schedule "every_$c" "* * * * * *" "$c"; done
 lo=$(($(date +%s) + 1)) # from here on all three fire; the adds may straddle a second
-sleep 2.5
+until_next $((lo + 1)) "the schedules to fire"
+kill -STOP "$spid"
+stall=$(date +%s)
+sleep 3
+kill -CONT "$spid"
+resumed=$(date +%s)
+until_next $((resumed + 1)) "the schedules to fire after the stall"
+echo "stall $stall..$resumed"
+for c in skip once all; do gapless "every_$c" "$lo" $((resumed + 1)); done
+
+# ---- 1. a 6 s outage
 stop_server
 down=$(date +%s)
 sleep 6
 up=$(date +%s)
 start_server
-sleep 2.5
-cut=$(($(date +%s) - 1)) # every firing up to here was materialized before the stop below
+until_next $((up + 2)) "the restarted server to fire on time"
+cut=$(($(min_next) - 1)) # every firing up to here was materialized before the stop below
 stop_server
 start_server # for the API; its own start is another short outage, after the cut
 mapfile -t skip < <(fired every_skip)
@@ -125,7 +170,12 @@ for c in skip once all; do api DELETE "/v1/schedules/every_$c" >/dev/null; done
 add_schedule hop_fwd "* * * * *" once
 off=$(python3 -c 'import time; t = time.time(); print(3600 + (30 - t % 60) % 60)')
 echo "$off" >"$JOBD_TEST_CLOCK_FILE"
-sleep 2.5
+deadline=$((SECONDS + 60))
+until python3 -c 'import sys; sys.exit(not float(sys.argv[1]) > float(sys.argv[2]))' \
+    "$(field_s /v1/schedules/hop_fwd next_run_at)" "$(fake_now)"; do
+    [ $SECONDS -lt $deadline ] || fail "the +1 h jump was not caught up within 60 s"
+    sleep 0.2
+done
 mapfile -t fwd < <(fired hop_fwd)
 [ "${#fwd[@]}" -eq 1 ] || fail "after a +1 h jump once made ${#fwd[@]} jobs, expected 1"
 next=$(field_s /v1/schedules/hop_fwd next_run_at)
@@ -138,8 +188,8 @@ add_schedule hop_back "* * * * *" skip
 id=$(api POST /v1/jobs '{"type":"t.due"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 sleep 1.5 # the plane sees the due job's time once before the jump
 echo "$(python3 -c "print($off - 3600)")" >"$JOBD_TEST_CLOCK_FILE"
-ok=""
-for _ in $(seq 50); do
+ok="" deadline=$((SECONDS + 60))
+while [ $SECONDS -lt $deadline ]; do
     now=$(fake_now)
     next=$(field_s /v1/schedules/hop_back next_run_at)
     run_at=$(field_s "/v1/jobs/$id" run_at)

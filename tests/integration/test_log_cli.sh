@@ -4,7 +4,9 @@
 # line of a request whose path carries an escape sequence and a forged
 # newline reaches the log escaped (text) or as a proper JSON string (json),
 # --access-log off drops the access lines only, --log-level warn drops the
-# info lines, and bad values are usage errors (exit 2) naming the flag.
+# info lines, a worker's line per finished job is at debug (absent at the
+# default level, present with --log-level debug), and bad values are usage
+# errors (exit 2) naming the flag.
 # Needs JOBD_BIN (set by CTest) and curl.
 set -uo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
@@ -75,6 +77,35 @@ curl -s -o /dev/null "$url/healthz"
 stop
 check "--access-log off: no access lines, still the info lines" \
     '! grep -q " http: request" "$dir/quiet.log" && grep -q "listening on" "$dir/quiet.log"'
+
+# run_one NAME ARGS...: a server with an embedded worker runs one job to the end.
+cat >"$dir/worker.ini" <<EOF
+[worker]
+concurrency = 1
+
+[handler "t"]
+exec = /bin/true
+EOF
+run_one() {
+    local name=$1 id st="" deadline=$((SECONDS + 60))
+    shift
+    start "$name" --worker-config "$dir/worker.ini" "$@"
+    id=$(curl -s -H 'Content-Type: application/json' -d '{"type":"t"}' "$url/v1/jobs" |
+        sed -n 's/^{"id":\([0-9]*\).*/\1/p')
+    while [ -n "$id" ] && [ $SECONDS -lt $deadline ]; do
+        st=$(curl -s "$url/v1/jobs/$id" | sed -n 's/.*"status":"\([a-z]*\)".*/\1/p')
+        [ "$st" = succeeded ] && break
+        sleep 0.1
+    done
+    stop
+    [ "$st" = succeeded ] || { echo "job ${id:-?} of $name did not succeed: ${st:-?}"; exit 1; }
+}
+run_one perjob
+check "the line per finished job is not at the default level" \
+    '! grep -q "job finished" "$dir/perjob.log" && grep -q "embedded worker running" "$dir/perjob.log"'
+run_one perjob_debug --log-level debug
+check "the line per finished job is at debug" \
+    'grep -q " debug worker: job finished .*outcome=succeeded" "$dir/perjob_debug.log"'
 
 : >"$dir/warn.log"
 "$JOBD" server --db "sqlite:$dir/warn.db" --listen 127.0.0.1:0 --log-level warn 2>"$dir/warn.log" &

@@ -5,7 +5,8 @@
  * job retried by hand starts over from the base delay. Here through the real
  * binaries, on both stores: the API's default delay for POST …/fail, and a
  * `jobd worker --server` (whose claims must say the floor). The store's own
- * paths (the reaper, claims of limited queues) are in tests/store.
+ * paths (the reaper, claims of limited queues) are in tests/store; the
+ * server's own --backoff-base and --backoff-cap (…/fail and the reaper) here.
  *
  * Each job is first taken through ROUNDS claims, each ended dead and retried
  * by hand, so attempt = attempt_floor = ROUNDS. Counting every attempt, the
@@ -164,5 +165,91 @@ BOTH(server_worker_delay_restarts_after_manual_retry)
     int wst = 0;
     waitpid(w, &wst, 0);
     ASSERT(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
+    srv_stop(&s);
+}
+
+/* One fresh job of type claimed with lease_s; returns its id. */
+static int64_t
+claimed_job(const struct srv *s, const char *type, int lease_s)
+{
+    char body[160];
+    snprintf(body, sizeof body, "{\"type\":\"%s\",\"max_attempts\":5}", type);
+    int64_t id = create_job(s, body);
+    snprintf(body, sizeof body, "{\"worker_id\":\"t\",\"types\":[\"%s\"],\"lease_s\":%d}", type,
+             lease_s);
+    struct resp r;
+    if (req(s, "POST", "/v1/claim", body, &r) != 200)
+        TEST_FAIL("claim: %ld %s", r.status, r.body);
+    json_t *v = resp_json(&r);
+    resp_fini(&r);
+    ASSERT_EQ(json_array_size(json_object_get(v, "jobs")), 1);
+    json_decref(v);
+    return id;
+}
+
+/*
+ * How long after now the job is due again, once it is pending (waits up to
+ * 20 s for the reaper). Counted from when it is seen pending, not from the
+ * claim: however slow the machine, a delay at most D then shows at most D.
+ */
+static int64_t
+pending_delay_us(const struct srv *s, int64_t id)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)id);
+    int64_t deadline = apitest_now_ms() + 20000;
+    for (;;) {
+        json_t *j = get_json(s, path);
+        const char *st = json_string_value(json_object_get(j, "status"));
+        if (st != NULL && strcmp(st, "pending") == 0) {
+            struct timespec now;
+            clock_gettime(CLOCK_REALTIME, &now);
+            int64_t d = time_of(j, "run_at") - (now.tv_sec * 1000000LL + now.tv_nsec / 1000);
+            json_decref(j);
+            return d;
+        }
+        json_decref(j);
+        if (apitest_now_ms() > deadline)
+            TEST_FAIL("job %lld did not go back to pending", (long long)id);
+        apitest_nap_ms(50);
+    }
+}
+
+/*
+ * The server's --backoff-base and --backoff-cap (here both 1 h) set the
+ * delays it decides itself: POST …/fail without retry_in_s, and a reaped
+ * lease. With the built-in 5 s base, the first failure's delay is at most
+ * 10 s; with a 1 h base it is drawn from up to an hour, so NJOBS delays all
+ * at most 12 s would be a one-in-ten-million chance.
+ */
+BOTH(server_backoff_settings_set_its_own_delays)
+{
+    static const char *const extra[] = {
+        "--backoff-base", "1h", "--backoff-cap", "1h", "--reap-interval", "250ms", NULL};
+    struct srv s;
+    srv_start(&s, backend, extra);
+    int64_t failed_max = 0, reaped_max = 0;
+    for (int k = 0; k < NJOBS; k++) {
+        char type[16], path[96];
+        snprintf(type, sizeof type, "f%d", k);
+        int64_t id = claimed_job(&s, type, 60);
+        snprintf(path, sizeof path, "/v1/jobs/%lld/fail", (long long)id);
+        EXPECT(&s, "POST", path, "{\"attempt\":1,\"error\":\"x\"}", 200, NULL);
+        int64_t d = pending_delay_us(&s, id);
+        ASSERT(d <= 3600 * 1000000LL);
+        failed_max = d > failed_max ? d : failed_max;
+        snprintf(type, sizeof type, "r%d", k);
+        d = pending_delay_us(&s, claimed_job(&s, type, 1)); /* its lease runs out */
+        ASSERT(d <= 3600 * 1000000LL);
+        reaped_max = d > reaped_max ? d : reaped_max;
+    }
+    fprintf(stderr, "longest delays: fail %lld s, reaped %lld s\n",
+            (long long)(failed_max / 1000000), (long long)(reaped_max / 1000000));
+    if (failed_max <= 12 * 1000000LL)
+        TEST_FAIL("…/fail without retry_in_s ignores --backoff-base 1h: %lld ms at most",
+                  (long long)(failed_max / 1000));
+    if (reaped_max <= 12 * 1000000LL)
+        TEST_FAIL("the reaper ignores --backoff-base 1h: %lld ms at most",
+                  (long long)(reaped_max / 1000));
     srv_stop(&s);
 }

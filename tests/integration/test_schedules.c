@@ -75,7 +75,7 @@ materialize(struct fx *f, int64_t *soonest)
 {
     int made = -1;
     int64_t s = -1;
-    ASSERT_OK(store_schedule_materialize(f->st, 100, &made, &s, &f->err), &f->err);
+    ASSERT_OK(store_schedule_materialize(f->st, 100, 0, &made, &s, &f->err), &f->err);
     if (soonest != NULL)
         *soonest = s;
     return made;
@@ -378,7 +378,7 @@ racer_main(void *p)
     store_set_clock(st, &r->mc->clock);
     while (!*r->stop) {
         int made = 0;
-        int rc = store_schedule_materialize(st, 100, &made, NULL, &err);
+        int rc = store_schedule_materialize(st, 100, 0, &made, NULL, &err);
         if (rc == JOBD_OK)
             r->made += made;
         else if (rc != JOBD_E_UNAVAILABLE) /* SQLite busy under contention is fine */

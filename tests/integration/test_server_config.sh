@@ -78,6 +78,10 @@ printf '[server]\nthreads = 1000\n' >"$dir/bad3.ini"
 expect_error "$dir/bad3.ini:2: --threads must be 1 to 256, not '1000'" --config "$dir/bad3.ini"
 printf '[server]\ninsecure = maybe\n' >"$dir/bad4.ini"
 expect_error "$dir/bad4.ini:2: --insecure must be true or false, not 'maybe'" --config "$dir/bad4.ini"
+expect_error "^jobd server: --backoff-cap \\(1000 ms\\) must not be shorter than --backoff-base \\(2000 ms\\)$" \
+    --backoff-base 2s --backoff-cap 1s
+expect_error "^jobd server: --backoff-cap \\(900000 ms\\) must not be shorter than --backoff-base \\(3600000 ms\\)$" \
+    --backoff-base 1h
 printf '[worker]\nconcurrency = 2\n' >"$dir/bad5.ini"
 expect_error "$dir/bad5.ini:2: unknown section \[worker\]" --config "$dir/bad5.ini"
 printf '[server]\nlisten\n' >"$dir/bad6.ini"

@@ -19,7 +19,10 @@
 # scenario can see that a job has started and can kill it).
 #
 # Payload: {"sleep_ms": N} makes the run last N ms; with "sleep_attempt": A
-# only attempt A sleeps. The result (stdout) is
+# only attempt A sleeps. {"gate": "FILE"} (an absolute path without quotes
+# or backslashes) makes the run wait, after its sleep, until FILE exists:
+# a scenario opens the gate once its fault is in place, so the run ends when
+# the scenario needs it to, however slow the machine. The result (stdout) is
 # {"worker": W, "attempt": A}: the store then says whose run it accepted.
 # Pure bash apart from sleep(1), because a fork costs 10-25 ms here.
 LC_ALL=C
@@ -45,6 +48,9 @@ ms=0
 [[ $payload =~ \"sleep_attempt\":[[:space:]]*([0-9]+) ]] && [ "${BASH_REMATCH[1]}" != "$attempt" ] && ms=0
 if [ "$ms" -gt 0 ]; then
     sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
+fi
+if [[ $payload =~ \"gate\":[[:space:]]*\"([^\"\\]+)\" ]]; then
+    while [ ! -e "${BASH_REMATCH[1]}" ]; do sleep 0.05; done
 fi
 
 end=$EPOCHREALTIME

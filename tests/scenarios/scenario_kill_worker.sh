@@ -5,13 +5,17 @@
 # worker, where it succeeds with attempt 2. The history checker then proves
 # the job ran once under each lease, and /metrics counts the reap.
 # Short and soak versions: 1 job / 20 jobs killed one after another.
+# The lease is 6 s with a heartbeat every 1 s: the worker's watchdog stops
+# a run whose heartbeats go unanswered for 3.5 s, which a loaded machine
+# (ASan, PostgreSQL at load 30) does not reach; with a 2 s lease it did
+# (0.75 s of slack), and w1 stopped the job itself before the kill.
 source "$(dirname "$0")/lib.sh"
 scen_init kill_worker
 pg_newdb
 rounds=1; [ "$SOAK" = 1 ] && rounds=20
 
 start_server
-write_worker_ini "$WORK/worker.ini" 2s 500ms 1 "poll_interval = 200ms"
+write_worker_ini "$WORK/worker.ini" 6s 1s 1 "poll_interval = 200ms"
 
 for r in $(seq 1 "$rounds"); do
     id=$(submit_one 5000 1)

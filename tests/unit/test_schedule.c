@@ -23,7 +23,8 @@ struct plan {
 };
 
 static struct plan
-plan(const char *expr, enum schedule_catchup c, const char *next_run_at, const char *now)
+plan_grace(const char *expr, enum schedule_catchup c, const char *next_run_at, const char *now,
+           int64_t grace_us)
 {
     static struct plan p;
     struct cron_expr e;
@@ -31,11 +32,17 @@ plan(const char *expr, enum schedule_catchup c, const char *next_run_at, const c
     struct cron_zone *z = NULL;
     ASSERT_OK(cron_parse(expr, &e, &err), &err);
     ASSERT_OK(cron_zone_open("UTC", &z, &err), &err);
-    ASSERT_OK(schedule_plan(&e, z, c, at(next_run_at), at(now), p.f, SCHEDULE_CATCHUP_MAX, &p.n,
-                            &p.next, &err),
+    ASSERT_OK(schedule_plan(&e, z, c, at(next_run_at), at(now), grace_us, p.f, SCHEDULE_CATCHUP_MAX,
+                            &p.n, &p.next, &err),
               &err);
     cron_zone_free(z);
     return p;
+}
+
+static struct plan
+plan(const char *expr, enum schedule_catchup c, const char *next_run_at, const char *now)
+{
+    return plan_grace(expr, c, next_run_at, now, 0);
 }
 
 TEST(not_due_makes_nothing)
@@ -76,6 +83,27 @@ TEST(missed_means_more_than_one_second_overdue)
     ASSERT_EQ(p.n, 1);
     ASSERT_EQ(p.f[0], at("2026-01-01T10:00:01Z"));
     ASSERT_EQ(p.next, at("2026-01-01T10:00:02Z"));
+}
+
+TEST(a_late_pass_of_a_running_scheduler_misses_nothing)
+{
+    /* The plane's previous pass was 3.5 s ago (a loaded machine): it passes
+     * that as the grace, so 10:00:01 ... 10:00:04 are late, not missed. */
+    const char *next = "2026-01-01T10:00:01Z", *now = "2026-01-01T10:00:04.200Z";
+    for (int c = 0; c <= 2; c++) {
+        struct plan p = plan_grace("* * * * * *", (enum schedule_catchup)c, next, now, 3500000);
+        ASSERT_EQ(p.n, 4);
+        for (size_t i = 0; i < 4; i++)
+            ASSERT_EQ(p.f[i], at(next) + (int64_t)i * 1000000);
+        ASSERT_EQ(p.next, at("2026-01-01T10:00:05Z"));
+    }
+    /* beyond the grace it is missed as ever; a grace under 1 s counts as 1 s */
+    struct plan p = plan_grace("* * * * * *", SCHEDULE_CATCHUP_SKIP, next, now, 2500000);
+    ASSERT_EQ(p.n, 3);
+    ASSERT_EQ(p.f[0], at("2026-01-01T10:00:02Z"));
+    p = plan_grace("* * * * * *", SCHEDULE_CATCHUP_SKIP, next, now, 1);
+    ASSERT_EQ(p.n, 1);
+    ASSERT_EQ(p.f[0], at("2026-01-01T10:00:04Z"));
 }
 
 TEST(six_second_outage_every_second)
