@@ -20,9 +20,10 @@
 # stays near 15 minutes: REPS (1), N (20000), N_BIG (0), CONCURRENCY (10),
 # CONCURRENCY_HI (0), LAT_REPS (1), CEIL_VARIANTS ("a1 b"), PGBENCH_SECONDS (5),
 # ONLY (every system), JOBD_CONCURRENCY_HI (100: jobd once more with this many
-# handler threads, see below; 0 = skip), JOBD_PREFETCH (500: jobd once more at
-# the harness's concurrency with [worker] prefetch 500; 0 = skip). BENCH_PG_PORT/BENCH_PG_DIR choose the
-# PostgreSQL instance.
+# handler threads, see below; 0 = skip), JOBD_PREFETCH_ALT (auto: jobd once more
+# at the harness's concurrency with this [worker] prefetch; 0 = skip; jobd's
+# runs inside run-all.sh use prefetch 500, Graphile's batched localQueue size,
+# see jobd.mjs). BENCH_PG_PORT/BENCH_PG_DIR choose the PostgreSQL instance.
 set -euo pipefail
 
 OUTDIR=${1:?usage: run-shared.sh OUTDIR}
@@ -57,10 +58,9 @@ rc=0
 DATE=$(date -u +%Y-%m-%d)
 cp "$COPY/results/raw/peers-$DATE.jsonl" "$OUTDIR/shared.jsonl" 2>/dev/null || true
 
-# jobd once more at JOBD_CONCURRENCY_HI (100) handler threads: a jobd worker
-# claims as many jobs per statement as it has free slots, so CONCURRENCY=10
-# also means claims of 10; Graphile Worker's batched variant above fetches
-# 500 at a time whatever its concurrency. Same harness, same fresh server
+# jobd once more at JOBD_CONCURRENCY_HI (100) handler threads (a jobd worker
+# claims up to its free slots: threads plus local queue), and once more with
+# another local queue (JOBD_PREFETCH_ALT). Same harness, same fresh server
 # settings (pg.sh), right after run-all.sh; appended to shared.jsonl.
 JOBD_CONCURRENCY_HI=${JOBD_CONCURRENCY_HI:-100}
 if [ "$JOBD_CONCURRENCY_HI" -gt 0 ] && { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" jobd "* ]]; }; then
@@ -73,13 +73,14 @@ if [ "$JOBD_CONCURRENCY_HI" -gt 0 ] && { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *
                 timeout -k 10 "$(( ${STEP_TIMEOUT_S:-600} + 15 ))" "$NODE" peers/jobd.mjs) \
                 >>"$OUTDIR/shared.jsonl" 2>>"$OUTDIR/shared-jobd-hi.log" \
                 || echo "{\"system\":\"jobd\",\"mode\":\"step\",\"error\":\"jobd.mjs CONCURRENCY=$JOBD_CONCURRENCY_HI failed\"}" >>"$OUTDIR/shared.jsonl"
-            # The harness's concurrency, claiming ahead like Graphile's batched
-            # variant (localQueue 500): [worker] prefetch = JOBD_PREFETCH.
-            if [ "${JOBD_PREFETCH:-500}" -gt 0 ]; then
-                (cd "$COPY" && MODE=throughput JOBD_PREFETCH=${JOBD_PREFETCH:-500} TIMEOUT_S="${STEP_TIMEOUT_S:-600}" \
+            # The harness's concurrency with another local queue: by default
+            # jobd's own (auto), beside run-all.sh's runs at Graphile's 500.
+            alt=${JOBD_PREFETCH_ALT:-auto}
+            if [ "$alt" != 0 ]; then
+                (cd "$COPY" && MODE=throughput JOBD_PREFETCH=$alt TIMEOUT_S="${STEP_TIMEOUT_S:-600}" \
                     timeout -k 10 "$(( ${STEP_TIMEOUT_S:-600} + 15 ))" "$NODE" peers/jobd.mjs) \
                     >>"$OUTDIR/shared.jsonl" 2>>"$OUTDIR/shared-jobd-hi.log" \
-                    || echo "{\"system\":\"jobd\",\"mode\":\"step\",\"error\":\"jobd.mjs JOBD_PREFETCH=${JOBD_PREFETCH:-500} failed\"}" >>"$OUTDIR/shared.jsonl"
+                    || echo "{\"system\":\"jobd\",\"mode\":\"step\",\"error\":\"jobd.mjs JOBD_PREFETCH=$alt failed\"}" >>"$OUTDIR/shared.jsonl"
             fi
         done
         "$COPY/pg.sh" stop >/dev/null 2>&1

@@ -183,8 +183,16 @@ step_reap(struct sched_plane *p, bool *progress)
     }
 }
 
-/* Moves succeeded jobs to the finished table, full batches until the budget is spent. */
-static void
+/*
+ * Moves succeeded jobs to the finished table, full batches until the budget
+ * is spent. Returns true if the budget ran out with rows still to move: the
+ * caller then runs the next pass at once instead of a second later. With a
+ * fixed cadence the pass could move only so many rows a second (a budget's
+ * worth of batches), and once batches slowed (a bigger jobs_done, a
+ * checkpoint, a busy machine) succeeded rows piled up in the hot table
+ * without bound, every index of jobd.jobs growing with them.
+ */
+static bool
 step_archive(struct sched_plane *p)
 {
     int64_t cutoff = now_us(p) - PLANE_ARCHIVE_AFTER_MS * 1000LL;
@@ -195,8 +203,9 @@ step_archive(struct sched_plane *p)
         int rc = store_archive(p->st, cutoff, PLANE_ARCHIVE_BATCH, &moved, &err);
         note(p, "archive", rc, &err);
         if (rc != JOBD_OK || moved < PLANE_ARCHIVE_BATCH)
-            return;
+            return false;
     } while (clock_mono_now_us() < until);
+    return true;
 }
 
 /*
@@ -251,7 +260,7 @@ sleep_until(struct sched_plane *p, int64_t deadline_mono_us)
 /*
  * The loop. Each pass: materialize (every pass, at most a second apart, or
  * at the soonest next_run_at), reap every reap_interval, archive every
- * second, prune every minute.
+ * second (at once again while it is behind), prune every minute.
  * A late pass is harmless: the materializer catches up by the schedule's
  * policy and the reaper takes whatever expired meanwhile. When the store is
  * down every step fails fast and the pass simply repeats a second later.
@@ -272,8 +281,8 @@ plane_main(void *arg)
             next_reap = mono + p->reap_interval_ms * 1000;
         }
         if (mono >= next_archive) {
-            step_archive(p);
-            next_archive = mono + PLANE_TICK_MS * 1000LL;
+            bool behind = step_archive(p);
+            next_archive = behind ? clock_mono_now_us() : mono + PLANE_TICK_MS * 1000LL;
         }
         if (mono >= next_prune) {
             step_prune(p);
@@ -292,6 +301,8 @@ plane_main(void *arg)
         }
         if (next_reap < deadline)
             deadline = next_reap;
+        if (next_archive < deadline)
+            deadline = next_archive;
         if (sleep_until(p, deadline))
             return NULL;
     }

@@ -216,6 +216,7 @@ static const struct store_ops pg_ops = {
     .next_run_at = pg_op_next_run_at,
     .wait = pg_wait,
     .wait_ready = pg_wait_ready,
+    .offload = pg_op_offload,
     .schedule_put = pg_op_schedule_put,
     .schedule_get = pg_op_schedule_get,
     .schedule_list = pg_op_schedule_list,

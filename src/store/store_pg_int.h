@@ -62,6 +62,8 @@ struct store_pg {
     size_t n_prepared;
     bool listening;  /* LISTEN jobd_jobs issued on this connection */
     bool pooled;     /* URL said pooler=transaction: no named statements, no LISTEN */
+    bool walk_claims;          /* store_offload: claims must walk the claim index (pg_op_offload) */
+    bool walk_set;             /* this session has the setting walk_claims asks for */
     struct qlimits_cache qlim; /* the limited queues (qlimits.h) */
 };
 
@@ -215,6 +217,7 @@ int pg_op_list(struct store *st, const struct job_filter *f, struct job_list *ou
                int64_t *next_cursor, struct jobd_error *err);
 int pg_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
                 struct jobd_error *err);
+void pg_op_offload(struct store *st);
 int pg_op_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at_us,
                       struct jobd_error *err);
 int pg_op_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,

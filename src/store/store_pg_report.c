@@ -9,6 +9,7 @@
  * back to pending in the statement that decides its fate. Split from store_pg.c by concern; the conventions are in
  * store_pg_int.h.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +266,50 @@ pg_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result
     return report_result(r, id, attempt, out, err);
 }
 
+/*
+ * The reports of a batch statement as mark_applied sees them, whatever
+ * their struct: item i's id and attempt at base + i * size + the offsets.
+ */
+struct report_keys {
+    const char *base;
+    size_t size, id_off, attempt_off;
+};
+#define REPORT_KEYS(v, type)                                                                       \
+    ((struct report_keys){(const char *)(v), sizeof(type), offsetof(type, id),                     \
+                          offsetof(type, attempt)})
+
+/*
+ * The outcome of each report of a batch from the (id, attempt) rows, in
+ * columns 0 and 1, of the statement that applied them: each row marks the
+ * first report of its pair not yet marked JOBD_OK (and calls applied, if
+ * not NULL, with that report's index and the row); every other report is
+ * JOBD_E_STALE, so a report sent twice in one batch is applied once.
+ */
+static void
+mark_applied(const PGresult *r, struct report_keys k, size_t n, int *outcome,
+             void (*applied)(void *ctx, size_t item, const PGresult *r, int row), void *ctx)
+{
+    for (size_t i = 0; i < n; i++)
+        outcome[i] = JOBD_E_STALE;
+    for (int row = 0; row < PQntuples(r); row++) {
+        int64_t id = pg_get_i64(r, row, 0);
+        int32_t at = (int32_t)pg_get_i64(r, row, 1);
+        for (size_t i = 0; i < n; i++) {
+            const char *item = k.base + i * k.size;
+            int64_t item_id;
+            int32_t item_at;
+            memcpy(&item_id, item + k.id_off, sizeof item_id);
+            memcpy(&item_at, item + k.attempt_off, sizeof item_at);
+            if (outcome[i] == JOBD_E_STALE && item_id == id && item_at == at) {
+                outcome[i] = JOBD_OK;
+                if (applied != NULL)
+                    applied(ctx, i, r, row);
+                break;
+            }
+        }
+    }
+}
+
 static int
 cmp_completion(const void *a, const void *b)
 {
@@ -308,31 +353,15 @@ pg_op_complete_batch(struct store *st, const struct completion *c, size_t n, int
     const char *vals[4] = {pg_array_end(&a[0]), pg_array_end(&a[1]), pg_array_end(&a[2]),
                            pg_now_param(s, nowb)};
     PGresult *r = NULL;
-    bool *used = calloc(n, sizeof *used);
     int rc;
-    if (vals[0] == NULL || vals[1] == NULL || vals[2] == NULL || used == NULL)
+    if (vals[0] == NULL || vals[1] == NULL || vals[2] == NULL)
         rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     else
         rc = pg_exec(s, mixed ? &st_complete_batch_join : &st_complete_batch, 4, vals, &r,
                      err);
-    if (rc == JOBD_OK) {
-        for (size_t i = 0; i < n; i++)
-            outcome[i] = JOBD_E_STALE;
-        /* Each matched (id, attempt) marks its first report; a duplicate report is stale. */
-        for (int row = 0; row < PQntuples(r); row++) {
-            int64_t id = pg_get_i64(r, row, 0);
-            int32_t at = (int32_t)pg_get_i64(r, row, 1);
-            for (size_t i = 0; i < n; i++) {
-                if (!used[i] && c[i].id == id && c[i].attempt == at) {
-                    used[i] = true;
-                    outcome[i] = JOBD_OK;
-                    break;
-                }
-            }
-        }
-    }
+    if (rc == JOBD_OK)
+        mark_applied(r, REPORT_KEYS(c, struct completion), n, outcome, NULL, NULL);
     PQclear(r);
-    free(used);
     for (int k = 0; k < 3; k++)
         pg_array_fini(&a[k]);
     return rc;
@@ -354,25 +383,13 @@ pg_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error, boo
     return report_result(r, id, attempt, out, err);
 }
 
-/* Marks the first unmarked report of each (id, attempt) row of r applied. */
+/* An applied failure report's new status, from column 2 of its row (ctx: the status array). */
 static void
-fail_batch_outcomes(PGresult *r, const struct fail_report *f, size_t n, int *outcome,
-                    enum job_status *status)
+fail_status(void *ctx, size_t item, const PGresult *r, int row)
 {
-    for (size_t i = 0; i < n; i++)
-        outcome[i] = JOBD_E_STALE;
-    for (int row = 0; row < PQntuples(r); row++) {
-        int64_t id = pg_get_i64(r, row, 0);
-        int32_t at = (int32_t)pg_get_i64(r, row, 1);
-        for (size_t i = 0; i < n; i++) {
-            if (outcome[i] == JOBD_E_STALE && f[i].id == id && f[i].attempt == at) {
-                outcome[i] = JOBD_OK;
-                if (status != NULL && job_status_parse(PQgetvalue(r, row, 2), &status[i]) != 0)
-                    status[i] = JOB_DEAD; /* not reached: the statement writes known names */
-                break;
-            }
-        }
-    }
+    enum job_status *status = ctx;
+    if (job_status_parse(PQgetvalue(r, row, 2), &status[item]) != 0)
+        status[item] = JOB_DEAD; /* not reached: the statement writes known names */
 }
 
 int
@@ -399,7 +416,8 @@ pg_op_fail_batch(struct store *st, const struct fail_report *f, size_t n, int *o
         if (vals[k] == NULL)
             rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     if (rc == JOBD_OK && (rc = pg_exec(s, &st_fail_batch, 6, vals, &r, err)) == JOBD_OK)
-        fail_batch_outcomes(r, f, n, outcome, status);
+        mark_applied(r, REPORT_KEYS(f, struct fail_report), n, outcome,
+                     status != NULL ? fail_status : NULL, status);
     PQclear(r);
     for (int k = 0; k < 5; k++)
         pg_array_fini(&a[k]);

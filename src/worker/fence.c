@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -27,10 +28,21 @@ struct entry {
 
 struct fence {
     pthread_mutex_t mu;
-    pthread_cond_t cv;        /* CLOCK_MONOTONIC; signalled on arm/extend and quit */
+    pthread_cond_t cv; /* CLOCK_MONOTONIC; signalled by an arm it must see, and quit */
     struct entry *e;
     int n;
     bool quit;
+    /*
+     * Under mu: when the thread's wait ends (INT64_MAX: it waits for a
+     * change only), 0 while it is not waiting. An arm signals only when its
+     * lease ends before that: a claim arms hundreds of entries whose leases
+     * all end after the earliest one already armed, and waking the thread
+     * for each (a futex call, a context switch, a scan of every entry) cost
+     * more than the claim's other bookkeeping.
+     */
+    int64_t wake_at;
+    _Atomic uint64_t scans;   /* looks at the entries (fence_scans) */
+    _Atomic uint64_t fired_n; /* entries fired so far (fence_fired_count) */
     fence_fire_fn fire;
     void *arg;
     pthread_t thread;
@@ -50,6 +62,8 @@ fence_main(void *arg)
     struct due *due = calloc((size_t)f->n, sizeof *due);
     pthread_mutex_lock(&f->mu);
     while (!f->quit) {
+        f->wake_at = 0;
+        atomic_fetch_add(&f->scans, 1);
         int64_t now = clock_mono_now_us(), next = 0;
         int n_due = 0;
         for (int i = 0; i < f->n; i++) {
@@ -65,6 +79,7 @@ fence_main(void *arg)
             }
         }
         if (n_due > 0) {
+            atomic_fetch_add(&f->fired_n, (uint64_t)n_due);
             pthread_mutex_unlock(&f->mu);
             for (int i = 0; i < n_due; i++)
                 f->fire(f->arg, due[i].id, due[i].attempt, due[i].tag);
@@ -74,6 +89,7 @@ fence_main(void *arg)
         if (due == NULL) /* out of memory at start: retry now and then */
             next = now + FENCE_OOM_RETRY_US;
         if (next == 0) {
+            f->wake_at = INT64_MAX;
             pthread_cond_wait(&f->cv, &f->mu);
             continue;
         }
@@ -88,6 +104,7 @@ fence_main(void *arg)
             ts.tv_sec++;
             ts.tv_nsec -= 1000000000L;
         }
+        f->wake_at = next;
         pthread_cond_timedwait(&f->cv, &f->mu, &ts);
         if (due == NULL)
             due = calloc((size_t)f->n, sizeof *due);
@@ -163,7 +180,8 @@ fence_arm(struct fence *f, int slot, int64_t id, int32_t attempt, int64_t lease_
     pthread_mutex_lock(&f->mu);
     f->e[slot] = (struct entry){.armed = true, .id = id, .attempt = attempt,
                                 .lease_end_us = lease_end_us, .tag = tag};
-    pthread_cond_signal(&f->cv);
+    if (lease_end_us < f->wake_at)
+        pthread_cond_signal(&f->cv);
     pthread_mutex_unlock(&f->mu);
 }
 
@@ -189,6 +207,18 @@ fence_disarm(struct fence *f, int slot)
     e->fired = false;
     pthread_mutex_unlock(&f->mu);
     return fired;
+}
+
+uint64_t
+fence_fired_count(struct fence *f)
+{
+    return atomic_load(&f->fired_n);
+}
+
+uint64_t
+fence_scans(struct fence *f)
+{
+    return atomic_load(&f->scans);
 }
 
 bool

@@ -62,5 +62,13 @@ bool fence_extend(struct fence *f, int slot, int64_t lease_end_us);
 bool fence_disarm(struct fence *f, int slot);
 /* True if slot's entry fired (the run is being stopped by the watchdog). */
 bool fence_fired(struct fence *f, int slot);
+/*
+ * How many entries have fired since fence_new, without taking the lock: a
+ * loop that saw the same count last time need not ask fence_fired of
+ * every slot (an entry that fires after the read raises the count again).
+ */
+uint64_t fence_fired_count(struct fence *f);
+/* How many times the watchdog has looked at its entries (for tests). */
+uint64_t fence_scans(struct fence *f);
 
 #endif

@@ -90,6 +90,7 @@ struct worker {
     void *runners[HANDLER_KIND_COUNT]; /* by kind (runner.h); NULL if no handler has it */
     struct flusher *fl;       /* PostgreSQL: completions on their own connection */
     struct fence *fence;      /* the lease watchdog: stops runs whose lease ran out */
+    uint64_t fence_seen;      /* fence_fired_count at the last wk_fence_expired */
     struct presence presence; /* loop thread: its row in GET /v1/workers */
 
     /* loop thread only */

@@ -304,11 +304,17 @@ void
 wk_fence_expired(struct worker *w)
 {
     int64_t now = clock_mono_now_us();
+    /* Only when the watchdog fired since the last turn is each slot's entry
+     * asked (under its lock): a loop turn must not take the lock once per
+     * slot, hundreds of times, when nothing happened. */
+    uint64_t fired_n = fence_fired_count(w->fence);
+    bool any_fired = fired_n != w->fence_seen;
+    w->fence_seen = fired_n;
     for (int i = 0; i < w->n_slots; i++) {
         struct slot *s = &w->slots[i];
         if (!s->used || s->lost)
             continue;
-        bool fired = s->watched && fence_fired(w->fence, i);
+        bool fired = any_fired && s->watched && fence_fired(w->fence, i);
         if (!fired && now < s->lease_end_us - w->fence_margin_us)
             continue;
         if (wk_unwatch(w, s)) /* the watchdog fired first, or just now */

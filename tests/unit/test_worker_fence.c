@@ -131,3 +131,34 @@ TEST(an_extended_lease_does_not_fire_at_its_old_end)
     fence_free(f);
     ASSERT_EQ(got.n, 1);
 }
+
+/*
+ * A claim arms hundreds of entries whose leases all end after the one the
+ * watchdog already sleeps towards: none of them may wake it (each wake-up
+ * was a futex call, a context switch and a scan of every entry, per job).
+ * An entry that ends sooner still wakes it, and a firing is counted.
+ */
+TEST(arming_a_later_lease_does_not_wake_the_watchdog)
+{
+    struct fired got;
+    fired_init(&got);
+    struct fence *f = NULL;
+    struct jobd_error e = {0};
+    ASSERT_OK(fence_new(16, on_fire, &got, &f, &e), &e);
+    int64_t now = clock_mono_now_us();
+    fence_arm(f, 0, 1, 1, now + 3600 * 1000000LL, &TAG_A);
+    usleep(20000); /* the watchdog now sleeps until slot 0's end */
+    uint64_t scans = fence_scans(f);
+    for (int i = 1; i <= 10; i++) {
+        fence_arm(f, i, 1 + i, 1, now + (3600 + i) * 1000000LL, &TAG_A);
+        usleep(5000); /* time enough to wake, were it signalled */
+    }
+    ASSERT(fence_scans(f) - scans <= 1); /* 1: a spurious wake-up, at most */
+    ASSERT_EQ(fence_fired_count(f), 0);
+    fence_arm(f, 11, 99, 2, clock_mono_now_us() + 20000, &TAG_B);
+    ASSERT_EQ(wait_fired(&got, 1), 1);
+    ASSERT_EQ(got.id[0], 99);
+    ASSERT_EQ(fence_fired_count(f), 1);
+    fence_free(f);
+    ASSERT_EQ(got.n, 1);
+}
