@@ -41,7 +41,7 @@ struct sqlite_store {
     struct sq_wake *wake; /* owned; store_wait's WAL watch (sqlite_wake.h), if any */
     bool wake_tried;      /* wake was set up, or found unavailable */
     int64_t wake_version; /* PRAGMA data_version at the last wake-up */
-    int64_t settle_until_us; /* a WAL write was seen; re-check the version until */
+    int64_t last_write_us; /* monotonic: the last WAL write seen (0: none pending) */
     bool sync_known;      /* sync_full reflects the connection's PRAGMA synchronous */
     bool sync_full;       /* synchronous=FULL (else NORMAL); see sq_begin_relaxed */
     struct sq_file *file; /* the file path named at open (store_sqlite_txn.c); not owned */

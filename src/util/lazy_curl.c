@@ -35,18 +35,14 @@
     F(struct curl_slist *, curl_slist_append, (struct curl_slist * l, const char *s), (l, s))      \
     V(curl_slist_free_all, (struct curl_slist * l), (l))
 
-#define MEMBER_F(ret, name, params, args) __typeof__(&name) name;
-#define MEMBER_V(name, params, args) __typeof__(&name) name;
 static struct {
-    CURL_FUNCS(MEMBER_F, MEMBER_V)
+    CURL_FUNCS(LAZYLIB_MEMBER_F, LAZYLIB_MEMBER_V)
     __typeof__(&curl_easy_setopt) curl_easy_setopt;
     __typeof__(&curl_easy_getinfo) curl_easy_getinfo;
 } api;
 
-#define SYM_F(ret, name, params, args) {#name, (void **)&api.name},
-#define SYM_V(name, params, args) {#name, (void **)&api.name},
 static const struct lazylib_sym syms[] = {
-    CURL_FUNCS(SYM_F, SYM_V){"curl_easy_setopt", (void **)&api.curl_easy_setopt},
+    CURL_FUNCS(LAZYLIB_SYM_F, LAZYLIB_SYM_V){"curl_easy_setopt", (void **)&api.curl_easy_setopt},
     {"curl_easy_getinfo", (void **)&api.curl_easy_getinfo},
 };
 
@@ -58,19 +54,8 @@ struct lazylib lazylib_curl = {
     .once = PTHREAD_ONCE_INIT,
 };
 
-#define STUB_F(ret, name, params, args)                                                            \
-    ret name params                                                                                \
-    {                                                                                              \
-        lazylib_ready(&lazylib_curl);                                                              \
-        return api.name args;                                                                      \
-    }
-#define STUB_V(name, params, args)                                                                 \
-    void name params                                                                               \
-    {                                                                                              \
-        lazylib_ready(&lazylib_curl);                                                              \
-        api.name args;                                                                             \
-    }
-CURL_FUNCS(STUB_F, STUB_V)
+#define LAZYLIB lazylib_curl
+CURL_FUNCS(LAZYLIB_STUB_F, LAZYLIB_STUB_V)
 
 CURLcode
 curl_easy_setopt(CURL *c, CURLoption opt, ...)

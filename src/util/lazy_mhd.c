@@ -32,19 +32,16 @@
     V(MHD_stop_daemon, (struct MHD_Daemon * d), (d))                                               \
     V(MHD_suspend_connection, (struct MHD_Connection * c), (c))
 
-#define MEMBER_F(ret, name, params, args) __typeof__(&name) name;
-#define MEMBER_V(name, params, args) __typeof__(&name) name;
 static struct {
-    MHD_FUNCS(MEMBER_F, MEMBER_V)
+    MHD_FUNCS(LAZYLIB_MEMBER_F, LAZYLIB_MEMBER_V)
     __typeof__(&MHD_start_daemon_va) MHD_start_daemon_va;
     __typeof__(&MHD_get_connection_info) MHD_get_connection_info;
     __typeof__(&MHD_get_daemon_info) MHD_get_daemon_info;
 } api;
 
-#define SYM_F(ret, name, params, args) {#name, (void **)&api.name},
-#define SYM_V(name, params, args) {#name, (void **)&api.name},
 static const struct lazylib_sym syms[] = {
-    MHD_FUNCS(SYM_F, SYM_V){"MHD_start_daemon_va", (void **)&api.MHD_start_daemon_va},
+    MHD_FUNCS(LAZYLIB_SYM_F, LAZYLIB_SYM_V){"MHD_start_daemon_va",
+                                            (void **)&api.MHD_start_daemon_va},
     {"MHD_get_connection_info", (void **)&api.MHD_get_connection_info},
     {"MHD_get_daemon_info", (void **)&api.MHD_get_daemon_info},
 };
@@ -57,19 +54,8 @@ struct lazylib lazylib_mhd = {
     .once = PTHREAD_ONCE_INIT,
 };
 
-#define STUB_F(ret, name, params, args)                                                            \
-    ret name params                                                                                \
-    {                                                                                              \
-        lazylib_ready(&lazylib_mhd);                                                               \
-        return api.name args;                                                                      \
-    }
-#define STUB_V(name, params, args)                                                                 \
-    void name params                                                                               \
-    {                                                                                              \
-        lazylib_ready(&lazylib_mhd);                                                               \
-        api.name args;                                                                             \
-    }
-MHD_FUNCS(STUB_F, STUB_V)
+#define LAZYLIB lazylib_mhd
+MHD_FUNCS(LAZYLIB_STUB_F, LAZYLIB_STUB_V)
 
 struct MHD_Daemon *
 MHD_start_daemon(unsigned int flags, uint16_t port, MHD_AcceptPolicyCallback apc, void *apc_cls,

@@ -48,15 +48,11 @@
     F(ConnStatusType, PQstatus, (const PGconn *c), (c))                                            \
     F(PGTransactionStatusType, PQtransactionStatus, (const PGconn *c), (c))
 
-#define MEMBER_F(ret, name, params, args) __typeof__(&name) name;
-#define MEMBER_V(name, params, args) __typeof__(&name) name;
 static struct {
-    PQ_FUNCS(MEMBER_F, MEMBER_V)
+    PQ_FUNCS(LAZYLIB_MEMBER_F, LAZYLIB_MEMBER_V)
 } api;
 
-#define SYM_F(ret, name, params, args) {#name, (void **)&api.name},
-#define SYM_V(name, params, args) {#name, (void **)&api.name},
-static const struct lazylib_sym syms[] = {PQ_FUNCS(SYM_F, SYM_V)};
+static const struct lazylib_sym syms[] = {PQ_FUNCS(LAZYLIB_SYM_F, LAZYLIB_SYM_V)};
 
 struct lazylib lazylib_pq = {
     .soname = JOBD_SONAME_PQ,
@@ -66,16 +62,5 @@ struct lazylib lazylib_pq = {
     .once = PTHREAD_ONCE_INIT,
 };
 
-#define STUB_F(ret, name, params, args)                                                            \
-    ret name params                                                                                \
-    {                                                                                              \
-        lazylib_ready(&lazylib_pq);                                                                \
-        return api.name args;                                                                      \
-    }
-#define STUB_V(name, params, args)                                                                 \
-    void name params                                                                               \
-    {                                                                                              \
-        lazylib_ready(&lazylib_pq);                                                                \
-        api.name args;                                                                             \
-    }
-PQ_FUNCS(STUB_F, STUB_V)
+#define LAZYLIB lazylib_pq
+PQ_FUNCS(LAZYLIB_STUB_F, LAZYLIB_STUB_V)

@@ -71,4 +71,30 @@ extern struct lazylib lazylib_pq;
 extern struct lazylib lazylib_curl;
 extern struct lazylib lazylib_mhd;
 
+/*
+ * For the stub files only (lazy_pq.c, lazy_curl.c, lazy_mhd.c). Each lists
+ * its library's functions once, as rows F(ret, name, params, args) and
+ * V(name, params, args) (void), and expands the list three times with these:
+ * the table of pointers (a static struct named api), the symbol list
+ * lazylib_load fills it from, and the stubs themselves. The stubs name the
+ * library object through LAZYLIB, which the file defines before expanding
+ * them (e.g. #define LAZYLIB lazylib_pq).
+ */
+#define LAZYLIB_MEMBER_F(ret, name, params, args) __typeof__(&name) name;
+#define LAZYLIB_MEMBER_V(name, params, args) __typeof__(&name) name;
+#define LAZYLIB_SYM_F(ret, name, params, args) {#name, (void **)&api.name},
+#define LAZYLIB_SYM_V(name, params, args) {#name, (void **)&api.name},
+#define LAZYLIB_STUB_F(ret, name, params, args)                                                    \
+    ret name params                                                                                \
+    {                                                                                              \
+        lazylib_ready(&LAZYLIB);                                                                   \
+        return api.name args;                                                                      \
+    }
+#define LAZYLIB_STUB_V(name, params, args)                                                         \
+    void name params                                                                               \
+    {                                                                                              \
+        lazylib_ready(&LAZYLIB);                                                                   \
+        api.name args;                                                                             \
+    }
+
 #endif

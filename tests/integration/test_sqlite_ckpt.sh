@@ -8,41 +8,18 @@
 # several times); its thread "jobd-ckpt" must have written (the pages a
 # checkpoint copies into the database: /proc/PID/task/TID/io), and the WAL
 # must stay bounded.
-# Needs JOBD_BIN (set by CTest); Linux only (/proc, inotify).
+# Needs JOBD_BIN (set by CTest); Linux only (/proc, inotify). Start-up and
+# clean-up: tests/lib/server_worker.sh.
 set -euo pipefail
 
-JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-sqckpt.XXXXXX)
-spid="" wpid=""
-cleanup() {
-    [ -n "$wpid" ] && kill -TERM "$wpid" 2>/dev/null && wait "$wpid" 2>/dev/null
-    [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() {
-    echo "FAIL: $*"
-    echo "--- server log"; tail -20 "$dir/server.log" || true
-    echo "--- worker log"; tail -20 "$dir/worker.log" || true
-    exit 1
-}
+. "$(dirname "$0")/../lib/server_worker.sh"
+sw_init sqckpt
 
 db="sqlite:$dir/jobs.db"
 printf '[worker]\nconcurrency = 8\n\n[handler "noop"]\nexec = /bin/true\ntimeout = 10s\n' \
     >"$dir/worker.ini"
 
-: >"$dir/server.log"
-"$JOBD" server --db "$db" --listen 127.0.0.1:0 --shutdown-grace 2s 2>"$dir/server.log" &
-spid=$!
-port=""
-for _ in $(seq 100); do
-    port=$(sed -n 's|.* listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$dir/server.log")
-    [ -n "$port" ] && break
-    kill -0 "$spid" 2>/dev/null || fail "the server exited"
-    sleep 0.1
-done
-[ -n "$port" ] || fail "the server did not say where it listens"
-server="http://127.0.0.1:$port"
+sw_server "$db"
 
 n=400
 python3 -c "import json; print(json.dumps({'jobs': [{'type': 'noop'} for _ in range($n)]}))" \
@@ -51,8 +28,7 @@ code=$(curl -s -o "$dir/batch.out" -w '%{http_code}' -H 'Content-Type: applicati
     --data-binary @"$dir/batch.json" "$server/v1/jobs/batch")
 [ "$code" = 201 ] || fail "batch enqueue answered $code: $(head -c 300 "$dir/batch.out")"
 
-"$JOBD" worker --db "$db" --config "$dir/worker.ini" 2>"$dir/worker.log" &
-wpid=$!
+sw_worker "$db" --config "$dir/worker.ini"
 left=$n
 for _ in $(seq 900); do
     left=$(sqlite3 "$dir/jobs.db" \

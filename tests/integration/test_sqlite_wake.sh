@@ -6,24 +6,13 @@
 # src/store/sqlite_wake.c can tell the worker so soon), three times in a
 # row; then 200 more, submitted one at a time, start with at most 10 over
 # 100 ms late; and the idle worker must not spin (CPU time from /proc).
-# Needs JOBD_BIN (set by CTest); Linux only (/proc, inotify).
+# Needs JOBD_BIN (set by CTest); Linux only (/proc, inotify). Start-up and
+# clean-up: tests/lib/server_worker.sh.
 set -euo pipefail
 
-JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-sqwake.XXXXXX)
-spid="" wpid=""
-cleanup() {
-    [ -n "$wpid" ] && kill -TERM "$wpid" 2>/dev/null && wait "$wpid" 2>/dev/null
-    [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() {
-    echo "FAIL: $*"
-    echo "--- server log"; tail -20 "$dir/server.log" || true
-    echo "--- worker log"; tail -20 "$dir/worker.log" || true
-    exit 1
-}
+. "$(dirname "$0")/../lib/server_worker.sh"
+sw_init sqwake
+
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 cpu_ticks() { # utime + stime of a process, in clock ticks
     awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
@@ -63,22 +52,10 @@ exec = $dir/stamp.sh
 timeout = 10s
 EOF
 
-: >"$dir/server.log" # exists before the child opens it: sed below may run first
-"$JOBD" server --db "$db" --listen 127.0.0.1:0 --shutdown-grace 2s 2>"$dir/server.log" &
-spid=$!
-port=""
-for _ in $(seq 100); do
-    port=$(sed -n 's|.* listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$dir/server.log")
-    [ -n "$port" ] && break
-    kill -0 "$spid" 2>/dev/null || fail "the server exited"
-    sleep 0.1
-done
-[ -n "$port" ] || fail "the server did not say where it listens"
-server="http://127.0.0.1:$port"
+sw_server "$db"
 
 # The server has migrated the file; the worker's first claim finds nothing.
-"$JOBD" worker --db "$db" --config "$dir/worker.ini" 2>"$dir/worker.log" &
-wpid=$!
+sw_worker "$db" --config "$dir/worker.ini"
 # Idle means asleep: no busy loop on its own (or anyone's) commits. A
 # spinning worker burns ~3 s (300 ticks at 100 Hz); asleep it uses ~0.
 quiet_window "$wpid" 3 "idle"

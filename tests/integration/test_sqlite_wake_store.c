@@ -5,7 +5,10 @@
  * wake on a claim that found nothing (so an idle worker cannot chase its
  * own queries), and keeps working after a TRUNCATE checkpoint empties the
  * WAL; and that another process's commits are all seen once visible (the
- * WAL is written before the commit is published in the wal-index). The cross-process, real-binary version is test_sqlite_wake.sh.
+ * WAL is written before the commit is published in the wal-index), also
+ * the second of two back-to-back commits whose frames were taken with the
+ * first one's wake-up. The cross-process, real-binary version is
+ * test_sqlite_wake.sh.
  */
 #include <sqlite3.h>
 #include <stdbool.h>
@@ -148,6 +151,92 @@ TEST(every_commit_of_another_process_is_seen_once_visible)
     ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     ASSERT_EQ(got, (size_t)NJOBS);
     store_close(c);
+    store_close(a);
+}
+
+/* Rows in probe, read on raw (a read: it writes nothing to the WAL). */
+static int
+probe_rows(sqlite3 *raw)
+{
+    sqlite3_stmt *st = NULL;
+    ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT count(*) FROM probe", -1, &st, NULL), SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    int n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* The child of the test below: pairs of commits, each pair when told (a
+ * byte on go), until go closes. */
+static void
+commit_pairs(const char *path, int go)
+{
+    sqlite3 *w = NULL;
+    if (sqlite3_open(path, &w) != SQLITE_OK ||
+        sqlite3_exec(w, "PRAGMA synchronous=FULL", NULL, NULL, NULL) != SQLITE_OK)
+        _exit(2);
+    char byte;
+    while (read(go, &byte, 1) == 1)
+        if (sqlite3_exec(w, "INSERT INTO probe VALUES (1)", NULL, NULL, NULL) != SQLITE_OK ||
+            sqlite3_exec(w, "INSERT INTO probe VALUES (2)", NULL, NULL, NULL) != SQLITE_OK)
+            _exit(3);
+    sqlite3_close(w);
+    _exit(0);
+}
+
+/*
+ * Another process commits two transactions back to back (each fsyncs
+ * between writing its frames and publishing them); then nobody writes until
+ * the watcher has seen both. The trap: one drain takes the second commit's
+ * frames while the version read after it sees only the first. The wake-up
+ * for that move must not use up the second commit, whose publication then
+ * moves the version with no event left to report it: the watcher used to
+ * sleep until the next commit by anyone (in a worker: a job due now one
+ * enqueue interval late), here until the end of its wait, whose last
+ * re-read of the version finds it.
+ */
+TEST(a_commit_published_after_its_event_was_drained_still_wakes)
+{
+    enum { PAIRS = 20, WAIT_MS = 1500 };
+    const char *path = test_path("pairs.db");
+    struct store *a = open_db(path);
+    sqlite3 *raw = NULL;
+    ASSERT_EQ(sqlite3_open(path, &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE probe (x)", NULL, NULL, NULL), SQLITE_OK);
+    ASSERT(store_wait_ready(a));
+    while (wait_for(a, 100) == 1) /* the set-up's own commits */
+        ;
+    int go[2];
+    ASSERT_EQ(pipe(go), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        close(go[1]);
+        commit_pairs(path, go[0]);
+    }
+    close(go[0]);
+    for (int pair = 0; pair < PAIRS; pair++) {
+        ASSERT_EQ(write(go[1], "x", 1), 1);
+        int seen = 0;
+        while (seen < 2 * (pair + 1)) {
+            int64_t t0 = clock_mono_now_us();
+            int r = wait_for(a, WAIT_MS);
+            int64_t took_ms = (clock_mono_now_us() - t0) / 1000;
+            seen = probe_rows(raw);
+            if (r == 0)
+                TEST_FAIL("pair %d: no commit for %d ms (%d rows)", pair + 1, WAIT_MS, seen);
+            if (took_ms >= WAIT_MS)
+                TEST_FAIL("pair %d: row %d was visible, but only the re-read at the end of "
+                          "a %d ms wait saw it: its publication woke nobody",
+                          pair + 1, seen, WAIT_MS);
+        }
+    }
+    close(go[1]);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    sqlite3_close(raw);
     store_close(a);
 }
 
