@@ -2,7 +2,7 @@
  * store_pg_conn.c — the PostgreSQL backend's connection plumbing: opening
  * (with a connect timeout, TCP user timeout and keepalives, so an address
  * that does not answer fails fast and a link that goes silent ends a call
- * in seconds),
+ * in seconds; GSSAPI encryption off unless asked for),
  * lazy prepared statements (unnamed ones behind a transaction pooler, where
  * a named statement prepared on one server connection is missing on the
  * next: PgBouncer before 1.21 cannot track them), error classification (connection loss is
@@ -391,6 +391,34 @@ url_sets(const PQconninfoOption *opts, const char *key, bool *known)
     return false;
 }
 
+/*
+ * gssencmode=disable, unless the URL, PGGSSENCMODE or a service file (the
+ * URL's service=, or PGSERVICE) may set it. libpq's default, prefer, starts
+ * Kerberos at every connect to learn whether this process holds a ticket
+ * (its configuration, the credential cache, the GSSAPI mechanisms): pages
+ * every PostgreSQL worker kept resident where nobody uses Kerberos. And it
+ * buys no protection: prefer encrypts only where a ticket and a server that
+ * offers GSSAPI encryption happen to meet, and goes on unencrypted whenever
+ * that fails, as sslmode=prefer does. A site that relies on it sets
+ * gssencmode=require in the URL or the environment (or hostgssenc in
+ * pg_hba.conf, which then refuses an unencrypted connection with a clear
+ * error). GSSAPI authentication is not affected.
+ */
+static bool
+gss_off_by_default(const PQconninfoOption *opts)
+{
+    bool known = false, service_known = false;
+    if (url_sets(opts, "gssencmode", &known) || !known || url_sets(opts, "service", &service_known))
+        return false;
+    static const char *const env[] = {"PGGSSENCMODE", "PGSERVICE"};
+    for (size_t i = 0; i < sizeof env / sizeof env[0]; i++) {
+        const char *v = getenv(env[i]);
+        if (v != NULL && *v != '\0')
+            return false;
+    }
+    return true;
+}
+
 #define POOLER_KEY "pooler="
 
 /*
@@ -466,6 +494,8 @@ connect_url(const char *url, PGconn **out, struct jobd_error *err)
         if (!url_sets(opts, conn_defaults[i].key, &known) && known)
             len += (size_t)snprintf(u + len, n - len, "&%s=%s", conn_defaults[i].key,
                                     conn_defaults[i].value);
+    if (gss_off_by_default(opts))
+        len += (size_t)snprintf(u + len, n - len, "&gssencmode=disable");
     PQconninfoFree(opts);
     PGconn *c = PQconnectdb(u);
     free(u);

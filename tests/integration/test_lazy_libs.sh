@@ -8,7 +8,8 @@
 #   - a worker with an http handler maps libcurl, not libpq or libmicrohttpd;
 #   - `jobd server` maps libmicrohttpd;
 #   - a PostgreSQL worker ($JOBD_TEST_PG_URL, under scripts/with-pg.sh) maps
-#     libpq, not libcurl or libmicrohttpd;
+#     libpq, not libcurl or libmicrohttpd, and does not start Kerberos
+#     (gssencmode=disable by default), unless the URL or PGGSSENCMODE asks;
 #   - a library missing at run time is a clear error naming it (the
 #     JOBD_TEST_LAZYLIB_MISSING seam of JOBD_TEST_HOOKS builds).
 # Needs JOBD_BIN (set by CTest); Linux only (/proc).
@@ -102,7 +103,8 @@ expect_unmapped "$hpid" libmicrohttpd "a worker"
 
 if [ -n "${JOBD_TEST_PG_URL:-}" ]; then
     "$JOBD" migrate --db "$JOBD_TEST_PG_URL" >"$dir/migrate.log" 2>&1 || fail "migrate on PostgreSQL"
-    "$JOBD" worker --db "$JOBD_TEST_PG_URL" --config "$dir/exec.ini" 2>"$dir/worker-pg.log" &
+    KRB5_TRACE="$dir/krb5-worker.trace" "$JOBD" worker --db "$JOBD_TEST_PG_URL" \
+        --config "$dir/exec.ini" 2>"$dir/worker-pg.log" &
     ppid=$!
     pids+=("$ppid")
     for _ in $(seq 100); do
@@ -111,6 +113,19 @@ if [ -n "${JOBD_TEST_PG_URL:-}" ]; then
         sleep 0.1
     done
     expect_mapped "$ppid" libpq "a PostgreSQL worker"
+    # gssencmode=disable unless the URL or the environment sets it
+    # (store_pg_conn.c): Kerberos is not started at connect, so its trace
+    # file (KRB5_TRACE, created when a Kerberos context is) never appears;
+    # with gssencmode=prefer from the URL or PGGSSENCMODE it does.
+    [ ! -e "$dir/krb5-worker.trace" ] ||
+        fail "the PostgreSQL worker started Kerberos (gssencmode is not disabled)"
+    KRB5_TRACE="$dir/krb5-url.trace" "$JOBD" migrate --db "$JOBD_TEST_PG_URL?gssencmode=prefer" \
+        >>"$dir/migrate.log" 2>&1 || fail "migrate with gssencmode=prefer"
+    [ -e "$dir/krb5-url.trace" ] || fail "gssencmode=prefer in the URL did not reach libpq"
+    KRB5_TRACE="$dir/krb5-env.trace" PGGSSENCMODE=prefer "$JOBD" migrate --db "$JOBD_TEST_PG_URL" \
+        >>"$dir/migrate.log" 2>&1 || fail "migrate with PGGSSENCMODE=prefer"
+    [ -e "$dir/krb5-env.trace" ] || fail "PGGSSENCMODE=prefer was overridden"
+    echo "PostgreSQL: Kerberos not started by default; gssencmode from the URL or PGGSSENCMODE kept"
     expect_unmapped "$ppid" libcurl "a PostgreSQL worker with exec handlers"
     expect_unmapped "$ppid" libmicrohttpd "a worker"
 else
