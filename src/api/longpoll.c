@@ -193,6 +193,8 @@ lp_waiter_finish_empty(struct lp_waiter *w)
     w->done = true;
 }
 
+static void listen_early(struct longpoll *lp);
+
 /* Tries w's claim once; true if w is answered (jobs, error, or time is up). */
 static bool
 try_claim(struct longpoll *lp, struct lp_waiter *w, int64_t now_mono, int64_t *next_due_us)
@@ -203,8 +205,8 @@ try_claim(struct longpoll *lp, struct lp_waiter *w, int64_t now_mono, int64_t *n
     }
     struct jobd_error err = {0};
     int rc = JOBD_OK;
-    if (lp->st == NULL)
-        rc = store_pool_get(lp->pool, &lp->st, &err);
+    if (lp->st == NULL && (rc = store_pool_get(lp->pool, &lp->st, &err)) == JOBD_OK)
+        listen_early(lp);
     struct job_list l = {0};
     int64_t held = 0;
     w->req.held_until_us = &held;
@@ -319,6 +321,22 @@ notified(struct longpoll *lp, struct store *ns)
         lp->nst = NULL;
     }
     return r > 0;
+}
+
+/*
+ * On a connection just taken, before its first claim: LISTEN where NOTIFY
+ * is the signal (store_wait issues it on its first call). Left to the first
+ * wait after the pass, it missed what another process committed between the
+ * claim and that wait, and the first claim parked on a fresh connection (a
+ * server just started) waited for LP_PG_SAFETY_MS instead of LP_POLL_MS.
+ * What this drains is older than the claim that follows.
+ */
+static void
+listen_early(struct longpoll *lp)
+{
+    struct store *ns = notify_store(lp);
+    if (ns != NULL)
+        (void)notified(lp, ns);
 }
 
 static void *

@@ -75,16 +75,22 @@ expect_prompt(struct parked *p, pthread_t th, int64_t since_ms, const char *what
                   (long long)late, PROMPT_MS);
 }
 
-/* Pauses queue q on `on`, enqueues a job there, parks a claim on `lp`, resumes on `on`. */
+/*
+ * Pauses queue q on `on`, enqueues a job there, parks a claim on `lp`, resumes
+ * on `on` delay_ms after the claim is parked. With no delay the wake-up lands
+ * during the long-poll thread's pass (between its claim and its wait), which
+ * must not lose it either.
+ */
 static void
-resume_round(const struct srv *lp, const struct srv *on, const char *what)
+resume_round(const struct srv *lp, const struct srv *on, int delay_ms, const char *what)
 {
     EXPECT(on, "POST", "/v1/queues/q/pause", NULL, 200, NULL);
     create_job(on, "{\"type\":\"rs\",\"queue\":\"q\"}");
     struct parked p;
     pthread_t th;
     park(&p, lp, "rs", &th);
-    apitest_nap_ms(50); /* a pass of the long-poll thread after parking */
+    if (delay_ms > 0)
+        apitest_nap_ms(delay_ms);
     EXPECT(on, "POST", "/v1/queues/q/resume", NULL, 200, NULL);
     expect_prompt(&p, th, apitest_now_ms(), what);
 }
@@ -95,7 +101,7 @@ BOTH(resume_wakes_parked_claim)
     struct srv s;
     srv_start(&s, backend, NULL);
     for (int i = 0; i < 4; i++)
-        resume_round(&s, &s, "resume on the same server");
+        resume_round(&s, &s, 0, "resume on the same server");
     srv_stop(&s);
 }
 
@@ -110,9 +116,39 @@ TEST(pg_resume_on_another_server_wakes_parked_claim)
     snprintf(b.db, sizeof b.db, "%s", a.db);
     srv_start_db(&b, NULL);
     for (int i = 0; i < 2; i++)
-        resume_round(&a, &b, "resume on another server");
+        resume_round(&a, &b, 0, "resume on another server");
     srv_stop(&b);
     srv_stop(&a);
+}
+
+/*
+ * The first claim parked on a server just started, resumed from another
+ * server: the long-poll thread's first pass claims on a connection it has
+ * just taken (opening it first). Its LISTEN used to come only at the first
+ * wait after that pass, LP_POLL_MS (20 ms) or more after the claim, and a
+ * NOTIFY sent in between was lost: the claim waited for the 5 s safety poll
+ * (src/api/longpoll.c listen_early). Where that window lies after parking
+ * depends on the machine, so the resume is swept across the first 150 ms,
+ * 10 ms apart, a fresh server each round.
+ */
+TEST(pg_first_claim_parked_on_a_fresh_server_hears_another_server)
+{
+    if (!apitest_backend_ok("pg"))
+        return;
+    struct srv b;
+    srv_start(&b, "pg", NULL);
+    for (int delay = 0; delay <= 150; delay += 10) {
+        struct srv a;
+        memset(&a, 0, sizeof a);
+        snprintf(a.db, sizeof a.db, "%s", b.db);
+        srv_start_db(&a, NULL);
+        char what[96];
+        snprintf(what, sizeof what, "first parked claim of a fresh server, resumed %d ms after",
+                 delay);
+        resume_round(&a, &b, delay, what);
+        srv_stop(&a);
+    }
+    srv_stop(&b);
 }
 
 /* Claims one job of type on s; returns its attempt (fails the test if none). */
@@ -156,7 +192,6 @@ BOTH(retry_fail_and_run_at_wake_parked_claim)
     struct parked p;
     pthread_t th;
     park(&p, &s, "rt", &th);
-    apitest_nap_ms(50);
     snprintf(path, sizeof path, "/v1/jobs/%lld/retry", (long long)id);
     EXPECT(rep, "POST", path, NULL, 200, NULL);
     expect_prompt(&p, th, apitest_now_ms(), "retry");
@@ -164,7 +199,6 @@ BOTH(retry_fail_and_run_at_wake_parked_claim)
     id = create_job(&s, "{\"type\":\"fl\",\"max_attempts\":3}");
     att = take(&s, "fl");
     park(&p, &s, "fl", &th);
-    apitest_nap_ms(50);
     snprintf(path, sizeof path, "/v1/jobs/%lld/fail", (long long)id);
     snprintf(body, sizeof body, "{\"attempt\":%lld,\"error\":\"x\",\"retry_in_s\":0}",
              (long long)att);
