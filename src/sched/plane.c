@@ -172,6 +172,21 @@ materialize_grace(const struct sched_plane *p, int64_t mono)
     return since;
 }
 
+/*
+ * The grace of a pass's later materializer call (a full batch, a capped
+ * catch-up, or a schedule due again because the call before it took long:
+ * a loaded machine, a process stopped mid-call): the pass's own cutoff, so
+ * what fell due while the earlier calls ran is late, not missed. With the
+ * pass's grace alone the later call measured it from its own, later now
+ * (skip dropped and once merged firings of a running scheduler).
+ */
+static int64_t
+later_call_grace(int64_t grace, int64_t pass_mono)
+{
+    return (grace > SCHEDULE_GRACE_US ? grace : SCHEDULE_GRACE_US) +
+           (clock_mono_now_us() - pass_mono);
+}
+
 /* Materializes due firings; returns the soonest next_run_at (0 = none or unknown). */
 static int64_t
 step_materialize(struct sched_plane *p, bool *progress)
@@ -181,8 +196,9 @@ step_materialize(struct sched_plane *p, bool *progress)
     for (int i = 0; i < PLANE_MAX_BATCHES; i++) {
         struct jobd_error err = {0};
         int made = 0;
-        int rc = store_schedule_materialize(p->st, PLANE_MATERIALIZE_LIMIT, grace, &made, &soonest,
-                                            &err);
+        int rc = store_schedule_materialize(p->st, PLANE_MATERIALIZE_LIMIT,
+                                            i == 0 ? grace : later_call_grace(grace, mono), &made,
+                                            &soonest, &err);
         note(p, "materializer", rc, &err);
         if (rc != JOBD_OK)
             return 0;

@@ -612,3 +612,86 @@ BOTH(plane_notices_clock_going_back)
     job_fini(&due);
     fx_close(&f);
 }
+
+/*
+ * Holds, uncommitted, a job row with the firing (schedule, at_us) until the
+ * real clock reads until_us, then rolls it back: the plane's INSERT of that
+ * firing (ON CONFLICT on the unique firing guard) waits for this transaction
+ * meanwhile, after its call read now, and then makes the firing's job.
+ */
+static void
+pg_hold_firing(const char *url, const char *schedule, int64_t at_us, int64_t until_us)
+{
+    PGconn *c = PQconnectdb(url);
+    if (PQstatus(c) != CONNECTION_OK)
+        TEST_FAIL("connect: %s", PQerrorMessage(c));
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "BEGIN; INSERT INTO jobd.jobs (type, schedule, scheduled_for) "
+             "VALUES ('t.hold', '%s', to_timestamp(%lld))",
+             schedule, (long long)(at_us / SEC));
+    PGresult *r = PQexec(c, sql);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK)
+        TEST_FAIL("hold: %s", PQerrorMessage(c));
+    PQclear(r);
+    while (clock_real_now_us() < until_us) {
+        struct timespec ts = {0, 20 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+    PQclear(PQexec(c, "ROLLBACK"));
+    PQfinish(c);
+}
+
+/*
+ * A materializer call that takes long (here its INSERT of firing F waits 3 s
+ * for another transaction; on a loaded machine a slow commit, or the process
+ * stopped mid-call) returns with its schedule due again, and the pass calls
+ * again at once. That call must count what fell due meanwhile as late, like
+ * the pass itself: an every-second skip schedule on the store's own clock
+ * still gets a job for every second. It used to measure the pass's grace
+ * from its own, later now and drop the firings of the 2 s after F.
+ */
+TEST(pg_plane_slow_materializer_call_drops_nothing)
+{
+    TEST_NEED_PG();
+    struct fx f;
+    fx_open(&f, true, "2026-01-01T00:00:00Z");
+    manual_clock_set(&f.mc, clock_real_now_us()); /* the plane runs on the store's clock */
+    put(&f, "every", "* * * * * *", NULL, SCHEDULE_CATCHUP_SKIP);
+    struct sched_plane_config cfg = {.db_url = f.url};
+    struct sched_plane *p = NULL;
+    ASSERT_OK(sched_plane_start(&cfg, &p, &f.err), &f.err);
+    struct job_list l = {0};
+    for (int64_t deadline = clock_mono_now_us() + 30 * SEC; l.n < 2;) {
+        job_list_fini(&l);
+        jobs_of(&f, "every", &l);
+        if (clock_mono_now_us() > deadline)
+            TEST_FAIL("the plane made %zu jobs in 30 s", l.n);
+        struct timespec ts = {0, 50 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+    job_list_fini(&l);
+    struct schedule s = {0};
+    ASSERT_OK(store_schedule_get(f.st, "every", &s, &f.err), &f.err);
+    int64_t held = s.next_run_at_us + 2 * SEC;
+    schedule_fini(&s);
+    pg_hold_firing(f.url, "every", held, held + 3 * SEC);
+    for (int64_t deadline = clock_mono_now_us() + 30 * SEC;;) {
+        jobs_of(&f, "every", &l);
+        if (l.n > 0 && l.v[l.n - 1].scheduled_for_us > held + 5 * SEC)
+            break;
+        if (clock_mono_now_us() > deadline)
+            TEST_FAIL("the plane did not catch up within 30 s of the held firing");
+        job_list_fini(&l);
+        struct timespec ts = {0, 50 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+    sched_plane_stop(p);
+    for (size_t i = 1; i < l.n; i++)
+        if (l.v[i].scheduled_for_us != l.v[i - 1].scheduled_for_us + SEC)
+            TEST_FAIL("no job for the firings between %lld and %lld (s since the epoch; held %lld)",
+                      (long long)(l.v[i - 1].scheduled_for_us / SEC),
+                      (long long)(l.v[i].scheduled_for_us / SEC), (long long)(held / SEC));
+    job_list_fini(&l);
+    fx_close(&f);
+}
