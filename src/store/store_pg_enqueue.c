@@ -81,9 +81,13 @@ PG_STMT(st_enqueue_many,
  * The same without keys, in one round trip: ids come from nextval in batch
  * order (the rows are sorted by ordinality before the projection that calls
  * it), so the k-th smallest returned id is item k. $1 and $12 (ids, keys)
- * are passed as NULL to keep one parameter layout. It returns only each
- * row's id and created_at: every other column is what the caller sent (or
- * its default), so job_from_spec builds the job from the spec. The 22
+ * are passed as NULL to keep one parameter layout. It sends its own
+ * NOTIFY (woken) and sets jobd.notified for its transaction, so the
+ * jobs_notify trigger does not run for it (schema version 15): the
+ * trigger's PL/pgSQL call and its query over the transition table were a
+ * cost of every group commit. It returns only each row's id and
+ * created_at: every other column is what the caller sent (or its
+ * default), so job_from_spec builds the job from the spec. The 22
  * columns of PG_JOB_COLS, six of them times through numeric, cost
  * PostgreSQL's output and libpq's parsing for every job of every group
  * commit (POST /v1/jobs), and told the caller nothing it did not know.
@@ -102,8 +106,12 @@ PG_STMT(st_enqueue_many_nokey,
      "       COALESCE(" PG_US_TS("t.run_at") ", " PG_NOW("$11") "), 0, 0, t.max_attempts,"
      "       NULL, t.schedule, " PG_US_TS("t.sched") ", t.timeout_ms, " PG_NOW("$11") " "
      "FROM (SELECT * FROM t ORDER BY ord) t "
-     "WHERE $1::bigint[] IS NULL AND $12::text[] IS NULL RETURNING id, queue, created_at), "
-     PG_STATS_ENQUEUED(PG_NOW("$11"), "ins") "SELECT id, " PG_TS_US("created_at") " FROM ins");
+     "WHERE $1::bigint[] IS NULL AND $12::text[] IS NULL"
+     "  AND (SELECT set_config('jobd.notified', 'on', true)) = 'on' "
+     "RETURNING id, queue, created_at), "
+     PG_STATS_ENQUEUED(PG_NOW("$11"), "ins") ", "
+     "woken AS (SELECT pg_notify('jobd_jobs', q.queue) FROM (SELECT DISTINCT queue FROM ins) q) "
+     "SELECT id, " PG_TS_US("created_at") " FROM ins WHERE (SELECT count(*) FROM woken) >= 0");
 /* clang-format on */
 
 /* ---- enqueue ---- */
