@@ -12,8 +12,11 @@
 # (= 201 answers / the client's duration), mean/p50/p99 latency, and the
 # server's CPU per 1,000 jobs (its utime + stime from /proc over the run),
 # plus PostgreSQL's when the URL is postgres:// and its postmaster.pid is
-# $PG_PIDFILE (default: that of bench/harness/pg.sh's cluster in $BENCH_PG_DIR).
+# $PG_PIDFILE (default: that of bench/harness/pg.sh's cluster in $BENCH_PG_DIR),
+# and the jobs per group commit (jobd_enqueue_commits_total from /metrics).
 # The store must hold every acknowledged job afterwards: checked by count.
+# JOBD_SERVER_ARGS (word-split) is added to the server's command line, e.g.
+# "--threads 2", to compare settings.
 set -euo pipefail
 usage="usage: bench/wrk.sh JOBD DB_URL [CONNECTIONS] [SECONDS] [wrk|python|node]"
 JOBD=${1:?$usage}
@@ -43,7 +46,9 @@ count() {
         sqlite:*) sqlite3 "${URL#sqlite:}" "SELECT (SELECT count(*) FROM jobs) + (SELECT count(*) FROM jobs_done)" ;;
     esac
 }
-"$JOBD" server --db "$URL" --listen 127.0.0.1:0 --access-log off 2>"$tmp/server.log" &
+# shellcheck disable=SC2086 # JOBD_SERVER_ARGS is a list of words
+"$JOBD" server --db "$URL" --listen 127.0.0.1:0 --access-log off ${JOBD_SERVER_ARGS:-} \
+    2>"$tmp/server.log" &
 spid=$!
 for _ in $(seq 200); do grep -q 'listening on' "$tmp/server.log" && break; sleep 0.05; done
 api=$(sed -n 's|.* listening on \(http://[^ ]*\).*|\1|p' "$tmp/server.log" | head -1)
@@ -61,7 +66,10 @@ pg_ticks() {
     done
     echo "$t"
 }
+# The group committer's transactions, from /metrics (empty if it cannot be read).
+commits() { curl -fsS "$api/metrics" 2>/dev/null | awk '$1 == "jobd_enqueue_commits_total" {print $2}'; }
 before=$(count)
+c0=$(commits)
 s0=$(ticks "$spid"); p0=$(pg_ticks)
 case "$CLIENT" in
     wrk) wrk -t2 -c"$CONNS" -d"${SECS}s" --latency -s "$HERE/wrk/enqueue1.lua" "$api/v1/jobs" ;;
@@ -69,14 +77,16 @@ case "$CLIENT" in
     node) "$NODE" "$HERE/clients/enqueue1.mjs" "$api/v1/jobs" "$CONNS" "$SECS" ;;
 esac >"$tmp/wrk.out" 2>&1
 s1=$(ticks "$spid"); p1=$(pg_ticks)
+c1=$(commits)
 after=$(count)
 line=$(grep '^WRK ' "$tmp/wrk.out") || { cat "$tmp/wrk.out" >&2; exit 1; }
 python3 - "$line" "$CONNS" "$((s1 - s0))" "$((p1 - p0))" "$((after - before))" "$(getconf CLK_TCK)" "$URL" \
-    "$CLIENT" "$client_name" <<'PY'
+    "$CLIENT" "$client_name" "${c0:-}" "${c1:-}" <<'PY'
 import json, sys
 kv = dict(x.split("=") for x in sys.argv[1].split()[1:])
 conns, st, pt, stored, hz, url = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
 client, client_name = sys.argv[8], sys.argv[9]
+c0, c1 = sys.argv[10], sys.argv[11]
 ok = int(kv["requests"]) - int(kv["non201"])
 secs = int(kv["duration_us"]) / 1e6
 out = {"system": "jobd", "bench": "enqueue1_wrk", "client": client, "backend": "pg" if url.startswith("postgres") else "sqlite",
@@ -85,6 +95,7 @@ out = {"system": "jobd", "bench": "enqueue1_wrk", "client": client, "backend": "
                       "p50": int(kv["lat_p50_us"]) / 1000, "p99": int(kv["lat_p99_us"]) / 1000},
        "server_cpu_ms_per_1000_jobs": round(st / hz * 1000 / ok * 1000, 1) if ok else None,
        "postgres_cpu_ms_per_1000_jobs": round(pt / hz * 1000 / ok * 1000, 1) if ok and pt > 0 else None,
+       "jobs_per_commit": round(ok / (int(c1) - int(c0)), 2) if c0 and c1 and int(c1) > int(c0) else None,
        "errors": int(kv["errors"]) + int(kv["non201"]), "stored": stored,
        "notes": f"{client_name}, keep-alive; a fresh jobd server; "
                 "CPU from /proc (postgres: its postmaster and children)"}

@@ -1,7 +1,8 @@
 /*
  * plane.c — the scheduling plane's thread (see plane.h): materializes due
  * cron firings, reaps expired leases, archives succeeded jobs out of the hot
- * table (store_archive), prunes old finished jobs.
+ * table (store_archive), vacuums that table under churn (store_vacuum_hot),
+ * prunes old finished jobs.
  *
  * Every step is one conditional write (or one transaction) in the store, so
  * the thread keeps no state that matters: it may be killed at any instant,
@@ -58,6 +59,16 @@
 #define PLANE_ARCHIVE_AFTER_MS 10000
 #define PLANE_ARCHIVE_BATCH 2000
 #define PLANE_ARCHIVE_BUDGET_US 250000LL /* per pass, so the other steps stay on time */
+/*
+ * The hot table is vacuumed by the plane once this many rows were archived
+ * since its last vacuum, at most every PLANE_VACUUM_GAP_MS, and never
+ * sooner than PLANE_VACUUM_SHARE times the last vacuum's own duration after
+ * it ends (so vacuuming takes at most a tenth of the plane's time: it delays
+ * the other steps while it runs). Below that churn autovacuum is enough.
+ */
+#define PLANE_VACUUM_AFTER_ROWS 20000
+#define PLANE_VACUUM_GAP_MS 10000
+#define PLANE_VACUUM_SHARE 10
 #define PLANE_DEFAULT_RETENTION_MS (7LL * 24 * 3600 * 1000)
 #define PLANE_JUMP_MIN_US 1000000LL      /* a step back of the clock larger than this is a jump */
 #define PLANE_CLOCK_READ_MAX_US 250000LL /* a slower read of the store's now is not trusted */
@@ -88,6 +99,8 @@ struct sched_plane {
     int64_t clock_offset_us;         /* the store's now minus the monotonic clock, last pass */
     int64_t clock_now_us;            /* the store's now, last pass */
     int64_t look_mono_us;            /* start of the last good materializer pass; 0 none */
+    int64_t archived_since_vacuum;   /* rows the archive pass moved since the last vacuum */
+    int64_t next_vacuum_mono_us;     /* no vacuum of the hot table before this */
 };
 
 static int64_t
@@ -252,10 +265,38 @@ step_archive(struct sched_plane *p)
         int moved = 0;
         int rc = store_archive(p->st, cutoff, PLANE_ARCHIVE_BATCH, &moved, &err);
         note(p, "archive", rc, &err);
+        p->archived_since_vacuum += moved;
         if (rc != JOBD_OK || moved < PLANE_ARCHIVE_BATCH)
             return false;
     } while (clock_mono_now_us() < until);
     return true;
+}
+
+/*
+ * Vacuums the hot table once enough rows went through it (see
+ * PLANE_VACUUM_AFTER_ROWS and store_vacuum_hot for why autovacuum alone
+ * falls behind there).
+ */
+static void
+step_vacuum(struct sched_plane *p)
+{
+    int64_t start = clock_mono_now_us();
+    if (p->archived_since_vacuum < PLANE_VACUUM_AFTER_ROWS || start < p->next_vacuum_mono_us)
+        return;
+    struct jobd_error err = {0};
+    bool vacuumed = false;
+    int rc = store_vacuum_hot(p->st, &vacuumed, &err);
+    note(p, "vacuum", rc, &err);
+    int64_t end = clock_mono_now_us();
+    int64_t gap = (end - start) * PLANE_VACUUM_SHARE;
+    if (gap < PLANE_VACUUM_GAP_MS * 1000LL)
+        gap = PLANE_VACUUM_GAP_MS * 1000LL;
+    p->next_vacuum_mono_us = end + gap;
+    if (rc == JOBD_OK)
+        p->archived_since_vacuum = 0;
+    if (vacuumed)
+        log_at(LOGL_DEBUG, "plane", "vacuumed the hot table",
+               LF_DBL("seconds", (double)(end - start) / 1e6));
 }
 
 /*
@@ -310,7 +351,8 @@ sleep_until(struct sched_plane *p, int64_t deadline_mono_us)
 /*
  * The loop. Each pass: materialize (every pass, at most a second apart, or
  * at the soonest next_run_at), reap every reap_interval, archive every
- * second (at once again while it is behind), prune every minute.
+ * second (at once again while it is behind) and vacuum after it when enough
+ * went through, prune every minute.
  * A late pass is harmless: the materializer catches up by the schedule's
  * policy and the reaper takes whatever expired meanwhile. When the store is
  * down every step fails fast and the pass simply repeats a second later.
@@ -333,6 +375,7 @@ plane_main(void *arg)
         if (mono >= next_archive) {
             bool behind = step_archive(p);
             next_archive = behind ? clock_mono_now_us() : mono + PLANE_TICK_MS * 1000LL;
+            step_vacuum(p);
         }
         if (mono >= next_prune) {
             step_prune(p);

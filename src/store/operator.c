@@ -158,6 +158,18 @@ store_archive(struct store *st, int64_t finished_before_us, int limit, int *move
 }
 
 int
+store_vacuum_hot(struct store *st, bool *vacuumed, struct jobd_error *err)
+{
+    *vacuumed = false;
+    const struct store_operator_ops *o = st->ops->oper;
+    if (o == NULL || o->vacuum_hot == NULL)
+        return JOBD_OK;
+    int rc = o->vacuum_hot(st, err);
+    *vacuumed = rc == JOBD_OK;
+    return rc;
+}
+
+int
 store_pending_queue_types(struct store *st, struct queue_type_list *out, struct jobd_error *err)
 {
     const struct store_operator_ops *a = operator_of(st, pending_queue_types, err);
@@ -261,6 +273,7 @@ const struct store_operator_ops pg_operator_ops = {
     .counts_refresh = pg_op_counts_refresh,
     .queue_limits = pg_op_queue_limits,
     .archive = pg_op_archive,
+    .vacuum_hot = pg_op_vacuum_hot,
     .pending_queue_types = pg_op_pending_queue_types,
     .stats_series = pg_op_stats_series,
     .stats_throughput = pg_op_stats_throughput,

@@ -169,6 +169,8 @@ struct store_operator_ops {
     /* NULL in a backend whose completions move the row at once (nothing to archive) */
     int (*archive)(struct store *st, int64_t finished_before_us, int limit, int *moved,
                    struct jobd_error *err);
+    /* NULL where the store needs no vacuum of its own (SQLite reuses freed pages) */
+    int (*vacuum_hot)(struct store *st, struct jobd_error *err);
     int (*pending_queue_types)(struct store *st, struct queue_type_list *out,
                                struct jobd_error *err);
     /* statistics (store/stats.h, stats_int.h) */
@@ -249,6 +251,18 @@ JOBD_MUST_USE int store_prune_status(struct store *st, bool succeeded,
  */
 JOBD_MUST_USE int store_archive(struct store *st, int64_t finished_before_us, int limit, int *moved,
                                 struct jobd_error *err);
+/*
+ * Vacuums the hot table now (PostgreSQL: VACUUM (SKIP_LOCKED) jobd.jobs;
+ * skipped at once while another vacuum holds it). For the scheduling plane,
+ * under churn: every job leaves a dozen index entries and three row versions
+ * in jobd.jobs, and autovacuum visits a table at most once per
+ * autovacuum_naptime (a minute by default) with its cost delay, so between
+ * two visits the claim indexes fill with entries of rows long gone that
+ * every claim walks past, and the indexes grow with every slower visit.
+ * *vacuumed = true if a vacuum ran (or was skipped by SKIP_LOCKED); false on
+ * a store that needs none. Must not be called inside a transaction.
+ */
+JOBD_MUST_USE int store_vacuum_hot(struct store *st, bool *vacuumed, struct jobd_error *err);
 
 /*
  * Changes queue's limits as c says (validated here: JOBD_E_INVALID naming

@@ -65,6 +65,7 @@ int pg_op_prune_status(struct store *st, bool succeeded, int64_t cutoff_us, int 
                        int *deleted, struct jobd_error *err);
 int pg_op_archive(struct store *st, int64_t finished_before_us, int limit, int *moved,
                   struct jobd_error *err);
+int pg_op_vacuum_hot(struct store *st, struct jobd_error *err);
 int sq_op_prune_status(struct store *st, bool succeeded, int64_t cutoff_us, int limit,
                        int *deleted, struct jobd_error *err);
 int pg_op_counts_refresh(struct store *st, int64_t max_age_ms, bool *recounted,

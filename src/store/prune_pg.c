@@ -8,6 +8,8 @@
  * old finished jobs wherever they are: a succeeded row not archived yet is
  * as old as one that was. Every batch is one statement; rows are found
  * through jobs_succeeded and jobs_done_finished, never by a scan.
+ *
+ * store_vacuum_hot vacuums jobd.jobs itself (see operator.h for why).
  */
 #include "core/err.h"
 #include "core/rules.h"
@@ -108,4 +110,17 @@ pg_op_archive(struct store *st, int64_t finished_before_us, int limit, int *move
     char cb[24], lb[24];
     const char *vals[2] = {pg_i64(cb, finished_before_us), pg_i64(lb, limit)};
     return run_counted(st, &archive_batch, 2, vals, moved, err);
+}
+
+/*
+ * SKIP_LOCKED: when autovacuum (or another server's plane) is vacuuming the
+ * table already, this returns at once instead of queueing behind it. A
+ * VACUUM cannot be prepared nor run in a transaction block: one plain
+ * statement on the plane's own autocommit connection. A role that does not
+ * own the table gets a WARNING from PostgreSQL and no vacuum, not an error.
+ */
+int
+pg_op_vacuum_hot(struct store *st, struct jobd_error *err)
+{
+    return pg_exec_simple((struct store_pg *)st, "VACUUM (SKIP_LOCKED) jobd.jobs", err);
 }

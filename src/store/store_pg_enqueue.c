@@ -81,7 +81,16 @@ PG_STMT(st_enqueue_many,
  * The same without keys, in one round trip: ids come from nextval in batch
  * order (the rows are sorted by ordinality before the projection that calls
  * it), so the k-th smallest returned id is item k. $1 and $12 (ids, keys)
- * are passed as NULL to keep one parameter layout.
+ * are passed as NULL to keep one parameter layout. It sends its own
+ * NOTIFY (woken) and sets jobd.notified for its transaction, so the
+ * jobs_notify trigger does not run for it (schema version 15): the
+ * trigger's PL/pgSQL call and its query over the transition table were a
+ * cost of every group commit. It returns only each row's id and
+ * created_at: every other column is what the caller sent (or its
+ * default), so job_from_spec builds the job from the spec. The 22
+ * columns of PG_JOB_COLS, six of them times through numeric, cost
+ * PostgreSQL's output and libpq's parsing for every job of every group
+ * commit (POST /v1/jobs), and told the caller nothing it did not know.
  */
 /* clang-format off */
 PG_STMT(st_enqueue_many_nokey,
@@ -97,8 +106,12 @@ PG_STMT(st_enqueue_many_nokey,
      "       COALESCE(" PG_US_TS("t.run_at") ", " PG_NOW("$11") "), 0, 0, t.max_attempts,"
      "       NULL, t.schedule, " PG_US_TS("t.sched") ", t.timeout_ms, " PG_NOW("$11") " "
      "FROM (SELECT * FROM t ORDER BY ord) t "
-     "WHERE $1::bigint[] IS NULL AND $12::text[] IS NULL RETURNING *), "
-     PG_STATS_ENQUEUED(PG_NOW("$11"), "ins") "SELECT " PG_JOB_COLS("") " FROM ins");
+     "WHERE $1::bigint[] IS NULL AND $12::text[] IS NULL"
+     "  AND (SELECT set_config('jobd.notified', 'on', true)) = 'on' "
+     "RETURNING id, queue, created_at), "
+     PG_STATS_ENQUEUED(PG_NOW("$11"), "ins") ", "
+     "woken AS (SELECT pg_notify('jobd_jobs', q.queue) FROM (SELECT DISTINCT queue FROM ins) q) "
+     "SELECT id, " PG_TS_US("created_at") " FROM ins WHERE (SELECT count(*) FROM woken) >= 0");
 /* clang-format on */
 
 /* ---- enqueue ---- */
@@ -323,6 +336,48 @@ struct id_row {
     int row;
 };
 
+/* A copy of s, or NULL for NULL; *oom set when the copy fails. */
+static char *
+dup_or_null(const char *s, bool *oom)
+{
+    if (s == NULL)
+        return NULL;
+    char *c = strdup(s);
+    if (c == NULL)
+        *oom = true;
+    return c;
+}
+
+/*
+ * The job st_enqueue_many_nokey stored for sp (batch_arrays' columns, with
+ * job_spec_with_defaults), given the id and created_at it returned: pending,
+ * run_at = the spec's or created_at, never claimed. JOBD_E_NOMEM.
+ */
+static int
+job_from_spec(const struct job_spec *sp, int64_t id, int64_t created_at_us, struct job *j)
+{
+    struct job_spec d = job_spec_with_defaults(sp);
+    bool oom = false;
+    memset(j, 0, sizeof *j);
+    j->id = id;
+    j->queue = dup_or_null(d.queue, &oom);
+    j->type = dup_or_null(sp->type, &oom);
+    j->payload = dup_or_null(d.payload, &oom);
+    j->status = JOB_PENDING;
+    j->priority = sp->priority;
+    j->run_at_us = sp->run_at_us > 0 ? sp->run_at_us : created_at_us;
+    j->max_attempts = d.max_attempts;
+    j->schedule = dup_or_null(sp->schedule, &oom);
+    j->scheduled_for_us = sp->scheduled_for_us > 0 ? sp->scheduled_for_us : 0;
+    j->timeout_ms = sp->timeout_ms > 0 ? sp->timeout_ms : 0;
+    j->created_at_us = created_at_us;
+    if (oom) {
+        job_fini(j);
+        return JOBD_E_NOMEM;
+    }
+    return JOBD_OK;
+}
+
 static int
 cmp_id_row(const void *a, const void *b)
 {
@@ -370,7 +425,8 @@ enqueue_batch_nokey(struct store_pg *s, const struct job_spec *specs, size_t n,
             rows[i] = (struct id_row){pg_get_i64(r, (int)i, 0), (int)i};
         qsort(rows, n, sizeof *rows, cmp_id_row);
         for (size_t i = 0; i < n && rc == JOBD_OK; i++)
-            if (pg_row_to_job(r, rows[i].row, 0, &out[i]) != JOBD_OK)
+            if (job_from_spec(&specs[i], rows[i].id, pg_get_i64(r, rows[i].row, 1), &out[i]) !=
+                JOBD_OK)
                 rc = jobd_error_set(err, JOBD_E_NOMEM, "jobs", "out of memory");
     }
 out:

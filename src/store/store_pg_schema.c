@@ -484,6 +484,22 @@ static const char step14_type_id_pending[] =
     "    WHERE status NOT IN ('running', 'succeeded');\n";
 /* clang-format on */
 
+/*
+ * Version 15: the unkeyed batch insert of the group committer (POST
+ * /v1/jobs) sends its own NOTIFY from the statement and sets
+ * jobd.notified for its transaction; the statement trigger then does not
+ * run for it (a PL/pgSQL call and a query over the transition table per
+ * group commit). Every other insert, jobd.enqueue's too, still notifies
+ * through the trigger, and so does the batch on a schema before 15.
+ */
+static const char step15_notify_inline[] =
+    "DROP TRIGGER jobs_notify ON jobd.jobs;\n"
+    "CREATE TRIGGER jobs_notify AFTER INSERT ON jobd.jobs\n"
+    "    REFERENCING NEW TABLE AS new_jobs\n"
+    "    FOR EACH STATEMENT\n"
+    "    WHEN (current_setting('jobd.notified', true) IS DISTINCT FROM 'on')\n"
+    "    EXECUTE FUNCTION jobd.notify_jobs();\n";
+
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
@@ -499,5 +515,6 @@ const struct pg_migration pg_migrations[] = {
     {12, "stats_buckets (GET /v1/stats)", pg_step_stats},
     {13, "indexes for the dashboard's job listings", step13_listings},
     {14, "jobs_type_id holds pending rows only", step14_type_id_pending},
+    {15, "the group committer's batch notifies without the trigger", step15_notify_inline},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

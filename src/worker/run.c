@@ -34,6 +34,7 @@ run_result_free(struct run_result *r)
         return;
     free(r->result);
     free(r->error);
+    run_free(r->run);
     free(r);
 }
 

@@ -57,6 +57,9 @@ struct run_result {
     int64_t retry_after_ms;   /* RUN_RETRY: -1 = backoff; else the server's Retry-After */
     enum run_stop stopped;    /* why it was stopped early, if it was */
     int64_t ran_us;           /* how long the handler itself ran (C handlers; 0 = not timed) */
+    struct run *run;          /* the run it answers when its runner hands that back (owned,
+                                 freed by run_result_free; NULL otherwise): so the loop
+                                 thread frees it, not a C handler thread (cthread.c) */
     struct run_result *next;  /* for the worker's queue */
 };
 
@@ -68,7 +71,7 @@ struct run_sink {
 
 /* Frees a run and its strings. NULL-safe. */
 void run_free(struct run *r);
-/* Frees a result and its strings. NULL-safe. */
+/* Frees a result, its strings and the run it carries (if any). NULL-safe. */
 void run_result_free(struct run_result *r);
 /*
  * A new result for run with outcome; error is copied (its last JOB_ERROR_MAX

@@ -178,3 +178,44 @@ TEST(archive_pass_keeps_moving_while_behind)
     ASSERT_EQ(pg_count(s.db, "SELECT count(*) FROM jobd.jobs_done"), 30000);
     srv_stop(&s);
 }
+
+/* vacuum_count of jobd.jobs: VACUUMs other than autovacuum's. */
+static long long
+manual_vacuums(const char *db)
+{
+    return pg_count(db, "SELECT vacuum_count FROM pg_stat_user_tables"
+                        " WHERE schemaname = 'jobd' AND relname = 'jobs'");
+}
+
+/*
+ * Under churn the plane vacuums the hot table itself (store_vacuum_hot):
+ * once 20,000 rows were archived it runs VACUUM jobd.jobs, where below that
+ * it leaves the table to autovacuum.
+ */
+TEST(hot_table_vacuumed_after_churn)
+{
+    TEST_NEED_PG();
+    struct srv s;
+    srv_start(&s, "pg", NULL);
+#define OLD_SUCCEEDED(n)                                                                           \
+    "INSERT INTO jobd.jobs (type, status, attempt, created_at, started_at, finished_at)"           \
+    " SELECT 'x', 'succeeded', 1, now() - interval '1 hour', now() - interval '1 hour',"           \
+    " now() - interval '1 hour' FROM generate_series(1, " #n ")"
+    pg_run(s.db, OLD_SUCCEEDED(5000));
+    int64_t deadline = apitest_now_ms() + 30000;
+    while (pg_count(s.db, "SELECT count(*) FROM jobd.jobs") > 0) {
+        if (apitest_now_ms() > deadline)
+            TEST_FAIL("the archive pass did not move 5,000 succeeded jobs in 30 s");
+        apitest_nap_ms(100);
+    }
+    apitest_nap_ms(2000); /* a pass or two more, and the statistics flushed */
+    ASSERT_EQ(manual_vacuums(s.db), 0);
+    pg_run(s.db, OLD_SUCCEEDED(20000));
+    deadline = apitest_now_ms() + 30000;
+    while (manual_vacuums(s.db) < 1) {
+        if (apitest_now_ms() > deadline)
+            TEST_FAIL("25,000 jobs archived and jobd.jobs not vacuumed in 30 s");
+        apitest_nap_ms(200);
+    }
+    srv_stop(&s);
+}

@@ -497,6 +497,12 @@ TEST(wait_is_woken_by_enqueue_and_sql_enqueue)
     ASSERT_EQ(store_wait(st, 10, &e), 0);
     ASSERT_EQ(sql_num("SELECT jobd.enqueue('from.sql')") > 0, 1);
     ASSERT_EQ(store_wait(st, 5000, &e), 1);
+    ASSERT_EQ(store_wait(st, 10, &e), 0);
+    /* The unkeyed batch (the group committer's) notifies from its own
+     * statement, not through the trigger. */
+    struct job_spec two[2] = {{.type = "t"}, {.type = "t", .queue = "q2"}};
+    ASSERT_OK(store_enqueue_batch(other, two, 2, NULL, NULL, &e), &e);
+    ASSERT_EQ(store_wait(st, 5000, &e), 1);
     store_close(other);
     done(st);
 }

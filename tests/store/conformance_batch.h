@@ -60,6 +60,63 @@ TEST(batch_enqueue_unkeyed_maps_items)
     fx_close(&f);
 }
 
+/* NULL-safe string equality for same_job. */
+static bool
+str_same(const char *a, const char *b)
+{
+    return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
+}
+
+/* Whether every field of two jobs is equal. */
+static bool
+same_job(const struct job *a, const struct job *b)
+{
+    return a->id == b->id && str_same(a->queue, b->queue) && str_same(a->type, b->type) &&
+           str_same(a->payload, b->payload) && a->status == b->status &&
+           a->priority == b->priority && a->run_at_us == b->run_at_us && a->attempt == b->attempt &&
+           a->attempt_floor == b->attempt_floor && a->max_attempts == b->max_attempts &&
+           str_same(a->idempotency_key, b->idempotency_key) && str_same(a->schedule, b->schedule) &&
+           a->scheduled_for_us == b->scheduled_for_us && str_same(a->worker_id, b->worker_id) &&
+           a->lease_expires_at_us == b->lease_expires_at_us && a->timeout_ms == b->timeout_ms &&
+           a->cancel_requested == b->cancel_requested && str_same(a->last_error, b->last_error) &&
+           str_same(a->result, b->result) && a->created_at_us == b->created_at_us &&
+           a->started_at_us == b->started_at_us && a->finished_at_us == b->finished_at_us;
+}
+
+/* An unkeyed batch hands back each job exactly as stored (PostgreSQL builds
+ * it from the spec and the id and created_at the insert returns): every
+ * field set, and every field left to its default. */
+TEST(batch_enqueue_unkeyed_returns_stored_jobs)
+{
+    struct fx f;
+    fx_open(&f);
+    struct job_spec specs[3] = {
+        {.type = "bare"},
+        {.type = "full",
+         .payload = "{\"a\":[1,2]}",
+         .queue = "mail_2",
+         .priority = -7,
+         .run_at_us = T0 + 90 * SEC,
+         .max_attempts = 3,
+         .timeout_ms = 1500,
+         .schedule = "nightly",
+         .scheduled_for_us = T0 + 60 * SEC},
+        {.type = "later", .run_at_us = T0 + SEC, .priority = 5},
+    };
+    struct job out[3] = {{0}};
+    ASSERT_OK(store_enqueue_batch(f.st, specs, 3, out, NULL, &f.err), &f.err);
+    for (int i = 0; i < 3; i++) {
+        struct job g = {0};
+        ASSERT_OK(store_get(f.st, out[i].id, &g, &f.err), &f.err);
+        ASSERT_STR_EQ(out[i].type, specs[i].type);
+        ASSERT_EQ(out[i].status, JOB_PENDING);
+        ASSERT(same_job(&out[i], &g));
+        job_fini(&g);
+        job_fini(&out[i]);
+    }
+    fx_close(&f);
+}
+
 TEST(batch_enqueue)
 {
     struct fx f;
