@@ -67,19 +67,28 @@ as_uid prlimit --pid "$wpid" --nproc="$tasks:" || fail "prlimit"
 id=$("$JOBD" submit ff --max-attempts 1 --server "$server" |
     sed -n 's/.*"id": *\([0-9]*\).*/\1/p' | head -1)
 [ -n "$id" ] || fail "submit"
-for _ in $(seq 100); do grep -q "handing the job back" "$dir/worker.log" && break; sleep 0.1; done
-grep -q "could not start a handler; handing the job back.*job=$id" "$dir/worker.log" ||
-    fail "the worker did not hand job $id back with RLIMIT_NPROC $tasks"
-attempts=$(curl -sf "$server/v1/jobs/$id/attempts") || fail "GET attempts"
-printf '%s' "$attempts" | grep -q '"outcome": *"released"' ||
-    fail "no released attempt in the history: $attempts"
+deadline=$((SECONDS + 60))
+until grep -q "could not start a handler; handing the job back.*job=$id" "$dir/worker.log"; do
+    [ $SECONDS -lt $deadline ] || fail "the worker did not hand job $id back with RLIMIT_NPROC $tasks"
+    sleep 0.1
+done
+# The worker logs the hand-back before it sends the release (its loop
+# reports it on its next turn): wait for the report, not for the log line.
+deadline=$((SECONDS + 60))
+until attempts=$(curl -sf "$server/v1/jobs/$id/attempts") &&
+    printf '%s' "$attempts" | grep -q '"outcome": *"released"'; do
+    [ $SECONDS -lt $deadline ] || fail "no released attempt in the history: ${attempts:-GET attempts failed}"
+    sleep 0.1
+done
 job=$(curl -sf "$server/v1/jobs/$id")
 printf '%s' "$job" | grep -q '"status": *"\(pending\|running\)"' ||
     fail "job $id is not waiting for another try: $job"
 
 hard=$(as_uid prlimit --pid "$wpid" --nproc --noheadings --output HARD | tr -d " ") || fail "prlimit (read)"
 as_uid prlimit --pid "$wpid" --nproc="$hard:" || fail "prlimit (lift)"
-for _ in $(seq 150); do
+# The worker waits up to 5 s between claims after failed starts (release_run).
+deadline=$((SECONDS + 60))
+while [ $SECONDS -lt $deadline ]; do
     job=$(curl -sf "$server/v1/jobs/$id")
     printf '%s' "$job" | grep -q '"status": *"succeeded"' && break
     sleep 0.1
