@@ -86,6 +86,13 @@ struct claim_req {
      * due job of this request, the soonest instant (store clock, us) it may
      * let one go; see store_claim_timer. */
     int64_t *held_until_us;
+    /* The caller only runs the jobs (a worker loop): the store may fill
+     * only what a run needs (id, queue, type, payload, priority, run_at_us,
+     * attempt, attempt_floor, idempotency_key, scheduled_for_us, timeout_ms,
+     * started_at_us; status JOB_RUNNING) and leave the rest zero or NULL.
+     * PostgreSQL does, for the claim by types (a worker's): less to convert
+     * and send per row; the other backends fill every field anyway. */
+    bool run_only;
 };
 
 /* One finished attempt for store_complete_batch. Pointers borrowed. */

@@ -32,12 +32,24 @@ PG_STMT(st_get, "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs WHERE id = $1::bi
  * sequential scan of jobs.
  */
 /* clang-format off */
-#define CLAIM_SET                                                                       \
+#define CLAIM_UPDATE                                                                    \
     "UPDATE jobd.jobs j SET status = 'running', attempt = j.attempt + 1,"               \
     "       worker_id = $1::text, lease_expires_at = " PG_NOW("$5") " + " PG_MS("$3") "," \
     "       started_at = " PG_NOW("$5") " "                                             \
-    "WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "                                      \
-    "RETURNING " PG_JOB_COLS("j.")
+    "WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "
+#define CLAIM_SET CLAIM_UPDATE "RETURNING " PG_JOB_COLS("j.")
+/*
+ * What a run needs (claim_req.run_only), in the order pg_row_to_run
+ * decodes it: 12 columns where PG_JOB_COLS has 22, three timestamps
+ * converted to microseconds where it has six (each through numeric), and
+ * none of the columns a claimed row has no use for in a worker (status,
+ * worker_id, lease_expires_at, last_error, result, created_at, ...).
+ */
+#define PG_RUN_COLS(a)                                                                  \
+    a "id, " a "queue, " a "type, " a "payload::text AS payload, " a "priority, "       \
+    PG_TS_US(a "run_at") " AS run_at_us, " a "attempt, " a "attempt_floor, "            \
+    a "idempotency_key, " PG_TS_US(a "scheduled_for") " AS scheduled_for_us, "         \
+    a "timeout_ms, " PG_TS_US(a "started_at") " AS started_at_us"
 /* clang-format on */
 
 /* clang-format off */
@@ -75,18 +87,20 @@ PG_STMT(st_claim_queues,
  * which for a type with no pending jobs would read every pending job.
  */
 /* clang-format off */
-PG_STMT(st_claim_types,
-     "WITH due AS MATERIALIZED ("
-     "  SELECT c.id FROM (SELECT DISTINCT unnest($4::text[]) AS name) tn"
-     "  CROSS JOIN LATERAL ("
-     "    SELECT id, priority, run_at FROM jobd.jobs"
-     "     WHERE type = tn.name AND status NOT IN ('running', 'succeeded')"
-     "       AND run_at <= " PG_NOW("$5")
-     "       AND ($6::text[] IS NULL OR queue = ANY($6::text[]))"
-     "       AND queue NOT IN (SELECT name FROM jobd.queues WHERE " QLIMITS_HELD_PG ")"
-     "     ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) c"
+#define CLAIM_DUE_TYPES                                                                 \
+     "WITH due AS MATERIALIZED ("                                                       \
+     "  SELECT c.id FROM (SELECT DISTINCT unnest($4::text[]) AS name) tn"               \
+     "  CROSS JOIN LATERAL ("                                                           \
+     "    SELECT id, priority, run_at FROM jobd.jobs"                                   \
+     "     WHERE type = tn.name AND status NOT IN ('running', 'succeeded')"             \
+     "       AND run_at <= " PG_NOW("$5")                                               \
+     "       AND ($6::text[] IS NULL OR queue = ANY($6::text[]))"                       \
+     "       AND queue NOT IN (SELECT name FROM jobd.queues WHERE " QLIMITS_HELD_PG ")" \
+     "     ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) c"  \
      "  ORDER BY c.priority DESC, c.run_at, c.id LIMIT $2::int) "
-     CLAIM_SET);
+PG_STMT(st_claim_types, CLAIM_DUE_TYPES CLAIM_SET);
+/* The same for a worker loop (claim_req.run_only): only what a run needs. */
+PG_STMT(st_claim_types_run, CLAIM_DUE_TYPES CLAIM_UPDATE "RETURNING " PG_RUN_COLS("j."));
 /* clang-format on */
 
 /* $1 types, $2 queues (NULL = any): the soonest run_at, one jobs_next_type probe a type. */
@@ -133,6 +147,47 @@ pg_append_rows(const PGresult *r, struct job_list *out, struct jobd_error *err)
     for (int row = 0; row < PQntuples(r); row++) {
         struct job *j = job_list_push(out);
         if (j == NULL || pg_row_to_job(r, row, 0, j) != JOBD_OK) {
+            if (j != NULL)
+                out->n--;
+            return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+        }
+    }
+    return JOBD_OK;
+}
+
+/* Decodes PG_RUN_COLS of row into out (zeroed; status running). JOBD_E_NOMEM. */
+static int
+pg_row_to_run(const PGresult *r, int row, struct job *j)
+{
+    bool oom = false;
+    memset(j, 0, sizeof *j);
+    j->id = pg_get_i64(r, row, 0);
+    j->queue = pg_get_str(r, row, 1, &oom);
+    j->type = pg_get_str(r, row, 2, &oom);
+    j->payload = pg_get_str(r, row, 3, &oom);
+    j->status = JOB_RUNNING;
+    j->priority = (int32_t)pg_get_i64(r, row, 4);
+    j->run_at_us = pg_get_i64(r, row, 5);
+    j->attempt = (int32_t)pg_get_i64(r, row, 6);
+    j->attempt_floor = (int32_t)pg_get_i64(r, row, 7);
+    j->idempotency_key = pg_get_str(r, row, 8, &oom);
+    j->scheduled_for_us = pg_get_i64(r, row, 9);
+    j->timeout_ms = pg_get_i64(r, row, 10);
+    j->started_at_us = pg_get_i64(r, row, 11);
+    if (oom) {
+        job_fini(j);
+        return JOBD_E_NOMEM;
+    }
+    return JOBD_OK;
+}
+
+/* Appends the rows of r (PG_RUN_COLS) to out. JOBD_E_NOMEM. */
+static int
+append_runs(const PGresult *r, struct job_list *out, struct jobd_error *err)
+{
+    for (int row = 0; row < PQntuples(r); row++) {
+        struct job *j = job_list_push(out);
+        if (j == NULL || pg_row_to_run(r, row, j) != JOBD_OK) {
             if (j != NULL)
                 out->n--;
             return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
@@ -219,14 +274,17 @@ pg_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
         queues,
     };
     PGresult *r = NULL;
-    if (types != NULL)
+    bool run_only = types != NULL && req->run_only;
+    if (run_only)
+        rc = pg_exec(s, &st_claim_types_run, 6, vals, &r, err);
+    else if (types != NULL)
         rc = pg_exec(s, &st_claim_types, 6, vals, &r, err);
     else if (queues != NULL)
         rc = pg_exec(s, &st_claim_queues, 6, vals, &r, err);
     else
         rc = pg_exec(s, &st_claim_any, 5, vals, &r, err);
     if (rc == JOBD_OK)
-        rc = pg_append_rows(r, out, err);
+        rc = run_only ? append_runs(r, out, err) : pg_append_rows(r, out, err);
     PQclear(r);
 sort:
     /* What the limited path got is committed: hand it out, not back to the

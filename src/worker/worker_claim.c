@@ -205,6 +205,7 @@ wk_maybe_claim(struct worker *w, int64_t now)
         .lease_ms = w->cfg.lease_ms,
         .wait_ms = !hint && !w->backlog && !timer_fired ? claim_wait_ms(w) : 0,
         .interrupt = &w->stop_req,
+        .run_only = true, /* dispatch, the sort and events.started use no more */
     };
     int64_t held = 0;
     req.held_until_us = &held;

@@ -362,6 +362,81 @@ TEST(claim_order_filters_and_paused_queues)
     done(st);
 }
 
+/*
+ * A worker's claim (claim_req.run_only) brings back what a run needs, in
+ * claim order, and not the rest of the row (less to convert and send per
+ * job: docs/WORKER.md "How the loop works"); a claim without it brings every field.
+ */
+TEST(a_run_only_claim_brings_what_a_run_needs_and_no_more)
+{
+    struct manual_clock mc;
+    manual_clock_init(&mc, 1800000000000000LL);
+    struct store *st = fresh_store(&mc);
+    struct jobd_error e = {0};
+    struct job_spec specs[3] = {
+        {.type = "r", .queue = "q1", .payload = "{\"n\":1}", .priority = 0},
+        {.type = "r",
+         .queue = "q2",
+         .payload = "{\"n\":2}",
+         .priority = 7,
+         .idempotency_key = "k2",
+         .timeout_ms = 1500,
+         .run_at_us = 1800000000000000LL - 10},
+        {.type = "r", .queue = "q1", .payload = "{\"n\":3}", .priority = 0},
+    };
+    struct job out[3] = {{0}};
+    ASSERT_OK(store_enqueue_batch(st, specs, 3, out, NULL, &e), &e);
+    manual_clock_advance(&mc, 250000);
+    const char *types[] = {"r"};
+    for (int full = 0; full < 2; full++) {
+        struct claim_req req = {.worker_id = "w",
+                                .limit = 2,
+                                .types = types,
+                                .n_types = 1,
+                                .lease_ms = 1000,
+                                .run_only = !full};
+        struct job_list l = {0};
+        ASSERT_OK(store_claim(st, &req, &l, &e), &e);
+        if (full) {
+            ASSERT_EQ(l.n, 1);
+            ASSERT_EQ(l.v[0].id, out[2].id);
+            ASSERT_STR_EQ(l.v[0].worker_id, "w");
+            ASSERT_EQ(l.v[0].created_at_us, 1800000000000000LL);
+            ASSERT_EQ(l.v[0].lease_expires_at_us, 1800000000250000LL + 1000000);
+            ASSERT_EQ(l.v[0].max_attempts, 25);
+            job_list_fini(&l);
+            continue;
+        }
+        ASSERT_EQ(l.n, 2);
+        const struct job *a = &l.v[0], *b = &l.v[1];
+        ASSERT_EQ(a->id, out[1].id); /* priority 7 first */
+        ASSERT_EQ(b->id, out[0].id);
+        ASSERT_STR_EQ(a->queue, "q2");
+        ASSERT_STR_EQ(a->type, "r");
+        ASSERT_STR_EQ(a->payload, "{\"n\":2}");
+        ASSERT_EQ(a->status, JOB_RUNNING);
+        ASSERT_EQ(a->priority, 7);
+        ASSERT_EQ(a->run_at_us, 1800000000000000LL - 10);
+        ASSERT_EQ(a->attempt, 1);
+        ASSERT_EQ(a->attempt_floor, 0);
+        ASSERT_STR_EQ(a->idempotency_key, "k2");
+        ASSERT_EQ(a->timeout_ms, 1500);
+        ASSERT_EQ(a->started_at_us, 1800000000250000LL);
+        ASSERT(b->idempotency_key == NULL);
+        ASSERT_EQ(b->timeout_ms, 0);
+        ASSERT_EQ(b->scheduled_for_us, 0);
+        /* ... and nothing else of the row */
+        ASSERT(a->worker_id == NULL);
+        ASSERT_EQ(a->created_at_us, 0);
+        ASSERT_EQ(a->lease_expires_at_us, 0);
+        ASSERT_EQ(a->max_attempts, 0);
+        job_list_fini(&l);
+    }
+    for (int i = 0; i < 3; i++)
+        job_fini(&out[i]);
+    done(st);
+}
+
 TEST(idempotency_replay_and_conflict)
 {
     struct store *st = fresh_store(NULL);
@@ -634,7 +709,7 @@ static char *
 claim_plan(struct store_pg *s)
 {
     PQclear(PQexec(s->conn, "SET plan_cache_mode = force_generic_plan"));
-    PGresult *r = PQexec(s->conn, "EXPLAIN EXECUTE st_claim_types('w', 10, 60000, '{walk}',"
+    PGresult *r = PQexec(s->conn, "EXPLAIN EXECUTE st_claim_types_run('w', 10, 60000, '{walk}',"
                                   " NULL, NULL)");
     if (PQresultStatus(r) != PGRES_TUPLES_OK)
         TEST_FAIL("explain: %s", PQresultErrorMessage(r));
@@ -674,8 +749,12 @@ TEST(a_worker_claim_walks_the_claim_index_without_statistics)
                       " AND tablename = 'jobs'"),
               0);
     const char *types[] = {"walk"};
-    struct claim_req req = {
-        .worker_id = "w", .types = types, .n_types = 1, .limit = 10, .lease_ms = 60000};
+    struct claim_req req = {.worker_id = "w",
+                            .types = types,
+                            .n_types = 1,
+                            .limit = 10,
+                            .lease_ms = 60000,
+                            .run_only = true};
     struct store *loop = NULL;
     ASSERT_OK(store_open(g_url, &loop, &e), &e);
     store_offload(loop);
