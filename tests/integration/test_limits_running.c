@@ -78,12 +78,25 @@ BOTH(max_running_holds_across_four_workers)
     lt_setup("slow", "lim", "0.3", rec, ini, sizeof ini);
     lt_enqueue(&s, "slow", "lim", JOBS);
     pid_t pids[4];
-    int64_t t0 = apitest_now_ms();
     lt_start_workers(&s, ini, 4, pids);
+    /* CPU is counted from the moment the limit is reached, when every worker
+     * is up: a worker's start-up (the sanitizers' own, in the test build) is
+     * not time spent held back. */
+    int64_t deadline = apitest_now_ms() + 30000;
+    while (lt_count(&s, "lim", "running") < CAP) {
+        if (apitest_now_ms() > deadline)
+            TEST_FAIL("the workers never had %d jobs running", CAP);
+        apitest_nap_ms(10);
+    }
+    int64_t t0 = apitest_now_ms();
+    double cpu0 = 0, cpu = 0;
+    for (int i = 0; i < 4; i++)
+        cpu0 += cpu_s(pids[i]);
     long store_most = sample_store(&s);
-    double wall_s = (double)(apitest_now_ms() - t0) / 1000.0, cpu = 0;
+    double wall_s = (double)(apitest_now_ms() - t0) / 1000.0;
     for (int i = 0; i < 4; i++)
         cpu += cpu_s(pids[i]);
+    cpu -= cpu0;
     lt_stop_workers(4, pids);
     long handler_most = most_at_once(rec);
     fprintf(stderr,
@@ -103,8 +116,12 @@ BOTH(max_running_holds_across_four_workers)
         ASSERT_EQ(json_integer_value(json_object_get(j, "attempt")), 1);
     }
     json_decref(o);
-    /* No spinning: four workers held back most of the time use together less
-     * than half a core (about a sixth here; one spinning worker would take a core). */
-    ASSERT(cpu < 0.5 * wall_s);
+    /* No spinning: one worker spinning on claims takes a core by itself, so
+     * four held back most of the time must use together well under one. Not
+     * less: each job's fork is charged to its worker, and forking a process
+     * built with the sanitizers (their shadow mappings) costs tens of ms of
+     * CPU on a virtual machine: 0.5-0.6 of a core over these 40 jobs on the
+     * CI's kind of machine, across the old bound of a half. */
+    ASSERT(cpu < 0.9 * wall_s);
     srv_stop(&s);
 }
