@@ -64,7 +64,8 @@
  * since its last vacuum, at most every PLANE_VACUUM_GAP_MS, and never
  * sooner than PLANE_VACUUM_SHARE times the last vacuum's own duration after
  * it ends (so vacuuming takes at most a tenth of the plane's time: it delays
- * the other steps while it runs). Below that churn autovacuum is enough.
+ * the other steps while it runs). The count is cumulative: a quiet
+ * installation gets a cheap vacuum now and then, a busy one every 10 s.
  */
 #define PLANE_VACUUM_AFTER_ROWS 20000
 #define PLANE_VACUUM_GAP_MS 10000
