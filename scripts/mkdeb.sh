@@ -37,7 +37,7 @@ mkdir -p "$root/DEBIAN"
 mkdir -p "$work/debian"
 printf 'Source: jobd\n\nPackage: jobd\nArchitecture: any\n' >"$work/debian/control"
 # jobd_lazydeps links what jobd dlopens on first use (libpq, libcurl,
-# libmicrohttpd: cmake/lazylibs.cmake), which jobd's own ELF does not name.
+# libmicrohttpd, SQLite: cmake/lazylibs.cmake), which jobd's own ELF does not name.
 [ -x "$build/jobd_lazydeps" ] || { echo "mkdeb: $build/jobd_lazydeps is not built" >&2; exit 1; }
 deps=$(cd "$work" && dpkg-shlibdeps -O -l"$(dirname "$lib")" "$root/usr/bin/jobd" "$lib" \
        "$build/jobd_lazydeps" 2>/dev/null |

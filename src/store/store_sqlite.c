@@ -29,6 +29,7 @@
 #include "store/sqlite_wake.h"
 #include "store/store_sqlite_int.h"
 #include "store/operator_int.h"
+#include "util/lazylib.h"
 
 /* How long a connection waits for another writer's lock before giving up. */
 #define SQ_BUSY_TIMEOUT_MS 30000
@@ -564,6 +565,9 @@ store_sqlite_open(const char *path, struct store **out, struct jobd_error *err)
     *out = NULL;
     if (path == NULL || *path == '\0')
         return jobd_error_set(err, JOBD_E_INVALID, "db", "empty SQLite database path");
+    const char *why;
+    if (!lazylib_load(&lazylib_sqlite, &why))
+        return jobd_error_set(err, JOBD_E_UNAVAILABLE, "db", "%s", why);
     struct sqlite_store *s = calloc(1, sizeof *s);
     if (s == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");

@@ -46,7 +46,7 @@ grep -q 'adduser --system --group --home /var/lib/jobd' "$dir/postinst" ||
     fail "postinst does not create the jobd system user"
 grep -q '^Depends: adduser, .*libc6' "$dir/control" || fail "Depends was not computed"
 # Loaded on first use, not linked: still declared (scripts/mkdeb.sh, jobd_lazydeps).
-for pkg in libpq5 libcurl4 libmicrohttpd12; do
+for pkg in libpq5 libcurl4 libmicrohttpd12 libsqlite3-0; do
     grep -q "^Depends: .*\b$pkg\b" "$dir/control" || fail "Depends lacks $pkg: $(grep ^Depends "$dir/control")"
 done
 

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# test_lazy_libs.sh — jobd loads libpq, libcurl and libmicrohttpd only when a
-# process needs them (src/util/lazylib.h), which is what keeps a worker's
-# resident set small. Checked through /proc/PID/maps of real processes, so it
-# holds under the sanitizers and on a loaded machine alike:
+# test_lazy_libs.sh — jobd loads libpq, libcurl, libmicrohttpd and SQLite
+# only when a process needs them (src/util/lazylib.h), which is what keeps a
+# worker's resident set small. Checked through /proc/PID/maps of real
+# processes, so it holds under the sanitizers and on a loaded machine alike:
 #   - a SQLite `jobd worker` with an exec handler, after running a job, maps
-#     none of the three, nor OpenSSL or GnuTLS (libpq's and libcurl's TLS);
+#     SQLite and none of the other three, nor OpenSSL or GnuTLS (libpq's and
+#     libcurl's TLS);
 #   - a worker with an http handler maps libcurl, not libpq or libmicrohttpd;
 #   - `jobd server` maps libmicrohttpd;
 #   - a PostgreSQL worker ($JOBD_TEST_PG_URL, under scripts/with-pg.sh) maps
-#     libpq, not libcurl or libmicrohttpd, and does not start Kerberos
-#     (gssencmode=disable by default), unless the URL or PGGSSENCMODE asks;
+#     libpq, not SQLite, libcurl or libmicrohttpd, and does not start
+#     Kerberos (gssencmode=disable by default), unless the URL or
+#     PGGSSENCMODE asks; nor does a libjobd program with C handlers
+#     (examples/c_worker) map SQLite;
 #   - a library missing at run time is a clear error naming it (the
 #     JOBD_TEST_LAZYLIB_MISSING seam of JOBD_TEST_HOOKS builds).
 # Needs JOBD_BIN (set by CTest); Linux only (/proc).
@@ -86,6 +89,7 @@ kill -0 "$wpid" 2>/dev/null || fail "the exec worker exited"
 for lib in libpq libcurl libmicrohttpd libssl libcrypto libgnutls; do
     expect_unmapped "$wpid" "$lib" "a SQLite worker with exec handlers"
 done
+expect_mapped "$wpid" libsqlite3 "a SQLite worker"
 echo "SQLite exec worker: none of libpq, libcurl, libmicrohttpd, OpenSSL, GnuTLS mapped" \
     "(VmRSS $(awk '/^VmRSS/ { print $2, $3 }' "/proc/$wpid/status"))"
 
@@ -128,6 +132,25 @@ if [ -n "${JOBD_TEST_PG_URL:-}" ]; then
     echo "PostgreSQL: Kerberos not started by default; gssencmode from the URL or PGGSSENCMODE kept"
     expect_unmapped "$ppid" libcurl "a PostgreSQL worker with exec handlers"
     expect_unmapped "$ppid" libmicrohttpd "a worker"
+    expect_unmapped "$ppid" libsqlite3 "a PostgreSQL worker"
+    # libjobd (the C worker of the benchmarks is such a program) likewise.
+    cw="${JOBD_BUILD:-/nonexistent}/examples/c_worker"
+    if [ -x "$cw" ]; then
+        "$cw" "$JOBD_TEST_PG_URL" 2>"$dir/c-worker-pg.log" &
+        cpid=$!
+        pids+=("$cpid")
+        for _ in $(seq 100); do
+            has "$cpid" libpq && break
+            kill -0 "$cpid" 2>/dev/null || fail "examples/c_worker exited on PostgreSQL"
+            sleep 0.1
+        done
+        expect_mapped "$cpid" libpq "examples/c_worker on PostgreSQL"
+        expect_unmapped "$cpid" libsqlite3 "examples/c_worker on PostgreSQL"
+        echo "libjobd C worker on PostgreSQL: SQLite not mapped" \
+            "(VmRSS $(awk '/^VmRSS/ { print $2, $3 }' "/proc/$cpid/status"))"
+    else
+        echo "no $cw: the libjobd C worker is not checked"
+    fi
 else
     echo "no JOBD_TEST_PG_URL: the PostgreSQL worker is not checked (run under scripts/with-pg.sh)"
 fi
@@ -143,6 +166,15 @@ if grep -q '^JOBD_TEST_HOOKS:BOOL=ON' "${JOBD_BUILD:-/nonexistent}/CMakeCache.tx
         fail "the missing libpq is not named: $(cat "$dir/missing.log")"
     [ "$rc" -eq 3 ] || fail "a missing libpq exited $rc, not 3"
     echo "missing libpq: $(grep 'cannot load' "$dir/missing.log")"
+    set +e
+    JOBD_TEST_LAZYLIB_MISSING=libsqlite3.so.0 "$JOBD" worker --db "sqlite:$dir/other.db" \
+        --config "$dir/exec.ini" 2>"$dir/missing-sqlite.log"
+    rc=$?
+    set -e
+    grep -q 'cannot load libsqlite3.so.0 (needed for SQLite stores' "$dir/missing-sqlite.log" ||
+        fail "the missing SQLite is not named: $(cat "$dir/missing-sqlite.log")"
+    [ "$rc" -eq 3 ] || fail "a missing SQLite exited $rc, not 3"
+    echo "missing SQLite: $(grep 'cannot load' "$dir/missing-sqlite.log")"
 else
     echo "this jobd was built without JOBD_TEST_HOOKS: the missing-library seam is not checked"
 fi
