@@ -15,6 +15,7 @@
 #include "core/duration.h"
 #include "core/err.h"
 #include "core/json.h"
+#include "core/num.h"
 #include "core/timefmt.h"
 
 const char *const jobjson_job_fields[] = {
@@ -68,7 +69,7 @@ timeout_s(int64_t ms)
 json_t *
 jobjson_seconds(double s)
 {
-    return json_real(round(s * 1000.0) / 1000.0);
+    return json_real(num_round(s * 1000.0) / 1000.0);
 }
 
 /* json_object_set_new that remembers failure instead of checking each call. */
@@ -303,7 +304,7 @@ jobjson_get_seconds_ms(json_t *o, const char *key, const char *prefix, double ma
     if (!isfinite(s) || s < 0 || s > max_s)
         return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, key),
                               "%s must be between 0 and %g seconds", f, max_s);
-    *out_ms = (int64_t)llround(s * 1000.0);
+    *out_ms = (int64_t)num_round(s * 1000.0);
     return JOBD_OK;
 }
 

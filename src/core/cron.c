@@ -13,12 +13,12 @@
 #include "core/cron.h"
 
 #include <ctype.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/err.h"
+#include "core/num.h"
 #include "core/timefmt.h"
 #include "util/icu.h"
 
@@ -576,11 +576,11 @@ zone_segment_at(struct cron_zone *z, int64_t t)
     int32_t dst = icu->ucal_get(z->cal, UCAL_DST_OFFSET, &st);
     seg.offset = time_floor_div((int64_t)zo + dst, 1000);
     if (icu->ucal_getTimeZoneTransitionDate(z->cal, UCAL_TZ_TRANSITION_NEXT, &when, &st))
-        seg.end = (int64_t)ceil(when / 1000.0);
+        seg.end = -time_floor_div(num_floor_i64(-when), 1000); /* ceil(when / 1000) */
     else
         seg.end = INT64_MAX;
     if (icu->ucal_getTimeZoneTransitionDate(z->cal, UCAL_TZ_TRANSITION_PREVIOUS_INCLUSIVE, &when, &st))
-        seg.start = (int64_t)floor(when / 1000.0);
+        seg.start = time_floor_div(num_floor_i64(when), 1000); /* floor(when / 1000) */
     else
         seg.start = INT64_MIN;
     if (U_FAILURE(st))

@@ -6,12 +6,14 @@
  * initialisers, GSSAPI, LDAP...): ~6 MB of a worker's 10.5 MB resident set,
  * although a SQLite worker with exec handlers calls none of them. SQLite
  * is the same the other way round: ~0.25 MB of a process on PostgreSQL or
- * on a jobd server, which never opens a SQLite file. So the binary is
- * linked against small stubs (lazy_pq.c, lazy_curl.c, lazy_mhd.c,
- * lazy_sqlite.c) that carry the libraries' own function names and forward
- * each call to the real library, dlopen'ed (by the soname the build found)
- * the first time one is needed. The callers do not change: they include
- * the libraries' headers and call PQexec() or sqlite3_step() as before.
+ * on a jobd server, which never opens a SQLite file, and ~0.3 MB more for
+ * libm, which only SQLite loads now (jobd does not use it: core/num.h). So
+ * the binary is linked against small stubs (lazy_pq.c, lazy_curl.c,
+ * lazy_mhd.c, lazy_sqlite.c) that carry the libraries' own function names
+ * and forward each call to the real library, dlopen'ed (by the soname the
+ * build found) the first time one is needed. The callers do not change:
+ * they include the libraries' headers and call PQexec() or sqlite3_step()
+ * as before.
  *
  * The entry points that need a library (a postgres:// or sqlite: store, an
  * http(s):// store, an http handler, the HTTP client, the API server) call

@@ -11,8 +11,8 @@
 #   - a PostgreSQL worker ($JOBD_TEST_PG_URL, under scripts/with-pg.sh) maps
 #     libpq, not SQLite, libcurl or libmicrohttpd, and does not start
 #     Kerberos (gssencmode=disable by default), unless the URL or
-#     PGGSSENCMODE asks; nor does a libjobd program with C handlers
-#     (examples/c_worker) map SQLite;
+#     PGGSSENCMODE asks; neither it nor a libjobd program with C handlers
+#     (examples/c_worker) maps SQLite or libm (which only SQLite needs);
 #   - a library missing at run time is a clear error naming it (the
 #     JOBD_TEST_LAZYLIB_MISSING seam of JOBD_TEST_HOOKS builds).
 # Needs JOBD_BIN (set by CTest); Linux only (/proc).
@@ -36,6 +36,15 @@ maps() { awk 'NF >= 6 { print $6 }' "/proc/$1/maps" | sort -u; }
 has() { maps "$1" | grep -q "/$2[.]so"; }
 expect_mapped() { has "$1" "$2" || fail "$3 has not loaded $2"; }
 expect_unmapped() { ! has "$1" "$2" || fail "$3 has loaded $2: $(maps "$1" | grep "/$2[.]so")"; }
+
+# Neither jobd nor libjobd names SQLite (loaded on first use) or libm (not
+# used: core/num.h) among the libraries it needs, sanitizers or not.
+for elf in "$JOBD" "${JOBD_BUILD:-/nonexistent}/libjobd.so"; do
+    [ -e "$elf" ] || continue
+    needed=$(objdump -p "$elf" | awk '$1 == "NEEDED" { print $2 }')
+    ! printf '%s\n' "$needed" | grep -Eq '^lib(m|sqlite3)[.]so' ||
+        fail "$elf needs $(printf '%s\n' "$needed" | grep -E '^lib(m|sqlite3)[.]so' | tr '\n' ' ')"
+done
 
 db="sqlite:$dir/jobs.db"
 cat >"$dir/stamp.sh" <<EOF
@@ -133,6 +142,8 @@ if [ -n "${JOBD_TEST_PG_URL:-}" ]; then
     expect_unmapped "$ppid" libcurl "a PostgreSQL worker with exec handlers"
     expect_unmapped "$ppid" libmicrohttpd "a worker"
     expect_unmapped "$ppid" libsqlite3 "a PostgreSQL worker"
+    # libm: only SQLite needs it (core/num.h); a sanitizer runtime (libasan) links it itself.
+    has "$ppid" libasan || expect_unmapped "$ppid" libm "a PostgreSQL worker"
     # libjobd (the C worker of the benchmarks is such a program) likewise.
     cw="${JOBD_BUILD:-/nonexistent}/examples/c_worker"
     if [ -x "$cw" ]; then
@@ -146,7 +157,8 @@ if [ -n "${JOBD_TEST_PG_URL:-}" ]; then
         done
         expect_mapped "$cpid" libpq "examples/c_worker on PostgreSQL"
         expect_unmapped "$cpid" libsqlite3 "examples/c_worker on PostgreSQL"
-        echo "libjobd C worker on PostgreSQL: SQLite not mapped" \
+        has "$cpid" libasan || expect_unmapped "$cpid" libm "examples/c_worker on PostgreSQL"
+        echo "libjobd C worker on PostgreSQL: neither SQLite nor libm mapped" \
             "(VmRSS $(awk '/^VmRSS/ { print $2, $3 }' "/proc/$cpid/status"))"
     else
         echo "no $cw: the libjobd C worker is not checked"
