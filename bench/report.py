@@ -114,10 +114,18 @@ class Report:
         return self.best_shared(["sql-ceiling"], "throughput", "process_jobs_per_s",
                                 lambda s, k: k[0].startswith("B:"))
 
-    def ceiling_jobd(self):
-        g = group(self.ok(self.ceil), lambda r: r.get("concurrency"))
-        vals = {c: med([r.get("process_jobs_per_s") for r in v]) for c, v in g.items()}
+    def ceil_rows(self, prefix):
+        """ceiling.jsonl's runs of one statement set ("jobd" or "B:"), grouped by client count."""
+        return group([r for r in self.ok(self.ceil) if str(r.get("variant", "")).startswith(prefix)],
+                     lambda r: r.get("concurrency"))
+
+    def ceiling_of(self, prefix):
+        """(best client count's median jobs/s, {clients: median}) of ceiling.jsonl's runs of prefix."""
+        vals = {c: med([r.get("process_jobs_per_s") for r in v]) for c, v in self.ceil_rows(prefix).items()}
         return max(vals.values(), default=None), vals
+
+    def ceiling_jobd(self):
+        return self.ceiling_of("jobd")
 
     # ---- sections -----------------------------------------------------------------
     def sec_enqueue(self):
@@ -187,11 +195,17 @@ class Report:
 
     def sec_ceiling(self):
         rows = []
-        for c, v in sorted(group(self.ok(self.ceil), lambda r: r.get("concurrency")).items()):
-            rows.append(["jobd's own statements (claim 100 + complete_batch, from store_pg_*.c)", c,
-                         fmt(med([r["process_jobs_per_s"] for r in v]))])
+        # bench/sql/ceiling.py: jobd's statements and B interleaved on one server
+        paired = bool(self.ceil_rows("B:"))
+        for prefix in ("jobd", "B:"):
+            for c, v in sorted(self.ceil_rows(prefix).items()):
+                xs = [r["process_jobs_per_s"] for r in v]
+                what = ("seed design, " if prefix == "B:" else "") + v[0]["variant"]
+                what += " (interleaved, one server)" if paired else ""
+                rows.append([what, c, fmt(med(xs)) if len(xs) == 1 else
+                             f"{fmt(med(xs))} (median of {len(xs)}: {fmt(min(xs))}–{fmt(max(xs))})"])
         for (var, n, c), v in sorted(self.shared_med("sql-ceiling", "throughput", "process_jobs_per_s").items()):
-            rows.append([f"seed design, {var}", c, fmt(v)])
+            rows.append([f"seed design, {var} (shared harness)", c, fmt(v)])
         for (var, n, c), v in sorted(self.shared_med("pgbench", "tps", "tps").items()):
             rows.append([f"pgbench {var} (transactions/s)", c, fmt(v)])
         return table(["what pgbench ran", "clients", "jobs/s"], rows)
@@ -230,6 +244,15 @@ class Report:
 
         ceilB, ceilB_name = self.ceiling_seed_b()
         ceilJ, _ = self.ceiling_jobd()
+        # The issue's first target: jobd's own SQL ceiling against B, both from
+        # bench/sql/ceiling.py (interleaved runs on one server, medians).
+        pairB, valsB = self.ceiling_of("B:")
+        if ceilJ and pairB:
+            reps = max((len(v) for v in self.ceil_rows("B:").values()), default=0)
+            row("SQL ceiling of jobd's own statements / SQL ceiling B", "≥ 95 %",
+                f"{100 * ceilJ / pairB:.0f} % ({fmt(ceilJ)} / {fmt(pairB)})", ceilJ / pairB >= 0.95,
+                f"bench/sql/ceiling.py: the two interleaved on one server, the median of {reps} runs "
+                "at each client count, the best count of each")
         # The issue's processing target: jobd in the shared harness with the
         # local queue of Graphile Worker's batched variant (jobd.mjs's default
         # prefetch), at the harness's concurrency.

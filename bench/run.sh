@@ -6,7 +6,8 @@
 #      shared harness's) and runs jobd's own measurements on it and on SQLite
 #      (bench/jobd_bench.c): enqueue rates, processing rates with C and exec
 #      handlers for 1, 2, 4 and 8 workers, lateness, scaling, memory;
-#   3. the SQL ceiling of jobd's own statements (bench/sql/ceiling.py);
+#   3. the SQL ceiling of jobd's own statements and the seed design's ceiling B,
+#      interleaved on a fresh server, CEIL_REPS times each (bench/sql/ceiling.py);
 #   4. the shared harness with the peers and jobd's adapter, in the same run
 #      (bench/peers/run-shared.sh);
 #   5. bench/report.py: tables and ratios into docs/BENCHMARKS.md (between its
@@ -22,7 +23,7 @@
 #   BACKENDS="pg sqlite" WORKERS="1 2 4 8" N=20000 ENQ1_N=20000 EXEC_N=2000
 #   LAT_N=2000 LAT_SPREAD_MS=10000 LAT_NOW_N=500 LAT_NOW_SPREAD_MS=5000
 #   SCALE_SIZES="10000 100000 1000000"
-#   SCALE_FUTURE=10000 SCALE_K=5000 CEIL_N=200000 SHARED=1 (0 = skip the peers)
+#   SCALE_FUTURE=10000 SCALE_K=5000 CEIL_N=200000 CEIL_REPS=3 SHARED=1 (0 = skip the peers)
 #   ROUTE_SIZES="10000 1000000" ROUTE_REQUESTS=200 (bench/routes.sh: p50/p99 per read-side route)
 #   WRK_CONNS="10 50" WRK_S=10 (bench/wrk.sh: one job per request driven by wrk, into wrk.jsonl)
 #   CLIENTS="python node" CLIENT_S=3 (the same from ordinary clients at 10 connections, into wrk.jsonl)
@@ -44,7 +45,7 @@ if [ "${QUICK:-0}" = 1 ]; then
     : "${LAT_NOW_SPREAD_MS:=1000}"
     : "${LAT_SPREAD_MS:=2000}" "${SCALE_SIZES:=10000 50000}" "${SCALE_FUTURE:=5000}" "${SCALE_K:=3000}"
     : "${ROUTE_SIZES:=10000 50000}" "${ROUTE_REQUESTS:=50}" "${WRK_S:=3}" "${CLIENT_S:=2}"
-    : "${CEIL_N:=20000}" "${CEIL_CLIENTS:=4}"
+    : "${CEIL_N:=20000}" "${CEIL_CLIENTS:=4}" "${CEIL_REPS:=1}"
     export N_PEERS=${N_PEERS:-3000} LAT_JOBS=${LAT_JOBS:-300} LAT_SPREAD_MS ENQ1_N
     export CEIL_VARIANTS=${CEIL_VARIANTS:-b} PGBENCH_SECONDS=${PGBENCH_SECONDS:-2}
 fi
@@ -68,6 +69,7 @@ CLIENTS=${CLIENTS:-python node}
 CLIENT_S=${CLIENT_S:-3}
 export CEIL_N=${CEIL_N:-200000}
 export CEIL_CLIENTS=${CEIL_CLIENTS:-4 8}
+CEIL_REPS=${CEIL_REPS:-3}
 SHARED=${SHARED:-1}
 REPORT=${REPORT:-1}
 STEP_TIMEOUT_S=${STEP_TIMEOUT_S:-300}
@@ -190,10 +192,16 @@ for be in $BACKENDS; do
 done
 rm -f "$JOBD_BENCH_TMP"/bench.db*
 
-# ---- the SQL ceiling of jobd's statements ------------------------------------------------------
+# ---- the SQL ceilings: jobd's own statements and the seed design's B ----------------------------
+# Interleaved on one fresh server (the steps above leave a million-row database, its
+# autovacuum and their WAL behind), CEIL_REPS runs of each at each client count:
+# bench/sql/ceiling.py; report.py holds the medians against each other.
 if [[ " $BACKENDS " == *" pg "* ]]; then
-    step "$OUT/ceiling.jsonl" env BENCH_PG_URL="$PGURL_BASE" JOBD_BIN="$JOBD" CEIL_TMP="$JOBD_BENCH_TMP" \
-        python3 bench/sql/ceiling.py
+    bench/harness/pg.sh stop >/dev/null 2>&1
+    say "pg.sh start (fresh, for the ceilings): $(bench/harness/pg.sh start)"
+    STEP_TIMEOUT_S=$(( STEP_TIMEOUT_S > 1200 ? STEP_TIMEOUT_S : 1200 )) \
+        step "$OUT/ceiling.jsonl" env BENCH_PG_URL="$PGURL_BASE" JOBD_BIN="$JOBD" CEIL_TMP="$JOBD_BENCH_TMP" \
+        CEIL_REPS="$CEIL_REPS" python3 bench/sql/ceiling.py
     bench/harness/pg.sh stop
 fi
 

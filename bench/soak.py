@@ -24,14 +24,18 @@ run_at and created_at), table and index sizes of jobd.jobs and
 jobd.jobs_done, dead tuples, and jobs still pending that were due over 10 s
 ago. At the end it prints one JSON line per sample and a summary line with
 the least-squares slope of each series per minute and its change over the
-run relative to the mean, and checks that nothing was lost (every offered
+run relative to the mean, the same change over the steady part only (from
+SOAK_WARMUP_MIN on: the tables start empty and take minutes to reach the size
+the churn keeps them at), and checks that nothing was lost (every offered
 job is accounted for: succeeded, dead, cancelled, or pending not yet due).
 
 Env: SOAK_MIN (30), SOAK_FRACTION (0.5), SOAK_CAPACITY (measured),
 SOAK_SAMPLE_S (60), SOAK_PROBE_N (60000), SOAK_CONCURRENCY (10),
-JOBD_BIN (build-bench/jobd), JOBD_BENCH_BIN (build-bench/jobd_bench),
+SOAK_WARMUP_MIN (a third of SOAK_MIN), JOBD_BIN (build-bench/jobd), JOBD_BENCH_BIN (build-bench/jobd_bench),
 BENCH_PG_PORT (55434), BENCH_PG_DIR (/tmp/jobd-soak-pg), SOAK_OUT (a
-directory for the JSON lines and logs; default bench/results/soak-<UTC>).
+directory for the JSON lines (soak.jsonl, also on stdout), the logs and
+PostgreSQL's per-table and per-index statistics at the end
+(pg-stats-at-end.txt); default bench/results/soak-<UTC>).
 Stdlib only.
 """
 
@@ -54,6 +58,7 @@ FRACTION = float(os.environ.get("SOAK_FRACTION", "0.5"))
 SAMPLE_S = float(os.environ.get("SOAK_SAMPLE_S", "60"))
 PROBE_N = int(os.environ.get("SOAK_PROBE_N", "60000"))
 CONC = os.environ.get("SOAK_CONCURRENCY", "10")
+WARMUP_MIN = float(os.environ.get("SOAK_WARMUP_MIN", str(MINUTES / 3)))
 PORT = os.environ.get("BENCH_PG_PORT", "55434")
 OUT = os.environ.get("SOAK_OUT") or os.path.join(
     ROOT, "bench/results", "soak-" + time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
@@ -178,19 +183,38 @@ def slope(xs, ys):
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / d if d else 0.0
 
 
-def summarize(samples, rate, offered):
+def changes(samples, key):
+    """(slope per minute, change over the span relative to the mean, in %)."""
     t = [s["t_min"] for s in samples]
+    ys = [s[key] for s in samples]
+    b = slope(t, ys)
+    mean = sum(ys) / len(ys) if ys else 0
+    span = (t[-1] - t[0]) if len(t) > 1 else 0
+    return b, (round(100 * b * span / mean, 1) if mean else 0.0)
+
+
+def summarize(samples, rate, offered):
+    steady = [s for s in samples if s["t_min"] >= WARMUP_MIN]
     out = {"bench": "soak", "minutes": MINUTES, "offered_per_s": round(rate, 1),
-           "offered": offered, "samples": len(samples), "slopes_per_min": {}, "change_pct": {}}
+           "offered": offered, "samples": len(samples), "slopes_per_min": {}, "change_pct": {},
+           "warmup_min": WARMUP_MIN, "change_pct_steady": {}}
     for k in ("rate", "claim_p99_ms", "jobs_heap_b", "jobs_idx_b", "done_heap_b", "done_idx_b",
               "dead_tuples", "overdue_pending", "succeeded_unarchived"):
-        ys = [s[k] for s in samples]
-        b = slope(t, ys)
-        mean = sum(ys) / len(ys) if ys else 0
+        b, pct = changes(samples, k)
         out["slopes_per_min"][k] = round(b, 3)
-        span = (t[-1] - t[0]) if len(t) > 1 else 0
-        out["change_pct"][k] = round(100 * b * span / mean, 1) if mean else 0.0
+        out["change_pct"][k] = pct
+        if len(steady) > 1:
+            out["change_pct_steady"][k] = changes(steady, k)[1]
     return out
+
+
+PG_STATS_SQL = (
+    "select relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del, n_dead_tup, vacuum_count,"
+    " autovacuum_count from pg_stat_user_tables where schemaname = 'jobd' order by relname;"
+    " select indexrelname, idx_scan, idx_tup_read, idx_tup_fetch,"
+    " pg_size_pretty(pg_relation_size(indexrelid)) from pg_stat_user_indexes"
+    " where relname = 'jobs' order by idx_tup_read desc;"
+    " select checkpoints_timed, checkpoints_req, buffers_checkpoint from pg_stat_bgwriter")
 
 
 def run():
@@ -237,6 +261,8 @@ def run():
                 prev = (s["finished"], tick)
                 samples.append(s)
                 print(json.dumps(s), flush=True)
+                with open(os.path.join(OUT, "soak.jsonl"), "a") as f:
+                    f.write(json.dumps(s) + "\n")
                 next_sample += SAMPLE_S
             time.sleep(max(0.0, 0.2 - (time.monotonic() - tick)))
         for _, ids in cancel_later:
@@ -249,6 +275,11 @@ def run():
         summary["final_counts"] = {k: int(v) for k, v in counts.items()}
         summary["lost"] = offered - sum(summary["final_counts"].values())
         print(json.dumps(summary), flush=True)
+        with open(os.path.join(OUT, "soak.jsonl"), "a") as f:
+            f.write(json.dumps(summary) + "\n")
+        with open(os.path.join(OUT, "pg-stats-at-end.txt"), "w") as f:
+            f.write(subprocess.run([f"{PGBIN}/psql", url, "-X", "-c", PG_STATS_SQL], text=True,
+                                   capture_output=True, timeout=120).stdout)
         return 0 if summary["lost"] == 0 else 1
     finally:
         stop(worker)

@@ -79,9 +79,13 @@ check "bad handler is named" "\"$out\"" "'--handler must be c or exec' in o"
 
 if [ -n "${JOBD_TEST_PG_URL:-}" ]; then
     out=$(BENCH_PG_URL="$JOBD_TEST_PG_URL" PGBIN="${JOBD_TEST_PG_BIN:-/usr/lib/postgresql/15/bin}" \
-        CEIL_N=2000 CEIL_CLIENTS=2 CEIL_TMP="$dir" python3 "$SRC/bench/sql/ceiling.py" 2>>"$dir/log")
-    check "SQL ceiling with jobd's statements" "$out" "o['completed'] == 2000 and o['not_completed'] == 0 and 'error' not in o"
+        CEIL_N=2000 CEIL_CLIENTS=2 CEIL_REPS=2 CEIL_TMP="$dir" python3 "$SRC/bench/sql/ceiling.py" 2>>"$dir/log")
     echo "$out" >"$dir/ceiling.jsonl"
+    # two repetitions, each of ceiling B and of jobd's statements, B first in the first, jobd first in the second
+    order=$(python3 -c "import json,sys; print(' '.join(json.loads(l)['variant'][:2] for l in sys.stdin))" <"$dir/ceiling.jsonl")
+    check "SQL ceilings interleaved: B, jobd, jobd, B" "\"$order\"" "o == \"B: jo jo B:\""
+    check "SQL ceiling with jobd's statements" "$(grep -m1 '"variant": "jobd' "$dir/ceiling.jsonl")" "o['completed'] == 2000 and o['not_completed'] == 0 and 'error' not in o and 'st_claim_types_run' in o['variant']"
+    check "SQL ceiling B beside it" "$(grep -m1 '"B: ' "$dir/ceiling.jsonl")" "o['completed'] == 2000 and o['not_completed'] == {} and 'error' not in o"
     grep -q 'FOR UPDATE SKIP LOCKED' "$dir/jobd_cycle.pgbench" && pass=$((pass + 1)) \
         || { fails=$((fails + 1)); echo "FAIL the extracted claim lacks FOR UPDATE SKIP LOCKED"; }
 elif [ -n "${JOBD_TEST_REQUIRE_PG:-}" ]; then
