@@ -22,7 +22,10 @@
 /* $1 now (NULL = the server's). */
 STMT(st_clock_now, "SELECT " PG_TS_US(PG_NOW("$1")));
 
-/* $1 now, $2 back (microseconds): jobs due by the old clock become due now. */
+/* $1 now, $2 back (microseconds): jobs due by the old clock become due now.
+ * A scan of jobs: no index leads with run_at over every type (migration
+ * 16 dropped jobs_next_run, which each enqueue paid for), and this runs
+ * only when the clock went back. */
 STMT(st_clock_jobs_due,
      "UPDATE jobd.jobs SET run_at = " PG_NOW("$1") " "
      "WHERE status = 'pending' AND run_at > " PG_NOW("$1") " "

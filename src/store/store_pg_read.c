@@ -23,8 +23,11 @@ PG_STMT(st_get, "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs WHERE id = $1::bi
 
 /*
  * $1 worker, $2 limit, $3 lease_ms, $4 types (NULL = any), $5 now, [$6 queues].
- * Without queues the ordered scan is jobs_claim_any; with queues, one ordered
- * scan of jobs_claim_queue per queue (LATERAL), merged and cut to the limit.
+ * Without types (libjobd's jobd_claim; workers always name theirs): one
+ * ordered walk of jobs_claim_queue per queue (LATERAL), merged and cut to
+ * the limit; the queues are $6, or without it those with pending jobs,
+ * found by a skip scan of the same index (one probe per queue), so no
+ * index over every pending job in claim order is needed (migration 16).
  * The returned rows are in no particular order: the caller sorts them.
  * `due` is MATERIALIZED so the locking LIMIT runs once (see st_reap), and
  * the rows are then found by primary key (= ANY(ARRAY(...))): joining the
@@ -53,29 +56,35 @@ PG_STMT(st_get, "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs WHERE id = $1::bi
 /* clang-format on */
 
 /* clang-format off */
+#define CLAIM_DUE_QUEUES(from)                                                          \
+     "due AS MATERIALIZED ("                                                            \
+     "  SELECT c.id FROM " from                                                         \
+     "  CROSS JOIN LATERAL ("                                                           \
+     "    SELECT id, priority, run_at FROM jobd.jobs"                                   \
+     "     WHERE queue = qn.name AND status = 'pending' AND run_at <= " PG_NOW("$5")    \
+     "       AND ($4::text[] IS NULL OR type = ANY($4::text[]))"                        \
+     "     ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) c"  \
+     "  WHERE NOT EXISTS (SELECT 1 FROM jobd.queues p WHERE p.name = qn.name"           \
+     "                    AND (" QLIMITS_HELD_PG "))"                                   \
+     "  ORDER BY c.priority DESC, c.run_at, c.id LIMIT $2::int) "
+/* The queues of pending jobs, one probe of jobs_claim_queue each (a NULL ends it). */
+#define PENDING_QUEUES                                                                  \
+     "WITH RECURSIVE qs AS ("                                                           \
+     "  (SELECT queue AS name FROM jobd.jobs WHERE status = 'pending'"                  \
+     "    ORDER BY queue LIMIT 1)"                                                      \
+     "  UNION ALL"                                                                      \
+     "  SELECT (SELECT queue FROM jobd.jobs WHERE status = 'pending' AND queue > qs.name" \
+     "           ORDER BY queue LIMIT 1) FROM qs WHERE qs.name IS NOT NULL), "
+
 PG_STMT(st_claim_any,
-     "WITH due AS MATERIALIZED ("
-     "  SELECT id FROM jobd.jobs"
-     "   WHERE status = 'pending' AND run_at <= " PG_NOW("$5")
-     "     AND ($4::text[] IS NULL OR type = ANY($4::text[]))"
-     "     AND queue NOT IN (SELECT name FROM jobd.queues WHERE " QLIMITS_HELD_PG ")"
-     "   ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) "
+     PENDING_QUEUES
+     CLAIM_DUE_QUEUES("(SELECT name FROM qs WHERE name IS NOT NULL) qn")
      CLAIM_SET);
 
 PG_STMT(st_claim_queues,
-     "WITH due AS MATERIALIZED ("
-     "  SELECT c.id FROM (SELECT DISTINCT unnest($6::text[]) AS name) qn"
-     "  CROSS JOIN LATERAL ("
-     "    SELECT id, priority, run_at FROM jobd.jobs"
-     "     WHERE queue = qn.name AND status = 'pending' AND run_at <= " PG_NOW("$5")
-     "       AND ($4::text[] IS NULL OR type = ANY($4::text[]))"
-     "     ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) c"
-     "  WHERE NOT EXISTS (SELECT 1 FROM jobd.queues p WHERE p.name = qn.name"
-     "                    AND (" QLIMITS_HELD_PG "))"
-     "  ORDER BY c.priority DESC, c.run_at, c.id LIMIT $2::int) "
+     "WITH " CLAIM_DUE_QUEUES("(SELECT DISTINCT unnest($6::text[]) AS name) qn")
      CLAIM_SET);
 /* clang-format on */
-
 
 /*
  * With types (a worker always names them): one ordered walk of
@@ -83,8 +92,9 @@ PG_STMT(st_claim_queues,
  * type with no jobs costs one index probe whatever the backlog. $6 queues
  * (NULL = any) only filters. "status NOT IN ('running', 'succeeded')"
  * (= pending in jobs) is the predicate of the per-type indexes only
- * (migration 8), which leave finished rows out; the planner cannot walk jobs_claim_any / jobs_next_run hoping to meet the type soon,
- * which for a type with no pending jobs would read every pending job.
+ * (migration 8), which leave finished rows out; the planner cannot walk
+ * an index without the type (jobs_claim_queue) hoping to meet the type
+ * soon, which for a type with no pending jobs would read every pending job.
  */
 /* clang-format off */
 #define CLAIM_DUE_TYPES                                                                 \
@@ -115,12 +125,27 @@ PG_STMT(st_next_run_at_types,
      "   ORDER BY run_at LIMIT 1) x");
 /* clang-format on */
 
-/* $1 types, $2 queues (NULL = any). */
+/*
+ * $1 types (always NULL here), $2 queues (NULL = any): st_next_run_at_types
+ * over every type with pending jobs, found by a skip scan of jobs_next_type
+ * (one probe per type; jobd_worker and the long poll always name types).
+ */
+/* clang-format off */
 PG_STMT(st_next_run_at,
-     "SELECT " PG_TS_US("min(run_at)") " FROM jobd.jobs "
-     "WHERE status = 'pending' AND ($1::text[] IS NULL OR type = ANY($1::text[]))"
-     "  AND ($2::text[] IS NULL OR queue = ANY($2::text[]))"
-     "  AND queue NOT IN (SELECT name FROM jobd.queues WHERE paused)");
+     "WITH RECURSIVE ts AS ("
+     "  (SELECT type AS name FROM jobd.jobs WHERE status NOT IN ('running', 'succeeded')"
+     "    ORDER BY type LIMIT 1)"
+     "  UNION ALL"
+     "  SELECT (SELECT type FROM jobd.jobs"
+     "           WHERE status NOT IN ('running', 'succeeded') AND type > ts.name"
+     "           ORDER BY type LIMIT 1) FROM ts WHERE ts.name IS NOT NULL) "
+     "SELECT " PG_TS_US("min(x.run_at)") " FROM ts CROSS JOIN LATERAL ("
+     "  SELECT run_at FROM jobd.jobs WHERE type = ts.name"
+     "     AND status NOT IN ('running', 'succeeded')"
+     "     AND ($2::text[] IS NULL OR queue = ANY($2::text[]))"
+     "     AND queue NOT IN (SELECT name FROM jobd.queues WHERE paused)"
+     "   ORDER BY run_at LIMIT 1) x WHERE $1::text[] IS NULL");
+/* clang-format on */
 /* ---- reads ---- */
 
 int

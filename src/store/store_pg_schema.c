@@ -500,6 +500,26 @@ static const char step15_notify_inline[] =
     "    WHEN (current_setting('jobd.notified', true) IS DISTINCT FROM 'on')\n"
     "    EXECUTE FUNCTION jobd.notify_jobs();\n";
 
+/*
+ * Version 16: drop the indexes of version 1 that the per-type ones of
+ * versions 4 and 8 took over: every pending row had an entry in each, so
+ * each enqueue wrote nine index entries, and index inserts were a quarter
+ * of PostgreSQL's time in an enqueue (docs/BENCHMARKS.md, "Pending-row
+ * indexes"). Nothing walks jobs_next_run any more: next_run_at without
+ * types (st_next_run_at) finds the types with a skip scan and probes
+ * jobs_next_type for each, and a clock jump's re-dating of future jobs
+ * (st_clock_jobs_due, rare) scans the table. jobs_claim_any served claims
+ * naming neither types nor queues (jobd_claim in libjobd); those now find
+ * the queues of pending jobs with a skip scan of jobs_claim_queue and walk
+ * it per queue, as claims naming queues do. jobs_claim_queue stays: it
+ * serves those claims and the limited queues' claims (qlimits_pg.c). A
+ * pending row now has seven index entries: the primary key,
+ * jobs_claim_queue, jobs_claim_type, jobs_next_type,
+ * jobs_pending_queue_type, jobs_queue_id and jobs_type_id.
+ */
+static const char step16_drop_superseded[] = "DROP INDEX jobd.jobs_claim_any;\n"
+                                             "DROP INDEX jobd.jobs_next_run;\n";
+
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
@@ -516,5 +536,6 @@ const struct pg_migration pg_migrations[] = {
     {13, "indexes for the dashboard's job listings", step13_listings},
     {14, "jobs_type_id holds pending rows only", step14_type_id_pending},
     {15, "the group committer's batch notifies without the trigger", step15_notify_inline},
+    {16, "drop jobs_claim_any and jobs_next_run", step16_drop_superseded},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

@@ -22,8 +22,9 @@ for r in $(seq 1 "$rounds"); do
     echo "$id" >>"$WORK/expect"
     start_worker "w1-$r" "$WORK/worker.ini"
     wait_until 30 "job $id to start on w1-$r" test -s "$WORK/pids/$id.1"
-    [ "$(job_field "$id" worker_id)" = "w1-$r" ] || fail "job $id is not held by w1-$r"
+    # read before anything slow: the run removes the file when it ends
     handler=$(cat "$WORK/pids/$id.1")
+    [ "$(job_field "$id" worker_id)" = "w1-$r" ] || fail "job $id is not held by w1-$r"
     kill -KILL "${WPID[w1-$r]}" && kill -KILL -- "-$handler"
     wait "${WPID[w1-$r]}" 2>/dev/null || true
     log "round $r: killed worker w1-$r and its handler (pid $handler) in the middle of job $id"
