@@ -6,7 +6,7 @@
  * is waiting in one transaction, then answers each request. A lone request
  * on an idle server pays no extra latency: the committer takes it at once;
  * right after a commit it waits briefly for the requests it just answered
- * to come back (at most half that commit's time, see commit.c).
+ * to come back (at most as long as that commit took, see commit.c).
  *
  * A batch is all or nothing in the store, but one bad item must fail only
  * its own request: items are validated before they queue, and if the batch

@@ -34,7 +34,10 @@ log "the server's answers to p are held from now on"
 id=$(submit_one 0)
 echo "$id" >>"$WORK/expect"
 kill -CONT "${WPID[p]}"
-wait_until 20 "p's claim of job $id to commit" job_is "$id" worker_id p
+# On a loaded machine a claim may still have been on its way when p was
+# frozen; p then waits out that request (30 s) before it claims again, and
+# that claim commits the same way: so wait longer than the request timeout.
+wait_until 60 "p's claim of job $id to commit" job_is "$id" worker_id p
 log "job $id claimed by p on the server (attempt $(job_field "$id" attempt)); p has not heard of it"
 start_worker w2 "$WORK/worker.ini"
 wait_until 60 "w2 to run job $id as attempt 2" job_is "$id" status succeeded
