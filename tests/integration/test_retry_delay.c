@@ -190,8 +190,8 @@ BOTH(server_worker_delay_restarts_after_manual_retry)
         int64_t delay = time_of(second, "started_at") - time_of(first, "finished_at");
         /* 1 s * 2^1, and time for the worker to claim it when due */
         if (delay < 0 || delay > 5 * 1000000LL)
-            TEST_FAIL("job %lld retried %lld ms after its failure, want <= 2 s",
-                      (long long)ids[k], (long long)(delay / 1000));
+            TEST_FAIL("job %lld retried %lld ms after its failure, want <= 2 s", (long long)ids[k],
+                      (long long)(delay / 1000));
         json_decref(v1);
         json_decref(v2);
     }
