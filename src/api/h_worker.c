@@ -78,6 +78,7 @@ claim_parse(json_t *o, struct claim_req *req, const char ***queues, const char *
 void
 h_claim(struct api_call *c)
 {
+    int64_t arrived_us = clock_mono_now_us(); /* longpoll.h, claim_clock */
     json_t *o = api_body_object(c, claim_fields);
     if (o == NULL)
         return;
@@ -94,15 +95,20 @@ h_claim(struct api_call *c)
     struct store *st;
     if (!api_store_get(c, &st))
         goto out;
+    struct claim_clock clk = {
+        .arrived_us = arrived_us,
+        .claimed_us = clock_mono_now_us(),
+        .lease_ms = req.lease_ms > 0 ? req.lease_ms : JOB_DEFAULT_LEASE_MS,
+    };
     rc = store_claim(st, &req, &l, &err);
     api_store_put(c, st, rc);
     if (rc != JOBD_OK) {
         api_error_from(c->resp, rc, &err);
     } else if (l.n > 0 || wait_ms == 0) {
-        api_json_take(c->resp, 200, longpoll_claim_body(&l, c->ctx->metrics));
+        api_json_take(c->resp, 200, longpoll_claim_body(&l, &clk, c->ctx->metrics));
         (void)api_response_note_claimed(c->resp, &l); /* no note: a lease runs out instead */
     } else {
-        c->resp->wait = lp_waiter_new(&req, (int)wait_ms);
+        c->resp->wait = lp_waiter_new(&req, (int)wait_ms, arrived_us);
         if (c->resp->wait == NULL)
             api_error(c->resp, 500, "internal", NULL, "out of memory");
         else if (c->ctx->longpoll == NULL)

@@ -54,6 +54,7 @@ struct lp_waiter {
     char **queues;
     char **types;
     int64_t deadline_mono_us;
+    int64_t arrived_us;         /* claim_clock */
     struct api_response resp;   /* the answer, once done */
     bool done;
     lp_resume_fn resume;
@@ -101,7 +102,7 @@ free_strs(char **v, size_t n)
 }
 
 struct lp_waiter *
-lp_waiter_new(const struct claim_req *req, int wait_ms)
+lp_waiter_new(const struct claim_req *req, int wait_ms, int64_t arrived_us)
 {
     struct lp_waiter *w = calloc(1, sizeof *w);
     if (w == NULL)
@@ -115,6 +116,7 @@ lp_waiter_new(const struct claim_req *req, int wait_ms)
     w->req.queues = (const char *const *)w->queues;
     w->req.types = (const char *const *)w->types;
     w->deadline_mono_us = clock_mono_now_us() + (int64_t)wait_ms * 1000;
+    w->arrived_us = arrived_us;
     if (bad || w->worker_id == NULL) {
         lp_waiter_free(w);
         return NULL;
@@ -169,15 +171,30 @@ lp_waiter_take_response(struct lp_waiter *w, struct api_response *out)
 }
 
 char *
-longpoll_claim_body(const struct job_list *l, struct api_metrics *metrics)
+longpoll_claim_body(const struct job_list *l, const struct claim_clock *clk,
+                    struct api_metrics *metrics)
 {
     json_t *arr = json_array();
     json_t *o = arr ? json_pack("{s:o}", "jobs", arr) : NULL;
     if (o == NULL)
         return NULL;
+    /* Rounded down, both: the sum a client adds is then never too long. */
+    int64_t now = clock_mono_now_us(), left_ms = 0;
+    if (clk != NULL) {
+        left_ms = (clk->lease_ms * 1000 - (now - clk->claimed_us)) / 1000;
+        if (json_object_set_new(o, "held_ms", json_integer((now - clk->arrived_us) / 1000)) != 0) {
+            json_decref(o);
+            return NULL;
+        }
+    }
     for (size_t i = 0; i < l->n; i++) {
         api_metrics_claimed(metrics, &l->v[i]);
-        if (json_array_append_new(arr, jobjson_claimed(&l->v[i])) != 0) {
+        json_t *j = jobjson_claimed(&l->v[i]);
+        /* j is stolen by the append even when the set failed: no leak */
+        bool bad = j == NULL ||
+                   (clk != NULL && json_object_set_new(j, "lease_remaining_ms",
+                                                       json_integer(left_ms > 0 ? left_ms : 0)));
+        if (json_array_append_new(arr, j) != 0 || bad) {
             json_decref(o);
             return NULL;
         }
@@ -189,7 +206,7 @@ void
 lp_waiter_finish_empty(struct lp_waiter *w)
 {
     struct job_list none = {0};
-    api_json_take(&w->resp, 200, longpoll_claim_body(&none, NULL));
+    api_json_take(&w->resp, 200, longpoll_claim_body(&none, NULL, NULL));
     w->done = true;
 }
 
@@ -210,11 +227,15 @@ try_claim(struct longpoll *lp, struct lp_waiter *w, int64_t now_mono, int64_t *n
     struct job_list l = {0};
     int64_t held = 0;
     w->req.held_until_us = &held;
+    struct claim_clock clk = {.arrived_us = w->arrived_us,
+                              .claimed_us = clock_mono_now_us(),
+                              .lease_ms =
+                                  w->req.lease_ms > 0 ? w->req.lease_ms : JOB_DEFAULT_LEASE_MS};
     if (rc == JOBD_OK)
         rc = store_claim(lp->st, &w->req, &l, &err);
     w->req.held_until_us = NULL;
     if (rc == JOBD_OK && l.n > 0) {
-        api_json_take(&w->resp, 200, longpoll_claim_body(&l, lp->metrics));
+        api_json_take(&w->resp, 200, longpoll_claim_body(&l, &clk, lp->metrics));
         (void)api_response_note_claimed(&w->resp, &l); /* no note: a lease runs out instead */
         job_list_fini(&l);
         return true;

@@ -35,11 +35,27 @@ typedef void (*lp_resume_fn)(void *arg);
 typedef bool (*lp_alive_fn)(void *arg);
 
 /*
- * A parked claim: a deep copy of req and a deadline wait_ms from now.
- * NULL on out-of-memory. Owned by whoever holds the api_response (freed by
- * api_response_fini / lp_waiter_free).
+ * What a claim answer says of its leases (docs/API.md, Remote workers):
+ * `held_ms`, how long the server held the request (from arrived_us, when
+ * its handler began, to when the answer is written), and per job
+ * `lease_remaining_ms`, the lease_ms the claim gave counted from
+ * claimed_us, just before the claim's statement ran (the store's lease
+ * began after it). Monotonic microseconds. A client that adds both to
+ * when it sent the claim has a lease end that is never late: only the
+ * request's own transit is lost, never the long poll's wait.
  */
-struct lp_waiter *lp_waiter_new(const struct claim_req *req, int wait_ms);
+struct claim_clock {
+    int64_t arrived_us;
+    int64_t claimed_us;
+    int64_t lease_ms;
+};
+
+/*
+ * A parked claim: a deep copy of req and a deadline wait_ms from now;
+ * arrived_us as in claim_clock. NULL on out-of-memory. Owned by whoever
+ * holds the api_response (freed by api_response_fini / lp_waiter_free).
+ */
+struct lp_waiter *lp_waiter_new(const struct claim_req *req, int wait_ms, int64_t arrived_us);
 void lp_waiter_free(struct lp_waiter *w);
 /* Moves the finished answer into out (status and body). */
 void lp_waiter_take_response(struct lp_waiter *w, struct api_response *out);
@@ -67,8 +83,13 @@ void longpoll_stop(struct longpoll *lp);
 /* Frees; only once no HTTP thread can call longpoll_add any more. NULL-safe. */
 void longpoll_free(struct longpoll *lp);
 
-/* The body of a claim answer {"jobs": [...]} for l (malloc'd) and metrics. */
-char *longpoll_claim_body(const struct job_list *l, struct api_metrics *metrics);
+/*
+ * The body of a claim answer {"jobs": [...], "held_ms"} for l (malloc'd;
+ * NULL on out-of-memory), with the lease times of clk (NULL: none, for an
+ * empty answer), and counts the jobs in metrics (may be NULL).
+ */
+char *longpoll_claim_body(const struct job_list *l, const struct claim_clock *clk,
+                          struct api_metrics *metrics);
 /* Notes in r which jobs of l (id, attempt) its answer hands out, so that an
  * answer that cannot be delivered gives them back. False on out-of-memory. */
 bool api_response_note_claimed(struct api_response *r, const struct job_list *l);

@@ -8,7 +8,9 @@
  * with backoff), 409 -> JOBD_E_STALE (fenced), 404 -> JOBD_E_NOTFOUND.
  * There is no NOTIFY over HTTP: an idle worker long-polls instead (the
  * claim carries wait_s, the server answers as soon as a job is claimable),
- * so a new job starts at once without a claim every 250 ms.
+ * so a new job starts at once without a claim every 250 ms. The answer
+ * says how long the server held the claim and how much lease it left, so
+ * the wait is not counted against the lease (claim_req.lease_end_us).
  */
 #include "store/remote.h"
 
@@ -24,12 +26,13 @@
 #include "core/err.h"
 #include "core/job.h"
 #include "util/capbuf.h"
+#include "util/clock.h"
 #include "util/lazylib.h"
 
 /* How long one request may take (a long poll: its wait on top). */
 #define REMOTE_TIMEOUT_MS 30000L
-/* The longest wait_s a claim asks for (the API's limit). */
-#define REMOTE_WAIT_MAX_S 30
+/* The longest wait a claim asks for (the API's limit, wait_s 30). */
+#define REMOTE_WAIT_MAX_MS 30000
 
 /* The largest answer we read: a claim of 1000 jobs of small payloads fits. */
 #define REMOTE_BODY_MAX (64u * 1024 * 1024)
@@ -183,6 +186,34 @@ dup_str(json_t *o, const char *key, bool *oom)
     return s;
 }
 
+/*
+ * When the leases of a claim answer surely end, on our monotonic clock: the
+ * claim was sent at sent_us, the server held it held_ms and then left each
+ * job lease_remaining_ms (docs/API.md, POST /v1/claim), so the soonest end
+ * is sent_us + held_ms + the least lease_remaining_ms; only the request's
+ * transit is counted against the lease. 0 from a server that does not say
+ * (the worker then counts the whole lease from sent_us).
+ */
+static int64_t
+lease_end(json_t *resp, int64_t sent_us)
+{
+    json_t *held = json_object_get(resp, "held_ms");
+    json_t *jobs = json_object_get(resp, "jobs");
+    if (!json_is_integer(held) || json_integer_value(held) < 0 || json_array_size(jobs) == 0)
+        return 0;
+    int64_t left_ms = INT64_MAX;
+    size_t i;
+    json_t *o;
+    json_array_foreach(jobs, i, o) {
+        json_t *v = json_object_get(o, "lease_remaining_ms");
+        if (!json_is_integer(v) || json_integer_value(v) < 0)
+            return 0;
+        if (json_integer_value(v) < left_ms)
+            left_ms = json_integer_value(v);
+    }
+    return sent_us + ((int64_t)json_integer_value(held) + left_ms) * 1000;
+}
+
 static int
 remote_claim(struct store *st, const struct claim_req *req, struct job_list *out,
              struct jobd_error *err)
@@ -196,22 +227,24 @@ remote_claim(struct store *st, const struct claim_req *req, struct job_list *out
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     struct remote_store *r = (struct remote_store *)st;
     json_t *resp = NULL;
-    int wait_s = (req->wait_ms + 999) / 1000;
-    if (wait_s > REMOTE_WAIT_MAX_S)
-        wait_s = REMOTE_WAIT_MAX_S;
-    if (wait_s > 0) {
+    int wait_ms = req->wait_ms < REMOTE_WAIT_MAX_MS ? req->wait_ms : REMOTE_WAIT_MAX_MS;
+    if (wait_ms > 0) {
         /* A long poll: the server answers as soon as a job is claimable.
-         * The transfer may take the whole wait, plus the usual margin. */
-        json_object_set_new(body, "wait_s", json_integer(wait_s));
-        curl_easy_setopt(r->curl, CURLOPT_TIMEOUT_MS, (long)(wait_s + 30) * 1000L);
+         * The transfer may take the whole wait, plus the usual margin.
+         * Fractional seconds: rounded up to whole ones, a worker's short
+         * wait became a second that ate its lease (docs/API.md, POST
+         * /v1/claim). */
+        json_object_set_new(body, "wait_s", json_real(wait_ms / 1000.0));
+        curl_easy_setopt(r->curl, CURLOPT_TIMEOUT_MS, (long)wait_ms + REMOTE_TIMEOUT_MS);
         if (req->interrupt != NULL) {
             curl_easy_setopt(r->curl, CURLOPT_NOPROGRESS, 0L);
             curl_easy_setopt(r->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
             curl_easy_setopt(r->curl, CURLOPT_XFERINFODATA, (void *)req->interrupt);
         }
     }
+    int64_t sent_us = clock_mono_now_us();
     int rc = call(r, "/v1/claim", body, &resp, err);
-    if (wait_s > 0) {
+    if (wait_ms > 0) {
         curl_easy_setopt(r->curl, CURLOPT_TIMEOUT_MS, REMOTE_TIMEOUT_MS);
         curl_easy_setopt(r->curl, CURLOPT_NOPROGRESS, 1L);
     }
@@ -221,6 +254,8 @@ remote_claim(struct store *st, const struct claim_req *req, struct job_list *out
     size_t i;
     json_t *o;
     bool oom = false;
+    if (req->lease_end_us != NULL)
+        *req->lease_end_us = lease_end(resp, sent_us);
     json_array_foreach(jobs, i, o) {
         struct job *j = job_list_push(out);
         if (j == NULL) {

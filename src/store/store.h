@@ -86,6 +86,13 @@ struct claim_req {
      * due job of this request, the soonest instant (store clock, us) it may
      * let one go; see store_claim_timer. */
     int64_t *held_until_us;
+    /* Out, may be NULL: 0, or, from a backend that knows it better than
+     * "when the claim was sent + lease_ms", the monotonic instant
+     * (clock_mono_now_us) until which the claimed jobs' leases surely run.
+     * The remote store does: the server says how long it held the claim
+     * and how much lease it left (docs/API.md, POST /v1/claim), so a long
+     * poll does not count against the lease. */
+    int64_t *lease_end_us;
     /* The caller only runs the jobs (a worker loop): the store may fill
      * only what a run needs (id, queue, type, payload, priority, run_at_us,
      * attempt, attempt_floor, idempotency_key, scheduled_for_us, timeout_ms,

@@ -39,11 +39,10 @@ steal(char **p)
 
 /*
  * Readies j in a free slot; its run is collected in w->batch
- * (start_batch). asked_us: when the claim was sent; the lease
- * began after it.
+ * (start_batch). lease_end_us: when its lease surely ends (monotonic).
  */
 static void
-dispatch(struct worker *w, struct job *j, int64_t now, int64_t asked_us)
+dispatch(struct worker *w, struct job *j, int64_t now, int64_t lease_end_us)
 {
     struct slot *s = free_slot(w);
     const struct handler_conf *h = worker_config_handler(&w->cfg, j->type);
@@ -86,7 +85,7 @@ dispatch(struct worker *w, struct job *j, int64_t now, int64_t asked_us)
                        .attempt_floor = j->attempt_floor,
                        .h = h,
                        .next_hb_us = now + w->cfg.heartbeat_ms * 1000,
-                       .lease_end_us = asked_us + w->cfg.lease_ms * 1000,
+                       .lease_end_us = lease_end_us,
                        .started_us = clock_mono_now_us()};
     if (w->cfg.events.started != NULL)
         w->cfg.events.started(w->cfg.events.arg, j);
@@ -169,10 +168,12 @@ wk_claim_room(const struct worker *w)
  * How long a claim may wait for a job (a long poll, stores with
  * caps.claim_waits): only when the loop has nothing else to do meanwhile —
  * no run to heartbeat, no report to write — since it is blocked in the
- * claim. A quarter of what the lease leaves beyond a heartbeat: the worker
- * counts a claimed lease from when it asked, so an answer after a wait that
- * long still leaves the run more than a heartbeat interval before the
- * fence (fence_margin is at most half of that slack).
+ * claim. A quarter of what the lease leaves beyond a heartbeat: a store
+ * that cannot say when the claim itself was made (claim_req.lease_end_us)
+ * has the worker count the lease from when it asked, and an answer after a
+ * wait that long still leaves the run more than a heartbeat interval
+ * before the fence (fence_margin is at most half of that slack). The
+ * remote store says, so its wait costs no lease at all.
  */
 static int
 claim_wait_ms(const struct worker *w)
@@ -207,8 +208,9 @@ wk_maybe_claim(struct worker *w, int64_t now)
         .interrupt = &w->stop_req,
         .run_only = true, /* dispatch, the sort and events.started use no more */
     };
-    int64_t held = 0;
+    int64_t held = 0, lease_end_us = 0;
     req.held_until_us = &held;
+    req.lease_end_us = &lease_end_us;
     struct job_list got = {0};
     struct jobd_error err = {0};
     int64_t asked_us = clock_mono_now_us();
@@ -221,16 +223,20 @@ wk_maybe_claim(struct worker *w, int64_t now)
     }
     wk_stat_add(w, &w->stats.claims, 1);
     wk_stat_add(w, &w->stats.claimed, got.n);
-    /* The leases began after asked_us. An answer that took a whole lease to
-     * arrive (a network that held it, a stopped process) may carry leases
-     * that are already gone and jobs that another worker already runs:
-     * starting them would run a job under a dead lease. Drop them; the
-     * reaper hands them on. Measured on our own monotonic clock, so the
-     * store's clock does not matter. */
-    int64_t took_ms = (clock_mono_now_us() - asked_us) / 1000;
-    if (got.n > 0 && took_ms * 1000 >= w->cfg.lease_ms * 1000 - w->fence_margin_us) {
+    /* The leases began after asked_us, or, when the store says so, end at
+     * lease_end_us (the remote store: not counting the server's long poll).
+     * An answer that took a whole lease to arrive (a network that held it,
+     * a stopped process) may carry leases that are already gone and jobs
+     * that another worker already runs: starting them would run a job
+     * under a dead lease. Drop them; the reaper hands them on. Measured on
+     * our own monotonic clock, so the store's clock does not matter. */
+    int64_t got_us = clock_mono_now_us();
+    if (lease_end_us == 0 || lease_end_us > got_us + w->cfg.lease_ms * 1000)
+        lease_end_us = asked_us + w->cfg.lease_ms * 1000; /* unsaid, or more than we asked for */
+    if (got.n > 0 && lease_end_us - got_us <= w->fence_margin_us) {
         wlog(w, LOGL_WARN, "claim answered too close to the lease's end; handing the jobs back",
-             LF_INT("jobs", got.n), LF_INT("took_ms", took_ms),
+             LF_INT("jobs", got.n), LF_INT("took_ms", (got_us - asked_us) / 1000),
+             LF_INT("lease_left_ms", (lease_end_us - got_us) / 1000),
              LF_INT("lease_ms", w->cfg.lease_ms));
         /* Fenced by attempt: refused if someone has claimed them since. */
         for (size_t i = 0; i < got.n; i++)
@@ -243,7 +249,7 @@ wk_maybe_claim(struct worker *w, int64_t now)
     }
     w->n_batch = 0;
     for (size_t i = 0; i < got.n; i++)
-        dispatch(w, &got.v[i], now, asked_us);
+        dispatch(w, &got.v[i], now, lease_end_us);
     start_batch(w); /* the whole claimed batch, one call per kind */
     wk_watch_new_runs(w); /* after the starts: a stop must not overtake its run */
     w->next_poll_us = now + w->poll_ms * 1000;
