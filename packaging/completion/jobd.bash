@@ -46,14 +46,14 @@ _jobd()
             COMPREPLY=($(compgen -W "on off" -- "$cur")); return ;;
         --db|--server|--listen|--payload|--at|--in|--priority|--max-attempts|--key|\
         --timeout|--type|--limit|--after|--count|--tz|--from|-n|--id|--concurrency|--shutdown-grace|\
-        --poll-interval|--reap-interval|--backoff-base|--backoff-cap|--retention|--retention-succeeded|--retention-dead|\
+        --poll-interval|--reap-interval|--backoff-base|--backoff-cap|--max-lease|--retention|--retention-succeeded|--retention-dead|\
         --threads|--db-connections|--notify-db|--max-connections|--max-connections-per-ip|\
         --request-timeout|--max-running|--rate)
             return ;;
     esac
     case $cmd in
         server) words="--config --db --listen --worker-config --tokens --reap-interval
-                       --backoff-base --backoff-cap --retention --retention-succeeded --retention-dead --insecure
+                       --backoff-base --backoff-cap --max-lease --retention --retention-succeeded --retention-dead --insecure
                        --shutdown-grace --threads --log-format --log-level --access-log
                        --db-connections --notify-db --max-connections
                        --max-connections-per-ip --request-timeout --help" ;;

@@ -43,6 +43,7 @@ struct api_ctx {
                                       without holding the calling thread */
     int64_t backoff_base_ms;       /* .../fail without retry_in_s; 0 = the default (5 s) */
     int64_t backoff_cap_ms;        /* 0 = the default (15 m) */
+    int64_t max_lease_ms;          /* claims' and heartbeats' lease_s cap; 0 = 1 h */
 };
 
 /* The tokens in force: an atomic load, since `jobd server` swaps ctx->auth

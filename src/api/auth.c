@@ -14,11 +14,14 @@
 #include <sys/stat.h>
 
 #include "core/err.h"
+#include "core/job.h"
 
 struct api_token {
     char *s;
     size_t len;
     enum api_role role;
+    char **queues; /* queues=a,b: the only queues it may claim and report in; NULL = any */
+    size_t n_queues;
 };
 
 struct api_auth {
@@ -40,8 +43,12 @@ api_auth_free(struct api_auth *a)
 {
     if (a == NULL)
         return;
-    for (size_t i = 0; i < a->n; i++)
+    for (size_t i = 0; i < a->n; i++) {
         free(a->v[i].s);
+        for (size_t k = 0; k < a->v[i].n_queues; k++)
+            free(a->v[i].queues[k]);
+        free(a->v[i].queues);
+    }
     free(a->v);
     free(a);
 }
@@ -107,7 +114,44 @@ parse_role(const char *w, size_t len, enum api_role *out)
     return false;
 }
 
-/* One line: a comment, blank, or "TOKEN [ROLE]". */
+/*
+ * "queues=a,b" after the role into t (docs/OPERATIONS.md, Security): each
+ * name a valid queue name. JOBD_E_INVALID naming the line.
+ */
+static int
+parse_queues(struct api_token *t, const char *w, size_t len, const char *path, int lineno,
+             struct jobd_error *err)
+{
+    if (len < 7 || memcmp(w, "queues=", 7) != 0)
+        return jobd_error_set(err, JOBD_E_INVALID, "tokens",
+                              "%s:%d: unexpected text after the role: '%.*s' (queues=a,b "
+                              "limits a token to queues)",
+                              path, lineno, (int)(len > 32 ? 32 : len), w);
+    const char *p = w + 7, *end = w + len;
+    while (p <= end) {
+        const char *c = memchr(p, ',', (size_t)(end - p));
+        size_t n = (size_t)((c ? c : end) - p);
+        char name[JOB_NAME_MAX + 2];
+        snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name - 1 ? n : sizeof name - 1), p);
+        struct jobd_error e2 = {0};
+        if (n == 0 || n > JOB_NAME_MAX || job_validate_queue(name, "queues", &e2) != JOBD_OK)
+            return jobd_error_set(err, JOBD_E_INVALID, "tokens",
+                                  "%s:%d: queues=: '%.*s' is not a queue name", path, lineno,
+                                  (int)(n > 32 ? 32 : n), p);
+        char **v = realloc(t->queues, (t->n_queues + 1) * sizeof *v);
+        if (v == NULL || (v[t->n_queues] = strdup(name)) == NULL) {
+            if (v != NULL)
+                t->queues = v;
+            return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+        }
+        t->queues = v;
+        t->n_queues++;
+        p += n + 1;
+    }
+    return JOBD_OK;
+}
+
+/* One line: a comment, blank, or "TOKEN [ROLE [queues=a,b]]". */
 static int
 parse_line(struct api_auth *a, const char *line, const char *path, int lineno,
            struct jobd_error *err)
@@ -131,10 +175,6 @@ parse_line(struct api_auth *a, const char *line, const char *path, int lineno,
         return jobd_error_set(err, JOBD_E_INVALID, "tokens",
                               "%s:%d: unknown role '%.*s' (admin, write, worker or read)", path,
                               lineno, (int)(rlen > 32 ? 32 : rlen), role);
-    if (next_word(&p, &extra) > 0)
-        return jobd_error_set(err, JOBD_E_INVALID, "tokens",
-                              "%s:%d: unexpected text after the role: '%.32s'", path, lineno,
-                              extra);
     for (size_t i = 0; i < a->n; i++)
         if (a->v[i].len == len && memcmp(a->v[i].s, tok, len) == 0)
             return jobd_error_set(err, JOBD_E_INVALID, "tokens",
@@ -142,7 +182,12 @@ parse_line(struct api_auth *a, const char *line, const char *path, int lineno,
                                   lineno);
     if (add_token(a, tok, len, r) != JOBD_OK)
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
-    return JOBD_OK;
+    size_t elen = next_word(&p, &extra);
+    int rc = elen > 0 ? parse_queues(&a->v[a->n - 1], extra, elen, path, lineno, err) : JOBD_OK;
+    if (rc == JOBD_OK && next_word(&p, &extra) > 0)
+        rc = jobd_error_set(err, JOBD_E_INVALID, "tokens",
+                            "%s:%d: unexpected text after queues=: '%.32s'", path, lineno, extra);
+    return rc; /* a failed line's token is freed with the table, which is not used */
 }
 
 /* Notes in a->warning when other users may read the file. */
@@ -213,6 +258,38 @@ ct_diff(const struct api_token *tok, const char *in, size_t inlen)
         d |= (unsigned)((unsigned char)tok->s[j] ^ (unsigned char)in[i]);
     }
     return d;
+}
+
+/* The token of a's table that header carries (compared in constant time), or NULL. */
+static const struct api_token *
+find_token(const struct api_auth *a, const char *header)
+{
+    if (a == NULL || header == NULL || strncasecmp(header, "Bearer ", 7) != 0)
+        return NULL;
+    const char *in = header + 7;
+    while (*in == ' ')
+        in++;
+    size_t inlen = strlen(in);
+    while (inlen > 0 && in[inlen - 1] == ' ')
+        inlen--;
+    const struct api_token *found = NULL;
+    for (size_t i = 0; i < a->n; i++)
+        if (ct_diff(&a->v[i], in, inlen) == 0)
+            found = &a->v[i]; /* every token is compared: no early exit */
+    return found;
+}
+
+bool
+api_auth_queues(const struct api_auth *a, const char *header, const char *const **queues, size_t *n)
+{
+    const struct api_token *t = find_token(a, header);
+    *queues = NULL;
+    *n = 0;
+    if (t == NULL || t->queues == NULL)
+        return false;
+    *queues = (const char *const *)t->queues;
+    *n = t->n_queues;
+    return true;
 }
 
 enum api_role

@@ -57,6 +57,13 @@ const char *api_auth_warning(const struct api_auth *a);
  * configured, API_ROLE_ADMIN.
  */
 enum api_role api_auth_role(const struct api_auth *a, const char *header);
+/*
+ * True when header's token is limited to queues (`queues=a,b` in the tokens
+ * file): *queues (borrowed from a, valid while a is) and *n then name them.
+ * False, *queues NULL, for a token of any queue and without tokens.
+ */
+bool api_auth_queues(const struct api_auth *a, const char *header, const char *const **queues,
+                     size_t *n);
 /* True if header carries a valid token (any role) or no tokens are configured. */
 bool api_auth_check(const struct api_auth *a, const char *header);
 /* "read", "worker", "write", "admin" ("none" for API_ROLE_NONE). */

@@ -18,15 +18,31 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/rules.h"
+#include "store/operator.h"
+#include "util/sha256.h"
 
 static const char *const claim_fields[] = {"worker_id", "queues", "types", "limit", "lease_s",
                                            "wait_s", NULL};
-static const char *const heartbeat_fields[] = {"attempt", "lease_s", NULL};
-static const char *const complete_fields[] = {"attempt", "result", NULL};
-static const char *const release_fields[] = {"attempt", NULL};
-static const char *const fail_fields[] = {"attempt", "error", "retryable", "retry_in_s", NULL};
+static const char *const heartbeat_fields[] = {"attempt", "lease_token", "lease_s", NULL};
+static const char *const complete_fields[] = {"attempt", "lease_token", "result", NULL};
+static const char *const release_fields[] = {"attempt", "lease_token", NULL};
+static const char *const fail_fields[] = {"attempt",   "lease_token", "error",
+                                          "retryable", "retry_in_s",  NULL};
 
 #define LEASE_MAX_S (24 * 3600.0)
+/* The default of --max-lease. */
+#define LEASE_CAP_DEFAULT_MS (3600 * 1000LL)
+
+/* A claim's or heartbeat's lease, cut to the server's --max-lease
+ * (docs/API.md, Remote workers); 0 (absent) is the default lease. */
+static int64_t
+capped_lease(const struct api_ctx *ctx, int64_t lease_ms)
+{
+    int64_t cap = ctx->max_lease_ms > 0 ? ctx->max_lease_ms : LEASE_CAP_DEFAULT_MS;
+    if (lease_ms <= 0)
+        lease_ms = JOB_DEFAULT_LEASE_MS;
+    return lease_ms < cap ? lease_ms : cap;
+}
 
 /* Checks every name of a claim's queues/types list. */
 static int
@@ -40,6 +56,40 @@ check_names(const char *const *v, size_t n, const char *key, bool queue, struct 
             return rc;
     }
     return JOBD_OK;
+}
+
+/* True when the caller's token may claim and report in queue (docs/API.md, Remote workers). */
+static bool
+queue_allowed(const struct api_call *c, const char *queue)
+{
+    if (c->queues == NULL)
+        return true;
+    for (size_t i = 0; i < c->n_queues; i++)
+        if (strcmp(c->queues[i], queue) == 0)
+            return true;
+    return false;
+}
+
+/* A queue-limited token's claim: only its queues (all of them when the
+ * claim names none); 403 for a claim naming another. */
+static bool
+claim_queues_allowed(struct api_call *c, struct claim_req *req)
+{
+    if (c->queues == NULL)
+        return true;
+    if (req->queues == NULL) {
+        req->queues = c->queues;
+        req->n_queues = c->n_queues;
+        return true;
+    }
+    for (size_t i = 0; i < req->n_queues; i++)
+        if (!queue_allowed(c, req->queues[i])) {
+            api_error(c->resp, 403, "forbidden", "queues",
+                      "this token may claim only in its queues; '%.64s' is not one",
+                      req->queues[i]);
+            return false;
+        }
+    return true;
 }
 
 /* Reads a claim body into req (strings borrowed from o; arrays malloc'd). */
@@ -92,6 +142,9 @@ h_claim(struct api_call *c)
         api_error_from(c->resp, rc, &err);
         goto out;
     }
+    req.lease_ms = capped_lease(c->ctx, req.lease_ms);
+    if (!claim_queues_allowed(c, &req))
+        goto out;
     struct store *st;
     if (!api_store_get(c, &st))
         goto out;
@@ -101,11 +154,16 @@ h_claim(struct api_call *c)
         .lease_ms = req.lease_ms > 0 ? req.lease_ms : JOB_DEFAULT_LEASE_MS,
     };
     rc = store_claim(st, &req, &l, &err);
+    lease_token *tokens = NULL;
+    if (rc == JOBD_OK && (rc = api_lease_tokens(st, &l, &tokens, &err)) != JOBD_OK)
+        job_list_fini(&l); /* given back */
+    clk.tokens = tokens;
     api_store_put(c, st, rc);
     if (rc != JOBD_OK) {
         api_error_from(c->resp, rc, &err);
     } else if (l.n > 0 || wait_ms == 0) {
         api_json_take(c->resp, 200, longpoll_claim_body(&l, &clk, c->ctx->metrics));
+        free(tokens);
         (void)api_response_note_claimed(c->resp, &l); /* no note: a lease runs out instead */
     } else {
         c->resp->wait = lp_waiter_new(&req, (int)wait_ms, arrived_us);
@@ -149,6 +207,59 @@ stale(struct api_call *c, struct store *st, int64_t attempt)
     job_fini(&job);
 }
 
+/*
+ * The report's lease_token (docs/API.md, Remote workers), copied out of o
+ * into tok ("" when absent or not a string of the right length).
+ */
+static void
+lease_token_of(json_t *o, lease_token tok)
+{
+    json_t *v = json_object_get(o, "lease_token");
+    tok[0] = '\0';
+    if (json_is_string(v) && json_string_length(v) == LEASE_TOKEN_LEN)
+        memcpy(tok, json_string_value(v), LEASE_TOKEN_LEN + 1);
+}
+
+/*
+ * True when tok is the lease token of attempt of job c->id. Otherwise the
+ * report changes nothing: 409 stale_attempt (or 404), or the store's error,
+ * is answered here.
+ */
+static bool
+lease_ok(struct api_call *c, struct store *st, int64_t attempt, const lease_token tok)
+{
+    char hash[SHA256_HEX_LEN + 1] = "";
+    if (tok[0] != '\0')
+        sha256_hex(tok, hash);
+    char *queue = NULL;
+    struct jobd_error err = {0};
+    int rc = store_lease_check(st, c->id, (int32_t)attempt, hash, &queue, &err);
+    bool allowed = rc != JOBD_OK || queue_allowed(c, queue);
+    if (!allowed)
+        api_error(c->resp, 403, "forbidden", NULL,
+                  "this token may report only in its queues; job %" PRId64 " is in '%.64s'", c->id,
+                  queue);
+    free(queue);
+    if (!allowed)
+        return false;
+    struct job job = {0};
+    if (rc == JOBD_E_STALE && store_get(st, c->id, &job, &err) == JOBD_OK &&
+        job.status == JOB_RUNNING && job.attempt == attempt) {
+        api_metrics_fenced(c->ctx->metrics, 1);
+        api_error(c->resp, 409, "stale_attempt", "lease_token",
+                  tok[0] == '\0' ? "lease_token is required: the one the claim of attempt %d "
+                                   "of job %" PRId64 " answered"
+                                 : "lease_token is not the one the claim of attempt %d of job "
+                                   "%" PRId64 " answered",
+                  job.attempt, c->id);
+    } else if (rc == JOBD_E_STALE) {
+        stale(c, st, attempt);
+    } else if (rc != JOBD_OK)
+        api_error_from(c->resp, rc, &err);
+    job_fini(&job);
+    return rc == JOBD_OK;
+}
+
 void
 h_heartbeat(struct api_call *c)
 {
@@ -164,10 +275,17 @@ h_heartbeat(struct api_call *c)
         json_decref(o);
         return;
     }
+    lease_token tok;
+    lease_token_of(o, tok);
     json_decref(o);
+    lease_ms = capped_lease(c->ctx, lease_ms);
     struct store *st;
     if (!api_store_get(c, &st))
         return;
+    if (!lease_ok(c, st, attempt, tok)) {
+        api_store_put(c, st, JOBD_OK);
+        return;
+    }
     int64_t expires = 0;
     bool cancel = false;
     rc = store_heartbeat(st, c->id, (int32_t)attempt, lease_ms, &expires, &cancel, &err);
@@ -198,6 +316,8 @@ h_complete(struct api_call *c)
     if (rc == JOBD_OK && r != NULL && !json_is_null(r)) {
         rc = json_value_canonical(r, JOB_RESULT_MAX, &result, "result", &err);
     }
+    lease_token tok;
+    lease_token_of(o, tok);
     json_decref(o);
     if (rc != JOBD_OK) {
         api_error_from(c->resp, rc, &err);
@@ -206,6 +326,11 @@ h_complete(struct api_call *c)
     }
     struct store *st;
     if (!api_store_get(c, &st)) {
+        free(result);
+        return;
+    }
+    if (!lease_ok(c, st, attempt, tok)) {
+        api_store_put(c, st, JOBD_OK);
         free(result);
         return;
     }
@@ -272,6 +397,13 @@ h_fail(struct api_call *c)
         json_decref(o);
         return;
     }
+    lease_token tok;
+    lease_token_of(o, tok);
+    if (!lease_ok(c, st, attempt, tok)) {
+        api_store_put(c, st, JOBD_OK);
+        json_decref(o);
+        return;
+    }
     if (retry_in_ms < 0)
         retry_in_ms = default_retry_delay(c->ctx, st, c->id, (int32_t)attempt);
     rc = store_fail(st, c->id, (int32_t)attempt, error, retryable, retry_in_ms, &job, &err);
@@ -299,6 +431,8 @@ h_release(struct api_call *c)
     int64_t attempt = 0;
     struct jobd_error err = {0};
     int rc = jobjson_get_int(o, "attempt", NULL, true, 1, INT32_MAX, &attempt, &err);
+    lease_token tok;
+    lease_token_of(o, tok);
     json_decref(o);
     if (rc != JOBD_OK) {
         api_error_from(c->resp, rc, &err);
@@ -307,6 +441,10 @@ h_release(struct api_call *c)
     struct store *st;
     if (!api_store_get(c, &st))
         return;
+    if (!lease_ok(c, st, attempt, tok)) {
+        api_store_put(c, st, JOBD_OK);
+        return;
+    }
     struct job job = {0};
     rc = store_release(st, c->id, (int32_t)attempt, &err);
     if (rc == JOBD_OK)

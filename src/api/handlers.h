@@ -30,6 +30,10 @@ struct api_call {
     char name[JOB_NAME_MAX + 2];   /* the {name} of the path (truncated = too long) */
     bool name_too_long;
     enum api_role role;            /* the caller's (admin when no tokens are configured) */
+    /* A token limited to queues (queues=a,b in the tokens file): claims and
+     * reports only there (h_worker.c); NULL = any queue. Borrowed. */
+    const char *const *queues;
+    size_t n_queues;
 };
 
 typedef void (*api_handler_fn)(struct api_call *c);

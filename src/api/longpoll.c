@@ -194,6 +194,8 @@ longpoll_claim_body(const struct job_list *l, const struct claim_clock *clk,
         bool bad = j == NULL ||
                    (clk != NULL && json_object_set_new(j, "lease_remaining_ms",
                                                        json_integer(left_ms > 0 ? left_ms : 0)));
+        if (!bad && clk != NULL && clk->tokens != NULL)
+            bad = json_object_set_new(j, "lease_token", json_string(clk->tokens[i])) != 0;
         if (json_array_append_new(arr, j) != 0 || bad) {
             json_decref(o);
             return NULL;
@@ -234,8 +236,13 @@ try_claim(struct longpoll *lp, struct lp_waiter *w, int64_t now_mono, int64_t *n
     if (rc == JOBD_OK)
         rc = store_claim(lp->st, &w->req, &l, &err);
     w->req.held_until_us = NULL;
+    lease_token *tokens = NULL;
+    if (rc == JOBD_OK && l.n > 0 && (rc = api_lease_tokens(lp->st, &l, &tokens, &err)) != JOBD_OK)
+        job_list_fini(&l);
+    clk.tokens = tokens;
     if (rc == JOBD_OK && l.n > 0) {
         api_json_take(&w->resp, 200, longpoll_claim_body(&l, &clk, lp->metrics));
+        free(tokens);
         (void)api_response_note_claimed(&w->resp, &l); /* no note: a lease runs out instead */
         job_list_fini(&l);
         return true;

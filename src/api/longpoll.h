@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "api/api.h"
+#include "api/lease.h"
 #include "api/storepool.h"
 #include "store/store.h"
 
@@ -48,6 +49,7 @@ struct claim_clock {
     int64_t arrived_us;
     int64_t claimed_us;
     int64_t lease_ms;
+    const lease_token *tokens; /* each job's lease_token (api/lease.h), or NULL */
 };
 
 /*

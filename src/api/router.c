@@ -213,6 +213,7 @@ api_handle(struct api_ctx *ctx, const struct api_request *req, struct api_respon
     const struct api_route *r = find_route(req->method, req->path, &c, &known, allow,
                                            sizeof allow);
     c.role = api_auth_role(api_ctx_auth(ctx), req->authorization);
+    (void)api_auth_queues(api_ctx_auth(ctx), req->authorization, &c.queues, &c.n_queues);
     if ((r == NULL || !r->public_route) && c.role == API_ROLE_NONE) {
         api_error(out, 401, "unauthorized", NULL,
                   req->authorization ? "the bearer token is not valid"

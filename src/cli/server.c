@@ -37,7 +37,7 @@
 static const char usage[] =
     "usage: jobd server [--config FILE] [--db URL] [--listen HOST:PORT]\n"
     "                   [--worker-config FILE] [--tokens FILE] [--reap-interval DUR]\n"
-    "                   [--backoff-base DUR] [--backoff-cap DUR]\n"
+    "                   [--backoff-base DUR] [--backoff-cap DUR] [--max-lease DUR]\n"
     "                   [--retention DUR|off] [--retention-succeeded DUR|off]\n"
     "                   [--retention-dead DUR|off] [--insecure] [--shutdown-grace DUR]\n"
     "                   [--threads N] [--max-connections N] [--max-connections-per-ip N]\n"
@@ -57,8 +57,9 @@ static const char usage[] =
     "                       A non-loopback HOST needs --tokens (or --insecure).\n"
     "  --tokens FILE        bearer tokens, one a line (at least 16 characters),\n"
     "                       each optionally followed by a role: admin (default),\n"
-    "                       write, worker or read; lines starting with # are\n"
-    "                       comments. Every route but /healthz then needs\n"
+    "                       write, worker or read, and queues=a,b to claim and\n"
+    "                       report only in those queues; lines starting with #\n"
+    "                       are comments. Every route but /healthz then needs\n"
     "                       Authorization: Bearer TOKEN\n"
     "  --insecure           allow a non-loopback --listen without tokens\n"
     "  --worker-config FILE also run a worker in this process (docs/WORKER.md)\n"
@@ -67,6 +68,8 @@ static const char usage[] =
     "                       the retry delays this server decides (a reaped lease,\n"
     "                       .../fail without retry_in_s): random(0, min(cap,\n"
     "                       base * 2^n)); default 5s and 15m\n"
+    "  --max-lease DUR      the longest lease a claim or heartbeat over HTTP gets\n"
+    "                       (longer lease_s is cut to it; default 1h)\n"
     "  --retention DUR|off  prune finished jobs older than this (default 7d; off keeps\n"
     "                       them for ever)\n"
     "  --retention-succeeded DUR|off, --retention-dead DUR|off\n"
@@ -302,6 +305,7 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
                            .wake = &p->wake, .defer_enqueue = true, .clock = clock};
     p->ctx.backoff_base_ms = o->backoff_base_ms; /* for .../fail, as the reaper's below */
     p->ctx.backoff_cap_ms = o->backoff_cap_ms;
+    p->ctx.max_lease_ms = o->max_lease_ms;
     struct conn_limits lim = {.max_connections = o->max_connections,
                               .per_ip = o->max_connections_per_ip};
     limits_size(&lim);

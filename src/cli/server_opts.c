@@ -66,6 +66,7 @@ static const struct opt opts[] = {
     {"reap-interval", OPT_DUR, F(reap_ms), NULL, NULL},
     {"backoff-base", OPT_DUR, F(backoff_base_ms), NULL, NULL},
     {"backoff-cap", OPT_DUR, F(backoff_cap_ms), NULL, NULL},
+    {"max-lease", OPT_DUR, F(max_lease_ms), NULL, NULL},
     {"retention", OPT_KEEP, F(retention_ms), NULL, NULL},
     {"retention-succeeded", OPT_KEEP, F(retention_succeeded_ms), NULL, NULL},
     {"retention-dead", OPT_KEEP, F(retention_dead_ms), NULL, NULL},

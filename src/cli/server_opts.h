@@ -27,6 +27,8 @@ struct server_opts {
     /* the retry delays the server decides (reaped leases, .../fail without
      * retry_in_s); 0 = the defaults, 5 s and 15 m */
     int64_t backoff_base_ms, backoff_cap_ms;
+    /* the longest lease a claim over HTTP gets; 0 = the default (1 h) */
+    int64_t max_lease_ms;
     /* per outcome (succeeded; dead and cancelled): 0 = --retention; -1 (and
      * retention_ms -1) = off, kept for ever */
     int64_t retention_succeeded_ms, retention_dead_ms;

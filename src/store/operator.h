@@ -146,6 +146,13 @@ struct stats_point;
 struct stats_queue;
 
 /* The operator vtable (implementations only; callers use store_*()). */
+/* A running attempt and the SHA-256 (hex) of the lease token it was given. */
+struct lease_token_ref {
+    int64_t id;
+    int32_t attempt;
+    char hash[65];
+};
+
 struct store_operator_ops {
     /* The job's attempts, oldest first; JOBD_E_NOTFOUND for no such job. */
     int (*attempts)(struct store *st, int64_t id, struct attempt_list *out,
@@ -173,6 +180,11 @@ struct store_operator_ops {
     int (*vacuum_hot)(struct store *st, struct jobd_error *err);
     int (*pending_queue_types)(struct store *st, struct queue_type_list *out,
                                struct jobd_error *err);
+    /* lease tokens (lease.c): validated arguments */
+    int (*lease_set)(struct store *st, const struct lease_token_ref *v, size_t n,
+                     struct jobd_error *err);
+    int (*lease_check)(struct store *st, int64_t id, int32_t attempt, const char *hash,
+                       char **queue, struct jobd_error *err);
     /* statistics (store/stats.h, stats_int.h) */
     int (*stats_series)(struct store *st, int64_t from_s, int64_t step_s, size_t n,
                         const char *queue, struct stats_point *points, struct jobd_error *err);
@@ -283,6 +295,22 @@ JOBD_MUST_USE int store_queue_limits(struct store *st, const char *queue,
  */
 JOBD_MUST_USE int store_pending_queue_types(struct store *st, struct queue_type_list *out,
                                             struct jobd_error *err);
+/*
+ * Lease tokens of claims over HTTP (docs/API.md, Remote workers): the API
+ * gives each job it hands out a random token and keeps only its hash.
+ * store_lease_set records v[0..n) on the running attempts they name
+ * (attempts no longer running are skipped; a later claim on the store
+ * itself clears the hash). store_lease_check answers JOBD_OK and the job's
+ * queue in *queue (malloc'd, the caller's) when attempt is the job's
+ * current one and hash is its token's, else JOBD_E_STALE. Attempts never
+ * repeat, so a report fenced by that attempt afterwards can only change the
+ * attempt the token belongs to. JOBD_E_INVALID on a store without tokens.
+ */
+JOBD_MUST_USE int store_lease_set(struct store *st, const struct lease_token_ref *v, size_t n,
+                                  struct jobd_error *err);
+JOBD_MUST_USE int store_lease_check(struct store *st, int64_t id, int32_t attempt, const char *hash,
+                                    char **queue, struct jobd_error *err);
+
 /* Appends a copy of (queue, type); false on out-of-memory. */
 bool queue_types_push(struct queue_type_list *l, const char *queue, const char *type);
 /* Frees the list's strings and array; leaves it zeroed. NULL-safe. */

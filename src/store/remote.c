@@ -266,6 +266,8 @@ remote_claim(struct store *st, const struct claim_req *req, struct job_list *out
         j->attempt = (int32_t)json_integer_value(json_object_get(o, "attempt"));
         /* 0 from a server that does not send it: backoff then counts every attempt. */
         j->attempt_floor = (int32_t)json_integer_value(json_object_get(o, "attempt_floor"));
+        remote_lease_put(r->url, j->id, j->attempt,
+                         json_string_value(json_object_get(o, "lease_token")));
         j->status = JOB_RUNNING;
         j->type = dup_str(o, "type", &oom);
         j->queue = dup_str(o, "queue", &oom);
@@ -284,6 +286,27 @@ remote_claim(struct store *st, const struct claim_req *req, struct job_list *out
                : JOBD_OK;
 }
 
+/*
+ * Adds the attempt's lease token, if the claim gave one, to body (NULL-safe)
+ * and POSTs it to path; an attempt that is over (reported, or refused as
+ * stale) forgets its token when over is true or the answer is 409/404.
+ */
+static int
+report(struct store *st, const char *path, int64_t id, int32_t attempt, json_t *body, bool over,
+       json_t **resp, struct jobd_error *err)
+{
+    struct remote_store *r = (struct remote_store *)st;
+    if (body == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    char tok[REMOTE_LEASE_TOKEN_MAX + 1];
+    if (remote_lease_get(r->url, id, attempt, tok))
+        json_object_set_new(body, "lease_token", json_string(tok));
+    int rc = call(r, path, body, resp, err);
+    if ((rc == JOBD_OK && over) || rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND)
+        remote_lease_drop(r->url, id, attempt);
+    return rc;
+}
+
 static int
 remote_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
                  int64_t *lease_expires_at_us, bool *cancel_requested, struct jobd_error *err)
@@ -293,7 +316,7 @@ remote_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms
     json_t *body = json_pack("{s:i, s:I}", "attempt", attempt, "lease_s",
                              (json_int_t)((lease_ms + 999) / 1000));
     json_t *resp = NULL;
-    int rc = call((struct remote_store *)st, path, body, &resp, err);
+    int rc = report(st, path, id, attempt, body, false, &resp, err);
     if (rc != JOBD_OK)
         return rc;
     *cancel_requested = json_is_true(json_object_get(resp, "cancel_requested"));
@@ -315,7 +338,7 @@ remote_complete(struct store *st, int64_t id, int32_t attempt, const char *resul
         if (v != NULL)
             json_object_set_new(body, "result", v);
     }
-    return call((struct remote_store *)st, path, body, NULL, err);
+    return report(st, path, id, attempt, body, true, NULL, err);
 }
 
 static int
@@ -348,7 +371,7 @@ remote_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bo
         body = json_pack("{s:i, s:s, s:b, s:f}", "attempt", attempt, "error",
                          "the handler's error text is not UTF-8", "retryable", retryable,
                          "retry_in_s", (double)retry_delay_ms / 1000.0);
-    return call((struct remote_store *)st, path, body, NULL, err);
+    return report(st, path, id, attempt, body, true, NULL, err);
 }
 
 /* POST /v1/jobs/{id}/release: 200 given back, 409 stale (a job that is not
@@ -359,9 +382,7 @@ remote_release(struct store *st, int64_t id, int32_t attempt, struct jobd_error 
     char path[96];
     snprintf(path, sizeof path, "/v1/jobs/%" PRId64 "/release", id);
     json_t *body = json_pack("{s:i}", "attempt", attempt);
-    if (body == NULL)
-        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
-    return call((struct remote_store *)st, path, body, NULL, err);
+    return report(st, path, id, attempt, body, true, NULL, err);
 }
 
 static int

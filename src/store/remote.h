@@ -50,6 +50,18 @@ JOBD_MUST_USE int remote_store_open_side(const char *url, long timeout_ms,
  */
 int remote_call(struct store *st, const char *path, json_t *body, json_t **resp,
                 struct jobd_error *err);
+/*
+ * The lease tokens of claims (remote_lease.c), kept process-wide by server
+ * URL and job: put when a claim hands one out (a NULL or over-long token is
+ * not kept), get (false: none for that attempt) for a heartbeat or report,
+ * drop once the attempt is reported. Thread-safe.
+ */
+#define REMOTE_LEASE_TOKEN_MAX 128
+void remote_lease_put(const char *url, int64_t id, int32_t attempt, const char *token);
+bool remote_lease_get(const char *url, int64_t id, int32_t attempt,
+                      char token[REMOTE_LEASE_TOKEN_MAX + 1]);
+void remote_lease_drop(const char *url, int64_t id, int32_t attempt);
+
 /* The server's base URL of a remote store (borrowed). */
 const char *remote_url(const struct store *st);
 

@@ -520,6 +520,18 @@ static const char step15_notify_inline[] =
 static const char step16_drop_superseded[] = "DROP INDEX jobd.jobs_claim_any;\n"
                                              "DROP INDEX jobd.jobs_next_run;\n";
 
+/*
+ * Version 17: the SHA-256 (hex) of the lease token a claim over HTTP gave
+ * the running attempt (lease_pg.c; docs/API.md, Remote workers); NULL for a
+ * claim on the store itself. In jobs_done too and in all_jobs (appended),
+ * as every column of jobs; a finished attempt's token is never asked for.
+ */
+static const char step17_lease_token[] =
+    "ALTER TABLE jobd.jobs ADD COLUMN lease_token_hash text;\n"
+    "ALTER TABLE jobd.jobs_done ADD COLUMN lease_token_hash text;\n"
+    "CREATE OR REPLACE VIEW jobd.all_jobs AS\n"
+    "    SELECT * FROM jobd.jobs UNION ALL SELECT * FROM jobd.jobs_done;\n";
+
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
@@ -537,5 +549,6 @@ const struct pg_migration pg_migrations[] = {
     {14, "jobs_type_id holds pending rows only", step14_type_id_pending},
     {15, "the group committer's batch notifies without the trigger", step15_notify_inline},
     {16, "drop jobs_claim_any and jobs_next_run", step16_drop_superseded},
+    {17, "lease tokens of claims over HTTP, kept hashed", step17_lease_token},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

@@ -214,6 +214,12 @@ static const struct sq_migration sq_migrations[] = {
      "CREATE INDEX jobs_queue_id ON jobs (queue, id);"
      "CREATE INDEX jobs_done_schedule_id ON jobs_done (schedule, id)"
      "  WHERE schedule IS NOT NULL;"},
+    {11,
+     /* The SHA-256 (hex) of the lease token a claim over HTTP gave the
+      * running attempt (lease_sqlite.c; docs/API.md, Remote workers); NULL
+      * for a claim on the store itself. Rows move to jobs_done by named
+      * columns, and a finished attempt needs no token: jobs only. */
+     "ALTER TABLE jobs ADD COLUMN lease_token_hash TEXT;"},
 };
 /* clang-format on */
 

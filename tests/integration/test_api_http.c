@@ -175,7 +175,10 @@ BOTH(pagination)
     srv_stop(&s);
 }
 
-/* Claims for worker w; returns the number of jobs and the first id/attempt. */
+/* The lease_token of the first job of the last claim() (docs/API.md, Remote workers). */
+static char tok[64];
+
+/* Claims for worker w; returns the number of jobs and the first id/attempt (and tok). */
 static size_t
 claim(const struct srv *s, const char *body, int64_t *id, int64_t *attempt)
 {
@@ -194,6 +197,9 @@ claim(const struct srv *s, const char *body, int64_t *id, int64_t *attempt)
         if (attempt)
             *attempt = json_integer_value(json_object_get(e, "attempt"));
         ASSERT(json_is_string(json_object_get(e, "lease_expires_at")));
+        json_t *t = json_object_get(e, "lease_token");
+        ASSERT(json_is_string(t) && json_string_length(t) == 32);
+        snprintf(tok, sizeof tok, "%s", json_string_value(t));
         ASSERT(json_object_get(e, "payload") != NULL);
     }
     json_decref(j);
@@ -227,14 +233,15 @@ BOTH(cancel_retry)
     resp_fini(&r);
     snprintf(p, sizeof p, "/v1/jobs/%lld/heartbeat", (long long)id);
     char body[96];
-    snprintf(body, sizeof body, "{\"attempt\":%lld}", (long long)att);
+    snprintf(body, sizeof body, "{\"attempt\":%lld,\"lease_token\":\"%s\"}", (long long)att, tok);
     ASSERT_EQ(req(&s, "POST", p, body, &r), 200);
     j = resp_json(&r);
     ASSERT(json_is_true(json_object_get(j, "cancel_requested")));
     json_decref(j);
     resp_fini(&r);
     snprintf(p, sizeof p, "/v1/jobs/%lld/fail", (long long)id);
-    snprintf(body, sizeof body, "{\"attempt\":%lld,\"error\":\"stopped\"}", (long long)att);
+    snprintf(body, sizeof body, "{\"attempt\":%lld,\"error\":\"stopped\",\"lease_token\":\"%s\"}",
+             (long long)att, tok);
     ASSERT_EQ(req(&s, "POST", p, body, &r), 200);
     j = resp_json(&r);
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "status")), "cancelled");
@@ -279,7 +286,9 @@ BOTH(worker_protocol)
     ASSERT_EQ(att, 1);
     char p[96], body[256];
     snprintf(p, sizeof p, "/v1/jobs/%lld/heartbeat", (long long)id);
-    EXPECT(&s, "POST", p, "{\"attempt\":1,\"lease_s\":60}", 200, NULL);
+    snprintf(body, sizeof body, "{\"attempt\":1,\"lease_s\":60,\"lease_token\":\"%s\"}", tok);
+    EXPECT(&s, "POST", p, body, 200, NULL);
+    EXPECT(&s, "POST", p, "{\"attempt\":1,\"lease_token\":null}", 409, "stale_attempt");
     double fenced0 = metric(&s, "jobd_reports_fenced_total");
     EXPECT(&s, "POST", p, "{\"attempt\":7}", 409, "stale_attempt");
     ASSERT_EQ((long)(metric(&s, "jobd_reports_fenced_total") - fenced0), 1);
@@ -290,8 +299,9 @@ BOTH(worker_protocol)
     /* A retryable failure -> pending again (attempt 1 of 2). */
     snprintf(p, sizeof p, "/v1/jobs/%lld/fail", (long long)id);
     struct resp r;
-    ASSERT_EQ(req(&s, "POST", p, "{\"attempt\":1,\"error\":\"boom\",\"retry_in_s\":0}", &r),
-              200);
+    snprintf(body, sizeof body,
+             "{\"attempt\":1,\"error\":\"boom\",\"retry_in_s\":0,\"lease_token\":\"%s\"}", tok);
+    ASSERT_EQ(req(&s, "POST", p, body, &r), 200);
     json_t *j = resp_json(&r);
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "status")), "pending");
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "last_error")), "boom");
@@ -303,7 +313,8 @@ BOTH(worker_protocol)
     ASSERT_EQ(claim(&s, "{\"worker_id\":\"w2\",\"types\":[\"w\"],\"limit\":1}", &cid, &att), 1);
     ASSERT_EQ(cid, id);
     ASSERT_EQ(att, 2);
-    snprintf(body, sizeof body, "{\"attempt\":2,\"result\":{\"z\":1,\"a\":[true,null]}}");
+    snprintf(body, sizeof body,
+             "{\"attempt\":2,\"result\":{\"z\":1,\"a\":[true,null]},\"lease_token\":\"%s\"}", tok);
     ASSERT_EQ(req(&s, "POST", p, body, &r), 200);
     j = resp_json(&r);
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "status")), "succeeded");
@@ -316,8 +327,9 @@ BOTH(worker_protocol)
     /* A permanent failure -> dead at once; then a manual retry. */
     ASSERT_EQ(claim(&s, "{\"worker_id\":\"w1\",\"types\":[\"w\"],\"limit\":3}", &cid, &att), 1);
     snprintf(p, sizeof p, "/v1/jobs/%lld/fail", (long long)cid);
-    snprintf(body, sizeof body, "{\"attempt\":%lld,\"error\":\"bad\",\"retryable\":false}",
-             (long long)att);
+    snprintf(body, sizeof body,
+             "{\"attempt\":%lld,\"error\":\"bad\",\"retryable\":false,\"lease_token\":\"%s\"}",
+             (long long)att, tok);
     ASSERT_EQ(req(&s, "POST", p, body, &r), 200);
     j = resp_json(&r);
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "status")), "dead");

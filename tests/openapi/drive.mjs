@@ -104,28 +104,29 @@ async function worker() {
   await call('POST', '/v1/claim', { body: { worker_id: 'oa-worker', types: ['oa.none'], wait_s: 0.2 }, expect: 200 });
   const c = await claimOne();
   const id = { id: c.id };
-  await call('POST', '/v1/jobs/{id}/heartbeat', { params: id, body: { attempt: c.attempt, lease_s: 20 }, expect: 200 });
+  await call('POST', '/v1/jobs/{id}/heartbeat', { params: id, body: { attempt: c.attempt, lease_token: c.lease_token, lease_s: 20 }, expect: 200 });
+  await call('POST', '/v1/jobs/{id}/heartbeat', { params: id, body: { attempt: c.attempt, lease_s: 20 }, expect: 409 });
   await call('POST', '/v1/jobs/{id}/heartbeat', { params: id, body: { lease_s: 20 }, expect: 400 });
   await call('POST', '/v1/jobs/{id}/heartbeat', { params: id, body: { attempt: c.attempt + 7 }, expect: 409 });
   await call('POST', '/v1/jobs/{id}/heartbeat', { params: { id: 999999999 }, body: { attempt: 1 }, expect: 404 });
   await call('GET', '/v1/jobs/{id}/attempts', { params: id, expect: 200 });
   await call('DELETE', '/v1/jobs/{id}', { params: id, expect: 409 });
-  await call('POST', '/v1/jobs/{id}/fail', { params: id, body: { attempt: c.attempt, error: 'boom', retry_in_s: 0 }, expect: 200 });
-  await call('POST', '/v1/jobs/{id}/fail', { params: id, body: { attempt: c.attempt, error: 'boom' }, expect: 409 });
+  await call('POST', '/v1/jobs/{id}/fail', { params: id, body: { attempt: c.attempt, lease_token: c.lease_token, error: 'boom', retry_in_s: 0 }, expect: 200 });
+  await call('POST', '/v1/jobs/{id}/fail', { params: id, body: { attempt: c.attempt, lease_token: c.lease_token, error: 'boom' }, expect: 409 });
   await call('POST', '/v1/jobs/{id}/fail', { params: id, body: { attempt: c.attempt, error: 7 }, expect: 400 });
   await call('POST', '/v1/jobs/{id}/fail', { params: { id: 999999999 }, body: { attempt: 1, error: 'x' }, expect: 404 });
   await call('GET', '/v1/jobs/{id}/attempts', { params: id, expect: 200 });
 
   const c2 = await claimOne();
-  await call('POST', '/v1/jobs/{id}/release', { params: { id: c2.id }, body: { attempt: c2.attempt }, expect: 200 });
-  await call('POST', '/v1/jobs/{id}/release', { params: { id: c2.id }, body: { attempt: c2.attempt }, expect: 409 });
+  await call('POST', '/v1/jobs/{id}/release', { params: { id: c2.id }, body: { attempt: c2.attempt, lease_token: c2.lease_token }, expect: 200 });
+  await call('POST', '/v1/jobs/{id}/release', { params: { id: c2.id }, body: { attempt: c2.attempt, lease_token: c2.lease_token }, expect: 409 });
   await call('POST', '/v1/jobs/{id}/release', { params: { id: c2.id }, body: { attempt: 'one' }, expect: 400 });
   await call('POST', '/v1/jobs/{id}/release', { params: { id: 999999999 }, body: { attempt: 1 }, expect: 404 });
 
   const c3 = await claimOne();
   await call('POST', '/v1/jobs/{id}/cancel', { params: { id: c3.id }, expect: 202 });
-  await call('POST', '/v1/jobs/{id}/complete', { params: { id: c3.id }, body: { attempt: c3.attempt, result: { ok: true } }, expect: 200 });
-  await call('POST', '/v1/jobs/{id}/complete', { params: { id: c3.id }, body: { attempt: c3.attempt }, expect: 409 });
+  await call('POST', '/v1/jobs/{id}/complete', { params: { id: c3.id }, body: { attempt: c3.attempt, lease_token: c3.lease_token, result: { ok: true } }, expect: 200 });
+  await call('POST', '/v1/jobs/{id}/complete', { params: { id: c3.id }, body: { attempt: c3.attempt, lease_token: c3.lease_token }, expect: 409 });
   await call('POST', '/v1/jobs/{id}/complete', { params: { id: c3.id }, body: {}, expect: 400 });
   await call('POST', '/v1/jobs/{id}/complete', { params: { id: 999999999 }, body: { attempt: 1 }, expect: 404 });
   await call('GET', '/v1/jobs/{id}/attempts', { params: { id: c3.id }, expect: 200 });
