@@ -16,7 +16,10 @@ sq_op_lease_set(struct store *st, const struct lease_token_ref *v, size_t n, str
     static const char sql[] = "UPDATE jobs SET lease_token_hash = ?3"
                               " WHERE id = ?1 AND attempt = ?2 AND status = 'running'";
     struct sqlite_store *s = sq_of(st);
-    int rc = sq_begin(s, err);
+    /* Relaxed, as the claim it follows: a machine that loses it loses the
+     * claim's answer with it, and an attempt whose token is lost runs out
+     * its lease and is reaped. */
+    int rc = sq_begin_relaxed(s, err);
     for (size_t i = 0; rc == JOBD_OK && i < n; i++) {
         sqlite3_stmt *stmt;
         if ((rc = sq_prepare(s, sql, &stmt, err)) != JOBD_OK)
