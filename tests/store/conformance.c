@@ -4,10 +4,10 @@
  *
  * Every test opens a fresh store (a new SQLite file in the test's temp dir,
  * or, on PostgreSQL, the run's own database with jobd's schema dropped),
- * migrates it and sets a manual clock, so lease expiry and backoff are
- * driven by moving the clock, never by sleeping. The tests pin down every transition
- * and guard of CONTRACT.md §1 through the public store_*() interface only,
- * so a backend passes exactly when it keeps the contract.
+ * migrates it and sets a manual clock, so lease expiry and backoff are driven
+ * by moving the clock, never by sleeping. The tests pin down every transition
+ * and guard of docs/MODEL.md, "Transitions" through the public store_*()
+ * interface only, so a backend passes exactly when it keeps them.
  *
  * This file holds the fixture and the cases of opening, enqueue and claim;
  * the other topics are in conformance_*.h, included below.
@@ -67,7 +67,7 @@ is_pg(void)
  * PostgreSQL: one database per run of this program, made through the
  * superuser URL in JOBD_TEST_PG_URL and named after the harness's (parent)
  * pid, so parallel runs never share rows; every test starts by dropping
- * jobd's schema (CONTRACT §6: everything lives in schema "jobd"). CREATE
+ * jobd's schema (everything lives in schema "jobd", docs/MODEL.md). CREATE
  * DATABASE costs a second or more with fsync on, DROP SCHEMA a few ms. The
  * names are made here, never user data, so they are safe as identifiers.
  */

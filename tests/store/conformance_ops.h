@@ -1,6 +1,6 @@
 /*
  * conformance_ops.h — the conformance cases of the operator operations
- * (store/operator.h, CONTRACT §7). Included at the end of conformance.c so
+ * (store/operator.h, docs/API.md). Included at the end of conformance.c so
  * they share its fixture (fx_open, the manual clock, enq, claim_one) and its
  * one test registry; kept apart so neither file grows past reading size.
  *
