@@ -11,6 +11,7 @@
 #   make deb    a Release build for /usr packed into jobd_VERSION_ARCH.deb
 #               (scripts/mkdeb.sh; lintian-clean of errors)
 #   make lint   format of changed lines, cppcheck, sizes and backend names,
+#               citations of files not in the repository (scripts/lint-refs.py),
 #               docs/openapi.yaml with Redocly CLI (scripts/lint.sh; npm ci
 #               into tests/openapi/ once); `make test` runs it first
 #   make bench  every benchmark (~15 min): bench/run.sh, results in bench/results/,

@@ -131,20 +131,21 @@ JOBD_API JOBD_MUST_USE int jobd_enqueue_batch(jobd_client *client,
 struct pg_conn;
 
 /*
- * Enqueues one job INSIDE the caller's own PostgreSQL transaction on conn
- * (a libpq PGconn *, borrowed), by calling the SQL function jobd.enqueue(...)
- * (CONTRACT §6): the job commits or rolls back with the caller's data. The
- * schema must exist (jobd_client_open or `jobd migrate` made it). conn must
- * be idle or in a transaction block; if the statement fails inside a
- * transaction, that transaction is aborted, as with any failed statement.
- * opts as jobd_enqueue, except that timeout_ms must be 0 (jobd.enqueue has
- * no such parameter). jobd.enqueue takes the payload as jsonb, so it is
- * stored as PostgreSQL prints jsonb ({"a": 1}), not in jobd's canonical
- * form. With an idempotency key, a replay (same type, queue and payload,
- * compared as jsonb) returns the existing id. Errors: JOBD_E_INVALID,
- * JOBD_E_TOOBIG, JOBD_E_CONFLICT (the key was used for another job),
- * JOBD_E_UNAVAILABLE (conn is not connected), JOBD_E_STORE (any other SQL
- * error, message included). Thread-safety: that of conn.
+ * Enqueues one job INSIDE the caller's own PostgreSQL transaction on conn (a
+ * libpq PGconn *, borrowed), by calling the SQL function jobd.enqueue(...)
+ * (docs/MODEL.md, "Inside your own transaction (PostgreSQL)"): the job
+ * commits or rolls back with the caller's data. The schema must exist
+ * (jobd_client_open or `jobd migrate` made it). conn must be idle or in a
+ * transaction block; if the statement fails inside a transaction, that
+ * transaction is aborted, as with any failed statement. opts as jobd_enqueue,
+ * except that timeout_ms must be 0 (jobd.enqueue has no such parameter).
+ * jobd.enqueue takes the payload as jsonb, so it is stored as PostgreSQL
+ * prints jsonb ({"a": 1}), not in jobd's canonical form. With an idempotency
+ * key, a replay (same type, queue and payload, compared as jsonb) returns the
+ * existing id. Errors: JOBD_E_INVALID, JOBD_E_TOOBIG, JOBD_E_CONFLICT (the
+ * key was used for another job), JOBD_E_UNAVAILABLE (conn is not connected),
+ * JOBD_E_STORE (any other SQL error, message included). Thread-safety: that
+ * of conn.
  */
 JOBD_API JOBD_MUST_USE int jobd_enqueue_pg(struct pg_conn *conn, const struct jobd_job_opts *opts,
                                            int64_t *id_out, struct jobd_error *err);

@@ -2,7 +2,7 @@
 # lint-size.sh — the limits a reviewer would otherwise count by hand:
 #   - no source file over 800 lines (src/, tests/, bench/, examples/);
 #   - no function over 80 lines, from its name line to its closing brace
-#     (definitions put the name at column 0, `name(` — STYLE.md — so that
+#     (definitions put the name at column 0, `name(` — docs/STYLE.md — so that
 #     is what is matched);
 #   - no backend named outside src/store: what differs between backends is
 #     told by store_ops capability fields, never by comparing names

@@ -12,7 +12,10 @@
 #     wrong printf conversion.
 #  3. scripts/lint-size.sh: files over 800 lines, functions over 80, backend
 #     names outside src/store.
-#  4. docs/openapi.yaml against OpenAPI 3.1 and Redocly's recommended rules,
+#  4. scripts/lint-refs.py: every document a comment or page cites is in
+#     the repository (and every cited section is a heading of its page),
+#     after its self-test shows that it catches a citation of a missing file.
+#  5. docs/openapi.yaml against OpenAPI 3.1 and Redocly's recommended rules,
 #     strict (redocly.yaml): a broken reference or an operation without
 #     a summary is caught here, before the test drives the server with it.
 #
@@ -55,6 +58,13 @@ cppcheck -q --std=c11 --enable=warning,portability --error-exitcode=1 -j2 \
 
 step "sizes and backend names (scripts/lint-size.sh)"
 scripts/lint-size.sh || status=1
+
+step "citations of files and sections (scripts/lint-refs.py)"
+if ! selftest=$(scripts/lint-refs.py --self-test); then
+    echo "$selftest"
+    status=1
+fi
+scripts/lint-refs.py || status=1
 
 step "docs/openapi.yaml (Redocly CLI, redocly.yaml)"
 if tests/openapi/install.sh; then

@@ -7,10 +7,10 @@
  * order, each in its own forked child with a fresh temporary directory as
  * its working directory and a timeout (TEST_TIMEOUT_S, default 120), so a
  * crash or a hang fails one test, not the run. A child's output is shown
- * only when it fails. Arguments: a substring filters test names; the rest of
- * argv is available as test_argv for suites that take parameters (the
- * store conformance suite takes the backend name). The last line is
- * "N passed, N failed, N skipped".
+ * only when it fails. TEST_FILTER=SUBSTRING in the environment runs only
+ * the tests whose names contain it; argv is available as test_argv for
+ * suites that take parameters (the store conformance suite takes the
+ * backend name). The last line is "N passed, N failed, N skipped".
  *
  * A test that cannot run here says so with TEST_SKIP(why): it counts as
  * skipped, not passed, and the executable then exits 77, which CMake
@@ -40,12 +40,28 @@ struct test_entry {
     test_fn fn;
 };
 
+/*
+ * One test program is one file, and everything here is static to it. A
+ * program built from several files (tests/store/: one file per topic)
+ * defines TEST_SHARED in each before including this header, and
+ * TEST_SHARED_MAIN in exactly one of them: that file holds the registry
+ * and main(), the others register into it.
+ */
+#if defined(TEST_SHARED) && !defined(TEST_SHARED_MAIN)
+#define TEST_NO_MAIN
+#define TEST_GLOBAL extern
+#elif defined(TEST_SHARED)
+#define TEST_GLOBAL
+#else
+#define TEST_GLOBAL static
+#endif
+
 #define TEST_MAX 1024
-static struct test_entry test_registry[TEST_MAX];
-static int test_count;
-static int test_argc;
-static char **test_argv;
-static char test_tmpdir[512];
+TEST_GLOBAL struct test_entry test_registry[TEST_MAX];
+TEST_GLOBAL int test_count;
+TEST_GLOBAL int test_argc;
+TEST_GLOBAL char **test_argv;
+TEST_GLOBAL char test_tmpdir[512];
 
 static inline void
 test_register(const char *name, test_fn fn)

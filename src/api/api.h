@@ -1,5 +1,5 @@
 /*
- * api.h — the HTTP API of `jobd server` (CONTRACT.md §4), split in two:
+ * api.h — the HTTP API of `jobd server` (docs/API.md), split in two:
  *
  *   - a socket-free core: api_handle() turns one request (method, path,
  *     query, a few headers, body) into one response. Routing, auth,

@@ -1,8 +1,8 @@
 /*
- * apierr.h — error responses of the API: the status code plus
- * {"error": {"code": "snake_case_code", "message": "…", "field": "…"|null}}
- * (CONTRACT.md §4), and the one mapping from enum jobd_err to status/code,
- * so every route answers the same failure the same way.
+ * apierr.h — error responses of the API: the status code plus {"error":
+ * {"code": "snake_case_code", "message": "…", "field": "…"|null}}
+ * (docs/API.md, "Errors"), and the one mapping from enum jobd_err to
+ * status/code, so every route answers the same failure the same way.
  */
 #ifndef JOBD_API_APIERR_H
 #define JOBD_API_APIERR_H

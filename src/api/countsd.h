@@ -5,7 +5,7 @@
  * read the cache and cost the same at 10 jobs or 10 million. The cache is
  * shared by every server on the database and recounted by one of them at a
  * time; its age stays under about COUNTSD_MIN_MS, or about 5x the time a
- * recount takes when that is longer (docs/OPERATIONS.md "Queue counts").
+ * recount takes when that is longer (docs/API.md, "GET /v1/queues").
  * On SQLite, whose counts are exact, the thread ends at once.
  */
 #ifndef JOBD_API_COUNTSD_H

@@ -1,8 +1,8 @@
 /*
  * h_jobs.c — the job routes for clients: create (through the group
- * committer), batch create, read, list with a cursor, cancel, retry.
- * Each validates everything before touching the store, so a bad request
- * writes nothing, and answers with the job object of CONTRACT.md §4.
+ * committer), batch create, read, list with a cursor, cancel, retry. Each
+ * validates everything before touching the store, so a bad request writes
+ * nothing, and answers with the job object of docs/API.md, "The job object".
  */
 #include <inttypes.h>
 #include <stdio.h>

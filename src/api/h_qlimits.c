@@ -1,8 +1,9 @@
 /*
- * h_qlimits.c — PUT /v1/queues/{name} {"max_running"?: N|null,
- * "rate"?: {"limit": N, "per": DUR}|null}: a queue's limits (CONTRACT §7).
- * A field left out keeps its limit, null removes it. The answer is the
- * queue object, read back from store_queue_stats like GET /v1/queues.
+ * h_qlimits.c — PUT /v1/queues/{name} {"max_running"?: N|null, "rate"?:
+ * {"limit": N, "per": DUR}|null}: a queue's limits (docs/API.md, "PUT
+ * /v1/queues/{name}"). A field left out keeps its limit, null removes it. The
+ * answer is the queue object, read back from store_queue_stats like GET
+ * /v1/queues.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
- * h_sched.c — the schedule routes of CONTRACT.md §4: create (409 if the
- * name exists), create-or-replace by PUT, read, list, delete, pause,
+ * h_sched.c — the schedule routes of docs/API.md, "Schedules": create (409 if
+ * the name exists), create-or-replace by PUT, read, list, delete, pause,
  * resume and trigger. Validation (cron fields, time zone, names) is
  * schedule_spec_validate's, so a bad expression is a 400 naming the field
  * before anything is written.

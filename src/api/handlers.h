@@ -17,7 +17,7 @@
 #include "core/job.h"
 #include "store/store.h"
 
-/* Body limits (CONTRACT.md §4). */
+/* Body limits (docs/API.md, "Conventions"). */
 #define API_BODY_MAX (1024 * 1024)
 #define API_BATCH_BODY_MAX (16 * 1024 * 1024)
 #define API_BATCH_JOBS_MAX JOB_BATCH_MAX
@@ -97,7 +97,10 @@ bool api_sched_path_name(struct api_call *c);
 /* Answers 404 not_found for the schedule name (borrowed) (h_sched.c). */
 void api_sched_not_found(struct api_call *c, const char *name);
 
-/* The schedule object of CONTRACT.md §4 (h_sched.c). New reference or NULL. */
+/*
+ * The schedule object of docs/API.md, "Schedules" (h_sched.c). New reference
+ * or NULL.
+ */
 struct schedule;
 json_t *jobjson_schedule(const struct schedule *s);
 

@@ -1,9 +1,9 @@
 /*
- * jobjson.c — see jobjson.h. Output objects are built member by member in
- * the order CONTRACT.md §4 lists them, so responses read the same as the
- * documentation. Stored payloads/results are canonical JSON text; they are
- * re-parsed (always valid, since they passed the same parser on the way in)
- * and embedded as values, never as strings.
+ * jobjson.c — see jobjson.h. Output objects are built member by member in the
+ * order docs/API.md lists them (docs/API.md, "The job object"), so responses
+ * read the same as the documentation. Stored payloads/results are canonical
+ * JSON text; they are re-parsed (always valid, since they passed the same
+ * parser on the way in) and embedded as values, never as strings.
  */
 #include "api/jobjson.h"
 

@@ -1,8 +1,8 @@
 /*
- * jobjson.h — JSON <-> model for the API: the job object of CONTRACT.md §4
- * (every field present, times RFC 3339 UTC with milliseconds, null for
- * "none"), the claimed-job object, the queue object, and the parsing of job
- * request bodies into a struct job_spec with field-naming errors.
+ * jobjson.h — JSON <-> model for the API: the job object of docs/API.md, "The
+ * job object" (every field present, times RFC 3339 UTC with milliseconds,
+ * null for "none"), the claimed-job object, the queue object, and the parsing
+ * of job request bodies into a struct job_spec with field-naming errors.
  *
  * json_t results are new references owned by the caller (json_decref); NULL
  * means out of memory. Parsing borrows strings from the json_t it reads, so

@@ -26,7 +26,10 @@
 struct api_metrics;
 struct longpoll;
 
-/* Longest wait a claim may ask for, in seconds (CONTRACT.md §4). */
+/*
+ * Longest wait a claim may ask for, in seconds (docs/API.md, "POST
+ * /v1/claim").
+ */
 #define LONGPOLL_MAX_WAIT_S 30
 
 /* Called (from the long-poll thread) once the waiter's answer is ready. */

@@ -2,8 +2,8 @@
  * cli.h — the subcommands of the jobd binary and their shared helpers.
  *
  * Each cmd_* takes the arguments after its own name (argv[0] is the command
- * name) and returns the process exit status of CONTRACT.md §3:
- * 0 success, 1 the operation failed, 2 usage error, 3 unreachable.
+ * name) and returns the process exit status of docs/CLI.md, "Common to every
+ * command": 0 success, 1 the operation failed, 2 usage error, 3 unreachable.
  * The CLI is thin: it parses, calls the libraries, prints.
  */
 #ifndef JOBD_CLI_H

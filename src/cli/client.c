@@ -1,8 +1,9 @@
 /*
  * client.c — the client subcommands over the HTTP API: submit, job
- * show|cancel|retry|attempts|delete, queues. Thin: parse flags, build one JSON
- * body, send, print what the server answered. Exit statuses of
- * CONTRACT.md §3: 0 ok, 1 the server refused, 2 usage, 3 unreachable.
+ * show|cancel|retry|attempts|delete, queues. Thin: parse flags, build one
+ * JSON body, send, print what the server answered. Exit statuses of
+ * docs/CLI.md, "Common to every command": 0 ok, 1 the server refused, 2
+ * usage, 3 unreachable.
  */
 #include <jansson.h>
 #include <stdio.h>

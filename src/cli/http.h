@@ -1,7 +1,8 @@
 /*
- * http.h — the CLI's HTTP client (libcurl easy interface): one request to
- * the jobd API, with --server / $JOBD_SERVER and $JOBD_TOKEN applied, and
- * the mapping of its outcome to the exit statuses of CONTRACT.md §3.
+ * http.h — the CLI's HTTP client (libcurl easy interface): one request to the
+ * jobd API, with --server / $JOBD_SERVER and $JOBD_TOKEN applied, and the
+ * mapping of its outcome to the exit statuses of docs/CLI.md, "Common to
+ * every command".
  */
 #ifndef JOBD_CLI_HTTP_H
 #define JOBD_CLI_HTTP_H

@@ -1,9 +1,10 @@
 /*
  * schedule.c — `jobd schedule add|ls|rm|pause|resume|trigger` over the HTTP
- * API (CONTRACT.md §3/§4). Thin like the other client commands, and built on
- * the same helpers (cli/http.h): the server validates the cron expression and
- * the zone, so the messages naming the bad field come from one place.
- * `add` uses PUT so that it creates or replaces.
+ * API (docs/CLI.md, "jobd schedule"; docs/API.md, "Schedules"). Thin like the
+ * other client commands, and built on the same helpers (cli/http.h): the
+ * server validates the cron expression and the zone, so the messages naming
+ * the bad field come from one place. `add` uses PUT so that it creates or
+ * replaces.
  */
 #include <jansson.h>
 #include <stdio.h>

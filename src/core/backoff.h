@@ -1,5 +1,5 @@
 /*
- * backoff.h — "full jitter" retry delays (CONTRACT.md §1):
+ * backoff.h — "full jitter" retry delays (docs/MODEL.md, "Backoff"):
  *   delay = random(0, min(cap, base * 2^attempt))
  * The random source is injected so tests are deterministic. Pure.
  */

@@ -1,5 +1,5 @@
 /*
- * cron.c — cron expression parser and next-firing search (CONTRACT.md §3).
+ * cron.c — cron expression parser and next-firing search (docs/CRON.md).
  *
  * Each field becomes a bitset, so matching is a mask test and the search
  * jumps field by field (year, month, day, hour, minute, second) to the next

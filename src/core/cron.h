@@ -1,5 +1,5 @@
 /*
- * cron.h — cron expressions (CONTRACT.md §3): parsing into per-field bitsets
+ * cron.h — cron expressions (docs/CRON.md): parsing into per-field bitsets
  * and computing the next firing instant in an IANA time zone.
  *
  * The next firing is a pure function of (expression, zone, instant): no
@@ -77,14 +77,14 @@ int cron_zone_check(const char *name, struct jobd_error *err) JOBD_MUST_USE;
 /*
  * The first firing of e strictly after after_us, in microseconds since the
  * epoch (always a whole second), in zone z (NULL = UTC). Wall times are
- * mapped to instants by the DST rules of CONTRACT.md §3: with a wildcard or
- * stepped hour field every matching instant of real time fires (skipped wall
- * times never, repeated ones twice); with a fixed hour field a skipped wall
- * time fires once at the end of the gap and a repeated one once, at its
- * first occurrence. Returns 0, or JOBD_E_INVALID (field "after") when
- * after_us is outside years 1900-9999 or no firing exists before year 10000,
- * or JOBD_E_INTERNAL if ICU fails. z is used (its calendar is moved), so it
- * must not be shared between threads; e is borrowed.
+ * mapped to instants by the DST rules of docs/CRON.md, "Time zones and DST":
+ * with a wildcard or stepped hour field every matching instant of real time
+ * fires (skipped wall times never, repeated ones twice); with a fixed hour
+ * field a skipped wall time fires once at the end of the gap and a repeated
+ * one once, at its first occurrence. Returns 0, or JOBD_E_INVALID (field
+ * "after") when after_us is outside years 1900-9999 or no firing exists
+ * before year 10000, or JOBD_E_INTERNAL if ICU fails. z is used (its calendar
+ * is moved), so it must not be shared between threads; e is borrowed.
  */
 int cron_next_in(const struct cron_expr *e, struct cron_zone *z, int64_t after_us,
                  int64_t *next_us, struct jobd_error *err) JOBD_MUST_USE;

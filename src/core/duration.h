@@ -1,6 +1,7 @@
 /*
- * duration.h — durations as CONTRACT.md §2 writes them: an integer with a
- * unit (250ms, 2s, 5m, 1h, 1d) or a sum of such (1h30m). Pure.
+ * duration.h — durations as docs/MODEL.md, "Durations, times, ids" writes
+ * them: an integer with a unit (250ms, 2s, 5m, 1h, 1d) or a sum of such
+ * (1h30m). Pure.
  */
 #ifndef JOBD_CORE_DURATION_H
 #define JOBD_CORE_DURATION_H

@@ -22,7 +22,7 @@
 
 #include "jobd.h"
 
-/* Limits of CONTRACT.md. */
+/* Limits (docs/MODEL.md, "Names and limits"). */
 #define JOB_NAME_MAX 128               /* job types, schedule names */
 #define JOB_QUEUE_MAX 64               /* queue names */
 #define JOB_KEY_MAX 255                /* idempotency keys */
@@ -37,7 +37,7 @@
  * deadlines in microseconds never overflow. */
 #define JOB_TIMEOUT_MAX_MS (366LL * 86400 * 1000)
 
-/* Defaults of CONTRACT.md §1. */
+/* Defaults (docs/MODEL.md, "Defaults"; docs/WORKER.md, "Configuration"). */
 #define JOB_DEFAULT_QUEUE "default"
 #define JOB_DEFAULT_MAX_ATTEMPTS 25
 #define JOB_DEFAULT_LEASE_MS 60000

@@ -1,7 +1,8 @@
 /*
- * rules.h — the rules of the job model that both stores apply (CONTRACT §1),
- * each written once here: the claim order, the defaults of an enqueue, how
- * many attempts count, and the words of a stale or refused transition.
+ * rules.h — the rules of the job model that both stores apply (docs/MODEL.md,
+ * "Transitions"), each written once here: the claim order, the defaults of an
+ * enqueue, how many attempts count, and the words of a stale or refused
+ * transition.
  *
  * The stores say the same rules in SQL where they must (a claim's ORDER BY,
  * PostgreSQL's reap backoff); each such place names the function here that
@@ -60,9 +61,9 @@ job_retry_delay_ms(int32_t attempt, int32_t attempt_floor, int64_t base_ms, int6
 }
 
 /*
- * Sets err to the stale-report error of CONTRACT §1 (field "attempt",
- * JOBD_E_STALE): attempt of job id is not the live one, or the job is not
- * running. Returns JOBD_E_STALE.
+ * Sets err to the stale-report error of docs/MODEL.md, "Fencing" (field
+ * "attempt", JOBD_E_STALE): attempt of job id is not the live one, or the job
+ * is not running. Returns JOBD_E_STALE.
  */
 int job_error_stale(struct jobd_error *err, int64_t id, int32_t attempt);
 

@@ -1,8 +1,8 @@
 /*
- * schedule.h — the schedule model (CONTRACT.md §1, §4): a named cron
+ * schedule.h — the schedule model (docs/MODEL.md, "Schedules"): a named cron
  * template whose firings the scheduling plane materializes as ordinary jobs,
- * and the pure catch-up rule that decides which firings become jobs when
- * the plane looks at a due schedule.
+ * and the pure catch-up rule that decides which firings become jobs when the
+ * plane looks at a due schedule.
  *
  * Strings inside struct schedule are heap-owned by the struct
  * (schedule_fini). Times are microseconds since the epoch; 0 means "none".

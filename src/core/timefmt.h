@@ -1,8 +1,8 @@
 /*
- * timefmt.h — RFC 3339 instants (CONTRACT.md §2). Responses are UTC with
- * milliseconds ("2026-12-02T14:03:17.120Z"); requests may carry any offset
- * and any number of fraction digits (kept to microseconds). Pure: no TZ, no
- * localtime; thread-safe.
+ * timefmt.h — RFC 3339 instants (docs/MODEL.md, "Durations, times, ids").
+ * Responses are UTC with milliseconds ("2026-12-02T14:03:17.120Z"); requests
+ * may carry any offset and any number of fraction digits (kept to
+ * microseconds). Pure: no TZ, no localtime; thread-safe.
  */
 #ifndef JOBD_CORE_TIMEFMT_H
 #define JOBD_CORE_TIMEFMT_H

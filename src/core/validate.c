@@ -1,7 +1,7 @@
 /*
- * validate.c — the naming and range rules of CONTRACT.md §1 for everything a
- * client hands in. Errors name the field, so the API and the CLI can tell a
- * user exactly what is wrong. Pure; no I/O.
+ * validate.c — the naming and range rules of docs/MODEL.md, "Names and
+ * limits" for everything a client hands in. Errors name the field, so the API
+ * and the CLI can tell a user exactly what is wrong. Pure; no I/O.
  */
 #include <stdio.h>
 #include <string.h>

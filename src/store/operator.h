@@ -29,7 +29,10 @@
 
 #include "store/store.h"
 
-/* How an attempt ended (CONTRACT §7), or ATT_RUNNING while it runs. */
+/*
+ * How an attempt ended (docs/API.md, "GET /v1/jobs/{id}/attempts"), or
+ * ATT_RUNNING while it runs.
+ */
 enum attempt_outcome {
     ATT_RUNNING = 0,
     ATT_SUCCEEDED,
@@ -115,11 +118,12 @@ struct worker_list {
 #define WORKER_GONE_KEEP_US (3600LL * 1000000)
 
 /*
- * Queue limits (CONTRACT §7), kept in the queue's row and honoured where
- * jobs are claimed (qlimits.h): at most max_running jobs of the queue
- * running at once, and at most rate_limit claims in every window of
- * rate_per_ms aligned to multiples of it since the Unix epoch. A change:
- * each set_* flag says whether its limit changes; a value 0 removes it.
+ * Queue limits (docs/API.md, "PUT /v1/queues/{name}"), kept in the queue's
+ * row and honoured where jobs are claimed (qlimits.h): at most max_running
+ * jobs of the queue running at once, and at most rate_limit claims in every
+ * window of rate_per_ms aligned to multiples of it since the Unix epoch. A
+ * change: each set_* flag says whether its limit changes; a value 0 removes
+ * it.
  */
 #define QUEUE_LIMIT_MAX 1000000                /* max_running and rate_limit */
 #define QUEUE_RATE_PER_MIN_MS 1000             /* a window of at least 1 s... */

@@ -2,9 +2,10 @@
  * pg_txn.h — enqueue inside a caller's own PostgreSQL transaction.
  *
  * libjobd's jobd_enqueue_pg hands us the application's PGconn; we run one
- * parameterised call of the SQL function jobd.enqueue(...) (CONTRACT §6) on
- * it, without BEGIN/COMMIT, so the job commits or rolls back with the
- * caller's transaction. Lives in src/store because only the store has SQL.
+ * parameterised call of the SQL function jobd.enqueue(...) (docs/MODEL.md,
+ * "Inside your own transaction (PostgreSQL)") on it, without BEGIN/COMMIT, so
+ * the job commits or rolls back with the caller's transaction. Lives in
+ * src/store because only the store has SQL.
  */
 #ifndef JOBD_STORE_PG_TXN_H
 #define JOBD_STORE_PG_TXN_H

@@ -1,6 +1,7 @@
 /*
- * qlimits.h — queue limits where jobs are claimed (CONTRACT §7), the part
- * both backends share. Not for use outside src/store.
+ * qlimits.h — queue limits where jobs are claimed (docs/API.md, "PUT
+ * /v1/queues/{name}"), the part both backends share. Not for use outside
+ * src/store.
  *
  * Why it is shaped so: the common case (no limited queue) must keep the
  * claim as it was, one statement. So the ordinary claim statement skips

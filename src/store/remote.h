@@ -2,15 +2,14 @@
  * remote.h — the worker protocol over jobd's HTTP API, as a store backend.
  *
  * `jobd worker --server URL` runs the same worker loop as with --db, but its
- * claims, heartbeats and reports go to an API server (CONTRACT.md §4:
- * POST /v1/claim, /v1/jobs/{id}/heartbeat|complete|fail) instead of to the
- * database: a host with no database credentials can still be a worker.
+ * claims, heartbeats and reports go to an API server (docs/API.md, "Remote
+ * workers": POST /v1/claim, /v1/jobs/{id}/heartbeat|complete|fail) instead of
+ * to the database: a host with no database credentials can still be a worker.
  * Only the worker's operations are implemented (open, close, migrate as a
- * no-op, ping, claim, heartbeat, complete, complete_batch, fail,
- * release, next_run_at, wait) and the worker's presence (announce, seen,
- * withdraw: remote_presence.c, on a thread and connection of their own so
- * they never hold up the worker's loop); store.c answers the others with
- * JOBD_E_INVALID.
+ * no-op, ping, claim, heartbeat, complete, complete_batch, fail, release,
+ * next_run_at, wait) and the worker's presence (announce, seen, withdraw:
+ * remote_presence.c, on a thread and connection of their own so they never
+ * hold up the worker's loop); store.c answers the others with JOBD_E_INVALID.
  * Opened by store_open for http:// and https:// URLs.
  */
 #ifndef JOBD_STORE_REMOTE_H

@@ -1,9 +1,9 @@
 /*
  * store.h — the seam between jobd and its durable store.
  *
- * One interface, two backends: store_pg.c (libpq) and store_sqlite.c
- * (SQLite 3.40, WAL). The store is the single source of truth: every state
- * transition of CONTRACT.md §1 is ONE conditional statement (or one
+ * One interface, two backends: store_pg.c (libpq) and store_sqlite.c (SQLite
+ * 3.40, WAL). The store is the single source of truth: every state transition
+ * of docs/MODEL.md, "Transitions" is ONE conditional statement (or one
  * transaction on SQLite, which serializes writers), never select-then-update.
  * Every report (heartbeat, complete, fail) carries the fencing predicate
  * `status = 'running' AND attempt = $attempt` and answers JOBD_E_STALE when

@@ -16,7 +16,8 @@
 
 /*
  * Version 1: the job tables, idempotency keys, queues, the wake-up trigger
- * and jobd.enqueue for applications (CONTRACT.md §6).
+ * and jobd.enqueue for applications (docs/MODEL.md, "Inside your own
+ * transaction (PostgreSQL)").
  *
  * payload and result are json, not jsonb: json keeps the exact text jobd
  * stores (canonical JSON, see core/json.h), so every backend hands back the

@@ -19,7 +19,10 @@
 #include "store/store_sqlite_int.h"
 
 
-/* Full jitter (CONTRACT §1) over the attempts counted: job_retry_delay_ms. */
+/*
+ * Full jitter (docs/MODEL.md, "Backoff") over the attempts counted:
+ * job_retry_delay_ms.
+ */
 static int64_t
 sq_backoff_ms(struct sqlite_store *s, int32_t attempt, int32_t floor,
               const struct backoff_policy *bp)
@@ -103,13 +106,13 @@ sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int
 }
 
 /*
- * Ends a failed attempt inside the open transaction (CONTRACT §1): cancelled
- * if a cancel was requested, else pending at now + delay_ms while retryable
- * and attempts are left (attempt - attempt_floor < max_attempts), else dead.
- * The attempt gets its history row (store/operator.h): its outcome follows
- * the job's fate, or is "reaped" when the reaper ended it.
- * Returns 1 if it applied (*fate, may be NULL, is the job's new status), 0
- * if the attempt is stale, or an error.
+ * Ends a failed attempt inside the open transaction (docs/MODEL.md,
+ * "Transitions"): cancelled if a cancel was requested, else pending at now +
+ * delay_ms while retryable and attempts are left (attempt - attempt_floor <
+ * max_attempts), else dead. The attempt gets its history row
+ * (store/operator.h): its outcome follows the job's fate, or is "reaped" when
+ * the reaper ended it. Returns 1 if it applied (*fate, may be NULL, is the
+ * job's new status), 0 if the attempt is stale, or an error.
  */
 /* How an attempt failed: the worker's report says whether to retry; a reap always may. */
 enum fail_kind { FAIL_RETRYABLE, FAIL_PERMANENT, FAIL_REAPED };

@@ -2,11 +2,11 @@
  * capbuf.h — bounded output buffers for handler output.
  *
  * A handler may print gigabytes; the worker must never hold more than the
- * contract's caps in memory (curl's dynbuf rule: every growing buffer has a
+ * documented caps in memory (curl's dynbuf rule: every growing buffer has a
  * hard limit). A headbuf keeps the FIRST cap bytes (stdout: a result longer
  * than 64 KiB is not a result, so only "did it overflow" matters past the
- * cap); a tailbuf keeps the LAST cap bytes (stderr: the end says why).
- * Not thread-safe; one owner each.
+ * cap); a tailbuf keeps the LAST cap bytes (stderr: the end says why). Not
+ * thread-safe; one owner each.
  */
 #ifndef JOBD_UTIL_CAPBUF_H
 #define JOBD_UTIL_CAPBUF_H

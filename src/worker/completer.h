@@ -3,7 +3,7 @@
  *
  * Successful attempts are not written one by one: the worker loop gathers
  * them here while it waits on the store anyway, and writes them with one
- * store_complete_batch per flush (DESIGN.md "batched completions"). What
+ * store_complete_batch per flush (docs/WORKER.md, "How the loop works"). What
  * could not be written (the store is away) stays queued, in order, and is
  * written by a later flush; its fencing (attempt) makes a late write safe.
  * Not thread-safe: owned by the loop thread.

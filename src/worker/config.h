@@ -1,5 +1,6 @@
 /*
- * config.h — the worker's configuration: CONTRACT.md §5's INI file.
+ * config.h — the worker's configuration: the INI file of docs/WORKER.md,
+ * "Configuration".
  *
  *   [worker]            concurrency, queues, lease, heartbeat, backoff_base,
  *                       backoff_cap, shutdown_grace, and (jobd's additions)
@@ -99,7 +100,10 @@ struct worker_config {
     struct worker_events events; /* not from the file: set by an embedder */
 };
 
-/* Fills cfg with the defaults of CONTRACT.md (no handlers). */
+/*
+ * Fills cfg with the defaults of docs/WORKER.md, "Configuration" (no
+ * handlers).
+ */
 void worker_config_init(struct worker_config *cfg);
 /* Frees everything cfg owns and re-initialises it. NULL-safe. */
 void worker_config_fini(struct worker_config *cfg);

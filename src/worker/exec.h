@@ -1,13 +1,13 @@
 /*
  * exec.h — the exec handler runner: each run is a child process.
  *
- * CONTRACT.md §5: the command (already split into argv by config.c) runs
- * without a shell via posix_spawn, in its own process group, with the
- * payload JSON (and a newline) on stdin and JOBD_* variables in its
- * environment. One reactor thread watches every child at once with poll():
- * stdin/stdout/stderr pipes and a pidfd per child, so a thousand running
- * children cost one thread. Output is held in bounded buffers (64 KiB of
- * stdout, the last 4 KiB of stderr). A timeout or a stop request sends
+ * docs/WORKER.md, "exec handlers, in detail": the command (already split into
+ * argv by config.c) runs without a shell via posix_spawn, in its own process
+ * group, with the payload JSON (and a newline) on stdin and JOBD_* variables
+ * in its environment. One reactor thread watches every child at once with
+ * poll(): stdin/stdout/stderr pipes and a pidfd per child, so a thousand
+ * running children cost one thread. Output is held in bounded buffers (64 KiB
+ * of stdout, the last 4 KiB of stderr). A timeout or a stop request sends
  * SIGTERM to the whole group, SIGKILL 5 s later; when the leader exits, any
  * process left in its group is killed so nothing outlives its job.
  */
@@ -16,7 +16,10 @@
 
 #include "worker/run.h"
 
-/* SIGKILL follows SIGTERM after this long (CONTRACT.md §5). */
+/*
+ * SIGKILL follows SIGTERM after this long (docs/WORKER.md, "exec handlers, in
+ * detail").
+ */
 #define EXEC_KILL_GRACE_MS 5000
 
 struct exec_runner;

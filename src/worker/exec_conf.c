@@ -4,12 +4,12 @@
  * a worker starts, so a typo fails the start with the file and line, not
  * every job's attempts), and the clean environment a child gets.
  *
- * The environment is built from an allow-list, never by copying the
- * worker's: the worker holds secrets (JOBD_TOKEN, the database URL with its
- * password in JOBD_DB, whatever else its service manager set) that a
- * handler has no business seeing. A handler gets PATH, HOME, LANG, LC_*,
- * TZ, the job's JOBD_* variables (CONTRACT §5), and the names its section
- * lists in `env =`.
+ * The environment is built from an allow-list, never by copying the worker's:
+ * the worker holds secrets (JOBD_TOKEN, the database URL with its password in
+ * JOBD_DB, whatever else its service manager set) that a handler has no
+ * business seeing. A handler gets PATH, HOME, LANG, LC_*, TZ, the job's
+ * JOBD_* variables, and the names its section lists in `env =`
+ * (docs/WORKER.md, "exec handlers, in detail").
  */
 #define _GNU_SOURCE /* asprintf */
 #include "worker/exec.h"
@@ -115,7 +115,7 @@ listed(const struct handler_conf *h, const char *entry)
     return false;
 }
 
-/* The job's own variables (CONTRACT §5), which win over any inherited ones. */
+/* The job's own JOBD_* variables, which win over any inherited ones. */
 static bool
 job_variable(const char *entry)
 {

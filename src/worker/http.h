@@ -2,11 +2,12 @@
  * http.h — the http handler runner: each run is one POST, all of them on one
  * libcurl multi handle driven by one thread (no thread per call).
  *
- * CONTRACT.md §5: POST of the payload with Content-Type: application/json,
- * Idempotency-Key, Jobd-Job-Id and Jobd-Attempt. 2xx -> succeeded (a JSON
- * body of at most 64 KiB becomes the result); 4xx other than 408 and 429 ->
- * dead; 408, 429, 5xx, a connection error or the timeout -> retryable, with
- * Retry-After (seconds or an HTTP date) as the retry delay.
+ * docs/WORKER.md, "http handlers, in detail": POST of the payload with
+ * Content-Type: application/json, Idempotency-Key, Jobd-Job-Id and
+ * Jobd-Attempt. 2xx -> succeeded (a JSON body of at most 64 KiB becomes the
+ * result); 4xx other than 408 and 429 -> dead; 408, 429, 5xx, a connection
+ * error or the timeout -> retryable, with Retry-After (seconds or an HTTP
+ * date) as the retry delay.
  */
 #ifndef JOBD_WORKER_HTTP_H
 #define JOBD_WORKER_HTTP_H

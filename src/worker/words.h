@@ -1,11 +1,12 @@
 /*
  * words.h — splitting an exec handler's command line into argv.
  *
- * CONTRACT.md §5: the command line is split the way a POSIX shell splits
- * words (blanks separate; '…' is literal; "…" keeps blanks and lets a
- * backslash escape $ ` " \ and newline; a backslash outside quotes escapes
- * the next character), but no shell ever runs: there is no expansion, no
- * globbing, no redirection. $, *, > and friends are ordinary characters.
+ * docs/WORKER.md, "exec handlers, in detail": the command line is split the
+ * way a POSIX shell splits words (blanks separate; '…' is literal; "…" keeps
+ * blanks and lets a backslash escape $ ` " \ and newline; a backslash outside
+ * quotes escapes the next character), but no shell ever runs: there is no
+ * expansion, no globbing, no redirection. $, *, > and friends are ordinary
+ * characters.
  */
 #ifndef JOBD_WORKER_WORDS_H
 #define JOBD_WORKER_WORDS_H

@@ -22,7 +22,7 @@
  *     within three days of the start matches: the firing is the first;
  *   - in other zones, the firing's wall time (by a separate ICU calendar)
  *     matches the expression, except with a fixed hour field where it may
- *     instead be the first instant after a DST gap (CONTRACT.md §3);
+ *     instead be the first instant after a DST gap (docs/CRON.md);
  *   - a catch-up plan lists at most SCHEDULE_CATCHUP_MAX firings, ascending,
  *     each a real firing due by now; "all" lists the chain from the first
  *     missed one without a gap, "skip" lists no missed one, "once" only the

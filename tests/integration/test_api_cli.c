@@ -1,8 +1,8 @@
 /*
- * test_api_cli.c — the client commands of CONTRACT.md §3 through the real
- * binary against a real server: submit, job show|cancel|retry, jobs,
- * queues; --server, $JOBD_SERVER and $JOBD_TOKEN; exit statuses 0/1/2/3;
- * --help everywhere.
+ * test_api_cli.c — the client commands of docs/CLI.md through the real binary
+ * against a real server: submit, job show|cancel|retry, jobs, queues;
+ * --server, $JOBD_SERVER and $JOBD_TOKEN; exit statuses 0/1/2/3; --help
+ * everywhere.
  */
 #include "apitest.h"
 

@@ -1,9 +1,8 @@
 /*
- * test_api_http.c — the HTTP API of CONTRACT.md §4 against a real
- * `jobd server` process, on SQLite and on PostgreSQL: every job, queue and
- * worker route and its status codes, idempotency, pagination, tokens,
- * fencing, long-poll claims and group commit. The schedule routes are in
- * test_api_schedules.c.
+ * test_api_http.c — the HTTP API of docs/API.md against a real `jobd server`
+ * process, on SQLite and on PostgreSQL: every job, queue and worker route and
+ * its status codes, idempotency, pagination, tokens, fencing, long-poll
+ * claims and group commit. The schedule routes are in test_api_schedules.c.
  */
 #include <pthread.h>
 

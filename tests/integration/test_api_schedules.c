@@ -1,9 +1,9 @@
 /*
- * test_api_schedules.c — the schedule routes of the HTTP API (CONTRACT §4)
+ * test_api_schedules.c — the schedule routes of the HTTP API (docs/API.md)
  * against a real `jobd server` process, on SQLite and on PostgreSQL: the
  * schedule object, create/replace, bad input naming its field, list, pause,
- * trigger, resume and delete. Apart from test_api_http.c (the job routes)
- * so neither file grows past reading size.
+ * trigger, resume and delete. Apart from test_api_http.c (the job routes) so
+ * neither file grows past reading size.
  */
 #include "apitest.h"
 

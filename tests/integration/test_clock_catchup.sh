@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_clock_catchup.sh — catch-up and clock jumps through the real binary
-# (docs/CRON.md "Missed firings and clock jumps"), on a SQLite file:
+# (docs/CRON.md, "Schedules and catch-up" and "Clock jumps"), on a SQLite file:
 #   0. a stall: every-second schedules with catchup skip, once and all; the
 #      server is frozen (SIGSTOP) for 3 s. A running scheduler that is late
 #      is not an outage: every firing of the stall still makes its own job,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_cron_cli.sh — `jobd cron next` as scripts use it (CONTRACT.md §3):
+# test_cron_cli.sh — `jobd cron next` as scripts use it (docs/CLI.md, "jobd cron"):
 # exactly COUNT RFC 3339 lines on stdout and nothing else, exit 1 with a
 # one-line error naming the field for a bad expression or zone, exit 2 for
 # usage errors. Needs JOBD_BIN (set by CTest).

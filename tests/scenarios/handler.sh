@@ -12,7 +12,7 @@
 # worker reports: a run whose line is missing was killed before it ended.
 # Each start is also appended to HISTORY.starts (JOB ATTEMPT WORKER START_NS).
 #
-# Environment: JOBD_JOB_ID and JOBD_ATTEMPT from the worker (CONTRACT §5);
+# Environment: JOBD_JOB_ID and JOBD_ATTEMPT from the worker (docs/WORKER.md);
 # SCEN_HISTORY (the history file), SCEN_WORKER (a name for the worker
 # process, set by lib.sh when it starts the worker) and SCEN_PIDS (a folder:
 # while it runs, the handler leaves its pid in JOB.ATTEMPT there, so a

@@ -1,7 +1,8 @@
 /*
- * test_backoff.c — full jitter (CONTRACT.md §1): the ceiling min(cap,
- * base * 2^attempt) for every attempt up to INT32_MAX without overflow, the
- * defaults, the delay bounds, and the distribution with a fixed seed.
+ * test_backoff.c — full jitter (docs/MODEL.md, "Backoff"): the ceiling
+ * min(cap, base * 2^attempt) for every attempt up to INT32_MAX without
+ * overflow, the defaults, the delay bounds, and the distribution with a fixed
+ * seed.
  */
 #include "core/backoff.h"
 #include "core/job.h"

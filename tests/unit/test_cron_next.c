@@ -1,7 +1,7 @@
 /*
  * test_cron_next.c — next firings, table-driven: calendar corners (leap
  * years, L, both day-field rules, six fields) and the two DST rules of
- * CONTRACT.md §3 in America/New_York, Europe/Berlin and Australia/Lord_Howe
+ * docs/CRON.md in America/New_York, Europe/Berlin and Australia/Lord_Howe
  * (whose DST shift is 30 minutes). Expected instants were worked out by hand
  * from the zones' 2026 transitions, written in UTC.
  */
@@ -114,12 +114,13 @@ TEST(leap_years_and_last_day)
 
 TEST(day_field_rules)
 {
+    // clang-format off
     static const struct next_case cases[] = {
         /* both restricted: either matches (2026-01-02 is a Friday) */
         {"0 0 13 * 5", "UTC", "2026-01-01T00:00:00.000Z",
          {"2026-01-02T00:00:00.000Z", "2026-01-09T00:00:00.000Z", "2026-01-13T00:00:00.000Z",
           "2026-01-16T00:00:00.000Z", NULL}},
-        /* the contract's example: odd days that are Mondays */
+        /* docs/CRON.md's example: odd days that are Mondays */
         {"0 0 */2 * 1", "UTC", "2026-01-01T00:00:00.000Z",
          {"2026-01-05T00:00:00.000Z", "2026-01-19T00:00:00.000Z", "2026-02-09T00:00:00.000Z",
           "2026-02-23T00:00:00.000Z", NULL}},
@@ -138,6 +139,7 @@ TEST(day_field_rules)
         {"0 0 30 2 1", "UTC", "2026-01-01T00:00:00.000Z",
          {"2026-02-02T00:00:00.000Z", "2026-02-09T00:00:00.000Z", NULL}},
     };
+    // clang-format on
     run_cases(cases, N(cases));
 }
 

@@ -1,5 +1,5 @@
 /*
- * test_cron_parse.c — the cron syntax of CONTRACT.md §3: what is accepted,
+ * test_cron_parse.c — the cron syntax of docs/CRON.md: what is accepted,
  * which bits it sets, and that every refusal names its field and the text.
  */
 #include "core/cron.h"

@@ -1,7 +1,7 @@
 /*
- * test_duration.c — the duration grammar of CONTRACT.md §2: every accepted
- * form, every refusal (with the field named), overflow bounds, and the
- * canonical formatting round trip.
+ * test_duration.c — the duration grammar of docs/MODEL.md, "Durations, times,
+ * ids": every accepted form, every refusal (with the field named), overflow
+ * bounds, and the canonical formatting round trip.
  */
 #include "core/duration.h"
 #include "core/err.h"

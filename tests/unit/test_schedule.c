@@ -1,6 +1,7 @@
 /*
  * test_schedule.c — schedule validation and the catch-up rule (once, all,
- * skip) of CONTRACT.md §1, on a pure function with "now" as a parameter.
+ * skip) of docs/CRON.md, "Schedules and catch-up", on a pure function with
+ * "now" as a parameter.
  */
 #include "core/err.h"
 #include "core/schedule.h"

@@ -1,12 +1,9 @@
 /*
  * test_store_url.c — the one URL-to-backend map (store.c): what each URL
- * names, that an http:// URL opens the remote store (and fails as
- * unreachable, not as an unknown scheme, when nobody listens), and that the
- * remote store refuses the operations it does not have by name.
+ * names, without opening anything. Opening a store of each kind is
+ * tests/integration/test_store_open.c.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include <stddef.h>
 
 #include "store/store.h"
 #include "test.h"
@@ -22,35 +19,4 @@ TEST(url_kinds)
     ASSERT_EQ(store_url_kind("mysql://h/db"), STORE_URL_INVALID);
     ASSERT_EQ(store_url_kind(""), STORE_URL_INVALID);
     ASSERT_EQ(store_url_kind(NULL), STORE_URL_INVALID);
-}
-
-TEST(http_opens_the_remote_store)
-{
-    struct store *st = NULL;
-    struct jobd_error err = {0};
-    /* Port 1 on loopback: refused at once. */
-    ASSERT_EQ(store_open("http://127.0.0.1:1", &st, &err), JOBD_E_UNAVAILABLE);
-    ASSERT(st == NULL);
-    ASSERT_EQ(store_open("ftp://x/y", &st, &err), JOBD_E_INVALID);
-    ASSERT(strstr(err.msg, "unknown store URL scheme") != NULL);
-}
-
-TEST(sqlite_caps_say_what_differs)
-{
-    struct store *st = NULL;
-    struct jobd_error err = {0};
-    char path[] = "/tmp/jobd-url-XXXXXX";
-    ASSERT(mkdtemp(path) != NULL);
-    char url[64];
-    snprintf(url, sizeof url, "sqlite:%s/j.db", path);
-    ASSERT_EQ(store_open(url, &st, &err), JOBD_OK);
-    const struct store_caps *c = store_caps(st);
-    ASSERT(!c->push_wakeups);
-    ASSERT(!c->parallel_writers);
-    ASSERT(c->blind_poll_ms > 0 && c->watched_poll_ms >= c->blind_poll_ms);
-    ASSERT_STR_EQ(c->label, "SQLite");
-    store_close(st);
-    char cmd[96];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", path);
-    ASSERT_EQ(system(cmd), 0);
 }

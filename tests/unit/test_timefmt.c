@@ -1,7 +1,8 @@
 /*
- * test_timefmt.c — RFC 3339 in and out (CONTRACT.md §2): offsets, fraction
- * digits 0..9, the calendar (leap years, month lengths), every refusal, the
- * exact output form, and the civil-day algorithm against a naive day count.
+ * test_timefmt.c — RFC 3339 in and out (docs/MODEL.md, "Durations, times,
+ * ids"): offsets, fraction digits 0..9, the calendar (leap years, month
+ * lengths), every refusal, the exact output form, and the civil-day algorithm
+ * against a naive day count.
  */
 #include "core/err.h"
 #include "core/timefmt.h"

@@ -1,11 +1,9 @@
 /*
- * conformance_batch.h — the conformance cases of batches: store_enqueue_batch (all or
- * nothing, each result its own item's) and store_complete_batch (mixed
- * outcomes, one job's two attempts).
- * Included from conformance.c in the suite's order, so they share its
- * fixture (fx_open, the manual clock, enq, claim_one) and its one test
- * registry; kept apart so no file grows past reading size.
+ * conformance_batch.c — the conformance cases of batches: store_enqueue_batch
+ * (all or nothing, each result its own item's) and store_complete_batch
+ * (mixed outcomes, one job's two attempts).
  */
+#include "conformance.h"
 
 /* ------------------------------------------------------------------ */
 /* batch                                                               */

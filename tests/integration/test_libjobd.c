@@ -5,7 +5,8 @@
  * order and filters, heartbeat, complete, fail with backoff, fencing), with
  * a manual clock so no test waits for time to pass. Each such test runs
  * twice, NAME_sqlite on a real SQLite file and NAME_pg on a fresh PostgreSQL
- * database (JOBD_TEST_PG_URL, tests/pgtest.h); jobd_enqueue_pg is checked
+ * database (JOBD_TEST_PG_URL, tests/pgtest.h; skipped without it, failed
+ * under JOBD_TEST_REQUIRE_PG: TEST_NEED_PG); jobd_enqueue_pg is checked
  * inside the caller's own transaction.
  *
  * Until a backend exists its variants skip, and say so, ONLY when the store
@@ -68,6 +69,7 @@ open_client(const char *backend, struct manual_clock *mc)
     const char *url = "sqlite:test.db";
     if (strcmp(backend, "pg") == 0) {
 #ifdef HAVE_PGTEST
+        TEST_NEED_PG();
         if (pgtest_fresh_db(pg_url, sizeof pg_url) != 0)
             TEST_FAIL("no PostgreSQL for this test (see above)");
         url = pg_url;
@@ -101,23 +103,23 @@ close_client(jobd_client *c)
 }
 
 /* A test body run once per backend: NAME_sqlite and NAME_pg. */
-#define BOTH(name)                                                                      \
-    static void body_##name(const char *backend);                                       \
-    TEST(name##_sqlite)                                                                 \
-    {                                                                                   \
-        body_##name("sqlite");                                                          \
-    }                                                                                   \
-    TEST(name##_pg)                                                                     \
-    {                                                                                   \
-        body_##name("pg");                                                              \
-    }                                                                                   \
+#define BOTH(name)                                                                                 \
+    static void body_##name(const char *backend);                                                  \
+    TEST(name##_sqlite)                                                                            \
+    {                                                                                              \
+        body_##name("sqlite");                                                                     \
+    }                                                                                              \
+    TEST(name##_pg)                                                                                \
+    {                                                                                              \
+        body_##name("pg");                                                                         \
+    }                                                                                              \
     static void body_##name(const char *backend)
 
 static jobd_job_batch *
 claim(jobd_client *c, int limit, const char *const *types, size_t n_types)
 {
-    struct jobd_claim_opts co = {.worker_id = "w1", .types = types, .n_types = n_types,
-                                 .limit = limit};
+    struct jobd_claim_opts co = {
+        .worker_id = "w1", .types = types, .n_types = n_types, .limit = limit};
     jobd_job_batch *b = NULL;
     struct jobd_error e = {0};
     ASSERT_OK(jobd_claim(c, &co, &b, &e), &e);
@@ -185,8 +187,9 @@ BOTH(enqueue_defaults_and_canonical_payload)
         return;
     struct jobd_error e = {0};
     int64_t id = 0;
-    struct jobd_job_opts o = {.type = "email.send", .payload = " { \"to\" : \"a@b.c\", "
-                                                               "\"n\" : 1.50 }\n"};
+    struct jobd_job_opts o = {.type = "email.send",
+                              .payload = " { \"to\" : \"a@b.c\", "
+                                         "\"n\" : 1.50 }\n"};
     ASSERT_OK(jobd_enqueue(c, &o, &id, &e), &e);
     ASSERT(id > 0);
     expect_status(c, id, "pending", 0);
@@ -225,9 +228,14 @@ BOTH(enqueue_all_options)
         return;
     struct jobd_error e = {0};
     int64_t id = 0;
-    struct jobd_job_opts o = {.type = "report:build", .payload = "[1,2]", .queue = "mail",
-                              .priority = 7, .run_at_us = T0 + 5000000, .max_attempts = 3,
-                              .idempotency_key = "k-1", .timeout_ms = 30000};
+    struct jobd_job_opts o = {.type = "report:build",
+                              .payload = "[1,2]",
+                              .queue = "mail",
+                              .priority = 7,
+                              .run_at_us = T0 + 5000000,
+                              .max_attempts = 3,
+                              .idempotency_key = "k-1",
+                              .timeout_ms = 30000};
     ASSERT_OK(jobd_enqueue(c, &o, &id, &e), &e);
     jobd_job_batch *b = claim(c, 10, NULL, 0);
     ASSERT_EQ(jobd_job_batch_count(b), 0); /* not due yet */
@@ -382,8 +390,12 @@ BOTH(claim_order_and_filters)
     /* Only type t in queue default. */
     const char *types[] = {"t"};
     const char *queues[] = {"default"};
-    struct jobd_claim_opts co = {.worker_id = "w", .types = types, .n_types = 1,
-                                 .queues = queues, .n_queues = 1, .limit = 10,
+    struct jobd_claim_opts co = {.worker_id = "w",
+                                 .types = types,
+                                 .n_types = 1,
+                                 .queues = queues,
+                                 .n_queues = 1,
+                                 .limit = 10,
                                  .lease_ms = 5000};
     jobd_job_batch *b = NULL;
     ASSERT_OK(jobd_claim(c, &co, &b, &e), &e);
@@ -705,6 +717,7 @@ pg_exec(PGconn *conn, const char *sql)
 
 TEST(enqueue_pg_commits_and_rolls_back_with_the_caller)
 {
+    TEST_NEED_PG();
     char url[512];
     if (pgtest_fresh_db(url, sizeof url) != 0)
         TEST_FAIL("no PostgreSQL for this test (see above)");
@@ -749,7 +762,8 @@ TEST(enqueue_pg_commits_and_rolls_back_with_the_caller)
     /* Stored by PostgreSQL's jsonb, so compare documents, not bytes. */
     char *canon = NULL;
     ASSERT_OK(json_canonical(jobd_job_payload(j), strlen(jobd_job_payload(j)), 1024, &canon,
-                             "payload", &e), &e);
+                             "payload", &e),
+              &e);
     ASSERT_STR_EQ(canon, "{\"a\":[true],\"b\":1}");
     free(canon);
     jobd_job_batch_free(b);

@@ -1,12 +1,10 @@
 /*
- * conformance_reports.h — the conformance cases of the reports of a running attempt
- * (heartbeat, complete, fail; fencing by attempt) and of the reaper that
- * ends attempts whose lease ran out (its backoff, its dead-lettering, its
- * limit).
- * Included from conformance.c in the suite's order, so they share its
- * fixture (fx_open, the manual clock, enq, claim_one) and its one test
- * registry; kept apart so no file grows past reading size.
+ * conformance_reports.c — the conformance cases of the reports of a running
+ * attempt (heartbeat, complete, fail; fencing by attempt) and of the reaper
+ * that ends attempts whose lease ran out (its backoff, its dead-lettering,
+ * its limit).
  */
+#include "conformance.h"
 
 /* ------------------------------------------------------------------ */
 /* heartbeat, complete, fail, fencing                                  */

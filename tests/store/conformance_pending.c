@@ -1,9 +1,11 @@
 /*
- * conformance_pending.h — store_pending_queue_types on every backend:
- * the distinct (queue, type) pairs of pending jobs, by queue then type;
- * pairs with only running or finished jobs are not listed. Included at the
- * end of conformance.c for its fixture and registry.
+ * conformance_pending.c — store_pending_queue_types on every backend: the
+ * distinct (queue, type) pairs of pending jobs, by queue then type; pairs
+ * with only running or finished jobs are not listed.
  */
+#include "conformance.h"
+
+#include "store/operator.h"
 
 TEST(pending_queue_types_distinct_pending_only)
 {

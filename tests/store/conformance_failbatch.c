@@ -1,9 +1,11 @@
 /*
- * conformance_failbatch.h — store_fail_batch (store/store.h): a batch of
- * failure reports must end each job exactly as the same reports sent one
- * by one with store_fail would, in one transaction. Included at the end of
- * conformance.c for its fixture (fx_open, the manual clock, enq, claim_one).
+ * conformance_failbatch.c — store_fail_batch (store/store.h): a batch of
+ * failure reports must end each job exactly as the same reports sent one by
+ * one with store_fail would, in one transaction.
  */
+#include "conformance.h"
+
+#include "store/operator.h"
 
 /* The job's status, run_at and last_error, read through the interface. */
 static void

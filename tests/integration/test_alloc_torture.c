@@ -164,8 +164,7 @@ torture(const char *name, bool (*op)(void *arg), void *arg)
         fail_at = 0;
         if (!failed) {
             if (!ok)
-                TEST_FAIL("%s: fails with no allocation failed (%ld allocations)", name,
-                          n_allocs);
+                TEST_FAIL("%s: fails with no allocation failed (%ld allocations)", name, n_allocs);
             return n - 1;
         }
         /* jansson recovers from some failures (and then the op checked its
@@ -223,7 +222,8 @@ op_json(void *arg)
     char *canon = NULL;
     if (json_canonical(doc, strlen(doc), 1 << 20, &canon, "payload", &err) != JOBD_OK)
         return false;
-    bool ok = strcmp(canon, "{\"a\":-300.0,\"b\":[1,2.5,\"x\xc3\xa9\",{\"a\":true,\"z\":null}]}") == 0;
+    bool ok =
+        strcmp(canon, "{\"a\":-300.0,\"b\":[1,2.5,\"x\xc3\xa9\",{\"a\":true,\"z\":null}]}") == 0;
     free(canon);
     json_t *v = NULL;
     if (json_parse_strict(doc, strlen(doc), 1 << 20, &v, "payload", &err) != JOBD_OK)
@@ -276,7 +276,9 @@ struct api_fx {
 static int
 handle(struct api_fx *fx, const char *method, const char *path, const char *body)
 {
-    struct api_request req = {.method = method, .path = path, .body = body ? body : "",
+    struct api_request req = {.method = method,
+                              .path = path,
+                              .body = body ? body : "",
                               .body_len = body ? strlen(body) : 0};
     struct api_response r = {0};
     api_handle(&fx->ctx, &req, &r);
@@ -317,8 +319,8 @@ op_list(void *arg)
 {
     struct api_fx *fx = arg;
     static const struct api_param q[] = {{"limit", "50"}, {"queue", "q"}};
-    struct api_request req = {.method = "GET", .path = "/v1/jobs", .query = q, .n_query = 2,
-                              .body = ""};
+    struct api_request req = {
+        .method = "GET", .path = "/v1/jobs", .query = q, .n_query = 2, .body = ""};
     struct api_response r = {0};
     api_handle(&fx->ctx, &req, &r);
     int s = r.status;
@@ -340,9 +342,10 @@ op_schedule(void *arg)
 {
     static int seq;
     char body[200];
-    snprintf(body, sizeof body,
-             "{\"name\":\"s%d\",\"cron\":\"0 9 * * *\",\"timezone\":\"Europe/Berlin\",\"type\":\"t\"}",
-             seq++);
+    snprintf(
+        body, sizeof body,
+        "{\"name\":\"s%d\",\"cron\":\"0 9 * * *\",\"timezone\":\"Europe/Berlin\",\"type\":\"t\"}",
+        seq++);
     int s = handle(arg, "POST", "/v1/schedules", body);
     ASSERT(s == 201 || s >= 400);
     return s == 201;

@@ -1,9 +1,10 @@
 /*
- * conformance_stats.h — the conformance cases of the statistics
- * (store/stats.h, GET /v1/stats, throughput_1m). Included at the end of
- * conformance.c so they share its fixture and registry. The manual clock
- * puts every event in a known 10-second bucket.
+ * conformance_stats.c — the conformance cases of the statistics
+ * (store/stats.h, GET /v1/stats, throughput_1m). The manual clock puts every
+ * event in a known 10-second bucket.
  */
+#include "conformance.h"
+
 #include "store/stats.h"
 
 /* Sets the fixture's clock to T0 + s seconds. */

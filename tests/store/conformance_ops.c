@@ -1,61 +1,21 @@
 /*
- * conformance_ops.h — the conformance cases of the operator operations
- * (store/operator.h, CONTRACT §7). Included at the end of conformance.c so
- * they share its fixture (fx_open, the manual clock, enq, claim_one) and its
- * one test registry; kept apart so neither file grows past reading size.
+ * conformance_ops.c — the conformance cases of the operator operations
+ * (store/operator.h, docs/API.md).
  *
- * raw_count looks under the interface on purpose: "a job that succeeds at
- * its first attempt writes no history row" and "history goes with its job"
- * are promises about rows, which no store_*() call can show.
+ * raw_count (conformance.c) looks under the interface on purpose: "a job
+ * that succeeds at its first attempt writes no history row" and "history
+ * goes with its job" are promises about rows, which no store_*() call can
+ * show.
  */
-#include <sqlite3.h>
+#include "conformance.h"
 
 #include "store/operator.h"
-
-/* SELECT count(*) ... run directly on the fixture's database. */
-static long
-raw_count(struct fx *f, const char *sql)
-{
-    long n = -1;
-    if (is_pg()) {
-        char url[sizeof f->url];
-        PGconn *c = PQconnectdb(libpq_url(f->url, url, sizeof url));
-        PGresult *r = PQexec(c, sql);
-        if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
-            n = atol(PQgetvalue(r, 0, 0));
-        else
-            fprintf(stderr, "%s: %s", sql, PQerrorMessage(c));
-        PQclear(r);
-        PQfinish(c);
-    } else {
-        sqlite3 *db = NULL;
-        sqlite3_stmt *st = NULL;
-        if (sqlite3_open(f->url + strlen("sqlite:"), &db) == SQLITE_OK &&
-            sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
-            sqlite3_step(st) == SQLITE_ROW)
-            n = sqlite3_column_int64(st, 0);
-        else
-            fprintf(stderr, "%s: %s\n", sql, sqlite3_errmsg(db));
-        sqlite3_finalize(st);
-        sqlite3_close(db);
-    }
-    if (n < 0)
-        TEST_FAIL("cannot count: %s", sql);
-    return n;
-}
 
 static long
 history_rows(struct fx *f)
 {
     return raw_count(f, is_pg() ? "SELECT count(*) FROM jobd.job_attempts"
                                 : "SELECT count(*) FROM job_attempts");
-}
-
-static void
-attempts_of(struct fx *f, int64_t id, struct attempt_list *l)
-{
-    attempt_list_fini(l);
-    ASSERT_OK(store_job_attempts(f->st, id, l, &f->err), &f->err);
 }
 
 /* Checks attempt i of l: number, outcome, worker, times (0 = none), error (NULL = none). */
@@ -267,8 +227,8 @@ TEST(bulk_retry_cancel_delete_by_filter_in_batches)
     }
     /* limit by ids; cancel: pending -> cancelled, running -> requested */
     int64_t pick[3] = {dead[0], dead[1], running};
-    r = (struct bulk_req){.action = BULK_CANCEL, .f = {.status = STORE_ANY}, .ids = pick,
-                          .n_ids = 3};
+    r = (struct bulk_req){
+        .action = BULK_CANCEL, .f = {.status = STORE_ANY}, .ids = pick, .n_ids = 3};
     c = bulk_all(&f, &r, STORE_BULK_BATCH);
     ASSERT_EQ(c.matched, 3);
     ASSERT_EQ(c.changed, 3);
@@ -302,8 +262,8 @@ TEST(list_by_created_time_and_key)
     int64_t keyed = enq_spec(&f, &sp);
     manual_clock_advance(&f.mc, 10 * SEC);
     int64_t late = enq(&f, "t", NULL, 0, 0);
-    struct job_filter flt = {.status = STORE_ANY, .created_after_us = T0 + 10 * SEC,
-                             .created_before_us = T0 + 20 * SEC};
+    struct job_filter flt = {
+        .status = STORE_ANY, .created_after_us = T0 + 10 * SEC, .created_before_us = T0 + 20 * SEC};
     struct job_list l = {0};
     int64_t next = 0;
     ASSERT_OK(store_list(f.st, &flt, &l, &next, &f.err), &f.err);
@@ -337,8 +297,13 @@ TEST(workers_announce_refresh_gone_withdraw)
 {
     struct fx f;
     fx_open(&f);
-    struct worker_info w = {.id = "host:1", .hostname = "host", .pid = 1, .version = "0.1",
-                            .queues = "[]", .types = "[\"t\"]", .concurrency = 4,
+    struct worker_info w = {.id = "host:1",
+                            .hostname = "host",
+                            .pid = 1,
+                            .version = "0.1",
+                            .queues = "[]",
+                            .types = "[\"t\"]",
+                            .concurrency = 4,
                             .heartbeat_ms = 1000};
     ASSERT_EQ(store_worker_seen(f.st, "host:1", false, &f.err), JOBD_E_NOTFOUND);
     ASSERT_OK(store_worker_announce(f.st, &w, &f.err), &f.err);
@@ -423,8 +388,7 @@ TEST(prune_by_outcome)
     ASSERT_EQ(deleted, 2);
     ASSERT_EQ(status_of(&f, ok), JOB_SUCCEEDED);
     ASSERT_EQ(history_rows(&f), 0); /* the dead job's history went with it */
-    ASSERT_OK(store_prune_status(f.st, true, now_of(&f) - 20 * SEC, 100, &deleted, &f.err),
-              &f.err);
+    ASSERT_OK(store_prune_status(f.st, true, now_of(&f) - 20 * SEC, 100, &deleted, &f.err), &f.err);
     ASSERT_EQ(deleted, 0); /* not old enough */
     ASSERT_OK(store_prune_status(f.st, true, now_of(&f), 100, &deleted, &f.err), &f.err);
     ASSERT_EQ(deleted, 1);

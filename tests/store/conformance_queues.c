@@ -1,11 +1,9 @@
 /*
- * conformance_queues.h — the conformance cases of queue counts, pruning, next_run_at
- * and store_wait, and of concurrent claimers in real processes (one
- * connection each: no job is ever handed to two).
- * Included from conformance.c in the suite's order, so they share its
- * fixture (fx_open, the manual clock, enq, claim_one) and its one test
- * registry; kept apart so no file grows past reading size.
+ * conformance_queues.c — the conformance cases of queue counts, pruning,
+ * next_run_at and store_wait, and of concurrent claimers in real processes
+ * (one connection each: no job is ever handed to two).
  */
+#include "conformance.h"
 
 /* ------------------------------------------------------------------ */
 /* queues, prune, next_run_at, wait                                    */

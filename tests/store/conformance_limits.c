@@ -1,12 +1,13 @@
 /*
- * conformance_limits.h — the conformance cases of queue limits
- * (store_queue_limits, CONTRACT §7): max_running and rate as claims see
- * them, on every backend. Included at the end of conformance.c for its
- * fixture (fx_open, the manual clock, enq); kept apart so conformance.c
- * does not grow. Concurrency across processes is tested through the real
- * binary (tests/integration/test_queue_limits.sh); here one claimer at a
- * time pins down the arithmetic and what a held-back job looks like.
+ * conformance_limits.c — the conformance cases of queue limits
+ * (store_queue_limits, docs/API.md): max_running and rate as claims see them,
+ * on every backend. Concurrency across processes is tested through the real
+ * binary (tests/integration/test_limits_running.c, test_limits_rate.c); here
+ * one claimer at a time pins down the arithmetic and what a held-back job
+ * looks like.
  */
+#include "conformance.h"
+
 #include "store/operator.h"
 #include "store/qlimits.h" /* QLIMITS_REFRESH_MS: how stale a connection may be */
 

@@ -1,12 +1,14 @@
 /*
- * conformance_archive.h — succeeded jobs read and change the same before and
+ * conformance_archive.c — succeeded jobs read and change the same before and
  * after the archive pass (store_archive). On PostgreSQL a completion leaves
  * its row in the hot table until that pass moves it; on SQLite the pass has
  * nothing to do. Either way no caller may tell where a finished job lives:
  * reads, counts, listings, idempotent replays, attempts, operator actions,
- * deletion and retention must agree. Included at the end of conformance.c
- * (after conformance_ops.h) for its fixture.
+ * deletion and retention must agree.
  */
+#include "conformance.h"
+
+#include "store/operator.h"
 
 /* What a caller sees of the n_live succeeded jobs of queue arch, ids[0] among them. */
 static void

@@ -1,11 +1,9 @@
 /*
- * conformance_list.h — the conformance cases of listing jobs (newest first across
- * both tables, cursors, filters) and of idempotency keys (replay, conflict,
- * a key kept after its job finished).
- * Included from conformance.c in the suite's order, so they share its
- * fixture (fx_open, the manual clock, enq, claim_one) and its one test
- * registry; kept apart so no file grows past reading size.
+ * conformance_list.c — the conformance cases of listing jobs (newest first
+ * across both tables, cursors, filters) and of idempotency keys (replay,
+ * conflict, a key kept after its job finished).
  */
+#include "conformance.h"
 
 /* ------------------------------------------------------------------ */
 /* list                                                                */

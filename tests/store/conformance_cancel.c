@@ -1,10 +1,9 @@
 /*
- * conformance_cancel.h — the conformance cases of cancel (pending, and a running job
- * asked to stop), release (an attempt given back unused) and manual retry.
- * Included from conformance.c in the suite's order, so they share its
- * fixture (fx_open, the manual clock, enq, claim_one) and its one test
- * registry; kept apart so no file grows past reading size.
+ * conformance_cancel.c — the conformance cases of cancel (pending, and a
+ * running job asked to stop), release (an attempt given back unused) and
+ * manual retry.
  */
+#include "conformance.h"
 
 /* ------------------------------------------------------------------ */
 /* cancel and retry                                                    */
