@@ -89,7 +89,8 @@ class Worker:
         self.id = id or _lease.default_worker_id(_next_worker_number())
         self._handlers: Dict[str, Tuple[Handler, Optional[float]]] = {}
         self._lock = threading.RLock()
-        self._cond = threading.Condition(self._lock)
+        self._cond = threading.Condition(self._lock)  # runs changed: claim loop, ticker, drain
+        self._work = threading.Condition(self._lock)  # a run to start: handler threads
         self._runs: Dict[Tuple[int, int], _Run] = {}
         self._queue: Deque[_Run] = collections.deque()
         self._stopping = threading.Event()
@@ -239,6 +240,7 @@ class Worker:
                 run = _Run(c, fn, Context(c.job, self.id, timeout), now + self.heartbeat)
                 self._runs[(c.id, c.attempt)] = run
                 self._queue.append(run)
+                self._work.notify()
             self._cond.notify_all()
         for c in back:
             self._release(c)
@@ -252,7 +254,7 @@ class Worker:
         while True:
             with self._cond:
                 while not self._queue and not self._pool_exit:
-                    self._cond.wait()
+                    self._work.wait()
                 if not self._queue:
                     return
                 run = self._queue.popleft()
@@ -456,6 +458,7 @@ class Worker:
             self._ticker_exit = True
             self._presence_exit = True
             self._cond.notify_all()
+            self._work.notify_all()
         self._presence_wake.set()
         for t in self._threads:
             if t.name in ("jobd-ticker", "jobd-presence"):
