@@ -47,14 +47,14 @@ _jobd()
         --db|--server|--listen|--payload|--at|--in|--priority|--max-attempts|--key|\
         --timeout|--type|--limit|--after|--count|--tz|--from|-n|--id|--concurrency|--shutdown-grace|\
         --poll-interval|--reap-interval|--backoff-base|--backoff-cap|--max-lease|--retention|--retention-succeeded|--retention-dead|\
-        --threads|--db-connections|--notify-db|--max-connections|--max-connections-per-ip|\
+        --threads|--db-connections|--notify-db|--max-connections|--max-connections-per-ip|--allowed-hosts|\
         --request-timeout|--max-running|--rate)
             return ;;
     esac
     case $cmd in
         server) words="--config --db --listen --worker-config --tokens --reap-interval
                        --backoff-base --backoff-cap --max-lease --retention --retention-succeeded --retention-dead --insecure
-                       --shutdown-grace --threads --log-format --log-level --access-log
+                       --allowed-hosts --shutdown-grace --threads --log-format --log-level --access-log
                        --db-connections --notify-db --max-connections
                        --max-connections-per-ip --request-timeout --help" ;;
         worker) words="--db --server --config --concurrency --queues --id

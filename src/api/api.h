@@ -24,6 +24,7 @@
 
 struct api_auth;
 struct api_metrics;
+struct api_xsite;
 struct store_pool;
 struct committer;
 struct longpoll;
@@ -169,6 +170,8 @@ struct api_server_config {
                                       however the bytes trickle in; 0 = the default */
     size_t body_memory;            /* bodies being received at once may hold this
                                       much; beyond, 503; 0 = MEMBUDGET_DEFAULT */
+    const struct api_xsite *xsite; /* --allowed-hosts (copied; NULL = none): the
+                                      Host and cross-site rules of xsite.h */
 };
 
 /*

@@ -12,6 +12,9 @@
  * that reading it is not worth it (DISCARD_MAX), gets its 413 at once.
  * Bodies also share a memory budget (membudget.h; 503 beyond it), and each
  * connection has a deadline for receiving a whole request (deadline.h).
+ * What a web page could make a browser send (a wrong Host, a cross-site
+ * Origin, a body that is not JSON) is refused from the headers, its body
+ * dropped unread (xsite.h). Every answer carries nosniff.
  *
  * Claim answers that are never read: a client that closes its connection
  * while holding unread bytes resets it (RST) instead of closing it (FIN).
@@ -49,9 +52,11 @@
 
 #include "api/api.h"
 #include "api/apierr.h"
+#include "api/auth.h"
 #include "api/deadline.h"
 #include "api/longpoll.h"
 #include "api/membudget.h"
+#include "api/xsite.h"
 #include "core/err.h"
 #include "util/lazylib.h"
 #include "util/log.h"
@@ -71,6 +76,7 @@ struct api_server {
     int active;               /* requests begun and not yet completed */
     struct deadlines *dl;     /* the whole-request deadline (deadline.h) */
     struct membudget bodies;  /* memory of bodies being received (membudget.h) */
+    struct api_xsite xsite;   /* --allowed-hosts (xsite.h) */
 };
 
 /* Per-request state (libmicrohttpd's con_cls). */
@@ -82,6 +88,8 @@ struct req_state {
     size_t len, cap, limit;
     bool too_big;
     bool over_budget;         /* dropped: the bodies' memory budget is spent */
+    bool refused;             /* dropped: xsite.h refuses it (answered with why) */
+    struct xsite_refusal why;
     size_t reserved;          /* bytes reserved from api_server.bodies */
     bool waiting;             /* suspended for a long-poll claim */
     bool deferring;           /* suspended for resp.deferred (a group commit) */
@@ -135,6 +143,8 @@ send_response(struct MHD_Connection *conn, struct req_state *s, struct api_respo
     if (mr == NULL)
         return MHD_NO;
     MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, ct);
+    /* Every answer: a browser must never read JSON as a script or a page. */
+    MHD_add_response_header(mr, "X-Content-Type-Options", "nosniff");
     if (r->replayed)
         MHD_add_response_header(mr, "Idempotent-Replayed", "true");
     if (r->allow_header)
@@ -241,7 +251,7 @@ drop_body(struct api_server *srv, struct req_state *s)
 static void
 take_body(struct api_server *srv, struct req_state *s, const char *data, size_t n)
 {
-    if (s->too_big || s->over_budget)
+    if (s->too_big || s->over_budget || s->refused)
         return;
     if (n > s->limit - s->len) {
         s->too_big = true;
@@ -300,9 +310,42 @@ conn_forget_claims(struct conn_state *cs)
     cs->held.n_claimed = 0;
 }
 
+/* A request header's value, or NULL. */
+static const char *
+header(struct MHD_Connection *conn, const char *name)
+{
+    return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
+}
+
+/*
+ * The rules of xsite.h (Host, cross-site, content type), from the headers
+ * alone: true, with s->why, if the request is refused. Its body is then
+ * dropped as it arrives, never read.
+ */
+static bool
+xsite_refused(struct api_server *srv, struct MHD_Connection *conn, const char *method,
+              const char *url, const char *version, struct req_state *s)
+{
+    const char *cl = header(conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    bool body = (cl != NULL && strspn(cl, "0") != strlen(cl)) ||
+                header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
+    struct xsite_request r = {
+        .method = method,
+        .path = url,
+        .version = version,
+        .host = header(conn, MHD_HTTP_HEADER_HOST),
+        .origin = header(conn, "Origin"),
+        .sec_fetch_site = header(conn, "Sec-Fetch-Site"),
+        .content_type = header(conn, MHD_HTTP_HEADER_CONTENT_TYPE),
+        .has_body = body,
+        .tokens = api_auth_count(api_ctx_auth(srv->ctx)) > 0,
+    };
+    return api_xsite_refuse(&srv->xsite, &r, &s->why);
+}
+
 static enum MHD_Result
-first_call(struct api_server *srv, struct MHD_Connection *conn, const char *url,
-           const char *method, void **con_cls)
+first_call(struct api_server *srv, struct MHD_Connection *conn, const char *url, const char *method,
+           const char *version, void **con_cls)
 {
     struct req_state *s = calloc(1, sizeof *s);
     if (s == NULL)
@@ -313,7 +356,6 @@ first_call(struct api_server *srv, struct MHD_Connection *conn, const char *url,
     snprintf(s->method, sizeof s->method, "%s", method);
     snprintf(s->path, sizeof s->path, "%s", url);
     s->limit = api_body_limit(method, url);
-    (void)srv;
     const char *bad = framing_problem(conn);
     if (bad != NULL) {
         /* The bytes after the headers cannot be trusted to be this request's
@@ -321,19 +363,20 @@ first_call(struct api_server *srv, struct MHD_Connection *conn, const char *url,
         s->close = true;
         return send_error(conn, s, 400, "bad_framing", bad);
     }
-    const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (cl != NULL) {
-        char *end;
-        unsigned long long n = strtoull(cl, &end, 10);
-        const char *expect = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                         MHD_HTTP_HEADER_EXPECT);
-        bool waits = expect != NULL && strcasecmp(expect, "100-continue") == 0;
-        if (*end == '\0' && n > s->limit && (waits || n > DISCARD_MAX)) {
-            char msg[96];
-            snprintf(msg, sizeof msg, "the request body is over %zu bytes", s->limit);
-            return send_error(conn, s, 413, "too_large", msg);
-        }
+    const char *expect = header(conn, MHD_HTTP_HEADER_EXPECT);
+    bool waits = expect != NULL && strcasecmp(expect, "100-continue") == 0;
+    const char *cl = header(conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    unsigned long long n = cl != NULL ? strtoull(cl, NULL, 10) : 0; /* digits: checked */
+    if (xsite_refused(srv, conn, method, url, version, s)) {
+        s->refused = true; /* answered once the body has gone by, as a 413 is */
+        if (waits || n > DISCARD_MAX)
+            return send_error(conn, s, s->why.status, s->why.code, s->why.message);
+        return MHD_YES;
+    }
+    if (n > s->limit && (waits || n > DISCARD_MAX)) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "the request body is over %zu bytes", s->limit);
+        return send_error(conn, s, 413, "too_large", msg);
     }
     return MHD_YES;
 }
@@ -415,23 +458,15 @@ on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
     }
 }
 
-/* A request header's value, or NULL. */
-static const char *
-header(struct MHD_Connection *conn, const char *name)
-{
-    return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
-}
-
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
            const char *version, const char *upload_data, size_t *upload_data_size,
            void **con_cls)
 {
-    (void)version;
     struct api_server *srv = cls;
     struct req_state *s = *con_cls;
     if (s == NULL)
-        return first_call(srv, conn, url, method, con_cls);
+        return first_call(srv, conn, url, method, version, con_cls);
     if (*upload_data_size == 0)
         deadlines_received(srv->dl, conn_deadline(conn)); /* the whole request is in */
     if (s->status != 0) {
@@ -458,6 +493,8 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
         s->waiting = false;
         return send_claims(srv, conn, s);
     }
+    if (s->refused)
+        return send_error(conn, s, s->why.status, s->why.code, s->why.message);
     if (s->too_big || s->over_budget)
         return answer_dropped(conn, s);
     /* Received in full: from here the request counts as in flight for a drain. */
@@ -595,6 +632,8 @@ api_server_start(const struct api_server_config *cfg, struct api_ctx *ctx,
     srv->access_log = cfg->access_log;
     srv->quiesced_fd = MHD_INVALID_SOCKET;
     srv->bodies.max = cfg->body_memory ? cfg->body_memory : MEMBUDGET_DEFAULT;
+    if (cfg->xsite != NULL)
+        srv->xsite = *cfg->xsite;
     rc = deadlines_start(cfg->request_timeout_ms > 0 ? cfg->request_timeout_ms
                                                      : API_REQUEST_TIMEOUT_MS_DEFAULT,
                          &srv->dl, err);

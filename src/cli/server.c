@@ -24,6 +24,7 @@
 #include "api/longpoll.h"
 #include "api/metrics.h"
 #include "api/storepool.h"
+#include "api/xsite.h"
 #include "cli/cli.h"
 #include "cli/limits.h"
 #include "cli/server_opts.h"
@@ -39,7 +40,8 @@ static const char usage[] =
     "                   [--worker-config FILE] [--tokens FILE] [--reap-interval DUR]\n"
     "                   [--backoff-base DUR] [--backoff-cap DUR] [--max-lease DUR]\n"
     "                   [--retention DUR|off] [--retention-succeeded DUR|off]\n"
-    "                   [--retention-dead DUR|off] [--insecure] [--shutdown-grace DUR]\n"
+    "                   [--retention-dead DUR|off] [--insecure] [--allowed-hosts H,…]\n"
+    "                   [--shutdown-grace DUR]\n"
     "                   [--threads N] [--max-connections N] [--max-connections-per-ip N]\n"
     "                   [--request-timeout DUR]\n"
     "                   [--db-connections N] [--notify-db URL]\n"
@@ -62,6 +64,11 @@ static const char usage[] =
     "                       are comments. Every route but /healthz then needs\n"
     "                       Authorization: Bearer TOKEN\n"
     "  --insecure           allow a non-loopback --listen without tokens\n"
+    "  --allowed-hosts H,…  the names (host or host:port) this server answers to in\n"
+    "                       the Host header, besides IP addresses and localhost,\n"
+    "                       and the origins whose pages may call it (a proxy's\n"
+    "                       public name). The Host is checked without tokens, or\n"
+    "                       when this is given (docs/OPERATIONS.md, Security)"
     "  --worker-config FILE also run a worker in this process (docs/WORKER.md)\n"
     "  --reap-interval DUR  how often expired leases are reaped (default 30s)\n"
     "  --backoff-base DUR, --backoff-cap DUR\n"
@@ -272,6 +279,49 @@ worker_fenced(void *metrics, uint64_t n)
     api_metrics_fenced(metrics, n);
 }
 
+/* Says which Host names are answered (api/xsite.h; docs/OPERATIONS.md, Security). */
+static void
+log_host_check(const struct server_opts *o, const struct api_xsite *x, bool tokens)
+{
+    if (api_xsite_checks_host(x, tokens))
+        log_writef(LOGL_INFO, "server", NULL, 0,
+                   "answering Host names: IP addresses, localhost%s%s", x->n > 0 ? ", " : "",
+                   x->n > 0 ? o->allowed_hosts : "");
+    else
+        log_writef(LOGL_INFO, "server", NULL, 0,
+                   "answering any Host name (tokens are configured; --allowed-hosts would "
+                   "limit them)");
+}
+
+/* Starts the HTTP server on host:port and says where it listens. */
+static int
+start_http(const struct server_opts *o, const char *host, int port, const struct conn_limits *lim,
+           struct server_parts *p)
+{
+    struct jobd_error err = {0};
+    struct api_xsite xsite;
+    int rc = api_xsite_parse(o->allowed_hosts, &xsite, &err); /* checked with the options */
+    if (rc != JOBD_OK)
+        return cli_report("--allowed-hosts", rc, &err);
+    struct api_server_config cfg = {.host = host,
+                                    .port = port,
+                                    .threads = o->threads,
+                                    .access_log = log_access_enabled(),
+                                    .max_connections = lim->max_connections,
+                                    .max_connections_per_ip = lim->per_ip,
+                                    .request_timeout_ms = o->request_timeout_ms,
+                                    .xsite = &xsite};
+    int bound = 0;
+    if ((rc = api_server_start(&cfg, &p->ctx, &p->http, &bound, &err)) != JOBD_OK)
+        return cli_report("cannot listen", rc, &err);
+    /* Scripts and tests read the URL from this line: keep its words. */
+    log_writef(LOGL_INFO, "server", NULL, 0,
+               strchr(host, ':') ? "listening on http://[%s]:%d" : "listening on http://%s:%d",
+               host, bound);
+    log_host_check(o, &xsite, api_auth_count(p->ctx.auth) > 0);
+    return CLI_OK;
+}
+
 static int
 start_all(const struct server_opts *o, const char *host, int port, struct server_parts *p)
 {
@@ -312,18 +362,8 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     log_writef(LOGL_INFO, "server", NULL, 0, "descriptor limit %llu: up to %u connections, "
                "%u from one address", (unsigned long long)lim.nofile, lim.max_connections,
                lim.per_ip);
-    struct api_server_config cfg = {.host = host, .port = port, .threads = o->threads,
-                                    .access_log = log_access_enabled(),
-                                    .max_connections = lim.max_connections,
-                                    .max_connections_per_ip = lim.per_ip,
-                                    .request_timeout_ms = o->request_timeout_ms};
-    int bound = 0;
-    if ((rc = api_server_start(&cfg, &p->ctx, &p->http, &bound, &err)) != JOBD_OK)
-        return cli_report("cannot listen", rc, &err);
-    /* Scripts and tests read the URL from this line: keep its words. */
-    log_writef(LOGL_INFO, "server", NULL, 0, strchr(host, ':') ? "listening on http://[%s]:%d"
-                                                              : "listening on http://%s:%d",
-               host, bound);
+    if ((rc = start_http(o, host, port, &lim, p)) != CLI_OK)
+        return rc;
     log_writef(LOGL_INFO, "server", NULL, 0,
                "at most %ld database connections (%ld for requests, the committer and the "
                "long-poll; 1 scheduling plane%s)",

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/xsite.h"
 #include "cli/cli.h"
 #include "core/duration.h"
 #include "core/job.h"
@@ -51,6 +52,13 @@ is_pg_url(const char *v)
 }
 
 static bool
+is_host_list(const char *v)
+{
+    struct api_xsite x;
+    return api_xsite_parse(v, &x, NULL) == JOBD_OK;
+}
+
+static bool
 is_on_off(const char *v)
 {
     return strcmp(v, "on") == 0 || strcmp(v, "off") == 0;
@@ -62,6 +70,8 @@ static const struct opt opts[] = {
     {"listen", OPT_STR, F(listen), NULL, NULL},
     {"worker-config", OPT_STR, F(worker_config), NULL, NULL},
     {"tokens", OPT_STR, F(tokens), NULL, NULL},
+    {"allowed-hosts", OPT_STR, F(allowed_hosts), is_host_list,
+     "a comma-separated list of host names or addresses, each with an optional :port"},
     {"insecure", OPT_BOOL, F(insecure), NULL, NULL},
     {"reap-interval", OPT_DUR, F(reap_ms), NULL, NULL},
     {"backoff-base", OPT_DUR, F(backoff_base_ms), NULL, NULL},
@@ -371,5 +381,6 @@ server_opts_fini(struct server_opts *o)
     free(o->log_format);
     free(o->access_log);
     free(o->notify_db);
+    free(o->allowed_hosts);
     memset(o, 0, sizeof *o);
 }

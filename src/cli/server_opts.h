@@ -23,6 +23,7 @@ struct server_opts {
     char *log_format;
     char *access_log;        /* "on" or "off" */
     char *notify_db;         /* a direct PostgreSQL URL for LISTEN, or NULL */
+    char *allowed_hosts;     /* names the server answers to (api/xsite.h), or NULL */
     int64_t reap_ms, retention_ms, grace_ms; /* 0 / 0 / -1: the defaults */
     /* the retry delays the server decides (reaped leases, .../fail without
      * retry_in_s); 0 = the defaults, 5 s and 15 m */

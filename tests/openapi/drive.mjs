@@ -36,8 +36,9 @@ function checkRoutes() {
   for (const k of ops.keys()) ck.fail(`${k} is in the spec but the server has no such route`);
 }
 
-// 401 without a token, 403 one role too low, 413 one byte over: for every
-// operation that declares them.
+// 401 without a token, 403 one role too low and from another site's page,
+// 413 one byte over, 415 a body that is not JSON: for every operation that
+// declares them.
 async function generic() {
   for (const { method, path, op } of ck.operations()) {
     const params = { id: 1, name: 'x' };
@@ -45,6 +46,15 @@ async function generic() {
     const low = below[op['x-jobd-role']];
     if (op.responses['403'] && low)
       await call(method, path, { params, role: low, expect: 403, body: {} });
+    if (op.responses['403']) {
+      const body = method === 'GET' ? undefined : {};
+      const headers = { Origin: 'http://evil.example' };
+      const r = await call(method, path, { params, headers, body, expect: 403 });
+      if (r.body && r.body.error.code !== 'cross_site_request')
+        ck.fail(`${method} ${path} from another origin: ${r.body.error.code}`);
+    }
+    if (op.responses['415'])
+      await call(method, path, { params, raw: '{}', headers: { 'Content-Type': 'text/plain' }, expect: 415 });
     if (op.responses['413'] && path !== '/v1/jobs/batch')
       await call(method, path, { params, raw: '"' + 'x'.repeat(MIB - 1) + '"', expect: 413 });
   }
