@@ -44,6 +44,8 @@ enum jobd_err {
     JOBD_E_IO = -10,         /* a file or socket operation failed */
     JOBD_E_UNAUTHORIZED = -11, /* missing or wrong token */
     JOBD_E_INTERNAL = -12,   /* a bug: an invariant did not hold */
+    JOBD_E_COMMIT_UNKNOWN = -13, /* the connection broke at COMMIT and the outcome could not
+                                  * be learned: the write may or may not have happened */
 };
 
 /* Detail of an error. Caller-provided; zero-initialise before use. */

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# scenario_commit_outcome.sh — a 503 never hides a write, a 201 never hides
+# a loss (issue 27, item 2; docs/API.md, Errors).
+# Injected: `jobd server` reaches PostgreSQL only through pg_commit_cut.py,
+# which breaks the connection at the commit of a transaction that inserts
+# jobs: a quarter of the time right after forwarding the commit (the server
+# commits, the client hears nothing), 8 % just before it (nothing commits).
+# Driven: 200 POST /v1/jobs and 40 POST /v1/jobs/batch of 3, without
+# idempotency keys, from 8 clients at once (so group commits batch them),
+# each job marked in its payload.
+# Checked in the store afterwards: every job answered 201 exists once with
+# the id it was given, every job answered 503 does not exist, no job exists
+# twice, no answer is anything else but the rare 504 commit_unknown (at
+# most 2), and the proxy cut many commits of both kinds. Before the fix the
+# server answered 503 for commits that happened.
+# Short and soak alike: 440 jobs, ~80 cuts, a few seconds.
+source "$(dirname "$0")/lib.sh"
+scen_init commit_outcome
+pg_newdb
+DIRECT_URL=$DB_URL
+
+port=$(free_port)
+pg_port=$(python3 -c 'import sys, urllib.parse as u; print(u.urlparse(sys.argv[1]).port)' "$DB_URL")
+python3 "$SCEN_DIR/pg_commit_cut.py" "$port" 127.0.0.1 "$pg_port" "$WORK/cut.pid" "$WORK/cuts" \
+    ${SCEN_SEED:-} >"$WORK/cut.log" 2>&1 &
+SCEN_PIDS_ALL+=("$!")
+wait_until 10 "the proxy to listen" test -s "$WORK/cut.pid"
+log "proxy on port $port ($(head -n 1 "$WORK/cut.log"))"
+# The server's store goes through the proxy (no TLS: it reads the protocol).
+DB_URL="postgresql://jobd@127.0.0.1:$port/${DIRECT_URL##*/}?sslmode=disable"
+start_server
+DB_URL=$DIRECT_URL
+: >>"$WORK/cuts"
+
+marker="co$$"
+python3 - "$SERVER_URL" "$marker" "$WORK/answers" <<'EOF'
+import json, sys, threading, urllib.request, urllib.error
+url, marker, out = sys.argv[1], sys.argv[2], sys.argv[3]
+reqs = [("/v1/jobs", {"type": "scen", "payload": {"m": marker, "n": i}}, [i])
+        for i in range(200)]
+for b in range(40):
+    ns = [1000 + 3 * b + k for k in range(3)]
+    reqs.append(("/v1/jobs/batch",
+                 {"jobs": [{"type": "scen", "payload": {"m": marker, "n": n}} for n in ns]}, ns))
+answers, lock, nxt = [], threading.Lock(), [0]
+
+def post(path, body):
+    rq = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST",
+                                headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(rq, timeout=60) as r:
+            return r.status, json.load(r)
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+def client():
+    while True:
+        with lock:
+            if nxt[0] == len(reqs):
+                return
+            path, body, ns = reqs[nxt[0]]
+            nxt[0] += 1
+        code, got = post(path, body)
+        ids = [got["id"]] if code == 201 and "id" in got else \
+              [j["id"] for j in got.get("jobs", [])] if code == 201 else []
+        with lock:
+            answers.append({"ns": ns, "code": code, "ids": ids,
+                            "error": got.get("error", {}).get("code")})
+
+ts = [threading.Thread(target=client) for _ in range(8)]
+for t in ts: t.start()
+for t in ts: t.join()
+json.dump(answers, open(out, "w"))
+EOF
+
+pg_sql "SELECT payload->>'n', count(*), min(id) FROM jobd.all_jobs
+        WHERE payload->>'m' = '$marker' GROUP BY 1" >"$WORK/stored"
+python3 - "$WORK/answers" "$WORK/stored" "$WORK/cuts" <<'EOF' || fail "the answers do not match the store"
+import collections, json, sys
+answers = json.load(open(sys.argv[1]))
+stored = {}
+for line in open(sys.argv[2]):
+    n, count, first = line.strip().split("|")
+    stored[int(n)] = (int(count), int(first))
+cuts = collections.Counter(l.strip() for l in open(sys.argv[3]) if l.strip())
+codes = collections.Counter(a["code"] for a in answers)
+print(f"answers {dict(codes)}, cuts {dict(cuts)}, jobs stored {len(stored)}")
+bad = []
+for a in answers:
+    for k, n in enumerate(a["ns"]):
+        count, first = stored.get(n, (0, 0))
+        if count > 1:
+            bad.append(f"job n={n} is stored {count} times")
+        if a["code"] == 201 and (count != 1 or first != a["ids"][k]):
+            bad.append(f"job n={n} was answered 201 id {a['ids'][k]} but is stored {count} time(s)")
+        elif a["code"] == 503 and count != 0:
+            bad.append(f"job n={n} was answered 503 ({a['error']}) but is stored (id {first})")
+        elif a["code"] not in (201, 503, 504):
+            bad.append(f"job n={n} was answered {a['code']} {a['error']}")
+        elif a["code"] == 504 and a["error"] != "commit_unknown":
+            bad.append(f"job n={n} was answered 504 {a['error']}")
+if codes[504] > 2:
+    bad.append(f"{codes[504]} answers were 504 commit_unknown: that must be rare")
+if cuts["after"] < 15 or cuts["before"] < 3:
+    bad.append(f"too few commits were cut to tell anything: {dict(cuts)}")
+for b in bad[:20]:
+    print("  " + b)
+sys.exit(1 if bad else 0)
+EOF
+grep -q 'warn api: store unavailable' "$WORK/server.log" ||
+    fail "no 503 was logged: the commits cut before they were sent must answer 503"
+log "ok: every 201 is stored once, every 503 is not stored, no job twice"
