@@ -59,7 +59,8 @@ finish_one_by_one(struct committer *c, struct commit_item **items, size_t n)
             for (size_t k = i + 1; k < n; k++)
                 items[k]->rc = jobd_error_set(&items[k]->err, JOBD_E_UNAVAILABLE, NULL,
                                               "not written: the store connection broke "
-                                              "before it was sent (%s)", it->err.msg);
+                                              "before it was sent (%s)",
+                                              it->err.msg);
             return;
         }
     }

@@ -403,8 +403,8 @@ cmp_id_row(const void *a, const void *b)
 
 /* A batch without keys: one statement (st_enqueue_many_nokey), in the caller's transaction. */
 static int
-batch_nokey_in_tx(struct store_pg *s, const struct job_spec *specs, size_t n,
-                    struct job *out, bool *replayed, struct jobd_error *err)
+batch_nokey_in_tx(struct store_pg *s, const struct job_spec *specs, size_t n, struct job *out,
+                  bool *replayed, struct jobd_error *err)
 {
     if (n > PG_BATCH_MAX)
         return jobd_error_set(err, JOBD_E_TOOBIG, "jobs", "a batch holds at most %d jobs",
@@ -464,8 +464,8 @@ out:
  * with it, COMMIT after, so the caller learns a lost COMMIT's outcome.
  */
 static int
-enqueue_batch_nokey(struct store_pg *s, const struct job_spec *specs, size_t n,
-                    struct job *out, bool *replayed, struct jobd_error *err)
+enqueue_batch_nokey(struct store_pg *s, const struct job_spec *specs, size_t n, struct job *out,
+                    bool *replayed, struct jobd_error *err)
 {
     int rc = pg_tx_begin(s, err);
     if (rc != JOBD_OK)

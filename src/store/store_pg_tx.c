@@ -111,7 +111,8 @@ commit_outcome(struct store_pg *s, const char *why, struct jobd_error *err)
         if (st == 'a')
             return jobd_error_set(err, JOBD_E_UNAVAILABLE, "db",
                                   "PostgreSQL is unavailable: the connection broke at COMMIT "
-                                  "(%s) and transaction %s did not commit", why, xid);
+                                  "(%s) and transaction %s did not commit",
+                                  why, xid);
         if (st != 'p' || clock_mono_now_us() + pause_ms * 1000 > deadline)
             break;
         sleep_ms(pause_ms);
@@ -119,7 +120,8 @@ commit_outcome(struct store_pg *s, const char *why, struct jobd_error *err)
     }
     return jobd_error_set(err, JOBD_E_COMMIT_UNKNOWN, "db",
                           "the connection to PostgreSQL broke at COMMIT (%s) and whether "
-                          "transaction %s committed could not be learned", why, xid);
+                          "transaction %s committed could not be learned",
+                          why, xid);
 }
 
 /* Whether a failed COMMIT's result means the connection broke (the server did not answer). */

@@ -2,37 +2,43 @@
 """pg_commit_cut.py — a PostgreSQL proxy that breaks connections at COMMIT,
 for scenario_commit_outcome.
 
-    pg_commit_cut.py LISTEN_PORT TARGET_HOST TARGET_PORT PIDFILE STATSFILE [SEED]
+    pg_commit_cut.py LISTEN_PORT TARGET_HOST TARGET_PORT PIDFILE STATSFILE
 
 Forwards each connection on 127.0.0.1:LISTEN_PORT to TARGET_HOST:TARGET_PORT
 and reads the client's side of the protocol (v3, no TLS: the client must use
 sslmode=disable). At each point where a transaction that inserted into
 jobd.jobs would commit — a simple-query COMMIT (or END) after such an
 insert, or the Sync that ends an implicit transaction (an extended-protocol
-batch without BEGIN) that ran one — it draws at random:
+batch without BEGIN) that ran one — it does, by a fixed pattern over all
+connections (so every run injects as many faults of each kind):
 
-  after   (25 %) forward the commit to the server, then cut: the client's
+  after   (2 in 8) forward the commit to the server, then cut: the client's
           socket is closed before any answer reaches it, and the server's
           side gets the commit followed by end-of-file, so the server
           commits (it reads what came before the EOF) while the client
           hears nothing: the "503 that was written" of issue 27;
-  before  (8 %)  cut without forwarding it: the server sees end-of-file in
+  before  (1 in 8) cut without forwarding it: the server sees end-of-file in
           the open transaction and rolls it back (nothing was written);
   pass           forward as usual.
 
 Every cut appends one line ("after" or "before") to STATSFILE.
 """
 import os
-import random
 import socket
 import struct
 import sys
 import threading
 
-P_AFTER = 0.25
-P_BEFORE = 0.08
 INSERT_MARK = b"INSERT INTO jobd.jobs"
+PATTERN = ["pass", "after", "pass", "before", "pass", "after", "pass", "pass"]
 lock = threading.Lock()
+points = [0]  # commit points seen, over all connections
+
+
+def draw():
+    with lock:
+        points[0] += 1
+        return PATTERN[points[0] % len(PATTERN)]
 
 
 def record(stats, what):
@@ -54,8 +60,8 @@ def drain_and_close(srv):
 
 
 class Conn:
-    def __init__(self, cli, srv, stats, rng):
-        self.cli, self.srv, self.stats, self.rng = cli, srv, stats, rng
+    def __init__(self, cli, srv, stats):
+        self.cli, self.srv, self.stats = cli, srv, stats
         self.buf = b""          # client bytes read, not yet forwarded or parsed
         self.started = False    # the startup packet went through
         self.stmts = {}         # prepared statement name -> query text
@@ -115,15 +121,13 @@ class Conn:
                 break
             kind, body, msg = self.buf[:1], self.buf[5:1 + n], self.buf[:1 + n]
             self.buf = self.buf[1 + n:]
-            if self.commit_point(kind, body):
-                draw = self.rng.random()
-                if draw < P_AFTER + P_BEFORE:
-                    after = draw < P_AFTER
-                    self.srv.sendall(out + (msg if after else b""))
-                    self.cli.close()
-                    drain_and_close(self.srv)
-                    record(self.stats, "after" if after else "before")
-                    return False
+            what = draw() if self.commit_point(kind, body) else "pass"
+            if what != "pass":
+                self.srv.sendall(out + (msg if what == "after" else b""))
+                self.cli.close()
+                drain_and_close(self.srv)
+                record(self.stats, what)
+                return False
             out += msg
         if out:
             self.srv.sendall(out)
@@ -154,14 +158,11 @@ class Conn:
 
 
 def main():
-    if len(sys.argv) not in (6, 7):
+    if len(sys.argv) != 6:
         print(__doc__.strip().split("\n\n")[1], file=sys.stderr)
         return 2
     lport, host, port = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     pidfile, stats = sys.argv[4], sys.argv[5]
-    seed = int(sys.argv[6]) if len(sys.argv) == 7 else random.randrange(1 << 30)
-    rng = random.Random(seed)
-    print(f"seed {seed}", flush=True)
     ls = socket.socket()
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind(("127.0.0.1", lport))
@@ -176,7 +177,7 @@ def main():
         except OSError:
             cli.close()
             continue
-        c = Conn(cli, srv, stats, random.Random(rng.random()))
+        c = Conn(cli, srv, stats)
         threading.Thread(target=c.run, daemon=True).start()
 
 
