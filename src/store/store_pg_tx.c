@@ -17,6 +17,7 @@
  * (docs/API.md, Errors).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -63,6 +64,22 @@ pg_tx_end(struct store_pg *s, int rc, struct jobd_error *err)
     return rc;
 }
 
+/*
+ * PG_OUTCOME_WAIT_MS, or in test builds $JOBD_TEST_OUTCOME_WAIT_MS, so that
+ * scenario_commit_outcome can reach the unknown case in a short blackout.
+ */
+static int64_t
+outcome_wait_ms(void)
+{
+#ifdef JOBD_TEST_HOOKS
+    const char *v = getenv("JOBD_TEST_OUTCOME_WAIT_MS");
+    long ms = v != NULL ? strtol(v, NULL, 10) : 0;
+    if (ms > 0 && ms <= 60000)
+        return ms;
+#endif
+    return PG_OUTCOME_WAIT_MS;
+}
+
 static void
 sleep_ms(int64_t ms)
 {
@@ -101,7 +118,7 @@ commit_outcome(struct store_pg *s, const char *why, struct jobd_error *err)
     char xid[24], pid[24];
     pg_i64(xid, s->tx_xid);
     pg_i64(pid, s->tx_pid);
-    int64_t deadline = clock_mono_now_us() + (int64_t)PG_OUTCOME_WAIT_MS * 1000;
+    int64_t deadline = clock_mono_now_us() + outcome_wait_ms() * 1000;
     int64_t pause_ms = 10;
     bool killed = false;
     for (;;) {

@@ -21,18 +21,23 @@ connections (so every run injects as many faults of each kind):
           the open transaction and rolls it back (nothing was written);
   pass           forward as usual.
 
-Every cut appends one line ("after" or "before") to STATSFILE.
+Every cut appends one line ("after" or "before") to STATSFILE. While the
+file STATSFILE.blackout exists, each "after" cut is followed by 3 s in
+which new connections are closed at once (PostgreSQL unreachable), so the
+client cannot learn how its commit ended.
 """
 import os
 import socket
 import struct
 import sys
 import threading
+import time
 
 INSERT_MARK = b"INSERT INTO jobd.jobs"
 PATTERN = ["pass", "after", "pass", "before", "pass", "after", "pass", "pass"]
 lock = threading.Lock()
 points = [0]  # commit points seen, over all connections
+refuse_until = [0.0]  # monotonic time until which new connections are closed
 
 
 def draw():
@@ -123,10 +128,13 @@ class Conn:
             self.buf = self.buf[1 + n:]
             what = draw() if self.commit_point(kind, body) else "pass"
             if what != "pass":
+                if what == "after" and os.path.exists(self.stats + ".blackout"):
+                    with lock:
+                        refuse_until[0] = time.monotonic() + 3
                 self.srv.sendall(out + (msg if what == "after" else b""))
                 self.cli.close()
-                drain_and_close(self.srv)
                 record(self.stats, what)
+                drain_and_close(self.srv)
                 return False
             out += msg
         if out:
@@ -171,6 +179,11 @@ def main():
         f.write(f"{os.getpid()}\n")
     while True:
         cli, _ = ls.accept()
+        with lock:
+            refused = time.monotonic() < refuse_until[0]
+        if refused:
+            cli.close()
+            continue
         try:
             srv = socket.create_connection((host, port), timeout=10)
             srv.settimeout(None)
