@@ -41,18 +41,26 @@ struct committer {
     struct store *st;         /* the committer's own connection, or NULL */
 };
 
+/* The store connection is gone: what was not sent was not written (a 503 is true). */
+static bool
+conn_lost(int rc)
+{
+    return rc == JOBD_E_UNAVAILABLE || rc == JOBD_E_COMMIT_UNKNOWN;
+}
+
 static void
 finish_one_by_one(struct committer *c, struct commit_item **items, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         struct commit_item *it = items[i];
         it->rc = store_enqueue(c->st, it->spec, it->out, &it->replayed, &it->err);
-        if (it->rc == JOBD_E_UNAVAILABLE) {
-            /* The connection is gone: nothing more can be written now. */
-            for (size_t k = i + 1; k < n; k++) {
-                items[k]->rc = it->rc;
-                items[k]->err = it->err;
-            }
+        if (conn_lost(it->rc)) {
+            /* Nothing more can be written now; the rest were never sent. */
+            for (size_t k = i + 1; k < n; k++)
+                items[k]->rc = jobd_error_set(&items[k]->err, JOBD_E_UNAVAILABLE, NULL,
+                                              "not written: the store connection broke "
+                                              "before it was sent (%s)",
+                                              it->err.msg);
             return;
         }
     }
@@ -111,14 +119,19 @@ write_batch(struct committer *c, struct commit_item **items, size_t n)
         finish_one_by_one(c, items, 1);
     } else {
         rc = try_batch(c, items, n, &err);
-        if (rc == JOBD_E_UNAVAILABLE || rc == JOBD_E_NOMEM)
+        /* The batch's true outcome goes to every caller in it: written
+         * (JOBD_OK, also when the store learned it after losing COMMIT's
+         * answer), not written (503), or unknown (504). Only a batch the
+         * store refused, so surely not written, is retried item by item:
+         * retrying one of unknown outcome could write it twice. */
+        if (conn_lost(rc) || rc == JOBD_E_NOMEM)
             fail_all(items, n, rc, &err);
         else if (rc != JOBD_OK)
             finish_one_by_one(c, items, n); /* only the bad items fail */
     }
     /* A connection that saw the store go away is replaced next round. */
     for (size_t i = 0; i < n && c->st != NULL; i++) {
-        if (items[i]->rc == JOBD_E_UNAVAILABLE) {
+        if (conn_lost(items[i]->rc)) {
             store_pool_put(c->pool, c->st, JOBD_E_UNAVAILABLE);
             c->st = NULL;
         }

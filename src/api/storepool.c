@@ -163,7 +163,7 @@ store_pool_put(struct store_pool *p, struct store *st, int last_rc)
 {
     if (st == NULL)
         return;
-    if (last_rc == JOBD_E_UNAVAILABLE) {
+    if (last_rc == JOBD_E_UNAVAILABLE || last_rc == JOBD_E_COMMIT_UNKNOWN) {
         store_close(st);
         pthread_mutex_lock(&p->mu);
         release_slot(p);

@@ -119,7 +119,7 @@ pg_op_clock_went_back(struct store *st, int64_t back_us, int *jobs, int *schedul
                       struct jobd_error *err)
 {
     struct store_pg *s = pgs(st);
-    int rc = pg_exec_simple(s, "BEGIN", err);
+    int rc = pg_tx_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
     if (back_us > 0) {
@@ -129,10 +129,5 @@ pg_op_clock_went_back(struct store *st, int64_t back_us, int *jobs, int *schedul
     }
     if (rc == JOBD_OK)
         rc = schedules_went_back(s, schedules, err);
-    if (rc != JOBD_OK) {
-        struct jobd_error ignored = {0};
-        (void)pg_exec_simple(s, "ROLLBACK", &ignored);
-        return rc;
-    }
-    return pg_exec_simple(s, "COMMIT", err);
+    return pg_tx_end(s, rc, err);
 }

@@ -150,15 +150,11 @@ not_found(const char *name, struct jobd_error *err)
     return jobd_error_set(err, JOBD_E_NOTFOUND, "name", "no schedule named '%s'", name);
 }
 
-/* Ends a transaction: COMMIT if rc is OK, else ROLLBACK; returns the outcome. */
+/* Ends a transaction: COMMIT if rc is OK, else ROLLBACK; returns the outcome (pg_tx_end). */
 static int
 finish(struct store_pg *s, int rc, struct jobd_error *err)
 {
-    if (rc == JOBD_OK)
-        rc = pg_exec_simple(s, "COMMIT", err);
-    if (rc != JOBD_OK)
-        (void)pg_exec_simple(s, "ROLLBACK", NULL);
-    return rc;
+    return pg_tx_end(s, rc, err);
 }
 
 int
@@ -307,7 +303,7 @@ pg_op_schedule_pause(struct store *st, const char *name, bool paused, struct sch
                      struct jobd_error *err)
 {
     struct store_pg *s = pgs(st);
-    int rc = pg_exec_simple(s, "BEGIN", err);
+    int rc = pg_tx_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
     rc = finish(s, pause_in_txn(s, name, paused, out, err), err);
@@ -382,7 +378,7 @@ pg_op_schedule_trigger(struct store *st, const char *name, struct job *out,
                        struct jobd_error *err)
 {
     struct store_pg *s = pgs(st);
-    int rc = pg_exec_simple(s, "BEGIN", err);
+    int rc = pg_tx_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
     rc = finish(s, trigger_in_txn(s, name, out, err), err);
@@ -462,7 +458,7 @@ pg_op_schedule_materialize(struct store *st, int limit, int64_t grace_us, int *m
 {
     struct store_pg *s = pgs(st);
     int64_t called = clock_mono_now_us();
-    int rc = pg_exec_simple(s, "BEGIN", err);
+    int rc = pg_tx_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
     int m = 0;

@@ -163,7 +163,8 @@ store_url_redact(const char *url, char *buf, size_t len)
 bool
 store_error_is_outage(int rc)
 {
-    return rc == JOBD_E_UNAVAILABLE || rc == JOBD_E_IO || rc == JOBD_E_NOMEM;
+    return rc == JOBD_E_UNAVAILABLE || rc == JOBD_E_IO || rc == JOBD_E_NOMEM ||
+           rc == JOBD_E_COMMIT_UNKNOWN;
 }
 
 const struct store_caps *

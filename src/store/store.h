@@ -278,7 +278,9 @@ void store_set_clock(struct store *st, const struct jobd_clock *clock);
 const char *store_backend(const struct store *st);
 /*
  * True if rc says the store could not be asked (connection lost, server
- * down, out of memory): the same request may work after a reconnect. Any
+ * down, out of memory) or could not confirm a commit (JOBD_E_COMMIT_UNKNOWN:
+ * a report sent again then finds the job moved on, JOBD_E_STALE): the same
+ * request may work after a reconnect. Any
  * other error is the store refusing this request (its content, a rule):
  * sending it again unchanged will fail again, so callers must not loop on it.
  */
@@ -314,7 +316,11 @@ JOBD_MUST_USE int store_ping(struct store *st, struct jobd_error *err);
  * Enqueues one job (validated with job_spec_validate first). With an
  * idempotency key already used: the same type, queue and payload -> *replayed
  * = true and *out is the existing job; anything else -> JOBD_E_CONFLICT.
- * out may be NULL. replayed may be NULL.
+ * out may be NULL. replayed may be NULL. JOBD_E_UNAVAILABLE means nothing
+ * was written. When the connection broke after COMMIT was sent, PostgreSQL
+ * asks the server how it ended (store_pg_tx.c): written -> JOBD_OK,
+ * not -> JOBD_E_UNAVAILABLE, and only if that cannot be learned
+ * JOBD_E_COMMIT_UNKNOWN (docs/API.md, Errors). SQLite has no such case.
  */
 JOBD_MUST_USE int store_enqueue(struct store *st, const struct job_spec *spec, struct job *out,
                                 bool *replayed, struct jobd_error *err);
@@ -322,7 +328,7 @@ JOBD_MUST_USE int store_enqueue(struct store *st, const struct job_spec *spec, s
  * Enqueues n jobs, all or nothing. out (NULL or an array of n zeroed jobs)
  * receives them in order; replayed (NULL or n bools) marks idempotent
  * replays. An invalid or conflicting item fails the whole batch and err
- * names it ("jobs[3].type").
+ * names it ("jobs[3].type"). Outage errors as store_enqueue.
  */
 JOBD_MUST_USE int store_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n,
                                       struct job *out, bool *replayed, struct jobd_error *err);
