@@ -114,6 +114,24 @@ parse_names(json_t *flt, struct job_filter *f, struct jobd_error *err)
     return rc;
 }
 
+/*
+ * How many fields of the filter are not null. A null field is absent
+ * (docs/API.md, POST /v1/jobs/bulk): {"status": null} names nothing, and
+ * must not pass for a filter that matches every job.
+ */
+static size_t
+named_fields(json_t *flt)
+{
+    size_t n = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(flt, k, v) {
+        (void)k;
+        n += !json_is_null(v);
+    }
+    return n;
+}
+
 /* Reads {action, filter, limit} into r and *limit; r->ids is malloc'd (free it). */
 static int
 parse_bulk(json_t *o, struct bulk_req *r, int64_t *limit, struct jobd_error *err)
@@ -134,7 +152,7 @@ parse_bulk(json_t *o, struct bulk_req *r, int64_t *limit, struct jobd_error *err
     if ((rc = jobjson_get_int(o, "limit", NULL, false, 1, BULK_MAX_LIMIT, limit, err)))
         return rc;
     json_t *flt = json_object_get(o, "filter");
-    if (!json_is_object(flt) || json_object_size(flt) == 0)
+    if (!json_is_object(flt) || named_fields(flt) == 0)
         return jobd_error_set(err, JOBD_E_INVALID, "filter",
                               "the filter must name at least one of status, queue, type, "
                               "schedule, created_after, created_before, ids");
