@@ -48,7 +48,7 @@ _jobd()
         --timeout|--type|--limit|--after|--count|--tz|--from|-n|--id|--concurrency|--shutdown-grace|\
         --poll-interval|--reap-interval|--backoff-base|--backoff-cap|--retention|--retention-succeeded|--retention-dead|\
         --threads|--db-connections|--notify-db|--max-connections|--max-connections-per-ip|\
-        --request-timeout|--max-running|--rate)
+        --request-timeout|--max-running|--rate|--max-schedules|--max-workers)
             return ;;
     esac
     case $cmd in
@@ -56,7 +56,8 @@ _jobd()
                        --backoff-base --backoff-cap --retention --retention-succeeded --retention-dead --insecure
                        --shutdown-grace --threads --log-format --log-level --access-log
                        --db-connections --notify-db --max-connections
-                       --max-connections-per-ip --request-timeout --help" ;;
+                       --max-connections-per-ip --request-timeout --max-schedules
+                       --max-workers --help" ;;
         worker) words="--db --server --config --concurrency --queues --id
                        --shutdown-grace --poll-interval --log-format --log-level
                        --db-connections --notify-db --help" ;;

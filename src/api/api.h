@@ -43,6 +43,10 @@ struct api_ctx {
                                       without holding the calling thread */
     int64_t backoff_base_ms;       /* .../fail without retry_in_s; 0 = the default (5 s) */
     int64_t backoff_cap_ms;        /* 0 = the default (15 m) */
+    /* Bounds on what clients can make the store keep (docs/OPERATIONS.md,
+     * Security): schedules, and presence rows of workers; 0 = no bound. */
+    int64_t max_schedules;
+    int64_t max_workers;
 };
 
 /* The tokens in force: an atomic load, since `jobd server` swaps ctx->auth

@@ -277,7 +277,7 @@ cmd_queues(int argc, char **argv)
     if (argc > 1 && (strcmp(argv[1], "limit") == 0 || strcmp(argv[1], "pause") == 0 ||
                      strcmp(argv[1], "resume") == 0))
         return cli_queues_action(argc - 1, argv + 1);
-    static const struct cli_listing l = {"queues", queues_usage,  "/v1/queues",
-                                         "queues", queues_header, queues_row};
+    static const struct cli_listing l = {"queues",      queues_usage, "/v1/queues", "queues",
+                                         queues_header, queues_row,   false,        NULL};
     return cli_listing_run(argc, argv, &l);
 }

@@ -75,6 +75,8 @@ static const struct opt opts[] = {
     {"max-connections-per-ip", OPT_COUNT, F(max_connections_per_ip), NULL, NULL},
     {"request-timeout", OPT_DUR, F(request_timeout_ms), NULL, NULL},
     {"db-connections", OPT_CONNS, F(db_conns), NULL, NULL},
+    {"max-schedules", OPT_COUNT, F(max_schedules), NULL, NULL},
+    {"max-workers", OPT_COUNT, F(max_workers), NULL, NULL},
     {"notify-db", OPT_STR, F(notify_db), is_pg_url, "a postgres:// or postgresql:// URL"},
     {"log-level", OPT_STR, F(log_level), is_level, "debug, info, warn or error"},
     {"log-format", OPT_STR, F(log_format), is_format, "text or json"},

@@ -13,6 +13,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* What clients may make the store keep (docs/OPERATIONS.md, Security). */
+#define SERVER_DEFAULT_MAX_SCHEDULES 10000
+#define SERVER_DEFAULT_MAX_WORKERS 1000
+
 struct server_opts {
     char *config;            /* --config FILE or NULL */
     char *db;                /* NULL: the built-in default of cli_db_url */
@@ -35,6 +39,8 @@ struct server_opts {
     unsigned max_connections, max_connections_per_ip; /* 0: sized from the fd limit */
     int64_t request_timeout_ms; /* 0: the API's default */
     long db_conns;           /* 0: the default (server.c: db_budget) */
+    unsigned max_schedules;  /* 0: SERVER_DEFAULT_MAX_SCHEDULES */
+    unsigned max_workers;    /* 0: SERVER_DEFAULT_MAX_WORKERS */
 };
 
 /*

@@ -486,13 +486,22 @@ int
 store_schedule_put(struct store *st, const struct schedule_spec *spec, bool replace,
                    struct schedule *out, bool *created, struct jobd_error *err)
 {
+    return store_schedule_put_capped(st, spec, replace, 0, out, created, err);
+}
+
+int
+store_schedule_put_capped(struct store *st, const struct schedule_spec *spec, bool replace,
+                          int64_t max_schedules, struct schedule *out, bool *created,
+                          struct jobd_error *err)
+{
     int rc = schedule_spec_validate(spec, err);
     if (rc != JOBD_OK)
         return rc;
     if (st->ops->schedule_put == NULL)
         return no_schedules(st, err);
     bool c = false;
-    rc = st->ops->schedule_put(st, spec, replace, out, &c, err);
+    rc = st->ops->schedule_put(st, spec, replace, max_schedules > 0 ? max_schedules : 0, out, &c,
+                               err);
     if (created != NULL)
         *created = c;
     return rc;
@@ -513,9 +522,19 @@ store_schedule_get(struct store *st, const char *name, struct schedule *out,
 int
 store_schedule_list(struct store *st, struct schedule_list *out, struct jobd_error *err)
 {
+    static const struct name_page all = {.payload = true};
+    return store_schedule_page(st, &all, out, err);
+}
+
+int
+store_schedule_page(struct store *st, const struct name_page *pg, struct schedule_list *out,
+                    struct jobd_error *err)
+{
     if (st->ops->schedule_list == NULL)
         return no_schedules(st, err);
-    return st->ops->schedule_list(st, out, err);
+    if (pg->limit < 0)
+        return jobd_error_set(err, JOBD_E_INVALID, "limit", "limit must not be negative");
+    return st->ops->schedule_list(st, pg, out, err);
 }
 
 int
