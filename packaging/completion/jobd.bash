@@ -48,16 +48,17 @@ _jobd()
         --timeout|--type|--limit|--after|--count|--tz|--from|-n|--id|--concurrency|--shutdown-grace|\
         --poll-interval|--reap-interval|--backoff-base|--backoff-cap|--retention|--retention-succeeded|--retention-dead|\
         --threads|--db-connections|--notify-db|--max-connections|--max-connections-per-ip|\
-        --request-timeout|--max-running|--rate|--max-schedules|--max-workers)
+        --request-timeout|--max-running|--rate|--max-schedules|--max-workers|--max-bulk)
             return ;;
     esac
     case $cmd in
         server) words="--config --db --listen --worker-config --tokens --reap-interval
-                       --backoff-base --backoff-cap --retention --retention-succeeded --retention-dead --insecure
+                       --backoff-base --backoff-cap --retention --retention-succeeded --retention-dead
+                       --retention-allow-short --insecure
                        --shutdown-grace --threads --log-format --log-level --access-log
                        --db-connections --notify-db --max-connections
                        --max-connections-per-ip --request-timeout --max-schedules
-                       --max-workers --help" ;;
+                       --max-workers --max-bulk --help" ;;
         worker) words="--db --server --config --concurrency --queues --id
                        --shutdown-grace --poll-interval --log-format --log-level
                        --db-connections --notify-db --help" ;;

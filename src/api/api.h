@@ -14,6 +14,7 @@
 #ifndef JOBD_API_API_H
 #define JOBD_API_API_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -47,6 +48,10 @@ struct api_ctx {
      * Security): schedules, and presence rows of workers; 0 = no bound. */
     int64_t max_schedules;
     int64_t max_workers;
+    /* Bulk actions (POST /v1/jobs/bulk) running at once at most (0 = no
+     * bound), and how many run (h_bulk.c; atomic). */
+    int max_bulk;
+    atomic_int bulk_running;
 };
 
 /* The tokens in force: an atomic load, since `jobd server` swaps ctx->auth
@@ -98,6 +103,9 @@ struct api_deferred {
     void (*start)(struct api_deferred *d, void (*resume)(void *arg), void *arg);
     void (*finish)(struct api_deferred *d, struct api_response *out);
     void (*free)(struct api_deferred *d);
+    /* Set by the caller before start (NULL: it cannot tell): false once the
+     * client of arg has gone, so a long action may stop early. Thread-safe. */
+    bool (*client_alive)(void *arg);
 };
 
 /* An extra response header; both strings static. */

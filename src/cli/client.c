@@ -33,7 +33,7 @@ static const char job_usage[] =
     "Shows, cancels or retries one job through the API and prints it: as JSON,\n"
     "or for show on a terminal, as text followed by its attempts.\n"
     "  delete    deletes a pending or finished job with its history (prints nothing;\n"
-    "            a running job must be cancelled first)\n"
+    "            a running job must be cancelled first; the token needs admin)\n"
     "  attempts  the job's attempt history, oldest first: a table on a terminal,\n"
     "            one JSON object a line when piped\n";
 

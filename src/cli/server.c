@@ -39,11 +39,12 @@ static const char usage[] =
     "                   [--worker-config FILE] [--tokens FILE] [--reap-interval DUR]\n"
     "                   [--backoff-base DUR] [--backoff-cap DUR]\n"
     "                   [--retention DUR|off] [--retention-succeeded DUR|off]\n"
-    "                   [--retention-dead DUR|off] [--insecure] [--shutdown-grace DUR]\n"
+    "                   [--retention-dead DUR|off] [--retention-allow-short]\n"
+    "                   [--insecure] [--shutdown-grace DUR]\n"
     "                   [--threads N] [--max-connections N] [--max-connections-per-ip N]\n"
     "                   [--request-timeout DUR]\n"
     "                   [--db-connections N] [--notify-db URL]\n"
-    "                   [--max-schedules N] [--max-workers N]\n"
+    "                   [--max-schedules N] [--max-workers N] [--max-bulk N]\n"
     "                   [--log-format text|json] [--log-level LEVEL] [--access-log on|off]\n"
     "\n"
     "Runs the HTTP API (docs/API.md) on the store, migrating it first.\n"
@@ -73,6 +74,8 @@ static const char usage[] =
     "  --retention-succeeded DUR|off, --retention-dead DUR|off\n"
     "                       the same for succeeded jobs, and for dead and cancelled\n"
     "                       ones (default: --retention)\n"
+    "  --retention-allow-short\n"
+    "                       allow a retention under 1h (refused otherwise)\n"
     "  --shutdown-grace DUR how long running work may finish on SIGTERM (30s)\n"
     "  --threads N          HTTP worker threads (default 4)\n"
     "  --max-connections N  client connections open at once (default: sized from\n"
@@ -97,6 +100,8 @@ static const char usage[] =
     "  --max-workers N      worker presence rows kept at most: a new worker's\n"
     "                       announce makes room by forgetting gone workers, and\n"
     "                       is 409 limit_reached when N are live (default 1000)\n"
+    "  --max-bulk N         bulk actions (POST /v1/jobs/bulk) running at once; more\n"
+    "                       are 429 with Retry-After (default 2)\n"
     "  --log-format F       text (default) or json: one event a line on stderr\n"
     "  --log-level L        debug, info (default), warn or error\n"
     "  --access-log on|off  one line per HTTP request (default on)\n"
@@ -143,6 +148,7 @@ ctx_settings(struct api_ctx *ctx, const struct server_opts *o)
     ctx->backoff_cap_ms = o->backoff_cap_ms;
     ctx->max_schedules = o->max_schedules ? o->max_schedules : SERVER_DEFAULT_MAX_SCHEDULES;
     ctx->max_workers = o->max_workers ? o->max_workers : SERVER_DEFAULT_MAX_WORKERS;
+    ctx->max_bulk = (int)(o->max_bulk ? o->max_bulk : SERVER_DEFAULT_MAX_BULK);
 }
 
 /* Splits "HOST:PORT" / "[V6]:PORT" / ":PORT"; host written to buf. */
