@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/err.h"
 #include "core/job.h"
@@ -190,15 +191,25 @@ parse_line(struct api_auth *a, const char *line, const char *path, int lineno,
     return rc; /* a failed line's token is freed with the table, which is not used */
 }
 
-/* Notes in a->warning when other users may read the file. */
+/*
+ * Notes in a->warning when users other than the server's may read the file.
+ * The group may read it when it is the server's own group: the package
+ * installs it 0640 root:jobd, and the server runs as jobd (docs/OPERATIONS.md,
+ * Security). Anyone else, or a group that is not the server's, is warned of.
+ */
 static void
 check_mode(struct api_auth *a, FILE *f, const char *path)
 {
     struct stat sb;
-    if (fstat(fileno(f), &sb) == 0 && (sb.st_mode & (S_IRGRP | S_IROTH)) != 0)
+    if (fstat(fileno(f), &sb) != 0)
+        return;
+    bool others = (sb.st_mode & S_IROTH) != 0;
+    bool group = (sb.st_mode & S_IRGRP) != 0 && sb.st_gid != getegid();
+    if (others || group)
         snprintf(a->warning, sizeof a->warning,
-                 "tokens file %s is readable by other users (mode %03o); chmod 600 it", path,
-                 (unsigned)(sb.st_mode & 0777));
+                 "tokens file %s is readable by other users (mode %03o); chmod 600 it, or 640 "
+                 "with the server's group",
+                 path, (unsigned)(sb.st_mode & 0777));
 }
 
 int

@@ -525,6 +525,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
         /* Suspend before starting, so the resume can never come first. */
         s->deferring = true;
         MHD_suspend_connection(conn);
+        s->resp.deferred->client_alive = conn_alive;
         s->resp.deferred->start(s->resp.deferred, resume_conn, conn);
         return MHD_YES;
     }

@@ -34,7 +34,7 @@ static const char job_usage[] =
     "Shows, cancels or retries one job through the API and prints it: as JSON,\n"
     "or for show on a terminal, as text followed by its attempts.\n"
     "  delete    deletes a pending or finished job with its history (prints nothing;\n"
-    "            a running job must be cancelled first)\n"
+    "            a running job must be cancelled first; the token needs admin)\n"
     "  attempts  the job's attempt history, oldest first: a table on a terminal,\n"
     "            one JSON object a line when piped\n";
 
@@ -278,7 +278,7 @@ cmd_queues(int argc, char **argv)
     if (argc > 1 && (strcmp(argv[1], "limit") == 0 || strcmp(argv[1], "pause") == 0 ||
                      strcmp(argv[1], "resume") == 0))
         return cli_queues_action(argc - 1, argv + 1);
-    static const struct cli_listing l = {"queues", queues_usage,  "/v1/queues",
-                                         "queues", queues_header, queues_row};
+    static const struct cli_listing l = {"queues",      queues_usage, "/v1/queues", "queues",
+                                         queues_header, queues_row,   false,        NULL};
     return cli_listing_run(argc, argv, &l);
 }

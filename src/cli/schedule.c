@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "cli/http.h"
+#include "cli/listing.h"
 #include "cli/opts.h"
 
 static const char schedule_usage[] =
@@ -28,7 +29,8 @@ static const char schedule_usage[] =
     "it did; a replace with the same CRON and --tz keeps the next firing. CRON has\n"
     "five fields (minute hour day-of-month month day-of-week) or six (a leading\n"
     "second), quote it.\n"
-    "ls lists schedules: a table on a terminal, one JSON object a line when piped.\n"
+    "ls lists every schedule (all pages): a table on a terminal, one JSON object\n"
+    "a line with its payload when piped.\n"
     "rm removes one (the jobs it made stay); pause and resume print the schedule;\n"
     "trigger makes a job due now and prints it.\n";
 
@@ -153,7 +155,7 @@ sched_path(const char *name, const char *suffix)
 }
 
 static void
-print_sched_row(json_t *s)
+print_sched_row(const json_t *s)
 {
     const char *cols[] = {"name", "cron", "timezone", "type"};
     const int widths[] = {20, 18, 16, 16};
@@ -166,44 +168,21 @@ print_sched_row(json_t *s)
            next ? next : "-");
 }
 
+static void
+print_sched_header(void)
+{
+    printf("%-20s %-18s %-16s %-16s %-6s %s\n", "NAME", "CRON", "TIMEZONE", "TYPE", "PAUSED",
+           "NEXT_RUN_AT");
+}
+
+/* Every schedule, page after page; piped, each with its payload (?full=1). */
 static int
 sched_ls(const char *server)
 {
-    struct cli_http_resp r;
-    int rc = cli_http(server, "GET", "/v1/schedules", NULL, &r);
-    if (rc != CLI_OK)
-        return rc;
-    if (r.status != 200) {
-        rc = cli_http_fail(&r);
-        free(r.body);
-        return rc;
-    }
-    json_t *o = json_loadb(r.body, r.len, 0, NULL);
-    free(r.body);
-    json_t *arr = json_object_get(o, "schedules");
-    if (!json_is_array(arr)) {
-        json_decref(o);
-        fprintf(stderr, "jobd: the server's answer has no schedule list\n");
-        return CLI_FAILED;
-    }
-    bool table = isatty(1);
-    if (table)
-        printf("%-20s %-18s %-16s %-16s %-6s %s\n", "NAME", "CRON", "TIMEZONE", "TYPE",
-               "PAUSED", "NEXT_RUN_AT");
-    size_t i;
-    json_t *s;
-    json_array_foreach(arr, i, s) {
-        if (table) {
-            print_sched_row(s);
-        } else {
-            char *line = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER);
-            if (line)
-                puts(line);
-            free(line);
-        }
-    }
-    json_decref(o);
-    return CLI_OK;
+    static const struct cli_listing l = {
+        "schedule",      schedule_usage, "/v1/schedules", "schedules", print_sched_header,
+        print_sched_row, true,           "full=1"};
+    return cli_listing_print(server, &l);
 }
 
 static int

@@ -40,11 +40,12 @@ static const char usage[] =
     "                   [--worker-config FILE] [--tokens FILE] [--reap-interval DUR]\n"
     "                   [--backoff-base DUR] [--backoff-cap DUR] [--max-lease DUR]\n"
     "                   [--retention DUR|off] [--retention-succeeded DUR|off]\n"
-    "                   [--retention-dead DUR|off] [--insecure] [--allowed-hosts H,…]\n"
-    "                   [--shutdown-grace DUR]\n"
+    "                   [--retention-dead DUR|off] [--retention-allow-short]\n"
+    "                   [--insecure] [--allowed-hosts H,…] [--shutdown-grace DUR]\n"
     "                   [--threads N] [--max-connections N] [--max-connections-per-ip N]\n"
     "                   [--request-timeout DUR]\n"
     "                   [--db-connections N] [--notify-db URL]\n"
+    "                   [--max-schedules N] [--max-workers N] [--max-bulk N]\n"
     "                   [--log-format text|json] [--log-level LEVEL] [--access-log on|off]\n"
     "\n"
     "Runs the HTTP API (docs/API.md) on the store, migrating it first.\n"
@@ -82,6 +83,8 @@ static const char usage[] =
     "  --retention-succeeded DUR|off, --retention-dead DUR|off\n"
     "                       the same for succeeded jobs, and for dead and cancelled\n"
     "                       ones (default: --retention)\n"
+    "  --retention-allow-short\n"
+    "                       allow a retention under 1h (refused otherwise)\n"
     "  --shutdown-grace DUR how long running work may finish on SIGTERM (30s)\n"
     "  --threads N          HTTP worker threads (default 4)\n"
     "  --max-connections N  client connections open at once (default: sized from\n"
@@ -101,6 +104,13 @@ static const char usage[] =
     "  --notify-db URL      a direct PostgreSQL URL for LISTEN when --db goes\n"
     "                       through PgBouncer in transaction mode (?pooler=transaction);\n"
     "                       without it long-polls poll every 500ms\n"
+    "  --max-schedules N    schedules the store keeps at most: creating one more is\n"
+    "                       409 limit_reached (default 10000)\n"
+    "  --max-workers N      worker presence rows kept at most: a new worker's\n"
+    "                       announce makes room by forgetting gone workers, and\n"
+    "                       is 409 limit_reached when N are live (default 1000)\n"
+    "  --max-bulk N         bulk actions (POST /v1/jobs/bulk) running at once; more\n"
+    "                       are 429 with Retry-After (default 2)\n"
     "  --log-format F       text (default) or json: one event a line on stderr\n"
     "  --log-level L        debug, info (default), warn or error\n"
     "  --access-log on|off  one line per HTTP request (default on)\n"
@@ -137,6 +147,18 @@ static long
 pool_conns(const struct server_opts *o)
 {
     return db_budget(o) - 1 - (o->notify_db != NULL ? 1 : 0);
+}
+
+/* The settings of o the request handlers read, defaults filled in. */
+static void
+ctx_settings(struct api_ctx *ctx, const struct server_opts *o)
+{
+    ctx->backoff_base_ms = o->backoff_base_ms; /* for .../fail, as the reaper's */
+    ctx->backoff_cap_ms = o->backoff_cap_ms;
+    ctx->max_lease_ms = o->max_lease_ms;
+    ctx->max_schedules = o->max_schedules ? o->max_schedules : SERVER_DEFAULT_MAX_SCHEDULES;
+    ctx->max_workers = o->max_workers ? o->max_workers : SERVER_DEFAULT_MAX_WORKERS;
+    ctx->max_bulk = (int)(o->max_bulk ? o->max_bulk : SERVER_DEFAULT_MAX_BULK);
 }
 
 /* Splits "HOST:PORT" / "[V6]:PORT" / ":PORT"; host written to buf. */
@@ -353,9 +375,7 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     p->ctx = (struct api_ctx){.pool = p->pool, .auth = auth, .metrics = p->metrics,
                            .committer = p->committer, .longpoll = p->longpoll,
                            .wake = &p->wake, .defer_enqueue = true, .clock = clock};
-    p->ctx.backoff_base_ms = o->backoff_base_ms; /* for .../fail, as the reaper's below */
-    p->ctx.backoff_cap_ms = o->backoff_cap_ms;
-    p->ctx.max_lease_ms = o->max_lease_ms;
+    ctx_settings(&p->ctx, o);
     struct conn_limits lim = {.max_connections = o->max_connections,
                               .per_ip = o->max_connections_per_ip};
     limits_size(&lim);

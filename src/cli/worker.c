@@ -168,11 +168,14 @@ cmd_worker(int argc, char **argv)
         return done;
     if (server != NULL && db != NULL)
         return usage_error("give --db or --server, not both", "");
+    char safe[512]; /* a URL's password never reaches a message */
     if (server != NULL && store_url_kind(server) != STORE_URL_SERVER)
-        return usage_error("--server must be an http:// or https:// URL: ", server);
+        return usage_error("--server must be an http:// or https:// URL: ",
+                           store_url_redact(server, safe, sizeof safe));
     if (db != NULL && store_url_kind(db) != STORE_URL_DATABASE)
         return usage_error("--db must be postgres://…, postgresql://…, sqlite:PATH or a "
-                           "path (--server for an API server): ", db);
+                           "path (--server for an API server): ",
+                           store_url_redact(db, safe, sizeof safe));
     if (config == NULL)
         return usage_error("--config FILE is required", "");
     if (cli_log_setup("worker", log_format, log_level, NULL) != CLI_OK)

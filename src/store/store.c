@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/err.h"
 #include "core/utf8.h"
@@ -36,6 +37,13 @@ static const struct {
 };
 #define N_SCHEMES (sizeof schemes / sizeof schemes[0])
 
+/*
+ * Schemes written short of their "//" (postgres:/u:pw@h/db): a typo, never a
+ * file name, so refused rather than opened as an SQLite path, which would
+ * print the password in the error (docs/OPERATIONS.md, Security).
+ */
+static const char *const near_schemes[] = {"postgres:", "postgresql:", "http:", "https:"};
+
 /* The scheme row of url, N_SCHEMES for a plain path, -1 for an unknown scheme. */
 static int
 scheme_of(const char *url)
@@ -43,7 +51,25 @@ scheme_of(const char *url)
     for (size_t i = 0; i < N_SCHEMES; i++)
         if (strncmp(url, schemes[i].prefix, strlen(schemes[i].prefix)) == 0)
             return (int)i;
+    for (size_t i = 0; i < sizeof near_schemes / sizeof near_schemes[0]; i++)
+        if (strncasecmp(url, near_schemes[i], strlen(near_schemes[i])) == 0)
+            return -1;
     return strstr(url, "://") != NULL ? -1 : (int)N_SCHEMES;
+}
+
+/* Where the authority (user:password@host) of url begins, or NULL: after
+ * "scheme://", or after "scheme:" and any slashes of a URL short of its "//". */
+static const char *
+authority_of(const char *url)
+{
+    const char *p = url;
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+        return NULL;
+    p += strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-");
+    if (*p != ':' || p - url < 2) /* "C:" is a drive, not a scheme */
+        return NULL;
+    p++;
+    return p + strspn(p, "/");
 }
 
 enum store_url_kind
@@ -128,10 +154,10 @@ store_url_redact(const char *url, char *buf, size_t len)
     size_t at = 0;
     buf[0] = '\0';
     const char *p = url ? url : "";
-    const char *scheme = strstr(p, "://");
-    if (scheme != NULL) {
+    const char *auth = authority_of(p);
+    if (auth != NULL) {
         /* userinfo ends at the last '@' before the path, query or fragment */
-        const char *auth = scheme + 3, *end = auth + strcspn(auth, "/?#");
+        const char *end = auth + strcspn(auth, "/?#");
         const char *at_sign = NULL, *colon = NULL;
         for (const char *q = auth; q < end; q++)
             if (*q == '@')
@@ -487,13 +513,22 @@ int
 store_schedule_put(struct store *st, const struct schedule_spec *spec, bool replace,
                    struct schedule *out, bool *created, struct jobd_error *err)
 {
+    return store_schedule_put_capped(st, spec, replace, 0, out, created, err);
+}
+
+int
+store_schedule_put_capped(struct store *st, const struct schedule_spec *spec, bool replace,
+                          int64_t max_schedules, struct schedule *out, bool *created,
+                          struct jobd_error *err)
+{
     int rc = schedule_spec_validate(spec, err);
     if (rc != JOBD_OK)
         return rc;
     if (st->ops->schedule_put == NULL)
         return no_schedules(st, err);
     bool c = false;
-    rc = st->ops->schedule_put(st, spec, replace, out, &c, err);
+    rc = st->ops->schedule_put(st, spec, replace, max_schedules > 0 ? max_schedules : 0, out, &c,
+                               err);
     if (created != NULL)
         *created = c;
     return rc;
@@ -514,9 +549,19 @@ store_schedule_get(struct store *st, const char *name, struct schedule *out,
 int
 store_schedule_list(struct store *st, struct schedule_list *out, struct jobd_error *err)
 {
+    static const struct name_page all = {.payload = true};
+    return store_schedule_page(st, &all, out, err);
+}
+
+int
+store_schedule_page(struct store *st, const struct name_page *pg, struct schedule_list *out,
+                    struct jobd_error *err)
+{
     if (st->ops->schedule_list == NULL)
         return no_schedules(st, err);
-    return st->ops->schedule_list(st, out, err);
+    if (pg->limit < 0)
+        return jobd_error_set(err, JOBD_E_INVALID, "limit", "limit must not be negative");
+    return st->ops->schedule_list(st, pg, out, err);
 }
 
 int

@@ -67,6 +67,16 @@ struct job_filter {
     const char *key;          /* exact idempotency key; NULL = any */
 };
 
+/*
+ * One page of a list ordered by name, bytewise (schedules by name, workers by
+ * id): the rows whose name sorts after `after`. Pointers borrowed.
+ */
+struct name_page {
+    const char *after; /* NULL = from the first */
+    int limit;         /* at most this many rows; 0 = every row */
+    bool payload;      /* schedules: read the payload (else it is NULL) */
+};
+
 /* A claim request. Pointers borrowed for the call. */
 struct claim_req {
     const char *worker_id;
@@ -219,10 +229,12 @@ struct store_ops {
     void (*offload)(struct store *st);
     /* schedules (sched_sqlite.c, sched_pg.c); NULL in a backend without them */
     int (*schedule_put)(struct store *st, const struct schedule_spec *spec, bool replace,
-                        struct schedule *out, bool *created, struct jobd_error *err);
+                        int64_t max_schedules, struct schedule *out, bool *created,
+                        struct jobd_error *err);
     int (*schedule_get)(struct store *st, const char *name, struct schedule *out,
                         struct jobd_error *err);
-    int (*schedule_list)(struct store *st, struct schedule_list *out, struct jobd_error *err);
+    int (*schedule_list)(struct store *st, const struct name_page *pg, struct schedule_list *out,
+                         struct jobd_error *err);
     int (*schedule_delete)(struct store *st, const char *name, struct jobd_error *err);
     int (*schedule_pause)(struct store *st, const char *name, bool paused,
                           struct schedule *out, struct jobd_error *err);
@@ -501,12 +513,26 @@ void store_offload(struct store *st);
 JOBD_MUST_USE int store_schedule_put(struct store *st, const struct schedule_spec *spec,
                                      bool replace, struct schedule *out, bool *created,
                                      struct jobd_error *err);
+/*
+ * store_schedule_put, refusing a new name while max_schedules (> 0; 0 = no
+ * cap) schedules exist: JOBD_E_CONFLICT with field "max_schedules" (a
+ * replace of an existing name is always allowed). The count and the insert
+ * are one transaction, serialized with other capped puts, so the cap holds
+ * exactly whatever the number of servers.
+ */
+JOBD_MUST_USE int store_schedule_put_capped(struct store *st, const struct schedule_spec *spec,
+                                            bool replace, int64_t max_schedules,
+                                            struct schedule *out, bool *created,
+                                            struct jobd_error *err);
 /* Reads one schedule. JOBD_E_NOTFOUND. */
 JOBD_MUST_USE int store_schedule_get(struct store *st, const char *name, struct schedule *out,
                                      struct jobd_error *err);
-/* Every schedule, by name. */
+/* Every schedule, by name, with its payload. */
 JOBD_MUST_USE int store_schedule_list(struct store *st, struct schedule_list *out,
                                       struct jobd_error *err);
+/* One page of the schedules, by name (bytewise); out as store_schedule_list. */
+JOBD_MUST_USE int store_schedule_page(struct store *st, const struct name_page *pg,
+                                      struct schedule_list *out, struct jobd_error *err);
 /* Deletes a schedule; the jobs it made stay. JOBD_E_NOTFOUND. */
 JOBD_MUST_USE int store_schedule_delete(struct store *st, const char *name,
                                         struct jobd_error *err);

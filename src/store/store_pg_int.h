@@ -285,10 +285,12 @@ int pg_op_prune(struct store *st, int64_t finished_before_us, int limit, int *de
 
 /* The schedule operations of the vtable (sched_pg.c); see store.h. */
 int pg_op_schedule_put(struct store *st, const struct schedule_spec *spec, bool replace,
-                       struct schedule *out, bool *created, struct jobd_error *err);
+                       int64_t max_schedules, struct schedule *out, bool *created,
+                       struct jobd_error *err);
 int pg_op_schedule_get(struct store *st, const char *name, struct schedule *out,
                        struct jobd_error *err);
-int pg_op_schedule_list(struct store *st, struct schedule_list *out, struct jobd_error *err);
+int pg_op_schedule_list(struct store *st, const struct name_page *pg, struct schedule_list *out,
+                        struct jobd_error *err);
 int pg_op_schedule_delete(struct store *st, const char *name, struct jobd_error *err);
 int pg_op_schedule_pause(struct store *st, const char *name, bool paused, struct schedule *out,
                          struct jobd_error *err);

@@ -58,6 +58,15 @@ BOTH(delete_bulk_and_filters)
     EXPECT(&s, "POST", "/v1/jobs/bulk", "{\"action\":\"cancel\",\"filter\":{}}", 400,
            "empty_filter");
     EXPECT(&s, "POST", "/v1/jobs/bulk", "{\"action\":\"cancel\"}", 400, "empty_filter");
+    /* a null field is absent: a filter of nulls names nothing (issue 27, item 3) */
+    EXPECT(&s, "POST", "/v1/jobs/bulk", "{\"action\":\"cancel\",\"filter\":{\"status\":null}}", 400,
+           "empty_filter");
+    EXPECT(&s, "POST", "/v1/jobs/bulk",
+           "{\"action\":\"delete\",\"filter\":{\"queue\":null,\"ids\":null,\"key\":null}}", 400,
+           "empty_filter");
+    l = get_json(&s, "/v1/jobs?status=pending");
+    ASSERT_EQ(json_array_size(json_object_get(l, "jobs")), 2);
+    json_decref(l);
     EXPECT(&s, "POST", "/v1/jobs/bulk", "{\"action\":\"nuke\",\"filter\":{\"queue\":\"q1\"}}",
            400, NULL);
     EXPECT(&s, "POST", "/v1/jobs/bulk",
