@@ -56,7 +56,7 @@ _jobd()
                        --backoff-base --backoff-cap --retention --retention-succeeded --retention-dead --insecure
                        --shutdown-grace --threads --log-format --log-level --access-log
                        --db-connections --notify-db --max-connections
-                       --max-connections-per-ip --request-timeout --help" ;;
+                       --max-connections-per-ip --request-timeout --check-config --help" ;;
         worker) words="--db --server --config --concurrency --queues --id
                        --shutdown-grace --poll-interval --log-format --log-level
                        --db-connections --notify-db --help" ;;

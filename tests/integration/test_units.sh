@@ -33,6 +33,12 @@ for u in "$units/jobd-server.service" "$units/jobd-worker@.service"; do
 done
 grep -q '^ExecReload=/bin/kill -HUP \$MAINPID' "$units/jobd-server.service" ||
     fail "the server unit has no ExecReload sending SIGHUP"
+# The check comes first: a bad file fails `systemctl reload` before the signal.
+[ "$(grep '^ExecReload=' "$units/jobd-server.service" | head -1)" = \
+  "ExecReload=$dir/usr/bin/jobd server --check-config --config $dir/usr/etc/jobd/server.ini" ] ||
+    fail "the server unit does not run --check-config before SIGHUP"
+"$dir/usr/bin/jobd" server --check-config --config "$dir/usr/etc/jobd/server.ini" >/dev/null ||
+    fail "the packaged server.ini does not pass --check-config"
 grep -q "^ExecStart=$dir/usr/bin/jobd worker --config $dir/usr/etc/jobd/%i.ini$" \
     "$units/jobd-worker@.service" || fail "the worker template does not take its config from %i"
 
