@@ -57,7 +57,7 @@ _jobd()
                        --allowed-hosts --shutdown-grace --threads --log-format --log-level --access-log
                        --db-connections --notify-db --max-connections
                        --max-connections-per-ip --request-timeout --max-schedules
-                       --max-workers --max-bulk --help" ;;
+                       --max-workers --max-bulk --check-config --help" ;;
         worker) words="--db --server --config --concurrency --queues --id
                        --shutdown-grace --poll-interval --log-format --log-level
                        --db-connections --notify-db --help" ;;
