@@ -139,8 +139,7 @@ arm_timer(struct worker *w, const struct claim_req *req, int64_t now, bool timer
     if (got > 0 || held != 0)
         w->timer_floor_ms = 1;
     else if (timer_fired)
-        w->timer_floor_ms = w->timer_floor_ms * 2 > w->poll_ms ? w->poll_ms
-                                                               : w->timer_floor_ms * 2;
+        w->timer_floor_ms = backoff_next(w->timer_floor_ms, 1, w->poll_ms);
     int64_t delta_ms = (run_at - clock_real_now_us() + 999) / 1000;
     if (delta_ms < w->timer_floor_ms)
         delta_ms = w->timer_floor_ms;

@@ -30,15 +30,11 @@ wk_store_trouble(struct worker *w, int rc, const struct jobd_error *err, const c
     /*
      * A store that opens but fails at once (a full disk, a server that
      * accepts and then errors) must not be retried at the minimum pace
-     * forever: the backoff starts over only after a connection that lasted.
+     * forever: the backoff starts over only after a connection that lasted
+     * (struct backoff_conn's one reset rule).
      */
     int64_t now = clock_mono_now_us();
-    if (now - w->store_opened_us >= RECONNECT_HEALTHY_MS * 1000)
-        w->reconnect_ms = RECONNECT_MIN_MS;
-    else
-        w->reconnect_ms =
-            w->reconnect_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : w->reconnect_ms * 2;
-    w->reconnect_at_us = now + w->reconnect_ms * 1000;
+    w->reconnect_at_us = now + backoff_conn_failed(&w->recon, now / 1000) * 1000;
 }
 
 void
@@ -50,16 +46,15 @@ wk_ensure_store(struct worker *w, int64_t now)
     int rc = store_open(w->db_url, &w->st, &err);
     if (rc != JOBD_OK) {
         w->st = NULL;
-        w->reconnect_ms = w->reconnect_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS
-                                                                  : w->reconnect_ms * 2;
-        w->reconnect_at_us = now + w->reconnect_ms * 1000;
+        int64_t delay_ms = backoff_conn_failed(&w->recon, now / 1000);
+        w->reconnect_at_us = now + delay_ms * 1000;
         wlog(w, LOGL_WARN, "store still unreachable",
              LF_STR("error", err.msg[0] ? err.msg : jobd_strerror(rc)),
-             LF_INT("retry_ms", w->reconnect_ms));
+             LF_INT("retry_ms", delay_ms));
         return;
     }
     store_offload(w->st);
-    w->store_opened_us = now;
+    backoff_conn_opened(&w->recon, now / 1000);
     wlog(w, LOGL_INFO, "reconnected to the store");
     wk_stat_add(w, &w->stats.reconnects, 1);
     atomic_store(&w->hint, true); /* whatever was enqueued meanwhile */

@@ -138,9 +138,7 @@ release_run(struct worker *w, struct run_result *r)
          LF_INT("attempt", r->attempt), LF_STR("error", r->error != NULL ? r->error : ""));
     wk_push_failure(w, r->id, r->attempt, r->error, REPORT_RELEASE, 0);
     r->error = NULL;
-    w->start_backoff_ms = w->start_backoff_ms == 0                     ? RECONNECT_MIN_MS
-                        : w->start_backoff_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS
-                                                                      : w->start_backoff_ms * 2;
+    w->start_backoff_ms = backoff_next(w->start_backoff_ms, RECONNECT_MIN_MS, RECONNECT_MAX_MS);
     w->claim_after_us = clock_mono_now_us() + w->start_backoff_ms * 1000;
 }
 
