@@ -14,6 +14,7 @@
 
 #include "api/metrics.h"
 #include "core/err.h"
+#include "util/check.h"
 #include "util/clock.h"
 
 /* The longest a batch waits for requests expected back (see gather()). */
@@ -40,6 +41,23 @@ struct committer {
     struct api_metrics *metrics;
     struct store *st;         /* the committer's own connection, or NULL */
 };
+
+#ifndef NDEBUG
+/* The FIFO's invariant (locked): queued counts head..tail, tail is the last,
+ * and no item on it is done yet. */
+static bool
+fifo_ok(const struct committer *c)
+{
+    size_t n = 0;
+    const struct commit_item *last = NULL;
+    for (const struct commit_item *it = c->head; it != NULL; it = it->next, n++) {
+        if (it->done)
+            return false;
+        last = it;
+    }
+    return n == c->queued && last == c->tail;
+}
+#endif
 
 static void
 finish_one_by_one(struct committer *c, struct commit_item **items, size_t n)
@@ -71,6 +89,7 @@ fail_all(struct commit_item **items, size_t n, int rc, const struct jobd_error *
 static int
 try_batch(struct committer *c, struct commit_item **items, size_t n, struct jobd_error *err)
 {
+    assert(n >= 2 && n <= COMMIT_BATCH_MAX); /* a lone item takes finish_one_by_one */
     struct job_spec *specs = calloc(n, sizeof *specs);
     struct job *outs = calloc(n, sizeof *outs);
     bool *rep = calloc(n, sizeof *rep);
@@ -151,6 +170,7 @@ expect_next(struct committer *c, size_t n, int64_t t0)
 {
     int64_t wait = clock_mono_now_us() - t0;
     c->expect = n + c->queued < COMMIT_BATCH_MAX ? n + c->queued : COMMIT_BATCH_MAX;
+    assert(c->expect <= COMMIT_BATCH_MAX); /* gather() must be able to get it */
     if (c->rest > 0) {
         c->rest--;
         c->expect = 0;
@@ -193,14 +213,17 @@ committer_main(void *arg)
         if (c->head == NULL && c->stopping)
             break;
         gather(c);
+        assert(fifo_ok(c));
         size_t n = 0;
         while (c->head != NULL && n < COMMIT_BATCH_MAX) {
             batch[n++] = c->head;
             c->head = c->head->next;
         }
+        assert(n >= 1 && n <= c->queued);
         c->queued -= n;
         if (c->head == NULL)
             c->tail = NULL;
+        assert(fifo_ok(c));
         pthread_mutex_unlock(&c->mu);
         int64_t t0 = clock_mono_now_us();
 
@@ -219,6 +242,7 @@ committer_main(void *arg)
         pthread_mutex_lock(&c->mu);
         expect_next(c, n, t0);
         for (size_t i = 0; i < n; i++) {
+            assert(!batch[i]->done); /* each item is answered exactly once */
             if (batch[i]->done_fn != NULL)
                 cb[n_cb++] = (struct callback){batch[i]->done_fn, batch[i]->done_arg};
             batch[i]->done = true;
@@ -307,6 +331,9 @@ committer_stop(struct committer *c)
     if (c == NULL)
         return;
     committer_quiesce(c);
+    /* The thread wrote everything queued before it returned: no requester
+     * is left waiting on an item nobody will answer. */
+    assert(c->head == NULL && c->queued == 0);
     if (c->st != NULL)
         store_pool_put(c->pool, c->st, JOBD_OK);
     pthread_cond_destroy(&c->done_cv);
@@ -318,6 +345,7 @@ committer_stop(struct committer *c)
 void
 committer_submit(struct committer *c, struct commit_item *it)
 {
+    assert(it->done_fn != NULL); /* its only way to learn the answer */
     it->done = false;
     it->next = NULL;
     pthread_mutex_lock(&c->mu);
@@ -358,6 +386,8 @@ committer_enqueue(struct committer *c, const struct job_spec *spec, struct job *
         pthread_cond_signal(&c->work_cv);
     while (!it.done)
         pthread_cond_wait(&c->done_cv, &c->mu);
+    /* Off the FIFO before done: the stack item may now go. */
+    assert(c->head != &it && c->tail != &it);
     pthread_mutex_unlock(&c->mu);
     if (replayed)
         *replayed = it.replayed;

@@ -59,8 +59,7 @@ struct backoff_conn {
 };
 
 /* Sets the bounds; no delay yet, not open. */
-void backoff_conn_init(struct backoff_conn *b, int64_t min_ms, int64_t max_ms,
-                       int64_t healthy_ms);
+void backoff_conn_init(struct backoff_conn *b, int64_t min_ms, int64_t max_ms, int64_t healthy_ms);
 
 /* A connection opened at now_ms. Does not reset the delay: only lasting does. */
 void backoff_conn_opened(struct backoff_conn *b, int64_t now_ms);

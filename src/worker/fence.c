@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/check.h"
 #include "util/clock.h"
 
 struct entry {
@@ -177,6 +178,7 @@ void
 fence_arm(struct fence *f, int slot, int64_t id, int32_t attempt, int64_t lease_end_us,
           const void *tag)
 {
+    assert(slot >= 0 && slot < f->n && id > 0 && attempt >= 1);
     pthread_mutex_lock(&f->mu);
     f->e[slot] = (struct entry){.armed = true, .id = id, .attempt = attempt,
                                 .lease_end_us = lease_end_us, .tag = tag};
@@ -188,9 +190,11 @@ fence_arm(struct fence *f, int slot, int64_t id, int32_t attempt, int64_t lease_
 bool
 fence_extend(struct fence *f, int slot, int64_t lease_end_us)
 {
+    assert(slot >= 0 && slot < f->n);
     pthread_mutex_lock(&f->mu);
     struct entry *e = &f->e[slot];
     bool ok = e->armed;
+    assert(!(e->armed && e->fired)); /* firing disarms */
     if (ok && lease_end_us > e->lease_end_us)
         e->lease_end_us = lease_end_us; /* later: the watchdog's wait ends early, harmless */
     pthread_mutex_unlock(&f->mu);
@@ -200,6 +204,7 @@ fence_extend(struct fence *f, int slot, int64_t lease_end_us)
 bool
 fence_disarm(struct fence *f, int slot)
 {
+    assert(slot >= 0 && slot < f->n);
     pthread_mutex_lock(&f->mu);
     struct entry *e = &f->e[slot];
     bool fired = e->fired;
@@ -224,6 +229,7 @@ fence_scans(struct fence *f)
 bool
 fence_fired(struct fence *f, int slot)
 {
+    assert(slot >= 0 && slot < f->n);
     pthread_mutex_lock(&f->mu);
     bool fired = f->e[slot].fired;
     pthread_mutex_unlock(&f->mu);

@@ -12,6 +12,7 @@
 #include "core/backoff.h"
 #include "core/err.h"
 #include "core/utf8.h"
+#include "util/check.h"
 #include "util/clock.h"
 #include "worker/exec.h"
 #include "worker/fence.h"
@@ -47,7 +48,8 @@ dispatch(struct worker *w, struct job *j, int64_t now, int64_t asked_us)
 {
     struct slot *s = free_slot(w);
     const struct handler_conf *h = worker_config_handler(&w->cfg, j->type);
-    if (s == NULL || h == NULL) { /* cannot happen: we claim only our types, <= free slots */
+    /* Cannot happen: we claim only our types, and no more than free slots. */
+    if (NEVER(s == NULL || h == NULL)) {
         wk_push_failure(w, j->id, j->attempt, strdup("no handler for this job type here"),
                         REPORT_RETRY, 0);
         return;
@@ -91,6 +93,7 @@ dispatch(struct worker *w, struct job *j, int64_t now, int64_t asked_us)
     if (w->cfg.events.started != NULL)
         w->cfg.events.started(w->cfg.events.arg, j);
     w->n_running++;
+    assert(w->n_running <= w->n_slots && w->n_batch < (size_t)w->n_slots);
     w->batch[w->n_batch++] = run;
 }
 
@@ -113,6 +116,7 @@ start_batch(struct worker *w)
         memmove(w->batch, w->batch + n, (left - n) * sizeof *w->batch);
         left -= n;
     }
+    assert(left == 0); /* every run's kind has a runner */
     w->n_batch = 0;
 }
 
@@ -161,6 +165,8 @@ wk_claim_room(const struct worker *w)
     int free_n = w->cfg.concurrency + prefetch - w->n_running;
     if (free_n <= 0 || w->n_running - w->cfg.concurrency > prefetch / 2)
         return 0;
+    /* No claim for more jobs than free slots: dispatch has nowhere else. */
+    assert(prefetch <= w->prefetch && free_n <= w->n_slots - w->n_running);
     return free_n < JOB_PAGE_MAX ? free_n : JOB_PAGE_MAX; /* the most one claim takes */
 }
 
@@ -218,6 +224,7 @@ wk_maybe_claim(struct worker *w, int64_t now)
         wk_store_trouble(w, rc, &err, "claim");
         return false;
     }
+    assert(got.n <= (size_t)free_n); /* store_claim never gives more than the limit */
     wk_stat_add(w, &w->stats.claims, 1);
     wk_stat_add(w, &w->stats.claimed, got.n);
     /* The leases began after asked_us. An answer that took a whole lease to

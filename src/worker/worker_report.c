@@ -12,6 +12,7 @@
 #include "core/backoff.h"
 #include "core/err.h"
 #include "core/utf8.h"
+#include "util/check.h"
 #include "util/clock.h"
 #include "worker/exec.h"
 #include "worker/fence.h"
@@ -94,6 +95,7 @@ static void
 drop_head(struct worker *w)
 {
     struct failure *f = w->fails;
+    assert(f != NULL && *w->fails_tail == NULL);
     w->fails = f->next;
     if (w->fails == NULL)
         w->fails_tail = &w->fails;
@@ -110,10 +112,15 @@ fail_batch_counted(struct worker *w, const int *outcome, const enum job_status *
 {
     uint64_t by[JOB_STATUS_COUNT] = {0}, applied = 0, stale = 0;
     for (size_t i = 0; i < n; i++) {
-        if (outcome[i] == JOBD_OK) {
+        /* A failure report ends the attempt: pending again, dead, or
+         * cancelled (docs/MODEL.md, Jobs and their states); never running, never
+         * succeeded. A store that says otherwise is not counted. */
+        if (outcome[i] == JOBD_OK && ALWAYS(status[i] == JOB_PENDING || status[i] == JOB_DEAD ||
+                                            status[i] == JOB_CANCELLED)) {
             applied++;
             by[status[i]]++;
-        } else {
+        } else if (outcome[i] != JOBD_OK) {
+            assert(outcome[i] == JOBD_E_STALE);
             stale++;
         }
     }
@@ -251,6 +258,7 @@ wk_heartbeats(struct worker *w, int64_t now)
         int64_t sent_us = clock_mono_now_us();
         int rc = store_heartbeat(w->st, s->id, s->attempt, w->cfg.lease_ms, &exp, &cancel, &err);
         if (rc == JOBD_OK) {
+            assert(!s->lost); /* a lost run's heartbeat is not sent */
             s->next_hb_us = now + w->cfg.heartbeat_ms * 1000;
             s->lease_end_us = sent_us + w->cfg.lease_ms * 1000;
             if (s->watched &&

@@ -175,8 +175,8 @@ TEST(next_doubles_from_min_to_cap)
     ASSERT_EQ(backoff_next(5000, 100, 5000), 5000);
     ASSERT_EQ(backoff_next(50, 100, 5000), 100); /* below min: min */
     ASSERT_EQ(backoff_next(1, 1, 1), 1);
-    ASSERT_EQ(backoff_next(4, 1, 0), 1);         /* cap below min: min */
-    ASSERT_EQ(backoff_next(0, 0, 10), 1);        /* min 0 counts as 1 */
+    ASSERT_EQ(backoff_next(4, 1, 0), 1);  /* cap below min: min */
+    ASSERT_EQ(backoff_next(0, 0, 10), 1); /* min 0 counts as 1 */
     ASSERT_EQ(backoff_next(INT64_MAX, 1, INT64_MAX), INT64_MAX);
     ASSERT_EQ(backoff_next(INT64_MAX / 2, 1, INT64_MAX), INT64_MAX - 1);
     ASSERT_EQ(backoff_next(INT64_MAX / 2 + 1, 1, INT64_MAX), INT64_MAX);
