@@ -11,7 +11,7 @@
 #   make deb    a Release build for /usr packed into jobd_VERSION_ARCH.deb
 #               (scripts/mkdeb.sh; lintian-clean of errors)
 #   make lint   format of changed lines, cppcheck, sizes and backend names,
-#               docs/openapi.yaml with Redocly CLI (scripts/lint.sh; npm ci
+#               banned functions (docs/CHECKING.md), docs/openapi.yaml with Redocly CLI (scripts/lint.sh; npm ci
 #               into tests/openapi/ once); `make test` runs it first
 #   make bench  every benchmark (~15 min): bench/run.sh, results in bench/results/,
 #               tables and plots into docs/BENCHMARKS.md and docs/bench/

@@ -12,7 +12,10 @@
 #     wrong printf conversion.
 #  3. scripts/lint-size.sh: files over 800 lines, functions over 80, backend
 #     names outside src/store.
-#  4. docs/openapi.yaml against OpenAPI 3.1 and Redocly's recommended rules,
+#  4. scripts/lint-banned.sh: calls of banned functions (sprintf, strcat,
+#     atoi, strerror...), each printed as FILE:LINE with why and what to use
+#     instead (docs/CHECKING.md, Banned functions).
+#  5. docs/openapi.yaml against OpenAPI 3.1 and Redocly's recommended rules,
 #     strict (redocly.yaml): a broken reference or an operation without
 #     a summary is caught here, before the test drives the server with it.
 #
@@ -55,6 +58,9 @@ cppcheck -q --std=c11 --enable=warning,portability --error-exitcode=1 -j2 \
 
 step "sizes and backend names (scripts/lint-size.sh)"
 scripts/lint-size.sh || status=1
+
+step "banned functions (scripts/lint-banned.sh)"
+scripts/lint-banned.sh || status=1
 
 step "docs/openapi.yaml (Redocly CLI, redocly.yaml)"
 if tests/openapi/install.sh; then

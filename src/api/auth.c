@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "core/err.h"
+#include "util/errtext.h"
 
 struct api_token {
     char *s;
@@ -163,7 +164,7 @@ api_auth_load(const char *path, struct api_auth **out, struct jobd_error *err)
     FILE *f = fopen(path, "r");
     if (f == NULL)
         return jobd_error_set(err, JOBD_E_IO, "tokens", "cannot read tokens file %s: %s", path,
-                              strerror(errno));
+                              errno_text(errno));
     struct api_auth *a = calloc(1, sizeof *a);
     if (a == NULL) {
         fclose(f);

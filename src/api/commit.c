@@ -188,11 +188,7 @@ gather(struct committer *c)
             c->rest = COMMIT_GATHER_REST;
             return;
         }
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        int64_t ns = ts.tv_nsec + left * 1000;
-        ts.tv_sec += (time_t)(ns / 1000000000);
-        ts.tv_nsec = (long)(ns % 1000000000);
+        struct timespec ts = clock_deadline_in(CLOCK_MONOTONIC, left);
         pthread_cond_timedwait(&c->work_cv, &c->mu, &ts);
     }
 }

@@ -12,6 +12,7 @@
  * lists in `env =`.
  */
 #define _GNU_SOURCE /* asprintf */
+#include "util/errtext.h"
 #include "worker/exec.h"
 
 #include <errno.h>
@@ -70,8 +71,8 @@ exec_check(const struct handler_conf *h, struct jobd_error *err)
     if (strchr(prog, '/') != NULL) {
         int e = executable(prog);
         if (e != 0)
-            return jobd_error_set(err, JOBD_E_INVALID, "exec",
-                                  "%s: key 'exec': cannot run %s: %s", where, prog, strerror(e));
+            return jobd_error_set(err, JOBD_E_INVALID, "exec", "%s: key 'exec': cannot run %s: %s",
+                                  where, prog, errno_text(e));
         return JOBD_OK;
     }
     const char *path = getenv("PATH");

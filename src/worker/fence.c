@@ -17,6 +17,7 @@
 
 #include "util/check.h"
 #include "util/clock.h"
+#include "util/errtext.h"
 
 struct entry {
     bool armed;
@@ -96,15 +97,7 @@ fence_main(void *arg)
         }
         /* Sleep until next on the monotonic clock (clock_mono_now_us is
          * CLOCK_MONOTONIC, so the two scales agree up to the call's cost). */
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        int64_t wait_us = next - now;
-        ts.tv_sec += (time_t)(wait_us / 1000000);
-        ts.tv_nsec += (long)(wait_us % 1000000) * 1000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = clock_deadline_in(CLOCK_MONOTONIC, next - now);
         f->wake_at = next;
         pthread_cond_timedwait(&f->cv, &f->mu, &ts);
         if (due == NULL)
@@ -138,7 +131,7 @@ fence_new(int n, fence_fire_fn fire, void *arg, struct fence **out, struct jobd_
         free(f->e);
         free(f);
         return jobd_error_set(err, JOBD_E_IO, NULL, "cannot set up the lease watchdog: %s",
-                              strerror(rc));
+                              errno_text(rc));
     }
     /* The watchdog takes no signals: the embedding program's threads do. */
     sigset_t all, old;
@@ -152,7 +145,7 @@ fence_new(int n, fence_fire_fn fire, void *arg, struct fence **out, struct jobd_
         free(f->e);
         free(f);
         return jobd_error_set(err, JOBD_E_IO, NULL, "cannot start the lease watchdog: %s",
-                              strerror(rc));
+                              errno_text(rc));
     }
     *out = f;
     return JOBD_OK;

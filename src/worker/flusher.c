@@ -17,6 +17,7 @@
 #include "core/backoff.h"
 #include "core/err.h"
 #include "util/clock.h"
+#include "util/errtext.h"
 #include "util/log.h"
 
 #include "worker/worker.h"
@@ -68,18 +69,6 @@ move_all(struct completer *to, struct completer *from)
     return true;
 }
 
-static void
-deadline_in(struct timespec *ts, int64_t ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
 static void *
 flusher_main(void *arg)
 {
@@ -94,8 +83,7 @@ flusher_main(void *arg)
     for (;;) {
         pthread_mutex_lock(&f->mu);
         if (retry_wait && !f->quit) {
-            struct timespec ts;
-            deadline_in(&ts, backoff_ms);
+            struct timespec ts = clock_deadline_in(CLOCK_MONOTONIC, backoff_ms * 1000);
             while (!f->quit && pthread_cond_timedwait(&f->cv, &f->mu, &ts) != ETIMEDOUT)
                 ;
         }
@@ -166,8 +154,7 @@ flusher_start(const char *url, flusher_open_fn open, struct wakeup *notify,
     if (rc == JOBD_OK) {
         int prc = pthread_create(&f->thread, NULL, flusher_main, f);
         if (prc != 0)
-            rc = jobd_error_set(err, JOBD_E_IO, NULL, "cannot start a thread: %s",
-                                strerror(prc));
+            rc = jobd_error_set(err, JOBD_E_IO, NULL, "cannot start a thread: %s", errno_text(prc));
     }
     if (rc != JOBD_OK) {
         store_close(f->st);

@@ -63,6 +63,7 @@
 
 #include "core/err.h"
 #include "util/clock.h"
+#include "util/errtext.h"
 #include "worker/exec.h"
 #include "worker/fence.h"
 #include "worker/flusher.h"
@@ -255,7 +256,7 @@ start_thread(pthread_t *t, void *(*fn)(void *), void *arg, struct jobd_error *er
     int rc = pthread_create(t, NULL, fn, arg);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
-        return jobd_error_set(err, JOBD_E_IO, NULL, "cannot start a thread: %s", strerror(rc));
+        return jobd_error_set(err, JOBD_E_IO, NULL, "cannot start a thread: %s", errno_text(rc));
     return JOBD_OK;
 }
 
