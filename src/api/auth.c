@@ -16,6 +16,7 @@
 
 #include "core/err.h"
 #include "core/job.h"
+#include "util/errtext.h"
 
 struct api_token {
     char *s;
@@ -232,7 +233,7 @@ read_tokens(const char *path, bool strict, struct api_auth **out, int *bad, stru
     FILE *f = fopen(path, "r");
     if (f == NULL)
         return jobd_error_set(err, JOBD_E_IO, "tokens", "cannot read tokens file %s: %s", path,
-                              strerror(errno));
+                              errno_text(errno));
     struct api_auth *a = calloc(1, sizeof *a);
     if (a == NULL) {
         fclose(f);
@@ -275,7 +276,7 @@ api_auth_load(const char *path, struct api_auth **out, struct jobd_error *err)
 
 /* The entry of a for the token t, or NULL. */
 static const struct api_token *
-find_token(const struct api_auth *a, const struct api_token *t)
+same_token(const struct api_auth *a, const struct api_token *t)
 {
     for (size_t i = 0; a != NULL && i < a->n; i++)
         if (a->v[i].len == t->len && memcmp(a->v[i].s, t->s, t->len) == 0)
@@ -308,7 +309,7 @@ api_auth_narrow(const struct api_auth *in_force, const char *path, struct api_au
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     size_t kept = 0;
     for (size_t i = 0; i < a->n; i++) {
-        const struct api_token *old = find_token(in_force, &a->v[i]);
+        const struct api_token *old = same_token(in_force, &a->v[i]);
         if (old == NULL || !same_queues(old, &a->v[i])) {
             /* New in the file, or its queues changed (a wider list must not
              * come in with a bad file): waits for a good reload. */

@@ -30,7 +30,7 @@ parse_args(int argc, char **argv, const struct cli_listing *l, const char **serv
         } else if (t == CLI_ARG_BAD) {
             return CLI_USAGE;
         } else if (t == CLI_ARG_POS) {
-            return cli_usage_error(l->cmd, "unexpected argument", v, NULL);
+            return cli_usage_error(l->cmd, "unexpected argument", v);
         }
         *server = v;
     }

@@ -62,15 +62,14 @@ sched_set(struct sched_opts *o, int k, const char *v)
                           [SO_CATCHUP] = &o->catchup};
     if (k == SO_CATCHUP && strcmp(v, "once") != 0 && strcmp(v, "all") != 0 &&
         strcmp(v, "skip") != 0)
-        return cli_usage_error("schedule", "--catchup must be once, all or skip, not", v, NULL);
+        return cli_usage_error("schedule", "--catchup must be once, all or skip, not", v);
     if (k == SO_PRIORITY) {
         if (!cli_parse_int(v, -1000000, 1000000, &o->priority))
-            return cli_usage_error("schedule", "--priority must be an integer, not", v, NULL);
+            return cli_usage_error("schedule", "--priority must be an integer, not", v);
         o->has_priority = true;
     } else if (k == SO_MAX_ATTEMPTS) {
         if (!cli_parse_int(v, 1, 1000000, &o->max_attempts))
-            return cli_usage_error("schedule", "--max-attempts must be a positive integer, not", v,
-                                   NULL);
+            return cli_usage_error("schedule", "--max-attempts must be a positive integer, not", v);
         o->has_max_attempts = true;
     } else {
         *dst[k] = v;
@@ -96,7 +95,7 @@ sched_parse(int argc, char **argv, bool is_add, struct sched_opts *o)
         } else if (t == CLI_ARG_OPT) {
             rc = sched_set(o, k, v);
         } else if (o->npos >= 3) {
-            return cli_usage_error("schedule", "unexpected argument", v, NULL);
+            return cli_usage_error("schedule", "unexpected argument", v);
         } else {
             o->pos[o->npos++] = v;
         }
@@ -206,7 +205,7 @@ int
 cmd_schedule(int argc, char **argv)
 {
     if (argc < 2)
-        return cli_usage_error("schedule", "missing action", NULL, schedule_usage);
+        return cli_usage_error("schedule", "missing action", NULL);
     const char *action = argv[1];
     if (cli_is_help(action)) {
         fputs(schedule_usage, stdout);
@@ -219,7 +218,7 @@ cmd_schedule(int argc, char **argv)
         if (strcmp(action, actions[k]) == 0)
             a = k;
     if (a < 0)
-        return cli_usage_error("schedule", "unknown action", action, schedule_usage);
+        return cli_usage_error("schedule", "unknown action", action);
     struct sched_opts o = {0};
     int rc = sched_parse(argc, argv, a == 0, &o);
     if (rc != CLI_OK)
@@ -233,7 +232,7 @@ cmd_schedule(int argc, char **argv)
                                a == 0   ? "add needs NAME CRON TYPE"
                                : a == 1 ? "ls takes no arguments"
                                         : "need exactly one NAME",
-                               NULL, schedule_usage);
+                               NULL);
     const char *server = cli_server_url(o.server);
     if (a == 1)
         return sched_ls(server);

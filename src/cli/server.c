@@ -344,6 +344,9 @@ start_http(const struct server_opts *o, const char *host, int port, const struct
                strchr(host, ':') ? "listening on http://[%s]:%d" : "listening on http://%s:%d",
                host, bound);
     log_host_check(o, &xsite, api_auth_count(p->ctx.auth) > 0);
+    return CLI_OK;
+}
+
 /* --tokens, and the path SIGHUP reads again. */
 static int
 load_tokens(const struct server_opts *o, struct server_parts *p)

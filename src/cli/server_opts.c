@@ -19,6 +19,7 @@
 #include "core/duration.h"
 #include "core/job.h"
 #include "store/store.h"
+#include "util/errtext.h"
 #include "util/log.h"
 
 enum opt_kind { OPT_STR, OPT_DUR, OPT_BOOL, OPT_THREADS, OPT_KEEP, OPT_CONNS, OPT_COUNT };
@@ -243,7 +244,7 @@ load_file(struct server_opts *o, const char *path)
     struct file_state fs = {.o = o, .path = path, .rc = CLI_OK};
     fs.f = fopen(path, "r");
     if (fs.f == NULL) {
-        fprintf(stderr, "jobd server: --config: cannot read %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "jobd server: --config: cannot read %s: %s\n", path, errno_text(errno));
         return CLI_USAGE;
     }
     int r = ini_parse_stream(counting_reader, &fs, on_key, &fs);
@@ -305,9 +306,9 @@ match_flag(int argc, char **argv, int *i, const char *usage, const struct opt **
             return CLI_OK;
         }
         if (missing)
-            return cli_usage_error("server", "missing value for", a, usage);
+            return cli_usage_error("server", "missing value for", a);
     }
-    return cli_usage_error("server", "unexpected argument", a, usage);
+    return cli_usage_error("server", "unexpected argument", a);
 }
 
 /* The backoff pair, with the defaults filled in, as a worker's config checks it. */
@@ -361,7 +362,7 @@ find_config(int argc, char **argv, const char *usage, struct server_opts *o)
             if ((o->config = strdup(v)) == NULL)
                 return cli_report("server options", JOBD_E_NOMEM, NULL);
         } else if (missing) {
-            return cli_usage_error("server", "missing value for", argv[i], usage);
+            return cli_usage_error("server", "missing value for", argv[i]);
         }
     }
     return CLI_OK;

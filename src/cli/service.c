@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/errtext.h"
 #include "util/log.h"
 #include "util/sdnotify.h"
 
@@ -20,7 +21,7 @@ notify(const char *state)
 {
     if (sdnotify_send(state) < 0)
         log_at(LOGL_WARN, "service", "cannot notify the service manager ($NOTIFY_SOCKET)",
-               LF_STR("error", strerror(errno)));
+               LF_STR("error", errno_text(errno)));
 }
 
 void

@@ -20,6 +20,7 @@
 #include "cli/service.h"
 #include "core/err.h"
 #include "store/store.h"
+#include "util/errtext.h"
 #include "util/log.h"
 #include "worker/config.h"
 #include "worker/exec.h"
@@ -147,7 +148,7 @@ limit_privileges(const struct worker_config *cfg)
     for (size_t i = 0; i < cfg->n_handlers; i++)
         setid = setid || exec_user_switches(&cfg->handlers[i]);
     if (privs_limit(setid) != 0)
-        log_at(LOGL_WARN, "worker", "cannot drop capabilities", LF_STR("error", strerror(errno)));
+        log_at(LOGL_WARN, "worker", "cannot drop capabilities", LF_STR("error", errno_text(errno)));
 }
 
 /* Runs the worker until SIGTERM or SIGINT. */

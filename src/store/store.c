@@ -336,7 +336,10 @@ store_complete_batch(struct store *st, const struct completion *c, size_t n, int
         if (c[i].result != NULL && !utf8_valid(c[i].result, strlen(c[i].result)))
             return jobd_error_set(err, JOBD_E_INVALID, "result",
                                   "the result of job %lld is not UTF-8", (long long)c[i].id);
-    return st->ops->complete_batch(st, c, n, outcome, err);
+    int rc = st->ops->complete_batch(st, c, n, outcome, err);
+    for (size_t i = 0; rc == JOBD_OK && i < n; i++)
+        assert(outcome[i] == JOBD_OK || outcome[i] == JOBD_E_STALE);
+    return rc;
 }
 
 int
@@ -398,6 +401,12 @@ store_fail_batch(struct store *st, const struct fail_report *f, size_t n, int *o
     }
     if (rc == JOBD_OK)
         rc = st->ops->fail_batch(st, clean, n, outcome, status, err);
+    /* A failure ends the attempt: pending, dead or cancelled
+     * (docs/MODEL.md, Jobs and their states). */
+    for (size_t i = 0; rc == JOBD_OK && i < n; i++)
+        assert(outcome[i] == JOBD_E_STALE ||
+               (outcome[i] == JOBD_OK && (status == NULL || status[i] == JOB_PENDING ||
+                                          status[i] == JOB_DEAD || status[i] == JOB_CANCELLED)));
     for (size_t i = 0; clean != NULL && i < n; i++)
         if (clean[i].error != f[i].error)
             free((char *)clean[i].error);

@@ -31,6 +31,7 @@
 #include "store/sqlite_wake.h"
 #include "store/store_sqlite_int.h"
 #include "store/operator_int.h"
+#include "util/errtext.h"
 #include "util/lazylib.h"
 
 /* How long a connection waits for another writer's lock before giving up. */
@@ -394,8 +395,8 @@ sq_wait_watched(struct sqlite_store *s, int timeout_ms, struct jobd_error *err)
         int step = settle_step_ms(s, now);
         int r = sq_wake_wait(s->wake, ms < step ? ms : step);
         if (r < 0)
-            return jobd_error_set(err, JOBD_E_IO, "db", "watching the WAL of '%s': %s",
-                                  s->path, strerror(errno));
+            return jobd_error_set(err, JOBD_E_IO, "db", "watching the WAL of '%s': %s", s->path,
+                                  errno_text(errno));
         if (r == 1)
             s->last_write_us = clock_mono_now_us();
     }
@@ -577,10 +578,10 @@ create_private(const char *path, struct jobd_error *err)
         return errno == EEXIST ? JOBD_OK
                                : jobd_error_set(err, JOBD_E_UNAVAILABLE, "db",
                                                 "cannot create SQLite database '%s': %s", path,
-                                                strerror(errno));
+                                                errno_text(errno));
     int rc = fchmod(fd, 0600) == 0 ? JOBD_OK
                                    : jobd_error_set(err, JOBD_E_IO, "db", "cannot chmod '%s': %s",
-                                                    path, strerror(errno));
+                                                    path, errno_text(errno));
     close(fd);
     return rc;
 }

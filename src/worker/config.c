@@ -23,6 +23,7 @@
 #include "core/job.h"
 #include "store/store.h"
 #include "worker/exec.h"
+#include "util/errtext.h"
 #include "worker/runner.h"
 #include "worker/words.h"
 
@@ -531,8 +532,8 @@ worker_config_load(struct worker_config *cfg, const char *path, struct jobd_erro
         snprintf(ps->dir, sizeof ps->dir, "/");
     ps->f = fopen(path, "r");
     if (ps->f == NULL) {
-        int rc = jobd_error_set(err, JOBD_E_IO, "config", "cannot read %s: %s", path,
-                                strerror(errno));
+        int rc =
+            jobd_error_set(err, JOBD_E_IO, "config", "cannot read %s: %s", path, errno_text(errno));
         free(ps);
         return rc;
     }

@@ -38,6 +38,7 @@
 #include "util/clock.h"
 #include "util/capbuf.h"
 #include "worker/privs.h"
+#include "util/errtext.h"
 
 /* After the leader exits, how long its pipes may stay open (a process that
  * left the group with setsid could hold them forever). */
@@ -217,14 +218,14 @@ spawn_child(struct exec_runner *x, struct run *run)
     }
     if (pipe2(pin, O_CLOEXEC) != 0 || pipe2(pout, O_CLOEXEC) != 0 ||
         pipe2(perr, O_CLOEXEC) != 0) {
-        snprintf(msg, sizeof msg, "cannot create pipes: %s", strerror(errno));
+        snprintf(msg, sizeof msg, "cannot create pipes: %s", errno_text(errno));
         goto fail;
     }
     char **argv = run->handler->argv;
     int rc = spawn_program(&c->pid, argv, env.vars, pin[0], pout[1], perr[1], run->handler);
     exec_env_free(&env);
     if (rc != 0) {
-        snprintf(msg, sizeof msg, "cannot run %s: %s", argv[0], strerror(rc));
+        snprintf(msg, sizeof msg, "cannot run %s: %s", argv[0], errno_text(rc));
         if (rc != EAGAIN && rc != ENOMEM && rc != EMFILE && rc != ENFILE)
             outcome = RUN_RETRY;
         goto fail;
@@ -601,7 +602,7 @@ exec_runner_new(struct run_sink sink, struct exec_runner **out, struct jobd_erro
     x->sink = sink;
     x->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (x->evfd < 0) {
-        int rc = jobd_error_set(err, JOBD_E_IO, NULL, "eventfd: %s", strerror(errno));
+        int rc = jobd_error_set(err, JOBD_E_IO, NULL, "eventfd: %s", errno_text(errno));
         free(x);
         return rc;
     }
@@ -611,7 +612,7 @@ exec_runner_new(struct run_sink sink, struct exec_runner **out, struct jobd_erro
         close(x->evfd);
         pthread_mutex_destroy(&x->mu);
         free(x);
-        return jobd_error_set(err, JOBD_E_IO, NULL, "cannot start a thread: %s", strerror(rc));
+        return jobd_error_set(err, JOBD_E_IO, NULL, "cannot start a thread: %s", errno_text(rc));
     }
     *out = x;
     return JOBD_OK;

@@ -12,6 +12,7 @@
  * lists in `env =`; with `user =`, HOME is that user's home directory.
  */
 #define _GNU_SOURCE /* asprintf */
+#include "util/errtext.h"
 #include "worker/exec.h"
 
 #include <errno.h>
@@ -96,7 +97,7 @@ exec_check(const struct handler_conf *h, struct jobd_error *err)
     int e = exec_find_program(prog, full, sizeof full);
     if (e != 0 && strchr(prog, '/') != NULL)
         return jobd_error_set(err, JOBD_E_INVALID, "exec", "%s: key 'exec': cannot run %s: %s",
-                              where, prog, strerror(e));
+                              where, prog, errno_text(e));
     if (e != 0)
         return jobd_error_set(err, JOBD_E_INVALID, "exec",
                               "%s: key 'exec': program '%s' not found in PATH (%s)", where, prog,

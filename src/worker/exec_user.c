@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "core/err.h"
+#include "util/errtext.h"
 #include "worker/privs.h"
 
 /* The 32-bit id calls where the architecture also has 16-bit ones. */
@@ -72,7 +73,7 @@ exec_user_configure(struct handler_conf *h, const char *value, struct jobd_error
     int e = getpwnam_r(value, &pwbuf, buf, sizeof buf, &pw);
     if (pw == NULL)
         return jobd_error_set(err, JOBD_E_INVALID, "user", "no such user '%.64s'%s%s", value,
-                              e != 0 ? ": " : "", e != 0 ? strerror(e) : "");
+                              e != 0 ? ": " : "", e != 0 ? errno_text(e) : "");
     free(h->user);
     free(h->home);
     h->user = strdup(pw->pw_name);
@@ -97,8 +98,8 @@ exec_user_check(const struct handler_conf *h, struct jobd_error *err)
         return JOBD_OK;
     return jobd_error_set(err, JOBD_E_INVALID, "user",
                           "%s: [handler \"%s\"]: cannot run it as user '%s': this worker runs "
-                          "as uid %u without CAP_SETUID and CAP_SETGID (docs/WORKER.md, "
-                          "Handlers as another user)",
+                          "as uid %u without CAP_SETUID and CAP_SETGID "
+                          "(docs/WORKER.md, Handlers as another user)",
                           h->origin != NULL ? h->origin : "user", h->type, h->user,
                           (unsigned)geteuid());
 }
