@@ -1,7 +1,7 @@
 """HTTP transport: one keep-alive connection per thread (http.client is not
 thread-safe), JSON bodies, the typed error of each error answer, and the
-retries of docs/API.md, Errors: a request that met a network error or a 503
-is sent again with jittered backoff when it is safe to repeat (the caller
+retries of docs/API.md, Errors: a request that met a network error, a 503,
+a 429 or a 504 is sent again with jittered backoff when it is safe to repeat (the caller
 says so: GETs, an enqueue with an idempotency key, fenced reports)."""
 import http.client
 import json
@@ -22,6 +22,9 @@ USER_AGENT = f"jobd-python/{VERSION}"
 # A connection idle for longer than this is not reused: the server closes
 # idle connections after 60 s (docs/API.md, Conventions).
 _IDLE_REUSE_S = 50.0
+# Answers a request safe to repeat is sent again after (docs/API.md,
+# Errors): 503 (nothing was written), 429 too_many_bulk, 504 commit_unknown.
+_RETRIED = frozenset({429, 503, 504})
 # The longest wait a Retry-After may impose on one retry.
 _RETRY_AFTER_CAP_S = 5.0
 
@@ -212,7 +215,7 @@ class Transport:
                 time.sleep(self._delay(i, None))
                 continue
             parsed = _parse(rh, raw)
-            if status == 503 and not last:
+            if status in _RETRIED and not last:
                 time.sleep(self._delay(i, rh.get("retry-after")))
                 continue
             if status >= 400:

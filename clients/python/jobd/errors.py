@@ -19,7 +19,8 @@ class JobdError(Exception):
 
 class BadRequest(JobdError):
     """400 (malformed_json, invalid_field, unknown_field, invalid_query,
-    number_out_of_range) and 413 too_large; `field` names what is wrong."""
+    number_out_of_range, empty_filter, missing_host), 413 too_large and 415
+    unsupported_media_type; `field` names what is wrong."""
 
 
 class Unauthorized(JobdError):
@@ -27,7 +28,8 @@ class Unauthorized(JobdError):
 
 
 class Forbidden(JobdError):
-    """403: the token's role does not allow the route."""
+    """403 forbidden: the token's role does not allow the route; also
+    cross_site_request and host_not_allowed (docs/API.md, Conventions)."""
 
 
 class NotFound(JobdError):
@@ -35,7 +37,8 @@ class NotFound(JobdError):
 
 
 class Conflict(JobdError):
-    """409: idempotency_conflict, invalid_state, conflict, job_running."""
+    """409: idempotency_conflict, invalid_state, conflict, job_running,
+    limit_reached."""
 
 
 class StaleAttempt(Conflict):
@@ -44,7 +47,9 @@ class StaleAttempt(Conflict):
 
 
 class Unavailable(JobdError):
-    """503 store_unavailable or busy: nothing was written; try again later."""
+    """503 store_unavailable or busy (nothing was written), 429
+    too_many_bulk, 504 commit_unknown (the write may have happened: retry
+    with the same idempotency key); try again later."""
 
 
 class NetworkError(Unavailable):
@@ -83,15 +88,23 @@ _BY_CODE: Dict[str, Type[JobdError]] = {
     "invalid_state": Conflict,
     "conflict": Conflict,
     "job_running": Conflict,
+    "limit_reached": Conflict,
+    "missing_host": BadRequest,
+    "unsupported_media_type": BadRequest,
+    "cross_site_request": Forbidden,
+    "host_not_allowed": Forbidden,
     "store_unavailable": Unavailable,
     "busy": Unavailable,
+    "too_many_bulk": Unavailable,
+    "commit_unknown": Unavailable,
     "internal": ServerError,
 }
 
 # For a code this client does not know: the kind its status stands for.
 _BY_STATUS: Dict[int, Type[JobdError]] = {
     400: BadRequest, 401: Unauthorized, 403: Forbidden, 404: NotFound,
-    405: BadRequest, 409: Conflict, 410: NotFound, 413: BadRequest, 503: Unavailable,
+    405: BadRequest, 409: Conflict, 410: NotFound, 413: BadRequest, 415: BadRequest,
+    429: Unavailable, 503: Unavailable, 504: Unavailable,
 }
 
 
