@@ -1,4 +1,4 @@
-# The Python client's checks (clients/python, docs/CLIENTS.md), included by
+# The Python client's checks (clients/python/README.md), included by
 # cmake/clients.cmake: its suite against a real `jobd server` on SQLite and
 # on PostgreSQL (skipped, 77, without $JOBD_TEST_PG_URL unless
 # $JOBD_TEST_REQUIRE_PG=1), mypy --strict, the wheel, and the route coverage
