@@ -2,6 +2,7 @@
 enqueue, read, wait for, cancel, retry and delete jobs, list them page by
 page, and manage schedules and queues. Reads JOBD_SERVER and JOBD_TOKEN by
 default, like the jobd command line."""
+import concurrent.futures
 import datetime as _dt
 import os
 import time
@@ -16,9 +17,10 @@ from .types import (Attempt, Duration, Job, Queue, Schedule, Time, WorkerInfo,
 DEFAULT_SERVER = "http://127.0.0.1:8080"
 
 # POST /v1/jobs/batch takes at most 10,000 jobs and 16 MiB (docs/API.md,
-# Conventions); enqueue_many sends chunks well inside both.
-_BATCH_JOBS = 5000
+# Conventions); enqueue_many sends chunks well inside both, several at once.
+_BATCH_JOBS = 1000
 _BATCH_BYTES = 8 << 20
+_BATCH_PARALLEL = 4
 
 # GET /v1/jobs/{id}?wait= waits at most 60 s per request (docs/API.md).
 _WAIT_MAX_S = 60.0
@@ -132,27 +134,37 @@ class Client:
                                    safe=body.get("idempotency_key") is not None)
         return Job(a.body)
 
-    def enqueue_many(self, jobs: Sequence[Union[Mapping[str, Any], Tuple[Any, ...]]]) -> List[int]:
+    def enqueue_many(self, jobs: Sequence[Union[Mapping[str, Any], Tuple[Any, ...]]],
+                     *, chunk: int = _BATCH_JOBS, parallel: int = _BATCH_PARALLEL) -> List[int]:
         """Enqueues many jobs through POST /v1/jobs/batch and returns their
         ids in order. Each item is a (type, payload) pair or a mapping of
         enqueue's arguments ({"type": ..., "payload": ..., "queue": ...}).
-        Sent in chunks of up to 5,000 jobs, each all or nothing: when one
-        fails, the chunks before it are enqueued (their ids are lost with the
-        error; use idempotency keys to send the whole list again safely)."""
+        Sent in chunks of `chunk` jobs (at most 10,000), up to `parallel` at
+        once; each chunk is all or nothing, the list as a whole is not: when
+        a chunk fails, others may be enqueued (use idempotency keys to send
+        the whole list again safely)."""
         specs = [_spec_of(j) for j in jobs]
-        ids: List[int] = []
+        chunks: List[List[Dict[str, Any]]] = []
         i = 0
         while i < len(specs):
-            chunk: List[Dict[str, Any]] = []
+            part: List[Dict[str, Any]] = []
             size = 0
-            while i < len(specs) and len(chunk) < _BATCH_JOBS and size < _BATCH_BYTES:
-                chunk.append(specs[i])
+            while i < len(specs) and len(part) < min(chunk, 10000) and size < _BATCH_BYTES:
+                part.append(specs[i])
                 size += len(repr(specs[i].get("payload")))
                 i += 1
-            safe = all(s.get("idempotency_key") is not None for s in chunk)
-            a = self.transport.request(R.JOB_BATCH, body={"jobs": chunk}, safe=safe)
-            ids.extend(int(j["id"]) for j in a.body["jobs"])
-        return ids
+            chunks.append(part)
+
+        def send(part: List[Dict[str, Any]]) -> List[int]:
+            safe = all(s.get("idempotency_key") is not None for s in part)
+            a = self.transport.request(R.JOB_BATCH, body={"jobs": part}, safe=safe)
+            return [int(j["id"]) for j in a.body["jobs"]]
+        if len(chunks) <= 1 or parallel <= 1:
+            return [x for part in chunks for x in send(part)]
+        # Several requests in flight: the server commits them together and
+        # this process encodes one chunk while the others travel.
+        with concurrent.futures.ThreadPoolExecutor(min(parallel, len(chunks))) as ex:
+            return [x for ids in ex.map(send, chunks) for x in ids]
 
     def get(self, id: int) -> Job:
         """The job (GET /v1/jobs/{id}); NotFound if there is none."""
