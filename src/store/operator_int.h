@@ -1,7 +1,7 @@
 /*
  * operator_int.h — the backends' halves of store/operator.h: the functions
- * each backend implements (attempts_pg.c, attempts_sqlite.c, ...) and the
- * vtables operator.c assembles from them for store_pg.c and store_sqlite.c.
+ * each backend implements (pg/attempts.c, sqlite/attempts.c, ...) and the
+ * vtables operator.c assembles from them for pg/open.c and sqlite/open.c.
  * Contracts as in operator.h. Not for use outside src/store.
  */
 #ifndef JOBD_STORE_OPERATOR_INT_H
@@ -39,9 +39,6 @@ void pg_filter_params(const struct job_filter *f, char buf[2][24], const char **
 /* Binds ?1..?7 of SQ_FILTER_WHERE on stmt. */
 struct sqlite3_stmt;
 void sq_filter_bind(struct sqlite3_stmt *stmt, const struct job_filter *f);
-
-extern const struct store_operator_ops pg_operator_ops;
-extern const struct store_operator_ops sqlite_operator_ops;
 
 int pg_op_attempts(struct store *st, int64_t id, struct attempt_list *out,
                    struct jobd_error *err);
