@@ -250,7 +250,8 @@ pg_op_schedule_put(struct store *st, const struct schedule_spec *spec, bool repl
     struct store_pg *s = pgs(st);
     if (max_schedules == 0)
         return put_stmt(s, spec, replace, out, created, err);
-    int rc = pg_exec_simple(s, "BEGIN", err);
+    /* pg_tx_*: a COMMIT whose answer is lost is asked about (pg/tx.c). */
+    int rc = pg_tx_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
     rc = check_cap(s, spec->name, max_schedules, err);
