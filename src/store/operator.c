@@ -28,19 +28,17 @@ operator_check(struct store *st, bool has, struct jobd_error *err)
     }
     return st->ops->oper;
 }
-#define operator_of(st, op, err) \
+#define operator_of(st, op, err)                                                                   \
     operator_check((st), (st)->ops->oper != NULL && (st)->ops->oper->op != NULL, (err))
 
 int
-store_job_attempts(struct store *st, int64_t id, struct attempt_list *out,
-                   struct jobd_error *err)
+store_job_attempts(struct store *st, int64_t id, struct attempt_list *out, struct jobd_error *err)
 {
     const struct store_operator_ops *a = operator_of(st, attempts, err);
     if (a == NULL)
         return JOBD_E_INTERNAL;
     if (id <= 0)
-        return jobd_error_set(err, JOBD_E_NOTFOUND, "id", "no job with id %lld",
-                              (long long)id);
+        return jobd_error_set(err, JOBD_E_NOTFOUND, "id", "no job with id %lld", (long long)id);
     int rc = a->attempts(st, id, out, err);
     if (rc != JOBD_OK)
         attempt_list_fini(out);
@@ -135,8 +133,7 @@ store_pending_queue_types(struct store *st, struct queue_type_list *out, struct 
 int
 store_delete(struct store *st, int64_t id, struct jobd_error *err)
 {
-    struct bulk_req r = {.action = BULK_DELETE, .f = {.status = STORE_ANY}, .ids = &id,
-                         .n_ids = 1};
+    struct bulk_req r = {.action = BULK_DELETE, .f = {.status = STORE_ANY}, .ids = &id, .n_ids = 1};
     struct bulk_counts c = {0};
     int64_t cursor = 0;
     int rc = store_bulk_batch(st, &r, 1, &cursor, &c, err);

@@ -19,30 +19,37 @@
 /* ---- operator actions ---- */
 
 /* $1 id, $2 now: pending -> cancelled, or running -> cancel requested. */
-PG_STMT(st_cancel,
-     "WITH d AS (DELETE FROM jobd.jobs WHERE id = $1::bigint AND status = 'pending'"
-     "           RETURNING *),"
-     " gone AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
-     PG_DONE_SELECT("'cancelled'", "NULL", "d.last_error", PG_NOW("$2"))
-     "          FROM d RETURNING " PG_JOB_COLS("") "),"
-     " req AS (UPDATE jobd.jobs SET cancel_requested = true"
-     "         WHERE id = $1::bigint AND status = 'running' RETURNING " PG_JOB_COLS("") ") "
-     "SELECT * FROM gone UNION ALL SELECT * FROM req");
+PG_STMT(
+    st_cancel,
+    "WITH d AS (DELETE FROM jobd.jobs WHERE id = $1::bigint AND status = 'pending'"
+    "           RETURNING *),"
+    " gone AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") " PG_DONE_SELECT(
+        "'cancelled'", "NULL", "d.last_error",
+        PG_NOW(
+            "$2")) "          FROM d RETURNING " PG_JOB_COLS("") "),"
+                                                                 " req AS (UPDATE jobd.jobs SET "
+                                                                 "cancel_requested = true"
+                                                                 "         WHERE id = $1::bigint "
+                                                                 "AND status = 'running' "
+                                                                 "RETURNING " PG_JOB_COLS(
+                                                                     "") ") "
+                                                                         "SELECT * FROM gone UNION "
+                                                                         "ALL SELECT * FROM req");
 
 /* $1 id, $2 now: dead/cancelled -> pending with max_attempts fresh attempts. */
 PG_STMT(st_retry,
-     "WITH d AS (DELETE FROM jobd.jobs_done WHERE id = $1::bigint"
-     "           AND status IN ('dead', 'cancelled') RETURNING *) "
-     "INSERT INTO jobd.jobs (" PG_JOB_TABLE_COLS ") "
-     "SELECT d.id, d.queue, d.type, d.payload, 'pending', d.priority, " PG_NOW("$2") ","
-     "       d.attempt, d.attempt, d.max_attempts, d.idempotency_key, d.schedule,"
-     "       d.scheduled_for, NULL, NULL, d.timeout_ms, false, d.last_error, NULL,"
-     "       d.created_at, NULL, NULL FROM d "
-     "RETURNING " PG_JOB_COLS(""));
+        "WITH d AS (DELETE FROM jobd.jobs_done WHERE id = $1::bigint"
+        "           AND status IN ('dead', 'cancelled') RETURNING *) "
+        "INSERT INTO jobd.jobs (" PG_JOB_TABLE_COLS ") "
+        "SELECT d.id, d.queue, d.type, d.payload, 'pending', d.priority, " PG_NOW(
+            "$2") ","
+                  "       d.attempt, d.attempt, d.max_attempts, d.idempotency_key, d.schedule,"
+                  "       d.scheduled_for, NULL, NULL, d.timeout_ms, false, d.last_error, NULL,"
+                  "       d.created_at, NULL, NULL FROM d "
+                  "RETURNING " PG_JOB_COLS(""));
 
-PG_STMT(st_queue_pause,
-     "INSERT INTO jobd.queues (name, paused) VALUES ($1::text, $2::boolean) "
-     "ON CONFLICT (name) DO UPDATE SET paused = EXCLUDED.paused");
+PG_STMT(st_queue_pause, "INSERT INTO jobd.queues (name, paused) VALUES ($1::text, $2::boolean) "
+                        "ON CONFLICT (name) DO UPDATE SET paused = EXCLUDED.paused");
 
 /*
  * Queue counts come from jobd.queue_counts, a cache every server shares
@@ -82,13 +89,15 @@ PG_STMT(st_counts_fill,
 
 /* $1 now: (queue, paused, status, count, oldest due pending age in us), by queue. */
 PG_STMT(st_queue_stats,
-     "SELECT s.name, COALESCE(q.paused, false), s.status, s.n, s.age_us FROM ("
-     "  SELECT queue AS name, status, n,"
-     "         CASE WHEN oldest <= " PG_NOW("$1") " THEN"
-     "           " PG_TS_US(PG_NOW("$1")) " - " PG_TS_US("oldest") " END AS age_us"
-     "    FROM jobd.queue_counts WHERE n > 0"
-     "  UNION ALL SELECT name, NULL, 0, NULL FROM jobd.queues) s "
-     "LEFT JOIN jobd.queues q ON q.name = s.name ORDER BY s.name");
+        "SELECT s.name, COALESCE(q.paused, false), s.status, s.n, s.age_us FROM ("
+        "  SELECT queue AS name, status, n,"
+        "         CASE WHEN oldest <= " PG_NOW(
+            "$1") " THEN"
+                  "           " PG_TS_US(PG_NOW("$1")) " - " PG_TS_US(
+                      "oldest") " END AS age_us"
+                                "    FROM jobd.queue_counts WHERE n > 0"
+                                "  UNION ALL SELECT name, NULL, 0, NULL FROM jobd.queues) s "
+                                "LEFT JOIN jobd.queues q ON q.name = s.name ORDER BY s.name");
 
 /* ---- operator actions ---- */
 
@@ -112,8 +121,8 @@ explain_miss(struct store_pg *s, int64_t id, enum job_action action, bool *trans
 }
 
 static int
-operator_action(struct store *st, const struct pg_stmt *stmt, enum job_action action,
-                int64_t id, struct job *out, struct jobd_error *err)
+operator_action(struct store *st, const struct pg_stmt *stmt, enum job_action action, int64_t id,
+                struct job *out, struct jobd_error *err)
 {
     struct store_pg *s = pg_of(st);
     for (int tries = 0; tries < PG_ACTION_RACE_TRIES; tries++) {
@@ -134,8 +143,10 @@ operator_action(struct store *st, const struct pg_stmt *stmt, enum job_action ac
         if (!transient)
             return rc;
     }
-    return jobd_error_set(err, JOBD_E_STATE, "status", "job %lld keeps changing status; "
-                          "try again", (long long)id);
+    return jobd_error_set(err, JOBD_E_STATE, "status",
+                          "job %lld keeps changing status; "
+                          "try again",
+                          (long long)id);
 }
 
 int
@@ -239,8 +250,7 @@ pg_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct j
         }
         struct queue_stat *q = &v[k - 1];
         enum job_status status;
-        if (!PQgetisnull(r, row, 2) &&
-            job_status_parse(PQgetvalue(r, row, 2), &status) == JOBD_OK)
+        if (!PQgetisnull(r, row, 2) && job_status_parse(PQgetvalue(r, row, 2), &status) == JOBD_OK)
             q->count[status] += pg_get_i64(r, row, 3);
         if (!PQgetisnull(r, row, 4))
             q->oldest_pending_age_s = (double)pg_get_i64(r, row, 4) / 1e6;

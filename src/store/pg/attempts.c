@@ -18,21 +18,59 @@
 static const struct pg_stmt adm_attempts = {
     "adm_attempts",
     "SELECT attempt, worker_id, started_us, finished_us, outcome, error FROM ("
-    "  SELECT a.attempt, a.worker_id, " PG_TS_US("a.started_at") " AS started_us,"
-    "         " PG_TS_US("a.finished_at") " AS finished_us, a.outcome, a.error"
-    "    FROM jobd.job_attempts a WHERE a.job_id = $1::bigint"
-    "  UNION ALL"
-    "  SELECT j.attempt, j.worker_id, " PG_TS_US("j.started_at") ","
-    "         " PG_TS_US("j.finished_at") ","
-    "         CASE WHEN j.status = 'running' THEN 'running' ELSE 'succeeded' END, NULL"
-    "    FROM jobd.all_jobs j WHERE j.id = $1::bigint AND j.attempt > 0"
-    "     AND j.status IN ('running', 'succeeded')"
-    "     AND NOT EXISTS (SELECT 1 FROM jobd.job_attempts a"
-    "                      WHERE a.job_id = $1::bigint AND a.attempt = j.attempt)) h "
-    "ORDER BY attempt"};
+    "  SELECT a.attempt, a.worker_id, " PG_TS_US(
+        "a.started_at") " AS started_us,"
+                        "         " PG_TS_US(
+                            "a.finished_at") " AS finished_us, a.outcome, a.error"
+                                             "    FROM jobd.job_attempts a WHERE a.job_id = "
+                                             "$1::bigint"
+                                             "  UNION ALL"
+                                             "  SELECT j.attempt, j.worker_id, " PG_TS_US(
+                                                 "j.started_at") ","
+                                                                 "         " PG_TS_US(
+                                                                     "j.finished_at") ","
+                                                                                      "         "
+                                                                                      "CASE WHEN "
+                                                                                      "j.status = "
+                                                                                      "'running' "
+                                                                                      "THEN "
+                                                                                      "'running' "
+                                                                                      "ELSE "
+                                                                                      "'succeeded' "
+                                                                                      "END, NULL"
+                                                                                      "    FROM "
+                                                                                      "jobd.all_"
+                                                                                      "jobs j "
+                                                                                      "WHERE j.id "
+                                                                                      "= "
+                                                                                      "$1::bigint "
+                                                                                      "AND "
+                                                                                      "j.attempt > "
+                                                                                      "0"
+                                                                                      "     AND "
+                                                                                      "j.status IN "
+                                                                                      "('running', "
+                                                                                      "'succeeded')"
+                                                                                      "     AND "
+                                                                                      "NOT EXISTS "
+                                                                                      "(SELECT 1 "
+                                                                                      "FROM "
+                                                                                      "jobd.job_"
+                                                                                      "attempts a"
+                                                                                      "            "
+                                                                                      "          "
+                                                                                      "WHERE "
+                                                                                      "a.job_id = "
+                                                                                      "$1::bigint "
+                                                                                      "AND "
+                                                                                      "a.attempt = "
+                                                                                      "j.attempt)) "
+                                                                                      "h "
+                                                                                      "ORDER BY "
+                                                                                      "attempt"};
 
-static const struct pg_stmt adm_exists = {
-    "adm_exists", "SELECT 1 FROM jobd.all_jobs WHERE id = $1::bigint"};
+static const struct pg_stmt adm_exists = {"adm_exists",
+                                          "SELECT 1 FROM jobd.all_jobs WHERE id = $1::bigint"};
 
 /* JOBD_OK if job id exists, else JOBD_E_NOTFOUND (or the store's error). */
 static int

@@ -22,35 +22,37 @@
 #include "store/operator_int.h"
 #include "store/pg/internal.h"
 
-#define BULK_PICK                                                                       \
-    "WITH m AS MATERIALIZED (SELECT id FROM jobd.all_jobs WHERE " PG_FILTER_WHERE       \
-    "   AND ($8::bigint[] IS NULL OR id = ANY($8::bigint[]))"                           \
+#define BULK_PICK                                                                                  \
+    "WITH m AS MATERIALIZED (SELECT id FROM jobd.all_jobs WHERE " PG_FILTER_WHERE                  \
+    "   AND ($8::bigint[] IS NULL OR id = ANY($8::bigint[]))"                                      \
     "   AND ($9::bigint = 0 OR id < $9::bigint) ORDER BY id DESC LIMIT $10::int),"
 #define PICKED "ARRAY(SELECT id FROM m)"
 
 static const struct pg_stmt bulk_retry = {
-    "bulk_retry",
-    BULK_PICK
+    "bulk_retry", BULK_PICK
     " d AS (DELETE FROM jobd.jobs_done WHERE id = ANY(" PICKED ")"
     "       AND status IN ('dead', 'cancelled') RETURNING *),"
     " ins AS (INSERT INTO jobd.jobs (" PG_JOB_TABLE_COLS ") "
-    "   SELECT d.id, d.queue, d.type, d.payload, 'pending', d.priority, " PG_NOW("$11") ","
-    "          d.attempt, d.attempt, d.max_attempts, d.idempotency_key, d.schedule,"
-    "          d.scheduled_for, NULL, NULL, d.timeout_ms, false, d.last_error, NULL,"
-    "          d.created_at, NULL, NULL FROM d RETURNING 1) "
-    "SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM ins), (SELECT min(id) FROM m), 0"};
+    "   SELECT d.id, d.queue, d.type, d.payload, 'pending', d.priority, " PG_NOW(
+        "$11") ","
+               "          d.attempt, d.attempt, d.max_attempts, d.idempotency_key, d.schedule,"
+               "          d.scheduled_for, NULL, NULL, d.timeout_ms, false, d.last_error, NULL,"
+               "          d.created_at, NULL, NULL FROM d RETURNING 1) "
+               "SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM ins), (SELECT min(id) FROM "
+               "m), 0"};
 
 static const struct pg_stmt bulk_cancel = {
-    "bulk_cancel",
-    BULK_PICK
+    "bulk_cancel", BULK_PICK
     " d AS (DELETE FROM jobd.jobs WHERE id = ANY(" PICKED ") AND status = 'pending'"
     "       RETURNING *),"
-    " gone AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
-    PG_DONE_SELECT("'cancelled'", "NULL", "d.last_error", PG_NOW("$11")) "FROM d RETURNING 1),"
-    " req AS (UPDATE jobd.jobs SET cancel_requested = true"
-    "         WHERE id = ANY(" PICKED ") AND status = 'running' RETURNING 1) "
-    "SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM gone) + (SELECT count(*) FROM req),"
-    "       (SELECT min(id) FROM m), (SELECT count(*) FROM gone)"};
+    " gone AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") " PG_DONE_SELECT(
+        "'cancelled'", "NULL", "d.last_error",
+        PG_NOW("$11")) "FROM d RETURNING 1),"
+                       " req AS (UPDATE jobd.jobs SET cancel_requested = true"
+                       "         WHERE id = ANY(" PICKED ") AND status = 'running' RETURNING 1) "
+                       "SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM gone) + (SELECT "
+                       "count(*) FROM req),"
+                       "       (SELECT min(id) FROM m), (SELECT count(*) FROM gone)"};
 
 /* clang-format off */
 static const struct pg_stmt bulk_delete = {

@@ -26,26 +26,28 @@ STMT(st_clock_now, "SELECT " PG_TS_US(PG_NOW("$1")));
  * A scan of jobs: no index leads with run_at over every type (migration
  * 16 dropped jobs_next_run, which each enqueue paid for), and this runs
  * only when the clock went back. */
-STMT(st_clock_jobs_due,
-     "UPDATE jobd.jobs SET run_at = " PG_NOW("$1") " "
-     "WHERE status = 'pending' AND run_at > " PG_NOW("$1") " "
-     "  AND run_at <= " PG_NOW("$1") " + $2::bigint * interval '1 microsecond'");
+STMT(st_clock_jobs_due, "UPDATE jobd.jobs SET run_at = " PG_NOW(
+                            "$1") " "
+                                  "WHERE status = 'pending' AND run_at > " PG_NOW(
+                                      "$1") " "
+                                            "  AND run_at <= " PG_NOW(
+                                                "$1") " + $2::bigint * interval '1 microsecond'");
 
 /* $1 now, $2 back: leases keep the length they were given. */
-STMT(st_clock_leases,
-     "UPDATE jobd.jobs SET lease_expires_at = GREATEST(" PG_NOW("$1") ","
-     "  lease_expires_at - $2::bigint * interval '1 microsecond') "
-     "WHERE status = 'running' AND lease_expires_at > " PG_NOW("$1"));
+STMT(st_clock_leases, "UPDATE jobd.jobs SET lease_expires_at = GREATEST(" PG_NOW(
+                          "$1") ","
+                                "  lease_expires_at - $2::bigint * interval '1 microsecond') "
+                                "WHERE status = 'running' AND lease_expires_at > " PG_NOW("$1"));
 
 /* $1 now: the unpaused schedules, locked, and now. */
-STMT(st_clock_schedules,
-     "SELECT name, cron, timezone, " PG_TS_US("next_run_at") ", " PG_TS_US(PG_NOW("$1")) " "
-     "FROM jobd.schedules WHERE NOT paused FOR UPDATE");
+STMT(st_clock_schedules, "SELECT name, cron, timezone, " PG_TS_US("next_run_at") ", " PG_TS_US(
+                             PG_NOW("$1")) " "
+                                           "FROM jobd.schedules WHERE NOT paused FOR UPDATE");
 
 /* $1 name, $2 old next_run_at, $3 new next_run_at (microseconds). */
-STMT(st_clock_schedule_back,
-     "UPDATE jobd.schedules SET next_run_at = " PG_US_TS("$3") " "
-     "WHERE name = $1::text AND next_run_at = " PG_US_TS("$2"));
+STMT(st_clock_schedule_back, "UPDATE jobd.schedules SET next_run_at = " PG_US_TS(
+                                 "$3") " "
+                                       "WHERE name = $1::text AND next_run_at = " PG_US_TS("$2"));
 
 /* The rows a statement changed (PQcmdTuples: "" for a statement that counts
  * none, which reads as 0). */
@@ -107,8 +109,8 @@ schedules_went_back(struct store_pg *s, int *changed, struct jobd_error *err)
     for (int i = 0; i < PQntuples(r) && rc == JOBD_OK; i++) {
         int64_t next = pg_get_i64(r, i, 3), now = pg_get_i64(r, i, 4), first;
         /* A zone gone from the tz data must not block the others. */
-        if (schedule_first_after(PQgetvalue(r, i, 1), PQgetvalue(r, i, 2), now, &first,
-                                 NULL) != JOBD_OK ||
+        if (schedule_first_after(PQgetvalue(r, i, 1), PQgetvalue(r, i, 2), now, &first, NULL) !=
+                JOBD_OK ||
             first >= next)
             continue;
         char oldb[24], newb[24];

@@ -287,8 +287,7 @@ pg_result_error(struct store_pg *s, PGresult *r, const char *what, struct jobd_e
         msg = PQerrorMessage(s->conn);
     int code = JOBD_E_STORE;
     if (PQstatus(s->conn) != CONNECTION_OK || state == NULL || strncmp(state, "08", 2) == 0 ||
-        strcmp(state, "57P01") == 0 || strcmp(state, "57P02") == 0 ||
-        strcmp(state, "57P03") == 0)
+        strcmp(state, "57P01") == 0 || strcmp(state, "57P02") == 0 || strcmp(state, "57P03") == 0)
         code = JOBD_E_UNAVAILABLE;
     else if (strcmp(state, "23505") == 0)
         code = JOBD_E_CONFLICT;
@@ -479,8 +478,8 @@ pg_exec_simple(struct store_pg *s, const char *sql, struct jobd_error *err)
 static const struct {
     const char *key, *value;
 } conn_defaults[] = {
-    {"connect_timeout", "5"},  {"tcp_user_timeout", "5000"}, {"keepalives", "1"},
-    {"keepalives_idle", "5"},  {"keepalives_interval", "2"}, {"keepalives_count", "3"},
+    {"connect_timeout", "5"}, {"tcp_user_timeout", "5000"}, {"keepalives", "1"},
+    {"keepalives_idle", "5"}, {"keepalives_interval", "2"}, {"keepalives_count", "3"},
 };
 
 /* Whether opts (PQconninfoParse: only what the URL sets has a value) has

@@ -43,10 +43,11 @@ PG_STMT(st_enqueue,
 
 /* $1 key, $2 type, $3 queue, $4 payload: the job holding a key, and whether it matches. */
 PG_STMT(st_key_holder,
-     "SELECT " PG_JOB_COLS("a.") ", (a.type = $2::text AND a.queue = $3::text"
-     "        AND a.payload::jsonb = $4::jsonb) AS same "
-     "FROM jobd.all_jobs a WHERE a.id = (SELECT job_id FROM jobd.job_keys"
-     "                                   WHERE idempotency_key = $1::text)");
+        "SELECT " PG_JOB_COLS(
+            "a.") ", (a.type = $2::text AND a.queue = $3::text"
+                  "        AND a.payload::jsonb = $4::jsonb) AS same "
+                  "FROM jobd.all_jobs a WHERE a.id = (SELECT job_id FROM jobd.job_keys"
+                  "                                   WHERE idempotency_key = $1::text)");
 
 PG_STMT(st_next_ids, "SELECT nextval('jobd.job_id_seq') FROM generate_series(1, $1::int)");
 
@@ -125,11 +126,17 @@ enqueue_one(struct store_pg *s, const struct job_spec *sp, const char *field, st
     char b[7][24], nowb[24];
     const char *now = pg_now_param(s, nowb);
     const char *vals[11] = {
-        sp->type, d.payload, d.queue, pg_i64(b[0], sp->priority),
+        sp->type,
+        d.payload,
+        d.queue,
+        pg_i64(b[0], sp->priority),
         sp->run_at_us > 0 ? pg_i64(b[1], sp->run_at_us) : NULL,
-        pg_i64(b[2], d.max_attempts), sp->idempotency_key,
-        sp->timeout_ms > 0 ? pg_i64(b[3], sp->timeout_ms) : NULL, sp->schedule,
-        sp->scheduled_for_us > 0 ? pg_i64(b[4], sp->scheduled_for_us) : NULL, now,
+        pg_i64(b[2], d.max_attempts),
+        sp->idempotency_key,
+        sp->timeout_ms > 0 ? pg_i64(b[3], sp->timeout_ms) : NULL,
+        sp->schedule,
+        sp->scheduled_for_us > 0 ? pg_i64(b[4], sp->scheduled_for_us) : NULL,
+        now,
     };
     /* A key whose holder was pruned between our two statements is free again: retry. */
     for (int tries = 0; tries < PG_ENQUEUE_RACE_TRIES; tries++) {
@@ -156,7 +163,8 @@ enqueue_one(struct store_pg *s, const struct job_spec *sp, const char *field, st
             PQclear(r);
             return jobd_error_set(err, JOBD_E_CONFLICT, field,
                                   "idempotency key '%s' was already used for job %lld with a "
-                                  "different type, queue or payload", sp->idempotency_key, id);
+                                  "different type, queue or payload",
+                                  sp->idempotency_key, id);
         }
         if (replayed != NULL)
             *replayed = true;
@@ -210,8 +218,8 @@ cmp_i64(const void *a, const void *b)
 /* Fills the array parameters of st_enqueue_many ($1..$10 and $12) for specs. */
 #define BATCH_ARRAYS 11
 static int
-batch_arrays(const struct job_spec *specs, size_t n, const int64_t *ids,
-             struct pg_array *a, const char **vals)
+batch_arrays(const struct job_spec *specs, size_t n, const int64_t *ids, struct pg_array *a,
+             const char **vals)
 {
     for (size_t i = 0; i < n; i++) {
         const struct job_spec *sp = &specs[i];
@@ -271,12 +279,11 @@ resolve_taken(struct store_pg *s, const struct job_spec *specs, size_t n, const 
         if (got[i])
             continue;
         if (specs[i].idempotency_key == NULL)
-            return jobd_error_set(err, JOBD_E_INTERNAL, "jobs", "jobs[%zu] was not inserted",
-                                  i);
+            return jobd_error_set(err, JOBD_E_INTERNAL, "jobs", "jobs[%zu] was not inserted", i);
         char field[48];
         snprintf(field, sizeof field, "jobs[%zu].idempotency_key", i);
-        rc = enqueue_one(s, &specs[i], field, out ? &out[i] : NULL,
-                         replayed ? &replayed[i] : NULL, err);
+        rc = enqueue_one(s, &specs[i], field, out ? &out[i] : NULL, replayed ? &replayed[i] : NULL,
+                         err);
     }
     return rc;
 }
@@ -288,8 +295,8 @@ resolve_taken(struct store_pg *s, const struct job_spec *specs, size_t n, const 
  * fresh insert if the holder was pruned meanwhile) share one transaction.
  */
 static int
-enqueue_batch_keyed(struct store_pg *s, const struct job_spec *specs, size_t n,
-                    struct job *out, bool *replayed, struct jobd_error *err)
+enqueue_batch_keyed(struct store_pg *s, const struct job_spec *specs, size_t n, struct job *out,
+                    bool *replayed, struct jobd_error *err)
 {
     if (n > PG_BATCH_MAX)
         return jobd_error_set(err, JOBD_E_TOOBIG, "jobs", "a batch holds at most %d jobs",
@@ -487,4 +494,3 @@ pg_op_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n, st
         return enqueue_batch_nokey(pg_of(st), specs, n, out, replayed, err);
     return enqueue_batch_keyed(pg_of(st), specs, n, out, replayed, err);
 }
-

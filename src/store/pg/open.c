@@ -66,8 +66,8 @@ pg_migrate(struct store *st, struct jobd_error *err)
         if (rc != JOBD_OK) {
             char msg[sizeof err->msg];
             snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
-            rc = jobd_error_set(err, rc, "db", "migration %d (%s) failed: %s", m->version,
-                                m->name, msg);
+            rc = jobd_error_set(err, rc, "db", "migration %d (%s) failed: %s", m->version, m->name,
+                                msg);
             break;
         }
         char v[24];
@@ -130,8 +130,8 @@ pg_wait(struct store *st, int timeout_ms, struct jobd_error *err)
     for (;;) {
         if (PQconsumeInput(s->conn) == 0) {
             s->listening = false;
-            return jobd_error_set(err, JOBD_E_UNAVAILABLE, "db",
-                                  "PostgreSQL is unavailable: %s", PQerrorMessage(s->conn));
+            return jobd_error_set(err, JOBD_E_UNAVAILABLE, "db", "PostgreSQL is unavailable: %s",
+                                  PQerrorMessage(s->conn));
         }
         if (drain_notifies(s->conn) > 0)
             return 1;

@@ -94,8 +94,8 @@ pg_op_prune(struct store *st, int64_t finished_before_us, int limit, int *delete
 }
 
 int
-pg_op_prune_status(struct store *st, bool succeeded, int64_t cutoff_us, int limit,
-                   int *deleted, struct jobd_error *err)
+pg_op_prune_status(struct store *st, bool succeeded, int64_t cutoff_us, int limit, int *deleted,
+                   struct jobd_error *err)
 {
     char cb[24], lb[24];
     const char *vals[3] = {pg_i64(cb, cutoff_us), pg_i64(lb, limit),

@@ -326,8 +326,8 @@ pg_op_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at
     if (rc != JOBD_OK)
         rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     else
-        rc = pg_exec(pg_of(st), vals[0] != NULL ? &st_next_run_at_types : &st_next_run_at, 2,
-                     vals, &r, err);
+        rc = pg_exec(pg_of(st), vals[0] != NULL ? &st_next_run_at_types : &st_next_run_at, 2, vals,
+                     &r, err);
     if (rc == JOBD_OK)
         *run_at_us = pg_get_i64(r, 0, 0);
     PQclear(r);
@@ -335,4 +335,3 @@ pg_op_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at
     pg_array_fini(&qa);
     return rc;
 }
-

@@ -61,8 +61,9 @@ STMT(st_sched_get, "SELECT " PG_SCHED_COLS " FROM jobd.schedules WHERE name = $1
 
 /* $1 name, $2 now: the row locked for this transaction, and now. */
 STMT(st_sched_lock,
-     "SELECT " PG_SCHED_COLS ", " PG_TS_US(PG_NOW("$2")) " AS now_us "
-     "FROM jobd.schedules WHERE name = $1::text FOR UPDATE");
+     "SELECT " PG_SCHED_COLS
+     ", " PG_TS_US(PG_NOW("$2")) " AS now_us "
+                                 "FROM jobd.schedules WHERE name = $1::text FOR UPDATE");
 
 /* $1 after (NULL = from the first), $2 limit (NULL = all), $3 with payloads. Bytewise
  * ("C") order, as the cursor compares. */
@@ -86,9 +87,9 @@ STMT(st_sched_cap_count,
 STMT(st_sched_delete, "DELETE FROM jobd.schedules WHERE name = $1::text RETURNING name");
 
 /* $1 name, $2 paused, $3 next_run_at. */
-STMT(st_sched_pause,
-     "UPDATE jobd.schedules SET paused = $2::boolean, next_run_at = " PG_US_TS("$3") " "
-     "WHERE name = $1::text RETURNING " PG_SCHED_COLS);
+STMT(st_sched_pause, "UPDATE jobd.schedules SET paused = $2::boolean, next_run_at = " PG_US_TS(
+                         "$3") " "
+                               "WHERE name = $1::text RETURNING " PG_SCHED_COLS);
 
 /*
  * The jobs of firings $7 (bigint[] of microseconds) of schedule $6, due at
@@ -110,19 +111,23 @@ STMT(st_sched_insert_jobs,
 
 /* $1 name, $2 fired at (NULL = unchanged): a manual trigger's mark. */
 STMT(st_sched_mark_fired,
-     "UPDATE jobd.schedules SET last_fired_at = GREATEST(last_fired_at, " PG_US_TS("$2") ") "
-     "WHERE name = $1::text");
+     "UPDATE jobd.schedules SET last_fired_at = GREATEST(last_fired_at, " PG_US_TS(
+         "$2") ") "
+               "WHERE name = $1::text");
 
 /* $1 now, $2 limit: due schedules no other materializer holds, and now. */
 STMT(st_sched_due,
-     "SELECT " PG_SCHED_COLS ", " PG_TS_US(PG_NOW("$1")) " AS now_us "
-     "FROM jobd.schedules WHERE NOT paused AND next_run_at <= " PG_NOW("$1") " "
-     "ORDER BY next_run_at LIMIT $2::int FOR UPDATE SKIP LOCKED");
+     "SELECT " PG_SCHED_COLS ", " PG_TS_US(
+         PG_NOW("$1")) " AS now_us "
+                       "FROM jobd.schedules WHERE NOT paused AND next_run_at <= " PG_NOW(
+                           "$1") " "
+                                 "ORDER BY next_run_at LIMIT $2::int FOR UPDATE SKIP LOCKED");
 
 /* $1 name, $2 new next_run_at, $3 last firing made (NULL = none). */
-STMT(st_sched_advance,
-     "UPDATE jobd.schedules SET next_run_at = " PG_US_TS("$2") ","
-     "  last_fired_at = COALESCE(" PG_US_TS("$3") ", last_fired_at) WHERE name = $1::text");
+STMT(st_sched_advance, "UPDATE jobd.schedules SET next_run_at = " PG_US_TS(
+                           "$2") ","
+                                 "  last_fired_at = COALESCE(" PG_US_TS(
+                                     "$3") ", last_fired_at) WHERE name = $1::text");
 
 STMT(st_sched_soonest,
      "SELECT " PG_TS_US("min(next_run_at)") " FROM jobd.schedules WHERE NOT paused");
@@ -264,8 +269,7 @@ pg_op_schedule_put(struct store *st, const struct schedule_spec *spec, bool repl
 }
 
 int
-pg_op_schedule_get(struct store *st, const char *name, struct schedule *out,
-                   struct jobd_error *err)
+pg_op_schedule_get(struct store *st, const char *name, struct schedule *out, struct jobd_error *err)
 {
     const char *v[1] = {name};
     PGresult *r = NULL;
@@ -441,8 +445,7 @@ trigger_in_txn(struct store_pg *s, const char *name, struct job *out, struct job
 }
 
 int
-pg_op_schedule_trigger(struct store *st, const char *name, struct job *out,
-                       struct jobd_error *err)
+pg_op_schedule_trigger(struct store *st, const char *name, struct job *out, struct jobd_error *err)
 {
     struct store_pg *s = pgs(st);
     int rc = pg_tx_begin(s, err);

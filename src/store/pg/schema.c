@@ -261,20 +261,19 @@ static const char step4_backlog[] =
  * Version 5: worker presence (store/operator.h). One row per live worker,
  * refreshed at its heartbeat interval; queues and types are JSON arrays.
  */
-static const char step5_workers[] =
-    "CREATE TABLE jobd.workers (\n"
-    "    id           text PRIMARY KEY,\n"
-    "    hostname     text NOT NULL,\n"
-    "    pid          bigint NOT NULL,\n"
-    "    version      text NOT NULL,\n"
-    "    queues       text NOT NULL,\n"
-    "    types        text NOT NULL,\n"
-    "    concurrency  int NOT NULL,\n"
-    "    heartbeat_ms bigint NOT NULL,\n"
-    "    started_at   timestamptz NOT NULL,\n"
-    "    last_seen_at timestamptz NOT NULL,\n"
-    "    draining     boolean NOT NULL DEFAULT false\n"
-    ");\n";
+static const char step5_workers[] = "CREATE TABLE jobd.workers (\n"
+                                    "    id           text PRIMARY KEY,\n"
+                                    "    hostname     text NOT NULL,\n"
+                                    "    pid          bigint NOT NULL,\n"
+                                    "    version      text NOT NULL,\n"
+                                    "    queues       text NOT NULL,\n"
+                                    "    types        text NOT NULL,\n"
+                                    "    concurrency  int NOT NULL,\n"
+                                    "    heartbeat_ms bigint NOT NULL,\n"
+                                    "    started_at   timestamptz NOT NULL,\n"
+                                    "    last_seen_at timestamptz NOT NULL,\n"
+                                    "    draining     boolean NOT NULL DEFAULT false\n"
+                                    ");\n";
 
 /*
  * Version 6: jobd.enqueue refuses idempotency keys with leading or trailing

@@ -63,9 +63,9 @@ pg_txn_enqueue(struct pg_conn *conn, const struct job_spec *spec, int64_t *id_ou
     char msg[200];
     if (res == NULL) {
         server_message(NULL, conn, msg, sizeof msg);
-        rc = jobd_error_set(err, PQstatus(conn) == CONNECTION_OK ? JOBD_E_NOMEM
-                                                                  : JOBD_E_UNAVAILABLE,
-                            NULL, "jobd.enqueue failed: %s", msg);
+        rc =
+            jobd_error_set(err, PQstatus(conn) == CONNECTION_OK ? JOBD_E_NOMEM : JOBD_E_UNAVAILABLE,
+                           NULL, "jobd.enqueue failed: %s", msg);
     } else if (PQresultStatus(res) != PGRES_TUPLES_OK) {
         const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
         server_message(res, conn, msg, sizeof msg);
@@ -88,8 +88,10 @@ pg_txn_enqueue(struct pg_conn *conn, const struct job_spec *spec, int64_t *id_ou
         errno = 0;
         long long id = strtoll(PQgetvalue(res, 0, 0), &end, 10);
         if (errno != 0 || end == NULL || *end != '\0' || id <= 0)
-            rc = jobd_error_set(err, JOBD_E_STORE, NULL, "jobd.enqueue returned '%s', not a "
-                                "job id", PQgetvalue(res, 0, 0));
+            rc = jobd_error_set(err, JOBD_E_STORE, NULL,
+                                "jobd.enqueue returned '%s', not a "
+                                "job id",
+                                PQgetvalue(res, 0, 0));
         else if (id_out != NULL)
             *id_out = (int64_t)id;
     }

@@ -13,24 +13,28 @@
 /* $1 id .. $8 heartbeat_ms, $9 now. */
 static const struct pg_stmt wk_announce = {
     "wk_announce",
-    "WITH old AS (DELETE FROM jobd.workers WHERE id <> $1::text AND last_seen_at < "
-    PG_NOW("$9") " - 3 * heartbeat_ms * interval '1 millisecond' - interval '1 hour') "
-    "INSERT INTO jobd.workers (id, hostname, pid, version, queues, types, concurrency,"
-    "                          heartbeat_ms, started_at, last_seen_at, draining) "
-    "VALUES ($1::text, $2::text, $3::bigint, $4::text, $5::text, $6::text, $7::int,"
-    "        $8::bigint, " PG_NOW("$9") ", " PG_NOW("$9") ", false) "
-    "ON CONFLICT (id) DO UPDATE SET hostname = EXCLUDED.hostname, pid = EXCLUDED.pid,"
-    "  version = EXCLUDED.version, queues = EXCLUDED.queues, types = EXCLUDED.types,"
-    "  concurrency = EXCLUDED.concurrency, heartbeat_ms = EXCLUDED.heartbeat_ms,"
-    "  started_at = EXCLUDED.started_at, last_seen_at = EXCLUDED.last_seen_at,"
-    "  draining = false"};
+    "WITH old AS (DELETE FROM jobd.workers WHERE id <> $1::text AND last_seen_at < " PG_NOW(
+        "$9") " - 3 * heartbeat_ms * interval '1 millisecond' - interval '1 hour') "
+              "INSERT INTO jobd.workers (id, hostname, pid, version, queues, types, concurrency,"
+              "                          heartbeat_ms, started_at, last_seen_at, draining) "
+              "VALUES ($1::text, $2::text, $3::bigint, $4::text, $5::text, $6::text, $7::int,"
+              "        $8::bigint, " PG_NOW("$9") ", " PG_NOW(
+                  "$9") ", false) "
+                        "ON CONFLICT (id) DO UPDATE SET hostname = EXCLUDED.hostname, pid = "
+                        "EXCLUDED.pid,"
+                        "  version = EXCLUDED.version, queues = EXCLUDED.queues, types = "
+                        "EXCLUDED.types,"
+                        "  concurrency = EXCLUDED.concurrency, heartbeat_ms = "
+                        "EXCLUDED.heartbeat_ms,"
+                        "  started_at = EXCLUDED.started_at, last_seen_at = EXCLUDED.last_seen_at,"
+                        "  draining = false"};
 
 static const struct pg_stmt wk_seen = {
     "wk_seen", "UPDATE jobd.workers SET last_seen_at = " PG_NOW("$3") ", draining = $2::boolean"
-               " WHERE id = $1::text"};
+                                                                      " WHERE id = $1::text"};
 
-static const struct pg_stmt wk_withdraw = {
-    "wk_withdraw", "DELETE FROM jobd.workers WHERE id = $1::text"};
+static const struct pg_stmt wk_withdraw = {"wk_withdraw",
+                                           "DELETE FROM jobd.workers WHERE id = $1::text"};
 
 /* clang-format off */
 static const struct pg_stmt wk_list = {
@@ -116,10 +120,15 @@ pg_op_worker_announce(struct store *st, const struct worker_info *w, int64_t max
 {
     struct store_pg *s = (struct store_pg *)st;
     char b[4][24], nowb[24];
-    const char *vals[9] = {w->id, w->hostname ? w->hostname : "", pg_i64(b[0], w->pid),
-                           w->version ? w->version : "", w->queues ? w->queues : "[]",
-                           w->types ? w->types : "[]", pg_i64(b[1], w->concurrency),
-                           pg_i64(b[2], w->heartbeat_ms), pg_now_param(s, nowb)};
+    const char *vals[9] = {w->id,
+                           w->hostname ? w->hostname : "",
+                           pg_i64(b[0], w->pid),
+                           w->version ? w->version : "",
+                           w->queues ? w->queues : "[]",
+                           w->types ? w->types : "[]",
+                           pg_i64(b[1], w->concurrency),
+                           pg_i64(b[2], w->heartbeat_ms),
+                           pg_now_param(s, nowb)};
     PGresult *r = NULL;
     if (max_workers == 0) {
         int rc = pg_exec(s, &wk_announce, 9, vals, &r, err);

@@ -100,12 +100,12 @@ remote_conn_call(struct remote_conn *r, const char *path, json_t *body, json_t *
     json_t *m = e != NULL ? json_object_get(json_object_get(e, "error"), "message") : NULL;
     if (json_is_string(m))
         msg = json_string_value(m);
-    int code = status == 409 ? JOBD_E_STALE
-             : status == 404 ? JOBD_E_NOTFOUND
-             : status == 400 || status == 413 ? JOBD_E_INVALID
-             : status == 401 ? JOBD_E_UNAUTHORIZED
-             : status == 503 ? JOBD_E_UNAVAILABLE
-                             : JOBD_E_STORE;
+    int code = status == 409                    ? JOBD_E_STALE
+               : status == 404                  ? JOBD_E_NOTFOUND
+               : status == 400 || status == 413 ? JOBD_E_INVALID
+               : status == 401                  ? JOBD_E_UNAUTHORIZED
+               : status == 503                  ? JOBD_E_UNAVAILABLE
+                                                : JOBD_E_STORE;
     rc = jobd_error_set(err, code, NULL, "%s: HTTP %ld %s", url, status, msg);
     json_decref(e);
 out:

@@ -35,7 +35,7 @@ struct curl_slist;
  * remote_conn_fini frees what init made (also after a failed init).
  */
 struct remote_conn {
-    char *url; /* base, without a trailing '/' */
+    char *url;  /* base, without a trailing '/' */
     void *curl; /* CURL * */
     struct curl_slist *headers;
 };

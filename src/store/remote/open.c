@@ -110,8 +110,8 @@ remote_claim(struct store *st, const struct claim_req *req, struct job_list *out
              struct jobd_error *err)
 {
     json_t *body = json_pack("{s:s, s:o, s:i, s:I}", "worker_id", req->worker_id, "types",
-                             str_array(req->types, req->n_types), "limit", req->limit,
-                             "lease_s", (json_int_t)((req->lease_ms + 999) / 1000));
+                             str_array(req->types, req->n_types), "limit", req->limit, "lease_s",
+                             (json_int_t)((req->lease_ms + 999) / 1000));
     if (body != NULL && req->queues != NULL)
         json_object_set_new(body, "queues", str_array(req->queues, req->n_queues));
     if (body == NULL)
@@ -171,8 +171,7 @@ remote_claim(struct store *st, const struct claim_req *req, struct job_list *out
     }
     json_decref(resp);
     /* Jobs we could not take in will come back through their leases. */
-    return oom ? jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory reading a claim")
-               : JOBD_OK;
+    return oom ? jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory reading a claim") : JOBD_OK;
 }
 
 /*
@@ -215,8 +214,8 @@ remote_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms
 }
 
 static int
-remote_complete(struct store *st, int64_t id, int32_t attempt, const char *result,
-                struct job *out, struct jobd_error *err)
+remote_complete(struct store *st, int64_t id, int32_t attempt, const char *result, struct job *out,
+                struct jobd_error *err)
 {
     (void)out;
     char path[96];
@@ -254,8 +253,8 @@ remote_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bo
     char path[96];
     snprintf(path, sizeof path, "/v1/jobs/%" PRId64 "/fail", id);
     json_t *body = json_pack("{s:i, s:s, s:b, s:f}", "attempt", attempt, "error",
-                             error != NULL ? error : "failed", "retryable", retryable,
-                             "retry_in_s", (double)retry_delay_ms / 1000.0);
+                             error != NULL ? error : "failed", "retryable", retryable, "retry_in_s",
+                             (double)retry_delay_ms / 1000.0);
     if (body == NULL) /* error text that is not UTF-8 */
         body = json_pack("{s:i, s:s, s:b, s:f}", "attempt", attempt, "error",
                          "the handler's error text is not UTF-8", "retryable", retryable,

@@ -36,8 +36,8 @@ sq_op_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *e
     int rc = sq_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
-    struct sq_finish f = {.from = JOB_PENDING, .attempt = SQ_ANY_ATTEMPT, .to = JOB_CANCELLED,
-                          .now_us = sq_now(s)};
+    struct sq_finish f = {
+        .from = JOB_PENDING, .attempt = SQ_ANY_ATTEMPT, .to = JOB_CANCELLED, .now_us = sq_now(s)};
     rc = sq_finish_job(s, id, &f, err);
     if (rc < 0)
         goto done;
@@ -216,12 +216,12 @@ sq_op_prune(struct store *st, int64_t finished_before_us, int limit, int *delete
     int rc = sq_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
-    /*
+        /*
      * The same ordered selection thrice in one write transaction picks the
      * same rows: first their idempotency keys and attempt history go, then
      * the jobs.
      */
-#define PRUNE_PICK                                                                     \
+#define PRUNE_PICK                                                                                 \
     "(SELECT id FROM jobs_done WHERE finished_at < ?1 ORDER BY finished_at, id LIMIT ?2)"
     static const char *const first[] = {
         "DELETE FROM job_keys WHERE job_id IN " PRUNE_PICK,

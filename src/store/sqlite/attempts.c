@@ -16,17 +16,16 @@
 int
 sq_op_attempts(struct store *st, int64_t id, struct attempt_list *out, struct jobd_error *err)
 {
-#define CURRENT(table)                                                                 \
-    " SELECT attempt, worker_id, started_at, finished_at,"                             \
-    "   CASE WHEN status = 'running' THEN 'running' ELSE 'succeeded' END, NULL"        \
-    " FROM " table " j WHERE id = ?1 AND attempt > 0"                                  \
-    "   AND status IN ('running', 'succeeded') AND NOT EXISTS ("                       \
+#define CURRENT(table)                                                                             \
+    " SELECT attempt, worker_id, started_at, finished_at,"                                         \
+    "   CASE WHEN status = 'running' THEN 'running' ELSE 'succeeded' END, NULL"                    \
+    " FROM " table " j WHERE id = ?1 AND attempt > 0"                                              \
+    "   AND status IN ('running', 'succeeded') AND NOT EXISTS ("                                   \
     "     SELECT 1 FROM job_attempts a WHERE a.job_id = ?1 AND a.attempt = j.attempt)"
     static const char sql[] =
         "SELECT attempt, worker_id, started_at, finished_at, outcome, error"
         " FROM job_attempts WHERE job_id = ?1"
-        " UNION ALL" CURRENT("jobs") " UNION ALL" CURRENT("jobs_done")
-        " ORDER BY 1";
+        " UNION ALL" CURRENT("jobs") " UNION ALL" CURRENT("jobs_done") " ORDER BY 1";
 #undef CURRENT
     struct sqlite_store *s = sq_of(st);
     sqlite3_stmt *stmt;

@@ -30,7 +30,8 @@ static const struct bulk_step retry_steps[] = {
      "SELECT id, queue, type, payload, 'pending', priority, ?2, attempt, max_attempts, "
      "  idempotency_key, schedule, scheduled_for, worker_id, NULL, timeout_ms, 0, "
      "  last_error, NULL, created_at, started_at, NULL, attempt "
-     "FROM jobs_done WHERE" IN_IDS " AND status IN ('dead', 'cancelled')", 1},
+     "FROM jobs_done WHERE" IN_IDS " AND status IN ('dead', 'cancelled')",
+     1},
     {"DELETE FROM jobs_done WHERE" IN_IDS " AND status IN ('dead', 'cancelled')", 0},
     {NULL, 0},
 };
@@ -40,14 +41,15 @@ static const struct bulk_step cancel_steps[] = {
      "SELECT id, queue, type, payload, 'cancelled', priority, run_at, attempt, max_attempts, "
      "  idempotency_key, schedule, scheduled_for, worker_id, NULL, timeout_ms, "
      "  cancel_requested, last_error, result, created_at, started_at, ?2, attempt_floor "
-     "FROM jobs WHERE" IN_IDS " AND status = 'pending'", 2},
+     "FROM jobs WHERE" IN_IDS " AND status = 'pending'",
+     2},
     {"DELETE FROM jobs WHERE" IN_IDS " AND status = 'pending'", 0},
     {"UPDATE jobs SET cancel_requested = 1 WHERE" IN_IDS " AND status = 'running'", 1},
     {NULL, 0},
 };
 
-#define DELETABLE                                                                      \
-    "(SELECT id FROM jobs WHERE" IN_IDS " AND status = 'pending'"                      \
+#define DELETABLE                                                                                  \
+    "(SELECT id FROM jobs WHERE" IN_IDS " AND status = 'pending'"                                  \
     " UNION ALL SELECT id FROM jobs_done WHERE" IN_IDS ")"
 static const struct bulk_step delete_steps[] = {
     {"DELETE FROM job_keys WHERE job_id IN " DELETABLE, 0},
@@ -92,12 +94,12 @@ static int
 pick(struct sqlite_store *s, const struct bulk_req *r, int n, int64_t cursor,
      const char *filter_ids, int64_t *ids, struct jobd_error *err)
 {
-#define PICK_WHERE                                                                     \
-    " WHERE" SQ_FILTER_WHERE                                                           \
+#define PICK_WHERE                                                                                 \
+    " WHERE" SQ_FILTER_WHERE                                                                       \
     " AND (?8 IS NULL OR id IN (SELECT value FROM json_each(?8))) AND id < ?9"
-    static const char sql[] = "SELECT id FROM jobs" PICK_WHERE
-                              " UNION ALL SELECT id FROM jobs_done" PICK_WHERE
-                              " ORDER BY id DESC LIMIT ?10";
+    static const char sql[] =
+        "SELECT id FROM jobs" PICK_WHERE " UNION ALL SELECT id FROM jobs_done" PICK_WHERE
+        " ORDER BY id DESC LIMIT ?10";
 #undef PICK_WHERE
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s, sql, &stmt, err);

@@ -18,8 +18,7 @@
 
 /* Pending jobs due by the old clock become due now; running leases shrink by back. */
 static int
-jobs_went_back(struct sqlite_store *s, int64_t now, int64_t back, int *jobs,
-               struct jobd_error *err)
+jobs_went_back(struct sqlite_store *s, int64_t now, int64_t back, int *jobs, struct jobd_error *err)
 {
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s,

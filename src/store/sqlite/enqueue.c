@@ -26,8 +26,7 @@ lookup_key(struct sqlite_store *s, const struct job_spec *spec, const char *queu
            const char *payload, const char *field, struct job *out, struct jobd_error *err)
 {
     sqlite3_stmt *stmt;
-    int rc = sq_prepare(s, "SELECT job_id FROM job_keys WHERE idempotency_key = ?1", &stmt,
-                        err);
+    int rc = sq_prepare(s, "SELECT job_id FROM job_keys WHERE idempotency_key = ?1", &stmt, err);
     if (rc != JOBD_OK)
         return rc;
     sq_bind_text(stmt, 1, spec->idempotency_key);
@@ -114,8 +113,8 @@ enqueue_one(struct sqlite_store *s, const struct job_spec *given, int64_t now,
         return rc;
 
     if (spec->idempotency_key != NULL) {
-        rc = sq_prepare(s, "INSERT INTO job_keys (idempotency_key, job_id) VALUES (?1, ?2)",
-                        &stmt, err);
+        rc = sq_prepare(s, "INSERT INTO job_keys (idempotency_key, job_id) VALUES (?1, ?2)", &stmt,
+                        err);
         if (rc != JOBD_OK)
             return rc;
         sq_bind_text(stmt, 1, spec->idempotency_key);

@@ -24,8 +24,7 @@
 #include "store/sqlite/internal.h"
 
 int
-sq_finish_job(struct sqlite_store *s, int64_t id, const struct sq_finish *f,
-              struct jobd_error *err)
+sq_finish_job(struct sqlite_store *s, int64_t id, const struct sq_finish *f, struct jobd_error *err)
 {
     static const char ins[] =
         "INSERT INTO jobs_done (" SQ_JOB_COLS ") "
@@ -78,8 +77,7 @@ load_out(struct sqlite_store *s, int64_t id, struct job *out, struct jobd_error 
  * the caller's to job_fini on JOBD_OK) and the transaction committed.
  */
 int
-sq_end_with_job(struct sqlite_store *s, int rc, int64_t id, struct job *out,
-                struct jobd_error *err)
+sq_end_with_job(struct sqlite_store *s, int rc, int64_t id, struct job *out, struct jobd_error *err)
 {
     if (rc >= 0 && (rc = load_out(s, id, out, err)) == JOBD_OK) {
         rc = sq_commit(s, err);

@@ -334,8 +334,7 @@ static const struct store_ops sqlite_ops = {
 
 /* Runs a PRAGMA that returns at most one row; *value gets its text if asked. */
 static int
-sq_pragma(struct sqlite_store *s, const char *sql, char *value, size_t len,
-          struct jobd_error *err)
+sq_pragma(struct sqlite_store *s, const char *sql, char *value, size_t len, struct jobd_error *err)
 {
     sqlite3_stmt *stmt = NULL;
     int rc = sqlite3_prepare_v2(s->db, sql, -1, &stmt, NULL);
@@ -415,10 +414,9 @@ store_sqlite_open(const char *path, struct store **out, struct jobd_error *err)
         if (s->db == NULL) {
             rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory opening SQLite");
         } else {
-            rc = jobd_error_set(err, (rc & 0xff) == SQLITE_CANTOPEN ? JOBD_E_UNAVAILABLE
-                                                                   : JOBD_E_STORE,
-                                "db", "cannot open SQLite database '%s': %s", path,
-                                sqlite3_errmsg(s->db));
+            rc = jobd_error_set(
+                err, (rc & 0xff) == SQLITE_CANTOPEN ? JOBD_E_UNAVAILABLE : JOBD_E_STORE, "db",
+                "cannot open SQLite database '%s': %s", path, sqlite3_errmsg(s->db));
         }
         sq_close(&s->base);
         return rc;

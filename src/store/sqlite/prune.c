@@ -8,13 +8,13 @@
 #include "store/operator_int.h"
 #include "store/sqlite/internal.h"
 
-#define PICK                                                                           \
-    "(SELECT id FROM jobs_done WHERE finished_at < ?1 AND (status = ?3 OR status = ?4)"  \
+#define PICK                                                                                       \
+    "(SELECT id FROM jobs_done WHERE finished_at < ?1 AND (status = ?3 OR status = ?4)"            \
     " ORDER BY finished_at, id LIMIT ?2)"
 
 int
-sq_op_prune_status(struct store *st, bool succeeded, int64_t cutoff_us, int limit,
-                   int *deleted, struct jobd_error *err)
+sq_op_prune_status(struct store *st, bool succeeded, int64_t cutoff_us, int limit, int *deleted,
+                   struct jobd_error *err)
 {
     static const char *const steps[] = {
         "DELETE FROM job_keys WHERE job_id IN " PICK,

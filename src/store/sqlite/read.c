@@ -250,8 +250,8 @@ sq_list_sql(const struct job_filter *f)
 }
 
 int
-sq_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
-           int64_t *next_cursor, struct jobd_error *err)
+sq_op_list(struct store *st, const struct job_filter *f, struct job_list *out, int64_t *next_cursor,
+           struct jobd_error *err)
 {
     struct sqlite_store *s = sq_of(st);
     int limit = f->limit > 0 ? f->limit : JOB_PAGE_DEFAULT;
@@ -343,8 +343,7 @@ sq_claim_due(struct sqlite_store *s, const struct claim_req *req, int limit, int
     char *sql = wrap("UPDATE jobs SET status = 'running', attempt = attempt + 1, "
                      "  worker_id = ?2, lease_expires_at = ?3, started_at = ?1 "
                      "WHERE id IN (SELECT id FROM (",
-                     pick,
-                     ") ORDER BY priority DESC, run_at, id LIMIT ?4) RETURNING " SQ_JOB_COLS);
+                     pick, ") ORDER BY priority DESC, run_at, id LIMIT ?4) RETURNING " SQ_JOB_COLS);
     sqlite3_stmt *stmt;
     int rc = sql == NULL ? jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory")
                          : sq_prepare(s, sql, &stmt, err);

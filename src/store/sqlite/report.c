@@ -67,15 +67,19 @@ fail:
 }
 
 int
-sq_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result,
-               struct job *out, struct jobd_error *err)
+sq_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result, struct job *out,
+               struct jobd_error *err)
 {
     struct sqlite_store *s = sq_of(st);
     int rc = sq_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
-    struct sq_finish f = {.from = JOB_RUNNING, .attempt = attempt, .to = JOB_SUCCEEDED,
-                          .now_us = sq_now(s), .result = SQ_SET, .result_text = result};
+    struct sq_finish f = {.from = JOB_RUNNING,
+                          .attempt = attempt,
+                          .to = JOB_SUCCEEDED,
+                          .now_us = sq_now(s),
+                          .result = SQ_SET,
+                          .result_text = result};
     rc = sq_finish_job(s, id, &f, err);
     if (rc == 0)
         rc = job_error_stale(err, id, attempt);
@@ -92,8 +96,11 @@ sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int
         return rc;
     int64_t now = sq_now(s);
     for (size_t i = 0; i < n; i++) {
-        struct sq_finish f = {.from = JOB_RUNNING, .attempt = c[i].attempt,
-                              .to = JOB_SUCCEEDED, .now_us = now, .result = SQ_SET,
+        struct sq_finish f = {.from = JOB_RUNNING,
+                              .attempt = c[i].attempt,
+                              .to = JOB_SUCCEEDED,
+                              .now_us = now,
+                              .result = SQ_SET,
                               .result_text = c[i].result};
         rc = sq_finish_job(s, c[i].id, &f, err);
         if (rc < 0) {
@@ -150,9 +157,12 @@ fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *er
     if (fate != NULL)
         *fate = cancel ? JOB_CANCELLED : dead ? JOB_DEAD : JOB_PENDING;
     if (cancel || dead) {
-        struct sq_finish f = {.from = JOB_RUNNING, .attempt = attempt,
-                              .to = cancel ? JOB_CANCELLED : JOB_DEAD, .now_us = now,
-                              .error = SQ_SET, .error_text = error};
+        struct sq_finish f = {.from = JOB_RUNNING,
+                              .attempt = attempt,
+                              .to = cancel ? JOB_CANCELLED : JOB_DEAD,
+                              .now_us = now,
+                              .error = SQ_SET,
+                              .error_text = error};
         return sq_finish_job(s, id, &f, err);
     }
     if ((rc = sq_prepare(s,
@@ -308,8 +318,8 @@ release_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, int64_t now
     if (rc != JOBD_OK)
         return rc;
     if (cancel) {
-        struct sq_finish f = {.from = JOB_RUNNING, .attempt = attempt, .to = JOB_CANCELLED,
-                              .now_us = now};
+        struct sq_finish f = {
+            .from = JOB_RUNNING, .attempt = attempt, .to = JOB_CANCELLED, .now_us = now};
         return sq_finish_job(s, id, &f, err);
     }
     if ((rc = sq_prepare(s,

@@ -17,8 +17,8 @@
 #include "store/sqlite/internal.h"
 #include "util/clock.h"
 
-#define SQ_SCHED_COLS                                                                  \
-    "name, cron, timezone, type, payload, queue, priority, max_attempts, catchup, "    \
+#define SQ_SCHED_COLS                                                                              \
+    "name, cron, timezone, type, payload, queue, priority, max_attempts, catchup, "                \
     "paused, next_run_at, last_fired_at, created_at"
 
 /* Reads SQ_SCHED_COLS (from column 0) into out (zeroed). JOBD_E_NOMEM. */
@@ -138,8 +138,8 @@ put_in_txn(struct sqlite_store *s, const struct schedule_spec *spec, bool replac
     sq_bind_text(stmt, 5, spec->payload ? spec->payload : "{}");
     sq_bind_text(stmt, 6, spec->queue ? spec->queue : JOB_DEFAULT_QUEUE);
     sqlite3_bind_int(stmt, 7, spec->priority);
-    sqlite3_bind_int(stmt, 8, spec->max_attempts > 0 ? spec->max_attempts
-                                                    : JOB_DEFAULT_MAX_ATTEMPTS);
+    sqlite3_bind_int(stmt, 8,
+                     spec->max_attempts > 0 ? spec->max_attempts : JOB_DEFAULT_MAX_ATTEMPTS);
     sq_bind_text(stmt, 9, schedule_catchup_name(spec->catchup));
     sqlite3_bind_int64(stmt, 10, next);
     sqlite3_bind_int64(stmt, 11, now);
@@ -171,8 +171,7 @@ sq_op_schedule_put(struct store *st, const struct schedule_spec *spec, bool repl
 }
 
 int
-sq_op_schedule_get(struct store *st, const char *name, struct schedule *out,
-                struct jobd_error *err)
+sq_op_schedule_get(struct store *st, const char *name, struct schedule *out, struct jobd_error *err)
 {
     struct sqlite_store *s = sq_of(st);
     return load(s, name, out, err);
@@ -260,7 +259,7 @@ pause_in_txn(struct sqlite_store *s, const char *name, bool paused, struct sched
 
 int
 sq_op_schedule_pause(struct store *st, const char *name, bool paused, struct schedule *out,
-                  struct jobd_error *err)
+                     struct jobd_error *err)
 {
     struct sqlite_store *s = sq_of(st);
     int rc = sq_begin(s, err);
@@ -278,8 +277,8 @@ sq_op_schedule_pause(struct store *st, const char *name, bool paused, struct sch
  * already had it. out (may be NULL) receives the job.
  */
 static int
-insert_firing(struct sqlite_store *s, const struct schedule *sc, int64_t scheduled_for,
-              int64_t now, struct job *out, bool *inserted, struct jobd_error *err)
+insert_firing(struct sqlite_store *s, const struct schedule *sc, int64_t scheduled_for, int64_t now,
+              struct job *out, bool *inserted, struct jobd_error *err)
 {
     static const char ins[] =
         "INSERT INTO jobs (queue, type, payload, status, priority, run_at, max_attempts, "
@@ -313,8 +312,7 @@ insert_firing(struct sqlite_store *s, const struct schedule *sc, int64_t schedul
 }
 
 static int
-trigger_in_txn(struct sqlite_store *s, const char *name, struct job *out,
-               struct jobd_error *err)
+trigger_in_txn(struct sqlite_store *s, const char *name, struct job *out, struct jobd_error *err)
 {
     struct schedule sc = {0};
     int rc = load(s, name, &sc, err);
@@ -342,8 +340,7 @@ trigger_in_txn(struct sqlite_store *s, const char *name, struct job *out,
 }
 
 int
-sq_op_schedule_trigger(struct store *st, const char *name, struct job *out,
-                    struct jobd_error *err)
+sq_op_schedule_trigger(struct store *st, const char *name, struct job *out, struct jobd_error *err)
 {
     struct sqlite_store *s = sq_of(st);
     int rc = sq_begin(s, err);

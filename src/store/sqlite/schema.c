@@ -23,19 +23,19 @@ struct sq_migration {
 };
 
 /* The triggers that keep job_counts exact for table t (migration 5). */
-#define SQ_COUNT_TRIGGERS(t)                                                           \
-    "CREATE TRIGGER " t "_count_ins AFTER INSERT ON " t " BEGIN"                         \
-    "  INSERT INTO job_counts VALUES (new.queue, new.status, 1)"                        \
-    "    ON CONFLICT (queue, status) DO UPDATE SET n = n + 1;"                          \
-    "END;"                                                                              \
-    "CREATE TRIGGER " t "_count_del AFTER DELETE ON " t " BEGIN"                         \
-    "  UPDATE job_counts SET n = n - 1 WHERE queue = old.queue AND status = old.status;" \
-    "END;"                                                                              \
-    "CREATE TRIGGER " t "_count_upd AFTER UPDATE OF queue, status ON " t                \
-    "  WHEN old.queue IS NOT new.queue OR old.status IS NOT new.status BEGIN"           \
-    "  UPDATE job_counts SET n = n - 1 WHERE queue = old.queue AND status = old.status;" \
-    "  INSERT INTO job_counts VALUES (new.queue, new.status, 1)"                        \
-    "    ON CONFLICT (queue, status) DO UPDATE SET n = n + 1;"                          \
+#define SQ_COUNT_TRIGGERS(t)                                                                       \
+    "CREATE TRIGGER " t "_count_ins AFTER INSERT ON " t " BEGIN"                                   \
+    "  INSERT INTO job_counts VALUES (new.queue, new.status, 1)"                                   \
+    "    ON CONFLICT (queue, status) DO UPDATE SET n = n + 1;"                                     \
+    "END;"                                                                                         \
+    "CREATE TRIGGER " t "_count_del AFTER DELETE ON " t " BEGIN"                                   \
+    "  UPDATE job_counts SET n = n - 1 WHERE queue = old.queue AND status = old.status;"           \
+    "END;"                                                                                         \
+    "CREATE TRIGGER " t "_count_upd AFTER UPDATE OF queue, status ON " t                           \
+    "  WHEN old.queue IS NOT new.queue OR old.status IS NOT new.status BEGIN"                      \
+    "  UPDATE job_counts SET n = n - 1 WHERE queue = old.queue AND status = old.status;"           \
+    "  INSERT INTO job_counts VALUES (new.queue, new.status, 1)"                                   \
+    "    ON CONFLICT (queue, status) DO UPDATE SET n = n + 1;"                                     \
     "END;"
 
 /* clang-format off */
@@ -272,8 +272,10 @@ sq_migrate(struct store *st, struct jobd_error *err)
             sqlite3_free(msg);
             goto fail;
         }
-        if ((rc = sq_prepare(s, "INSERT INTO schema_migrations (version, applied_at) "
-                                "VALUES (?1, ?2)", &stmt, err)) != JOBD_OK)
+        if ((rc = sq_prepare(s,
+                             "INSERT INTO schema_migrations (version, applied_at) "
+                             "VALUES (?1, ?2)",
+                             &stmt, err)) != JOBD_OK)
             goto fail;
         sqlite3_bind_int(stmt, 1, sq_migrations[i].version);
         sqlite3_bind_int64(stmt, 2, clock_real_now_us());
@@ -294,8 +296,10 @@ sq_schema_status(struct store *st, int *current, int *newest, struct jobd_error 
     *current = 0;
     *newest = sq_migrations[SQ_N_MIGRATIONS - 1].version;
     sqlite3_stmt *stmt;
-    int rc = sq_prepare(s, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
-                           "AND name = 'schema_migrations'", &stmt, err);
+    int rc = sq_prepare(s,
+                        "SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
+                        "AND name = 'schema_migrations'",
+                        &stmt, err);
     if (rc != JOBD_OK || (rc = sq_step_row(s, stmt, "look for schema_migrations", err)) < 0)
         return rc;
     bool exists = rc == 1 && sqlite3_column_int(stmt, 0) == 1;

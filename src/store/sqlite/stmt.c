@@ -29,15 +29,9 @@ sq_error(struct sqlite_store *s, int rc, const char *what, struct jobd_error *er
     int code;
     switch (rc & 0xff) {
     case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-        code = JOBD_E_UNAVAILABLE;
-        break;
-    case SQLITE_NOMEM:
-        code = JOBD_E_NOMEM;
-        break;
-    case SQLITE_CANTOPEN:
-        code = JOBD_E_UNAVAILABLE;
-        break;
+    case SQLITE_LOCKED: code = JOBD_E_UNAVAILABLE; break;
+    case SQLITE_NOMEM: code = JOBD_E_NOMEM; break;
+    case SQLITE_CANTOPEN: code = JOBD_E_UNAVAILABLE; break;
     case SQLITE_FULL:
     case SQLITE_IOERR:
     case SQLITE_READONLY:
@@ -46,9 +40,7 @@ sq_error(struct sqlite_store *s, int rc, const char *what, struct jobd_error *er
         if (s != NULL && s->db != NULL)
             sq_file_write_failed(s);
         break;
-    default:
-        code = JOBD_E_STORE;
-        break;
+    default: code = JOBD_E_STORE; break;
     }
     return jobd_error_set(err, code, "db", "sqlite: %s: %s", what, msg);
 }
@@ -113,8 +105,7 @@ sq_bind_opt(sqlite3_stmt *stmt, int i, int64_t v)
 }
 
 int
-sq_step_done(struct sqlite_store *s, sqlite3_stmt *stmt, const char *what,
-             struct jobd_error *err)
+sq_step_done(struct sqlite_store *s, sqlite3_stmt *stmt, const char *what, struct jobd_error *err)
 {
     int rc;
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
@@ -126,8 +117,7 @@ sq_step_done(struct sqlite_store *s, sqlite3_stmt *stmt, const char *what,
 }
 
 int
-sq_step_row(struct sqlite_store *s, sqlite3_stmt *stmt, const char *what,
-            struct jobd_error *err)
+sq_step_row(struct sqlite_store *s, sqlite3_stmt *stmt, const char *what, struct jobd_error *err)
 {
     int rc = sqlite3_step(stmt);
     if (rc == SQLITE_ROW)
@@ -214,9 +204,8 @@ sq_row_job(sqlite3_stmt *stmt, int c, struct job *out)
 int
 sq_load_job(struct sqlite_store *s, int64_t id, struct job *out, struct jobd_error *err)
 {
-    static const char sql[] =
-        "SELECT " SQ_JOB_COLS " FROM jobs WHERE id = ?1 "
-        "UNION ALL SELECT " SQ_JOB_COLS " FROM jobs_done WHERE id = ?1";
+    static const char sql[] = "SELECT " SQ_JOB_COLS " FROM jobs WHERE id = ?1 "
+                              "UNION ALL SELECT " SQ_JOB_COLS " FROM jobs_done WHERE id = ?1";
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s, sql, &stmt, err);
     if (rc != JOBD_OK)
@@ -226,8 +215,7 @@ sq_load_job(struct sqlite_store *s, int64_t id, struct job *out, struct jobd_err
     if (rc < 0)
         return rc;
     if (rc == 0)
-        return jobd_error_set(err, JOBD_E_NOTFOUND, "id", "no job with id %lld",
-                              (long long)id);
+        return jobd_error_set(err, JOBD_E_NOTFOUND, "id", "no job with id %lld", (long long)id);
     job_fini(out);
     rc = sq_row_job(stmt, 0, out);
     sq_reset(stmt);
@@ -235,4 +223,3 @@ sq_load_job(struct sqlite_store *s, int64_t id, struct job *out, struct jobd_err
         return jobd_error_set(err, rc, NULL, "out of memory reading job %lld", (long long)id);
     return JOBD_OK;
 }
-

@@ -56,10 +56,10 @@
 #define SQ_WAKE_GAP_MS 2
 
 struct sq_wake {
-    int fd;              /* inotify instance, non-blocking */
-    int dir_wd;          /* the database's directory: IN_CREATE, IN_MOVED_TO */
-    int wal_wd;          /* the -wal file: IN_MODIFY; -1 while it does not exist */
-    char *wal_path;      /* owned: "<db>-wal" */
+    int fd;               /* inotify instance, non-blocking */
+    int dir_wd;           /* the database's directory: IN_CREATE, IN_MOVED_TO */
+    int wal_wd;           /* the -wal file: IN_MODIFY; -1 while it does not exist */
+    char *wal_path;       /* owned: "<db>-wal" */
     const char *wal_name; /* into wal_path: its last component */
     int64_t last_wake_us; /* monotonic time of the last wake-up returned */
 };
