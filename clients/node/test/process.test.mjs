@@ -1,7 +1,7 @@
 // process.test.mjs — workers as real child processes (test/fixtures/
 // worker.mjs): SIGKILL mid-job (the lease runs out, the reaper hands the
 // job on) and SIGTERM (the drain).
-import { before, after, describe } from "node:test";
+import { before, after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
@@ -78,4 +78,28 @@ describe("worker processes", { concurrency: true }, () => {
     assert.ok(!(await c.workers()).some((x) => x.pid === b.pid), "withdrawn");
     await c.cancel(second.id);
   });
+});
+
+test("the README's first job and first worker (examples/) run end to end", async () => {
+  const { readFileSync } = await import("node:fs");
+  const { execFile } = await import("node:child_process");
+  const ex = join(here, "..", "..", "examples");
+  const readme = readFileSync(join(here, "..", "..", "README.md"), "utf8");
+  for (const f of ["first-job.mjs", "first-worker.mjs"])
+    assert.ok(readme.includes(readFileSync(join(ex, f), "utf8").trim()), `README.md shows examples/${f} as it is`);
+  const s = await startServer();
+  const env = { ...process.env, JOBD_SERVER: s.url };
+  delete env.JOBD_TOKEN;
+  const w = spawn(process.execPath, [join(ex, "first-worker.mjs")], { env, stdio: ["ignore", "ignore", "inherit"] });
+  const exit = new Promise((r) => w.on("exit", (code, sig) => r(code ?? sig)));
+  try {
+    const out = await new Promise((resolve, reject) =>
+      execFile(process.execPath, [join(ex, "first-job.mjs")], { env, timeout: 60000 },
+               (err, stdout) => (err ? reject(err) : resolve(stdout))));
+    assert.match(out, /^succeeded \{"attempt":1,"greeting":"hello, world","job":1\}\n$/);
+  } finally {
+    w.kill("SIGTERM");
+    assert.equal(await exit, 0);
+    await s.stop();
+  }
 });
