@@ -51,7 +51,9 @@ caseTest("enqueue_in", async () => {
   for (const [delay, ms] of [["90s", 90_000], [2.5, 2500], ["1h30m", 5_400_000]]) {
     const j = await c.enqueue("later", {}, { in: delay, queue: "later" });
     const d = Date.parse(j.run_at) - Date.parse(j.created_at);
-    assert.ok(Math.abs(d - ms) <= 5, `in ${delay}: run_at is ${d} ms after created_at, not ${ms}`);
+    // Both are the server's clock, but created_at is its commit's time
+    // (group commit, docs/API.md POST /v1/jobs): allow for the wait.
+    assert.ok(Math.abs(d - ms) <= 250, `in ${delay}: run_at is ${d} ms after created_at, not ${ms}`);
   }
   await assert.rejects(c.enqueue("later", {}, { in: "soon" }), TypeError);
 });
@@ -192,10 +194,10 @@ caseTest("schedules", async () => {
 
 caseTest("queues", async () => {
   await c.enqueue("nobody.runs.this", {}, { queue: "qq" });
-  const list = await c.queues.list();
-  const q = list.find((x) => x.name === "qq");
-  assert.ok(q, "the queue is listed");
-  assert.equal(q.pending, 1);
+  // On PostgreSQL the counts come from a cache about a second old (docs/API.md, GET /v1/queues).
+  const q = await until(async () => (await c.queues.list()).find((x) => x.name === "qq" && x.pending === 1),
+                        10000, "the queue listed with its job");
+  assert.equal(q.paused, false);
   assert.equal((await c.queues.pause("qq")).paused, true);
   assert.equal((await c.queues.list()).find((x) => x.name === "qq").paused, true);
   assert.equal((await c.queues.resume("qq")).paused, false);
