@@ -5,7 +5,8 @@
  * (body_static) instead of copying. Every answer under /ui/, errors too,
  * carries the security headers: a Content-Security-Policy that allows only
  * the server's own scripts, styles and API (no inline code, no framing),
- * nosniff, and no referrer (a job id in the URL fragment stays here anyway).
+ * and no referrer (a job id in the URL fragment stays here anyway); the
+ * HTTP layer adds nosniff to every answer, these too (http.c).
  * `no-cache` with an ETag: a browser revalidates (a cheap 304) so a new
  * jobd binary's dashboard is picked up at once.
  */
@@ -83,7 +84,6 @@ void
 api_ui_serve(const struct api_request *req, struct api_response *out)
 {
     add_header(out, "Content-Security-Policy", UI_CSP);
-    add_header(out, "X-Content-Type-Options", "nosniff");
     add_header(out, "Referrer-Policy", "no-referrer");
     add_header(out, "X-Frame-Options", "DENY");
     bool get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;

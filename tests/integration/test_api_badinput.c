@@ -165,16 +165,21 @@ bad_wire(const struct srv *s)
     char buf[4096];
     raw(s, "GARBAGE\r\n\r\n", 11, buf, sizeof buf);
     raw(s, "\x00\x01\x02\xff\r\n\r\n", 8, buf, sizeof buf);
-    const char *trunc = "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"
-                        "{\"type\":\"trunc\"";
+    const char *trunc =
+        "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        "Content-Length: 100\r\n\r\n"
+        "{\"type\":\"trunc\"";
     raw(s, trunc, strlen(trunc), buf, sizeof buf);
-    const char *halfhdr = "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Le";
+    const char *halfhdr = "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le";
     raw(s, halfhdr, strlen(halfhdr), buf, sizeof buf);
     int stall = dial(s); /* sends half a request and then nothing */
-    if (write(stall, "POST /v1/jobs HTTP/1.1\r\nHost: x\r\n", 33) < 0) {
+    const char *half = "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    if (write(stall, half, strlen(half)) < 0) {
     }
-    const char *lie = "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n"
-                      "{\"type\":\"lie\"}";
+    const char *lie =
+        "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        "Content-Length: 5\r\n\r\n"
+        "{\"type\":\"lie\"}";
     raw(s, lie, strlen(lie), buf, sizeof buf);
     ASSERT(strstr(buf, "HTTP/1.1 400") != NULL);
     return stall;

@@ -23,8 +23,8 @@ static bool
 healthz_from(const char *ip, int port)
 {
     char buf[2048];
-    raw_exchange(ip, port, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", buf,
-                 sizeof buf, 5000);
+    raw_exchange(ip, port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+                 buf, sizeof buf, 5000);
     return strncmp(buf, "HTTP/1.1 200", 12) == 0;
 }
 
@@ -66,15 +66,18 @@ TEST(idle_connections_do_not_exhaust_descriptors)
     ASSERT(healthz_from("127.0.0.2", s.port));
     char buf[4096];
     raw_exchange("127.0.0.2", s.port,
-                 "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-                 "Content-Length: 12\r\n\r\n{\"type\":\"t\"}", buf, sizeof buf, 5000);
+                 "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                 "Content-Type: application/json\r\nContent-Length: 12\r\n\r\n{\"type\":\"t\"}",
+                 buf, sizeof buf, 5000);
     if (strncmp(buf, "HTTP/1.1 201", 12) != 0)
         TEST_FAIL("enqueue from 127.0.0.2: %s", buf);
     /* The embedded worker can still start its handler: succeeded, first attempt. */
     int64_t deadline = apitest_now_ms() + 20000;
     for (;;) {
-        raw_exchange("127.0.0.3", s.port, "GET /v1/jobs/1 HTTP/1.1\r\nHost: x\r\n"
-                     "Connection: close\r\n\r\n", buf, sizeof buf, 5000);
+        raw_exchange("127.0.0.3", s.port,
+                     "GET /v1/jobs/1 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     "Connection: close\r\n\r\n",
+                     buf, sizeof buf, 5000);
         if (strstr(buf, "\"status\":\"succeeded\"") != NULL)
             break;
         if (strstr(buf, "\"status\":\"dead\"") != NULL || apitest_now_ms() > deadline)
@@ -103,7 +106,7 @@ TEST(trickled_request_cut_at_deadline)
     start_with_worker(&s, "2s");
     int fd = raw_connect("127.0.0.4", s.port);
     ASSERT(fd >= 0);
-    const char *head = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+    const char *head = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
     ASSERT(raw_send(fd, head, strlen(head)));
     int64_t t0 = apitest_now_ms();
     bool closed = false;

@@ -25,9 +25,10 @@ BOTH(departed_long_poll_claims_nothing)
     srv_start(&s, backend, NULL);
     const char *body = "{\"worker_id\":\"gone\",\"types\":[\"dp\"],\"limit\":1,\"wait_s\":20}";
     char request[512];
-    snprintf(request, sizeof request, "POST /v1/claim HTTP/1.1\r\nHost: x\r\n"
-             "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s", strlen(body),
-             body);
+    snprintf(request, sizeof request,
+             "POST /v1/claim HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+             "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+             strlen(body), body);
     int fd = raw_connect(NULL, s.port);
     ASSERT(fd >= 0);
     ASSERT(raw_send(fd, request, strlen(request)));
@@ -120,9 +121,10 @@ BOTH(claim_answer_to_a_closed_client_is_given_back)
     int64_t id = create_job(&s, "{\"type\":\"cl\",\"max_attempts\":1}");
     const char *body = "{\"worker_id\":\"gone\",\"types\":[\"cl\"],\"limit\":1}";
     char request[512];
-    snprintf(request, sizeof request, "POST /v1/claim HTTP/1.1\r\nHost: x\r\n"
-             "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s", strlen(body),
-             body);
+    snprintf(request, sizeof request,
+             "POST /v1/claim HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+             "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+             strlen(body), body);
     /* The request and the client's close arrive together. */
     int fd = raw_connect(NULL, s.port);
     ASSERT(fd >= 0);
@@ -159,7 +161,7 @@ raw_claim(const struct srv *s, const char *type)
     char body[160], request[512];
     snprintf(body, sizeof body, "{\"worker_id\":\"raw\",\"types\":[\"%s\"],\"limit\":1}", type);
     snprintf(request, sizeof request,
-             "POST /v1/claim HTTP/1.1\r\nHost: x\r\n"
+             "POST /v1/claim HTTP/1.1\r\nHost: 127.0.0.1\r\n"
              "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
              strlen(body), body);
     int fd = raw_connect(NULL, s->port);

@@ -28,34 +28,42 @@ TEST(ambiguous_framing_refused)
     char r[1024];
     /* Two conflicting lengths: 19 covers the job, 0 makes it a second request. */
     snprintf(r, sizeof r,
-             "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-             "Content-Length: 0\r\nContent-Length: %zu\r\n\r\n%s", strlen(job), job);
+             "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+             "Content-Length: 0\r\nContent-Length: %zu\r\n\r\n%s",
+             strlen(job), job);
     expect_refused(&s, r, "bad_framing");
     /* Equal duplicates are refused too: a proxy may have merged or split them. */
     snprintf(r, sizeof r,
-             "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n"
-             "Content-Length: %zu\r\n\r\n%s", strlen(job), strlen(job), job);
+             "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %zu\r\n"
+             "Content-Length: %zu\r\n\r\n%s",
+             strlen(job), strlen(job), job);
     expect_refused(&s, r, "bad_framing");
     /* A length and chunking. */
     snprintf(r, sizeof r,
-             "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n"
-             "Transfer-Encoding: chunked\r\n\r\n%zx\r\n%s\r\n0\r\n\r\n", strlen(job), job);
+             "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\n"
+             "Transfer-Encoding: chunked\r\n\r\n%zx\r\n%s\r\n0\r\n\r\n",
+             strlen(job), job);
     expect_refused(&s, r, "bad_framing");
     /* A list where a number belongs (libmicrohttpd refuses it itself). */
     snprintf(r, sizeof r,
-             "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: %zu, %zu\r\n\r\n%s",
+             "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %zu, %zu\r\n\r\n%s",
              strlen(job), strlen(job), job);
     expect_refused(&s, r, NULL);
 
     /* Plain framings still work: one length, or chunked alone. */
     char buf[4096];
-    snprintf(r, sizeof r, "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-             "Content-Length: %zu\r\n\r\n%s", strlen(job), job);
+    snprintf(r, sizeof r,
+             "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+             "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+             strlen(job), job);
     raw_exchange(NULL, s.port, r, buf, sizeof buf, 5000);
     if (strncmp(buf, "HTTP/1.1 201", 12) != 0)
         TEST_FAIL("a plain request failed: %s", buf);
-    snprintf(r, sizeof r, "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-             "Transfer-Encoding: chunked\r\n\r\n%zx\r\n%s\r\n0\r\n\r\n", strlen(job), job);
+    snprintf(r, sizeof r,
+             "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+             "Content-Type: application/json\r\nTransfer-Encoding: "
+             "chunked\r\n\r\n%zx\r\n%s\r\n0\r\n\r\n",
+             strlen(job), job);
     raw_exchange(NULL, s.port, r, buf, sizeof buf, 5000);
     if (strncmp(buf, "HTTP/1.1 201", 12) != 0)
         TEST_FAIL("a chunked request failed: %s", buf);

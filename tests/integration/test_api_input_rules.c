@@ -58,8 +58,10 @@ TEST(idempotency_keys_refused)
     const char *empty[] = {"Idempotency-Key;", NULL};
     refused(&s, "/v1/jobs", "{\"type\":\"t\"}", empty, "invalid_field", "idempotency_key");
     char buf[4096];
-    raw_exchange(NULL, s.port, "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-                 "Idempotency-Key: order\t1\r\nContent-Length: 12\r\n\r\n{\"type\":\"t\"}",
+    raw_exchange(NULL, s.port,
+                 "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                 "Content-Type: application/json\r\nIdempotency-Key: order\t1\r\nContent-Length: "
+                 "12\r\n\r\n{\"type\":\"t\"}",
                  buf, sizeof buf, 5000);
     if (strncmp(buf, "HTTP/1.1 400", 12) != 0 || strstr(buf, "idempotency_key") == NULL)
         TEST_FAIL("a key with a tab in the header: %s", buf);

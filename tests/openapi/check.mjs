@@ -105,7 +105,7 @@ export class Checker {
     let body;
     if (opts.raw !== undefined) body = opts.raw;
     else if (opts.body !== undefined) body = JSON.stringify(opts.body);
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (body !== undefined && !('Content-Type' in headers)) headers['Content-Type'] = 'application/json';
     const res = await fetch(this.base + path, { method, headers, body });
     const text = await res.text();
     const status = String(res.status);
