@@ -25,7 +25,7 @@ export class JobdError extends Error {
   }
 }
 
-/** 400 and 413: the request is wrong (`field` names what), 405 too. */
+/** 400, 413, 415 and other 4xx: the request is wrong (`field` names what). */
 export class BadRequestError extends JobdError {}
 /** 401: tokens are configured and the request had no valid one. */
 export class UnauthorizedError extends JobdError {}
@@ -37,7 +37,11 @@ export class NotFoundError extends JobdError {}
 export class ConflictError extends JobdError {}
 /** 409 stale_attempt: a report for an attempt that is not the live one. */
 export class StaleAttemptError extends JobdError {}
-/** 503: the store is unavailable or the server busy; nothing was written. */
+/**
+ * 503 (the store is unavailable or the server busy: nothing was written),
+ * 429 (too_many_bulk: try again later), and 504 (commit_unknown: the write
+ * may have happened; docs/API.md, Errors).
+ */
 export class UnavailableError extends JobdError {}
 /** 500 and other 5xx: something went wrong in the server. */
 export class ServerError extends JobdError {}
@@ -65,7 +69,7 @@ export function errorFromResponse(status: number, body: unknown, text: string,
     : status === 401 ? UnauthorizedError
     : status === 403 ? ForbiddenError
     : status === 404 ? NotFoundError
-    : status === 503 ? UnavailableError
+    : status === 503 || status === 504 || status === 429 ? UnavailableError
     : status >= 500 ? ServerError
     : status >= 400 ? BadRequestError
     : JobdError;

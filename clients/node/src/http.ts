@@ -1,8 +1,8 @@
 // http.ts — the transport under Client: one fetch per request through the
 // route table (routes.ts), the bearer token, JSON both ways, typed errors
 // (errors.ts), and retries with full-jitter backoff of requests that are
-// safe to send again (docs/API.md, Errors: a 503 wrote nothing) after a
-// network error or a 503. Uses only the global fetch (Node 18+, browsers).
+// safe to send again after a network error, a 503 (nothing was written),
+// a 429 or a 504 commit_unknown (docs/API.md, Errors). Uses only the global fetch (Node 18+, browsers).
 import { ROUTES, type RouteName } from "./routes.js";
 import { errorFromResponse, JobdError, NetworkError } from "./errors.js";
 import { durationMs } from "./duration.js";
@@ -125,7 +125,7 @@ export class Transport {
         const text = typeof res.body === "string" ? res.body : "";
         const ra = Number(res.headers.get("retry-after"));
         err = errorFromResponse(res.status, res.body, text, Number.isFinite(ra) && ra > 0 ? ra : null);
-        if (res.status !== 503) throw err;
+        if (res.status !== 503 && res.status !== 429 && res.status !== 504) throw err;
       } catch (e) {
         if (!(e instanceof NetworkError)) throw e;
         err = e;

@@ -53,7 +53,10 @@ export interface paths {
          * @description Runs in batches of 1,000 jobs, each its own transaction. Each matched
          *     job takes its single-job transition or is counted in `skipped`.
          *     `retry` and `cancel` need `write`; `delete` needs `admin`. If the
-         *     store fails midway the answer is `503`/`500 bulk_incomplete`.
+         *     store fails midway the answer is `503`/`500 bulk_incomplete`. At most
+         *     `--max-bulk` (default 2) run at once: another is `429 too_many_bulk`
+         *     with `Retry-After: 5`. An action whose client has gone stops after
+         *     the batch under way.
          */
         post: operations["bulkJobs"];
         delete?: never;
@@ -76,7 +79,10 @@ export interface paths {
         get: operations["getJob"];
         put?: never;
         post?: never;
-        /** Delete a job that is not running, with its attempt history */
+        /**
+         * Delete a job that is not running, with its attempt history
+         * @description Needs `admin`, as a bulk delete does.
+         */
         delete: operations["deleteJob"];
         options?: never;
         head?: never;
@@ -262,7 +268,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List schedules by name */
+        /**
+         * List schedules by name, a page at a time
+         * @description One page, by name in byte order. The schedules have no `payload`
+         *     unless `full=1`.
+         */
         get: operations["listSchedules"];
         put?: never;
         /** Create a schedule */
@@ -482,13 +492,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every worker that announced itself, by id */
+        /** The workers that announced themselves, by id, a page at a time */
         get: operations["listWorkers"];
         put?: never;
         /**
          * A remote worker announces itself (present and active)
          * @description Called by `jobd worker --server` when it starts (and again when the
-         *     store forgot it); creates or replaces the worker's presence.
+         *     store forgot it); creates or replaces the worker's presence. A worker
+         *     the server does not know is refused with `409 limit_reached` when
+         *     `--max-workers` live workers are kept (gone ones are forgotten first
+         *     to make room).
          */
         post: operations["announceWorker"];
         delete?: never;
@@ -651,8 +664,15 @@ export interface components {
         };
         ForbiddenError: components["schemas"]["Error"] & {
             error?: {
+                /** @enum {unknown} */
+                code?: "forbidden" | "cross_site_request" | "host_not_allowed";
+                field?: null;
+            };
+        };
+        UnsupportedMediaTypeError: components["schemas"]["Error"] & {
+            error?: {
                 /** @constant */
-                code?: "forbidden";
+                code?: "unsupported_media_type";
                 field?: null;
             };
         };
@@ -698,6 +718,14 @@ export interface components {
                 code?: "conflict";
                 /** @constant */
                 field?: "name";
+            };
+        };
+        LimitReachedError: components["schemas"]["Error"] & {
+            error?: {
+                /** @constant */
+                code?: "limit_reached";
+                /** @enum {unknown} */
+                field?: "max_schedules" | "max_workers";
             };
         };
         TooLargeError: components["schemas"]["Error"] & {
@@ -812,6 +840,10 @@ export interface components {
             /** @description finished_at − started_at in seconds; null while running. */
             duration_s: number | null;
         };
+        /**
+         * @description At least one field must be given and not null: a null field counts as
+         *     absent, so a filter of nulls is `400 empty_filter`.
+         */
         BulkFilter: {
             status?: components["schemas"]["JobStatus"];
             queue?: components["schemas"]["QueueName"];
@@ -909,6 +941,23 @@ export interface components {
             last_fired_at: components["schemas"]["TimeOrNull"];
             created_at: components["schemas"]["Time"];
         };
+        /** @description A schedule as listed; `payload` only with `full=1`. */
+        ListedSchedule: {
+            name: components["schemas"]["Name"];
+            cron: string;
+            timezone: string;
+            type: components["schemas"]["Name"];
+            /** @description Any JSON value. */
+            payload?: unknown;
+            queue: components["schemas"]["QueueName"];
+            priority: number;
+            max_attempts: number;
+            catchup: components["schemas"]["Catchup"];
+            paused: boolean;
+            next_run_at: components["schemas"]["TimeOrNull"];
+            last_fired_at: components["schemas"]["TimeOrNull"];
+            created_at: components["schemas"]["Time"];
+        };
         Queue: {
             name: components["schemas"]["QueueName"];
             paused: boolean;
@@ -968,7 +1017,8 @@ export interface components {
         /**
          * @description The body is not a JSON object, a field has the wrong type or value,
          *     or a field is unknown (`field` names it, e.g. `jobs[3].type`); for
-         *     bulk, `empty_filter` when the filter names nothing.
+         *     bulk, `empty_filter` when the filter names nothing (null fields count
+         *     as absent).
          */
         BadRequest: {
             headers: {
@@ -1010,7 +1060,16 @@ export interface components {
                 "application/json": components["schemas"]["UnauthorizedError"];
             };
         };
-        /** @description The token's role does not allow this route (or this bulk action). */
+        /**
+         * @description `forbidden`: the token's role does not allow this route (or this
+         *     bulk action). `cross_site_request`: a web page of another origin
+         *     made the request (an `Origin` whose host and port are neither the
+         *     `Host` header's nor a name of `--allowed-hosts`, `Origin: null`, or
+         *     `Sec-Fetch-Site: cross-site`). `host_not_allowed`: the `Host` header
+         *     names neither an IP address, `localhost` nor a name of
+         *     `--allowed-hosts`, on a server without tokens or with
+         *     `--allowed-hosts` (DNS rebinding).
+         */
         Forbidden: {
             headers: {
                 [name: string]: unknown;
@@ -1064,13 +1123,29 @@ export interface components {
                 "application/json": components["schemas"]["StaleAttemptError"];
             };
         };
-        /** @description A schedule with that name exists. */
-        NameTaken: {
+        /**
+         * @description A schedule with that name exists (`conflict`), or the server keeps
+         *     `--max-schedules` schedules already (`limit_reached`).
+         */
+        NameTakenOrFull: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["NameTakenError"];
+                "application/json": components["schemas"]["NameTakenError"] | components["schemas"]["LimitReachedError"];
+            };
+        };
+        /**
+         * @description The server keeps as many schedules (`--max-schedules`) or live workers
+         *     (`--max-workers`) as it may; `field` says which. Not worth retrying
+         *     as is.
+         */
+        LimitReached: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["LimitReachedError"];
             };
         };
         /** @description Done. */
@@ -1080,6 +1155,19 @@ export interface components {
             };
             content: {
                 "application/json": Record<string, never>;
+            };
+        };
+        /**
+         * @description The request declares a `Content-Type` other than `application/json`
+         *     (parameters such as `charset=utf-8` are fine), or carries a body
+         *     without one. A request without a body needs no `Content-Type`.
+         */
+        UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["UnsupportedMediaTypeError"];
             };
         };
         /** @description The body is over the route's limit, or a batch over 10,000 jobs, a payload over 256 KiB, a result over 64 KiB. */
@@ -1093,7 +1181,7 @@ export interface components {
         };
         /**
          * @description `500 internal`, `503 store_unavailable`, `503 busy` (with
-         *     `Retry-After`), `500`/`503 bulk_incomplete`, or one of the errors any
+         *     `Retry-After`), `500`/`503 bulk_incomplete`, `504 commit_unknown`, or one of the errors any
          *     route may give (see the description at the top).
          */
         Unexpected: {
@@ -1156,6 +1244,7 @@ export interface operations {
             };
             400: components["responses"]["BadQuery"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1199,6 +1288,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["IdempotencyConflict"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1231,6 +1321,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["IdempotencyConflict"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1260,6 +1351,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1285,6 +1377,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["Unexpected"];
         };
@@ -1312,6 +1405,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["JobRunning"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1349,6 +1443,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InvalidState"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1377,6 +1472,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["InvalidState"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1404,6 +1500,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["Unexpected"];
         };
@@ -1446,6 +1543,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["StaleAttempt"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1485,6 +1583,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["StaleAttempt"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1526,6 +1625,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["StaleAttempt"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1563,6 +1663,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["StaleAttempt"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1596,30 +1697,40 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
     listSchedules: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page (the last name it listed). */
+                after?: string;
+                /** @description 1: each schedule with its payload. */
+                full?: "0" | "1";
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Every schedule. */
+            /** @description One page of schedules; `next` is null on the last page. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        schedules: components["schemas"]["Schedule"][];
+                        schedules: components["schemas"]["ListedSchedule"][];
+                        next: string | null;
                     };
                 };
             };
+            400: components["responses"]["BadQuery"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1648,8 +1759,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            409: components["responses"]["NameTaken"];
+            409: components["responses"]["NameTakenOrFull"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1676,6 +1788,7 @@ export interface operations {
             };
             400: components["responses"]["BadName"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["Unexpected"];
         };
@@ -1717,7 +1830,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["LimitReached"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1744,6 +1859,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1772,6 +1888,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1800,6 +1917,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1828,6 +1946,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1860,6 +1979,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["Unexpected"];
         };
@@ -1885,6 +2005,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1920,6 +2041,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1947,6 +2069,7 @@ export interface operations {
             400: components["responses"]["BadName"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1974,19 +2097,24 @@ export interface operations {
             400: components["responses"]["BadName"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
     listWorkers: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The `next` of the previous page (the last id it listed). */
+                after?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The workers. */
+            /** @description One page of workers; `next` is null on the last page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1994,10 +2122,13 @@ export interface operations {
                 content: {
                     "application/json": {
                         workers: components["schemas"]["Worker"][];
+                        next: string | null;
                     };
                 };
             };
+            400: components["responses"]["BadQuery"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -2011,13 +2142,16 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description 1 to 128 bytes. */
                     id: string;
+                    /** @description At most 255 bytes. */
                     hostname?: string;
                     pid?: number;
+                    /** @description At most 64 bytes. */
                     version?: string;
                     /** @description Empty: every queue. */
-                    queues?: string[];
-                    types?: string[];
+                    queues?: components["schemas"]["QueueName"][];
+                    types?: components["schemas"]["Name"][];
                     concurrency?: number;
                     /** @description Its presence interval; `gone` after three missed. */
                     heartbeat_ms: number;
@@ -2029,7 +2163,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["LimitReached"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -2058,6 +2194,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -2076,6 +2213,7 @@ export interface operations {
             200: components["responses"]["PresenceDone"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -2108,6 +2246,7 @@ export interface operations {
             };
             400: components["responses"]["BadQuery"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -2129,6 +2268,7 @@ export interface operations {
                     "text/plain; charset=utf-8": "ok\n";
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The store does not answer, or (SQLite) its file is gone or cannot be written. */
             503: {
                 headers: {
@@ -2165,6 +2305,7 @@ export interface operations {
                     };
                 };
             };
+            403: components["responses"]["Forbidden"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -2187,6 +2328,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             default: components["responses"]["Unexpected"];
         };
     };

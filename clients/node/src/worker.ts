@@ -85,7 +85,7 @@ interface Run {
   handlerDone: boolean;
   reportDone: boolean;
   hbTimer?: ReturnType<typeof setInterval>;
-  hbBusy: boolean;
+  hbBusy: number;
   watchdog?: ReturnType<typeof setTimeout>;
   timeoutTimer?: ReturnType<typeof setTimeout>;
 }
@@ -307,7 +307,7 @@ export class Worker {
     const ac = new AbortController();
     const run: Run = {
       job, ac, reason: null, leaseEnd, started: false, settled: false, handlerDone: false,
-      reportDone: false, hbBusy: false, ctx: undefined as unknown as JobContext,
+      reportDone: false, hbBusy: 0, ctx: undefined as unknown as JobContext,
     };
     const workerId = this.workerId;
     run.ctx = {
@@ -329,7 +329,8 @@ export class Worker {
 
   private armWatchdog(run: Run): void {
     if (run.watchdog) clearTimeout(run.watchdog);
-    run.watchdog = setTimeout(() => this.abortRun(run, "lease_lost"), Math.max(0, run.leaseEnd - performance.now()));
+    run.watchdog = setTimeout(() => this.abortRun(run, "lease_lost", "no heartbeat answered in time"),
+                              Math.max(0, run.leaseEnd - performance.now()));
   }
 
   private start(run: Run): void {
@@ -365,12 +366,12 @@ export class Worker {
   }
 
   /** Stops a run: aborts its handler and reports it (nothing when the lease is lost). */
-  private abortRun(run: Run, reason: StopReason): void {
+  private abortRun(run: Run, reason: StopReason, why = ""): void {
     if (run.settled) return;
     run.reason = reason;
     run.ac.abort(new Error(`job ${run.job.id}: ${reason}`));
     if (reason === "lease_lost") {
-      this.log("warn", `job ${run.job.id} attempt ${run.job.attempt}: lease lost; dropping it`);
+      this.log("warn", `job ${run.job.id} attempt ${run.job.attempt}: lease lost (${why}); dropping it`);
       this.counts.lost++;
       run.settled = true;
       this.endTimers(run);
@@ -406,23 +407,31 @@ export class Worker {
     this.kick();
   }
 
+  /**
+   * One heartbeat. A slow answer does not hold up the next one (up to
+   * three in flight): the lease end is counted from when the latest
+   * answered heartbeat was sent, so on a loaded server a late answer must
+   * not make the worker's own clock give the job up.
+   */
   private async heartbeat(run: Run): Promise<void> {
-    if (run.hbBusy || run.settled) return;
-    run.hbBusy = true;
+    if (run.hbBusy >= 3 || run.settled) return;
+    run.hbBusy++;
     const sent = performance.now();
     try {
       const a = await this.client.heartbeat(run.job.id, {
         attempt: run.job.attempt, lease_token: run.job.lease_token, lease_s: this.leaseMs / 1000,
       }, { retry: false });
       if (run.settled) return;
-      run.leaseEnd = sent + this.leaseMs;
-      this.armWatchdog(run);
+      if (sent + this.leaseMs > run.leaseEnd) {
+        run.leaseEnd = sent + this.leaseMs;
+        this.armWatchdog(run);
+      }
       if (a.cancel_requested) this.abortRun(run, "cancelled");
     } catch (e) {
-      if (e instanceof StaleAttemptError || e instanceof NotFoundError) this.abortRun(run, "lease_lost");
+      if (e instanceof StaleAttemptError || e instanceof NotFoundError) this.abortRun(run, "lease_lost", `heartbeat: ${e.message}`);
       else this.log("debug", `heartbeat of job ${run.job.id}: ${errorText(e)}`);
     } finally {
-      run.hbBusy = false;
+      run.hbBusy--;
     }
   }
 
@@ -485,7 +494,8 @@ export class Worker {
           this.log("error", `job ${id} attempt ${attempt}: report failed: ${errorText(e)}`);
           return;
         }
-        if (e instanceof NetworkError) maybeLanded = true;
+        // No answer, or 504 commit_unknown: the report may have landed.
+        if (e instanceof NetworkError || (e instanceof JobdError && e.status === 504)) maybeLanded = true;
         this.counts.reportRetries++;
         await sleep(Math.min(jitter(n, 100, 2000) + 20, Math.max(0, deadline - performance.now())));
       }
