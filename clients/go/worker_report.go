@@ -38,10 +38,13 @@ func (w *Worker) report(r *run, rt route, body map[string]any) error {
 		}
 		var e *Error
 		isHTTP := errors.As(err, &e)
+		if errors.Is(err, ErrStaleAttempt) {
+			w.logf("%s: job %d: the %s of attempt %d was refused as stale: its lease was lost, the job may be another worker's now",
+				w.id, r.job.ID, reportName(rt), r.job.Attempt)
+			return err
+		}
 		if !transient(err) || ctx.Err() != nil {
-			if !errors.Is(err, ErrStaleAttempt) {
-				w.logf("%s: job %d: %s %s: %v", w.id, r.job.ID, rt.method, rt.path, err)
-			}
+			w.logf("%s: job %d: %s %s: %v", w.id, r.job.ID, rt.method, rt.path, err)
 			return err
 		}
 		// A 503 wrote nothing; a broken connection may have.
@@ -76,4 +79,14 @@ func (w *Worker) landed(ctx context.Context, r *run, rt route) bool {
 		}
 	}
 	return false
+}
+
+func reportName(rt route) string {
+	switch rt {
+	case routeJobComplete:
+		return "completion"
+	case routeJobFail:
+		return "failure report"
+	}
+	return "release"
 }
