@@ -157,3 +157,18 @@ func TestCase_worker_sigterm_drain(t *testing.T) {
 		t.Fatalf("the job enqueued during the drain: %v %+v", err, got)
 	}
 }
+
+// The README's first job through examples/hello, as a user runs it.
+func TestExampleHello(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(tmpDir, "hello")
+	if out, err := exec.Command("go", "build", "-o", bin, "./examples/hello").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./examples/hello: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "JOBD_SERVER="+serverURL, "JOBD_TOKEN=")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `succeeded: {"attempt":1,"greeting":"hello, world"`) {
+		t.Fatalf("examples/hello: %v\n%s", err, out)
+	}
+}
