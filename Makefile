@@ -12,17 +12,21 @@
 #               (scripts/mkdeb.sh; lintian-clean of errors)
 #   make lint   format of changed lines, cppcheck, sizes and backend names,
 #               citations of files not in the repository (scripts/lint-refs.py),
-#               docs/openapi.yaml with Redocly CLI (scripts/lint.sh; npm ci
+#               banned functions (docs/CHECKING.md), docs/openapi.yaml with Redocly CLI (scripts/lint.sh; npm ci
 #               into tests/openapi/ once); `make test` runs it first
 #   make bench  every benchmark (~15 min): bench/run.sh, results in bench/results/,
 #               tables and plots into docs/BENCHMARKS.md and docs/bench/
-#   make soak   the fault-injection scenarios' long versions (SOAK=1,
-#               docs/SCENARIOS.md) on the sanitizer build
+#   make soak   `make tsan`, then the fault-injection scenarios' long
+#               versions (SOAK=1, docs/SCENARIOS.md) on the sanitizer build
 #   make soak-perf  jobd under steady churn for SOAK_MIN minutes (30) at half
 #               its measured capacity: rate, claim p99, sizes, dead tuples
 #               each minute and their slopes (bench/soak.py, docs/BENCHMARKS.md)
 #   make fuzz   build the libFuzzer targets with clang (build-fuzz/) and run
 #               each for FUZZ_SECONDS (default 60); see docs/FUZZING.md
+#   make tsan   build with ThreadSanitizer (build-tsan/) and run the tests
+#               of the threaded parts (TSAN_TESTS: the worker, the committer,
+#               long polls, the count cache, bulk requests, the lease
+#               watchdog...); a race fails the test; docs/CHECKING.md
 
 JOBS ?= 2
 # cmake --build runs make under this make: no "Entering directory" chatter.
@@ -32,7 +36,21 @@ DESTDIR ?=
 CMAKE ?= cmake
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build install deb run test lint soak soak-perf fuzz bench deps clean
+# The tests `make tsan` runs: those that drive jobd's threads. Each name is
+# a test executable (tests/unit/test_NAME.c or tests/integration/test_NAME.c).
+TSAN_UNIT = worker_fence worker_exec worker_http worker_completer
+# (worker_adaptive is left out: it asserts how a claim spreads long jobs
+# over two workers within wall-clock times TSan's slowdown breaks.)
+TSAN_INTEGRATION = worker_e2e worker_c worker_prefetch api_group_commit \
+    api_longpoll_wake api_counts api_conns api_embedded api_shutdown ops_bulk schedules \
+    sqlite_wake_store
+TSAN_REGEX = ^(unit_test_($(subst $(eval) ,|,$(strip $(TSAN_UNIT))))|integration_test_($(subst $(eval) ,|,$(strip $(TSAN_INTEGRATION)))))$$
+# halt_on_error: the first race ends the process (a server a test started
+# too), so the test fails; tests/tsan.supp lists the reports that are not
+# ours to fix, each with its reason.
+TSAN_OPTIONS_MAKE = suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1
+
+.PHONY: all build install deb run test lint soak soak-perf fuzz bench deps clean tsan
 
 all: build
 
@@ -72,7 +90,9 @@ test: deps
 bench: deps
 	@bench/run.sh
 
-soak: deps
+# make tsan is here, not in make test: its own build of everything plus the
+# tests is ~3 min more on 2 cores, and make test must stay well under 15.
+soak: deps tsan
 	@$(CMAKE) -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DJOBD_SANITIZE=ON >/dev/null
 	@$(CMAKE) --build build-asan -j $(JOBS)
 	@SOAK=1 JOBD_TEST_REQUIRE_PG=1 scripts/with-pg.sh ctest --test-dir build-asan -V -L scenario $(CTEST_ARGS)
@@ -87,5 +107,12 @@ fuzz: deps
 	@$(CMAKE) --build build-fuzz -j $(JOBS) --target fuzz_all
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
 
+tsan: deps
+	@$(CMAKE) -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DJOBD_TSAN=ON -DJOBD_TEST_HOOKS=ON >/dev/null
+	@$(CMAKE) --build build-tsan -j $(JOBS) --target jobd \
+	    $(addprefix test_,$(TSAN_UNIT) $(TSAN_INTEGRATION))
+	@TSAN_OPTIONS="$(TSAN_OPTIONS_MAKE)" JOBD_TEST_REQUIRE_PG=1 scripts/with-pg.sh \
+	    ctest --test-dir build-tsan --output-on-failure -j $(JOBS) -R '$(TSAN_REGEX)' $(CTEST_ARGS)
+
 clean:
-	rm -rf build build-asan build-fuzz build-deb
+	rm -rf build build-asan build-fuzz build-deb build-tsan

@@ -32,18 +32,20 @@ extern "C" {
 /* Error codes: 0 is success, every error is negative. */
 enum jobd_err {
     JOBD_OK = 0,
-    JOBD_E_INVALID = -1,     /* bad input; jobd_error.field names the field */
-    JOBD_E_NOTFOUND = -2,    /* no such job, schedule or queue */
-    JOBD_E_CONFLICT = -3,    /* idempotency key reused with another request; name taken */
-    JOBD_E_STALE = -4,       /* fenced: the report's attempt is not the live one */
-    JOBD_E_STATE = -5,       /* transition not allowed from the current status */
-    JOBD_E_UNAVAILABLE = -6, /* the store (or server) could not be reached */
-    JOBD_E_NOMEM = -7,       /* out of memory */
-    JOBD_E_TOOBIG = -8,      /* over a size limit */
-    JOBD_E_STORE = -9,       /* the store failed otherwise (not a database, SQL error) */
-    JOBD_E_IO = -10,         /* a file or socket operation failed */
-    JOBD_E_UNAUTHORIZED = -11, /* missing or wrong token */
-    JOBD_E_INTERNAL = -12,   /* a bug: an invariant did not hold */
+    JOBD_E_INVALID = -1,         /* bad input; jobd_error.field names the field */
+    JOBD_E_NOTFOUND = -2,        /* no such job, schedule or queue */
+    JOBD_E_CONFLICT = -3,        /* idempotency key reused with another request; name taken */
+    JOBD_E_STALE = -4,           /* fenced: the report's attempt is not the live one */
+    JOBD_E_STATE = -5,           /* transition not allowed from the current status */
+    JOBD_E_UNAVAILABLE = -6,     /* the store (or server) could not be reached */
+    JOBD_E_NOMEM = -7,           /* out of memory */
+    JOBD_E_TOOBIG = -8,          /* over a size limit */
+    JOBD_E_STORE = -9,           /* the store failed otherwise (not a database, SQL error) */
+    JOBD_E_IO = -10,             /* a file or socket operation failed */
+    JOBD_E_UNAUTHORIZED = -11,   /* missing or wrong token */
+    JOBD_E_INTERNAL = -12,       /* a bug: an invariant did not hold */
+    JOBD_E_COMMIT_UNKNOWN = -13, /* the connection broke at COMMIT and the outcome could not
+                                  * be learned: the write may or may not have happened */
 };
 
 /* Detail of an error. Caller-provided; zero-initialise before use. */

@@ -15,6 +15,9 @@
 #  4. scripts/lint-refs.py: every document a comment or page cites is in
 #     the repository (and every cited section is a heading of its page),
 #     after its self-test shows that it catches a citation of a missing file.
+#  4b. scripts/lint-banned.sh: calls of banned functions (sprintf, strcat,
+#     atoi, strerror...), each printed as FILE:LINE with why and what to use
+#     instead (docs/CHECKING.md, Banned functions).
 #  5. docs/openapi.yaml against OpenAPI 3.1 and Redocly's recommended rules,
 #     strict (redocly.yaml): a broken reference or an operation without
 #     a summary is caught here, before the test drives the server with it.
@@ -65,6 +68,9 @@ if ! selftest=$(scripts/lint-refs.py --self-test); then
     status=1
 fi
 scripts/lint-refs.py || status=1
+
+step "banned functions (scripts/lint-banned.sh)"
+scripts/lint-banned.sh || status=1
 
 step "docs/openapi.yaml (Redocly CLI, redocly.yaml)"
 if tests/openapi/install.sh; then

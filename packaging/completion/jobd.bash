@@ -48,15 +48,16 @@ _jobd()
         --timeout|--type|--limit|--after|--count|--tz|--from|-n|--id|--concurrency|--shutdown-grace|\
         --poll-interval|--reap-interval|--backoff-base|--backoff-cap|--max-lease|--retention|--retention-succeeded|--retention-dead|\
         --threads|--db-connections|--notify-db|--max-connections|--max-connections-per-ip|--allowed-hosts|\
-        --request-timeout|--max-running|--rate)
+        --request-timeout|--max-running|--rate|--max-schedules|--max-workers|--max-bulk)
             return ;;
     esac
     case $cmd in
         server) words="--config --db --listen --worker-config --tokens --reap-interval
-                       --backoff-base --backoff-cap --max-lease --retention --retention-succeeded --retention-dead --insecure
+                       --backoff-base --backoff-cap --max-lease --retention --retention-succeeded --retention-dead --retention-allow-short --insecure
                        --allowed-hosts --shutdown-grace --threads --log-format --log-level --access-log
                        --db-connections --notify-db --max-connections
-                       --max-connections-per-ip --request-timeout --help" ;;
+                       --max-connections-per-ip --request-timeout --max-schedules
+                       --max-workers --max-bulk --check-config --help" ;;
         worker) words="--db --server --config --concurrency --queues --id
                        --shutdown-grace --poll-interval --log-format --log-level
                        --db-connections --notify-db --help" ;;

@@ -14,6 +14,7 @@
 #ifndef JOBD_API_API_H
 #define JOBD_API_API_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,6 +46,14 @@ struct api_ctx {
     int64_t backoff_base_ms;       /* .../fail without retry_in_s; 0 = the default (5 s) */
     int64_t backoff_cap_ms;        /* 0 = the default (15 m) */
     int64_t max_lease_ms;          /* claims' and heartbeats' lease_s cap; 0 = 1 h */
+    /* Bounds on what clients can make the store keep (docs/OPERATIONS.md,
+     * Security): schedules, and presence rows of workers; 0 = no bound. */
+    int64_t max_schedules;
+    int64_t max_workers;
+    /* Bulk actions (POST /v1/jobs/bulk) running at once at most (0 = no
+     * bound), and how many run (h_bulk.c; atomic). */
+    int max_bulk;
+    atomic_int bulk_running;
 };
 
 /* The tokens in force: an atomic load, since `jobd server` swaps ctx->auth
@@ -96,6 +105,9 @@ struct api_deferred {
     void (*start)(struct api_deferred *d, void (*resume)(void *arg), void *arg);
     void (*finish)(struct api_deferred *d, struct api_response *out);
     void (*free)(struct api_deferred *d);
+    /* Set by the caller before start (NULL: it cannot tell): false once the
+     * client of arg has gone, so a long action may stop early. Thread-safe. */
+    bool (*client_alive)(void *arg);
 };
 
 /* An extra response header; both strings static. */

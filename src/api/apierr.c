@@ -66,6 +66,14 @@ api_error_from(struct api_response *r, int rc, const struct jobd_error *err)
         api_error(r, 503, "store_unavailable", NULL,
                   "the store is unavailable; nothing was written, try again later");
         break;
+    case JOBD_E_COMMIT_UNKNOWN:
+        /* Never 503: that promises nothing was written (docs/API.md, Errors). */
+        log_write(LOGL_WARN, "api", "commit outcome unknown", &LF_STR("error", msg), 1);
+        api_error(r, 504, "commit_unknown", NULL,
+                  "the connection to the store broke at commit and whether the write took "
+                  "effect could not be learned; it may have: check before writing again, or "
+                  "retry with the same idempotency key");
+        break;
     case JOBD_E_UNAUTHORIZED: api_error(r, 401, "unauthorized", NULL, "%s", msg); break;
     case JOBD_E_NOMEM: api_error(r, 500, "internal", NULL, "out of memory"); break;
     default:

@@ -21,7 +21,8 @@ void api_error(struct api_response *r, int status, const char *code, const char 
  * Maps a jobd error (rc, with detail in err) to a response:
  * INVALID 400 invalid_field, TOOBIG 413 too_large, NOTFOUND 404 not_found,
  * CONFLICT 409 conflict, STALE 409 stale_attempt, STATE 409 invalid_state,
- * UNAVAILABLE 503 store_unavailable, UNAUTHORIZED 401, others 500 internal.
+ * UNAVAILABLE 503 store_unavailable (nothing was written), COMMIT_UNKNOWN
+ * 504 commit_unknown (it may have been), UNAUTHORIZED 401, others 500 internal.
  */
 void api_error_from(struct api_response *r, int rc, const struct jobd_error *err);
 

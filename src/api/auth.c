@@ -12,9 +12,11 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/err.h"
 #include "core/job.h"
+#include "util/errtext.h"
 
 struct api_token {
     char *s;
@@ -27,6 +29,7 @@ struct api_token {
 struct api_auth {
     struct api_token *v;
     size_t n;
+    bool locked; /* tokens are required even when n is 0 (a narrowed table) */
     char warning[512];
 };
 
@@ -38,17 +41,23 @@ api_role_name(enum api_role r)
     return r <= API_ROLE_ADMIN ? role_names[r] : "none";
 }
 
+static void
+token_fini(struct api_token *t)
+{
+    free(t->s);
+    for (size_t k = 0; k < t->n_queues; k++)
+        free(t->queues[k]);
+    free(t->queues);
+    memset(t, 0, sizeof *t);
+}
+
 void
 api_auth_free(struct api_auth *a)
 {
     if (a == NULL)
         return;
-    for (size_t i = 0; i < a->n; i++) {
-        free(a->v[i].s);
-        for (size_t k = 0; k < a->v[i].n_queues; k++)
-            free(a->v[i].queues[k]);
-        free(a->v[i].queues);
-    }
+    for (size_t i = 0; i < a->n; i++)
+        token_fini(&a->v[i]);
     free(a->v);
     free(a);
 }
@@ -190,25 +199,41 @@ parse_line(struct api_auth *a, const char *line, const char *path, int lineno,
     return rc; /* a failed line's token is freed with the table, which is not used */
 }
 
-/* Notes in a->warning when other users may read the file. */
+/*
+ * Notes in a->warning when users other than the server's may read the file.
+ * The group may read it when it is the server's own group: the package
+ * installs it 0640 root:jobd, and the server runs as jobd (docs/OPERATIONS.md,
+ * Security). Anyone else, or a group that is not the server's, is warned of.
+ */
 static void
 check_mode(struct api_auth *a, FILE *f, const char *path)
 {
     struct stat sb;
-    if (fstat(fileno(f), &sb) == 0 && (sb.st_mode & (S_IRGRP | S_IROTH)) != 0)
+    if (fstat(fileno(f), &sb) != 0)
+        return;
+    bool others = (sb.st_mode & S_IROTH) != 0;
+    bool group = (sb.st_mode & S_IRGRP) != 0 && sb.st_gid != getegid();
+    if (others || group)
         snprintf(a->warning, sizeof a->warning,
-                 "tokens file %s is readable by other users (mode %03o); chmod 600 it", path,
-                 (unsigned)(sb.st_mode & 0777));
+                 "tokens file %s is readable by other users (mode %03o); chmod 600 it, or 640 "
+                 "with the server's group",
+                 path, (unsigned)(sb.st_mode & 0777));
 }
 
-int
-api_auth_load(const char *path, struct api_auth **out, struct jobd_error *err)
+/*
+ * Reads path into a new table *out. strict: the first bad line fails the
+ * whole file (err says where). Not strict: bad lines are skipped, the first
+ * one's message goes to err and *bad counts them; only an unreadable file or
+ * out-of-memory fails.
+ */
+static int
+read_tokens(const char *path, bool strict, struct api_auth **out, int *bad, struct jobd_error *err)
 {
     *out = NULL;
     FILE *f = fopen(path, "r");
     if (f == NULL)
         return jobd_error_set(err, JOBD_E_IO, "tokens", "cannot read tokens file %s: %s", path,
-                              strerror(errno));
+                              errno_text(errno));
     struct api_auth *a = calloc(1, sizeof *a);
     if (a == NULL) {
         fclose(f);
@@ -218,11 +243,20 @@ api_auth_load(const char *path, struct api_auth **out, struct jobd_error *err)
     char *line = NULL;
     size_t cap = 0;
     int lineno = 0, rc = JOBD_OK;
-    while (rc == JOBD_OK && getline(&line, &cap, f) >= 0)
-        rc = parse_line(a, line, path, ++lineno, err);
+    struct jobd_error line_err = {0};
+    while (rc == JOBD_OK && getline(&line, &cap, f) >= 0) {
+        rc = parse_line(a, line, path, ++lineno, &line_err);
+        if (rc == JOBD_OK || rc == JOBD_E_NOMEM || strict)
+            continue;
+        if ((*bad)++ == 0 && err != NULL)
+            *err = line_err;
+        rc = JOBD_OK;
+    }
     free(line);
     fclose(f);
-    if (rc == JOBD_OK && a->n == 0)
+    if (rc != JOBD_OK && err != NULL)
+        *err = line_err;
+    if (rc == JOBD_OK && a->n == 0 && strict)
         rc = jobd_error_set(err, JOBD_E_INVALID, "tokens", "tokens file %s holds no token",
                             path);
     if (rc != JOBD_OK) {
@@ -233,10 +267,75 @@ api_auth_load(const char *path, struct api_auth **out, struct jobd_error *err)
     return JOBD_OK;
 }
 
+int
+api_auth_load(const char *path, struct api_auth **out, struct jobd_error *err)
+{
+    int bad = 0;
+    return read_tokens(path, true, out, &bad, err);
+}
+
+/* The entry of a for the token t, or NULL. */
+static const struct api_token *
+same_token(const struct api_auth *a, const struct api_token *t)
+{
+    for (size_t i = 0; a != NULL && i < a->n; i++)
+        if (a->v[i].len == t->len && memcmp(a->v[i].s, t->s, t->len) == 0)
+            return &a->v[i];
+    return NULL;
+}
+
+/* True if a and b limit to the same queues (both to none: any queue). */
+static bool
+same_queues(const struct api_token *a, const struct api_token *b)
+{
+    if ((a->queues == NULL) != (b->queues == NULL) || a->n_queues != b->n_queues)
+        return false;
+    for (size_t k = 0; k < a->n_queues; k++)
+        if (strcmp(a->queues[k], b->queues[k]) != 0)
+            return false;
+    return true;
+}
+
+int
+api_auth_narrow(const struct api_auth *in_force, const char *path, struct api_auth **out,
+                struct jobd_error *err)
+{
+    int bad = 0;
+    struct api_auth *a = NULL;
+    int rc = path != NULL ? read_tokens(path, false, &a, &bad, err) : JOBD_E_IO;
+    if (rc == JOBD_E_NOMEM)
+        return rc;
+    if (a == NULL && (a = calloc(1, sizeof *a)) == NULL) /* unreadable: no token stays */
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    size_t kept = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        const struct api_token *old = same_token(in_force, &a->v[i]);
+        if (old == NULL || !same_queues(old, &a->v[i])) {
+            /* New in the file, or its queues changed (a wider list must not
+             * come in with a bad file): waits for a good reload. */
+            token_fini(&a->v[i]);
+            continue;
+        }
+        if (old->role < a->v[i].role)
+            a->v[i].role = old->role;
+        a->v[kept++] = a->v[i];
+    }
+    a->n = kept;
+    a->locked = true;
+    *out = a;
+    return JOBD_OK;
+}
+
 size_t
 api_auth_count(const struct api_auth *a)
 {
     return a ? a->n : 0;
+}
+
+bool
+api_auth_required(const struct api_auth *a)
+{
+    return a != NULL && (a->n > 0 || a->locked);
 }
 
 const char *
@@ -295,7 +394,7 @@ api_auth_queues(const struct api_auth *a, const char *header, const char *const 
 enum api_role
 api_auth_role(const struct api_auth *a, const char *header)
 {
-    if (a == NULL || a->n == 0)
+    if (!api_auth_required(a))
         return API_ROLE_ADMIN;
     if (header == NULL || strncasecmp(header, "Bearer ", 7) != 0)
         return API_ROLE_NONE;

@@ -11,7 +11,10 @@
  * many there are and on the length of what the client sent).
  *
  * A table is immutable once loaded and thread-safe to read. Loading builds
- * a new table, so a reload (SIGHUP) loads again and swaps the pointer.
+ * a new table, so a reload (SIGHUP) loads again and swaps the pointer. A
+ * reload that fails never grants anything (docs/OPERATIONS.md, Reloading):
+ * api_auth_narrow keeps only the tokens in force that the file still lists
+ * on a valid line, each at the lower of its two roles.
  */
 #ifndef JOBD_API_AUTH_H
 #define JOBD_API_AUTH_H
@@ -42,12 +45,26 @@ struct api_auth;
  * role or words after the role, or when the file holds no token.
  */
 int api_auth_load(const char *path, struct api_auth **out, struct jobd_error *err);
+/*
+ * The table for a reload that failed (path has a bad line, is unreadable, or
+ * the rest of the configuration does not load): the tokens of in_force
+ * (borrowed; may be NULL) that path lists on a line without error, each with
+ * the lower of its old and new roles. Tokens the file no longer lists, lists
+ * only on bad lines, or adds are refused; a file that cannot be read leaves
+ * no token (and the table still requires one). *out is owned by the caller;
+ * err gets the first bad line's message (or why the file cannot be read).
+ * Only JOBD_E_NOMEM fails.
+ */
+int api_auth_narrow(const struct api_auth *in_force, const char *path, struct api_auth **out,
+                    struct jobd_error *err);
 /* Builds from n tokens (copied), each with role admin. For tests and embedding. */
 int api_auth_from(const char *const *tokens, size_t n, struct api_auth **out,
                   struct jobd_error *err);
 void api_auth_free(struct api_auth *a);
 /* How many tokens are loaded (0 for NULL). */
 size_t api_auth_count(const struct api_auth *a);
+/* True if requests need a token: a has tokens, or was narrowed (even to none). */
+bool api_auth_required(const struct api_auth *a);
 /* A warning about the loaded file (readable by other users), or NULL.
  * Borrowed from a. */
 const char *api_auth_warning(const struct api_auth *a);

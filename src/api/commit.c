@@ -14,6 +14,7 @@
 
 #include "api/metrics.h"
 #include "core/err.h"
+#include "util/check.h"
 #include "util/clock.h"
 
 /* The longest a batch waits for requests expected back (see gather()). */
@@ -41,18 +42,42 @@ struct committer {
     struct store *st;         /* the committer's own connection, or NULL */
 };
 
+/* The store connection is gone: what was not sent was not written (a 503 is true). */
+static bool
+conn_lost(int rc)
+{
+    return rc == JOBD_E_UNAVAILABLE || rc == JOBD_E_COMMIT_UNKNOWN;
+}
+#ifndef NDEBUG
+/* The FIFO's invariant (locked): queued counts head..tail, tail is the last,
+ * and no item on it is done yet. */
+static bool
+fifo_ok(const struct committer *c)
+{
+    size_t n = 0;
+    const struct commit_item *last = NULL;
+    for (const struct commit_item *it = c->head; it != NULL; it = it->next, n++) {
+        if (it->done)
+            return false;
+        last = it;
+    }
+    return n == c->queued && last == c->tail;
+}
+#endif
+
 static void
 finish_one_by_one(struct committer *c, struct commit_item **items, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         struct commit_item *it = items[i];
         it->rc = store_enqueue(c->st, it->spec, it->out, &it->replayed, &it->err);
-        if (it->rc == JOBD_E_UNAVAILABLE) {
-            /* The connection is gone: nothing more can be written now. */
-            for (size_t k = i + 1; k < n; k++) {
-                items[k]->rc = it->rc;
-                items[k]->err = it->err;
-            }
+        if (conn_lost(it->rc)) {
+            /* Nothing more can be written now; the rest were never sent. */
+            for (size_t k = i + 1; k < n; k++)
+                items[k]->rc = jobd_error_set(&items[k]->err, JOBD_E_UNAVAILABLE, NULL,
+                                              "not written: the store connection broke "
+                                              "before it was sent (%s)",
+                                              it->err.msg);
             return;
         }
     }
@@ -71,6 +96,7 @@ fail_all(struct commit_item **items, size_t n, int rc, const struct jobd_error *
 static int
 try_batch(struct committer *c, struct commit_item **items, size_t n, struct jobd_error *err)
 {
+    assert(n >= 2 && n <= COMMIT_BATCH_MAX); /* a lone item takes finish_one_by_one */
     struct job_spec *specs = calloc(n, sizeof *specs);
     struct job *outs = calloc(n, sizeof *outs);
     bool *rep = calloc(n, sizeof *rep);
@@ -111,14 +137,19 @@ write_batch(struct committer *c, struct commit_item **items, size_t n)
         finish_one_by_one(c, items, 1);
     } else {
         rc = try_batch(c, items, n, &err);
-        if (rc == JOBD_E_UNAVAILABLE || rc == JOBD_E_NOMEM)
+        /* The batch's true outcome goes to every caller in it: written
+         * (JOBD_OK, also when the store learned it after losing COMMIT's
+         * answer), not written (503), or unknown (504). Only a batch the
+         * store refused, so surely not written, is retried item by item:
+         * retrying one of unknown outcome could write it twice. */
+        if (conn_lost(rc) || rc == JOBD_E_NOMEM)
             fail_all(items, n, rc, &err);
         else if (rc != JOBD_OK)
             finish_one_by_one(c, items, n); /* only the bad items fail */
     }
     /* A connection that saw the store go away is replaced next round. */
     for (size_t i = 0; i < n && c->st != NULL; i++) {
-        if (items[i]->rc == JOBD_E_UNAVAILABLE) {
+        if (conn_lost(items[i]->rc)) {
             store_pool_put(c->pool, c->st, JOBD_E_UNAVAILABLE);
             c->st = NULL;
         }
@@ -151,6 +182,7 @@ expect_next(struct committer *c, size_t n, int64_t t0)
 {
     int64_t wait = clock_mono_now_us() - t0;
     c->expect = n + c->queued < COMMIT_BATCH_MAX ? n + c->queued : COMMIT_BATCH_MAX;
+    assert(c->expect <= COMMIT_BATCH_MAX); /* gather() must be able to get it */
     if (c->rest > 0) {
         c->rest--;
         c->expect = 0;
@@ -168,11 +200,7 @@ gather(struct committer *c)
             c->rest = COMMIT_GATHER_REST;
             return;
         }
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        int64_t ns = ts.tv_nsec + left * 1000;
-        ts.tv_sec += (time_t)(ns / 1000000000);
-        ts.tv_nsec = (long)(ns % 1000000000);
+        struct timespec ts = clock_deadline_in(CLOCK_MONOTONIC, left);
         pthread_cond_timedwait(&c->work_cv, &c->mu, &ts);
     }
 }
@@ -193,14 +221,17 @@ committer_main(void *arg)
         if (c->head == NULL && c->stopping)
             break;
         gather(c);
+        assert(fifo_ok(c));
         size_t n = 0;
         while (c->head != NULL && n < COMMIT_BATCH_MAX) {
             batch[n++] = c->head;
             c->head = c->head->next;
         }
+        assert(n >= 1 && n <= c->queued);
         c->queued -= n;
         if (c->head == NULL)
             c->tail = NULL;
+        assert(fifo_ok(c));
         pthread_mutex_unlock(&c->mu);
         int64_t t0 = clock_mono_now_us();
 
@@ -219,6 +250,7 @@ committer_main(void *arg)
         pthread_mutex_lock(&c->mu);
         expect_next(c, n, t0);
         for (size_t i = 0; i < n; i++) {
+            assert(!batch[i]->done); /* each item is answered exactly once */
             if (batch[i]->done_fn != NULL)
                 cb[n_cb++] = (struct callback){batch[i]->done_fn, batch[i]->done_arg};
             batch[i]->done = true;
@@ -307,6 +339,9 @@ committer_stop(struct committer *c)
     if (c == NULL)
         return;
     committer_quiesce(c);
+    /* The thread wrote everything queued before it returned: no requester
+     * is left waiting on an item nobody will answer. */
+    assert(c->head == NULL && c->queued == 0);
     if (c->st != NULL)
         store_pool_put(c->pool, c->st, JOBD_OK);
     pthread_cond_destroy(&c->done_cv);
@@ -318,6 +353,7 @@ committer_stop(struct committer *c)
 void
 committer_submit(struct committer *c, struct commit_item *it)
 {
+    assert(it->done_fn != NULL); /* its only way to learn the answer */
     it->done = false;
     it->next = NULL;
     pthread_mutex_lock(&c->mu);
@@ -358,6 +394,8 @@ committer_enqueue(struct committer *c, const struct job_spec *spec, struct job *
         pthread_cond_signal(&c->work_cv);
     while (!it.done)
         pthread_cond_wait(&c->done_cv, &c->mu);
+    /* Off the FIFO before done: the stack item may now go. */
+    assert(c->head != &it && c->tail != &it);
     pthread_mutex_unlock(&c->mu);
     if (replayed)
         *replayed = it.replayed;

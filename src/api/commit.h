@@ -11,7 +11,11 @@
  * A batch is all or nothing in the store, but one bad item must fail only
  * its own request: items are validated before they queue, and if the batch
  * still fails for a reason other than an unreachable store, the committer
- * retries the items one by one. Thread-safe.
+ * retries the items one by one. Every item of a batch gets the batch's true
+ * outcome: when the connection breaks at COMMIT the store learns whether it
+ * took effect before answering (JOBD_OK, or JOBD_E_UNAVAILABLE: not
+ * written), and if it cannot, every item gets JOBD_E_COMMIT_UNKNOWN and
+ * none is retried (docs/API.md, Errors). Thread-safe.
  */
 #ifndef JOBD_API_COMMIT_H
 #define JOBD_API_COMMIT_H

@@ -32,11 +32,7 @@ struct countsd {
 static bool
 nap(struct countsd *c, int64_t ms)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    int64_t ns = ts.tv_nsec + (ms % 1000) * 1000000;
-    ts.tv_sec += (time_t)(ms / 1000 + ns / 1000000000);
-    ts.tv_nsec = (long)(ns % 1000000000);
+    struct timespec ts = clock_deadline_in(CLOCK_MONOTONIC, ms * 1000);
     pthread_mutex_lock(&c->mu);
     while (!c->stop && pthread_cond_timedwait(&c->cv, &c->mu, &ts) != ETIMEDOUT) {
     }

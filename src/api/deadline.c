@@ -51,13 +51,7 @@ watchdog(void *arg)
     struct deadlines *d = arg;
     pthread_mutex_lock(&d->mu);
     while (!d->stopping) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += DL_TICK_MS * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = clock_deadline_in(CLOCK_MONOTONIC, DL_TICK_MS * 1000);
         pthread_cond_timedwait(&d->cv, &d->mu, &ts);
         if (d->stopping)
             break;

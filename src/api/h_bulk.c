@@ -7,6 +7,11 @@
  * for that batch only, so one request never holds the store (and the
  * claims waiting on it) longer than one batch, whatever its limit. The loop
  * runs on its own thread, off the HTTP threads (see struct bulk_job).
+ *
+ * Each such thread costs a thread and a stream of batches, so at most
+ * ctx->max_bulk run at once (--max-bulk; more are 429 with Retry-After), and
+ * an action whose client has gone stops after the batch under way: nobody
+ * is left to read how far it got (docs/API.md, POST /v1/jobs/bulk).
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -114,6 +119,24 @@ parse_names(json_t *flt, struct job_filter *f, struct jobd_error *err)
     return rc;
 }
 
+/*
+ * How many fields of the filter are not null. A null field is absent
+ * (docs/API.md, POST /v1/jobs/bulk): {"status": null} names nothing, and
+ * must not pass for a filter that matches every job.
+ */
+static size_t
+named_fields(json_t *flt)
+{
+    size_t n = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(flt, k, v) {
+        (void)k;
+        n += !json_is_null(v);
+    }
+    return n;
+}
+
 /* Reads {action, filter, limit} into r and *limit; r->ids is malloc'd (free it). */
 static int
 parse_bulk(json_t *o, struct bulk_req *r, int64_t *limit, struct jobd_error *err)
@@ -134,7 +157,7 @@ parse_bulk(json_t *o, struct bulk_req *r, int64_t *limit, struct jobd_error *err
     if ((rc = jobjson_get_int(o, "limit", NULL, false, 1, BULK_MAX_LIMIT, limit, err)))
         return rc;
     json_t *flt = json_object_get(o, "filter");
-    if (!json_is_object(flt) || json_object_size(flt) == 0)
+    if (!json_is_object(flt) || named_fields(flt) == 0)
         return jobd_error_set(err, JOBD_E_INVALID, "filter",
                               "the filter must name at least one of status, queue, type, "
                               "schedule, created_after, created_before, ids");
@@ -165,13 +188,24 @@ parse_bulk(json_t *o, struct bulk_req *r, int64_t *limit, struct jobd_error *err
  */
 #define BULK_PAUSE_NS (5 * 1000 * 1000)
 
-/* Runs the action in batches until limit jobs matched or none are left. */
+/* Seconds a client refused for too many bulk actions is told to wait. */
+#define BULK_RETRY_AFTER "5"
+
+/* Whether the client that asked is still there (true when it cannot be told). */
+typedef bool (*bulk_alive_fn)(void *arg);
+
+/* Runs the action in batches until limit jobs matched or none are left, or
+ * (alive given) the client goes: then JOBD_E_UNAVAILABLE "client gone". */
 static int
 run_bulk(struct api_ctx *ctx, const struct bulk_req *r, int64_t limit, struct bulk_counts *n,
-         struct jobd_error *err)
+         bulk_alive_fn alive, void *arg, struct jobd_error *err)
 {
     int64_t cursor = 0;
     do {
+        if (alive != NULL && !alive(arg))
+            return jobd_error_set(err, JOBD_E_UNAVAILABLE, NULL,
+                                  "the client went away: stopped after %lld matched",
+                                  (long long)n->matched);
         struct store *st;
         int rc = store_pool_get(ctx->pool, &st, err);
         if (rc != JOBD_OK)
@@ -204,13 +238,14 @@ struct bulk_job {
     struct jobd_error err;
     void (*resume)(void *arg);
     void *arg;
+    bool placed; /* holds one of ctx->max_bulk places until freed */
 };
 
 static void *
 bulk_thread(void *arg)
 {
     struct bulk_job *b = arg;
-    b->rc = run_bulk(b->ctx, &b->r, b->limit, &b->n, &b->err);
+    b->rc = run_bulk(b->ctx, &b->r, b->limit, &b->n, b->base.client_alive, b->arg, &b->err);
     b->resume(b->arg);
     return NULL;
 }
@@ -256,10 +291,33 @@ bulk_finish(struct api_deferred *d, struct api_response *out)
                                               (json_int_t)(n->matched - n->changed))));
 }
 
+/*
+ * Takes one of ctx->max_bulk places for an action; false (after answering
+ * 429 with Retry-After) when all are taken. bulk_free gives it back.
+ */
+static bool
+take_place(struct api_call *c)
+{
+    int max = c->ctx->max_bulk;
+    if (atomic_fetch_add(&c->ctx->bulk_running, 1) < max || max <= 0)
+        return true;
+    atomic_fetch_sub(&c->ctx->bulk_running, 1);
+    api_error(c->resp, 429, "too_many_bulk", NULL,
+              "%d bulk actions are running, the most this server runs at once (--max-bulk): "
+              "try again in " BULK_RETRY_AFTER " s",
+              max);
+    if (c->resp->n_headers < API_MAX_HEADERS)
+        c->resp->headers[c->resp->n_headers++] =
+            (struct api_header){"Retry-After", BULK_RETRY_AFTER};
+    return false;
+}
+
 static void
 bulk_free(struct api_deferred *d)
 {
     struct bulk_job *b = (struct bulk_job *)d;
+    if (b->placed)
+        atomic_fetch_sub(&b->ctx->bulk_running, 1);
     free((void *)b->r.ids);
     json_decref(b->o);
     free(b);
@@ -273,7 +331,7 @@ h_job_bulk(struct api_call *c)
         api_error_from(c->resp, JOBD_E_NOMEM, NULL);
         return;
     }
-    b->base = (struct api_deferred){bulk_start, bulk_finish, bulk_free};
+    b->base = (struct api_deferred){bulk_start, bulk_finish, bulk_free, NULL};
     b->ctx = c->ctx;
     if ((b->o = api_body_object(c, bulk_fields)) == NULL) {
         bulk_free(&b->base);
@@ -294,10 +352,14 @@ h_job_bulk(struct api_call *c)
         return;
     }
     if (c->ctx->defer_enqueue) {
+        if (!(b->placed = take_place(c))) {
+            bulk_free(&b->base);
+            return;
+        }
         c->resp->deferred = &b->base;
         return;
     }
-    b->rc = run_bulk(c->ctx, &b->r, b->limit, &b->n, &b->err);
+    b->rc = run_bulk(c->ctx, &b->r, b->limit, &b->n, NULL, NULL, &b->err);
     bulk_finish(&b->base, c->resp);
     bulk_free(&b->base);
 }

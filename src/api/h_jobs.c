@@ -100,7 +100,7 @@ h_job_create(struct api_call *c)
             api_error_from(c->resp, JOBD_E_NOMEM, NULL);
             goto out;
         }
-        cd->base = (struct api_deferred){create_start, create_finish, create_free};
+        cd->base = (struct api_deferred){create_start, create_finish, create_free, NULL};
         cd->ctx = c->ctx;
         cd->o = o;            /* the spec's strings point into o and owned */
         cd->spec = spec;

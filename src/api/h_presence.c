@@ -6,8 +6,14 @@
  * routes write the same rows for it (store_worker_announce, _seen,
  * _withdraw) and GET /v1/workers lists both alike. Role `worker`, as the
  * rest of the worker protocol.
+ *
+ * What one announce may make the store keep is bounded (docs/API.md,
+ * POST /v1/workers): the lengths below, and --max-workers rows in all, so a
+ * worker token cannot grow GET /v1/workers without limit.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/apierr.h"
 #include "api/handlers.h"
@@ -16,6 +22,40 @@
 
 static const char *const announce_fields[] = {
     "id", "hostname", "pid", "version", "queues", "types", "concurrency", "heartbeat_ms", NULL};
+
+#define WORKER_HOSTNAME_MAX 255 /* bytes: a fully qualified DNS name */
+#define WORKER_VERSION_MAX 64   /* bytes */
+#define WORKER_NAMES_MAX 256    /* entries of queues, and of types */
+
+/* Each name of the array v checked as a queue or a job type name. */
+static int
+check_names(json_t *v, const char *key, struct jobd_error *err)
+{
+    if (json_array_size(v) > WORKER_NAMES_MAX)
+        return jobd_error_set(err, JOBD_E_INVALID, key, "%s may list at most %d names", key,
+                              WORKER_NAMES_MAX);
+    bool queues = strcmp(key, "queues") == 0;
+    size_t i;
+    json_t *e;
+    json_array_foreach(v, i, e) {
+        char f[32];
+        snprintf(f, sizeof f, "%s[%zu]", key, i);
+        int rc = queues ? job_validate_queue(json_string_value(e), f, err)
+                        : job_validate_type(json_string_value(e), f, err);
+        if (rc != JOBD_OK)
+            return rc;
+    }
+    return JOBD_OK;
+}
+
+/* s (may be NULL) is at most max bytes; else JOBD_E_INVALID naming key. */
+static int
+check_len(const char *s, size_t max, const char *key, struct jobd_error *err)
+{
+    if (s != NULL && strlen(s) > max)
+        return jobd_error_set(err, JOBD_E_INVALID, key, "%s is longer than %zu bytes", key, max);
+    return JOBD_OK;
+}
 
 /* A JSON array of strings from o[key], as compact text (malloc'd) in *out. */
 static int
@@ -31,10 +71,13 @@ names_text(json_t *o, const char *key, char **out, struct jobd_error *err)
     bool ok = json_is_array(v);
     json_array_foreach(v, i, e)
         ok = ok && json_is_string(e);
-    *out = ok ? json_dumps(v, JSON_COMPACT) : NULL;
+    int rc = ok ? check_names(v, key, err) : JOBD_OK;
+    *out = ok && rc == JOBD_OK ? json_dumps(v, JSON_COMPACT) : NULL;
     json_decref(v);
     if (!ok)
         return jobd_error_set(err, JOBD_E_INVALID, key, "%s must be an array of names", key);
+    if (rc != JOBD_OK)
+        return rc;
     return *out ? JOBD_OK : jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
 }
 
@@ -45,10 +88,17 @@ announce_body(json_t *o, struct worker_info *w, struct jobd_error *err)
     int64_t pid = 0, conc = 1, hb = 0;
     const char *id = NULL, *host = NULL, *version = NULL;
     int rc = jobjson_get_str(o, "id", NULL, true, &id, err);
+    if (rc == JOBD_OK && (strlen(id) == 0 || strlen(id) > JOB_WORKER_ID_MAX))
+        rc = jobd_error_set(err, JOBD_E_INVALID, "id", "id must be 1 to %d bytes",
+                            JOB_WORKER_ID_MAX);
     if (rc == JOBD_OK)
         rc = jobjson_get_str(o, "hostname", NULL, false, &host, err);
     if (rc == JOBD_OK)
+        rc = check_len(host, WORKER_HOSTNAME_MAX, "hostname", err);
+    if (rc == JOBD_OK)
         rc = jobjson_get_str(o, "version", NULL, false, &version, err);
+    if (rc == JOBD_OK)
+        rc = check_len(version, WORKER_VERSION_MAX, "version", err);
     if (rc == JOBD_OK)
         rc = jobjson_get_int(o, "pid", NULL, false, 0, INT64_MAX, &pid, err);
     if (rc == JOBD_OK)
@@ -91,9 +141,12 @@ h_worker_announce(struct api_call *c)
     int rc = announce_body(o, &w, &err);
     struct store *st = NULL;
     if (rc == JOBD_OK && api_store_get(c, &st)) {
-        rc = store_worker_announce(st, &w, &err);
+        rc = store_worker_announce_capped(st, &w, c->ctx->max_workers, &err);
         api_store_put(c, st, rc);
-        presence_reply(c, rc, &err);
+        if (rc == JOBD_E_CONFLICT && strcmp(err.field, "max_workers") == 0)
+            api_error(c->resp, 409, "limit_reached", "max_workers", "%s", err.msg);
+        else
+            presence_reply(c, rc, &err);
     } else if (rc != JOBD_OK) {
         api_error_from(c->resp, rc, &err);
     }

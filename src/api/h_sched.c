@@ -93,9 +93,11 @@ put_schedule(struct api_call *c, bool replace)
     struct store *st;
     if (!api_store_get(c, &st))
         goto out;
-    rc = store_schedule_put(st, &spec, replace, &out, &created, &err);
+    rc = store_schedule_put_capped(st, &spec, replace, c->ctx->max_schedules, &out, &created, &err);
     api_store_put(c, st, rc);
-    if (rc == JOBD_E_CONFLICT)
+    if (rc == JOBD_E_CONFLICT && strcmp(err.field, "max_schedules") == 0)
+        api_error(c->resp, 409, "limit_reached", "max_schedules", "%s", err.msg);
+    else if (rc == JOBD_E_CONFLICT)
         api_error(c->resp, 409, "conflict", "name", "a schedule named '%.128s' already exists",
                   spec.name);
     else if (rc != JOBD_OK)
@@ -121,25 +123,43 @@ h_sched_put(struct api_call *c)
         put_schedule(c, true);
 }
 
+/* One schedule of a list: without "payload" unless ?full=1 asked for it. */
+static json_t *
+listed(const struct schedule *s, bool full)
+{
+    json_t *o = jobjson_schedule(s);
+    if (o != NULL && !full)
+        json_object_del(o, "payload");
+    return o;
+}
+
+/* GET /v1/schedules?limit=&after=&full=: one page, by name (docs/API.md). */
 void
 h_sched_list(struct api_call *c)
 {
+    struct name_page pg;
+    int limit;
+    if (!api_page_query(c, true, &pg, &limit))
+        return;
     struct store *st;
     if (!api_store_get(c, &st))
         return;
     struct schedule_list l = {0};
     struct jobd_error err = {0};
-    int rc = store_schedule_list(st, &l, &err);
+    int rc = store_schedule_page(st, &pg, &l, &err);
     api_store_put(c, st, rc);
     if (rc != JOBD_OK) {
         api_error_from(c->resp, rc, &err);
         schedule_list_fini(&l);
         return;
     }
+    size_t n = l.n < (size_t)limit ? l.n : (size_t)limit;
     json_t *arr = json_array();
-    json_t *o = arr ? json_pack("{s:o}", "schedules", arr) : NULL;
-    for (size_t i = 0; o && i < l.n; i++)
-        if (json_array_append_new(arr, jobjson_schedule(&l.v[i])) != 0) {
+    json_t *o = arr ? json_pack("{s:o, s:o}", "schedules", arr, "next",
+                                api_page_next(l.n, limit, n ? l.v[n - 1].name : NULL))
+                    : NULL;
+    for (size_t i = 0; o && i < n; i++)
+        if (json_array_append_new(arr, listed(&l.v[i], pg.payload)) != 0) {
             json_decref(o);
             o = NULL;
         }

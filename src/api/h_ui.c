@@ -28,7 +28,7 @@
 void
 h_whoami(struct api_call *c)
 {
-    bool tokens = api_auth_count(api_ctx_auth(c->ctx)) > 0;
+    bool tokens = api_auth_required(api_ctx_auth(c->ctx));
     api_json_take(c->resp, 200,
                   jobjson_dump_take(json_pack("{s:s, s:b, s:b}", "role", api_role_name(c->role),
                                               "tokens", (int)tokens, "token_sent",

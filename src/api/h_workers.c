@@ -1,6 +1,7 @@
 /*
  * h_workers.c — GET /v1/workers: every worker that announced itself, with
- * its state (active, draining, gone) and the ids of the jobs it holds.
+ * its state (active, draining, gone) and the ids of the jobs it holds, a
+ * page at a time (paging.c).
  */
 #include <stdlib.h>
 
@@ -36,23 +37,31 @@ worker_json(const struct worker_info *w)
                      jobjson_time(w->last_seen_at_us), "state", state, "running", running);
 }
 
+/* GET /v1/workers?limit=&after=: one page, by id (docs/API.md). */
 void
 h_worker_list(struct api_call *c)
 {
+    struct name_page pg;
+    int limit;
+    if (!api_page_query(c, false, &pg, &limit))
+        return;
     struct store *st;
     if (!api_store_get(c, &st))
         return;
     struct worker_list l = {0};
     struct jobd_error err = {0};
-    int rc = store_worker_list(st, &l, &err);
+    int rc = store_worker_page(st, &pg, &l, &err);
     api_store_put(c, st, rc);
     if (rc != JOBD_OK) {
         api_error_from(c->resp, rc, &err);
         return;
     }
+    size_t n = l.n < (size_t)limit ? l.n : (size_t)limit;
     json_t *arr = json_array();
-    json_t *o = arr ? json_pack("{s:o}", "workers", arr) : NULL;
-    for (size_t i = 0; o && i < l.n; i++)
+    json_t *o = arr ? json_pack("{s:o, s:o}", "workers", arr, "next",
+                                api_page_next(l.n, limit, n ? l.v[n - 1].id : NULL))
+                    : NULL;
+    for (size_t i = 0; o && i < n; i++)
         if (json_array_append_new(arr, worker_json(&l.v[i])) != 0) {
             json_decref(o);
             o = NULL;

@@ -145,5 +145,15 @@ int api_parse_created(const char *after, const char *before, struct job_filter *
                       struct jobd_error *err);
 /* A query parameter or NULL. */
 const char *api_query(const struct api_call *c, const char *key);
+/*
+ * Reads ?limit= and ?after= of a list kept by name (paging.c), and ?full=
+ * when with_full; refuses any other parameter. *limit is the page size asked
+ * for; pg (pointers borrowed from the request) asks the store for one row
+ * more, to learn whether a next page exists. False after answering 400.
+ */
+bool api_page_query(struct api_call *c, bool with_full, struct name_page *pg, int *limit);
+/* The "next" of a page: last (the name of row limit - 1) when the store
+ * returned n > limit rows, else JSON null. A new reference. */
+json_t *api_page_next(size_t n, int limit, const char *last);
 
 #endif

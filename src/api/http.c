@@ -58,6 +58,8 @@
 #include "api/membudget.h"
 #include "api/xsite.h"
 #include "core/err.h"
+#include "util/check.h"
+#include "util/clock.h"
 #include "util/lazylib.h"
 #include "util/log.h"
 
@@ -80,22 +82,39 @@ struct api_server {
 };
 
 /* Per-request state (libmicrohttpd's con_cls). */
+/*
+ * Where a request is: on_request's state machine, one field instead of a
+ * flag for each state (any two of which set at once was a bug).
+ *
+ *   RECEIVING --> TOO_BIG | OVER_BUDGET   body dropped; answered 413 / 503
+ *   RECEIVING --> HANDLED                 in full: the handler ran; counted
+ *                 HANDLED <--> DEFERRED   suspended for a group commit
+ *                 HANDLED <--> WAITING    suspended for a long-poll claim
+ *
+ * From HANDLED on, the request counts in api_server.active (a drain waits
+ * for it) until on_completed.
+ */
+enum req_phase {
+    REQ_RECEIVING = 0,
+    REQ_TOO_BIG,     /* over its limit, or out of memory: answered 413 */
+    REQ_OVER_BUDGET, /* the bodies' memory budget is spent: answered 503 */
+    REQ_HANDLED,     /* received in full and handed to api_handle */
+    REQ_DEFERRED,    /* suspended for resp.deferred (a group commit) */
+    REQ_WAITING,     /* suspended for a long-poll claim */
+};
+
 struct req_state {
     int64_t start_mono_us;
     char method[16];
     char path[256];
     char *body;
     size_t len, cap, limit;
-    bool too_big;
-    bool over_budget;         /* dropped: the bodies' memory budget is spent */
-    bool refused;             /* dropped: xsite.h refuses it (answered with why) */
+    bool refused; /* dropped: xsite.h refuses it (answered with why) */
     struct xsite_refusal why;
     size_t reserved;          /* bytes reserved from api_server.bodies */
-    bool waiting;             /* suspended for a long-poll claim */
-    bool deferring;           /* suspended for resp.deferred (a group commit) */
+    enum req_phase phase;
     struct api_response resp; /* kept while waiting */
     int status;               /* for the access log */
-    bool counted;             /* in api_server.active (received in full, not done) */
     bool close;               /* answer with Connection: close */
     bool retry_after;         /* answer with Retry-After: 1 */
 };
@@ -251,10 +270,10 @@ drop_body(struct api_server *srv, struct req_state *s)
 static void
 take_body(struct api_server *srv, struct req_state *s, const char *data, size_t n)
 {
-    if (s->too_big || s->over_budget || s->refused)
+    if (s->phase != REQ_RECEIVING || s->refused)
         return;
     if (n > s->limit - s->len) {
-        s->too_big = true;
+        s->phase = REQ_TOO_BIG;
         drop_body(srv, s);
         return;
     }
@@ -265,14 +284,14 @@ take_body(struct api_server *srv, struct req_state *s, const char *data, size_t 
         if (cap > s->limit)
             cap = s->limit;
         if (!membudget_take(&srv->bodies, cap - s->cap)) {
-            s->over_budget = true; /* answered 503 with Retry-After */
+            s->phase = REQ_OVER_BUDGET; /* answered 503 with Retry-After */
             drop_body(srv, s);
             return;
         }
         s->reserved += cap - s->cap;
         char *b = realloc(s->body, cap);
         if (b == NULL) {
-            s->too_big = true; /* answered as 413; the server stays up */
+            s->phase = REQ_TOO_BIG; /* answered as 413; the server stays up */
             drop_body(srv, s);
             return;
         }
@@ -400,7 +419,7 @@ send_claims(struct api_server *srv, struct MHD_Connection *conn, struct req_stat
 static enum MHD_Result
 answer_dropped(struct MHD_Connection *conn, struct req_state *s)
 {
-    if (s->too_big) {
+    if (s->phase == REQ_TOO_BIG) {
         char msg[96];
         snprintf(msg, sizeof msg, "the request body is over %zu bytes", s->limit);
         return send_error(conn, s, 413, "too_large", msg);
@@ -458,6 +477,25 @@ on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
     }
 }
 
+/* The answer of a request suspended for a group commit or a long poll, now resumed. */
+static enum MHD_Result
+answer_resumed(struct api_server *srv, struct MHD_Connection *conn, struct req_state *s)
+{
+    if (s->phase == REQ_DEFERRED) {
+        /* Resumed by the committer: the enqueue is written (or failed). */
+        struct api_deferred *d = s->resp.deferred;
+        s->resp.deferred = NULL;
+        s->phase = REQ_HANDLED;
+        d->finish(d, &s->resp);
+        d->free(d);
+        return send_response(conn, s, &s->resp);
+    }
+    /* Resumed by the long-poll thread: the answer is ready. */
+    lp_waiter_take_response(s->resp.wait, &s->resp);
+    s->phase = REQ_HANDLED;
+    return send_claims(srv, conn, s);
+}
+
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
            const char *version, const char *upload_data, size_t *upload_data_size,
@@ -478,29 +516,17 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
         *upload_data_size = 0;
         return MHD_YES;
     }
-    if (s->deferring) {
-        /* Resumed by the committer: the enqueue is written (or failed). */
-        struct api_deferred *d = s->resp.deferred;
-        s->resp.deferred = NULL;
-        s->deferring = false;
-        d->finish(d, &s->resp);
-        d->free(d);
-        return send_response(conn, s, &s->resp);
-    }
-    if (s->waiting) {
-        /* Resumed by the long-poll thread: the answer is ready. */
-        lp_waiter_take_response(s->resp.wait, &s->resp);
-        s->waiting = false;
-        return send_claims(srv, conn, s);
-    }
+    if (s->phase == REQ_DEFERRED || s->phase == REQ_WAITING)
+        return answer_resumed(srv, conn, s);
     if (s->refused)
         return send_error(conn, s, s->why.status, s->why.code, s->why.message);
-    if (s->too_big || s->over_budget)
+    if (s->phase == REQ_TOO_BIG || s->phase == REQ_OVER_BUDGET)
         return answer_dropped(conn, s);
     /* Received in full: from here the request counts as in flight for a drain. */
+    assert(s->phase == REQ_RECEIVING);
     pthread_mutex_lock(&srv->mu);
     srv->active++;
-    s->counted = true;
+    s->phase = REQ_HANDLED;
     pthread_mutex_unlock(&srv->mu);
     struct query_collect q = {.n = 0};
     MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_query, &q);
@@ -523,14 +549,15 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
     s->body = NULL;
     if (s->resp.deferred != NULL) {
         /* Suspend before starting, so the resume can never come first. */
-        s->deferring = true;
+        s->phase = REQ_DEFERRED;
         MHD_suspend_connection(conn);
+        s->resp.deferred->client_alive = conn_alive;
         s->resp.deferred->start(s->resp.deferred, resume_conn, conn);
         return MHD_YES;
     }
     if (s->resp.wait != NULL && srv->ctx->longpoll != NULL) {
         /* Suspend before parking, so the resume can never come first. */
-        s->waiting = true;
+        s->phase = REQ_WAITING;
         MHD_suspend_connection(conn);
         longpoll_add(srv->ctx->longpoll, s->resp.wait, resume_conn, conn_alive, conn);
         return MHD_YES;
@@ -569,7 +596,7 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         s->resp.claimed = NULL;
         s->resp.n_claimed = 0;
     }
-    bool counted = s->counted;
+    bool counted = s->phase >= REQ_HANDLED; /* in api_server.active */
     size_t reserved = s->reserved;
     free(s->body);
     api_response_fini(&s->resp);
@@ -692,14 +719,8 @@ api_server_drain(struct api_server *s, int timeout_ms)
 {
     if (s == NULL)
         return true;
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    /* idle_cv is on the default clock, CLOCK_REALTIME. */
+    struct timespec deadline = clock_deadline_in(CLOCK_REALTIME, (int64_t)timeout_ms * 1000);
     pthread_mutex_lock(&s->mu);
     int rc = 0;
     while (s->active > 0 && rc == 0)

@@ -28,6 +28,7 @@ struct api_metrics {
     _Atomic uint64_t fenced;
     _Atomic uint64_t commits;
     _Atomic int64_t waiting;
+    _Atomic int reload_failed;
     struct histogram lateness;
     struct histogram duration;
 };
@@ -100,6 +101,13 @@ api_metrics_waiting(struct api_metrics *m, int delta)
 {
     if (m)
         atomic_fetch_add(&m->waiting, delta);
+}
+
+void
+api_metrics_reload_failed(struct api_metrics *m, bool failed)
+{
+    if (m)
+        atomic_store(&m->reload_failed, failed ? 1 : 0);
 }
 
 static void
@@ -235,6 +243,12 @@ api_metrics_render(const struct api_metrics *m, const struct queue_stat *qs, siz
                   "# TYPE jobd_claims_waiting gauge\n"
                   "jobd_claims_waiting %lld\n",
               m ? (long long)atomic_load(&m->waiting) : 0LL);
+    sb_printf(&b,
+              "# HELP jobd_config_reload_failed 1 if the last reload (SIGHUP) failed, "
+              "0 if it applied or none was asked.\n"
+              "# TYPE jobd_config_reload_failed gauge\n"
+              "jobd_config_reload_failed %d\n",
+              m ? atomic_load(&m->reload_failed) : 0);
     sb_printf(&b, "# HELP jobd_queue_jobs Jobs in the store by queue and status.\n"
                   "# TYPE jobd_queue_jobs gauge\n");
     for (size_t i = 0; i < n; i++)

@@ -10,6 +10,7 @@
 #ifndef JOBD_API_METRICS_H
 #define JOBD_API_METRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,6 +42,8 @@ void api_metrics_fenced(struct api_metrics *m, uint64_t n);
 void api_metrics_commit(struct api_metrics *m);
 /* Claims parked in a long poll right now (jobd_claims_waiting), +1 / -1. */
 void api_metrics_waiting(struct api_metrics *m, int delta);
+/* The last SIGHUP reload failed (1) or applied (0): jobd_config_reload_failed. */
+void api_metrics_reload_failed(struct api_metrics *m, bool failed);
 void api_metrics_lateness(struct api_metrics *m, double seconds);
 void api_metrics_duration(struct api_metrics *m, double seconds);
 /* A claimed job: observes its lateness (started_at - run_at). */

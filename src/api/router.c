@@ -36,7 +36,8 @@ const struct api_route api_routes[] = {
     {"POST", "/v1/jobs/{id}/cancel", h_job_cancel, API_BODY_MAX, false, API_ROLE_WRITE},
     {"POST", "/v1/jobs/{id}/retry", h_job_retry, API_BODY_MAX, false, API_ROLE_WRITE},
     {"GET", "/v1/jobs/{id}/attempts", h_job_attempts, API_BODY_MAX, false, API_ROLE_READ},
-    {"DELETE", "/v1/jobs/{id}", h_job_delete, API_BODY_MAX, false, API_ROLE_WRITE},
+    /* admin, as bulk delete: deleting destroys history (docs/API.md, roles) */
+    {"DELETE", "/v1/jobs/{id}", h_job_delete, API_BODY_MAX, false, API_ROLE_ADMIN},
     {"POST", "/v1/jobs/bulk", h_job_bulk, API_BODY_MAX, false, API_ROLE_WRITE},
     {"GET", "/v1/queues", h_queue_list, API_BODY_MAX, false, API_ROLE_READ},
     {"POST", "/v1/queues/{name}/pause", h_queue_pause, API_BODY_MAX, false, API_ROLE_WRITE},

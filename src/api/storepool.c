@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "core/err.h"
+#include "util/clock.h"
 
 struct store_pool {
     pthread_mutex_t mu;
@@ -114,11 +115,7 @@ release_slot(struct store_pool *p)
 static int
 take_locked(struct store_pool *p, struct store **out, struct jobd_error *err)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    int64_t ns = until.tv_nsec + (p->wait_ms % 1000) * 1000000;
-    until.tv_sec += (time_t)(p->wait_ms / 1000 + ns / 1000000000);
-    until.tv_nsec = (long)(ns % 1000000000);
+    struct timespec until = clock_deadline_in(CLOCK_MONOTONIC, (int64_t)p->wait_ms * 1000);
     for (;;) {
         if (p->n > 0) {
             *out = p->idle[--p->n];
@@ -163,7 +160,7 @@ store_pool_put(struct store_pool *p, struct store *st, int last_rc)
 {
     if (st == NULL)
         return;
-    if (last_rc == JOBD_E_UNAVAILABLE) {
+    if (last_rc == JOBD_E_UNAVAILABLE || last_rc == JOBD_E_COMMIT_UNKNOWN) {
         store_close(st);
         pthread_mutex_lock(&p->mu);
         release_slot(p);

@@ -48,7 +48,7 @@ size_t store_pool_open_count(struct store_pool *p);
 int store_pool_set_notify_url(struct store_pool *p, const char *url, struct jobd_error *err);
 /* The notify URL, or NULL. */
 const char *store_pool_notify_url(const struct store_pool *p);
-/* Returns st; last_rc is the last result it gave (UNAVAILABLE -> closed). */
+/* Returns st; last_rc is the last result it gave (UNAVAILABLE, COMMIT_UNKNOWN -> closed). */
 void store_pool_put(struct store_pool *p, struct store *st, int last_rc);
 /* The URL the pool opens. */
 const char *store_pool_url(const struct store_pool *p);

@@ -79,26 +79,24 @@ bulk_parse(int argc, char **argv, json_t *filter, long *limit, const char **serv
         if (t == CLI_ARG_BAD)
             return CLI_USAGE;
         if (t != CLI_ARG_OPT)
-            return cli_usage_error("jobs", "unexpected argument", v, NULL);
+            return cli_usage_error("jobs", "unexpected argument", v);
         if (k < N_STR) {
             json_object_set_new(filter, keys[k], json_string(v));
         } else if (k == B_IDS) {
             json_t *ids = parse_ids(v);
             if (ids == NULL)
-                return cli_usage_error("jobs", "--ids must be job ids separated by commas, not", v,
-                                       NULL);
+                return cli_usage_error("jobs", "--ids must be job ids separated by commas, not", v);
             json_object_set_new(filter, "ids", ids);
         } else if (k == B_LIMIT) {
             if (!cli_parse_int(v, 1, 100000, limit))
                 return cli_usage_error("jobs", "--limit must be an integer from 1 to 100000, not",
-                                       v, NULL);
+                                       v);
         } else {
             *server = v;
         }
     }
     if (json_object_size(filter) == 0)
-        return cli_usage_error("jobs", "give at least one filter (--status, --queue, ...)", NULL,
-                               NULL);
+        return cli_usage_error("jobs", "give at least one filter (--status, --queue, ...)", NULL);
     return CLI_OK;
 }
 

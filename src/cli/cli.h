@@ -65,10 +65,10 @@ const char *cli_opt(int argc, char **argv, int *i, const char *flag, bool *missi
 
 /*
  * Prints the one line "jobd CMD: MSG 'ARG'; see 'jobd CMD --help'" on stderr
- * (arg may be NULL) and returns CLI_USAGE. usage is not printed: it is
- * accepted so that existing callers need not change.
+ * (arg may be NULL) and returns CLI_USAGE. One line, never the whole usage:
+ * that would bury the line that says what is wrong.
  */
-int cli_usage_error(const char *cmd, const char *msg, const char *arg, const char *usage);
+int cli_usage_error(const char *cmd, const char *msg, const char *arg);
 
 /*
  * The logging flags of the long-running commands (server, worker):

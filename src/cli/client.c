@@ -34,7 +34,7 @@ static const char job_usage[] =
     "Shows, cancels or retries one job through the API and prints it: as JSON,\n"
     "or for show on a terminal, as text followed by its attempts.\n"
     "  delete    deletes a pending or finished job with its history (prints nothing;\n"
-    "            a running job must be cancelled first)\n"
+    "            a running job must be cancelled first; the token needs admin)\n"
     "  attempts  the job's attempt history, oldest first: a table on a terminal,\n"
     "            one JSON object a line when piped\n";
 
@@ -75,12 +75,11 @@ submit_set(struct submit_opts *o, int k, const char *v)
                           [S_SERVER] = &o->server};
     if (k == S_PRIORITY) {
         if (!cli_parse_int(v, -1000000, 1000000, &o->priority))
-            return cli_usage_error("submit", "--priority must be an integer, not", v, NULL);
+            return cli_usage_error("submit", "--priority must be an integer, not", v);
         o->has_priority = true;
     } else if (k == S_MAX_ATTEMPTS) {
         if (!cli_parse_int(v, 1, 1000000, &o->max_attempts))
-            return cli_usage_error("submit", "--max-attempts must be a positive integer, not", v,
-                                   NULL);
+            return cli_usage_error("submit", "--max-attempts must be a positive integer, not", v);
         o->has_max_attempts = true;
     } else {
         *dst[k] = v;
@@ -108,15 +107,15 @@ submit_parse(int argc, char **argv, struct submit_opts *o)
         } else if (o->type == NULL) {
             o->type = v;
         } else {
-            return cli_usage_error("submit", "unexpected argument", v, NULL);
+            return cli_usage_error("submit", "unexpected argument", v);
         }
     }
     if (rc != CLI_OK)
         return rc;
     if (o->type == NULL)
-        return cli_usage_error("submit", "missing TYPE", NULL, NULL);
+        return cli_usage_error("submit", "missing TYPE", NULL);
     if (o->at && o->in)
-        return cli_usage_error("submit", "give --at or --in, not both", NULL, NULL);
+        return cli_usage_error("submit", "give --at or --in, not both", NULL);
     return CLI_OK;
 }
 
@@ -191,14 +190,14 @@ cmd_job(int argc, char **argv)
         } else if (id == NULL) {
             id = v;
         } else {
-            return cli_usage_error("job", "unexpected argument", v, NULL);
+            return cli_usage_error("job", "unexpected argument", v);
         }
     }
     long n;
     if (action == NULL || id == NULL)
-        return cli_usage_error("job", "need an action and an ID", NULL, job_usage);
+        return cli_usage_error("job", "need an action and an ID", NULL);
     if (!cli_parse_int(id, 1, 0x7fffffffffffffffL, &n))
-        return cli_usage_error("job", "ID must be a positive integer, not", id, job_usage);
+        return cli_usage_error("job", "ID must be a positive integer, not", id);
     char path[96];
     if (strcmp(action, "show") == 0)
         return cli_job_show(cli_server_url(server), n);
@@ -210,7 +209,7 @@ cmd_job(int argc, char **argv)
         snprintf(path, sizeof path, "/v1/jobs/%ld/%s", n, action);
         return cli_send_print(cli_server_url(server), "POST", path, NULL);
     }
-    return cli_usage_error("job", "unknown action", action, job_usage);
+    return cli_usage_error("job", "unknown action", action);
 }
 
 static void
@@ -278,7 +277,7 @@ cmd_queues(int argc, char **argv)
     if (argc > 1 && (strcmp(argv[1], "limit") == 0 || strcmp(argv[1], "pause") == 0 ||
                      strcmp(argv[1], "resume") == 0))
         return cli_queues_action(argc - 1, argv + 1);
-    static const struct cli_listing l = {"queues", queues_usage,  "/v1/queues",
-                                         "queues", queues_header, queues_row};
+    static const struct cli_listing l = {"queues",      queues_usage, "/v1/queues", "queues",
+                                         queues_header, queues_row,   false,        NULL};
     return cli_listing_run(argc, argv, &l);
 }

@@ -46,12 +46,11 @@ cli_log_setup(const char *cmd, const char *format, const char *level, const char
     enum log_level min = LOGL_INFO;
     bool on = true;
     if (format != NULL && !log_parse_format(format, &fmt))
-        return cli_usage_error(cmd, "--log-format must be text or json, not", format, "");
+        return cli_usage_error(cmd, "--log-format must be text or json, not", format);
     if (level != NULL && !log_parse_level(level, &min))
-        return cli_usage_error(cmd, "--log-level must be debug, info, warn or error, not", level,
-                               "");
+        return cli_usage_error(cmd, "--log-level must be debug, info, warn or error, not", level);
     if (access != NULL && strcmp(access, "on") != 0 && strcmp(access, "off") != 0)
-        return cli_usage_error(cmd, "--access-log must be on or off, not", access, "");
+        return cli_usage_error(cmd, "--access-log must be on or off, not", access);
     if (access != NULL)
         on = strcmp(access, "on") == 0;
     log_configure(fmt, min, on);
@@ -83,9 +82,8 @@ cli_opt(int argc, char **argv, int *i, const char *flag, bool *missing)
 }
 
 int
-cli_usage_error(const char *cmd, const char *msg, const char *arg, const char *usage)
+cli_usage_error(const char *cmd, const char *msg, const char *arg)
 {
-    (void)usage; /* one line: the whole usage would bury the line that says what is wrong */
     fprintf(stderr, "jobd %s: %s%s%s%s; see 'jobd %s --help'\n", cmd, msg, arg ? " '" : "",
             arg ? arg : "", arg ? "'" : "", cmd);
     return CLI_USAGE;

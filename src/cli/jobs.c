@@ -90,7 +90,7 @@ jobs_parse(int argc, char **argv, struct jobs_opts *o)
         if (t == CLI_ARG_BAD)
             return CLI_USAGE;
         if (t == CLI_ARG_POS)
-            return cli_usage_error("jobs", "unexpected argument", v, NULL);
+            return cli_usage_error("jobs", "unexpected argument", v);
         long id;
         if (k < N_FILTERS) {
             o->filter[k] = v;
@@ -98,9 +98,9 @@ jobs_parse(int argc, char **argv, struct jobs_opts *o)
             o->server = v;
         } else if (k == O_LIMIT) {
             if (!cli_parse_int(v, 1, 100000000, &o->limit))
-                return cli_usage_error("jobs", "--limit must be a positive integer, not", v, NULL);
+                return cli_usage_error("jobs", "--limit must be a positive integer, not", v);
         } else if (!cli_parse_int(v, 1, 0x7fffffffffffffffL, &id)) {
-            return cli_usage_error("jobs", "--after must be a job ID, not", v, NULL);
+            return cli_usage_error("jobs", "--after must be a job ID, not", v);
         } else {
             snprintf(o->after, sizeof o->after, "%ld", id);
         }
@@ -181,17 +181,17 @@ print_table(const json_t *jobs)
 static long
 jobs_page(struct jobs_opts *o, long want, json_t *jobs, int *rc)
 {
-    char path[1100] = "/v1/jobs", q[1024] = "", lim[24];
+    char path[1100], q[1024] = "", lim[24];
     snprintf(lim, sizeof lim, "%ld", want > JOB_PAGE_MAX ? (long)JOB_PAGE_MAX : want);
     bool fits = true;
     for (int k = 0; k < N_FILTERS; k++)
         fits = fits && add_query(q, sizeof q, query_names[k], o->filter[k]);
     if (!fits || !add_query(q, sizeof q, "limit", lim) ||
         !add_query(q, sizeof q, "after", o->after[0] ? o->after : NULL)) {
-        *rc = cli_usage_error("jobs", "filter values are too long", NULL, NULL);
+        *rc = cli_usage_error("jobs", "filter values are too long", NULL);
         return -1;
     }
-    strcat(path, q);
+    snprintf(path, sizeof path, "/v1/jobs%s", q);
     struct cli_http_resp r;
     if ((*rc = cli_http(cli_server_url(o->server), "GET", path, NULL, &r)) != CLI_OK)
         return -1;

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -29,11 +30,106 @@ parse_args(int argc, char **argv, const struct cli_listing *l, const char **serv
         } else if (t == CLI_ARG_BAD) {
             return CLI_USAGE;
         } else if (t == CLI_ARG_POS) {
-            return cli_usage_error(l->cmd, "unexpected argument", v, NULL);
+            return cli_usage_error(l->cmd, "unexpected argument", v);
         }
         *server = v;
     }
     return CLI_OK;
+}
+
+/* Rows asked for per page: the most the server gives (docs/API.md, Paging). */
+#define CLI_LIST_PAGE 1000
+
+/* The path of the page after cursor after (NULL: the first); malloc'd or NULL. */
+static char *
+page_path(const struct cli_listing *l, bool table, const char *after)
+{
+    if (!l->paged)
+        return strdup(l->path);
+    char *e = after ? cli_http_escape(after) : NULL;
+    if (after != NULL && e == NULL)
+        return NULL;
+    const char *extra = table ? NULL : l->piped_query;
+    size_t n = strlen(l->path) + (extra ? strlen(extra) : 0) + (e ? strlen(e) : 0) + 32;
+    char *p = malloc(n);
+    if (p != NULL)
+        snprintf(p, n, "%s?limit=%d%s%s%s%s", l->path, CLI_LIST_PAGE, extra ? "&" : "",
+                 extra ? extra : "", e ? "&after=" : "", e ? e : "");
+    free(e);
+    return p;
+}
+
+/* GETs one page; its answer (new reference) in *out. CLI_*. */
+static int
+get_page(const char *server, const char *path, json_t **out)
+{
+    struct cli_http_resp r;
+    int rc = cli_http(server, "GET", path, NULL, &r);
+    if (rc != CLI_OK)
+        return rc;
+    if (r.status != 200) {
+        rc = cli_http_fail(&r);
+        free(r.body);
+        return rc;
+    }
+    *out = json_loadb(r.body, r.len, 0, NULL);
+    free(r.body);
+    if (!json_is_object(*out)) {
+        json_decref(*out);
+        fprintf(stderr, "jobd: the server's answer is not JSON\n");
+        return CLI_FAILED;
+    }
+    return CLI_OK;
+}
+
+static void
+print_rows(const struct cli_listing *l, bool table, const json_t *arr)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(arr, i, e) {
+        if (table) {
+            l->row(e);
+        } else {
+            char *line = json_dumps(e, CLI_JSON_OUT);
+            if (line)
+                puts(line);
+            free(line);
+        }
+    }
+}
+
+int
+cli_listing_print(const char *server, const struct cli_listing *l)
+{
+    bool table = isatty(1);
+    char *after = NULL;
+    int rc = CLI_OK;
+    for (bool first = true; rc == CLI_OK && (first || after != NULL); first = false) {
+        char *path = page_path(l, table, after);
+        json_t *o = NULL;
+        rc = path ? get_page(cli_server_url(server), path, &o)
+                  : cli_report(l->cmd, JOBD_E_NOMEM, NULL);
+        free(path);
+        free(after);
+        after = NULL;
+        json_t *arr = json_object_get(o, l->key);
+        if (rc == CLI_OK && !json_is_array(arr)) {
+            fprintf(stderr, "jobd: the server's answer has no %s list\n", l->key);
+            rc = CLI_FAILED;
+        }
+        if (rc == CLI_OK && first && table)
+            l->header();
+        if (rc == CLI_OK)
+            print_rows(l, table, arr);
+        const char *next = json_string_value(json_object_get(o, "next"));
+        if (rc == CLI_OK && next != NULL && json_array_size(arr) > 0 &&
+            (after = strdup(next)) == NULL)
+            rc = cli_report(l->cmd, JOBD_E_NOMEM, NULL);
+        json_decref(o);
+    }
+    free(after);
+    return rc;
 }
 
 int
@@ -44,31 +140,5 @@ cli_listing_run(int argc, char **argv, const struct cli_listing *l)
     int rc = parse_args(argc, argv, l, &server, &done);
     if (rc != CLI_OK || done)
         return rc;
-    struct cli_http_resp r;
-    if ((rc = cli_http(cli_server_url(server), "GET", l->path, NULL, &r)) != CLI_OK)
-        return rc;
-    if (r.status != 200) {
-        rc = cli_http_fail(&r);
-        free(r.body);
-        return rc;
-    }
-    json_t *o = json_loadb(r.body, r.len, 0, NULL);
-    free(r.body);
-    bool table = isatty(1);
-    if (table)
-        l->header();
-    size_t i;
-    json_t *e;
-    json_array_foreach(json_object_get(o, l->key), i, e) {
-        if (table) {
-            l->row(e);
-        } else {
-            char *line = json_dumps(e, CLI_JSON_OUT);
-            if (line)
-                puts(line);
-            free(line);
-        }
-    }
-    json_decref(o);
-    return CLI_OK;
+    return cli_listing_print(server, l);
 }

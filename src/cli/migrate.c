@@ -66,7 +66,7 @@ cmd_migrate(int argc, char **argv)
         } else if (t == CLI_ARG_BAD) {
             return CLI_USAGE;
         } else if (t == CLI_ARG_POS) {
-            return cli_usage_error("migrate", "unexpected argument", v, NULL);
+            return cli_usage_error("migrate", "unexpected argument", v);
         } else if (k == 0) {
             db = v;
         } else {
@@ -75,8 +75,7 @@ cmd_migrate(int argc, char **argv)
     }
     struct jobd_error err = {0};
     if (store_url_kind(cli_db_url(db)) == STORE_URL_SERVER) {
-        return cli_usage_error("migrate", "--db must name a database, not an API server", NULL,
-                               NULL);
+        return cli_usage_error("migrate", "--db must name a database, not an API server", NULL);
     }
     struct store *st = NULL;
     int rc = store_open(cli_db_url(db), &st, &err);

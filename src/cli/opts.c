@@ -24,7 +24,7 @@ take_value(struct cli_args *a, const struct cli_optdef *d, const char *arg, cons
 {
     if (!d->has_value) {
         if (*rest != '\0') {
-            cli_usage_error(a->cmd, "this option takes no value:", arg, NULL);
+            cli_usage_error(a->cmd, "this option takes no value:", arg);
             return CLI_ARG_BAD;
         }
         *val = NULL;
@@ -35,7 +35,7 @@ take_value(struct cli_args *a, const struct cli_optdef *d, const char *arg, cons
         return CLI_ARG_OPT;
     }
     if (a->i >= a->argc) {
-        cli_usage_error(a->cmd, "missing value for", arg, NULL);
+        cli_usage_error(a->cmd, "missing value for", arg);
         return CLI_ARG_BAD;
     }
     *val = a->argv[a->i++];
@@ -53,13 +53,13 @@ long_opt(struct cli_args *a, const struct cli_optdef *defs, const char *arg, int
         if (strlen(defs[k].name) == n && strncmp(defs[k].name, arg, n) == 0) {
             *which = k;
             if (eq != NULL && !defs[k].has_value) {
-                cli_usage_error(a->cmd, "this option takes no value:", arg, NULL);
+                cli_usage_error(a->cmd, "this option takes no value:", arg);
                 return CLI_ARG_BAD;
             }
             return take_value(a, &defs[k], arg, eq ? eq + 1 : "", val);
         }
     }
-    cli_usage_error(a->cmd, "unknown option", arg, NULL);
+    cli_usage_error(a->cmd, "unknown option", arg);
     return CLI_ARG_BAD;
 }
 
@@ -74,7 +74,7 @@ short_opt(struct cli_args *a, const struct cli_optdef *defs, const char *arg, in
             return take_value(a, &defs[k], arg, arg + 2, val);
         }
     }
-    cli_usage_error(a->cmd, "unknown option", arg, NULL);
+    cli_usage_error(a->cmd, "unknown option", arg);
     return CLI_ARG_BAD;
 }
 

@@ -60,24 +60,22 @@ limit_parse(int argc, char **argv, json_t *body, const char **server)
                 json_object_set_new(body, "max_running", json_integer(n));
             else
                 return cli_usage_error("queues", "--max-running must be 1 to 1000000 or none, not",
-                                       v, queues_act_usage);
+                                       v);
         } else if (!miss && (v = cli_opt(argc, argv, &i, "--rate", &miss))) {
             json_t *rate = parse_rate(v);
             if (rate == NULL)
                 return cli_usage_error("queues",
-                                       "--rate must be N/DUR (such as 20/1s) or none, not", v,
-                                       queues_act_usage);
+                                       "--rate must be N/DUR (such as 20/1s) or none, not", v);
             json_object_set_new(body, "rate", rate);
         } else if (!miss && (v = cli_opt(argc, argv, &i, "--server", &miss))) {
             *server = v;
         } else {
             return cli_usage_error("queues", miss ? "missing value for" : "unexpected argument",
-                                   argv[i], queues_act_usage);
+                                   argv[i]);
         }
     }
     if (json_object_size(body) == 0)
-        return cli_usage_error("queues", "give --max-running and/or --rate", NULL,
-                               queues_act_usage);
+        return cli_usage_error("queues", "give --max-running and/or --rate", NULL);
     return CLI_OK;
 }
 
@@ -90,7 +88,7 @@ plain_parse(int argc, char **argv, const char **server)
         const char *v = cli_opt(argc, argv, &i, "--server", &miss);
         if (v == NULL)
             return cli_usage_error("queues", miss ? "missing value for" : "unexpected argument",
-                                   argv[i], queues_act_usage);
+                                   argv[i]);
         *server = v;
     }
     return CLI_OK;
@@ -106,7 +104,7 @@ cli_queues_action(int argc, char **argv)
         }
     bool limit = strcmp(argv[0], "limit") == 0;
     if (argc < 2 || argv[1][0] == '-')
-        return cli_usage_error("queues", "missing the queue name after", argv[0], queues_act_usage);
+        return cli_usage_error("queues", "missing the queue name after", argv[0]);
     const char *server = NULL;
     json_t *body = json_object();
     int rc = body == NULL ? CLI_FAILED

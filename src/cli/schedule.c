@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "cli/http.h"
+#include "cli/listing.h"
 #include "cli/opts.h"
 
 static const char schedule_usage[] =
@@ -28,7 +29,8 @@ static const char schedule_usage[] =
     "it did; a replace with the same CRON and --tz keeps the next firing. CRON has\n"
     "five fields (minute hour day-of-month month day-of-week) or six (a leading\n"
     "second), quote it.\n"
-    "ls lists schedules: a table on a terminal, one JSON object a line when piped.\n"
+    "ls lists every schedule (all pages): a table on a terminal, one JSON object\n"
+    "a line with its payload when piped.\n"
     "rm removes one (the jobs it made stay); pause and resume print the schedule;\n"
     "trigger makes a job due now and prints it.\n";
 
@@ -60,15 +62,14 @@ sched_set(struct sched_opts *o, int k, const char *v)
                           [SO_CATCHUP] = &o->catchup};
     if (k == SO_CATCHUP && strcmp(v, "once") != 0 && strcmp(v, "all") != 0 &&
         strcmp(v, "skip") != 0)
-        return cli_usage_error("schedule", "--catchup must be once, all or skip, not", v, NULL);
+        return cli_usage_error("schedule", "--catchup must be once, all or skip, not", v);
     if (k == SO_PRIORITY) {
         if (!cli_parse_int(v, -1000000, 1000000, &o->priority))
-            return cli_usage_error("schedule", "--priority must be an integer, not", v, NULL);
+            return cli_usage_error("schedule", "--priority must be an integer, not", v);
         o->has_priority = true;
     } else if (k == SO_MAX_ATTEMPTS) {
         if (!cli_parse_int(v, 1, 1000000, &o->max_attempts))
-            return cli_usage_error("schedule", "--max-attempts must be a positive integer, not", v,
-                                   NULL);
+            return cli_usage_error("schedule", "--max-attempts must be a positive integer, not", v);
         o->has_max_attempts = true;
     } else {
         *dst[k] = v;
@@ -94,7 +95,7 @@ sched_parse(int argc, char **argv, bool is_add, struct sched_opts *o)
         } else if (t == CLI_ARG_OPT) {
             rc = sched_set(o, k, v);
         } else if (o->npos >= 3) {
-            return cli_usage_error("schedule", "unexpected argument", v, NULL);
+            return cli_usage_error("schedule", "unexpected argument", v);
         } else {
             o->pos[o->npos++] = v;
         }
@@ -153,7 +154,7 @@ sched_path(const char *name, const char *suffix)
 }
 
 static void
-print_sched_row(json_t *s)
+print_sched_row(const json_t *s)
 {
     const char *cols[] = {"name", "cron", "timezone", "type"};
     const int widths[] = {20, 18, 16, 16};
@@ -166,44 +167,21 @@ print_sched_row(json_t *s)
            next ? next : "-");
 }
 
+static void
+print_sched_header(void)
+{
+    printf("%-20s %-18s %-16s %-16s %-6s %s\n", "NAME", "CRON", "TIMEZONE", "TYPE", "PAUSED",
+           "NEXT_RUN_AT");
+}
+
+/* Every schedule, page after page; piped, each with its payload (?full=1). */
 static int
 sched_ls(const char *server)
 {
-    struct cli_http_resp r;
-    int rc = cli_http(server, "GET", "/v1/schedules", NULL, &r);
-    if (rc != CLI_OK)
-        return rc;
-    if (r.status != 200) {
-        rc = cli_http_fail(&r);
-        free(r.body);
-        return rc;
-    }
-    json_t *o = json_loadb(r.body, r.len, 0, NULL);
-    free(r.body);
-    json_t *arr = json_object_get(o, "schedules");
-    if (!json_is_array(arr)) {
-        json_decref(o);
-        fprintf(stderr, "jobd: the server's answer has no schedule list\n");
-        return CLI_FAILED;
-    }
-    bool table = isatty(1);
-    if (table)
-        printf("%-20s %-18s %-16s %-16s %-6s %s\n", "NAME", "CRON", "TIMEZONE", "TYPE",
-               "PAUSED", "NEXT_RUN_AT");
-    size_t i;
-    json_t *s;
-    json_array_foreach(arr, i, s) {
-        if (table) {
-            print_sched_row(s);
-        } else {
-            char *line = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER);
-            if (line)
-                puts(line);
-            free(line);
-        }
-    }
-    json_decref(o);
-    return CLI_OK;
+    static const struct cli_listing l = {
+        "schedule",      schedule_usage, "/v1/schedules", "schedules", print_sched_header,
+        print_sched_row, true,           "full=1"};
+    return cli_listing_print(server, &l);
 }
 
 static int
@@ -227,7 +205,7 @@ int
 cmd_schedule(int argc, char **argv)
 {
     if (argc < 2)
-        return cli_usage_error("schedule", "missing action", NULL, schedule_usage);
+        return cli_usage_error("schedule", "missing action", NULL);
     const char *action = argv[1];
     if (cli_is_help(action)) {
         fputs(schedule_usage, stdout);
@@ -240,7 +218,7 @@ cmd_schedule(int argc, char **argv)
         if (strcmp(action, actions[k]) == 0)
             a = k;
     if (a < 0)
-        return cli_usage_error("schedule", "unknown action", action, schedule_usage);
+        return cli_usage_error("schedule", "unknown action", action);
     struct sched_opts o = {0};
     int rc = sched_parse(argc, argv, a == 0, &o);
     if (rc != CLI_OK)
@@ -254,7 +232,7 @@ cmd_schedule(int argc, char **argv)
                                a == 0   ? "add needs NAME CRON TYPE"
                                : a == 1 ? "ls takes no arguments"
                                         : "need exactly one NAME",
-                               NULL, schedule_usage);
+                               NULL);
     const char *server = cli_server_url(o.server);
     if (a == 1)
         return sched_ls(server);

@@ -28,6 +28,7 @@
 #include "cli/cli.h"
 #include "cli/limits.h"
 #include "cli/server_opts.h"
+#include "cli/server_reload.h"
 #include "cli/service.h"
 #include "sched/plane.h"
 #include "store/store.h"
@@ -40,12 +41,14 @@ static const char usage[] =
     "                   [--worker-config FILE] [--tokens FILE] [--reap-interval DUR]\n"
     "                   [--backoff-base DUR] [--backoff-cap DUR] [--max-lease DUR]\n"
     "                   [--retention DUR|off] [--retention-succeeded DUR|off]\n"
-    "                   [--retention-dead DUR|off] [--insecure] [--allowed-hosts H,…]\n"
-    "                   [--shutdown-grace DUR]\n"
+    "                   [--retention-dead DUR|off] [--retention-allow-short]\n"
+    "                   [--insecure] [--allowed-hosts H,…] [--shutdown-grace DUR]\n"
     "                   [--threads N] [--max-connections N] [--max-connections-per-ip N]\n"
     "                   [--request-timeout DUR]\n"
     "                   [--db-connections N] [--notify-db URL]\n"
+    "                   [--max-schedules N] [--max-workers N] [--max-bulk N]\n"
     "                   [--log-format text|json] [--log-level LEVEL] [--access-log on|off]\n"
+    "       jobd server --check-config [the same options]\n"
     "\n"
     "Runs the HTTP API (docs/API.md) on the store, migrating it first.\n"
     "\n"
@@ -82,6 +85,8 @@ static const char usage[] =
     "  --retention-succeeded DUR|off, --retention-dead DUR|off\n"
     "                       the same for succeeded jobs, and for dead and cancelled\n"
     "                       ones (default: --retention)\n"
+    "  --retention-allow-short\n"
+    "                       allow a retention under 1h (refused otherwise)\n"
     "  --shutdown-grace DUR how long running work may finish on SIGTERM (30s)\n"
     "  --threads N          HTTP worker threads (default 4)\n"
     "  --max-connections N  client connections open at once (default: sized from\n"
@@ -101,15 +106,29 @@ static const char usage[] =
     "  --notify-db URL      a direct PostgreSQL URL for LISTEN when --db goes\n"
     "                       through PgBouncer in transaction mode (?pooler=transaction);\n"
     "                       without it long-polls poll every 500ms\n"
+    "  --max-schedules N    schedules the store keeps at most: creating one more is\n"
+    "                       409 limit_reached (default 10000)\n"
+    "  --max-workers N      worker presence rows kept at most: a new worker's\n"
+    "                       announce makes room by forgetting gone workers, and\n"
+    "                       is 409 limit_reached when N are live (default 1000)\n"
+    "  --max-bulk N         bulk actions (POST /v1/jobs/bulk) running at once; more\n"
+    "                       are 429 with Retry-After (default 2)\n"
     "  --log-format F       text (default) or json: one event a line on stderr\n"
     "  --log-level L        debug, info (default), warn or error\n"
     "  --access-log on|off  one line per HTTP request (default on)\n"
+    "  --check-config       check the options, --config FILE, --worker-config and the\n"
+    "                       tokens file as a start would, without opening the store\n"
+    "                       or listening; exit 0 if valid, else 1 naming FILE:LINE\n"
+    "                       (the packaged unit's ExecReload runs it before SIGHUP)\n"
     "\n"
     "Logs on stderr, one event a line (docs/LOGGING.md). The first line says\n"
     "where it listens:\n"
     "  2026-12-03T12:35:01.123Z info server: listening on http://127.0.0.1:PORT\n"
     "SIGHUP reloads the tokens file and the log level (--config is read again)\n"
-    "without dropping connections. Under systemd (Type=notify) it reports READY,\n"
+    "without dropping connections. A reload that fails is logged, shown in the\n"
+    "systemd STATUS= and in the gauge jobd_config_reload_failed, and grants\n"
+    "nothing: only tokens in force that the file still lists on a valid line stay,\n"
+    "at the lower of their two roles. Under systemd (Type=notify) it reports READY,\n"
     "RELOADING and STOPPING and pings the watchdog.\n";
 
 /* What the budget must cover besides the requests: committer, long-poll, plane. */
@@ -137,6 +156,18 @@ static long
 pool_conns(const struct server_opts *o)
 {
     return db_budget(o) - 1 - (o->notify_db != NULL ? 1 : 0);
+}
+
+/* The settings of o the request handlers read, defaults filled in. */
+static void
+ctx_settings(struct api_ctx *ctx, const struct server_opts *o)
+{
+    ctx->backoff_base_ms = o->backoff_base_ms; /* for .../fail, as the reaper's */
+    ctx->backoff_cap_ms = o->backoff_cap_ms;
+    ctx->max_lease_ms = o->max_lease_ms;
+    ctx->max_schedules = o->max_schedules ? o->max_schedules : SERVER_DEFAULT_MAX_SCHEDULES;
+    ctx->max_workers = o->max_workers ? o->max_workers : SERVER_DEFAULT_MAX_WORKERS;
+    ctx->max_bulk = (int)(o->max_bulk ? o->max_bulk : SERVER_DEFAULT_MAX_BULK);
 }
 
 /* Splits "HOST:PORT" / "[V6]:PORT" / ":PORT"; host written to buf. */
@@ -188,11 +219,7 @@ struct server_parts {
     struct wakeup wake;
     bool wake_ok;
     struct api_ctx ctx;           /* shared by the HTTP threads */
-    int argc;                     /* the command line, read again on SIGHUP */
-    char **argv;
-    enum log_format log_format;   /* as started; SIGHUP keeps it */
-    struct api_auth **retired;    /* tables replaced by SIGHUP, freed at stop */
-    size_t n_retired;
+    struct server_reload reload;  /* SIGHUP's state: the command line, old tables */
 };
 
 static void
@@ -220,9 +247,7 @@ stop_all(struct server_parts *p, int64_t grace_ms)
         worker_config_fini(&p->wcfg);
     store_pool_free(p->pool);
     api_auth_free(p->ctx.auth);
-    for (size_t i = 0; i < p->n_retired; i++)
-        api_auth_free(p->retired[i]);
-    free(p->retired);
+    server_reload_fini(&p->reload);
     api_metrics_free(p->metrics);
     if (p->wake_ok)
         wakeup_fini(&p->wake);
@@ -322,16 +347,29 @@ start_http(const struct server_opts *o, const char *host, int port, const struct
     return CLI_OK;
 }
 
+/* --tokens, and the path SIGHUP reads again. */
+static int
+load_tokens(const struct server_opts *o, struct server_parts *p)
+{
+    struct jobd_error err = {0};
+    int rc;
+    if (o->tokens == NULL)
+        return CLI_OK;
+    if ((rc = api_auth_load(o->tokens, &p->ctx.auth, &err)) != JOBD_OK)
+        return cli_report("--tokens", rc, &err);
+    if (api_auth_warning(p->ctx.auth) != NULL)
+        log_writef(LOGL_WARN, "server", NULL, 0, "%s", api_auth_warning(p->ctx.auth));
+    if ((p->reload.tokens_path = strdup(o->tokens)) == NULL)
+        return cli_report("cannot start", JOBD_E_NOMEM, NULL);
+    return CLI_OK;
+}
+
 static int
 start_all(const struct server_opts *o, const char *host, int port, struct server_parts *p)
 {
     struct jobd_error err = {0};
     int rc;
-    if (o->tokens && (rc = api_auth_load(o->tokens, &p->ctx.auth, &err)) != JOBD_OK)
-        return cli_report("--tokens", rc, &err);
-    if (api_auth_warning(p->ctx.auth) != NULL)
-        log_writef(LOGL_WARN, "server", NULL, 0, "%s", api_auth_warning(p->ctx.auth));
-    if ((rc = prepare_store(cli_db_url(o->db))) != CLI_OK)
+    if ((rc = load_tokens(o, p)) != CLI_OK || (rc = prepare_store(cli_db_url(o->db))) != CLI_OK)
         return rc;
     p->wake_ok = wakeup_init(&p->wake) == 0;
     p->metrics = api_metrics_new();
@@ -353,9 +391,9 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     p->ctx = (struct api_ctx){.pool = p->pool, .auth = auth, .metrics = p->metrics,
                            .committer = p->committer, .longpoll = p->longpoll,
                            .wake = &p->wake, .defer_enqueue = true, .clock = clock};
-    p->ctx.backoff_base_ms = o->backoff_base_ms; /* for .../fail, as the reaper's below */
-    p->ctx.backoff_cap_ms = o->backoff_cap_ms;
-    p->ctx.max_lease_ms = o->max_lease_ms;
+    ctx_settings(&p->ctx, o);
+    p->reload.auth = &p->ctx.auth;
+    p->reload.metrics = p->metrics;
     struct conn_limits lim = {.max_connections = o->max_connections,
                               .per_ip = o->max_connections_per_ip};
     limits_size(&lim);
@@ -394,69 +432,15 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     return CLI_OK;
 }
 
-/*
- * SIGHUP: reads the options again (flags, environment, --config FILE), then
- * applies the two that can change while serving: the log level, and the
- * tokens file, loaded into a new table that is swapped in for the HTTP
- * threads (an atomic pointer store). A request still checking against the
- * old table may be running, so the old one is kept until stop (reloads are
- * rare; a table is a few hundred bytes). Whatever does not load keeps what
- * is in force and says why.
- */
-static void
-reload_tokens(struct server_parts *p, const char *path)
-{
-    if (path == NULL) {
-        if (p->ctx.auth != NULL)
-            log_at(LOGL_WARN, "server", "SIGHUP: tokens stay on; removing them needs a restart");
-        return;
-    }
-    struct api_auth **grown = realloc(p->retired, (p->n_retired + 1) * sizeof *grown);
-    if (grown == NULL) {
-        log_at(LOGL_ERROR, "server", "SIGHUP: out of memory; the tokens in force stay");
-        return;
-    }
-    p->retired = grown;
-    struct jobd_error err = {0};
-    struct api_auth *fresh = NULL;
-    int rc = api_auth_load(path, &fresh, &err);
-    if (rc != JOBD_OK) {
-        log_at(LOGL_ERROR, "server", "SIGHUP: the tokens in force stay",
-               LF_STR("error", err.msg[0] ? err.msg : jobd_strerror(rc)));
-        return;
-    }
-    p->retired[p->n_retired++] = __atomic_exchange_n(&p->ctx.auth, fresh, __ATOMIC_ACQ_REL);
-    log_at(LOGL_INFO, "server", "SIGHUP: reloaded the tokens", LF_STR("file", path),
-           LF_INT("tokens", api_auth_count(fresh)));
-}
-
-static void
-reload(void *arg)
-{
-    struct server_parts *p = arg;
-    struct server_opts o;
-    int rc = server_opts_load(p->argc, p->argv, "", &o);
-    if (rc != CLI_OK) {
-        log_at(LOGL_ERROR, "server", "SIGHUP: the options do not load (above); nothing changed");
-        server_opts_fini(&o);
-        return;
-    }
-    enum log_level level = LOGL_INFO;
-    if (o.log_level != NULL)
-        (void)log_parse_level(o.log_level, &level); /* checked by server_opts_load */
-    reload_tokens(p, o.tokens);
-    /* Said before it applies, so that a rise to warn still shows in the log. */
-    log_at(LOGL_INFO, "server", "SIGHUP: log level",
-           LF_STR("level", o.log_level != NULL ? o.log_level : "info"));
-    log_configure(p->log_format, level, log_access_enabled());
-    server_opts_fini(&o);
-}
-
 /* Checks what the options cannot check alone; loads --worker-config. */
 static int
 check_opts(const struct server_opts *o, char *host, size_t hostlen, int *port,
            struct server_parts *parts)
 {
+    if (o->request_timeout_ms != 0 && o->request_timeout_ms < 1000) {
+        fprintf(stderr, "jobd server: --request-timeout must be at least 1s\n");
+        return CLI_USAGE;
+    }
     if (!split_listen(o->listen, host, hostlen, port)) {
         fprintf(stderr, "jobd server: --listen must be HOST:PORT, not '%s'\n", o->listen);
         return CLI_USAGE;
@@ -489,9 +473,69 @@ check_opts(const struct server_opts *o, char *host, size_t hostlen, int *port,
     return CLI_OK;
 }
 
+/*
+ * --check-config: everything start-up checks without opening the store or
+ * listening (the options, the listen address, --worker-config, the tokens
+ * file), so ExecReload can refuse a reload before the signal is sent
+ * (docs/OPERATIONS.md, Reloading). 0 valid, 1 not (the reason on stderr,
+ * naming FILE:LINE where there is one).
+ */
+static int
+check_config(int argc, char **argv)
+{
+    char **args = calloc((size_t)argc + 1, sizeof *args);
+    if (args == NULL)
+        return cli_report("--check-config", JOBD_E_NOMEM, NULL);
+    int n = 0;
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "--check-config") != 0)
+            args[n++] = argv[i];
+    struct server_opts o;
+    struct server_parts parts = {0};
+    struct api_auth *auth = NULL;
+    struct jobd_error err = {0};
+    char host[128];
+    int port = 0;
+    int rc = server_opts_load(n, args, usage, &o);
+    if (rc < 0) { /* --help */
+        rc = CLI_OK;
+        goto out;
+    }
+    if (rc == CLI_OK)
+        rc = check_opts(&o, host, sizeof host, &port, &parts);
+    if (rc == CLI_OK && store_url_kind(cli_db_url(o.db)) == STORE_URL_SERVER) {
+        fprintf(stderr, "jobd server: --db must name a database, not an API server: %s\n",
+                cli_db_url(o.db));
+        rc = CLI_USAGE;
+    }
+    if (rc == CLI_OK && o.tokens != NULL && api_auth_load(o.tokens, &auth, &err) != JOBD_OK) {
+        fprintf(stderr, "jobd server: --tokens: %s\n", err.msg);
+        rc = CLI_FAILED;
+    }
+    if (rc == CLI_OK && api_auth_warning(auth) != NULL)
+        fprintf(stderr, "jobd server: warning: %s\n", api_auth_warning(auth));
+    if (rc == CLI_OK)
+        printf("jobd server: configuration OK (%s%s; tokens: %s, %zu)\n",
+               o.config != NULL ? "--config " : "no --config", o.config != NULL ? o.config : "",
+               o.tokens != NULL ? o.tokens : "none", api_auth_count(auth));
+    else
+        fprintf(stderr, "jobd server: the configuration is not valid\n");
+    if (parts.wcfg_loaded)
+        worker_config_fini(&parts.wcfg);
+    api_auth_free(auth);
+    rc = rc == CLI_OK ? CLI_OK : CLI_FAILED;
+out:
+    server_opts_fini(&o);
+    free(args);
+    return rc;
+}
+
 int
 cmd_server(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--check-config") == 0)
+            return check_config(argc, argv);
     struct server_opts o;
     int rc = server_opts_load(argc, argv, usage, &o);
     if (rc != CLI_OK) {
@@ -499,15 +543,11 @@ cmd_server(int argc, char **argv)
         return rc < 0 ? CLI_OK : rc;
     }
     rc = cli_log_setup("server", o.log_format, o.log_level, o.access_log);
-    if (rc == CLI_OK && o.request_timeout_ms != 0 && o.request_timeout_ms < 1000) {
-        fprintf(stderr, "jobd server: --request-timeout must be at least 1s\n");
-        rc = CLI_USAGE;
-    }
     char host[128];
     int port = 0;
-    struct server_parts parts = {.argc = argc, .argv = argv};
+    struct server_parts parts = {.reload = {.argc = argc, .argv = argv}};
     if (o.log_format != NULL)
-        (void)log_parse_format(o.log_format, &parts.log_format); /* checked above */
+        (void)log_parse_format(o.log_format, &parts.reload.log_format); /* checked above */
     if (rc == CLI_OK)
         rc = check_opts(&o, host, sizeof host, &port, &parts);
     if (rc != CLI_OK) {
@@ -521,7 +561,7 @@ cmd_server(int argc, char **argv)
 
     rc = start_all(&o, host, port, &parts);
     if (rc == CLI_OK) {
-        int sig = service_run(&set, "serving", reload, &parts);
+        int sig = service_run(&set, "serving", server_reload, &parts.reload);
         log_at(LOGL_INFO, "server", "shutting down",
                LF_STR("signal", sig == SIGINT ? "SIGINT" : "SIGTERM"));
     }

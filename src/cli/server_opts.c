@@ -19,6 +19,7 @@
 #include "core/duration.h"
 #include "core/job.h"
 #include "store/store.h"
+#include "util/errtext.h"
 #include "util/log.h"
 
 enum opt_kind { OPT_STR, OPT_DUR, OPT_BOOL, OPT_THREADS, OPT_KEEP, OPT_CONNS, OPT_COUNT };
@@ -73,6 +74,7 @@ static const struct opt opts[] = {
     {"allowed-hosts", OPT_STR, F(allowed_hosts), is_host_list,
      "a comma-separated list of host names or addresses, each with an optional :port"},
     {"insecure", OPT_BOOL, F(insecure), NULL, NULL},
+    {"retention-allow-short", OPT_BOOL, F(retention_allow_short), NULL, NULL},
     {"reap-interval", OPT_DUR, F(reap_ms), NULL, NULL},
     {"backoff-base", OPT_DUR, F(backoff_base_ms), NULL, NULL},
     {"backoff-cap", OPT_DUR, F(backoff_cap_ms), NULL, NULL},
@@ -86,6 +88,9 @@ static const struct opt opts[] = {
     {"max-connections-per-ip", OPT_COUNT, F(max_connections_per_ip), NULL, NULL},
     {"request-timeout", OPT_DUR, F(request_timeout_ms), NULL, NULL},
     {"db-connections", OPT_CONNS, F(db_conns), NULL, NULL},
+    {"max-schedules", OPT_COUNT, F(max_schedules), NULL, NULL},
+    {"max-workers", OPT_COUNT, F(max_workers), NULL, NULL},
+    {"max-bulk", OPT_COUNT, F(max_bulk), NULL, NULL},
     {"notify-db", OPT_STR, F(notify_db), is_pg_url, "a postgres:// or postgresql:// URL"},
     {"log-level", OPT_STR, F(log_level), is_level, "debug, info, warn or error"},
     {"log-format", OPT_STR, F(log_format), is_format, "text or json"},
@@ -128,8 +133,9 @@ opt_set(struct server_opts *o, const struct opt *op, const char *v, const char *
     switch (op->kind) {
     case OPT_STR: {
         if (op->check != NULL && !op->check(v)) {
-            fprintf(stderr, "jobd server: %s--%s must be %s, not '%s'\n", where, op->name,
-                    op->want, v);
+            char safe[512]; /* a URL's password never reaches a message */
+            fprintf(stderr, "jobd server: %s--%s must be %s, not '%s'\n", where, op->name, op->want,
+                    store_url_redact(v, safe, sizeof safe));
             return CLI_USAGE;
         }
         char *copy = strdup(v);
@@ -238,7 +244,7 @@ load_file(struct server_opts *o, const char *path)
     struct file_state fs = {.o = o, .path = path, .rc = CLI_OK};
     fs.f = fopen(path, "r");
     if (fs.f == NULL) {
-        fprintf(stderr, "jobd server: --config: cannot read %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "jobd server: --config: cannot read %s: %s\n", path, errno_text(errno));
         return CLI_USAGE;
     }
     int r = ini_parse_stream(counting_reader, &fs, on_key, &fs);
@@ -284,8 +290,8 @@ match_flag(int argc, char **argv, int *i, const char *usage, const struct opt **
            const char **v)
 {
     const char *a = argv[*i];
-    if (strcmp(a, "--insecure") == 0) {
-        *op = opt_find("insecure");
+    if (strcmp(a, "--insecure") == 0 || strcmp(a, "--retention-allow-short") == 0) {
+        *op = opt_find(a + 2);
         *v = "true";
         return CLI_OK;
     }
@@ -300,9 +306,9 @@ match_flag(int argc, char **argv, int *i, const char *usage, const struct opt **
             return CLI_OK;
         }
         if (missing)
-            return cli_usage_error("server", "missing value for", a, usage);
+            return cli_usage_error("server", "missing value for", a);
     }
-    return cli_usage_error("server", "unexpected argument", a, usage);
+    return cli_usage_error("server", "unexpected argument", a);
 }
 
 /* The backoff pair, with the defaults filled in, as a worker's config checks it. */
@@ -318,6 +324,26 @@ check_backoff(const struct server_opts *o)
             "--backoff-base (%lld ms)\n",
             (long long)cap, (long long)base);
     return CLI_USAGE;
+}
+
+/* The shortest retention taken without --retention-allow-short: a typo such as
+ * "7m" for "7d" would otherwise prune every finished job within minutes. */
+#define RETENTION_MIN_MS (3600LL * 1000)
+
+static int
+check_retention(const struct server_opts *o)
+{
+    static const char *const names[] = {"retention", "retention-succeeded", "retention-dead"};
+    const int64_t v[] = {o->retention_ms, o->retention_succeeded_ms, o->retention_dead_ms};
+    for (int i = 0; i < 3 && !o->retention_allow_short; i++)
+        if (v[i] > 0 && v[i] < RETENTION_MIN_MS) {
+            fprintf(stderr,
+                    "jobd server: --%s is under 1h (%lld ms): finished jobs would be pruned "
+                    "almost at once; add --retention-allow-short if that is meant\n",
+                    names[i], (long long)v[i]);
+            return CLI_USAGE;
+        }
+    return CLI_OK;
 }
 
 /* Finds --config (and --help) before anything is applied: the file comes first. */
@@ -336,7 +362,7 @@ find_config(int argc, char **argv, const char *usage, struct server_opts *o)
             if ((o->config = strdup(v)) == NULL)
                 return cli_report("server options", JOBD_E_NOMEM, NULL);
         } else if (missing) {
-            return cli_usage_error("server", "missing value for", argv[i], usage);
+            return cli_usage_error("server", "missing value for", argv[i]);
         }
     }
     return CLI_OK;
@@ -366,6 +392,8 @@ server_opts_load(int argc, char **argv, const char *usage, struct server_opts *o
         rc = cli_report("server options", JOBD_E_NOMEM, NULL);
     if (rc == CLI_OK)
         rc = check_backoff(o);
+    if (rc == CLI_OK)
+        rc = check_retention(o);
     return rc;
 }
 

@@ -13,6 +13,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* What clients may make the store keep (docs/OPERATIONS.md, Security). */
+#define SERVER_DEFAULT_MAX_SCHEDULES 10000
+#define SERVER_DEFAULT_MAX_WORKERS 1000
+/* Bulk actions running at once (each a thread and a stream of batches). */
+#define SERVER_DEFAULT_MAX_BULK 2
+
 struct server_opts {
     char *config;            /* --config FILE or NULL */
     char *db;                /* NULL: the built-in default of cli_db_url */
@@ -34,10 +40,14 @@ struct server_opts {
      * retention_ms -1) = off, kept for ever */
     int64_t retention_succeeded_ms, retention_dead_ms;
     bool insecure;
+    bool retention_allow_short; /* a retention under 1 h is allowed (tests, demos) */
     unsigned threads;        /* 0: the API's default */
     unsigned max_connections, max_connections_per_ip; /* 0: sized from the fd limit */
     int64_t request_timeout_ms; /* 0: the API's default */
     long db_conns;           /* 0: the default (server.c: db_budget) */
+    unsigned max_schedules;  /* 0: SERVER_DEFAULT_MAX_SCHEDULES */
+    unsigned max_workers;    /* 0: SERVER_DEFAULT_MAX_WORKERS */
+    unsigned max_bulk;       /* 0: SERVER_DEFAULT_MAX_BULK */
 };
 
 /*

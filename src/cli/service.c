@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/errtext.h"
 #include "util/log.h"
 #include "util/sdnotify.h"
 
@@ -20,7 +21,7 @@ notify(const char *state)
 {
     if (sdnotify_send(state) < 0)
         log_at(LOGL_WARN, "service", "cannot notify the service manager ($NOTIFY_SOCKET)",
-               LF_STR("error", strerror(errno)));
+               LF_STR("error", errno_text(errno)));
 }
 
 void
@@ -47,7 +48,7 @@ wait_signal(const sigset_t *set, int64_t timeout_ms)
 }
 
 int
-service_run(const sigset_t *set, const char *status, void (*on_hup)(void *), void *arg)
+service_run(const sigset_t *set, const char *status, const char *(*on_hup)(void *), void *arg)
 {
     char ready[320];
     snprintf(ready, sizeof ready, "READY=1\nSTATUS=%s", status);
@@ -61,9 +62,18 @@ service_run(const sigset_t *set, const char *status, void (*on_hup)(void *), voi
         }
         if (sig == SIGHUP) {
             notify("RELOADING=1\nSTATUS=reloading");
-            if (on_hup != NULL)
-                on_hup(arg);
-            notify(ready);
+            const char *failed = on_hup != NULL ? on_hup(arg) : NULL;
+            if (failed != NULL) {
+                char msg[1024];
+                /* One line: systemd shows STATUS= as is. */
+                snprintf(msg, sizeof msg, "READY=1\nSTATUS=%.1000s", failed);
+                for (char *c = msg + 8; *c != '\0'; c++)
+                    if (*c == '\n')
+                        *c = ' ';
+                notify(msg);
+            } else {
+                notify(ready);
+            }
         }
         if (ping_ms > 0)
             notify("WATCHDOG=1");

@@ -17,8 +17,11 @@ void service_block_signals(sigset_t *set);
  * Sends READY=1 (with STATUS=status, borrowed), then waits for SIGTERM or
  * SIGINT and returns it, having sent STOPPING=1. Meanwhile it sends
  * WATCHDOG=1 every half $WATCHDOG_USEC, and on SIGHUP sends RELOADING=1,
- * calls on_hup(arg) (may be NULL: nothing to reload) and sends READY=1.
+ * calls on_hup(arg) (may be NULL: nothing to reload) and sends READY=1 with
+ * STATUS=status again, or with what on_hup returned when it failed (a
+ * one-line text, borrowed until the next call): a failed reload stays
+ * visible in `systemctl status` until one succeeds.
  */
-int service_run(const sigset_t *set, const char *status, void (*on_hup)(void *), void *arg);
+int service_run(const sigset_t *set, const char *status, const char *(*on_hup)(void *), void *arg);
 
 #endif

@@ -8,6 +8,7 @@
  * under systemd it reports READY/STOPPING and pings the watchdog),
  * then stops it gracefully and exits 0.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,8 +20,11 @@
 #include "cli/service.h"
 #include "core/err.h"
 #include "store/store.h"
+#include "util/errtext.h"
 #include "util/log.h"
 #include "worker/config.h"
+#include "worker/exec.h"
+#include "worker/privs.h"
 #include "worker/worker.h"
 
 static const char usage[] =
@@ -32,14 +36,19 @@ static const char usage[] =
     "\n"
     "Runs handlers for the job types named in the config file's [handler \"TYPE\"]\n"
     "sections: claims due jobs in batches, heartbeats their leases, reports the\n"
-    "outcomes. On SIGTERM or SIGINT it stops claiming, lets running jobs finish for\n"
-    "up to shutdown_grace, stops and reports the rest, and exits 0.\n"
+    "outcomes. An exec handler with `user = NAME` runs as that user (the worker\n"
+    "must be root or hold CAP_SETUID and CAP_SETGID; no handler inherits them).\n"
+    "On SIGTERM or SIGINT it stops claiming, lets running jobs finish for up to\n"
+    "shutdown_grace, stops and reports the rest, and exits 0.\n"
     "\n"
     "  --db URL              postgres://… / postgresql://… or sqlite:PATH (default:\n"
-    "                        $JOBD_DB, else sqlite:jobd.db)\n"
+    "                        $JOBD_DB, else --server $JOBD_SERVER, else\n"
+    "                        sqlite:jobd.db)\n"
     "  --server URL          talk to a jobd API server (http://HOST:PORT) instead of\n"
     "                        the database: claims, heartbeats and reports go over\n"
-    "                        HTTP (token from $JOBD_TOKEN); polls every 250ms\n"
+    "                        HTTP (token from $JOBD_TOKEN); polls every 250ms.\n"
+    "                        Default: $JOBD_SERVER when neither --db nor $JOBD_DB\n"
+    "                        is given\n"
     "  --config FILE         the worker's INI file (see examples/worker.ini)\n"
     "  --concurrency N       jobs run at once (overrides [worker] concurrency)\n"
     "  --queues a,b          claim only from these queues (default: all)\n"
@@ -119,6 +128,29 @@ load_config(struct worker_config *cfg, const char *path, const struct flag *flag
     return rc;
 }
 
+/* --server, else $JOBD_SERVER when neither --db nor $JOBD_DB names a
+ * database (the packaged unit's default: the local API server). */
+static const char *
+default_server(const char *db, const char *server)
+{
+    const char *env_db = getenv("JOBD_DB"), *env_server = getenv("JOBD_SERVER");
+    if (server != NULL || db != NULL || (env_db != NULL && env_db[0] != '\0'))
+        return server;
+    return env_server != NULL && env_server[0] != '\0' ? env_server : NULL;
+}
+
+/* Keeps CAP_SETUID/CAP_SETGID only if a handler runs as another user
+ * (src/worker/privs.h), before any thread starts. */
+static void
+limit_privileges(const struct worker_config *cfg)
+{
+    bool setid = false;
+    for (size_t i = 0; i < cfg->n_handlers; i++)
+        setid = setid || exec_user_switches(&cfg->handlers[i]);
+    if (privs_limit(setid) != 0)
+        log_at(LOGL_WARN, "worker", "cannot drop capabilities", LF_STR("error", errno_text(errno)));
+}
+
 /* Runs the worker until SIGTERM or SIGINT. */
 static int
 run_worker(const struct worker_config *cfg, const char *url)
@@ -168,11 +200,15 @@ cmd_worker(int argc, char **argv)
         return done;
     if (server != NULL && db != NULL)
         return usage_error("give --db or --server, not both", "");
+    char safe[512]; /* a URL's password never reaches a message */
+    server = default_server(db, server);
     if (server != NULL && store_url_kind(server) != STORE_URL_SERVER)
-        return usage_error("--server must be an http:// or https:// URL: ", server);
+        return usage_error("--server must be an http:// or https:// URL: ",
+                           store_url_redact(server, safe, sizeof safe));
     if (db != NULL && store_url_kind(db) != STORE_URL_DATABASE)
         return usage_error("--db must be postgres://…, postgresql://…, sqlite:PATH or a "
-                           "path (--server for an API server): ", db);
+                           "path (--server for an API server): ",
+                           store_url_redact(db, safe, sizeof safe));
     if (config == NULL)
         return usage_error("--config FILE is required", "");
     if (cli_log_setup("worker", log_format, log_level, NULL) != CLI_OK)
@@ -200,6 +236,7 @@ cmd_worker(int argc, char **argv)
         worker_config_fini(&cfg);
         return cli_report("cannot prepare the store", rc, &err);
     }
+    limit_privileges(&cfg);
     rc = run_worker(&cfg, url);
     worker_config_fini(&cfg);
     return rc;

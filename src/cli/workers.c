@@ -15,7 +15,8 @@ static const char workers_usage[] =
     "Lists the workers (--db and --server workers and servers' own) with their\n"
     "state: active, draining (stopping, finishing its jobs) or gone (not seen for\n"
     "3 heartbeat intervals; listed for an hour after), and the jobs each holds.\n"
-    "A table on a terminal, one JSON object a line when piped.\n";
+    "A table on a terminal, one JSON object a line when piped; every page of\n"
+    "GET /v1/workers is read, however many workers there are.\n";
 
 /* Copies s into buf with control characters as '?'. */
 static const char *
@@ -52,7 +53,7 @@ print_header(void)
 int
 cmd_workers(int argc, char **argv)
 {
-    static const struct cli_listing l = {"workers", workers_usage, "/v1/workers",
-                                         "workers", print_header,  print_row};
+    static const struct cli_listing l = {"workers",    workers_usage, "/v1/workers", "workers",
+                                         print_header, print_row,     true,          NULL};
     return cli_listing_run(argc, argv, &l);
 }

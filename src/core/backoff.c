@@ -9,6 +9,8 @@
  */
 #include "core/backoff.h"
 
+#include <stdbool.h>
+
 #include "core/job.h"
 
 int64_t
@@ -65,4 +67,43 @@ backoff_rand_splitmix(void *state, uint64_t bound)
         if (x >= threshold)
             return x % range;
     }
+}
+
+int64_t
+backoff_next(int64_t delay_ms, int64_t min_ms, int64_t max_ms)
+{
+    if (min_ms <= 0)
+        min_ms = 1;
+    if (max_ms < min_ms)
+        max_ms = min_ms;
+    if (delay_ms <= 0 || delay_ms < min_ms)
+        return min_ms;
+    /* delay * 2 > max  <=>  delay > max / 2 (no overflow for any int64). */
+    return delay_ms > max_ms / 2 ? max_ms : delay_ms * 2;
+}
+
+void
+backoff_conn_init(struct backoff_conn *b, int64_t min_ms, int64_t max_ms, int64_t healthy_ms)
+{
+    b->min_ms = min_ms;
+    b->max_ms = max_ms;
+    b->healthy_ms = healthy_ms;
+    b->delay_ms = 0;
+    b->opened_ms = -1;
+}
+
+void
+backoff_conn_opened(struct backoff_conn *b, int64_t now_ms)
+{
+    b->opened_ms = now_ms;
+}
+
+int64_t
+backoff_conn_failed(struct backoff_conn *b, int64_t now_ms)
+{
+    bool lasted = b->opened_ms >= 0 && now_ms - b->opened_ms >= b->healthy_ms;
+    b->opened_ms = -1;
+    b->delay_ms = lasted ? backoff_next(0, b->min_ms, b->max_ms)
+                         : backoff_next(b->delay_ms, b->min_ms, b->max_ms);
+    return b->delay_ms;
 }

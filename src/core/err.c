@@ -24,6 +24,7 @@ jobd_strerror(int code)
     case JOBD_E_IO: return "I/O error";
     case JOBD_E_UNAUTHORIZED: return "unauthorized";
     case JOBD_E_INTERNAL: return "internal error";
+    case JOBD_E_COMMIT_UNKNOWN: return "commit outcome unknown";
     }
     return "unknown error";
 }

@@ -74,13 +74,14 @@ sq_filter_bind(sqlite3_stmt *stmt, const struct job_filter *f)
 static char *
 ids_json(const int64_t *ids, size_t n)
 {
-    char *p = malloc(n * 21 + 3);
+    size_t cap = n * 21 + 3; /* "," and 20 characters an id, "[", "]", NUL */
+    char *p = malloc(cap);
     if (p == NULL)
         return NULL;
     size_t at = 0;
     p[at++] = '[';
     for (size_t i = 0; i < n; i++)
-        at += (size_t)sprintf(p + at, "%s%lld", i ? "," : "", (long long)ids[i]);
+        at += (size_t)snprintf(p + at, cap - at, "%s%lld", i ? "," : "", (long long)ids[i]);
     p[at++] = ']';
     p[at] = '\0';
     return p;

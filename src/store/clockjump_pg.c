@@ -47,6 +47,15 @@ STMT(st_clock_schedule_back,
      "UPDATE jobd.schedules SET next_run_at = " PG_US_TS("$3") " "
      "WHERE name = $1::text AND next_run_at = " PG_US_TS("$2"));
 
+/* The rows a statement changed (PQcmdTuples: "" for a statement that counts
+ * none, which reads as 0). */
+static int
+cmd_tuples(PGresult *r)
+{
+    long n = strtol(PQcmdTuples(r), NULL, 10);
+    return n > 0 && n <= INT32_MAX ? (int)n : 0;
+}
+
 static struct store_pg *
 pgs(struct store *st)
 {
@@ -80,7 +89,7 @@ jobs_stmt(struct store_pg *s, const struct pg_stmt *stmt, int64_t back_us, int *
     if (rc != JOBD_OK)
         return rc;
     if (n != NULL)
-        *n += atoi(PQcmdTuples(r));
+        *n += cmd_tuples(r);
     PQclear(r);
     return JOBD_OK;
 }
@@ -106,7 +115,7 @@ schedules_went_back(struct store_pg *s, int *changed, struct jobd_error *err)
         const char *u[3] = {PQgetvalue(r, i, 0), pg_i64(oldb, next), pg_i64(newb, first)};
         PGresult *ur = NULL;
         if ((rc = pg_exec(s, &st_clock_schedule_back, 3, u, &ur, err)) == JOBD_OK) {
-            *changed += atoi(PQcmdTuples(ur));
+            *changed += cmd_tuples(ur);
             PQclear(ur);
         }
     }
@@ -119,7 +128,7 @@ pg_op_clock_went_back(struct store *st, int64_t back_us, int *jobs, int *schedul
                       struct jobd_error *err)
 {
     struct store_pg *s = pgs(st);
-    int rc = pg_exec_simple(s, "BEGIN", err);
+    int rc = pg_tx_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
     if (back_us > 0) {
@@ -129,10 +138,5 @@ pg_op_clock_went_back(struct store *st, int64_t back_us, int *jobs, int *schedul
     }
     if (rc == JOBD_OK)
         rc = schedules_went_back(s, schedules, err);
-    if (rc != JOBD_OK) {
-        struct jobd_error ignored = {0};
-        (void)pg_exec_simple(s, "ROLLBACK", &ignored);
-        return rc;
-    }
-    return pg_exec_simple(s, "COMMIT", err);
+    return pg_tx_end(s, rc, err);
 }

@@ -164,12 +164,13 @@ struct store_operator_ops {
     /* One batch of store_bulk_batch (n in 1..STORE_BULK_BATCH, validated). */
     int (*bulk_batch)(struct store *st, const struct bulk_req *r, int n, int64_t *cursor,
                       struct bulk_counts *c, struct jobd_error *err);
-    int (*worker_announce)(struct store *st, const struct worker_info *w,
+    int (*worker_announce)(struct store *st, const struct worker_info *w, int64_t max_workers,
                            struct jobd_error *err);
     int (*worker_seen)(struct store *st, const char *id, bool draining,
                        struct jobd_error *err);
     int (*worker_withdraw)(struct store *st, const char *id, struct jobd_error *err);
-    int (*worker_list)(struct store *st, struct worker_list *out, struct jobd_error *err);
+    int (*worker_list)(struct store *st, const struct name_page *pg, struct worker_list *out,
+                       struct jobd_error *err);
     int (*prune_status)(struct store *st, bool succeeded, int64_t cutoff_us, int limit,
                         int *deleted, struct jobd_error *err);
     /* NULL where store_queue_stats is always exact (SQLite's counts kept by triggers) */
@@ -330,6 +331,16 @@ void queue_types_fini(struct queue_type_list *l);
 JOBD_MUST_USE int store_worker_announce(struct store *st, const struct worker_info *w,
                                         struct jobd_error *err);
 /*
+ * store_worker_announce with a bound on the rows kept (max_workers > 0; 0 =
+ * none). A worker the store does not know yet first makes room by forgetting
+ * the gone workers seen longest ago; if max_workers workers are still kept
+ * (all of them live), it is refused: JOBD_E_CONFLICT with field
+ * "max_workers". Announcing a known id again is always allowed. One
+ * transaction, serialized with other capped announces.
+ */
+JOBD_MUST_USE int store_worker_announce_capped(struct store *st, const struct worker_info *w,
+                                               int64_t max_workers, struct jobd_error *err);
+/*
  * Refreshes worker id's last_seen_at (and its draining flag).
  * JOBD_E_NOTFOUND if the store does not know it (forgotten or never
  * announced): announce it again.
@@ -346,6 +357,9 @@ JOBD_MUST_USE int store_worker_withdraw(struct store *st, const char *id,
  */
 JOBD_MUST_USE int store_worker_list(struct store *st, struct worker_list *out,
                                     struct jobd_error *err);
+/* One page of store_worker_list, by id (bytewise); pg->payload is ignored. */
+JOBD_MUST_USE int store_worker_page(struct store *st, const struct name_page *pg,
+                                    struct worker_list *out, struct jobd_error *err);
 /* Frees the list's strings and arrays; leaves it zeroed. NULL-safe. */
 void worker_list_fini(struct worker_list *l);
 /* Appends a zeroed entry; NULL on out-of-memory. */

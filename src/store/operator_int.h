@@ -51,16 +51,18 @@ int pg_op_bulk_batch(struct store *st, const struct bulk_req *r, int n, int64_t 
                      struct bulk_counts *c, struct jobd_error *err);
 int sq_op_bulk_batch(struct store *st, const struct bulk_req *r, int n, int64_t *cursor,
                      struct bulk_counts *c, struct jobd_error *err);
-int pg_op_worker_announce(struct store *st, const struct worker_info *w,
+int pg_op_worker_announce(struct store *st, const struct worker_info *w, int64_t max_workers,
                           struct jobd_error *err);
 int pg_op_worker_seen(struct store *st, const char *id, bool draining, struct jobd_error *err);
 int pg_op_worker_withdraw(struct store *st, const char *id, struct jobd_error *err);
-int pg_op_worker_list(struct store *st, struct worker_list *out, struct jobd_error *err);
-int sq_op_worker_announce(struct store *st, const struct worker_info *w,
+int pg_op_worker_list(struct store *st, const struct name_page *pg, struct worker_list *out,
+                      struct jobd_error *err);
+int sq_op_worker_announce(struct store *st, const struct worker_info *w, int64_t max_workers,
                           struct jobd_error *err);
 int sq_op_worker_seen(struct store *st, const char *id, bool draining, struct jobd_error *err);
 int sq_op_worker_withdraw(struct store *st, const char *id, struct jobd_error *err);
-int sq_op_worker_list(struct store *st, struct worker_list *out, struct jobd_error *err);
+int sq_op_worker_list(struct store *st, const struct name_page *pg, struct worker_list *out,
+                      struct jobd_error *err);
 int pg_op_prune_status(struct store *st, bool succeeded, int64_t cutoff_us, int limit,
                        int *deleted, struct jobd_error *err);
 int pg_op_archive(struct store *st, int64_t finished_before_us, int limit, int *moved,

@@ -236,15 +236,12 @@ claim_one_queue(struct pg_ql *p, const char *q, const struct claim_req *req, int
                 struct job_list *out, int64_t *held, struct jobd_error *err)
 {
     size_t before = out->n;
-    int rc = pg_exec_simple(p->s, "BEGIN", err);
+    int rc = pg_tx_begin(p->s, err);
     if (rc != JOBD_OK)
         return rc;
     rc = qlimits_claim_queue(&pg_ql_backend, p, q, req, wanted, out, held, err);
-    if (rc == JOBD_OK)
-        rc = pg_exec_simple(p->s, "COMMIT", err);
+    rc = pg_tx_end(p->s, rc, err);
     if (rc != JOBD_OK) {
-        struct jobd_error ignored = {0};
-        (void)pg_exec_simple(p->s, "ROLLBACK", &ignored);
         while (out->n > before) /* rolled back: none of them is claimed */
             job_fini(&out->v[--out->n]);
     }

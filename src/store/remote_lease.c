@@ -12,6 +12,7 @@
  * its handler runner) from growing it without end.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,7 +83,7 @@ remote_lease_put(const char *url, int64_t id, int32_t attempt, const char *token
         e->url = u;
         e->id = id;
         e->attempt = attempt;
-        strcpy(e->token, token);
+        snprintf(e->token, sizeof e->token, "%s", token);
     }
     pthread_mutex_unlock(&rl_mu);
 }
@@ -95,7 +96,7 @@ remote_lease_get(const char *url, int64_t id, int32_t attempt,
     struct rl_entry *e = find(url, id);
     bool ok = e != NULL && e->attempt == attempt;
     if (ok)
-        strcpy(token, e->token);
+        snprintf(token, REMOTE_LEASE_TOKEN_MAX + 1, "%s", e->token);
     pthread_mutex_unlock(&rl_mu);
     return ok;
 }

@@ -252,8 +252,10 @@ announce_body(const struct worker_info *w)
 }
 
 static int
-rp_announce(struct store *st, const struct worker_info *w, struct jobd_error *err)
+rp_announce(struct store *st, const struct worker_info *w, int64_t max_workers,
+            struct jobd_error *err)
 {
+    (void)max_workers; /* the server applies its own (--max-workers) */
     struct remote_presence *p;
     int rc = rp_get(st, &p, err);
     if (rc != JOBD_OK)

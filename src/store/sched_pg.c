@@ -22,11 +22,15 @@
 
 #define STMT(n, s) static const struct pg_stmt n = {#n, s}
 
-#define PG_SCHED_COLS                                                                   \
-    "name, cron, timezone, type, payload::text AS payload, queue, priority, "           \
+/* clang-format off */
+#define PG_SCHED_COLS PG_SCHED_COLS_P("payload::text")
+/* The columns with payload read as p (NULL: left out of a list). */
+#define PG_SCHED_COLS_P(p)                                                              \
+    "name, cron, timezone, type, " p " AS payload, queue, priority, "                   \
     "max_attempts, catchup, paused, " PG_TS_US("next_run_at") " AS next_run_at_us, "    \
     PG_TS_US("last_fired_at") " AS last_fired_at_us, "                                  \
     PG_TS_US("created_at") " AS created_at_us"
+/* clang-format on */
 #define PG_SCHED_NCOLS 13
 
 /* $1 now: the instant next firings are computed from. */
@@ -60,7 +64,24 @@ STMT(st_sched_lock,
      "SELECT " PG_SCHED_COLS ", " PG_TS_US(PG_NOW("$2")) " AS now_us "
      "FROM jobd.schedules WHERE name = $1::text FOR UPDATE");
 
-STMT(st_sched_list, "SELECT " PG_SCHED_COLS " FROM jobd.schedules ORDER BY name");
+/* $1 after (NULL = from the first), $2 limit (NULL = all), $3 with payloads. Bytewise
+ * ("C") order, as the cursor compares. */
+/* clang-format off */
+STMT(st_sched_list,
+     "SELECT " PG_SCHED_COLS_P("CASE WHEN $3::boolean THEN payload::text END") " "
+     "FROM jobd.schedules WHERE $1::text IS NULL OR name COLLATE \"C\" > $1::text "
+     "ORDER BY name COLLATE \"C\" LIMIT $2::int");
+/* clang-format on */
+
+/*
+ * Capped puts take this transaction-scoped advisory lock first, so the count
+ * that follows (a statement of its own, hence a snapshot taken after the
+ * lock) sees every schedule another capped put committed.
+ */
+STMT(st_sched_cap_lock, "SELECT pg_advisory_xact_lock(hashtext('jobd.schedules.cap'))");
+/* $1 name: how many schedules exist, and whether this name is one of them. */
+STMT(st_sched_cap_count,
+     "SELECT count(*), coalesce(bool_or(name = $1::text), false) FROM jobd.schedules");
 
 STMT(st_sched_delete, "DELETE FROM jobd.schedules WHERE name = $1::text RETURNING name");
 
@@ -150,22 +171,18 @@ not_found(const char *name, struct jobd_error *err)
     return jobd_error_set(err, JOBD_E_NOTFOUND, "name", "no schedule named '%s'", name);
 }
 
-/* Ends a transaction: COMMIT if rc is OK, else ROLLBACK; returns the outcome. */
+/* Ends a transaction: COMMIT if rc is OK, else ROLLBACK; returns the outcome (pg_tx_end). */
 static int
 finish(struct store_pg *s, int rc, struct jobd_error *err)
 {
-    if (rc == JOBD_OK)
-        rc = pg_exec_simple(s, "COMMIT", err);
-    if (rc != JOBD_OK)
-        (void)pg_exec_simple(s, "ROLLBACK", NULL);
-    return rc;
+    return pg_tx_end(s, rc, err);
 }
 
-int
-pg_op_schedule_put(struct store *st, const struct schedule_spec *spec, bool replace,
-                   struct schedule *out, bool *created, struct jobd_error *err)
+/* The upsert of a put, one statement (its own transaction unless one is open). */
+static int
+put_stmt(struct store_pg *s, const struct schedule_spec *spec, bool replace, struct schedule *out,
+         bool *created, struct jobd_error *err)
 {
-    struct store_pg *s = pgs(st);
     const char *tz = spec->timezone ? spec->timezone : "UTC";
     char nowb[24], nextb[24], prio[24], maxa[24];
     const char *v_now[1] = {pg_now_param(s, nowb)};
@@ -204,6 +221,48 @@ pg_op_schedule_put(struct store *st, const struct schedule_spec *spec, bool repl
     return rc == JOBD_OK ? JOBD_OK : nomem(err);
 }
 
+/* Inside the open transaction: refuses a new name while max schedules exist. */
+static int
+check_cap(struct store_pg *s, const char *name, int64_t max, struct jobd_error *err)
+{
+    PGresult *r = NULL;
+    int rc = pg_exec(s, &st_sched_cap_lock, 0, NULL, &r, err);
+    PQclear(r);
+    r = NULL;
+    if (rc != JOBD_OK || (rc = pg_exec(s, &st_sched_cap_count, 1, &name, &r, err)) != JOBD_OK)
+        return rc;
+    int64_t n = pg_get_i64(r, 0, 0);
+    bool exists = PQgetvalue(r, 0, 1)[0] == 't';
+    PQclear(r);
+    if (!exists && n >= max)
+        return jobd_error_set(err, JOBD_E_CONFLICT, "max_schedules",
+                              "this server keeps at most %lld schedules (--max-schedules): "
+                              "delete one first",
+                              (long long)max);
+    return JOBD_OK;
+}
+
+int
+pg_op_schedule_put(struct store *st, const struct schedule_spec *spec, bool replace,
+                   int64_t max_schedules, struct schedule *out, bool *created,
+                   struct jobd_error *err)
+{
+    struct store_pg *s = pgs(st);
+    if (max_schedules == 0)
+        return put_stmt(s, spec, replace, out, created, err);
+    /* pg_tx_*: a COMMIT whose answer is lost is asked about (pg/tx.c). */
+    int rc = pg_tx_begin(s, err);
+    if (rc != JOBD_OK)
+        return rc;
+    rc = check_cap(s, spec->name, max_schedules, err);
+    if (rc == JOBD_OK)
+        rc = put_stmt(s, spec, replace, out, created, err);
+    rc = finish(s, rc, err);
+    if (rc != JOBD_OK)
+        schedule_fini(out);
+    return rc;
+}
+
 int
 pg_op_schedule_get(struct store *st, const char *name, struct schedule *out,
                    struct jobd_error *err)
@@ -223,10 +282,14 @@ pg_op_schedule_get(struct store *st, const char *name, struct schedule *out,
 }
 
 int
-pg_op_schedule_list(struct store *st, struct schedule_list *out, struct jobd_error *err)
+pg_op_schedule_list(struct store *st, const struct name_page *pg, struct schedule_list *out,
+                    struct jobd_error *err)
 {
+    char lim[24];
+    const char *v[3] = {pg->after, pg->limit > 0 ? pg_i64(lim, pg->limit) : NULL,
+                        pg->payload ? "true" : "false"};
     PGresult *r = NULL;
-    int rc = pg_exec(pgs(st), &st_sched_list, 0, NULL, &r, err);
+    int rc = pg_exec(pgs(st), &st_sched_list, 3, v, &r, err);
     if (rc != JOBD_OK)
         return rc;
     for (int i = 0; i < PQntuples(r); i++) {
@@ -307,7 +370,7 @@ pg_op_schedule_pause(struct store *st, const char *name, bool paused, struct sch
                      struct jobd_error *err)
 {
     struct store_pg *s = pgs(st);
-    int rc = pg_exec_simple(s, "BEGIN", err);
+    int rc = pg_tx_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
     rc = finish(s, pause_in_txn(s, name, paused, out, err), err);
@@ -382,7 +445,7 @@ pg_op_schedule_trigger(struct store *st, const char *name, struct job *out,
                        struct jobd_error *err)
 {
     struct store_pg *s = pgs(st);
-    int rc = pg_exec_simple(s, "BEGIN", err);
+    int rc = pg_tx_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
     rc = finish(s, trigger_in_txn(s, name, out, err), err);
@@ -462,7 +525,7 @@ pg_op_schedule_materialize(struct store *st, int limit, int64_t grace_us, int *m
 {
     struct store_pg *s = pgs(st);
     int64_t called = clock_mono_now_us();
-    int rc = pg_exec_simple(s, "BEGIN", err);
+    int rc = pg_tx_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
     int m = 0;

@@ -79,8 +79,26 @@ finish(struct sqlite_store *s, int rc, struct jobd_error *err)
     return sq_commit(s, err);
 }
 
+/* Refuses a new schedule while max (> 0) exist; inside the open transaction. */
 static int
-put_in_txn(struct sqlite_store *s, const struct schedule_spec *spec, bool replace,
+check_cap(struct sqlite_store *s, int64_t max, struct jobd_error *err)
+{
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(s, "SELECT count(*) FROM schedules", &stmt, err);
+    if (rc != JOBD_OK || (rc = sq_step_row(s, stmt, "count schedules", err)) < 0)
+        return rc;
+    int64_t n = sqlite3_column_int64(stmt, 0);
+    sq_reset(stmt);
+    if (n >= max)
+        return jobd_error_set(err, JOBD_E_CONFLICT, "max_schedules",
+                              "this server keeps at most %lld schedules (--max-schedules): "
+                              "delete one first",
+                              (long long)max);
+    return JOBD_OK;
+}
+
+static int
+put_in_txn(struct sqlite_store *s, const struct schedule_spec *spec, bool replace, int64_t max,
            struct schedule *out, bool *created, struct jobd_error *err)
 {
     const char *tz = spec->timezone ? spec->timezone : "UTC";
@@ -99,6 +117,8 @@ put_in_txn(struct sqlite_store *s, const struct schedule_spec *spec, bool replac
     if (exists && !replace)
         return jobd_error_set(err, JOBD_E_CONFLICT, "name", "schedule '%s' already exists",
                               spec->name);
+    if (!exists && max > 0 && (rc = check_cap(s, max, err)) != JOBD_OK)
+        return rc;
     static const char upsert[] =
         "INSERT INTO schedules (" SQ_SCHED_COLS ") "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0, ?10, NULL, ?11) "
@@ -137,13 +157,14 @@ put_in_txn(struct sqlite_store *s, const struct schedule_spec *spec, bool replac
 
 int
 sq_op_schedule_put(struct store *st, const struct schedule_spec *spec, bool replace,
-                struct schedule *out, bool *created, struct jobd_error *err)
+                   int64_t max_schedules, struct schedule *out, bool *created,
+                   struct jobd_error *err)
 {
     struct sqlite_store *s = sq_of(st);
     int rc = sq_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
-    rc = finish(s, put_in_txn(s, spec, replace, out, created, err), err);
+    rc = finish(s, put_in_txn(s, spec, replace, max_schedules, out, created, err), err);
     if (rc != JOBD_OK)
         schedule_fini(out);
     return rc;
@@ -158,13 +179,23 @@ sq_op_schedule_get(struct store *st, const char *name, struct schedule *out,
 }
 
 int
-sq_op_schedule_list(struct store *st, struct schedule_list *out, struct jobd_error *err)
+sq_op_schedule_list(struct store *st, const struct name_page *pg, struct schedule_list *out,
+                    struct jobd_error *err)
 {
+    /* SQ_SCHED_COLS with the payload read only when asked for; names compare
+     * bytewise (BINARY), as the cursor does. */
+    static const char sql[] =
+        "SELECT name, cron, timezone, type, CASE WHEN ?3 THEN payload END, queue, priority,"
+        "  max_attempts, catchup, paused, next_run_at, last_fired_at, created_at"
+        " FROM schedules WHERE ?1 IS NULL OR name > ?1 ORDER BY name LIMIT ?2";
     struct sqlite_store *s = sq_of(st);
     sqlite3_stmt *stmt;
-    int rc = sq_prepare(s, "SELECT " SQ_SCHED_COLS " FROM schedules ORDER BY name", &stmt, err);
+    int rc = sq_prepare(s, sql, &stmt, err);
     if (rc != JOBD_OK)
         return rc;
+    sq_bind_text(stmt, 1, pg->after);
+    sqlite3_bind_int(stmt, 2, pg->limit > 0 ? pg->limit : -1);
+    sqlite3_bind_int(stmt, 3, pg->payload);
     while ((rc = sq_step_row(s, stmt, "list schedules", err)) == 1) {
         struct schedule *sc = schedule_list_push(out);
         if (sc == NULL || row_schedule(stmt, sc) != JOBD_OK) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/err.h"
 #include "core/utf8.h"
@@ -36,6 +37,13 @@ static const struct {
 };
 #define N_SCHEMES (sizeof schemes / sizeof schemes[0])
 
+/*
+ * Schemes written short of their "//" (postgres:/u:pw@h/db): a typo, never a
+ * file name, so refused rather than opened as an SQLite path, which would
+ * print the password in the error (docs/OPERATIONS.md, Security).
+ */
+static const char *const near_schemes[] = {"postgres:", "postgresql:", "http:", "https:"};
+
 /* The scheme row of url, N_SCHEMES for a plain path, -1 for an unknown scheme. */
 static int
 scheme_of(const char *url)
@@ -43,7 +51,25 @@ scheme_of(const char *url)
     for (size_t i = 0; i < N_SCHEMES; i++)
         if (strncmp(url, schemes[i].prefix, strlen(schemes[i].prefix)) == 0)
             return (int)i;
+    for (size_t i = 0; i < sizeof near_schemes / sizeof near_schemes[0]; i++)
+        if (strncasecmp(url, near_schemes[i], strlen(near_schemes[i])) == 0)
+            return -1;
     return strstr(url, "://") != NULL ? -1 : (int)N_SCHEMES;
+}
+
+/* Where the authority (user:password@host) of url begins, or NULL: after
+ * "scheme://", or after "scheme:" and any slashes of a URL short of its "//". */
+static const char *
+authority_of(const char *url)
+{
+    const char *p = url;
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+        return NULL;
+    p += strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-");
+    if (*p != ':' || p - url < 2) /* "C:" is a drive, not a scheme */
+        return NULL;
+    p++;
+    return p + strspn(p, "/");
 }
 
 enum store_url_kind
@@ -128,10 +154,10 @@ store_url_redact(const char *url, char *buf, size_t len)
     size_t at = 0;
     buf[0] = '\0';
     const char *p = url ? url : "";
-    const char *scheme = strstr(p, "://");
-    if (scheme != NULL) {
+    const char *auth = authority_of(p);
+    if (auth != NULL) {
         /* userinfo ends at the last '@' before the path, query or fragment */
-        const char *auth = scheme + 3, *end = auth + strcspn(auth, "/?#");
+        const char *end = auth + strcspn(auth, "/?#");
         const char *at_sign = NULL, *colon = NULL;
         for (const char *q = auth; q < end; q++)
             if (*q == '@')
@@ -163,7 +189,8 @@ store_url_redact(const char *url, char *buf, size_t len)
 bool
 store_error_is_outage(int rc)
 {
-    return rc == JOBD_E_UNAVAILABLE || rc == JOBD_E_IO || rc == JOBD_E_NOMEM;
+    return rc == JOBD_E_UNAVAILABLE || rc == JOBD_E_IO || rc == JOBD_E_NOMEM ||
+           rc == JOBD_E_COMMIT_UNKNOWN;
 }
 
 const struct store_caps *
@@ -309,7 +336,10 @@ store_complete_batch(struct store *st, const struct completion *c, size_t n, int
         if (c[i].result != NULL && !utf8_valid(c[i].result, strlen(c[i].result)))
             return jobd_error_set(err, JOBD_E_INVALID, "result",
                                   "the result of job %lld is not UTF-8", (long long)c[i].id);
-    return st->ops->complete_batch(st, c, n, outcome, err);
+    int rc = st->ops->complete_batch(st, c, n, outcome, err);
+    for (size_t i = 0; rc == JOBD_OK && i < n; i++)
+        assert(outcome[i] == JOBD_OK || outcome[i] == JOBD_E_STALE);
+    return rc;
 }
 
 int
@@ -371,6 +401,12 @@ store_fail_batch(struct store *st, const struct fail_report *f, size_t n, int *o
     }
     if (rc == JOBD_OK)
         rc = st->ops->fail_batch(st, clean, n, outcome, status, err);
+    /* A failure ends the attempt: pending, dead or cancelled
+     * (docs/MODEL.md, Jobs and their states). */
+    for (size_t i = 0; rc == JOBD_OK && i < n; i++)
+        assert(outcome[i] == JOBD_E_STALE ||
+               (outcome[i] == JOBD_OK && (status == NULL || status[i] == JOB_PENDING ||
+                                          status[i] == JOB_DEAD || status[i] == JOB_CANCELLED)));
     for (size_t i = 0; clean != NULL && i < n; i++)
         if (clean[i].error != f[i].error)
             free((char *)clean[i].error);
@@ -486,13 +522,22 @@ int
 store_schedule_put(struct store *st, const struct schedule_spec *spec, bool replace,
                    struct schedule *out, bool *created, struct jobd_error *err)
 {
+    return store_schedule_put_capped(st, spec, replace, 0, out, created, err);
+}
+
+int
+store_schedule_put_capped(struct store *st, const struct schedule_spec *spec, bool replace,
+                          int64_t max_schedules, struct schedule *out, bool *created,
+                          struct jobd_error *err)
+{
     int rc = schedule_spec_validate(spec, err);
     if (rc != JOBD_OK)
         return rc;
     if (st->ops->schedule_put == NULL)
         return no_schedules(st, err);
     bool c = false;
-    rc = st->ops->schedule_put(st, spec, replace, out, &c, err);
+    rc = st->ops->schedule_put(st, spec, replace, max_schedules > 0 ? max_schedules : 0, out, &c,
+                               err);
     if (created != NULL)
         *created = c;
     return rc;
@@ -513,9 +558,19 @@ store_schedule_get(struct store *st, const char *name, struct schedule *out,
 int
 store_schedule_list(struct store *st, struct schedule_list *out, struct jobd_error *err)
 {
+    static const struct name_page all = {.payload = true};
+    return store_schedule_page(st, &all, out, err);
+}
+
+int
+store_schedule_page(struct store *st, const struct name_page *pg, struct schedule_list *out,
+                    struct jobd_error *err)
+{
     if (st->ops->schedule_list == NULL)
         return no_schedules(st, err);
-    return st->ops->schedule_list(st, out, err);
+    if (pg->limit < 0)
+        return jobd_error_set(err, JOBD_E_INVALID, "limit", "limit must not be negative");
+    return st->ops->schedule_list(st, pg, out, err);
 }
 
 int

@@ -67,6 +67,16 @@ struct job_filter {
     const char *key;          /* exact idempotency key; NULL = any */
 };
 
+/*
+ * One page of a list ordered by name, bytewise (schedules by name, workers by
+ * id): the rows whose name sorts after `after`. Pointers borrowed.
+ */
+struct name_page {
+    const char *after; /* NULL = from the first */
+    int limit;         /* at most this many rows; 0 = every row */
+    bool payload;      /* schedules: read the payload (else it is NULL) */
+};
+
 /* A claim request. Pointers borrowed for the call. */
 struct claim_req {
     const char *worker_id;
@@ -219,10 +229,12 @@ struct store_ops {
     void (*offload)(struct store *st);
     /* schedules (sched_sqlite.c, sched_pg.c); NULL in a backend without them */
     int (*schedule_put)(struct store *st, const struct schedule_spec *spec, bool replace,
-                        struct schedule *out, bool *created, struct jobd_error *err);
+                        int64_t max_schedules, struct schedule *out, bool *created,
+                        struct jobd_error *err);
     int (*schedule_get)(struct store *st, const char *name, struct schedule *out,
                         struct jobd_error *err);
-    int (*schedule_list)(struct store *st, struct schedule_list *out, struct jobd_error *err);
+    int (*schedule_list)(struct store *st, const struct name_page *pg, struct schedule_list *out,
+                         struct jobd_error *err);
     int (*schedule_delete)(struct store *st, const char *name, struct jobd_error *err);
     int (*schedule_pause)(struct store *st, const char *name, bool paused,
                           struct schedule *out, struct jobd_error *err);
@@ -278,7 +290,9 @@ void store_set_clock(struct store *st, const struct jobd_clock *clock);
 const char *store_backend(const struct store *st);
 /*
  * True if rc says the store could not be asked (connection lost, server
- * down, out of memory): the same request may work after a reconnect. Any
+ * down, out of memory) or could not confirm a commit (JOBD_E_COMMIT_UNKNOWN:
+ * a report sent again then finds the job moved on, JOBD_E_STALE): the same
+ * request may work after a reconnect. Any
  * other error is the store refusing this request (its content, a rule):
  * sending it again unchanged will fail again, so callers must not loop on it.
  */
@@ -314,7 +328,11 @@ JOBD_MUST_USE int store_ping(struct store *st, struct jobd_error *err);
  * Enqueues one job (validated with job_spec_validate first). With an
  * idempotency key already used: the same type, queue and payload -> *replayed
  * = true and *out is the existing job; anything else -> JOBD_E_CONFLICT.
- * out may be NULL. replayed may be NULL.
+ * out may be NULL. replayed may be NULL. JOBD_E_UNAVAILABLE means nothing
+ * was written. When the connection broke after COMMIT was sent, PostgreSQL
+ * asks the server how it ended (store_pg_tx.c): written -> JOBD_OK,
+ * not -> JOBD_E_UNAVAILABLE, and only if that cannot be learned
+ * JOBD_E_COMMIT_UNKNOWN (docs/API.md, Errors). SQLite has no such case.
  */
 JOBD_MUST_USE int store_enqueue(struct store *st, const struct job_spec *spec, struct job *out,
                                 bool *replayed, struct jobd_error *err);
@@ -322,7 +340,7 @@ JOBD_MUST_USE int store_enqueue(struct store *st, const struct job_spec *spec, s
  * Enqueues n jobs, all or nothing. out (NULL or an array of n zeroed jobs)
  * receives them in order; replayed (NULL or n bools) marks idempotent
  * replays. An invalid or conflicting item fails the whole batch and err
- * names it ("jobs[3].type").
+ * names it ("jobs[3].type"). Outage errors as store_enqueue.
  */
 JOBD_MUST_USE int store_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n,
                                       struct job *out, bool *replayed, struct jobd_error *err);
@@ -495,12 +513,26 @@ void store_offload(struct store *st);
 JOBD_MUST_USE int store_schedule_put(struct store *st, const struct schedule_spec *spec,
                                      bool replace, struct schedule *out, bool *created,
                                      struct jobd_error *err);
+/*
+ * store_schedule_put, refusing a new name while max_schedules (> 0; 0 = no
+ * cap) schedules exist: JOBD_E_CONFLICT with field "max_schedules" (a
+ * replace of an existing name is always allowed). The count and the insert
+ * are one transaction, serialized with other capped puts, so the cap holds
+ * exactly whatever the number of servers.
+ */
+JOBD_MUST_USE int store_schedule_put_capped(struct store *st, const struct schedule_spec *spec,
+                                            bool replace, int64_t max_schedules,
+                                            struct schedule *out, bool *created,
+                                            struct jobd_error *err);
 /* Reads one schedule. JOBD_E_NOTFOUND. */
 JOBD_MUST_USE int store_schedule_get(struct store *st, const char *name, struct schedule *out,
                                      struct jobd_error *err);
-/* Every schedule, by name. */
+/* Every schedule, by name, with its payload. */
 JOBD_MUST_USE int store_schedule_list(struct store *st, struct schedule_list *out,
                                       struct jobd_error *err);
+/* One page of the schedules, by name (bytewise); out as store_schedule_list. */
+JOBD_MUST_USE int store_schedule_page(struct store *st, const struct name_page *pg,
+                                      struct schedule_list *out, struct jobd_error *err);
 /* Deletes a schedule; the jobs it made stay. JOBD_E_NOTFOUND. */
 JOBD_MUST_USE int store_schedule_delete(struct store *st, const char *name,
                                         struct jobd_error *err);

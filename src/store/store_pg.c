@@ -25,6 +25,7 @@
 #include "store/store_pg.h"
 #include "store/store_pg_int.h"
 #include "store/operator_int.h"
+#include "util/errtext.h"
 #include "util/lazylib.h"
 
 /* ---- migrate, ping, close ---- */
@@ -139,7 +140,7 @@ pg_wait(struct store *st, int timeout_ms, struct jobd_error *err)
         struct pollfd pfd = {.fd = PQsocket(s->conn), .events = POLLIN};
         int pr = poll(&pfd, 1, (int)((left_us + 999) / 1000));
         if (pr < 0 && errno != EINTR)
-            return jobd_error_set(err, JOBD_E_IO, "db", "poll: %s", strerror(errno));
+            return jobd_error_set(err, JOBD_E_IO, "db", "poll: %s", errno_text(errno));
     }
 }
 

@@ -175,7 +175,7 @@ counts_stale(struct store_pg *s, const char *const *vals, bool *stale, struct jo
 static int
 recount(struct store_pg *s, const char *const *vals, bool *mine, struct jobd_error *err)
 {
-    int rc = pg_exec_simple(s, "BEGIN", err);
+    int rc = pg_tx_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
     PGresult *r = NULL;
@@ -188,12 +188,9 @@ recount(struct store_pg *s, const char *const *vals, bool *mine, struct jobd_err
         if ((rc = pg_exec(s, &st_counts_fill, 1, vals, &r, err)) == JOBD_OK)
             PQclear(r);
     }
-    if (rc != JOBD_OK) {
-        (void)pg_exec_simple(s, "ROLLBACK", NULL);
+    if (rc != JOBD_OK)
         *mine = false;
-        return rc;
-    }
-    return pg_exec_simple(s, "COMMIT", err);
+    return pg_tx_end(s, rc, err);
 }
 
 int

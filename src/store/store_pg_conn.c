@@ -246,6 +246,15 @@ pg_ensure_conn(struct store_pg *s, struct jobd_error *err)
 {
     if (PQstatus(s->conn) == CONNECTION_OK && !closed_by_server(s))
         return JOBD_OK;
+    if (s->tx == PG_TX_OPEN) /* a new connection would run the rest outside the transaction */
+        return set_pg_error(err, JOBD_E_UNAVAILABLE, "PostgreSQL is unavailable",
+                            "the connection broke inside a transaction");
+    return pg_reconnect(s, err);
+}
+
+int
+pg_reconnect(struct store_pg *s, struct jobd_error *err)
+{
     forget_session(s);
     PQreset(s->conn);
     if (PQstatus(s->conn) == CONNECTION_OK)
@@ -254,9 +263,8 @@ pg_ensure_conn(struct store_pg *s, struct jobd_error *err)
                         PQerrorMessage(s->conn));
 }
 
-/* Classifies a failed result; PQclear()s it. */
-static int
-result_error(struct store_pg *s, PGresult *r, const char *what, struct jobd_error *err)
+int
+pg_result_error(struct store_pg *s, PGresult *r, const char *what, struct jobd_error *err)
 {
     const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
     const char *msg = r ? PQresultErrorMessage(r) : PQerrorMessage(s->conn);
@@ -296,11 +304,82 @@ prepare(struct store_pg *s, const struct pg_stmt *stmt, int n, struct jobd_error
         /* 42P05: this session already has it (we lost count, not the server). */
         const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
         if (state == NULL || strcmp(state, "42P05") != 0)
-            return result_error(s, r, stmt->name, err);
+            return pg_result_error(s, r, stmt->name, err);
     }
     PQclear(r);
     s->prepared[s->n_prepared++] = stmt;
     return JOBD_OK;
+}
+
+/* ---- the first statement of a transaction (pg_tx_begin) ---- */
+
+PG_STMT(st_tx_begin, "BEGIN");
+PG_STMT(st_tx_xid, "SELECT txid_current()");
+
+/* Queues stmt in the pipeline: prepared by name, or (unnamed) parsed with the values. */
+static bool
+send_stmt(PGconn *c, const struct pg_stmt *stmt, bool unnamed, int n, const char *const *values)
+{
+    if (unnamed)
+        return PQsendQueryParams(c, stmt->sql, n, NULL, values, NULL, NULL, 0) == 1;
+    return PQsendQueryPrepared(c, stmt->name, n, values, NULL, NULL, 0) == 1;
+}
+
+/* The first result of each of the n queries of a pipeline, then its sync. */
+static void
+pipeline_results(PGconn *c, PGresult **res, int n)
+{
+    for (int q = 0; q < n; q++) {
+        PGresult *r;
+        while ((r = PQgetResult(c)) != NULL) {
+            if (res[q] == NULL)
+                res[q] = r;
+            else
+                PQclear(r);
+        }
+    }
+    PGresult *sync = PQgetResult(c); /* PGRES_PIPELINE_SYNC; NULL if the connection broke */
+    PQclear(sync);
+}
+
+/*
+ * BEGIN, txid_current() and stmt in one pipeline and one round trip: the
+ * transaction's id is known before anything could commit, and taking it
+ * adds no round trip to the transaction (docs/API.md, Errors). On success
+ * *out is stmt's result and s->tx_xid is set.
+ */
+static int
+exec_first(struct store_pg *s, const struct pg_stmt *stmt, bool unnamed, int n,
+           const char *const *values, PGresult **out, struct jobd_error *err)
+{
+    PGconn *c = s->conn;
+    s->tx = PG_TX_OPEN;
+    s->tx_xid = 0;
+    s->tx_pid = PQbackendPID(c);
+    PGresult *res[3] = {NULL, NULL, NULL};
+    if (PQenterPipelineMode(c) != 1)
+        return pg_result_error(s, NULL, "pipeline", err);
+    if (send_stmt(c, &st_tx_begin, s->pooled, 0, NULL) &&
+        send_stmt(c, &st_tx_xid, s->pooled, 0, NULL) && send_stmt(c, stmt, unnamed, n, values) &&
+        PQpipelineSync(c) == 1)
+        pipeline_results(c, res, 3);
+    (void)PQexitPipelineMode(c); /* fails only on a broken connection, which is reset anyway */
+    int rc = JOBD_OK;
+    for (int q = 0; q < 3 && rc == JOBD_OK; q++) {
+        if (res[q] == NULL || !result_ok(res[q])) {
+            rc = pg_result_error(s, res[q], q < 2 ? "BEGIN" : stmt->name, err);
+            res[q] = NULL;
+        }
+    }
+    if (rc == JOBD_OK && (PQntuples(res[1]) != 1 || (s->tx_xid = pg_get_i64(res[1], 0, 0)) <= 0))
+        rc = jobd_error_set(err, JOBD_E_STORE, "db", "txid_current() gave no transaction id");
+    PQclear(res[0]);
+    PQclear(res[1]);
+    if (rc == JOBD_OK)
+        *out = res[2];
+    else
+        PQclear(res[2]);
+    return rc;
 }
 
 /* pg_exec, or with replan pg_exec_replan. */
@@ -311,14 +390,21 @@ exec_stmt(struct store_pg *s, const struct pg_stmt *stmt, bool replan, int n,
     *out = NULL;
     int rc = pg_ensure_conn(s, err);
     bool unnamed = s->pooled || replan;
+    bool first = s->tx == PG_TX_DEFERRED;
     if (rc == JOBD_OK && !unnamed)
         rc = prepare(s, stmt, n, err);
+    if (rc == JOBD_OK && first && !s->pooled)
+        rc = prepare(s, &st_tx_begin, 0, err);
+    if (rc == JOBD_OK && first && !s->pooled)
+        rc = prepare(s, &st_tx_xid, 0, err);
     if (rc != JOBD_OK)
         return rc;
+    if (first)
+        return exec_first(s, stmt, unnamed, n, values, out, err);
     PGresult *r = unnamed ? PQexecParams(s->conn, stmt->sql, n, NULL, values, NULL, NULL, 0)
                           : PQexecPrepared(s->conn, stmt->name, n, values, NULL, NULL, 0);
     if (r == NULL || !result_ok(r))
-        return result_error(s, r, stmt->name, err);
+        return pg_result_error(s, r, stmt->name, err);
     *out = r;
     return JOBD_OK;
 }
@@ -343,9 +429,15 @@ pg_exec_simple(struct store_pg *s, const char *sql, struct jobd_error *err)
     int rc = pg_ensure_conn(s, err);
     if (rc != JOBD_OK)
         return rc;
+    if (s->tx == PG_TX_DEFERRED) { /* BEGIN and the id first (pg_tx_begin) */
+        PGresult *x = NULL;
+        if ((rc = exec_stmt(s, &st_tx_xid, false, 0, NULL, &x, err)) != JOBD_OK)
+            return rc;
+        PQclear(x);
+    }
     PGresult *r = PQexec(s->conn, sql);
     if (r == NULL || !result_ok(r))
-        return result_error(s, r, sql, err);
+        return pg_result_error(s, r, sql, err);
     PQclear(r);
     return JOBD_OK;
 }

@@ -169,11 +169,35 @@ enqueue_one(struct store_pg *s, const struct job_spec *sp, const char *field, st
                           sp->idempotency_key);
 }
 
+/*
+ * Undoes what a batch's outcome did not keep: jobs decoded from a
+ * transaction that then did not commit are not the caller's.
+ */
+static void
+drop_outs(struct job *out, bool *replayed, size_t n)
+{
+    for (size_t i = 0; out != NULL && i < n; i++)
+        job_fini(&out[i]);
+    for (size_t i = 0; replayed != NULL && i < n; i++)
+        replayed[i] = false;
+}
+
+/*
+ * In a transaction of its own (pg_tx_begin), so that a COMMIT whose answer
+ * is lost is followed by learning its outcome (store_pg_tx.c).
+ */
 int
 pg_op_enqueue(struct store *st, const struct job_spec *spec, struct job *out, bool *replayed,
               struct jobd_error *err)
 {
-    return enqueue_one(pg_of(st), spec, "idempotency_key", out, replayed, err);
+    struct store_pg *s = pg_of(st);
+    int rc = pg_tx_begin(s, err);
+    if (rc != JOBD_OK)
+        return rc;
+    rc = pg_tx_end(s, enqueue_one(s, spec, "idempotency_key", out, replayed, err), err);
+    if (rc != JOBD_OK)
+        drop_outs(out, replayed, 1);
+    return rc;
 }
 
 static int
@@ -284,7 +308,7 @@ enqueue_batch_keyed(struct store_pg *s, const struct job_spec *specs, size_t n,
         rc = jobd_error_set(err, JOBD_E_NOMEM, "jobs", "out of memory");
         goto out;
     }
-    if ((rc = pg_exec_simple(s, "BEGIN", err)) != JOBD_OK)
+    if ((rc = pg_tx_begin(s, err)) != JOBD_OK)
         goto out;
     in_tx = true;
     if ((rc = alloc_ids(s, n, ids, err)) != JOBD_OK)
@@ -310,19 +334,11 @@ enqueue_batch_keyed(struct store_pg *s, const struct job_spec *specs, size_t n,
     }
     if (rc == JOBD_OK)
         rc = resolve_taken(s, specs, n, got, out, replayed, err);
-    if (rc == JOBD_OK) {
-        in_tx = false;
-        rc = pg_exec_simple(s, "COMMIT", err);
-    }
 out:
     if (in_tx)
-        (void)pg_exec_simple(s, "ROLLBACK", NULL);
-    if (rc != JOBD_OK) {
-        for (size_t i = 0; out != NULL && i < n; i++)
-            job_fini(&out[i]);
-        for (size_t i = 0; replayed != NULL && i < n; i++)
-            replayed[i] = false;
-    }
+        rc = pg_tx_end(s, rc, err);
+    if (rc != JOBD_OK)
+        drop_outs(out, replayed, n);
     PQclear(r);
     for (int k = 0; k < BATCH_ARRAYS; k++)
         pg_array_fini(&a[k]);
@@ -385,10 +401,10 @@ cmp_id_row(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
-/* A batch without keys: one statement, one round trip (st_enqueue_many_nokey). */
+/* A batch without keys: one statement (st_enqueue_many_nokey), in the caller's transaction. */
 static int
-enqueue_batch_nokey(struct store_pg *s, const struct job_spec *specs, size_t n,
-                    struct job *out, bool *replayed, struct jobd_error *err)
+batch_nokey_in_tx(struct store_pg *s, const struct job_spec *specs, size_t n, struct job *out,
+                  bool *replayed, struct jobd_error *err)
 {
     if (n > PG_BATCH_MAX)
         return jobd_error_set(err, JOBD_E_TOOBIG, "jobs", "a batch holds at most %d jobs",
@@ -440,6 +456,23 @@ out:
         pg_array_fini(&a[k]);
     free(zeros);
     free(rows);
+    return rc;
+}
+
+/*
+ * The statement in a transaction of its own (pg_tx_begin): BEGIN goes out
+ * with it, COMMIT after, so the caller learns a lost COMMIT's outcome.
+ */
+static int
+enqueue_batch_nokey(struct store_pg *s, const struct job_spec *specs, size_t n, struct job *out,
+                    bool *replayed, struct jobd_error *err)
+{
+    int rc = pg_tx_begin(s, err);
+    if (rc != JOBD_OK)
+        return rc;
+    rc = pg_tx_end(s, batch_nokey_in_tx(s, specs, n, out, replayed, err), err);
+    if (rc != JOBD_OK)
+        drop_outs(out, replayed, n);
     return rc;
 }
 

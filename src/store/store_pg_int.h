@@ -55,6 +55,14 @@ struct pg_stmt {
 #define PG_ENQUEUE_RACE_TRIES 3
 #define PG_ACTION_RACE_TRIES 5
 
+/*
+ * The transaction pg_tx_begin opened (store_pg_tx.c). PG_TX_DEFERRED: begun
+ * but nothing sent yet: BEGIN and txid_current() go out in one pipeline
+ * with the first statement, so they cost no round trip of their own.
+ * PG_TX_OPEN: BEGIN was sent; tx_xid is known once that statement answered.
+ */
+enum pg_tx_state { PG_TX_NONE, PG_TX_DEFERRED, PG_TX_OPEN };
+
 struct store_pg {
     struct store base;
     PGconn *conn;
@@ -65,6 +73,9 @@ struct store_pg {
     bool walk_claims;          /* store_offload: claims must walk the claim index (pg_op_offload) */
     bool walk_set;             /* this session has the setting walk_claims asks for */
     struct qlimits_cache qlim; /* the limited queues (qlimits.h) */
+    enum pg_tx_state tx;
+    int64_t tx_xid; /* txid_current() of the open transaction; 0 until known */
+    int tx_pid;     /* the backend that runs it (PQbackendPID) */
 };
 
 /* One migration step; pg_migrations lists them in version order. */
@@ -156,10 +167,38 @@ int pg_exec_replan(struct store_pg *s, const struct pg_stmt *stmt, int n, const 
  * On success *out is owned by the caller (PQfinish).
  */
 int pg_connect(const char *url, PGconn **out, bool *pooled, struct jobd_error *err);
-/* Runs parameterless SQL text (BEGIN, COMMIT, LISTEN ...). Same errors. */
+/* Runs parameterless SQL text (SET, LISTEN ...; a write transaction uses pg_tx_*). Same errors. */
 int pg_exec_simple(struct store_pg *s, const char *sql, struct jobd_error *err);
 /* Makes sure the connection is up (PQreset if not). JOBD_E_UNAVAILABLE. */
 int pg_ensure_conn(struct store_pg *s, struct jobd_error *err);
+/* Reconnects (PQreset) whatever the connection's state. JOBD_E_UNAVAILABLE. */
+int pg_reconnect(struct store_pg *s, struct jobd_error *err);
+/*
+ * Sets err from a failed result r (NULL: libpq's own message) and PQclear()s
+ * it: JOBD_E_UNAVAILABLE for a lost connection or a server going down,
+ * JOBD_E_CONFLICT for a unique violation, JOBD_E_STORE otherwise.
+ */
+int pg_result_error(struct store_pg *s, PGresult *r, const char *what, struct jobd_error *err);
+
+/*
+ * Transactions whose outcome the caller always learns (store_pg_tx.c).
+ * pg_tx_begin sends nothing: the next pg_exec (or pg_exec_simple) sends
+ * BEGIN and takes the transaction id in the same round trip. Inside, a
+ * statement never reconnects. pg_tx_commit: JOBD_OK when it committed;
+ * the server's refusal (not committed) as pg_exec's errors; and when the
+ * connection broke after COMMIT was sent, it reconnects and asks
+ * PostgreSQL (txid_status) how it ended: committed -> JOBD_OK, aborted ->
+ * JOBD_E_UNAVAILABLE (nothing was written), and JOBD_E_COMMIT_UNKNOWN if
+ * that cannot be learned within PG_OUTCOME_WAIT_MS. pg_tx_rollback ends
+ * the transaction without a result (any state; a no-op without one).
+ * pg_tx_begin is JOBD_E_INTERNAL inside a transaction.
+ */
+#define PG_OUTCOME_WAIT_MS 10000
+int pg_tx_begin(struct store_pg *s, struct jobd_error *err);
+int pg_tx_commit(struct store_pg *s, struct jobd_error *err);
+void pg_tx_rollback(struct store_pg *s);
+/* pg_tx_commit when rc is JOBD_OK, else pg_tx_rollback; returns the outcome. */
+int pg_tx_end(struct store_pg *s, int rc, struct jobd_error *err);
 
 /* Decodes PG_JOB_COLS starting at column col0 of row into out (zeroed). JOBD_E_NOMEM. */
 int pg_row_to_job(const PGresult *r, int row, int col0, struct job *out);
@@ -246,10 +285,12 @@ int pg_op_prune(struct store *st, int64_t finished_before_us, int limit, int *de
 
 /* The schedule operations of the vtable (sched_pg.c); see store.h. */
 int pg_op_schedule_put(struct store *st, const struct schedule_spec *spec, bool replace,
-                       struct schedule *out, bool *created, struct jobd_error *err);
+                       int64_t max_schedules, struct schedule *out, bool *created,
+                       struct jobd_error *err);
 int pg_op_schedule_get(struct store *st, const char *name, struct schedule *out,
                        struct jobd_error *err);
-int pg_op_schedule_list(struct store *st, struct schedule_list *out, struct jobd_error *err);
+int pg_op_schedule_list(struct store *st, const struct name_page *pg, struct schedule_list *out,
+                        struct jobd_error *err);
 int pg_op_schedule_delete(struct store *st, const char *name, struct jobd_error *err);
 int pg_op_schedule_pause(struct store *st, const char *name, bool paused, struct schedule *out,
                          struct jobd_error *err);

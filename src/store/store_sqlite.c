@@ -16,10 +16,12 @@
 #include "store/store_sqlite.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +31,7 @@
 #include "store/sqlite_wake.h"
 #include "store/store_sqlite_int.h"
 #include "store/operator_int.h"
+#include "util/errtext.h"
 #include "util/lazylib.h"
 
 /* How long a connection waits for another writer's lock before giving up. */
@@ -392,8 +395,8 @@ sq_wait_watched(struct sqlite_store *s, int timeout_ms, struct jobd_error *err)
         int step = settle_step_ms(s, now);
         int r = sq_wake_wait(s->wake, ms < step ? ms : step);
         if (r < 0)
-            return jobd_error_set(err, JOBD_E_IO, "db", "watching the WAL of '%s': %s",
-                                  s->path, strerror(errno));
+            return jobd_error_set(err, JOBD_E_IO, "db", "watching the WAL of '%s': %s", s->path,
+                                  errno_text(errno));
         if (r == 1)
             s->last_write_us = clock_mono_now_us();
     }
@@ -559,6 +562,30 @@ sq_pragma(struct sqlite_store *s, const char *sql, char *value, size_t len,
     return sq_error(s, rc, sql, err);
 }
 
+/*
+ * Creates the database file, if there is none, with mode 0600 whatever the
+ * umask: it holds every payload and result. SQLite gives its -wal and -shm
+ * files the mode of the database file, so they are 0600 too. An existing
+ * file keeps the mode its owner gave it (docs/OPERATIONS.md, Security).
+ */
+static int
+create_private(const char *path, struct jobd_error *err)
+{
+    if (path[0] == ':' || strncmp(path, "file:", 5) == 0)
+        return JOBD_OK; /* ":memory:" and URI names are SQLite's to make */
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return errno == EEXIST ? JOBD_OK
+                               : jobd_error_set(err, JOBD_E_UNAVAILABLE, "db",
+                                                "cannot create SQLite database '%s': %s", path,
+                                                errno_text(errno));
+    int rc = fchmod(fd, 0600) == 0 ? JOBD_OK
+                                   : jobd_error_set(err, JOBD_E_IO, "db", "cannot chmod '%s': %s",
+                                                    path, errno_text(errno));
+    close(fd);
+    return rc;
+}
+
 int
 store_sqlite_open(const char *path, struct store **out, struct jobd_error *err)
 {
@@ -581,6 +608,8 @@ store_sqlite_open(const char *path, struct store **out, struct jobd_error *err)
     s->rng = seed ^ (uint64_t)(uintptr_t)s;
 
     int rc = sq_file_before_open(path, err);
+    if (rc == JOBD_OK)
+        rc = create_private(path, err);
     if (rc != JOBD_OK) {
         sq_close(&s->base);
         return rc;

@@ -250,10 +250,12 @@ int sq_op_next_run_at(struct store *st, const struct claim_req *req, int64_t *ru
 
 /* The schedule operations of the vtable (sched_sqlite.c); see store.h. */
 int sq_op_schedule_put(struct store *st, const struct schedule_spec *spec, bool replace,
-                       struct schedule *out, bool *created, struct jobd_error *err);
+                       int64_t max_schedules, struct schedule *out, bool *created,
+                       struct jobd_error *err);
 int sq_op_schedule_get(struct store *st, const char *name, struct schedule *out,
                        struct jobd_error *err);
-int sq_op_schedule_list(struct store *st, struct schedule_list *out, struct jobd_error *err);
+int sq_op_schedule_list(struct store *st, const struct name_page *pg, struct schedule_list *out,
+                        struct jobd_error *err);
 int sq_op_schedule_delete(struct store *st, const char *name, struct jobd_error *err);
 int sq_op_schedule_pause(struct store *st, const char *name, bool paused, struct schedule *out,
                          struct jobd_error *err);

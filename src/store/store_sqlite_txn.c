@@ -28,6 +28,7 @@
 
 #include "core/err.h"
 #include "store/store_sqlite_int.h"
+#include "util/errtext.h"
 #include "util/log.h"
 
 /* One database path this process has opened; kept for the process's life. */
@@ -90,7 +91,7 @@ sq_file_opened(struct sqlite_store *s, struct jobd_error *err)
     struct stat st;
     if (stat(s->path, &st) != 0)
         return jobd_error_set(err, JOBD_E_UNAVAILABLE, "db", "cannot stat '%s': %s", s->path,
-                              strerror(errno));
+                              errno_text(errno));
     pthread_mutex_lock(&sq_files_mu);
     struct sq_file *f = find_file(s->path);
     if (f == NULL && (f = calloc(1, sizeof *f)) != NULL) {

@@ -28,9 +28,16 @@ presence_ops(struct store *st, const char *id, const struct store_operator_ops *
 int
 store_worker_announce(struct store *st, const struct worker_info *w, struct jobd_error *err)
 {
+    return store_worker_announce_capped(st, w, 0, err);
+}
+
+int
+store_worker_announce_capped(struct store *st, const struct worker_info *w, int64_t max_workers,
+                             struct jobd_error *err)
+{
     const struct store_operator_ops *o;
     int rc = presence_ops(st, w->id ? w->id : "", &o, err);
-    return rc != JOBD_OK ? rc : o->worker_announce(st, w, err);
+    return rc != JOBD_OK ? rc : o->worker_announce(st, w, max_workers > 0 ? max_workers : 0, err);
 }
 
 int
@@ -52,10 +59,20 @@ store_worker_withdraw(struct store *st, const char *id, struct jobd_error *err)
 int
 store_worker_list(struct store *st, struct worker_list *out, struct jobd_error *err)
 {
+    static const struct name_page all = {0};
+    return store_worker_page(st, &all, out, err);
+}
+
+int
+store_worker_page(struct store *st, const struct name_page *pg, struct worker_list *out,
+                  struct jobd_error *err)
+{
     const struct store_operator_ops *o;
     int rc = presence_ops(st, NULL, &o, err);
+    if (rc == JOBD_OK && pg->limit < 0)
+        rc = jobd_error_set(err, JOBD_E_INVALID, "limit", "limit must not be negative");
     if (rc == JOBD_OK)
-        rc = o->worker_list(st, out, err);
+        rc = o->worker_list(st, pg, out, err);
     if (rc != JOBD_OK)
         worker_list_fini(out);
     return rc;

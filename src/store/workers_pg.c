@@ -32,6 +32,7 @@ static const struct pg_stmt wk_seen = {
 static const struct pg_stmt wk_withdraw = {
     "wk_withdraw", "DELETE FROM jobd.workers WHERE id = $1::text"};
 
+/* clang-format off */
 static const struct pg_stmt wk_list = {
     "wk_list",
     "SELECT id, hostname, pid, version, queues, types, concurrency, heartbeat_ms,"
@@ -39,17 +40,79 @@ static const struct pg_stmt wk_list = {
     "       last_seen_at < " PG_NOW("$1") " - 3 * heartbeat_ms * interval '1 millisecond'"
     "  FROM jobd.workers WHERE last_seen_at >= " PG_NOW("$1")
     "       - 3 * heartbeat_ms * interval '1 millisecond' - interval '1 hour'"
-    " ORDER BY id COLLATE \"C\""};
+    "   AND ($2::text IS NULL OR id COLLATE \"C\" > $2::text)"
+    " ORDER BY id COLLATE \"C\" LIMIT $3::int"};
+/* clang-format on */
 
 /* "lease_expires_at IS NOT NULL" (every running job has a lease) lets the
- * planner walk jobs_lease, the running jobs only, instead of every job. */
+ * planner walk jobs_lease, the running jobs only, instead of every job.
+ * $1..$2: the first and the last worker id listed. */
 static const struct pg_stmt wk_running = {
     "wk_running", "SELECT worker_id, id FROM jobd.jobs"
                   " WHERE status = 'running' AND lease_expires_at IS NOT NULL"
-                  " AND worker_id IS NOT NULL ORDER BY worker_id COLLATE \"C\", id"};
+                  " AND worker_id IS NOT NULL"
+                  " AND worker_id COLLATE \"C\" BETWEEN $1::text AND $2::text"
+                  " ORDER BY worker_id COLLATE \"C\", id"};
+
+/* Capped announces take this lock first (see sched_pg.c, st_sched_cap_lock). */
+static const struct pg_stmt wk_cap_lock = {
+    "wk_cap_lock", "SELECT pg_advisory_xact_lock(hashtext('jobd.workers.cap'))"};
+/* $1 id: the rows kept, and whether id is one of them. */
+static const struct pg_stmt wk_cap_count = {
+    "wk_cap_count", "SELECT count(*), coalesce(bool_or(id = $1::text), false) FROM jobd.workers"};
+/* clang-format off */
+/* $1 now, $2 how many: forgets the gone workers seen longest ago. */
+static const struct pg_stmt wk_cap_evict = {
+    "wk_cap_evict",
+    "DELETE FROM jobd.workers WHERE id IN (SELECT id FROM jobd.workers WHERE last_seen_at < "
+    PG_NOW("$1") " - 3 * heartbeat_ms * interval '1 millisecond'"
+    " ORDER BY last_seen_at LIMIT $2::bigint)"};
+/* clang-format on */
+
+/* Rows kept and whether id is one: into *n and *known. */
+static int
+cap_count(struct store_pg *s, const char *id, int64_t *n, bool *known, struct jobd_error *err)
+{
+    PGresult *r = NULL;
+    int rc = pg_exec(s, &wk_cap_count, 1, &id, &r, err);
+    if (rc == JOBD_OK) {
+        *n = pg_get_i64(r, 0, 0);
+        *known = PQgetvalue(r, 0, 1)[0] == 't';
+    }
+    PQclear(r);
+    return rc;
+}
+
+/* Inside the open transaction: as make_room of workers_sqlite.c. */
+static int
+make_room(struct store_pg *s, const char *id, const char *now, int64_t max, struct jobd_error *err)
+{
+    PGresult *r = NULL;
+    int rc = pg_exec(s, &wk_cap_lock, 0, NULL, &r, err);
+    PQclear(r);
+    int64_t n = 0;
+    bool known = false;
+    if (rc != JOBD_OK || (rc = cap_count(s, id, &n, &known, err)) != JOBD_OK)
+        return rc;
+    if (known || n < max)
+        return JOBD_OK;
+    char b[24];
+    const char *v[2] = {now, pg_i64(b, n - max + 1)};
+    r = NULL;
+    rc = pg_exec(s, &wk_cap_evict, 2, v, &r, err);
+    PQclear(r);
+    if (rc != JOBD_OK || (rc = cap_count(s, id, &n, &known, err)) != JOBD_OK)
+        return rc;
+    if (n < max)
+        return JOBD_OK;
+    return jobd_error_set(err, JOBD_E_CONFLICT, "max_workers",
+                          "this server keeps at most %lld live workers (--max-workers)",
+                          (long long)max);
+}
 
 int
-pg_op_worker_announce(struct store *st, const struct worker_info *w, struct jobd_error *err)
+pg_op_worker_announce(struct store *st, const struct worker_info *w, int64_t max_workers,
+                      struct jobd_error *err)
 {
     struct store_pg *s = (struct store_pg *)st;
     char b[4][24], nowb[24];
@@ -58,8 +121,22 @@ pg_op_worker_announce(struct store *st, const struct worker_info *w, struct jobd
                            w->types ? w->types : "[]", pg_i64(b[1], w->concurrency),
                            pg_i64(b[2], w->heartbeat_ms), pg_now_param(s, nowb)};
     PGresult *r = NULL;
-    int rc = pg_exec(s, &wk_announce, 9, vals, &r, err);
+    if (max_workers == 0) {
+        int rc = pg_exec(s, &wk_announce, 9, vals, &r, err);
+        PQclear(r);
+        return rc;
+    }
+    int rc = pg_exec_simple(s, "BEGIN", err);
+    if (rc != JOBD_OK)
+        return rc;
+    rc = make_room(s, w->id, vals[8], max_workers, err);
+    if (rc == JOBD_OK)
+        rc = pg_exec(s, &wk_announce, 9, vals, &r, err);
     PQclear(r);
+    if (rc == JOBD_OK)
+        rc = pg_exec_simple(s, "COMMIT", err);
+    if (rc != JOBD_OK)
+        (void)pg_exec_simple(s, "ROLLBACK", NULL);
     return rc;
 }
 
@@ -103,13 +180,15 @@ add_running(const PGresult *r, struct worker_list *out)
 }
 
 int
-pg_op_worker_list(struct store *st, struct worker_list *out, struct jobd_error *err)
+pg_op_worker_list(struct store *st, const struct name_page *pg, struct worker_list *out,
+                  struct jobd_error *err)
 {
     struct store_pg *s = (struct store_pg *)st;
-    char nowb[24];
-    const char *now = pg_now_param(s, nowb);
+    char nowb[24], lim[24];
+    const char *v[3] = {pg_now_param(s, nowb), pg->after,
+                        pg->limit > 0 ? pg_i64(lim, pg->limit) : NULL};
     PGresult *r = NULL;
-    int rc = pg_exec(s, &wk_list, 1, &now, &r, err);
+    int rc = pg_exec(s, &wk_list, 3, v, &r, err);
     if (rc != JOBD_OK)
         return rc;
     bool oom = false;
@@ -134,7 +213,11 @@ pg_op_worker_list(struct store *st, struct worker_list *out, struct jobd_error *
     }
     PQclear(r);
     r = NULL;
-    if (!oom && (rc = pg_exec(s, &wk_running, 0, NULL, &r, err)) == JOBD_OK)
+    /* The running jobs of the listed workers only: those between the first and the last. */
+    if (!oom && out->n == 0)
+        return rc;
+    const char *range[2] = {oom ? NULL : out->v[0].id, oom ? NULL : out->v[out->n - 1].id};
+    if (!oom && (rc = pg_exec(s, &wk_running, 2, range, &r, err)) == JOBD_OK)
         oom = !add_running(r, out);
     PQclear(r);
     if (oom)

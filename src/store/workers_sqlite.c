@@ -17,8 +17,49 @@ write_one(struct sqlite_store *s, sqlite3_stmt *stmt, const char *what, struct j
     return rc != JOBD_OK ? rc : sqlite3_changes(s->db);
 }
 
+/*
+ * Inside the open transaction, for a capped announce: an id the store does
+ * not know makes room by forgetting the gone workers seen longest ago, then
+ * is refused while max rows are still kept (store_worker_announce_capped).
+ */
+static int
+make_room(struct sqlite_store *s, const char *id, int64_t now, int64_t max, struct jobd_error *err)
+{
+    static const char count[] = "SELECT count(*), coalesce(max(id = ?1), 0) FROM workers";
+    static const char evict[] =
+        "DELETE FROM workers WHERE id IN (SELECT id FROM workers"
+        "  WHERE last_seen_at < ?1 - 3 * heartbeat_ms * 1000 ORDER BY last_seen_at LIMIT ?2)";
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(s, count, &stmt, err);
+    if (rc != JOBD_OK)
+        return rc;
+    for (int round = 0; round < 2; round++) {
+        sq_bind_text(stmt, 1, id);
+        if ((rc = sq_step_row(s, stmt, "count workers", err)) < 0)
+            return rc;
+        int64_t n = sqlite3_column_int64(stmt, 0);
+        bool known = sqlite3_column_int(stmt, 1) != 0;
+        sq_reset(stmt);
+        if (known || n < max)
+            return JOBD_OK;
+        if (round == 1)
+            break;
+        sqlite3_stmt *del;
+        if ((rc = sq_prepare(s, evict, &del, err)) != JOBD_OK)
+            return rc;
+        sqlite3_bind_int64(del, 1, now);
+        sqlite3_bind_int64(del, 2, n - max + 1);
+        if ((rc = sq_step_done(s, del, "forget gone workers", err)) != JOBD_OK)
+            return rc;
+    }
+    return jobd_error_set(err, JOBD_E_CONFLICT, "max_workers",
+                          "this server keeps at most %lld live workers (--max-workers)",
+                          (long long)max);
+}
+
 int
-sq_op_worker_announce(struct store *st, const struct worker_info *w, struct jobd_error *err)
+sq_op_worker_announce(struct store *st, const struct worker_info *w, int64_t max_workers,
+                      struct jobd_error *err)
 {
     static const char forget[] =
         "DELETE FROM workers WHERE id <> ?1 AND last_seen_at < ?2 - 3 * heartbeat_ms * 1000"
@@ -36,6 +77,8 @@ sq_op_worker_announce(struct store *st, const struct worker_info *w, struct jobd
         sqlite3_bind_int64(stmt, 2, now);
         rc = sq_step_done(s, stmt, "forget old workers", err);
     }
+    if (rc == JOBD_OK && max_workers > 0)
+        rc = make_room(s, w->id, now, max_workers, err);
     if (rc == JOBD_OK && (rc = sq_prepare(s, upsert, &stmt, err)) == JOBD_OK) {
         sq_bind_text(stmt, 1, w->id);
         sqlite3_bind_int64(stmt, 2, now);
@@ -106,7 +149,8 @@ read_worker(sqlite3_stmt *stmt, struct worker_info *w)
 }
 
 int
-sq_op_worker_list(struct store *st, struct worker_list *out, struct jobd_error *err)
+sq_op_worker_list(struct store *st, const struct name_page *pg, struct worker_list *out,
+                  struct jobd_error *err)
 {
     /* One statement: the workers, each followed by the jobs it runs (a NULL job
      * id for none), so the list and the running ids are one snapshot. */
@@ -114,8 +158,10 @@ sq_op_worker_list(struct store *st, struct worker_list *out, struct jobd_error *
         "SELECT w.id, w.hostname, w.pid, w.version, w.queues, w.types, w.concurrency,"
         "  w.heartbeat_ms, w.started_at, w.last_seen_at, w.draining,"
         "  w.last_seen_at < ?1 - 3 * w.heartbeat_ms * 1000, j.id"
-        " FROM workers w LEFT JOIN jobs j ON j.worker_id = w.id AND j.status = 'running'"
-        " WHERE w.last_seen_at >= ?1 - 3 * w.heartbeat_ms * 1000 - 3600000000"
+        " FROM (SELECT * FROM workers"
+        "   WHERE last_seen_at >= ?1 - 3 * heartbeat_ms * 1000 - 3600000000"
+        "   AND (?2 IS NULL OR id > ?2) ORDER BY id LIMIT ?3) w"
+        " LEFT JOIN jobs j ON j.worker_id = w.id AND j.status = 'running'"
         " ORDER BY w.id, j.id";
     struct sqlite_store *s = sq_of(st);
     sqlite3_stmt *stmt;
@@ -123,6 +169,8 @@ sq_op_worker_list(struct store *st, struct worker_list *out, struct jobd_error *
     if (rc != JOBD_OK)
         return rc;
     sqlite3_bind_int64(stmt, 1, sq_now(s));
+    sq_bind_text(stmt, 2, pg->after);
+    sqlite3_bind_int(stmt, 3, pg->limit > 0 ? pg->limit : -1);
     bool ok = true;
     while (ok && (rc = sq_step_row(s, stmt, "list workers", err)) == 1) {
         const char *id = (const char *)sqlite3_column_text(stmt, 0);

@@ -28,6 +28,19 @@ clock_mono_now_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+struct timespec
+clock_deadline_in(clockid_t clock_id, int64_t delay_us)
+{
+    struct timespec ts;
+    clock_gettime(clock_id, &ts);
+    if (delay_us < 0)
+        delay_us = 0;
+    int64_t ns = ts.tv_nsec + (delay_us % 1000000) * 1000;
+    ts.tv_sec += (time_t)(delay_us / 1000000 + ns / 1000000000);
+    ts.tv_nsec = (long)(ns % 1000000000);
+    return ts;
+}
+
 static int64_t
 real_now(const struct jobd_clock *self)
 {

@@ -9,6 +9,7 @@
 #define JOBD_UTIL_CLOCK_H
 
 #include <stdint.h>
+#include <time.h>
 
 struct jobd_clock {
     /* Microseconds since the Unix epoch. Must be thread-safe. */
@@ -23,6 +24,14 @@ const struct jobd_clock *clock_real(void);
 int64_t clock_real_now_us(void);
 /* Monotonic time now, in microseconds (for timeouts and intervals). */
 int64_t clock_mono_now_us(void);
+
+/*
+ * The absolute time delay_us from now on clock_id (CLOCK_MONOTONIC, or
+ * CLOCK_REALTIME for a condition variable left on its default clock), as
+ * pthread_cond_timedwait takes it: tv_nsec normalised to [0, 1e9). A
+ * negative delay counts as 0. The one place this sum is written.
+ */
+struct timespec clock_deadline_in(clockid_t clock_id, int64_t delay_us);
 
 /*
  * The clock `jobd server` runs on: NULL (each store's own clock) except in a

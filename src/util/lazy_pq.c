@@ -11,12 +11,15 @@
 #include <libpq-fe.h>
 
 #define PQ_FUNCS(F, V)                                                                             \
+    F(int, PQbackendPID, (const PGconn *c), (c))                                                   \
     V(PQclear, (PGresult * r), (r))                                                                \
+    F(char *, PQcmdStatus, (PGresult * r), (r))                                                    \
     F(char *, PQcmdTuples, (PGresult * r), (r))                                                    \
     F(PGconn *, PQconnectdb, (const char *ci), (ci))                                               \
     V(PQconninfoFree, (PQconninfoOption * o), (o))                                                 \
     F(PQconninfoOption *, PQconninfoParse, (const char *ci, char **e), (ci, e))                    \
     F(int, PQconsumeInput, (PGconn * c), (c))                                                      \
+    F(int, PQenterPipelineMode, (PGconn * c), (c))                                                 \
     F(char *, PQerrorMessage, (const PGconn *c), (c))                                              \
     F(PGresult *, PQexec, (PGconn * c, const char *q), (c, q))                                     \
     F(PGresult *, PQexecParams,                                                                    \
@@ -27,14 +30,17 @@
       (PGconn * c, const char *s, int n, const char *const *v, const int *l, const int *f,         \
        int rf),                                                                                    \
       (c, s, n, v, l, f, rf))                                                                      \
+    F(int, PQexitPipelineMode, (PGconn * c), (c))                                                  \
     V(PQfinish, (PGconn * c), (c))                                                                 \
     V(PQfreemem, (void *p), (p))                                                                   \
+    F(PGresult *, PQgetResult, (PGconn * c), (c))                                                  \
     F(int, PQgetisnull, (const PGresult *r, int t, int f), (r, t, f))                              \
     F(char *, PQgetvalue, (const PGresult *r, int t, int f), (r, t, f))                            \
     F(char *, PQhost, (const PGconn *c), (c))                                                      \
     F(int, PQnfields, (const PGresult *r), (r))                                                    \
     F(PGnotify *, PQnotifies, (PGconn * c), (c))                                                   \
     F(int, PQntuples, (const PGresult *r), (r))                                                    \
+    F(int, PQpipelineSync, (PGconn * c), (c))                                                      \
     F(char *, PQport, (const PGconn *c), (c))                                                      \
     F(PGresult *, PQprepare, (PGconn * c, const char *s, const char *q, int n, const Oid *t),      \
       (c, s, q, n, t))                                                                             \
@@ -42,6 +48,14 @@
     F(char *, PQresultErrorField, (const PGresult *r, int f), (r, f))                              \
     F(char *, PQresultErrorMessage, (const PGresult *r), (r))                                      \
     F(ExecStatusType, PQresultStatus, (const PGresult *r), (r))                                    \
+    F(int, PQsendQueryParams,                                                                      \
+      (PGconn * c, const char *q, int n, const Oid *t, const char *const *v, const int *l,         \
+       const int *f, int rf),                                                                      \
+      (c, q, n, t, v, l, f, rf))                                                                   \
+    F(int, PQsendQueryPrepared,                                                                    \
+      (PGconn * c, const char *s, int n, const char *const *v, const int *l, const int *f,         \
+       int rf),                                                                                    \
+      (c, s, n, v, l, f, rf))                                                                      \
     F(PQnoticeProcessor, PQsetNoticeProcessor, (PGconn * c, PQnoticeProcessor p, void *a),         \
       (c, p, a))                                                                                   \
     F(int, PQsocket, (const PGconn *c), (c))                                                       \

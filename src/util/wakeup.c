@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <time.h>
 
+#include "util/clock.h"
+
 int
 wakeup_init(struct wakeup *w)
 {
@@ -45,14 +47,7 @@ wakeup_signal(struct wakeup *w)
 int
 wakeup_wait(struct wakeup *w, uint64_t *seen, int timeout_ms)
 {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    struct timespec deadline = clock_deadline_in(CLOCK_MONOTONIC, (int64_t)timeout_ms * 1000);
     pthread_mutex_lock(&w->mu);
     int rc = 0;
     while (w->seq == *seen && rc != ETIMEDOUT)

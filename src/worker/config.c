@@ -22,6 +22,8 @@
 #include "core/err.h"
 #include "core/job.h"
 #include "store/store.h"
+#include "worker/exec.h"
+#include "util/errtext.h"
 #include "worker/runner.h"
 #include "worker/words.h"
 
@@ -49,6 +51,9 @@ handler_fini(struct handler_conf *h)
     words_free(h->env);
     free(h->url);
     free(h->origin);
+    free(h->user);
+    free(h->groups);
+    free(h->home);
     memset(h, 0, sizeof *h);
 }
 
@@ -395,9 +400,15 @@ handler_key(struct parse_state *ps, const char *name, const char *value)
     }
     if (strcmp(name, "env") == 0)
         return env_key(ps, value);
+    if (strcmp(name, "user") == 0) {
+        if (exec_user_configure(h, value, &e) != JOBD_OK)
+            return fail(ps, e.code, name, e.msg);
+        return 1;
+    }
     char keys[128], msg[200];
     runner_kind_keys(keys, sizeof keys, ", ");
-    snprintf(msg, sizeof msg, "unknown key in a [handler] section (%s timeout=, env=)", keys);
+    snprintf(msg, sizeof msg, "unknown key in a [handler] section (%s timeout=, env=, user=)",
+             keys);
     return fail(ps, JOBD_E_INVALID, name, msg);
 }
 
@@ -425,10 +436,10 @@ handler_section(const char *section, char *type, size_t len)
 static int
 key_bit(const char *name)
 {
-    static const char *const keys[] = {"concurrency", "queues", "lease", "heartbeat",
-                                       "backoff_base", "backoff_cap", "shutdown_grace",
-                                       "poll_interval", "id", "timeout", "prefetch",
-                                       "env", "db_connections", "notify_db"};
+    static const char *const keys[] = {
+        "concurrency",    "queues",        "lease", "heartbeat", "backoff_base", "backoff_cap",
+        "shutdown_grace", "poll_interval", "id",    "timeout",   "prefetch",     "env",
+        "db_connections", "notify_db",     "user"};
     /* exec=, http= (the runner table's keys) are checked by kind_key */
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (strcmp(keys[i], name) == 0)
@@ -499,6 +510,10 @@ handler_complete(const struct handler_conf *h, const char *path, int line,
         return jobd_error_set(err, JOBD_E_INVALID, "env",
                               "%s:%d: key 'env': [handler \"%s\"]: env= is for exec handlers",
                               path, line, h->type);
+    if (h->user != NULL && h->kind != HANDLER_EXEC)
+        return jobd_error_set(err, JOBD_E_INVALID, "user",
+                              "%s:%d: key 'user': [handler \"%s\"]: user= is for exec handlers",
+                              path, line, h->type);
     return JOBD_OK;
 }
 
@@ -517,8 +532,8 @@ worker_config_load(struct worker_config *cfg, const char *path, struct jobd_erro
         snprintf(ps->dir, sizeof ps->dir, "/");
     ps->f = fopen(path, "r");
     if (ps->f == NULL) {
-        int rc = jobd_error_set(err, JOBD_E_IO, "config", "cannot read %s: %s", path,
-                                strerror(errno));
+        int rc =
+            jobd_error_set(err, JOBD_E_IO, "config", "cannot read %s: %s", path, errno_text(errno));
         free(ps);
         return rc;
     }
@@ -645,6 +660,13 @@ worker_config_copy(struct worker_config *dst, const struct worker_config *src)
             d->origin = dup_or_null(s->origin, &oom);
             d->argv = strv_dup(s->argv, &oom);
             d->env = strv_dup(s->env, &oom);
+            d->user = dup_or_null(s->user, &oom);
+            d->home = dup_or_null(s->home, &oom);
+            d->groups = NULL;
+            if (s->n_groups > 0 && (d->groups = malloc(s->n_groups * sizeof *d->groups)) != NULL)
+                memcpy(d->groups, s->groups, s->n_groups * sizeof *d->groups);
+            else if (s->n_groups > 0)
+                oom = true;
         }
     }
     if (oom) {

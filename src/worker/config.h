@@ -6,7 +6,8 @@
  *                       backoff_cap, shutdown_grace, and (jobd's additions)
  *                       id, poll_interval, prefetch, db_connections, notify_db
  *   [handler "TYPE"]    exec = COMMAND LINE  or  http = URL (a key of a row of
- *                       runner_kinds, runner.h);  timeout = DUR;  env = NAME,NAME
+ *                       runner_kinds, runner.h);  timeout = DUR;  env = NAME,NAME;
+ *                       user = NAME (exec: run as that user, docs/WORKER.md)
  *
  * The same struct also carries C handlers registered through libjobd
  * (include/jobd.h), so the worker loop sees one list of handlers whatever
@@ -19,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "core/job.h"
 #include "jobd.h"
@@ -48,6 +50,14 @@ struct handler_conf {
     worker_c_fn fn;           /* HANDLER_C (borrowed) */
     void *ctx;                /* HANDLER_C (borrowed) */
     int64_t timeout_ms;       /* 0 = none (the job's own timeout still applies) */
+    /* HANDLER_EXEC `user = NAME`: the child runs as that user (exec_user.c),
+     * resolved when the file is read; user NULL = the worker's own. */
+    char *user;
+    uid_t uid;
+    gid_t gid;     /* the user's primary group */
+    gid_t *groups; /* its supplementary groups (n_groups, owned) */
+    size_t n_groups;
+    char *home; /* its home directory: the child's HOME */
 };
 
 /*

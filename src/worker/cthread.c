@@ -39,6 +39,7 @@
 #include "core/utf8.h"
 #include "jobd.h"
 #include "util/clock.h"
+#include "util/errtext.h"
 
 /*
  * A queued run and, in the same block, the result that will answer it:
@@ -365,7 +366,7 @@ cthread_runner_new(struct run_sink sink, int nthreads, struct cthread_runner **o
             c->nthreads = i;
             cthread_runner_free(c);
             return jobd_error_set(err, JOBD_E_IO, NULL, "cannot start a thread: %s",
-                                  strerror(rc));
+                                  errno_text(rc));
         }
         c->nthreads = i + 1;
     }

@@ -37,6 +37,8 @@
 #include "core/job.h"
 #include "util/clock.h"
 #include "util/capbuf.h"
+#include "worker/privs.h"
+#include "util/errtext.h"
 
 /* After the leader exits, how long its pipes may stay open (a process that
  * left the group with setsid could hold them forever). */
@@ -161,11 +163,15 @@ deliver_error(struct exec_runner *x, struct run *run, enum run_outcome outcome, 
 /*
  * posix_spawnp of argv with env, stdin/stdout/stderr on the given fds, in
  * a process group of its own, with an empty signal mask and default
- * dispositions. Returns 0 or an errno.
+ * dispositions; exec_spawn_as (exec_user.c) for a handler with `user =`.
+ * Returns 0 or an errno.
  */
 static int
-spawn_program(pid_t *pid, char **argv, char **env, int in, int out, int errfd)
+spawn_program(pid_t *pid, char **argv, char **env, int in, int out, int errfd,
+              const struct handler_conf *h)
 {
+    if (exec_user_switches(h))
+        return exec_spawn_as(pid, argv, env, in, out, errfd, h);
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     posix_spawn_file_actions_init(&fa);
@@ -212,14 +218,14 @@ spawn_child(struct exec_runner *x, struct run *run)
     }
     if (pipe2(pin, O_CLOEXEC) != 0 || pipe2(pout, O_CLOEXEC) != 0 ||
         pipe2(perr, O_CLOEXEC) != 0) {
-        snprintf(msg, sizeof msg, "cannot create pipes: %s", strerror(errno));
+        snprintf(msg, sizeof msg, "cannot create pipes: %s", errno_text(errno));
         goto fail;
     }
     char **argv = run->handler->argv;
-    int rc = spawn_program(&c->pid, argv, env.vars, pin[0], pout[1], perr[1]);
+    int rc = spawn_program(&c->pid, argv, env.vars, pin[0], pout[1], perr[1], run->handler);
     exec_env_free(&env);
     if (rc != 0) {
-        snprintf(msg, sizeof msg, "cannot run %s: %s", argv[0], strerror(rc));
+        snprintf(msg, sizeof msg, "cannot run %s: %s", argv[0], errno_text(rc));
         if (rc != EAGAIN && rc != ENOMEM && rc != EMFILE && rc != ENFILE)
             outcome = RUN_RETRY;
         goto fail;
@@ -528,6 +534,7 @@ reactor(void *arg)
     sigemptyset(&pipe_sig);
     sigaddset(&pipe_sig, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_sig, NULL);
+    privs_no_inherit(); /* children start from this thread: they inherit no capability */
     struct pollfd *pfd = NULL;
     size_t pcap = 0;
     for (;;) {
@@ -595,7 +602,7 @@ exec_runner_new(struct run_sink sink, struct exec_runner **out, struct jobd_erro
     x->sink = sink;
     x->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (x->evfd < 0) {
-        int rc = jobd_error_set(err, JOBD_E_IO, NULL, "eventfd: %s", strerror(errno));
+        int rc = jobd_error_set(err, JOBD_E_IO, NULL, "eventfd: %s", errno_text(errno));
         free(x);
         return rc;
     }
@@ -605,7 +612,7 @@ exec_runner_new(struct run_sink sink, struct exec_runner **out, struct jobd_erro
         close(x->evfd);
         pthread_mutex_destroy(&x->mu);
         free(x);
-        return jobd_error_set(err, JOBD_E_IO, NULL, "cannot start a thread: %s", strerror(rc));
+        return jobd_error_set(err, JOBD_E_IO, NULL, "cannot start a thread: %s", errno_text(rc));
     }
     *out = x;
     return JOBD_OK;

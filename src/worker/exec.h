@@ -14,6 +14,9 @@
 #ifndef JOBD_WORKER_EXEC_H
 #define JOBD_WORKER_EXEC_H
 
+#include <stddef.h>
+#include <sys/types.h>
+
 #include "worker/run.h"
 
 /*
@@ -33,11 +36,34 @@ JOBD_MUST_USE int exec_configure(struct handler_conf *h, const char *value, cons
  * name: somewhere in PATH). err names h->origin (file:line). */
 JOBD_MUST_USE int exec_check(const struct handler_conf *h, struct jobd_error *err);
 
+/* ---- `user =`: handlers as another user (exec_user.c) ---- */
+
+/* Resolves value (a user name) into h's user, uid, gid, groups and home.
+ * JOBD_E_INVALID "no such user '...'" (the caller adds file:line:key). */
+JOBD_MUST_USE int exec_user_configure(struct handler_conf *h, const char *value,
+                                      struct jobd_error *err);
+/* True if h's children must change user or group (h->user is not us). */
+bool exec_user_switches(const struct handler_conf *h);
+/* At start: JOBD_E_INVALID naming h->origin if h needs a switch this
+ * process cannot make (not root, no CAP_SETUID and CAP_SETGID). */
+JOBD_MUST_USE int exec_user_check(const struct handler_conf *h, struct jobd_error *err);
+/*
+ * Starts argv as spawn_program does (exec.c: own process group, the fds on
+ * 0/1/2, default signals, empty mask, env as the environment), as h's user
+ * with its groups and no capability. Returns 0 or an errno (the exec's,
+ * as posix_spawn would). Call from a thread holding CAP_SETUID/CAP_SETGID.
+ */
+int exec_spawn_as(pid_t *pid, char **argv, char **env, int in, int out, int errfd,
+                  const struct handler_conf *h);
+/* The path prog runs from (as posix_spawnp would find it in $PATH) into
+ * out; 0, or an errno if it cannot be run. */
+int exec_find_program(const char *prog, char *out, size_t len);
+
 /*
  * A child's environment: vars is NULL-terminated; vars[0 .. first_ours) are
  * borrowed from the worker's environ (PATH, HOME, LANG, LC_*, TZ and the
- * names run->handler->env lists), the rest (the job's JOBD_* variables) are
- * owned. exec_env_free frees what is owned.
+ * names run->handler->env lists), the rest (the job's JOBD_* variables, and
+ * HOME for a handler with `user =`) are owned. exec_env_free frees what is owned.
  */
 struct exec_env {
     char **vars;

@@ -4,14 +4,15 @@
  * a worker starts, so a typo fails the start with the file and line, not
  * every job's attempts), and the clean environment a child gets.
  *
- * The environment is built from an allow-list, never by copying the worker's:
- * the worker holds secrets (JOBD_TOKEN, the database URL with its password in
- * JOBD_DB, whatever else its service manager set) that a handler has no
- * business seeing. A handler gets PATH, HOME, LANG, LC_*, TZ, the job's
- * JOBD_* variables, and the names its section lists in `env =`
- * (docs/WORKER.md, "exec handlers, in detail").
+ * The environment is built from an allow-list, never by copying the
+ * worker's: the worker holds secrets (JOBD_TOKEN, the database URL with its
+ * password in JOBD_DB, whatever else its service manager set) that a
+ * handler has no business seeing. A handler gets PATH, HOME, LANG, LC_*,
+ * TZ, the job's JOBD_* variables (docs/WORKER.md), and the names its section
+ * lists in `env =`; with `user =`, HOME is that user's home directory.
  */
 #define _GNU_SOURCE /* asprintf */
+#include "util/errtext.h"
 #include "worker/exec.h"
 
 #include <errno.h>
@@ -62,44 +63,59 @@ executable(const char *path)
     return access(path, X_OK) == 0 ? 0 : errno;
 }
 
+/* The worker's PATH, or what posix_spawnp searches without one. */
+static const char *
+search_path(void)
+{
+    const char *path = getenv("PATH");
+    return path != NULL && *path != '\0' ? path : "/usr/local/bin:/usr/bin:/bin";
+}
+
+int
+exec_find_program(const char *prog, char *out, size_t len)
+{
+    if (strchr(prog, '/') != NULL) {
+        snprintf(out, len, "%s", prog);
+        return executable(prog);
+    }
+    for (const char *p = search_path(); *p != '\0';) {
+        size_t n = strcspn(p, ":");
+        snprintf(out, len, "%.*s/%s", (int)n, n > 0 ? p : ".", prog);
+        if (executable(out) == 0)
+            return 0;
+        p += n + (p[n] == ':');
+    }
+    return ENOENT;
+}
+
 int
 exec_check(const struct handler_conf *h, struct jobd_error *err)
 {
     const char *prog = h->argv[0];
     const char *where = h->origin != NULL ? h->origin : "exec";
-    if (strchr(prog, '/') != NULL) {
-        int e = executable(prog);
-        if (e != 0)
-            return jobd_error_set(err, JOBD_E_INVALID, "exec",
-                                  "%s: key 'exec': cannot run %s: %s", where, prog, strerror(e));
-        return JOBD_OK;
-    }
-    const char *path = getenv("PATH");
-    if (path == NULL || *path == '\0')
-        path = "/usr/local/bin:/usr/bin:/bin"; /* what posix_spawnp searches then */
-    for (const char *p = path; *p != '\0';) {
-        size_t n = strcspn(p, ":");
-        char full[4096];
-        snprintf(full, sizeof full, "%.*s/%s", (int)n, n > 0 ? p : ".", prog);
-        if (executable(full) == 0)
-            return JOBD_OK;
-        p += n + (p[n] == ':');
-    }
-    return jobd_error_set(err, JOBD_E_INVALID, "exec",
-                          "%s: key 'exec': program '%s' not found in PATH (%s)", where, prog,
-                          path);
+    char full[4096];
+    int e = exec_find_program(prog, full, sizeof full);
+    if (e != 0 && strchr(prog, '/') != NULL)
+        return jobd_error_set(err, JOBD_E_INVALID, "exec", "%s: key 'exec': cannot run %s: %s",
+                              where, prog, errno_text(e));
+    if (e != 0)
+        return jobd_error_set(err, JOBD_E_INVALID, "exec",
+                              "%s: key 'exec': program '%s' not found in PATH (%s)", where, prog,
+                              search_path());
+    return exec_user_check(h, err);
 }
 
 /* ---- the child's environment ---- */
 
-/* True if NAME=... is passed to every handler from the worker's environment. */
+/* True if NAME=... is passed to every handler from the worker's environment
+ * (HOME but to a handler with `user =`, which gets that user's). */
 static bool
-always_passed(const char *entry)
+always_passed(const char *entry, const struct handler_conf *h)
 {
     static const char *const names[] = {"PATH=", "HOME=", "LANG=", "TZ=", "LC_"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strncmp(entry, names[i], strlen(names[i])) == 0)
-            return true;
+            return i != 1 || h->user == NULL;
     return false;
 }
 
@@ -158,21 +174,27 @@ exec_env_build(const struct run *run, struct exec_env *out)
     size_t n = 0;
     while (environ != NULL && environ[n] != NULL)
         n++;
-    out->vars = calloc(n + 7, sizeof *out->vars);
+    out->vars = calloc(n + 8, sizeof *out->vars);
     if (out->vars == NULL)
         return false;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (!job_variable(environ[i]) &&
-            (always_passed(environ[i]) || listed(run->handler, environ[i])))
+            (always_passed(environ[i], run->handler) || listed(run->handler, environ[i])))
             out->vars[k++] = environ[i];
     out->first_ours = k;
-    if (!add_job_vars(out->vars, &k, run)) {
-        free(out->vars);
-        out->vars = NULL;
-        return false;
+    bool ok = add_job_vars(out->vars, &k, run);
+    if (ok && run->handler->home != NULL) {
+        char *home = NULL;
+        ok = asprintf(&home, "HOME=%s", run->handler->home) >= 0;
+        if (ok)
+            out->vars[k++] = home;
     }
     out->vars[k] = NULL;
+    if (!ok) {
+        exec_env_free(out);
+        return false;
+    }
     return true;
 }
 

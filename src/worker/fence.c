@@ -15,7 +15,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/check.h"
 #include "util/clock.h"
+#include "util/errtext.h"
 
 struct entry {
     bool armed;
@@ -95,15 +97,7 @@ fence_main(void *arg)
         }
         /* Sleep until next on the monotonic clock (clock_mono_now_us is
          * CLOCK_MONOTONIC, so the two scales agree up to the call's cost). */
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        int64_t wait_us = next - now;
-        ts.tv_sec += (time_t)(wait_us / 1000000);
-        ts.tv_nsec += (long)(wait_us % 1000000) * 1000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = clock_deadline_in(CLOCK_MONOTONIC, next - now);
         f->wake_at = next;
         pthread_cond_timedwait(&f->cv, &f->mu, &ts);
         if (due == NULL)
@@ -137,7 +131,7 @@ fence_new(int n, fence_fire_fn fire, void *arg, struct fence **out, struct jobd_
         free(f->e);
         free(f);
         return jobd_error_set(err, JOBD_E_IO, NULL, "cannot set up the lease watchdog: %s",
-                              strerror(rc));
+                              errno_text(rc));
     }
     /* The watchdog takes no signals: the embedding program's threads do. */
     sigset_t all, old;
@@ -151,7 +145,7 @@ fence_new(int n, fence_fire_fn fire, void *arg, struct fence **out, struct jobd_
         free(f->e);
         free(f);
         return jobd_error_set(err, JOBD_E_IO, NULL, "cannot start the lease watchdog: %s",
-                              strerror(rc));
+                              errno_text(rc));
     }
     *out = f;
     return JOBD_OK;
@@ -177,6 +171,7 @@ void
 fence_arm(struct fence *f, int slot, int64_t id, int32_t attempt, int64_t lease_end_us,
           const void *tag)
 {
+    assert(slot >= 0 && slot < f->n && id > 0 && attempt >= 1);
     pthread_mutex_lock(&f->mu);
     f->e[slot] = (struct entry){.armed = true, .id = id, .attempt = attempt,
                                 .lease_end_us = lease_end_us, .tag = tag};
@@ -188,9 +183,11 @@ fence_arm(struct fence *f, int slot, int64_t id, int32_t attempt, int64_t lease_
 bool
 fence_extend(struct fence *f, int slot, int64_t lease_end_us)
 {
+    assert(slot >= 0 && slot < f->n);
     pthread_mutex_lock(&f->mu);
     struct entry *e = &f->e[slot];
     bool ok = e->armed;
+    assert(!(e->armed && e->fired)); /* firing disarms */
     if (ok && lease_end_us > e->lease_end_us)
         e->lease_end_us = lease_end_us; /* later: the watchdog's wait ends early, harmless */
     pthread_mutex_unlock(&f->mu);
@@ -200,6 +197,7 @@ fence_extend(struct fence *f, int slot, int64_t lease_end_us)
 bool
 fence_disarm(struct fence *f, int slot)
 {
+    assert(slot >= 0 && slot < f->n);
     pthread_mutex_lock(&f->mu);
     struct entry *e = &f->e[slot];
     bool fired = e->fired;
@@ -224,6 +222,7 @@ fence_scans(struct fence *f)
 bool
 fence_fired(struct fence *f, int slot)
 {
+    assert(slot >= 0 && slot < f->n);
     pthread_mutex_lock(&f->mu);
     bool fired = f->e[slot].fired;
     pthread_mutex_unlock(&f->mu);

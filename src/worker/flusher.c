@@ -14,14 +14,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/backoff.h"
 #include "core/err.h"
 #include "util/clock.h"
+#include "util/errtext.h"
 #include "util/log.h"
 
 #include "worker/worker.h"
 
-#define RECONNECT_MIN_MS WORKER_RECONNECT_MIN_MS
-#define RECONNECT_MAX_MS WORKER_RECONNECT_MAX_MS
 
 struct flusher {
     char *url;
@@ -69,29 +69,21 @@ move_all(struct completer *to, struct completer *from)
     return true;
 }
 
-static void
-deadline_in(struct timespec *ts, int64_t ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
 static void *
 flusher_main(void *arg)
 {
     struct flusher *f = arg;
-    int64_t backoff_ms = RECONNECT_MIN_MS;
+    /* The worker loop's reset rule: a connection that writes once and then
+     * fails keeps backing off; one that lasted starts over. */
+    struct backoff_conn bo;
+    backoff_conn_init(&bo, WORKER_RECONNECT_MIN_MS, WORKER_RECONNECT_MAX_MS,
+                      WORKER_RECONNECT_HEALTHY_MS);
+    int64_t backoff_ms = 0;
     bool retry_wait = false;
     for (;;) {
         pthread_mutex_lock(&f->mu);
         if (retry_wait && !f->quit) {
-            struct timespec ts;
-            deadline_in(&ts, backoff_ms);
+            struct timespec ts = clock_deadline_in(CLOCK_MONOTONIC, backoff_ms * 1000);
             while (!f->quit && pthread_cond_timedwait(&f->cv, &f->mu, &ts) != ETIMEDOUT)
                 ;
         }
@@ -107,11 +99,14 @@ flusher_main(void *arg)
 
         struct jobd_error err = {0};
         retry_wait = false;
-        if (f->st == NULL && f->open(f->url, &f->st, &err) != JOBD_OK) {
-            f->st = NULL;
-            retry_wait = true;
-            backoff_ms = backoff_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : backoff_ms * 2;
-            continue;
+        if (f->st == NULL) {
+            if (f->open(f->url, &f->st, &err) != JOBD_OK) {
+                f->st = NULL;
+                retry_wait = true;
+                backoff_ms = backoff_conn_failed(&bo, clock_mono_now_us() / 1000);
+                continue;
+            }
+            backoff_conn_opened(&bo, clock_mono_now_us() / 1000);
         }
         uint64_t w0 = f->out.written, s0 = f->out.stale, b0 = f->out.batches;
         uint64_t r0 = f->out.refused;
@@ -127,10 +122,7 @@ flusher_main(void *arg)
             store_close(f->st);
             f->st = NULL;
             retry_wait = true;
-            /* Failed again right after reconnecting: keep backing off. */
-            backoff_ms = backoff_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : backoff_ms * 2;
-        } else {
-            backoff_ms = RECONNECT_MIN_MS;
+            backoff_ms = backoff_conn_failed(&bo, clock_mono_now_us() / 1000);
         }
         if (f->notify != NULL)
             wakeup_signal(f->notify);
@@ -162,8 +154,7 @@ flusher_start(const char *url, flusher_open_fn open, struct wakeup *notify,
     if (rc == JOBD_OK) {
         int prc = pthread_create(&f->thread, NULL, flusher_main, f);
         if (prc != 0)
-            rc = jobd_error_set(err, JOBD_E_IO, NULL, "cannot start a thread: %s",
-                                strerror(prc));
+            rc = jobd_error_set(err, JOBD_E_IO, NULL, "cannot start a thread: %s", errno_text(prc));
     }
     if (rc != JOBD_OK) {
         store_close(f->st);

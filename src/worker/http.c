@@ -23,6 +23,7 @@
 #include "core/err.h"
 #include "core/job.h"
 #include "util/capbuf.h"
+#include "util/errtext.h"
 #include "util/lazylib.h"
 
 int
@@ -417,7 +418,7 @@ http_runner_new(struct run_sink sink, struct http_runner **out, struct jobd_erro
         curl_multi_cleanup(h->multi);
         pthread_mutex_destroy(&h->mu);
         free(h);
-        return jobd_error_set(err, JOBD_E_IO, NULL, "cannot start a thread: %s", strerror(rc));
+        return jobd_error_set(err, JOBD_E_IO, NULL, "cannot start a thread: %s", errno_text(rc));
     }
     *out = h;
     return JOBD_OK;

@@ -63,6 +63,7 @@
 
 #include "core/err.h"
 #include "util/clock.h"
+#include "util/errtext.h"
 #include "worker/exec.h"
 #include "worker/fence.h"
 #include "worker/flusher.h"
@@ -159,7 +160,12 @@ listen_main(void *arg)
     struct worker *w = arg;
     struct store *ls = w->listen_st; /* opened by worker_start on SQLite */
     w->listen_st = NULL;
-    int64_t delay = RECONNECT_MIN_MS;
+    /* The loop's reset rule: a listener that connects and fails at once
+     * keeps backing off (docs/WORKER.md, How the loop works). */
+    struct backoff_conn bo;
+    backoff_conn_init(&bo, RECONNECT_MIN_MS, RECONNECT_MAX_MS, RECONNECT_HEALTHY_MS);
+    if (ls != NULL)
+        backoff_conn_opened(&bo, clock_mono_now_us() / 1000);
     while (!atomic_load(&w->quit_helpers)) {
         struct jobd_error err = {0};
         if (ls == NULL) {
@@ -168,11 +174,10 @@ listen_main(void *arg)
                                   : w->db_url;
             if (store_open(url, &ls, &err) != JOBD_OK) {
                 ls = NULL;
-                nap(w, delay);
-                delay = delay * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : delay * 2;
+                nap(w, backoff_conn_failed(&bo, clock_mono_now_us() / 1000));
                 continue;
             }
-            delay = RECONNECT_MIN_MS;
+            backoff_conn_opened(&bo, clock_mono_now_us() / 1000);
             atomic_store(&w->hint, true);
             wakeup_signal(&w->wake);
         }
@@ -183,7 +188,7 @@ listen_main(void *arg)
         } else if (r < 0) {
             store_close(ls);
             ls = NULL;
-            nap(w, delay);
+            nap(w, backoff_conn_failed(&bo, clock_mono_now_us() / 1000));
         }
     }
     store_close(ls);
@@ -251,7 +256,7 @@ start_thread(pthread_t *t, void *(*fn)(void *), void *arg, struct jobd_error *er
     int rc = pthread_create(t, NULL, fn, arg);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
-        return jobd_error_set(err, JOBD_E_IO, NULL, "cannot start a thread: %s", strerror(rc));
+        return jobd_error_set(err, JOBD_E_IO, NULL, "cannot start a thread: %s", errno_text(rc));
     return JOBD_OK;
 }
 
@@ -328,7 +333,7 @@ worker_alloc(const struct worker_config *cfg, const char *db_url, struct wakeup 
     atomic_store(&w->grace_ms, w->cfg.shutdown_grace_ms);
     atomic_store(&w->hint, true);
     w->timer_floor_ms = 1;
-    w->reconnect_ms = RECONNECT_MIN_MS;
+    backoff_conn_init(&w->recon, RECONNECT_MIN_MS, RECONNECT_MAX_MS, RECONNECT_HEALTHY_MS);
     /* SIGTERM-to-SIGKILL grace, but at most half the slack a heartbeat
      * leaves (heartbeat < lease, so this is positive): a healthy run is
      * never stopped by it. */
@@ -420,6 +425,7 @@ worker_start(const struct worker_config *cfg, const char *db_url, struct wakeup 
         worker_free(w);
         return rc;
     }
+    backoff_conn_opened(&w->recon, clock_mono_now_us() / 1000);
     w->caps = store_caps(w->st);
     store_offload(w->st);
     bool flush = false;

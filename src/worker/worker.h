@@ -17,12 +17,16 @@
 #include "worker/config.h"
 
 /*
- * Reconnect backoff (the loop and the completion flusher): 100 ms rides out
+ * Reconnect backoff (the loop, the completion flusher and the wake-up
+ * listener, one rule for all three): 100 ms rides out
  * a PostgreSQL restart or failover in a few tries; 5 s caps the load a
  * fleet of workers puts on a database that is coming back.
  */
 #define WORKER_RECONNECT_MIN_MS 100
 #define WORKER_RECONNECT_MAX_MS 5000
+/* A connection that lived this long was healthy: its failure restarts the
+ * backoff (the one reset rule, core/backoff.h's struct backoff_conn). */
+#define WORKER_RECONNECT_HEALTHY_MS 10000
 
 struct worker;
 

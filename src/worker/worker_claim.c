@@ -12,6 +12,7 @@
 #include "core/backoff.h"
 #include "core/err.h"
 #include "core/utf8.h"
+#include "util/check.h"
 #include "util/clock.h"
 #include "worker/exec.h"
 #include "worker/fence.h"
@@ -46,7 +47,8 @@ dispatch(struct worker *w, struct job *j, int64_t now, int64_t lease_end_us)
 {
     struct slot *s = free_slot(w);
     const struct handler_conf *h = worker_config_handler(&w->cfg, j->type);
-    if (s == NULL || h == NULL) { /* cannot happen: we claim only our types, <= free slots */
+    /* Cannot happen: we claim only our types, and no more than free slots. */
+    if (NEVER(s == NULL || h == NULL)) {
         wk_push_failure(w, j->id, j->attempt, strdup("no handler for this job type here"),
                         REPORT_RETRY, 0);
         return;
@@ -90,6 +92,7 @@ dispatch(struct worker *w, struct job *j, int64_t now, int64_t lease_end_us)
     if (w->cfg.events.started != NULL)
         w->cfg.events.started(w->cfg.events.arg, j);
     w->n_running++;
+    assert(w->n_running <= w->n_slots && w->n_batch < (size_t)w->n_slots);
     w->batch[w->n_batch++] = run;
 }
 
@@ -112,6 +115,7 @@ start_batch(struct worker *w)
         memmove(w->batch, w->batch + n, (left - n) * sizeof *w->batch);
         left -= n;
     }
+    assert(left == 0); /* every run's kind has a runner */
     w->n_batch = 0;
 }
 
@@ -138,8 +142,7 @@ arm_timer(struct worker *w, const struct claim_req *req, int64_t now, bool timer
     if (got > 0 || held != 0)
         w->timer_floor_ms = 1;
     else if (timer_fired)
-        w->timer_floor_ms = w->timer_floor_ms * 2 > w->poll_ms ? w->poll_ms
-                                                               : w->timer_floor_ms * 2;
+        w->timer_floor_ms = backoff_next(w->timer_floor_ms, 1, w->poll_ms);
     int64_t delta_ms = (run_at - clock_real_now_us() + 999) / 1000;
     if (delta_ms < w->timer_floor_ms)
         delta_ms = w->timer_floor_ms;
@@ -161,6 +164,8 @@ wk_claim_room(const struct worker *w)
     int free_n = w->cfg.concurrency + prefetch - w->n_running;
     if (free_n <= 0 || w->n_running - w->cfg.concurrency > prefetch / 2)
         return 0;
+    /* No claim for more jobs than free slots: dispatch has nowhere else. */
+    assert(prefetch <= w->prefetch && free_n <= w->n_slots - w->n_running);
     return free_n < JOB_PAGE_MAX ? free_n : JOB_PAGE_MAX; /* the most one claim takes */
 }
 
@@ -221,6 +226,7 @@ wk_maybe_claim(struct worker *w, int64_t now)
         wk_store_trouble(w, rc, &err, "claim");
         return false;
     }
+    assert(got.n <= (size_t)free_n); /* store_claim never gives more than the limit */
     wk_stat_add(w, &w->stats.claims, 1);
     wk_stat_add(w, &w->stats.claimed, got.n);
     /* The leases began after asked_us, or, when the store says so, end at

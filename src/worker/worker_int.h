@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/backoff.h"
 #include "core/job.h"
 #include "store/store.h"
 #include "util/log.h"
@@ -35,8 +36,7 @@ struct flusher;
 /* Reconnect backoff bounds. */
 #define RECONNECT_MIN_MS WORKER_RECONNECT_MIN_MS
 #define RECONNECT_MAX_MS WORKER_RECONNECT_MAX_MS
-/* A connection that lived this long was healthy: its failure restarts the backoff. */
-#define RECONNECT_HEALTHY_MS 10000
+#define RECONNECT_HEALTHY_MS WORKER_RECONNECT_HEALTHY_MS
 /* The longest the loop sleeps without looking around. */
 #define MAX_SLEEP_MS 1000
 
@@ -118,8 +118,8 @@ struct worker {
     /* A handler could not start here (no descriptors, no fork): no claim
      * before claim_after_us (monotonic); the pause doubles while it lasts. */
     int64_t claim_after_us, start_backoff_ms;
-    int64_t reconnect_at_us, reconnect_ms;
-    int64_t store_opened_us; /* monotonic time of the last successful (re)connect */
+    int64_t reconnect_at_us;   /* no reopen before this (monotonic) */
+    struct backoff_conn recon; /* the loop connection's backoff (ms of the monotonic clock) */
 
     pthread_mutex_t smu;      /* guards stats */
     struct worker_stats stats;

@@ -12,6 +12,7 @@
 #include "core/backoff.h"
 #include "core/err.h"
 #include "core/utf8.h"
+#include "util/check.h"
 #include "util/clock.h"
 #include "worker/exec.h"
 #include "worker/fence.h"
@@ -30,15 +31,11 @@ wk_store_trouble(struct worker *w, int rc, const struct jobd_error *err, const c
     /*
      * A store that opens but fails at once (a full disk, a server that
      * accepts and then errors) must not be retried at the minimum pace
-     * forever: the backoff starts over only after a connection that lasted.
+     * forever: the backoff starts over only after a connection that lasted
+     * (struct backoff_conn's one reset rule).
      */
     int64_t now = clock_mono_now_us();
-    if (now - w->store_opened_us >= RECONNECT_HEALTHY_MS * 1000)
-        w->reconnect_ms = RECONNECT_MIN_MS;
-    else
-        w->reconnect_ms =
-            w->reconnect_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : w->reconnect_ms * 2;
-    w->reconnect_at_us = now + w->reconnect_ms * 1000;
+    w->reconnect_at_us = now + backoff_conn_failed(&w->recon, now / 1000) * 1000;
 }
 
 void
@@ -50,16 +47,15 @@ wk_ensure_store(struct worker *w, int64_t now)
     int rc = store_open(w->db_url, &w->st, &err);
     if (rc != JOBD_OK) {
         w->st = NULL;
-        w->reconnect_ms = w->reconnect_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS
-                                                                  : w->reconnect_ms * 2;
-        w->reconnect_at_us = now + w->reconnect_ms * 1000;
+        int64_t delay_ms = backoff_conn_failed(&w->recon, now / 1000);
+        w->reconnect_at_us = now + delay_ms * 1000;
         wlog(w, LOGL_WARN, "store still unreachable",
              LF_STR("error", err.msg[0] ? err.msg : jobd_strerror(rc)),
-             LF_INT("retry_ms", w->reconnect_ms));
+             LF_INT("retry_ms", delay_ms));
         return;
     }
     store_offload(w->st);
-    w->store_opened_us = now;
+    backoff_conn_opened(&w->recon, now / 1000);
     wlog(w, LOGL_INFO, "reconnected to the store");
     wk_stat_add(w, &w->stats.reconnects, 1);
     atomic_store(&w->hint, true); /* whatever was enqueued meanwhile */
@@ -99,6 +95,7 @@ static void
 drop_head(struct worker *w)
 {
     struct failure *f = w->fails;
+    assert(f != NULL && *w->fails_tail == NULL);
     w->fails = f->next;
     if (w->fails == NULL)
         w->fails_tail = &w->fails;
@@ -115,10 +112,15 @@ fail_batch_counted(struct worker *w, const int *outcome, const enum job_status *
 {
     uint64_t by[JOB_STATUS_COUNT] = {0}, applied = 0, stale = 0;
     for (size_t i = 0; i < n; i++) {
-        if (outcome[i] == JOBD_OK) {
+        /* A failure report ends the attempt: pending again, dead, or
+         * cancelled (docs/MODEL.md, Jobs and their states); never running, never
+         * succeeded. A store that says otherwise is not counted. */
+        if (outcome[i] == JOBD_OK && ALWAYS(status[i] == JOB_PENDING || status[i] == JOB_DEAD ||
+                                            status[i] == JOB_CANCELLED)) {
             applied++;
             by[status[i]]++;
-        } else {
+        } else if (outcome[i] != JOBD_OK) {
+            assert(outcome[i] == JOBD_E_STALE);
             stale++;
         }
     }
@@ -256,6 +258,7 @@ wk_heartbeats(struct worker *w, int64_t now)
         int64_t sent_us = clock_mono_now_us();
         int rc = store_heartbeat(w->st, s->id, s->attempt, w->cfg.lease_ms, &exp, &cancel, &err);
         if (rc == JOBD_OK) {
+            assert(!s->lost); /* a lost run's heartbeat is not sent */
             s->next_hb_us = now + w->cfg.heartbeat_ms * 1000;
             s->lease_end_us = sent_us + w->cfg.lease_ms * 1000;
             if (s->watched &&

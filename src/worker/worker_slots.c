@@ -13,6 +13,7 @@
 #include "core/err.h"
 #include "core/rules.h"
 #include "core/utf8.h"
+#include "util/check.h"
 #include "util/clock.h"
 #include "worker/exec.h"
 #include "worker/fence.h"
@@ -20,6 +21,18 @@
 #include "worker/worker_int.h"
 
 /* ---- slots and runners (loop thread) ---- */
+
+#ifndef NDEBUG
+/* The slot bookkeeping's invariant: n_running counts the used slots. */
+static bool
+slots_add_up(const struct worker *w)
+{
+    int used = 0;
+    for (int i = 0; i < w->n_slots; i++)
+        used += w->slots[i].used;
+    return used == w->n_running;
+}
+#endif
 
 static struct slot *
 find_slot(struct worker *w, int64_t id, int32_t attempt)
@@ -33,6 +46,7 @@ find_slot(struct worker *w, int64_t id, int32_t attempt)
 void
 wk_stop_run(struct worker *w, struct slot *s, enum run_stop why)
 {
+    assert(s->used && why != RUN_STOP_NONE);
     if (s->stop_sent != RUN_STOP_NONE)
         return;
     s->stop_sent = why;
@@ -52,8 +66,10 @@ wk_stop_run(struct worker *w, struct slot *s, enum run_stop why)
 bool
 wk_unwatch(struct worker *w, struct slot *s)
 {
+    assert(s >= w->slots && s < w->slots + w->n_slots);
     if (!s->watched)
         return false;
+    assert(s->used); /* a slot is disarmed before it is freed */
     s->watched = false;
     return fence_disarm(w->fence, (int)(s - w->slots));
 }
@@ -88,6 +104,7 @@ wk_watch_new_runs(struct worker *w)
     for (int i = 0; i < w->n_slots; i++) {
         struct slot *s = &w->slots[i];
         if (s->used && !s->watched && !s->lost && s->stop_sent == RUN_STOP_NONE) {
+            assert(s->attempt >= 1 && s->h != NULL && s->lease_end_us > 0);
             fence_arm(w->fence, i, s->id, s->attempt, s->lease_end_us - w->fence_margin_us,
                       s->h);
             s->watched = true;
@@ -100,6 +117,10 @@ struct failure *
 wk_push_failure(struct worker *w, int64_t id, int32_t attempt, char *error, enum report_kind kind,
              int64_t delay_ms)
 {
+    /* A report names a claimed attempt, and its delay does not run backwards. */
+    assert(id > 0 && attempt >= 1 && delay_ms >= 0);
+    assert(kind == REPORT_RETRY || kind == REPORT_DEAD || kind == REPORT_RELEASE);
+    assert(*w->fails_tail == NULL); /* the tail is the last entry's next */
     struct failure *f = calloc(1, sizeof *f);
     if (f == NULL) { /* the lease will run out and the reaper will retry it */
         free(error);
@@ -138,9 +159,7 @@ release_run(struct worker *w, struct run_result *r)
          LF_INT("attempt", r->attempt), LF_STR("error", r->error != NULL ? r->error : ""));
     wk_push_failure(w, r->id, r->attempt, r->error, REPORT_RELEASE, 0);
     r->error = NULL;
-    w->start_backoff_ms = w->start_backoff_ms == 0                     ? RECONNECT_MIN_MS
-                        : w->start_backoff_ms * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS
-                                                                      : w->start_backoff_ms * 2;
+    w->start_backoff_ms = backoff_next(w->start_backoff_ms, RECONNECT_MIN_MS, RECONNECT_MAX_MS);
     w->claim_after_us = clock_mono_now_us() + w->start_backoff_ms * 1000;
 }
 
@@ -195,9 +214,12 @@ wk_take_results(struct worker *w)
             if (w->cfg.events.ran != NULL)
                 w->cfg.events.ran(w->cfg.events.arg, took_s);
             s->used = false;
-            w->n_running--;
+            if (ALWAYS(w->n_running > 0))
+                w->n_running--;
         }
         run_result_free(r);
         r = next;
     }
+    assert(w->n_running >= 0 && w->n_running <= w->n_slots);
+    assert(slots_add_up(w));
 }

@@ -25,7 +25,7 @@ static const struct {
     {"POST", "/v1/jobs/{id}/cancel", WRITE},
     {"POST", "/v1/jobs/{id}/retry", WRITE},
     {"GET", "/v1/jobs/{id}/attempts", READ},
-    {"DELETE", "/v1/jobs/{id}", WRITE},
+    {"DELETE", "/v1/jobs/{id}", ADMIN},
     {"POST", "/v1/jobs/bulk", WRITE},
     {"GET", "/v1/workers", READ},
     {"GET", "/v1/stats", READ},

@@ -26,7 +26,7 @@ complete_line() { # words of the line; the last is the one being completed
     printf '%s\n' "${COMPREPLY[@]}" | sort | tr '\n' ' '
 }
 [ "$(complete_line "$JOBD" s)" = "schedule server submit " ] || fail "commands: $(complete_line "$JOBD" s)"
-[ "$(complete_line "$JOBD" server --re)" = "--reap-interval --request-timeout --retention --retention-dead --retention-succeeded " ] || fail "server options"
+[ "$(complete_line "$JOBD" server --re)" = "--reap-interval --request-timeout --retention --retention-allow-short --retention-dead --retention-succeeded " ] || fail "server options"
 [ "$(complete_line "$JOBD" jobs --status d)" = "dead " ] || fail "status values"
 [ "$(complete_line "$JOBD" schedule add n '* * * * *' t --catchup s)" = "skip " ] || fail "catchup values"
 [ "$(complete_line "$JOBD" schedule p)" = "pause " ] || fail "schedule actions"

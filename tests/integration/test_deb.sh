@@ -44,6 +44,9 @@ printf '/etc/jobd/server.ini\n/etc/jobd/tokens\n/etc/jobd/worker.ini\n' | diff -
     fail "conffiles differ"
 grep -q 'adduser --system --group --home /var/lib/jobd' "$dir/postinst" ||
     fail "postinst does not create the jobd system user"
+grep -q 'adduser --system --group --home /nonexistent --no-create-home' "$dir/postinst" &&
+    grep -q 'jobd-run >/dev/null' "$dir/postinst" ||
+    fail "postinst does not create the jobd-run user for user = handlers"
 grep -q '^Depends: adduser, .*libc6' "$dir/control" || fail "Depends was not computed"
 # Loaded on first use, not linked: still declared (scripts/mkdeb.sh, jobd_lazydeps).
 for pkg in libpq5 libcurl4 libmicrohttpd12 libsqlite3-0; do

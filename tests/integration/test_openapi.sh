@@ -44,7 +44,8 @@ EOF
 drive() {
     : >"$dir/log"
     "$JOBD" server --db "$1" --listen 127.0.0.1:0 --tokens "$dir/tokens" \
-        --worker-config "$dir/worker.ini" --access-log off 2>"$dir/log" &
+        --worker-config "$dir/worker.ini" --access-log off --max-schedules 2 --max-workers 2 \
+        2>"$dir/log" &
     spid=$!
     local url=""
     for _ in $(seq 100); do

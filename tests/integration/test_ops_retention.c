@@ -69,13 +69,15 @@ BOTH(retention_per_outcome)
     int64_t cancelled = finish(&s, "x", "cancel");
     srv_stop(&s);
     apitest_nap_ms(20);
-    const char *keep_dead[] = {"--retention-succeeded", "1ms", "--retention-dead", "off", NULL};
+    const char *keep_dead[] = {"--retention-succeeded",   "1ms", "--retention-dead", "off",
+                               "--retention-allow-short", NULL};
     srv_start_db(&s, keep_dead);
     await_http(&s, ok, 404);
     ASSERT_EQ(status_of(&s, dead), 200);
     ASSERT_EQ(status_of(&s, cancelled), 200);
     srv_stop(&s);
-    const char *drop_dead[] = {"--retention", "off", "--retention-dead", "1ms", NULL};
+    const char *drop_dead[] = {
+        "--retention", "off", "--retention-dead", "1ms", "--retention-allow-short", NULL};
     srv_start_db(&s, drop_dead);
     await_http(&s, dead, 404);
     await_http(&s, cancelled, 404);
@@ -90,6 +92,13 @@ TEST(retention_zero_is_refused)
     ASSERT(strstr(cli_last_err(err, sizeof err), "--retention") != NULL);
     const char *args2[] = {"server", "--retention-dead", "never", NULL};
     ASSERT_EQ(cli_run(NULL, args2, out, sizeof out), 2);
+    /* under an hour only when asked for (issue 27, item 8): "7m" for "7d" is a typo */
+    const char *args3[] = {"server", "--db", "sqlite::memory:", "--retention-dead", "59m", NULL};
+    ASSERT_EQ(cli_run(NULL, args3, out, sizeof out), 2);
+    ASSERT(strstr(cli_last_err(err, sizeof err), "--retention-allow-short") != NULL);
+    const char *env[] = {"JOBD_RETENTION=30m", NULL};
+    const char *args4[] = {"server", "--db", "sqlite::memory:", NULL};
+    ASSERT_EQ(cli_run(env, args4, out, sizeof out), 2);
 }
 
 /* SELECT count(*) ... on the server's PostgreSQL database. */

@@ -5,7 +5,7 @@
 # send READY=1 once listening, WATCHDOG=1 every half $WATCHDOG_USEC,
 # RELOADING=1 then READY=1 around SIGHUP, STOPPING=1 on SIGTERM. SIGHUP
 # swaps the tokens file in (the old token stops working, the new one works),
-# keeps the tokens in force when the new file is bad, and does not drop a
+# says in STATUS= when the new file is bad, and does not drop a
 # long-poll claim in flight. `jobd worker` does the same on a path socket
 # and survives SIGHUP. Abstract ('@') and path sockets are both used.
 set -euo pipefail
@@ -102,11 +102,14 @@ wait "$cpid" || fail "the long-poll claim's curl failed across SIGHUP"
 cpid=""
 [ "$(cat "$dir/claim.code")" = 200 ] || fail "the long-poll claim got $(cat "$dir/claim.code")"
 
-# A bad file keeps the tokens in force.
+# A bad file fails the reload, visibly, and grants nothing: an empty file
+# lists no token, so none stays (test_server_reload.sh has the rest).
 : >"$dir/tokens"
 kill -HUP "$spid"
-wait_for "$dir/server.log" 'the tokens in force stay' "refusal of an empty tokens file"
-[ "$(code $tok_b)" = 200 ] || fail "token B refused after a bad reload"
+wait_for "$dir/server.log" 'SIGHUP: reload failed' "refusal of an empty tokens file"
+wait_for "$dir/msgs.server" '^READY=1\|STATUS=serving; reload failed: .*holds no token' \
+    "STATUS= after a failed reload"
+[ "$(code $tok_b)" = 401 ] || fail "token B still accepted though the file lists no token"
 kill -0 "$spid" || fail "the server died on a bad reload"
 
 kill -TERM "$spid"

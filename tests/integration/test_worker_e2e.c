@@ -96,8 +96,11 @@ static void
 write_config(const char *worker_extra, const char *extra)
 {
     char ini[12000];
+    /* A lease far longer than a loaded machine's stall: nothing here waits
+     * for one to run out, and a 3 s lease (its run stopped 1.4 s in without
+     * a heartbeat answer) once fenced healthy runs under a parallel build. */
     snprintf(ini, sizeof ini,
-             "[worker]\nconcurrency = 4\nlease = 3s\nheartbeat = 200ms\nbackoff_base = 10ms\n"
+             "[worker]\nconcurrency = 4\nlease = 30s\nheartbeat = 200ms\nbackoff_base = 10ms\n"
              "backoff_cap = 40ms\n%s\n"
              "[handler \"ok\"]\nexec = %s/ok.sh\n"
              "[handler \"dead\"]\nexec = %s/dead.sh\n"

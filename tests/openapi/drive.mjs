@@ -161,7 +161,11 @@ async function schedules() {
   await call('PUT', '/v1/schedules/{name}', { params: n, body: { cron: '*/5 * * * *', type: 'oa.task', payload: { r: 1 } }, expect: 200 });
   await call('PUT', '/v1/schedules/{name}', { params: { name: 'oa-put' }, body: { cron: '@daily', type: 'oa.task' }, expect: 201 });
   await call('PUT', '/v1/schedules/{name}', { params: { name: 'oa-put' }, body: { name: 'other', cron: '@daily', type: 'oa.task' }, expect: 400 });
+  // the server runs with --max-schedules 2: a third is refused
+  await call('PUT', '/v1/schedules/{name}', { params: { name: 'oa-third' }, body: { cron: '@daily', type: 'oa.task' }, expect: 409 });
   await call('GET', '/v1/schedules', { expect: 200 });
+  await call('GET', '/v1/schedules', { query: { limit: '1', full: '1' }, expect: 200 });
+  await call('GET', '/v1/schedules', { query: { limit: '0' }, expect: 400 });
   await call('GET', '/v1/schedules/{name}', { params: n, expect: 200 });
   for (const [m, p] of [['GET', '/v1/schedules/{name}'], ['DELETE', '/v1/schedules/{name}'],
     ['POST', '/v1/schedules/{name}/pause'], ['POST', '/v1/schedules/{name}/resume'],
@@ -232,6 +236,10 @@ async function presenceAndStats() {
   const who = { name: 'oa-remote:1' };
   await call('POST', '/v1/workers', { body: { id: 'oa-remote:1', heartbeat_ms: 1000, queues: ['oa'], types: ['oa.task'], concurrency: 2 }, expect: 200 });
   await call('POST', '/v1/workers', { body: { id: 'oa-remote:2' }, expect: 400 });
+  // --max-workers 2: the embedded worker and oa-remote:1 are live, a third is refused
+  await call('POST', '/v1/workers', { body: { id: 'oa-remote:3', heartbeat_ms: 600000 }, expect: 409 });
+  await call('GET', '/v1/workers', { query: { limit: '1' }, expect: 200 });
+  await call('GET', '/v1/workers', { query: { after: 'x'.repeat(200) }, expect: 400 });
   await call('POST', '/v1/workers/{name}/presence', { params: who, body: { draining: true }, expect: 200 });
   await call('POST', '/v1/workers/{name}/presence', { params: who, body: { draining: 'yes' }, expect: 400 });
   await call('POST', '/v1/workers/{name}/presence', { params: { name: 'oa-nobody' }, body: {}, expect: 404 });

@@ -2,27 +2,31 @@
 # scenario_zombie.sh — a worker frozen past its lease comes back.
 # Injected: SIGSTOP of worker z (a remote worker, `--server`, so its reports
 # go through the API, where fencing is counted) while its handler runs; the
-# handler ends but z cannot report; its 2s lease runs out and the reaper
+# handler ends but z cannot report; its 6s lease runs out and the reaper
 # hands the job on; worker w2 finishes it (a later attempt). Then SIGCONT:
 # z sends its late report for its attempt, the server refuses it (409
 # stale_attempt), the job keeps w2's result, and jobd_reports_fenced_total
 # counts it. The attempt z runs is whichever starts on z, not assumed to be
 # the first: a claim z gave back unstarted (the lease's end too close) has
 # spent one, and every attempt sleeps, so the one z runs is still running
-# when it is frozen. Short: 1 round; soak: 10.
+# when it is frozen. The lease is 6 s with a heartbeat every second: with
+# 2 s (the worker stops a run 750 ms before its lease ends when no heartbeat
+# was answered) a loaded machine delayed one heartbeat answer by 0.8 s and
+# z stopped its own run before the freeze, so there was no zombie to fence.
+# Short: 1 round; soak: 10.
 source "$(dirname "$0")/lib.sh"
 scen_init zombie
 pg_newdb
 rounds=1; [ "$SOAK" = 1 ] && rounds=10
 
 start_server
-write_worker_ini "$WORK/worker.ini" 2s 500ms 1 "poll_interval = 200ms"
+write_worker_ini "$WORK/worker.ini" 6s 1s 1 "poll_interval = 200ms"
 
 for r in $(seq 1 "$rounds"); do
     z=z-$r w2=w2-$r
-    # The job first, then the worker: its 1 s run must not slip by while a
-    # slow `jobd submit` returns (the watch below starts with the worker).
-    id=$(submit_one 1000)
+    # The job first, then the worker: its 3 s run must not slip by while a
+    # slow `jobd submit` returns or the watch below is late to see it start.
+    id=$(submit_one 3000)
     echo "$id" >>"$WORK/expect"
     start_worker "$z" "$WORK/worker.ini" --server "$SERVER_URL"
     started() { compgen -G "$WORK/pids/$id.*" >/dev/null; }

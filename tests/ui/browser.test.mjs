@@ -356,6 +356,69 @@ if (![404, 405].includes((await api('PUT', '/v1/queues/default', {})).status)) {
   ok('workers listed');
 }
 
+// ---- paging: schedules and workers a page of 100 at a time ----
+async function rowsOf(sel) {
+  return page.$$eval(sel, (l) => l.map((e) => e.querySelector('th').textContent));
+}
+async function allOf(path, key) {
+  const out = [];
+  let after = null;
+  do {
+    const r = (await api('GET', `${path}?limit=1000${after ? `&after=${encodeURIComponent(after)}` : ''}`)).body;
+    out.push(...r[key]);
+    after = r.next;
+  } while (after);
+  return out;
+}
+{
+  const names = [];
+  for (let i = 0; i <= 100; i++) {
+    const name = `ui-page-${String(i).padStart(3, '0')}`;
+    names.push(name);
+    check((await api('POST', '/v1/schedules', { name, cron: '0 4 * * *', type: 'echo',
+      payload: { big: 'x'.repeat(1000) } })).status === 201, `schedule ${name} created`);
+  }
+  const all = (await allOf('/v1/schedules', 'schedules')).map((s) => s.name);
+  check(all.length === 102, `102 schedules over the pages, saw ${all.length}`);
+  await page.goto(`${URL0}/ui/#/schedules`);
+  await until('a page of 100 schedules', async () =>
+    (await page.$$('table.schedules tbody tr')).length === 100);
+  check(JSON.stringify(await rowsOf('table.schedules tbody tr')) === JSON.stringify(all.slice(0, 100)),
+    'the first page is the first 100 by name');
+  await page.click('nav.pager >> text=Next page');
+  await until('the second page', async () =>
+    JSON.stringify(await rowsOf('table.schedules tbody tr')) === JSON.stringify(all.slice(100)));
+  check(page.url().includes('after='), 'the page is in the URL');
+  check((await page.$$('nav.pager >> text=Next page')).length === 0, 'no page after the last');
+  await page.click('nav.pager >> text=First page');
+  await until('the first page again', async () =>
+    (await page.$$('table.schedules tbody tr')).length === 100);
+  // a schedule chosen by link shows its firings though it is not on the first page
+  await page.goto(`${URL0}/ui/#/schedules?name=ui-page-100`);
+  await page.waitForSelector('.detail[aria-label="Schedule ui-page-100"] table tbody tr');
+  for (const name of names) await api('DELETE', `/v1/schedules/${name}`);
+
+  const ids = [];
+  for (let i = 0; i <= 100; i++) {
+    const id = `ui-fake-${String(i).padStart(3, '0')}`;
+    ids.push(id);
+    check((await api('POST', '/v1/workers', { id, hostname: 'fake', heartbeat_ms: 600000,
+      types: ['echo'] })).status === 200, `worker ${id} announced`);
+  }
+  const ws = (await allOf('/v1/workers', 'workers')).map((w) => w.id);
+  check(ws.length > 101, `every worker over the pages (${ws.length})`);
+  await page.goto(`${URL0}/ui/#/workers`);
+  await until('a page of 100 workers', async () =>
+    (await page.$$('table.workers tbody tr')).length === 100);
+  await page.click('nav.pager >> text=Next page');
+  await until('the other workers on the second page', async () =>
+    (await page.$$('table.workers tbody tr')).length === ws.length - 100);
+  const second = await rowsOf('table.workers tbody tr');
+  check(second.every((id) => ws.slice(100).includes(id)), `the second page: ${second}`);
+  for (const id of ids) await api('POST', `/v1/workers/${id}/withdraw`, {});
+  ok('schedules and workers: pages of 100, Next and First page, a chosen schedule off the page');
+}
+
 // ---- a read-only token: no action buttons; a forged action is 403 ----
 {
   const ro = await newPage();

@@ -252,6 +252,49 @@ TEST(tokens_file)
     }
 }
 
+/* A failed reload's table (docs/OPERATIONS.md, Reloading): nothing is granted. */
+TEST(tokens_narrowed)
+{
+    FILE *f = fopen("tokens", "w");
+    fputs("tok-a-0123456789\ntok-w-0123456789 write\ntok-r-0123456789 read\n"
+          "tok-k-0123456789 worker\n",
+          f);
+    fclose(f);
+    struct api_auth *old = NULL, *a = NULL;
+    struct jobd_error err = {0};
+    ASSERT_OK(api_auth_load("tokens", &old, &err), &err);
+    /* a revoked, w lowered to read, r raised to admin, k on a bad line, n added */
+    f = fopen("tokens", "w");
+    fputs("tok-w-0123456789 read\ntok-r-0123456789 admin\ntok-k-0123456789 reader\n"
+          "tok-n-0123456789\n",
+          f);
+    fclose(f);
+    ASSERT_EQ(api_auth_load("tokens", &a, &err), JOBD_E_INVALID);
+    memset(&err, 0, sizeof err);
+    ASSERT_OK(api_auth_narrow(old, "tokens", &a, &err), &err);
+    ASSERT(strstr(err.msg, "tokens:3: unknown role 'reader'") != NULL);
+    ASSERT_EQ(api_auth_count(a), 2);
+    ASSERT_EQ(api_auth_role(a, "Bearer tok-a-0123456789"), API_ROLE_NONE);
+    ASSERT_EQ(api_auth_role(a, "Bearer tok-w-0123456789"), API_ROLE_READ);
+    ASSERT_EQ(api_auth_role(a, "Bearer tok-r-0123456789"), API_ROLE_READ);
+    ASSERT_EQ(api_auth_role(a, "Bearer tok-k-0123456789"), API_ROLE_NONE);
+    ASSERT_EQ(api_auth_role(a, "Bearer tok-n-0123456789"), API_ROLE_NONE);
+    api_auth_free(a);
+    /* Unreadable: no token stays, and a token is still required. */
+    ASSERT_OK(api_auth_narrow(old, "does-not-exist", &a, &err), &err);
+    ASSERT(strstr(err.msg, "cannot read tokens file") != NULL);
+    ASSERT_EQ(api_auth_count(a), 0);
+    ASSERT(api_auth_required(a));
+    ASSERT_EQ(api_auth_role(a, NULL), API_ROLE_NONE);
+    ASSERT_EQ(api_auth_role(a, "Bearer tok-a-0123456789"), API_ROLE_NONE);
+    api_auth_free(a);
+    /* Nothing in force (a server without tokens): nothing stays either. */
+    ASSERT_OK(api_auth_narrow(NULL, "tokens", &a, &err), &err);
+    ASSERT_EQ(api_auth_role(a, "Bearer tok-w-0123456789"), API_ROLE_NONE);
+    api_auth_free(a);
+    api_auth_free(old);
+}
+
 TEST(body_limits)
 {
     ASSERT_EQ(api_body_limit("POST", "/v1/jobs"), 1024 * 1024);

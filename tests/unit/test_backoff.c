@@ -164,3 +164,66 @@ TEST(small_bound_hits_every_value)
     for (int v = 0; v < 4; v++)
         ASSERT(seen[v] > 60);
 }
+
+/* The one "double, capped" step: first min, then doubling up to the cap. */
+TEST(next_doubles_from_min_to_cap)
+{
+    ASSERT_EQ(backoff_next(0, 100, 5000), 100);
+    ASSERT_EQ(backoff_next(-3, 100, 5000), 100);
+    ASSERT_EQ(backoff_next(100, 100, 5000), 200);
+    ASSERT_EQ(backoff_next(2500, 100, 5000), 5000);
+    ASSERT_EQ(backoff_next(3000, 100, 5000), 5000);
+    ASSERT_EQ(backoff_next(5000, 100, 5000), 5000);
+    ASSERT_EQ(backoff_next(50, 100, 5000), 100); /* below min: min */
+    ASSERT_EQ(backoff_next(1, 1, 1), 1);
+    ASSERT_EQ(backoff_next(4, 1, 0), 1);  /* cap below min: min */
+    ASSERT_EQ(backoff_next(0, 0, 10), 1); /* min 0 counts as 1 */
+    ASSERT_EQ(backoff_next(INT64_MAX, 1, INT64_MAX), INT64_MAX);
+    ASSERT_EQ(backoff_next(INT64_MAX / 2, 1, INT64_MAX), INT64_MAX - 1);
+    ASSERT_EQ(backoff_next(INT64_MAX / 2 + 1, 1, INT64_MAX), INT64_MAX);
+    int64_t d = 0;
+    int steps = 0;
+    while (d != 5000) {
+        d = backoff_next(d, 100, 5000);
+        steps++;
+    }
+    ASSERT_EQ(steps, 7); /* 100 200 400 800 1600 3200 5000 */
+}
+
+/* Refused opens double the delay; a connection that opens does not reset it. */
+TEST(conn_open_does_not_reset)
+{
+    struct backoff_conn b;
+    backoff_conn_init(&b, 100, 5000, 10000);
+    ASSERT_EQ(backoff_conn_failed(&b, 0), 100);
+    ASSERT_EQ(backoff_conn_failed(&b, 100), 200);
+    ASSERT_EQ(backoff_conn_failed(&b, 300), 400);
+    /* It opens and fails at once (a listener whose LISTEN fails, a store
+     * that accepts and errors): still backing off, not back to 100 ms. */
+    backoff_conn_opened(&b, 700);
+    ASSERT_EQ(backoff_conn_failed(&b, 750), 800);
+    backoff_conn_opened(&b, 1550);
+    ASSERT_EQ(backoff_conn_failed(&b, 1550 + 9999), 1600);
+    for (int i = 0; i < 10; i++) {
+        backoff_conn_opened(&b, 20000 + i);
+        ASSERT(backoff_conn_failed(&b, 20000 + i) <= 5000);
+    }
+    ASSERT_EQ(b.delay_ms, 5000);
+}
+
+/* Only a connection that lasted healthy_ms starts the backoff over. */
+TEST(conn_lasting_resets)
+{
+    struct backoff_conn b;
+    backoff_conn_init(&b, 100, 5000, 10000);
+    for (int i = 0; i < 8; i++)
+        backoff_conn_failed(&b, i);
+    ASSERT_EQ(b.delay_ms, 5000);
+    backoff_conn_opened(&b, 50000);
+    ASSERT_EQ(backoff_conn_failed(&b, 60000), 100); /* lasted exactly 10 s */
+    ASSERT_EQ(backoff_conn_failed(&b, 60100), 200); /* the next open was refused */
+    backoff_conn_opened(&b, 60300);
+    ASSERT_EQ(backoff_conn_failed(&b, 90000), 100);
+    /* A failure with no connection open never resets, however late. */
+    ASSERT_EQ(backoff_conn_failed(&b, 999999), 200);
+}

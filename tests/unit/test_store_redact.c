@@ -31,6 +31,17 @@ TEST(password_parameter)
     ASSERT_STR_EQ(red("host=h password=s3cret dbname=d"), "host=h password=*** dbname=d");
 }
 
+/* A URL short of its "//" still hides its password (issue 27, item 8). */
+TEST(scheme_without_slashes)
+{
+    ASSERT_STR_EQ(red("postgres:/u:s3cret@h/d"), "postgres:/u:***@h/d");
+    ASSERT_STR_EQ(red("postgresql:u:s3cret@h/d"), "postgresql:u:***@h/d");
+    ASSERT_STR_EQ(red("mysql://u:s3cret@h/d"), "mysql://u:***@h/d");
+    ASSERT_EQ(store_url_kind("postgres:/u:s3cret@h/d"), STORE_URL_INVALID);
+    ASSERT_EQ(store_url_kind("Postgresql:u:s3cret@h/d"), STORE_URL_INVALID);
+    ASSERT_EQ(store_url_kind("C:jobs.db"), STORE_URL_DATABASE);
+}
+
 TEST(nothing_to_hide)
 {
     ASSERT_STR_EQ(red("postgresql://jobd@127.0.0.1:5432/postgres"),

@@ -61,16 +61,30 @@ runner(void)
     return x;
 }
 
+/*
+ * A run of `sh -c script`. Each run gets its own handler: the runner's
+ * thread reads a run's handler while the test readies the next run, so one
+ * shared handler rewritten per run was a data race (make tsan found it).
+ * Each test runs in its own process, so the pool starts empty for each.
+ */
 static struct run *
 mkrun(int64_t id, const char *script, int64_t timeout_ms)
 {
-    static char *argv[4];
+    enum { POOL = 64 };
+    static struct handler_conf pool[POOL];
+    static char *argvs[POOL][4];
+    static int used;
+    if (used == POOL)
+        TEST_FAIL("mkrun: more than %d runs in one test", POOL);
+    char **argv = argvs[used];
     argv[0] = "/bin/sh";
     argv[1] = "-c";
     argv[2] = (char *)script;
     argv[3] = NULL;
-    handler.argv = argv;
-    handler.kind = HANDLER_EXEC;
+    struct handler_conf *h = &pool[used++];
+    *h = handler;
+    h->argv = argv;
+    h->kind = HANDLER_EXEC;
     struct run *r = calloc(1, sizeof *r);
     r->id = id;
     r->attempt = 3;
@@ -79,7 +93,7 @@ mkrun(int64_t id, const char *script, int64_t timeout_ms)
     r->payload = strdup("{\"a\":1}");
     r->idempotency_key = strdup("job-7");
     r->timeout_ms = timeout_ms;
-    r->handler = &handler;
+    r->handler = h;
     return r;
 }
 
@@ -161,7 +175,7 @@ TEST(missing_program_is_retryable)
     struct exec_runner *x = runner();
     struct run *run = mkrun(1, "", 0);
     static char *argv[] = {"/nonexistent/handler", NULL};
-    handler.argv = argv;
+    ((struct handler_conf *)run->handler)->argv = argv; /* its own (mkrun) */
     exec_runner_start(x, run);
     struct run_result *r = wait_result(&inbox);
     ASSERT_EQ(r->outcome, RUN_RETRY);

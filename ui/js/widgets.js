@@ -1,8 +1,18 @@
 // widgets.js — small shared pieces: status badges, the confirmation
-// dialog, the notice line, and act(), which runs one action with its
-// confirmation and reports its outcome.
+// dialog, the notice line, act(), which runs one action with its
+// confirmation and reports its outcome, and the pager of the paged lists.
 import { html } from './html.js';
 import { app, update } from './state.js';
+import { link } from './route.js';
+
+// "First page" / "Next page" links of a list paged by ?after= (jobs,
+// schedules, workers): p is the view's params, next the answer's "next".
+export function Pager({ view, p, next }) {
+  return html`<nav class="pager" aria-label="Pages">
+    ${p.after && html`<a class="button" href=${link(view, { ...p, after: '' })}>First page</a>`}
+    ${next && html`<a class="button" href=${link(view, { ...p, after: next })}>Next page</a>`}
+  </nav>`;
+}
 
 export function Badge({ s }) {
   return html`<span class=${'badge s-' + s}>${s}</span>`;

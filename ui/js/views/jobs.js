@@ -9,7 +9,7 @@ import { get, post, query } from '../api.js';
 import { link, go } from '../route.js';
 import { ago, num } from '../format.js';
 import { can } from '../roles.js';
-import { act, Badge, Empty } from '../widgets.js';
+import { act, Badge, Empty, Pager } from '../widgets.js';
 
 const PAGE = 50;
 const FILTERS = ['status', 'queue', 'type', 'schedule', 'created_after', 'created_before', 'key'];
@@ -155,13 +155,6 @@ function Table({ jobs }) {
   </table></div>`;
 }
 
-function Pager({ p, next }) {
-  return html`<nav class="pager" aria-label="Pages">
-    ${p.after && html`<a class="button" href=${link('jobs', { ...p, after: '' })}>First page</a>`}
-    ${next && html`<a class="button" href=${link('jobs', { ...p, after: next })}>Next page</a>`}
-  </nav>`;
-}
-
 export function view() {
   const p = app.route.params;
   const d = app.data;
@@ -175,6 +168,6 @@ export function view() {
         : html`<p>No jobs yet. Submit one with <code>jobd submit hello --payload '{"name":"world"}'</code>.</p>`}<//>`
       : html`<${Bulk} /><${Table} jobs=${d.jobs} />
         <p class="muted">${num(d.jobs.length)} on this page, newest first.</p>
-        <${Pager} p=${p} next=${d.next} />`}
+        <${Pager} view="jobs" p=${p} next=${d.next} />`}
   </section>`;
 }

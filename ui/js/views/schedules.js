@@ -1,6 +1,7 @@
-// schedules.js — every schedule (cron, zone, next and last firing, paused)
-// with pause/resume/trigger; the selected one (#/schedules?name=N) also
-// shows its next five firings in its own zone and in UTC
+// schedules.js — the schedules, a page of PAGE at a time by name
+// (#/schedules?after=NAME), with cron, zone, next and last firing, paused,
+// and pause/resume/trigger; the selected one (#/schedules?name=N, on the
+// page or not) also shows its next five firings in its own zone and in UTC
 // (GET /v1/schedules/{name}/next) and the jobs it made.
 import { html } from '../html.js';
 import { app, update, refresh } from '../state.js';
@@ -8,14 +9,30 @@ import { get, post, enc, query } from '../api.js';
 import { link } from '../route.js';
 import { ago, when } from '../format.js';
 import { can } from '../roles.js';
-import { act, Badge, Empty } from '../widgets.js';
+import { act, Badge, Empty, Pager } from '../widgets.js';
+
+const PAGE = 100;
+
+// The chosen schedule: from the page, else read on its own (null if none).
+async function chosenOf(list, name, signal) {
+  const s = list.find((x) => x.name === name);
+  if (s) return s;
+  try {
+    return await get(`/v1/schedules/${enc(name)}`, signal);
+  } catch (e) {
+    if (e.status === 404) return null;
+    throw e;
+  }
+}
 
 export async function load(route, signal) {
-  const r = await get('/v1/schedules', signal);
-  const data = { schedules: r.schedules || [] };
-  const name = route.params.name;
-  if (name && data.schedules.some((s) => s.name === name)) {
-    data.next = (await get(`/v1/schedules/${enc(name)}/next?count=5`, signal)).next || [];
+  const p = route.params;
+  const r = await get(`/v1/schedules${query({ limit: PAGE, after: p.after })}`, signal);
+  const data = { schedules: r.schedules || [], next: r.next || null };
+  const name = p.name;
+  if (name) data.chosen = await chosenOf(data.schedules, name, signal);
+  if (data.chosen) {
+    data.firings = (await get(`/v1/schedules/${enc(name)}/next?count=5`, signal)).next || [];
     const jobs = await get(`/v1/jobs${query({ schedule: name, limit: 10 })}`, signal);
     data.jobs = jobs.jobs || [];
   }
@@ -46,7 +63,7 @@ function Actions({ s }) {
 
 function Row({ s, chosen }) {
   return html`<tr class=${chosen ? 'sel' : ''}>
-    <th scope="row"><a href=${link('schedules', { name: s.name })}
+    <th scope="row"><a href=${link('schedules', { after: app.route.params.after, name: s.name })}
       aria-current=${chosen ? 'true' : undefined}>${s.name}</a></th>
     <td><code>${s.cron}</code></td>
     <td>${s.timezone}</td>
@@ -80,11 +97,11 @@ function Detail({ s, next, jobs }) {
 export function view() {
   const d = app.data;
   if (!d.schedules) return html`<section><h1>Schedules</h1><p class="muted">Loading…</p></section>`;
-  const name = app.route.params.name;
-  const chosen = d.schedules.find((s) => s.name === name);
+  const p = app.route.params;
+  const chosen = d.chosen || null;
   return html`<section>
     <h1>Schedules</h1>
-    ${!d.schedules.length
+    ${!d.schedules.length && !p.after
       ? html`<${Empty}><p>No schedules yet. Create one with
           <code>jobd schedule add nightly '0 3 * * *' report.build</code>
           or <code>POST /v1/schedules</code>.</p><//>`
@@ -93,10 +110,13 @@ export function view() {
             <th scope="col">Type</th><th scope="col">Queue</th><th scope="col">State</th>
             <th scope="col">Next</th><th scope="col">Last fired</th>
             ${can('write') && html`<th scope="col">Actions</th>`}</tr></thead>
-          <tbody>${d.schedules.map((s) => html`<${Row} key=${s.name} s=${s} chosen=${s === chosen} />`)}</tbody>
+          <tbody>${d.schedules.map((s) => html`<${Row} key=${s.name} s=${s}
+            chosen=${chosen !== null && s.name === chosen.name} />`)}</tbody>
         </table></div>
-        ${chosen && d.next
-          ? html`<${Detail} s=${chosen} next=${d.next} jobs=${d.jobs || []} />`
+        <p class="muted">${d.schedules.length} on this page, by name.</p>
+        <${Pager} view="schedules" p=${{ after: p.after }} next=${d.next} />
+        ${chosen && d.firings
+          ? html`<${Detail} s=${chosen} next=${d.firings} jobs=${d.jobs || []} />`
           : html`<p class="muted">Choose a schedule to see its next firings and its jobs.</p>`}`}
   </section>`;
 }

@@ -1,0 +1,112 @@
+/*
+ * test_api_bulk_limits.c — what one bulk action may cost the server (issue
+ * 27, item 8), through the real binary: with --max-bulk 1 a second bulk
+ * action while one runs is 429 with Retry-After, and an action whose client
+ * went away stops after the batch under way instead of running to its end
+ * (its place is then free again).
+ */
+#include "apitest.h"
+#include "rawhttp.h"
+
+#define BIG_JOBS 50000
+
+/* Enqueues n jobs in queue "big", 10,000 a request. */
+static void
+fill_big(const struct srv *s, int n)
+{
+    size_t cap = 10000 * 48 + 64;
+    char *body = malloc(cap);
+    for (int done = 0; done < n; done += 10000) {
+        size_t at = (size_t)snprintf(body, cap, "{\"jobs\":[");
+        for (int i = 0; i < 10000 && done + i < n; i++)
+            at += (size_t)snprintf(body + at, cap - at, "%s{\"type\":\"t\",\"queue\":\"big\"}",
+                                   i ? "," : "");
+        snprintf(body + at, cap - at, "]}");
+        struct resp r;
+        long st = req(s, "POST", "/v1/jobs/batch", body, &r);
+        if (st != 201)
+            TEST_FAIL("batch: %ld %.200s", st, r.body);
+        resp_fini(&r);
+    }
+    free(body);
+}
+
+/* A bulk action that matches nothing: its status says whether a place was free. */
+static long
+quick_bulk(const struct srv *s, struct resp *r)
+{
+    return req(s, "POST", "/v1/jobs/bulk", "{\"action\":\"retry\",\"filter\":{\"queue\":\"none\"}}",
+               r);
+}
+
+static int64_t
+cancelled_in_big(const struct srv *s)
+{
+    json_t *o = get_json(s, "/v1/queues");
+    int64_t n = -1;
+    size_t i;
+    json_t *q;
+    json_array_foreach(json_object_get(o, "queues"), i, q) {
+        if (strcmp(json_string_value(json_object_get(q, "name")), "big") == 0)
+            n = json_integer_value(json_object_get(q, "cancelled"));
+    }
+    json_decref(o);
+    return n;
+}
+
+TEST(second_bulk_is_429_and_a_gone_client_stops_its_action)
+{
+    struct srv s;
+    const char *extra[] = {"--max-bulk", "1", NULL};
+    srv_start(&s, "sqlite", extra);
+    fill_big(&s, BIG_JOBS);
+    /* the long action, from a client that does not read its answer yet */
+    static const char body[] = "{\"action\":\"cancel\",\"filter\":{\"queue\":\"big\"},"
+                               "\"limit\":100000}";
+    char request[512];
+    int len = snprintf(request, sizeof request,
+                       "POST /v1/jobs/bulk HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                       "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                       strlen(body), body);
+    int fd = raw_connect(NULL, s.port);
+    ASSERT(fd >= 0);
+    ASSERT(raw_send(fd, request, (size_t)len));
+    /* while it runs, another is refused with Retry-After */
+    int64_t deadline = apitest_now_ms() + 20000;
+    for (;;) {
+        struct resp r;
+        long st = quick_bulk(&s, &r);
+        bool refused = st == 429;
+        if (refused) {
+            char code[64];
+            ASSERT_STR_EQ(err_code(&r, code, sizeof code), "too_many_bulk");
+            ASSERT(strstr(r.headers, "Retry-After: 5") != NULL);
+        }
+        resp_fini(&r);
+        if (refused)
+            break;
+        ASSERT_EQ(st, 200); /* the long one has not started yet */
+        if (apitest_now_ms() > deadline)
+            TEST_FAIL("no 429 while a bulk action ran");
+        apitest_nap_ms(2);
+    }
+    /* its client goes: the action stops, and its place is free again */
+    close(fd);
+    deadline = apitest_now_ms() + 30000;
+    for (;;) {
+        struct resp r;
+        long st = quick_bulk(&s, &r);
+        resp_fini(&r);
+        if (st == 200)
+            break;
+        ASSERT_EQ(st, 429);
+        if (apitest_now_ms() > deadline)
+            TEST_FAIL("the bulk action of a gone client kept its place");
+        apitest_nap_ms(5);
+    }
+    int64_t cancelled = cancelled_in_big(&s);
+    if (cancelled >= BIG_JOBS)
+        TEST_FAIL("the action ran to its end (%lld cancelled) after its client went",
+                  (long long)cancelled);
+    srv_stop(&s);
+}
