@@ -17,9 +17,9 @@ var (
 	ErrUnauthorized = errors.New("jobd: unauthorized")  // 401
 	ErrForbidden    = errors.New("jobd: forbidden")     // 403
 	ErrNotFound     = errors.New("jobd: not found")     // 404
-	ErrConflict     = errors.New("jobd: conflict")      // 409 idempotency_conflict, invalid_state, conflict, job_running
+	ErrConflict     = errors.New("jobd: conflict")      // 409 idempotency_conflict, invalid_state, conflict, job_running, limit_reached
 	ErrStaleAttempt = errors.New("jobd: stale attempt") // 409 stale_attempt: the report changed nothing
-	ErrUnavailable  = errors.New("jobd: unavailable")   // 503 store_unavailable, busy
+	ErrUnavailable  = errors.New("jobd: unavailable")   // 503 store_unavailable, busy; 504 commit_unknown; 429 too_many_bulk
 	ErrServer       = errors.New("jobd: server error")  // 500 internal and any other status
 )
 
@@ -49,7 +49,7 @@ func (e *Error) Kind() error {
 	switch e.Code {
 	case "stale_attempt":
 		return ErrStaleAttempt
-	case "idempotency_conflict", "invalid_state", "conflict", "job_running":
+	case "idempotency_conflict", "invalid_state", "conflict", "job_running", "limit_reached":
 		return ErrConflict
 	case "unauthorized":
 		return ErrUnauthorized
@@ -57,7 +57,7 @@ func (e *Error) Kind() error {
 		return ErrForbidden
 	case "not_found":
 		return ErrNotFound
-	case "store_unavailable", "busy":
+	case "store_unavailable", "busy", "commit_unknown", "too_many_bulk":
 		return ErrUnavailable
 	case "internal":
 		return ErrServer
@@ -75,7 +75,7 @@ func kindOfStatus(status int) error {
 		return ErrNotFound
 	case status == 409:
 		return ErrConflict
-	case status == 503:
+	case status == 429 || status == 502 || status == 503 || status == 504:
 		return ErrUnavailable
 	case status >= 400 && status < 500:
 		return ErrBadRequest

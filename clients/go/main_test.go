@@ -159,15 +159,21 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 func jobIs(t *testing.T, c *jobd.Client, id int64, st jobd.Status, d time.Duration) *jobd.Job {
 	t.Helper()
 	var j *jobd.Job
-	waitFor(t, d, fmt.Sprintf("job %d to be %s", id, st), func() bool {
+	end := time.Now().Add(d)
+	for {
 		var err error
 		j, err = c.Get(context.Background(), id)
 		if err != nil {
 			t.Fatalf("get %d: %v", id, err)
 		}
-		return j.Status == st
-	})
-	return j
+		if j.Status == st {
+			return j
+		}
+		if time.Now().After(end) {
+			t.Fatalf("timed out after %v waiting for job %d to be %s: %s", d, id, st, j.Raw)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // syncBuf is a log destination the worker's goroutines may share.

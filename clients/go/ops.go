@@ -59,15 +59,25 @@ type WorkerInfo struct {
 	Running     []int64   `json:"running"`
 }
 
-// Workers returns the workers the server knows, by id.
+// Workers returns the workers the server knows, by id, going through
+// every page.
 func (c *Client) Workers(ctx context.Context) ([]WorkerInfo, error) {
-	var ans struct {
-		Workers []WorkerInfo `json:"workers"`
+	var all []WorkerInfo
+	q := url.Values{"limit": {"1000"}}
+	for {
+		var ans struct {
+			Workers []WorkerInfo `json:"workers"`
+			Next    *string      `json:"next"`
+		}
+		if _, err := c.do(ctx, call{route: routeWorkersList, query: q}, &ans); err != nil {
+			return nil, err
+		}
+		all = append(all, ans.Workers...)
+		if ans.Next == nil || *ans.Next == "" {
+			return all, nil
+		}
+		q.Set("after", *ans.Next)
 	}
-	if _, err := c.do(ctx, call{route: routeWorkersList}, &ans); err != nil {
-		return nil, err
-	}
-	return ans.Workers, nil
 }
 
 // Identity is what the server makes of the caller's token.

@@ -86,15 +86,26 @@ func (s *Schedules) Get(ctx context.Context, name string) (*Schedule, error) {
 	return s.one(ctx, call{route: routeScheduleGet, params: []string{name}})
 }
 
-// List returns every schedule, by name.
+// List returns every schedule, by name, going through every page. A
+// listed schedule has no Payload (the server leaves it out of lists; Get
+// has it).
 func (s *Schedules) List(ctx context.Context) ([]Schedule, error) {
-	var ans struct {
-		Schedules []Schedule `json:"schedules"`
+	var all []Schedule
+	q := url.Values{"limit": {"1000"}}
+	for {
+		var ans struct {
+			Schedules []Schedule `json:"schedules"`
+			Next      *string    `json:"next"`
+		}
+		if _, err := s.c.do(ctx, call{route: routeScheduleList, query: q}, &ans); err != nil {
+			return nil, err
+		}
+		all = append(all, ans.Schedules...)
+		if ans.Next == nil || *ans.Next == "" {
+			return all, nil
+		}
+		q.Set("after", *ans.Next)
 	}
-	if _, err := s.c.do(ctx, call{route: routeScheduleList}, &ans); err != nil {
-		return nil, err
-	}
-	return ans.Schedules, nil
 }
 
 // Delete removes the schedule (the jobs it made stay).

@@ -99,11 +99,15 @@ func (c *Client) do(ctx context.Context, cl call, out any) (*answer, error) {
 	return nil, err
 }
 
-// transient says whether err is worth a retry: a network error or a 503.
+// transient says whether err is worth a retry on a route safe to repeat:
+// a network error, a 503, a 504 commit_unknown (the write may have
+// happened: only a repeat with the same idempotency key is safe, which the
+// route table ensures) or a 429 (docs/API.md, Errors).
 func transient(err error) bool {
 	var e *Error
 	if errors.As(err, &e) {
-		return e.Status == http.StatusServiceUnavailable
+		return e.Status == http.StatusServiceUnavailable || e.Status == http.StatusGatewayTimeout ||
+			e.Status == http.StatusTooManyRequests
 	}
 	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }

@@ -188,7 +188,8 @@ func (w *Worker) check() error {
 // more, releases the jobs it claimed but did not start, waits up to the
 // shutdown grace for running jobs, cancels the rest, reports everything,
 // withdraws and returns nil. It returns an error at once if the server
-// refuses the worker's announcement.
+// refuses the worker's announcement as a bad request, unauthorized or
+// forbidden.
 func (w *Worker) Run(ctx context.Context) error {
 	if err := w.check(); err != nil {
 		return err
@@ -201,7 +202,14 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	sort.Strings(w.types)
 	if err := w.announce(ctx); err != nil {
-		return err
+		// A server that refuses the worker's settings or token refuses its
+		// claims too; one that is away or keeps enough workers
+		// (limit_reached) still hands out jobs: presence is for operators
+		// (docs/API.md, Workers), and it is announced again later.
+		if errors.Is(err, ErrBadRequest) || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrForbidden) {
+			return err
+		}
+		w.logf("%s: announce: %v (going on)", w.id, err)
 	}
 	w.logf("%s: started, %d types, concurrency %d, server %s", w.id, len(w.types), w.concurrency, w.c.server)
 	go w.watch(ctx)

@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http/httptrace"
+	"sync"
 	"time"
 )
 
@@ -40,15 +42,6 @@ func (cj *claimedJob) UnmarshalJSON(b []byte) error {
 
 // claimLoop claims until Stop.
 func (w *Worker) claimLoop() {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-w.stopping:
-			cancel() // ends a parked long poll at once
-		case <-ctx.Done():
-		}
-	}()
 	failures := 0
 	for !w.stopped() {
 		free := w.room()
@@ -63,7 +56,7 @@ func (w *Worker) claimLoop() {
 			free = 1000
 		}
 		sent := time.Now()
-		ans, err := w.claim(ctx, free)
+		ans, err := w.claimStoppable(free)
 		if err != nil {
 			if w.stopped() {
 				return
@@ -88,6 +81,38 @@ func (w *Worker) room() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.concurrency + w.prefetch - len(w.held)
+}
+
+// claimStoppable is one claim that Stop ends at once while the server
+// holds it (the long poll), but not once its answer has begun to arrive:
+// cutting a claim answer the worker has read would leave its jobs claimed
+// until their leases ran out, while one cut unread is given back by the
+// server (docs/API.md, Remote workers). A claim answered after
+// Stop is released by accept.
+func (w *Worker) claimStoppable(limit int) (*claimAnswer, error) {
+	var mu sync.Mutex
+	answered := false
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotFirstResponseByte: func() {
+		mu.Lock()
+		answered = true
+		mu.Unlock()
+	}})
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-w.stopping:
+			mu.Lock()
+			if !answered {
+				cancel()
+			}
+			mu.Unlock()
+		case <-done:
+		}
+	}()
+	return w.claim(ctx, limit)
 }
 
 func (w *Worker) claim(ctx context.Context, limit int) (*claimAnswer, error) {

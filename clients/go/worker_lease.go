@@ -91,6 +91,7 @@ func (w *Worker) presence(done chan struct{}) {
 	tick := time.NewTicker(w.heartbeat)
 	defer tick.Stop()
 	stopping := w.stopping
+	last := "" // the last error logged: a lasting one is logged once
 	for {
 		select {
 		case <-tick.C:
@@ -106,7 +107,11 @@ func (w *Worker) presence(done chan struct{}) {
 			err = w.announce(ctx)
 		}
 		cancel()
-		if err != nil && !w.stopped() {
+		switch {
+		case err == nil:
+			last = ""
+		case err.Error() != last && !w.stopped():
+			last = err.Error()
 			w.logf("%s: presence: %v", w.id, err)
 		}
 	}

@@ -36,8 +36,6 @@ func (w *Worker) report(r *run, rt route, body map[string]any) error {
 		if errors.Is(err, ErrStaleAttempt) && mayHaveLanded && w.landed(ctx, r, rt) {
 			return nil
 		}
-		var e *Error
-		isHTTP := errors.As(err, &e)
 		if errors.Is(err, ErrStaleAttempt) {
 			w.logf("%s: job %d: the %s of attempt %d was refused as stale: its lease was lost, the job may be another worker's now",
 				w.id, r.job.ID, reportName(rt), r.job.Attempt)
@@ -47,8 +45,10 @@ func (w *Worker) report(r *run, rt route, body map[string]any) error {
 			w.logf("%s: job %d: %s %s: %v", w.id, r.job.ID, rt.method, rt.path, err)
 			return err
 		}
-		// A 503 wrote nothing; a broken connection may have.
-		mayHaveLanded = mayHaveLanded || !isHTTP
+		// A broken connection may have delivered the report, and so may a
+		// 503: a report is one statement whose answer the server can lose
+		// (docs/API.md, "A lost commit").
+		mayHaveLanded = true
 		if sleepCtx(ctx, jitter(n, 50*time.Millisecond, 2*time.Second)) != nil {
 			w.logf("%s: job %d: giving up on %s after %v: %v", w.id, r.job.ID, rt.path, patience, err)
 			return err

@@ -239,15 +239,9 @@ func TestCase_worker_report_retried(t *testing.T) {
 func TestCase_worker_release_unstarted(t *testing.T) {
 	t.Parallel()
 	c, ctx, q := client(), ctxT(t), uniq("release")
-	unblock := make(chan struct{})
-	var first atomic.Int64
-	w := newWorker(t, c, q, jobd.WithConcurrency(1), jobd.WithPrefetch(2), jobd.WithShutdownGrace(20*time.Second))
-	w.Handle("t.block", func(ctx context.Context, j *jobd.Job) (any, error) {
-		first.CompareAndSwap(0, j.ID)
-		<-unblock
-		return nil, nil
-	})
-	stop := runWorker(t, w)
+	// The jobs are due before the worker starts, so its first claim takes
+	// all three (concurrency 1 + prefetch 2) in one answer: once the first
+	// runs, the others are held and not started.
 	var ids []int64
 	for i := 0; i < 3; i++ {
 		j, err := c.Enqueue(ctx, "t.block", nil, jobd.WithQueue(q))
@@ -256,12 +250,27 @@ func TestCase_worker_release_unstarted(t *testing.T) {
 		}
 		ids = append(ids, j.ID)
 	}
+	unblock := make(chan struct{})
+	started := make(chan int64, 3)
+	w := newWorker(t, c, q, jobd.WithConcurrency(1), jobd.WithPrefetch(2), jobd.WithShutdownGrace(20*time.Second))
+	w.Handle("t.block", func(ctx context.Context, j *jobd.Job) (any, error) {
+		started <- j.ID
+		<-unblock
+		return nil, nil
+	})
+	stop := runWorker(t, w)
+	var first int64
+	select {
+	case first = <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no job started")
+	}
 	for _, id := range ids {
 		jobIs(t, c, id, jobd.StatusRunning, 30*time.Second)
 	}
 	w.Stop()
 	for _, id := range ids {
-		if id == first.Load() {
+		if id == first {
 			continue
 		}
 		got := jobIs(t, c, id, jobd.StatusPending, 30*time.Second)
@@ -271,7 +280,10 @@ func TestCase_worker_release_unstarted(t *testing.T) {
 	}
 	close(unblock)
 	stop()
-	jobIs(t, c, first.Load(), jobd.StatusSucceeded, 30*time.Second)
+	jobIs(t, c, first, jobd.StatusSucceeded, 30*time.Second)
+	if len(started) != 0 {
+		t.Errorf("a held job was started after the stop")
+	}
 }
 
 func TestCase_worker_presence(t *testing.T) {
