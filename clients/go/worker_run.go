@@ -28,9 +28,10 @@ type run struct {
 	cancel   context.CancelFunc
 	done     chan struct{} // closed once settled (reported, released or dropped)
 	mu       sync.Mutex
-	leaseEnd time.Time // by this process's clock
-	cause    error     // the first stop's reason
-	started  bool      // its handler was started (under Worker.mu)
+	leaseEnd time.Time       // by this process's clock
+	hard     context.Context // the worker's: done when its shutdown grace is over
+	cause    error           // the first stop's reason
+	started  bool            // its handler was started (under Worker.mu)
 }
 
 type runKey struct{}
@@ -64,6 +65,9 @@ func (r *run) stop(cause error) {
 func (r *run) stopCause() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.cause == nil && r.hard != nil && r.hard.Err() != nil {
+		return ErrWorkerStopping
+	}
 	return r.cause
 }
 

@@ -316,3 +316,33 @@ func TestCase_worker_presence(t *testing.T) {
 		t.Fatalf("still listed after it stopped: %+v", x)
 	}
 }
+
+// Beyond the cases: a handler still running when the shutdown grace is over
+// sees ErrWorkerStopping, and its job is due again at once.
+func TestWorkerGraceOver(t *testing.T) {
+	t.Parallel()
+	c, ctx, q := client(), ctxT(t), uniq("grace")
+	started := make(chan struct{})
+	cause := make(chan error, 1)
+	w := newWorker(t, c, q, jobd.WithShutdownGrace(300*time.Millisecond))
+	w.Handle("t.stuck", func(ctx context.Context, j *jobd.Job) (any, error) {
+		close(started)
+		<-ctx.Done()
+		cause <- jobd.StopCause(ctx)
+		return nil, ctx.Err()
+	})
+	stop := runWorker(t, w)
+	j, err := c.Enqueue(ctx, "t.stuck", nil, jobd.WithQueue(q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	stop()
+	if got := <-cause; got != jobd.ErrWorkerStopping {
+		t.Fatalf("StopCause %v", got)
+	}
+	got := jobIs(t, c, j.ID, jobd.StatusPending, 10*time.Second)
+	if got.Attempt != 1 || !strings.Contains(got.LastError, "worker stopped") || time.Until(got.RunAt) > time.Second {
+		t.Fatalf("job: %s", got.Raw)
+	}
+}
