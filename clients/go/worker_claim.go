@@ -92,7 +92,9 @@ func (w *Worker) room() int {
 func (w *Worker) claimStoppable(limit int) (*claimAnswer, error) {
 	var mu sync.Mutex
 	answered := false
-	ctx, cancel := context.WithCancel(context.Background())
+	// Bounded, so that a network that went silent cannot hold the claims
+	// for ever: the long poll plus time for the answer.
+	ctx, cancel := context.WithTimeout(context.Background(), w.claimWait+30*time.Second)
 	defer cancel()
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotFirstResponseByte: func() {
 		mu.Lock()
@@ -157,6 +159,10 @@ func (w *Worker) dispatchLocked() {
 	for w.active < w.concurrency && len(w.queued) > 0 && !w.draining.Load() {
 		r := w.queued[0]
 		w.queued = w.queued[1:]
+		if r.stopCause() != nil { // its lease ran out while it waited
+			go w.settle(r)
+			continue
+		}
 		r.started = true
 		w.active++
 		go w.execute(r)
