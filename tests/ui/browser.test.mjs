@@ -268,7 +268,8 @@ ok('token prompt, bad token refused, login');
   const h = await page.textContent('h2.earlier');
   check(h.includes('Error of attempt 1'), `the earlier error names its attempt: ${h}`);
   check((await page.textContent('pre.earlier-error')).includes('upstream refused'), 'its text');
-  check((await page.$$('pre.error-text')).length === 0, 'no red error block for a succeeded job');
+  check((await page.$$('section.job > pre.error-text')).length === 0,
+    'no red last-error block for a succeeded job (the failed attempt keeps its own)');
   check(!(await page.textContent('main')).includes('Last error'), 'no "Last error" heading');
   await shot(page, 'job');
   ok('job view: timeline with outcome, worker and error; the earlier error neutral');
