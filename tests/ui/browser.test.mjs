@@ -305,7 +305,8 @@ ok('token prompt, bad token refused, login');
   };
   await until('the RUN AT of the scheduled jobs', async () =>
     /^in (11m( \d+s)?|12m)$/.test(await cell(soon)) && /^in (59m( \d+s)?|1h)$/.test(await cell(later)));
-  await until('the RUN AT of the due job', async () => /^(\d+m )?\d+s late$|^\d+m late$/.test(await cell(late)));
+  await until('the RUN AT of the due job', async () =>
+    /^(\d+m )?\d+s late$|^\d+m late$/.test(await cell(late)));
   check(await cell(dead[0]) === '—', 'no RUN AT for a succeeded job');
   const prev = await page.$(`table.jobs tbody tr:has(a[href="#/jobs/${dead[0]}"])`);
   check((await prev.$$('td.err')).length === 0, 'a succeeded job has no red error cell');
