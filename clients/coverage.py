@@ -46,9 +46,10 @@ EXEMPT: Dict[Route, str] = {
 SOURCE_EXT = (".py", ".js", ".mjs", ".cjs", ".ts", ".mts", ".go")
 SKIP_DIRS = {"tests", "test", "__tests__", "bench", "node_modules", "dist", "build",
              "fixtures", "testdata", "__pycache__", ".mypy_cache"}
-# A literal pair in any of the three languages' brackets.
+# A literal pair in any of the three languages' brackets, maybe followed by
+# more fields of the same entry (Go's route{"POST", "/v1/...", retryNever}).
 PAIR_RE = re.compile(r"""[(\[{]\s*(["'`])(GET|PUT|POST|DELETE|PATCH|HEAD|OPTIONS)\1\s*,"""
-                     r"""\s*(["'`])(/[^"'`\s]*)\3\s*[)\]}]""")
+                     r"""\s*(["'`])(/[^"'`\s]*)\3\s*(?:,[^)\]}\n]*)?[)\]}]""")
 
 
 def spec_routes(text: str) -> Set[Route]:

@@ -22,7 +22,7 @@ if(JOBD_CLIENTS_PYTHON3)
   add_test(NAME clients_python_package COMMAND ${JOBD_CLIENTS_PYTHON3} ${_py_dir}/tests/package.py)
   set_tests_properties(clients_python_package PROPERTIES LABELS clients TIMEOUT 300)
   add_test(NAME clients_coverage
-           COMMAND ${JOBD_CLIENTS_PYTHON3} ${CMAKE_SOURCE_DIR}/clients/coverage.py --existing)
+           COMMAND ${JOBD_CLIENTS_PYTHON3} ${CMAKE_SOURCE_DIR}/clients/coverage.py)
   set_tests_properties(clients_coverage PROPERTIES LABELS clients TIMEOUT 60)
   add_test(NAME clients_coverage_selftest
            COMMAND ${JOBD_CLIENTS_PYTHON3} ${CMAKE_SOURCE_DIR}/clients/coverage.py --self-test)
