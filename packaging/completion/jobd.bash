@@ -66,7 +66,8 @@ _jobd()
                        --timeout $client --help" ;;
         job) ((COMP_CWORD == 2)) && words="show cancel retry attempts delete" || words="$client" ;;
         jobs) words="retry cancel delete --status --queue --type --schedule --created-after
-                     --created-before --key --ids --limit --after $client --help" ;;
+                     --created-before --key --ids --due --scheduled --limit --after
+                     $client --help" ;;
         queues)
             if ((COMP_CWORD == 2)); then
                 words="limit pause resume $client --help"

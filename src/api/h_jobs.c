@@ -251,9 +251,32 @@ h_job_get(struct api_call *c)
     job_fini(&job);
 }
 
-static const char *const list_params[] = {"status", "queue", "type", "schedule", "limit",
-                                          "after", "created_after", "created_before", "key",
-                                          NULL};
+static const char *const list_params[] = {
+    "status",        "queue",          "type", "schedule", "limit", "after",
+    "created_after", "created_before", "key",  "due",      NULL};
+
+/* Reads due=true|false (docs/API.md, Jobs: pending jobs due now, or
+ * scheduled for later) into f, after its status; false after answering 400. */
+static bool
+list_due(struct api_call *c, struct job_filter *f)
+{
+    const char *v = api_query(c, "due");
+    if (v == NULL || *v == '\0')
+        return true;
+    bool now = strcmp(v, "true") == 0;
+    if (!now && strcmp(v, "false") != 0) {
+        api_error(c->resp, 400, "invalid_query", "due", "due must be true or false");
+        return false;
+    }
+    if (f->status != STORE_ANY && f->status != JOB_PENDING) {
+        api_error(c->resp, 400, "invalid_query", "due",
+                  "due lists pending jobs only: it cannot be combined with status=%s",
+                  job_status_name((enum job_status)f->status));
+        return false;
+    }
+    f->due = now ? JOB_DUE_NOW : JOB_DUE_LATER;
+    return true;
+}
 
 /* Reads the query of GET /v1/jobs into f; false after answering 400. */
 static bool
@@ -304,6 +327,8 @@ list_filter(struct api_call *c, struct job_filter *f)
             goto bad;
         f->key = v;
     }
+    if (!list_due(c, f))
+        return false;
     f->limit = JOB_PAGE_DEFAULT;
     if ((v = api_query(c, "limit")) != NULL && *v) {
         char *end;

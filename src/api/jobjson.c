@@ -160,7 +160,9 @@ jobjson_queue(const struct queue_stat *q)
     put(o, "paused", json_boolean(q->paused), &bad);
     for (int s = 0; s < JOB_STATUS_COUNT; s++)
         put(o, job_status_name((enum job_status)s), json_integer(q->count[s]), &bad);
-    put(o, "oldest_pending_age_s", jobjson_seconds(q->oldest_pending_age_s), &bad);
+    /* null when no pending job is due (docs/API.md, Queues) */
+    put(o, "oldest_pending_age_s",
+        q->any_due ? jobjson_seconds(q->oldest_pending_age_s) : json_null(), &bad);
     put(o, "max_running", q->max_running > 0 ? json_integer(q->max_running) : json_null(), &bad);
     put(o, "rate", jobjson_rate(q), &bad);
     put(o, "throughput_1m",

@@ -42,9 +42,12 @@ static const char queues_usage[] =
     "usage: jobd queues [--server URL]\n"
     "       jobd queues limit|pause|resume NAME ...   (see jobd queues limit --help)\n"
     "\n"
-    "Lists queues with their job counts, how many jobs succeeded, failed and went\n"
-    "dead in the last minute, and their limits: a table on a terminal, JSON lines\n"
-    "when piped.\n";
+    "Lists queues with their job counts, how long the oldest due pending job has\n"
+    "waited (- when none is due: jobs scheduled for later do not count), how many\n"
+    "jobs succeeded, failed and went dead in the last minute, and their limits: a\n"
+    "table on a terminal, JSON lines when piped. A queue with pending jobs of a type\n"
+    "no live worker handles ends its row with \"warning: no live worker handles\n"
+    "TYPE, ...\" (unhandled_types in the JSON).\n";
 
 struct submit_opts {
     const char *type, *payload, *at, *in, *queue, *key, *timeout, *server;
@@ -240,6 +243,24 @@ age_text(double s, char *buf, size_t len)
     return buf;
 }
 
+/* "  warning: no live worker handles T1, T2" after a queue's row, when its
+ * pending jobs have types nobody claims (docs/API.md, Queues). */
+static void
+queue_warning(const json_t *types)
+{
+    size_t i;
+    const json_t *t;
+    json_array_foreach(types, i, t) {
+        char name[160];
+        const char *s = json_string_value(t);
+        size_t n = 0;
+        for (; s != NULL && *s && n + 1 < sizeof name; s++) /* control characters as '?' */
+            name[n++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+        name[n] = '\0';
+        printf("%s%s", i == 0 ? "  warning: no live worker handles " : ", ", name);
+    }
+}
+
 static void
 queues_row(const json_t *q)
 {
@@ -268,6 +289,7 @@ queues_row(const json_t *q)
                json_string_value(json_object_get(rate, "per")));
     if (!json_is_integer(mr) && !json_is_object(rate))
         putchar('-');
+    queue_warning(json_object_get(q, "unhandled_types"));
     putchar('\n');
 }
 

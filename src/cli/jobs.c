@@ -18,24 +18,30 @@
 #include "cli/cli.h"
 #include "cli/http.h"
 #include "cli/opts.h"
+#include "core/err.h"
 #include "core/job.h"
+#include "core/timefmt.h"
+#include "util/clock.h"
 
 static const char jobs_usage[] =
     "usage: jobd jobs [--status S] [--queue Q] [--type T] [--schedule NAME]\n"
     "                 [--created-after TIME] [--created-before TIME] [--key KEY]\n"
-    "                 [--limit N] [--after ID] [--server URL]\n"
+    "                 [--due | --scheduled] [--limit N] [--after ID] [--server URL]\n"
     "       jobd jobs retry|cancel|delete [filters]   (see jobd jobs retry --help)\n"
     "\n"
     "Lists jobs, newest first (default limit 100): a table on a terminal, one\n"
     "JSON object a line when piped. --created-after is inclusive, --created-before\n"
     "exclusive (RFC 3339); --key is an exact idempotency key; --schedule lists the\n"
     "jobs a schedule made. ATTEMPT is the attempts used of those allowed (a retry\n"
-    "by hand gives all of them back). When more jobs match than --limit, a line on\n"
-    "stderr gives the command for the next page (--after ID: jobs older than job ID).\n";
+    "by hand gives all of them back). --due lists the pending jobs whose run_at has\n"
+    "come, --scheduled those that wait for a later run_at. RUN_AT says when a pending\n"
+    "job may run by this machine's clock: \"in 12m\" (scheduled) or \"3s late\" (due).\n"
+    "When more jobs match than --limit, a line on stderr gives the command for the\n"
+    "next page (--after ID: jobs older than job ID).\n";
 
 /* The filters, in the order of the query and of the "more:" hint. */
-enum { F_STATUS, F_QUEUE, F_TYPE, F_SCHEDULE, F_AFTER_T, F_BEFORE_T, F_KEY, N_FILTERS };
-enum { O_LIMIT = N_FILTERS, O_AFTER, O_SERVER };
+enum { F_STATUS, F_QUEUE, F_TYPE, F_SCHEDULE, F_AFTER_T, F_BEFORE_T, F_KEY, F_DUE, N_FILTERS };
+enum { O_LIMIT = N_FILTERS, O_AFTER, O_SERVER, O_SCHEDULED };
 static const struct cli_optdef jobs_opts[] = {
     [F_STATUS] = {"--status", 0, true},
     [F_QUEUE] = {"--queue", 0, true},
@@ -44,13 +50,15 @@ static const struct cli_optdef jobs_opts[] = {
     [F_AFTER_T] = {"--created-after", 0, true},
     [F_BEFORE_T] = {"--created-before", 0, true},
     [F_KEY] = {"--key", 0, true},
+    [F_DUE] = {"--due", 0, false},
     [O_LIMIT] = {"--limit", 'n', true},
     [O_AFTER] = {"--after", 0, true},
     [O_SERVER] = {"--server", 0, true},
+    [O_SCHEDULED] = {"--scheduled", 0, false},
     {NULL, 0, false},
 };
 static const char *const query_names[N_FILTERS] = {
-    "status", "queue", "type", "schedule", "created_after", "created_before", "key"};
+    "status", "queue", "type", "schedule", "created_after", "created_before", "key", "due"};
 
 struct jobs_opts {
     const char *filter[N_FILTERS];
@@ -92,7 +100,12 @@ jobs_parse(int argc, char **argv, struct jobs_opts *o)
         if (t == CLI_ARG_POS)
             return cli_usage_error("jobs", "unexpected argument", v);
         long id;
-        if (k < N_FILTERS) {
+        if (k == F_DUE || k == O_SCHEDULED) { /* due=true|false: docs/API.md, Jobs */
+            const char *want = k == F_DUE ? "true" : "false";
+            if (o->filter[F_DUE] != NULL && strcmp(o->filter[F_DUE], want) != 0)
+                return cli_usage_error("jobs", "--due and --scheduled exclude each other", NULL);
+            o->filter[F_DUE] = want;
+        } else if (k < N_FILTERS) {
             o->filter[k] = v;
         } else if (k == O_SERVER) {
             o->server = v;
@@ -121,6 +134,45 @@ clean(const char *s, char *buf, size_t len)
     return buf;
 }
 
+/* A duration of s seconds (>= 0) as "45s", "12m", "2h05m", "3d04h". */
+static void
+span_text(long long s, char *buf, size_t len)
+{
+    if (s < 60)
+        snprintf(buf, len, "%llds", s);
+    else if (s < 3600)
+        snprintf(buf, len, "%lldm", s / 60);
+    else if (s < 86400)
+        snprintf(buf, len, "%lldh%02lldm", s / 3600, s / 60 % 60);
+    else
+        snprintf(buf, len, "%lldd%02lldh", s / 86400, s / 3600 % 24);
+}
+
+/* The RUN_AT cell of job j: for a pending job, how far its run_at is from
+ * this machine's now ("in 12m", "3s late"); "-" for the others. */
+static void
+run_at_text(const json_t *j, char *buf, size_t len)
+{
+    const char *st = json_string_value(json_object_get(j, "status"));
+    const char *at = json_string_value(json_object_get(j, "run_at"));
+    int64_t us;
+    struct jobd_error err = {0};
+    if (st == NULL || strcmp(st, "pending") != 0 || at == NULL ||
+        time_parse_rfc3339(at, &us, "run_at", &err) != JOBD_OK) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    int64_t d = us - clock_real_now_us();
+    char span[32];
+    if (d > 0) { /* scheduled: rounded up, so "in 0s" is never shown */
+        span_text((long long)((d + 999999) / 1000000), span, sizeof span);
+        snprintf(buf, len, "in %s", span);
+    } else {
+        span_text((long long)(-d / 1000000), span, sizeof span);
+        snprintf(buf, len, "%s late", span);
+    }
+}
+
 #define N_COLS 6
 static const char *const col_names[N_COLS] = {"ID", "STATUS", "QUEUE", "TYPE", "ATTEMPT", "RUN_AT"};
 
@@ -137,7 +189,7 @@ row_cells(const json_t *j, char cell[N_COLS][160])
              (long long)(json_integer_value(json_object_get(j, "attempt")) -
                          json_integer_value(json_object_get(j, "attempt_floor"))),
              (long long)json_integer_value(json_object_get(j, "max_attempts")));
-    clean(json_string_value(json_object_get(j, "run_at")), cell[5], 160);
+    run_at_text(j, cell[5], 160);
 }
 
 /* One line of the table: ID right-aligned, the last column unpadded. */
@@ -252,7 +304,9 @@ print_more(const struct jobs_opts *o, long limit)
 {
     fputs("more: jobd jobs", stderr);
     for (int k = 0; k < N_FILTERS; k++)
-        if (o->filter[k] != NULL) {
+        if (k == F_DUE && o->filter[k] != NULL) {
+            fputs(strcmp(o->filter[k], "true") == 0 ? " --due" : " --scheduled", stderr);
+        } else if (o->filter[k] != NULL) {
             fprintf(stderr, " %s ", jobs_opts[k].name);
             put_shell_word(o->filter[k]);
         }

@@ -260,6 +260,17 @@ store_list(struct store *st, const struct job_filter *f, struct job_list *out, i
         return jobd_error_set(err, JOBD_E_INVALID, "limit", "limit must be between 1 and %d",
                               JOB_PAGE_MAX);
     *next_cursor = 0;
+    if (f->due != JOB_DUE_ANY) {
+        if (f->due != JOB_DUE_NOW && f->due != JOB_DUE_LATER)
+            return jobd_error_set(err, JOBD_E_INVALID, "due", "unknown due filter %d", f->due);
+        if (f->status != STORE_ANY && f->status != JOB_PENDING)
+            return jobd_error_set(err, JOBD_E_INVALID, "due",
+                                  "due applies to pending jobs only, not to status %s",
+                                  job_status_name((enum job_status)f->status));
+        struct job_filter pf = *f; /* only pending jobs are due or scheduled */
+        pf.status = JOB_PENDING;
+        return CALL(list, st, &pf, out, next_cursor, err);
+    }
     return CALL(list, st, f, out, next_cursor, err);
 }
 

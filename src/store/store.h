@@ -65,7 +65,13 @@ struct job_filter {
     int64_t created_after_us;  /* only created_at >= this; 0 = any */
     int64_t created_before_us; /* only created_at < this; 0 = any */
     const char *key;           /* exact idempotency key; NULL = any */
+    /* Pending jobs by when they may run (docs/API.md, Jobs): JOB_DUE_ANY,
+     * JOB_DUE_NOW (run_at <= now) or JOB_DUE_LATER (run_at > now). Either of
+     * the last two lists pending jobs only: store_list takes status STORE_ANY
+     * as pending and refuses any other status. */
+    int due;
 };
+enum { JOB_DUE_ANY = 0, JOB_DUE_NOW = 1, JOB_DUE_LATER = 2 };
 
 /*
  * One page of a list ordered by name, bytewise (schedules by name, workers by
@@ -139,7 +145,8 @@ struct queue_stat {
     char name[JOB_QUEUE_MAX + 1];
     bool paused;
     int64_t count[JOB_STATUS_COUNT]; /* indexed by enum job_status */
-    double oldest_pending_age_s;     /* 0 if none pending */
+    bool any_due;                    /* a pending job is due (run_at <= now) */
+    double oldest_pending_age_s;     /* its age past run_at; 0 if !any_due */
     int32_t max_running;             /* queue limits (operator.h); 0 = none */
     int32_t rate_limit;              /* 0 = none */
     int64_t rate_per_ms;

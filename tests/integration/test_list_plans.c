@@ -119,7 +119,7 @@ pg_check(PGconn *c, const struct job_filter *f)
     struct pg_list_query q;
     char what[256];
     describe(f, what, sizeof what);
-    ASSERT_EQ(pg_list_sql(f, 51, &q), JOBD_OK);
+    ASSERT_EQ(pg_list_sql(f, 51, NULL, &q), JOBD_OK);
     size_t len = strlen(q.sql) + 16;
     char *sql = malloc(len);
     ASSERT(sql != NULL);

@@ -49,6 +49,42 @@ TEST(list_newest_first_across_tables_with_cursor)
     fx_close(&f);
 }
 
+/* due: pending jobs whose run_at has come, or scheduled for later (docs/API.md, Jobs). */
+static void
+expect_due(struct fx *f, int status, int due, const int64_t *want, size_t n)
+{
+    struct job_filter flt = {.status = status, .due = due};
+    struct job_list l = {0};
+    int64_t next = 0;
+    ASSERT_OK(store_list(f->st, &flt, &l, &next, &f->err), &f->err);
+    ASSERT_EQ(l.n, n);
+    for (size_t i = 0; i < n; i++)
+        ASSERT_EQ(l.v[i].id, want[i]);
+    job_list_fini(&l);
+}
+
+TEST(list_due_filter)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t now = enq(&f, "t", "qa", 0, 0);
+    int64_t later = enq(&f, "t", "qa", 0, T0 + 100 * SEC);
+    int64_t done = enq(&f, "t", "qb", 0, 0);
+    ASSERT_OK(store_cancel(f.st, done, NULL, &f.err), &f.err);
+    expect_due(&f, STORE_ANY, JOB_DUE_NOW, (int64_t[]){now}, 1);
+    expect_due(&f, JOB_PENDING, JOB_DUE_NOW, (int64_t[]){now}, 1);
+    expect_due(&f, STORE_ANY, JOB_DUE_LATER, (int64_t[]){later}, 1);
+    expect_due(&f, STORE_ANY, JOB_DUE_ANY, (int64_t[]){done, later, now}, 3);
+    struct job_filter bad = {.status = JOB_CANCELLED, .due = JOB_DUE_NOW};
+    struct job_list l = {0};
+    int64_t next = 0;
+    ASSERT_EQ(store_list(f.st, &bad, &l, &next, &f.err), JOBD_E_INVALID);
+    manual_clock_advance(&f.mc, 100 * SEC); /* run_at == now is due */
+    expect_due(&f, STORE_ANY, JOB_DUE_NOW, (int64_t[]){later, now}, 2);
+    expect_due(&f, STORE_ANY, JOB_DUE_LATER, NULL, 0);
+    fx_close(&f);
+}
+
 TEST(list_filters)
 {
     struct fx f;

@@ -38,15 +38,18 @@ TEST(queue_stats_counts)
     ASSERT_EQ(qs[0].count[JOB_SUCCEEDED], 1);
     ASSERT_EQ(qs[0].count[JOB_DEAD], 1);
     ASSERT_EQ(qs[0].count[JOB_CANCELLED], 0);
+    ASSERT(qs[0].any_due);
     ASSERT(qs[0].oldest_pending_age_s > 9.99 && qs[0].oldest_pending_age_s < 10.01);
     ASSERT_STR_EQ(qs[1].name, "beta");
     ASSERT_EQ(qs[1].count[JOB_PENDING], 1);
     ASSERT_EQ(qs[1].count[JOB_CANCELLED], 1);
     ASSERT_EQ(qs[1].count[JOB_RUNNING], 0);
+    ASSERT(!qs[1].any_due); /* its only pending job is due in 90 s: not waiting */
     ASSERT_STR_EQ(qs[2].name, "empty_paused");
     ASSERT(qs[2].paused);
     for (int s = 0; s < JOB_STATUS_COUNT; s++)
         ASSERT_EQ(qs[2].count[s], 0);
+    ASSERT(!qs[2].any_due);
     ASSERT(qs[2].oldest_pending_age_s == 0);
     free(qs);
     fx_close(&f);

@@ -145,7 +145,6 @@ ok('token prompt, bad token refused, login');
   // (where they would be stretched with the bars).
   check(await page.$$eval('figure.chart svg text', (l) => l.length) === 0, 'no text in the SVG');
   check((await page.textContent('figure.chart .x-ticks')).includes('now'), 'x axis labelled');
-  await shot(page, 'overview');
   ok('overview counts equal GET /v1/queues, chart totals GET /v1/stats');
 }
 
@@ -199,7 +198,6 @@ ok('token prompt, bad token refused, login');
   await page.click('form.filter-form button[type=submit]');
   await until('the URL to carry the filter', async () => page.url().includes('status=dead'));
   await until('three dead rows', async () => (await page.$$('table.jobs tbody tr')).length === 3);
-  await shot(page, 'jobs');
   await page.goBack();
   await until('back: the filter gone', async () => !page.url().includes('status=dead'));
   await until('four rows again', async () => (await page.$$('table.jobs tbody tr')).length === 4);
@@ -266,8 +264,69 @@ ok('token prompt, bad token refused, login');
   const atts = (await api('GET', `/v1/jobs/${dead[0]}/attempts`)).body.attempts;
   check(items[0].includes(atts[0].worker_id), 'the attempt shows its worker');
   check((await page.textContent('pre.json')).includes('"n": 0'), 'payload pretty-printed');
+  // It succeeded: attempt 1's error is shown neutral, with its number, not as "Last error".
+  const h = await page.textContent('h2.earlier');
+  check(h.includes('Error of attempt 1'), `the earlier error names its attempt: ${h}`);
+  check((await page.textContent('pre.earlier-error')).includes('upstream refused'), 'its text');
+  check((await page.$$('section.job > pre.error-text')).length === 0,
+    'no red last-error block for a succeeded job (the failed attempt keeps its own)');
+  check(!(await page.textContent('main')).includes('Last error'), 'no "Last error" heading');
   await shot(page, 'job');
-  ok('job view: timeline with outcome, worker and error');
+  ok('job view: timeline with outcome, worker and error; the earlier error neutral');
+}
+
+// ---- jobs due later, types nobody handles, earlier errors in the list ----
+{
+  const soon = (await api('POST', '/v1/jobs', { type: 'echo', queue: 'default', in: '12m' })).body.id;
+  const later = (await api('POST', '/v1/jobs', { type: 'echo', queue: 'later', in: '1h' })).body.id;
+  const late = (await api('POST', '/v1/jobs', { type: 'report.render', queue: 'reports' })).body.id;
+  const qs = await until('the queues to list them', async () => {
+    const q = (await api('GET', '/v1/queues')).body.queues;
+    const by = Object.fromEntries(q.map((x) => [x.name, x]));
+    return by.later && by.reports && by.reports.unhandled_types.length ? by : null;
+  });
+  check(qs.later.oldest_pending_age_s === null, 'a queue with only a job due later: null');
+  check(JSON.stringify(qs.reports.unhandled_types) === '["report.render"]', 'reports: unhandled type');
+  await page.goto(`${URL0}/ui/#/`);
+  await page.waitForSelector('tr[data-queue=reports] .unhandled');
+  const warn = await page.textContent('tr[data-queue=reports] .unhandled');
+  check(warn.includes('no live worker handles report.render'), `the warning names the type: ${warn}`);
+  check((await page.$$('tr[data-queue=default] .unhandled')).length === 0, 'no warning on default');
+  const old = await page.textContent('tr[data-queue=later] td:nth-of-type(6)');
+  check(old.includes('none due'), `oldest pending of a queue with nothing due: ${old}`);
+  await shot(page, 'overview');
+  ok('overview: a warning naming the unhandled type; "none due" for a job due in an hour');
+
+  await page.goto(`${URL0}/ui/#/jobs`);
+  await page.waitForSelector('table.jobs');
+  const cell = async (id) => {
+    const r = await page.$(`table.jobs tbody tr:has(a[href="#/jobs/${id}"])`);
+    return r ? (await r.$eval('td.run-at', (e) => e.textContent)).trim() : '';
+  };
+  await until('the RUN AT of the scheduled jobs', async () =>
+    /^in (11m( \d+s)?|12m)$/.test(await cell(soon)) && /^in (59m( \d+s)?|1h)$/.test(await cell(later)));
+  await until('the RUN AT of the due job', async () =>
+    /^(\d+m )?\d+s late$|^\d+m late$/.test(await cell(late)));
+  check(await cell(dead[0]) === '—', 'no RUN AT for a succeeded job');
+  const prev = await page.$(`table.jobs tbody tr:has(a[href="#/jobs/${dead[0]}"])`);
+  check((await prev.$$('td.err')).length === 0, 'a succeeded job has no red error cell');
+  const e = await prev.$eval('td.earlier-err', (x) => x.textContent);
+  check(/attempt 1:\s+upstream refused/.test(e), `the earlier error with its attempt: ${e}`);
+  await shot(page, 'jobs');
+  await page.selectOption('select[name=status]', 'pending:later');
+  await page.click('form.filter-form button[type=submit]');
+  await until('the URL to carry due=false', async () => page.url().includes('due=false'));
+  const want = (await api('GET', '/v1/jobs?due=false')).body.jobs.map((j) => j.id);
+  check(JSON.stringify(want) === JSON.stringify([later, soon]), `due=false in the API: ${want}`);
+  await until('the scheduled jobs only', async () => JSON.stringify(await page.$$eval(
+    'table.jobs tbody td.num a', (l) => l.map((a) => Number(a.textContent)))) === JSON.stringify(want));
+  await page.selectOption('select[name=status]', 'pending:due');
+  await page.click('form.filter-form button[type=submit]');
+  await until('the URL to carry due=true', async () => page.url().includes('due=true'));
+  await until('the due job only', async () => JSON.stringify(await page.$$eval(
+    'table.jobs tbody td.num a', (l) => l.map((a) => Number(a.textContent)))) === `[${late}]`);
+  for (const id of [soon, later, late]) await api('DELETE', `/v1/jobs/${id}`);
+  ok('jobs: RUN AT "in 12m" / "Ns late", the due filter, an earlier error neutral with its attempt');
 }
 
 // ---- pause and resume a queue ----

@@ -19,6 +19,15 @@ export function age(sec) {
   return `${Math.floor(h / 24)}d ${h % 24}h`;
 }
 
+// When a pending job may run, from its run_at: "in 12m" (scheduled for
+// later) or "3s late" (due, waiting that long); "—" for a job not pending.
+export function runAt(j, now = Date.now()) {
+  if (!j || j.status !== 'pending' || !j.run_at) return '—';
+  const ms = Date.parse(j.run_at) - now;
+  if (Number.isNaN(ms)) return String(j.run_at);
+  return ms > 0 ? `in ${age(Math.ceil(ms / 1000))}` : `${age(Math.floor(-ms / 1000))} late`;
+}
+
 export function duration(sec) {
   if (sec === null || sec === undefined) return '—';
   if (sec < 1) return `${Math.round(sec * 1000)}ms`;

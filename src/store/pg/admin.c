@@ -252,8 +252,10 @@ pg_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct j
         enum job_status status;
         if (!PQgetisnull(r, row, 2) && job_status_parse(PQgetvalue(r, row, 2), &status) == JOBD_OK)
             q->count[status] += pg_get_i64(r, row, 3);
-        if (!PQgetisnull(r, row, 4))
+        if (!PQgetisnull(r, row, 4)) { /* NULL: none due (st_queue_stats) */
+            q->any_due = true;
             q->oldest_pending_age_s = (double)pg_get_i64(r, row, 4) / 1e6;
+        }
     }
     PQclear(r);
     if ((rc = pg_qlimits_fill(s, v, k, err)) != JOBD_OK) {

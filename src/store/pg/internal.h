@@ -310,10 +310,11 @@ struct pg_list_query {
     size_t len, cap;
     int branches;
     int n;
-    const char *vals[8];
+    const char *vals[9];
     char buf[4][24];
 };
 struct job_filter;
-int pg_list_sql(const struct job_filter *f, int limit, struct pg_list_query *q);
+/* now: pg_now_param's text (NULL = the server's now()), used by f->due only. */
+int pg_list_sql(const struct job_filter *f, int limit, const char *now, struct pg_list_query *q);
 
 #endif

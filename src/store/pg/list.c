@@ -55,7 +55,7 @@ param(struct pg_list_query *q, const char *v)
 
 /* The numbered parameters of the filters f sets, in q (shared by every branch). */
 struct list_params {
-    int queue, type, schedule, after, before, key, cursor, limit;
+    int queue, type, schedule, after, before, key, cursor, limit, now;
 };
 
 /* One branch: status st of table "jobs" or "jobs_done". */
@@ -82,13 +82,15 @@ branch(struct pg_list_query *q, const struct job_filter *f, const struct list_pa
                  " AND idempotency_key = $%d::text AND id = (SELECT job_id FROM jobd.job_keys"
                  " WHERE idempotency_key = $%d::text)",
                  p->key, p->key);
+    if (ok && p->now) /* the due filter; store_list made the status pending */
+        ok = cat(q, " AND run_at %s " PG_NOW("$%d"), f->due == JOB_DUE_NOW ? "<=" : ">", p->now);
     if (ok && p->cursor)
         ok = cat(q, " AND id < $%d::bigint", p->cursor);
     return ok && cat(q, " ORDER BY id DESC LIMIT $%d::int)", p->limit);
 }
 
 int
-pg_list_sql(const struct job_filter *f, int limit, struct pg_list_query *q)
+pg_list_sql(const struct job_filter *f, int limit, const char *now, struct pg_list_query *q)
 {
     memset(q, 0, sizeof *q);
     struct list_params p = {0};
@@ -107,6 +109,8 @@ pg_list_sql(const struct job_filter *f, int limit, struct pg_list_query *q)
     if (f->before_id > 0)
         p.cursor = param(q, pg_i64(q->buf[2], f->before_id));
     p.limit = param(q, pg_i64(q->buf[3], limit));
+    if (f->due != JOB_DUE_ANY)
+        p.now = param(q, now);
     q->cap = 2048;
     q->sql = malloc(q->cap);
     bool ok = q->sql != NULL && cat(q, "SELECT * FROM (");
@@ -137,7 +141,8 @@ pg_op_list(struct store *st, const struct job_filter *f, struct job_list *out, i
     if (f->status != STORE_ANY && (f->status < 0 || f->status >= JOB_STATUS_COUNT))
         return jobd_error_set(err, JOBD_E_INVALID, "status", "unknown status %d", f->status);
     struct pg_list_query q;
-    if (pg_list_sql(f, limit + 1, &q) != JOBD_OK)
+    char nowb[24];
+    if (pg_list_sql(f, limit + 1, pg_now_param(pg_of(st), nowb), &q) != JOBD_OK)
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     const struct pg_stmt stmt = {"st_list", q.sql};
     PGresult *r = NULL;

@@ -191,8 +191,10 @@ sq_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct j
             continue;
         q->count[js] += sqlite3_column_int64(stmt, 3);
         if (js == JOB_PENDING && sqlite3_column_type(stmt, 4) != SQLITE_NULL &&
-            sqlite3_column_int64(stmt, 4) <= now)
+            sqlite3_column_int64(stmt, 4) <= now) {
+            q->any_due = true;
             q->oldest_pending_age_s = (double)(now - sqlite3_column_int64(stmt, 4)) / 1e6;
+        }
     }
     sq_reset(stmt);
     if (rc >= 0)

@@ -212,6 +212,8 @@ list_branch(char **b, size_t *n, size_t *cap, const struct job_filter *f, int t,
         ok = sql_cat(b, n, cap,
                      " AND idempotency_key = ?7 AND id = "
                      "(SELECT job_id FROM job_keys WHERE idempotency_key = ?7)");
+    if (ok && f->due != JOB_DUE_ANY) /* store_list made the status pending */
+        ok = sql_cat(b, n, cap, f->due == JOB_DUE_NOW ? " AND run_at <= ?10" : " AND run_at > ?10");
     return ok && sql_cat(b, n, cap, " ORDER BY id DESC LIMIT ?9)");
 }
 
@@ -221,7 +223,8 @@ list_branch(char **b, size_t *n, size_t *cap, const struct job_filter *f, int t,
  * the limit. A queue's finished jobs of any status are three branches, one
  * per status, each walking jobs_done_queue_status. Parameters: ?2..?7 those
  * of SQ_FILTER_WHERE (queue, type, schedule, created_after, created_before,
- * key; sq_filter_bind), ?8 before id, ?9 limit. NULL on OOM.
+ * key; sq_filter_bind), ?8 before id, ?9 limit, ?10 now when f->due is set.
+ * NULL on OOM.
  */
 char *
 sq_list_sql(const struct job_filter *f)
@@ -268,6 +271,8 @@ sq_op_list(struct store *st, const struct job_filter *f, struct job_list *out, i
     sq_filter_bind(stmt, f);
     sqlite3_bind_int64(stmt, 8, f->before_id > 0 ? f->before_id : INT64_MAX);
     sqlite3_bind_int(stmt, 9, limit + 1);
+    if (f->due != JOB_DUE_ANY)
+        sqlite3_bind_int64(stmt, 10, sq_now(s));
     int got = 0;
     *next_cursor = 0;
     while ((rc = sq_step_row(s, stmt, "list jobs", err)) == 1) {

@@ -1,6 +1,6 @@
 // job.js — one job: its fields, payload and result pretty-printed (as
-// text), the attempt history as a timeline (worker, duration, outcome,
-// error), and the actions its status allows (retry dead or cancelled;
+// text), its last error (neutral for a job that then succeeded), the
+// attempt history as a timeline (worker, duration, outcome, error), and the actions its status allows (retry dead or cancelled;
 // cancel pending or running; delete anything not running).
 import { html } from '../html.js';
 import { app, update, refresh } from '../state.js';
@@ -92,6 +92,20 @@ function Attempt({ a }) {
   </li>`;
 }
 
+// The job's last error: red while it stands; for a job that then succeeded
+// it is an earlier attempt's, shown neutral with that attempt's number (the
+// latest failed attempt of the history; docs/DASHBOARD.md).
+function LastError({ j, attempts }) {
+  if (!j.last_error) return null;
+  if (j.status !== 'succeeded') {
+    return html`<h2>Last error</h2><pre class="error-text">${j.last_error}</pre>`;
+  }
+  const failed = attempts.filter((a) => a.error && a.outcome !== 'succeeded');
+  const n = failed.length ? failed[failed.length - 1].attempt : j.attempt - 1;
+  return html`<h2 class="earlier">Error of attempt ${n}, before the job succeeded</h2>
+    <pre class="earlier-error">${j.last_error}</pre>`;
+}
+
 export function view() {
   const d = app.data;
   const id = app.route.id;
@@ -106,7 +120,7 @@ export function view() {
     <h1>Job ${j.id} <${Badge} s=${j.status} /></h1>
     <${Actions} j=${j} />
     <${Fields} j=${j} />
-    ${j.last_error && html`<h2>Last error</h2><pre class="error-text">${j.last_error}</pre>`}
+    <${LastError} j=${j} attempts=${d.attempts} />
     <div class="two">
       <div><h2>Payload</h2><pre class="json">${pretty(j.payload)}</pre></div>
       <div><h2>Result</h2><pre class="json">${pretty(j.result)}</pre></div>

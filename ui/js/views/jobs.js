@@ -1,5 +1,6 @@
-// jobs.js — the job list: filters (status, queue, type, schedule, created
-// between) kept in the URL, find by id or idempotency key, cursor paging
+// jobs.js — the job list: filters (status, pending due now or scheduled
+// for later, queue, type, schedule, created between) kept in the URL, when
+// each pending job may run (RUN AT), find by id or idempotency key, cursor paging
 // (GET /v1/jobs, newest first), and bulk retry/cancel/delete of the
 // selected jobs (POST /v1/jobs/bulk with their ids, after a confirmation
 // that states the count).
@@ -7,13 +8,21 @@ import { html } from '../html.js';
 import { app, update, refresh } from '../state.js';
 import { get, post, query } from '../api.js';
 import { link, go } from '../route.js';
-import { ago, num } from '../format.js';
+import { ago, num, runAt } from '../format.js';
 import { can } from '../roles.js';
 import { act, Badge, Empty, Pager } from '../widgets.js';
 
 const PAGE = 50;
-const FILTERS = ['status', 'queue', 'type', 'schedule', 'created_after', 'created_before', 'key'];
+const FILTERS = ['status', 'due', 'queue', 'type', 'schedule', 'created_after', 'created_before', 'key'];
 const STATUSES = ['pending', 'running', 'succeeded', 'dead', 'cancelled'];
+// The status choices: the pending ones split by due (GET /v1/jobs?due=),
+// each as [value, label, status, due].
+const CHOICES = [
+  ['pending', 'pending', 'pending', ''],
+  ['pending:due', 'pending, due now', 'pending', 'true'],
+  ['pending:later', 'pending, scheduled later', 'pending', 'false'],
+  ...STATUSES.slice(1).map((s) => [s, s, s, '']),
+];
 
 export async function load(route, signal) {
   const p = {};
@@ -38,8 +47,9 @@ function fromInput(v) {
 function applyFilters(ev) {
   ev.preventDefault();
   const f = ev.target.elements;
+  const c = CHOICES.find((x) => x[0] === f.status.value) || ['', '', '', ''];
   go('jobs', {
-    status: f.status.value, queue: f.queue.value.trim(), type: f.type.value.trim(),
+    status: c[2], due: c[3], queue: f.queue.value.trim(), type: f.type.value.trim(),
     schedule: f.schedule.value.trim(), created_after: fromInput(f.created_after.value),
     created_before: fromInput(f.created_before.value),
   });
@@ -54,11 +64,13 @@ function find(ev) {
 }
 
 function Filters({ p }) {
+  const due = p.status === 'pending' || !p.status ? p.due || '' : '';
   return html`<div class="filters">
     <form class="filter-form" onSubmit=${applyFilters} key=${location.hash}>
       <label>Status <select name="status">
-        <option value="" selected=${!p.status}>any</option>
-        ${STATUSES.map((s) => html`<option value=${s} selected=${p.status === s}>${s}</option>`)}
+        <option value="" selected=${!p.status && !p.due}>any</option>
+        ${CHOICES.map(([v, label, s, d]) => html`<option value=${v}
+          selected=${(p.status || (p.due ? 'pending' : '')) === s && due === d}>${label}</option>`)}
       </select></label>
       <label>Queue <input name="queue" defaultValue=${p.queue || ''} size="10" /></label>
       <label>Type <input name="type" defaultValue=${p.type || ''} size="12" /></label>
@@ -135,9 +147,21 @@ function Row({ j, write }) {
     <td>${j.queue}</td>
     <td><${Badge} s=${j.status} /></td>
     <td class="num">${j.attempt}/${j.max_attempts}</td>
+    <td class="run-at" title=${j.run_at}>${runAt(j)}</td>
     <td title=${j.created_at}>${ago(j.created_at)}</td>
-    <td class="err" title=${j.last_error || ''}>${j.last_error || ''}</td>
+    <${ErrorCell} j=${j} />
   </tr>`;
+}
+
+// The job's last error: red while it stands, neutral for a job that then
+// succeeded, where it is an earlier attempt's (the attempt before the one
+// that succeeded; docs/DASHBOARD.md).
+function ErrorCell({ j }) {
+  if (!j.last_error) return html`<td></td>`;
+  if (j.status !== 'succeeded') return html`<td class="err" title=${j.last_error}>${j.last_error}</td>`;
+  const n = j.attempt - 1;
+  return html`<td class="earlier-err" title=${`Attempt ${n} failed: ${j.last_error}`}>
+    <span class="muted">attempt ${n}:</span> ${j.last_error}</td>`;
 }
 
 function Table({ jobs }) {
@@ -149,7 +173,7 @@ function Table({ jobs }) {
         onChange=${() => toggleAll(jobs)} aria-label="Select every job on this page" /></th>`}
       <th scope="col" class="num">ID</th><th scope="col">Type</th><th scope="col">Queue</th>
       <th scope="col">Status</th><th scope="col" class="num">Attempt</th>
-      <th scope="col">Created</th><th scope="col">Last error</th>
+      <th scope="col">Run at</th><th scope="col">Created</th><th scope="col">Error</th>
     </tr></thead>
     <tbody>${jobs.map((j) => html`<${Row} key=${j.id} j=${j} write=${write} />`)}</tbody>
   </table></div>`;

@@ -1,5 +1,6 @@
-// overview.js — every queue (counts by status, oldest pending age, limits,
-// the last minute's throughput) with pause/resume, and the last hour's
+// overview.js — every queue (counts by status, oldest due pending age,
+// limits, the last minute's throughput, a warning naming the types of its
+// pending jobs no live worker handles) with pause/resume, and the last hour's
 // throughput chart from GET /v1/stats (a server without that route gets a
 // note instead of the chart).
 import { html } from '../html.js';
@@ -62,13 +63,31 @@ function count(q, status) {
     aria-label=${`${n} ${status} jobs in ${q.name}`}>${num(n)}</a></td>`;
 }
 
+// How long the oldest due job has waited; "none due" when every pending
+// job is scheduled for later (oldest_pending_age_s is null), linking to them.
+function oldest(q) {
+  if (!q.pending) return html`<td class="num zero">—</td>`;
+  if (q.oldest_pending_age_s === null || q.oldest_pending_age_s === undefined) {
+    return html`<td class="num muted"><a href=${link('jobs', { queue: q.name, status: 'pending',
+      due: 'false' })} title="Every pending job is scheduled for later">none due</a></td>`;
+  }
+  return html`<td class="num">${age(q.oldest_pending_age_s)}</td>`;
+}
+
+// The types of the queue's pending jobs that no live worker handles.
+function unhandled(q) {
+  const t = q.unhandled_types || [];
+  if (!t.length) return null;
+  return html`<span class="unhandled" role="note">⚠ no live worker handles ${t.join(', ')}</span>`;
+}
+
 function Row({ q, write }) {
   return html`<tr data-queue=${q.name}>
     <th scope="row"><a href=${link('jobs', { queue: q.name })}>${q.name}</a>
-      ${q.paused && html` <span class="badge s-paused">paused</span>`}</th>
+      ${q.paused && html` <span class="badge s-paused">paused</span>`}${unhandled(q)}</th>
     ${count(q, 'pending')}${count(q, 'running')}${count(q, 'succeeded')}
     ${count(q, 'dead')}${count(q, 'cancelled')}
-    <td class="num">${q.pending ? age(q.oldest_pending_age_s) : '—'}</td>
+    ${oldest(q)}
     <td>${limits(q)}</td>
     <td>${throughput(q)}</td>
     ${write && html`<td class="row-actions"><button disabled=${app.busy} onClick=${() => pause(q)}
