@@ -115,8 +115,7 @@ missing_op(const struct store *st, const char *op, struct jobd_error *err)
 {
     return jobd_error_set(err, JOBD_E_INVALID, "db", "the %s store cannot %s", st->ops->name, op);
 }
-#define CALL(op, ...) \
-    (st->ops->op != NULL ? st->ops->op(__VA_ARGS__) : missing_op(st, #op, err))
+#define CALL(op, ...) (st->ops->op != NULL ? st->ops->op(__VA_ARGS__) : missing_op(st, #op, err))
 
 void
 store_close(struct store *st)
@@ -209,8 +208,8 @@ int
 store_schema_status(struct store *st, int *current, int *newest, struct jobd_error *err)
 {
     if (st->ops->schema_status == NULL)
-        return jobd_error_set(err, JOBD_E_INVALID, "db",
-                              "the %s store has no schema of its own", st->ops->name);
+        return jobd_error_set(err, JOBD_E_INVALID, "db", "the %s store has no schema of its own",
+                              st->ops->name);
     return st->ops->schema_status(st, current, newest, err);
 }
 
@@ -263,8 +262,8 @@ store_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
 }
 
 int
-store_list(struct store *st, const struct job_filter *f, struct job_list *out,
-           int64_t *next_cursor, struct jobd_error *err)
+store_list(struct store *st, const struct job_filter *f, struct job_list *out, int64_t *next_cursor,
+           struct jobd_error *err)
 {
     if (f->limit < 0 || f->limit > JOB_PAGE_MAX)
         return jobd_error_set(err, JOBD_E_INVALID, "limit", "limit must be between 1 and %d",
@@ -278,8 +277,8 @@ store_claim(struct store *st, const struct claim_req *req, struct job_list *out,
             struct jobd_error *err)
 {
     if (req->limit < 1 || req->limit > JOB_PAGE_MAX)
-        return jobd_error_set(err, JOBD_E_INVALID, "limit",
-                              "claim limit must be between 1 and %d", JOB_PAGE_MAX);
+        return jobd_error_set(err, JOBD_E_INVALID, "limit", "claim limit must be between 1 and %d",
+                              JOB_PAGE_MAX);
     if (req->worker_id == NULL || *req->worker_id == '\0')
         return jobd_error_set(err, JOBD_E_INVALID, "worker_id", "worker_id is required");
     if (req->held_until_us != NULL)
@@ -315,8 +314,8 @@ store_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
 }
 
 int
-store_complete(struct store *st, int64_t id, int32_t attempt, const char *result,
-               struct job *out, struct jobd_error *err)
+store_complete(struct store *st, int64_t id, int32_t attempt, const char *result, struct job *out,
+               struct jobd_error *err)
 {
     if (result != NULL && strlen(result) > JOB_RESULT_MAX)
         return jobd_error_set(err, JOBD_E_TOOBIG, "result", "result is over %d bytes",
@@ -418,8 +417,15 @@ int
 store_reap(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
            struct jobd_error *err)
 {
+    return store_reap_jobs(st, limit, bp, NULL, 0, reaped, err);
+}
+
+int
+store_reap_jobs(struct store *st, int limit, const struct backoff_policy *bp,
+                struct reaped_job *out, size_t cap, int *reaped, struct jobd_error *err)
+{
     *reaped = 0;
-    return CALL(reap, st, limit, bp, reaped, err);
+    return CALL(reap, st, limit, bp, out, cap, reaped, err);
 }
 
 int
@@ -544,8 +550,7 @@ store_schedule_put_capped(struct store *st, const struct schedule_spec *spec, bo
 }
 
 int
-store_schedule_get(struct store *st, const char *name, struct schedule *out,
-                   struct jobd_error *err)
+store_schedule_get(struct store *st, const char *name, struct schedule *out, struct jobd_error *err)
 {
     int rc = check_schedule_name(name, err);
     if (rc != JOBD_OK)
@@ -597,8 +602,7 @@ store_schedule_pause(struct store *st, const char *name, bool paused, struct sch
 }
 
 int
-store_schedule_trigger(struct store *st, const char *name, struct job *out,
-                       struct jobd_error *err)
+store_schedule_trigger(struct store *st, const char *name, struct job *out, struct jobd_error *err)
 {
     int rc = check_schedule_name(name, err);
     if (rc != JOBD_OK)

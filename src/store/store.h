@@ -56,15 +56,15 @@ struct store_operator_ops;
  */
 #define STORE_ANY (-1)
 struct job_filter {
-    int status;               /* enum job_status or STORE_ANY */
-    const char *queue;        /* NULL = any */
-    const char *type;         /* NULL = any */
-    const char *schedule;     /* NULL = any */
-    int limit;                /* 1..JOB_PAGE_MAX; 0 = JOB_PAGE_DEFAULT */
-    int64_t before_id;        /* cursor: only ids < before_id; 0 = from the newest */
+    int status;                /* enum job_status or STORE_ANY */
+    const char *queue;         /* NULL = any */
+    const char *type;          /* NULL = any */
+    const char *schedule;      /* NULL = any */
+    int limit;                 /* 1..JOB_PAGE_MAX; 0 = JOB_PAGE_DEFAULT */
+    int64_t before_id;         /* cursor: only ids < before_id; 0 = from the newest */
     int64_t created_after_us;  /* only created_at >= this; 0 = any */
     int64_t created_before_us; /* only created_at < this; 0 = any */
-    const char *key;          /* exact idempotency key; NULL = any */
+    const char *key;           /* exact idempotency key; NULL = any */
 };
 
 /*
@@ -82,10 +82,10 @@ struct claim_req {
     const char *worker_id;
     const char *const *queues; /* n_queues names, or NULL = every queue */
     size_t n_queues;
-    const char *const *types;  /* n_types names, or NULL = every type */
+    const char *const *types; /* n_types names, or NULL = every type */
     size_t n_types;
-    int limit;                 /* 1..JOB_PAGE_MAX */
-    int64_t lease_ms;          /* 0 = JOB_DEFAULT_LEASE_MS */
+    int limit;        /* 1..JOB_PAGE_MAX */
+    int64_t lease_ms; /* 0 = JOB_DEFAULT_LEASE_MS */
     /* With caps.claim_waits: when nothing is claimable, wait up to this
      * long for a job before answering empty (0 = answer at once). Other
      * backends ignore it. While it waits, a true *interrupt (may be NULL;
@@ -116,7 +116,7 @@ struct claim_req {
 struct completion {
     int64_t id;
     int32_t attempt;
-    const char *result;       /* JSON text or NULL */
+    const char *result; /* JSON text or NULL */
 };
 
 /* One failed attempt for store_fail_batch. Pointers borrowed. */
@@ -130,18 +130,28 @@ struct fail_report {
 
 /* Backoff parameters the reaper uses for a reaped attempt (full jitter). */
 struct backoff_policy {
-    int64_t base_ms;          /* 0 = JOB_DEFAULT_BACKOFF_BASE_MS */
-    int64_t cap_ms;           /* 0 = JOB_DEFAULT_BACKOFF_CAP_MS */
+    int64_t base_ms; /* 0 = JOB_DEFAULT_BACKOFF_BASE_MS */
+    int64_t cap_ms;  /* 0 = JOB_DEFAULT_BACKOFF_CAP_MS */
+};
+
+/* A lease the reaper took back (store_reap_jobs), for its log line. */
+struct reaped_job {
+    int64_t id;
+    int32_t attempt;     /* the attempt whose lease expired */
+    enum job_status now; /* pending (retried), dead or cancelled */
+    char type[JOB_NAME_MAX + 1];
+    char queue[JOB_QUEUE_MAX + 1];
+    char worker_id[JOB_WORKER_ID_MAX + 1]; /* "" if none was recorded */
 };
 
 /* Per-queue counts (GET /v1/queues). */
 struct queue_stat {
     char name[JOB_QUEUE_MAX + 1];
     bool paused;
-    int64_t count[JOB_STATUS_COUNT];  /* indexed by enum job_status */
-    double oldest_pending_age_s;      /* 0 if none pending */
-    int32_t max_running;              /* queue limits (operator.h); 0 = none */
-    int32_t rate_limit;               /* 0 = none */
+    int64_t count[JOB_STATUS_COUNT]; /* indexed by enum job_status */
+    double oldest_pending_age_s;     /* 0 if none pending */
+    int32_t max_running;             /* queue limits (operator.h); 0 = none */
+    int32_t rate_limit;              /* 0 = none */
     int64_t rate_per_ms;
     struct {
         int64_t succeeded, failed, dead;
@@ -186,36 +196,34 @@ struct store_ops {
     int (*schema_status)(struct store *st, int *current, int *newest, struct jobd_error *err);
     const char *(*migration_name)(int version); /* NULL or returning NULL: unnamed */
     int (*ping)(struct store *st, struct jobd_error *err);
-    int (*enqueue)(struct store *st, const struct job_spec *spec, struct job *out,
-                   bool *replayed, struct jobd_error *err);
-    int (*enqueue_batch)(struct store *st, const struct job_spec *specs, size_t n,
-                         struct job *out, bool *replayed, struct jobd_error *err);
+    int (*enqueue)(struct store *st, const struct job_spec *spec, struct job *out, bool *replayed,
+                   struct jobd_error *err);
+    int (*enqueue_batch)(struct store *st, const struct job_spec *specs, size_t n, struct job *out,
+                         bool *replayed, struct jobd_error *err);
     int (*get)(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
     int (*list)(struct store *st, const struct job_filter *f, struct job_list *out,
                 int64_t *next_cursor, struct jobd_error *err);
     int (*claim)(struct store *st, const struct claim_req *req, struct job_list *out,
                  struct jobd_error *err);
     int (*heartbeat)(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
-                     int64_t *lease_expires_at_us, bool *cancel_requested,
-                     struct jobd_error *err);
+                     int64_t *lease_expires_at_us, bool *cancel_requested, struct jobd_error *err);
     int (*complete)(struct store *st, int64_t id, int32_t attempt, const char *result,
                     struct job *out, struct jobd_error *err);
-    int (*complete_batch)(struct store *st, const struct completion *c, size_t n,
-                          int *outcome, struct jobd_error *err);
-    int (*fail)(struct store *st, int64_t id, int32_t attempt, const char *error,
-                bool retryable, int64_t retry_delay_ms, struct job *out,
-                struct jobd_error *err);
+    int (*complete_batch)(struct store *st, const struct completion *c, size_t n, int *outcome,
+                          struct jobd_error *err);
+    int (*fail)(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
+                int64_t retry_delay_ms, struct job *out, struct jobd_error *err);
     /* NULL: store_fail_batch sends one store_fail per report (remote) */
     int (*fail_batch)(struct store *st, const struct fail_report *f, size_t n, int *outcome,
                       enum job_status *status, struct jobd_error *err);
+    /* out: NULL, or room for cap entries (store_reap_jobs) */
     int (*reap)(struct store *st, int limit, const struct backoff_policy *bp,
-                int *reaped, struct jobd_error *err);
+                struct reaped_job *out, size_t cap, int *reaped, struct jobd_error *err);
     /* NULL in a backend that cannot give an attempt back (store_release fails) */
     int (*release)(struct store *st, int64_t id, int32_t attempt, struct jobd_error *err);
     int (*cancel)(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
     int (*retry)(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
-    int (*queue_pause)(struct store *st, const char *queue, bool paused,
-                       struct jobd_error *err);
+    int (*queue_pause)(struct store *st, const char *queue, bool paused, struct jobd_error *err);
     int (*queue_stats)(struct store *st, struct queue_stat **out, size_t *n,
                        struct jobd_error *err);
     int (*prune)(struct store *st, int64_t finished_before_us, int limit, int *deleted,
@@ -236,8 +244,8 @@ struct store_ops {
     int (*schedule_list)(struct store *st, const struct name_page *pg, struct schedule_list *out,
                          struct jobd_error *err);
     int (*schedule_delete)(struct store *st, const char *name, struct jobd_error *err);
-    int (*schedule_pause)(struct store *st, const char *name, bool paused,
-                          struct schedule *out, struct jobd_error *err);
+    int (*schedule_pause)(struct store *st, const char *name, bool paused, struct schedule *out,
+                          struct jobd_error *err);
     int (*schedule_trigger)(struct store *st, const char *name, struct job *out,
                             struct jobd_error *err);
     int (*schedule_materialize)(struct store *st, int limit, int64_t grace_us, int *made,
@@ -254,16 +262,16 @@ struct store_ops {
 /* Every backend's struct begins with this. */
 struct store {
     const struct store_ops *ops;
-    const struct jobd_clock *clock;  /* NULL = the backend's own (see above) */
+    const struct jobd_clock *clock; /* NULL = the backend's own (see above) */
 };
 
 /* ---- opening ---- */
 
 /* What a URL names, without opening it. */
 enum store_url_kind {
-    STORE_URL_INVALID,   /* a scheme no backend knows, or empty */
-    STORE_URL_DATABASE,  /* postgres://, postgresql://, sqlite:PATH or a plain path */
-    STORE_URL_SERVER,    /* http:// or https://: a jobd API server (remote.h) */
+    STORE_URL_INVALID,  /* a scheme no backend knows, or empty */
+    STORE_URL_DATABASE, /* postgres://, postgresql://, sqlite:PATH or a plain path */
+    STORE_URL_SERVER,   /* http:// or https://: a jobd API server (remote.h) */
 };
 enum store_url_kind store_url_kind(const char *url);
 /*
@@ -418,6 +426,13 @@ JOBD_MUST_USE int store_fail_batch(struct store *st, const struct fail_report *f
  */
 JOBD_MUST_USE int store_reap(struct store *st, int limit, const struct backoff_policy *bp,
                              int *reaped, struct jobd_error *err);
+/*
+ * store_reap that also says which leases it took back: out (caller-owned,
+ * cap entries) receives the first min(cap, *reaped) of them.
+ */
+JOBD_MUST_USE int store_reap_jobs(struct store *st, int limit, const struct backoff_policy *bp,
+                                  struct reaped_job *out, size_t cap, int *reaped,
+                                  struct jobd_error *err);
 
 /*
  * Gives a running attempt back unused: running -> pending, due now, with
@@ -439,12 +454,14 @@ JOBD_MUST_USE int store_release(struct store *st, int64_t id, int32_t attempt,
  * (out->status stays running, out->cancel_requested = true); out may be NULL. JOBD_E_STATE if
  * terminal, JOBD_E_NOTFOUND.
  */
-JOBD_MUST_USE int store_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+JOBD_MUST_USE int store_cancel(struct store *st, int64_t id, struct job *out,
+                               struct jobd_error *err);
 /*
  * dead / cancelled -> pending, due now, with max_attempts fresh attempts (out may be NULL);
  * attempt is kept (never decreases). JOBD_E_STATE otherwise, JOBD_E_NOTFOUND.
  */
-JOBD_MUST_USE int store_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+JOBD_MUST_USE int store_retry(struct store *st, int64_t id, struct job *out,
+                              struct jobd_error *err);
 /* Pauses or resumes a queue (it need not have jobs yet). */
 JOBD_MUST_USE int store_queue_pause(struct store *st, const char *queue, bool paused,
                                     struct jobd_error *err);
@@ -455,8 +472,8 @@ JOBD_MUST_USE int store_queue_pause(struct store *st, const char *queue, bool pa
 JOBD_MUST_USE int store_queue_stats(struct store *st, struct queue_stat **out, size_t *n,
                                     struct jobd_error *err);
 /* Deletes up to limit terminal jobs finished before the cutoff. */
-JOBD_MUST_USE int store_prune(struct store *st, int64_t finished_before_us, int limit,
-                              int *deleted, struct jobd_error *err);
+JOBD_MUST_USE int store_prune(struct store *st, int64_t finished_before_us, int limit, int *deleted,
+                              struct jobd_error *err);
 
 /* ---- wake-ups ---- */
 
@@ -534,8 +551,7 @@ JOBD_MUST_USE int store_schedule_list(struct store *st, struct schedule_list *ou
 JOBD_MUST_USE int store_schedule_page(struct store *st, const struct name_page *pg,
                                       struct schedule_list *out, struct jobd_error *err);
 /* Deletes a schedule; the jobs it made stay. JOBD_E_NOTFOUND. */
-JOBD_MUST_USE int store_schedule_delete(struct store *st, const char *name,
-                                        struct jobd_error *err);
+JOBD_MUST_USE int store_schedule_delete(struct store *st, const char *name, struct jobd_error *err);
 /*
  * Pauses or resumes. A paused schedule makes no jobs; resuming sets
  * next_run_at to the first firing after now (firings while paused are not

@@ -68,8 +68,8 @@ struct store_pg {
     PGconn *conn;
     const struct pg_stmt *prepared[PG_MAX_PREPARED]; /* prepared on this connection */
     size_t n_prepared;
-    bool listening;  /* LISTEN jobd_jobs issued on this connection */
-    bool pooled;     /* URL said pooler=transaction: no named statements, no LISTEN */
+    bool listening;            /* LISTEN jobd_jobs issued on this connection */
+    bool pooled;               /* URL said pooler=transaction: no named statements, no LISTEN */
     bool walk_claims;          /* store_offload: claims must walk the claim index (pg_op_offload) */
     bool walk_set;             /* this session has the setting walk_claims asks for */
     struct qlimits_cache qlim; /* the limited queues (qlimits.h) */
@@ -82,7 +82,7 @@ struct store_pg {
 struct pg_migration {
     int version;
     const char *name;
-    const char *sql;  /* one or more statements, run in the migration transaction */
+    const char *sql; /* one or more statements, run in the migration transaction */
 };
 extern const struct pg_migration pg_migrations[];
 extern const size_t pg_migrations_count;
@@ -116,17 +116,17 @@ extern const size_t pg_migrations_count;
 #define PG_JOB_NCOLS 22
 
 /* The columns of a row moved to jobs_done from CTE d, with status/result/error given. */
-#define PG_DONE_SELECT(status, result, error, now)                                      \
-    "SELECT d.id, d.queue, d.type, d.payload, " status ", d.priority, d.run_at,"        \
-    "       d.attempt, d.attempt_floor, d.max_attempts, d.idempotency_key, d.schedule,"  \
-    "       d.scheduled_for, d.worker_id, NULL, d.timeout_ms, d.cancel_requested, "     \
-    error ", " result ", d.created_at, d.started_at, " now " "
+#define PG_DONE_SELECT(status, result, error, now)                                                 \
+    "SELECT d.id, d.queue, d.type, d.payload, " status ", d.priority, d.run_at,"                   \
+    "       d.attempt, d.attempt_floor, d.max_attempts, d.idempotency_key, d.schedule,"            \
+    "       d.scheduled_for, d.worker_id, NULL, d.timeout_ms, d.cancel_requested, " error          \
+    ", " result ", d.created_at, d.started_at, " now " "
 
 /* Every stored column of jobd.jobs / jobd.jobs_done, in table order. */
-#define PG_JOB_TABLE_COLS                                                               \
-    "id, queue, type, payload, status, priority, run_at, attempt, attempt_floor, "      \
-    "max_attempts, idempotency_key, schedule, scheduled_for, worker_id, "               \
-    "lease_expires_at, timeout_ms, cancel_requested, last_error, result, created_at, "  \
+#define PG_JOB_TABLE_COLS                                                                          \
+    "id, queue, type, payload, status, priority, run_at, attempt, attempt_floor, "                 \
+    "max_attempts, idempotency_key, schedule, scheduled_for, worker_id, "                          \
+    "lease_expires_at, timeout_ms, cancel_requested, last_error, result, created_at, "             \
     "started_at, finished_at"
 
 /* ---- helpers ---- */
@@ -247,10 +247,10 @@ int pg_qlimits_claim(struct store_pg *s, const struct claim_req *req, const char
 int pg_qlimits_fill(struct store_pg *s, struct queue_stat *v, size_t n, struct jobd_error *err);
 
 /* The job and queue operations of the vtable (store_pg_*.c); see store.h. */
-int pg_op_enqueue(struct store *st, const struct job_spec *spec, struct job *out,
-                  bool *replayed, struct jobd_error *err);
-int pg_op_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n,
-                        struct job *out, bool *replayed, struct jobd_error *err);
+int pg_op_enqueue(struct store *st, const struct job_spec *spec, struct job *out, bool *replayed,
+                  struct jobd_error *err);
+int pg_op_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n, struct job *out,
+                        bool *replayed, struct jobd_error *err);
 int pg_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
 int pg_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
                int64_t *next_cursor, struct jobd_error *err);
@@ -260,26 +260,22 @@ void pg_op_offload(struct store *st);
 int pg_op_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at_us,
                       struct jobd_error *err);
 int pg_op_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
-                    int64_t *lease_expires_at_us, bool *cancel_requested,
-                    struct jobd_error *err);
+                    int64_t *lease_expires_at_us, bool *cancel_requested, struct jobd_error *err);
 int pg_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result,
                    struct job *out, struct jobd_error *err);
 int pg_op_complete_batch(struct store *st, const struct completion *c, size_t n, int *outcome,
                          struct jobd_error *err);
-int pg_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error,
-               bool retryable, int64_t retry_delay_ms, struct job *out,
-               struct jobd_error *err);
+int pg_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
+               int64_t retry_delay_ms, struct job *out, struct jobd_error *err);
 int pg_op_fail_batch(struct store *st, const struct fail_report *f, size_t n, int *outcome,
                      enum job_status *status, struct jobd_error *err);
-int pg_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
-               struct jobd_error *err);
+int pg_op_reap(struct store *st, int limit, const struct backoff_policy *bp, struct reaped_job *out,
+               size_t cap, int *reaped, struct jobd_error *err);
 int pg_op_release(struct store *st, int64_t id, int32_t attempt, struct jobd_error *err);
 int pg_op_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
 int pg_op_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
-int pg_op_queue_pause(struct store *st, const char *queue, bool paused,
-                      struct jobd_error *err);
-int pg_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n,
-                      struct jobd_error *err);
+int pg_op_queue_pause(struct store *st, const char *queue, bool paused, struct jobd_error *err);
+int pg_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct jobd_error *err);
 int pg_op_prune(struct store *st, int64_t finished_before_us, int limit, int *deleted,
                 struct jobd_error *err);
 

@@ -26,32 +26,38 @@
  * it ends cancelled instead. The attempt's history row says which
  * (store/operator.h). Returns one row when the fence matched.
  */
-PG_STMT(st_release,
-     "WITH d AS (DELETE FROM jobd.jobs WHERE id = $1::bigint AND status = 'running'"
-     "           AND attempt = $2::int RETURNING *),"
-     " h AS (INSERT INTO jobd.job_attempts (job_id, attempt, worker_id, started_at,"
-     "                                     finished_at, outcome, error)"
-     "       SELECT d.id, d.attempt, d.worker_id, d.started_at, " PG_NOW("$3") ","
-     "              CASE WHEN d.cancel_requested THEN 'cancelled' ELSE 'released' END, NULL"
-     "       FROM d ON CONFLICT (job_id, attempt) DO NOTHING),"
-     " back AS (INSERT INTO jobd.jobs (" PG_JOB_TABLE_COLS ") "
-     "          SELECT d.id, d.queue, d.type, d.payload, 'pending', d.priority, "
-     PG_NOW("$3") ", d.attempt, d.attempt_floor + 1, d.max_attempts, d.idempotency_key,"
-     "                 d.schedule, d.scheduled_for, NULL, NULL, d.timeout_ms, false,"
-     "                 d.last_error, NULL, d.created_at, d.started_at, NULL"
-     "          FROM d WHERE NOT d.cancel_requested RETURNING id),"
-     " done AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
-     PG_DONE_SELECT("'cancelled'", "NULL", "d.last_error", PG_NOW("$3"))
-     "          FROM d WHERE d.cancel_requested RETURNING id) "
-     "SELECT id FROM back UNION ALL SELECT id FROM done");
+PG_STMT(
+    st_release,
+    "WITH d AS (DELETE FROM jobd.jobs WHERE id = $1::bigint AND status = 'running'"
+    "           AND attempt = $2::int RETURNING *),"
+    " h AS (INSERT INTO jobd.job_attempts (job_id, attempt, worker_id, started_at,"
+    "                                     finished_at, outcome, error)"
+    "       SELECT d.id, d.attempt, d.worker_id, d.started_at, " PG_NOW(
+        "$3") ","
+              "              CASE WHEN d.cancel_requested THEN 'cancelled' ELSE 'released' END, "
+              "NULL"
+              "       FROM d ON CONFLICT (job_id, attempt) DO NOTHING),"
+              " back AS (INSERT INTO jobd.jobs (" PG_JOB_TABLE_COLS ") "
+              "          SELECT d.id, d.queue, d.type, d.payload, 'pending', d.priority, " PG_NOW(
+                  "$3") ", d.attempt, d.attempt_floor + 1, d.max_attempts, d.idempotency_key,"
+                        "                 d.schedule, d.scheduled_for, NULL, NULL, d.timeout_ms, "
+                        "false,"
+                        "                 d.last_error, NULL, d.created_at, d.started_at, NULL"
+                        "          FROM d WHERE NOT d.cancel_requested RETURNING id),"
+                        " done AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS
+                        ") " PG_DONE_SELECT(
+                            "'cancelled'", "NULL", "d.last_error",
+                            PG_NOW("$3")) "          FROM d WHERE d.cancel_requested RETURNING id) "
+                                          "SELECT id FROM back UNION ALL SELECT id FROM done");
 
 /* ---- reports ---- */
 
 /* $1 id, $2 attempt, $3 lease_ms, $4 now. */
 PG_STMT(st_heartbeat,
-     "UPDATE jobd.jobs SET lease_expires_at = " PG_NOW("$4") " + " PG_MS("$3") " "
-     "WHERE id = $1::bigint AND status = 'running' AND attempt = $2::int "
-     "RETURNING " PG_TS_US("lease_expires_at") ", cancel_requested");
+        "UPDATE jobd.jobs SET lease_expires_at = " PG_NOW("$4") " + " PG_MS(
+            "$3") " "
+                  "WHERE id = $1::bigint AND status = 'running' AND attempt = $2::int "
+                  "RETURNING " PG_TS_US("lease_expires_at") ", cancel_requested");
 
 /*
  * A completion is one UPDATE in place (migration 8): the row becomes
@@ -115,27 +121,26 @@ PG_STMT(st_complete_batch_join,
  * pending while retryable with attempts left (counted since the last manual
  * retry), else dead. Pending rows go back into jobs in the same statement.
  */
-#define FATE(retryable)                                                                 \
-    "CASE WHEN d.cancel_requested THEN 'cancelled'"                                     \
-    "     WHEN " retryable " AND d.attempt - d.attempt_floor < d.max_attempts"          \
+#define FATE(retryable)                                                                            \
+    "CASE WHEN d.cancel_requested THEN 'cancelled'"                                                \
+    "     WHEN " retryable " AND d.attempt - d.attempt_floor < d.max_attempts"                     \
     "     THEN 'pending' ELSE 'dead' END"
 /*
  * The attempt history row (store/operator.h) of an attempt that ended other
  * than in success, from x d: its outcome follows the job's fate (a reaped
  * attempt says so whatever the fate).
  */
-#define HISTORY(outcome, error, now)                                                    \
-    "INSERT INTO jobd.job_attempts (job_id, attempt, worker_id, started_at, finished_at,"\
-    "                               outcome, error) "                                   \
-    "SELECT d.id, d.attempt, d.worker_id, d.started_at, " now ", " outcome ", " error    \
+#define HISTORY(outcome, error, now)                                                               \
+    "INSERT INTO jobd.job_attempts (job_id, attempt, worker_id, started_at, finished_at,"          \
+    "                               outcome, error) "                                              \
+    "SELECT d.id, d.attempt, d.worker_id, d.started_at, " now ", " outcome ", " error              \
     " FROM x d ON CONFLICT (job_id, attempt) DO NOTHING"
-#define FAIL_OUTCOME                                                                    \
-    "CASE d.fate WHEN 'pending' THEN 'failed' ELSE d.fate END"
-#define BACK_TO_PENDING(run_at, error)                                                  \
-    "INSERT INTO jobd.jobs (" PG_JOB_TABLE_COLS ") "                                    \
-    "SELECT d.id, d.queue, d.type, d.payload, 'pending', d.priority, " run_at ","        \
-    "       d.attempt, d.attempt_floor, d.max_attempts, d.idempotency_key, d.schedule,"  \
-    "       d.scheduled_for, NULL, NULL, d.timeout_ms, false, " error ", NULL,"         \
+#define FAIL_OUTCOME "CASE d.fate WHEN 'pending' THEN 'failed' ELSE d.fate END"
+#define BACK_TO_PENDING(run_at, error)                                                             \
+    "INSERT INTO jobd.jobs (" PG_JOB_TABLE_COLS ") "                                               \
+    "SELECT d.id, d.queue, d.type, d.payload, 'pending', d.priority, " run_at ","                  \
+    "       d.attempt, d.attempt_floor, d.max_attempts, d.idempotency_key, d.schedule,"            \
+    "       d.scheduled_for, NULL, NULL, d.timeout_ms, false, " error ", NULL,"                    \
     "       d.created_at, d.started_at, NULL FROM x d WHERE d.fate = 'pending' "
 
 /* $1 id, $2 attempt, $3 error, $4 retryable, $5 delay_ms, $6 now. */
@@ -187,7 +192,9 @@ PG_STMT(st_fail_batch,
  * more than the limit. Full-jitter backoff in SQL:
  * random() * LEAST(cap, base * 2^n), n = attempts since the last manual retry
  * (job_attempts_counted in core/rules.h; capped at 40 so 2^n stays a
- * finite double).
+ * finite double). One row per lease reaped, for the reaper's log line
+ * (back and done run whether or not the answer reads them, as every
+ * data-modifying WITH does).
  */
 /* clang-format off */
 PG_STMT(st_reap,
@@ -208,7 +215,7 @@ PG_STMT(st_reap,
      " done AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
      PG_DONE_SELECT("d.fate", "NULL", "'lease expired'", PG_NOW("$4"))
      "          FROM x d WHERE d.fate <> 'pending' RETURNING 1) "
-     "SELECT (SELECT count(*) FROM back), (SELECT count(*) FROM done)");
+     "SELECT d.id, d.attempt, d.fate, d.type, d.queue, d.worker_id FROM x d");
 /* clang-format on */
 
 /* ---- reports ---- */
@@ -239,8 +246,7 @@ pg_op_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
 
 /* Finishes a one-row report: the job into out, or stale when nothing matched. */
 static int
-report_result(PGresult *r, int64_t id, int32_t attempt, struct job *out,
-              struct jobd_error *err)
+report_result(PGresult *r, int64_t id, int32_t attempt, struct job *out, struct jobd_error *err)
 {
     int rc = JOBD_OK;
     if (PQntuples(r) == 0)
@@ -252,13 +258,12 @@ report_result(PGresult *r, int64_t id, int32_t attempt, struct job *out,
 }
 
 int
-pg_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result,
-               struct job *out, struct jobd_error *err)
+pg_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result, struct job *out,
+               struct jobd_error *err)
 {
     struct store_pg *s = pg_of(st);
     char b[2][24], nowb[24];
-    const char *vals[4] = {pg_i64(b[0], id), pg_i64(b[1], attempt), result,
-                           pg_now_param(s, nowb)};
+    const char *vals[4] = {pg_i64(b[0], id), pg_i64(b[1], attempt), result, pg_now_param(s, nowb)};
     PGresult *r = NULL;
     int rc = pg_exec(s, &st_complete, 4, vals, &r, err);
     if (rc != JOBD_OK)
@@ -357,8 +362,7 @@ pg_op_complete_batch(struct store *st, const struct completion *c, size_t n, int
     if (vals[0] == NULL || vals[1] == NULL || vals[2] == NULL)
         rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     else
-        rc = pg_exec(s, mixed ? &st_complete_batch_join : &st_complete_batch, 4, vals, &r,
-                     err);
+        rc = pg_exec(s, mixed ? &st_complete_batch_join : &st_complete_batch, 4, vals, &r, err);
     if (rc == JOBD_OK)
         mark_applied(r, REPORT_KEYS(c, struct completion), n, outcome, NULL, NULL);
     PQclear(r);
@@ -373,8 +377,11 @@ pg_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error, boo
 {
     struct store_pg *s = pg_of(st);
     char b[3][24], nowb[24];
-    const char *vals[6] = {pg_i64(b[0], id), pg_i64(b[1], attempt), job_error_tail(error),
-                           retryable ? "true" : "false", pg_i64(b[2], retry_delay_ms),
+    const char *vals[6] = {pg_i64(b[0], id),
+                           pg_i64(b[1], attempt),
+                           job_error_tail(error),
+                           retryable ? "true" : "false",
+                           pg_i64(b[2], retry_delay_ms),
                            pg_now_param(s, nowb)};
     PGresult *r = NULL;
     int rc = pg_exec(s, &st_fail, 6, vals, &r, err);
@@ -425,8 +432,8 @@ pg_op_fail_batch(struct store *st, const struct fail_report *f, size_t n, int *o
 }
 
 int
-pg_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
-           struct jobd_error *err)
+pg_op_reap(struct store *st, int limit, const struct backoff_policy *bp, struct reaped_job *out,
+           size_t room, int *reaped, struct jobd_error *err)
 {
     struct store_pg *s = pg_of(st);
     int64_t base = bp && bp->base_ms > 0 ? bp->base_ms : JOB_DEFAULT_BACKOFF_BASE_MS;
@@ -438,7 +445,18 @@ pg_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
     int rc = pg_exec(s, &st_reap, 4, vals, &r, err);
     if (rc != JOBD_OK)
         return rc;
-    *reaped = (int)(pg_get_i64(r, 0, 0) + pg_get_i64(r, 0, 1));
+    int rows = PQntuples(r);
+    for (int row = 0; out != NULL && row < rows && (size_t)row < room; row++) {
+        struct reaped_job *o = &out[row];
+        o->id = pg_get_i64(r, row, 0);
+        o->attempt = (int32_t)pg_get_i64(r, row, 1);
+        if (job_status_parse(PQgetvalue(r, row, 2), &o->now) != JOBD_OK)
+            o->now = JOB_DEAD; /* not reached: FATE writes known names */
+        snprintf(o->type, sizeof o->type, "%s", PQgetvalue(r, row, 3));
+        snprintf(o->queue, sizeof o->queue, "%s", PQgetvalue(r, row, 4));
+        snprintf(o->worker_id, sizeof o->worker_id, "%s", PQgetvalue(r, row, 5));
+    }
+    *reaped = rows;
     PQclear(r);
     return JOBD_OK;
 }

@@ -25,28 +25,28 @@
 #define SQ_CACHE_MAX 96
 
 struct sq_cached {
-    char *sql;            /* owned copy of the text, the cache key */
-    sqlite3_stmt *stmt;   /* owned; finalized on close or eviction */
+    char *sql;          /* owned copy of the text, the cache key */
+    sqlite3_stmt *stmt; /* owned; finalized on close or eviction */
 };
 
 /* One SQLite connection. Begins with struct store (see store.h). */
 struct sqlite_store {
     struct store base;
     sqlite3 *db;
-    char *path;           /* owned */
-    uint64_t rng;         /* splitmix64 state for backoff and busy-wait jitter */
+    char *path;            /* owned */
+    uint64_t rng;          /* splitmix64 state for backoff and busy-wait jitter */
     int64_t busy_since_us; /* monotonic start of the current wait for a lock */
-    int ckpt_frames;      /* WAL size (frames) at this connection's last checkpoint */
-    struct sq_ckpt *ckpt; /* owned; checkpoints off this thread (sqlite_ckpt.h), if any */
-    struct sq_wake *wake; /* owned; store_wait's WAL watch (sqlite_wake.h), if any */
-    bool wake_tried;      /* wake was set up, or found unavailable */
-    int64_t wake_version; /* PRAGMA data_version at the last wake-up */
+    int ckpt_frames;       /* WAL size (frames) at this connection's last checkpoint */
+    struct sq_ckpt *ckpt;  /* owned; checkpoints off this thread (sqlite_ckpt.h), if any */
+    struct sq_wake *wake;  /* owned; store_wait's WAL watch (sqlite_wake.h), if any */
+    bool wake_tried;       /* wake was set up, or found unavailable */
+    int64_t wake_version;  /* PRAGMA data_version at the last wake-up */
     int64_t last_write_us; /* monotonic: the last WAL write seen (0: none pending) */
-    bool sync_known;      /* sync_full reflects the connection's PRAGMA synchronous */
-    bool sync_full;       /* synchronous=FULL (else NORMAL); see sq_begin_relaxed */
-    struct sq_file *file; /* the file path named at open (store_sqlite_txn.c); not owned */
+    bool sync_known;       /* sync_full reflects the connection's PRAGMA synchronous */
+    bool sync_full;        /* synchronous=FULL (else NORMAL); see sq_begin_relaxed */
+    struct sq_file *file;  /* the file path named at open (store_sqlite_txn.c); not owned */
     size_t n_cached;
-    size_t next_evict;    /* round-robin victim once the cache is full */
+    size_t next_evict; /* round-robin victim once the cache is full */
     struct sq_cached cache[SQ_CACHE_MAX];
     struct qlimits_cache qlim; /* the limited queues (qlimits.h) */
     struct sq_stats stats;     /* the open transaction's counts (stats_sqlite.c) */
@@ -57,10 +57,10 @@ struct sqlite_store {
  * "jobs_done" have exactly these columns, so rows move between them with
  * INSERT INTO … (SQ_JOB_COLS) SELECT SQ_JOB_COLS.
  */
-#define SQ_JOB_COLS                                                                    \
-    "id, queue, type, payload, status, priority, run_at, attempt, max_attempts, "      \
-    "idempotency_key, schedule, scheduled_for, worker_id, lease_expires_at, "          \
-    "timeout_ms, cancel_requested, last_error, result, created_at, started_at, "       \
+#define SQ_JOB_COLS                                                                                \
+    "id, queue, type, payload, status, priority, run_at, attempt, max_attempts, "                  \
+    "idempotency_key, schedule, scheduled_for, worker_id, lease_expires_at, "                      \
+    "timeout_ms, cancel_requested, last_error, result, created_at, started_at, "                   \
     "finished_at, attempt_floor"
 #define SQ_JOB_NCOLS 22
 
@@ -86,8 +86,7 @@ int sq_error(struct sqlite_store *s, int rc, const char *what, struct jobd_error
  * cleared), preparing and caching it on first use. The statement stays
  * owned by the cache.
  */
-int sq_prepare(struct sqlite_store *s, const char *sql, sqlite3_stmt **out,
-               struct jobd_error *err);
+int sq_prepare(struct sqlite_store *s, const char *sql, sqlite3_stmt **out, struct jobd_error *err);
 /* Resets a statement obtained from sq_prepare (releases its read locks). */
 void sq_reset(sqlite3_stmt *stmt);
 
@@ -183,13 +182,13 @@ enum sq_column { SQ_KEEP, SQ_SET };
 
 /* How a job ends (sq_finish_job). Strings borrowed for the call. */
 struct sq_finish {
-    enum job_status from;   /* the guard: the status it must have */
-    int32_t attempt;        /* the guard: its attempt, or SQ_ANY_ATTEMPT */
-    enum job_status to;     /* succeeded, dead or cancelled */
-    int64_t now_us;         /* finished_at */
-    enum sq_column error;   /* last_error := error_text, or kept */
+    enum job_status from; /* the guard: the status it must have */
+    int32_t attempt;      /* the guard: its attempt, or SQ_ANY_ATTEMPT */
+    enum job_status to;   /* succeeded, dead or cancelled */
+    int64_t now_us;       /* finished_at */
+    enum sq_column error; /* last_error := error_text, or kept */
     const char *error_text;
-    enum sq_column result;  /* result := result_text, or kept */
+    enum sq_column result; /* result := result_text, or kept */
     const char *result_text;
 };
 
@@ -213,36 +212,32 @@ int sq_end_with_job(struct sqlite_store *s, int rc, int64_t id, struct job *out,
  * store_sqlite_read.c, store_sqlite_report.c, store_sqlite_admin.c); see
  * store.h for their contracts.
  */
-int sq_op_enqueue(struct store *st, const struct job_spec *spec, struct job *out,
-                  bool *replayed, struct jobd_error *err);
-int sq_op_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n,
-                        struct job *out, bool *replayed, struct jobd_error *err);
+int sq_op_enqueue(struct store *st, const struct job_spec *spec, struct job *out, bool *replayed,
+                  struct jobd_error *err);
+int sq_op_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n, struct job *out,
+                        bool *replayed, struct jobd_error *err);
 int sq_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
 int sq_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
                int64_t *next_cursor, struct jobd_error *err);
 int sq_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
                 struct jobd_error *err);
 int sq_op_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
-                    int64_t *lease_expires_at_us, bool *cancel_requested,
-                    struct jobd_error *err);
+                    int64_t *lease_expires_at_us, bool *cancel_requested, struct jobd_error *err);
 int sq_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result,
                    struct job *out, struct jobd_error *err);
 int sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int *outcome,
                          struct jobd_error *err);
-int sq_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error,
-               bool retryable, int64_t retry_delay_ms, struct job *out,
-               struct jobd_error *err);
+int sq_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
+               int64_t retry_delay_ms, struct job *out, struct jobd_error *err);
 int sq_op_fail_batch(struct store *st, const struct fail_report *f, size_t n, int *outcome,
                      enum job_status *status, struct jobd_error *err);
-int sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
-               struct jobd_error *err);
+int sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, struct reaped_job *out,
+               size_t cap, int *reaped, struct jobd_error *err);
 int sq_op_release(struct store *st, int64_t id, int32_t attempt, struct jobd_error *err);
 int sq_op_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
 int sq_op_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
-int sq_op_queue_pause(struct store *st, const char *queue, bool paused,
-                      struct jobd_error *err);
-int sq_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n,
-                      struct jobd_error *err);
+int sq_op_queue_pause(struct store *st, const char *queue, bool paused, struct jobd_error *err);
+int sq_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct jobd_error *err);
 int sq_op_prune(struct store *st, int64_t finished_before_us, int limit, int *deleted,
                 struct jobd_error *err);
 int sq_op_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at_us,

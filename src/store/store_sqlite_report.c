@@ -67,15 +67,19 @@ fail:
 }
 
 int
-sq_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result,
-               struct job *out, struct jobd_error *err)
+sq_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result, struct job *out,
+               struct jobd_error *err)
 {
     struct sqlite_store *s = sq_of(st);
     int rc = sq_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
-    struct sq_finish f = {.from = JOB_RUNNING, .attempt = attempt, .to = JOB_SUCCEEDED,
-                          .now_us = sq_now(s), .result = SQ_SET, .result_text = result};
+    struct sq_finish f = {.from = JOB_RUNNING,
+                          .attempt = attempt,
+                          .to = JOB_SUCCEEDED,
+                          .now_us = sq_now(s),
+                          .result = SQ_SET,
+                          .result_text = result};
     rc = sq_finish_job(s, id, &f, err);
     if (rc == 0)
         rc = job_error_stale(err, id, attempt);
@@ -92,8 +96,11 @@ sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int
         return rc;
     int64_t now = sq_now(s);
     for (size_t i = 0; i < n; i++) {
-        struct sq_finish f = {.from = JOB_RUNNING, .attempt = c[i].attempt,
-                              .to = JOB_SUCCEEDED, .now_us = now, .result = SQ_SET,
+        struct sq_finish f = {.from = JOB_RUNNING,
+                              .attempt = c[i].attempt,
+                              .to = JOB_SUCCEEDED,
+                              .now_us = now,
+                              .result = SQ_SET,
                               .result_text = c[i].result};
         rc = sq_finish_job(s, c[i].id, &f, err);
         if (rc < 0) {
@@ -150,9 +157,12 @@ fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *er
     if (fate != NULL)
         *fate = cancel ? JOB_CANCELLED : dead ? JOB_DEAD : JOB_PENDING;
     if (cancel || dead) {
-        struct sq_finish f = {.from = JOB_RUNNING, .attempt = attempt,
-                              .to = cancel ? JOB_CANCELLED : JOB_DEAD, .now_us = now,
-                              .error = SQ_SET, .error_text = error};
+        struct sq_finish f = {.from = JOB_RUNNING,
+                              .attempt = attempt,
+                              .to = cancel ? JOB_CANCELLED : JOB_DEAD,
+                              .now_us = now,
+                              .error = SQ_SET,
+                              .error_text = error};
         return sq_finish_job(s, id, &f, err);
     }
     if ((rc = sq_prepare(s,
@@ -211,9 +221,22 @@ sq_op_fail_batch(struct store *st, const struct fail_report *f, size_t n, int *o
     return sq_commit(s, err);
 }
 
+/* A row of the expired leases (id, attempt, floor, type, queue, worker_id) into *o. */
+static void
+reaped_from_row(sqlite3_stmt *stmt, struct reaped_job *o)
+{
+    o->id = sqlite3_column_int64(stmt, 0);
+    o->attempt = sqlite3_column_int(stmt, 1);
+    o->now = JOB_PENDING;
+    snprintf(o->type, sizeof o->type, "%s", (const char *)sqlite3_column_text(stmt, 3));
+    snprintf(o->queue, sizeof o->queue, "%s", (const char *)sqlite3_column_text(stmt, 4));
+    const unsigned char *w = sqlite3_column_text(stmt, 5);
+    snprintf(o->worker_id, sizeof o->worker_id, "%s", w != NULL ? (const char *)w : "");
+}
+
 int
-sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
-           struct jobd_error *err)
+sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, struct reaped_job *out,
+           size_t room, int *reaped, struct jobd_error *err)
 {
     struct sqlite_store *s = sq_of(st);
     if (limit <= 0)
@@ -224,7 +247,7 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
     int64_t now = sq_now(s);
     sqlite3_stmt *stmt;
     if ((rc = sq_prepare(s,
-                         "SELECT id, attempt, attempt_floor FROM jobs "
+                         "SELECT id, attempt, attempt_floor, type, queue, worker_id FROM jobs "
                          "WHERE status = 'running' AND lease_expires_at < ?1 "
                          "ORDER BY lease_expires_at LIMIT ?2",
                          &stmt, err)) != JOBD_OK)
@@ -253,6 +276,8 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
         v[n].id = sqlite3_column_int64(stmt, 0);
         v[n].attempt = sqlite3_column_int(stmt, 1);
         v[n].floor = sqlite3_column_int(stmt, 2);
+        if (out != NULL && n < room)
+            reaped_from_row(stmt, &out[n]);
         n++;
     }
     sq_reset(stmt);
@@ -263,11 +288,16 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
     int count = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t delay = sq_backoff_ms(s, v[i].attempt, v[i].floor, bp);
-        rc = fail_attempt(s, v[i].id, v[i].attempt, "lease expired", FAIL_REAPED, delay, now, NULL,
+        enum job_status fate = JOB_PENDING;
+        rc = fail_attempt(s, v[i].id, v[i].attempt, "lease expired", FAIL_REAPED, delay, now, &fate,
                           err);
         if (rc < 0) {
             free(v);
             goto fail;
+        }
+        if (rc == 1 && out != NULL && i < room) { /* out[0..count) are the applied ones */
+            out[count] = out[i];
+            out[count].now = fate;
         }
         count += rc;
     }
@@ -308,8 +338,8 @@ release_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, int64_t now
     if (rc != JOBD_OK)
         return rc;
     if (cancel) {
-        struct sq_finish f = {.from = JOB_RUNNING, .attempt = attempt, .to = JOB_CANCELLED,
-                              .now_us = now};
+        struct sq_finish f = {
+            .from = JOB_RUNNING, .attempt = attempt, .to = JOB_CANCELLED, .now_us = now};
         return sq_finish_job(s, id, &f, err);
     }
     if ((rc = sq_prepare(s,

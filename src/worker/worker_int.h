@@ -68,6 +68,7 @@ struct failure {
     enum report_kind kind;
     int64_t delay_ms;
     bool plain;               /* error replaced after the store refused the original */
+    const char *type;         /* the job's type, for the log: w->cfg's handler's, or NULL */
     struct failure *next;
 };
 

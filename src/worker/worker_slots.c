@@ -201,8 +201,11 @@ wk_take_results(struct worker *w)
                     delay =
                         job_retry_delay_ms(r->attempt, s->attempt_floor, w->cfg.backoff_base_ms,
                                            w->cfg.backoff_cap_ms, backoff_rand_splitmix, &w->rng);
-                wk_push_failure(w, r->id, r->attempt, r->error,
-                                r->outcome == RUN_RETRY ? REPORT_RETRY : REPORT_DEAD, delay);
+                struct failure *f =
+                    wk_push_failure(w, r->id, r->attempt, r->error,
+                                    r->outcome == RUN_RETRY ? REPORT_RETRY : REPORT_DEAD, delay);
+                if (f != NULL)
+                    f->type = s->h->type;
                 r->error = NULL;
             }
         }
