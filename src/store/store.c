@@ -12,10 +12,8 @@
 
 #include "core/err.h"
 #include "core/utf8.h"
-#include "store/remote.h"
 #include "store/stats.h"
-#include "store/store_pg.h"
-#include "store/store_sqlite.h"
+#include "store/backends.h"
 
 /*
  * The one place that maps a URL to a backend. A row per scheme; a plain
@@ -183,13 +181,6 @@ store_url_redact(const char *url, char *buf, size_t len)
         p = k + 9 + strcspn(k + 9, "&# ");
     }
     return buf;
-}
-
-bool
-store_error_is_outage(int rc)
-{
-    return rc == JOBD_E_UNAVAILABLE || rc == JOBD_E_IO || rc == JOBD_E_NOMEM ||
-           rc == JOBD_E_COMMIT_UNKNOWN;
 }
 
 const struct store_caps *
@@ -456,20 +447,6 @@ store_queue_pause(struct store *st, const char *queue, bool paused, struct jobd_
     if (rc != JOBD_OK)
         return rc;
     return CALL(queue_pause, st, queue, paused, err);
-}
-
-int
-store_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct jobd_error *err)
-{
-    *out = NULL;
-    *n = 0;
-    int rc = CALL(queue_stats, st, out, n, err);
-    if (rc == JOBD_OK && (rc = store_stats_fill_queues(st, *out, *n, err)) != JOBD_OK) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-    }
-    return rc;
 }
 
 int

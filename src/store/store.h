@@ -1,7 +1,7 @@
 /*
  * store.h — the seam between jobd and its durable store.
  *
- * One interface, two backends: store_pg.c (libpq) and store_sqlite.c (SQLite
+ * One interface, two backends: pg/open.c (libpq) and sqlite/open.c (SQLite
  * 3.40, WAL). The store is the single source of truth: every state transition
  * of docs/MODEL.md, "Transitions" is ONE conditional statement (or one
  * transaction on SQLite, which serializes writers), never select-then-update.
@@ -235,7 +235,7 @@ struct store_ops {
     bool (*wait_ready)(struct store *st);
     /* NULL: nothing to move off the caller's thread (store_offload) */
     void (*offload)(struct store *st);
-    /* schedules (sched_sqlite.c, sched_pg.c); NULL in a backend without them */
+    /* schedules (sqlite/sched.c, pg/sched.c); NULL in a backend without them */
     int (*schedule_put)(struct store *st, const struct schedule_spec *spec, bool replace,
                         int64_t max_schedules, struct schedule *out, bool *created,
                         struct jobd_error *err);
@@ -250,7 +250,7 @@ struct store_ops {
                             struct jobd_error *err);
     int (*schedule_materialize)(struct store *st, int limit, int64_t grace_us, int *made,
                                 int64_t *soonest_us, struct jobd_error *err);
-    /* clock jumps (clockjump_sqlite.c, clockjump_pg.c). now: NULL = the real clock;
+    /* clock jumps (sqlite/clockjump.c, pg/clockjump.c). now: NULL = the real clock;
      * clock_went_back: NULL where no scheduling plane runs */
     int (*now)(struct store *st, int64_t *now_us, struct jobd_error *err);
     int (*clock_went_back)(struct store *st, int64_t back_us, int *jobs, int *schedules,
@@ -271,7 +271,7 @@ struct store {
 enum store_url_kind {
     STORE_URL_INVALID,  /* a scheme no backend knows, or empty */
     STORE_URL_DATABASE, /* postgres://, postgresql://, sqlite:PATH or a plain path */
-    STORE_URL_SERVER,   /* http:// or https://: a jobd API server (remote.h) */
+    STORE_URL_SERVER,   /* http:// or https://: a jobd API server (remote/internal.h) */
 };
 enum store_url_kind store_url_kind(const char *url);
 /*
@@ -284,7 +284,7 @@ bool store_url_notifies(const char *url);
  * Opens a store by URL: "postgres://…" / "postgresql://…" (libpq URI),
  * "sqlite:PATH" / a plain path, or "http://…" / "https://…" (a jobd API
  * server speaking the worker protocol: only the worker's operations work
- * there, the others answer JOBD_E_INVALID; see remote.h). Does not migrate. On success *out is owned
+ * there, the others answer JOBD_E_INVALID; see remote/internal.h). Does not migrate. On success *out is owned
  * by the caller (store_close). JOBD_E_UNAVAILABLE if the server does not
  * answer, JOBD_E_STORE if the file is not a database, JOBD_E_INVALID for a
  * URL that names no backend.
@@ -304,7 +304,12 @@ const char *store_backend(const struct store *st);
  * other error is the store refusing this request (its content, a rule):
  * sending it again unchanged will fail again, so callers must not loop on it.
  */
-bool store_error_is_outage(int rc);
+static inline bool
+store_error_is_outage(int rc)
+{
+    return rc == JOBD_E_UNAVAILABLE || rc == JOBD_E_IO || rc == JOBD_E_NOMEM ||
+           rc == JOBD_E_COMMIT_UNKNOWN;
+}
 /* The backend's capabilities (static; never NULL). */
 const struct store_caps *store_caps(const struct store *st);
 
@@ -338,7 +343,7 @@ JOBD_MUST_USE int store_ping(struct store *st, struct jobd_error *err);
  * = true and *out is the existing job; anything else -> JOBD_E_CONFLICT.
  * out may be NULL. replayed may be NULL. JOBD_E_UNAVAILABLE means nothing
  * was written. When the connection broke after COMMIT was sent, PostgreSQL
- * asks the server how it ended (store_pg_tx.c): written -> JOBD_OK,
+ * asks the server how it ended (pg/tx.c): written -> JOBD_OK,
  * not -> JOBD_E_UNAVAILABLE, and only if that cannot be learned
  * JOBD_E_COMMIT_UNKNOWN (docs/API.md, Errors). SQLite has no such case.
  */
@@ -488,7 +493,7 @@ JOBD_MUST_USE int store_next_run_at(struct store *st, const struct claim_req *re
  * if woken, 0 on timeout, or an error (the caller reopens the store).
  * PostgreSQL: NOTIFY jobd_jobs, sent by every enqueue and retry. SQLite:
  * any commit by any process, seen by inotify on the database's WAL
- * (sqlite_wake.c; spurious wake-ups included — a heartbeat, a completion);
+ * (sqlite/wake.c; spurious wake-ups included — a heartbeat, a completion);
  * where inotify is unavailable it sleeps min(timeout_ms, 50) and returns 1,
  * and store_wait_ready says so beforehand.
  */
@@ -502,7 +507,7 @@ bool store_wait_ready(struct store *st);
 /*
  * Says st is a worker loop's connection, whose claims should not wait for
  * housekeeping: the backend moves what it can off the caller's thread
- * (SQLite: WAL checkpoints, to a thread of st's own: sqlite_ckpt.h). Call
+ * (SQLite: WAL checkpoints, to a thread of st's own: sqlite/ckpt.h). Call
  * once after store_open; a no-op where there is nothing to move.
  */
 void store_offload(struct store *st);
