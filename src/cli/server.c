@@ -293,9 +293,9 @@ worker_started(void *metrics, const struct job *j)
 }
 
 static void
-worker_ran(void *metrics, double duration_s)
+worker_ran(void *metrics, const char *queue, double duration_s)
 {
-    api_metrics_duration(metrics, duration_s);
+    api_metrics_duration(metrics, queue, duration_s);
 }
 
 static void

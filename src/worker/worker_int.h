@@ -46,6 +46,7 @@ struct slot {
     int32_t attempt;
     int32_t attempt_floor; /* the job's, for the retry delay (job_retry_delay_ms) */
     const struct handler_conf *h;
+    char queue[JOB_QUEUE_MAX + 1]; /* the job's, for the events' run duration */
     int64_t next_hb_us;       /* monotonic */
     int64_t lease_end_us;     /* monotonic: the lease is surely live until then (see fence) */
     int64_t started_us;       /* monotonic, for the events' run duration */

@@ -215,7 +215,7 @@ wk_take_results(struct worker *w)
                  LF_INT("attempt", r->attempt), LF_STR("outcome", outcome_word(s, r)),
                  LF_DBL("duration_s", took_s));
             if (w->cfg.events.ran != NULL)
-                w->cfg.events.ran(w->cfg.events.arg, took_s);
+                w->cfg.events.ran(w->cfg.events.arg, s->queue, took_s);
             s->used = false;
             if (ALWAYS(w->n_running > 0))
                 w->n_running--;
