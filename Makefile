@@ -71,12 +71,10 @@ deb: deps
 	@$(CMAKE) --build build-deb -j $(JOBS)
 	@scripts/mkdeb.sh build-deb .
 
-# Quiet: the build's output only if it fails, then what run.sh says.
+# Quiet: says it builds and how long it took (the build's output only if
+# it fails), then what run.sh says and the server's log.
 run: deps
-	@$(CMAKE) -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJOBD_TESTS=OFF >/dev/null
-	@$(CMAKE) --build build -j $(JOBS) >build/make-run.log 2>&1 || \
-	    { cat build/make-run.log; echo "make run: the build failed" >&2; exit 1; }
-	@scripts/run.sh
+	@CMAKE="$(CMAKE)" JOBS="$(JOBS)" scripts/run.sh --build
 
 lint: deps
 	@scripts/lint.sh

@@ -19,6 +19,10 @@ install(FILES include/jobd.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${CMAKE_BINARY_DIR}/jobd.pc DESTINATION ${_pcdir})
 install(FILES examples/hello.c examples/c_worker.c examples/worker.ini
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+# The Prometheus alert rules and the Grafana dashboard (docs/OPERATIONS.md,
+# Monitoring): /usr/share/jobd/monitoring/ in the package.
+install(FILES packaging/monitoring/jobd-alerts.yml packaging/monitoring/jobd-grafana.json
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/jobd/monitoring)
 
 # Man pages: written once in scdoc (docs/man/*.scd), built by every build.
 find_program(JOBD_SCDOC scdoc REQUIRED)

@@ -43,18 +43,18 @@ _jobd()
         --log-level)
             COMPREPLY=($(compgen -W "debug info warn error" -- "$cur")); return ;;
         --access-log)
-            COMPREPLY=($(compgen -W "on off" -- "$cur")); return ;;
+            COMPREPLY=($(compgen -W "notable all off" -- "$cur")); return ;;
         --db|--server|--listen|--payload|--at|--in|--priority|--max-attempts|--key|\
         --timeout|--type|--limit|--after|--count|--tz|--from|-n|--id|--concurrency|--shutdown-grace|\
         --poll-interval|--reap-interval|--backoff-base|--backoff-cap|--max-lease|--retention|--retention-succeeded|--retention-dead|\
         --threads|--db-connections|--notify-db|--max-connections|--max-connections-per-ip|--allowed-hosts|\
-        --request-timeout|--max-running|--rate|--max-schedules|--max-workers|--max-bulk)
+        --request-timeout|--access-log-slow|--max-running|--rate|--max-schedules|--max-workers|--max-bulk)
             return ;;
     esac
     case $cmd in
         server) words="--config --db --listen --worker-config --tokens --reap-interval
                        --backoff-base --backoff-cap --max-lease --retention --retention-succeeded --retention-dead --retention-allow-short --insecure
-                       --allowed-hosts --shutdown-grace --threads --log-format --log-level --access-log
+                       --allowed-hosts --shutdown-grace --threads --log-format --log-level --access-log --access-log-slow
                        --db-connections --notify-db --max-connections
                        --max-connections-per-ip --request-timeout --max-schedules
                        --max-workers --max-bulk --check-config --help" ;;

@@ -21,6 +21,7 @@
 
 #include "jobd.h"
 #include "util/clock.h"
+#include "util/log.h"
 #include "util/wakeup.h"
 
 struct api_auth;
@@ -175,7 +176,8 @@ struct api_server_config {
     const char *host;              /* numeric IPv4/IPv6 address or "localhost" */
     int port;                      /* 0 = any free port */
     unsigned threads;              /* HTTP worker threads; 0 = 4 */
-    bool access_log;               /* one line per request on stderr */
+    enum log_access access_log;    /* which requests get a line on stderr (accesslog.h) */
+    int64_t access_slow_ms;        /* a request this slow gets one; 0 = the default, 1 s */
     unsigned max_connections;      /* open at once; 0 = API_MAX_CONNECTIONS_DEFAULT */
     unsigned max_connections_per_ip; /* open at once from one address; 0 = no limit */
     int64_t request_timeout_ms;    /* to receive a whole request (headers and body),

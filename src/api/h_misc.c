@@ -12,6 +12,7 @@
 #include "api/metrics.h"
 #include "api/storepool.h"
 #include "core/err.h"
+#include "store/operator.h"
 
 void
 h_queue_list(struct api_call *c)
@@ -136,6 +137,22 @@ h_healthz(struct api_call *c)
         text(c, 503, "text/plain; charset=utf-8", strdup("store unavailable\n"));
 }
 
+/* The store's workers by state, for jobd_workers; false if it cannot say. */
+static bool
+count_workers(struct store *st, struct metrics_workers *w)
+{
+    struct worker_list l = {0};
+    struct jobd_error err = {0};
+    if (store_worker_list(st, &l, &err) != JOBD_OK) /* at most --max-workers rows */
+        return false;
+    for (size_t i = 0; i < l.n; i++) {
+        int64_t *k = l.v[i].gone ? &w->gone : l.v[i].draining ? &w->draining : &w->active;
+        (*k)++;
+    }
+    worker_list_fini(&l);
+    return true;
+}
+
 void
 h_metrics(struct api_call *c)
 {
@@ -143,9 +160,13 @@ h_metrics(struct api_call *c)
     struct jobd_error err = {0};
     struct queue_stat *qs = NULL;
     size_t n = 0;
+    struct metrics_workers w = {0};
+    bool have_workers = false;
     int rc = store_pool_get(c->ctx->pool, &st, &err);
     if (rc == JOBD_OK) {
         rc = store_queue_stats(st, &qs, &n, &err);
+        if (rc == JOBD_OK)
+            have_workers = count_workers(st, &w);
         store_pool_put(c->ctx->pool, st, rc);
     }
     if (rc != JOBD_OK) {
@@ -155,6 +176,6 @@ h_metrics(struct api_call *c)
         n = 0;
     }
     text(c, 200, "text/plain; version=0.0.4; charset=utf-8",
-         api_metrics_render(c->ctx->metrics, qs, n));
+         api_metrics_render(c->ctx->metrics, qs, n, have_workers ? &w : NULL));
     free(qs);
 }

@@ -19,6 +19,7 @@
 #include "core/json.h"
 #include "core/rules.h"
 #include "store/operator.h"
+#include "util/log.h"
 #include "util/sha256.h"
 
 static const char *const claim_fields[] = {"worker_id", "queues", "types", "limit", "lease_s",
@@ -416,6 +417,10 @@ h_fail(struct api_call *c)
         api_metrics_reported(c->ctx->metrics, &job);
         if (job.status == JOB_PENDING && c->ctx->wake)
             wakeup_signal(c->ctx->wake);
+        if (job.status == JOB_DEAD) /* docs/LOGGING.md, Access log */
+            log_at(LOGL_INFO, "server", "job dead", LF_INT("job", job.id),
+                   LF_INT("attempt", attempt), LF_STR("type", job.type), LF_STR("queue", job.queue),
+                   LF_STR("error", job.last_error));
         api_reply_job(c, 200, &job);
     }
     api_store_put(c, st, rc);

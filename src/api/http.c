@@ -50,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/accesslog.h"
 #include "api/api.h"
 #include "api/apierr.h"
 #include "api/auth.h"
@@ -71,7 +72,8 @@
 struct api_server {
     struct MHD_Daemon *d;
     struct api_ctx *ctx;
-    bool access_log;
+    enum log_access access_log; /* accesslog.h */
+    int64_t access_slow_ms;
     MHD_socket quiesced_fd;
     pthread_mutex_t mu;
     pthread_cond_t idle_cv;   /* signalled when active drops to 0 */
@@ -576,13 +578,16 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     deadlines_rearm(srv->dl, conn_deadline(conn)); /* the next request's clock */
     if (s == NULL)
         return;
-    if (srv->access_log) {
-        double ms = (double)(clock_mono_now_us() - s->start_mono_us) / 1000.0;
-        bool ok = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
-        struct log_field f[] = {LF_STR("method", s->method), LF_STR("path", s->path),
-                                LF_INT("status", s->status), LF_DBL("ms", ms),
-                                LF_STR("aborted", "true")};
-        log_write(LOGL_INFO, "http", "request", f, ok ? 4 : 5);
+    if (srv->access_log != LOG_ACCESS_OFF) {
+        struct access_entry e = {
+            .method = s->method,
+            .path = s->path,
+            .status = s->status,
+            .ms = (double)(clock_mono_now_us() - s->start_mono_us) / 1000.0,
+            .aborted = toe != MHD_REQUEST_TERMINATED_COMPLETED_OK,
+            .claimed = s->resp.n_claimed,
+        };
+        access_log_write(srv->access_log, srv->access_slow_ms, &e);
     }
     struct conn_state *cs = conn_state(conn);
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK) {
@@ -657,6 +662,7 @@ api_server_start(const struct api_server_config *cfg, struct api_ctx *ctx,
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     srv->ctx = ctx;
     srv->access_log = cfg->access_log;
+    srv->access_slow_ms = cfg->access_slow_ms > 0 ? cfg->access_slow_ms : ACCESS_SLOW_MS_DEFAULT;
     srv->quiesced_fd = MHD_INVALID_SOCKET;
     srv->bodies.max = cfg->body_memory ? cfg->body_memory : MEMBUDGET_DEFAULT;
     if (cfg->xsite != NULL)

@@ -2,9 +2,16 @@
  * metrics.c — see metrics.h. Histogram sums are kept in integer
  * microseconds so they can be atomic without a lock; buckets are cumulative
  * only when rendered (each observation bumps exactly one slot).
+ *
+ * The histograms carry a queue label, bounded (docs/OPERATIONS.md,
+ * Monitoring): the first METRICS_QUEUES_MAX queues this process observes
+ * get a series of their own, found by a lock-free scan of the names taken
+ * so far (a name is written before the count that publishes it); later
+ * ones share queue="*", not a valid queue name, so it never collides.
  */
 #include "api/metrics.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -21,6 +28,13 @@ struct histogram {
     _Atomic int64_t sum_us;
 };
 
+/* A queue's histograms. */
+struct qhist {
+    char name[JOB_QUEUE_MAX + 1];
+    struct histogram lateness;
+    struct histogram duration;
+};
+
 struct api_metrics {
     _Atomic uint64_t enqueued;
     _Atomic uint64_t finished[OUTCOME_COUNT];
@@ -29,8 +43,10 @@ struct api_metrics {
     _Atomic uint64_t commits;
     _Atomic int64_t waiting;
     _Atomic int reload_failed;
-    struct histogram lateness;
-    struct histogram duration;
+    pthread_mutex_t qmu; /* serializes taking a new entry of q */
+    _Atomic size_t nq;   /* entries of q in use (published after the name) */
+    struct qhist q[METRICS_QUEUES_MAX];
+    struct qhist other; /* queue="*": the queues past METRICS_QUEUES_MAX */
 };
 
 static const char *const outcome_names[OUTCOME_COUNT] = {
@@ -40,13 +56,50 @@ static const char *const outcome_names[OUTCOME_COUNT] = {
 struct api_metrics *
 api_metrics_new(void)
 {
-    return calloc(1, sizeof(struct api_metrics));
+    struct api_metrics *m = calloc(1, sizeof *m);
+    if (m != NULL) {
+        pthread_mutex_init(&m->qmu, NULL);
+        m->other.name[0] = '*';
+    }
+    return m;
 }
 
 void
 api_metrics_free(struct api_metrics *m)
 {
+    if (m != NULL)
+        pthread_mutex_destroy(&m->qmu);
     free(m);
+}
+
+static struct qhist *
+find_queue(struct api_metrics *m, size_t n, const char *queue)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(m->q[i].name, queue) == 0)
+            return &m->q[i];
+    return NULL;
+}
+
+/* The histograms of queue: its own, or the shared "*" ones past the bound. */
+static struct qhist *
+queue_hist(struct api_metrics *m, const char *queue)
+{
+    if (queue == NULL || *queue == '\0' || strlen(queue) > JOB_QUEUE_MAX)
+        return &m->other;
+    struct qhist *h = find_queue(m, atomic_load(&m->nq), queue);
+    if (h != NULL)
+        return h;
+    pthread_mutex_lock(&m->qmu);
+    size_t n = atomic_load(&m->nq);
+    h = find_queue(m, n, queue);
+    if (h == NULL && n < METRICS_QUEUES_MAX) {
+        h = &m->q[n];
+        memcpy(h->name, queue, strlen(queue) + 1);
+        atomic_store(&m->nq, n + 1); /* publishes the name */
+    }
+    pthread_mutex_unlock(&m->qmu);
+    return h != NULL ? h : &m->other;
 }
 
 void
@@ -124,24 +177,24 @@ observe(struct histogram *h, double s)
 }
 
 void
-api_metrics_lateness(struct api_metrics *m, double seconds)
+api_metrics_lateness(struct api_metrics *m, const char *queue, double seconds)
 {
     if (m)
-        observe(&m->lateness, seconds);
+        observe(&queue_hist(m, queue)->lateness, seconds);
 }
 
 void
-api_metrics_duration(struct api_metrics *m, double seconds)
+api_metrics_duration(struct api_metrics *m, const char *queue, double seconds)
 {
     if (m)
-        observe(&m->duration, seconds);
+        observe(&queue_hist(m, queue)->duration, seconds);
 }
 
 void
 api_metrics_claimed(struct api_metrics *m, const struct job *j)
 {
     if (m && j->started_at_us && j->run_at_us)
-        observe(&m->lateness, (double)(j->started_at_us - j->run_at_us) / 1e6);
+        api_metrics_lateness(m, j->queue, (double)(j->started_at_us - j->run_at_us) / 1e6);
 }
 
 void
@@ -156,7 +209,7 @@ api_metrics_reported(struct api_metrics *m, const struct job *j)
     if (j->status == JOB_PENDING)
         end = 0; /* a retried job has no finish time; its duration is unknown here */
     if (end && j->started_at_us)
-        observe(&m->duration, (double)(end - j->started_at_us) / 1e6);
+        api_metrics_duration(m, j->queue, (double)(end - j->started_at_us) / 1e6);
 }
 
 /* A growing text buffer; on failure it drops everything and stays NULL. */
@@ -197,19 +250,34 @@ sb_printf(struct sbuf *b, const char *fmt, ...)
     }
 }
 
+/* One queue's series of histogram name (h NULL: zeros). */
 static void
-render_histogram(struct sbuf *b, const char *name, const char *help, const struct histogram *h)
+render_series(struct sbuf *b, const char *name, const char *queue, const struct histogram *h)
 {
-    sb_printf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
     uint64_t cum = 0;
     for (size_t i = 0; i < NBUCKETS; i++) {
         cum += h ? atomic_load(&h->slot[i]) : 0;
-        sb_printf(b, "%s_bucket{le=\"%g\"} %llu\n", name, buckets[i], (unsigned long long)cum);
+        sb_printf(b, "%s_bucket{queue=\"%s\",le=\"%g\"} %llu\n", name, queue, buckets[i],
+                  (unsigned long long)cum);
     }
     uint64_t count = h ? atomic_load(&h->count) : 0;
-    sb_printf(b, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)count);
-    sb_printf(b, "%s_sum %.6f\n", name, h ? (double)atomic_load(&h->sum_us) / 1e6 : 0.0);
-    sb_printf(b, "%s_count %llu\n", name, (unsigned long long)count);
+    sb_printf(b, "%s_bucket{queue=\"%s\",le=\"+Inf\"} %llu\n", name, queue,
+              (unsigned long long)count);
+    sb_printf(b, "%s_sum{queue=\"%s\"} %.6f\n", name, queue,
+              h ? (double)atomic_load(&h->sum_us) / 1e6 : 0.0);
+    sb_printf(b, "%s_count{queue=\"%s\"} %llu\n", name, queue, (unsigned long long)count);
+}
+
+/* Histogram name by queue; the shared "*" series always (zeros until used). */
+static void
+render_histogram(struct sbuf *b, const char *name, const char *help, const struct api_metrics *m,
+                 bool lateness)
+{
+    sb_printf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    size_t n = m ? atomic_load(&m->nq) : 0;
+    for (size_t i = 0; i < n; i++)
+        render_series(b, name, m->q[i].name, lateness ? &m->q[i].lateness : &m->q[i].duration);
+    render_series(b, name, "*", m ? (lateness ? &m->other.lateness : &m->other.duration) : NULL);
 }
 
 static unsigned long long
@@ -219,7 +287,8 @@ load(const _Atomic uint64_t *p)
 }
 
 char *
-api_metrics_render(const struct api_metrics *m, const struct queue_stat *qs, size_t n)
+api_metrics_render(const struct api_metrics *m, const struct queue_stat *qs, size_t n,
+                   const struct metrics_workers *w)
 {
     struct sbuf b = {0};
     sb_printf(&b, "# HELP jobd_jobs_enqueued_total Jobs enqueued through this server.\n"
@@ -256,12 +325,27 @@ api_metrics_render(const struct api_metrics *m, const struct queue_stat *qs, siz
             /* Queue names are [a-z0-9_-]: nothing to escape in a label value. */
             sb_printf(&b, "jobd_queue_jobs{queue=\"%s\",status=\"%s\"} %lld\n", qs[i].name,
                       job_status_name((enum job_status)s), (long long)qs[i].count[s]);
+    sb_printf(&b, "# HELP jobd_queue_oldest_due_age_seconds How long the oldest due pending job "
+                  "of a queue is past its run_at (0: none due).\n"
+                  "# TYPE jobd_queue_oldest_due_age_seconds gauge\n");
+    for (size_t i = 0; i < n; i++)
+        sb_printf(&b, "jobd_queue_oldest_due_age_seconds{queue=\"%s\"} %.3f\n", qs[i].name,
+                  qs[i].oldest_pending_age_s > 0 ? qs[i].oldest_pending_age_s : 0.0);
+    if (w != NULL) {
+        sb_printf(&b, "# HELP jobd_workers Workers in the store by state (GET /v1/workers).\n"
+                      "# TYPE jobd_workers gauge\n");
+        sb_printf(&b, "jobd_workers{state=\"active\"} %lld\n", (long long)w->active);
+        sb_printf(&b, "jobd_workers{state=\"draining\"} %lld\n", (long long)w->draining);
+        sb_printf(&b, "jobd_workers{state=\"gone\"} %lld\n", (long long)w->gone);
+    }
     render_histogram(&b, "jobd_job_lateness_seconds",
-                     "Seconds from a job's run_at to its start (claims through this server).",
-                     m ? &m->lateness : NULL);
+                     "Seconds from a job's run_at to its start (claims through this server), "
+                     "by queue.",
+                     m, true);
     render_histogram(&b, "jobd_job_duration_seconds",
-                     "Seconds from a job's start to its finish (reports through this server).",
-                     m ? &m->duration : NULL);
+                     "Seconds from a job's start to its finish (reports through this server), "
+                     "by queue.",
+                     m, false);
     if (b.bad) {
         free(b.s);
         return NULL;

@@ -44,19 +44,31 @@ void api_metrics_commit(struct api_metrics *m);
 void api_metrics_waiting(struct api_metrics *m, int delta);
 /* The last SIGHUP reload failed (1) or applied (0): jobd_config_reload_failed. */
 void api_metrics_reload_failed(struct api_metrics *m, bool failed);
-void api_metrics_lateness(struct api_metrics *m, double seconds);
-void api_metrics_duration(struct api_metrics *m, double seconds);
+/* Observations for queue (NULL or "": counted under queue="*"). */
+void api_metrics_lateness(struct api_metrics *m, const char *queue, double seconds);
+void api_metrics_duration(struct api_metrics *m, const char *queue, double seconds);
 /* A claimed job: observes its lateness (started_at - run_at). */
 void api_metrics_claimed(struct api_metrics *m, const struct job *j);
 /* A job a report ended or sent back for retry: counts its outcome by the
  * status it has now and observes its run duration. */
 void api_metrics_reported(struct api_metrics *m, const struct job *j);
 
+/* Queues with histogram series of their own; later ones share queue="*". */
+#define METRICS_QUEUES_MAX 64
+
+/* The workers of the store by state (jobd_workers). */
+struct metrics_workers {
+    int64_t active, draining, gone;
+};
+
 /*
- * Renders the exposition text, with jobd_queue_jobs from qs (n entries, may
- * be 0). Returns a malloc'd NUL-terminated string (caller frees) or NULL on
- * out-of-memory. m may be NULL (all counters 0).
+ * Renders the exposition text, with jobd_queue_jobs and
+ * jobd_queue_oldest_due_age_seconds from qs (n entries, may be 0) and
+ * jobd_workers from w (NULL: left out, the store did not answer). Returns
+ * a malloc'd NUL-terminated string (caller frees) or NULL on out-of-memory.
+ * m may be NULL (all counters 0).
  */
-char *api_metrics_render(const struct api_metrics *m, const struct queue_stat *qs, size_t n);
+char *api_metrics_render(const struct api_metrics *m, const struct queue_stat *qs, size_t n,
+                         const struct metrics_workers *w);
 
 #endif

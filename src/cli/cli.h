@@ -73,8 +73,8 @@ int cli_usage_error(const char *cmd, const char *msg, const char *arg);
 /*
  * The logging flags of the long-running commands (server, worker):
  * --log-format text|json, --log-level debug|info|warn|error and, for the
- * server, --access-log on|off (access NULL: not a flag of cmd). NULL values
- * keep the defaults (text, info, on). Configures util/log; on a bad value
+ * server, --access-log notable|all|off (access NULL: not a flag of cmd).
+ * NULL values keep the defaults (text, info, notable). Configures util/log; on a bad value
  * prints which flag is wrong and returns CLI_USAGE.
  */
 int cli_log_setup(const char *cmd, const char *format, const char *level, const char *access);

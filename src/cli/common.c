@@ -44,16 +44,14 @@ cli_log_setup(const char *cmd, const char *format, const char *level, const char
 {
     enum log_format fmt = LOG_TEXT;
     enum log_level min = LOGL_INFO;
-    bool on = true;
+    enum log_access acc = LOG_ACCESS_NOTABLE;
     if (format != NULL && !log_parse_format(format, &fmt))
         return cli_usage_error(cmd, "--log-format must be text or json, not", format);
     if (level != NULL && !log_parse_level(level, &min))
         return cli_usage_error(cmd, "--log-level must be debug, info, warn or error, not", level);
-    if (access != NULL && strcmp(access, "on") != 0 && strcmp(access, "off") != 0)
-        return cli_usage_error(cmd, "--access-log must be on or off, not", access);
-    if (access != NULL)
-        on = strcmp(access, "on") == 0;
-    log_configure(fmt, min, on);
+    if (access != NULL && !log_parse_access(access, &acc))
+        return cli_usage_error(cmd, "--access-log must be notable, all or off, not", access);
+    log_configure(fmt, min, acc);
     return CLI_OK;
 }
 

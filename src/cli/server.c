@@ -47,7 +47,8 @@ static const char usage[] =
     "                   [--request-timeout DUR]\n"
     "                   [--db-connections N] [--notify-db URL]\n"
     "                   [--max-schedules N] [--max-workers N] [--max-bulk N]\n"
-    "                   [--log-format text|json] [--log-level LEVEL] [--access-log on|off]\n"
+    "                   [--log-format text|json] [--log-level LEVEL]\n"
+    "                   [--access-log notable|all|off] [--access-log-slow DUR]\n"
     "       jobd server --check-config [the same options]\n"
     "\n"
     "Runs the HTTP API (docs/API.md) on the store, migrating it first.\n"
@@ -115,7 +116,12 @@ static const char usage[] =
     "                       are 429 with Retry-After (default 2)\n"
     "  --log-format F       text (default) or json: one event a line on stderr\n"
     "  --log-level L        debug, info (default), warn or error\n"
-    "  --access-log on|off  one line per HTTP request (default on)\n"
+    "  --access-log notable|all|off\n"
+    "                       which HTTP requests get a log line: notable (default)\n"
+    "                       leaves out successful reads, claims that found no job\n"
+    "                       and heartbeats unless slow, and keeps errors, slow\n"
+    "                       requests and changes; all (or on) every request\n"
+    "  --access-log-slow DUR  a request this slow is notable (default 1s)\n"
     "  --check-config       check the options, --config FILE, --worker-config and the\n"
     "                       tokens file as a start would, without opening the store\n"
     "                       or listening; exit 0 if valid, else 1 naming FILE:LINE\n"
@@ -287,9 +293,9 @@ worker_started(void *metrics, const struct job *j)
 }
 
 static void
-worker_ran(void *metrics, double duration_s)
+worker_ran(void *metrics, const char *queue, double duration_s)
 {
-    api_metrics_duration(metrics, duration_s);
+    api_metrics_duration(metrics, queue, duration_s);
 }
 
 static void
@@ -331,7 +337,8 @@ start_http(const struct server_opts *o, const char *host, int port, const struct
     struct api_server_config cfg = {.host = host,
                                     .port = port,
                                     .threads = o->threads,
-                                    .access_log = log_access_enabled(),
+                                    .access_log = log_access_mode(),
+                                    .access_slow_ms = o->access_slow_ms,
                                     .max_connections = lim->max_connections,
                                     .max_connections_per_ip = lim->per_ip,
                                     .request_timeout_ms = o->request_timeout_ms,

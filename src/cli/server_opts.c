@@ -60,9 +60,10 @@ is_host_list(const char *v)
 }
 
 static bool
-is_on_off(const char *v)
+is_access(const char *v)
 {
-    return strcmp(v, "on") == 0 || strcmp(v, "off") == 0;
+    enum log_access a;
+    return log_parse_access(v, &a);
 }
 
 #define F(field) offsetof(struct server_opts, field)
@@ -94,7 +95,8 @@ static const struct opt opts[] = {
     {"notify-db", OPT_STR, F(notify_db), is_pg_url, "a postgres:// or postgresql:// URL"},
     {"log-level", OPT_STR, F(log_level), is_level, "debug, info, warn or error"},
     {"log-format", OPT_STR, F(log_format), is_format, "text or json"},
-    {"access-log", OPT_STR, F(access_log), is_on_off, "on or off"},
+    {"access-log", OPT_STR, F(access_log), is_access, "notable, all or off"},
+    {"access-log-slow", OPT_DUR, F(access_slow_ms), NULL, NULL},
 };
 #undef F
 enum { N_OPTS = sizeof opts / sizeof opts[0] };

@@ -27,7 +27,7 @@ struct server_opts {
     char *tokens;
     char *log_level;         /* NULL: the logger's default (checked, as the two below) */
     char *log_format;
-    char *access_log;        /* "on" or "off" */
+    char *access_log;        /* "notable", "all" or "off" (or "on": "all") */
     char *notify_db;         /* a direct PostgreSQL URL for LISTEN, or NULL */
     char *allowed_hosts;     /* names the server answers to (api/xsite.h), or NULL */
     int64_t reap_ms, retention_ms, grace_ms; /* 0 / 0 / -1: the defaults */
@@ -44,6 +44,7 @@ struct server_opts {
     unsigned threads;        /* 0: the API's default */
     unsigned max_connections, max_connections_per_ip; /* 0: sized from the fd limit */
     int64_t request_timeout_ms; /* 0: the API's default */
+    int64_t access_slow_ms;     /* a request this slow is notable; 0: the API's default (1 s) */
     long db_conns;           /* 0: the default (server.c: db_budget) */
     unsigned max_schedules;  /* 0: SERVER_DEFAULT_MAX_SCHEDULES */
     unsigned max_workers;    /* 0: SERVER_DEFAULT_MAX_WORKERS */

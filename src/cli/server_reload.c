@@ -121,7 +121,7 @@ server_reload(void *arg)
         /* Said before it applies, so that a rise to warn still shows in the log. */
         log_at(LOGL_INFO, "server", "SIGHUP: log level",
                LF_STR("level", o.log_level != NULL ? o.log_level : "info"));
-        log_configure(r->log_format, level, log_access_enabled());
+        log_configure(r->log_format, level, log_access_mode());
     }
     server_opts_fini(&o);
     api_metrics_reload_failed(r->metrics, !ok);

@@ -48,6 +48,7 @@
 #define PLANE_TICK_MS 1000          /* materializer cadence when nothing is sooner */
 #define PLANE_MATERIALIZE_LIMIT 100 /* schedules per materializer call */
 #define PLANE_REAP_BATCH 500
+#define PLANE_REAP_LINES 20 /* leases logged one by one per reap step; the rest summed */
 #define PLANE_PRUNE_BATCH 500
 #define PLANE_MAX_BATCHES 20        /* per step and tick, so one step cannot starve others */
 #define PLANE_PRUNE_EVERY_MS 60000
@@ -227,24 +228,45 @@ step_materialize(struct sched_plane *p, bool *progress)
     return soonest;
 }
 
+/* One info line per lease reaped (docs/LOGGING.md, Access log). */
+static void
+log_reaped(const struct reaped_job *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        log_at(LOGL_INFO, "plane", "lease expired; reaped", LF_INT("job", r[i].id),
+               LF_INT("attempt", r[i].attempt), LF_STR("type", r[i].type),
+               LF_STR("queue", r[i].queue), LF_STR("worker", r[i].worker_id),
+               LF_STR("now", job_status_name(r[i].now)));
+}
+
 static void
 step_reap(struct sched_plane *p, bool *progress)
 {
+    struct reaped_job lines[PLANE_REAP_LINES];
+    size_t logged = 0;
+    int64_t total = 0;
     for (int i = 0; i < PLANE_MAX_BATCHES; i++) {
         struct jobd_error err = {0};
         int reaped = 0;
-        int rc = store_reap(p->st, PLANE_REAP_BATCH, &p->bp, &reaped, &err);
+        size_t room = PLANE_REAP_LINES - logged;
+        int rc = store_reap_jobs(p->st, PLANE_REAP_BATCH, &p->bp, lines, room, &reaped, &err);
         note(p, "reaper", rc, &err);
         if (rc != JOBD_OK)
-            return;
+            break;
         if (reaped > 0) {
             *progress = true;
+            size_t k = (size_t)reaped < room ? (size_t)reaped : room;
+            log_reaped(lines, k);
+            logged += k;
+            total += reaped;
             if (p->on_reaped != NULL)
                 p->on_reaped(p->on_reaped_arg, reaped);
         }
         if (reaped < PLANE_REAP_BATCH)
-            return;
+            break;
     }
+    if (total > (int64_t)logged)
+        log_at(LOGL_INFO, "plane", "more leases reaped", LF_INT("count", total - (int64_t)logged));
 }
 
 /*

@@ -419,8 +419,15 @@ int
 store_reap(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
            struct jobd_error *err)
 {
+    return store_reap_jobs(st, limit, bp, NULL, 0, reaped, err);
+}
+
+int
+store_reap_jobs(struct store *st, int limit, const struct backoff_policy *bp,
+                struct reaped_job *out, size_t cap, int *reaped, struct jobd_error *err)
+{
     *reaped = 0;
-    return CALL(reap, st, limit, bp, reaped, err);
+    return CALL(reap, st, limit, bp, out, cap, reaped, err);
 }
 
 int

@@ -140,6 +140,16 @@ struct backoff_policy {
     int64_t cap_ms;  /* 0 = JOB_DEFAULT_BACKOFF_CAP_MS */
 };
 
+/* A lease the reaper took back (store_reap_jobs), for its log line. */
+struct reaped_job {
+    int64_t id;
+    int32_t attempt;     /* the attempt whose lease expired */
+    enum job_status now; /* pending (retried), dead or cancelled */
+    char type[JOB_NAME_MAX + 1];
+    char queue[JOB_QUEUE_MAX + 1];
+    char worker_id[JOB_WORKER_ID_MAX + 1]; /* "" if none was recorded */
+};
+
 /* Per-queue counts (GET /v1/queues). */
 struct queue_stat {
     char name[JOB_QUEUE_MAX + 1];
@@ -213,8 +223,9 @@ struct store_ops {
     /* NULL: store_fail_batch sends one store_fail per report (remote) */
     int (*fail_batch)(struct store *st, const struct fail_report *f, size_t n, int *outcome,
                       enum job_status *status, struct jobd_error *err);
-    int (*reap)(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
-                struct jobd_error *err);
+    /* out: NULL, or room for cap entries (store_reap_jobs) */
+    int (*reap)(struct store *st, int limit, const struct backoff_policy *bp,
+                struct reaped_job *out, size_t cap, int *reaped, struct jobd_error *err);
     /* NULL in a backend that cannot give an attempt back (store_release fails) */
     int (*release)(struct store *st, int64_t id, int32_t attempt, struct jobd_error *err);
     int (*cancel)(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
@@ -427,6 +438,13 @@ JOBD_MUST_USE int store_fail_batch(struct store *st, const struct fail_report *f
  */
 JOBD_MUST_USE int store_reap(struct store *st, int limit, const struct backoff_policy *bp,
                              int *reaped, struct jobd_error *err);
+/*
+ * store_reap that also says which leases it took back: out (caller-owned,
+ * cap entries) receives the first min(cap, *reaped) of them.
+ */
+JOBD_MUST_USE int store_reap_jobs(struct store *st, int limit, const struct backoff_policy *bp,
+                                  struct reaped_job *out, size_t cap, int *reaped,
+                                  struct jobd_error *err);
 
 /*
  * Gives a running attempt back unused: running -> pending, due now, with

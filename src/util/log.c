@@ -17,14 +17,14 @@
 
 static _Atomic int cfg_format = LOG_TEXT;
 static _Atomic int cfg_min = LOGL_INFO;
-static _Atomic bool cfg_access = true;
+static _Atomic int cfg_access = LOG_ACCESS_NOTABLE;
 
 void
-log_configure(enum log_format fmt, enum log_level min, bool access)
+log_configure(enum log_format fmt, enum log_level min, enum log_access access)
 {
     atomic_store(&cfg_format, (int)fmt);
     atomic_store(&cfg_min, (int)min);
-    atomic_store(&cfg_access, access);
+    atomic_store(&cfg_access, (int)access);
 }
 
 static const char *const level_names[] = {"debug", "info", "warn", "error"};
@@ -53,15 +53,29 @@ log_parse_format(const char *s, enum log_format *out)
 }
 
 bool
+log_parse_access(const char *s, enum log_access *out)
+{
+    if (s != NULL && strcmp(s, "notable") == 0)
+        *out = LOG_ACCESS_NOTABLE;
+    else if (s != NULL && (strcmp(s, "all") == 0 || strcmp(s, "on") == 0))
+        *out = LOG_ACCESS_ALL;
+    else if (s != NULL && strcmp(s, "off") == 0)
+        *out = LOG_ACCESS_OFF;
+    else
+        return false;
+    return true;
+}
+
+bool
 log_enabled(enum log_level lvl)
 {
     return (int)lvl >= atomic_load(&cfg_min);
 }
 
-bool
-log_access_enabled(void)
+enum log_access
+log_access_mode(void)
 {
-    return atomic_load(&cfg_access);
+    return (enum log_access)atomic_load(&cfg_access);
 }
 
 /* Room kept back for what closes a cut line: '"', the mark, '}' and '\n'. */

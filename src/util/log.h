@@ -34,22 +34,28 @@
 
 enum log_level { LOGL_DEBUG, LOGL_INFO, LOGL_WARN, LOGL_ERROR };
 enum log_format { LOG_TEXT, LOG_JSON };
+/* Which HTTP requests get an access line (docs/LOGGING.md, Access log):
+ * none, the notable ones (errors, slow ones, those that change something),
+ * or every one. */
+enum log_access { LOG_ACCESS_OFF, LOG_ACCESS_NOTABLE, LOG_ACCESS_ALL };
 
 /* The longest line written, newline included; longer ones are cut. */
 #define LOG_LINE_MAX 8192
 
-/* Sets format, the lowest level written, and whether access lines are
- * written. Defaults: text, info, access on. Call before starting threads. */
-void log_configure(enum log_format fmt, enum log_level min, bool access);
+/* Sets format, the lowest level written, and which access lines are
+ * written. Defaults: text, info, notable. Call before starting threads. */
+void log_configure(enum log_format fmt, enum log_level min, enum log_access access);
 
-/* Parses "debug"|"info"|"warn"|"error" / "text"|"json"; false if unknown. */
+/* Parses "debug"|"info"|"warn"|"error" / "text"|"json" /
+ * "notable"|"all"|"off" ("on", the older spelling, is "all"); false if unknown. */
 bool log_parse_level(const char *s, enum log_level *out);
 bool log_parse_format(const char *s, enum log_format *out);
+bool log_parse_access(const char *s, enum log_access *out);
 
 /* Whether a line at lvl would be written (to skip building costly fields). */
 bool log_enabled(enum log_level lvl);
-/* Whether the HTTP access log is on. */
-bool log_access_enabled(void);
+/* Which requests the HTTP access log writes. */
+enum log_access log_access_mode(void);
 
 enum log_field_kind { LOG_FIELD_STR, LOG_FIELD_INT, LOG_FIELD_DBL };
 

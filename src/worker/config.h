@@ -70,8 +70,8 @@ struct worker_events {
     void *arg;
     /* A claimed job is being started (j as claimed: run_at, started_at, ...). */
     void (*started)(void *arg, const struct job *j);
-    /* A run ended after duration_s, as the worker timed it. */
-    void (*ran)(void *arg, double duration_s);
+    /* A run of a job in queue ended after duration_s, as the worker timed it. */
+    void (*ran)(void *arg, const char *queue, double duration_s);
     /* The store took n reports that left jobs in status: JOB_SUCCEEDED,
      * JOB_PENDING (a retry), JOB_DEAD or JOB_CANCELLED. */
     void (*finished)(void *arg, enum job_status status, uint64_t n);

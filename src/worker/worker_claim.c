@@ -89,6 +89,7 @@ dispatch(struct worker *w, struct job *j, int64_t now, int64_t lease_end_us)
                        .next_hb_us = now + w->cfg.heartbeat_ms * 1000,
                        .lease_end_us = lease_end_us,
                        .started_us = clock_mono_now_us()};
+    snprintf(s->queue, sizeof s->queue, "%s", j->queue != NULL ? j->queue : "");
     if (w->cfg.events.started != NULL)
         w->cfg.events.started(w->cfg.events.arg, j);
     w->n_running++;

@@ -46,6 +46,7 @@ struct slot {
     int32_t attempt;
     int32_t attempt_floor; /* the job's, for the retry delay (job_retry_delay_ms) */
     const struct handler_conf *h;
+    char queue[JOB_QUEUE_MAX + 1]; /* the job's, for the events' run duration */
     int64_t next_hb_us;       /* monotonic */
     int64_t lease_end_us;     /* monotonic: the lease is surely live until then (see fence) */
     int64_t started_us;       /* monotonic, for the events' run duration */
@@ -68,6 +69,7 @@ struct failure {
     enum report_kind kind;
     int64_t delay_ms;
     bool plain;               /* error replaced after the store refused the original */
+    const char *type;         /* the job's type, for the log: w->cfg's handler's, or NULL */
     struct failure *next;
 };
 

@@ -103,6 +103,15 @@ drop_head(struct worker *w)
     free(f);
 }
 
+/* A report that left its job dead says so at info (docs/LOGGING.md, Access log). */
+static void
+log_dead(struct worker *w, const struct failure *f, enum job_status now)
+{
+    if (now == JOB_DEAD)
+        wlog(w, LOGL_INFO, "job dead", LF_INT("job", f->id), LF_INT("attempt", f->attempt),
+             LF_STR("type", f->type), LF_STR("error", f->error));
+}
+
 /* The most failure reports written by one store_fail_batch. */
 #define FAIL_BATCH_MAX 256
 
@@ -168,8 +177,11 @@ fail_batched(struct worker *w)
     int done = 0;
     if (rc == JOBD_OK) {
         fail_batch_counted(w, outcome, status, n);
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
+            if (outcome[i] == JOBD_OK)
+                log_dead(w, w->fails, status[i]);
             drop_head(w);
+        }
         done = 1;
     } else if (store_error_is_outage(rc)) {
         wk_store_trouble(w, rc, &err, "failure report");
@@ -206,7 +218,8 @@ wk_report(struct worker *w)
         struct failure *f = w->fails;
         /* The job as the report left it, only when someone wants its status. */
         struct job after = {0};
-        struct job *out = w->cfg.events.finished != NULL ? &after : NULL;
+        bool want = w->cfg.events.finished != NULL || log_enabled(LOGL_INFO);
+        struct job *out = want ? &after : NULL;
         int rc;
         if (f->kind == REPORT_RELEASE) {
             rc = store_release(w->st, f->id, f->attempt, &err);
@@ -229,7 +242,9 @@ wk_report(struct worker *w)
         if (rc == JOBD_OK) {
             wk_stat_add(w, &w->stats.failed, 1);
             if (out != NULL) {
-                w->cfg.events.finished(w->cfg.events.arg, after.status, 1);
+                log_dead(w, f, after.status);
+                if (w->cfg.events.finished != NULL)
+                    w->cfg.events.finished(w->cfg.events.arg, after.status, 1);
                 job_fini(&after);
             }
         } else if (rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND) {

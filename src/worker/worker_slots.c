@@ -201,8 +201,11 @@ wk_take_results(struct worker *w)
                     delay =
                         job_retry_delay_ms(r->attempt, s->attempt_floor, w->cfg.backoff_base_ms,
                                            w->cfg.backoff_cap_ms, backoff_rand_splitmix, &w->rng);
-                wk_push_failure(w, r->id, r->attempt, r->error,
-                                r->outcome == RUN_RETRY ? REPORT_RETRY : REPORT_DEAD, delay);
+                struct failure *f =
+                    wk_push_failure(w, r->id, r->attempt, r->error,
+                                    r->outcome == RUN_RETRY ? REPORT_RETRY : REPORT_DEAD, delay);
+                if (f != NULL)
+                    f->type = s->h->type;
                 r->error = NULL;
             }
         }
@@ -212,7 +215,7 @@ wk_take_results(struct worker *w)
                  LF_INT("attempt", r->attempt), LF_STR("outcome", outcome_word(s, r)),
                  LF_DBL("duration_s", took_s));
             if (w->cfg.events.ran != NULL)
-                w->cfg.events.ran(w->cfg.events.arg, took_s);
+                w->cfg.events.ran(w->cfg.events.arg, s->queue, took_s);
             s->used = false;
             if (ALWAYS(w->n_running > 0))
                 w->n_running--;

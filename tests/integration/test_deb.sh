@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_deb.sh — the Debian package: scripts/mkdeb.sh (what `make deb` runs)
 # packs this build into jobd_VERSION_ARCH.deb with the units, man pages,
-# completion, /etc/jobd/* as conffiles, a postinst that creates the jobd
+# completion, the Prometheus rules and Grafana dashboard
+# (/usr/share/jobd/monitoring/), /etc/jobd/* as conffiles, a postinst that creates the jobd
 # system user; lintian reports no error; and the unpacked tree works on its
 # own: its server (with its own server.ini, pointed at a scratch store and a
 # free port) and its worker (its own worker.ini) run a submitted job to
@@ -35,7 +36,8 @@ for f in ./usr/bin/jobd ./usr/lib/systemd/system/jobd-server.service \
          ./usr/lib/systemd/system/jobd-worker@.service ./usr/share/man/man1/jobd.1.gz \
          ./usr/share/man/man5/jobd-server.ini.5.gz ./usr/share/bash-completion/completions/jobd \
          ./usr/share/zsh/vendor-completions/_jobd ./usr/include/jobd.h \
-         ./usr/share/doc/jobd/copyright ./etc/jobd/server.ini; do
+         ./usr/share/doc/jobd/copyright ./etc/jobd/server.ini \
+         ./usr/share/jobd/monitoring/jobd-alerts.yml ./usr/share/jobd/monitoring/jobd-grafana.json; do
     grep -q " $f\$" "$dir/contents" || fail "the package lacks $f"
 done
 grep -q ' root/root .* ./usr/bin/jobd$' "$dir/contents" || fail "files are not owned by root"

@@ -3,7 +3,8 @@
 # with --log-format text and json writes RFC 3339-stamped lines, the access
 # line of a request whose path carries an escape sequence and a forged
 # newline reaches the log escaped (text) or as a proper JSON string (json),
-# --access-log off drops the access lines only, --log-level warn drops the
+# --access-log all logs a successful GET (the default leaves it out:
+# test_log_notable.sh), --access-log off drops the access lines only, --log-level warn drops the
 # info lines, a worker's line per finished job is at debug (absent at the
 # default level, present with --log-level debug), and bad values are usage
 # errors (exit 2) naming the flag.
@@ -37,7 +38,7 @@ start() {
 # The path: ESC [31m and a CR LF pair that would forge a second line.
 evil='/v1/%1b%5b31mred%0d%0afake%20line'
 
-start text
+start text --access-log all
 curl -s -o /dev/null "$url$evil"
 curl -s -o /dev/null "$url/healthz"
 stop

@@ -49,7 +49,7 @@ VACUUM ANALYZE jobd.jobs_done;
 SQL
 echo "filled $N jobs in $((SECONDS - t0)) s"
 
-"$JOBD" server --db "$pg" --listen 127.0.0.1:0 >"$dir/server.log" 2>&1 &
+"$JOBD" server --db "$pg" --listen 127.0.0.1:0 --access-log all >"$dir/server.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 300); do grep -qs 'listening on http://' "$dir/server.log" && break; sleep 0.1; done
 url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$dir/server.log" | head -n 1)

@@ -58,7 +58,7 @@ tok_b=bbbbbbbbbbbbbbbbbbbb2
 echo "$tok_a" >"$dir/tokens"
 listen "@jobd-test-sdnotify-$$" "$dir/msgs.server"
 : >"$dir/server.log"
-printf '[server]\ntokens = %s\nlog-level = info\n' "$dir/tokens" >"$dir/server.ini"
+printf '[server]\ntokens = %s\nlog-level = info\naccess-log = all\n' "$dir/tokens" >"$dir/server.ini"
 NOTIFY_SOCKET="@jobd-test-sdnotify-$$" WATCHDOG_USEC=400000 \
     "$JOBD" server --db "sqlite:$dir/jobs.db" --listen 127.0.0.1:0 --config "$dir/server.ini" \
     --shutdown-grace 5s 2>"$dir/server.log" &

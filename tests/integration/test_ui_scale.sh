@@ -136,7 +136,7 @@ run_store() { # $1: store name, $2: --db value
     if [ "$1" = sqlite ]; then fill_sqlite "$2"; else fill_pg "$2"; fi
     echo "$1: filled $N jobs in $((SECONDS - t0)) s"
     : >"$dir/server.log"
-    "$JOBD" server --db "$2" --listen 127.0.0.1:0 >"$dir/server.log" 2>&1 &
+    "$JOBD" server --db "$2" --listen 127.0.0.1:0 --access-log all >"$dir/server.log" 2>&1 &
     pid=$!
     for _ in $(seq 1 600); do grep -qs 'listening on http://' "$dir/server.log" && break; sleep 0.1; done
     url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$dir/server.log" | head -n 1)

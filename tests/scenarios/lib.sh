@@ -233,12 +233,13 @@ write_worker_ini() {
 
 # start_server [ARGS...]: `jobd server` on $DB_URL and $SERVER_LISTEN (default
 # a free port), logging to $WORK/$SERVER_LOG_NAME.log (default server.log);
-# sets SERVER_PID and SERVER_URL. The reaper runs every 250 ms.
+# sets SERVER_PID and SERVER_URL. The reaper runs every 250 ms; every
+# request is logged (--access-log all: scenarios read the idle claims too).
 start_server() {
     local logf=$WORK/${SERVER_LOG_NAME:-server}.log
     [ -f "$logf" ] && mv "$logf" "$WORK/server.$(date +%s%N).log"
     SCEN_WORKER=server "$JOBD_BIN" server --db "$DB_URL" --listen "${SERVER_LISTEN:-127.0.0.1:0}" --reap-interval 250ms \
-        --shutdown-grace 2s "$@" >"$logf" 2>&1 &
+        --shutdown-grace 2s --access-log all "$@" >"$logf" 2>&1 &
     SERVER_PID=$!
     SCEN_PIDS_ALL+=("$SERVER_PID")
     local deadline=$((SECONDS + 30))

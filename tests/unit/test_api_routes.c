@@ -413,24 +413,57 @@ TEST(metrics_text)
     api_metrics_enqueued(m, 3);
     api_metrics_finished(m, OUTCOME_DEAD);
     api_metrics_fenced(m, 1);
-    api_metrics_lateness(m, 0.003);
-    api_metrics_lateness(m, 0.2);
-    api_metrics_lateness(m, 100000);
-    struct queue_stat q = {.name = "mail", .paused = false, .count = {4, 1, 0, 2, 0}};
-    char *t = api_metrics_render(m, &q, 1);
+    api_metrics_lateness(m, "mail", 0.003);
+    api_metrics_lateness(m, "mail", 0.2);
+    api_metrics_lateness(m, "mail", 100000);
+    api_metrics_duration(m, "bulk", 2);
+    struct queue_stat q = {
+        .name = "mail", .paused = false, .count = {4, 1, 0, 2, 0}, .oldest_pending_age_s = 12.5};
+    struct metrics_workers w = {.active = 3, .draining = 1, .gone = 0};
+    char *t = api_metrics_render(m, &q, 1, &w);
     ASSERT(strstr(t, "jobd_jobs_enqueued_total 3\n"));
     ASSERT(strstr(t, "jobd_jobs_finished_total{outcome=\"dead\"} 1\n"));
     ASSERT(strstr(t, "jobd_jobs_finished_total{outcome=\"succeeded\"} 0\n"));
     ASSERT(strstr(t, "jobd_reports_fenced_total 1\n"));
     ASSERT(strstr(t, "jobd_queue_jobs{queue=\"mail\",status=\"pending\"} 4\n"));
     ASSERT(strstr(t, "jobd_queue_jobs{queue=\"mail\",status=\"dead\"} 2\n"));
-    /* Buckets are cumulative; +Inf equals the count. */
-    ASSERT(strstr(t, "jobd_job_lateness_seconds_bucket{le=\"0.005\"} 1\n"));
-    ASSERT(strstr(t, "jobd_job_lateness_seconds_bucket{le=\"0.25\"} 2\n"));
-    ASSERT(strstr(t, "jobd_job_lateness_seconds_bucket{le=\"3600\"} 2\n"));
-    ASSERT(strstr(t, "jobd_job_lateness_seconds_bucket{le=\"+Inf\"} 3\n"));
-    ASSERT(strstr(t, "jobd_job_lateness_seconds_count 3\n"));
+    ASSERT(strstr(t, "# TYPE jobd_queue_oldest_due_age_seconds gauge\n"));
+    ASSERT(strstr(t, "jobd_queue_oldest_due_age_seconds{queue=\"mail\"} 12.500\n"));
+    ASSERT(strstr(t, "# TYPE jobd_workers gauge\n"));
+    ASSERT(strstr(t, "jobd_workers{state=\"active\"} 3\n"));
+    ASSERT(strstr(t, "jobd_workers{state=\"draining\"} 1\n"));
+    ASSERT(strstr(t, "jobd_workers{state=\"gone\"} 0\n"));
+    /* Buckets are cumulative, by queue; +Inf equals the count. */
+    ASSERT(strstr(t, "jobd_job_lateness_seconds_bucket{queue=\"mail\",le=\"0.005\"} 1\n"));
+    ASSERT(strstr(t, "jobd_job_lateness_seconds_bucket{queue=\"mail\",le=\"0.25\"} 2\n"));
+    ASSERT(strstr(t, "jobd_job_lateness_seconds_bucket{queue=\"mail\",le=\"3600\"} 2\n"));
+    ASSERT(strstr(t, "jobd_job_lateness_seconds_bucket{queue=\"mail\",le=\"+Inf\"} 3\n"));
+    ASSERT(strstr(t, "jobd_job_lateness_seconds_count{queue=\"mail\"} 3\n"));
+    ASSERT(strstr(t, "jobd_job_lateness_seconds_count{queue=\"*\"} 0\n"));
+    ASSERT(strstr(t, "jobd_job_duration_seconds_count{queue=\"bulk\"} 1\n"));
     ASSERT(strstr(t, "# TYPE jobd_job_duration_seconds histogram\n"));
+    free(t);
+    api_metrics_free(m);
+}
+
+/* Past METRICS_QUEUES_MAX queues, the histograms share queue="*": bounded. */
+TEST(metrics_queue_label_bounded)
+{
+    struct api_metrics *m = api_metrics_new();
+    char name[32];
+    for (int i = 0; i < METRICS_QUEUES_MAX + 10; i++) {
+        snprintf(name, sizeof name, "q%d", i);
+        api_metrics_lateness(m, name, 1);
+        api_metrics_lateness(m, name, 1); /* the same queue again: no new series */
+    }
+    char *t = api_metrics_render(m, NULL, 0, NULL);
+    int series = 0;
+    for (const char *p = t; (p = strstr(p, "jobd_job_lateness_seconds_count{")) != NULL; p++)
+        series++;
+    ASSERT_EQ(series, METRICS_QUEUES_MAX + 1);
+    ASSERT(strstr(t, "jobd_job_lateness_seconds_count{queue=\"q0\"} 2\n"));
+    ASSERT(strstr(t, "jobd_job_lateness_seconds_count{queue=\"*\"} 20\n"));
+    ASSERT(strstr(t, "jobd_workers") == NULL); /* the store did not answer: left out */
     free(t);
     api_metrics_free(m);
 }

@@ -116,9 +116,16 @@ TEST(parse_and_levels)
     ASSERT(!log_parse_level("WARN", &l) && !log_parse_level("verbose", &l));
     ASSERT(log_parse_format("json", &f) && f == LOG_JSON);
     ASSERT(!log_parse_format("xml", &f));
-    log_configure(LOG_TEXT, LOGL_WARN, false);
+    enum log_access a;
+    ASSERT(log_parse_access("notable", &a) && a == LOG_ACCESS_NOTABLE);
+    ASSERT(log_parse_access("all", &a) && a == LOG_ACCESS_ALL);
+    ASSERT(log_parse_access("on", &a) && a == LOG_ACCESS_ALL); /* the older spelling */
+    ASSERT(log_parse_access("off", &a) && a == LOG_ACCESS_OFF);
+    ASSERT(!log_parse_access("maybe", &a) && !log_parse_access(NULL, &a));
+    ASSERT(log_access_mode() == LOG_ACCESS_NOTABLE); /* the default */
+    log_configure(LOG_TEXT, LOGL_WARN, LOG_ACCESS_OFF);
     ASSERT(!log_enabled(LOGL_INFO) && log_enabled(LOGL_WARN) && log_enabled(LOGL_ERROR));
-    ASSERT(!log_access_enabled());
+    ASSERT(log_access_mode() == LOG_ACCESS_OFF);
 }
 
 static void *
@@ -141,7 +148,7 @@ TEST(threads_never_interleave)
     if (pid == 0) {
         dup2(p[1], 2);
         close(p[0]);
-        log_configure(LOG_TEXT, LOGL_INFO, true);
+        log_configure(LOG_TEXT, LOGL_INFO, LOG_ACCESS_ALL);
         pthread_t th[4];
         for (intptr_t i = 0; i < 4; i++)
             pthread_create(&th[i], NULL, spam, (void *)i);

@@ -269,8 +269,8 @@ int pg_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error,
                int64_t retry_delay_ms, struct job *out, struct jobd_error *err);
 int pg_op_fail_batch(struct store *st, const struct fail_report *f, size_t n, int *outcome,
                      enum job_status *status, struct jobd_error *err);
-int pg_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
-               struct jobd_error *err);
+int pg_op_reap(struct store *st, int limit, const struct backoff_policy *bp, struct reaped_job *out,
+               size_t cap, int *reaped, struct jobd_error *err);
 int pg_op_release(struct store *st, int64_t id, int32_t attempt, struct jobd_error *err);
 int pg_op_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
 int pg_op_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *err);

@@ -192,7 +192,9 @@ PG_STMT(st_fail_batch,
  * more than the limit. Full-jitter backoff in SQL:
  * random() * LEAST(cap, base * 2^n), n = attempts since the last manual retry
  * (job_attempts_counted in core/rules.h; capped at 40 so 2^n stays a
- * finite double).
+ * finite double). One row per lease reaped, for the reaper's log line
+ * (back and done run whether or not the answer reads them, as every
+ * data-modifying WITH does).
  */
 /* clang-format off */
 PG_STMT(st_reap,
@@ -213,7 +215,7 @@ PG_STMT(st_reap,
      " done AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
      PG_DONE_SELECT("d.fate", "NULL", "'lease expired'", PG_NOW("$4"))
      "          FROM x d WHERE d.fate <> 'pending' RETURNING 1) "
-     "SELECT (SELECT count(*) FROM back), (SELECT count(*) FROM done)");
+     "SELECT d.id, d.attempt, d.fate, d.type, d.queue, d.worker_id FROM x d");
 /* clang-format on */
 
 /* ---- reports ---- */
@@ -430,8 +432,8 @@ pg_op_fail_batch(struct store *st, const struct fail_report *f, size_t n, int *o
 }
 
 int
-pg_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
-           struct jobd_error *err)
+pg_op_reap(struct store *st, int limit, const struct backoff_policy *bp, struct reaped_job *out,
+           size_t room, int *reaped, struct jobd_error *err)
 {
     struct store_pg *s = pg_of(st);
     int64_t base = bp && bp->base_ms > 0 ? bp->base_ms : JOB_DEFAULT_BACKOFF_BASE_MS;
@@ -443,7 +445,18 @@ pg_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
     int rc = pg_exec(s, &st_reap, 4, vals, &r, err);
     if (rc != JOBD_OK)
         return rc;
-    *reaped = (int)(pg_get_i64(r, 0, 0) + pg_get_i64(r, 0, 1));
+    int rows = PQntuples(r);
+    for (int row = 0; out != NULL && row < rows && (size_t)row < room; row++) {
+        struct reaped_job *o = &out[row];
+        o->id = pg_get_i64(r, row, 0);
+        o->attempt = (int32_t)pg_get_i64(r, row, 1);
+        if (job_status_parse(PQgetvalue(r, row, 2), &o->now) != JOBD_OK)
+            o->now = JOB_DEAD; /* not reached: FATE writes known names */
+        snprintf(o->type, sizeof o->type, "%s", PQgetvalue(r, row, 3));
+        snprintf(o->queue, sizeof o->queue, "%s", PQgetvalue(r, row, 4));
+        snprintf(o->worker_id, sizeof o->worker_id, "%s", PQgetvalue(r, row, 5));
+    }
+    *reaped = rows;
     PQclear(r);
     return JOBD_OK;
 }

@@ -221,9 +221,22 @@ sq_op_fail_batch(struct store *st, const struct fail_report *f, size_t n, int *o
     return sq_commit(s, err);
 }
 
+/* A row of the expired leases (id, attempt, floor, type, queue, worker_id) into *o. */
+static void
+reaped_from_row(sqlite3_stmt *stmt, struct reaped_job *o)
+{
+    o->id = sqlite3_column_int64(stmt, 0);
+    o->attempt = sqlite3_column_int(stmt, 1);
+    o->now = JOB_PENDING;
+    snprintf(o->type, sizeof o->type, "%s", (const char *)sqlite3_column_text(stmt, 3));
+    snprintf(o->queue, sizeof o->queue, "%s", (const char *)sqlite3_column_text(stmt, 4));
+    const unsigned char *w = sqlite3_column_text(stmt, 5);
+    snprintf(o->worker_id, sizeof o->worker_id, "%s", w != NULL ? (const char *)w : "");
+}
+
 int
-sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
-           struct jobd_error *err)
+sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, struct reaped_job *out,
+           size_t room, int *reaped, struct jobd_error *err)
 {
     struct sqlite_store *s = sq_of(st);
     if (limit <= 0)
@@ -234,7 +247,7 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
     int64_t now = sq_now(s);
     sqlite3_stmt *stmt;
     if ((rc = sq_prepare(s,
-                         "SELECT id, attempt, attempt_floor FROM jobs "
+                         "SELECT id, attempt, attempt_floor, type, queue, worker_id FROM jobs "
                          "WHERE status = 'running' AND lease_expires_at < ?1 "
                          "ORDER BY lease_expires_at LIMIT ?2",
                          &stmt, err)) != JOBD_OK)
@@ -263,6 +276,8 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
         v[n].id = sqlite3_column_int64(stmt, 0);
         v[n].attempt = sqlite3_column_int(stmt, 1);
         v[n].floor = sqlite3_column_int(stmt, 2);
+        if (out != NULL && n < room)
+            reaped_from_row(stmt, &out[n]);
         n++;
     }
     sq_reset(stmt);
@@ -273,11 +288,16 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *re
     int count = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t delay = sq_backoff_ms(s, v[i].attempt, v[i].floor, bp);
-        rc = fail_attempt(s, v[i].id, v[i].attempt, "lease expired", FAIL_REAPED, delay, now, NULL,
+        enum job_status fate = JOB_PENDING;
+        rc = fail_attempt(s, v[i].id, v[i].attempt, "lease expired", FAIL_REAPED, delay, now, &fate,
                           err);
         if (rc < 0) {
             free(v);
             goto fail;
+        }
+        if (rc == 1 && out != NULL && i < room) { /* out[0..count) are the applied ones */
+            out[count] = out[i];
+            out[count].now = fate;
         }
         count += rc;
     }
