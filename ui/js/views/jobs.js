@@ -1,5 +1,6 @@
 // jobs.js — the job list: filters (status, queue, type, schedule, created
-// between) kept in the URL, find by id or idempotency key, cursor paging
+// between, a search text: docs/API.md, Search) kept in the URL, find by id
+// or idempotency key, cursor paging
 // (GET /v1/jobs, newest first), and bulk retry/cancel/delete of the
 // selected jobs (POST /v1/jobs/bulk with their ids, after a confirmation
 // that states the count).
@@ -12,14 +13,15 @@ import { can } from '../roles.js';
 import { act, Badge, Empty, Pager } from '../widgets.js';
 
 const PAGE = 50;
-const FILTERS = ['status', 'queue', 'type', 'schedule', 'created_after', 'created_before', 'key'];
+const FILTERS = ['q', 'status', 'queue', 'type', 'schedule', 'created_after', 'created_before', 'key'];
 const STATUSES = ['pending', 'running', 'succeeded', 'dead', 'cancelled'];
 
 export async function load(route, signal) {
   const p = {};
-  for (const k of [...FILTERS, 'after']) if (route.params[k]) p[k] = route.params[k];
+  // scan: a search's budget (docs/API.md, Search), from the URL only.
+  for (const k of [...FILTERS, 'after', 'scan']) if (route.params[k]) p[k] = route.params[k];
   const r = await get(`/v1/jobs${query({ ...p, limit: PAGE })}`, signal);
-  update({ data: { jobs: r.jobs || [], next: r.next || null } });
+  update({ data: { jobs: r.jobs || [], next: r.next || null, partial: !!r.partial } });
 }
 
 // "2026-12-03T15:04" (local, datetime-local) <-> RFC 3339.
@@ -39,7 +41,7 @@ function applyFilters(ev) {
   ev.preventDefault();
   const f = ev.target.elements;
   go('jobs', {
-    status: f.status.value, queue: f.queue.value.trim(), type: f.type.value.trim(),
+    q: f.q.value.trim(), status: f.status.value, queue: f.queue.value.trim(), type: f.type.value.trim(),
     schedule: f.schedule.value.trim(), created_after: fromInput(f.created_after.value),
     created_before: fromInput(f.created_before.value),
   });
@@ -56,6 +58,9 @@ function find(ev) {
 function Filters({ p }) {
   return html`<div class="filters">
     <form class="filter-form" onSubmit=${applyFilters} key=${location.hash}>
+      <label>Search <input name="q" type="search" defaultValue=${p.q || ''} size="16"
+        placeholder="type, key, payload, error" maxLength="200"
+        aria-label="Search jobs by text in their type, idempotency key, payload or last error" /></label>
       <label>Status <select name="status">
         <option value="" selected=${!p.status}>any</option>
         ${STATUSES.map((s) => html`<option value=${s} selected=${p.status === s}>${s}</option>`)}
@@ -167,7 +172,9 @@ export function view() {
         ? html`<p>No job matches these filters. <a href=${link('jobs')}>Clear them</a> to see every job.</p>`
         : html`<p>No jobs yet. Submit one with <code>jobd submit hello --payload '{"name":"world"}'</code>.</p>`}<//>`
       : html`<${Bulk} /><${Table} jobs=${d.jobs} />
-        <p class="muted">${num(d.jobs.length)} on this page, newest first.</p>
-        <${Pager} view="jobs" p=${p} next=${d.next} />`}
+        <p class="muted">${num(d.jobs.length)} on this page, newest first.</p>`}
+    ${d.jobs && d.partial && html`<p class="muted partial" role="status">The search stopped at
+      its scan budget: older jobs were not examined. ${d.next ? 'Next page searches further back.' : ''}</p>`}
+    ${d.jobs && (d.jobs.length > 0 || d.next) && html`<${Pager} view="jobs" p=${p} next=${d.next} />`}
   </section>`;
 }
