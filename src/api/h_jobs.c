@@ -251,9 +251,39 @@ h_job_get(struct api_call *c)
     job_fini(&job);
 }
 
-static const char *const list_params[] = {"status", "queue", "type", "schedule", "limit",
-                                          "after", "created_after", "created_before", "key",
-                                          "q", "scan", NULL};
+static const char *const list_params[] = {"status", "queue", "type",          "schedule",
+                                          "limit",  "after", "created_after", "created_before",
+                                          "key",    "q",     "scan",          NULL};
+
+/* Reads q and scan (docs/API.md, Search) into f; false after answering 400. */
+static bool
+search_filter(struct api_call *c, struct job_filter *f)
+{
+    const char *v;
+    if ((v = api_query(c, "q")) != NULL && *v) {
+        if (strlen(v) > JOB_SEARCH_TEXT_MAX) {
+            api_error(c->resp, 400, "invalid_query", "q", "q must be at most %d bytes",
+                      JOB_SEARCH_TEXT_MAX);
+            return false;
+        }
+        f->search = v;
+    }
+    if ((v = api_query(c, "scan")) != NULL && *v) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (f->search == NULL) {
+            api_error(c->resp, 400, "invalid_query", "scan", "scan applies only to a search (q)");
+            return false;
+        }
+        if (*end != '\0' || n < 1 || n > JOB_SEARCH_SCAN_DEFAULT) {
+            api_error(c->resp, 400, "invalid_query", "scan",
+                      "scan must be an integer between 1 and %d", JOB_SEARCH_SCAN_DEFAULT);
+            return false;
+        }
+        f->scan = (int)n;
+    }
+    return true;
+}
 
 /* Reads the query of GET /v1/jobs into f; false after answering 400. */
 static bool
@@ -315,28 +345,8 @@ list_filter(struct api_call *c, struct job_filter *f)
         }
         f->limit = (int)n;
     }
-    if ((v = api_query(c, "q")) != NULL && *v) {
-        if (strlen(v) > JOB_SEARCH_TEXT_MAX) {
-            api_error(c->resp, 400, "invalid_query", "q", "q must be at most %d bytes",
-                      JOB_SEARCH_TEXT_MAX);
-            return false;
-        }
-        f->search = v;
-    }
-    if ((v = api_query(c, "scan")) != NULL && *v) {
-        char *end;
-        long n = strtol(v, &end, 10);
-        if (f->search == NULL) {
-            api_error(c->resp, 400, "invalid_query", "scan", "scan applies only to a search (q)");
-            return false;
-        }
-        if (*end != '\0' || n < 1 || n > JOB_SEARCH_SCAN_DEFAULT) {
-            api_error(c->resp, 400, "invalid_query", "scan",
-                      "scan must be an integer between 1 and %d", JOB_SEARCH_SCAN_DEFAULT);
-            return false;
-        }
-        f->scan = (int)n;
-    }
+    if (!search_filter(c, f))
+        return false;
     if ((v = api_query(c, "after")) != NULL && *v) {
         char *end;
         long long n = strtoll(v, &end, 10);

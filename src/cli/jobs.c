@@ -38,8 +38,18 @@ static const char jobs_usage[] =
     "than job ID).\n";
 
 /* The filters, in the order of the query and of the "more:" hint. */
-enum { F_STATUS, F_QUEUE, F_TYPE, F_SCHEDULE, F_AFTER_T, F_BEFORE_T, F_KEY, F_SEARCH, F_SCAN,
-       N_FILTERS };
+enum {
+    F_STATUS,
+    F_QUEUE,
+    F_TYPE,
+    F_SCHEDULE,
+    F_AFTER_T,
+    F_BEFORE_T,
+    F_KEY,
+    F_SEARCH,
+    F_SCAN,
+    N_FILTERS
+};
 enum { O_LIMIT = N_FILTERS, O_AFTER, O_SERVER };
 static const struct cli_optdef jobs_opts[] = {
     [F_STATUS] = {"--status", 0, true},

@@ -22,16 +22,16 @@
 #define FOLD(c) "translate(w." c ", 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
 #define HAS(c) "strpos(" FOLD(c) ", $%d::text) > 0"
 /* The hits of the window (%s: pg_list_sql's statement); the ids at its end. */
-#define SEARCH_HITS                                                                         \
-    "SELECT * FROM (%s) w WHERE " HAS("type") " OR " HAS("idempotency_key") " OR " HAS(    \
+#define SEARCH_HITS                                                                                \
+    "SELECT * FROM (%s) w WHERE " HAS("type") " OR " HAS("idempotency_key") " OR " HAS(            \
         "payload") " OR " HAS("last_error") " ORDER BY id DESC LIMIT $%d::int"
 #define SEARCH_EDGE "SELECT id FROM (%s) w ORDER BY id DESC LIMIT 2 OFFSET $%d::int"
 
 /* Runs the hits (edge false) or edge statement over f's first `window` jobs;
  * extra is the outer limit (hits) or offset (edge). */
 static int
-run(struct store *st, const struct job_filter *f, bool edge, int window, int extra,
-    PGresult **r, struct jobd_error *err)
+run(struct store *st, const struct job_filter *f, bool edge, int window, int extra, PGresult **r,
+    struct jobd_error *err)
 {
     struct pg_list_query q;
     if (pg_list_sql(f, window, &q) != JOBD_OK)

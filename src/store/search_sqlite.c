@@ -22,8 +22,8 @@
 #define HAS(c) "instr(lower(" c "), ?10)"
 
 /* The hits of the listing's first ?9 rows; the ids at that window's end. */
-#define SEARCH_HITS                                                                          \
-    "SELECT * FROM (%s) WHERE " HAS("type") " OR " HAS("idempotency_key") " OR " HAS(       \
+#define SEARCH_HITS                                                                                \
+    "SELECT * FROM (%s) WHERE " HAS("type") " OR " HAS("idempotency_key") " OR " HAS(              \
         "payload") " OR " HAS("last_error") " ORDER BY id DESC LIMIT ?11"
 #define SEARCH_EDGE "SELECT id FROM (%s) ORDER BY id DESC LIMIT 2 OFFSET ?10"
 

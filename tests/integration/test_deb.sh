@@ -39,11 +39,12 @@ deb="$dir/jobd_${version}_$arch.deb" libdeb="$dir/libjobd0_${version}_$arch.deb"
 devdeb="$dir/libjobd-dev_${version}_$arch.deb"
 
 dpkg-deb --contents "$deb" >"$dir/contents"
+doc=./usr/share/doc/jobd
 for f in ./usr/bin/jobd ./usr/lib/systemd/system/jobd-server.service \
          ./usr/lib/systemd/system/jobd-worker@.service ./usr/share/man/man1/jobd.1.gz \
          ./usr/share/man/man5/jobd-server.ini.5.gz ./usr/share/bash-completion/completions/jobd \
          ./usr/share/zsh/vendor-completions/_jobd ./usr/share/doc/jobd/copyright \
-         ./usr/share/doc/jobd/README.md.gz ./usr/share/doc/jobd/WORKER.md.gz \
+         "$doc/README.md.gz" "$doc/WORKER.md.gz" \
          ./usr/share/doc/jobd/openapi.yaml.gz ./usr/share/doc/jobd/examples/worker.ini \
          ./usr/share/doc/jobd/examples/handlers/hello.sh ./etc/jobd/server.ini; do
     grep -q " $f\$" "$dir/contents" || fail "jobd lacks $f"
