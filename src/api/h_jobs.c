@@ -275,9 +275,9 @@ search_filter(struct api_call *c, struct job_filter *f)
             api_error(c->resp, 400, "invalid_query", "scan", "scan applies only to a search (q)");
             return false;
         }
-        if (*end != '\0' || n < 1 || n > JOB_SEARCH_SCAN_DEFAULT) {
+        if (*end != '\0' || n < 1 || n > JOB_SEARCH_SCAN_MAX) {
             api_error(c->resp, 400, "invalid_query", "scan",
-                      "scan must be an integer between 1 and %d", JOB_SEARCH_SCAN_DEFAULT);
+                      "scan must be an integer between 1 and %d", JOB_SEARCH_SCAN_MAX);
             return false;
         }
         f->scan = (int)n;

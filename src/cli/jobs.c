@@ -31,9 +31,9 @@ static const char jobs_usage[] =
     "exclusive (RFC 3339); --key is an exact idempotency key; --schedule lists the\n"
     "jobs a schedule made. --search keeps the jobs whose type, idempotency key,\n"
     "payload or last error contain TEXT (ASCII letters in either case); it examines\n"
-    "the newest 100000 jobs at most (--scan N: fewer), and says on stderr where to\n"
-    "go on when it stopped early. ATTEMPT is the attempts used of those allowed (a\n"
-    "retry by hand gives all of them back). When more jobs match than --limit, a\n"
+    "the newest 10000 jobs at most (--scan N: up to 100000), and says on stderr where\n"
+    "to go on when it stopped early. ATTEMPT is the attempts used of those allowed\n"
+    "(a retry by hand gives all of them back). When more jobs match than --limit, a\n"
     "line on stderr gives the command for the next page (--after ID: jobs older\n"
     "than job ID).\n";
 

@@ -63,7 +63,9 @@
  * store size (docs/BENCHMARKS.md, Search), and says "partial" with a cursor
  * to go on from where it stopped. A caller may ask for a smaller budget.
  */
-#define JOB_SEARCH_SCAN_DEFAULT 100000
+#define JOB_SEARCH_SCAN_DEFAULT 10000
+/* The largest budget a caller may ask for: slower, never unbounded. */
+#define JOB_SEARCH_SCAN_MAX 100000
 /* The longest search text, in bytes. */
 #define JOB_SEARCH_TEXT_MAX 200
 /*

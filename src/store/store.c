@@ -285,9 +285,9 @@ store_search(struct store *st, const struct job_filter *f, struct job_list *out,
     if (f->search == NULL || *f->search == '\0' || strlen(f->search) > JOB_SEARCH_TEXT_MAX)
         return jobd_error_set(err, JOBD_E_INVALID, "q", "q must be 1 to %d bytes of text",
                               JOB_SEARCH_TEXT_MAX);
-    if (f->scan < 0 || f->scan > JOB_SEARCH_SCAN_DEFAULT)
+    if (f->scan < 0 || f->scan > JOB_SEARCH_SCAN_MAX)
         return jobd_error_set(err, JOBD_E_INVALID, "scan", "scan must be between 1 and %d",
-                              JOB_SEARCH_SCAN_DEFAULT);
+                              JOB_SEARCH_SCAN_MAX);
     /* Backends compare with ASCII letters folded to lower case on both sides. */
     char text[JOB_SEARCH_TEXT_MAX + 1];
     size_t n = strlen(f->search);

@@ -367,7 +367,7 @@ JOBD_MUST_USE int store_list(struct store *st, const struct job_filter *f, struc
  * the budget ran out before the page was full and older jobs remain,
  * *partial is true and *next_cursor is where the scan stopped; otherwise as
  * store_list. docs/API.md, Search. JOBD_E_INVALID for an empty or over-long
- * text or a budget out of 1..JOB_SEARCH_SCAN_DEFAULT.
+ * text or a budget out of 1..JOB_SEARCH_SCAN_MAX.
  */
 JOBD_MUST_USE int store_search(struct store *st, const struct job_filter *f, struct job_list *out,
                                int64_t *next_cursor, bool *partial, struct jobd_error *err);
