@@ -14,7 +14,7 @@ pkgs=(build-essential cmake pkg-config git
       chromium  # the dashboard's browser suite (tests/ui/; Node.js and npm come with the machine)
       nodejs  # Redocly CLI and ajv for docs/openapi.yaml (tests/openapi/)
       patroni etcd-server pgbouncer  # the HA scenarios (docs/OPERATIONS.md)
-      golang-go python3-build python3-venv mypy)  # the client libraries (clients/)
+      golang-go python3-build python3-setuptools python3-venv mypy)  # the client libraries (clients/)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -4,8 +4,8 @@ the same way, interleaved, on one server.
 
 jobd's ceiling: pgbench running the very statements a jobd worker sends per
 batch (bench/sql/extract.py pulls the worker's claim, st_claim_types_run, and
-its completion, st_complete_batch, out of src/store/store_pg_read.c and
-store_pg_report.c), on jobd's own schema, with no scheduler around them, in a
+its completion, st_complete_batch, out of src/store/pg/read.c and
+pg/report.c), on jobd's own schema, with no scheduler around them, in a
 session set as the worker's loop sets its own (enable_bitmapscan off,
 pg_op_offload). Ceiling B: the shared harness's variant_b.pgbench on the seed
 design's schema, run by that harness's own code (bench/harness/sql/
@@ -82,7 +82,7 @@ def one_run(url, script, c, rep, ver):
                     latency_avg_ms=r["latency_avg_ms"], cpu=r["cpu"],
                     notes="each statement autocommits (synchronous_commit=on); jobs/s = succeeded "
                           "rows / wall time of pgbench; statements generated from "
-                          "src/store/store_pg_*.c by bench/sql/extract.py; interleaved with ceiling B")
+                          "src/store/pg/*.c by bench/sql/extract.py; interleaved with ceiling B")
         if done != N:
             line["error"] = f"{done} of {N} jobs succeeded, {left} not"
         seed.emit(line)

@@ -183,7 +183,7 @@ parse_bulk(json_t *o, struct bulk_req *r, int64_t *limit, struct jobd_error *err
 /*
  * Between two batches the action steps aside this long. SQLite serializes
  * writers, and a claimer waiting for the lock polls it every 0.1 to 2 ms
- * (store_sqlite.c, sq_busy): starting the next batch at once would win the
+ * (sqlite/open.c, sq_busy): starting the next batch at once would win the
  * lock again and again, holding claims up for many batches, not one.
  */
 #define BULK_PAUSE_NS (5 * 1000 * 1000)

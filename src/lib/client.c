@@ -19,7 +19,7 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/rules.h"
-#include "store/pg_txn.h"
+#include "store/pg/txn.h"
 #include "util/clock.h"
 
 #define BATCH_MAX JOB_BATCH_MAX /* jobs per jobd_enqueue_batch, as POST /v1/jobs/batch */

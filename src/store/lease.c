@@ -1,7 +1,7 @@
 /*
  * lease.c — the backend-independent half of the lease tokens of
- * store/operator.h: argument checks. The SQL is in lease_pg.c and
- * lease_sqlite.c.
+ * store/operator.h: argument checks. The SQL is in pg/lease.c and
+ * sqlite/lease.c.
  */
 #include <string.h>
 

@@ -1,7 +1,8 @@
 /*
- * operator.c — the backend-independent half of operator.h: outcome names, the
- * attempt list, and the store_*() wrappers that check arguments once for
- * every backend before calling the operator vtable.
+ * operator.c — the backend-independent half of operator.h: the store_*()
+ * wrappers that check arguments once for every backend before calling the
+ * operator vtable. The backends' vtables are theirs (pg/open.c,
+ * sqlite/open.c, remote/presence.c); the lists they fill are in lists.c.
  */
 #include "store/operator.h"
 
@@ -11,56 +12,6 @@
 #include "core/err.h"
 #include "store/operator_int.h"
 #include "store/stats_int.h"
-
-static const char *const outcome_names[ATT_OUTCOME_COUNT] = {
-    "running", "succeeded", "failed", "dead", "reaped", "cancelled", "released",
-};
-
-const char *
-attempt_outcome_name(enum attempt_outcome o)
-{
-    return (unsigned)o < ATT_OUTCOME_COUNT ? outcome_names[o] : "?";
-}
-
-int
-attempt_outcome_parse(const char *name, enum attempt_outcome *out)
-{
-    for (int i = 0; name != NULL && i < ATT_OUTCOME_COUNT; i++)
-        if (strcmp(name, outcome_names[i]) == 0) {
-            *out = (enum attempt_outcome)i;
-            return JOBD_OK;
-        }
-    return JOBD_E_INVALID;
-}
-
-struct job_attempt *
-attempt_list_push(struct attempt_list *l)
-{
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 8;
-        struct job_attempt *nv = realloc(l->v, ncap * sizeof *nv);
-        if (nv == NULL)
-            return NULL;
-        l->v = nv;
-        l->cap = ncap;
-    }
-    struct job_attempt *a = &l->v[l->n++];
-    memset(a, 0, sizeof *a);
-    return a;
-}
-
-void
-attempt_list_fini(struct attempt_list *l)
-{
-    if (l == NULL)
-        return;
-    for (size_t i = 0; i < l->n; i++) {
-        free(l->v[i].worker_id);
-        free(l->v[i].error);
-    }
-    free(l->v);
-    memset(l, 0, sizeof *l);
-}
 
 /*
  * The operator vtable of st if it has the operation (has != false), or NULL
@@ -77,19 +28,17 @@ operator_check(struct store *st, bool has, struct jobd_error *err)
     }
     return st->ops->oper;
 }
-#define operator_of(st, op, err) \
+#define operator_of(st, op, err)                                                                   \
     operator_check((st), (st)->ops->oper != NULL && (st)->ops->oper->op != NULL, (err))
 
 int
-store_job_attempts(struct store *st, int64_t id, struct attempt_list *out,
-                   struct jobd_error *err)
+store_job_attempts(struct store *st, int64_t id, struct attempt_list *out, struct jobd_error *err)
 {
     const struct store_operator_ops *a = operator_of(st, attempts, err);
     if (a == NULL)
         return JOBD_E_INTERNAL;
     if (id <= 0)
-        return jobd_error_set(err, JOBD_E_NOTFOUND, "id", "no job with id %lld",
-                              (long long)id);
+        return jobd_error_set(err, JOBD_E_NOTFOUND, "id", "no job with id %lld", (long long)id);
     int rc = a->attempts(st, id, out, err);
     if (rc != JOBD_OK)
         attempt_list_fini(out);
@@ -181,47 +130,10 @@ store_pending_queue_types(struct store *st, struct queue_type_list *out, struct 
     return rc;
 }
 
-bool
-queue_types_push(struct queue_type_list *l, const char *queue, const char *type)
-{
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        struct queue_type *v = realloc(l->v, cap * sizeof *v);
-        if (v == NULL)
-            return false;
-        l->v = v;
-        l->cap = cap;
-    }
-    struct queue_type *p = &l->v[l->n];
-    p->queue = strdup(queue);
-    p->type = strdup(type);
-    if (p->queue == NULL || p->type == NULL) {
-        free(p->queue);
-        free(p->type);
-        return false;
-    }
-    l->n++;
-    return true;
-}
-
-void
-queue_types_fini(struct queue_type_list *l)
-{
-    if (l == NULL)
-        return;
-    for (size_t i = 0; i < l->n; i++) {
-        free(l->v[i].queue);
-        free(l->v[i].type);
-    }
-    free(l->v);
-    memset(l, 0, sizeof *l);
-}
-
 int
 store_delete(struct store *st, int64_t id, struct jobd_error *err)
 {
-    struct bulk_req r = {.action = BULK_DELETE, .f = {.status = STORE_ANY}, .ids = &id,
-                         .n_ids = 1};
+    struct bulk_req r = {.action = BULK_DELETE, .f = {.status = STORE_ANY}, .ids = &id, .n_ids = 1};
     struct bulk_counts c = {0};
     int64_t cursor = 0;
     int rc = store_bulk_batch(st, &r, 1, &cursor, &c, err);
@@ -261,40 +173,3 @@ store_queue_limits(struct store *st, const char *queue, const struct queue_limit
     }
     return a->queue_limits(st, queue, c, err);
 }
-
-const struct store_operator_ops pg_operator_ops = {
-    .attempts = pg_op_attempts,
-    .bulk_batch = pg_op_bulk_batch,
-    .worker_announce = pg_op_worker_announce,
-    .worker_seen = pg_op_worker_seen,
-    .worker_withdraw = pg_op_worker_withdraw,
-    .worker_list = pg_op_worker_list,
-    .prune_status = pg_op_prune_status,
-    .counts_refresh = pg_op_counts_refresh,
-    .queue_limits = pg_op_queue_limits,
-    .archive = pg_op_archive,
-    .vacuum_hot = pg_op_vacuum_hot,
-    .pending_queue_types = pg_op_pending_queue_types,
-    .lease_set = pg_op_lease_set,
-    .lease_check = pg_op_lease_check,
-    .stats_series = pg_op_stats_series,
-    .stats_throughput = pg_op_stats_throughput,
-    .stats_prune = pg_op_stats_prune,
-};
-
-const struct store_operator_ops sqlite_operator_ops = {
-    .attempts = sq_op_attempts,
-    .bulk_batch = sq_op_bulk_batch,
-    .worker_announce = sq_op_worker_announce,
-    .worker_seen = sq_op_worker_seen,
-    .worker_withdraw = sq_op_worker_withdraw,
-    .worker_list = sq_op_worker_list,
-    .prune_status = sq_op_prune_status,
-    .queue_limits = sq_op_queue_limits,
-    .pending_queue_types = sq_op_pending_queue_types,
-    .lease_set = sq_op_lease_set,
-    .lease_check = sq_op_lease_check,
-    .stats_series = sq_op_stats_series,
-    .stats_throughput = sq_op_stats_throughput,
-    .stats_prune = sq_op_stats_prune,
-};

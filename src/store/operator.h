@@ -36,22 +36,22 @@
 enum attempt_outcome {
     ATT_RUNNING = 0,
     ATT_SUCCEEDED,
-    ATT_FAILED,     /* retryable failure or timeout: the job goes back to pending */
-    ATT_DEAD,       /* permanent failure or the last attempt */
-    ATT_REAPED,     /* its lease expired */
-    ATT_CANCELLED,  /* a cancel was requested and the worker stopped it */
-    ATT_RELEASED,   /* handed back at shutdown */
+    ATT_FAILED,    /* retryable failure or timeout: the job goes back to pending */
+    ATT_DEAD,      /* permanent failure or the last attempt */
+    ATT_REAPED,    /* its lease expired */
+    ATT_CANCELLED, /* a cancel was requested and the worker stopped it */
+    ATT_RELEASED,  /* handed back at shutdown */
 };
 #define ATT_OUTCOME_COUNT 7
 
 /* One attempt. worker_id and error are heap-owned (attempt_list_fini). */
 struct job_attempt {
     int32_t attempt;
-    char *worker_id;         /* NULL if unknown */
-    int64_t started_at_us;   /* 0 = unknown */
-    int64_t finished_at_us;  /* 0 while running */
+    char *worker_id;        /* NULL if unknown */
+    int64_t started_at_us;  /* 0 = unknown */
+    int64_t finished_at_us; /* 0 while running */
     enum attempt_outcome outcome;
-    char *error;             /* that attempt's error text, or NULL */
+    char *error; /* that attempt's error text, or NULL */
 };
 
 /* A growable array of attempts, oldest first. Zero-initialise. */
@@ -62,24 +62,24 @@ struct attempt_list {
 
 /* A bulk action (POST /v1/jobs/bulk): each job takes its single-job transition. */
 enum bulk_action {
-    BULK_RETRY,   /* dead / cancelled -> pending, as store_retry */
-    BULK_CANCEL,  /* pending -> cancelled, running -> cancel requested, as store_cancel */
-    BULK_DELETE,  /* pending or terminal -> gone with its key and history; running skipped */
+    BULK_RETRY,  /* dead / cancelled -> pending, as store_retry */
+    BULK_CANCEL, /* pending -> cancelled, running -> cancel requested, as store_cancel */
+    BULK_DELETE, /* pending or terminal -> gone with its key and history; running skipped */
 };
 
 /* Which jobs a bulk action takes. Pointers borrowed for the call. */
 struct bulk_req {
     enum bulk_action action;
-    struct job_filter f;     /* status .. key; f.limit and f.before_id are ignored */
-    const int64_t *ids;      /* n_ids ids, or NULL = any id */
+    struct job_filter f; /* status .. key; f.limit and f.before_id are ignored */
+    const int64_t *ids;  /* n_ids ids, or NULL = any id */
     size_t n_ids;
 };
 
 /* What a bulk action did so far; store_bulk_batch adds to it. */
 struct bulk_counts {
-    int64_t matched;    /* jobs the filter selected */
-    int64_t changed;    /* of those, jobs that took the transition */
-    int64_t cancelled;  /* of the changed, jobs that became cancelled (for metrics) */
+    int64_t matched;   /* jobs the filter selected */
+    int64_t changed;   /* of those, jobs that took the transition */
+    int64_t cancelled; /* of the changed, jobs that became cancelled (for metrics) */
 };
 
 /* The most jobs one store_bulk_batch touches: one transaction's worth. */
@@ -90,19 +90,19 @@ struct bulk_counts {
  * (store_worker_announce); heap-owned by the list on the way out.
  */
 struct worker_info {
-    char *id;               /* the worker_id its claims carry */
+    char *id; /* the worker_id its claims carry */
     char *hostname;
     int64_t pid;
     char *version;
-    char *queues;           /* JSON array of names; "[]" = every queue */
-    char *types;            /* JSON array of job types */
+    char *queues; /* JSON array of names; "[]" = every queue */
+    char *types;  /* JSON array of job types */
     int32_t concurrency;
-    int64_t heartbeat_ms;   /* its presence interval: gone after 3 missed */
+    int64_t heartbeat_ms; /* its presence interval: gone after 3 missed */
     int64_t started_at_us;
     int64_t last_seen_at_us;
     bool draining;
-    bool gone;              /* not seen for WORKER_GONE_INTERVALS intervals (list only) */
-    int64_t *running;       /* ids of the jobs it holds, ascending (list only) */
+    bool gone;        /* not seen for WORKER_GONE_INTERVALS intervals (list only) */
+    int64_t *running; /* ids of the jobs it holds, ascending (list only) */
     size_t n_running;
 };
 
@@ -159,15 +159,13 @@ struct lease_token_ref {
 
 struct store_operator_ops {
     /* The job's attempts, oldest first; JOBD_E_NOTFOUND for no such job. */
-    int (*attempts)(struct store *st, int64_t id, struct attempt_list *out,
-                    struct jobd_error *err);
+    int (*attempts)(struct store *st, int64_t id, struct attempt_list *out, struct jobd_error *err);
     /* One batch of store_bulk_batch (n in 1..STORE_BULK_BATCH, validated). */
     int (*bulk_batch)(struct store *st, const struct bulk_req *r, int n, int64_t *cursor,
                       struct bulk_counts *c, struct jobd_error *err);
     int (*worker_announce)(struct store *st, const struct worker_info *w, int64_t max_workers,
                            struct jobd_error *err);
-    int (*worker_seen)(struct store *st, const char *id, bool draining,
-                       struct jobd_error *err);
+    int (*worker_seen)(struct store *st, const char *id, bool draining, struct jobd_error *err);
     int (*worker_withdraw)(struct store *st, const char *id, struct jobd_error *err);
     int (*worker_list)(struct store *st, const struct name_page *pg, struct worker_list *out,
                        struct jobd_error *err);
@@ -226,8 +224,7 @@ JOBD_MUST_USE int store_job_attempts(struct store *st, int64_t id, struct attemp
  * a caller loops to act on more jobs without stalling claims.
  */
 JOBD_MUST_USE int store_bulk_batch(struct store *st, const struct bulk_req *r, int n,
-                                   int64_t *cursor, struct bulk_counts *c,
-                                   struct jobd_error *err);
+                                   int64_t *cursor, struct bulk_counts *c, struct jobd_error *err);
 /*
  * Deletes job id with its idempotency key and attempt history, if it is
  * pending or terminal. JOBD_E_STATE if it is running (cancel it first),
@@ -256,9 +253,8 @@ JOBD_MUST_USE int store_counts_refresh(struct store *st, int64_t max_age_ms, boo
  * that succeeded (succeeded = true) or ended dead or cancelled (false), with
  * their keys and attempt history. *deleted = how many.
  */
-JOBD_MUST_USE int store_prune_status(struct store *st, bool succeeded,
-                                     int64_t finished_before_us, int limit, int *deleted,
-                                     struct jobd_error *err);
+JOBD_MUST_USE int store_prune_status(struct store *st, bool succeeded, int64_t finished_before_us,
+                                     int limit, int *deleted, struct jobd_error *err);
 /*
  * The archive pass: moves up to limit jobs that succeeded before the cutoff
  * out of the hot table (on PostgreSQL a completion leaves its row there, so
@@ -348,8 +344,7 @@ JOBD_MUST_USE int store_worker_announce_capped(struct store *st, const struct wo
 JOBD_MUST_USE int store_worker_seen(struct store *st, const char *id, bool draining,
                                     struct jobd_error *err);
 /* Forgets worker id (it stopped). No such worker is not an error. */
-JOBD_MUST_USE int store_worker_withdraw(struct store *st, const char *id,
-                                        struct jobd_error *err);
+JOBD_MUST_USE int store_worker_withdraw(struct store *st, const char *id, struct jobd_error *err);
 /*
  * Every worker seen within the last hour past "gone", by id, each with the
  * ids of the running jobs it holds. *out zeroed; the caller owns it after

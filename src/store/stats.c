@@ -137,3 +137,21 @@ store_stats_fill_queues(struct store *st, struct queue_stat *qs, size_t n, struc
     free(tq);
     return rc;
 }
+
+/* Here, not in store.c, so that store.c and stats.c do not call each other. */
+int
+store_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct jobd_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    if (st->ops->queue_stats == NULL)
+        return jobd_error_set(err, JOBD_E_INVALID, "db", "the %s store cannot queue_stats",
+                              st->ops->name); /* as store.c's missing_op says it */
+    int rc = st->ops->queue_stats(st, out, n, err);
+    if (rc == JOBD_OK && (rc = store_stats_fill_queues(st, *out, *n, err)) != JOBD_OK) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}

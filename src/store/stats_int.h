@@ -45,7 +45,7 @@
                       " count(*) FILTER (WHERE fate = 'dead') FROM " from " GROUP BY queue")
 /* clang-format on */
 
-/* Schema step: the table jobd.stats_buckets (store_pg_schema.c). */
+/* Schema step: the table jobd.stats_buckets (pg/schema.c). */
 extern const char pg_step_stats[];
 
 /* ---- SQLite ---- */
@@ -63,7 +63,7 @@ struct sq_stats {
     size_t n, cap;
     bool oom; /* a count was lost: the flush fails the transaction */
 };
-/* Schema step: the table stats_buckets (store_sqlite_schema.c). */
+/* Schema step: the table stats_buckets (sqlite/schema.c). */
 extern const char sq_step_stats[];
 /*
  * Counts one job of queue as kind at now_us, in the open write

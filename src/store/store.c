@@ -12,10 +12,8 @@
 
 #include "core/err.h"
 #include "core/utf8.h"
-#include "store/remote.h"
 #include "store/stats.h"
-#include "store/store_pg.h"
-#include "store/store_sqlite.h"
+#include "store/backends.h"
 
 /*
  * The one place that maps a URL to a backend. A row per scheme; a plain
@@ -115,8 +113,7 @@ missing_op(const struct store *st, const char *op, struct jobd_error *err)
 {
     return jobd_error_set(err, JOBD_E_INVALID, "db", "the %s store cannot %s", st->ops->name, op);
 }
-#define CALL(op, ...) \
-    (st->ops->op != NULL ? st->ops->op(__VA_ARGS__) : missing_op(st, #op, err))
+#define CALL(op, ...) (st->ops->op != NULL ? st->ops->op(__VA_ARGS__) : missing_op(st, #op, err))
 
 void
 store_close(struct store *st)
@@ -186,13 +183,6 @@ store_url_redact(const char *url, char *buf, size_t len)
     return buf;
 }
 
-bool
-store_error_is_outage(int rc)
-{
-    return rc == JOBD_E_UNAVAILABLE || rc == JOBD_E_IO || rc == JOBD_E_NOMEM ||
-           rc == JOBD_E_COMMIT_UNKNOWN;
-}
-
 const struct store_caps *
 store_caps(const struct store *st)
 {
@@ -209,8 +199,8 @@ int
 store_schema_status(struct store *st, int *current, int *newest, struct jobd_error *err)
 {
     if (st->ops->schema_status == NULL)
-        return jobd_error_set(err, JOBD_E_INVALID, "db",
-                              "the %s store has no schema of its own", st->ops->name);
+        return jobd_error_set(err, JOBD_E_INVALID, "db", "the %s store has no schema of its own",
+                              st->ops->name);
     return st->ops->schema_status(st, current, newest, err);
 }
 
@@ -263,8 +253,8 @@ store_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
 }
 
 int
-store_list(struct store *st, const struct job_filter *f, struct job_list *out,
-           int64_t *next_cursor, struct jobd_error *err)
+store_list(struct store *st, const struct job_filter *f, struct job_list *out, int64_t *next_cursor,
+           struct jobd_error *err)
 {
     if (f->limit < 0 || f->limit > JOB_PAGE_MAX)
         return jobd_error_set(err, JOBD_E_INVALID, "limit", "limit must be between 1 and %d",
@@ -307,8 +297,8 @@ store_claim(struct store *st, const struct claim_req *req, struct job_list *out,
             struct jobd_error *err)
 {
     if (req->limit < 1 || req->limit > JOB_PAGE_MAX)
-        return jobd_error_set(err, JOBD_E_INVALID, "limit",
-                              "claim limit must be between 1 and %d", JOB_PAGE_MAX);
+        return jobd_error_set(err, JOBD_E_INVALID, "limit", "claim limit must be between 1 and %d",
+                              JOB_PAGE_MAX);
     if (req->worker_id == NULL || *req->worker_id == '\0')
         return jobd_error_set(err, JOBD_E_INVALID, "worker_id", "worker_id is required");
     if (req->held_until_us != NULL)
@@ -344,8 +334,8 @@ store_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
 }
 
 int
-store_complete(struct store *st, int64_t id, int32_t attempt, const char *result,
-               struct job *out, struct jobd_error *err)
+store_complete(struct store *st, int64_t id, int32_t attempt, const char *result, struct job *out,
+               struct jobd_error *err)
 {
     if (result != NULL && strlen(result) > JOB_RESULT_MAX)
         return jobd_error_set(err, JOBD_E_TOOBIG, "result", "result is over %d bytes",
@@ -482,20 +472,6 @@ store_queue_pause(struct store *st, const char *queue, bool paused, struct jobd_
 }
 
 int
-store_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct jobd_error *err)
-{
-    *out = NULL;
-    *n = 0;
-    int rc = CALL(queue_stats, st, out, n, err);
-    if (rc == JOBD_OK && (rc = store_stats_fill_queues(st, *out, *n, err)) != JOBD_OK) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-    }
-    return rc;
-}
-
-int
 store_prune(struct store *st, int64_t finished_before_us, int limit, int *deleted,
             struct jobd_error *err)
 {
@@ -573,8 +549,7 @@ store_schedule_put_capped(struct store *st, const struct schedule_spec *spec, bo
 }
 
 int
-store_schedule_get(struct store *st, const char *name, struct schedule *out,
-                   struct jobd_error *err)
+store_schedule_get(struct store *st, const char *name, struct schedule *out, struct jobd_error *err)
 {
     int rc = check_schedule_name(name, err);
     if (rc != JOBD_OK)
@@ -626,8 +601,7 @@ store_schedule_pause(struct store *st, const char *name, bool paused, struct sch
 }
 
 int
-store_schedule_trigger(struct store *st, const char *name, struct job *out,
-                       struct jobd_error *err)
+store_schedule_trigger(struct store *st, const char *name, struct job *out, struct jobd_error *err)
 {
     int rc = check_schedule_name(name, err);
     if (rc != JOBD_OK)

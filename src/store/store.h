@@ -1,7 +1,7 @@
 /*
  * store.h — the seam between jobd and its durable store.
  *
- * One interface, two backends: store_pg.c (libpq) and store_sqlite.c (SQLite
+ * One interface, two backends: pg/open.c (libpq) and sqlite/open.c (SQLite
  * 3.40, WAL). The store is the single source of truth: every state transition
  * of docs/MODEL.md, "Transitions" is ONE conditional statement (or one
  * transaction on SQLite, which serializes writers), never select-then-update.
@@ -56,15 +56,15 @@ struct store_operator_ops;
  */
 #define STORE_ANY (-1)
 struct job_filter {
-    int status;               /* enum job_status or STORE_ANY */
-    const char *queue;        /* NULL = any */
-    const char *type;         /* NULL = any */
-    const char *schedule;     /* NULL = any */
-    int limit;                /* 1..JOB_PAGE_MAX; 0 = JOB_PAGE_DEFAULT */
-    int64_t before_id;        /* cursor: only ids < before_id; 0 = from the newest */
+    int status;                /* enum job_status or STORE_ANY */
+    const char *queue;         /* NULL = any */
+    const char *type;          /* NULL = any */
+    const char *schedule;      /* NULL = any */
+    int limit;                 /* 1..JOB_PAGE_MAX; 0 = JOB_PAGE_DEFAULT */
+    int64_t before_id;         /* cursor: only ids < before_id; 0 = from the newest */
     int64_t created_after_us;  /* only created_at >= this; 0 = any */
     int64_t created_before_us; /* only created_at < this; 0 = any */
-    const char *key;          /* exact idempotency key; NULL = any */
+    const char *key;           /* exact idempotency key; NULL = any */
     /* store_search only: jobs whose type, idempotency key, payload or last
      * error contain this text, ASCII letters in either case. */
     const char *search;
@@ -86,10 +86,10 @@ struct claim_req {
     const char *worker_id;
     const char *const *queues; /* n_queues names, or NULL = every queue */
     size_t n_queues;
-    const char *const *types;  /* n_types names, or NULL = every type */
+    const char *const *types; /* n_types names, or NULL = every type */
     size_t n_types;
-    int limit;                 /* 1..JOB_PAGE_MAX */
-    int64_t lease_ms;          /* 0 = JOB_DEFAULT_LEASE_MS */
+    int limit;        /* 1..JOB_PAGE_MAX */
+    int64_t lease_ms; /* 0 = JOB_DEFAULT_LEASE_MS */
     /* With caps.claim_waits: when nothing is claimable, wait up to this
      * long for a job before answering empty (0 = answer at once). Other
      * backends ignore it. While it waits, a true *interrupt (may be NULL;
@@ -120,7 +120,7 @@ struct claim_req {
 struct completion {
     int64_t id;
     int32_t attempt;
-    const char *result;       /* JSON text or NULL */
+    const char *result; /* JSON text or NULL */
 };
 
 /* One failed attempt for store_fail_batch. Pointers borrowed. */
@@ -134,18 +134,18 @@ struct fail_report {
 
 /* Backoff parameters the reaper uses for a reaped attempt (full jitter). */
 struct backoff_policy {
-    int64_t base_ms;          /* 0 = JOB_DEFAULT_BACKOFF_BASE_MS */
-    int64_t cap_ms;           /* 0 = JOB_DEFAULT_BACKOFF_CAP_MS */
+    int64_t base_ms; /* 0 = JOB_DEFAULT_BACKOFF_BASE_MS */
+    int64_t cap_ms;  /* 0 = JOB_DEFAULT_BACKOFF_CAP_MS */
 };
 
 /* Per-queue counts (GET /v1/queues). */
 struct queue_stat {
     char name[JOB_QUEUE_MAX + 1];
     bool paused;
-    int64_t count[JOB_STATUS_COUNT];  /* indexed by enum job_status */
-    double oldest_pending_age_s;      /* 0 if none pending */
-    int32_t max_running;              /* queue limits (operator.h); 0 = none */
-    int32_t rate_limit;               /* 0 = none */
+    int64_t count[JOB_STATUS_COUNT]; /* indexed by enum job_status */
+    double oldest_pending_age_s;     /* 0 if none pending */
+    int32_t max_running;             /* queue limits (operator.h); 0 = none */
+    int32_t rate_limit;              /* 0 = none */
     int64_t rate_per_ms;
     struct {
         int64_t succeeded, failed, dead;
@@ -190,10 +190,10 @@ struct store_ops {
     int (*schema_status)(struct store *st, int *current, int *newest, struct jobd_error *err);
     const char *(*migration_name)(int version); /* NULL or returning NULL: unnamed */
     int (*ping)(struct store *st, struct jobd_error *err);
-    int (*enqueue)(struct store *st, const struct job_spec *spec, struct job *out,
-                   bool *replayed, struct jobd_error *err);
-    int (*enqueue_batch)(struct store *st, const struct job_spec *specs, size_t n,
-                         struct job *out, bool *replayed, struct jobd_error *err);
+    int (*enqueue)(struct store *st, const struct job_spec *spec, struct job *out, bool *replayed,
+                   struct jobd_error *err);
+    int (*enqueue_batch)(struct store *st, const struct job_spec *specs, size_t n, struct job *out,
+                         bool *replayed, struct jobd_error *err);
     int (*get)(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
     int (*list)(struct store *st, const struct job_filter *f, struct job_list *out,
                 int64_t *next_cursor, struct jobd_error *err);
@@ -203,26 +203,23 @@ struct store_ops {
     int (*claim)(struct store *st, const struct claim_req *req, struct job_list *out,
                  struct jobd_error *err);
     int (*heartbeat)(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
-                     int64_t *lease_expires_at_us, bool *cancel_requested,
-                     struct jobd_error *err);
+                     int64_t *lease_expires_at_us, bool *cancel_requested, struct jobd_error *err);
     int (*complete)(struct store *st, int64_t id, int32_t attempt, const char *result,
                     struct job *out, struct jobd_error *err);
-    int (*complete_batch)(struct store *st, const struct completion *c, size_t n,
-                          int *outcome, struct jobd_error *err);
-    int (*fail)(struct store *st, int64_t id, int32_t attempt, const char *error,
-                bool retryable, int64_t retry_delay_ms, struct job *out,
-                struct jobd_error *err);
+    int (*complete_batch)(struct store *st, const struct completion *c, size_t n, int *outcome,
+                          struct jobd_error *err);
+    int (*fail)(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
+                int64_t retry_delay_ms, struct job *out, struct jobd_error *err);
     /* NULL: store_fail_batch sends one store_fail per report (remote) */
     int (*fail_batch)(struct store *st, const struct fail_report *f, size_t n, int *outcome,
                       enum job_status *status, struct jobd_error *err);
-    int (*reap)(struct store *st, int limit, const struct backoff_policy *bp,
-                int *reaped, struct jobd_error *err);
+    int (*reap)(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
+                struct jobd_error *err);
     /* NULL in a backend that cannot give an attempt back (store_release fails) */
     int (*release)(struct store *st, int64_t id, int32_t attempt, struct jobd_error *err);
     int (*cancel)(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
     int (*retry)(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
-    int (*queue_pause)(struct store *st, const char *queue, bool paused,
-                       struct jobd_error *err);
+    int (*queue_pause)(struct store *st, const char *queue, bool paused, struct jobd_error *err);
     int (*queue_stats)(struct store *st, struct queue_stat **out, size_t *n,
                        struct jobd_error *err);
     int (*prune)(struct store *st, int64_t finished_before_us, int limit, int *deleted,
@@ -234,7 +231,7 @@ struct store_ops {
     bool (*wait_ready)(struct store *st);
     /* NULL: nothing to move off the caller's thread (store_offload) */
     void (*offload)(struct store *st);
-    /* schedules (sched_sqlite.c, sched_pg.c); NULL in a backend without them */
+    /* schedules (sqlite/sched.c, pg/sched.c); NULL in a backend without them */
     int (*schedule_put)(struct store *st, const struct schedule_spec *spec, bool replace,
                         int64_t max_schedules, struct schedule *out, bool *created,
                         struct jobd_error *err);
@@ -243,13 +240,13 @@ struct store_ops {
     int (*schedule_list)(struct store *st, const struct name_page *pg, struct schedule_list *out,
                          struct jobd_error *err);
     int (*schedule_delete)(struct store *st, const char *name, struct jobd_error *err);
-    int (*schedule_pause)(struct store *st, const char *name, bool paused,
-                          struct schedule *out, struct jobd_error *err);
+    int (*schedule_pause)(struct store *st, const char *name, bool paused, struct schedule *out,
+                          struct jobd_error *err);
     int (*schedule_trigger)(struct store *st, const char *name, struct job *out,
                             struct jobd_error *err);
     int (*schedule_materialize)(struct store *st, int limit, int64_t grace_us, int *made,
                                 int64_t *soonest_us, struct jobd_error *err);
-    /* clock jumps (clockjump_sqlite.c, clockjump_pg.c). now: NULL = the real clock;
+    /* clock jumps (sqlite/clockjump.c, pg/clockjump.c). now: NULL = the real clock;
      * clock_went_back: NULL where no scheduling plane runs */
     int (*now)(struct store *st, int64_t *now_us, struct jobd_error *err);
     int (*clock_went_back)(struct store *st, int64_t back_us, int *jobs, int *schedules,
@@ -261,16 +258,16 @@ struct store_ops {
 /* Every backend's struct begins with this. */
 struct store {
     const struct store_ops *ops;
-    const struct jobd_clock *clock;  /* NULL = the backend's own (see above) */
+    const struct jobd_clock *clock; /* NULL = the backend's own (see above) */
 };
 
 /* ---- opening ---- */
 
 /* What a URL names, without opening it. */
 enum store_url_kind {
-    STORE_URL_INVALID,   /* a scheme no backend knows, or empty */
-    STORE_URL_DATABASE,  /* postgres://, postgresql://, sqlite:PATH or a plain path */
-    STORE_URL_SERVER,    /* http:// or https://: a jobd API server (remote.h) */
+    STORE_URL_INVALID,  /* a scheme no backend knows, or empty */
+    STORE_URL_DATABASE, /* postgres://, postgresql://, sqlite:PATH or a plain path */
+    STORE_URL_SERVER,   /* http:// or https://: a jobd API server (remote/internal.h) */
 };
 enum store_url_kind store_url_kind(const char *url);
 /*
@@ -283,7 +280,7 @@ bool store_url_notifies(const char *url);
  * Opens a store by URL: "postgres://…" / "postgresql://…" (libpq URI),
  * "sqlite:PATH" / a plain path, or "http://…" / "https://…" (a jobd API
  * server speaking the worker protocol: only the worker's operations work
- * there, the others answer JOBD_E_INVALID; see remote.h). Does not migrate. On success *out is owned
+ * there, the others answer JOBD_E_INVALID; see remote/internal.h). Does not migrate. On success *out is owned
  * by the caller (store_close). JOBD_E_UNAVAILABLE if the server does not
  * answer, JOBD_E_STORE if the file is not a database, JOBD_E_INVALID for a
  * URL that names no backend.
@@ -303,7 +300,12 @@ const char *store_backend(const struct store *st);
  * other error is the store refusing this request (its content, a rule):
  * sending it again unchanged will fail again, so callers must not loop on it.
  */
-bool store_error_is_outage(int rc);
+static inline bool
+store_error_is_outage(int rc)
+{
+    return rc == JOBD_E_UNAVAILABLE || rc == JOBD_E_IO || rc == JOBD_E_NOMEM ||
+           rc == JOBD_E_COMMIT_UNKNOWN;
+}
 /* The backend's capabilities (static; never NULL). */
 const struct store_caps *store_caps(const struct store *st);
 
@@ -337,7 +339,7 @@ JOBD_MUST_USE int store_ping(struct store *st, struct jobd_error *err);
  * = true and *out is the existing job; anything else -> JOBD_E_CONFLICT.
  * out may be NULL. replayed may be NULL. JOBD_E_UNAVAILABLE means nothing
  * was written. When the connection broke after COMMIT was sent, PostgreSQL
- * asks the server how it ended (store_pg_tx.c): written -> JOBD_OK,
+ * asks the server how it ended (pg/tx.c): written -> JOBD_OK,
  * not -> JOBD_E_UNAVAILABLE, and only if that cannot be learned
  * JOBD_E_COMMIT_UNKNOWN (docs/API.md, Errors). SQLite has no such case.
  */
@@ -458,12 +460,14 @@ JOBD_MUST_USE int store_release(struct store *st, int64_t id, int32_t attempt,
  * (out->status stays running, out->cancel_requested = true); out may be NULL. JOBD_E_STATE if
  * terminal, JOBD_E_NOTFOUND.
  */
-JOBD_MUST_USE int store_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+JOBD_MUST_USE int store_cancel(struct store *st, int64_t id, struct job *out,
+                               struct jobd_error *err);
 /*
  * dead / cancelled -> pending, due now, with max_attempts fresh attempts (out may be NULL);
  * attempt is kept (never decreases). JOBD_E_STATE otherwise, JOBD_E_NOTFOUND.
  */
-JOBD_MUST_USE int store_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+JOBD_MUST_USE int store_retry(struct store *st, int64_t id, struct job *out,
+                              struct jobd_error *err);
 /* Pauses or resumes a queue (it need not have jobs yet). */
 JOBD_MUST_USE int store_queue_pause(struct store *st, const char *queue, bool paused,
                                     struct jobd_error *err);
@@ -474,8 +478,8 @@ JOBD_MUST_USE int store_queue_pause(struct store *st, const char *queue, bool pa
 JOBD_MUST_USE int store_queue_stats(struct store *st, struct queue_stat **out, size_t *n,
                                     struct jobd_error *err);
 /* Deletes up to limit terminal jobs finished before the cutoff. */
-JOBD_MUST_USE int store_prune(struct store *st, int64_t finished_before_us, int limit,
-                              int *deleted, struct jobd_error *err);
+JOBD_MUST_USE int store_prune(struct store *st, int64_t finished_before_us, int limit, int *deleted,
+                              struct jobd_error *err);
 
 /* ---- wake-ups ---- */
 
@@ -490,7 +494,7 @@ JOBD_MUST_USE int store_next_run_at(struct store *st, const struct claim_req *re
  * if woken, 0 on timeout, or an error (the caller reopens the store).
  * PostgreSQL: NOTIFY jobd_jobs, sent by every enqueue and retry. SQLite:
  * any commit by any process, seen by inotify on the database's WAL
- * (sqlite_wake.c; spurious wake-ups included — a heartbeat, a completion);
+ * (sqlite/wake.c; spurious wake-ups included — a heartbeat, a completion);
  * where inotify is unavailable it sleeps min(timeout_ms, 50) and returns 1,
  * and store_wait_ready says so beforehand.
  */
@@ -504,7 +508,7 @@ bool store_wait_ready(struct store *st);
 /*
  * Says st is a worker loop's connection, whose claims should not wait for
  * housekeeping: the backend moves what it can off the caller's thread
- * (SQLite: WAL checkpoints, to a thread of st's own: sqlite_ckpt.h). Call
+ * (SQLite: WAL checkpoints, to a thread of st's own: sqlite/ckpt.h). Call
  * once after store_open; a no-op where there is nothing to move.
  */
 void store_offload(struct store *st);
@@ -553,8 +557,7 @@ JOBD_MUST_USE int store_schedule_list(struct store *st, struct schedule_list *ou
 JOBD_MUST_USE int store_schedule_page(struct store *st, const struct name_page *pg,
                                       struct schedule_list *out, struct jobd_error *err);
 /* Deletes a schedule; the jobs it made stay. JOBD_E_NOTFOUND. */
-JOBD_MUST_USE int store_schedule_delete(struct store *st, const char *name,
-                                        struct jobd_error *err);
+JOBD_MUST_USE int store_schedule_delete(struct store *st, const char *name, struct jobd_error *err);
 /*
  * Pauses or resumes. A paused schedule makes no jobs; resuming sets
  * next_run_at to the first firing after now (firings while paused are not

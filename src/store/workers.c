@@ -15,10 +15,9 @@ presence_ops(struct store *st, const char *id, const struct store_operator_ops *
              struct jobd_error *err)
 {
     *o = st->ops->oper;
-    if (*o == NULL || (*o)->worker_seen == NULL ||
-        (id == NULL && (*o)->worker_list == NULL))
-        return jobd_error_set(err, JOBD_E_INTERNAL, NULL,
-                              "the %s store keeps no worker presence", st->ops->name);
+    if (*o == NULL || (*o)->worker_seen == NULL || (id == NULL && (*o)->worker_list == NULL))
+        return jobd_error_set(err, JOBD_E_INTERNAL, NULL, "the %s store keeps no worker presence",
+                              st->ops->name);
     if (id != NULL && (*id == '\0' || strlen(id) > JOB_WORKER_ID_MAX))
         return jobd_error_set(err, JOBD_E_INVALID, "id", "a worker id has 1 to %d bytes",
                               JOB_WORKER_ID_MAX);

@@ -18,7 +18,7 @@
  *             when set: behind a transaction pooler LISTEN needs a direct
  *             connection; without one there is no listener). SQLite (a
  *             worker of its own, not embedded): inotify on the WAL, i.e.
- *             any commit by any process (store/sqlite_wake.c); without
+ *             any commit by any process (store/sqlite/wake.c); without
  *             inotify there is no listener and the poll stays short.
  *   fence     the lease watchdog (fence.h): stops a run whose lease ended
  *             by our clock, even while the loop is blocked in a store call.

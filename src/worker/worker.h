@@ -45,7 +45,7 @@ struct worker_stats {
 /*
  * Starts a worker with a copy of cfg (which must pass worker_config_check)
  * on the store at db_url (a database URL as for store_open, or the
- * http(s):// base URL of a jobd API server: see store/remote.h). wake (may be
+ * http(s):// base URL of a jobd API server: see store/remote/internal.h). wake (may be
  * NULL) is an in-process signal raised after enqueues (the embedding
  * server's); borrowed, must outlive the worker. Does not migrate (callers do, once). The first connection is made
  * here: JOBD_E_UNAVAILABLE/JOBD_E_STORE if the store cannot be opened, so a

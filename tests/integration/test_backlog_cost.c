@@ -18,8 +18,8 @@
 #include "pgtest.h"
 #include "store/operator.h"
 #include "store/store.h"
-#include "store/store_pg_int.h"
-#include "store/store_sqlite_int.h"
+#include "store/pg/internal.h"
+#include "store/sqlite/internal.h"
 #include "test.h"
 #include "util/clock.h"
 

@@ -3,7 +3,7 @@
 # so this keeps it from rotting): jobd_bench's subcommands on SQLite at tiny
 # sizes each print one JSON line with their figures and no error; with a
 # PostgreSQL (JOBD_TEST_PG_URL) the SQL ceiling extracts jobd's statements
-# from src/store/store_pg_*.c and pgbench drains a small table with them; report.py
+# from src/store/pg/*.c and pgbench drains a small table with them; report.py
 # renders the lines. Needs JOBD_BIN, JOBD_BUILD, JOBD_SRC (set by CTest).
 set -u
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"

@@ -127,7 +127,7 @@ if [ -n "${JOBD_TEST_PG_URL:-}" ]; then
     done
     expect_mapped "$ppid" libpq "a PostgreSQL worker"
     # gssencmode=disable unless the URL or the environment sets it
-    # (store_pg_conn.c): Kerberos is not started at connect, so its trace
+    # (src/store/pg/conn.c): Kerberos is not started at connect, so its trace
     # file (KRB5_TRACE, created when a Kerberos context is) never appears;
     # with gssencmode=prefer from the URL or PGGSSENCMODE it does.
     [ ! -e "$dir/krb5-worker.trace" ] ||

@@ -20,8 +20,8 @@
 #include "core/job.h"
 #include "pgtest.h"
 #include "store/store.h"
-#include "store/store_pg_int.h"
-#include "store/store_sqlite_int.h"
+#include "store/pg/internal.h"
+#include "store/sqlite/internal.h"
 #include "test.h"
 
 /* Each filter the job list offers; the statuses are added to each below. */

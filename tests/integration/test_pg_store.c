@@ -11,7 +11,7 @@
 #include "pgtest.h"
 #include "store/operator.h"
 #include "store/store.h"
-#include "store/store_pg_int.h"
+#include "store/pg/internal.h"
 #include "test.h"
 #include "util/clock.h"
 
@@ -630,7 +630,7 @@ conn_opt(PGconn *c, const char *key, char *buf, size_t n)
 
 TEST(connections_get_keepalives_and_a_tcp_user_timeout)
 {
-    /* A silent peer must end a call in seconds (store_pg_conn.c). */
+    /* A silent peer must end a call in seconds (pg/conn.c). */
     struct jobd_error e = {0};
     PGconn *c = NULL;
     bool pooled = true;

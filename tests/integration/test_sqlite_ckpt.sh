@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_sqlite_ckpt.sh — a SQLite worker's WAL checkpoints run on a thread of
-# their own (src/store/sqlite_ckpt.h), not on the loop thread that claims:
+# their own (src/store/sqlite/ckpt.h), not on the loop thread that claims:
 # a checkpoint there made the job just claimed wait for it (the tail of the
 # "job due now" lateness). A real `jobd worker` runs 400 jobs enqueued in
 # one batch through `jobd server` (the server then writes nothing, so the
@@ -51,6 +51,6 @@ wrote=$(awk '/^wchar:/ { print $2 }' "/proc/$wpid/task/$tid/io")
 [ "$wrote" -gt 0 ] || fail "the jobd-ckpt thread wrote nothing: the checkpoints ran elsewhere"
 echo "jobd-ckpt thread wrote $wrote bytes"
 # The loop checkpoints inline (and so restarts the WAL) at the latest when it
-# holds 4000 frames (store_sqlite.c): ~16.5 MB with 4 KiB pages.
+# holds 4000 frames (src/store/sqlite/open.c): ~16.5 MB with 4 KiB pages.
 [ "$wal" -lt $((18 * 1024 * 1024)) ] || fail "the WAL grew to $wal bytes: nothing restarted it"
 echo "PASS"

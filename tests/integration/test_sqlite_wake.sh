@@ -3,7 +3,7 @@
 # `jobd server` on a SQLite file and a separate `jobd worker` process on the
 # same file, whose poll_interval is 30 s. A job submitted through the server
 # to the idle worker must start well within 1 s (only the WAL watch of
-# src/store/sqlite_wake.c can tell the worker so soon), three times in a
+# src/store/sqlite/wake.c can tell the worker so soon), three times in a
 # row; then 200 more, submitted one at a time, start with at most 10 over
 # 100 ms late; and the idle worker must not spin (CPU time from /proc).
 # Needs JOBD_BIN (set by CTest); Linux only (/proc, inotify). Start-up and

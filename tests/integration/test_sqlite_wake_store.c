@@ -1,5 +1,5 @@
 /*
- * test_sqlite_wake_store.c — store_wait on SQLite (store/sqlite_wake.c) at
+ * test_sqlite_wake_store.c — store_wait on SQLite (store/sqlite/wake.c) at
  * the store layer, on a real file with several connections: it sleeps
  * while nothing commits, wakes on another connection's commit, does not
  * wake on a claim that found nothing (so an idle worker cannot chase its
@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "core/job.h"
-#include "store/sqlite_wake.h"
+#include "store/sqlite/wake.h"
 #include "store/store.h"
 #include "test.h"
 #include "util/clock.h"

@@ -41,7 +41,7 @@ backend(void)
 }
 
 /* pg_pooled: PostgreSQL with ?pooler=transaction, i.e. as behind PgBouncer in
- * transaction mode: every statement unnamed, no LISTEN (store_pg_conn.c). */
+ * transaction mode: every statement unnamed, no LISTEN (pg/conn.c). */
 bool
 is_pg(void)
 {

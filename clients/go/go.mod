@@ -1,0 +1,3 @@
+module jobd
+
+go 1.19

@@ -1,0 +1,139 @@
+// The objects the server answers with (docs/API.md, The job object, and
+// the attempts list), decoded into Go types: times as time.Time (the zero
+// time where the server says null), seconds as time.Duration, payloads and
+// results kept as raw JSON for the caller to decode into its own types.
+package jobd
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Status is a job's state.
+type Status string
+
+// The job states (docs/API.md, The job object).
+const (
+	StatusPending   Status = "pending"
+	StatusRunning   Status = "running"
+	StatusSucceeded Status = "succeeded"
+	StatusDead      Status = "dead"
+	StatusCancelled Status = "cancelled"
+)
+
+// Terminal reports whether a job in this state will not run again by itself.
+func (s Status) Terminal() bool {
+	return s == StatusSucceeded || s == StatusDead || s == StatusCancelled
+}
+
+// Job is a job as the server describes it. Strings the server sends as
+// null are "", times it sends as null are the zero time, and Timeout is 0
+// for no timeout. Raw keeps the whole object as sent, fields this version
+// does not know included.
+type Job struct {
+	ID             int64           `json:"id"`
+	Queue          string          `json:"queue"`
+	Type           string          `json:"type"`
+	Payload        json.RawMessage `json:"payload"`
+	Status         Status          `json:"status"`
+	Priority       int             `json:"priority"`
+	RunAt          time.Time       `json:"run_at"`
+	Attempt        int             `json:"attempt"`
+	MaxAttempts    int             `json:"max_attempts"`
+	AttemptFloor   int             `json:"attempt_floor"`
+	IdempotencyKey string          `json:"idempotency_key"`
+	Schedule       string          `json:"schedule"`
+	ScheduledFor   time.Time       `json:"scheduled_for"`
+	WorkerID       string          `json:"worker_id"`
+	LeaseExpiresAt time.Time       `json:"lease_expires_at"`
+	Timeout        time.Duration   `json:"-"`
+	LastError      string          `json:"last_error"`
+	Result         json.RawMessage `json:"result"`
+	CreatedAt      time.Time       `json:"created_at"`
+	StartedAt      time.Time       `json:"started_at"`
+	FinishedAt     time.Time       `json:"finished_at"`
+	Raw            json.RawMessage `json:"-"`
+
+	// Replayed is true when Enqueue returned an existing job for its
+	// idempotency key (the header Idempotent-Replayed).
+	Replayed bool `json:"-"`
+
+	leaseToken string // a claimed job's, for its reports
+}
+
+// UnmarshalJSON reads the server's job object (nulls and timeout_s).
+func (j *Job) UnmarshalJSON(b []byte) error {
+	type plain Job
+	var aux struct {
+		*plain
+		TimeoutS   *float64 `json:"timeout_s"`
+		LeaseToken string   `json:"lease_token"`
+	}
+	aux.plain = (*plain)(j)
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	j.Timeout = 0
+	if aux.TimeoutS != nil {
+		j.Timeout = seconds(*aux.TimeoutS)
+	}
+	j.leaseToken = aux.LeaseToken
+	j.Raw = append(json.RawMessage(nil), b...)
+	return nil
+}
+
+// Decode decodes the job's payload into v (as json.Unmarshal does).
+func (j *Job) Decode(v any) error {
+	if len(j.Payload) == 0 {
+		return json.Unmarshal([]byte("null"), v)
+	}
+	return json.Unmarshal(j.Payload, v)
+}
+
+// DecodeResult decodes the job's result into v (as json.Unmarshal does).
+func (j *Job) DecodeResult(v any) error {
+	if len(j.Result) == 0 {
+		return json.Unmarshal([]byte("null"), v)
+	}
+	return json.Unmarshal(j.Result, v)
+}
+
+// Attempt is one entry of a job's attempt history.
+type Attempt struct {
+	Attempt    int           `json:"attempt"`
+	WorkerID   string        `json:"worker_id"`
+	StartedAt  time.Time     `json:"started_at"`
+	FinishedAt time.Time     `json:"finished_at"`
+	Outcome    string        `json:"outcome"` // running, succeeded, failed, dead, reaped, cancelled, released
+	Error      string        `json:"error"`
+	Duration   time.Duration `json:"-"`
+}
+
+// UnmarshalJSON reads duration_s.
+func (a *Attempt) UnmarshalJSON(b []byte) error {
+	type plain Attempt
+	var aux struct {
+		*plain
+		DurationS *float64 `json:"duration_s"`
+	}
+	aux.plain = (*plain)(a)
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	a.Duration = 0
+	if aux.DurationS != nil {
+		a.Duration = seconds(*aux.DurationS)
+	}
+	return nil
+}
+
+func seconds(s float64) time.Duration {
+	return time.Duration(s*1e3+0.5) * time.Millisecond
+}
+
+// durationText spells d as the server's durations are written in
+// requests (docs/API.md, Conventions): whole milliseconds, "1500ms".
+func durationText(d time.Duration) string {
+	return fmt.Sprintf("%dms", d.Milliseconds())
+}

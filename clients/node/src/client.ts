@@ -1,0 +1,323 @@
+// client.ts — Client: every route of docs/API.md as a method (through the
+// route table, routes.ts), with the types generated from docs/openapi.yaml.
+// Objects come back as the API sends them (snake_case fields); options
+// that go into a request body keep the API's names too.
+import { Transport, sleep, type ClientOptions, type Request } from "./http.js";
+import { BadRequestError } from "./errors.js";
+import { durationMs, durationString } from "./duration.js";
+import type {
+  AnnounceRequest, Attempt, BulkFilter, BulkResult, ClaimRequest, ClaimResponse, CompleteRequest,
+  Duration, EnqueueItem, EnqueueOptions, FailRequest, HeartbeatRequest, HeartbeatResponse, Job,
+  JobFilter, JobPage, PresenceRequest, Queue, QueueLimits, ReleaseRequest, Schedule, ScheduleNext,
+  ScheduleSpec, StatsResponse, WhoAmI, WorkerInfo,
+} from "./types.js";
+
+/** Options every call takes. */
+export interface CallOptions {
+  /** Aborts the request (and its retries). */
+  signal?: AbortSignal;
+}
+
+const TERMINAL = new Set(["succeeded", "dead", "cancelled"]);
+/** docs/API.md, POST /v1/jobs/batch: at most 10,000 jobs and 16 MiB a batch. */
+const BATCH_MAX_JOBS = 10_000;
+const BATCH_MAX_BYTES = 15 * 1024 * 1024;
+const utf8 = new TextEncoder();
+
+/** The JSON body of one job (docs/API.md, POST /v1/jobs). */
+function jobBody(type: string, payload: unknown, o: Omit<EnqueueOptions, "signal">): Record<string, unknown> {
+  if (typeof type !== "string") throw new TypeError("type: a job type (a string) is required");
+  const { run_at, in: inDur, timeout, ...rest } = o as EnqueueOptions;
+  delete (rest as { signal?: unknown }).signal;
+  const b: Record<string, unknown> = { type };
+  if (payload !== undefined) b.payload = payload;
+  for (const [k, v] of Object.entries(rest)) if (v !== undefined) b[k] = v;
+  if (run_at !== undefined) b.run_at = run_at instanceof Date ? run_at.toISOString() : run_at;
+  if (inDur !== undefined) b.in = durationString(inDur, "in");
+  if (typeof timeout === "number") b.timeout_s = timeout;
+  else if (timeout !== undefined && timeout !== null) b.timeout = durationString(timeout, "timeout");
+  return b;
+}
+
+/** A client of one jobd server. Cheap to make; share one per process. */
+export class Client {
+  readonly transport: Transport;
+  /** Named cron templates (docs/API.md, Schedules). */
+  readonly schedules: Schedules;
+  /** Queues: counts, pause, resume, limits (docs/API.md, Queues). */
+  readonly queues: Queues;
+  /** Whether the server takes GET /v1/jobs/{id}?wait= (unknown until tried). */
+  private waitQuery: boolean | undefined;
+
+  /** `new Client()` (from $JOBD_SERVER and $JOBD_TOKEN), `new Client(url)` or `new Client({server, token, …})`. */
+  constructor(options: ClientOptions | string = {}) {
+    this.transport = new Transport(typeof options === "string" ? { server: options } : options);
+    this.schedules = new Schedules(this);
+    this.queues = new Queues(this);
+  }
+
+  /** @internal One request's answer body. */
+  async call<T>(req: Request): Promise<T> {
+    return (await this.transport.request<T>(req)).body;
+  }
+
+  /**
+   * Enqueues one job. Sent again after a network error or a 503 only when
+   * it has an idempotency_key (the server then answers the same job).
+   */
+  async enqueue(type: string, payload?: unknown, options: EnqueueOptions = {}): Promise<Job> {
+    const body = jobBody(type, payload, options);
+    return this.call<Job>({ route: "enqueue", body, retry: body.idempotency_key != null, signal: options.signal });
+  }
+
+  /**
+   * Enqueues many jobs, in order: one request per 10,000 jobs (or 15 MiB),
+   * each all or nothing. Sent again after a network error only when every
+   * job has an idempotency_key.
+   */
+  async enqueueMany(items: Iterable<EnqueueItem>, options: CallOptions = {}): Promise<Job[]> {
+    const out: Job[] = [];
+    let parts: string[] = [];
+    let bytes = 0;
+    let keyed = true;
+    const flush = async () => {
+      if (parts.length === 0) return;
+      const raw = `{"jobs":[${parts.join(",")}]}`;
+      parts = [];
+      bytes = 0;
+      const r = await this.call<{ jobs: Job[] }>({ route: "enqueueBatch", rawBody: raw, retry: keyed, signal: options.signal });
+      for (const j of r.jobs) out.push(j);
+      keyed = true;
+    };
+    for (const it of items) {
+      const { type, payload, ...o } = it;
+      const b = jobBody(type, payload, o);
+      const s = JSON.stringify(b);
+      const n = s.length < 4096 && /^[\x00-\x7f]*$/.test(s) ? s.length : utf8.encode(s).length;
+      if (parts.length >= BATCH_MAX_JOBS || (parts.length > 0 && bytes + n + 1 > BATCH_MAX_BYTES)) await flush();
+      parts.push(s);
+      bytes += n + 1;
+      if (b.idempotency_key == null) keyed = false;
+    }
+    await flush();
+    return out;
+  }
+
+  /** The job; NotFoundError when there is none. */
+  async get(id: number, options: CallOptions = {}): Promise<Job> {
+    return this.call<Job>({ route: "getJob", params: { id }, signal: options.signal });
+  }
+
+  /**
+   * Waits until the job is terminal (succeeded, dead, cancelled) or
+   * `timeout` (default 30s) passes, and returns it as it is then: a job
+   * still pending or running is no error. Asks the server to hold the
+   * request (`?wait=`, docs/API.md); a server without it is polled with
+   * backoff (50 ms doubling to 1 s).
+   */
+  async wait(id: number, options: CallOptions & { timeout?: Duration } = {}): Promise<Job> {
+    const end = Date.now() + durationMs(options.timeout ?? 30, "timeout");
+    let delay = 50;
+    for (;;) {
+      const left = end - Date.now();
+      if (this.waitQuery !== false && left > 0) {
+        const w = Math.min(left, 60_000);
+        try {
+          const job = await this.call<Job>({ route: "getJob", params: { id }, query: { wait: `${Math.ceil(w)}ms` },
+                                             extraMs: w, signal: options.signal });
+          this.waitQuery = true;
+          if (TERMINAL.has(job.status) || Date.now() >= end) return job;
+          continue;
+        } catch (e) {
+          if (!(e instanceof BadRequestError && e.code === "invalid_query" && this.waitQuery === undefined)) throw e;
+          this.waitQuery = false;
+        }
+      }
+      const job = await this.get(id, options);
+      if (TERMINAL.has(job.status) || Date.now() >= end) return job;
+      await sleep(Math.min(delay, Math.max(0, end - Date.now())), options.signal);
+      delay = Math.min(delay * 2, 1000);
+    }
+  }
+
+  /** Cancels a pending job (now cancelled) or asks a running one to stop; ConflictError when it already finished. */
+  async cancel(id: number, options: CallOptions = {}): Promise<Job> {
+    return this.call<Job>({ route: "cancel", params: { id }, signal: options.signal });
+  }
+
+  /** Makes a dead or cancelled job pending again with fresh attempts; ConflictError otherwise. */
+  async retry(id: number, options: CallOptions = {}): Promise<Job> {
+    return this.call<Job>({ route: "retry", params: { id }, signal: options.signal });
+  }
+
+  /** Deletes a job that is not running, with its attempt history. */
+  async delete(id: number, options: CallOptions = {}): Promise<void> {
+    await this.call<unknown>({ route: "deleteJob", params: { id }, signal: options.signal });
+  }
+
+  /** One page of jobs, newest first, and the cursor of the next (null on the last). */
+  async listJobs(filter: JobFilter = {}, options: CallOptions = {}): Promise<JobPage> {
+    return this.call<JobPage>({ route: "listJobs", query: filter, signal: options.signal });
+  }
+
+  /** Every job the filter matches, newest first, page after page (`page_size` a request, default 100). */
+  async *jobs(filter: Omit<JobFilter, "limit" | "after"> & { page_size?: number } = {},
+              options: CallOptions = {}): AsyncGenerator<Job, void, undefined> {
+    const { page_size, ...f } = filter;
+    let after: string | null = null;
+    do {
+      const page: JobPage = await this.listJobs({ ...f, limit: page_size, ...(after ? { after } : {}) }, options);
+      for (const j of page.jobs) yield j;
+      after = page.next;
+    } while (after !== null);
+  }
+
+  /** The job's attempts, oldest first (docs/API.md, GET /v1/jobs/{id}/attempts). */
+  async attempts(id: number, options: CallOptions = {}): Promise<Attempt[]> {
+    return (await this.call<{ attempts: Attempt[] }>({ route: "attempts", params: { id }, signal: options.signal })).attempts;
+  }
+
+  /** Retries, cancels or deletes every job the filter matches (docs/API.md, POST /v1/jobs/bulk). */
+  async bulk(action: "retry" | "cancel" | "delete", filter: BulkFilter, limit?: number,
+             options: CallOptions = {}): Promise<BulkResult> {
+    return this.call<BulkResult>({ route: "bulk", body: { action, filter, ...(limit ? { limit } : {}) }, signal: options.signal });
+  }
+
+  /** Enqueued, succeeded, failed and dead per step (docs/API.md, GET /v1/stats). */
+  async stats(query: { since?: string; step?: string; queue?: string } = {}, options: CallOptions = {}): Promise<StatsResponse> {
+    return this.call<StatsResponse>({ route: "stats", query, signal: options.signal });
+  }
+
+  /** Every worker that announced itself (docs/API.md, GET /v1/workers). */
+  async workers(options: CallOptions = {}): Promise<WorkerInfo[]> {
+    return (await this.call<{ workers: WorkerInfo[] }>({ route: "listWorkers", signal: options.signal })).workers;
+  }
+
+  /** The role of this client's token, and whether the server has tokens. */
+  async whoami(options: CallOptions = {}): Promise<WhoAmI> {
+    return this.call<WhoAmI>({ route: "whoami", signal: options.signal });
+  }
+
+  /** Whether the server's store answers (GET /healthz). */
+  async health(options: CallOptions = {}): Promise<boolean> {
+    try {
+      await this.transport.request<string>({ route: "health", retry: false, signal: options.signal });
+      return true;
+    } catch (e) {
+      if ((e as { status?: number }).status === 503) return false;
+      throw e;
+    }
+  }
+
+  /** The Prometheus metrics, as text. */
+  async metrics(options: CallOptions = {}): Promise<string> {
+    return this.call<string>({ route: "metrics", signal: options.signal });
+  }
+
+  // The remote-worker protocol (docs/API.md, Remote workers); Worker uses
+  // these, and they are here for a worker of one's own. Reports are fenced
+  // by attempt and lease_token, so they are safe to send again.
+
+  /** Claims due jobs (a long poll with wait_s). */
+  async claim(req: ClaimRequest, options: CallOptions = {}): Promise<ClaimResponse> {
+    return this.call<ClaimResponse>({ route: "claim", body: req, signal: options.signal,
+                                      extraMs: (req.wait_s ?? 0) * 1000 });
+  }
+
+  async heartbeat(id: number, req: HeartbeatRequest, options: CallOptions & { retry?: boolean } = {}): Promise<HeartbeatResponse> {
+    return this.call<HeartbeatResponse>({ route: "heartbeat", params: { id }, body: req, retry: options.retry ?? true, signal: options.signal });
+  }
+
+  async complete(id: number, req: CompleteRequest, options: CallOptions & { retry?: boolean } = {}): Promise<Job> {
+    return this.call<Job>({ route: "complete", params: { id }, body: req, retry: options.retry ?? true, signal: options.signal });
+  }
+
+  async fail(id: number, req: FailRequest, options: CallOptions & { retry?: boolean } = {}): Promise<Job> {
+    return this.call<Job>({ route: "fail", params: { id }, body: req, retry: options.retry ?? true, signal: options.signal });
+  }
+
+  async release(id: number, req: ReleaseRequest, options: CallOptions & { retry?: boolean } = {}): Promise<Job> {
+    return this.call<Job>({ route: "release", params: { id }, body: req, retry: options.retry ?? true, signal: options.signal });
+  }
+
+  async announceWorker(req: AnnounceRequest, options: CallOptions = {}): Promise<void> {
+    await this.call<unknown>({ route: "announceWorker", body: req, retry: true, signal: options.signal });
+  }
+
+  async workerPresence(id: string, req: PresenceRequest = {}, options: CallOptions = {}): Promise<void> {
+    await this.call<unknown>({ route: "workerPresence", params: { name: id }, body: req, retry: true, signal: options.signal });
+  }
+
+  async withdrawWorker(id: string, options: CallOptions = {}): Promise<void> {
+    await this.call<unknown>({ route: "withdrawWorker", params: { name: id }, retry: true, signal: options.signal });
+  }
+}
+
+/** client.schedules: named cron templates (docs/API.md, Schedules). */
+export class Schedules {
+  constructor(private readonly c: Client) {}
+
+  /** Creates a schedule; ConflictError when the name is taken. */
+  async create(spec: ScheduleSpec & { name: string }, options: CallOptions = {}): Promise<Schedule> {
+    return this.c.call<Schedule>({ route: "createSchedule", body: spec, signal: options.signal });
+  }
+
+  /** Creates or replaces the schedule `name` (re-applying a definition keeps its next firing). */
+  async put(name: string, spec: Omit<ScheduleSpec, "name">, options: CallOptions = {}): Promise<Schedule> {
+    return this.c.call<Schedule>({ route: "putSchedule", params: { name }, body: spec, retry: true, signal: options.signal });
+  }
+
+  async get(name: string, options: CallOptions = {}): Promise<Schedule> {
+    return this.c.call<Schedule>({ route: "getSchedule", params: { name }, signal: options.signal });
+  }
+
+  async list(options: CallOptions = {}): Promise<Schedule[]> {
+    return (await this.c.call<{ schedules: Schedule[] }>({ route: "listSchedules", signal: options.signal })).schedules;
+  }
+
+  /** Deletes the schedule; the jobs it made stay. */
+  async delete(name: string, options: CallOptions = {}): Promise<void> {
+    await this.c.call<unknown>({ route: "deleteSchedule", params: { name }, signal: options.signal });
+  }
+
+  async pause(name: string, options: CallOptions = {}): Promise<Schedule> {
+    return this.c.call<Schedule>({ route: "pauseSchedule", params: { name }, retry: true, signal: options.signal });
+  }
+
+  async resume(name: string, options: CallOptions = {}): Promise<Schedule> {
+    return this.c.call<Schedule>({ route: "resumeSchedule", params: { name }, retry: true, signal: options.signal });
+  }
+
+  /** Makes a job of the schedule now; returns it. */
+  async trigger(name: string, options: CallOptions = {}): Promise<Job> {
+    return this.c.call<Job>({ route: "triggerSchedule", params: { name }, signal: options.signal });
+  }
+
+  /** The next `count` firings (default 5) after now. */
+  async next(name: string, count?: number, options: CallOptions = {}): Promise<ScheduleNext> {
+    return this.c.call<ScheduleNext>({ route: "nextSchedule", params: { name }, query: { count }, signal: options.signal });
+  }
+}
+
+/** client.queues (docs/API.md, Queues). */
+export class Queues {
+  constructor(private readonly c: Client) {}
+
+  /** Every queue with jobs, a pause flag or limits, by name. */
+  async list(options: CallOptions = {}): Promise<Queue[]> {
+    return (await this.c.call<{ queues: Queue[] }>({ route: "listQueues", signal: options.signal })).queues;
+  }
+
+  async pause(name: string, options: CallOptions = {}): Promise<Queue> {
+    return this.c.call<Queue>({ route: "pauseQueue", params: { name }, retry: true, signal: options.signal });
+  }
+
+  async resume(name: string, options: CallOptions = {}): Promise<Queue> {
+    return this.c.call<Queue>({ route: "resumeQueue", params: { name }, retry: true, signal: options.signal });
+  }
+
+  /** Sets the queue's limits: max_running and rate; a field left out keeps its limit, null removes it. */
+  async put(name: string, limits: QueueLimits, options: CallOptions = {}): Promise<Queue> {
+    return this.c.call<Queue>({ route: "putQueue", params: { name }, body: limits, retry: true, signal: options.signal });
+  }
+}

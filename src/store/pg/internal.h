@@ -1,0 +1,322 @@
+/*
+ * pg/internal.h — internals of the PostgreSQL backend, shared by the files
+ * that add operations on the same connection: pg/open.c (open, migrate,
+ * wait, the vtable), pg/enqueue.c, pg/read.c (get, list,
+ * claim), pg/report.c (heartbeat, complete, fail, reap),
+ * pg/admin.c (cancel, retry, queues, prune), pg/sched.c for
+ * schedules, pg/schema.c for the migrations.
+ *
+ * Statements are static `struct pg_stmt` objects, prepared lazily once per
+ * connection (and again after a reconnect). Times cross the wire as bigint
+ * microseconds since the epoch, converted in SQL (PG_TS_US / PG_US_TS), so
+ * no text parsing of times happens in C. "now" is one parameter per
+ * statement: NULL means the server's now(), else the store's clock.
+ *
+ * Adding operations (pg/sched.c): define static `struct pg_stmt`s whose
+ * names are unique on the connection (jobs use "st_", use e.g. "sched_"),
+ * run them with pg_exec, decode jobs with pg_row_to_job, and hook the
+ * functions into pg_ops in pg/open.c. A schema change is a new step
+ * appended to pg_migrations (pg/schema.c).
+ */
+#ifndef JOBD_STORE_PG_INT_H
+#define JOBD_STORE_PG_INT_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/qlimits.h"
+#include "store/store.h"
+
+/* One SQL statement, prepared under name on first use. Both strings static. */
+struct pg_stmt {
+    const char *name;
+    const char *sql;
+};
+/* Defines a statement named after its variable. */
+#define PG_STMT(n, s) static const struct pg_stmt n = {#n, s}
+
+#define PG_MAX_PREPARED 96
+/*
+ * Jobs in one array INSERT. The API and libjobd stop at JOB_BATCH_MAX; this
+ * backstop is for in-process callers (the group committer joins many
+ * requests): 100,000 rows of arrays stay far below PostgreSQL's 1 GB limit
+ * on one parameter and commit in about a second.
+ */
+#define PG_BATCH_MAX 100000
+/*
+ * How often a statement that lost a race is tried again before the caller
+ * hears "try again". An enqueue whose idempotency key's holder was pruned
+ * between two statements can lose at most once more in practice (3); an
+ * operator's cancel/retry races the job's own transitions, each a
+ * millisecond step, so 5 covers a job that is claimed and finished at once.
+ */
+#define PG_ENQUEUE_RACE_TRIES 3
+#define PG_ACTION_RACE_TRIES 5
+
+/*
+ * The transaction pg_tx_begin opened (pg/tx.c). PG_TX_DEFERRED: begun
+ * but nothing sent yet: BEGIN and txid_current() go out in one pipeline
+ * with the first statement, so they cost no round trip of their own.
+ * PG_TX_OPEN: BEGIN was sent; tx_xid is known once that statement answered.
+ */
+enum pg_tx_state { PG_TX_NONE, PG_TX_DEFERRED, PG_TX_OPEN };
+
+struct store_pg {
+    struct store base;
+    PGconn *conn;
+    const struct pg_stmt *prepared[PG_MAX_PREPARED]; /* prepared on this connection */
+    size_t n_prepared;
+    bool listening;            /* LISTEN jobd_jobs issued on this connection */
+    bool pooled;               /* URL said pooler=transaction: no named statements, no LISTEN */
+    bool walk_claims;          /* store_offload: claims must walk the claim index (pg_op_offload) */
+    bool walk_set;             /* this session has the setting walk_claims asks for */
+    struct qlimits_cache qlim; /* the limited queues (qlimits.h) */
+    enum pg_tx_state tx;
+    int64_t tx_xid; /* txid_current() of the open transaction; 0 until known */
+    int tx_pid;     /* the backend that runs it (PQbackendPID) */
+};
+
+/* One migration step; pg_migrations lists them in version order. */
+struct pg_migration {
+    int version;
+    const char *name;
+    const char *sql; /* one or more statements, run in the migration transaction */
+};
+extern const struct pg_migration pg_migrations[];
+extern const size_t pg_migrations_count;
+
+/* ---- SQL fragments ---- */
+
+/* bigint microseconds <-> timestamptz, exact (no float rounding). */
+#define PG_US_TS(p) "(timestamptz 'epoch' + (" p ")::bigint * interval '1 microsecond')"
+#define PG_TS_US(x) "(extract(epoch from " x ") * 1000000)::bigint"
+/* "now" from parameter p: the store's clock, or the server's now() when NULL. */
+#define PG_NOW(p) "COALESCE(" PG_US_TS(p) ", now())"
+/* A duration in milliseconds from parameter p, as an interval. */
+#define PG_MS(p) "((" p ")::bigint * interval '1 millisecond')"
+
+/*
+ * The columns of a job in the order pg_row_to_job decodes them, from the
+ * table or CTE whose columns are prefixed with a (e.g. "j." or "").
+ */
+/* clang-format off */
+#define PG_JOB_COLS(a)                                                                  \
+    a "id, " a "queue, " a "type, " a "payload::text AS payload, " a "status, "         \
+    a "priority, " PG_TS_US(a "run_at") " AS run_at_us, " a "attempt, "                 \
+    a "max_attempts, " a "idempotency_key, " a "schedule, "                             \
+    PG_TS_US(a "scheduled_for") " AS scheduled_for_us, " a "worker_id, "                \
+    PG_TS_US(a "lease_expires_at") " AS lease_expires_at_us, " a "timeout_ms, "         \
+    a "cancel_requested, " a "last_error, " a "result::text AS result, "                \
+    PG_TS_US(a "created_at") " AS created_at_us, "                                      \
+    PG_TS_US(a "started_at") " AS started_at_us, "                                      \
+    PG_TS_US(a "finished_at") " AS finished_at_us, " a "attempt_floor"
+/* clang-format on */
+#define PG_JOB_NCOLS 22
+
+/* The columns of a row moved to jobs_done from CTE d, with status/result/error given. */
+#define PG_DONE_SELECT(status, result, error, now)                                                 \
+    "SELECT d.id, d.queue, d.type, d.payload, " status ", d.priority, d.run_at,"                   \
+    "       d.attempt, d.attempt_floor, d.max_attempts, d.idempotency_key, d.schedule,"            \
+    "       d.scheduled_for, d.worker_id, NULL, d.timeout_ms, d.cancel_requested, " error          \
+    ", " result ", d.created_at, d.started_at, " now " "
+
+/* Every stored column of jobd.jobs / jobd.jobs_done, in table order. */
+#define PG_JOB_TABLE_COLS                                                                          \
+    "id, queue, type, payload, status, priority, run_at, attempt, attempt_floor, "                 \
+    "max_attempts, idempotency_key, schedule, scheduled_for, worker_id, "                          \
+    "lease_expires_at, timeout_ms, cancel_requested, last_error, result, created_at, "             \
+    "started_at, finished_at"
+
+/* ---- helpers ---- */
+
+static inline struct store_pg *
+pg_of(struct store *st)
+{
+    return (struct store_pg *)st;
+}
+
+/*
+ * Runs stmt with n text parameters (values[i] NULL = SQL NULL), preparing it
+ * first if this connection has not. Reconnects first (PQreset) if the
+ * connection is down. On success *out is a result the caller PQclear()s
+ * (tuples or command OK). Errors: JOBD_E_UNAVAILABLE when the server cannot
+ * be reached, JOBD_E_CONFLICT for a unique violation, JOBD_E_STORE with the
+ * server's message otherwise; *out is NULL then.
+ */
+int pg_exec(struct store_pg *s, const struct pg_stmt *stmt, int n, const char *const *values,
+            PGresult **out, struct jobd_error *err);
+/*
+ * pg_exec for a statement whose best plan depends on its parameters' values:
+ * never prepared, planned with the values at each call (a generic plan
+ * guesses every value common, and for a rare one may walk a whole table).
+ */
+int pg_exec_replan(struct store_pg *s, const struct pg_stmt *stmt, int n, const char *const *values,
+                   PGresult **out, struct jobd_error *err);
+/*
+ * Connects to url (a libpq URI), adding what it does not set of
+ * connect_timeout, tcp_user_timeout and keepalives (pg/conn.c:
+ * conn_defaults), so a silent peer ends a call in seconds. jobd's own
+ * query parameter pooler=transaction (the URL names a PgBouncer in
+ * transaction pooling mode) is taken out before libpq sees the URL and
+ * sets *pooled: then every statement goes unnamed (PQexecParams) and the
+ * store never LISTENs, since no session outlives a transaction there.
+ * JOBD_E_INVALID for a malformed URL, JOBD_E_UNAVAILABLE when the server
+ * does not answer (the message names host and port, never the password).
+ * On success *out is owned by the caller (PQfinish).
+ */
+int pg_connect(const char *url, PGconn **out, bool *pooled, struct jobd_error *err);
+/* Runs parameterless SQL text (SET, LISTEN ...; a write transaction uses pg_tx_*). Same errors. */
+int pg_exec_simple(struct store_pg *s, const char *sql, struct jobd_error *err);
+/* Makes sure the connection is up (PQreset if not). JOBD_E_UNAVAILABLE. */
+int pg_ensure_conn(struct store_pg *s, struct jobd_error *err);
+/* Reconnects (PQreset) whatever the connection's state. JOBD_E_UNAVAILABLE. */
+int pg_reconnect(struct store_pg *s, struct jobd_error *err);
+/*
+ * Sets err from a failed result r (NULL: libpq's own message) and PQclear()s
+ * it: JOBD_E_UNAVAILABLE for a lost connection or a server going down,
+ * JOBD_E_CONFLICT for a unique violation, JOBD_E_STORE otherwise.
+ */
+int pg_result_error(struct store_pg *s, PGresult *r, const char *what, struct jobd_error *err);
+
+/*
+ * Transactions whose outcome the caller always learns (pg/tx.c).
+ * pg_tx_begin sends nothing: the next pg_exec (or pg_exec_simple) sends
+ * BEGIN and takes the transaction id in the same round trip. Inside, a
+ * statement never reconnects. pg_tx_commit: JOBD_OK when it committed;
+ * the server's refusal (not committed) as pg_exec's errors; and when the
+ * connection broke after COMMIT was sent, it reconnects and asks
+ * PostgreSQL (txid_status) how it ended: committed -> JOBD_OK, aborted ->
+ * JOBD_E_UNAVAILABLE (nothing was written), and JOBD_E_COMMIT_UNKNOWN if
+ * that cannot be learned within PG_OUTCOME_WAIT_MS. pg_tx_rollback ends
+ * the transaction without a result (any state; a no-op without one).
+ * pg_tx_begin is JOBD_E_INTERNAL inside a transaction.
+ */
+#define PG_OUTCOME_WAIT_MS 10000
+int pg_tx_begin(struct store_pg *s, struct jobd_error *err);
+int pg_tx_commit(struct store_pg *s, struct jobd_error *err);
+void pg_tx_rollback(struct store_pg *s);
+/* pg_tx_commit when rc is JOBD_OK, else pg_tx_rollback; returns the outcome. */
+int pg_tx_end(struct store_pg *s, int rc, struct jobd_error *err);
+
+/* Decodes PG_JOB_COLS starting at column col0 of row into out (zeroed). JOBD_E_NOMEM. */
+int pg_row_to_job(const PGresult *r, int row, int col0, struct job *out);
+
+/* Formats v into buf (>= 24 bytes) and returns buf. */
+const char *pg_i64(char *buf, int64_t v);
+/* The "now" parameter: NULL (server time) or the store clock's value in buf. */
+const char *pg_now_param(const struct store_pg *s, char *buf);
+/* A bigint cell; SQL NULL reads as 0. */
+int64_t pg_get_i64(const PGresult *r, int row, int col);
+/* A text cell as a malloc'd string, or NULL for SQL NULL. *oom set on failure. */
+char *pg_get_str(const PGresult *r, int row, int col, bool *oom);
+
+/*
+ * A growable PostgreSQL array literal ("{...}") for array parameters, so a
+ * whole batch travels as one parameter per column. Elements are quoted and
+ * escaped; NULL elements are SQL NULLs.
+ */
+struct pg_array {
+    char *p;
+    size_t n, cap;
+    bool oom;
+};
+void pg_array_begin(struct pg_array *a);
+void pg_array_add_str(struct pg_array *a, const char *s);
+void pg_array_add_i64(struct pg_array *a, int64_t v, bool is_null);
+/* Closes the literal; returns it (owned by a, free with pg_array_fini) or NULL on OOM. */
+const char *pg_array_end(struct pg_array *a);
+void pg_array_fini(struct pg_array *a);
+
+/* Appends the rows of r (PG_JOB_COLS) to out. JOBD_E_NOMEM. */
+int pg_append_rows(const PGresult *r, struct job_list *out, struct jobd_error *err);
+/*
+ * A text[] literal of n names in *out, or NULL (= any) when names is NULL or
+ * n is 0. a is begun here and always needs pg_array_fini. JOBD_E_NOMEM.
+ */
+int pg_names_array(struct pg_array *a, const char *const *names, size_t n, const char **out);
+/*
+ * The limited path of a claim (pg/qlimits.c): claims from the limited
+ * queues req covers, within their limits, lowering *left by what it got,
+ * and sets *req->held_until_us. types is req's text[] literal or NULL.
+ */
+int pg_qlimits_claim(struct store_pg *s, const struct claim_req *req, const char *types,
+                     struct job_list *out, int *left, struct jobd_error *err);
+/* Fills the limits of the limited queues among v[0..n) (queue stats). */
+int pg_qlimits_fill(struct store_pg *s, struct queue_stat *v, size_t n, struct jobd_error *err);
+
+/* The job and queue operations of the vtable (store_pg_*.c); see store.h. */
+int pg_op_enqueue(struct store *st, const struct job_spec *spec, struct job *out, bool *replayed,
+                  struct jobd_error *err);
+int pg_op_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n, struct job *out,
+                        bool *replayed, struct jobd_error *err);
+int pg_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+/* store_search (pg/search.c); f->search already folded by store_search. */
+int pg_op_search(struct store *st, const struct job_filter *f, struct job_list *out,
+                 int64_t *next_cursor, bool *partial, struct jobd_error *err);
+int pg_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
+               int64_t *next_cursor, struct jobd_error *err);
+int pg_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
+                struct jobd_error *err);
+void pg_op_offload(struct store *st);
+int pg_op_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at_us,
+                      struct jobd_error *err);
+int pg_op_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
+                    int64_t *lease_expires_at_us, bool *cancel_requested, struct jobd_error *err);
+int pg_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result,
+                   struct job *out, struct jobd_error *err);
+int pg_op_complete_batch(struct store *st, const struct completion *c, size_t n, int *outcome,
+                         struct jobd_error *err);
+int pg_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
+               int64_t retry_delay_ms, struct job *out, struct jobd_error *err);
+int pg_op_fail_batch(struct store *st, const struct fail_report *f, size_t n, int *outcome,
+                     enum job_status *status, struct jobd_error *err);
+int pg_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
+               struct jobd_error *err);
+int pg_op_release(struct store *st, int64_t id, int32_t attempt, struct jobd_error *err);
+int pg_op_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+int pg_op_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+int pg_op_queue_pause(struct store *st, const char *queue, bool paused, struct jobd_error *err);
+int pg_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct jobd_error *err);
+int pg_op_prune(struct store *st, int64_t finished_before_us, int limit, int *deleted,
+                struct jobd_error *err);
+
+/* The schedule operations of the vtable (pg/sched.c); see store.h. */
+int pg_op_schedule_put(struct store *st, const struct schedule_spec *spec, bool replace,
+                       int64_t max_schedules, struct schedule *out, bool *created,
+                       struct jobd_error *err);
+int pg_op_schedule_get(struct store *st, const char *name, struct schedule *out,
+                       struct jobd_error *err);
+int pg_op_schedule_list(struct store *st, const struct name_page *pg, struct schedule_list *out,
+                        struct jobd_error *err);
+int pg_op_schedule_delete(struct store *st, const char *name, struct jobd_error *err);
+int pg_op_schedule_pause(struct store *st, const char *name, bool paused, struct schedule *out,
+                         struct jobd_error *err);
+int pg_op_schedule_trigger(struct store *st, const char *name, struct job *out,
+                           struct jobd_error *err);
+int pg_op_schedule_materialize(struct store *st, int limit, int64_t grace_us, int *made,
+                               int64_t *soonest_us, struct jobd_error *err);
+/* store_now and store_clock_went_back (pg/clockjump.c). */
+int pg_op_now(struct store *st, int64_t *now_us, struct jobd_error *err);
+int pg_op_clock_went_back(struct store *st, int64_t back_us, int *jobs, int *schedules,
+                          struct jobd_error *err);
+
+/*
+ * The listing statement of GET /v1/jobs for f with a page of `limit` rows
+ * (pg/list.c): q->sql is malloc'd (the caller frees it), q->vals[0..q->n) its
+ * parameters, pointing into f and q->buf. f->status must be valid. JOBD_OK or
+ * JOBD_E_NOMEM. Exposed for the test of its query plans (test_list_plans).
+ */
+struct pg_list_query {
+    char *sql;
+    size_t len, cap;
+    int branches;
+    int n;
+    const char *vals[10]; /* the filters' 8, and 2 for a search (pg/search.c) */
+    char buf[6][24];
+};
+struct job_filter;
+int pg_list_sql(const struct job_filter *f, int limit, struct pg_list_query *q);
+
+#endif

@@ -1,0 +1,126 @@
+/*
+ * pg/prune.c — retention and the archive pass on PostgreSQL.
+ *
+ * A completion leaves its row succeeded in jobd.jobs (migration 8); the
+ * archive pass (store_archive) moves such rows to jobd.jobs_done in
+ * batches, so the hot table stays small without a completion paying for the
+ * move. Retention (store_prune, and store_prune_status per outcome) deletes
+ * old finished jobs wherever they are: a succeeded row not archived yet is
+ * as old as one that was. Every batch is one statement; rows are found
+ * through jobs_succeeded and jobs_done_finished, never by a scan.
+ *
+ * store_vacuum_hot vacuums jobd.jobs itself (see operator.h for why).
+ */
+#include "core/err.h"
+#include "core/rules.h"
+#include "store/operator_int.h"
+#include "store/pg/internal.h"
+
+/*
+ * One retention batch over both tables: c picks the limit oldest finished
+ * jobs before the cutoff $1 (limit $2) among both, then each table's rows
+ * among them go with their keys and attempt history. jobs_cond and
+ * done_cond narrow the statuses.
+ */
+/* clang-format off */
+#define PRUNE_BATCH(jobs_cond, done_cond)                                               \
+    "WITH c AS MATERIALIZED (SELECT id FROM ("                                          \
+    "   (SELECT id, finished_at FROM jobd.jobs WHERE status = 'succeeded'"              \
+    "      AND finished_at < " PG_US_TS("$1") jobs_cond                                 \
+    "    ORDER BY finished_at LIMIT $2::int)"                                           \
+    "   UNION ALL"                                                                      \
+    "   (SELECT id, finished_at FROM jobd.jobs_done WHERE finished_at < " PG_US_TS("$1") \
+    done_cond " ORDER BY finished_at LIMIT $2::int)) x"                                 \
+    "  ORDER BY finished_at LIMIT $2::int),"                                            \
+    " dd AS (DELETE FROM jobd.jobs_done WHERE id = ANY(ARRAY(SELECT id FROM c))"        \
+    "        RETURNING id, idempotency_key),"                                           \
+    " dh AS (DELETE FROM jobd.jobs WHERE id = ANY(ARRAY(SELECT id FROM c))"             \
+    "        AND status = 'succeeded' RETURNING id, idempotency_key),"                  \
+    " d AS (SELECT * FROM dd UNION ALL SELECT * FROM dh),"                              \
+    " k AS (DELETE FROM jobd.job_keys jk USING d"                                       \
+    "       WHERE jk.idempotency_key = d.idempotency_key AND jk.job_id = d.id),"        \
+    " h AS (DELETE FROM jobd.job_attempts a USING d WHERE a.job_id = d.id) "            \
+    "SELECT count(*) FROM d"
+/* clang-format on */
+
+/* $1 cutoff_us, $2 limit: old terminal jobs, their keys and history. */
+static const struct pg_stmt prune_all = {"prune_all", PRUNE_BATCH("", "")};
+
+/* $1 cutoff_us, $2 limit, $3 statuses: the same for some statuses. */
+/* clang-format off */
+static const struct pg_stmt prune_status = {
+    "prune_status",
+    PRUNE_BATCH(" AND status = ANY($3::text[])", " AND status = ANY($3::text[])")};
+/* clang-format on */
+
+/*
+ * $1 finished before (us), $2 limit: moves the oldest succeeded rows of jobs
+ * to jobs_done. SKIP LOCKED: a row a prune or delete holds is left for the
+ * next batch rather than waited for.
+ */
+/* clang-format off */
+static const struct pg_stmt archive_batch = {
+    "archive_batch",
+    "WITH m AS MATERIALIZED (SELECT id FROM jobd.jobs WHERE status = 'succeeded'"
+    "   AND finished_at < " PG_US_TS("$1") " ORDER BY finished_at LIMIT $2::int"
+    "   FOR UPDATE SKIP LOCKED),"
+    " d AS (DELETE FROM jobd.jobs WHERE id = ANY(ARRAY(SELECT id FROM m))"
+    "       AND status = 'succeeded' RETURNING *),"
+    " ins AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
+    "   SELECT " PG_JOB_TABLE_COLS " FROM d RETURNING 1) "
+    "SELECT count(*) FROM ins"};
+/* clang-format on */
+
+static int
+run_counted(struct store *st, const struct pg_stmt *stmt, int n, const char *const *vals,
+            int *count, struct jobd_error *err)
+{
+    PGresult *r = NULL;
+    int rc = pg_exec((struct store_pg *)st, stmt, n, vals, &r, err);
+    if (rc == JOBD_OK)
+        *count = (int)pg_get_i64(r, 0, 0);
+    PQclear(r);
+    return rc;
+}
+
+int
+pg_op_prune(struct store *st, int64_t finished_before_us, int limit, int *deleted,
+            struct jobd_error *err)
+{
+    char b[2][24];
+    const char *vals[2] = {pg_i64(b[0], finished_before_us),
+                           pg_i64(b[1], limit > 0 ? limit : JOB_PAGE_MAX)};
+    return run_counted(st, &prune_all, 2, vals, deleted, err);
+}
+
+int
+pg_op_prune_status(struct store *st, bool succeeded, int64_t cutoff_us, int limit, int *deleted,
+                   struct jobd_error *err)
+{
+    char cb[24], lb[24];
+    const char *vals[3] = {pg_i64(cb, cutoff_us), pg_i64(lb, limit),
+                           succeeded ? "{succeeded}" : "{dead,cancelled}"};
+    return run_counted(st, &prune_status, 3, vals, deleted, err);
+}
+
+int
+pg_op_archive(struct store *st, int64_t finished_before_us, int limit, int *moved,
+              struct jobd_error *err)
+{
+    char cb[24], lb[24];
+    const char *vals[2] = {pg_i64(cb, finished_before_us), pg_i64(lb, limit)};
+    return run_counted(st, &archive_batch, 2, vals, moved, err);
+}
+
+/*
+ * SKIP_LOCKED: when autovacuum (or another server's plane) is vacuuming the
+ * table already, this returns at once instead of queueing behind it. A
+ * VACUUM cannot be prepared nor run in a transaction block: one plain
+ * statement on the plane's own autocommit connection. A role that does not
+ * own the table gets a WARNING from PostgreSQL and no vacuum, not an error.
+ */
+int
+pg_op_vacuum_hot(struct store *st, struct jobd_error *err)
+{
+    return pg_exec_simple((struct store_pg *)st, "VACUUM (SKIP_LOCKED) jobd.jobs", err);
+}

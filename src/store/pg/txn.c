@@ -1,0 +1,100 @@
+/*
+ * pg/txn.c — one call of jobd.enqueue(...) on the application's own
+ * connection, so the job is part of the caller's transaction.
+ *
+ * Every value travels as a parameter. run_at 0 means "now" as the function's
+ * default does (the transaction's now()); otherwise the epoch microseconds
+ * are added to 'epoch' as an interval, which is exact (no float seconds).
+ * We never BEGIN, COMMIT or ROLLBACK: the transaction belongs to the caller.
+ */
+#include "store/pg/txn.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/err.h"
+
+static const char enqueue_sql[] =
+    "SELECT jobd.enqueue($1::text, $2::jsonb, $3::text, "
+    "CASE WHEN $4::bigint = 0 THEN now() "
+    "ELSE timestamptz 'epoch' + $4::bigint * interval '1 microsecond' END, "
+    "$5::int, $6::int, $7::text)";
+
+/* The server's message without its trailing newline. */
+static void
+server_message(const PGresult *res, const PGconn *conn, char *buf, size_t len)
+{
+    const char *m = res != NULL ? PQresultErrorMessage(res) : "";
+    if (m == NULL || *m == '\0')
+        m = PQerrorMessage(conn);
+    snprintf(buf, len, "%s", m != NULL ? m : "");
+    size_t n = strlen(buf);
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+        buf[--n] = '\0';
+}
+
+int
+pg_txn_enqueue(struct pg_conn *conn, const struct job_spec *spec, int64_t *id_out,
+               struct jobd_error *err)
+{
+    if (conn == NULL || PQstatus(conn) != CONNECTION_OK)
+        return jobd_error_set(err, JOBD_E_UNAVAILABLE, "conn",
+                              "the PostgreSQL connection is not open");
+    char run_at[24], priority[16], max_attempts[16];
+    snprintf(run_at, sizeof run_at, "%" PRId64, spec->run_at_us);
+    snprintf(priority, sizeof priority, "%" PRId32, spec->priority);
+    snprintf(max_attempts, sizeof max_attempts, "%" PRId32,
+             spec->max_attempts > 0 ? spec->max_attempts : JOB_DEFAULT_MAX_ATTEMPTS);
+    const char *params[7] = {
+        spec->type,
+        spec->payload != NULL ? spec->payload : "{}",
+        spec->queue != NULL ? spec->queue : JOB_DEFAULT_QUEUE,
+        run_at,
+        priority,
+        max_attempts,
+        spec->idempotency_key, /* NULL -> SQL NULL */
+    };
+    PGresult *res = PQexecParams(conn, enqueue_sql, 7, NULL, params, NULL, NULL, 0);
+    int rc = JOBD_OK;
+    char msg[200];
+    if (res == NULL) {
+        server_message(NULL, conn, msg, sizeof msg);
+        rc =
+            jobd_error_set(err, PQstatus(conn) == CONNECTION_OK ? JOBD_E_NOMEM : JOBD_E_UNAVAILABLE,
+                           NULL, "jobd.enqueue failed: %s", msg);
+    } else if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+        const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+        server_message(res, conn, msg, sizeof msg);
+        if (state != NULL && strcmp(state, "23505") == 0)
+            rc = jobd_error_set(err, JOBD_E_CONFLICT, "idempotency_key",
+                                "jobd.enqueue: the idempotency key is already used: %s", msg);
+        else if (PQstatus(conn) != CONNECTION_OK || (state != NULL && strncmp(state, "08", 2) == 0))
+            rc = jobd_error_set(err, JOBD_E_UNAVAILABLE, NULL, "jobd.enqueue: %s", msg);
+        else if (state != NULL && strcmp(state, "54000") == 0) /* program_limit_exceeded */
+            rc = jobd_error_set(err, JOBD_E_TOOBIG, NULL, "%s", msg);
+        else if (state != NULL && strncmp(state, "22", 2) == 0) /* data exception */
+            rc = jobd_error_set(err, JOBD_E_INVALID, NULL, "%s", msg);
+        else
+            rc = jobd_error_set(err, JOBD_E_STORE, NULL, "jobd.enqueue failed (SQLSTATE %s): %s",
+                                state != NULL ? state : "?", msg);
+    } else if (PQntuples(res) != 1 || PQnfields(res) != 1 || PQgetisnull(res, 0, 0)) {
+        rc = jobd_error_set(err, JOBD_E_STORE, NULL, "jobd.enqueue returned no job id");
+    } else {
+        char *end = NULL;
+        errno = 0;
+        long long id = strtoll(PQgetvalue(res, 0, 0), &end, 10);
+        if (errno != 0 || end == NULL || *end != '\0' || id <= 0)
+            rc = jobd_error_set(err, JOBD_E_STORE, NULL,
+                                "jobd.enqueue returned '%s', not a "
+                                "job id",
+                                PQgetvalue(res, 0, 0));
+        else if (id_out != NULL)
+            *id_out = (int64_t)id;
+    }
+    PQclear(res);
+    return rc;
+}

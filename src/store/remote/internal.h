@@ -1,0 +1,87 @@
+/*
+ * remote/internal.h — the worker protocol over jobd's HTTP API, as a store backend.
+ *
+ * `jobd worker --server URL` runs the same worker loop as with --db, but its
+ * claims, heartbeats and reports go to an API server (docs/API.md, "Remote
+ * workers": POST /v1/claim, /v1/jobs/{id}/heartbeat|complete|fail) instead of
+ * to the database: a host with no database credentials can still be a worker.
+ * Only the worker's operations are implemented (open, close, migrate as a
+ * no-op, ping, claim, heartbeat, complete, complete_batch, fail, release,
+ * next_run_at, wait) and the worker's presence (announce, seen, withdraw:
+ * remote/presence.c, on a thread and connection of their own so they never
+ * hold up the worker's loop); store.c answers the others with JOBD_E_INVALID.
+ * Opened by store_open for http:// and https:// URLs.
+ */
+#ifndef JOBD_STORE_REMOTE_H
+#define JOBD_STORE_REMOTE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "store/backends.h"
+
+struct curl_slist;
+
+/* ---- for the files of the remote backend ---- */
+
+/*
+ * One HTTP connection to an API server (remote/conn.c): a curl easy handle
+ * (keep-alive), used by one thread at a time. remote_conn_init: not yet
+ * asked anything; each request takes at most timeout_ms (a long poll sets
+ * its own). JOBD_E_NOMEM, or JOBD_E_UNAVAILABLE without libcurl.
+ * remote_conn_fini frees what init made (also after a failed init).
+ */
+struct remote_conn {
+    char *url;  /* base, without a trailing '/' */
+    void *curl; /* CURL * */
+    struct curl_slist *headers;
+};
+JOBD_MUST_USE int remote_conn_init(struct remote_conn *c, const char *url, long timeout_ms,
+                                   struct jobd_error *err);
+void remote_conn_fini(struct remote_conn *c);
+/*
+ * One call: POSTs body (stolen; NULL = GET) to path and parses a 2xx answer
+ * into *resp (may be NULL; the caller's). HTTP statuses map to store errors
+ * (404 JOBD_E_NOTFOUND, 409 JOBD_E_STALE, 503 JOBD_E_UNAVAILABLE, ...).
+ * An interrupted call (remote_conn_interruptible) answers JOBD_OK with no
+ * *resp.
+ */
+int remote_conn_call(struct remote_conn *c, const char *path, json_t *body, json_t **resp,
+                     struct jobd_error *err);
+/* From now on a true *interrupt (borrowed; NULL = none) aborts the request under way. */
+void remote_conn_interruptible(struct remote_conn *c, const atomic_bool *interrupt);
+
+/* The remote store (remote/open.c); its presence thread is remote/presence.c's. */
+struct remote_store {
+    struct store base;
+    struct remote_conn conn;
+    struct remote_presence *presence; /* NULL until the worker announces itself */
+};
+
+/*
+ * The lease tokens of claims (remote/lease.c), kept process-wide by server
+ * URL and job: put when a claim hands one out (a NULL or over-long token is
+ * not kept), get (false: none for that attempt) for a heartbeat or report,
+ * drop once the attempt is reported. Thread-safe.
+ */
+#define REMOTE_LEASE_TOKEN_MAX 128
+void remote_lease_put(const char *url, int64_t id, int32_t attempt, const char *token);
+bool remote_lease_get(const char *url, int64_t id, int32_t attempt,
+                      char token[REMOTE_LEASE_TOKEN_MAX + 1]);
+void remote_lease_drop(const char *url, int64_t id, int32_t attempt);
+
+/*
+ * Worker presence off the worker's loop (remote/presence.c): the store's
+ * presence thread, created at the first announce, stopped by store_close.
+ */
+struct remote_presence;
+/* Stops the presence thread (an unfinished request is abandoned) and frees it. NULL-safe. */
+void remote_presence_stop(struct remote_presence *p);
+/* The operator operations a remote store has: worker presence. */
+struct store_operator_ops;
+extern const struct store_operator_ops remote_operator_ops;
+
+#endif

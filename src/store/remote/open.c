@@ -1,0 +1,339 @@
+/*
+ * remote/open.c — the worker protocol over HTTP (remote/internal.h), the third store backend.
+ *
+ * One curl easy handle per remote store (keep-alive to the server), used
+ * synchronously from the worker's loop thread, like a database connection.
+ * Answers map onto store errors so the loop behaves exactly as with a
+ * database: no answer or 503 -> JOBD_E_UNAVAILABLE (the loop reconnects
+ * with backoff), 409 -> JOBD_E_STALE (fenced), 404 -> JOBD_E_NOTFOUND.
+ * There is no NOTIFY over HTTP: an idle worker long-polls instead (the
+ * claim carries wait_s, the server answers as soon as a job is claimable),
+ * so a new job starts at once without a claim every 250 ms. The answer
+ * says how long the server held the claim and how much lease it left, so
+ * the wait is not counted against the lease (claim_req.lease_end_us).
+ */
+#include "store/remote/internal.h"
+
+#include <curl/curl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/err.h"
+#include "core/job.h"
+#include "util/clock.h"
+#include "util/lazylib.h"
+
+/* How long one request may take (a long poll: its wait on top). */
+#define REMOTE_TIMEOUT_MS 30000L
+/* The longest wait a claim asks for (the API's limit, wait_s 30). */
+#define REMOTE_WAIT_MAX_MS 30000
+
+static void
+remote_close(struct store *st)
+{
+    struct remote_store *r = (struct remote_store *)st;
+    remote_presence_stop(r->presence);
+    remote_conn_fini(&r->conn);
+    free(r);
+}
+
+static int
+remote_migrate(struct store *st, struct jobd_error *err)
+{
+    (void)st;
+    (void)err;
+    return JOBD_OK; /* the server migrates its own store */
+}
+
+static int
+remote_ping(struct store *st, struct jobd_error *err)
+{
+    return remote_conn_call(&((struct remote_store *)st)->conn, "/healthz", NULL, NULL, err);
+}
+
+static json_t *
+str_array(const char *const *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a != NULL && i < n; i++)
+        json_array_append_new(a, json_string(v[i]));
+    return a;
+}
+
+static char *
+dup_str(json_t *o, const char *key, bool *oom)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_string(v))
+        return NULL;
+    char *s = strdup(json_string_value(v));
+    if (s == NULL)
+        *oom = true;
+    return s;
+}
+
+/*
+ * When the leases of a claim answer surely end, on our monotonic clock: the
+ * claim was sent at sent_us, the server held it held_ms and then left each
+ * job lease_remaining_ms (docs/API.md, POST /v1/claim), so the soonest end
+ * is sent_us + held_ms + the least lease_remaining_ms; only the request's
+ * transit is counted against the lease. 0 from a server that does not say
+ * (the worker then counts the whole lease from sent_us).
+ */
+static int64_t
+lease_end(json_t *resp, int64_t sent_us)
+{
+    json_t *held = json_object_get(resp, "held_ms");
+    json_t *jobs = json_object_get(resp, "jobs");
+    if (!json_is_integer(held) || json_integer_value(held) < 0 || json_array_size(jobs) == 0)
+        return 0;
+    int64_t left_ms = INT64_MAX;
+    size_t i;
+    json_t *o;
+    json_array_foreach(jobs, i, o) {
+        json_t *v = json_object_get(o, "lease_remaining_ms");
+        if (!json_is_integer(v) || json_integer_value(v) < 0)
+            return 0;
+        if (json_integer_value(v) < left_ms)
+            left_ms = json_integer_value(v);
+    }
+    return sent_us + ((int64_t)json_integer_value(held) + left_ms) * 1000;
+}
+
+static int
+remote_claim(struct store *st, const struct claim_req *req, struct job_list *out,
+             struct jobd_error *err)
+{
+    json_t *body = json_pack("{s:s, s:o, s:i, s:I}", "worker_id", req->worker_id, "types",
+                             str_array(req->types, req->n_types), "limit", req->limit, "lease_s",
+                             (json_int_t)((req->lease_ms + 999) / 1000));
+    if (body != NULL && req->queues != NULL)
+        json_object_set_new(body, "queues", str_array(req->queues, req->n_queues));
+    if (body == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    struct remote_store *r = (struct remote_store *)st;
+    json_t *resp = NULL;
+    int wait_ms = req->wait_ms < REMOTE_WAIT_MAX_MS ? req->wait_ms : REMOTE_WAIT_MAX_MS;
+    if (wait_ms > 0) {
+        /* A long poll: the server answers as soon as a job is claimable.
+         * The transfer may take the whole wait, plus the usual margin.
+         * Fractional seconds: rounded up to whole ones, a worker's short
+         * wait became a second that ate its lease (docs/API.md, POST
+         * /v1/claim). */
+        json_object_set_new(body, "wait_s", json_real(wait_ms / 1000.0));
+        curl_easy_setopt(r->conn.curl, CURLOPT_TIMEOUT_MS, (long)wait_ms + REMOTE_TIMEOUT_MS);
+        if (req->interrupt != NULL) {
+            remote_conn_interruptible(&r->conn, req->interrupt);
+        }
+    }
+    int64_t sent_us = clock_mono_now_us();
+    int rc = remote_conn_call(&r->conn, "/v1/claim", body, &resp, err);
+    if (wait_ms > 0) {
+        curl_easy_setopt(r->conn.curl, CURLOPT_TIMEOUT_MS, REMOTE_TIMEOUT_MS);
+        remote_conn_interruptible(&r->conn, NULL);
+    }
+    if (rc != JOBD_OK)
+        return rc;
+    json_t *jobs = json_object_get(resp, "jobs");
+    size_t i;
+    json_t *o;
+    bool oom = false;
+    if (req->lease_end_us != NULL)
+        *req->lease_end_us = lease_end(resp, sent_us);
+    json_array_foreach(jobs, i, o) {
+        struct job *j = job_list_push(out);
+        if (j == NULL) {
+            oom = true;
+            break;
+        }
+        j->id = (int64_t)json_integer_value(json_object_get(o, "id"));
+        j->attempt = (int32_t)json_integer_value(json_object_get(o, "attempt"));
+        /* 0 from a server that does not send it: backoff then counts every attempt. */
+        j->attempt_floor = (int32_t)json_integer_value(json_object_get(o, "attempt_floor"));
+        remote_lease_put(r->conn.url, j->id, j->attempt,
+                         json_string_value(json_object_get(o, "lease_token")));
+        j->status = JOB_RUNNING;
+        j->type = dup_str(o, "type", &oom);
+        j->queue = dup_str(o, "queue", &oom);
+        j->idempotency_key = dup_str(o, "idempotency_key", &oom);
+        j->payload = json_dumps(json_object_get(o, "payload"),
+                                JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+        json_t *t = json_object_get(o, "timeout_s");
+        if (json_is_number(t))
+            j->timeout_ms = (int64_t)(json_number_value(t) * 1000.0);
+        if (j->type == NULL || j->queue == NULL || j->payload == NULL)
+            oom = true;
+    }
+    json_decref(resp);
+    /* Jobs we could not take in will come back through their leases. */
+    return oom ? jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory reading a claim") : JOBD_OK;
+}
+
+/*
+ * Adds the attempt's lease token, if the claim gave one, to body (NULL-safe)
+ * and POSTs it to path; an attempt that is over (reported, or refused as
+ * stale) forgets its token when over is true or the answer is 409/404.
+ */
+static int
+report(struct store *st, const char *path, int64_t id, int32_t attempt, json_t *body, bool over,
+       json_t **resp, struct jobd_error *err)
+{
+    struct remote_store *r = (struct remote_store *)st;
+    if (body == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    char tok[REMOTE_LEASE_TOKEN_MAX + 1];
+    if (remote_lease_get(r->conn.url, id, attempt, tok))
+        json_object_set_new(body, "lease_token", json_string(tok));
+    int rc = remote_conn_call(&r->conn, path, body, resp, err);
+    if ((rc == JOBD_OK && over) || rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND)
+        remote_lease_drop(r->conn.url, id, attempt);
+    return rc;
+}
+
+static int
+remote_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
+                 int64_t *lease_expires_at_us, bool *cancel_requested, struct jobd_error *err)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/v1/jobs/%" PRId64 "/heartbeat", id);
+    json_t *body = json_pack("{s:i, s:I}", "attempt", attempt, "lease_s",
+                             (json_int_t)((lease_ms + 999) / 1000));
+    json_t *resp = NULL;
+    int rc = report(st, path, id, attempt, body, false, &resp, err);
+    if (rc != JOBD_OK)
+        return rc;
+    *cancel_requested = json_is_true(json_object_get(resp, "cancel_requested"));
+    *lease_expires_at_us = 0; /* the loop keeps its own heartbeat clock */
+    json_decref(resp);
+    return JOBD_OK;
+}
+
+static int
+remote_complete(struct store *st, int64_t id, int32_t attempt, const char *result, struct job *out,
+                struct jobd_error *err)
+{
+    (void)out;
+    char path[96];
+    snprintf(path, sizeof path, "/v1/jobs/%" PRId64 "/complete", id);
+    json_t *body = json_pack("{s:i}", "attempt", attempt);
+    if (body != NULL && result != NULL) {
+        json_t *v = json_loads(result, JSON_DECODE_ANY, NULL);
+        if (v != NULL)
+            json_object_set_new(body, "result", v);
+    }
+    return report(st, path, id, attempt, body, true, NULL, err);
+}
+
+static int
+remote_complete_batch(struct store *st, const struct completion *c, size_t n, int *outcome,
+                      struct jobd_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = remote_complete(st, c[i].id, c[i].attempt, c[i].result, NULL, err);
+        if (rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND)
+            outcome[i] = JOBD_E_STALE;
+        else if (rc != JOBD_OK)
+            return rc; /* the batch is retried; the ones done answer stale then */
+        else
+            outcome[i] = JOBD_OK;
+    }
+    return JOBD_OK;
+}
+
+static int
+remote_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
+            int64_t retry_delay_ms, struct job *out, struct jobd_error *err)
+{
+    (void)out;
+    char path[96];
+    snprintf(path, sizeof path, "/v1/jobs/%" PRId64 "/fail", id);
+    json_t *body = json_pack("{s:i, s:s, s:b, s:f}", "attempt", attempt, "error",
+                             error != NULL ? error : "failed", "retryable", retryable, "retry_in_s",
+                             (double)retry_delay_ms / 1000.0);
+    if (body == NULL) /* error text that is not UTF-8 */
+        body = json_pack("{s:i, s:s, s:b, s:f}", "attempt", attempt, "error",
+                         "the handler's error text is not UTF-8", "retryable", retryable,
+                         "retry_in_s", (double)retry_delay_ms / 1000.0);
+    return report(st, path, id, attempt, body, true, NULL, err);
+}
+
+/* POST /v1/jobs/{id}/release: 200 given back, 409 stale (a job that is not
+ * running with that attempt any more). */
+static int
+remote_release(struct store *st, int64_t id, int32_t attempt, struct jobd_error *err)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/v1/jobs/%" PRId64 "/release", id);
+    json_t *body = json_pack("{s:i}", "attempt", attempt);
+    return report(st, path, id, attempt, body, true, NULL, err);
+}
+
+static int
+remote_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at_us,
+                   struct jobd_error *err)
+{
+    (void)st;
+    (void)req;
+    (void)err;
+    *run_at_us = 0; /* the API does not say; the poll finds future jobs */
+    return JOBD_OK;
+}
+
+static int
+remote_wait(struct store *st, int timeout_ms, struct jobd_error *err)
+{
+    (void)st;
+    (void)err;
+    usleep((useconds_t)(timeout_ms < 50 ? timeout_ms : 50) * 1000);
+    return 1;
+}
+
+static const struct store_ops remote_ops = {
+    .name = "remote",
+    /* No NOTIFY over HTTP: the poll finds new work. */
+    .caps = {.claim_waits = true,
+             .watched_poll_ms = 250,
+             .blind_poll_ms = 250,
+             .label = "the API server"},
+    .close = remote_close,
+    .migrate = remote_migrate,
+    .ping = remote_ping,
+    .claim = remote_claim,
+    .heartbeat = remote_heartbeat,
+    .complete = remote_complete,
+    .complete_batch = remote_complete_batch,
+    .fail = remote_fail,
+    .release = remote_release,
+    .next_run_at = remote_next_run_at,
+    .wait = remote_wait,
+    .oper = &remote_operator_ops,
+};
+
+int
+remote_store_open(const char *url, struct store **out, struct jobd_error *err)
+{
+    *out = NULL;
+    struct remote_store *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    r->base.ops = &remote_ops;
+    int rc = remote_conn_init(&r->conn, url, REMOTE_TIMEOUT_MS, err);
+    if (rc != JOBD_OK) {
+        free(r);
+        return rc;
+    }
+    rc = remote_ping(&r->base, err);
+    if (rc != JOBD_OK) {
+        remote_close(&r->base);
+        return rc == JOBD_E_UNAVAILABLE ? rc
+                                        : jobd_error_set(err, JOBD_E_UNAVAILABLE, NULL,
+                                                         "%s/healthz does not answer ok", url);
+    }
+    *out = &r->base;
+    return JOBD_OK;
+}

@@ -1,0 +1,285 @@
+/*
+ * sqlite/internal.h — internals of the SQLite backend, shared by the files
+ * that implement it (sqlite/open.c for jobs and queues, sqlite/sched.c for
+ * schedules) so they use one connection, one statement cache and one set of
+ * helpers. Not for use outside src/store.
+ *
+ * Conventions: every helper returns enum jobd_err (0 = OK) and fills err;
+ * a statement obtained from sq_prepare is owned by the cache (never
+ * finalize it) and must be released with sq_reset before the transaction
+ * ends. Times are INTEGER microseconds since the epoch; NULL stands for
+ * "none" and maps to 0 in the structs.
+ */
+#ifndef JOBD_STORE_SQLITE_INT_H
+#define JOBD_STORE_SQLITE_INT_H
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "store/qlimits.h"
+#include "store/stats_int.h"
+#include "store/store.h"
+
+/* Cached prepared statements per connection (claims add a few variants). */
+#define SQ_CACHE_MAX 96
+
+struct sq_cached {
+    char *sql;          /* owned copy of the text, the cache key */
+    sqlite3_stmt *stmt; /* owned; finalized on close or eviction */
+};
+
+/* One SQLite connection. Begins with struct store (see store.h). */
+struct sqlite_store {
+    struct store base;
+    sqlite3 *db;
+    char *path;            /* owned */
+    uint64_t rng;          /* splitmix64 state for backoff and busy-wait jitter */
+    int64_t busy_since_us; /* monotonic start of the current wait for a lock */
+    int ckpt_frames;       /* WAL size (frames) at this connection's last checkpoint */
+    struct sq_ckpt *ckpt;  /* owned; checkpoints off this thread (sqlite/ckpt.h), if any */
+    struct sq_wake *wake;  /* owned; store_wait's WAL watch (sqlite/wake.h), if any */
+    bool wake_tried;       /* wake was set up, or found unavailable */
+    int64_t wake_version;  /* PRAGMA data_version at the last wake-up */
+    int64_t last_write_us; /* monotonic: the last WAL write seen (0: none pending) */
+    bool sync_known;       /* sync_full reflects the connection's PRAGMA synchronous */
+    bool sync_full;        /* synchronous=FULL (else NORMAL); see sq_begin_relaxed */
+    struct sq_file *file;  /* the file path named at open (sqlite/txn.c); not owned */
+    size_t n_cached;
+    size_t next_evict; /* round-robin victim once the cache is full */
+    struct sq_cached cache[SQ_CACHE_MAX];
+    struct qlimits_cache qlim; /* the limited queues (qlimits.h) */
+    struct sq_stats stats;     /* the open transaction's counts (sqlite/stats.c) */
+};
+
+/*
+ * The columns of a job, in the order sq_row_job reads them. Both "jobs" and
+ * "jobs_done" have exactly these columns, so rows move between them with
+ * INSERT INTO … (SQ_JOB_COLS) SELECT SQ_JOB_COLS.
+ */
+#define SQ_JOB_COLS                                                                                \
+    "id, queue, type, payload, status, priority, run_at, attempt, max_attempts, "                  \
+    "idempotency_key, schedule, scheduled_for, worker_id, lease_expires_at, "                      \
+    "timeout_ms, cancel_requested, last_error, result, created_at, started_at, "                   \
+    "finished_at, attempt_floor"
+#define SQ_JOB_NCOLS 22
+
+static inline struct sqlite_store *
+sq_of(struct store *st)
+{
+    return (struct sqlite_store *)st;
+}
+
+/* "Now" in microseconds: the store's clock, else the real clock. */
+int64_t sq_now(struct sqlite_store *s);
+
+/*
+ * Maps a SQLite result code to a jobd error (BUSY/LOCKED/CANTOPEN ->
+ * UNAVAILABLE; FULL/IOERR/READONLY -> UNAVAILABLE and the path marked as
+ * failing writes; NOMEM -> NOMEM; NOTADB/CORRUPT/other -> STORE) naming
+ * what was being done and SQLite's message. Returns the jobd code.
+ */
+int sq_error(struct sqlite_store *s, int rc, const char *what, struct jobd_error *err);
+
+/*
+ * Returns in *out the cached prepared statement for sql (reset, bindings
+ * cleared), preparing and caching it on first use. The statement stays
+ * owned by the cache.
+ */
+int sq_prepare(struct sqlite_store *s, const char *sql, sqlite3_stmt **out, struct jobd_error *err);
+/* Resets a statement obtained from sq_prepare (releases its read locks). */
+void sq_reset(sqlite3_stmt *stmt);
+
+/* Binds text (NULL binds SQL NULL; copied by SQLite). */
+int sq_bind_text(sqlite3_stmt *stmt, int i, const char *text);
+/* Binds a time or optional number: 0 binds SQL NULL. */
+int sq_bind_opt(sqlite3_stmt *stmt, int i, int64_t v);
+
+/* Steps a statement that returns no rows to completion, then resets it. */
+int sq_step_done(struct sqlite_store *s, sqlite3_stmt *stmt, const char *what,
+                 struct jobd_error *err);
+/*
+ * Steps once: 1 = a row is ready, 0 = done (statement reset), or an error
+ * (statement reset). Callers reset after reading the row they wanted.
+ */
+int sq_step_row(struct sqlite_store *s, sqlite3_stmt *stmt, const char *what,
+                struct jobd_error *err);
+
+/* Runs one cached statement without parameters or rows (BEGIN, COMMIT, …). */
+int sq_exec(struct sqlite_store *s, const char *sql, struct jobd_error *err);
+/* Sets PRAGMA synchronous to FULL or NORMAL for the next transaction (cached). */
+int sq_set_sync(struct sqlite_store *s, bool full, struct jobd_error *err);
+/*
+ * BEGIN IMMEDIATE: takes the write lock now (waits up to the busy timeout),
+ * with synchronous=FULL, so the commit is durable when it returns.
+ */
+int sq_begin(struct sqlite_store *s, struct jobd_error *err);
+/*
+ * The same with synchronous=NORMAL: the commit may be lost with the machine
+ * (never with a process). Only for writes whose loss on power failure is
+ * harmless because every party to them is lost too (claims, heartbeats).
+ */
+int sq_begin_relaxed(struct sqlite_store *s, struct jobd_error *err);
+int sq_commit(struct sqlite_store *s, struct jobd_error *err);
+/* Rolls back if a transaction is open; never fails (errors are ignored). */
+void sq_rollback(struct sqlite_store *s);
+
+/*
+ * Claims (sqlite/read.c) and queue limits (sqlite/qlimits.c). held is
+ * the predicate on queues whose jobs are skipped (QLIMITS_HELD_SQ for the
+ * ordinary claim). sq_any_due: 1 if a job req could claim is due at now, 0
+ * if none, or an error. sq_claim_due: claims up to limit due jobs of req
+ * onto out, in the caller's write transaction. sq_qlimits_covers: whether
+ * req covers a limited queue (re-reading the cache when stale).
+ * sq_qlimits_claim: the limited path, in the claim's write transaction,
+ * lowering *left and setting *req->held_until_us. sq_qlimits_fill: the
+ * limits of the limited queues among v[0..n). sq_claim_check: the claim's
+ * filter is within what one statement binds. sq_op_claim (sqlite/claim.c)
+ * uses them all.
+ */
+int sq_claim_check(const struct claim_req *req, struct jobd_error *err);
+int sq_any_due(struct sqlite_store *s, const struct claim_req *req, int64_t now, const char *held,
+               struct jobd_error *err);
+int sq_claim_due(struct sqlite_store *s, const struct claim_req *req, int limit, int64_t now,
+                 const char *held, struct job_list *out, struct jobd_error *err);
+int sq_qlimits_covers(struct sqlite_store *s, const struct claim_req *req, bool *covers,
+                      struct jobd_error *err);
+int sq_qlimits_claim(struct sqlite_store *s, const struct claim_req *req, struct job_list *out,
+                     int *left, struct jobd_error *err);
+int sq_qlimits_fill(struct sqlite_store *s, struct queue_stat *v, size_t n, struct jobd_error *err);
+
+/*
+ * The file behind the path (sqlite/file.c). sq_file_before_open: a
+ * path this process opened before must still name the same file
+ * (JOBD_E_UNAVAILABLE otherwise, so it is not re-created empty).
+ * sq_file_opened: records (or checks) the file s->path names and sets
+ * s->file. sq_file_check: the path still names s->file (called by
+ * sq_begin*). sq_file_write_failed: a write failed for room or I/O (sq_error
+ * calls it); from then on sq_file_probe (store_ping; sqlite/txn.c) proves
+ * a write works before answering JOBD_OK, and sq_file_writes_work clears
+ * the mark. sq_file_failing: whether it is set.
+ */
+int sq_file_before_open(const char *path, struct jobd_error *err);
+int sq_file_opened(struct sqlite_store *s, struct jobd_error *err);
+int sq_file_check(struct sqlite_store *s, struct jobd_error *err);
+void sq_file_write_failed(struct sqlite_store *s);
+int sq_file_probe(struct sqlite_store *s, struct jobd_error *err);
+bool sq_file_failing(const struct sqlite_store *s);
+void sq_file_writes_work(struct sqlite_store *s);
+
+/*
+ * Reads a job row (the SQ_JOB_COLS starting at column col) into *out,
+ * which must be zeroed or finalised. JOBD_E_NOMEM leaves *out finalised.
+ */
+int sq_row_job(sqlite3_stmt *stmt, int col, struct job *out);
+/* Loads job id from jobs or jobs_done. JOBD_E_NOTFOUND if neither has it. */
+int sq_load_job(struct sqlite_store *s, int64_t id, struct job *out, struct jobd_error *err);
+
+/*
+ * A heap copy of a column's text, or NULL for SQL NULL. *oom is set to 1 if
+ * the copy failed (so NULL can mean either).
+ */
+char *sq_col_strdup(sqlite3_stmt *stmt, int col, int *oom);
+
+/* Whether sq_finish_job keeps a column or sets it to the given text (NULL too). */
+enum sq_column { SQ_KEEP, SQ_SET };
+/* sq_finish_job's attempt when the move is not fenced (a cancel of a pending job). */
+#define SQ_ANY_ATTEMPT (-1)
+
+/* How a job ends (sq_finish_job). Strings borrowed for the call. */
+struct sq_finish {
+    enum job_status from; /* the guard: the status it must have */
+    int32_t attempt;      /* the guard: its attempt, or SQ_ANY_ATTEMPT */
+    enum job_status to;   /* succeeded, dead or cancelled */
+    int64_t now_us;       /* finished_at */
+    enum sq_column error; /* last_error := error_text, or kept */
+    const char *error_text;
+    enum sq_column result; /* result := result_text, or kept */
+    const char *result_text;
+};
+
+/*
+ * Moves job id from jobs to jobs_done as f says, if the guard (f->from,
+ * f->attempt) holds. Returns 1 if moved, 0 if the guard matched nothing, or
+ * an error. Runs inside a transaction.
+ */
+int sq_finish_job(struct sqlite_store *s, int64_t id, const struct sq_finish *f,
+                  struct jobd_error *err);
+/*
+ * Ends the transaction of an operation on one job: rc < 0 (an error) rolls
+ * back and is returned; otherwise the job is loaded into *out (if not NULL;
+ * the caller's to job_fini on JOBD_OK) and the transaction committed.
+ */
+int sq_end_with_job(struct sqlite_store *s, int rc, int64_t id, struct job *out,
+                    struct jobd_error *err);
+
+/*
+ * The job and queue operations of the vtable (sqlite/enqueue.c,
+ * sqlite/read.c, sqlite/report.c, sqlite/admin.c); see
+ * store.h for their contracts.
+ */
+int sq_op_enqueue(struct store *st, const struct job_spec *spec, struct job *out, bool *replayed,
+                  struct jobd_error *err);
+int sq_op_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n, struct job *out,
+                        bool *replayed, struct jobd_error *err);
+int sq_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+int sq_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
+               int64_t *next_cursor, struct jobd_error *err);
+/* store_search (sqlite/search.c); f->search already folded by store_search. */
+int sq_op_search(struct store *st, const struct job_filter *f, struct job_list *out,
+                 int64_t *next_cursor, bool *partial, struct jobd_error *err);
+int sq_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
+                struct jobd_error *err);
+int sq_op_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
+                    int64_t *lease_expires_at_us, bool *cancel_requested, struct jobd_error *err);
+int sq_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result,
+                   struct job *out, struct jobd_error *err);
+int sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int *outcome,
+                         struct jobd_error *err);
+int sq_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
+               int64_t retry_delay_ms, struct job *out, struct jobd_error *err);
+int sq_op_fail_batch(struct store *st, const struct fail_report *f, size_t n, int *outcome,
+                     enum job_status *status, struct jobd_error *err);
+int sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
+               struct jobd_error *err);
+int sq_op_release(struct store *st, int64_t id, int32_t attempt, struct jobd_error *err);
+int sq_op_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+int sq_op_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+int sq_op_queue_pause(struct store *st, const char *queue, bool paused, struct jobd_error *err);
+int sq_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct jobd_error *err);
+int sq_op_prune(struct store *st, int64_t finished_before_us, int limit, int *deleted,
+                struct jobd_error *err);
+int sq_op_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at_us,
+                      struct jobd_error *err);
+
+/* The schedule operations of the vtable (sqlite/sched.c); see store.h. */
+int sq_op_schedule_put(struct store *st, const struct schedule_spec *spec, bool replace,
+                       int64_t max_schedules, struct schedule *out, bool *created,
+                       struct jobd_error *err);
+int sq_op_schedule_get(struct store *st, const char *name, struct schedule *out,
+                       struct jobd_error *err);
+int sq_op_schedule_list(struct store *st, const struct name_page *pg, struct schedule_list *out,
+                        struct jobd_error *err);
+int sq_op_schedule_delete(struct store *st, const char *name, struct jobd_error *err);
+int sq_op_schedule_pause(struct store *st, const char *name, bool paused, struct schedule *out,
+                         struct jobd_error *err);
+int sq_op_schedule_trigger(struct store *st, const char *name, struct job *out,
+                           struct jobd_error *err);
+int sq_op_schedule_materialize(struct store *st, int limit, int64_t grace_us, int *made,
+                               int64_t *soonest_us, struct jobd_error *err);
+/* store_clock_went_back (sqlite/clockjump.c). */
+int sq_op_clock_went_back(struct store *st, int64_t back_us, int *jobs, int *schedules,
+                          struct jobd_error *err);
+
+/* The listing statement of GET /v1/jobs for f (sqlite/read.c), malloc'd
+ * (the caller frees it), NULL when out of memory; f->status must be valid. Its
+ * parameters are bound by sq_filter_bind, ?8 before id, ?9 limit. Exposed for
+ * the test that checks its query plan uses an index (test_list_plans). */
+struct job_filter;
+char *sq_list_sql(const struct job_filter *f);
+
+/* sqlite/schema.c: store_migrate and store_schema_status for SQLite. */
+int sq_migrate(struct store *st, struct jobd_error *err);
+int sq_schema_status(struct store *st, int *current, int *newest, struct jobd_error *err);
+
+#endif

@@ -1,0 +1,237 @@
+/*
+ * sqlite/qlimits.c — queue limits on SQLite (qlimits.h): setting them, the
+ * connection's cache of limited queues, and the limited claim path.
+ *
+ * A claim already holds the database's one write lock (BEGIN IMMEDIATE)
+ * from its first read of a limited queue's row to its commit, so claimers
+ * are serialized without a row lock: the running count and the window's
+ * count it reads cannot change under it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/err.h"
+#include "store/operator_int.h"
+#include "store/qlimits.h"
+#include "store/sqlite/internal.h"
+
+int
+sq_op_queue_limits(struct store *st, const char *queue, const struct queue_limits_change *c,
+                   struct jobd_error *err)
+{
+    struct sqlite_store *s = sq_of(st);
+    int rc = sq_begin(s, err);
+    if (rc != JOBD_OK)
+        return rc;
+    sqlite3_stmt *stmt;
+    rc = sq_prepare(s,
+                    "INSERT INTO queues (name, max_running, rate_limit, rate_per_ms) "
+                    "VALUES (?1, ?3, ?5, ?6) ON CONFLICT (name) DO UPDATE SET "
+                    " max_running = CASE WHEN ?2 THEN excluded.max_running ELSE max_running END,"
+                    " rate_limit = CASE WHEN ?4 THEN excluded.rate_limit ELSE rate_limit END,"
+                    " rate_per_ms = CASE WHEN ?4 THEN excluded.rate_per_ms ELSE rate_per_ms END",
+                    &stmt, err);
+    if (rc != JOBD_OK) {
+        sq_rollback(s);
+        return rc;
+    }
+    sq_bind_text(stmt, 1, queue);
+    sqlite3_bind_int(stmt, 2, c->set_max_running);
+    sq_bind_opt(stmt, 3, c->set_max_running ? c->max_running : 0);
+    sqlite3_bind_int(stmt, 4, c->set_rate);
+    sq_bind_opt(stmt, 5, c->set_rate ? c->rate_limit : 0);
+    sq_bind_opt(stmt, 6, c->set_rate && c->rate_limit > 0 ? c->rate_per_ms : 0);
+    if ((rc = sq_step_done(s, stmt, "set queue limits", err)) != JOBD_OK) {
+        sq_rollback(s);
+        return rc;
+    }
+    qlimits_cache_invalidate(&s->qlim);
+    return sq_commit(s, err);
+}
+
+/* Re-reads the limited queues' names into the connection's cache. */
+static int
+refresh(struct sqlite_store *s, struct jobd_error *err)
+{
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(s,
+                        "SELECT name FROM queues "
+                        "WHERE max_running IS NOT NULL OR rate_limit IS NOT NULL",
+                        &stmt, err);
+    if (rc != JOBD_OK)
+        return rc;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    while ((rc = sq_step_row(s, stmt, "read queue limits", err)) == 1) {
+        const char *name = (const char *)sqlite3_column_text(stmt, 0);
+        char **nv = n == cap ? realloc(names, (cap = cap ? cap * 2 : 4) * sizeof *nv) : names;
+        char *copy = name != NULL ? strdup(name) : NULL;
+        if (nv == NULL || copy == NULL) {
+            free(copy);
+            rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+            break;
+        }
+        names = nv;
+        names[n++] = copy;
+    }
+    sq_reset(stmt);
+    if (rc != JOBD_OK) {
+        while (n > 0)
+            free(names[--n]);
+        free(names);
+        return rc;
+    }
+    qlimits_cache_set(&s->qlim, names, n);
+    return JOBD_OK;
+}
+
+int
+sq_qlimits_covers(struct sqlite_store *s, const struct claim_req *req, bool *covers,
+                  struct jobd_error *err)
+{
+    int rc = JOBD_OK;
+    if (qlimits_cache_stale(&s->qlim) && (rc = refresh(s, err)) != JOBD_OK)
+        return rc;
+    *covers = qlimits_cache_covers(&s->qlim, req);
+    return JOBD_OK;
+}
+
+/* The backend of qlimits_claim_queue; b is the sqlite_store. */
+
+static int
+ql_read(void *b, const char *q, struct qlimits_row *row, int64_t *now_us, bool *found,
+        struct jobd_error *err)
+{
+    struct sqlite_store *s = b;
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(s,
+                        "SELECT paused, max_running, rate_limit, rate_per_ms, "
+                        "rate_window_us, rate_count FROM queues WHERE name = ?1",
+                        &stmt, err);
+    if (rc != JOBD_OK)
+        return rc;
+    sq_bind_text(stmt, 1, q);
+    if ((rc = sq_step_row(s, stmt, "read queue limits", err)) < 0)
+        return rc;
+    *found = rc == 1;
+    if (*found) {
+        row->paused = sqlite3_column_int(stmt, 0) != 0;
+        row->max_running = sqlite3_column_int(stmt, 1); /* NULL reads 0 */
+        row->rate_limit = sqlite3_column_int(stmt, 2);
+        row->rate_per_ms = sqlite3_column_int64(stmt, 3);
+        row->window_us = sqlite3_column_int64(stmt, 4);
+        row->rate_count = sqlite3_column_int(stmt, 5);
+    }
+    sq_reset(stmt);
+    *now_us = sq_now(s);
+    if (!*found || row->max_running == 0)
+        return JOBD_OK;
+    /* Running jobs are few (at most every worker's slots): walk them, not the queue. */
+    rc = sq_prepare(s,
+                    "SELECT count(*) FROM jobs INDEXED BY jobs_lease "
+                    "WHERE status = 'running' AND queue = ?1",
+                    &stmt, err);
+    if (rc != JOBD_OK)
+        return rc;
+    sq_bind_text(stmt, 1, q);
+    if ((rc = sq_step_row(s, stmt, "count running jobs", err)) < 0)
+        return rc;
+    row->running = rc == 1 ? sqlite3_column_int64(stmt, 0) : 0;
+    sq_reset(stmt);
+    return JOBD_OK;
+}
+
+/* req narrowed to queue q. */
+static struct claim_req
+only(const struct claim_req *req, const char **q)
+{
+    struct claim_req r = *req;
+    r.queues = q;
+    r.n_queues = 1;
+    return r;
+}
+
+/* The row was read under the write lock, paused included: nothing else holds it back. */
+#define SQ_HELD_NONE "0"
+
+static int
+ql_claim(void *b, const char *q, const struct claim_req *req, int n, int64_t now_us,
+         struct job_list *out, struct jobd_error *err)
+{
+    struct claim_req r = only(req, &q);
+    return sq_claim_due(b, &r, n, now_us, SQ_HELD_NONE, out, err);
+}
+
+static int
+ql_any_due(void *b, const char *q, const struct claim_req *req, int64_t now_us,
+           struct jobd_error *err)
+{
+    struct claim_req r = only(req, &q);
+    return sq_any_due(b, &r, now_us, SQ_HELD_NONE, err);
+}
+
+static int
+ql_count(void *b, const char *q, int64_t window_us, int32_t n, struct jobd_error *err)
+{
+    struct sqlite_store *s = b;
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(s,
+                        "UPDATE queues SET rate_window_us = ?2, rate_count = ?3 "
+                        "WHERE name = ?1",
+                        &stmt, err);
+    if (rc != JOBD_OK)
+        return rc;
+    sq_bind_text(stmt, 1, q);
+    sqlite3_bind_int64(stmt, 2, window_us);
+    sqlite3_bind_int(stmt, 3, n);
+    return sq_step_done(s, stmt, "count a rate window", err);
+}
+
+static const struct qlimits_backend sq_ql_backend = {
+    .read = ql_read,
+    .claim = ql_claim,
+    .any_due = ql_any_due,
+    .count = ql_count,
+};
+
+int
+sq_qlimits_claim(struct sqlite_store *s, const struct claim_req *req, struct job_list *out,
+                 int *left, struct jobd_error *err)
+{
+    int64_t held = 0;
+    int rc = JOBD_OK;
+    for (size_t i = 0; rc == JOBD_OK && *left > 0 && i < s->qlim.n; i++) {
+        const char *q = s->qlim.names[i];
+        if (!qlimits_req_covers(req, q))
+            continue;
+        size_t before = out->n;
+        rc = qlimits_claim_queue(&sq_ql_backend, s, q, req, *left, out, &held, err);
+        *left -= (int)(out->n - before);
+    }
+    if (req->held_until_us != NULL)
+        *req->held_until_us = held;
+    return rc;
+}
+
+int
+sq_qlimits_fill(struct sqlite_store *s, struct queue_stat *v, size_t n, struct jobd_error *err)
+{
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(s,
+                        "SELECT name, max_running, rate_limit, rate_per_ms FROM queues "
+                        "WHERE max_running IS NOT NULL OR rate_limit IS NOT NULL",
+                        &stmt, err);
+    if (rc != JOBD_OK)
+        return rc;
+    while ((rc = sq_step_row(s, stmt, "read queue limits", err)) == 1) {
+        const char *name = (const char *)sqlite3_column_text(stmt, 0);
+        for (size_t i = 0; name != NULL && i < n; i++)
+            if (strcmp(v[i].name, name) == 0) {
+                v[i].max_running = sqlite3_column_int(stmt, 1);
+                v[i].rate_limit = sqlite3_column_int(stmt, 2);
+                v[i].rate_per_ms = sqlite3_column_int64(stmt, 3);
+            }
+    }
+    sq_reset(stmt);
+    return rc < 0 ? rc : JOBD_OK;
+}

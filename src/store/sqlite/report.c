@@ -1,0 +1,351 @@
+/*
+ * sqlite/report.c — a worker's reports on SQLite: heartbeat,
+ * complete, complete_batch, fail, and the reaper.
+ *
+ * Each is one BEGIN IMMEDIATE transaction whose statements carry the fence
+ * `status = 'running' AND attempt = ?`; a report that matches nothing is
+ * stale and changes nothing. Split from sqlite/jobs.c by concern;
+ * conventions in sqlite/internal.h.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/backoff.h"
+#include "core/err.h"
+#include "core/rules.h"
+#include "store/operator_int.h"
+#include "store/sqlite/internal.h"
+
+
+/*
+ * Full jitter (docs/MODEL.md, "Backoff") over the attempts counted:
+ * job_retry_delay_ms.
+ */
+static int64_t
+sq_backoff_ms(struct sqlite_store *s, int32_t attempt, int32_t floor,
+              const struct backoff_policy *bp)
+{
+    return job_retry_delay_ms(attempt, floor, bp != NULL ? bp->base_ms : 0,
+                              bp != NULL ? bp->cap_ms : 0, backoff_rand_splitmix, &s->rng);
+}
+
+int
+sq_op_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
+                int64_t *lease_expires_at_us, bool *cancel_requested, struct jobd_error *err)
+{
+    struct sqlite_store *s = sq_of(st);
+    int rc = sq_begin_relaxed(s, err);
+    if (rc != JOBD_OK)
+        return rc;
+    sqlite3_stmt *stmt;
+    if ((rc = sq_prepare(s,
+                         "UPDATE jobs SET lease_expires_at = ?1 "
+                         "WHERE id = ?2 AND status = 'running' AND attempt = ?3 "
+                         "RETURNING lease_expires_at, cancel_requested",
+                         &stmt, err)) != JOBD_OK)
+        goto fail;
+    sqlite3_bind_int64(stmt, 1, sq_now(s) + lease_ms * 1000);
+    sqlite3_bind_int64(stmt, 2, id);
+    sqlite3_bind_int(stmt, 3, attempt);
+    if ((rc = sq_step_row(s, stmt, "heartbeat", err)) < 0)
+        goto fail;
+    if (rc == 0) {
+        rc = job_error_stale(err, id, attempt);
+        goto fail;
+    }
+    if (lease_expires_at_us != NULL)
+        *lease_expires_at_us = sqlite3_column_int64(stmt, 0);
+    if (cancel_requested != NULL)
+        *cancel_requested = sqlite3_column_int(stmt, 1) != 0;
+    sq_reset(stmt);
+    return sq_commit(s, err);
+fail:
+    sq_rollback(s);
+    return rc;
+}
+
+int
+sq_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result, struct job *out,
+               struct jobd_error *err)
+{
+    struct sqlite_store *s = sq_of(st);
+    int rc = sq_begin(s, err);
+    if (rc != JOBD_OK)
+        return rc;
+    struct sq_finish f = {.from = JOB_RUNNING,
+                          .attempt = attempt,
+                          .to = JOB_SUCCEEDED,
+                          .now_us = sq_now(s),
+                          .result = SQ_SET,
+                          .result_text = result};
+    rc = sq_finish_job(s, id, &f, err);
+    if (rc == 0)
+        rc = job_error_stale(err, id, attempt);
+    return sq_end_with_job(s, rc, id, out, err);
+}
+
+int
+sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int *outcome,
+                     struct jobd_error *err)
+{
+    struct sqlite_store *s = sq_of(st);
+    int rc = sq_begin(s, err);
+    if (rc != JOBD_OK)
+        return rc;
+    int64_t now = sq_now(s);
+    for (size_t i = 0; i < n; i++) {
+        struct sq_finish f = {.from = JOB_RUNNING,
+                              .attempt = c[i].attempt,
+                              .to = JOB_SUCCEEDED,
+                              .now_us = now,
+                              .result = SQ_SET,
+                              .result_text = c[i].result};
+        rc = sq_finish_job(s, c[i].id, &f, err);
+        if (rc < 0) {
+            sq_rollback(s);
+            return rc;
+        }
+        outcome[i] = rc == 1 ? JOBD_OK : JOBD_E_STALE;
+    }
+    return sq_commit(s, err);
+}
+
+/*
+ * Ends a failed attempt inside the open transaction (docs/MODEL.md,
+ * "Transitions"): cancelled if a cancel was requested, else pending at now +
+ * delay_ms while retryable and attempts are left (attempt - attempt_floor <
+ * max_attempts), else dead. The attempt gets its history row
+ * (store/operator.h): its outcome follows the job's fate, or is "reaped" when
+ * the reaper ended it. Returns 1 if it applied (*fate, may be NULL, is the
+ * job's new status), 0 if the attempt is stale, or an error.
+ */
+/* How an attempt failed: the worker's report says whether to retry; a reap always may. */
+enum fail_kind { FAIL_RETRYABLE, FAIL_PERMANENT, FAIL_REAPED };
+
+static int
+fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *error,
+             enum fail_kind kind, int64_t delay_ms, int64_t now, enum job_status *fate,
+             struct jobd_error *err)
+{
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(s,
+                        "SELECT attempt - attempt_floor < max_attempts, cancel_requested, queue "
+                        "FROM jobs WHERE id = ?1 AND status = 'running' AND attempt = ?2",
+                        &stmt, err);
+    if (rc != JOBD_OK)
+        return rc;
+    sqlite3_bind_int64(stmt, 1, id);
+    sqlite3_bind_int(stmt, 2, attempt);
+    if ((rc = sq_step_row(s, stmt, "read attempt", err)) <= 0)
+        return rc;
+    bool attempts_left = sqlite3_column_int(stmt, 0) != 0;
+    bool cancel = sqlite3_column_int(stmt, 1) != 0;
+    char queue[JOB_QUEUE_MAX + 1];
+    snprintf(queue, sizeof queue, "%s", (const char *)sqlite3_column_text(stmt, 2));
+    sq_reset(stmt);
+
+    error = job_error_tail(error);
+    bool dead = kind == FAIL_PERMANENT || !attempts_left;
+    const char *outcome = kind == FAIL_REAPED ? "reaped"
+                          : cancel            ? "cancelled"
+                          : dead              ? "dead"
+                                              : "failed";
+    if ((rc = sq_history_add(s, id, attempt, outcome, error, now, err)) != JOBD_OK)
+        return rc;
+    if (fate != NULL)
+        *fate = cancel ? JOB_CANCELLED : dead ? JOB_DEAD : JOB_PENDING;
+    if (cancel || dead) {
+        struct sq_finish f = {.from = JOB_RUNNING,
+                              .attempt = attempt,
+                              .to = cancel ? JOB_CANCELLED : JOB_DEAD,
+                              .now_us = now,
+                              .error = SQ_SET,
+                              .error_text = error};
+        return sq_finish_job(s, id, &f, err);
+    }
+    if ((rc = sq_prepare(s,
+                         "UPDATE jobs SET status = 'pending', run_at = ?1, last_error = ?2, "
+                         "  worker_id = NULL, lease_expires_at = NULL "
+                         "WHERE id = ?3 AND status = 'running' AND attempt = ?4",
+                         &stmt, err)) != JOBD_OK)
+        return rc;
+    int64_t delay_us = delay_ms > INT64_MAX / 2000 ? INT64_MAX / 2 : delay_ms * 1000;
+    sqlite3_bind_int64(stmt, 1, now + delay_us);
+    sq_bind_text(stmt, 2, error);
+    sqlite3_bind_int64(stmt, 3, id);
+    sqlite3_bind_int(stmt, 4, attempt);
+    if ((rc = sq_step_done(s, stmt, "retry later", err)) != JOBD_OK)
+        return rc;
+    if (sqlite3_changes(s->db) != 1)
+        return 0;
+    sq_stats_count(s, queue, STATS_FAILED, now); /* store/stats.h */
+    return 1;
+}
+
+int
+sq_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
+           int64_t retry_delay_ms, struct job *out, struct jobd_error *err)
+{
+    struct sqlite_store *s = sq_of(st);
+    int rc = sq_begin(s, err);
+    if (rc != JOBD_OK)
+        return rc;
+    rc = fail_attempt(s, id, attempt, error, retryable ? FAIL_RETRYABLE : FAIL_PERMANENT,
+                      retry_delay_ms, sq_now(s), NULL, err);
+    if (rc == 0)
+        rc = job_error_stale(err, id, attempt);
+    return sq_end_with_job(s, rc, id, out, err);
+}
+
+int
+sq_op_fail_batch(struct store *st, const struct fail_report *f, size_t n, int *outcome,
+                 enum job_status *status, struct jobd_error *err)
+{
+    struct sqlite_store *s = sq_of(st);
+    int rc = sq_begin(s, err);
+    if (rc != JOBD_OK)
+        return rc;
+    int64_t now = sq_now(s);
+    for (size_t i = 0; i < n; i++) {
+        rc = fail_attempt(s, f[i].id, f[i].attempt, f[i].error,
+                          f[i].retryable ? FAIL_RETRYABLE : FAIL_PERMANENT, f[i].retry_delay_ms,
+                          now, status != NULL ? &status[i] : NULL, err);
+        if (rc < 0) {
+            sq_rollback(s);
+            return rc;
+        }
+        outcome[i] = rc == 1 ? JOBD_OK : JOBD_E_STALE;
+    }
+    return sq_commit(s, err);
+}
+
+int
+sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, int *reaped,
+           struct jobd_error *err)
+{
+    struct sqlite_store *s = sq_of(st);
+    if (limit <= 0)
+        return JOBD_OK;
+    int rc = sq_begin(s, err);
+    if (rc != JOBD_OK)
+        return rc;
+    int64_t now = sq_now(s);
+    sqlite3_stmt *stmt;
+    if ((rc = sq_prepare(s,
+                         "SELECT id, attempt, attempt_floor FROM jobs "
+                         "WHERE status = 'running' AND lease_expires_at < ?1 "
+                         "ORDER BY lease_expires_at LIMIT ?2",
+                         &stmt, err)) != JOBD_OK)
+        goto fail;
+    sqlite3_bind_int64(stmt, 1, now);
+    sqlite3_bind_int(stmt, 2, limit);
+    /* Collect first: the rows change under the scan otherwise. */
+    size_t n = 0, cap = 0;
+    struct {
+        int64_t id;
+        int32_t attempt, floor;
+    } *v = NULL;
+    while ((rc = sq_step_row(s, stmt, "find expired leases", err)) == 1) {
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            void *nv = realloc(v, ncap * sizeof *v);
+            if (nv == NULL) {
+                sq_reset(stmt);
+                free(v);
+                rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+                goto fail;
+            }
+            v = nv;
+            cap = ncap;
+        }
+        v[n].id = sqlite3_column_int64(stmt, 0);
+        v[n].attempt = sqlite3_column_int(stmt, 1);
+        v[n].floor = sqlite3_column_int(stmt, 2);
+        n++;
+    }
+    sq_reset(stmt);
+    if (rc < 0) {
+        free(v);
+        goto fail;
+    }
+    int count = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t delay = sq_backoff_ms(s, v[i].attempt, v[i].floor, bp);
+        rc = fail_attempt(s, v[i].id, v[i].attempt, "lease expired", FAIL_REAPED, delay, now, NULL,
+                          err);
+        if (rc < 0) {
+            free(v);
+            goto fail;
+        }
+        count += rc;
+    }
+    free(v);
+    if ((rc = sq_commit(s, err)) != JOBD_OK)
+        return rc;
+    *reaped = count;
+    return JOBD_OK;
+fail:
+    sq_rollback(s);
+    return rc;
+}
+
+
+/*
+ * Gives attempt back inside the open transaction: 1 if it applied, 0 if the
+ * attempt is stale, or an error. A cancel requested meanwhile wins: the job
+ * ends cancelled, as a failed attempt would.
+ */
+static int
+release_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, int64_t now,
+                struct jobd_error *err)
+{
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(s,
+                        "SELECT cancel_requested FROM jobs "
+                        "WHERE id = ?1 AND status = 'running' AND attempt = ?2",
+                        &stmt, err);
+    if (rc != JOBD_OK)
+        return rc;
+    sqlite3_bind_int64(stmt, 1, id);
+    sqlite3_bind_int(stmt, 2, attempt);
+    if ((rc = sq_step_row(s, stmt, "read attempt", err)) <= 0)
+        return rc;
+    bool cancel = sqlite3_column_int(stmt, 0) != 0;
+    sq_reset(stmt);
+    rc = sq_history_add(s, id, attempt, cancel ? "cancelled" : "released", NULL, now, err);
+    if (rc != JOBD_OK)
+        return rc;
+    if (cancel) {
+        struct sq_finish f = {
+            .from = JOB_RUNNING, .attempt = attempt, .to = JOB_CANCELLED, .now_us = now};
+        return sq_finish_job(s, id, &f, err);
+    }
+    if ((rc = sq_prepare(s,
+                         "UPDATE jobs SET status = 'pending', run_at = ?1, "
+                         "  attempt_floor = attempt_floor + 1, worker_id = NULL, "
+                         "  lease_expires_at = NULL "
+                         "WHERE id = ?2 AND status = 'running' AND attempt = ?3",
+                         &stmt, err)) != JOBD_OK)
+        return rc;
+    sqlite3_bind_int64(stmt, 1, now);
+    sqlite3_bind_int64(stmt, 2, id);
+    sqlite3_bind_int(stmt, 3, attempt);
+    if ((rc = sq_step_done(s, stmt, "release", err)) != JOBD_OK)
+        return rc;
+    return sqlite3_changes(s->db) == 1;
+}
+
+int
+sq_op_release(struct store *st, int64_t id, int32_t attempt, struct jobd_error *err)
+{
+    struct sqlite_store *s = sq_of(st);
+    int rc = sq_begin(s, err);
+    if (rc != JOBD_OK)
+        return rc;
+    rc = release_attempt(s, id, attempt, sq_now(s), err);
+    if (rc == 0)
+        rc = job_error_stale(err, id, attempt);
+    return sq_end_with_job(s, rc, id, NULL, err);
+}

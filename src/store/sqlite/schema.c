@@ -1,0 +1,315 @@
+/*
+ * sqlite/schema.c — the SQLite schema as ordered migration steps, the
+ * migration itself (store_migrate) and its read-only status (jobd migrate
+ * --status). Kept apart from sqlite/open.c as pg/schema.c is from
+ * pg/open.c: the steps are long and only ever appended to.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "core/err.h"
+#include "store/sqlite/internal.h"
+#include "util/clock.h"
+
+/*
+ * The schema, as ordered steps. A step runs once, inside the BEGIN IMMEDIATE
+ * transaction of store_migrate, and records its version in
+ * schema_migrations. To change the schema, APPEND a step with the next
+ * version; never edit a released one.
+ */
+struct sq_migration {
+    int version;
+    const char *sql;
+};
+
+/* The triggers that keep job_counts exact for table t (migration 5). */
+#define SQ_COUNT_TRIGGERS(t)                                                                       \
+    "CREATE TRIGGER " t "_count_ins AFTER INSERT ON " t " BEGIN"                                   \
+    "  INSERT INTO job_counts VALUES (new.queue, new.status, 1)"                                   \
+    "    ON CONFLICT (queue, status) DO UPDATE SET n = n + 1;"                                     \
+    "END;"                                                                                         \
+    "CREATE TRIGGER " t "_count_del AFTER DELETE ON " t " BEGIN"                                   \
+    "  UPDATE job_counts SET n = n - 1 WHERE queue = old.queue AND status = old.status;"           \
+    "END;"                                                                                         \
+    "CREATE TRIGGER " t "_count_upd AFTER UPDATE OF queue, status ON " t                           \
+    "  WHEN old.queue IS NOT new.queue OR old.status IS NOT new.status BEGIN"                      \
+    "  UPDATE job_counts SET n = n - 1 WHERE queue = old.queue AND status = old.status;"           \
+    "  INSERT INTO job_counts VALUES (new.queue, new.status, 1)"                                   \
+    "    ON CONFLICT (queue, status) DO UPDATE SET n = n + 1;"                                     \
+    "END;"
+
+/* clang-format off */
+static const struct sq_migration sq_migrations[] = {
+    {1,
+     /* The hot set: pending and running jobs only. AUTOINCREMENT keeps the
+      * highest id ever handed out in sqlite_sequence, so ids are never
+      * reused even after a job moved to jobs_done or was pruned. */
+     "CREATE TABLE jobs ("
+     "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+     "  queue TEXT NOT NULL,"
+     "  type TEXT NOT NULL,"
+     "  payload TEXT NOT NULL,"
+     "  status TEXT NOT NULL CHECK (status IN ('pending', 'running')),"
+     "  priority INTEGER NOT NULL,"
+     "  run_at INTEGER NOT NULL,"
+     "  attempt INTEGER NOT NULL DEFAULT 0,"
+     "  max_attempts INTEGER NOT NULL,"
+     "  idempotency_key TEXT,"
+     "  schedule TEXT,"
+     "  scheduled_for INTEGER,"
+     "  worker_id TEXT,"
+     "  lease_expires_at INTEGER,"
+     "  timeout_ms INTEGER,"
+     "  cancel_requested INTEGER NOT NULL DEFAULT 0,"
+     "  last_error TEXT,"
+     "  result TEXT,"
+     "  created_at INTEGER NOT NULL,"
+     "  started_at INTEGER,"
+     "  finished_at INTEGER,"
+     "  attempt_floor INTEGER NOT NULL DEFAULT 0"
+     ");"
+     /* Claims within given queues walk this in claim order... */
+     "CREATE INDEX jobs_claim_queue ON jobs (queue, priority DESC, run_at, id)"
+     "  WHERE status = 'pending';"
+     /* ...and claims over every queue walk this one, stopping at LIMIT. */
+     "CREATE INDEX jobs_claim_any ON jobs (priority DESC, run_at, id)"
+     "  WHERE status = 'pending';"
+     "CREATE INDEX jobs_lease ON jobs (lease_expires_at) WHERE status = 'running';"
+     /* Terminal jobs (succeeded, dead, cancelled); ids come from jobs. */
+     "CREATE TABLE jobs_done ("
+     "  id INTEGER PRIMARY KEY,"
+     "  queue TEXT NOT NULL,"
+     "  type TEXT NOT NULL,"
+     "  payload TEXT NOT NULL,"
+     "  status TEXT NOT NULL CHECK (status IN ('succeeded', 'dead', 'cancelled')),"
+     "  priority INTEGER NOT NULL,"
+     "  run_at INTEGER NOT NULL,"
+     "  attempt INTEGER NOT NULL,"
+     "  max_attempts INTEGER NOT NULL,"
+     "  idempotency_key TEXT,"
+     "  schedule TEXT,"
+     "  scheduled_for INTEGER,"
+     "  worker_id TEXT,"
+     "  lease_expires_at INTEGER,"
+     "  timeout_ms INTEGER,"
+     "  cancel_requested INTEGER NOT NULL DEFAULT 0,"
+     "  last_error TEXT,"
+     "  result TEXT,"
+     "  created_at INTEGER NOT NULL,"
+     "  started_at INTEGER,"
+     "  finished_at INTEGER NOT NULL,"
+     "  attempt_floor INTEGER NOT NULL DEFAULT 0"
+     ");"
+     "CREATE INDEX jobs_done_finished ON jobs_done (finished_at);"
+     "CREATE INDEX jobs_done_queue_status ON jobs_done (queue, status);"
+     /* Idempotency keys, unique across both tables and kept after a job ends. */
+     "CREATE TABLE job_keys ("
+     "  idempotency_key TEXT PRIMARY KEY,"
+     "  job_id INTEGER NOT NULL"
+     ") WITHOUT ROWID;"
+     "CREATE TABLE queues ("
+     "  name TEXT PRIMARY KEY,"
+     "  paused INTEGER NOT NULL DEFAULT 0"
+     ") WITHOUT ROWID;"},
+    {2,
+     /* Schedules (sqlite/sched.c). next_run_at is the first firing not yet
+      * materialized; the materializer finds due ones through schedules_due.
+      * A firing becomes at most one job: jobs_schedule_firing. */
+     "CREATE TABLE schedules ("
+     "  name TEXT PRIMARY KEY,"
+     "  cron TEXT NOT NULL,"
+     "  timezone TEXT NOT NULL,"
+     "  type TEXT NOT NULL,"
+     "  payload TEXT NOT NULL,"
+     "  queue TEXT NOT NULL,"
+     "  priority INTEGER NOT NULL,"
+     "  max_attempts INTEGER NOT NULL,"
+     "  catchup TEXT NOT NULL CHECK (catchup IN ('once', 'all', 'skip')),"
+     "  paused INTEGER NOT NULL DEFAULT 0,"
+     "  next_run_at INTEGER NOT NULL,"
+     "  last_fired_at INTEGER,"
+     "  created_at INTEGER NOT NULL"
+     ") WITHOUT ROWID;"
+     "CREATE INDEX schedules_due ON schedules (next_run_at) WHERE paused = 0;"
+     "CREATE UNIQUE INDEX jobs_schedule_firing ON jobs (schedule, scheduled_for)"
+     "  WHERE schedule IS NOT NULL;"},
+    {3,
+     /* An idle worker asks for the soonest pending run_at to set its timer
+      * (sq_op_next_run_at); without this it scanned every pending job. */
+     "CREATE INDEX jobs_next_run ON jobs (run_at) WHERE status = 'pending';"},
+    {4,
+     /* Attempt history (store/operator.h): a row only for an attempt that ended
+      * other than in success; the current attempt is the job row. */
+     "CREATE TABLE job_attempts ("
+     "  job_id INTEGER NOT NULL,"
+     "  attempt INTEGER NOT NULL,"
+     "  worker_id TEXT,"
+     "  started_at INTEGER,"
+     "  finished_at INTEGER NOT NULL,"
+     "  outcome TEXT NOT NULL CHECK (outcome IN ('failed', 'dead', 'reaped', 'cancelled',"
+     "                                           'released')),"
+     "  error TEXT,"
+     "  PRIMARY KEY (job_id, attempt)"
+     ") WITHOUT ROWID;"},
+    {5,
+     /* Work that must not grow with the backlog (docs/DESIGN.md "Cost per
+      * request"). Claims, due checks and timers of workers that name their
+      * types walk one type at a time; listings filtered by type or status
+      * walk (filter, id); a queue's oldest pending job is one seek. The
+      * non-partial (type, id) is never touched by a claim's UPDATE (SQLite
+      * skips indexes whose columns do not change). */
+     "CREATE INDEX jobs_claim_type ON jobs (type, priority DESC, run_at, id)"
+     "  WHERE status = 'pending';"
+     "CREATE INDEX jobs_next_type ON jobs (type, run_at) WHERE status = 'pending';"
+     "CREATE INDEX jobs_next_queue ON jobs (queue, run_at) WHERE status = 'pending';"
+     "CREATE INDEX jobs_type_id ON jobs (type, id);"
+     "CREATE INDEX jobs_done_type_id ON jobs_done (type, id);"
+     "CREATE INDEX jobs_done_status_id ON jobs_done (status, id);"
+     /* Per-(queue, status) counts, kept exact by triggers in the writing
+      * transaction itself: GET /v1/queues and /metrics read these rows
+      * instead of counting the tables. SQLite has one writer at a time, so
+      * the counter rows are never contended. */
+     "CREATE TABLE job_counts ("
+     "  queue TEXT NOT NULL,"
+     "  status TEXT NOT NULL,"
+     "  n INTEGER NOT NULL,"
+     "  PRIMARY KEY (queue, status)"
+     ") WITHOUT ROWID;"
+     "INSERT INTO job_counts SELECT queue, status, count(*) FROM jobs GROUP BY queue, status;"
+     "INSERT INTO job_counts SELECT queue, status, count(*) FROM jobs_done"
+     "  GROUP BY queue, status;" SQ_COUNT_TRIGGERS("jobs") SQ_COUNT_TRIGGERS("jobs_done")},
+    {6,
+     /* Worker presence (store/operator.h): one row per live worker. */
+     "CREATE TABLE workers ("
+     "  id TEXT PRIMARY KEY,"
+     "  hostname TEXT NOT NULL,"
+     "  pid INTEGER NOT NULL,"
+     "  version TEXT NOT NULL,"
+     "  queues TEXT NOT NULL,"
+     "  types TEXT NOT NULL,"
+     "  concurrency INTEGER NOT NULL,"
+     "  heartbeat_ms INTEGER NOT NULL,"
+     "  started_at INTEGER NOT NULL,"
+     "  last_seen_at INTEGER NOT NULL,"
+     "  draining INTEGER NOT NULL DEFAULT 0"
+     ") WITHOUT ROWID;"},
+    {7,
+     /* Queue limits (qlimits.h); rate_window_us / rate_count count the
+      * claims of the current rate window, written only by a limited claim. */
+     "ALTER TABLE queues ADD COLUMN max_running INTEGER CHECK (max_running >= 1);"
+     "ALTER TABLE queues ADD COLUMN rate_limit INTEGER CHECK (rate_limit >= 1);"
+     "ALTER TABLE queues ADD COLUMN rate_per_ms INTEGER CHECK (rate_per_ms >= 1);"
+     "ALTER TABLE queues ADD COLUMN rate_window_us INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE queues ADD COLUMN rate_count INTEGER NOT NULL DEFAULT 0;"},
+    {8,
+     /* The distinct (queue, type) pairs of pending jobs, one seek each
+      * (sqlite/pending.c). Not partial, so a claim's UPDATE skips it. */
+     "CREATE INDEX jobs_queue_type ON jobs (queue, type);"},
+    {9, sq_step_stats}, /* statistics (sqlite/stats.c) */
+    {10,
+     /* The dashboard's listings at any size (sq_list_sql): a queue's jobs
+      * newest first, and a schedule's finished ones. Not partial, so a
+      * claim's UPDATE (which changes neither queue nor id) skips jobs_queue_id;
+      * jobs_done_schedule_id holds only the jobs schedules made. */
+     "CREATE INDEX jobs_queue_id ON jobs (queue, id);"
+     "CREATE INDEX jobs_done_schedule_id ON jobs_done (schedule, id)"
+     "  WHERE schedule IS NOT NULL;"},
+    {11,
+     /* The SHA-256 (hex) of the lease token a claim over HTTP gave the
+      * running attempt (sqlite/lease.c; docs/API.md, Remote workers); NULL
+      * for a claim on the store itself. Rows move to jobs_done by named
+      * columns, and a finished attempt needs no token: jobs only. */
+     "ALTER TABLE jobs ADD COLUMN lease_token_hash TEXT;"},
+};
+/* clang-format on */
+
+#define SQ_N_MIGRATIONS (sizeof sq_migrations / sizeof sq_migrations[0])
+
+int
+sq_migrate(struct store *st, struct jobd_error *err)
+{
+    struct sqlite_store *s = sq_of(st);
+    int rc = sq_begin(s, err);
+    if (rc != JOBD_OK)
+        return rc;
+    /* Inside the write lock, so concurrent starters apply each step once. */
+    char *msg = NULL;
+    int src = sqlite3_exec(s->db,
+                           "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                           "  version INTEGER PRIMARY KEY,"
+                           "  applied_at INTEGER NOT NULL)",
+                           NULL, NULL, &msg);
+    sqlite3_free(msg);
+    if (src != SQLITE_OK) {
+        rc = sq_error(s, src, "create schema_migrations", err);
+        goto fail;
+    }
+    sqlite3_stmt *stmt;
+    if ((rc = sq_prepare(s, "SELECT coalesce(max(version), 0) FROM schema_migrations", &stmt,
+                         err)) != JOBD_OK)
+        goto fail;
+    if ((rc = sq_step_row(s, stmt, "read schema version", err)) < 0)
+        goto fail;
+    int current = rc == 1 ? sqlite3_column_int(stmt, 0) : 0;
+    sq_reset(stmt);
+    int newest = sq_migrations[SQ_N_MIGRATIONS - 1].version;
+    if (current > newest) {
+        rc = jobd_error_set(err, JOBD_E_STORE, "db",
+                            "the database schema is version %d, newer than this jobd knows "
+                            "(%d): upgrade jobd",
+                            current, newest);
+        goto fail;
+    }
+    for (size_t i = 0; i < SQ_N_MIGRATIONS; i++) {
+        if (sq_migrations[i].version <= current)
+            continue;
+        msg = NULL;
+        src = sqlite3_exec(s->db, sq_migrations[i].sql, NULL, NULL, &msg);
+        if (src != SQLITE_OK) {
+            rc = jobd_error_set(err, src == SQLITE_NOMEM ? JOBD_E_NOMEM : JOBD_E_STORE, "db",
+                                "sqlite: migration %d failed: %s", sq_migrations[i].version,
+                                msg ? msg : sqlite3_errstr(src));
+            sqlite3_free(msg);
+            goto fail;
+        }
+        if ((rc = sq_prepare(s,
+                             "INSERT INTO schema_migrations (version, applied_at) "
+                             "VALUES (?1, ?2)",
+                             &stmt, err)) != JOBD_OK)
+            goto fail;
+        sqlite3_bind_int(stmt, 1, sq_migrations[i].version);
+        sqlite3_bind_int64(stmt, 2, clock_real_now_us());
+        if ((rc = sq_step_done(s, stmt, "record migration", err)) != JOBD_OK)
+            goto fail;
+    }
+    return sq_commit(s, err);
+fail:
+    sq_rollback(s);
+    return rc;
+}
+
+/* `jobd migrate --status`: read-only, so no write lock and no CREATE. */
+int
+sq_schema_status(struct store *st, int *current, int *newest, struct jobd_error *err)
+{
+    struct sqlite_store *s = sq_of(st);
+    *current = 0;
+    *newest = sq_migrations[SQ_N_MIGRATIONS - 1].version;
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(s,
+                        "SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
+                        "AND name = 'schema_migrations'",
+                        &stmt, err);
+    if (rc != JOBD_OK || (rc = sq_step_row(s, stmt, "look for schema_migrations", err)) < 0)
+        return rc;
+    bool exists = rc == 1 && sqlite3_column_int(stmt, 0) == 1;
+    sq_reset(stmt);
+    if (!exists)
+        return JOBD_OK;
+    rc = sq_prepare(s, "SELECT coalesce(max(version), 0) FROM schema_migrations", &stmt, err);
+    if (rc != JOBD_OK || (rc = sq_step_row(s, stmt, "read schema version", err)) < 0)
+        return rc;
+    *current = rc == 1 ? sqlite3_column_int(stmt, 0) : 0;
+    sq_reset(stmt);
+    return JOBD_OK;
+}
