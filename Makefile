@@ -1,15 +1,16 @@
 # The user-facing targets; CMake does the building (in build/, and in
 # build-asan/ for the sanitizer build that `make test` uses).
 #
-#   make run    build and start jobd on the embedded SQLite default
+#   make run    build and start jobd on the embedded SQLite default; reads
+#               JOBD_LISTEN (127.0.0.1:8080) and JOBD_DB (sqlite:jobd.db)
 #   make test   install what is missing, lint, build with ASan+UBSan and -Werror,
 #               start a throwaway PostgreSQL, run every test with CTest
 #   make build  just build build/jobd and libjobd (no tests, fuzz or bench targets)
 #   make install  build, then install under PREFIX (/usr/local) into DESTDIR:
 #               jobd, libjobd.so.0, jobd.h, jobd.pc, man pages, completion,
 #               example configs (PREFIX/etc/jobd, /etc/jobd for /usr), units
-#   make deb    a Release build for /usr packed into jobd_VERSION_ARCH.deb
-#               (scripts/mkdeb.sh; lintian-clean of errors)
+#   make deb    a Release build for /usr packed into jobd, libjobd0 and
+#               libjobd-dev _VERSION_ARCH.deb (scripts/mkdeb.sh; lintian -I clean)
 #   make lint   format of changed lines, cppcheck, sizes and backend names,
 #               citations of files not in the repository (scripts/lint-refs.py),
 #               banned functions (docs/CHECKING.md), docs/openapi.yaml with Redocly CLI (scripts/lint.sh; npm ci
@@ -69,7 +70,8 @@ deb: deps
 	@$(CMAKE) -S . -B build-deb -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
 	    -DJOBD_TESTS=OFF >/dev/null
 	@$(CMAKE) --build build-deb -j $(JOBS)
-	@scripts/mkdeb.sh build-deb .
+	@debs=$$(scripts/mkdeb.sh build-deb .) && echo "$$debs" && \
+	    scripts/lintian-check.sh $$debs
 
 # Quiet: says it builds and how long it took (the build's output only if
 # it fails), then what run.sh says and the server's log.

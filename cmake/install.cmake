@@ -23,6 +23,12 @@ install(FILES examples/hello.c examples/c_worker.c examples/worker.ini
 # Monitoring): /usr/share/jobd/monitoring/ in the package.
 install(FILES packaging/monitoring/jobd-alerts.yml packaging/monitoring/jobd-grafana.json
         DESTINATION ${CMAKE_INSTALL_DATADIR}/jobd/monitoring)
+# examples/worker.ini runs these (exec = handlers/NAME.sh, beside it).
+install(PROGRAMS examples/handlers/hello.sh examples/handlers/fail-sometimes.sh
+        DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples/handlers)
+# The documentation, read where it is installed (docs/OPERATIONS.md, Install).
+file(GLOB _docs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/*.md)
+install(FILES README.md ${_docs} docs/openapi.yaml DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # Man pages: written once in scdoc (docs/man/*.scd), built by every build.
 find_program(JOBD_SCDOC scdoc REQUIRED)

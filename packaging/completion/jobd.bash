@@ -44,7 +44,7 @@ _jobd()
             COMPREPLY=($(compgen -W "debug info warn error" -- "$cur")); return ;;
         --access-log)
             COMPREPLY=($(compgen -W "notable all off" -- "$cur")); return ;;
-        --db|--server|--listen|--payload|--at|--in|--priority|--max-attempts|--key|\
+        --db|--server|--listen|--payload|--at|--in|--priority|--max-attempts|--key|--search|--scan|\
         --timeout|--type|--limit|--after|--count|--tz|--from|-n|--id|--concurrency|--shutdown-grace|\
         --poll-interval|--reap-interval|--backoff-base|--backoff-cap|--max-lease|--retention|--retention-succeeded|--retention-dead|\
         --threads|--db-connections|--notify-db|--max-connections|--max-connections-per-ip|--allowed-hosts|\
@@ -66,7 +66,7 @@ _jobd()
                        --timeout $client --help" ;;
         job) ((COMP_CWORD == 2)) && words="show cancel retry attempts delete" || words="$client" ;;
         jobs) words="retry cancel delete --status --queue --type --schedule --created-after
-                     --created-before --key --ids --due --scheduled --limit --after
+                     --created-before --key --ids --due --scheduled --search --scan --limit --after
                      $client --help" ;;
         queues)
             if ((COMP_CWORD == 2)); then

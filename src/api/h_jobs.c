@@ -251,9 +251,40 @@ h_job_get(struct api_call *c)
     job_fini(&job);
 }
 
-static const char *const list_params[] = {
-    "status",        "queue",          "type", "schedule", "limit", "after",
-    "created_after", "created_before", "key",  "due",      NULL};
+static const char *const list_params[] = {"status", "queue", "type",          "schedule",
+                                          "limit",  "after", "created_after", "created_before",
+                                          "key",    "due",   "q",             "scan", NULL};
+
+/* Reads q and scan (docs/API.md, Search) into f; false after answering 400. */
+static bool
+search_filter(struct api_call *c, struct job_filter *f)
+{
+    const char *v;
+    if ((v = api_query(c, "q")) != NULL && *v) {
+        if (strlen(v) > JOB_SEARCH_TEXT_MAX) {
+            api_error(c->resp, 400, "invalid_query", "q", "q must be at most %d bytes",
+                      JOB_SEARCH_TEXT_MAX);
+            return false;
+        }
+        f->search = v;
+    }
+    if ((v = api_query(c, "scan")) != NULL && *v) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (f->search == NULL) {
+            api_error(c->resp, 400, "invalid_query", "scan", "scan applies only to a search (q)");
+            return false;
+        }
+        if (*end != '\0' || n < 1 || n > JOB_SEARCH_SCAN_MAX) {
+            api_error(c->resp, 400, "invalid_query", "scan",
+                      "scan must be an integer between 1 and %d", JOB_SEARCH_SCAN_MAX);
+            return false;
+        }
+        f->scan = (int)n;
+    }
+    return true;
+}
+
 
 /* Reads due=true|false (docs/API.md, Jobs: pending jobs due now, or
  * scheduled for later) into f, after its status; false after answering 400. */
@@ -340,6 +371,12 @@ list_filter(struct api_call *c, struct job_filter *f)
         }
         f->limit = (int)n;
     }
+    if (!search_filter(c, f))
+        return false;
+    if (f->search != NULL && f->due != JOB_DUE_ANY) {
+        api_error(c->resp, 400, "invalid_query", "due", "due cannot be combined with a search (q)");
+        return false;
+    }
     if ((v = api_query(c, "after")) != NULL && *v) {
         char *end;
         long long n = strtoll(v, &end, 10);
@@ -368,7 +405,9 @@ h_job_list(struct api_call *c)
     struct job_list l = {0};
     struct jobd_error err = {0};
     int64_t next = 0;
-    int rc = store_list(st, &f, &l, &next, &err);
+    bool partial = false;
+    int rc = f.search != NULL ? store_search(st, &f, &l, &next, &partial, &err)
+                              : store_list(st, &f, &l, &next, &err);
     api_store_put(c, st, rc);
     if (rc != JOBD_OK) {
         api_error_from(c->resp, rc, &err);
@@ -381,6 +420,12 @@ h_job_list(struct api_call *c)
     json_t *o = arr ? json_pack("{s:o, s:o}", "jobs", arr, "next",
                                 next ? json_string(cursor) : json_null())
                     : NULL;
+    /* docs/API.md, Search: whether the scan budget ran out first. */
+    if (o != NULL && f.search != NULL &&
+        json_object_set_new(o, "partial", json_boolean(partial)) != 0) {
+        json_decref(o);
+        o = NULL;
+    }
     for (size_t i = 0; o && i < l.n; i++)
         if (json_array_append_new(arr, jobjson_job(&l.v[i])) != 0) {
             json_decref(o);

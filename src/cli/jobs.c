@@ -26,21 +26,37 @@
 static const char jobs_usage[] =
     "usage: jobd jobs [--status S] [--queue Q] [--type T] [--schedule NAME]\n"
     "                 [--created-after TIME] [--created-before TIME] [--key KEY]\n"
-    "                 [--due | --scheduled] [--limit N] [--after ID] [--server URL]\n"
+    "                 [--due | --scheduled] [--search TEXT [--scan N]] [--limit N]\n"
+    "                 [--after ID] [--server URL]\n"
     "       jobd jobs retry|cancel|delete [filters]   (see jobd jobs retry --help)\n"
     "\n"
     "Lists jobs, newest first (default limit 100): a table on a terminal, one\n"
     "JSON object a line when piped. --created-after is inclusive, --created-before\n"
     "exclusive (RFC 3339); --key is an exact idempotency key; --schedule lists the\n"
-    "jobs a schedule made. ATTEMPT is the attempts used of those allowed (a retry\n"
-    "by hand gives all of them back). --due lists the pending jobs whose run_at has\n"
-    "come, --scheduled those that wait for a later run_at. RUN_AT says when a pending\n"
-    "job may run by this machine's clock: \"in 12m\" (scheduled) or \"3s late\" (due).\n"
-    "When more jobs match than --limit, a line on stderr gives the command for the\n"
-    "next page (--after ID: jobs older than job ID).\n";
+    "jobs a schedule made. --due lists the pending jobs whose run_at has come,\n"
+    "--scheduled those that wait for a later run_at. --search keeps the jobs whose\n"
+    "type, idempotency key, payload or last error contain TEXT (ASCII letters in\n"
+    "either case); it examines the newest 10000 jobs at most (--scan N: up to\n"
+    "100000), and says on stderr where to go on when it stopped early. ATTEMPT is\n"
+    "the attempts used of those allowed (a retry by hand gives all of them back).\n"
+    "RUN_AT says when a pending job may run by this machine's clock: \"in 12m\"\n"
+    "(scheduled) or \"3s late\" (due). When more jobs match than --limit, a line on\n"
+    "stderr gives the command for the next page (--after ID: jobs older than job ID).\n";
 
 /* The filters, in the order of the query and of the "more:" hint. */
-enum { F_STATUS, F_QUEUE, F_TYPE, F_SCHEDULE, F_AFTER_T, F_BEFORE_T, F_KEY, F_DUE, N_FILTERS };
+enum {
+    F_STATUS,
+    F_QUEUE,
+    F_TYPE,
+    F_SCHEDULE,
+    F_AFTER_T,
+    F_BEFORE_T,
+    F_KEY,
+    F_DUE,
+    F_SEARCH,
+    F_SCAN,
+    N_FILTERS
+};
 enum { O_LIMIT = N_FILTERS, O_AFTER, O_SERVER, O_SCHEDULED };
 static const struct cli_optdef jobs_opts[] = {
     [F_STATUS] = {"--status", 0, true},
@@ -51,6 +67,8 @@ static const struct cli_optdef jobs_opts[] = {
     [F_BEFORE_T] = {"--created-before", 0, true},
     [F_KEY] = {"--key", 0, true},
     [F_DUE] = {"--due", 0, false},
+    [F_SEARCH] = {"--search", 0, true},
+    [F_SCAN] = {"--scan", 0, true},
     [O_LIMIT] = {"--limit", 'n', true},
     [O_AFTER] = {"--after", 0, true},
     [O_SERVER] = {"--server", 0, true},
@@ -58,13 +76,15 @@ static const struct cli_optdef jobs_opts[] = {
     {NULL, 0, false},
 };
 static const char *const query_names[N_FILTERS] = {
-    "status", "queue", "type", "schedule", "created_after", "created_before", "key", "due"};
+    "status", "queue", "type", "schedule", "created_after", "created_before", "key", "due", "q",
+    "scan"};
 
 struct jobs_opts {
     const char *filter[N_FILTERS];
     const char *server;
     char after[32]; /* the cursor: "" for the first page */
     long limit;
+    bool partial; /* a search's scan budget ran out (docs/API.md, Search) */
 };
 
 /* Appends "&key=escaped(v)" to q (size qlen). */
@@ -275,6 +295,7 @@ jobs_page(struct jobs_opts *o, long want, json_t *jobs, int *rc)
     }
     const char *nx = json_string_value(json_object_get(body, "next"));
     snprintf(o->after, sizeof o->after, "%s", nx ? nx : "");
+    o->partial = json_is_true(json_object_get(body, "partial"));
     long n = (long)json_array_size(arr);
     json_decref(body);
     return n;
@@ -335,14 +356,17 @@ cmd_jobs(int argc, char **argv)
             return rc;
         }
         left -= got;
-        if (o.after[0] == '\0' || got == 0)
+        if (o.after[0] == '\0' || got == 0 || o.partial)
             break;
     }
     if (jobs != NULL)
         print_table(jobs);
     json_decref(jobs);
     fflush(stdout);
-    if (left <= 0 && o.after[0] != '\0')
+    if (o.partial)
+        fputs("jobd jobs: the search stopped at its scan budget; older jobs were not examined\n",
+              stderr);
+    if ((left <= 0 || o.partial) && o.after[0] != '\0')
         print_more(&o, o.limit);
     return CLI_OK;
 }

@@ -57,6 +57,18 @@
 /* A listing's page when the caller asks for no size: a screenful or two. */
 #define JOB_PAGE_DEFAULT 100
 /*
+ * A search (GET /v1/jobs?q=TEXT, docs/API.md, Search) examines the newest
+ * jobs that match the other filters, at most this many a call, and keeps
+ * those containing TEXT: a scan budget, so it answers in bounded time at any
+ * store size (docs/BENCHMARKS.md, Search), and says "partial" with a cursor
+ * to go on from where it stopped. A caller may ask for a smaller budget.
+ */
+#define JOB_SEARCH_SCAN_DEFAULT 10000
+/* The largest budget a caller may ask for: slower, never unbounded. */
+#define JOB_SEARCH_SCAN_MAX 100000
+/* The longest search text, in bytes. */
+#define JOB_SEARCH_TEXT_MAX 200
+/*
  * Jobs in one batch enqueue (POST /v1/jobs/batch, jobd_enqueue_batch): one
  * transaction, so the batch must fit the 16 MiB body and commit in well
  * under a second; 10,000 small jobs do.

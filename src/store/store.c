@@ -275,6 +275,35 @@ store_list(struct store *st, const struct job_filter *f, struct job_list *out, i
 }
 
 int
+store_search(struct store *st, const struct job_filter *f, struct job_list *out,
+             int64_t *next_cursor, bool *partial, struct jobd_error *err)
+{
+    *next_cursor = 0;
+    *partial = false;
+    if (f->limit < 0 || f->limit > JOB_PAGE_MAX)
+        return jobd_error_set(err, JOBD_E_INVALID, "limit", "limit must be between 1 and %d",
+                              JOB_PAGE_MAX);
+    if (f->search == NULL || *f->search == '\0' || strlen(f->search) > JOB_SEARCH_TEXT_MAX)
+        return jobd_error_set(err, JOBD_E_INVALID, "q", "q must be 1 to %d bytes of text",
+                              JOB_SEARCH_TEXT_MAX);
+    if (f->scan < 0 || f->scan > JOB_SEARCH_SCAN_MAX)
+        return jobd_error_set(err, JOBD_E_INVALID, "scan", "scan must be between 1 and %d",
+                              JOB_SEARCH_SCAN_MAX);
+    /* Backends compare with ASCII letters folded to lower case on both sides. */
+    char text[JOB_SEARCH_TEXT_MAX + 1];
+    size_t n = strlen(f->search);
+    for (size_t i = 0; i <= n; i++) {
+        char ch = f->search[i];
+        text[i] = ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch;
+    }
+    struct job_filter folded = *f;
+    folded.search = text;
+    if (folded.scan == 0)
+        folded.scan = JOB_SEARCH_SCAN_DEFAULT;
+    return CALL(search, st, &folded, out, next_cursor, partial, err);
+}
+
+int
 store_claim(struct store *st, const struct claim_req *req, struct job_list *out,
             struct jobd_error *err)
 {

@@ -70,6 +70,10 @@ struct job_filter {
      * the last two lists pending jobs only: store_list takes status STORE_ANY
      * as pending and refuses any other status. */
     int due;
+    /* store_search only: jobs whose type, idempotency key, payload or last
+     * error contain this text, ASCII letters in either case. */
+    const char *search;
+    int scan; /* store_search: examine at most this many; 0 = JOB_SEARCH_SCAN_DEFAULT */
 };
 enum { JOB_DUE_ANY = 0, JOB_DUE_NOW = 1, JOB_DUE_LATER = 2 };
 
@@ -210,6 +214,9 @@ struct store_ops {
     int (*get)(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
     int (*list)(struct store *st, const struct job_filter *f, struct job_list *out,
                 int64_t *next_cursor, struct jobd_error *err);
+    /* NULL: the backend cannot search (the remote store). */
+    int (*search)(struct store *st, const struct job_filter *f, struct job_list *out,
+                  int64_t *next_cursor, bool *partial, struct jobd_error *err);
     int (*claim)(struct store *st, const struct claim_req *req, struct job_list *out,
                  struct jobd_error *err);
     int (*heartbeat)(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
@@ -372,6 +379,18 @@ JOBD_MUST_USE int store_get(struct store *st, int64_t id, struct job *out, struc
  */
 JOBD_MUST_USE int store_list(struct store *st, const struct job_filter *f, struct job_list *out,
                              int64_t *next_cursor, struct jobd_error *err);
+
+/*
+ * A search: of the newest f->scan jobs (0: JOB_SEARCH_SCAN_DEFAULT) that
+ * match f's other filters from f->before_id down, those containing
+ * f->search (see struct job_filter), newest first, at most f->limit. When
+ * the budget ran out before the page was full and older jobs remain,
+ * *partial is true and *next_cursor is where the scan stopped; otherwise as
+ * store_list. docs/API.md, Search. JOBD_E_INVALID for an empty or over-long
+ * text or a budget out of 1..JOB_SEARCH_SCAN_MAX.
+ */
+JOBD_MUST_USE int store_search(struct store *st, const struct job_filter *f, struct job_list *out,
+                               int64_t *next_cursor, bool *partial, struct jobd_error *err);
 
 /* ---- the worker protocol ---- */
 

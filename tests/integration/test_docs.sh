@@ -35,5 +35,22 @@ if grep -nE "$pat" <<<"$helps"; then
     fail "a --help text points at files a user does not have (above)"
 fi
 
+# What a new user looks for first (README.md, docs/WORKER.md's opening).
+readme="$SRC/README.md"
+dups=$(grep -oE '^\| `docs/[A-Z]+\.md` \|' "$readme" | sort | uniq -d)
+[ -z "$dups" ] || fail "README.md's table lists a file twice: $dups"
+for d in "$SRC"/docs/*.md; do
+    grep -qF "| \`docs/$(basename "$d")\` |" "$readme" || fail "README.md's table lacks docs/$(basename "$d")"
+done
+grep -q 'make run.*' "$readme" && grep -q 'reads JOBD_LISTEN .*JOBD_DB' "$readme" ||
+    fail "README.md does not say that make run reads JOBD_LISTEN and JOBD_DB"
+grep -q 'ctest --test-dir build-asan -R .*one test' "$readme" && grep -q '^TEST_FILTER=' "$readme" ||
+    fail "README.md does not say how to run one test (ctest -R, a test binary with TEST_FILTER)"
+head=$(sed -n '1,/^## /p' "$SRC/docs/WORKER.md")
+for want in 'Payload on stdin' 'Result on stdout' 'Exit 65 = dead now' 'stderr = the error' \
+            'The environment.*JOBD_JOB_ID'; do
+    grep -q "^[0-9]\. \*\*$want" <<<"$head" || fail "docs/WORKER.md does not open with '$want'"
+done
+
 [ $fails -eq 0 ] && echo "ok docs: $(wc -w <<<"$cmds") commands, no pointers outside the repository"
 exit $((fails > 0))

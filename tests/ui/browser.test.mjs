@@ -252,6 +252,26 @@ ok('token prompt, bad token refused, login');
   ok('filter to dead, bulk retry of 3 with a stated count, all succeeded');
 }
 
+// ---- search: the box finds jobs by text; a spent scan budget says so ----
+{
+  await page.click('nav >> text=Jobs');
+  await page.waitForSelector('form.filter-form');
+  await page.fill('input[name=q]', 'UI.FLA');
+  await page.click('form.filter-form button[type=submit]');
+  await until('the URL to carry the search', async () => page.url().includes('q=UI.FLA'));
+  await until('the three ui.flaky rows', async () => {
+    const rows = await page.$$eval('table.jobs tbody tr td:nth-child(3)', (t) => t.map((x) => x.textContent));
+    return rows.length === 3 && rows.every((t) => t === 'ui.flaky');
+  });
+  check((await page.$('.partial')) === null, 'a whole search shows no partial note');
+  await page.goto(`${URL0}/ui/#/jobs?q=ui.flaky&scan=1`);
+  await page.waitForSelector('.partial');
+  const note = await page.textContent('.partial');
+  check(note.includes('stopped at its scan budget'), `the partial note: ${note}`);
+  check((await page.$('.pager >> text=Next page')) !== null, 'a partial search offers the next page');
+  ok('search box: 3 ui.flaky jobs found by text; scan=1 says the search stopped early');
+}
+
 // ---- a job: its attempts and errors ----
 {
   await page.goto(`${URL0}/ui/#/jobs/${dead[0]}`);

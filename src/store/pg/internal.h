@@ -252,6 +252,9 @@ int pg_op_enqueue(struct store *st, const struct job_spec *spec, struct job *out
 int pg_op_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n, struct job *out,
                         bool *replayed, struct jobd_error *err);
 int pg_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+/* store_search (pg/search.c); f->search already folded by store_search. */
+int pg_op_search(struct store *st, const struct job_filter *f, struct job_list *out,
+                 int64_t *next_cursor, bool *partial, struct jobd_error *err);
 int pg_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
                int64_t *next_cursor, struct jobd_error *err);
 int pg_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
@@ -310,8 +313,8 @@ struct pg_list_query {
     size_t len, cap;
     int branches;
     int n;
-    const char *vals[9];
-    char buf[4][24];
+    const char *vals[11]; /* the filters' 8, now (due), and 2 for a search (pg/search.c) */
+    char buf[5][24];
 };
 struct job_filter;
 /* now: pg_now_param's text (NULL = the server's now()), used by f->due only. */

@@ -223,6 +223,7 @@ static const struct store_ops pg_ops = {
     .enqueue_batch = pg_op_enqueue_batch,
     .get = pg_op_get,
     .list = pg_op_list,
+    .search = pg_op_search,
     .claim = pg_op_claim,
     .heartbeat = pg_op_heartbeat,
     .complete = pg_op_complete,

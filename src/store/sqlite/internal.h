@@ -225,6 +225,9 @@ int sq_op_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n
 int sq_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
 int sq_op_list(struct store *st, const struct job_filter *f, struct job_list *out,
                int64_t *next_cursor, struct jobd_error *err);
+/* store_search (sqlite/search.c); f->search already folded by store_search. */
+int sq_op_search(struct store *st, const struct job_filter *f, struct job_list *out,
+                 int64_t *next_cursor, bool *partial, struct jobd_error *err);
 int sq_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
                 struct jobd_error *err);
 int sq_op_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,

@@ -304,6 +304,7 @@ static const struct store_ops sqlite_ops = {
     .enqueue_batch = sq_op_enqueue_batch,
     .get = sq_op_get,
     .list = sq_op_list,
+    .search = sq_op_search,
     .claim = sq_op_claim,
     .heartbeat = sq_op_heartbeat,
     .complete = sq_op_complete,

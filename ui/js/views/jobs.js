@@ -1,6 +1,7 @@
 // jobs.js — the job list: filters (status, pending due now or scheduled
-// for later, queue, type, schedule, created between) kept in the URL, when
-// each pending job may run (RUN AT), find by id or idempotency key, cursor paging
+// for later, queue, type, schedule, created between, a search text:
+// docs/API.md, Search) kept in the URL, when each pending job may run
+// (RUN AT), find by id or idempotency key, cursor paging
 // (GET /v1/jobs, newest first), and bulk retry/cancel/delete of the
 // selected jobs (POST /v1/jobs/bulk with their ids, after a confirmation
 // that states the count).
@@ -13,7 +14,7 @@ import { can } from '../roles.js';
 import { act, Badge, Empty, Pager } from '../widgets.js';
 
 const PAGE = 50;
-const FILTERS = ['status', 'due', 'queue', 'type', 'schedule', 'created_after', 'created_before', 'key'];
+const FILTERS = ['q', 'status', 'due', 'queue', 'type', 'schedule', 'created_after', 'created_before', 'key'];
 const STATUSES = ['pending', 'running', 'succeeded', 'dead', 'cancelled'];
 // The status choices: the pending ones split by due (GET /v1/jobs?due=),
 // each as [value, label, status, due].
@@ -26,9 +27,10 @@ const CHOICES = [
 
 export async function load(route, signal) {
   const p = {};
-  for (const k of [...FILTERS, 'after']) if (route.params[k]) p[k] = route.params[k];
+  // scan: a search's budget (docs/API.md, Search), from the URL only.
+  for (const k of [...FILTERS, 'after', 'scan']) if (route.params[k]) p[k] = route.params[k];
   const r = await get(`/v1/jobs${query({ ...p, limit: PAGE })}`, signal);
-  update({ data: { jobs: r.jobs || [], next: r.next || null } });
+  update({ data: { jobs: r.jobs || [], next: r.next || null, partial: !!r.partial } });
 }
 
 // "2026-12-03T15:04" (local, datetime-local) <-> RFC 3339.
@@ -49,7 +51,7 @@ function applyFilters(ev) {
   const f = ev.target.elements;
   const c = CHOICES.find((x) => x[0] === f.status.value) || ['', '', '', ''];
   go('jobs', {
-    status: c[2], due: c[3], queue: f.queue.value.trim(), type: f.type.value.trim(),
+    q: f.q.value.trim(), status: c[2], due: c[3], queue: f.queue.value.trim(), type: f.type.value.trim(),
     schedule: f.schedule.value.trim(), created_after: fromInput(f.created_after.value),
     created_before: fromInput(f.created_before.value),
   });
@@ -67,6 +69,9 @@ function Filters({ p }) {
   const due = p.status === 'pending' || !p.status ? p.due || '' : '';
   return html`<div class="filters">
     <form class="filter-form" onSubmit=${applyFilters} key=${location.hash}>
+      <label>Search <input name="q" type="search" defaultValue=${p.q || ''} size="16"
+        placeholder="type, key, payload, error" maxLength="200"
+        aria-label="Search jobs by text in their type, idempotency key, payload or last error" /></label>
       <label>Status <select name="status">
         <option value="" selected=${!p.status && !p.due}>any</option>
         ${CHOICES.map(([v, label, s, d]) => html`<option value=${v}
@@ -191,7 +196,9 @@ export function view() {
         ? html`<p>No job matches these filters. <a href=${link('jobs')}>Clear them</a> to see every job.</p>`
         : html`<p>No jobs yet. Submit one with <code>jobd submit hello --payload '{"name":"world"}'</code>.</p>`}<//>`
       : html`<${Bulk} /><${Table} jobs=${d.jobs} />
-        <p class="muted">${num(d.jobs.length)} on this page, newest first.</p>
-        <${Pager} view="jobs" p=${p} next=${d.next} />`}
+        <p class="muted">${num(d.jobs.length)} on this page, newest first.</p>`}
+    ${d.jobs && d.partial && html`<p class="muted partial" role="status">The search stopped at
+      its scan budget: older jobs were not examined. ${d.next ? 'Next page searches further back.' : ''}</p>`}
+    ${d.jobs && (d.jobs.length > 0 || d.next) && html`<${Pager} view="jobs" p=${p} next=${d.next} />`}
   </section>`;
 }
