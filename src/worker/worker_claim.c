@@ -89,9 +89,12 @@ dispatch(struct worker *w, struct job *j, int64_t now, int64_t lease_end_us)
                        .next_hb_us = now + w->cfg.heartbeat_ms * 1000,
                        .lease_end_us = lease_end_us,
                        .started_us = clock_mono_now_us()};
-    snprintf(s->queue, sizeof s->queue, "%s", j->queue != NULL ? j->queue : "");
-    if (w->cfg.events.started != NULL)
+    snprintf(s->queue, sizeof s->queue, "%s", run->queue);
+    if (w->cfg.events.started != NULL) {
+        j->queue = run->queue; /* lent back for the event: the run owns it */
         w->cfg.events.started(w->cfg.events.arg, j);
+        j->queue = NULL;
+    }
     w->n_running++;
     assert(w->n_running <= w->n_slots && w->n_batch < (size_t)w->n_slots);
     w->batch[w->n_batch++] = run;

@@ -60,8 +60,8 @@ BOTH(embedded_worker_runs_jobs)
         ASSERT_EQ(req(&s, "GET", "/metrics", NULL, &r), 200);
         bool ok = strstr(r.body, "jobd_jobs_finished_total{outcome=\"succeeded\"} 1\n") &&
                   strstr(r.body, "jobd_jobs_finished_total{outcome=\"dead\"} 1\n") &&
-                  strstr(r.body, "jobd_job_lateness_seconds_count 2\n") &&
-                  strstr(r.body, "jobd_job_duration_seconds_count 2\n");
+                  strstr(r.body, "jobd_job_lateness_seconds_count{queue=\"default\"} 2\n") &&
+                  strstr(r.body, "jobd_job_duration_seconds_count{queue=\"default\"} 2\n");
         if (ok || apitest_now_ms() > deadline) {
             if (!ok)
                 TEST_FAIL("the embedded worker's runs are not in /metrics:\n%s", r.body);

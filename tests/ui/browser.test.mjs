@@ -266,7 +266,7 @@ ok('token prompt, bad token refused, login');
   check((await page.$('.partial')) === null, 'a whole search shows no partial note');
   await page.goto(`${URL0}/ui/#/jobs?q=ui.flaky&scan=1`);
   await page.waitForSelector('.partial');
-  const note = await page.textContent('.partial');
+  const note = (await page.textContent('.partial')).replace(/\s+/g, ' ');
   check(note.includes('stopped at its scan budget'), `the partial note: ${note}`);
   check((await page.$('.pager >> text=Next page')) !== null, 'a partial search offers the next page');
   ok('search box: 3 ui.flaky jobs found by text; scan=1 says the search stopped early');
