@@ -19,6 +19,7 @@
 #include "cli/http.h"
 #include "cli/opts.h"
 #include "core/job.h"
+#include "core/json.h"
 
 static const char jobs_usage[] =
     "usage: jobd jobs [--status S] [--queue Q] [--type T] [--schedule NAME]\n"
@@ -215,7 +216,7 @@ jobs_page(struct jobs_opts *o, long want, json_t *jobs, int *rc)
         if (jobs != NULL) {
             json_array_append(jobs, j);
         } else {
-            char *line = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+            char *line = json_print(j);
             if (line)
                 puts(line);
             free(line);
