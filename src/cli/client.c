@@ -160,10 +160,17 @@ cmd_submit(int argc, char **argv)
         fprintf(stderr, "jobd submit: a string is not valid UTF-8 or memory ran out\n");
         return CLI_USAGE;
     }
-    rc = cli_send_print(cli_server_url(o.server), "POST", "/v1/jobs", text);
+    long status = 0;
+    rc = cli_send_print_status(cli_server_url(o.server), "POST", "/v1/jobs", text, &status);
     free(text);
     if (rc == CLI_OK) {
         fflush(stdout);
+        /* 200, not 201: the key was used before (docs/API.md, POST /v1/jobs). */
+        if (status == 200)
+            fprintf(stderr,
+                    "jobd submit: key '%s' was used before: this is the job it made "
+                    "then, not a new one\n",
+                    o.key ? o.key : "");
         cli_warn_unhandled(cli_server_url(o.server), o.type, o.queue ? o.queue : JOB_DEFAULT_QUEUE);
     }
     return rc;
@@ -214,8 +221,9 @@ cmd_job(int argc, char **argv)
 }
 
 static void
-queues_header(void)
+queues_header(const json_t *rows)
 {
+    (void)rows;
     printf("%-20s %-6s %9s %9s %9s %9s %9s %14s  %-22s  %s\n", "QUEUE", "PAUSED", "PENDING",
            "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED", "OLDEST_PENDING", "LAST 1M OK/FAILED/DEAD",
            "LIMITS");

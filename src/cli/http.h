@@ -22,7 +22,7 @@ const char *cli_server_url(const char *flag_value);
 /*
  * Sends method base+path (path includes any query) with body (JSON text or
  * NULL). Returns 0 if an HTTP answer came (any status) and fills out; else
- * prints "jobd: cannot reach SERVER: reason" and returns CLI_UNREACHABLE.
+ * prints "jobd CMD: cannot reach SERVER: reason" and returns CLI_UNREACHABLE.
  */
 int cli_http(const char *base, const char *method, const char *path, const char *body,
              struct cli_http_resp *out);

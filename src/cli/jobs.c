@@ -206,7 +206,7 @@ jobs_page(struct jobs_opts *o, long want, json_t *jobs, int *rc)
     json_t *arr = json_object_get(body, "jobs");
     if (!json_is_array(arr)) {
         json_decref(body);
-        fprintf(stderr, "jobd: the server's answer has no job list\n");
+        fprintf(stderr, "%s: the server's answer has no job list\n", cli_prefix());
         *rc = CLI_FAILED;
         return -1;
     }

@@ -35,7 +35,8 @@ get_object(const char *server, const char *path, int *rc)
     free(r.body);
     if (!json_is_object(o)) {
         json_decref(o);
-        fprintf(stderr, "jobd: the server's answer to GET %s is not a JSON object\n", path);
+        fprintf(stderr, "%s: the server's answer to GET %s is not a JSON object\n", cli_prefix(),
+                path);
         *rc = CLI_FAILED;
     }
     return o;

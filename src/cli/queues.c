@@ -115,7 +115,7 @@ cli_queues_action(int argc, char **argv)
     char *text = rc == CLI_OK ? json_print(body) : NULL;
     json_decref(body);
     if (rc == CLI_OK && (name == NULL || text == NULL)) {
-        fprintf(stderr, "jobd: out of memory\n");
+        fprintf(stderr, "%s: out of memory\n", cli_prefix());
         rc = CLI_FAILED;
     }
     if (rc == CLI_OK) {

@@ -169,8 +169,9 @@ print_sched_row(const json_t *s)
 }
 
 static void
-print_sched_header(void)
+print_sched_header(const json_t *rows)
 {
+    (void)rows;
     printf("%-20s %-18s %-16s %-16s %-6s %s\n", "NAME", "CRON", "TIMEZONE", "TYPE", "PAUSED",
            "NEXT_RUN_AT");
 }
