@@ -355,3 +355,44 @@ TEST(result_helpers)
     ASSERT(!json_result_ok(NULL, 0));
     free(big);
 }
+
+/* docs/API.md, Conventions: every number jobd prints is the one sent, short. */
+TEST(print_keeps_order_and_prints_reals_short)
+{
+    static const char *in = "{\"z\":0.6,\"a\":[1e300,0.1,5e-324,-0.0,1.5e-7,9007199254740993,"
+                            "-9223372036854775808,1E3,0.000001,1e21,\"0.6\"],\"m\":null}";
+    json_t *v = json_loads(in, 0, NULL);
+    ASSERT(v != NULL);
+    char *out = json_print(v);
+    ASSERT_STR_EQ(out, "{\"z\":0.6,\"a\":[1e300,0.1,5e-324,-0.0,1.5e-7,9007199254740993,"
+                       "-9223372036854775808,1000.0,0.000001,1e21,\"0.6\"],\"m\":null}");
+    free(out);
+    json_decref(v);
+    ASSERT_NULL(json_print(NULL));
+    v = json_real(0.007);
+    out = json_print(v);
+    ASSERT_STR_EQ(out, "0.007");
+    free(out);
+    json_decref(v);
+}
+
+/* jsonb (jobd.enqueue on PostgreSQL) writes 1e300 out in full; it is read back
+ * as the real it stands for, not refused. */
+TEST(load_stored_reads_jsonb_numbers)
+{
+    char big[512] = "{\"a\": 0.6, \"b\": 1";
+    for (int i = 0; i < 300; i++)
+        strcat(big, "0");
+    strcat(big, ", \"n\": -99999999999999999999, \"i\": 9223372036854775807, \"s\": "
+                "\"12345678901234567890\"}");
+    json_t *v = json_load_stored(big);
+    ASSERT(v != NULL);
+    char *out = json_print(v);
+    ASSERT_STR_EQ(out,
+                  "{\"a\":0.6,\"b\":1e300,\"n\":-100000000000000000000.0,\"i\":9223372036854775807,"
+                  "\"s\":\"12345678901234567890\"}");
+    free(out);
+    json_decref(v);
+    ASSERT_NULL(json_load_stored("{\"a\":"));
+    ASSERT_NULL(json_load_stored(NULL));
+}
