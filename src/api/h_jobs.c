@@ -21,10 +21,9 @@ static void
 enqueue_error(struct api_call *c, int rc, const struct jobd_error *err)
 {
     if (rc == JOBD_E_CONFLICT)
-        api_error(c->resp, 409, "idempotency_conflict", err->field[0] ? err->field
-                                                                          : "idempotency_key",
-                  "%s", err->msg[0] ? err->msg
-                                    : "the idempotency key was used for a different request");
+        api_error(c->resp, 409, "idempotency_conflict",
+                  err->field[0] ? err->field : "idempotency_key", "%s",
+                  err->msg[0] ? err->msg : "the idempotency key was used for a different request");
     else
         api_error_from(c->resp, rc, err);
 }
@@ -48,8 +47,8 @@ static void
 create_start(struct api_deferred *d, void (*resume)(void *arg), void *arg)
 {
     struct create_deferred *cd = (struct create_deferred *)d;
-    cd->it = (struct commit_item){.spec = &cd->spec, .out = &cd->job, .done_fn = resume,
-                                  .done_arg = arg};
+    cd->it = (struct commit_item){
+        .spec = &cd->spec, .out = &cd->job, .done_fn = resume, .done_arg = arg};
     committer_submit(cd->ctx->committer, &cd->it);
 }
 
@@ -102,7 +101,7 @@ h_job_create(struct api_call *c)
         }
         cd->base = (struct api_deferred){create_start, create_finish, create_free, NULL};
         cd->ctx = c->ctx;
-        cd->o = o;            /* the spec's strings point into o and owned */
+        cd->o = o; /* the spec's strings point into o and owned */
         cd->spec = spec;
         cd->owned = owned;
         c->resp->deferred = &cd->base;
@@ -144,8 +143,7 @@ batch_specs(struct api_call *c, json_t *arr, struct job_spec *specs, struct spec
         snprintf(prefix, sizeof prefix, "jobs[%zu].", i);
         json_t *item = json_array_get(arr, i);
         if (!json_is_object(item))
-            return jobd_error_set(err, JOBD_E_INVALID, prefix, "jobs[%zu] must be an object",
-                                  i);
+            return jobd_error_set(err, JOBD_E_INVALID, prefix, "jobs[%zu] must be an object", i);
         int rc = jobjson_check_fields(item, jobjson_job_fields, prefix, err);
         if (rc != JOBD_OK) {
             *unknown = true;
@@ -251,11 +249,12 @@ h_job_get(struct api_call *c)
     job_fini(&job);
 }
 
-static const char *const list_params[] = {"status", "queue", "type",          "schedule",
-                                          "limit",  "after", "created_after", "created_before",
-                                          "key",    "due",   "q",             "scan", NULL};
+static const char *const list_params[] = {
+    "status",         "queue", "type", "schedule", "limit", "after", "created_after",
+    "created_before", "key",   "due",  "q",        "scan",  NULL};
 
-/* Reads q and scan (docs/API.md, Search) into f; false after answering 400. */
+/* Reads q and scan (docs/API.md, Search) into f, after its due; false after
+ * answering 400. */
 static bool
 search_filter(struct api_call *c, struct job_filter *f)
 {
@@ -281,6 +280,10 @@ search_filter(struct api_call *c, struct job_filter *f)
             return false;
         }
         f->scan = (int)n;
+    }
+    if (f->search != NULL && f->due != JOB_DUE_ANY) {
+        api_error(c->resp, 400, "invalid_query", "due", "due cannot be combined with a search (q)");
+        return false;
     }
     return true;
 }
@@ -350,8 +353,8 @@ list_filter(struct api_call *c, struct job_filter *f)
             goto bad;
         f->schedule = v;
     }
-    if (api_parse_created(api_query(c, "created_after"), api_query(c, "created_before"), f,
-                          &err) != JOBD_OK)
+    if (api_parse_created(api_query(c, "created_after"), api_query(c, "created_before"), f, &err) !=
+        JOBD_OK)
         goto bad;
     if ((v = api_query(c, "key")) != NULL && *v) {
         if (job_validate_key(v, "key", &err) != JOBD_OK)
@@ -373,10 +376,6 @@ list_filter(struct api_call *c, struct job_filter *f)
     }
     if (!search_filter(c, f))
         return false;
-    if (f->search != NULL && f->due != JOB_DUE_ANY) {
-        api_error(c->resp, 400, "invalid_query", "due", "due cannot be combined with a search (q)");
-        return false;
-    }
     if ((v = api_query(c, "after")) != NULL && *v) {
         char *end;
         long long n = strtoll(v, &end, 10);
@@ -417,9 +416,9 @@ h_job_list(struct api_call *c)
     json_t *arr = json_array();
     char cursor[24];
     snprintf(cursor, sizeof cursor, "%" PRId64, next);
-    json_t *o = arr ? json_pack("{s:o, s:o}", "jobs", arr, "next",
-                                next ? json_string(cursor) : json_null())
-                    : NULL;
+    json_t *o =
+        arr ? json_pack("{s:o, s:o}", "jobs", arr, "next", next ? json_string(cursor) : json_null())
+            : NULL;
     /* docs/API.md, Search: whether the scan budget ran out first. */
     if (o != NULL && f.search != NULL &&
         json_object_set_new(o, "partial", json_boolean(partial)) != 0) {

@@ -77,8 +77,8 @@ static const struct cli_optdef jobs_opts[] = {
     {NULL, 0, false},
 };
 static const char *const query_names[N_FILTERS] = {
-    "status", "queue", "type", "schedule", "created_after", "created_before", "key", "due", "q",
-    "scan"};
+    "status",         "queue", "type", "schedule", "created_after",
+    "created_before", "key",   "due",  "q",        "scan"};
 
 struct jobs_opts {
     const char *filter[N_FILTERS];

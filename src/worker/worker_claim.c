@@ -260,7 +260,7 @@ wk_maybe_claim(struct worker *w, int64_t now)
     w->n_batch = 0;
     for (size_t i = 0; i < got.n; i++)
         dispatch(w, &got.v[i], now, lease_end_us);
-    start_batch(w); /* the whole claimed batch, one call per kind */
+    start_batch(w);       /* the whole claimed batch, one call per kind */
     wk_watch_new_runs(w); /* after the starts: a stop must not overtake its run */
     w->next_poll_us = now + w->poll_ms * 1000;
     w->backlog = got.n == (size_t)free_n;

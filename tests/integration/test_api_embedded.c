@@ -83,7 +83,8 @@ BOTH(plane_reaps_abandoned_lease)
     struct resp r;
     /* A remote worker claims with a 1 s lease and disappears. */
     ASSERT_EQ(req(&s, "POST", "/v1/claim",
-                  "{\"worker_id\":\"ghost\",\"types\":[\"lost\"],\"lease_s\":1}", &r), 200);
+                  "{\"worker_id\":\"ghost\",\"types\":[\"lost\"],\"lease_s\":1}", &r),
+              200);
     resp_fini(&r);
     await_status(&s, id, "running", 1000, NULL);
     json_t *j = NULL;
@@ -110,8 +111,8 @@ TEST(bad_worker_config)
     char db[700], cfg[600];
     snprintf(db, sizeof db, "sqlite:%s", test_path("j.db"));
     snprintf(cfg, sizeof cfg, "%s", test_path("bad.ini"));
-    char *argv[] = {getenv("JOBD_BIN"), "server", "--db", db, "--listen", "127.0.0.1:0",
-                    "--worker-config", cfg, NULL};
+    char *argv[] = {getenv("JOBD_BIN"), "server",          "--db", db,  "--listen",
+                    "127.0.0.1:0",      "--worker-config", cfg,    NULL};
     pid_t pid = apitest_spawn(argv, test_path("bad.log"), NULL);
     int st;
     waitpid(pid, &st, 0);

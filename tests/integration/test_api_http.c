@@ -15,7 +15,9 @@ BOTH(create_get_list)
     struct resp r;
     ASSERT_EQ(req(&s, "POST", "/v1/jobs",
                   "{\"type\":\"email.send\",\"payload\":{\"to\":\"a@b.c\"},\"priority\":3,"
-                  "\"queue\":\"mail\",\"max_attempts\":4,\"timeout\":\"30s\"}", &r), 201);
+                  "\"queue\":\"mail\",\"max_attempts\":4,\"timeout\":\"30s\"}",
+                  &r),
+              201);
     json_t *j = resp_json(&r);
     resp_fini(&r);
     /* Every field of the job object, in the documented form. */
@@ -42,8 +44,7 @@ BOTH(create_get_list)
     ASSERT_EQ(strlen(created), 24);
     ASSERT_EQ(created[23], 'Z');
     ASSERT_EQ(created[19], '.');
-    ASSERT_STR_EQ(json_string_value(json_object_get(json_object_get(j, "payload"), "to")),
-                  "a@b.c");
+    ASSERT_STR_EQ(json_string_value(json_object_get(json_object_get(j, "payload"), "to")), "a@b.c");
     int64_t id = json_integer_value(json_object_get(j, "id"));
     ASSERT(id > 0);
     json_decref(j);
@@ -96,7 +97,8 @@ BOTH(idempotency)
     struct resp r;
     ASSERT_EQ(req(&s, "POST", "/v1/jobs",
                   "{\"idempotency_key\":\"k-1\",\"payload\":{\"b\":2,\"a\":1},\"type\":\"pay\"}",
-                  &r), 200);
+                  &r),
+              200);
     ASSERT(strstr(r.headers, "Idempotent-Replayed: true") != NULL);
     json_t *j = resp_json(&r);
     ASSERT_EQ(json_integer_value(json_object_get(j, "id")), id);
@@ -279,8 +281,9 @@ BOTH(worker_protocol)
     /* Nothing for other types; claim order is priority first. */
     ASSERT_EQ(claim(&s, "{\"worker_id\":\"w1\",\"types\":[\"zzz\"],\"limit\":5}", NULL, NULL), 0);
     int64_t cid = 0, att = 0;
-    ASSERT_EQ(claim(&s, "{\"worker_id\":\"w1\",\"types\":[\"w\"],\"limit\":1,\"lease_s\":30}",
-                    &cid, &att), 1);
+    ASSERT_EQ(claim(&s, "{\"worker_id\":\"w1\",\"types\":[\"w\"],\"limit\":1,\"lease_s\":30}", &cid,
+                    &att),
+              1);
     ASSERT_EQ(cid, id);
     ASSERT_EQ(att, 1);
     char p[96], body[256];
@@ -367,8 +370,11 @@ BOTH(queues)
     /* A paused queue is not claimed from. */
     ASSERT_EQ(claim(&s, "{\"worker_id\":\"w\",\"types\":[\"q\"],\"limit\":1}", NULL, NULL), 0);
     EXPECT(&s, "POST", "/v1/queues/alpha/resume", NULL, 200, NULL);
-    ASSERT_EQ(claim(&s, "{\"worker_id\":\"w\",\"types\":[\"q\"],\"queues\":[\"alpha\"],"
-                        "\"limit\":1}", NULL, NULL), 1);
+    ASSERT_EQ(claim(&s,
+                    "{\"worker_id\":\"w\",\"types\":[\"q\"],\"queues\":[\"alpha\"],"
+                    "\"limit\":1}",
+                    NULL, NULL),
+              1);
     /* Pausing a queue with no jobs yet is allowed. */
     EXPECT(&s, "POST", "/v1/queues/empty-one/pause", NULL, 200, NULL);
     EXPECT(&s, "POST", "/v1/queues/Bad.Name/pause", NULL, 400, "invalid_field");
@@ -405,16 +411,19 @@ BOTH(batch)
     srv_start(&s, backend, NULL);
     struct resp r;
     ASSERT_EQ(req(&s, "POST", "/v1/jobs/batch",
-                  "{\"jobs\":[{\"type\":\"b1\"},{\"type\":\"b2\",\"queue\":\"x\"}]}", &r), 201);
+                  "{\"jobs\":[{\"type\":\"b1\"},{\"type\":\"b2\",\"queue\":\"x\"}]}", &r),
+              201);
     json_t *j = resp_json(&r);
     ASSERT_EQ(json_array_size(json_object_get(j, "jobs")), 2);
-    ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(json_object_get(j, "jobs"), 1),
-                                                    "type")), "b2");
+    ASSERT_STR_EQ(
+        json_string_value(json_object_get(json_array_get(json_object_get(j, "jobs"), 1), "type")),
+        "b2");
     json_decref(j);
     resp_fini(&r);
     /* All or nothing: a bad second item writes nothing and is named. */
     ASSERT_EQ(req(&s, "POST", "/v1/jobs/batch",
-                  "{\"jobs\":[{\"type\":\"ok\"},{\"type\":\"no spaces\"}]}", &r), 400);
+                  "{\"jobs\":[{\"type\":\"ok\"},{\"type\":\"no spaces\"}]}", &r),
+              400);
     j = resp_json(&r);
     ASSERT_STR_EQ(json_string_value(json_object_get(json_object_get(j, "error"), "field")),
                   "jobs[1].type");
@@ -509,8 +518,9 @@ BOTH(long_poll)
     srv_start(&s, backend, NULL);
     /* Nothing to claim: answers empty when the wait is over. */
     int64_t t0 = apitest_now_ms();
-    ASSERT_EQ(claim(&s, "{\"worker_id\":\"w\",\"types\":[\"lp\"],\"limit\":1,\"wait_s\":1}",
-                    NULL, NULL), 0);
+    ASSERT_EQ(
+        claim(&s, "{\"worker_id\":\"w\",\"types\":[\"lp\"],\"limit\":1,\"wait_s\":1}", NULL, NULL),
+        0);
     int64_t dt = apitest_now_ms() - t0;
     ASSERT(dt >= 900 && dt < 5000);
     /* Woken by an enqueue: answers long before its 20 s wait is over. */
@@ -533,13 +543,13 @@ BOTH(long_poll)
     /* A job due in the near future wakes a waiter when it becomes due. */
     create_job(&s, "{\"type\":\"lp2\",\"in\":\"1s\"}");
     t0 = apitest_now_ms();
-    ASSERT_EQ(claim(&s, "{\"worker_id\":\"w\",\"types\":[\"lp2\"],\"limit\":1,\"wait_s\":15}",
-                    NULL, NULL), 1);
+    ASSERT_EQ(claim(&s, "{\"worker_id\":\"w\",\"types\":[\"lp2\"],\"limit\":1,\"wait_s\":15}", NULL,
+                    NULL),
+              1);
     dt = apitest_now_ms() - t0;
     ASSERT(dt < 5000);
     /* SIGTERM while a claim is parked: it is answered (empty) and the server exits 0. */
-    struct lp_arg b = {.s = &s,
-                       .body = "{\"worker_id\":\"w\",\"types\":[\"none\"],\"wait_s\":30}"};
+    struct lp_arg b = {.s = &s, .body = "{\"worker_id\":\"w\",\"types\":[\"none\"],\"wait_s\":30}"};
     pthread_create(&th, NULL, lp_thread, &b);
     deadline = apitest_now_ms() + 10000;
     while (metric(&s, "jobd_claims_waiting") < 1) {
@@ -628,9 +638,12 @@ BOTH(health_metrics_routes)
     ASSERT_STR_EQ(r.body, "ok\n");
     resp_fini(&r);
     ASSERT_EQ(req(&s, "GET", "/metrics", NULL, &r), 200);
-    const char *names[] = {"jobd_jobs_enqueued_total", "jobd_jobs_finished_total{outcome=",
-                           "jobd_jobs_reaped_total", "jobd_reports_fenced_total",
-                           "# TYPE jobd_queue_jobs gauge", "jobd_job_lateness_seconds_bucket",
+    const char *names[] = {"jobd_jobs_enqueued_total",
+                           "jobd_jobs_finished_total{outcome=",
+                           "jobd_jobs_reaped_total",
+                           "jobd_reports_fenced_total",
+                           "# TYPE jobd_queue_jobs gauge",
+                           "jobd_job_lateness_seconds_bucket",
                            "# TYPE jobd_job_duration_seconds histogram"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strstr(r.body, names[i]) == NULL)
@@ -660,8 +673,10 @@ TEST(pg_store_unreachable)
     char sql[512];
     snprintf(sql, sizeof sql, "ALTER DATABASE %s ALLOW_CONNECTIONS false", dbname);
     PQclear(PQexec(c, sql));
-    snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                              "WHERE datname = '%s'", dbname);
+    snprintf(sql, sizeof sql,
+             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+             "WHERE datname = '%s'",
+             dbname);
     PQclear(PQexec(c, sql));
     EXPECT(&s, "POST", "/v1/jobs", "{\"type\":\"during\"}", 503, "store_unavailable");
     EXPECT(&s, "GET", "/healthz", NULL, 503, NULL);
@@ -698,14 +713,14 @@ TEST(server_flags)
     waitpid(pid, &st, 0);
     ASSERT_EQ(WEXITSTATUS(st), 0);
     /* A store that cannot be reached: exit 3. */
-    char *argv4[] = {(char *)bin, "server", "--db",
-                     "postgresql://127.0.0.1:1/none?connect_timeout=2",
-                     "--listen", "127.0.0.1:0", NULL};
+    char *argv4[] = {
+        (char *)bin, "server",      "--db", "postgresql://127.0.0.1:1/none?connect_timeout=2",
+        "--listen",  "127.0.0.1:0", NULL};
     pid = apitest_spawn(argv4, test_path("f4.log"), NULL);
     waitpid(pid, &st, 0);
     ASSERT_EQ(WEXITSTATUS(st), 3);
-    char *argv5[] = {(char *)bin, "server", "--db", db, "--listen", "0.0.0.0:0", "--insecure",
-                     NULL};
+    char *argv5[] = {(char *)bin, "server",    "--db",       db,
+                     "--listen",  "0.0.0.0:0", "--insecure", NULL};
     pid = apitest_spawn(argv5, test_path("f5.log"), NULL);
     int64_t deadline = apitest_now_ms() + 20000;
     bool up = false;
