@@ -252,7 +252,9 @@ export interface paths {
          * Claim due jobs for a remote worker (optionally long-polling)
          * @description Jobs in claim order (priority, then `run_at`, then id). With `wait_s`
          *     and nothing claimable the request is held until a job becomes
-         *     claimable or the wait is over (then `{"jobs": []}`).
+         *     claimable or the wait is over (then `{"jobs": []}`). A claim counts
+         *     as its worker's presence: an unknown `worker_id` is announced with
+         *     the claim's types and queues, a known one is marked seen and active.
          */
         post: operations["claimJobs"];
         delete?: never;
@@ -827,6 +829,8 @@ export interface components {
             jobs: components["schemas"]["Job"][];
             /** @description The cursor for `after`, or null on the last page. */
             next: string | null;
+            /** @description Only with `q`: the search stopped at its scan budget; jobs older than `next` were not examined. */
+            partial?: boolean;
         };
         Attempt: {
             attempt: number;
@@ -966,8 +970,8 @@ export interface components {
             succeeded: number;
             dead: number;
             cancelled: number;
-            /** @description Seconds the oldest due pending job has waited (0 when none). */
-            oldest_pending_age_s: number;
+            /** @description Seconds the oldest due pending job has waited past its run_at; null when no pending job is due (jobs scheduled for later do not count). */
+            oldest_pending_age_s: number | null;
             /** @description At most this many of its jobs run at once; null = no limit. */
             max_running: number | null;
             /** @description At most `limit` starts in each window of `per`; null = no limit. */
@@ -1223,9 +1227,15 @@ export interface operations {
                 created_before?: string;
                 /** @description An exact idempotency key. */
                 key?: string;
+                /** @description true: pending jobs whose run_at has come; false: pending jobs scheduled for later. Pending jobs only: with another status it is 400 invalid_query. */
+                due?: "true" | "false";
                 limit?: number;
                 /** @description The `next` cursor of the previous page. */
                 after?: string;
+                /** @description Search: only jobs whose type, idempotency key, payload (its stored JSON text) or last error contain this text, ASCII letters in either case. Examines at most `scan` jobs; the answer then has `partial`. */
+                q?: string;
+                /** @description With `q`: examine at most this many of the newest jobs that match the other filters (from `after` on). */
+                scan?: number;
             };
             header?: never;
             path?: never;
@@ -1233,7 +1243,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One page of jobs (id descending); `next` is null on the last page. */
+            /** @description One page of jobs (id descending); `next` is null on the last page. With `q`, `partial` is true when the scan stopped at its budget before the page was full and older jobs remain: `next` then goes on from the last job examined. */
             200: {
                 headers: {
                     [name: string]: unknown;
