@@ -11,7 +11,7 @@
 #               example configs (PREFIX/etc/jobd, /etc/jobd for /usr), units
 #   make deb    a Release build for /usr packed into jobd, libjobd0 and
 #               libjobd-dev _VERSION_ARCH.deb (scripts/mkdeb.sh; lintian -I clean)
-#   make lint   format of changed lines, cppcheck, sizes and backend names,
+#   make lint   format of the whole tree, cppcheck, sizes and backend names,
 #               citations of files not in the repository (scripts/lint-refs.py),
 #               banned functions (docs/CHECKING.md), docs/openapi.yaml with Redocly CLI (scripts/lint.sh; npm ci
 #               into tests/openapi/ once); `make test` runs it first

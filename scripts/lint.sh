@@ -2,11 +2,10 @@
 # lint.sh — `make lint`: the checks a reviewer should not have to do by eye,
 # the way curl runs checksrc in CI. Each is worth its noise:
 #
-#  1. format: .clang-format describes the code as it is written. The code was
-#     formatted by hand before it existed, so reformatting everything would
-#     be churn that hides history; instead every line added or changed since
-#     FORMAT_BASE (and any uncommitted change) must be as clang-format writes
-#     it (git clang-format formats exactly those lines).
+#  1. format: every C file of src, tests, include, examples and bench is as
+#     clang-format writes it (.clang-format). The tree was formatted whole
+#     once (a commit of its own, nothing else in it: git blame
+#     --ignore-rev skips it), so there is no older style left to spare.
 #  2. cppcheck, warnings and portability only (its style checks are noise
 #     here): real bugs such as a use after free, a leak on a return path, a
 #     wrong printf conversion.
@@ -26,27 +25,15 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-# The commit .clang-format was checked from: lines older than it are left as
-# they are; lines newer must be formatted.
-FORMAT_BASE=6f0afc7c9c97ddd52b4da184a414428fc1d25f34
-
 status=0
 step() { printf '== %s\n' "$1"; }
 
-step "format (lines changed since ${FORMAT_BASE:0:12}; fix with: git clang-format --extensions c,h $FORMAT_BASE)"
-if [ "$(git rev-parse --is-shallow-repository 2>/dev/null)" = true ]; then
-    # A shallow clone has no history to tell changed lines from old ones.
-    echo "format: not checked in a shallow clone (git fetch --unshallow to check)"
-elif ! git cat-file -e "$FORMAT_BASE^{commit}" 2>/dev/null; then
-    echo "FORMAT_BASE $FORMAT_BASE is not in this repository's history"
+step "format (the whole tree; fix with: clang-format -i FILE)"
+mapfile -t cfiles < <(git ls-files 'src/*.[ch]' 'tests/*.[ch]' 'include/*.h' 'examples/*.c' 'bench/*.[ch]')
+if ! out=$(clang-format --dry-run --Werror "${cfiles[@]}" 2>&1); then
+    grep -o '^[^ ]*:[0-9]*:[0-9]*' <<<"$out" | sort -t: -k1,1 -u | head -40
+    echo "format: run clang-format -i on the files above"
     status=1
-else
-    out=$(git clang-format --diff --extensions c,h "$FORMAT_BASE" -- src tests include \
-          examples bench 2>&1)
-    if grep -q '^diff --git\|^@@' <<<"$out"; then
-        echo "$out"
-        status=1
-    fi
 fi
 
 step "cppcheck (warning, portability)"

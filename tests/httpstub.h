@@ -55,31 +55,40 @@ httpstub_header(const char *req, const char *name, char *out, size_t len)
     }
 }
 
-static void
-httpstub_serve(struct httpstub *s, int c)
+/* Reads a request into req (cap bytes): the head, then Content-Length bytes
+ * of body; false when the peer closed or the request does not fit. */
+static bool
+httpstub_read(int c, char *req, size_t cap, char **body, long *clen)
 {
-    char req[65536];
     size_t n = 0;
-    char *body = NULL;
-    long clen = 0;
-    for (;;) { /* read the head, then Content-Length bytes */
-        ssize_t r = read(c, req + n, sizeof req - 1 - n);
+    for (;;) {
+        ssize_t r = read(c, req + n, cap - 1 - n);
         if (r <= 0)
-            return;
+            return false;
         n += (size_t)r;
         req[n] = '\0';
         char *eoh = strstr(req, "\r\n\r\n");
         if (eoh != NULL) {
             char cl[32];
             httpstub_header(req, "Content-Length", cl, sizeof cl);
-            clen = atol(cl);
-            body = eoh + 4;
-            if ((long)(n - (size_t)(body - req)) >= clen)
-                break;
+            *clen = atol(cl);
+            *body = eoh + 4;
+            if ((long)(n - (size_t)(*body - req)) >= *clen)
+                return true;
         }
-        if (n >= sizeof req - 1)
-            return;
+        if (n >= cap - 1)
+            return false;
     }
+}
+
+static void
+httpstub_serve(struct httpstub *s, int c)
+{
+    char req[65536];
+    char *body = NULL;
+    long clen = 0;
+    if (!httpstub_read(c, req, sizeof req, &body, &clen))
+        return;
     atomic_fetch_add(&s->hits, 1);
     char path[256] = "";
     sscanf(req, "POST %255s", path);
@@ -92,8 +101,10 @@ httpstub_serve(struct httpstub *s, int c)
     char payload[65000];
     snprintf(payload, sizeof payload, "%.*s", (int)clen, body);
     char rbody[66600];
-    snprintf(rbody, sizeof rbody, "{\"key\":\"%s\",\"id\":\"%s\",\"attempt\":\"%s\",\"ct\":\"%s\","
-             "\"payload\":%s}", key, id, att, ct, payload[0] ? payload : "null");
+    snprintf(rbody, sizeof rbody,
+             "{\"key\":\"%s\",\"id\":\"%s\",\"attempt\":\"%s\",\"ct\":\"%s\","
+             "\"payload\":%s}",
+             key, id, att, ct, payload[0] ? payload : "null");
     if (strcmp(path, "/text") == 0) {
         snprintf(rbody, sizeof rbody, "fine, thanks");
     } else if (strcmp(path, "/bad") == 0) {
@@ -128,8 +139,10 @@ httpstub_serve(struct httpstub *s, int c)
         }
         return;
     }
-    int len = snprintf(resp, sizeof resp, "HTTP/1.1 %d X\r\nContent-Length: %zu\r\n%s"
-                       "Connection: close\r\n\r\n%s", status, strlen(rbody), extra, rbody);
+    int len = snprintf(resp, sizeof resp,
+                       "HTTP/1.1 %d X\r\nContent-Length: %zu\r\n%s"
+                       "Connection: close\r\n\r\n%s",
+                       status, strlen(rbody), extra, rbody);
     ssize_t w = write(c, resp, (size_t)len);
     (void)w;
 }

@@ -28,6 +28,24 @@ count_of(json_t *o, const char *k)
     return json_integer_value(json_object_get(o, k));
 }
 
+/* The list filters of GET /v1/jobs over the three jobs of delete_bulk_and_filters. */
+static void
+list_filters(struct srv *s)
+{
+    json_t *l = get_json(s, "/v1/jobs?key=ka");
+    ASSERT_EQ(json_array_size(json_object_get(l, "jobs")), 1);
+    json_decref(l);
+    l = get_json(
+        s,
+        "/v1/jobs?created_after=2000-01-01T00:00:00Z&created_before=2999-01-01T00:00:00%2B02:00");
+    ASSERT_EQ(json_array_size(json_object_get(l, "jobs")), 3);
+    json_decref(l);
+    l = get_json(s, "/v1/jobs?created_after=2999-01-01T00:00:00Z");
+    ASSERT_EQ(json_array_size(json_object_get(l, "jobs")), 0);
+    json_decref(l);
+    EXPECT(s, "GET", "/v1/jobs?created_after=yesterday", NULL, 400, "invalid_query");
+}
+
 BOTH(delete_bulk_and_filters)
 {
     struct srv s;
@@ -36,25 +54,16 @@ BOTH(delete_bulk_and_filters)
     int64_t b = create_job(&s, "{\"type\":\"t\",\"queue\":\"q1\"}");
     int64_t c = create_job(&s, "{\"type\":\"u\",\"queue\":\"q2\"}");
     /* a running job cannot be deleted */
-    json_t *cl = post_json(&s, "/v1/claim",
-                           "{\"worker_id\":\"w\",\"queues\":[\"q2\"],\"types\":[\"u\"],\"limit\":1}",
-                           200);
+    json_t *cl =
+        post_json(&s, "/v1/claim",
+                  "{\"worker_id\":\"w\",\"queues\":[\"q2\"],\"types\":[\"u\"],\"limit\":1}", 200);
     ASSERT_EQ(json_array_size(json_object_get(cl, "jobs")), 1);
     json_decref(cl);
     char path[64];
     snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)c);
     EXPECT(&s, "DELETE", path, NULL, 409, "job_running");
-    /* the list filters */
-    json_t *l = get_json(&s, "/v1/jobs?key=ka");
-    ASSERT_EQ(json_array_size(json_object_get(l, "jobs")), 1);
-    json_decref(l);
-    l = get_json(&s, "/v1/jobs?created_after=2000-01-01T00:00:00Z&created_before=2999-01-01T00:00:00%2B02:00");
-    ASSERT_EQ(json_array_size(json_object_get(l, "jobs")), 3);
-    json_decref(l);
-    l = get_json(&s, "/v1/jobs?created_after=2999-01-01T00:00:00Z");
-    ASSERT_EQ(json_array_size(json_object_get(l, "jobs")), 0);
-    json_decref(l);
-    EXPECT(&s, "GET", "/v1/jobs?created_after=yesterday", NULL, 400, "invalid_query");
+    list_filters(&s);
+    json_t *l;
     /* bulk: the filter must name something */
     EXPECT(&s, "POST", "/v1/jobs/bulk", "{\"action\":\"cancel\",\"filter\":{}}", 400,
            "empty_filter");
@@ -68,13 +77,13 @@ BOTH(delete_bulk_and_filters)
     l = get_json(&s, "/v1/jobs?status=pending");
     ASSERT_EQ(json_array_size(json_object_get(l, "jobs")), 2);
     json_decref(l);
-    EXPECT(&s, "POST", "/v1/jobs/bulk", "{\"action\":\"nuke\",\"filter\":{\"queue\":\"q1\"}}",
-           400, NULL);
+    EXPECT(&s, "POST", "/v1/jobs/bulk", "{\"action\":\"nuke\",\"filter\":{\"queue\":\"q1\"}}", 400,
+           NULL);
     EXPECT(&s, "POST", "/v1/jobs/bulk",
            "{\"action\":\"delete\",\"filter\":{\"queue\":\"q1\"},\"limit\":100001}", 400, NULL);
     /* cancel everything: two pending cancelled, the running one cancel-requested */
-    json_t *o = post_json(&s, "/v1/jobs/bulk",
-                          "{\"action\":\"cancel\",\"filter\":{\"type\":\"t\"}}", 200);
+    json_t *o =
+        post_json(&s, "/v1/jobs/bulk", "{\"action\":\"cancel\",\"filter\":{\"type\":\"t\"}}", 200);
     ASSERT_EQ(count_of(o, "matched"), 2);
     ASSERT_EQ(count_of(o, "changed"), 2);
     ASSERT_EQ(count_of(o, "skipped"), 0);
@@ -167,9 +176,9 @@ TEST(bulk_retry_of_20000_dead_jobs_does_not_stall_claims)
     enqueue_many(&s, "bulk", N);
     enqueue_many(&s, "other", 10000);
     /* dead: cancel them in bulk, then mark them dead as a failure would */
-    json_t *o = post_json(&s, "/v1/jobs/bulk",
-                          "{\"action\":\"cancel\",\"filter\":{\"queue\":\"bulk\"},\"limit\":100000}",
-                          200);
+    json_t *o =
+        post_json(&s, "/v1/jobs/bulk",
+                  "{\"action\":\"cancel\",\"filter\":{\"queue\":\"bulk\"},\"limit\":100000}", 200);
     ASSERT_EQ(count_of(o, "changed"), N);
     json_decref(o);
     char sql[1200];
@@ -192,8 +201,8 @@ TEST(bulk_retry_of_20000_dead_jobs_does_not_stall_claims)
     ASSERT_EQ(count_of(o, "changed"), N);
     json_decref(o);
     int64_t batch_ms = bulk_ms / (N / 1000);
-    fprintf(stderr, "bulk retry of %d: %lld ms (%lld ms a batch); %ld claims, longest %lld ms\n",
-            N, (long long)bulk_ms, (long long)batch_ms, claims_during, (long long)c.max_ms);
+    fprintf(stderr, "bulk retry of %d: %lld ms (%lld ms a batch); %ld claims, longest %lld ms\n", N,
+            (long long)bulk_ms, (long long)batch_ms, claims_during, (long long)c.max_ms);
     /* Held for the whole action, a claim would wait ~bulk_ms; per batch, about
      * one batch (plus the load of this machine: generous). */
     ASSERT(claims_during > 5);
