@@ -56,7 +56,7 @@ count(jobd_run *run, void *ctx)
         nanosleep(&ts, NULL);
     }
     return jobd_run_set_result(run, "{\"counted\":3}") == JOBD_OK ? JOBD_HANDLER_OK
-                                                                   : JOBD_HANDLER_DEAD;
+                                                                  : JOBD_HANDLER_DEAD;
 }
 
 int

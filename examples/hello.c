@@ -42,8 +42,8 @@ main(int argc, char **argv)
     char payloads[N][64];
     for (int i = 0; i < N; i++) {
         snprintf(payloads[i], sizeof payloads[i], "{\"name\": \"%s\", \"n\": %d}", names[i], i);
-        opts[i] = (struct jobd_job_opts){.type = "hello.greet", .payload = payloads[i],
-                                         .priority = i};
+        opts[i] =
+            (struct jobd_job_opts){.type = "hello.greet", .payload = payloads[i], .priority = i};
     }
     rc = jobd_enqueue_batch(client, opts, N, ids, &err);
     if (rc != JOBD_OK) {
@@ -57,8 +57,8 @@ main(int argc, char **argv)
     char worker_id[64];
     snprintf(worker_id, sizeof worker_id, "hello-%ld", (long)getpid());
     const char *types[] = {"hello.greet"};
-    struct jobd_claim_opts co = {.worker_id = worker_id, .types = types, .n_types = 1,
-                                 .limit = 10, .lease_ms = 30000};
+    struct jobd_claim_opts co = {
+        .worker_id = worker_id, .types = types, .n_types = 1, .limit = 10, .lease_ms = 30000};
     int worked = 0, failed = 0;
     for (;;) {
         jobd_job_batch *batch = NULL;
@@ -97,8 +97,8 @@ main(int argc, char **argv)
         }
         succeeded += strcmp(status, "succeeded") == 0;
     }
-    printf("summary: enqueued %d, worked %d, failed %d, %d of ours succeeded\n", N, worked,
-           failed, succeeded);
+    printf("summary: enqueued %d, worked %d, failed %d, %d of ours succeeded\n", N, worked, failed,
+           succeeded);
     jobd_client_close(client);
     return succeeded == N && failed == 0 ? 0 : 1;
 }

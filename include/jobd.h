@@ -50,9 +50,9 @@ enum jobd_err {
 
 /* Detail of an error. Caller-provided; zero-initialise before use. */
 struct jobd_error {
-    int code;        /* an enum jobd_err value */
-    char field[64];  /* the offending field ("payload", "jobs[3].type"), or "" */
-    char msg[256];   /* one human sentence naming what is wrong */
+    int code;       /* an enum jobd_err value */
+    char field[64]; /* the offending field ("payload", "jobs[3].type"), or "" */
+    char msg[256];  /* one human sentence naming what is wrong */
 };
 
 /* A static, never-NULL name for an error code ("stale attempt"). Thread-safe. */
@@ -125,9 +125,8 @@ JOBD_API JOBD_MUST_USE int jobd_enqueue(jobd_client *client, const struct jobd_j
  * batch and err->field names it ("jobs[3].payload"). Errors as jobd_enqueue,
  * plus JOBD_E_TOOBIG for more than 10,000 jobs.
  */
-JOBD_API JOBD_MUST_USE int jobd_enqueue_batch(jobd_client *client,
-                                              const struct jobd_job_opts *opts, size_t n,
-                                              int64_t *ids_out, struct jobd_error *err);
+JOBD_API JOBD_MUST_USE int jobd_enqueue_batch(jobd_client *client, const struct jobd_job_opts *opts,
+                                              size_t n, int64_t *ids_out, struct jobd_error *err);
 
 /* libpq's connection (PGconn is `typedef struct pg_conn PGconn`). */
 struct pg_conn;
@@ -158,9 +157,8 @@ JOBD_API JOBD_MUST_USE int jobd_enqueue_pg(struct pg_conn *conn, const struct jo
  * (may be NULL) is the attempt count. Errors: JOBD_E_NOTFOUND,
  * JOBD_E_UNAVAILABLE, JOBD_E_STORE.
  */
-JOBD_API JOBD_MUST_USE int jobd_get_status(jobd_client *client, int64_t id,
-                                           const char **status_out, int32_t *attempt_out,
-                                           struct jobd_error *err);
+JOBD_API JOBD_MUST_USE int jobd_get_status(jobd_client *client, int64_t id, const char **status_out,
+                                           int32_t *attempt_out, struct jobd_error *err);
 
 /* ---- worker primitives: claim, heartbeat, complete, fail ---- */
 
@@ -173,14 +171,14 @@ typedef struct jobd_job jobd_job;
  * Thread-safe (they only read).
  */
 JOBD_API int64_t jobd_job_id(const jobd_job *job);
-JOBD_API int32_t jobd_job_attempt(const jobd_job *job);   /* the fencing token */
+JOBD_API int32_t jobd_job_attempt(const jobd_job *job); /* the fencing token */
 JOBD_API const char *jobd_job_type(const jobd_job *job);
 JOBD_API const char *jobd_job_queue(const jobd_job *job);
 /* JSON text: canonical if enqueued through libjobd or the API; as jsonb prints
  * it if enqueued with the SQL function jobd.enqueue (jobd_enqueue_pg). */
 JOBD_API const char *jobd_job_payload(const jobd_job *job);
 JOBD_API const char *jobd_job_idempotency_key(const jobd_job *job);
-JOBD_API int64_t jobd_job_timeout_ms(const jobd_job *job);  /* 0 = none given */
+JOBD_API int64_t jobd_job_timeout_ms(const jobd_job *job); /* 0 = none given */
 JOBD_API int64_t jobd_job_lease_expires_at_us(const jobd_job *job);
 JOBD_API int64_t jobd_job_scheduled_for_us(const jobd_job *job); /* 0 unless from a schedule */
 
@@ -196,13 +194,13 @@ JOBD_API void jobd_job_batch_free(jobd_job_batch *batch);
 
 /* What to claim. Zero-initialise; pointers borrowed for the call. */
 struct jobd_claim_opts {
-    const char *worker_id;        /* required: who holds the lease */
-    const char *const *queues;    /* n_queues names; NULL/0 = every queue */
+    const char *worker_id;     /* required: who holds the lease */
+    const char *const *queues; /* n_queues names; NULL/0 = every queue */
     size_t n_queues;
-    const char *const *types;     /* n_types names; NULL/0 = every type */
+    const char *const *types; /* n_types names; NULL/0 = every type */
     size_t n_types;
-    int limit;                    /* 1..1000; 0 = 1 */
-    int64_t lease_ms;             /* 0 = 60 s */
+    int limit;        /* 1..1000; 0 = 1 */
+    int64_t lease_ms; /* 0 = 60 s */
 };
 
 /*
@@ -246,8 +244,8 @@ JOBD_API JOBD_MUST_USE int jobd_complete(jobd_client *client, int64_t id, int32_
  * JOBD_E_STORE.
  */
 JOBD_API JOBD_MUST_USE int jobd_fail(jobd_client *client, int64_t id, int32_t attempt,
-                                     const char *error, bool retryable,
-                                     const char **status_out, struct jobd_error *err);
+                                     const char *error, bool retryable, const char **status_out,
+                                     struct jobd_error *err);
 
 /* ====================== end of the client section ====================== */
 /* ==== embedded worker: C handlers in your own process ====
@@ -291,7 +289,7 @@ JOBD_API int64_t jobd_run_id(const jobd_run *run);
 JOBD_API int32_t jobd_run_attempt(const jobd_run *run);
 JOBD_API const char *jobd_run_type(const jobd_run *run);
 JOBD_API const char *jobd_run_queue(const jobd_run *run);
-JOBD_API const char *jobd_run_payload(const jobd_run *run);       /* JSON text */
+JOBD_API const char *jobd_run_payload(const jobd_run *run);         /* JSON text */
 JOBD_API const char *jobd_run_idempotency_key(const jobd_run *run); /* or "job-<id>" */
 /* True once the run should end: its timeout passed, it was cancelled, or the worker stops. */
 JOBD_API bool jobd_run_should_stop(const jobd_run *run);
@@ -321,8 +319,7 @@ JOBD_API int jobd_worker_set_option(jobd_worker *w, const char *key, const char 
  * ctx are borrowed: they must stay valid until jobd_worker_free. Before
  * jobd_worker_run only. JOBD_E_INVALID for a bad type, JOBD_E_STATE if running.
  */
-JOBD_API int jobd_worker_register(jobd_worker *w, const char *type, jobd_handler_fn fn,
-                                  void *ctx);
+JOBD_API int jobd_worker_register(jobd_worker *w, const char *type, jobd_handler_fn fn, void *ctx);
 /*
  * Migrates the store, then runs the worker loop on this thread's behalf
  * until jobd_worker_stop: stops claiming, lets running jobs finish for up to

@@ -20,8 +20,8 @@ ct_parse(const char *s, int64_t *out_us)
     struct tm tm;
     memset(&tm, 0, sizeof tm);
     int ms = 0, n = 0;
-    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-               &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6)
+    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+               &tm.tm_min, &tm.tm_sec, &n) != 6)
         return -1;
     if (s[n] == '.') {
         if (sscanf(s + n + 1, "%3d", &ms) != 1)

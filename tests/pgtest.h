@@ -101,8 +101,10 @@ pgtest_fresh_db(char *url, size_t len)
              __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED), (long long)ts.tv_sec % 100000,
              ts.tv_nsec);
     if (pgtest_url_with_db(admin, db, url, len) != 0) {
-        fprintf(stderr, "pgtest: JOBD_TEST_PG_URL '%s' is not a postgresql:// URI or is "
-                        "too long\n", admin);
+        fprintf(stderr,
+                "pgtest: JOBD_TEST_PG_URL '%s' is not a postgresql:// URI or is "
+                "too long\n",
+                admin);
         return -1;
     }
     char sql[160];
@@ -150,8 +152,7 @@ pgtest_set_db(const char *url, const char *setting)
     if (pgtest_url_split(url, &s, &e) != 0 || e <= s + 1)
         return -1;
     char sql[256];
-    snprintf(sql, sizeof sql, "ALTER DATABASE %.*s SET %s", (int)(e - s - 1), url + s + 1,
-             setting);
+    snprintf(sql, sizeof sql, "ALTER DATABASE %.*s SET %s", (int)(e - s - 1), url + s + 1, setting);
     return pgtest_exec(url, sql);
 }
 
@@ -163,30 +164,30 @@ pgtest_set_db(const char *url, const char *setting)
  * (forked children leave it alone), and defines reset_db(), which each test
  * calls first to start from an empty schema "jobd". Needs test.h (TEST_FAIL).
  */
-#define PGTEST_DB_PER_RUN(url)                                                     \
-    static char url[512];                                                          \
-    static pid_t url##_parent;                                                     \
-    static void url##_drop(void)                                                   \
-    {                                                                              \
-        if (getpid() == url##_parent && url[0] != '\0')                            \
-            pgtest_drop_db(url);                                                   \
-    }                                                                              \
-    __attribute__((constructor)) static void url##_create(void)                    \
-    {                                                                              \
-        url##_parent = getpid();                                                   \
-        if (pgtest_fresh_db(url, sizeof url) != 0) {                               \
-            url[0] = '\0';                                                         \
-            return;                                                                \
-        }                                                                          \
-        atexit(url##_drop);                                                        \
-        (void)pgtest_set_db(url, "synchronous_commit = off");                      \
-    }                                                                              \
-    static void reset_db(void)                                                     \
-    {                                                                              \
-        if (url[0] == '\0')                                                        \
-            TEST_FAIL("no test database (see the pgtest message above)");          \
-        if (pgtest_exec(url, "DROP SCHEMA IF EXISTS jobd CASCADE") != 0)           \
-            TEST_FAIL("cannot reset the test database");                           \
+#define PGTEST_DB_PER_RUN(url)                                                                     \
+    static char url[512];                                                                          \
+    static pid_t url##_parent;                                                                     \
+    static void url##_drop(void)                                                                   \
+    {                                                                                              \
+        if (getpid() == url##_parent && url[0] != '\0')                                            \
+            pgtest_drop_db(url);                                                                   \
+    }                                                                                              \
+    __attribute__((constructor)) static void url##_create(void)                                    \
+    {                                                                                              \
+        url##_parent = getpid();                                                                   \
+        if (pgtest_fresh_db(url, sizeof url) != 0) {                                               \
+            url[0] = '\0';                                                                         \
+            return;                                                                                \
+        }                                                                                          \
+        atexit(url##_drop);                                                                        \
+        (void)pgtest_set_db(url, "synchronous_commit = off");                                      \
+    }                                                                                              \
+    static void reset_db(void)                                                                     \
+    {                                                                                              \
+        if (url[0] == '\0')                                                                        \
+            TEST_FAIL("no test database (see the pgtest message above)");                          \
+        if (pgtest_exec(url, "DROP SCHEMA IF EXISTS jobd CASCADE") != 0)                           \
+            TEST_FAIL("cannot reset the test database");                                           \
     }
 
 #endif

@@ -70,86 +70,86 @@ test_register(const char *name, test_fn fn)
         test_registry[test_count++] = (struct test_entry){name, fn};
 }
 
-#define TEST(name)                                                                      \
-    static void test_##name(void);                                                      \
-    __attribute__((constructor)) static void test_reg_##name(void)                      \
-    {                                                                                   \
-        test_register(#name, test_##name);                                              \
-    }                                                                                   \
+#define TEST(name)                                                                                 \
+    static void test_##name(void);                                                                 \
+    __attribute__((constructor)) static void test_reg_##name(void)                                 \
+    {                                                                                              \
+        test_register(#name, test_##name);                                                         \
+    }                                                                                              \
     static void test_##name(void)
 
-#define TEST_FAIL(...)                                                                  \
-    do {                                                                                \
-        fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                 \
-        fprintf(stderr, __VA_ARGS__);                                                   \
-        fputc('\n', stderr);                                                            \
-        exit(1);                                                                        \
+#define TEST_FAIL(...)                                                                             \
+    do {                                                                                           \
+        fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                            \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fputc('\n', stderr);                                                                       \
+        exit(1);                                                                                   \
     } while (0)
 
 #define TEST_SKIP_CODE 77
 
-#define TEST_SKIP(...)                                                                  \
-    do {                                                                                \
-        fprintf(stderr, "skip: ");                                                      \
-        fprintf(stderr, __VA_ARGS__);                                                   \
-        fputc('\n', stderr);                                                            \
-        fflush(NULL);                                                                   \
-        _exit(TEST_SKIP_CODE);                                                          \
+#define TEST_SKIP(...)                                                                             \
+    do {                                                                                           \
+        fprintf(stderr, "skip: ");                                                                 \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fputc('\n', stderr);                                                                       \
+        fflush(NULL);                                                                              \
+        _exit(TEST_SKIP_CODE);                                                                     \
     } while (0)
 
 /* Skips (or, under JOBD_TEST_REQUIRE_PG, fails) unless PostgreSQL is there. */
-#define TEST_NEED_PG()                                                                  \
-    do {                                                                                \
-        const char *u_ = getenv("JOBD_TEST_PG_URL");                                    \
-        if ((u_ == NULL || *u_ == '\0') && getenv("JOBD_TEST_REQUIRE_PG") != NULL)      \
-            TEST_FAIL("JOBD_TEST_PG_URL is not set but JOBD_TEST_REQUIRE_PG is: "       \
-                      "a PostgreSQL test must run (scripts/with-pg.sh)");               \
-        if (u_ == NULL || *u_ == '\0')                                                  \
-            TEST_SKIP("JOBD_TEST_PG_URL is not set (run under scripts/with-pg.sh)");    \
+#define TEST_NEED_PG()                                                                             \
+    do {                                                                                           \
+        const char *u_ = getenv("JOBD_TEST_PG_URL");                                               \
+        if ((u_ == NULL || *u_ == '\0') && getenv("JOBD_TEST_REQUIRE_PG") != NULL)                 \
+            TEST_FAIL("JOBD_TEST_PG_URL is not set but JOBD_TEST_REQUIRE_PG is: "                  \
+                      "a PostgreSQL test must run (scripts/with-pg.sh)");                          \
+        if (u_ == NULL || *u_ == '\0')                                                             \
+            TEST_SKIP("JOBD_TEST_PG_URL is not set (run under scripts/with-pg.sh)");               \
     } while (0)
 
-#define ASSERT(c)                                                                       \
-    do {                                                                                \
-        if (!(c))                                                                       \
-            TEST_FAIL("assertion failed: %s", #c);                                      \
+#define ASSERT(c)                                                                                  \
+    do {                                                                                           \
+        if (!(c))                                                                                  \
+            TEST_FAIL("assertion failed: %s", #c);                                                 \
     } while (0)
 
-#define ASSERT_EQ(a, b)                                                                 \
-    do {                                                                                \
-        long long a_ = (long long)(a), b_ = (long long)(b);                             \
-        if (a_ != b_)                                                                   \
-            TEST_FAIL("%s == %s: %lld != %lld", #a, #b, a_, b_);                        \
+#define ASSERT_EQ(a, b)                                                                            \
+    do {                                                                                           \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
+        if (a_ != b_)                                                                              \
+            TEST_FAIL("%s == %s: %lld != %lld", #a, #b, a_, b_);                                   \
     } while (0)
 
-#define ASSERT_NE(a, b)                                                                 \
-    do {                                                                                \
-        long long a_ = (long long)(a), b_ = (long long)(b);                             \
-        if (a_ == b_)                                                                   \
-            TEST_FAIL("%s != %s: both %lld", #a, #b, a_);                               \
+#define ASSERT_NE(a, b)                                                                            \
+    do {                                                                                           \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
+        if (a_ == b_)                                                                              \
+            TEST_FAIL("%s != %s: both %lld", #a, #b, a_);                                          \
     } while (0)
 
-#define ASSERT_STR_EQ(a, b)                                                             \
-    do {                                                                                \
-        const char *a_ = (a), *b_ = (b);                                                \
-        if (a_ == NULL || b_ == NULL || strcmp(a_, b_) != 0)                            \
-            TEST_FAIL("%s == %s: \"%s\" != \"%s\"", #a, #b, a_ ? a_ : "(null)",         \
-                      b_ ? b_ : "(null)");                                              \
+#define ASSERT_STR_EQ(a, b)                                                                        \
+    do {                                                                                           \
+        const char *a_ = (a), *b_ = (b);                                                           \
+        if (a_ == NULL || b_ == NULL || strcmp(a_, b_) != 0)                                       \
+            TEST_FAIL("%s == %s: \"%s\" != \"%s\"", #a, #b, a_ ? a_ : "(null)",                    \
+                      b_ ? b_ : "(null)");                                                         \
     } while (0)
 
-#define ASSERT_NULL(p)                                                                  \
-    do {                                                                                \
-        if ((p) != NULL)                                                                \
-            TEST_FAIL("%s is not NULL", #p);                                            \
+#define ASSERT_NULL(p)                                                                             \
+    do {                                                                                           \
+        if ((p) != NULL)                                                                           \
+            TEST_FAIL("%s is not NULL", #p);                                                       \
     } while (0)
 
 /* rc must be 0; on failure prints the struct jobd_error e (a pointer or NULL). */
-#define ASSERT_OK(rc, e)                                                                \
-    do {                                                                                \
-        int rc_ = (rc);                                                                 \
-        const struct jobd_error *e_ = (e);                                              \
-        if (rc_ != 0)                                                                   \
-            TEST_FAIL("%s failed: %d (%s) field=%s msg=%s", #rc, rc_, jobd_strerror(rc_), \
-                      e_ ? e_->field : "", e_ ? e_->msg : "");                          \
+#define ASSERT_OK(rc, e)                                                                           \
+    do {                                                                                           \
+        int rc_ = (rc);                                                                            \
+        const struct jobd_error *e_ = (e);                                                         \
+        if (rc_ != 0)                                                                              \
+            TEST_FAIL("%s failed: %d (%s) field=%s msg=%s", #rc, rc_, jobd_strerror(rc_),          \
+                      e_ ? e_->field : "", e_ ? e_->msg : "");                                     \
     } while (0)
 
 /* Path of a file inside this test's temporary directory (static buffer). */

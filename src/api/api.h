@@ -33,20 +33,20 @@ struct longpoll;
 
 /* Shared state of the API. Pointers borrowed; NULL members disable a feature. */
 struct api_ctx {
-    struct store_pool *pool;       /* per-thread store connections (required) */
-    struct api_auth *auth;         /* NULL or no tokens = no auth; may be swapped while
+    struct store_pool *pool;        /* per-thread store connections (required) */
+    struct api_auth *auth;          /* NULL or no tokens = no auth; may be swapped while
                                       serving (SIGHUP), so read it with api_ctx_auth */
-    struct api_metrics *metrics;   /* NULL = not counted */
-    struct committer *committer;   /* NULL = enqueue directly (no group commit) */
-    struct longpoll *longpoll;     /* NULL = claim never waits */
-    struct wakeup *wake;           /* signalled after committed enqueues; may be NULL */
+    struct api_metrics *metrics;    /* NULL = not counted */
+    struct committer *committer;    /* NULL = enqueue directly (no group commit) */
+    struct longpoll *longpoll;      /* NULL = claim never waits */
+    struct wakeup *wake;            /* signalled after committed enqueues; may be NULL */
     const struct jobd_clock *clock; /* for `in` and request times; NULL = real clock */
-    bool defer_enqueue;            /* the caller takes out->deferred (the HTTP layer does):
+    bool defer_enqueue;             /* the caller takes out->deferred (the HTTP layer does):
                                       POST /v1/jobs then answers after its group commit
                                       without holding the calling thread */
-    int64_t backoff_base_ms;       /* .../fail without retry_in_s; 0 = the default (5 s) */
-    int64_t backoff_cap_ms;        /* 0 = the default (15 m) */
-    int64_t max_lease_ms;          /* claims' and heartbeats' lease_s cap; 0 = 1 h */
+    int64_t backoff_base_ms;        /* .../fail without retry_in_s; 0 = the default (5 s) */
+    int64_t backoff_cap_ms;         /* 0 = the default (15 m) */
+    int64_t max_lease_ms;           /* claims' and heartbeats' lease_s cap; 0 = 1 h */
     /* Bounds on what clients can make the store keep (docs/OPERATIONS.md,
      * Security): schedules, and presence rows of workers; 0 = no bound. */
     int64_t max_schedules;
@@ -74,13 +74,13 @@ struct api_param {
 /* A request. All pointers borrowed for the call; body need not be NUL-terminated. */
 struct api_request {
     const char *method;
-    const char *path;              /* without the query string */
+    const char *path; /* without the query string */
     const struct api_param *query;
     size_t n_query;
-    const char *authorization;     /* the Authorization header or NULL */
-    const char *idempotency_key;   /* the Idempotency-Key header or NULL */
-    const char *accept_encoding;   /* the Accept-Encoding header or NULL (/ui/) */
-    const char *if_none_match;     /* the If-None-Match header or NULL (/ui/) */
+    const char *authorization;   /* the Authorization header or NULL */
+    const char *idempotency_key; /* the Idempotency-Key header or NULL */
+    const char *accept_encoding; /* the Accept-Encoding header or NULL (/ui/) */
+    const char *if_none_match;   /* the If-None-Match header or NULL (/ui/) */
     const char *body;
     size_t body_len;
 };
@@ -123,14 +123,14 @@ struct api_header {
  * unless body_static says it points at static bytes (the dashboard's files). */
 struct api_response {
     int status;
-    const char *content_type;      /* static string */
+    const char *content_type; /* static string */
     char *body;
     size_t body_len;
     bool body_static;                           /* body is static: never freed */
     struct api_header headers[API_MAX_HEADERS]; /* added as is (n_headers of them) */
     size_t n_headers;
-    bool replayed;                 /* add `Idempotent-Replayed: true` */
-    bool allow_header;             /* 405: add Allow: with allow */
+    bool replayed;     /* add `Idempotent-Replayed: true` */
+    bool allow_header; /* 405: add Allow: with allow */
     char allow[64];
     struct lp_waiter *wait;        /* long-poll claim: not answered yet (owned) */
     struct api_deferred *deferred; /* answered later (owned; see api_deferred) */
@@ -173,18 +173,18 @@ struct api_server;
 #define API_IDLE_TIMEOUT_S 60u
 
 struct api_server_config {
-    const char *host;              /* numeric IPv4/IPv6 address or "localhost" */
-    int port;                      /* 0 = any free port */
-    unsigned threads;              /* HTTP worker threads; 0 = 4 */
-    enum log_access access_log;    /* which requests get a line on stderr (accesslog.h) */
-    int64_t access_slow_ms;        /* a request this slow gets one; 0 = the default, 1 s */
-    unsigned max_connections;      /* open at once; 0 = API_MAX_CONNECTIONS_DEFAULT */
+    const char *host;                /* numeric IPv4/IPv6 address or "localhost" */
+    int port;                        /* 0 = any free port */
+    unsigned threads;                /* HTTP worker threads; 0 = 4 */
+    enum log_access access_log;      /* which requests get a line on stderr (accesslog.h) */
+    int64_t access_slow_ms;          /* a request this slow gets one; 0 = the default, 1 s */
+    unsigned max_connections;        /* open at once; 0 = API_MAX_CONNECTIONS_DEFAULT */
     unsigned max_connections_per_ip; /* open at once from one address; 0 = no limit */
-    int64_t request_timeout_ms;    /* to receive a whole request (headers and body),
+    int64_t request_timeout_ms;      /* to receive a whole request (headers and body),
                                       however the bytes trickle in; 0 = the default */
-    size_t body_memory;            /* bodies being received at once may hold this
+    size_t body_memory;              /* bodies being received at once may hold this
                                       much; beyond, 503; 0 = MEMBUDGET_DEFAULT */
-    const struct api_xsite *xsite; /* --allowed-hosts (copied; NULL = none): the
+    const struct api_xsite *xsite;   /* --allowed-hosts (copied; NULL = none): the
                                       Host and cross-site rules of xsite.h */
 };
 

@@ -31,8 +31,8 @@ api_json_take(struct api_response *r, int status, char *body)
 }
 
 void
-api_error(struct api_response *r, int status, const char *code, const char *field,
-          const char *fmt, ...)
+api_error(struct api_response *r, int status, const char *code, const char *field, const char *fmt,
+          ...)
 {
     char msg[512];
     va_list ap;

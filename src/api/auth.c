@@ -77,8 +77,7 @@ add_token(struct api_auth *a, const char *t, size_t len, enum api_role role)
 }
 
 int
-api_auth_from(const char *const *tokens, size_t n, struct api_auth **out,
-              struct jobd_error *err)
+api_auth_from(const char *const *tokens, size_t n, struct api_auth **out, struct jobd_error *err)
 {
     *out = NULL;
     struct api_auth *a = calloc(1, sizeof *a);
@@ -257,8 +256,7 @@ read_tokens(const char *path, bool strict, struct api_auth **out, int *bad, stru
     if (rc != JOBD_OK && err != NULL)
         *err = line_err;
     if (rc == JOBD_OK && a->n == 0 && strict)
-        rc = jobd_error_set(err, JOBD_E_INVALID, "tokens", "tokens file %s holds no token",
-                            path);
+        rc = jobd_error_set(err, JOBD_E_INVALID, "tokens", "tokens file %s holds no token", path);
     if (rc != JOBD_OK) {
         api_auth_free(a);
         return rc;

@@ -26,11 +26,11 @@
 
 /* Roles in increasing power: each may do all that the ones before it may. */
 enum api_role {
-    API_ROLE_NONE = 0,             /* no valid token */
-    API_ROLE_READ,                 /* GET only */
-    API_ROLE_WORKER,               /* GET, claim, heartbeat, complete, fail, release */
-    API_ROLE_WRITE,                /* everything but the admin routes */
-    API_ROLE_ADMIN,                /* everything */
+    API_ROLE_NONE = 0, /* no valid token */
+    API_ROLE_READ,     /* GET only */
+    API_ROLE_WORKER,   /* GET, claim, heartbeat, complete, fail, release */
+    API_ROLE_WRITE,    /* everything but the admin routes */
+    API_ROLE_ADMIN,    /* everything */
 };
 
 /* Shortest token accepted. */

@@ -24,8 +24,8 @@
 
 struct committer {
     pthread_mutex_t mu;
-    pthread_cond_t work_cv;   /* committer waits for items */
-    pthread_cond_t done_cv;   /* requesters wait for their item */
+    pthread_cond_t work_cv; /* committer waits for items */
+    pthread_cond_t done_cv; /* requesters wait for their item */
     struct commit_item *head, *tail;
     size_t queued;           /* items in head..tail */
     size_t expect;           /* the batch gather() waits for */
@@ -34,12 +34,12 @@ struct committer {
     int rest;                /* batches to write without gathering (after a miss) */
     int64_t gather_max_us;   /* COMMIT_GATHER_MAX_US, or a test's */
     bool stopping;
-    bool joined;              /* committer_quiesce joined the thread (only one may) */
+    bool joined; /* committer_quiesce joined the thread (only one may) */
     pthread_t thread;
     struct store_pool *pool;
     struct wakeup *wake;
     struct api_metrics *metrics;
-    struct store *st;         /* the committer's own connection, or NULL */
+    struct store *st; /* the committer's own connection, or NULL */
 };
 
 /* The store connection is gone: what was not sent was not written (a 503 is true). */
@@ -359,8 +359,7 @@ committer_submit(struct committer *c, struct commit_item *it)
     pthread_mutex_lock(&c->mu);
     if (c->stopping) {
         pthread_mutex_unlock(&c->mu);
-        it->rc = jobd_error_set(&it->err, JOBD_E_UNAVAILABLE, NULL,
-                                "the server is shutting down");
+        it->rc = jobd_error_set(&it->err, JOBD_E_UNAVAILABLE, NULL, "the server is shutting down");
         it->done = true;
         it->done_fn(it->done_arg);
         return;
@@ -376,8 +375,8 @@ committer_submit(struct committer *c, struct commit_item *it)
 }
 
 int
-committer_enqueue(struct committer *c, const struct job_spec *spec, struct job *out,
-                  bool *replayed, struct jobd_error *err)
+committer_enqueue(struct committer *c, const struct job_spec *spec, struct job *out, bool *replayed,
+                  struct jobd_error *err)
 {
     struct commit_item it = {.spec = spec, .out = out};
     pthread_mutex_lock(&c->mu);

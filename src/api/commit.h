@@ -42,10 +42,10 @@ struct commit_item {
     bool replayed;
     int rc;
     struct jobd_error err;
-    void (*done_fn)(void *arg);   /* NULL: a committer_enqueue caller waits instead */
+    void (*done_fn)(void *arg); /* NULL: a committer_enqueue caller waits instead */
     void *done_arg;
-    bool done;                    /* the committer's */
-    struct commit_item *next;     /* the committer's */
+    bool done;                /* the committer's */
+    struct commit_item *next; /* the committer's */
 };
 
 /* Most items written in one transaction. */

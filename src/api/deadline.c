@@ -18,13 +18,13 @@
 
 struct dl_conn {
     int fd;
-    int64_t deadline_mono_us;   /* 0: not receiving a request */
+    int64_t deadline_mono_us; /* 0: not receiving a request */
     struct dl_conn *prev, *next;
 };
 
 struct deadlines {
     pthread_mutex_t mu;
-    pthread_cond_t cv;          /* CLOCK_MONOTONIC; signalled to stop */
+    pthread_cond_t cv; /* CLOCK_MONOTONIC; signalled to stop */
     struct dl_conn *head;
     int64_t timeout_us;
     bool stopping;

@@ -20,9 +20,8 @@ attempt_json(const struct job_attempt *a)
     return json_pack("{s:I, s:o, s:o, s:o, s:s, s:o, s:o}", "attempt", (json_int_t)a->attempt,
                      "worker_id", a->worker_id ? json_string(a->worker_id) : json_null(),
                      "started_at", jobjson_time(a->started_at_us), "finished_at",
-                     jobjson_time(a->finished_at_us), "outcome",
-                     attempt_outcome_name(a->outcome), "error",
-                     a->error ? json_string(a->error) : json_null(), "duration_s", dur);
+                     jobjson_time(a->finished_at_us), "outcome", attempt_outcome_name(a->outcome),
+                     "error", a->error ? json_string(a->error) : json_null(), "duration_s", dur);
 }
 
 void

@@ -31,9 +31,8 @@
 #define BULK_MAX_LIMIT 100000
 
 static const char *const bulk_fields[] = {"action", "filter", "limit", NULL};
-static const char *const filter_fields[] = {"status", "queue", "type", "schedule",
-                                            "created_after", "created_before", "ids",
-                                            "key", NULL};
+static const char *const filter_fields[] = {
+    "status", "queue", "type", "schedule", "created_after", "created_before", "ids", "key", NULL};
 
 void
 h_job_delete(struct api_call *c)
@@ -230,7 +229,7 @@ run_bulk(struct api_ctx *ctx, const struct bulk_req *r, int64_t limit, struct bu
 struct bulk_job {
     struct api_deferred base;
     struct api_ctx *ctx;
-    json_t *o;                 /* the body; r's strings point into it */
+    json_t *o; /* the body; r's strings point into it */
     struct bulk_req r;
     int64_t limit;
     struct bulk_counts n;
@@ -285,9 +284,8 @@ bulk_finish(struct api_deferred *d, struct api_response *out)
         return;
     }
     api_json_take(out, 200,
-                  jobjson_dump_take(json_pack("{s:I, s:I, s:I}", "matched",
-                                              (json_int_t)n->matched, "changed",
-                                              (json_int_t)n->changed, "skipped",
+                  jobjson_dump_take(json_pack("{s:I, s:I, s:I}", "matched", (json_int_t)n->matched,
+                                              "changed", (json_int_t)n->changed, "skipped",
                                               (json_int_t)(n->matched - n->changed))));
 }
 

@@ -16,24 +16,23 @@
 #include "core/json.h"
 #include "core/schedule.h"
 
-static const char *const create_fields[] = {"name", "cron", "type", "timezone", "payload",
-                                            "queue", "priority", "max_attempts", "catchup",
-                                            NULL};
-static const char *const put_fields[] = {"name", "cron", "type", "timezone", "payload", "queue",
-                                         "priority", "max_attempts", "catchup", NULL};
+static const char *const create_fields[] = {"name",    "cron",  "type",     "timezone",
+                                            "payload", "queue", "priority", "max_attempts",
+                                            "catchup", NULL};
+static const char *const put_fields[] = {"name",  "cron",     "type",         "timezone", "payload",
+                                         "queue", "priority", "max_attempts", "catchup",  NULL};
 
 json_t *
 jobjson_schedule(const struct schedule *s)
 {
     json_t *payload = s->payload ? json_loads(s->payload, JSON_DECODE_ANY, NULL) : NULL;
-    return json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:i, s:i, s:s, s:b, s:o, s:o, s:o}",
-                     "name", s->name ? s->name : "", "cron", s->cron ? s->cron : "",
-                     "timezone", s->timezone ? s->timezone : "UTC", "type",
-                     s->type ? s->type : "", "payload", payload ? payload : json_object(),
-                     "queue", s->queue ? s->queue : "default", "priority", (int)s->priority,
-                     "max_attempts", (int)s->max_attempts, "catchup",
-                     schedule_catchup_name(s->catchup), "paused", (int)s->paused,
-                     "next_run_at", jobjson_time(s->next_run_at_us), "last_fired_at",
+    return json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:i, s:i, s:s, s:b, s:o, s:o, s:o}", "name",
+                     s->name ? s->name : "", "cron", s->cron ? s->cron : "", "timezone",
+                     s->timezone ? s->timezone : "UTC", "type", s->type ? s->type : "", "payload",
+                     payload ? payload : json_object(), "queue", s->queue ? s->queue : "default",
+                     "priority", (int)s->priority, "max_attempts", (int)s->max_attempts, "catchup",
+                     schedule_catchup_name(s->catchup), "paused", (int)s->paused, "next_run_at",
+                     jobjson_time(s->next_run_at_us), "last_fired_at",
                      jobjson_time(s->last_fired_at_us), "created_at",
                      jobjson_time(s->created_at_us));
 }

@@ -22,8 +22,8 @@
 #include "util/log.h"
 #include "util/sha256.h"
 
-static const char *const claim_fields[] = {"worker_id", "queues", "types", "limit", "lease_s",
-                                           "wait_s", NULL};
+static const char *const claim_fields[] = {"worker_id", "queues", "types", "limit",
+                                           "lease_s",   "wait_s", NULL};
 static const char *const heartbeat_fields[] = {"attempt", "lease_token", "lease_s", NULL};
 static const char *const complete_fields[] = {"attempt", "lease_token", "result", NULL};
 static const char *const release_fields[] = {"attempt", "lease_token", NULL};
@@ -200,11 +200,11 @@ stale(struct api_call *c, struct store *st, int64_t attempt)
         if (rc == JOBD_OK)
             api_error(c->resp, 409, "stale_attempt", "attempt",
                       "attempt %" PRId64 " of job %" PRId64 " is not the live one (job is %s, "
-                      "attempt %d)", attempt, c->id, job_status_name(job.status), job.attempt);
+                      "attempt %d)",
+                      attempt, c->id, job_status_name(job.status), job.attempt);
         else
             api_error(c->resp, 409, "stale_attempt", "attempt",
-                      "attempt %" PRId64 " of job %" PRId64 " is not the live one", attempt,
-                      c->id);
+                      "attempt %" PRId64 " of job %" PRId64 " is not the live one", attempt, c->id);
     }
     job_fini(&job);
 }
@@ -296,10 +296,10 @@ h_heartbeat(struct api_call *c)
     else if (rc != JOBD_OK)
         api_error_from(c->resp, rc, &err);
     else
-        api_json_take(c->resp, 200,
-                      jobjson_dump_take(json_pack("{s:o, s:b}", "lease_expires_at",
-                                                  jobjson_time(expires), "cancel_requested",
-                                                  cancel)));
+        api_json_take(
+            c->resp, 200,
+            jobjson_dump_take(json_pack("{s:o, s:b}", "lease_expires_at", jobjson_time(expires),
+                                        "cancel_requested", cancel)));
     api_store_put(c, st, rc);
 }
 
@@ -388,8 +388,7 @@ h_fail(struct api_call *c)
     if ((rc = jobjson_get_int(o, "attempt", NULL, true, 1, INT32_MAX, &attempt, &err)) ||
         (rc = jobjson_get_str(o, "error", NULL, true, &error, &err)) ||
         (rc = jobjson_get_bool(o, "retryable", NULL, &retryable, &err)) ||
-        (rc = jobjson_get_seconds_ms(o, "retry_in_s", NULL, 366.0 * 86400, &retry_in_ms,
-                                     &err))) {
+        (rc = jobjson_get_seconds_ms(o, "retry_in_s", NULL, 366.0 * 86400, &retry_in_ms, &err))) {
         api_error_from(c->resp, rc, &err);
         json_decref(o);
         return;

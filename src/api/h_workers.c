@@ -31,9 +31,9 @@ worker_json(const struct worker_info *w)
     const char *state = w->gone ? "gone" : w->draining ? "draining" : "active";
     return json_pack("{s:s, s:s, s:I, s:s, s:o, s:o, s:i, s:o, s:o, s:s, s:o}", "id", w->id,
                      "hostname", w->hostname ? w->hostname : "", "pid", (json_int_t)w->pid,
-                     "version", w->version ? w->version : "", "queues", names(w->queues),
-                     "types", names(w->types), "concurrency", (int)w->concurrency,
-                     "started_at", jobjson_time(w->started_at_us), "last_seen_at",
+                     "version", w->version ? w->version : "", "queues", names(w->queues), "types",
+                     names(w->types), "concurrency", (int)w->concurrency, "started_at",
+                     jobjson_time(w->started_at_us), "last_seen_at",
                      jobjson_time(w->last_seen_at_us), "state", state, "running", running);
 }
 
@@ -69,4 +69,3 @@ h_worker_list(struct api_call *c)
     worker_list_fini(&l);
     api_json_take(c->resp, 200, jobjson_dump_take(o));
 }
-

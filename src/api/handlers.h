@@ -26,10 +26,10 @@ struct api_call {
     struct api_ctx *ctx;
     const struct api_request *req;
     struct api_response *resp;
-    int64_t id;                    /* the {id} of the path, if any */
-    char name[JOB_NAME_MAX + 2];   /* the {name} of the path (truncated = too long) */
+    int64_t id;                  /* the {id} of the path, if any */
+    char name[JOB_NAME_MAX + 2]; /* the {name} of the path (truncated = too long) */
     bool name_too_long;
-    enum api_role role;            /* the caller's (admin when no tokens are configured) */
+    enum api_role role; /* the caller's (admin when no tokens are configured) */
     /* A token limited to queues (queues=a,b in the tokens file): claims and
      * reports only there (h_worker.c); NULL = any queue. Borrowed. */
     const char *const *queues;
@@ -40,11 +40,11 @@ typedef void (*api_handler_fn)(struct api_call *c);
 
 struct api_route {
     const char *method;
-    const char *pattern;           /* "/v1/jobs/{id}/cancel" */
+    const char *pattern; /* "/v1/jobs/{id}/cancel" */
     api_handler_fn fn;
     size_t body_limit;
-    bool public_route;             /* no token needed */
-    enum api_role need;            /* least role allowed; API_ROLE_NONE (unset) means
+    bool public_route;  /* no token needed */
+    enum api_role need; /* least role allowed; API_ROLE_NONE (unset) means
                                       read for GET, write for anything else */
 };
 

@@ -76,11 +76,11 @@ struct api_server {
     int64_t access_slow_ms;
     MHD_socket quiesced_fd;
     pthread_mutex_t mu;
-    pthread_cond_t idle_cv;   /* signalled when active drops to 0 */
-    int active;               /* requests begun and not yet completed */
-    struct deadlines *dl;     /* the whole-request deadline (deadline.h) */
-    struct membudget bodies;  /* memory of bodies being received (membudget.h) */
-    struct api_xsite xsite;   /* --allowed-hosts (xsite.h) */
+    pthread_cond_t idle_cv;  /* signalled when active drops to 0 */
+    int active;              /* requests begun and not yet completed */
+    struct deadlines *dl;    /* the whole-request deadline (deadline.h) */
+    struct membudget bodies; /* memory of bodies being received (membudget.h) */
+    struct api_xsite xsite;  /* --allowed-hosts (xsite.h) */
 };
 
 /* Per-request state (libmicrohttpd's con_cls). */
@@ -113,7 +113,7 @@ struct req_state {
     size_t len, cap, limit;
     bool refused; /* dropped: xsite.h refuses it (answered with why) */
     struct xsite_refusal why;
-    size_t reserved;          /* bytes reserved from api_server.bodies */
+    size_t reserved; /* bytes reserved from api_server.bodies */
     enum req_phase phase;
     struct api_response resp; /* kept while waiting */
     int status;               /* for the access log */
@@ -194,9 +194,9 @@ send_error(struct MHD_Connection *conn, struct req_state *s, int status, const c
 }
 
 struct framing {
-    int n_length;             /* Content-Length headers */
-    bool length_bad;          /* one that is not plain digits */
-    bool chunked;             /* any Transfer-Encoding */
+    int n_length;    /* Content-Length headers */
+    bool length_bad; /* one that is not plain digits */
+    bool chunked;    /* any Transfer-Encoding */
 };
 
 static enum MHD_Result
@@ -427,7 +427,8 @@ answer_dropped(struct MHD_Connection *conn, struct req_state *s)
         return send_error(conn, s, 413, "too_large", msg);
     }
     s->retry_after = true;
-    return send_error(conn, s, 503, "busy", "the server is receiving too many large requests "
+    return send_error(conn, s, 503, "busy",
+                      "the server is receiving too many large requests "
                       "at once; retry shortly");
 }
 
@@ -500,8 +501,7 @@ answer_resumed(struct api_server *srv, struct MHD_Connection *conn, struct req_s
 
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
-           const char *version, const char *upload_data, size_t *upload_data_size,
-           void **con_cls)
+           const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls)
 {
     struct api_server *srv = cls;
     struct req_state *s = *con_cls;
@@ -645,8 +645,8 @@ resolve(const char *host, int port, struct sockaddr_storage *ss, socklen_t *len,
 }
 
 int
-api_server_start(const struct api_server_config *cfg, struct api_ctx *ctx,
-                 struct api_server **out, int *bound_port, struct jobd_error *err)
+api_server_start(const struct api_server_config *cfg, struct api_ctx *ctx, struct api_server **out,
+                 int *bound_port, struct jobd_error *err)
 {
     *out = NULL;
     const char *why;
@@ -680,18 +680,14 @@ api_server_start(const struct api_server_config *cfg, struct api_ctx *ctx,
                      MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_TURBO; /* see the top */
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    srv->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, srv,
-                              MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-                              MHD_OPTION_THREAD_POOL_SIZE, cfg->threads ? cfg->threads : 4u,
-                              MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-                              MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
-                              MHD_OPTION_CONNECTION_TIMEOUT, API_IDLE_TIMEOUT_S,
-                              MHD_OPTION_LISTEN_BACKLOG_SIZE, 511u,
-                              MHD_OPTION_CONNECTION_LIMIT,
-                              cfg->max_connections ? cfg->max_connections
-                                                   : API_MAX_CONNECTIONS_DEFAULT,
-                              MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip,
-                              MHD_OPTION_END);
+    srv->d = MHD_start_daemon(
+        flags, (uint16_t)cfg->port, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE, cfg->threads ? cfg->threads : 4u,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        srv, MHD_OPTION_CONNECTION_TIMEOUT, API_IDLE_TIMEOUT_S, MHD_OPTION_LISTEN_BACKLOG_SIZE,
+        511u, MHD_OPTION_CONNECTION_LIMIT,
+        cfg->max_connections ? cfg->max_connections : API_MAX_CONNECTIONS_DEFAULT,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_connections_per_ip, MHD_OPTION_END);
     if (srv->d == NULL) {
         deadlines_stop(srv->dl);
         pthread_cond_destroy(&srv->idle_cv);
@@ -705,9 +701,8 @@ api_server_start(const struct api_server_config *cfg, struct api_ctx *ctx,
     socklen_t gl = sizeof got;
     *bound_port = cfg->port;
     if (info != NULL && getsockname(info->listen_fd, (struct sockaddr *)&got, &gl) == 0)
-        *bound_port = ntohs(got.ss_family == AF_INET6
-                                ? ((struct sockaddr_in6 *)&got)->sin6_port
-                                : ((struct sockaddr_in *)&got)->sin_port);
+        *bound_port = ntohs(got.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&got)->sin6_port
+                                                      : ((struct sockaddr_in *)&got)->sin_port);
     (void)sslen;
     *out = srv;
     return JOBD_OK;
@@ -741,7 +736,7 @@ api_server_stop(struct api_server *s)
 {
     if (s == NULL)
         return;
-    MHD_stop_daemon(s->d);        /* every connection unregistered from s->dl */
+    MHD_stop_daemon(s->d); /* every connection unregistered from s->dl */
     deadlines_stop(s->dl);
     if (s->quiesced_fd != MHD_INVALID_SOCKET)
         close(s->quiesced_fd);

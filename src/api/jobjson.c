@@ -19,8 +19,8 @@
 #include "core/timefmt.h"
 
 const char *const jobjson_job_fields[] = {
-    "type", "payload", "queue", "priority", "run_at", "in", "max_attempts",
-    "idempotency_key", "timeout", "timeout_s", NULL,
+    "type",         "payload",         "queue",   "priority",  "run_at", "in",
+    "max_attempts", "idempotency_key", "timeout", "timeout_s", NULL,
 };
 
 static const char *
@@ -181,7 +181,8 @@ jobjson_parse_object(const char *body, size_t len, json_t **out, struct jobd_err
 {
     *out = NULL;
     if (len == 0)
-        return jobd_error_set(err, JOBD_E_INVALID, NULL, "the request body is empty; "
+        return jobd_error_set(err, JOBD_E_INVALID, NULL,
+                              "the request body is empty; "
                               "expected a JSON object");
     json_error_t je;
     json_t *v = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
@@ -199,12 +200,12 @@ jobjson_parse_object(const char *body, size_t len, json_t **out, struct jobd_err
                               je.text);
     }
     if (v == NULL)
-        return jobd_error_set(err, JOBD_E_INVALID, NULL,
-                              "malformed JSON at line %d, column %d: %s", je.line, je.column,
-                              je.text);
+        return jobd_error_set(err, JOBD_E_INVALID, NULL, "malformed JSON at line %d, column %d: %s",
+                              je.line, je.column, je.text);
     if (!json_is_object(v)) {
         json_decref(v);
-        return jobd_error_set(err, JOBD_E_INVALID, NULL, "the request body must be a JSON "
+        return jobd_error_set(err, JOBD_E_INVALID, NULL,
+                              "the request body must be a JSON "
                               "object");
     }
     *out = v;
@@ -278,8 +279,7 @@ jobjson_get_str(json_t *o, const char *key, const char *prefix, bool required, c
 }
 
 int
-jobjson_get_bool(json_t *o, const char *key, const char *prefix, bool *out,
-                 struct jobd_error *err)
+jobjson_get_bool(json_t *o, const char *key, const char *prefix, bool *out, struct jobd_error *err)
 {
     char f[160];
     json_t *v = json_object_get(o, key);
@@ -388,9 +388,8 @@ spec_times(json_t *o, const char *prefix, int64_t now_us, struct job_spec *spec,
     if (run_at && in)
         return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, "in"),
                               "give either run_at or in, not both");
-    if (run_at &&
-        (rc = time_parse_rfc3339(run_at, &spec->run_at_us, fname(f, sizeof f, prefix, "run_at"),
-                                 err)))
+    if (run_at && (rc = time_parse_rfc3339(run_at, &spec->run_at_us,
+                                           fname(f, sizeof f, prefix, "run_at"), err)))
         return rc;
     if (in) {
         int64_t ms = 0;
@@ -402,13 +401,12 @@ spec_times(json_t *o, const char *prefix, int64_t now_us, struct job_spec *spec,
                                   "%s is too far in the future (after 9999-12-31T23:59:59Z)", f);
         spec->run_at_us = now_us + ms * 1000;
     }
-    if (timeout && json_object_get(o, "timeout_s") && !json_is_null(json_object_get(o,
-                                                                                    "timeout_s")))
+    if (timeout && json_object_get(o, "timeout_s") &&
+        !json_is_null(json_object_get(o, "timeout_s")))
         return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, "timeout_s"),
                               "give either timeout or timeout_s, not both");
-    if (timeout &&
-        (rc = duration_parse_ms(timeout, &spec->timeout_ms,
-                                fname(f, sizeof f, prefix, "timeout"), err)))
+    if (timeout && (rc = duration_parse_ms(timeout, &spec->timeout_ms,
+                                           fname(f, sizeof f, prefix, "timeout"), err)))
         return rc;
     if (timeout && spec->timeout_ms < 1)
         return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, "timeout"),
@@ -436,8 +434,7 @@ jobjson_spec(json_t *o, const char *prefix, const char *header_key, int64_t now_
                               &prio, err)) ||
         (rc = jobjson_get_int(o, "max_attempts", prefix, false, 1, JOB_MAX_ATTEMPTS_MAX,
                               &max_attempts, err)) ||
-        (rc = jobjson_get_str(o, "idempotency_key", prefix, false, &spec->idempotency_key,
-                              err)))
+        (rc = jobjson_get_str(o, "idempotency_key", prefix, false, &spec->idempotency_key, err)))
         return rc;
     spec->priority = (int32_t)prio;
     spec->max_attempts = (int32_t)max_attempts;
@@ -456,8 +453,7 @@ jobjson_spec(json_t *o, const char *prefix, const char *header_key, int64_t now_
 }
 
 int
-jobjson_schedule_spec(json_t *o, struct schedule_spec *spec, char **payload,
-                      struct jobd_error *err)
+jobjson_schedule_spec(json_t *o, struct schedule_spec *spec, char **payload, struct jobd_error *err)
 {
     memset(spec, 0, sizeof *spec);
     int64_t prio = 0, max_attempts = 0;
@@ -469,8 +465,8 @@ jobjson_schedule_spec(json_t *o, struct schedule_spec *spec, char **payload,
         (rc = jobjson_get_str(o, "timezone", NULL, false, &spec->timezone, err)) ||
         (rc = jobjson_get_str(o, "queue", NULL, false, &spec->queue, err)) ||
         (rc = jobjson_get_str(o, "catchup", NULL, false, &catchup, err)) ||
-        (rc = jobjson_get_int(o, "priority", NULL, false, JOB_PRIORITY_MIN, JOB_PRIORITY_MAX,
-                              &prio, err)) ||
+        (rc = jobjson_get_int(o, "priority", NULL, false, JOB_PRIORITY_MIN, JOB_PRIORITY_MAX, &prio,
+                              err)) ||
         (rc = jobjson_get_int(o, "max_attempts", NULL, false, 1, JOB_MAX_ATTEMPTS_MAX,
                               &max_attempts, err)))
         return rc;

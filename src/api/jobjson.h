@@ -51,7 +51,7 @@ int jobjson_check_fields(json_t *o, const char *const *allowed, const char *pref
 
 /* Memory a parsed spec owns beyond the json_t (free with jobjson_spec_fini). */
 struct spec_owned {
-    char *payload;   /* canonical payload text */
+    char *payload; /* canonical payload text */
 };
 void jobjson_spec_fini(struct spec_owned *o);
 
@@ -74,10 +74,10 @@ int jobjson_spec(json_t *o, const char *prefix, const char *header_key, int64_t 
  * (untouched when the member is absent or null and not required), or
  * JOBD_E_INVALID ("attempt must be an integer").
  */
-int jobjson_get_int(json_t *o, const char *key, const char *prefix, bool required,
-                    int64_t min, int64_t max, int64_t *out, struct jobd_error *err);
-int jobjson_get_str(json_t *o, const char *key, const char *prefix, bool required,
-                    const char **out, struct jobd_error *err);
+int jobjson_get_int(json_t *o, const char *key, const char *prefix, bool required, int64_t min,
+                    int64_t max, int64_t *out, struct jobd_error *err);
+int jobjson_get_str(json_t *o, const char *key, const char *prefix, bool required, const char **out,
+                    struct jobd_error *err);
 int jobjson_get_bool(json_t *o, const char *key, const char *prefix, bool *out,
                      struct jobd_error *err);
 /* A number of seconds (integer or real, >= 0, <= max_s) converted to ms. */
@@ -95,8 +95,8 @@ int jobjson_get_str_array(json_t *o, const char *key, const char *prefix, bool r
  * NULL if the body has none). Returns 0 or JOBD_E_INVALID / JOBD_E_TOOBIG
  * naming the field. Shared by the schedule routes and the fuzz target.
  */
-JOBD_MUST_USE int jobjson_schedule_spec(json_t *o, struct schedule_spec *spec,
-                                        char **payload, struct jobd_error *err);
+JOBD_MUST_USE int jobjson_schedule_spec(json_t *o, struct schedule_spec *spec, char **payload,
+                                        struct jobd_error *err);
 
 /* Serializes v with json_print (new malloc'd string; NULL if out of memory)
  * and drops the reference: every real in its shortest form that reads back

@@ -27,7 +27,7 @@
  * retry or failure in another process must reach a parked claim within
  * 100 ms; draining is a non-blocking read, so 20 ms costs nothing. */
 #define LP_POLL_MS 20
-#define LP_SAFETY_MS 500   /* a store without a signal: other processes cannot wake us */
+#define LP_SAFETY_MS 500     /* a store without a signal: other processes cannot wake us */
 #define LP_PG_SAFETY_MS 5000 /* a NOTIFY that went missing */
 
 /*
@@ -54,8 +54,8 @@ struct lp_waiter {
     char **queues;
     char **types;
     int64_t deadline_mono_us;
-    int64_t arrived_us;         /* claim_clock */
-    struct api_response resp;   /* the answer, once done */
+    int64_t arrived_us;       /* claim_clock */
+    struct api_response resp; /* the answer, once done */
     bool done;
     lp_resume_fn resume;
     lp_alive_fn alive;
@@ -71,10 +71,10 @@ struct longpoll {
     struct store_pool *pool;
     struct api_metrics *metrics;
     struct wakeup *wake;
-    struct wakeup own_wake;     /* used when no wake was given */
+    struct wakeup own_wake; /* used when no wake was given */
     struct store *st;
-    struct store *nst;          /* on the pool's notify URL, when it has one */
-    int64_t safety_ms;          /* LP_SAFETY_MS, or the test build's */
+    struct store *nst; /* on the pool's notify URL, when it has one */
+    int64_t safety_ms; /* LP_SAFETY_MS, or the test build's */
 };
 
 static char **

@@ -77,8 +77,8 @@ int longpoll_start(struct store_pool *pool, struct wakeup *wake, struct api_metr
  * answered empty without claiming and resumed. If the long-poll thread is
  * stopping, w is answered empty and resumed at once.
  */
-void longpoll_add(struct longpoll *lp, struct lp_waiter *w, lp_resume_fn resume,
-                  lp_alive_fn alive, void *arg);
+void longpoll_add(struct longpoll *lp, struct lp_waiter *w, lp_resume_fn resume, lp_alive_fn alive,
+                  void *arg);
 /*
  * Answers every parked claim (empty), resumes them and stops the thread.
  * Claims parked afterwards (HTTP threads may still run) are answered at

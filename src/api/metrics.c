@@ -19,7 +19,7 @@
 #include <string.h>
 
 static const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
-                                  2.5,   5,    10,    30,   60,  300, 900, 3600};
+                                 2.5,   5,    10,    30,   60,  300,  900, 3600};
 #define NBUCKETS (sizeof buckets / sizeof buckets[0])
 
 struct histogram {
@@ -50,7 +50,10 @@ struct api_metrics {
 };
 
 static const char *const outcome_names[OUTCOME_COUNT] = {
-    "succeeded", "retried", "dead", "cancelled",
+    "succeeded",
+    "retried",
+    "dead",
+    "cancelled",
 };
 
 struct api_metrics *
@@ -119,9 +122,9 @@ api_metrics_finished(struct api_metrics *m, enum metrics_outcome o)
 void
 api_metrics_ended(struct api_metrics *m, enum job_status status, uint64_t n)
 {
-    enum metrics_outcome o = status == JOB_SUCCEEDED ? OUTCOME_SUCCEEDED
-                             : status == JOB_PENDING ? OUTCOME_RETRIED
-                             : status == JOB_DEAD    ? OUTCOME_DEAD
+    enum metrics_outcome o = status == JOB_SUCCEEDED   ? OUTCOME_SUCCEEDED
+                             : status == JOB_PENDING   ? OUTCOME_RETRIED
+                             : status == JOB_DEAD      ? OUTCOME_DEAD
                              : status == JOB_CANCELLED ? OUTCOME_CANCELLED
                                                        : OUTCOME_COUNT;
     if (m && o != OUTCOME_COUNT)
@@ -219,8 +222,7 @@ struct sbuf {
     int bad;
 };
 
-static void __attribute__((format(printf, 2, 3)))
-sb_printf(struct sbuf *b, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) sb_printf(struct sbuf *b, const char *fmt, ...)
 {
     if (b->bad)
         return;
@@ -291,26 +293,35 @@ api_metrics_render(const struct api_metrics *m, const struct queue_stat *qs, siz
                    const struct metrics_workers *w)
 {
     struct sbuf b = {0};
-    sb_printf(&b, "# HELP jobd_jobs_enqueued_total Jobs enqueued through this server.\n"
-                  "# TYPE jobd_jobs_enqueued_total counter\n"
-                  "jobd_jobs_enqueued_total %llu\n", m ? load(&m->enqueued) : 0ULL);
+    sb_printf(&b,
+              "# HELP jobd_jobs_enqueued_total Jobs enqueued through this server.\n"
+              "# TYPE jobd_jobs_enqueued_total counter\n"
+              "jobd_jobs_enqueued_total %llu\n",
+              m ? load(&m->enqueued) : 0ULL);
     sb_printf(&b, "# HELP jobd_jobs_finished_total Attempts reported to this server, by "
                   "outcome.\n# TYPE jobd_jobs_finished_total counter\n");
     for (int o = 0; o < OUTCOME_COUNT; o++)
         sb_printf(&b, "jobd_jobs_finished_total{outcome=\"%s\"} %llu\n", outcome_names[o],
                   m ? load(&m->finished[o]) : 0ULL);
-    sb_printf(&b, "# HELP jobd_jobs_reaped_total Expired leases reaped by this process.\n"
-                  "# TYPE jobd_jobs_reaped_total counter\n"
-                  "jobd_jobs_reaped_total %llu\n", m ? load(&m->reaped) : 0ULL);
-    sb_printf(&b, "# HELP jobd_reports_fenced_total Stale reports refused (fencing).\n"
-                  "# TYPE jobd_reports_fenced_total counter\n"
-                  "jobd_reports_fenced_total %llu\n", m ? load(&m->fenced) : 0ULL);
-    sb_printf(&b, "# HELP jobd_enqueue_commits_total Transactions the group committer wrote.\n"
-                  "# TYPE jobd_enqueue_commits_total counter\n"
-                  "jobd_enqueue_commits_total %llu\n", m ? load(&m->commits) : 0ULL);
-    sb_printf(&b, "# HELP jobd_claims_waiting Claims parked in a long poll.\n"
-                  "# TYPE jobd_claims_waiting gauge\n"
-                  "jobd_claims_waiting %lld\n",
+    sb_printf(&b,
+              "# HELP jobd_jobs_reaped_total Expired leases reaped by this process.\n"
+              "# TYPE jobd_jobs_reaped_total counter\n"
+              "jobd_jobs_reaped_total %llu\n",
+              m ? load(&m->reaped) : 0ULL);
+    sb_printf(&b,
+              "# HELP jobd_reports_fenced_total Stale reports refused (fencing).\n"
+              "# TYPE jobd_reports_fenced_total counter\n"
+              "jobd_reports_fenced_total %llu\n",
+              m ? load(&m->fenced) : 0ULL);
+    sb_printf(&b,
+              "# HELP jobd_enqueue_commits_total Transactions the group committer wrote.\n"
+              "# TYPE jobd_enqueue_commits_total counter\n"
+              "jobd_enqueue_commits_total %llu\n",
+              m ? load(&m->commits) : 0ULL);
+    sb_printf(&b,
+              "# HELP jobd_claims_waiting Claims parked in a long poll.\n"
+              "# TYPE jobd_claims_waiting gauge\n"
+              "jobd_claims_waiting %lld\n",
               m ? (long long)atomic_load(&m->waiting) : 0LL);
     sb_printf(&b,
               "# HELP jobd_config_reload_failed 1 if the last reload (SIGHUP) failed, "

@@ -138,8 +138,8 @@ method_is(const char *route_method, const char *method)
 
 /* The route for method+path, or NULL; *path_known tells if any method matched. */
 static const struct api_route *
-find_route(const char *method, const char *path, struct api_call *c, bool *path_known,
-           char *allow, size_t allow_len)
+find_route(const char *method, const char *path, struct api_call *c, bool *path_known, char *allow,
+           size_t allow_len)
 {
     *path_known = false;
     if (allow_len)
@@ -182,13 +182,15 @@ api_require_role(struct api_call *c, enum api_role need, const char *what)
     if (c->role >= need)
         return true;
     if (what != NULL)
-        api_error(c->resp, 403, "forbidden", NULL, "%s needs a token with role %s or above; "
-                  "this token's role is %s", what, api_role_name(need),
-                  api_role_name(c->role));
+        api_error(c->resp, 403, "forbidden", NULL,
+                  "%s needs a token with role %s or above; "
+                  "this token's role is %s",
+                  what, api_role_name(need), api_role_name(c->role));
     else
-        api_error(c->resp, 403, "forbidden", NULL, "%s %.200s needs a token with role %s or "
-                  "above; this token's role is %s", c->req->method, c->req->path,
-                  api_role_name(need), api_role_name(c->role));
+        api_error(c->resp, 403, "forbidden", NULL,
+                  "%s %.200s needs a token with role %s or "
+                  "above; this token's role is %s",
+                  c->req->method, c->req->path, api_role_name(need), api_role_name(c->role));
     return false;
 }
 
@@ -211,8 +213,7 @@ api_handle(struct api_ctx *ctx, const struct api_request *req, struct api_respon
         api_ui_serve(req, out); /* the page needs no token; its API calls do */
         return;
     }
-    const struct api_route *r = find_route(req->method, req->path, &c, &known, allow,
-                                           sizeof allow);
+    const struct api_route *r = find_route(req->method, req->path, &c, &known, allow, sizeof allow);
     c.role = api_auth_role(api_ctx_auth(ctx), req->authorization);
     (void)api_auth_queues(api_ctx_auth(ctx), req->authorization, &c.queues, &c.n_queues);
     if ((r == NULL || !r->public_route) && c.role == API_ROLE_NONE) {
@@ -222,8 +223,7 @@ api_handle(struct api_ctx *ctx, const struct api_request *req, struct api_respon
         return;
     }
     if (r == NULL && !known) {
-        api_error(out, 404, "not_found", NULL, "no route for %s %.200s", req->method,
-                  req->path);
+        api_error(out, 404, "not_found", NULL, "no route for %s %.200s", req->method, req->path);
         return;
     }
     if (r == NULL) {
@@ -236,8 +236,7 @@ api_handle(struct api_ctx *ctx, const struct api_request *req, struct api_respon
     if (!r->public_route && !api_require_role(&c, route_need(r), NULL))
         return;
     if (req->body_len > r->body_limit) {
-        api_error(out, 413, "too_large", NULL, "the request body is over %zu bytes",
-                  r->body_limit);
+        api_error(out, 413, "too_large", NULL, "the request body is over %zu bytes", r->body_limit);
         return;
     }
     r->fn(&c);

@@ -18,10 +18,10 @@
 
 struct store_pool {
     pthread_mutex_t mu;
-    pthread_cond_t back;      /* a connection came back or was closed */
+    pthread_cond_t back; /* a connection came back or was closed */
     char *url;
     char *notify_url;
-    size_t open, max;         /* max 0: no bound */
+    size_t open, max; /* max 0: no bound */
     int64_t wait_ms;
     const struct jobd_clock *clock;
     struct store **idle;
@@ -129,7 +129,8 @@ take_locked(struct store_pool *p, struct store **out, struct jobd_error *err)
             p->open >= p->max)
             return jobd_error_set(err, JOBD_E_UNAVAILABLE, "db",
                                   "all %zu database connections of this server are in use "
-                                  "(--db-connections)", p->max);
+                                  "(--db-connections)",
+                                  p->max);
     }
 }
 

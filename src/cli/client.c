@@ -137,8 +137,8 @@ cmd_submit(int argc, char **argv)
         json_t *p = json_loads(o.payload, JSON_DECODE_ANY, &je);
         if (p == NULL) {
             json_decref(body);
-            fprintf(stderr, "jobd submit: --payload is not valid JSON: %s (column %d)\n",
-                    je.text, je.column);
+            fprintf(stderr, "jobd submit: --payload is not valid JSON: %s (column %d)\n", je.text,
+                    je.column);
             return CLI_USAGE;
         }
         json_object_set_new(body, "payload", p);

@@ -31,8 +31,7 @@ static const char usage[] =
     "  --from TIME  RFC 3339 instant, any offset (default: now)\n"
     "  -n COUNT     how many firings, 1-100000 (default 5); also --count COUNT\n";
 
-static int __attribute__((format(printf, 1, 2)))
-usage_error(const char *fmt, ...)
+static int __attribute__((format(printf, 1, 2))) usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

@@ -11,8 +11,8 @@
 #include <stddef.h>
 
 struct cli_http_resp {
-    long status;     /* HTTP status; 0 if no answer */
-    char *body;      /* malloc'd, NUL-terminated (may be empty); caller frees */
+    long status; /* HTTP status; 0 if no answer */
+    char *body;  /* malloc'd, NUL-terminated (may be empty); caller frees */
     size_t len;
 };
 

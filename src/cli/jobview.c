@@ -153,7 +153,8 @@ cli_job_attempts(const char *server, long id)
     } else {
         size_t i;
         json_t *a;
-        json_array_foreach(arr, i, a) print_json(a);
+        json_array_foreach(arr, i, a)
+            print_json(a);
     }
     json_decref(o);
     return CLI_OK;
@@ -170,11 +171,27 @@ cli_job_show(const char *server, long id)
     json_t *j = get_object(server, path, &rc);
     if (j == NULL)
         return rc;
-    static const char *const fields[] = {
-        "id", "status", "queue", "type", "priority", "attempt", "max_attempts", "run_at",
-        "created_at", "started_at", "finished_at", "worker_id", "lease_expires_at",
-        "idempotency_key", "schedule", "scheduled_for", "timeout_s", "payload", "result",
-        "last_error", NULL};
+    static const char *const fields[] = {"id",
+                                         "status",
+                                         "queue",
+                                         "type",
+                                         "priority",
+                                         "attempt",
+                                         "max_attempts",
+                                         "run_at",
+                                         "created_at",
+                                         "started_at",
+                                         "finished_at",
+                                         "worker_id",
+                                         "lease_expires_at",
+                                         "idempotency_key",
+                                         "schedule",
+                                         "scheduled_for",
+                                         "timeout_s",
+                                         "payload",
+                                         "result",
+                                         "last_error",
+                                         NULL};
     for (int k = 0; fields[k]; k++)
         put_field(j, fields[k]);
     json_decref(j);

@@ -8,7 +8,7 @@
 #include <sys/resource.h>
 
 #define RESERVE_FIXED 256
-#define CONNS_MAX 4096u  /* each connection also costs libmicrohttpd's memory pool */
+#define CONNS_MAX 4096u /* each connection also costs libmicrohttpd's memory pool */
 #define CONNS_MIN 16u
 
 uint64_t

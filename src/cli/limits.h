@@ -14,9 +14,9 @@
 #include <stdint.h>
 
 struct conn_limits {
-    uint64_t nofile;               /* the descriptor limit in force */
-    unsigned max_connections;      /* open at once */
-    unsigned per_ip;               /* open at once from one address */
+    uint64_t nofile;          /* the descriptor limit in force */
+    unsigned max_connections; /* open at once */
+    unsigned per_ip;          /* open at once from one address */
 };
 
 /* Descriptors kept back from clients out of nofile. */

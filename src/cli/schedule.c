@@ -116,8 +116,8 @@ add_body(const struct sched_opts *o)
         json_t *p = json_loads(o->payload, JSON_DECODE_ANY, &je);
         if (p == NULL) {
             json_decref(body);
-            fprintf(stderr, "jobd schedule: --payload is not valid JSON: %s (column %d)\n",
-                    je.text, je.column);
+            fprintf(stderr, "jobd schedule: --payload is not valid JSON: %s (column %d)\n", je.text,
+                    je.column);
             return NULL;
         }
         json_object_set_new(body, "payload", p);

@@ -224,8 +224,8 @@ struct server_parts {
     bool wcfg_loaded;
     struct wakeup wake;
     bool wake_ok;
-    struct api_ctx ctx;           /* shared by the HTTP threads */
-    struct server_reload reload;  /* SIGHUP's state: the command line, old tables */
+    struct api_ctx ctx;          /* shared by the HTTP threads */
+    struct server_reload reload; /* SIGHUP's state: the command line, old tables */
 };
 
 static void
@@ -233,8 +233,8 @@ stop_all(struct server_parts *p, int64_t grace_ms)
 {
     if (p->worker)
         worker_request_stop(p->worker); /* no new claims from here on */
-    api_server_quiesce(p->http);  /* no new connections */
-    longpoll_stop(p->longpoll);   /* parked claims answered and resumed */
+    api_server_quiesce(p->http);        /* no new connections */
+    longpoll_stop(p->longpoll);         /* parked claims answered and resumed */
     int64_t http_grace = grace_ms >= 0 ? grace_ms : 30000;
     if (!api_server_drain(p->http, http_grace > INT32_MAX ? INT32_MAX : (int)http_grace))
         log_at(LOGL_WARN, "server", "requests still running after the shutdown grace; closing");
@@ -243,9 +243,9 @@ stop_all(struct server_parts *p, int64_t grace_ms)
      * (every waiter is answered and resumed), then let those answers go. */
     committer_quiesce(p->committer);
     (void)api_server_drain(p->http, 2000);
-    api_server_stop(p->http);     /* closes idle keep-alive connections */
-    longpoll_free(p->longpoll);   /* no HTTP thread can park a claim any more */
-    committer_stop(p->committer); /* no request can reach it any more */
+    api_server_stop(p->http);         /* closes idle keep-alive connections */
+    longpoll_free(p->longpoll);       /* no HTTP thread can park a claim any more */
+    committer_stop(p->committer);     /* no request can reach it any more */
     worker_stop(p->worker, grace_ms); /* running jobs finish or are reported */
     sched_plane_stop(p->plane);
     countsd_stop(p->counts);
@@ -395,31 +395,39 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
         (rc = longpoll_start(p->pool, &p->wake, p->metrics, &p->longpoll, &err)))
         return cli_report("cannot start", rc, &err);
     struct api_auth *auth = p->ctx.auth; /* loaded first, kept across the assignment */
-    p->ctx = (struct api_ctx){.pool = p->pool, .auth = auth, .metrics = p->metrics,
-                           .committer = p->committer, .longpoll = p->longpoll,
-                           .wake = &p->wake, .defer_enqueue = true, .clock = clock};
+    p->ctx = (struct api_ctx){.pool = p->pool,
+                              .auth = auth,
+                              .metrics = p->metrics,
+                              .committer = p->committer,
+                              .longpoll = p->longpoll,
+                              .wake = &p->wake,
+                              .defer_enqueue = true,
+                              .clock = clock};
     ctx_settings(&p->ctx, o);
     p->reload.auth = &p->ctx.auth;
     p->reload.metrics = p->metrics;
     struct conn_limits lim = {.max_connections = o->max_connections,
                               .per_ip = o->max_connections_per_ip};
     limits_size(&lim);
-    log_writef(LOGL_INFO, "server", NULL, 0, "descriptor limit %llu: up to %u connections, "
-               "%u from one address", (unsigned long long)lim.nofile, lim.max_connections,
-               lim.per_ip);
+    log_writef(LOGL_INFO, "server", NULL, 0,
+               "descriptor limit %llu: up to %u connections, "
+               "%u from one address",
+               (unsigned long long)lim.nofile, lim.max_connections, lim.per_ip);
     if ((rc = start_http(o, host, port, &lim, p)) != CLI_OK)
         return rc;
     log_writef(LOGL_INFO, "server", NULL, 0,
                "at most %ld database connections (%ld for requests, the committer and the "
                "long-poll; 1 scheduling plane%s)",
-               db_budget(o), pool_conns(o),
-               o->notify_db ? "; 1 LISTEN on --notify-db" : "");
-    struct sched_plane_config pc = {.db_url = cli_db_url(o->db), .reap_interval_ms = o->reap_ms,
+               db_budget(o), pool_conns(o), o->notify_db ? "; 1 LISTEN on --notify-db" : "");
+    struct sched_plane_config pc = {.db_url = cli_db_url(o->db),
+                                    .reap_interval_ms = o->reap_ms,
                                     .retention_ms = o->retention_ms,
                                     .retention_succeeded_ms = o->retention_succeeded_ms,
-                                    .retention_dead_ms = o->retention_dead_ms, .wake = &p->wake,
+                                    .retention_dead_ms = o->retention_dead_ms,
+                                    .wake = &p->wake,
                                     .clock = clock,
-                                    .on_reaped = count_reaped, .on_reaped_arg = p->metrics};
+                                    .on_reaped = count_reaped,
+                                    .on_reaped_arg = p->metrics};
     pc.backoff_base_ms = o->backoff_base_ms;
     pc.backoff_cap_ms = o->backoff_cap_ms;
     if ((rc = sched_plane_start(&pc, &p->plane, &err)) != JOBD_OK)
@@ -427,7 +435,8 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     if ((rc = countsd_start(p->pool, &p->counts, &err)) != JOBD_OK)
         return cli_report("cannot start", rc, &err);
     if (p->wcfg_loaded) {
-        p->wcfg.events = (struct worker_events){.arg = p->metrics, .started = worker_started,
+        p->wcfg.events = (struct worker_events){.arg = p->metrics,
+                                                .started = worker_started,
                                                 .ran = worker_ran,
                                                 .finished = worker_finished,
                                                 .fenced = worker_fenced};
@@ -453,13 +462,16 @@ check_opts(const struct server_opts *o, char *host, size_t hostlen, int *port,
         return CLI_USAGE;
     }
     if (!is_loopback(host) && o->tokens == NULL && !o->insecure) {
-        fprintf(stderr, "jobd server: refusing to listen on non-loopback %s without "
-                        "--tokens (add --insecure to do it anyway)\n", host);
+        fprintf(stderr,
+                "jobd server: refusing to listen on non-loopback %s without "
+                "--tokens (add --insecure to do it anyway)\n",
+                host);
         return CLI_USAGE;
     }
     if (db_budget(o) < fixed_conns(o) + 1) {
-        fprintf(stderr, "jobd server: --db-connections must be at least %ld: one for the "
-                        "committer, the long-poll, the scheduling plane%s, and one for requests\n",
+        fprintf(stderr,
+                "jobd server: --db-connections must be at least %ld: one for the "
+                "committer, the long-poll, the scheduling plane%s, and one for requests\n",
                 fixed_conns(o) + 1, o->notify_db != NULL ? ", --notify-db" : "");
         return CLI_USAGE;
     }

@@ -25,11 +25,11 @@
 enum opt_kind { OPT_STR, OPT_DUR, OPT_BOOL, OPT_THREADS, OPT_KEEP, OPT_CONNS, OPT_COUNT };
 
 struct opt {
-    const char *name;   /* the long flag without "--"; the file key */
+    const char *name; /* the long flag without "--"; the file key */
     enum opt_kind kind;
-    size_t off;         /* of the field in struct server_opts */
+    size_t off;                   /* of the field in struct server_opts */
     bool (*check)(const char *v); /* OPT_STR: NULL or the test a value must pass */
-    const char *want;   /* what check wants, for the message */
+    const char *want;             /* what check wants, for the message */
 };
 
 static bool
@@ -155,8 +155,8 @@ opt_set(struct server_opts *o, const struct opt *op, const char *v, const char *
     case OPT_BOOL:
         if (parse_bool(v, field))
             return CLI_OK;
-        fprintf(stderr, "jobd server: %s--%s must be true or false, not '%s'\n", where,
-                op->name, v);
+        fprintf(stderr, "jobd server: %s--%s must be true or false, not '%s'\n", where, op->name,
+                v);
         return CLI_USAGE;
     case OPT_KEEP:
         /* A retention: "off" keeps for ever (-1). 0 would prune every finished
@@ -167,8 +167,10 @@ opt_set(struct server_opts *o, const struct opt *op, const char *v, const char *
         }
         if (duration_parse_ms(v, field, op->name, &err) == JOBD_OK && *(int64_t *)field > 0)
             return CLI_OK;
-        fprintf(stderr, "jobd server: %s--%s must be a duration over 0 (7d, 12h) or off, not "
-                "'%s'\n", where, op->name, v);
+        fprintf(stderr,
+                "jobd server: %s--%s must be a duration over 0 (7d, 12h) or off, not "
+                "'%s'\n",
+                where, op->name, v);
         return CLI_USAGE;
     case OPT_THREADS:
         if (cli_parse_int(v, 1, 256, &n)) {
@@ -182,16 +184,14 @@ opt_set(struct server_opts *o, const struct opt *op, const char *v, const char *
             *(long *)field = n;
             return CLI_OK;
         }
-        fprintf(stderr, "jobd server: %s--%s must be 1 to 10000, not '%s'\n", where, op->name,
-                v);
+        fprintf(stderr, "jobd server: %s--%s must be 1 to 10000, not '%s'\n", where, op->name, v);
         return CLI_USAGE;
     case OPT_COUNT:
         if (cli_parse_int(v, 1, 1000000, &n)) {
             *(unsigned *)field = (unsigned)n;
             return CLI_OK;
         }
-        fprintf(stderr, "jobd server: %s--%s must be 1 to 1000000, not '%s'\n", where,
-                op->name, v);
+        fprintf(stderr, "jobd server: %s--%s must be 1 to 1000000, not '%s'\n", where, op->name, v);
         return CLI_USAGE;
     }
     return CLI_USAGE;
@@ -203,8 +203,8 @@ struct file_state {
     struct server_opts *o;
     const char *path;
     FILE *f;
-    int line;      /* of the line inih is handling */
-    int rc;        /* the first error's exit status */
+    int line; /* of the line inih is handling */
+    int rc;   /* the first error's exit status */
 };
 
 /* Counts lines for the messages: inih hands the handler no line number. */
@@ -228,8 +228,8 @@ on_key(void *user, const char *section, const char *name, const char *value)
     snprintf(where, sizeof where, "%s:%d: ", fs->path, fs->line);
     const struct opt *op = opt_find(name);
     if (strcmp(section, "server") != 0) {
-        fprintf(stderr, "jobd server: %sunknown section [%s] (the file has one: [server])\n",
-                where, section);
+        fprintf(stderr, "jobd server: %sunknown section [%s] (the file has one: [server])\n", where,
+                section);
         fs->rc = CLI_USAGE;
     } else if (op == NULL) {
         fprintf(stderr, "jobd server: %sunknown key '%s' in [server]\n", where, name);
@@ -288,8 +288,7 @@ load_env(struct server_opts *o)
 /* Matches argv[*i] against every flag; *op and *v get the setting and its
  * text ("true" for --insecure). Returns CLI_OK or CLI_USAGE after printing. */
 static int
-match_flag(int argc, char **argv, int *i, const char *usage, const struct opt **op,
-           const char **v)
+match_flag(int argc, char **argv, int *i, const char *usage, const struct opt **op, const char **v)
 {
     const char *a = argv[*i];
     if (strcmp(a, "--insecure") == 0 || strcmp(a, "--retention-allow-short") == 0) {

@@ -20,16 +20,16 @@
 #define SERVER_DEFAULT_MAX_BULK 2
 
 struct server_opts {
-    char *config;            /* --config FILE or NULL */
-    char *db;                /* NULL: the built-in default of cli_db_url */
+    char *config; /* --config FILE or NULL */
+    char *db;     /* NULL: the built-in default of cli_db_url */
     char *listen;
     char *worker_config;
     char *tokens;
-    char *log_level;         /* NULL: the logger's default (checked, as the two below) */
+    char *log_level; /* NULL: the logger's default (checked, as the two below) */
     char *log_format;
-    char *access_log;        /* "notable", "all" or "off" (or "on": "all") */
-    char *notify_db;         /* a direct PostgreSQL URL for LISTEN, or NULL */
-    char *allowed_hosts;     /* names the server answers to (api/xsite.h), or NULL */
+    char *access_log;    /* "notable", "all" or "off" (or "on": "all") */
+    char *notify_db;     /* a direct PostgreSQL URL for LISTEN, or NULL */
+    char *allowed_hosts; /* names the server answers to (api/xsite.h), or NULL */
     int64_t reap_ms, retention_ms, grace_ms; /* 0 / 0 / -1: the defaults */
     /* the retry delays the server decides (reaped leases, .../fail without
      * retry_in_s); 0 = the defaults, 5 s and 15 m */
@@ -41,14 +41,14 @@ struct server_opts {
     int64_t retention_succeeded_ms, retention_dead_ms;
     bool insecure;
     bool retention_allow_short; /* a retention under 1 h is allowed (tests, demos) */
-    unsigned threads;        /* 0: the API's default */
+    unsigned threads;           /* 0: the API's default */
     unsigned max_connections, max_connections_per_ip; /* 0: sized from the fd limit */
-    int64_t request_timeout_ms; /* 0: the API's default */
-    int64_t access_slow_ms;     /* a request this slow is notable; 0: the API's default (1 s) */
-    long db_conns;           /* 0: the default (server.c: db_budget) */
-    unsigned max_schedules;  /* 0: SERVER_DEFAULT_MAX_SCHEDULES */
-    unsigned max_workers;    /* 0: SERVER_DEFAULT_MAX_WORKERS */
-    unsigned max_bulk;       /* 0: SERVER_DEFAULT_MAX_BULK */
+    int64_t request_timeout_ms;                       /* 0: the API's default */
+    int64_t access_slow_ms; /* a request this slow is notable; 0: the API's default (1 s) */
+    long db_conns;          /* 0: the default (server.c: db_budget) */
+    unsigned max_schedules; /* 0: SERVER_DEFAULT_MAX_SCHEDULES */
+    unsigned max_workers;   /* 0: SERVER_DEFAULT_MAX_WORKERS */
+    unsigned max_bulk;      /* 0: SERVER_DEFAULT_MAX_BULK */
 };
 
 /*

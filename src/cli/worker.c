@@ -70,7 +70,7 @@ static const char usage[] =
 
 struct flag {
     const char *name;
-    const char *key;   /* [worker] key it sets, or NULL */
+    const char *key; /* [worker] key it sets, or NULL */
     const char **value;
 };
 
@@ -110,8 +110,8 @@ parse_flags(int argc, char **argv, struct flag *flags, size_t nflags)
 
 /* The file, then the flags that override its [worker] keys, then the checks. */
 static int
-load_config(struct worker_config *cfg, const char *path, const struct flag *flags,
-            size_t nflags, struct jobd_error *err)
+load_config(struct worker_config *cfg, const char *path, const struct flag *flags, size_t nflags,
+            struct jobd_error *err)
 {
     int rc = worker_config_load(cfg, path, err);
     for (size_t f = 0; rc == JOBD_OK && f < nflags; f++)

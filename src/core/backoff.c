@@ -32,8 +32,7 @@ backoff_ceiling_ms(int32_t attempt, int64_t base_ms, int64_t cap_ms)
 }
 
 int64_t
-backoff_delay_ms(int32_t attempt, int64_t base_ms, int64_t cap_ms, backoff_rand_fn rnd,
-                 void *ctx)
+backoff_delay_ms(int32_t attempt, int64_t base_ms, int64_t cap_ms, backoff_rand_fn rnd, void *ctx)
 {
     int64_t ceiling = backoff_ceiling_ms(attempt, base_ms, cap_ms);
     if (rnd == NULL)

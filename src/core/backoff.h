@@ -21,8 +21,8 @@ typedef uint64_t (*backoff_rand_fn)(void *ctx, uint64_t bound);
  * above the ceiling is clamped; rnd NULL returns the ceiling itself.
  * Thread-safe if rnd is (ctx is only handed to rnd).
  */
-int64_t backoff_delay_ms(int32_t attempt, int64_t base_ms, int64_t cap_ms,
-                         backoff_rand_fn rnd, void *ctx);
+int64_t backoff_delay_ms(int32_t attempt, int64_t base_ms, int64_t cap_ms, backoff_rand_fn rnd,
+                         void *ctx);
 
 /* The upper bound min(cap, base * 2^attempt) itself, for tests and docs. */
 int64_t backoff_ceiling_ms(int32_t attempt, int64_t base_ms, int64_t cap_ms);

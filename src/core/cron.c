@@ -167,7 +167,7 @@ static const struct {
     const char *expansion;
 } macros[] = {
     {"@yearly", "0 0 1 1 *"}, {"@annually", "0 0 1 1 *"}, {"@monthly", "0 0 1 * *"},
-    {"@weekly", "0 0 * * 0"}, {"@daily", "0 0 * * *"},   {"@midnight", "0 0 * * *"},
+    {"@weekly", "0 0 * * 0"}, {"@daily", "0 0 * * *"},    {"@midnight", "0 0 * * *"},
     {"@hourly", "0 * * * *"},
 };
 
@@ -176,8 +176,8 @@ static const struct {
  * which it was. Errors name the field and the text.
  */
 static int
-parse_value(const struct field_def *f, const char *item, const char **pp, int *out,
-            bool *is_name, struct jobd_error *err)
+parse_value(const struct field_def *f, const char *item, const char **pp, int *out, bool *is_name,
+            struct jobd_error *err)
 {
     const char *p = *pp;
     const char *start = p;
@@ -220,8 +220,8 @@ parse_value(const struct field_def *f, const char *item, const char **pp, int *o
         return jobd_error_set(err, JOBD_E_INVALID, f->err_field,
                               "%s: a value is missing in \"%.40s\"", f->name, item);
     if (!isprint((unsigned char)*p))
-        return jobd_error_set(err, JOBD_E_INVALID, f->err_field,
-                              "%s: unexpected byte 0x%02x", f->name, (unsigned char)*p);
+        return jobd_error_set(err, JOBD_E_INVALID, f->err_field, "%s: unexpected byte 0x%02x",
+                              f->name, (unsigned char)*p);
     return jobd_error_set(err, JOBD_E_INVALID, f->err_field, "%s: unexpected \"%c\" in \"%.40s\"",
                           f->name, *p, item);
 }
@@ -313,8 +313,8 @@ parse_field(const struct field_def *f, char *text, uint64_t *mask, bool *last,
         if (comma != NULL)
             *comma = '\0';
         if (*p == '\0')
-            return jobd_error_set(err, JOBD_E_INVALID, f->err_field,
-                                  "%s: empty item in the list", f->name);
+            return jobd_error_set(err, JOBD_E_INVALID, f->err_field, "%s: empty item in the list",
+                                  f->name);
         int rc = parse_item(f, p, mask, last, err);
         if (rc != 0)
             return rc;
@@ -397,8 +397,7 @@ parse_fields(char *text, const char *orig, struct cron_expr *out, struct jobd_er
                 return parse_fields(buf, orig, out, err);
             }
         }
-        return jobd_error_set(err, JOBD_E_INVALID, "cron", "cron: unknown macro \"%.40s\"",
-                              tok[0]);
+        return jobd_error_set(err, JOBD_E_INVALID, "cron", "cron: unknown macro \"%.40s\"", tok[0]);
     }
     if (n != 5 && n != 6)
         return jobd_error_set(err, JOBD_E_INVALID, "cron",
@@ -462,11 +461,11 @@ struct zone_segment {
 };
 
 struct cron_zone {
-    bool utc;        /* no ICU needed: the offset is always 0 */
-    UCalendar *cal;  /* used only for offsets and transitions */
+    bool utc;                     /* no ICU needed: the offset is always 0 */
+    UCalendar *cal;               /* used only for offsets and transitions */
     struct zone_segment cache[2]; /* the last segments looked up */
     int n_cached;
-    int victim;      /* the cache slot replaced last */
+    int victim; /* the cache slot replaced last */
 };
 
 static bool
@@ -535,8 +534,7 @@ cron_zone_open(const char *name, struct cron_zone **out, struct jobd_error *err)
         if (z->cal != NULL)
             icu->ucal_close(z->cal);
         free(z);
-        return jobd_error_set(err, st == U_MEMORY_ALLOCATION_ERROR ? JOBD_E_NOMEM
-                                                                    : JOBD_E_INTERNAL,
+        return jobd_error_set(err, st == U_MEMORY_ALLOCATION_ERROR ? JOBD_E_NOMEM : JOBD_E_INTERNAL,
                               "timezone", "timezone: ICU cannot open \"%s\": %s", name,
                               icu->u_errorName(st));
     }
@@ -579,7 +577,8 @@ zone_segment_at(struct cron_zone *z, int64_t t)
         seg.end = -time_floor_div(num_floor_i64(-when), 1000); /* ceil(when / 1000) */
     else
         seg.end = INT64_MAX;
-    if (icu->ucal_getTimeZoneTransitionDate(z->cal, UCAL_TZ_TRANSITION_PREVIOUS_INCLUSIVE, &when, &st))
+    if (icu->ucal_getTimeZoneTransitionDate(z->cal, UCAL_TZ_TRANSITION_PREVIOUS_INCLUSIVE, &when,
+                                            &st))
         seg.start = time_floor_div(num_floor_i64(when), 1000); /* floor(when / 1000) */
     else
         seg.start = INT64_MIN;
@@ -621,8 +620,7 @@ zone_first_instant(struct cron_zone *z, int64_t w, int64_t *out)
 static int
 no_firing(struct jobd_error *err)
 {
-    return jobd_error_set(err, JOBD_E_INVALID, "after",
-                          "cron: no firing before the year 10000");
+    return jobd_error_set(err, JOBD_E_INVALID, "after", "cron: no firing before the year 10000");
 }
 
 static int

@@ -24,16 +24,16 @@
  * Plain data: copy it, compare it with memcmp, keep it on the stack.
  */
 struct cron_expr {
-    uint64_t seconds;    /* bits 0-59 (a 5-field expression fires at second 0) */
-    uint64_t minutes;    /* bits 0-59 */
-    uint32_t hours;      /* bits 0-23 */
-    uint32_t mdays;      /* bits 1-31 */
-    uint16_t months;     /* bits 1-12 */
-    uint8_t wdays;       /* bits 0-6, Sunday = 0 (7 is folded into 0) */
-    bool mday_last;      /* `L`: the last day of the month also matches */
-    bool mday_star;      /* the day-of-month field starts with '*' */
-    bool wday_star;      /* the day-of-week field starts with '*' */
-    bool hour_wild;      /* hour field is a wildcard or a step: DST "real time" rule */
+    uint64_t seconds; /* bits 0-59 (a 5-field expression fires at second 0) */
+    uint64_t minutes; /* bits 0-59 */
+    uint32_t hours;   /* bits 0-23 */
+    uint32_t mdays;   /* bits 1-31 */
+    uint16_t months;  /* bits 1-12 */
+    uint8_t wdays;    /* bits 0-6, Sunday = 0 (7 is folded into 0) */
+    bool mday_last;   /* `L`: the last day of the month also matches */
+    bool mday_star;   /* the day-of-month field starts with '*' */
+    bool wday_star;   /* the day-of-week field starts with '*' */
+    bool hour_wild;   /* hour field is a wildcard or a step: DST "real time" rule */
     /* wday_days[w]: days 1-31 of a month whose 1st is weekday w that match wdays. */
     uint32_t wday_days[7];
 };
@@ -47,8 +47,7 @@ struct cron_expr {
  * An expression that can never fire (`0 0 30 2 *`) is refused too.
  * text is borrowed; out is caller-owned and untouched on error. Thread-safe.
  */
-int cron_parse(const char *text, struct cron_expr *out, struct jobd_error *err)
-    JOBD_MUST_USE;
+int cron_parse(const char *text, struct cron_expr *out, struct jobd_error *err) JOBD_MUST_USE;
 
 /* An opened time zone. Not thread-safe: one per thread (or per call). */
 struct cron_zone;
@@ -58,8 +57,7 @@ struct cron_zone;
  * by the caller (cron_zone_free). An unknown zone gives JOBD_E_INVALID with
  * err->field = "timezone"; JOBD_E_NOMEM if ICU cannot allocate.
  */
-int cron_zone_open(const char *name, struct cron_zone **out, struct jobd_error *err)
-    JOBD_MUST_USE;
+int cron_zone_open(const char *name, struct cron_zone **out, struct jobd_error *err) JOBD_MUST_USE;
 /* Frees a zone; NULL-safe. */
 void cron_zone_free(struct cron_zone *z);
 /*
@@ -86,8 +84,8 @@ int cron_zone_check(const char *name, struct jobd_error *err) JOBD_MUST_USE;
  * before year 10000, or JOBD_E_INTERNAL if ICU fails. z is used (its calendar
  * is moved), so it must not be shared between threads; e is borrowed.
  */
-int cron_next_in(const struct cron_expr *e, struct cron_zone *z, int64_t after_us,
-                 int64_t *next_us, struct jobd_error *err) JOBD_MUST_USE;
+int cron_next_in(const struct cron_expr *e, struct cron_zone *z, int64_t after_us, int64_t *next_us,
+                 struct jobd_error *err) JOBD_MUST_USE;
 
 /*
  * Same as cron_next_in with a zone opened (and closed) for this call only:

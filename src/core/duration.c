@@ -29,7 +29,8 @@ bad(struct jobd_error *err, const char *field, const char *s, const char *why)
     const char *f = field ? field : "duration";
     return jobd_error_set(err, JOBD_E_INVALID, f,
                           "%s: '%.40s' is not a duration: %s (write an integer with a unit, "
-                          "ms s m h d, or a sum like 1h30m)", f, s, why);
+                          "ms s m h d, or a sum like 1h30m)",
+                          f, s, why);
 }
 
 /* Which unit starts at p ("ms" wins over "m"), or -1. Sets *len. */
@@ -70,8 +71,7 @@ duration_parse_ms(const char *s, int64_t *out_ms, const char *field, struct jobd
         size_t ulen = 0;
         int u = unit_at(p, &ulen);
         if (u < 0)
-            return bad(err, field, s, *p == '\0' ? "a number needs a unit"
-                                                 : "unknown unit");
+            return bad(err, field, s, *p == '\0' ? "a number needs a unit" : "unknown unit");
         if (u < next_unit)
             return bad(err, field, s, "units must appear once each, largest first");
         if (n > INT64_MAX / units[u].ms || total > INT64_MAX - n * units[u].ms)

@@ -23,13 +23,13 @@
 #include "jobd.h"
 
 /* Limits (docs/MODEL.md, "Names and limits"). */
-#define JOB_NAME_MAX 128               /* job types, schedule names */
-#define JOB_QUEUE_MAX 64               /* queue names */
-#define JOB_KEY_MAX 255                /* idempotency keys */
+#define JOB_NAME_MAX 128 /* job types, schedule names */
+#define JOB_QUEUE_MAX 64 /* queue names */
+#define JOB_KEY_MAX 255  /* idempotency keys */
 #define JOB_WORKER_ID_MAX 128
-#define JOB_PAYLOAD_MAX (256 * 1024)   /* bytes of payload JSON */
-#define JOB_RESULT_MAX (64 * 1024)     /* bytes of result JSON */
-#define JOB_ERROR_MAX (4 * 1024)       /* bytes of last_error */
+#define JOB_PAYLOAD_MAX (256 * 1024) /* bytes of payload JSON */
+#define JOB_RESULT_MAX (64 * 1024)   /* bytes of result JSON */
+#define JOB_ERROR_MAX (4 * 1024)     /* bytes of last_error */
 #define JOB_MAX_ATTEMPTS_MAX 1000000
 #define JOB_PRIORITY_MIN (-1000000)
 #define JOB_PRIORITY_MAX 1000000
@@ -92,12 +92,12 @@ struct job {
     int64_t id;
     char *queue;
     char *type;
-    char *payload;            /* JSON text, never NULL in a stored job */
+    char *payload; /* JSON text, never NULL in a stored job */
     enum job_status status;
     int32_t priority;
     int64_t run_at_us;
-    int32_t attempt;          /* claims so far; the fencing token */
-    int32_t attempt_floor;    /* attempts that do not count (job_attempts_counted): those
+    int32_t attempt;       /* claims so far; the fencing token */
+    int32_t attempt_floor; /* attempts that do not count (job_attempts_counted): those
                                  before the last manual retry, and claims given back */
     int32_t max_attempts;
     char *idempotency_key;    /* NULL if none */
@@ -105,10 +105,10 @@ struct job {
     int64_t scheduled_for_us; /* 0 unless made by a schedule */
     char *worker_id;          /* NULL unless claimed */
     int64_t lease_expires_at_us;
-    int64_t timeout_ms;       /* 0 = the handler's own timeout */
-    bool cancel_requested;    /* running job asked to stop */
-    char *last_error;         /* NULL if none */
-    char *result;             /* JSON text or NULL */
+    int64_t timeout_ms;    /* 0 = the handler's own timeout */
+    bool cancel_requested; /* running job asked to stop */
+    char *last_error;      /* NULL if none */
+    char *result;          /* JSON text or NULL */
     int64_t created_at_us;
     int64_t started_at_us;
     int64_t finished_at_us;
@@ -125,11 +125,11 @@ struct job_spec {
     const char *payload;
     const char *queue;
     int32_t priority;
-    int64_t run_at_us;        /* 0 = now */
-    int32_t max_attempts;     /* 0 = default */
+    int64_t run_at_us;    /* 0 = now */
+    int32_t max_attempts; /* 0 = default */
     const char *idempotency_key;
-    int64_t timeout_ms;       /* 0 = none */
-    const char *schedule;     /* set by the scheduling plane only */
+    int64_t timeout_ms;   /* 0 = none */
+    const char *schedule; /* set by the scheduling plane only */
     int64_t scheduled_for_us;
 };
 

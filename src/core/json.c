@@ -60,7 +60,8 @@ check_depth(const char *text, size_t len, const char *field, struct jobd_error *
             if (++depth > JSON_DEPTH_MAX)
                 return jobd_error_set(err, JOBD_E_INVALID, field,
                                       "%s: JSON nests deeper than %d levels at line %zu, "
-                                      "column %zu", field, JSON_DEPTH_MAX, line, col);
+                                      "column %zu",
+                                      field, JSON_DEPTH_MAX, line, col);
         } else if ((c == ']' || c == '}') && depth > 0) {
             depth--;
         }
@@ -71,9 +72,9 @@ check_depth(const char *text, size_t len, const char *field, struct jobd_error *
 /* One open array or object while json_path_at scans. */
 struct path_level {
     bool array;
-    size_t index;             /* arrays: the element's index */
-    size_t key, key_len;      /* objects: the current member's name in text */
-    bool have_key;            /* objects: a name was read, its value not ended */
+    size_t index;        /* arrays: the element's index */
+    size_t key, key_len; /* objects: the current member's name in text */
+    bool have_key;       /* objects: a name was read, its value not ended */
 };
 
 /* Skips a string starting at text[*i] == '"'; *i ends on its closing quote. */
@@ -89,7 +90,7 @@ void
 json_path_at(const char *text, size_t len, size_t pos, char *buf, size_t buflen)
 {
     struct path_level st[JSON_DEPTH_MAX + 1];
-    int depth = 0;            /* levels open; st[depth-1] is the innermost */
+    int depth = 0; /* levels open; st[depth-1] is the innermost */
     size_t end = pos < len ? pos : len;
     for (size_t i = 0; i < end; i++) {
         char c = text[i];
@@ -98,8 +99,7 @@ json_path_at(const char *text, size_t len, size_t pos, char *buf, size_t buflen)
             size_t start = i + 1;
             skip_string(text, end, &i);
             if (top != NULL && !top->array && !top->have_key)
-                *top = (struct path_level){.key = start, .key_len = i - start,
-                                           .have_key = true};
+                *top = (struct path_level){.key = start, .key_len = i - start, .have_key = true};
         } else if (c == '{' || c == '[') {
             if (++depth <= JSON_DEPTH_MAX)
                 st[depth - 1] = (struct path_level){.array = c == '['};
@@ -139,16 +139,18 @@ all_space(const char *text, size_t len)
 }
 
 int
-json_parse_strict(const char *text, size_t len, size_t max_bytes, json_t **out,
-                  const char *field, struct jobd_error *err)
+json_parse_strict(const char *text, size_t len, size_t max_bytes, json_t **out, const char *field,
+                  struct jobd_error *err)
 {
     *out = NULL;
     const char *f = fname(field);
     if (text == NULL || all_space(text, len))
         return jobd_error_set(err, JOBD_E_INVALID, f, "%s: is empty, expected a JSON value", f);
     if (len > max_bytes)
-        return jobd_error_set(err, JOBD_E_TOOBIG, f, "%s: %zu bytes of JSON is over the limit "
-                              "of %zu bytes", f, len, max_bytes);
+        return jobd_error_set(err, JOBD_E_TOOBIG, f,
+                              "%s: %zu bytes of JSON is over the limit "
+                              "of %zu bytes",
+                              f, len, max_bytes);
     int rc = check_depth(text, len, f, err);
     if (rc != JOBD_OK)
         return rc;
@@ -161,13 +163,16 @@ json_parse_strict(const char *text, size_t len, size_t max_bytes, json_t **out,
         if (json_error_code(&je) == json_error_numeric_overflow) {
             char path[sizeof err->field];
             json_path_at(text, len, (size_t)je.position, path, sizeof path);
-            return jobd_error_set(err, JOBD_E_INVALID, f, "%s: the number at line %d, column "
+            return jobd_error_set(err, JOBD_E_INVALID, f,
+                                  "%s: the number at line %d, column "
                                   "%d%s%s does not fit a 64-bit integer or a double; send it "
-                                  "as a string", f, je.line, je.column, path[0] ? " at " : "",
-                                  path);
+                                  "as a string",
+                                  f, je.line, je.column, path[0] ? " at " : "", path);
         }
-        return jobd_error_set(err, JOBD_E_INVALID, f, "%s: invalid JSON at line %d, column %d: "
-                              "%s", f, je.line, je.column, je.text);
+        return jobd_error_set(err, JOBD_E_INVALID, f,
+                              "%s: invalid JSON at line %d, column %d: "
+                              "%s",
+                              f, je.line, je.column, je.text);
     }
     *out = v;
     return JOBD_OK;
@@ -294,9 +299,7 @@ put_str(struct obuf *b, const char *s, size_t n)
         case '\n': put(b, "\\n", 2); break;
         case '\r': put(b, "\\r", 2); break;
         case '\t': put(b, "\\t", 2); break;
-        default:
-            snprintf(esc, sizeof esc, "\\u%04x", c);
-            put(b, esc, 6);
+        default: snprintf(esc, sizeof esc, "\\u%04x", c); put(b, esc, 6);
         }
     }
     put(b, s + run, n - run);
@@ -430,9 +433,7 @@ put_value(struct obuf *b, const json_t *v, int depth)
             return JOBD_E_INVALID;
         put_real(b, json_real_value(v));
         break;
-    case JSON_STRING:
-        put_str(b, json_string_value(v), json_string_length(v));
-        break;
+    case JSON_STRING: put_str(b, json_string_value(v), json_string_length(v)); break;
     case JSON_ARRAY:
         put(b, "[", 1);
         for (size_t i = 0; i < json_array_size(v); i++) {
@@ -469,13 +470,13 @@ json_value_canonical(const json_t *v, size_t max_bytes, char **out, const char *
         case JOBD_E_TOOBIG:
             return jobd_error_set(err, rc, f, "%s: JSON is over the limit of %zu bytes", f,
                                   max_bytes);
-        case JOBD_E_NOMEM:
-            return jobd_error_set(err, rc, f, "%s: out of memory printing JSON", f);
+        case JOBD_E_NOMEM: return jobd_error_set(err, rc, f, "%s: out of memory printing JSON", f);
         case JOBD_E_INVALID:
-            return jobd_error_set(err, rc, f, "%s: JSON nests deeper than %d levels or holds "
-                                  "a number that is not finite", f, JSON_DEPTH_MAX);
-        default:
-            return jobd_error_set(err, rc, f, "%s: could not print JSON", f);
+            return jobd_error_set(err, rc, f,
+                                  "%s: JSON nests deeper than %d levels or holds "
+                                  "a number that is not finite",
+                                  f, JSON_DEPTH_MAX);
+        default: return jobd_error_set(err, rc, f, "%s: could not print JSON", f);
         }
     }
     *out = b.p;

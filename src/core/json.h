@@ -60,8 +60,8 @@ void json_path_at(const char *text, size_t len, size_t pos, char *buf, size_t bu
  * reference in *out (caller json_decref's), for code that needs the parsed
  * tree (the API reading a request body). Errors as json_canonical.
  */
-JOBD_MUST_USE int json_parse_strict(const char *text, size_t len, size_t max_bytes,
-                                    json_t **out, const char *field, struct jobd_error *err);
+JOBD_MUST_USE int json_parse_strict(const char *text, size_t len, size_t max_bytes, json_t **out,
+                                    const char *field, struct jobd_error *err);
 
 /*
  * The canonical text of an already parsed value (borrowed) into *out

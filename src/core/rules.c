@@ -68,8 +68,7 @@ job_action_allowed(enum job_action a, enum job_status status)
 }
 
 int
-job_error_refused(struct jobd_error *err, enum job_action a, int64_t id,
-                  enum job_status status)
+job_error_refused(struct jobd_error *err, enum job_action a, int64_t id, enum job_status status)
 {
     return jobd_error_set(err, JOBD_E_STATE, "status", "cannot %s job %lld: it is %s",
                           job_action_name(a), (long long)id, job_status_name(status));

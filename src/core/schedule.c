@@ -100,9 +100,8 @@ schedule_spec_validate(const struct schedule_spec *spec, struct jobd_error *err)
     if (spec->queue != NULL && (rc = job_validate_queue(spec->queue, "queue", err)) != 0)
         return rc;
     if (spec->priority < JOB_PRIORITY_MIN || spec->priority > JOB_PRIORITY_MAX)
-        return jobd_error_set(err, JOBD_E_INVALID, "priority",
-                              "priority must be between %d and %d", JOB_PRIORITY_MIN,
-                              JOB_PRIORITY_MAX);
+        return jobd_error_set(err, JOBD_E_INVALID, "priority", "priority must be between %d and %d",
+                              JOB_PRIORITY_MIN, JOB_PRIORITY_MAX);
     if (spec->max_attempts < 0 || spec->max_attempts > JOB_MAX_ATTEMPTS_MAX)
         return jobd_error_set(err, JOBD_E_INVALID, "max_attempts",
                               "max_attempts must be between 1 and %d", JOB_MAX_ATTEMPTS_MAX);

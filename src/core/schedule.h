@@ -40,12 +40,12 @@ enum schedule_catchup {
 struct schedule_spec {
     const char *name;
     const char *cron;
-    const char *timezone;     /* NULL = "UTC" */
+    const char *timezone; /* NULL = "UTC" */
     const char *type;
-    const char *payload;      /* canonical JSON text; NULL = "{}" */
-    const char *queue;        /* NULL = "default" */
+    const char *payload; /* canonical JSON text; NULL = "{}" */
+    const char *queue;   /* NULL = "default" */
     int32_t priority;
-    int32_t max_attempts;     /* 0 = default */
+    int32_t max_attempts; /* 0 = default */
     enum schedule_catchup catchup;
 };
 

@@ -24,9 +24,9 @@ time_days_from_civil(int64_t y, unsigned m, unsigned d)
 {
     y -= m <= 2;
     int64_t era = time_floor_div(y, 400);
-    int64_t yoe = y - era * 400;                                   /* [0, 399] */
+    int64_t yoe = y - era * 400; /* [0, 399] */
     int64_t doy = (153 * (int64_t)(m > 2 ? m - 3 : m + 9) + 2) / 5 + (int64_t)d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;           /* [0, 146096] */
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy; /* [0, 146096] */
     return era * 146097 + doe - 719468;
 }
 
@@ -35,10 +35,10 @@ time_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d)
 {
     days += 719468;
     int64_t era = time_floor_div(days, 146097);
-    int64_t doe = days - era * 146097;                             /* [0, 146096] */
+    int64_t doe = days - era * 146097; /* [0, 146096] */
     int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);         /* [0, 365] */
-    int64_t mp = (5 * doy + 2) / 153;                              /* [0, 11] */
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100); /* [0, 365] */
+    int64_t mp = (5 * doy + 2) / 153;                      /* [0, 11] */
     *d = (unsigned)(doy - (153 * mp + 2) / 5 + 1);
     *m = (unsigned)(mp < 10 ? mp + 3 : mp - 9);
     *y = yoe + era * 400 + (*m <= 2);

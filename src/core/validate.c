@@ -13,8 +13,8 @@
 static bool
 is_name_char(unsigned char c)
 {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-           c == '.' || c == '_' || c == ':' || c == '-';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == ':' || c == '-';
 }
 
 static bool
@@ -37,13 +37,14 @@ job_validate_type(const char *type, const char *field, struct jobd_error *err)
         return jobd_error_set(err, JOBD_E_INVALID, field, "%s is required", field);
     size_t n = strlen(type);
     if (n > JOB_NAME_MAX)
-        return jobd_error_set(err, JOBD_E_INVALID, field, "%s is longer than %d characters",
-                              field, JOB_NAME_MAX);
+        return jobd_error_set(err, JOBD_E_INVALID, field, "%s is longer than %d characters", field,
+                              JOB_NAME_MAX);
     for (size_t i = 0; i < n; i++)
         if (!is_name_char((unsigned char)type[i]))
             return jobd_error_set(err, JOBD_E_INVALID, field,
                                   "%s may only contain A-Z a-z 0-9 . _ : - (bad character at "
-                                  "position %zu)", field, i + 1);
+                                  "position %zu)",
+                                  field, i + 1);
     return JOBD_OK;
 }
 
@@ -54,13 +55,14 @@ job_validate_queue(const char *queue, const char *field, struct jobd_error *err)
         return jobd_error_set(err, JOBD_E_INVALID, field, "%s must not be empty", field);
     size_t n = strlen(queue);
     if (n > JOB_QUEUE_MAX)
-        return jobd_error_set(err, JOBD_E_INVALID, field, "%s is longer than %d characters",
-                              field, JOB_QUEUE_MAX);
+        return jobd_error_set(err, JOBD_E_INVALID, field, "%s is longer than %d characters", field,
+                              JOB_QUEUE_MAX);
     for (size_t i = 0; i < n; i++)
         if (!is_queue_char((unsigned char)queue[i]))
             return jobd_error_set(err, JOBD_E_INVALID, field,
                                   "%s may only contain a-z 0-9 _ - (bad character at position "
-                                  "%zu)", field, i + 1);
+                                  "%zu)",
+                                  field, i + 1);
     return JOBD_OK;
 }
 
@@ -82,9 +84,8 @@ job_validate_key(const char *key, const char *field, struct jobd_error *err)
     /* HTTP trims header values: "order-1 " would reach an http handler as
      * "order-1", a different key. */
     if (key[0] == ' ' || key[n - 1] == ' ')
-        return jobd_error_set(err, JOBD_E_INVALID, field,
-                              "%s must not begin or end with a space%s", field,
-                              strspn(key, " ") == n ? " (it is all blanks)" : "");
+        return jobd_error_set(err, JOBD_E_INVALID, field, "%s must not begin or end with a space%s",
+                              field, strspn(key, " ") == n ? " (it is all blanks)" : "");
     return JOBD_OK;
 }
 
@@ -109,8 +110,7 @@ job_spec_validate(const struct job_spec *spec, const char *prefix, struct jobd_e
                               "priority must be between %d and %d", JOB_PRIORITY_MIN,
                               JOB_PRIORITY_MAX);
     if (spec->max_attempts < 0 || spec->max_attempts > JOB_MAX_ATTEMPTS_MAX)
-        return jobd_error_set(err, JOBD_E_INVALID,
-                              fieldname(f, sizeof f, prefix, "max_attempts"),
+        return jobd_error_set(err, JOBD_E_INVALID, fieldname(f, sizeof f, prefix, "max_attempts"),
                               "max_attempts must be between 1 and %d", JOB_MAX_ATTEMPTS_MAX);
     if ((rc = job_validate_key(spec->idempotency_key,
                                fieldname(f, sizeof f, prefix, "idempotency_key"), err)))

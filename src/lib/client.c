@@ -140,8 +140,10 @@ jobd_enqueue_batch(jobd_client *client, const struct jobd_job_opts *opts, size_t
     if (n == 0)
         return JOBD_OK;
     if (n > BATCH_MAX)
-        return jobd_error_set(err, JOBD_E_TOOBIG, "jobs", "a batch holds at most %d jobs, "
-                              "not %zu", BATCH_MAX, n);
+        return jobd_error_set(err, JOBD_E_TOOBIG, "jobs",
+                              "a batch holds at most %d jobs, "
+                              "not %zu",
+                              BATCH_MAX, n);
     if (opts == NULL)
         return jobd_error_set(err, JOBD_E_INVALID, "jobs", "opts must not be NULL");
     struct job_spec *specs = calloc(n, sizeof *specs);
@@ -175,7 +177,8 @@ jobd_enqueue_pg(struct pg_conn *conn, const struct jobd_job_opts *opts, int64_t 
                 struct jobd_error *err)
 {
     if (opts != NULL && opts->timeout_ms != 0)
-        return jobd_error_set(err, JOBD_E_INVALID, "timeout_ms", "timeout_ms is not supported "
+        return jobd_error_set(err, JOBD_E_INVALID, "timeout_ms",
+                              "timeout_ms is not supported "
                               "by jobd_enqueue_pg (jobd.enqueue has no timeout); leave it 0");
     struct job_spec spec;
     char *payload = NULL;
@@ -187,8 +190,8 @@ jobd_enqueue_pg(struct pg_conn *conn, const struct jobd_job_opts *opts, int64_t 
 }
 
 int
-jobd_get_status(jobd_client *client, int64_t id, const char **status_out,
-                int32_t *attempt_out, struct jobd_error *err)
+jobd_get_status(jobd_client *client, int64_t id, const char **status_out, int32_t *attempt_out,
+                struct jobd_error *err)
 {
     struct job j = {0};
     int rc = store_get(client->st, id, &j, err);

@@ -162,8 +162,7 @@ jobd_worker_new(const char *db_url, const char *config_path, jobd_worker **out,
 }
 
 JOBD_API int
-jobd_worker_set_option(jobd_worker *w, const char *key, const char *value,
-                       struct jobd_error *err)
+jobd_worker_set_option(jobd_worker *w, const char *key, const char *value, struct jobd_error *err)
 {
     if (atomic_load(&w->running))
         return jobd_error_set(err, JOBD_E_STATE, key, "the worker is running");

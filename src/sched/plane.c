@@ -50,7 +50,7 @@
 #define PLANE_REAP_BATCH 500
 #define PLANE_REAP_LINES 20 /* leases logged one by one per reap step; the rest summed */
 #define PLANE_PRUNE_BATCH 500
-#define PLANE_MAX_BATCHES 20        /* per step and tick, so one step cannot starve others */
+#define PLANE_MAX_BATCHES 20 /* per step and tick, so one step cannot starve others */
 #define PLANE_PRUNE_EVERY_MS 60000
 /*
  * Succeeded jobs stay in the hot table at least this long before the archive
@@ -85,24 +85,24 @@
 struct sched_plane {
     pthread_t thread;
     struct store *st;
-    const struct jobd_clock *clock;  /* borrowed; NULL = real time for cutoffs */
-    struct wakeup *wake;             /* borrowed; may be NULL */
+    const struct jobd_clock *clock; /* borrowed; NULL = real time for cutoffs */
+    struct wakeup *wake;            /* borrowed; may be NULL */
     int64_t reap_interval_ms;
-    int64_t keep_succeeded_ms;       /* < 0 = keep for ever */
-    int64_t keep_dead_ms;            /* dead and cancelled; < 0 = keep for ever */
+    int64_t keep_succeeded_ms; /* < 0 = keep for ever */
+    int64_t keep_dead_ms;      /* dead and cancelled; < 0 = keep for ever */
     struct backoff_policy bp;
     pthread_mutex_t mu;
-    pthread_cond_t cv;               /* CLOCK_MONOTONIC; signalled by stop */
-    bool stop;                       /* guarded by mu */
-    int last_error;                  /* the code last reported, so a streak logs once */
+    pthread_cond_t cv;                   /* CLOCK_MONOTONIC; signalled by stop */
+    bool stop;                           /* guarded by mu */
+    int last_error;                      /* the code last reported, so a streak logs once */
     void (*on_reaped)(void *arg, int n); /* see sched_plane_config; may be NULL */
     void *on_reaped_arg;
-    bool have_offset;                /* clock_offset_us is known */
-    int64_t clock_offset_us;         /* the store's now minus the monotonic clock, last pass */
-    int64_t clock_now_us;            /* the store's now, last pass */
-    int64_t look_mono_us;            /* start of the last good materializer pass; 0 none */
-    int64_t archived_since_vacuum;   /* rows the archive pass moved since the last vacuum */
-    int64_t next_vacuum_mono_us;     /* no vacuum of the hot table before this */
+    bool have_offset;              /* clock_offset_us is known */
+    int64_t clock_offset_us;       /* the store's now minus the monotonic clock, last pass */
+    int64_t clock_now_us;          /* the store's now, last pass */
+    int64_t look_mono_us;          /* start of the last good materializer pass; 0 none */
+    int64_t archived_since_vacuum; /* rows the archive pass moved since the last vacuum */
+    int64_t next_vacuum_mono_us;   /* no vacuum of the hot table before this */
 };
 
 static int64_t
@@ -335,8 +335,7 @@ prune_outcome(struct sched_plane *p, bool succeeded, int64_t keep_ms)
     for (int i = 0; i < PLANE_MAX_BATCHES; i++) {
         struct jobd_error err = {0};
         int deleted = 0;
-        int rc = store_prune_status(p->st, succeeded, cutoff, PLANE_PRUNE_BATCH, &deleted,
-                                    &err);
+        int rc = store_prune_status(p->st, succeeded, cutoff, PLANE_PRUNE_BATCH, &deleted, &err);
         note(p, "retention", rc, &err);
         if (rc != JOBD_OK || deleted < PLANE_PRUNE_BATCH)
             return;

@@ -15,16 +15,16 @@
 #include <stddef.h>
 
 struct headbuf {
-    char *data;      /* cap + 1 bytes once anything arrived (NUL-terminated) */
-    size_t len;      /* <= cap */
+    char *data; /* cap + 1 bytes once anything arrived (NUL-terminated) */
+    size_t len; /* <= cap */
     size_t cap;
-    bool overflow;   /* more than cap bytes were offered */
+    bool overflow; /* more than cap bytes were offered */
 };
 
 struct tailbuf {
-    char *ring;      /* cap bytes */
+    char *ring; /* cap bytes */
     size_t cap;
-    size_t total;    /* bytes ever offered */
+    size_t total; /* bytes ever offered */
 };
 
 void headbuf_init(struct headbuf *b, size_t cap);

@@ -324,8 +324,8 @@ log_write(enum log_level lvl, const char *comp, const char *msg, const struct lo
     if (!log_enabled(lvl))
         return;
     char line[LOG_LINE_MAX];
-    size_t n = log_format_line(line, (enum log_format)atomic_load(&cfg_format), real_now_us(),
-                               lvl, comp, msg, f, nf);
+    size_t n = log_format_line(line, (enum log_format)atomic_load(&cfg_format), real_now_us(), lvl,
+                               comp, msg, f, nf);
     int saved = errno; /* callers may log between a failure and reading errno */
     /* One write per line: a pipe or file takes it whole, so threads never
      * interleave. A short or failed write is dropped; there is nowhere to say so. */

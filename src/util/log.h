@@ -77,8 +77,8 @@ struct log_field {
  * "worker", "plane", "http"...), msg is the event, f[0..nf) its fields.
  * Thread-safe; never fails visibly (a failed write is dropped).
  */
-void log_write(enum log_level lvl, const char *comp, const char *msg,
-               const struct log_field *f, size_t nf);
+void log_write(enum log_level lvl, const char *comp, const char *msg, const struct log_field *f,
+               size_t nf);
 
 /* The same with a printf-formatted message (cut at LOG_LINE_MAX). */
 void log_writef(enum log_level lvl, const char *comp, const struct log_field *f, size_t nf,
@@ -89,10 +89,10 @@ void log_writef(enum log_level lvl, const char *comp, const struct log_field *f,
  *                        LF_INT("job", id), LF_STR("queue", q));
  * Fields may be omitted.
  */
-#define log_at(lvl, comp, msg, ...)                                                        \
-    do {                                                                                   \
-        const struct log_field log_f_[] = {{0}, __VA_ARGS__};                              \
-        log_write((lvl), (comp), (msg), log_f_ + 1, sizeof log_f_ / sizeof log_f_[0] - 1); \
+#define log_at(lvl, comp, msg, ...)                                                                \
+    do {                                                                                           \
+        const struct log_field log_f_[] = {{0}, __VA_ARGS__};                                      \
+        log_write((lvl), (comp), (msg), log_f_ + 1, sizeof log_f_ / sizeof log_f_[0] - 1);         \
     } while (0)
 
 /*
@@ -101,7 +101,6 @@ void log_writef(enum log_level lvl, const char *comp, const struct log_field *f,
  * newline included. For tests and for callers that write elsewhere.
  */
 size_t log_format_line(char *buf, enum log_format fmt, int64_t now_us, enum log_level lvl,
-                       const char *comp, const char *msg, const struct log_field *f,
-                       size_t nf);
+                       const char *comp, const char *msg, const struct log_field *f, size_t nf);
 
 #endif

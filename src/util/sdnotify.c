@@ -29,8 +29,8 @@ sdnotify_send(const char *state)
     memcpy(sa.sun_path, path, len);
     if (path[0] == '@')
         sa.sun_path[0] = '\0'; /* abstract namespace: the name is not NUL-terminated */
-    socklen_t salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len +
-                                  (path[0] == '/' ? 1 : 0));
+    socklen_t salen =
+        (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len + (path[0] == '/' ? 1 : 0));
     int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;

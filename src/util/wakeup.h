@@ -15,8 +15,8 @@
 
 struct wakeup {
     pthread_mutex_t mu;
-    pthread_cond_t cv;     /* CLOCK_MONOTONIC */
-    uint64_t seq;          /* bumped by every signal */
+    pthread_cond_t cv; /* CLOCK_MONOTONIC */
+    uint64_t seq;      /* bumped by every signal */
 };
 
 int wakeup_init(struct wakeup *w);

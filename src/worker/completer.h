@@ -21,13 +21,13 @@
 #define COMPLETER_BATCH_MAX 500
 
 struct completer {
-    struct completion *v;     /* v[i].result points into results[i] (owned) */
+    struct completion *v; /* v[i].result points into results[i] (owned) */
     size_t n, cap;
-    size_t batch_max;         /* COMPLETER_BATCH_MAX unless a test sets less */
-    uint64_t written;         /* attempts the store took */
-    uint64_t stale;           /* attempts the store fenced off */
-    uint64_t refused;         /* attempts the store refused even without a result (dropped) */
-    uint64_t batches;         /* store_complete_batch calls that succeeded */
+    size_t batch_max; /* COMPLETER_BATCH_MAX unless a test sets less */
+    uint64_t written; /* attempts the store took */
+    uint64_t stale;   /* attempts the store fenced off */
+    uint64_t refused; /* attempts the store refused even without a result (dropped) */
+    uint64_t batches; /* store_complete_batch calls that succeeded */
 };
 
 void completer_init(struct completer *c);

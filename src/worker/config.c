@@ -126,8 +126,7 @@ worker_config_set_queues(struct worker_config *cfg, const char *list, struct job
 }
 
 static int
-parse_int(const char *key, const char *value, long lo, long hi, long *out,
-          struct jobd_error *err)
+parse_int(const char *key, const char *value, long lo, long hi, long *out, struct jobd_error *err)
 {
     char *end = NULL;
     errno = 0;
@@ -279,16 +278,16 @@ worker_config_add_c(struct worker_config *cfg, const char *type, worker_c_fn fn,
 struct parse_state {
     struct worker_config *cfg;
     const char *path;
-    char dir[PATH_MAX];        /* the file's directory, for relative programs */
+    char dir[PATH_MAX]; /* the file's directory, for relative programs */
     FILE *f;
-    int line;                  /* lines handed to inih so far = the current line */
-    int err_line;              /* 0 until the first error */
-    struct jobd_error err;     /* the first error */
-    char section[160];         /* section of the previous key, to spot a new one */
-    bool header_seen;          /* a [section] line came since the previous key */
-    unsigned seen;             /* bit set of keys seen in this section */
-    struct handler_conf *h;    /* current [handler] */
-    int *handler_lines;        /* line of each handler's first key */
+    int line;               /* lines handed to inih so far = the current line */
+    int err_line;           /* 0 until the first error */
+    struct jobd_error err;  /* the first error */
+    char section[160];      /* section of the previous key, to spot a new one */
+    bool header_seen;       /* a [section] line came since the previous key */
+    unsigned seen;          /* bit set of keys seen in this section */
+    struct handler_conf *h; /* current [handler] */
+    int *handler_lines;     /* line of each handler's first key */
 };
 
 static char *
@@ -310,8 +309,7 @@ fail(struct parse_state *ps, int code, const char *key, const char *detail)
 {
     if (ps->err_line == 0) {
         ps->err_line = ps->line;
-        jobd_error_set(&ps->err, code, key, "%s:%d: key '%s': %s", ps->path, ps->line, key,
-                       detail);
+        jobd_error_set(&ps->err, code, key, "%s:%d: key '%s': %s", ps->path, ps->line, key, detail);
     }
     return 0;
 }
@@ -497,19 +495,18 @@ on_key(void *user, const char *section, const char *name, const char *value)
 
 /* The rules across a handler section's keys, at the line that opened it. */
 static int
-handler_complete(const struct handler_conf *h, const char *path, int line,
-                 struct jobd_error *err)
+handler_complete(const struct handler_conf *h, const char *path, int line, struct jobd_error *err)
 {
     char keys[128];
     runner_kind_keys(keys, sizeof keys, " or ");
     if (h->kind == HANDLER_NONE)
         return jobd_error_set(err, JOBD_E_INVALID, "exec",
-                              "%s:%d: key 'exec': [handler \"%s\"] needs %s", path, line,
-                              h->type, keys);
+                              "%s:%d: key 'exec': [handler \"%s\"] needs %s", path, line, h->type,
+                              keys);
     if (h->env != NULL && h->kind != HANDLER_EXEC)
         return jobd_error_set(err, JOBD_E_INVALID, "env",
-                              "%s:%d: key 'env': [handler \"%s\"]: env= is for exec handlers",
-                              path, line, h->type);
+                              "%s:%d: key 'env': [handler \"%s\"]: env= is for exec handlers", path,
+                              line, h->type);
     if (h->user != NULL && h->kind != HANDLER_EXEC)
         return jobd_error_set(err, JOBD_E_INVALID, "user",
                               "%s:%d: key 'user': [handler \"%s\"]: user= is for exec handlers",

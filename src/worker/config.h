@@ -27,11 +27,11 @@
 
 /* A handler's kind: the index of its row in runner_kinds (runner.h). */
 enum handler_kind {
-    HANDLER_NONE = 0,         /* not set yet (a section without exec= or http=) */
+    HANDLER_NONE = 0, /* not set yet (a section without exec= or http=) */
     HANDLER_EXEC = 1,
     HANDLER_HTTP = 2,
     HANDLER_C = 3,
-    HANDLER_KIND_COUNT        /* arrays indexed by kind have this many entries */
+    HANDLER_KIND_COUNT /* arrays indexed by kind have this many entries */
 };
 
 struct jobd_run;
@@ -39,17 +39,17 @@ struct jobd_run;
 typedef int (*worker_c_fn)(struct jobd_run *run, void *ctx);
 
 struct handler_conf {
-    char *type;               /* job type it handles */
+    char *type; /* job type it handles */
     enum handler_kind kind;
-    char **argv;              /* HANDLER_EXEC: NULL-terminated, argv[0] the program */
-    char **env;               /* HANDLER_EXEC: `env =` names passed through to the
+    char **argv;        /* HANDLER_EXEC: NULL-terminated, argv[0] the program */
+    char **env;         /* HANDLER_EXEC: `env =` names passed through to the
                                  child (NULL-terminated), or NULL */
-    char *origin;             /* "FILE:LINE" of the key that set the kind, for messages;
+    char *origin;       /* "FILE:LINE" of the key that set the kind, for messages;
                                  NULL for handlers registered in code */
-    char *url;                /* HANDLER_HTTP */
-    worker_c_fn fn;           /* HANDLER_C (borrowed) */
-    void *ctx;                /* HANDLER_C (borrowed) */
-    int64_t timeout_ms;       /* 0 = none (the job's own timeout still applies) */
+    char *url;          /* HANDLER_HTTP */
+    worker_c_fn fn;     /* HANDLER_C (borrowed) */
+    void *ctx;          /* HANDLER_C (borrowed) */
+    int64_t timeout_ms; /* 0 = none (the job's own timeout still applies) */
     /* HANDLER_EXEC `user = NAME`: the child runs as that user (exec_user.c),
      * resolved when the file is read; user NULL = the worker's own. */
     char *user;
@@ -86,24 +86,24 @@ struct worker_events {
 #define WORKER_DB_CONNECTIONS_MAX 3 /* loop, listener, flusher */
 
 struct worker_config {
-    int concurrency;          /* >= 1; jobs run at once */
-    int prefetch;             /* claimed jobs queued beyond concurrency (C handlers only);
+    int concurrency; /* >= 1; jobs run at once */
+    int prefetch;    /* claimed jobs queued beyond concurrency (C handlers only);
                                  -1 = "auto": adaptive, up to WORKER_PREFETCH_AUTO_MAX
                                  (worker_claim.c: wk_prefetch_now) */
-    char **queues;            /* n_queues names; NULL = every queue */
+    char **queues;   /* n_queues names; NULL = every queue */
     size_t n_queues;
     int64_t lease_ms;
-    int64_t heartbeat_ms;     /* < lease_ms */
+    int64_t heartbeat_ms; /* < lease_ms */
     int64_t backoff_base_ms;
     int64_t backoff_cap_ms;
     int64_t shutdown_grace_ms;
-    int64_t poll_ms;          /* safety-net poll; 0 = the backend's default */
-    char *worker_id;          /* NULL = "HOST:PID" chosen at start */
-    int db_connections;       /* PostgreSQL connections the worker may open, 1..3
+    int64_t poll_ms;    /* safety-net poll; 0 = the backend's default */
+    char *worker_id;    /* NULL = "HOST:PID" chosen at start */
+    int db_connections; /* PostgreSQL connections the worker may open, 1..3
                                  (WORKER_DB_CONNECTIONS_*): 1 the loop alone, polling;
                                  2 and a listener for NOTIFY; 3 (default) and a
                                  flusher writing completions */
-    char *notify_db;          /* a direct PostgreSQL URL for LISTEN when the store URL
+    char *notify_db;    /* a direct PostgreSQL URL for LISTEN when the store URL
                                  goes through a transaction pooler; NULL = the store URL */
     struct handler_conf *handlers;
     size_t n_handlers;
@@ -133,8 +133,8 @@ JOBD_MUST_USE int worker_config_load(struct worker_config *cfg, const char *path
  * Sets one [worker] key from text, exactly as the file would (used by the
  * command line and by jobd_worker_set_option). JOBD_E_INVALID naming key.
  */
-JOBD_MUST_USE int worker_config_set(struct worker_config *cfg, const char *key,
-                                    const char *value, struct jobd_error *err);
+JOBD_MUST_USE int worker_config_set(struct worker_config *cfg, const char *key, const char *value,
+                                    struct jobd_error *err);
 
 /* Splits "a,b" into cfg->queues (replacing them), validating each name. */
 JOBD_MUST_USE int worker_config_set_queues(struct worker_config *cfg, const char *list,
@@ -144,13 +144,11 @@ JOBD_MUST_USE int worker_config_set_queues(struct worker_config *cfg, const char
  * Adds a C handler for type (replacing any handler of that type). fn and ctx
  * are borrowed and must outlive the worker. JOBD_E_INVALID for a bad type.
  */
-JOBD_MUST_USE int worker_config_add_c(struct worker_config *cfg, const char *type,
-                                      worker_c_fn fn, void *ctx, int64_t timeout_ms,
-                                      struct jobd_error *err);
+JOBD_MUST_USE int worker_config_add_c(struct worker_config *cfg, const char *type, worker_c_fn fn,
+                                      void *ctx, int64_t timeout_ms, struct jobd_error *err);
 
 /* The handler for type, or NULL. Borrowed from cfg. */
-const struct handler_conf *worker_config_handler(const struct worker_config *cfg,
-                                                 const char *type);
+const struct handler_conf *worker_config_handler(const struct worker_config *cfg, const char *type);
 
 /*
  * Checks the whole config: at least one handler, heartbeat < lease, ...

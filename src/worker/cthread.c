@@ -50,8 +50,8 @@
 struct qitem {
     struct run_result res; /* first: the block is the result's once answered */
     struct run *run;
-    int stop;                 /* enum run_stop: stopped while queued (under mu) */
-    int64_t queued_us;        /* monotonic: when it was queued (cthread_runner_return_stale) */
+    int stop;          /* enum run_stop: stopped while queued (under mu) */
+    int64_t queued_us; /* monotonic: when it was queued (cthread_runner_return_stale) */
     struct qitem *next;
 };
 static_assert(offsetof(struct qitem, res) == 0, "a qitem's block is its result's");
@@ -63,8 +63,8 @@ struct cthread_runner {
     struct qitem *head, *tail;
     struct jobd_run *running;
     bool quit;
-    int idle;                 /* threads waiting on cv */
-    int signalled;            /* of those, already sent a signal (not yet awake) */
+    int idle;      /* threads waiting on cv */
+    int signalled; /* of those, already sent a signal (not yet awake) */
     int nthreads;
     pthread_t *threads;
 };

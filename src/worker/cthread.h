@@ -17,12 +17,12 @@
 /* What a C handler sees (opaque in jobd.h as jobd_run). */
 struct jobd_run {
     const struct run *run;
-    atomic_int stop;          /* enum run_stop; RUN_STOP_NONE while it may go on */
-    char *result;             /* set by jobd_run_set_result (canonical JSON) */
-    char *error;              /* set by jobd_run_set_error */
-    int64_t retry_after_ms;   /* -1 = backoff */
-    int64_t deadline_us;      /* monotonic: the timeout, from when a thread took it; 0 = none */
-    struct jobd_run *next;    /* the runner's list of running jobs */
+    atomic_int stop;        /* enum run_stop; RUN_STOP_NONE while it may go on */
+    char *result;           /* set by jobd_run_set_result (canonical JSON) */
+    char *error;            /* set by jobd_run_set_error */
+    int64_t retry_after_ms; /* -1 = backoff */
+    int64_t deadline_us;    /* monotonic: the timeout, from when a thread took it; 0 = none */
+    struct jobd_run *next;  /* the runner's list of running jobs */
 };
 
 struct cthread_runner;
@@ -43,8 +43,7 @@ void cthread_runner_start_many(struct cthread_runner *c, struct run **runs, size
  * by a thread) is marked and will be answered as stopped without running.
  * Thread-safe.
  */
-void cthread_runner_stop(struct cthread_runner *c, int64_t id, int32_t attempt,
-                         enum run_stop why);
+void cthread_runner_stop(struct cthread_runner *c, int64_t id, int32_t attempt, enum run_stop why);
 /*
  * Takes every queued run that no thread has started and answers each at
  * once through the sink as a RUN_RETRY stopped by why (or by the stop it was

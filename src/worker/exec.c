@@ -49,18 +49,18 @@
 struct child {
     struct run *run;
     pid_t pid;
-    int pidfd;               /* -1 if the kernel has none */
+    int pidfd; /* -1 if the kernel has none */
     int in_fd, out_fd, err_fd;
-    char *in_data;           /* payload + "\n" */
+    char *in_data; /* payload + "\n" */
     size_t in_len, in_off;
     struct headbuf out;
     struct tailbuf errb;
-    int64_t deadline_us;     /* monotonic; 0 = no timeout */
-    int64_t kill_at_us;      /* monotonic; 0 = no SIGKILL pending */
-    int64_t drain_until_us;  /* set when the leader exits */
+    int64_t deadline_us;    /* monotonic; 0 = no timeout */
+    int64_t kill_at_us;     /* monotonic; 0 = no SIGKILL pending */
+    int64_t drain_until_us; /* set when the leader exits */
     enum run_stop stopped;
     bool exited;
-    int status;              /* waitpid status once exited */
+    int status; /* waitpid status once exited */
     struct child *next;
 };
 
@@ -80,11 +80,11 @@ struct exec_runner {
     struct run_sink sink;
     pthread_t thread;
     int evfd;
-    pthread_mutex_t mu;      /* guards the three fields below */
+    pthread_mutex_t mu; /* guards the three fields below */
     struct pending *new_runs;
     struct stop_req *stops;
     bool quit;
-    struct child *children;  /* reactor thread only */
+    struct child *children; /* reactor thread only */
 };
 
 static void
@@ -186,8 +186,8 @@ spawn_program(pid_t *pid, char **argv, char **env, int in, int out, int errfd,
     sigemptyset(&none);
     posix_spawnattr_setsigmask(&attr, &none);
     sigemptyset(&deflt);
-    static const int sigs[] = {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGCHLD,
-                               SIGUSR1, SIGUSR2, SIGALRM};
+    static const int sigs[] = {SIGPIPE, SIGTERM, SIGINT,  SIGHUP, SIGQUIT,
+                               SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         sigaddset(&deflt, sigs[i]);
     posix_spawnattr_setsigdefault(&attr, &deflt);
@@ -216,8 +216,7 @@ spawn_child(struct exec_runner *x, struct run *run)
         deliver_error(x, run, RUN_RELEASE, "out of memory starting the handler");
         return;
     }
-    if (pipe2(pin, O_CLOEXEC) != 0 || pipe2(pout, O_CLOEXEC) != 0 ||
-        pipe2(perr, O_CLOEXEC) != 0) {
+    if (pipe2(pin, O_CLOEXEC) != 0 || pipe2(pout, O_CLOEXEC) != 0 || pipe2(perr, O_CLOEXEC) != 0) {
         snprintf(msg, sizeof msg, "cannot create pipes: %s", errno_text(errno));
         goto fail;
     }
@@ -385,8 +384,8 @@ make_result(struct child *c)
         if (r != NULL && !c->out.overflow && c->out.len > 0)
             r->result = run_result_json(c->out.data, c->out.len);
     } else {
-        enum run_outcome o = WIFEXITED(c->status) && WEXITSTATUS(c->status) == 65 ? RUN_DEAD
-                                                                                  : RUN_RETRY;
+        enum run_outcome o =
+            WIFEXITED(c->status) && WEXITSTATUS(c->status) == 65 ? RUN_DEAD : RUN_RETRY;
         r = run_result_new(c->run, o, tail != NULL && tail[0] != '\0' ? tail : status);
     }
     free(tail);
@@ -547,8 +546,8 @@ reactor(void *arg)
         int64_t wake = 0;
         for (struct child *c = x->children; c != NULL; c = c->next) {
             nchild++;
-            wake = min_nonzero(wake, c->deadline_us != 0 && c->stopped == RUN_STOP_NONE
-                                         ? c->deadline_us : 0);
+            wake = min_nonzero(
+                wake, c->deadline_us != 0 && c->stopped == RUN_STOP_NONE ? c->deadline_us : 0);
             wake = min_nonzero(wake, c->kill_at_us);
             wake = min_nonzero(wake, c->exited ? c->drain_until_us : 0);
             if (!c->exited && c->pidfd < 0)

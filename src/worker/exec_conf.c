@@ -30,8 +30,7 @@
 extern char **environ;
 
 int
-exec_configure(struct handler_conf *h, const char *value, const char *dir,
-               struct jobd_error *err)
+exec_configure(struct handler_conf *h, const char *value, const char *dir, struct jobd_error *err)
 {
     size_t argc = 0;
     int rc = words_split(value, &h->argv, &argc, "exec", err);
@@ -135,9 +134,9 @@ listed(const struct handler_conf *h, const char *entry)
 static bool
 job_variable(const char *entry)
 {
-    static const char *const ours[] = {"JOBD_JOB_ID=", "JOBD_ATTEMPT=", "JOBD_TYPE=",
-                                       "JOBD_QUEUE=", "JOBD_IDEMPOTENCY_KEY=",
-                                       "JOBD_SCHEDULED_FOR="};
+    static const char *const ours[] = {
+        "JOBD_JOB_ID=", "JOBD_ATTEMPT=",         "JOBD_TYPE=",
+        "JOBD_QUEUE=",  "JOBD_IDEMPOTENCY_KEY=", "JOBD_SCHEDULED_FOR="};
     for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++)
         if (strncmp(entry, ours[i], strlen(ours[i])) == 0)
             return true;

@@ -173,8 +173,8 @@ fence_arm(struct fence *f, int slot, int64_t id, int32_t attempt, int64_t lease_
 {
     assert(slot >= 0 && slot < f->n && id > 0 && attempt >= 1);
     pthread_mutex_lock(&f->mu);
-    f->e[slot] = (struct entry){.armed = true, .id = id, .attempt = attempt,
-                                .lease_end_us = lease_end_us, .tag = tag};
+    f->e[slot] = (struct entry){
+        .armed = true, .id = id, .attempt = attempt, .lease_end_us = lease_end_us, .tag = tag};
     if (lease_end_us < f->wake_at)
         pthread_cond_signal(&f->cv);
     pthread_mutex_unlock(&f->mu);

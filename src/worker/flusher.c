@@ -29,13 +29,13 @@ struct flusher {
     struct wakeup *notify;
     pthread_t thread;
     pthread_mutex_t mu;
-    pthread_cond_t cv;        /* CLOCK_MONOTONIC */
-    struct completer inbox;   /* under mu */
-    bool quit;                /* under mu */
+    pthread_cond_t cv;      /* CLOCK_MONOTONIC */
+    struct completer inbox; /* under mu */
+    bool quit;              /* under mu */
     atomic_size_t pending;
     _Atomic uint64_t written, stale, batches;
-    struct store *st;         /* thread only */
-    struct completer out;     /* thread only */
+    struct store *st;     /* thread only */
+    struct completer out; /* thread only */
 };
 
 /* Appends every item of from to to and empties from. False on OOM (nothing moved). */
@@ -130,8 +130,8 @@ flusher_main(void *arg)
 }
 
 int
-flusher_start(const char *url, flusher_open_fn open, struct wakeup *notify,
-              struct flusher **out, struct jobd_error *err)
+flusher_start(const char *url, flusher_open_fn open, struct wakeup *notify, struct flusher **out,
+              struct jobd_error *err)
 {
     *out = NULL;
     struct flusher *f = calloc(1, sizeof *f);

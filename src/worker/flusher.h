@@ -46,8 +46,7 @@ size_t flusher_pending(struct flusher *f);
  * Adds the counts since the last call to *written, *stale and *batches
  * (attempts the store took, attempts fenced off, statements). Thread-safe.
  */
-void flusher_take_counts(struct flusher *f, uint64_t *written, uint64_t *stale,
-                         uint64_t *batches);
+void flusher_take_counts(struct flusher *f, uint64_t *written, uint64_t *stale, uint64_t *batches);
 /* Stops and joins the thread; drops what is unwritten; frees f. NULL-safe.
  * Not concurrently with flusher_push (the loop calls both). */
 void flusher_stop(struct flusher *f);

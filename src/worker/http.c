@@ -27,8 +27,7 @@
 #include "util/lazylib.h"
 
 int
-http_configure(struct handler_conf *h, const char *value, const char *dir,
-               struct jobd_error *err)
+http_configure(struct handler_conf *h, const char *value, const char *dir, struct jobd_error *err)
 {
     (void)dir;
     if (strncmp(value, "http://", 7) != 0 && strncmp(value, "https://", 8) != 0)
@@ -45,14 +44,14 @@ struct xfer {
     CURL *easy;
     struct curl_slist *headers;
     struct headbuf body;
-    int64_t retry_after_ms;   /* -1 = none */
+    int64_t retry_after_ms; /* -1 = none */
     enum run_stop stopped;
     char errbuf[CURL_ERROR_SIZE];
     struct xfer *next;
 };
 
 struct req {
-    struct run *run;          /* a new run, or NULL for a stop request */
+    struct run *run; /* a new run, or NULL for a stop request */
     int64_t id;
     int32_t attempt;
     enum run_stop why;
@@ -63,10 +62,10 @@ struct http_runner {
     struct run_sink sink;
     CURLM *multi;
     pthread_t thread;
-    pthread_mutex_t mu;       /* guards reqs and quit */
+    pthread_mutex_t mu; /* guards reqs and quit */
     struct req *reqs;
     bool quit;
-    struct xfer *xfers;       /* curl thread only */
+    struct xfer *xfers; /* curl thread only */
 };
 
 int64_t
@@ -239,8 +238,8 @@ finished(struct xfer *x, CURLcode code)
     struct run_result *r = NULL;
     const char *url = x->run->handler->url;
     if (code == CURLE_OPERATION_TIMEDOUT) {
-        snprintf(msg, sizeof msg, "timed out after %" PRId64 "ms calling %s",
-                 x->run->timeout_ms, url);
+        snprintf(msg, sizeof msg, "timed out after %" PRId64 "ms calling %s", x->run->timeout_ms,
+                 url);
         r = run_result_new(x->run, RUN_RETRY, msg);
         if (r != NULL)
             r->stopped = RUN_STOP_TIMEOUT;
@@ -261,8 +260,7 @@ finished(struct xfer *x, CURLcode code)
     }
     char detail[2048];
     body_detail(x, detail, sizeof detail);
-    snprintf(msg, sizeof msg, "HTTP %ld from %s%s%s", status, url, detail[0] ? ": " : "",
-             detail);
+    snprintf(msg, sizeof msg, "HTTP %ld from %s%s%s", status, url, detail[0] ? ": " : "", detail);
     bool dead = status >= 400 && status < 500 && status != 408 && status != 429;
     r = run_result_new(x->run, dead ? RUN_DEAD : RUN_RETRY, msg);
     if (r != NULL && !dead)

@@ -39,8 +39,8 @@ presence_init(struct presence *p, const struct worker_config *cfg, const char *i
     p->info.concurrency = cfg->concurrency;
     p->info.heartbeat_ms = cfg->heartbeat_ms > 0 ? cfg->heartbeat_ms : 20000;
     /* Out of memory now: no presence rather than a half-described worker. */
-    p->off = !p->info.id || !p->info.hostname || !p->info.version || !p->info.queues ||
-             !p->info.types;
+    p->off =
+        !p->info.id || !p->info.hostname || !p->info.version || !p->info.queues || !p->info.types;
 }
 
 void

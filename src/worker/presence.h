@@ -18,11 +18,11 @@
 #include "worker/config.h"
 
 struct presence {
-    struct worker_info info;  /* owned strings (presence_fini) */
-    int64_t next_us;          /* monotonic time of the next refresh; 0 = announce now */
+    struct worker_info info; /* owned strings (presence_fini) */
+    int64_t next_us;         /* monotonic time of the next refresh; 0 = announce now */
     bool announced;
-    bool draining;            /* what the store was last told */
-    bool off;                 /* the store keeps no presence */
+    bool draining; /* what the store was last told */
+    bool off;      /* the store keeps no presence */
 };
 
 /* Describes the worker (id, queues, handler types, concurrency, interval). */

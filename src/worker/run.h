@@ -41,10 +41,10 @@ struct run {
     int32_t attempt;
     char *type;
     char *queue;
-    char *payload;            /* JSON text */
-    char *idempotency_key;    /* the job's key, or "job-<id>" */
-    int64_t scheduled_for_us; /* 0 unless made by a schedule */
-    int64_t timeout_ms;       /* effective: the job's, else the handler's; 0 = none */
+    char *payload;                      /* JSON text */
+    char *idempotency_key;              /* the job's key, or "job-<id>" */
+    int64_t scheduled_for_us;           /* 0 unless made by a schedule */
+    int64_t timeout_ms;                 /* effective: the job's, else the handler's; 0 = none */
     const struct handler_conf *handler; /* borrowed from the worker's config */
 };
 
@@ -52,15 +52,15 @@ struct run_result {
     int64_t id;
     int32_t attempt;
     enum run_outcome outcome;
-    char *result;             /* RUN_SUCCEEDED: canonical JSON or NULL (owned) */
-    char *error;              /* failures: last_error text (owned, <= JOB_ERROR_MAX) */
-    int64_t retry_after_ms;   /* RUN_RETRY: -1 = backoff; else the server's Retry-After */
-    enum run_stop stopped;    /* why it was stopped early, if it was */
-    int64_t ran_us;           /* how long the handler itself ran (C handlers; 0 = not timed) */
-    struct run *run;          /* the run it answers when its runner hands that back (owned,
+    char *result;            /* RUN_SUCCEEDED: canonical JSON or NULL (owned) */
+    char *error;             /* failures: last_error text (owned, <= JOB_ERROR_MAX) */
+    int64_t retry_after_ms;  /* RUN_RETRY: -1 = backoff; else the server's Retry-After */
+    enum run_stop stopped;   /* why it was stopped early, if it was */
+    int64_t ran_us;          /* how long the handler itself ran (C handlers; 0 = not timed) */
+    struct run *run;         /* the run it answers when its runner hands that back (owned,
                                  freed by run_result_free; NULL otherwise): so the loop
                                  thread frees it, not a C handler thread (cthread.c) */
-    struct run_result *next;  /* for the worker's queue */
+    struct run_result *next; /* for the worker's queue */
 };
 
 /* Where runners deliver results: called from any thread; takes ownership of r. */

@@ -112,12 +112,11 @@ c_destroy(void *r)
 }
 
 const struct runner_kind runner_kinds[HANDLER_KIND_COUNT] = {
-    [HANDLER_EXEC] = {"exec", exec_configure, exec_check, exec_create, exec_start_many,
-                      exec_stop, NULL, exec_destroy},
-    [HANDLER_HTTP] = {"http", http_configure, NULL, http_create, http_start_many, http_stop,
-                      NULL, http_destroy},
-    [HANDLER_C] = {NULL, NULL, NULL, c_create, c_start_many, c_stop, c_drop_queued,
-                   c_destroy},
+    [HANDLER_EXEC] = {"exec", exec_configure, exec_check, exec_create, exec_start_many, exec_stop,
+                      NULL, exec_destroy},
+    [HANDLER_HTTP] = {"http", http_configure, NULL, http_create, http_start_many, http_stop, NULL,
+                      http_destroy},
+    [HANDLER_C] = {NULL, NULL, NULL, c_create, c_start_many, c_stop, c_drop_queued, c_destroy},
 };
 
 enum handler_kind

@@ -51,8 +51,7 @@ push_word(char ***argv, size_t *n, const char *word, size_t len)
 }
 
 int
-words_split(const char *line, char ***out, size_t *argc, const char *field,
-            struct jobd_error *err)
+words_split(const char *line, char ***out, size_t *argc, const char *field, struct jobd_error *err)
 {
     *out = NULL;
     *argc = 0;

@@ -169,9 +169,8 @@ listen_main(void *arg)
     while (!atomic_load(&w->quit_helpers)) {
         struct jobd_error err = {0};
         if (ls == NULL) {
-            const char *url = w->caps->push_wakeups && w->cfg.notify_db != NULL
-                                  ? w->cfg.notify_db
-                                  : w->db_url;
+            const char *url =
+                w->caps->push_wakeups && w->cfg.notify_db != NULL ? w->cfg.notify_db : w->db_url;
             if (store_open(url, &ls, &err) != JOBD_OK) {
                 ls = NULL;
                 nap(w, backoff_conn_failed(&bo, clock_mono_now_us() / 1000));
@@ -215,7 +214,7 @@ static void
 worker_free(struct worker *w)
 {
     fence_free(w->fence); /* before the runners: it calls into them */
-    flusher_stop(w->fl); /* before the wake-up goes: it signals w->wake */
+    flusher_stop(w->fl);  /* before the wake-up goes: it signals w->wake */
     for (int k = 0; k < HANDLER_KIND_COUNT; k++)
         if (w->runners[k] != NULL)
             runner_kinds[k].destroy(w->runners[k]);
@@ -373,8 +372,8 @@ plan_helpers(struct worker *w, const struct wakeup *wake, bool *flush)
     *flush = caps->parallel_writers && w->cfg.db_connections >= 3;
     bool watched = caps->push_wakeups ? push_listen : watch || wake != NULL;
     w->poll_ms = w->cfg.poll_ms > 0 ? w->cfg.poll_ms
-               : watched          ? caps->watched_poll_ms
-                                  : caps->blind_poll_ms;
+                 : watched          ? caps->watched_poll_ms
+                                    : caps->blind_poll_ms;
     if (caps->push_wakeups && !push_listen)
         wlog(w, LOGL_INFO, "no LISTEN connection: polling",
              LF_STR("reason", w->cfg.db_connections < 2

@@ -32,14 +32,14 @@ struct worker;
 
 /* Counters, for tests, logs and benchmarks (a snapshot). */
 struct worker_stats {
-    uint64_t claimed;         /* jobs claimed */
-    uint64_t succeeded;       /* completions the store took */
-    uint64_t failed;          /* failures reported (retry, dead or cancelled) */
-    uint64_t stale;           /* reports fenced off as stale */
-    uint64_t claims;          /* claim statements run */
-    uint64_t batches;         /* completion batches written */
-    uint64_t reconnects;      /* store connections opened after the first */
-    uint64_t released;        /* jobs handed back unused (a handler could not start) */
+    uint64_t claimed;    /* jobs claimed */
+    uint64_t succeeded;  /* completions the store took */
+    uint64_t failed;     /* failures reported (retry, dead or cancelled) */
+    uint64_t stale;      /* reports fenced off as stale */
+    uint64_t claims;     /* claim statements run */
+    uint64_t batches;    /* completion batches written */
+    uint64_t reconnects; /* store connections opened after the first */
+    uint64_t released;   /* jobs handed back unused (a handler could not start) */
 };
 
 /*

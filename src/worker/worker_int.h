@@ -47,19 +47,19 @@ struct slot {
     int32_t attempt_floor; /* the job's, for the retry delay (job_retry_delay_ms) */
     const struct handler_conf *h;
     char queue[JOB_QUEUE_MAX + 1]; /* the job's, for the events' run duration */
-    int64_t next_hb_us;       /* monotonic */
-    int64_t lease_end_us;     /* monotonic: the lease is surely live until then (see fence) */
-    int64_t started_us;       /* monotonic, for the events' run duration */
+    int64_t next_hb_us;            /* monotonic */
+    int64_t lease_end_us;          /* monotonic: the lease is surely live until then (see fence) */
+    int64_t started_us;            /* monotonic, for the events' run duration */
     enum run_stop stop_sent;
-    bool lost;                /* stale lease: the result belongs to nobody */
-    bool watched;             /* armed in w->fence (the lease watchdog) */
+    bool lost;    /* stale lease: the result belongs to nobody */
+    bool watched; /* armed in w->fence (the lease watchdog) */
 };
 
 /* What a queued report asks of the store. */
 enum report_kind {
-    REPORT_RETRY,             /* a retryable failure (store_fail): pending after delay_ms */
-    REPORT_DEAD,              /* a permanent failure (store_fail): dead at once */
-    REPORT_RELEASE,           /* never started: hand the attempt back unused (store_release) */
+    REPORT_RETRY,   /* a retryable failure (store_fail): pending after delay_ms */
+    REPORT_DEAD,    /* a permanent failure (store_fail): dead at once */
+    REPORT_RELEASE, /* never started: hand the attempt back unused (store_release) */
 };
 
 struct failure {
@@ -68,8 +68,8 @@ struct failure {
     char *error;
     enum report_kind kind;
     int64_t delay_ms;
-    bool plain;               /* error replaced after the store refused the original */
-    const char *type;         /* the job's type, for the log: w->cfg's handler's, or NULL */
+    bool plain;       /* error replaced after the store refused the original */
+    const char *type; /* the job's type, for the log: w->cfg's handler's, or NULL */
     struct failure *next;
 };
 
@@ -86,27 +86,27 @@ struct worker {
     _Atomic int64_t grace_ms;
     atomic_bool hint;
 
-    pthread_mutex_t rmu;      /* guards the result queue */
+    pthread_mutex_t rmu; /* guards the result queue */
     struct run_result *rhead, *rtail;
 
     void *runners[HANDLER_KIND_COUNT]; /* by kind (runner.h); NULL if no handler has it */
-    struct flusher *fl;       /* PostgreSQL: completions on their own connection */
-    struct fence *fence;      /* the lease watchdog: stops runs whose lease ran out */
-    uint64_t fence_seen;      /* fence_fired_count at the last wk_fence_expired */
-    struct presence presence; /* loop thread: its row in GET /v1/workers */
+    struct flusher *fl;                /* PostgreSQL: completions on their own connection */
+    struct fence *fence;               /* the lease watchdog: stops runs whose lease ran out */
+    uint64_t fence_seen;               /* fence_fired_count at the last wk_fence_expired */
+    struct presence presence;          /* loop thread: its row in GET /v1/workers */
 
     /* loop thread only */
     struct store *st;
     const struct store_caps *caps; /* the backend's, static */
-    struct store *listen_st; /* SQLite: the listener's connection, until it takes it */
-    struct slot *slots;       /* n_slots: concurrency + prefetch (claimed, under lease) */
+    struct store *listen_st;       /* SQLite: the listener's connection, until it takes it */
+    struct slot *slots;            /* n_slots: concurrency + prefetch (claimed, under lease) */
     int n_slots;
     int prefetch;              /* effective: 0 unless every handler is a C handler; with
                                  prefetch_auto the most wk_prefetch_now allows */
     bool prefetch_auto;        /* prefetch = auto: adapts to how long handlers run */
     int64_t run_ewma_us;       /* C handlers' run time, moving average; 0 = none timed yet */
     int64_t prefetch_check_us; /* when to look for queued jobs to hand back; 0 = never */
-    struct run **batch;       /* runs of the claim being dispatched (n_slots entries) */
+    struct run **batch;        /* runs of the claim being dispatched (n_slots entries) */
     size_t n_batch;
     int n_running;
     struct completer comp;
@@ -123,7 +123,7 @@ struct worker {
     int64_t reconnect_at_us;   /* no reopen before this (monotonic) */
     struct backoff_conn recon; /* the loop connection's backoff (ms of the monotonic clock) */
 
-    pthread_mutex_t smu;      /* guards stats */
+    pthread_mutex_t smu; /* guards stats */
     struct worker_stats stats;
     uint64_t told_succeeded, told_stale; /* loop thread: what cfg.events has heard */
     /* A run is stopped this long before its lease ends by our clock, so that
@@ -132,7 +132,7 @@ struct worker {
 };
 
 /* Logs one line for worker w (util/log): its id goes in a field. */
-#define wlog(w, lvl, msg, ...) \
+#define wlog(w, lvl, msg, ...)                                                                     \
     log_at((lvl), "worker", (msg), LF_STR("worker", (w)->id), __VA_ARGS__)
 
 /* ---- shared by the worker's files (all loop thread unless said) ---- */

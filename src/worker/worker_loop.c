@@ -50,8 +50,8 @@ stop_all(struct worker *w, enum run_stop why)
 
 /* The shutdown's progress, loop thread only. Times are monotonic, 0 = not yet. */
 struct shutdown {
-    bool stopping;            /* a stop was asked: no more claims */
-    bool stop_sent;           /* the grace ran out: running jobs were told to stop */
+    bool stopping;  /* a stop was asked: no more claims */
+    bool stop_sent; /* the grace ran out: running jobs were told to stop */
     int64_t grace_end, give_up_at, hard_end;
 };
 
@@ -98,8 +98,10 @@ stop_done(struct worker *w, struct shutdown *sd, int64_t now)
         if (sd->give_up_at == 0)
             sd->give_up_at = now + FINAL_REPORT_MS * 1000LL;
         if (now >= sd->give_up_at) {
-            wlog(w, LOGL_ERROR, "giving up reporting completions and failures: their leases "
-                 "will run out", LF_INT("completions", w->comp.n + flushing));
+            wlog(w, LOGL_ERROR,
+                 "giving up reporting completions and failures: their leases "
+                 "will run out",
+                 LF_INT("completions", w->comp.n + flushing));
             return true;
         }
     }

@@ -276,8 +276,7 @@ wk_heartbeats(struct worker *w, int64_t now)
             assert(!s->lost); /* a lost run's heartbeat is not sent */
             s->next_hb_us = now + w->cfg.heartbeat_ms * 1000;
             s->lease_end_us = sent_us + w->cfg.lease_ms * 1000;
-            if (s->watched &&
-                !fence_extend(w->fence, i, s->lease_end_us - w->fence_margin_us)) {
+            if (s->watched && !fence_extend(w->fence, i, s->lease_end_us - w->fence_margin_us)) {
                 /* The answer came too late: the watchdog is stopping the run. */
                 wk_unwatch(w, s);
                 wk_fenced(s);

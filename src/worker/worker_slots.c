@@ -105,8 +105,7 @@ wk_watch_new_runs(struct worker *w)
         struct slot *s = &w->slots[i];
         if (s->used && !s->watched && !s->lost && s->stop_sent == RUN_STOP_NONE) {
             assert(s->attempt >= 1 && s->h != NULL && s->lease_end_us > 0);
-            fence_arm(w->fence, i, s->id, s->attempt, s->lease_end_us - w->fence_margin_us,
-                      s->h);
+            fence_arm(w->fence, i, s->id, s->attempt, s->lease_end_us - w->fence_margin_us, s->h);
             s->watched = true;
         }
     }
@@ -115,7 +114,7 @@ wk_watch_new_runs(struct worker *w)
 /* Queues a failure report (error: owned, may be NULL); the entry, or NULL on OOM. */
 struct failure *
 wk_push_failure(struct worker *w, int64_t id, int32_t attempt, char *error, enum report_kind kind,
-             int64_t delay_ms)
+                int64_t delay_ms)
 {
     /* A report names a claimed attempt, and its delay does not run backwards. */
     assert(id > 0 && attempt >= 1 && delay_ms >= 0);
@@ -126,8 +125,8 @@ wk_push_failure(struct worker *w, int64_t id, int32_t attempt, char *error, enum
         free(error);
         return NULL;
     }
-    *f = (struct failure){.id = id, .attempt = attempt, .error = error, .kind = kind,
-                          .delay_ms = delay_ms};
+    *f = (struct failure){
+        .id = id, .attempt = attempt, .error = error, .kind = kind, .delay_ms = delay_ms};
     *w->fails_tail = f;
     w->fails_tail = &f->next;
     return f;

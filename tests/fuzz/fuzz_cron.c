@@ -151,8 +151,8 @@ check_zone(const struct cron_expr *e, UCalendar *cal, const char *expr, const ch
     if (e->hour_wild)
         fail("firing's wall time does not match (wildcard hour)", expr, zone, next_s, 0);
     if (off <= off_before)
-        fail("firing's wall time does not match and is not the end of a gap", expr, zone,
-             next_s, off - off_before);
+        fail("firing's wall time does not match and is not the end of a gap", expr, zone, next_s,
+             off - off_before);
 }
 
 static UCalendar *

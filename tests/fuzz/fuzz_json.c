@@ -29,8 +29,8 @@
 static void
 fail(const char *what, const char *a, const char *b)
 {
-    fprintf(stderr, "fuzz_json: %s\n  first:  %.300s\n  second: %.300s\n", what,
-            a ? a : "(null)", b ? b : "(null)");
+    fprintf(stderr, "fuzz_json: %s\n  first:  %.300s\n  second: %.300s\n", what, a ? a : "(null)",
+            b ? b : "(null)");
     abort();
 }
 

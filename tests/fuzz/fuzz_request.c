@@ -80,9 +80,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *body = nl ? (const char *)nl + 1 : "";
     size_t body_len = nl ? size - head - 1 : 0;
     /* Half the inputs carry the token, so both sides of auth are explored. */
-    struct api_request req = {.method = line, .path = path, .query = params, .n_query = np,
+    struct api_request req = {.method = line,
+                              .path = path,
+                              .query = params,
+                              .n_query = np,
                               .authorization = (size & 1) ? "Bearer fuzz-token" : NULL,
-                              .body = body, .body_len = body_len};
+                              .body = body,
+                              .body_len = body_len};
     struct api_response r = {0};
     api_handle(ctx_get(), &req, &r);
     if (r.status < 200 || r.status > 599 || (r.body == NULL && r.wait == NULL && r.status != 204))

@@ -36,8 +36,8 @@
 static void
 fail(const char *what, const char *a, const char *b)
 {
-    fprintf(stderr, "fuzz_spec: %s\n  first:  %.300s\n  second: %.300s\n", what,
-            a ? a : "(null)", b ? b : "(null)");
+    fprintf(stderr, "fuzz_spec: %s\n  first:  %.300s\n  second: %.300s\n", what, a ? a : "(null)",
+            b ? b : "(null)");
     abort();
 }
 
@@ -74,12 +74,16 @@ job_round_trip(json_t *o)
     }
     /* What the store would keep (its defaults filled in), shown as the API shows it. */
     struct job j = {
-        .id = 1, .type = (char *)spec.type,
+        .id = 1,
+        .type = (char *)spec.type,
         .queue = (char *)(spec.queue ? spec.queue : JOB_DEFAULT_QUEUE),
-        .payload = (char *)(spec.payload ? spec.payload : "{}"), .status = JOB_PENDING,
-        .priority = spec.priority, .run_at_us = spec.run_at_us ? spec.run_at_us : NOW_US,
+        .payload = (char *)(spec.payload ? spec.payload : "{}"),
+        .status = JOB_PENDING,
+        .priority = spec.priority,
+        .run_at_us = spec.run_at_us ? spec.run_at_us : NOW_US,
         .max_attempts = spec.max_attempts ? spec.max_attempts : JOB_DEFAULT_MAX_ATTEMPTS,
-        .idempotency_key = (char *)spec.idempotency_key, .timeout_ms = spec.timeout_ms,
+        .idempotency_key = (char *)spec.idempotency_key,
+        .timeout_ms = spec.timeout_ms,
         .created_at_us = NOW_US,
     };
     char *shown = jobjson_dump_take(jobjson_job(&j));
@@ -127,13 +131,17 @@ schedule_round_trip(json_t *o)
     if (cron_parse(spec.cron, &e, &err) != 0 || cron_next(&e, spec.timezone, NOW_US, &next, &err))
         fail("an accepted schedule has no next firing", spec.cron, err.msg);
     struct schedule s = {
-        .name = (char *)spec.name, .cron = (char *)spec.cron,
-        .timezone = (char *)(spec.timezone ? spec.timezone : "UTC"), .type = (char *)spec.type,
+        .name = (char *)spec.name,
+        .cron = (char *)spec.cron,
+        .timezone = (char *)(spec.timezone ? spec.timezone : "UTC"),
+        .type = (char *)spec.type,
         .payload = (char *)(spec.payload ? spec.payload : "{}"),
         .queue = (char *)(spec.queue ? spec.queue : JOB_DEFAULT_QUEUE),
         .priority = spec.priority,
         .max_attempts = spec.max_attempts ? spec.max_attempts : JOB_DEFAULT_MAX_ATTEMPTS,
-        .catchup = spec.catchup, .next_run_at_us = next, .created_at_us = NOW_US,
+        .catchup = spec.catchup,
+        .next_run_at_us = next,
+        .created_at_us = NOW_US,
     };
     char *shown = jobjson_dump_take(jobjson_schedule(&s));
     if (shown == NULL)

@@ -327,8 +327,7 @@ apitest_with_token(const char *path, const char *body)
 
 /* Request with a NUL-terminated body (or NULL); returns the status, keeps r. */
 static inline long
-req(const struct srv *s, const char *method, const char *path, const char *body,
-    struct resp *r)
+req(const struct srv *s, const char *method, const char *path, const char *body, struct resp *r)
 {
     char *with = apitest_with_token(path, body);
     if (with != NULL)
@@ -363,18 +362,18 @@ err_code(const struct resp *r, char *buf, size_t len)
 }
 
 /* Asserts status and (if code != NULL) the error code; frees r. */
-#define EXPECT(srv_, method_, path_, body_, want_status_, want_code_)                      \
-    do {                                                                                   \
-        struct resp r_;                                                                    \
-        long st_ = req((srv_), (method_), (path_), (body_), &r_);                         \
-        if (st_ != (want_status_))                                                         \
-            TEST_FAIL("%s %s: status %ld, want %d: %.300s", (method_), (path_), st_,        \
-                      (int)(want_status_), r_.body);                                       \
-        if ((want_code_) != NULL) {                                                        \
-            char c_[64];                                                                   \
-            ASSERT_STR_EQ(err_code(&r_, c_, sizeof c_), (const char *)(want_code_));        \
-        }                                                                                  \
-        resp_fini(&r_);                                                                    \
+#define EXPECT(srv_, method_, path_, body_, want_status_, want_code_)                              \
+    do {                                                                                           \
+        struct resp r_;                                                                            \
+        long st_ = req((srv_), (method_), (path_), (body_), &r_);                                  \
+        if (st_ != (want_status_))                                                                 \
+            TEST_FAIL("%s %s: status %ld, want %d: %.300s", (method_), (path_), st_,               \
+                      (int)(want_status_), r_.body);                                               \
+        if ((want_code_) != NULL) {                                                                \
+            char c_[64];                                                                           \
+            ASSERT_STR_EQ(err_code(&r_, c_, sizeof c_), (const char *)(want_code_));               \
+        }                                                                                          \
+        resp_fini(&r_);                                                                            \
     } while (0)
 
 /* POSTs a job body, expects 201 and returns the new id. */
@@ -466,14 +465,17 @@ srv_await_queue_count(const struct srv *s, const char *q, const char *field, int
 }
 
 /* Registers a test body t_NAME(backend) for both backends. */
-#define BOTH(name)                                                                         \
-    static void t_##name(const char *backend);                                             \
-    TEST(sqlite_##name) { t_##name("sqlite"); }                                            \
-    TEST(pg_##name)                                                                        \
-    {                                                                                      \
-        if (apitest_backend_ok("pg"))                                                      \
-            t_##name("pg");                                                                \
-    }                                                                                      \
+#define BOTH(name)                                                                                 \
+    static void t_##name(const char *backend);                                                     \
+    TEST(sqlite_##name)                                                                            \
+    {                                                                                              \
+        t_##name("sqlite");                                                                        \
+    }                                                                                              \
+    TEST(pg_##name)                                                                                \
+    {                                                                                              \
+        if (apitest_backend_ok("pg"))                                                              \
+            t_##name("pg");                                                                        \
+    }                                                                                              \
     static void t_##name(const char *backend)
 
 /* --- the CLI through the real binary (its stdout/stderr in the test's dir) --- */

@@ -69,8 +69,8 @@ raw_read(int fd, char *buf, size_t cap, int timeout_ms, const char *stop, bool *
     for (;;) {
         struct timespec t;
         clock_gettime(CLOCK_MONOTONIC, &t);
-        long left = timeout_ms - ((t.tv_sec - t0.tv_sec) * 1000 +
-                                  (t.tv_nsec - t0.tv_nsec) / 1000000);
+        long left =
+            timeout_ms - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
         if (left <= 0)
             return got;
         struct pollfd p = {.fd = fd, .events = POLLIN};

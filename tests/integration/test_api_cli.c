@@ -12,9 +12,23 @@ static void
 cli_submit_show_cancel_retry(const char *const *env)
 {
     char out[65536];
-    const char *sub[] = {"submit", "email.send", "--payload", "{\"to\":\"a@b.c\"}", "--priority",
-                         "5", "--queue", "mail", "--max-attempts", "3", "--key", "k1",
-                         "--timeout", "30s", "--in", "1h", NULL};
+    const char *sub[] = {"submit",
+                         "email.send",
+                         "--payload",
+                         "{\"to\":\"a@b.c\"}",
+                         "--priority",
+                         "5",
+                         "--queue",
+                         "mail",
+                         "--max-attempts",
+                         "3",
+                         "--key",
+                         "k1",
+                         "--timeout",
+                         "30s",
+                         "--in",
+                         "1h",
+                         NULL};
     ASSERT_EQ(cli_run(env, sub, out, sizeof out), 0);
     json_t *j = cli_parse_json(out);
     int64_t id = json_integer_value(json_object_get(j, "id"));
@@ -174,9 +188,10 @@ TEST(cli_schedule)
     snprintf(envs, sizeof envs, "JOBD_SERVER=%s", s.base);
     const char *env[] = {envs, NULL};
     char out[16384];
-    const char *add[] = {"schedule", "add", "nightly", "0 3 * * *", "report", "--tz",
-                         "Europe/Berlin", "--payload", "{\"k\":1}", "--queue", "reports",
-                         "--priority", "2", "--catchup", "skip", NULL};
+    const char *add[] = {"schedule",  "add",       "nightly",       "0 3 * * *",
+                         "report",    "--tz",      "Europe/Berlin", "--payload",
+                         "{\"k\":1}", "--queue",   "reports",       "--priority",
+                         "2",         "--catchup", "skip",          NULL};
     ASSERT_EQ(cli_run(env, add, out, sizeof out), 0);
     json_t *j = cli_parse_json(out);
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "timezone")), "Europe/Berlin");

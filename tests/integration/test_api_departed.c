@@ -49,8 +49,9 @@ BOTH(departed_long_poll_claims_nothing)
     json_decref(j);
     /* A live claim gets it, as its first attempt. */
     struct resp r;
-    ASSERT_EQ(req(&s, "POST", "/v1/claim",
-                  "{\"worker_id\":\"here\",\"types\":[\"dp\"],\"limit\":1}", &r), 200);
+    ASSERT_EQ(
+        req(&s, "POST", "/v1/claim", "{\"worker_id\":\"here\",\"types\":[\"dp\"],\"limit\":1}", &r),
+        200);
     j = resp_json(&r);
     json_t *c = json_array_get(json_object_get(j, "jobs"), 0);
     ASSERT(c != NULL);
@@ -107,8 +108,7 @@ BOTH(release_gives_the_attempt_back)
     /* The fencing token still grows, but the released attempt was not consumed:
      * after one real failure of two allowed, the job is pending again, not dead. */
     ASSERT_EQ(claim_one(&s, "rl"), 2);
-    ASSERT_EQ(report(&s, id, "fail", "{\"attempt\":2,\"error\":\"x\",\"retry_in_s\":0}", &j),
-              200);
+    ASSERT_EQ(report(&s, id, "fail", "{\"attempt\":2,\"error\":\"x\",\"retry_in_s\":0}", &j), 200);
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "status")), "pending");
     json_decref(j);
     srv_stop(&s);

@@ -52,8 +52,10 @@ TEST(idempotency_keys_refused)
     };
     for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++)
         refused(&s, "/v1/jobs", bodies[i], NULL, "invalid_field", "idempotency_key");
-    refused(&s, "/v1/jobs/batch", "{\"jobs\":[{\"type\":\"t\"},{\"type\":\"t\","
-            "\"idempotency_key\":\"k \"}]}", NULL, "invalid_field", "jobs[1].idempotency_key");
+    refused(&s, "/v1/jobs/batch",
+            "{\"jobs\":[{\"type\":\"t\"},{\"type\":\"t\","
+            "\"idempotency_key\":\"k \"}]}",
+            NULL, "invalid_field", "jobs[1].idempotency_key");
     /* The header: empty, and a tab inside (HTTP allows it in a value). */
     const char *empty[] = {"Idempotency-Key;", NULL};
     refused(&s, "/v1/jobs", "{\"type\":\"t\"}", empty, "invalid_field", "idempotency_key");
@@ -80,8 +82,7 @@ TEST(zero_and_sub_millisecond_timeouts_refused)
             "timeout");
     refused(&s, "/v1/jobs", "{\"type\":\"t\",\"timeout\":\"0ms\"}", NULL, "invalid_field",
             "timeout");
-    refused(&s, "/v1/jobs", "{\"type\":\"t\",\"timeout_s\":0}", NULL, "invalid_field",
-            "timeout_s");
+    refused(&s, "/v1/jobs", "{\"type\":\"t\",\"timeout_s\":0}", NULL, "invalid_field", "timeout_s");
     refused(&s, "/v1/jobs", "{\"type\":\"t\",\"timeout_s\":0.0004}", NULL, "invalid_field",
             "timeout_s");
     refused(&s, "/v1/jobs/batch", "{\"jobs\":[{\"type\":\"t\",\"timeout\":\"0s\"}]}", NULL,
@@ -117,14 +118,18 @@ TEST(big_numbers_refused_naming_where)
             "number_out_of_range", "payload");
     refused(&s, "/v1/jobs", "{\"type\":\"t\",\"payload\":{\"a\":[1,{\"x\":\"]\"},1e999]}}", NULL,
             "number_out_of_range", "payload.a[2]");
-    refused(&s, "/v1/jobs/batch", "{\"jobs\":[{\"type\":\"t\"},{\"type\":\"t\",\"payload\":"
-            "{\"ids\":[1,2,99999999999999999999]}}]}", NULL, "number_out_of_range",
-            "jobs[1].payload.ids[2]");
+    refused(&s, "/v1/jobs/batch",
+            "{\"jobs\":[{\"type\":\"t\"},{\"type\":\"t\",\"payload\":"
+            "{\"ids\":[1,2,99999999999999999999]}}]}",
+            NULL, "number_out_of_range", "jobs[1].payload.ids[2]");
     ASSERT_EQ(n_jobs(&s), 0);
     /* The int64 extremes are kept exactly. */
     struct resp r;
-    ASSERT_EQ(req(&s, "POST", "/v1/jobs", "{\"type\":\"t\",\"payload\":[9223372036854775807,"
-                  "-9223372036854775808]}", &r), 201);
+    ASSERT_EQ(req(&s, "POST", "/v1/jobs",
+                  "{\"type\":\"t\",\"payload\":[9223372036854775807,"
+                  "-9223372036854775808]}",
+                  &r),
+              201);
     ASSERT(strstr(r.body, "[9223372036854775807,-9223372036854775808]") != NULL);
     resp_fini(&r);
     srv_stop(&s);

@@ -108,8 +108,10 @@ TEST(concurrent_big_batches_bounded)
     long peak = vm_mib(s.pid, "VmHWM:");
     long after = vm_mib(s.pid, "VmRSS:");
     bool asan = has_asan(s.pid);
-    fprintf(stderr, "%d parsed, %d refused (503); RSS %ld MiB before, peak %ld MiB, %ld MiB "
-            "after%s\n", parsed, refused, base, peak, after, asan ? " (ASan)" : "");
+    fprintf(stderr,
+            "%d parsed, %d refused (503); RSS %ld MiB before, peak %ld MiB, %ld MiB "
+            "after%s\n",
+            parsed, refused, base, peak, after, asan ? " (ASan)" : "");
     ASSERT(parsed >= 1);
     /* 24 x 16 MiB bodies and their parse trees took ~1 GB before the budget;
      * within it, four at a time take about 130 MiB. */

@@ -81,8 +81,8 @@ concrete(const char *pattern, char *out, size_t len)
 }
 
 static long
-call_as(const struct srv *s, const char *method, const char *path, const char *token,
-        char *code, size_t codelen)
+call_as(const struct srv *s, const char *method, const char *path, const char *token, char *code,
+        size_t codelen)
 {
     char hdr[128];
     snprintf(hdr, sizeof hdr, "Authorization: Bearer %s", token);
@@ -192,7 +192,7 @@ TEST(bulk_delete_needs_admin)
 TEST(bad_tokens_files_refused_at_start)
 {
     const char *files[][2] = {
-        {"# ok\nab#cdefgh\n", ":2:"},                  /* under 16 characters */
+        {"# ok\nab#cdefgh\n", ":2:"}, /* under 16 characters */
         {"role-read-0123456789 reader\n", ":1: unknown role 'reader'"},
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
@@ -201,8 +201,8 @@ TEST(bad_tokens_files_refused_at_start)
         fclose(f);
         char tokpath[600], out[512], err[2048];
         snprintf(tokpath, sizeof tokpath, "%s", test_path("tokens"));
-        const char *args[] = {"server", "--db", "sqlite:x.db", "--listen", "127.0.0.1:0",
-                              "--tokens", tokpath, NULL};
+        const char *args[] = {"server",      "--db",     "sqlite:x.db", "--listen",
+                              "127.0.0.1:0", "--tokens", tokpath,       NULL};
         int rc = cli_run(NULL, args, out, sizeof out);
         cli_last_err(err, sizeof err);
         if (rc == 0 || strstr(err, files[i][1]) == NULL || strstr(err, tokpath) == NULL)

@@ -62,8 +62,8 @@ check_cost(struct store *st, const char *what)
     int64_t fs = 0, n = steps(st, &fs);
     printf("  %-44s %7lld VM steps, %lld in full scans\n", what, (long long)n, (long long)fs);
     if (n > STEP_BUDGET)
-        TEST_FAIL("%s: %lld VM steps with %d pending: grows with the backlog", what,
-                  (long long)n, BACKLOG);
+        TEST_FAIL("%s: %lld VM steps with %d pending: grows with the backlog", what, (long long)n,
+                  BACKLOG);
 }
 
 static void
@@ -233,11 +233,11 @@ static int64_t
 rows_read(PGconn *store_conn, PGconn *obs)
 {
     pq_ok(store_conn, "SELECT pg_stat_force_next_flush()");
-    PGresult *r = PQexec(obs,
-                         "SELECT (SELECT coalesce(sum(seq_tup_read), 0) FROM pg_stat_user_tables"
-                         "         WHERE schemaname = 'jobd' AND relname IN ('jobs', 'jobs_done'))"
-                         "     + (SELECT coalesce(sum(idx_tup_read), 0) FROM pg_stat_user_indexes"
-                         "         WHERE schemaname = 'jobd' AND relname IN ('jobs', 'jobs_done'))");
+    PGresult *r =
+        PQexec(obs, "SELECT (SELECT coalesce(sum(seq_tup_read), 0) FROM pg_stat_user_tables"
+                    "         WHERE schemaname = 'jobd' AND relname IN ('jobs', 'jobs_done'))"
+                    "     + (SELECT coalesce(sum(idx_tup_read), 0) FROM pg_stat_user_indexes"
+                    "         WHERE schemaname = 'jobd' AND relname IN ('jobs', 'jobs_done'))");
     if (PQresultStatus(r) != PGRES_TUPLES_OK)
         TEST_FAIL("stats: %s", PQerrorMessage(obs));
     int64_t n = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
@@ -252,8 +252,8 @@ pg_check(PGconn *c, PGconn *obs, int64_t *last, const char *what)
     *last = now;
     printf("  %-44s %7lld rows read\n", what, (long long)n);
     if (n > STEP_BUDGET / 5)
-        TEST_FAIL("%s: %lld rows read with %d pending: grows with the backlog", what,
-                  (long long)n, BACKLOG);
+        TEST_FAIL("%s: %lld rows read with %d pending: grows with the backlog", what, (long long)n,
+                  BACKLOG);
 }
 
 /* 100,000 pending jobs in two queues and five types, 20,000 succeeded of type t1. */
@@ -267,7 +267,8 @@ pg_fill(PGconn *c)
              "  FROM generate_series(1, 100000) i");
     pq_ok(c, "INSERT INTO jobd.jobs_done (id, queue, type, payload, status, priority, run_at,"
              "  attempt, attempt_floor, max_attempts, cancel_requested, created_at, finished_at)"
-             "  SELECT 1000000 + i, 'default', 't1', '{}', 'succeeded', 0, now(), 1, 0, 25, false, now(),"
+             "  SELECT 1000000 + i, 'default', 't1', '{}', 'succeeded', 0, now(), 1, 0, 25, false, "
+             "now(),"
              "  now() FROM generate_series(1, 20000) i");
     pq_ok(c, "ANALYZE jobd.jobs");
     pq_ok(c, "ANALYZE jobd.jobs_done");

@@ -18,15 +18,16 @@ finish(const struct srv *s, const char *type, const char *how)
     int64_t id = create_job(s, "{\"type\":\"x\"}");
     (void)type;
     struct resp r;
-    ASSERT_EQ(req(s, "POST", "/v1/claim",
-                  "{\"worker_id\":\"w\",\"types\":[\"x\"],\"limit\":1}", &r), 200);
+    ASSERT_EQ(
+        req(s, "POST", "/v1/claim", "{\"worker_id\":\"w\",\"types\":[\"x\"],\"limit\":1}", &r),
+        200);
     resp_fini(&r);
     char path[96];
     snprintf(path, sizeof path, "/v1/jobs/%lld/%s", (long long)id, how);
     const char *body = strcmp(how, "complete") == 0 ? "{\"attempt\":1}"
-                     : strcmp(how, "fail") == 0
-                         ? "{\"attempt\":1,\"error\":\"e\",\"retryable\":false}"
-                         : NULL;
+                       : strcmp(how, "fail") == 0
+                           ? "{\"attempt\":1,\"error\":\"e\",\"retryable\":false}"
+                           : NULL;
     ASSERT_EQ(req(s, "POST", path, body, &r), strcmp(how, "cancel") == 0 ? 202 : 200);
     resp_fini(&r);
     if (strcmp(how, "cancel") == 0) { /* the worker's report ends it */

@@ -22,7 +22,9 @@ find_worker(const struct srv *s, const char *type)
         json_t *types = json_object_get(w, "types");
         size_t k;
         json_t *t;
-        json_array_foreach(types, k, t) if (strcmp(json_string_value(t), type) == 0) found = w;
+        json_array_foreach(types, k, t)
+            if (strcmp(json_string_value(t), type) == 0)
+                found = w;
     }
     json_incref(found);
     json_decref(o);
@@ -50,8 +52,8 @@ await_worker(const struct srv *s, const char *type, const char *state, int ms)
 static pid_t
 start_worker(const struct srv *s, const char *cfg, const char *log)
 {
-    char *argv[] = {getenv("JOBD_BIN"), "worker", "--db", (char *)s->db, "--config",
-                    (char *)cfg, NULL};
+    char *argv[] = {getenv("JOBD_BIN"), "worker",    "--db", (char *)s->db,
+                    "--config",         (char *)cfg, NULL};
     return apitest_spawn(argv, log, NULL);
 }
 
@@ -82,8 +84,7 @@ BOTH(workers_listed_with_state_and_jobs)
     for (;;) {
         w = await_worker(&s, "slow", "active", 20000);
         json_t *run = json_object_get(w, "running");
-        bool holds = json_array_size(run) == 1 &&
-                     json_integer_value(json_array_get(run, 0)) == id;
+        bool holds = json_array_size(run) == 1 && json_integer_value(json_array_get(run, 0)) == id;
         if (holds)
             ASSERT_STR_EQ(json_string_value(json_array_get(json_object_get(w, "queues"), 0)),
                           "slowq");

@@ -84,7 +84,7 @@ sql_err(PGconn *c, const char *sql)
 
 struct drain {
     int index;
-    _Atomic int *claimed;     /* per job id: times claimed */
+    _Atomic int *claimed; /* per job id: times claimed */
     int64_t first_id;
     long n_claimed, n_completed, n_stale;
     char error[300];
@@ -123,8 +123,8 @@ drain_thread(void *arg)
                 snprintf(d->error, sizeof d->error, "job %lld claimed with attempt %d",
                          (long long)l.v[i].id, l.v[i].attempt);
             d->claimed[l.v[i].id - d->first_id]++;
-            c[i] = (struct completion){.id = l.v[i].id, .attempt = l.v[i].attempt,
-                                       .result = "{\"ok\":1}"};
+            c[i] = (struct completion){
+                .id = l.v[i].id, .attempt = l.v[i].attempt, .result = "{\"ok\":1}"};
         }
         d->n_claimed += (long)l.n;
         if (store_complete_batch(st, c, l.n, outcome, &e) != 0) {
@@ -211,8 +211,7 @@ TEST(open_on_closed_port_is_unavailable_and_quick)
     ASSERT_EQ(getsockname(fd, (struct sockaddr *)&a, &len), 0);
     close(fd);
     char url[128];
-    snprintf(url, sizeof url, "postgresql://nobody:secret@127.0.0.1:%d/jobd",
-             ntohs(a.sin_port));
+    snprintf(url, sizeof url, "postgresql://nobody:secret@127.0.0.1:%d/jobd", ntohs(a.sin_port));
     struct store *st = NULL;
     struct jobd_error e = {0};
     int64_t t0 = clock_mono_now_us();
@@ -259,9 +258,10 @@ TEST(sql_enqueue_follows_the_callers_transaction)
     job_fini(&j);
     /* Replays (also through the C store, with canonical payload text) find it. */
     ASSERT_EQ(sql_do(c, "SELECT jobd.enqueue('order.ship', '{\"order\":2}', queue => 'ship', "
-                        "idempotency_key => 'o2')"), id);
-    struct job_spec sp = {.type = "order.ship", .payload = "{\"order\":2}", .queue = "ship",
-                          .idempotency_key = "o2"};
+                        "idempotency_key => 'o2')"),
+              id);
+    struct job_spec sp = {
+        .type = "order.ship", .payload = "{\"order\":2}", .queue = "ship", .idempotency_key = "o2"};
     bool rep = false;
     ASSERT_OK(store_enqueue(st, &sp, &j, &rep, &e), &e);
     ASSERT(rep);
@@ -269,7 +269,8 @@ TEST(sql_enqueue_follows_the_callers_transaction)
     job_fini(&j);
     /* A different request under the key, and bad names, are refused. */
     ASSERT_STR_EQ(sql_err(c, "SELECT jobd.enqueue('order.ship', '{\"order\":3}', "
-                             "queue => 'ship', idempotency_key => 'o2')"), "23505");
+                             "queue => 'ship', idempotency_key => 'o2')"),
+                  "23505");
     ASSERT_STR_EQ(sql_err(c, "SELECT jobd.enqueue('bad type')"), "22023");
     ASSERT_STR_EQ(sql_err(c, "SELECT jobd.enqueue('t', queue => 'Upper')"), "22023");
     ASSERT_STR_EQ(sql_err(c, "SELECT jobd.enqueue('t', max_attempts => 0)"), "22023");
@@ -278,8 +279,7 @@ TEST(sql_enqueue_follows_the_callers_transaction)
     ASSERT_STR_EQ(sql_err(c, "SELECT jobd.enqueue('t', idempotency_key => ' ')"), "22023");
     ASSERT_STR_EQ(sql_err(c, "SELECT jobd.enqueue('t', idempotency_key => 'o2 ')"), "22023");
     ASSERT_STR_EQ(sql_err(c, "SELECT jobd.enqueue('t', idempotency_key => ' o2')"), "22023");
-    ASSERT_STR_EQ(sql_err(c, "SELECT jobd.enqueue('t', idempotency_key => E'o\\t2')"),
-                  "22023");
+    ASSERT_STR_EQ(sql_err(c, "SELECT jobd.enqueue('t', idempotency_key => E'o\\t2')"), "22023");
     ASSERT_EQ(sql_do(c, "SELECT count(*) FROM jobd.jobs"), 1);
     PQfinish(c);
     store_close(st);
@@ -365,8 +365,8 @@ TEST(claim_plans_use_the_partial_indexes)
     struct jobd_error e = {0};
     static struct job_spec specs[5000];
     for (int i = 0; i < 5000; i++)
-        specs[i] = (struct job_spec){.type = i % 2 ? "a" : "b", .queue = i % 5 ? "q1" : "q2",
-                                     .priority = i % 4};
+        specs[i] = (struct job_spec){
+            .type = i % 2 ? "a" : "b", .queue = i % 5 ? "q1" : "q2", .priority = i % 4};
     ASSERT_OK(store_enqueue_batch(st, specs, 5000, NULL, NULL, &e), &e);
     PGconn *c = sql_conn();
     sql_do(c, "ANALYZE jobd.jobs");
@@ -415,8 +415,10 @@ TEST(private_cluster_restarts)
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     ASSERT(n > 0);
     exe[n] = '\0';
-    snprintf(cmd, sizeof cmd, "JOBD_PG_PRIVATE_CLUSTER=1 TEST_FILTER=pgrestart_ "
-             "'%s/scripts/with-pg.sh' '%s' >&2", src, exe);
+    snprintf(cmd, sizeof cmd,
+             "JOBD_PG_PRIVATE_CLUSTER=1 TEST_FILTER=pgrestart_ "
+             "'%s/scripts/with-pg.sh' '%s' >&2",
+             src, exe);
     ASSERT_EQ(system(cmd), 0);
 }
 

@@ -339,8 +339,12 @@ TEST(claim_order_filters_and_paused_queues)
     ASSERT_OK(store_queue_pause(st, "q3", true, &e), &e);
     const char *types[] = {"a"};
     const char *queues[] = {"q1", "q2", "q3"};
-    struct claim_req req = {.worker_id = "w", .limit = 10, .types = types, .n_types = 1,
-                            .queues = queues, .n_queues = 3};
+    struct claim_req req = {.worker_id = "w",
+                            .limit = 10,
+                            .types = types,
+                            .n_types = 1,
+                            .queues = queues,
+                            .n_queues = 3};
     struct job_list l = {0};
     ASSERT_OK(store_claim(st, &req, &l, &e), &e);
     ASSERT_EQ(l.n, 3);
@@ -542,7 +546,10 @@ TEST(list_pages_newest_first)
 {
     struct store *st = fresh_store(NULL);
     struct jobd_error e = {0};
-    struct job_spec specs[5] = {{.type = "a"}, {.type = "b"}, {.type = "a"}, {.type = "a"},
+    struct job_spec specs[5] = {{.type = "a"},
+                                {.type = "b"},
+                                {.type = "a"},
+                                {.type = "a"},
                                 {.type = "a", .queue = "other"}};
     ASSERT_OK(store_enqueue_batch(st, specs, 5, NULL, NULL, &e), &e);
     struct job_filter f = {.status = STORE_ANY, .type = "a", .limit = 2};

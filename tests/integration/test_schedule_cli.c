@@ -36,10 +36,11 @@ static void
 cli_add_and_replace(const char *const *env, const char *base)
 {
     char out[65536];
-    const char *add[] = {"schedule", "add", "nightly", "30 2 * * *", "report.build",
-                         "--tz", "Europe/Berlin", "--payload", "{\"k\":[1,2]}", "--queue",
-                         "reports", "--priority", "7", "--max-attempts", "4", "--catchup",
-                         "all", NULL};
+    const char *add[] = {
+        "schedule",  "add",           "nightly",   "30 2 * * *",     "report.build",
+        "--tz",      "Europe/Berlin", "--payload", "{\"k\":[1,2]}",  "--queue",
+        "reports",   "--priority",    "7",         "--max-attempts", "4",
+        "--catchup", "all",           NULL};
     ASSERT_EQ(cli_run(env, add, out, sizeof out), 0);
     json_t *j = cli_parse_json(out);
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "name")), "nightly");
@@ -50,8 +51,9 @@ cli_add_and_replace(const char *const *env, const char *base)
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "catchup")), "all");
     ASSERT_EQ(json_integer_value(json_object_get(j, "priority")), 7);
     ASSERT_EQ(json_integer_value(json_object_get(j, "max_attempts")), 4);
-    ASSERT_EQ(json_integer_value(json_array_get(
-                  json_object_get(json_object_get(j, "payload"), "k"), 1)), 2);
+    ASSERT_EQ(
+        json_integer_value(json_array_get(json_object_get(json_object_get(j, "payload"), "k"), 1)),
+        2);
     /* 02:30 Berlin is 00:30 or 01:30 UTC. */
     const char *nr = json_string_value(json_object_get(j, "next_run_at"));
     ASSERT(nr != NULL && (strstr(nr, "T00:30:00.000Z") || strstr(nr, "T01:30:00.000Z")));
@@ -134,8 +136,7 @@ cli_refusals(const char *const *env)
     const char *bad3[] = {"schedule", "add", "x", "0 25 * * *", "t", NULL};
     ASSERT_EQ(cli_run(env, bad3, out, sizeof out), 1);
     ASSERT(strstr(cli_last_err(err, sizeof err), "hour") != NULL);
-    const char *bad4[] = {"schedule", "add", "x", "* * * * *", "t", "--tz", "Mars/Olympus",
-                          NULL};
+    const char *bad4[] = {"schedule", "add", "x", "* * * * *", "t", "--tz", "Mars/Olympus", NULL};
     ASSERT_EQ(cli_run(env, bad4, out, sizeof out), 1);
     ASSERT(strstr(cli_last_err(err, sizeof err), "timezone") != NULL);
     const char *bad5[] = {"schedule", "add", "bad name", "* * * * *", "t", NULL};
@@ -272,8 +273,7 @@ BOTH(schedule_fires)
     /* Consecutive seconds, none twice. */
     for (size_t i = 1; i < n && i < 256; i++)
         if (sf[i] != sf[i - 1] + 1000)
-            TEST_FAIL("firing %zu at %lld follows %lld", i, (long long)sf[i],
-                      (long long)sf[i - 1]);
+            TEST_FAIL("firing %zu at %lld follows %lld", i, (long long)sf[i], (long long)sf[i - 1]);
 
     const char *pause[] = {"schedule", "pause", "tick", NULL};
     ASSERT_EQ(cli_run(env, pause, out, sizeof out), 0);

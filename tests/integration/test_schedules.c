@@ -62,11 +62,14 @@ fx_close(struct fx *f)
 }
 
 static void
-put(struct fx *f, const char *name, const char *cron, const char *tz,
-    enum schedule_catchup catchup)
+put(struct fx *f, const char *name, const char *cron, const char *tz, enum schedule_catchup catchup)
 {
-    struct schedule_spec spec = {.name = name, .cron = cron, .timezone = tz, .type = "t.run",
-                                 .payload = "{\"a\":1}", .catchup = catchup};
+    struct schedule_spec spec = {.name = name,
+                                 .cron = cron,
+                                 .timezone = tz,
+                                 .type = "t.run",
+                                 .payload = "{\"a\":1}",
+                                 .catchup = catchup};
     ASSERT_OK(store_schedule_put(f->st, &spec, false, NULL, NULL, &f->err), &f->err);
 }
 
@@ -95,19 +98,29 @@ jobs_of(struct fx *f, const char *name, struct job_list *l)
     }
 }
 
-#define BOTH(name)                                                                      \
-    static void body_##name(bool pg);                                                   \
-    TEST(sqlite_##name) { body_##name(false); }                                         \
-    TEST(pg_##name) { body_##name(true); }                                              \
+#define BOTH(name)                                                                                 \
+    static void body_##name(bool pg);                                                              \
+    TEST(sqlite_##name)                                                                            \
+    {                                                                                              \
+        body_##name(false);                                                                        \
+    }                                                                                              \
+    TEST(pg_##name)                                                                                \
+    {                                                                                              \
+        body_##name(true);                                                                         \
+    }                                                                                              \
     static void body_##name(bool pg)
 
 BOTH(crud)
 {
     struct fx f;
     fx_open(&f, pg, "2026-01-01T09:59:00Z");
-    struct schedule_spec spec = {.name = "nightly", .cron = "30 2 * * *",
-                                 .timezone = "Europe/Berlin", .type = "report.build",
-                                 .queue = "reports", .priority = 5, .max_attempts = 3,
+    struct schedule_spec spec = {.name = "nightly",
+                                 .cron = "30 2 * * *",
+                                 .timezone = "Europe/Berlin",
+                                 .type = "report.build",
+                                 .queue = "reports",
+                                 .priority = 5,
+                                 .max_attempts = 3,
                                  .catchup = SCHEDULE_CATCHUP_ALL};
     struct schedule s = {0};
     bool created = false;
@@ -342,8 +355,8 @@ BOTH(unique_firing_guard)
     struct fx f;
     fx_open(&f, pg, "2026-01-01T09:59:00Z");
     put(&f, "guarded", "0 10 * * *", NULL, SCHEDULE_CATCHUP_ONCE);
-    struct job_spec js = {.type = "t.run", .schedule = "guarded",
-                          .scheduled_for_us = at("2026-01-01T10:00:00Z")};
+    struct job_spec js = {
+        .type = "t.run", .schedule = "guarded", .scheduled_for_us = at("2026-01-01T10:00:00Z")};
     ASSERT_OK(store_enqueue(f.st, &js, NULL, NULL, &f.err), &f.err);
     manual_clock_set(&f.mc, at("2026-01-01T10:00:01Z"));
     ASSERT_EQ(materialize(&f, NULL), 0);
@@ -496,8 +509,8 @@ BOTH(plane_reaps_and_prunes)
     /* two hours later: the lease is long expired, the finished job past retention */
     manual_clock_advance(&f.mc, 2 * 3600 * SEC);
 
-    struct sched_plane_config cfg = {.db_url = f.url, .clock = &f.mc.clock,
-                                     .reap_interval_ms = 50, .retention_ms = 3600 * 1000};
+    struct sched_plane_config cfg = {
+        .db_url = f.url, .clock = &f.mc.clock, .reap_interval_ms = 50, .retention_ms = 3600 * 1000};
     struct sched_plane *p = NULL;
     ASSERT_OK(sched_plane_start(&cfg, &p, &f.err), &f.err);
     bool reaped = false, pruned = false;

@@ -112,16 +112,16 @@ claimer(const char *url, int p)
         for (size_t i = 0; i < l.n; i++) {
             fprintf(log, "%lld %d\n", (long long)l.v[i].id, (int)l.v[i].attempt);
             if (round == 0) {
-                if (store_complete(st, l.v[i].id, l.v[i].attempt, "{\"ok\":true}", NULL,
-                                   &e) != JOBD_OK) {
-                    fprintf(stderr, "claimer %d: complete %lld: %s\n", p,
-                            (long long)l.v[i].id, e.msg);
+                if (store_complete(st, l.v[i].id, l.v[i].attempt, "{\"ok\":true}", NULL, &e) !=
+                    JOBD_OK) {
+                    fprintf(stderr, "claimer %d: complete %lld: %s\n", p, (long long)l.v[i].id,
+                            e.msg);
                     child_exit(4);
                 }
                 continue;
             }
-            held[n_held++] = (struct completion){.id = l.v[i].id, .attempt = l.v[i].attempt,
-                                                 .result = "{\"ok\":true}"};
+            held[n_held++] = (struct completion){
+                .id = l.v[i].id, .attempt = l.v[i].attempt, .result = "{\"ok\":true}"};
         }
         job_list_fini(&l);
         if (n_held + BATCH > 2 * BATCH)

@@ -74,7 +74,7 @@ TEST(wait_wakes_on_commits_of_others_only)
     struct store *b = open_db(path); /* an enqueuer */
     struct store *c = open_db(path); /* the worker's own claims */
     ASSERT(store_wait_ready(a));
-    wait_for(a, 0); /* whatever the migrations left queued */
+    wait_for(a, 0);                 /* whatever the migrations left queued */
     ASSERT_EQ(wait_for(a, 200), 0); /* nothing commits: it sleeps */
 
     enqueue(b);

@@ -122,9 +122,10 @@ latency(bool pg, bool with_wakeup, const char *label)
     qsort(lat, LAT_N, sizeof lat[0], cmp64);
     qsort(lat_commit, LAT_N, sizeof lat[0], cmp64);
     char line[300];
-    snprintf(line, sizeof line, "latency %-28s n=%d from enqueue call: median=%.2fms "
-             "p99=%.2fms; from its commit: median=%.2fms p99=%.2fms\n", label, LAT_N,
-             lat[LAT_N / 2] / 1000.0, lat[LAT_N * 99 / 100] / 1000.0,
+    snprintf(line, sizeof line,
+             "latency %-28s n=%d from enqueue call: median=%.2fms "
+             "p99=%.2fms; from its commit: median=%.2fms p99=%.2fms\n",
+             label, LAT_N, lat[LAT_N / 2] / 1000.0, lat[LAT_N * 99 / 100] / 1000.0,
              lat_commit[LAT_N / 2] / 1000.0, lat_commit[LAT_N * 99 / 100] / 1000.0);
     bench_line(line);
     worker_stop(w, 1000);
@@ -200,9 +201,11 @@ throughput(bool pg, int concurrency, bool exec, const char *label)
     }
     double secs = (double)(clock_mono_now_us() - t0) / 1e6;
     char line[256];
-    snprintf(line, sizeof line, "throughput %-30s n=%d concurrency=%d %.0f jobs/s "
-             "(claims=%llu, completion batches=%llu)\n", label, n, concurrency, n / secs,
-             (unsigned long long)s.claims, (unsigned long long)s.batches);
+    snprintf(line, sizeof line,
+             "throughput %-30s n=%d concurrency=%d %.0f jobs/s "
+             "(claims=%llu, completion batches=%llu)\n",
+             label, n, concurrency, n / secs, (unsigned long long)s.claims,
+             (unsigned long long)s.batches);
     bench_line(line);
     worker_stop(w, 1000);
     worker_config_fini(&cfg);

@@ -22,10 +22,12 @@ static int
 ok_handler(jobd_run *run, void *ctx)
 {
     char buf[512];
-    snprintf(buf, sizeof buf, "{\"ctx\":\"%s\",\"id\":%lld,\"attempt\":%d,\"key\":\"%s\","
-             "\"type\":\"%s\",\"queue\":\"%s\",\"payload\":%s}", (const char *)ctx,
-             (long long)jobd_run_id(run), jobd_run_attempt(run), jobd_run_idempotency_key(run),
-             jobd_run_type(run), jobd_run_queue(run), jobd_run_payload(run));
+    snprintf(buf, sizeof buf,
+             "{\"ctx\":\"%s\",\"id\":%lld,\"attempt\":%d,\"key\":\"%s\","
+             "\"type\":\"%s\",\"queue\":\"%s\",\"payload\":%s}",
+             (const char *)ctx, (long long)jobd_run_id(run), jobd_run_attempt(run),
+             jobd_run_idempotency_key(run), jobd_run_type(run), jobd_run_queue(run),
+             jobd_run_payload(run));
     return jobd_run_set_result(run, buf) == JOBD_OK ? JOBD_HANDLER_OK : JOBD_HANDLER_DEAD;
 }
 
@@ -95,7 +97,9 @@ new_worker(void)
 static int64_t
 enqueue(struct store *st, const char *type, int max_attempts, int64_t timeout_ms)
 {
-    struct job_spec spec = {.type = type, .payload = "{\"x\":1}", .max_attempts = max_attempts,
+    struct job_spec spec = {.type = type,
+                            .payload = "{\"x\":1}",
+                            .max_attempts = max_attempts,
                             .timeout_ms = timeout_ms};
     struct job j = {0};
     struct jobd_error err = {0};
@@ -136,9 +140,11 @@ TEST(c_handlers_outcomes_and_timeout)
     struct job j = {0};
     wait_status(st, ok, JOB_SUCCEEDED, &j);
     char want[512];
-    snprintf(want, sizeof want, "{\"attempt\":1,\"ctx\":\"my-ctx\",\"id\":%lld,"
+    snprintf(want, sizeof want,
+             "{\"attempt\":1,\"ctx\":\"my-ctx\",\"id\":%lld,"
              "\"key\":\"job-%lld\",\"payload\":{\"x\":1},\"queue\":\"default\","
-             "\"type\":\"c.ok\"}", (long long)ok, (long long)ok);
+             "\"type\":\"c.ok\"}",
+             (long long)ok, (long long)ok);
     ASSERT_STR_EQ(j.result, want);
     wait_status(st, flaky, JOB_SUCCEEDED, &j);
     ASSERT_EQ(j.attempt, 2);

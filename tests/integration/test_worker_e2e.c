@@ -26,16 +26,16 @@ static char db_url[700];
 static char server_url[128]; /* set: the worker talks to this API server (--server) */
 
 /* JSON equality by value (PostgreSQL hands jsonb back in its own layout). */
-#define ASSERT_JSON_EQ(got, want)                                                       \
-    do {                                                                                \
-        const char *g_ = (got), *w_ = (want);                                           \
-        json_t *a_ = g_ ? json_loads(g_, JSON_DECODE_ANY, NULL) : NULL;                 \
-        json_t *b_ = json_loads(w_, JSON_DECODE_ANY, NULL);                             \
-        int eq_ = a_ != NULL && b_ != NULL && json_equal(a_, b_);                       \
-        json_decref(a_);                                                                \
-        json_decref(b_);                                                                \
-        if (!eq_)                                                                       \
-            TEST_FAIL("%s is %s, want %s", #got, g_ ? g_ : "null", w_);                 \
+#define ASSERT_JSON_EQ(got, want)                                                                  \
+    do {                                                                                           \
+        const char *g_ = (got), *w_ = (want);                                                      \
+        json_t *a_ = g_ ? json_loads(g_, JSON_DECODE_ANY, NULL) : NULL;                            \
+        json_t *b_ = json_loads(w_, JSON_DECODE_ANY, NULL);                                        \
+        int eq_ = a_ != NULL && b_ != NULL && json_equal(a_, b_);                                  \
+        json_decref(a_);                                                                           \
+        json_decref(b_);                                                                           \
+        if (!eq_)                                                                                  \
+            TEST_FAIL("%s is %s, want %s", #got, g_ ? g_ : "null", w_);                            \
     } while (0)
 
 static int64_t
@@ -77,14 +77,20 @@ static void
 write_handlers(void)
 {
     char hang[1400];
-    write_file("ok.sh", "#!/bin/sh\nread p\nprintf '{\"got\":%s,\"attempt\":%s,\"key\":\"%s\"}' "
-               "\"$p\" \"$JOBD_ATTEMPT\" \"$JOBD_IDEMPOTENCY_KEY\"\n", true);
+    write_file("ok.sh",
+               "#!/bin/sh\nread p\nprintf '{\"got\":%s,\"attempt\":%s,\"key\":\"%s\"}' "
+               "\"$p\" \"$JOBD_ATTEMPT\" \"$JOBD_IDEMPOTENCY_KEY\"\n",
+               true);
     write_file("dead.sh", "#!/bin/sh\necho 'bad payload' >&2\nexit 65\n", true);
-    write_file("flaky.sh", "#!/bin/sh\nif [ \"$JOBD_ATTEMPT\" -lt 3 ]; then echo \"flake "
-               "$JOBD_ATTEMPT\" >&2; exit 1; fi\necho '{\"ok\":true}'\n", true);
+    write_file("flaky.sh",
+               "#!/bin/sh\nif [ \"$JOBD_ATTEMPT\" -lt 3 ]; then echo \"flake "
+               "$JOBD_ATTEMPT\" >&2; exit 1; fi\necho '{\"ok\":true}'\n",
+               true);
     write_file("always.sh", "#!/bin/sh\necho \"boom $JOBD_ATTEMPT\" >&2\nexit 1\n", true);
-    snprintf(hang, sizeof hang, "#!/bin/sh\nsleep 60 &\necho $! > %s/gc.$JOBD_JOB_ID\n"
-             "echo $$ > %s/c.$JOBD_JOB_ID\nwait\n", test_tmpdir, test_tmpdir);
+    snprintf(hang, sizeof hang,
+             "#!/bin/sh\nsleep 60 &\necho $! > %s/gc.$JOBD_JOB_ID\n"
+             "echo $$ > %s/c.$JOBD_JOB_ID\nwait\n",
+             test_tmpdir, test_tmpdir);
     write_file("hang.sh", hang, true);
     write_file("slow.sh", "#!/bin/sh\nsleep 0.5\necho '{\"slow\":true}'\n", true);
     snprintf(hang, sizeof hang, "#!/bin/sh\ndate +%%s%%N > %s/ts.$JOBD_JOB_ID\n", test_tmpdir);
@@ -123,12 +129,19 @@ start_worker(void)
         TEST_FAIL("JOBD_BIN is not set");
     char cfg[1100];
     snprintf(cfg, sizeof cfg, "%s/worker.ini", test_tmpdir);
-    char *argv[] = {(char *)bin, "worker", server_url[0] ? "--server" : "--db",
-                    server_url[0] ? server_url : db_url, "--config", cfg, "--id", "e2e", NULL};
+    char *argv[] = {(char *)bin,
+                    "worker",
+                    server_url[0] ? "--server" : "--db",
+                    server_url[0] ? server_url : db_url,
+                    "--config",
+                    cfg,
+                    "--id",
+                    "e2e",
+                    NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, test_path("worker.log"),
-                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_addopen(&fa, 1, test_path("worker.log"), O_WRONLY | O_CREAT | O_APPEND,
+                                     0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     pid_t pid = 0;
     int rc = posix_spawn(&pid, bin, &fa, NULL, argv, environ);
@@ -199,11 +212,14 @@ stop_worker(pid_t pid, int timeout_ms)
 }
 
 static int64_t
-enqueue(struct store *st, const char *type, const char *payload, int max_attempts,
-        const char *key, int64_t run_at_us)
+enqueue(struct store *st, const char *type, const char *payload, int max_attempts, const char *key,
+        int64_t run_at_us)
 {
-    struct job_spec spec = {.type = type, .payload = payload, .max_attempts = max_attempts,
-                            .idempotency_key = key, .run_at_us = run_at_us};
+    struct job_spec spec = {.type = type,
+                            .payload = payload,
+                            .max_attempts = max_attempts,
+                            .idempotency_key = key,
+                            .run_at_us = run_at_us};
     struct job j = {0};
     struct jobd_error err = {0};
     ASSERT_OK(store_enqueue(st, &spec, &j, NULL, &err), &err);
@@ -214,8 +230,7 @@ enqueue(struct store *st, const char *type, const char *payload, int max_attempt
 
 /* Polls until job id has status (or fails after timeout_ms); fills out. */
 static void
-wait_status(struct store *st, int64_t id, enum job_status status, int timeout_ms,
-            struct job *out)
+wait_status(struct store *st, int64_t id, enum job_status status, int timeout_ms, struct job *out)
 {
     int64_t dl = now_ms() + timeout_ms;
     for (;;) {
@@ -342,8 +357,8 @@ start_server(void)
     char *argv[] = {(char *)bin, "server", "--db", db_url, "--listen", listen, NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, test_path("server.log"),
-                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_addopen(&fa, 1, test_path("server.log"), O_WRONLY | O_CREAT | O_APPEND,
+                                     0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     pid_t pid = 0;
     int rc = posix_spawn(&pid, bin, &fa, NULL, argv, environ);
@@ -456,8 +471,10 @@ TEST(http_handlers)
     char want[256];
 
     wait_status(st, ok, JOB_SUCCEEDED, 15000, &j);
-    snprintf(want, sizeof want, "{\"attempt\":\"1\",\"ct\":\"application/json\",\"id\":\"%lld\","
-             "\"key\":\"hk\",\"payload\":{\"a\":[1,2]}}", (long long)ok);
+    snprintf(want, sizeof want,
+             "{\"attempt\":\"1\",\"ct\":\"application/json\",\"id\":\"%lld\","
+             "\"key\":\"hk\",\"payload\":{\"a\":[1,2]}}",
+             (long long)ok);
     ASSERT_JSON_EQ(j.result, want);
     wait_status(st, bad, JOB_DEAD, 15000, &j);
     ASSERT_EQ(j.attempt, 1);
@@ -620,13 +637,15 @@ pg_restart_inner(void)
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "%s -m fast -w stop >/dev/null 2>&1", ctl);
     ASSERT_EQ(system(cmd), 0);
-    wait_log("reconnecting", 15000);        /* it noticed */
-    wait_log("still unreachable", 15000);   /* and kept trying */
+    wait_log("reconnecting", 15000);      /* it noticed */
+    wait_log("still unreachable", 15000); /* and kept trying */
     char sockdir[1024];
     snprintf(sockdir, sizeof sockdir, "%s", data);
     *strrchr(sockdir, '/') = '\0';
-    snprintf(cmd, sizeof cmd, "%s -w -t 30 -o \"-c listen_addresses=127.0.0.1 -p %s -k %s\" "
-             "start >/dev/null 2>&1", ctl, port, sockdir);
+    snprintf(cmd, sizeof cmd,
+             "%s -w -t 30 -o \"-c listen_addresses=127.0.0.1 -p %s -k %s\" "
+             "start >/dev/null 2>&1",
+             ctl, port, sockdir);
     ASSERT_EQ(system(cmd), 0);
     st = test_store_open(db_url);
     for (int i = 0; i < 24; i++)
@@ -654,8 +673,10 @@ TEST(pg_worker_survives_a_store_restart)
     ASSERT(n > 0);
     self[n] = '\0';
     char cmd[3000];
-    snprintf(cmd, sizeof cmd, "JOBD_WORKER_OWN_CLUSTER=1 TEST_FILTER=pg_worker_survives "
-             "'%s/scripts/with-pg.sh' '%s' >'%s/nested.log' 2>&1", src, self, test_tmpdir);
+    snprintf(cmd, sizeof cmd,
+             "JOBD_WORKER_OWN_CLUSTER=1 TEST_FILTER=pg_worker_survives "
+             "'%s/scripts/with-pg.sh' '%s' >'%s/nested.log' 2>&1",
+             src, self, test_tmpdir);
     int rc = system(cmd);
     if (rc != 0) {
         FILE *f = fopen(test_path("nested.log"), "r");

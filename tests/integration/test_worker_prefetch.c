@@ -95,8 +95,8 @@ new_worker(const char *db, const char *lease, const char *heartbeat)
 static int64_t
 enqueue(struct store *st, const char *type, int64_t timeout_ms)
 {
-    struct job_spec spec = {.type = type, .payload = "{}", .max_attempts = 5,
-                            .timeout_ms = timeout_ms};
+    struct job_spec spec = {
+        .type = type, .payload = "{}", .max_attempts = 5, .timeout_ms = timeout_ms};
     struct job j = {0};
     struct jobd_error err = {0};
     ASSERT_OK(store_enqueue(st, &spec, &j, NULL, &err), &err);

@@ -207,8 +207,8 @@ now_of(struct fx *f)
 int64_t
 enq(struct fx *f, const char *type, const char *queue, int32_t priority, int64_t run_at_us)
 {
-    struct job_spec s = {.type = type, .queue = queue, .priority = priority,
-                         .run_at_us = run_at_us};
+    struct job_spec s = {
+        .type = type, .queue = queue, .priority = priority, .run_at_us = run_at_us};
     struct job j = {0};
     ASSERT_OK(store_enqueue(f->st, &s, &j, NULL, &f->err), &f->err);
     ASSERT(j.id > 0);

@@ -33,8 +33,7 @@ TEST(routes_match_docs_both_ways)
             continue;
         char *end = strchr(line + 5, '`');
         ASSERT(end != NULL && nd < 64);
-        snprintf(documented[nd++], sizeof documented[0], "%.*s", (int)(end - line - 5),
-                 line + 5);
+        snprintf(documented[nd++], sizeof documented[0], "%.*s", (int)(end - line - 5), line + 5);
     }
     fclose(f);
     int missing = 0;
@@ -96,11 +95,14 @@ fixture_fini(struct fixture *fx)
 
 /* Handles one request; returns the status and the error code in code. */
 static int
-call(struct fixture *fx, const char *method, const char *path, const char *body,
-     const char *auth, char *code, size_t codelen, struct api_response *keep)
+call(struct fixture *fx, const char *method, const char *path, const char *body, const char *auth,
+     char *code, size_t codelen, struct api_response *keep)
 {
-    struct api_request req = {.method = method, .path = path, .authorization = auth,
-                              .body = body ? body : "", .body_len = body ? strlen(body) : 0};
+    struct api_request req = {.method = method,
+                              .path = path,
+                              .authorization = auth,
+                              .body = body ? body : "",
+                              .body_len = body ? strlen(body) : 0};
     struct api_response r = {0};
     api_handle(&fx->ctx, &req, &r);
     int status = r.status;
@@ -149,11 +151,12 @@ TEST(routing_and_errors)
     /* Validation before the store: 400s even though there is no store. */
     ASSERT_EQ(call(&fx, "POST", "/v1/jobs", "{", NULL, code, sizeof code, NULL), 400);
     ASSERT_STR_EQ(code, "malformed_json");
-    ASSERT_EQ(call(&fx, "POST", "/v1/jobs", "{\"type\":\"x\",\"zz\":1}", NULL, code,
-                    sizeof code, NULL), 400);
+    ASSERT_EQ(
+        call(&fx, "POST", "/v1/jobs", "{\"type\":\"x\",\"zz\":1}", NULL, code, sizeof code, NULL),
+        400);
     ASSERT_STR_EQ(code, "unknown_field");
-    ASSERT_EQ(call(&fx, "POST", "/v1/jobs", "{\"type\":\"x y\"}", NULL, code, sizeof code,
-                    NULL), 400);
+    ASSERT_EQ(call(&fx, "POST", "/v1/jobs", "{\"type\":\"x y\"}", NULL, code, sizeof code, NULL),
+              400);
     ASSERT_STR_EQ(code, "invalid_field");
     /* A valid request with the store away: 503, nothing written. */
     ASSERT_EQ(call(&fx, "POST", "/v1/jobs", "{\"type\":\"x\"}", NULL, code, sizeof code, NULL),
@@ -178,14 +181,14 @@ TEST(auth_rules)
     ASSERT_EQ(call(&fx, "GET", "/v1/jobs", NULL, NULL, code, sizeof code, NULL), 401);
     ASSERT_STR_EQ(code, "unauthorized");
     ASSERT_EQ(call(&fx, "GET", "/v1/jobs", NULL, "Bearer alph", code, sizeof code, NULL), 401);
-    ASSERT_EQ(call(&fx, "GET", "/v1/jobs", NULL, "Bearer alphaa", code, sizeof code, NULL),
-              401);
+    ASSERT_EQ(call(&fx, "GET", "/v1/jobs", NULL, "Bearer alphaa", code, sizeof code, NULL), 401);
     ASSERT_EQ(call(&fx, "GET", "/v1/jobs", NULL, "alpha", code, sizeof code, NULL), 401);
     ASSERT_EQ(call(&fx, "GET", "/v1/jobs", NULL, "Bearer ", code, sizeof code, NULL), 401);
     /* Valid tokens pass auth (and then meet the missing store). */
     ASSERT_EQ(call(&fx, "GET", "/v1/jobs", NULL, "Bearer alpha", code, sizeof code, NULL), 503);
-    ASSERT_EQ(call(&fx, "GET", "/v1/jobs", NULL, "bearer beta-longer-token", code, sizeof code,
-                   NULL), 503);
+    ASSERT_EQ(
+        call(&fx, "GET", "/v1/jobs", NULL, "bearer beta-longer-token", code, sizeof code, NULL),
+        503);
     /* /healthz needs no token; an unknown route without a valid token is 401 (no
      * route probing), with one 404. */
     ASSERT_EQ(call(&fx, "GET", "/healthz", NULL, NULL, code, sizeof code, NULL), 503);
@@ -201,7 +204,8 @@ TEST(tokens_file)
     FILE *f = fopen("tokens", "w");
     fputs("# comment\n\n  tok-a-0123456789  \nab#cdefghijklmnop\n  # indented comment\n"
           "tok-w-0123456789 write\ntok-k-0123456789\tworker\ntok-r-0123456789 read \n"
-          "tok-d-0123456789 admin\n", f);
+          "tok-d-0123456789 admin\n",
+          f);
     fclose(f);
     chmod("tokens", 0600);
     struct api_auth *a = NULL;
@@ -355,7 +359,8 @@ TEST(spec_from_json)
 {
     json_t *o = json_loads("{\"type\":\"t\",\"payload\":{\"b\":1,\"a\":[1,2]},\"queue\":\"q\","
                            "\"priority\":-3,\"in\":\"1m\",\"max_attempts\":2,"
-                           "\"idempotency_key\":\"k\",\"timeout\":\"2s\"}", 0, NULL);
+                           "\"idempotency_key\":\"k\",\"timeout\":\"2s\"}",
+                           0, NULL);
     struct job_spec spec;
     struct spec_owned own = {0};
     struct jobd_error err = {0};

@@ -14,13 +14,13 @@ TEST(ceiling_table)
         int32_t attempt;
         int64_t base, cap, want;
     } cases[] = {
-        {0, 0, 0, 5000},                 /* defaults: 5s, 15m */
+        {0, 0, 0, 5000}, /* defaults: 5s, 15m */
         {1, 0, 0, 10000},
         {2, 0, 0, 20000},
         {7, 0, 0, 640000},
-        {8, 0, 0, 900000},               /* 1,280,000 capped at 15m */
+        {8, 0, 0, 900000}, /* 1,280,000 capped at 15m */
         {25, 0, 0, 900000},
-        {-5, 0, 0, 5000},                /* negative attempt counts as 0 */
+        {-5, 0, 0, 5000}, /* negative attempt counts as 0 */
         {1, 1, 1000, 2},
         {9, 1, 1000, 512},
         {10, 1, 1000, 1000},
@@ -32,8 +32,8 @@ TEST(ceiling_table)
         {INT32_MAX, 0, 0, 900000},
         {INT32_MAX, 1, INT64_MAX, INT64_MAX},
         {INT32_MAX, INT64_MAX, INT64_MAX, INT64_MAX},
-        {3, 2000, 1000, 1000},           /* base above cap gives the cap */
-        {1, -7, -7, 10000},              /* negative base/cap take defaults */
+        {3, 2000, 1000, 1000}, /* base above cap gives the cap */
+        {1, -7, -7, 10000},    /* negative base/cap take defaults */
         {30, INT64_MAX / 2, INT64_MAX, INT64_MAX},
         {1, INT64_MAX / 2, INT64_MAX, INT64_MAX - 1},
     };

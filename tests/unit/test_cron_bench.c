@@ -22,9 +22,8 @@ now_ns(void)
 }
 
 static const char *const exprs[] = {
-    "* * * * *",        "*/15 * * * *",      "0 9 * * MON-FRI", "30 2 * * *",
-    "0 0 1 * *",        "0 0 L * *",         "0 0 29 2 *",      "0 0 13 * 5",
-    "*/10 * * * * *",   "0 0 29 2 */7",
+    "* * * * *", "*/15 * * * *", "0 9 * * MON-FRI", "30 2 * * *",     "0 0 1 * *",
+    "0 0 L * *", "0 0 29 2 *",   "0 0 13 * 5",      "*/10 * * * * *", "0 0 29 2 */7",
 };
 static const char *const zones[] = {"UTC", "America/New_York", "Australia/Lord_Howe"};
 
@@ -35,7 +34,7 @@ main(void)
     long iters = it ? strtol(it, NULL, 10) : 5000;
     if (iters < 1)
         iters = 1;
-    const int64_t start = 1767225600000000; /* 2026-01-01T00:00:00Z */
+    const int64_t start = 1767225600000000;             /* 2026-01-01T00:00:00Z */
     const int64_t wrap = (int64_t)4102444800 * 1000000; /* 2100-01-01: start over */
     int failed = 0;
     double total_ns = 0;

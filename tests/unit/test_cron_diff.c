@@ -116,8 +116,8 @@ main(void)
     fclose(fp);
     for (int i = 0; i < nz; i++)
         cron_zone_free(zc[i].z);
-    printf("compared %ld cases (%ld firings) against croner; %ld mismatches\n", compared,
-           firings, failures);
+    printf("compared %ld cases (%ld firings) against croner; %ld mismatches\n", compared, firings,
+           failures);
     int ok = failures == 0 && compared >= 1000;
     if (compared < 1000)
         printf("FAIL only %ld cases (want >= 1000)\n", compared);

@@ -35,8 +35,8 @@ parse_bad(const char *text, const char *field, const char *needle)
     const char *dot = strchr(field, '.');
     const char *name = dot ? dot + 1 : field;
     if (strncmp(err.msg, name, strlen(name)) != 0)
-        TEST_FAIL("cron_parse(\"%s\"): message \"%s\" does not start with \"%s\"", text,
-                  err.msg, name);
+        TEST_FAIL("cron_parse(\"%s\"): message \"%s\" does not start with \"%s\"", text, err.msg,
+                  name);
 }
 
 static uint64_t
@@ -165,8 +165,8 @@ TEST(macros)
 {
     static const char *const pairs[][2] = {
         {"@yearly", "0 0 1 1 *"}, {"@annually", "0 0 1 1 *"}, {"@monthly", "0 0 1 * *"},
-        {"@weekly", "0 0 * * 0"}, {"@daily", "0 0 * * *"},   {"@midnight", "0 0 * * *"},
-        {"@hourly", "0 * * * *"}, {" @DAILY ", "0 0 * * *"}, {"@Hourly", "0 * * * *"},
+        {"@weekly", "0 0 * * 0"}, {"@daily", "0 0 * * *"},    {"@midnight", "0 0 * * *"},
+        {"@hourly", "0 * * * *"}, {" @DAILY ", "0 0 * * *"},  {"@Hourly", "0 * * * *"},
     };
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
         struct cron_expr a = parse_ok(pairs[i][0]);
@@ -228,10 +228,10 @@ TEST(never_firing_refused)
     parse_bad("0 0 0 31 9 *", "cron.day-of-month", "never");
     parse_ok("0 0 31 4,5 *");
     parse_ok("0 0 29 2 *");
-    parse_ok("0 0 30 2 1");     /* both restricted: Mondays in February fire */
+    parse_ok("0 0 30 2 1"); /* both restricted: Mondays in February fire */
     parse_ok("0 0 L 2 *");
-    parse_ok("0 0 29 2 */7");   /* a Feb 29 that is a Sunday: rare, but exists */
-    parse_ok("0 0 */30 2 *");   /* days 1 and 31; Feb 1 exists */
+    parse_ok("0 0 29 2 */7"); /* a Feb 29 that is a Sunday: rare, but exists */
+    parse_ok("0 0 */30 2 *"); /* days 1 and 31; Feb 1 exists */
 }
 
 TEST(limits_and_garbage)
@@ -257,8 +257,8 @@ TEST(zone_names)
     ASSERT_OK(cron_zone_check(NULL, &err), &err);
     ASSERT_OK(cron_zone_check("Australia/Lord_Howe", &err), &err);
     ASSERT_OK(cron_zone_check("America/Argentina/Buenos_Aires", &err), &err);
-    const char *bad[] = {"Mars/Olympus", "Europe/Berlin ", "../etc/passwd", "GMT+05:00",
-                         "Europe/Berlinx", "x"};
+    const char *bad[] = {"Mars/Olympus", "Europe/Berlin ", "../etc/passwd",
+                         "GMT+05:00",    "Europe/Berlinx", "x"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         jobd_error_clear(&err);
         ASSERT_EQ(cron_zone_check(bad[i], &err), JOBD_E_INVALID);
@@ -288,8 +288,9 @@ xorshift(uint64_t *s)
 static void
 random_item(uint64_t *rng, int lo, int hi, char *buf, size_t len)
 {
-    static const char *const junk[] = {"?", "#", "x", "L", "l", "JAN", "feb", "MON", "sun",
-                                       "99999999999", "", "-", "/", "*\t*", "1-", "@daily"};
+    static const char *const junk[] = {"?",   "#",    "x",   "L",           "l", "JAN",
+                                       "feb", "MON",  "sun", "99999999999", "",  "-",
+                                       "/",   "*\t*", "1-",  "@daily"};
     /* Mostly in range, now and then one past either end. */
     int span = hi - lo + 1;
     int a = lo - 1 + (int)(xorshift(rng) % (uint64_t)(span + 2));
@@ -315,15 +316,14 @@ TEST(random_input_never_crashes_and_accepted_ones_fire)
         size_t len = 0;
         static const int lo[] = {0, 0, 0, 1, 1, 0, 0}, hi[] = {59, 59, 23, 31, 12, 7, 7};
         int fields = 4 + (int)(xorshift(&rng) % 4); /* 4..7 fields */
-        int f0 = fields == 5 ? 1 : 0; /* five fields start at the minute */
+        int f0 = fields == 5 ? 1 : 0;               /* five fields start at the minute */
         for (int fi = 0; fi < fields; fi++) {
             int items = 1 + (int)(xorshift(&rng) % 3);
             for (int k = 0; k < items; k++) {
                 char item[32];
                 int fd = f0 + fi < 7 ? f0 + fi : 6;
                 random_item(&rng, lo[fd], hi[fd], item, sizeof item);
-                len += (size_t)snprintf(text + len, sizeof text - len, "%s%s",
-                                        k ? "," : "", item);
+                len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", k ? "," : "", item);
             }
             len += (size_t)snprintf(text + len, sizeof text - len, "%s",
                                     xorshift(&rng) % 8 ? " " : " \t ");

@@ -43,26 +43,26 @@ TEST(valid_durations)
 TEST(invalid_durations_name_the_field)
 {
     static const char *const bad[] = {
-        "",           /* empty */
-        "5",          /* bare number */
-        "s",          /* unit without number */
-        "-5s",        /* sign */
+        "",    /* empty */
+        "5",   /* bare number */
+        "s",   /* unit without number */
+        "-5s", /* sign */
         "+5s",
-        " 5s",        /* spaces */
+        " 5s", /* spaces */
         "5s ",
         "5 s",
-        "5sec",       /* unknown unit */
+        "5sec", /* unknown unit */
         "5x",
-        "1.5s",       /* fraction */
-        "30m1h",      /* wrong order */
-        "1s1s",       /* unit twice */
+        "1.5s",  /* fraction */
+        "30m1h", /* wrong order */
+        "1s1s",  /* unit twice */
         "1ms1s",
-        "1h30",       /* trailing number */
+        "1h30", /* trailing number */
         "1hm",
-        "5S",         /* units are lowercase */
+        "5S", /* units are lowercase */
         "1w",
-        "9223372036854775808ms",  /* past INT64_MAX */
-        "106751991168d",          /* past INT64_MAX in ms */
+        "9223372036854775808ms", /* past INT64_MAX */
+        "106751991168d",         /* past INT64_MAX in ms */
         "106751991167d1d",
         "99999999999999999999s",
         "9223372036854775807ms1s" /* unit order wrong anyway */,
@@ -104,18 +104,12 @@ TEST(format_is_canonical)
         int64_t ms;
         const char *out;
     } cases[] = {
-        {0, "0s"},
-        {1, "1ms"},
-        {250, "250ms"},
-        {1000, "1s"},
-        {1500, "1s500ms"},
-        {60000, "1m"},
-        {90000, "1m30s"},
-        {5400000, "1h30m"},
-        {86400000, "1d"},
-        {86400000 + 1, "1d1ms"},
-        {-1500, "-1s500ms"},
-        {INT64_MAX, "106751991167d7h12m55s807ms"},
+        {0, "0s"},           {1, "1ms"},
+        {250, "250ms"},      {1000, "1s"},
+        {1500, "1s500ms"},   {60000, "1m"},
+        {90000, "1m30s"},    {5400000, "1h30m"},
+        {86400000, "1d"},    {86400000 + 1, "1d1ms"},
+        {-1500, "-1s500ms"}, {INT64_MAX, "106751991167d7h12m55s807ms"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char buf[64];

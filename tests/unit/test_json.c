@@ -58,7 +58,7 @@ TEST(canonical_table)
         {"123456789.125", "123456789.125"},
         {"0.30000000000000004", "0.30000000000000004"},
         {"2.5e-300", "2.5e-300"},
-        {"\"\\u00e9\"", "\"\xc3\xa9\""},             /* escapes become UTF-8 */
+        {"\"\\u00e9\"", "\"\xc3\xa9\""}, /* escapes become UTF-8 */
         {"\"\xc3\xa9\"", "\"\xc3\xa9\""},
         {"\"\\ud83d\\ude00\"", "\"\xf0\x9f\x98\x80\""}, /* surrogate pair */
         {"\"\\/\"", "\"/\""},
@@ -175,16 +175,16 @@ TEST(refusals_say_line_and_column)
         {"\"unterminated", "invalid JSON"},
         {"\"tab\tinside\"", "invalid JSON"},
         {"\"\\x41\"", "invalid JSON"},
-        {"\"\\ud83d\"", "invalid JSON"},          /* lone surrogate */
-        {"\"\\u0000\"", "invalid JSON"},          /* NUL in a string */
+        {"\"\\ud83d\"", "invalid JSON"}, /* lone surrogate */
+        {"\"\\u0000\"", "invalid JSON"}, /* NUL in a string */
         {"{\"k\\u0000\":1}", "invalid JSON"},
-        {"9223372036854775808", "does not fit"},  /* past int64 */
-        {"1e400", "does not fit"},                /* real overflow */
+        {"9223372036854775808", "does not fit"}, /* past int64 */
+        {"1e400", "does not fit"},               /* real overflow */
         {"{\"a\":[1,99999999999999999999]}", "column 28 at a[1]"},
-        {"\"\xff\"", "invalid JSON"},             /* invalid UTF-8 */
-        {"\"\xc3\"", "invalid JSON"},             /* truncated sequence */
-        {"\"\xc0\xaf\"", "invalid JSON"},         /* overlong */
-        {"\"\xed\xa0\x80\"", "invalid JSON"},     /* encoded surrogate */
+        {"\"\xff\"", "invalid JSON"},         /* invalid UTF-8 */
+        {"\"\xc3\"", "invalid JSON"},         /* truncated sequence */
+        {"\"\xc0\xaf\"", "invalid JSON"},     /* overlong */
+        {"\"\xed\xa0\x80\"", "invalid JSON"}, /* encoded surrogate */
         {"", "empty"},
         {"  \n ", "empty"},
     };
@@ -229,8 +229,9 @@ TEST(depth_limit)
     expect_refused(over, strlen(over), JOB_PAYLOAD_MAX, JOBD_E_INVALID, "line 1, column 65");
     free(over);
     /* Brackets inside strings do not count, escaped quotes do not end them. */
-    char *s = nested(1, "[\"", "\"]", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
-                                       "[[[[[[[[[[[[[[\\\"[[[[[[[[[[[[[");
+    char *s = nested(1, "[\"", "\"]",
+                     "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+                     "[[[[[[[[[[[[[[\\\"[[[[[[[[[[[[[");
     c = canon(s);
     free(c);
     free(s);
@@ -290,8 +291,7 @@ TEST(parse_strict_and_value_canonical)
     const char *body = "{\"type\":\"t\",\"payload\":{\"z\":1,\"a\":[0.5,\"s\"]}}";
     ASSERT_OK(json_parse_strict(body, strlen(body), 1024, &v, "body", &e), &e);
     char *out = NULL;
-    ASSERT_OK(json_value_canonical(json_object_get(v, "payload"), 1024, &out, "payload", &e),
-              &e);
+    ASSERT_OK(json_value_canonical(json_object_get(v, "payload"), 1024, &out, "payload", &e), &e);
     ASSERT_STR_EQ(out, "{\"a\":[0.5,\"s\"],\"z\":1}");
     free(out);
     ASSERT_EQ(json_value_canonical(v, 10, &out, "payload", &e), JOBD_E_TOOBIG);

@@ -58,8 +58,7 @@ TEST(text_escapes_client_bytes)
 TEST(json_escapes_and_parses_back)
 {
     const char *evil = "a\nb\x01\x1b[0m\"\\\x7f\xc2\x9b\xff\xc3\xa9";
-    struct log_field f[] = {LF_STR("path", evil), LF_STR("null", NULL),
-                            LF_DBL("nan", 0.0 / 0.0)};
+    struct log_field f[] = {LF_STR("path", evil), LF_STR("null", NULL), LF_DBL("nan", 0.0 / 0.0)};
     const char *l = fmt_line(LOG_JSON, evil, f, 3);
     for (const char *p = l; *p != '\n'; p++)
         ASSERT((unsigned char)*p >= 0x20 && *p != 0x7f);

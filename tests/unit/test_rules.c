@@ -12,10 +12,8 @@
 TEST(claim_order_priority_run_at_id)
 {
     struct job v[] = {
-        {.id = 5, .priority = 0, .run_at_us = 10},
-        {.id = 4, .priority = 0, .run_at_us = 10},
-        {.id = 3, .priority = 9, .run_at_us = 50},
-        {.id = 2, .priority = 0, .run_at_us = 5},
+        {.id = 5, .priority = 0, .run_at_us = 10}, {.id = 4, .priority = 0, .run_at_us = 10},
+        {.id = 3, .priority = 9, .run_at_us = 50}, {.id = 2, .priority = 0, .run_at_us = 5},
         {.id = 1, .priority = -1, .run_at_us = 0},
     };
     qsort(v, 5, sizeof *v, job_claim_order_cmp);

@@ -48,8 +48,8 @@ plan(const char *expr, enum schedule_catchup c, const char *next_run_at, const c
 
 TEST(not_due_makes_nothing)
 {
-    struct plan p = plan("0 * * * *", SCHEDULE_CATCHUP_ALL, "2026-01-01T10:00:00Z",
-                         "2026-01-01T09:59:59Z");
+    struct plan p =
+        plan("0 * * * *", SCHEDULE_CATCHUP_ALL, "2026-01-01T10:00:00Z", "2026-01-01T09:59:59Z");
     ASSERT_EQ(p.n, 0);
     ASSERT_EQ(p.next, at("2026-01-01T10:00:00Z"));
 }
@@ -73,8 +73,8 @@ TEST(on_time_firing_is_made_for_every_policy)
 TEST(missed_means_more_than_one_second_overdue)
 {
     /* exactly 1 s overdue: still late */
-    struct plan p = plan("* * * * * *", SCHEDULE_CATCHUP_SKIP, "2026-01-01T10:00:00Z",
-                         "2026-01-01T10:00:01Z");
+    struct plan p =
+        plan("* * * * * *", SCHEDULE_CATCHUP_SKIP, "2026-01-01T10:00:00Z", "2026-01-01T10:00:01Z");
     ASSERT_EQ(p.n, 2);
     ASSERT_EQ(p.f[0], at("2026-01-01T10:00:00Z"));
     ASSERT_EQ(p.f[1], at("2026-01-01T10:00:01Z"));
@@ -130,13 +130,12 @@ TEST(six_second_outage_every_second)
 TEST(forward_clock_jump_is_an_outage)
 {
     /* the host clock jumps from 12:00:30 to 13:00:30: once makes one job */
-    struct plan p = plan("* * * * *", SCHEDULE_CATCHUP_ONCE, "2026-01-01T12:01:00Z",
-                         "2026-01-01T13:00:30Z");
+    struct plan p =
+        plan("* * * * *", SCHEDULE_CATCHUP_ONCE, "2026-01-01T12:01:00Z", "2026-01-01T13:00:30Z");
     ASSERT_EQ(p.n, 1);
     ASSERT_EQ(p.f[0], at("2026-01-01T12:01:00Z"));
     ASSERT_EQ(p.next, at("2026-01-01T13:01:00Z"));
-    p = plan("* * * * *", SCHEDULE_CATCHUP_SKIP, "2026-01-01T12:01:00Z",
-             "2026-01-01T13:00:30Z");
+    p = plan("* * * * *", SCHEDULE_CATCHUP_SKIP, "2026-01-01T12:01:00Z", "2026-01-01T13:00:30Z");
     ASSERT_EQ(p.n, 0);
     ASSERT_EQ(p.next, at("2026-01-01T13:01:00Z"));
 }
@@ -144,8 +143,8 @@ TEST(forward_clock_jump_is_an_outage)
 TEST(once_collapses_missed_firings)
 {
     /* down from 10:00 to 15:20: firings 10:00 ... 15:00 were missed */
-    struct plan p = plan("0 * * * *", SCHEDULE_CATCHUP_ONCE, "2026-01-01T10:00:00Z",
-                         "2026-01-01T15:20:00Z");
+    struct plan p =
+        plan("0 * * * *", SCHEDULE_CATCHUP_ONCE, "2026-01-01T10:00:00Z", "2026-01-01T15:20:00Z");
     ASSERT_EQ(p.n, 1);
     ASSERT_EQ(p.f[0], at("2026-01-01T10:00:00Z"));
     ASSERT_EQ(p.next, at("2026-01-01T16:00:00Z"));
@@ -160,8 +159,8 @@ TEST(once_collapses_missed_firings)
 
 TEST(all_makes_one_job_per_missed_firing)
 {
-    struct plan p = plan("0 * * * *", SCHEDULE_CATCHUP_ALL, "2026-01-01T10:00:00Z",
-                         "2026-01-01T15:20:00Z");
+    struct plan p =
+        plan("0 * * * *", SCHEDULE_CATCHUP_ALL, "2026-01-01T10:00:00Z", "2026-01-01T15:20:00Z");
     ASSERT_EQ(p.n, 6);
     for (size_t i = 0; i < 6; i++)
         ASSERT_EQ(p.f[i], at("2026-01-01T10:00:00Z") + (int64_t)i * 3600 * 1000000);
@@ -171,8 +170,8 @@ TEST(all_makes_one_job_per_missed_firing)
 TEST(all_is_capped_at_1000)
 {
     /* every minute for 30 days: 43,200 missed, 1,000 made (the oldest) */
-    struct plan p = plan("* * * * *", SCHEDULE_CATCHUP_ALL, "2026-01-01T00:00:00Z",
-                         "2026-01-31T00:00:30Z");
+    struct plan p =
+        plan("* * * * *", SCHEDULE_CATCHUP_ALL, "2026-01-01T00:00:00Z", "2026-01-31T00:00:30Z");
     ASSERT_EQ(p.n, SCHEDULE_CATCHUP_MAX);
     ASSERT_EQ(p.f[0], at("2026-01-01T00:00:00Z"));
     ASSERT_EQ(p.f[999], at("2026-01-01T16:39:00Z"));
@@ -181,8 +180,8 @@ TEST(all_is_capped_at_1000)
 
 TEST(skip_drops_missed_firings)
 {
-    struct plan p = plan("0 * * * *", SCHEDULE_CATCHUP_SKIP, "2026-01-01T10:00:00Z",
-                         "2026-01-01T15:20:00Z");
+    struct plan p =
+        plan("0 * * * *", SCHEDULE_CATCHUP_SKIP, "2026-01-01T10:00:00Z", "2026-01-01T15:20:00Z");
     ASSERT_EQ(p.n, 0);
     ASSERT_EQ(p.next, at("2026-01-01T16:00:00Z"));
     p = plan("* * * * *", SCHEDULE_CATCHUP_SKIP, "2026-01-01T10:00:00Z",
@@ -190,8 +189,7 @@ TEST(skip_drops_missed_firings)
     ASSERT_EQ(p.n, 1);
     ASSERT_EQ(p.f[0], at("2026-01-01T15:20:00Z"));
     /* 30 s after it, 15:20 was missed too */
-    p = plan("* * * * *", SCHEDULE_CATCHUP_SKIP, "2026-01-01T10:00:00Z",
-             "2026-01-01T15:20:30Z");
+    p = plan("* * * * *", SCHEDULE_CATCHUP_SKIP, "2026-01-01T10:00:00Z", "2026-01-01T15:20:30Z");
     ASSERT_EQ(p.n, 0);
     ASSERT_EQ(p.next, at("2026-01-01T15:21:00Z"));
 }

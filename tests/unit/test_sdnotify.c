@@ -111,4 +111,3 @@ TEST(watchdog_interval)
     setenv("WATCHDOG_USEC", "-5", 1);
     ASSERT_EQ(sdnotify_watchdog_ms(), 0);
 }
-

@@ -16,15 +16,15 @@ TEST(valid_and_invalid)
     ASSERT(utf8_valid("", 0));
     ASSERT(utf8_valid("plain", 5));
     ASSERT(utf8_valid("\xC3\xA9t\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80", 14));
-    ASSERT(!utf8_valid("a\0b", 3));                 /* NUL */
-    ASSERT(!utf8_valid("\xFF\xFE", 2));             /* never in UTF-8 */
-    ASSERT(!utf8_valid("\x80", 1));                 /* stray continuation */
-    ASSERT(!utf8_valid("\xC0\xAF", 2));             /* overlong '/' */
-    ASSERT(!utf8_valid("\xE0\x80\xAF", 3));         /* overlong */
-    ASSERT(!utf8_valid("\xED\xA0\x80", 3));         /* surrogate U+D800 */
-    ASSERT(!utf8_valid("\xF4\x90\x80\x80", 4));     /* past U+10FFFF */
-    ASSERT(!utf8_valid("\xE2\x82", 2));             /* truncated */
-    ASSERT(utf8_valid("\xF4\x8F\xBF\xBF", 4));      /* U+10FFFF */
+    ASSERT(!utf8_valid("a\0b", 3));             /* NUL */
+    ASSERT(!utf8_valid("\xFF\xFE", 2));         /* never in UTF-8 */
+    ASSERT(!utf8_valid("\x80", 1));             /* stray continuation */
+    ASSERT(!utf8_valid("\xC0\xAF", 2));         /* overlong '/' */
+    ASSERT(!utf8_valid("\xE0\x80\xAF", 3));     /* overlong */
+    ASSERT(!utf8_valid("\xED\xA0\x80", 3));     /* surrogate U+D800 */
+    ASSERT(!utf8_valid("\xF4\x90\x80\x80", 4)); /* past U+10FFFF */
+    ASSERT(!utf8_valid("\xE2\x82", 2));         /* truncated */
+    ASSERT(utf8_valid("\xF4\x8F\xBF\xBF", 4));  /* U+10FFFF */
 }
 
 TEST(bad_bytes_become_replacement_characters)

@@ -59,8 +59,7 @@ TEST(spec_fields_are_named_with_prefix)
 TEST(timeout_and_run_at_bounds)
 {
     struct jobd_error e = {0};
-    struct job_spec s = {.type = "t", .timeout_ms = JOB_TIMEOUT_MAX_MS,
-                         .run_at_us = TIME_MAX_US};
+    struct job_spec s = {.type = "t", .timeout_ms = JOB_TIMEOUT_MAX_MS, .run_at_us = TIME_MAX_US};
     ASSERT_OK(job_spec_validate(&s, NULL, &e), &e);
     s.timeout_ms = JOB_TIMEOUT_MAX_MS + 1;
     ASSERT_EQ(job_spec_validate(&s, "jobs[1].", &e), JOBD_E_INVALID);

@@ -13,13 +13,13 @@
 struct fake {
     struct store base;
     struct store_ops ops;
-    int fail_calls;          /* fail this many calls from now */
-    int ok_before_fail;      /* ... after letting this many succeed */
+    int fail_calls;     /* fail this many calls from now */
+    int ok_before_fail; /* ... after letting this many succeed */
     size_t batch_sizes[64];
     size_t n_batches;
-    int64_t ids[4096];       /* every id written, in order */
+    int64_t ids[4096]; /* every id written, in order */
     size_t n_ids;
-    int64_t stale_id;        /* answer stale for this id */
+    int64_t stale_id; /* answer stale for this id */
 };
 
 static int

@@ -19,28 +19,28 @@ write_file(const char *name, const char *text)
 
 TEST(full_example)
 {
-    const char *path = write_file("w.ini",
-        "; comment\n"
-        "[worker]\n"
-        "concurrency = 8            ; jobs run at once\n"
-        "queues = default,mail\n"
-        "lease = 60s\n"
-        "heartbeat = 20s\n"
-        "backoff_base = 250ms\n"
-        "backoff_cap = 15m\n"
-        "shutdown_grace = 1m30s\n"
-        "poll_interval = 2s\n"
-        "id = w-1\n"
-        "\n"
-        "[handler \"email.send\"]\n"
-        "exec = /usr/local/bin/send-email --from 'noreply@example.org'\n"
-        "timeout = 30s\n"
-        "\n"
-        "[handler \"thumbnail\"]\n"
-        "http = http://127.0.0.1:9000/thumbnail\n"
-        "timeout = 2m\n"
-        "[handler \"rel\"]\n"
-        "exec = handlers/x.sh a\n");
+    const char *path =
+        write_file("w.ini", "; comment\n"
+                            "[worker]\n"
+                            "concurrency = 8            ; jobs run at once\n"
+                            "queues = default,mail\n"
+                            "lease = 60s\n"
+                            "heartbeat = 20s\n"
+                            "backoff_base = 250ms\n"
+                            "backoff_cap = 15m\n"
+                            "shutdown_grace = 1m30s\n"
+                            "poll_interval = 2s\n"
+                            "id = w-1\n"
+                            "\n"
+                            "[handler \"email.send\"]\n"
+                            "exec = /usr/local/bin/send-email --from 'noreply@example.org'\n"
+                            "timeout = 30s\n"
+                            "\n"
+                            "[handler \"thumbnail\"]\n"
+                            "http = http://127.0.0.1:9000/thumbnail\n"
+                            "timeout = 2m\n"
+                            "[handler \"rel\"]\n"
+                            "exec = handlers/x.sh a\n");
     struct worker_config cfg;
     worker_config_init(&cfg);
     struct jobd_error err = {0};
@@ -122,7 +122,7 @@ TEST(connection_budget_and_notify_db)
 
 struct bad_case {
     const char *text;
-    const char *want;  /* substring of the message after "PATH:" */
+    const char *want; /* substring of the message after "PATH:" */
 };
 
 static const struct bad_case bad[] = {
@@ -146,7 +146,8 @@ static const struct bad_case bad[] = {
     {"[worker]\nthis line has no equals sign\n", ":2: not a key = value line"},
     {"[handler \"a\"]\nexec = /bin/true\nenv = A, 1B\n", ":3: key 'env': '1B' is not a variable"},
     {"[handler \"a\"]\nexec = /bin/true\nenv = ,\n", ":3: key 'env': names no variable"},
-    {"[handler \"a\"]\nhttp = http://x/\nenv = A\n", ":2: key 'env': [handler \"a\"]: env= is for exec"},
+    {"[handler \"a\"]\nhttp = http://x/\nenv = A\n",
+     ":2: key 'env': [handler \"a\"]: env= is for exec"},
     {"[handler \"a\"]\nexec = /bin/true\nexec = /bin/false\n", ":3: key 'exec': given twice"},
     {"[worker]\ndb_connections = 4\n", ":2: key 'db_connections'"},
     {"[worker]\ndb_connections = 0\n", ":2: key 'db_connections'"},
@@ -183,8 +184,7 @@ TEST(missing_file_and_checks)
     ASSERT_EQ(worker_config_check(&cfg, &err), JOBD_E_INVALID);
     ASSERT_STR_EQ(err.field, "heartbeat");
     ASSERT_EQ(worker_config_set(&cfg, "bogus", "1", &err), JOBD_E_INVALID);
-    ASSERT_EQ(worker_config_add_c(&cfg, "bad type", (worker_c_fn)1, NULL, 0, &err),
-              JOBD_E_INVALID);
+    ASSERT_EQ(worker_config_add_c(&cfg, "bad type", (worker_c_fn)1, NULL, 0, &err), JOBD_E_INVALID);
     worker_config_fini(&cfg);
 }
 

@@ -100,11 +100,12 @@ mkrun(int64_t id, const char *script, int64_t timeout_ms)
 TEST(success_with_json_result_and_env)
 {
     struct exec_runner *x = runner();
-    exec_runner_start(x, mkrun(7, "read p; printf '{\"p\":%s,\"id\":\"%s\",\"a\":%s,"
-                                   "\"t\":\"%s\",\"q\":\"%s\",\"k\":\"%s\"}' \"$p\" "
-                                   "\"$JOBD_JOB_ID\" $JOBD_ATTEMPT $JOBD_TYPE $JOBD_QUEUE "
-                                   "$JOBD_IDEMPOTENCY_KEY; test -z \"$JOBD_SCHEDULED_FOR\"",
-                              0));
+    exec_runner_start(x, mkrun(7,
+                               "read p; printf '{\"p\":%s,\"id\":\"%s\",\"a\":%s,"
+                               "\"t\":\"%s\",\"q\":\"%s\",\"k\":\"%s\"}' \"$p\" "
+                               "\"$JOBD_JOB_ID\" $JOBD_ATTEMPT $JOBD_TYPE $JOBD_QUEUE "
+                               "$JOBD_IDEMPOTENCY_KEY; test -z \"$JOBD_SCHEDULED_FOR\"",
+                               0));
     struct run_result *r = wait_result(&inbox);
     ASSERT_EQ(r->outcome, RUN_SUCCEEDED);
     ASSERT_EQ(r->id, 7);
@@ -137,8 +138,10 @@ TEST(non_json_or_huge_stdout_is_no_result)
     ASSERT_NULL(r->result);
     run_result_free(r);
     /* 1 MiB of a JSON string: too big, must not be held or kept */
-    exec_runner_start(x, mkrun(2, "printf '\"'; head -c 1048576 /dev/zero | tr '\\0' a; "
-                                  "printf '\"'", 0));
+    exec_runner_start(x, mkrun(2,
+                               "printf '\"'; head -c 1048576 /dev/zero | tr '\\0' a; "
+                               "printf '\"'",
+                               0));
     r = wait_result(&inbox);
     ASSERT_EQ(r->outcome, RUN_SUCCEEDED);
     ASSERT_NULL(r->result);
@@ -155,8 +158,10 @@ TEST(exit_65_is_dead_other_exit_retries_with_stderr_tail)
     ASSERT_STR_EQ(r->error, "bad input\n");
     run_result_free(r);
     /* 100 KiB of stderr then a last line: only the last 4 KiB are kept */
-    exec_runner_start(x, mkrun(2, "head -c 102400 /dev/zero | tr '\\0' x >&2; "
-                                  "echo; echo the end >&2; exit 3", 0));
+    exec_runner_start(x, mkrun(2,
+                               "head -c 102400 /dev/zero | tr '\\0' x >&2; "
+                               "echo; echo the end >&2; exit 3",
+                               0));
     r = wait_result(&inbox);
     ASSERT_EQ(r->outcome, RUN_RETRY);
     ASSERT_EQ(strlen(r->error), 4096);
@@ -232,8 +237,10 @@ TEST(timeout_kills_the_process_group)
 {
     struct exec_runner *x = runner();
     char script[1400];
-    snprintf(script, sizeof script, "sleep 60 & echo $! > %s/grandchild; echo $$ > %s/child; "
-             "wait", test_tmpdir, test_tmpdir);
+    snprintf(script, sizeof script,
+             "sleep 60 & echo $! > %s/grandchild; echo $$ > %s/child; "
+             "wait",
+             test_tmpdir, test_tmpdir);
     int64_t t0 = clock_mono_now_us();
     exec_runner_start(x, mkrun(1, script, 300));
     pid_t gc = read_pid(test_path("grandchild"));
