@@ -28,7 +28,6 @@
 #include "store/operator.h"
 
 #define BULK_DEFAULT_LIMIT 10000
-#define BULK_MAX_LIMIT 100000
 
 static const char *const bulk_fields[] = {"action", "filter", "limit", NULL};
 static const char *const filter_fields[] = {
@@ -66,13 +65,13 @@ api_parse_created(const char *after, const char *before, struct job_filter *f,
     return rc;
 }
 
-/* The ids of the filter: an array of 1..BULK_MAX_LIMIT positive integers (malloc'd). */
+/* The ids of the filter: an array of 1..JOB_BULK_MAX positive integers (malloc'd). */
 static int
 parse_ids(json_t *v, int64_t **ids, size_t *n, struct jobd_error *err)
 {
-    if (!json_is_array(v) || json_array_size(v) > BULK_MAX_LIMIT)
+    if (!json_is_array(v) || json_array_size(v) > JOB_BULK_MAX)
         return jobd_error_set(err, JOBD_E_INVALID, "filter.ids",
-                              "ids must be an array of at most %d job ids", BULK_MAX_LIMIT);
+                              "ids must be an array of at most %d job ids", JOB_BULK_MAX);
     *n = json_array_size(v);
     *ids = malloc((*n ? *n : 1) * sizeof **ids);
     if (*ids == NULL)
@@ -153,7 +152,7 @@ parse_bulk(json_t *o, struct bulk_req *r, int64_t *limit, struct jobd_error *err
                               "action must be retry, cancel or delete");
     r->action = (enum bulk_action)k;
     *limit = BULK_DEFAULT_LIMIT;
-    if ((rc = jobjson_get_int(o, "limit", NULL, false, 1, BULK_MAX_LIMIT, limit, err)))
+    if ((rc = jobjson_get_int(o, "limit", NULL, false, 1, JOB_BULK_MAX, limit, err)))
         return rc;
     json_t *flt = json_object_get(o, "filter");
     if (!json_is_object(flt) || named_fields(flt) == 0)

@@ -14,21 +14,8 @@
 
 #include "api/handlers.h"
 #include "core/err.h"
+#include "core/handles.h"
 #include "store/operator.h"
-
-/* True if the JSON array arr (a worker's queues or types) holds the string s. */
-static bool
-list_has(const json_t *arr, const char *s)
-{
-    size_t i;
-    const json_t *v;
-    json_array_foreach(arr, i, v) {
-        const char *t = json_string_value(v);
-        if (t != NULL && strcmp(t, s) == 0)
-            return true;
-    }
-    return false;
-}
 
 /* The active workers' types and queues, parsed once: an array of [types, queues]. */
 static json_t *
@@ -58,9 +45,7 @@ handled(const json_t *ws, const char *q, const char *t)
     size_t i;
     const json_t *w;
     json_array_foreach(ws, i, w) {
-        const json_t *queues = json_array_get(w, 1);
-        if (list_has(json_array_get(w, 0), t) &&
-            (json_array_size(queues) == 0 || list_has(queues, q)))
+        if (worker_handles(json_array_get(w, 0), json_array_get(w, 1), t, q))
             return true;
     }
     return false;

@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "cli/http.h"
 #include "cli/opts.h"
+#include "core/job.h"
 #include "core/json.h"
 
 static const char bulk_usage[] =
@@ -89,7 +90,7 @@ bulk_parse(int argc, char **argv, json_t *filter, long *limit, const char **serv
                 return cli_usage_error("jobs", "--ids must be job ids separated by commas, not", v);
             json_object_set_new(filter, "ids", ids);
         } else if (k == B_LIMIT) {
-            if (!cli_parse_int(v, 1, 100000, limit))
+            if (!cli_parse_int(v, 1, JOB_BULK_MAX, limit))
                 return cli_usage_error("jobs", "--limit must be an integer from 1 to 100000, not",
                                        v);
         } else {

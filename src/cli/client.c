@@ -78,11 +78,11 @@ submit_set(struct submit_opts *o, int k, const char *v)
                           [S_QUEUE] = &o->queue,     [S_KEY] = &o->key, [S_TIMEOUT] = &o->timeout,
                           [S_SERVER] = &o->server};
     if (k == S_PRIORITY) {
-        if (!cli_parse_int(v, -1000000, 1000000, &o->priority))
+        if (!cli_parse_int(v, JOB_PRIORITY_MIN, JOB_PRIORITY_MAX, &o->priority))
             return cli_usage_error("submit", "--priority must be an integer, not", v);
         o->has_priority = true;
     } else if (k == S_MAX_ATTEMPTS) {
-        if (!cli_parse_int(v, 1, 1000000, &o->max_attempts))
+        if (!cli_parse_int(v, 1, JOB_MAX_ATTEMPTS_MAX, &o->max_attempts))
             return cli_usage_error("submit", "--max-attempts must be a positive integer, not", v);
         o->has_max_attempts = true;
     } else {

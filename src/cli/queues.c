@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/http.h"
+#include "core/job.h"
 #include "core/json.h"
 
 static const char queues_act_usage[] =
@@ -41,7 +42,7 @@ parse_rate(const char *v)
         return NULL;
     memcpy(num, v, (size_t)(slash - v));
     num[slash - v] = '\0';
-    if (!cli_parse_int(num, 1, 1000000, &n))
+    if (!cli_parse_int(num, 1, QUEUE_LIMIT_MAX, &n))
         return NULL;
     return json_pack("{s:I,s:s}", "limit", (json_int_t)n, "per", slash + 1);
 }
@@ -57,7 +58,7 @@ limit_parse(int argc, char **argv, json_t *body, const char **server)
         if ((v = cli_opt(argc, argv, &i, "--max-running", &miss))) {
             if (strcmp(v, "none") == 0)
                 json_object_set_new(body, "max_running", json_null());
-            else if (cli_parse_int(v, 1, 1000000, &n))
+            else if (cli_parse_int(v, 1, QUEUE_LIMIT_MAX, &n))
                 json_object_set_new(body, "max_running", json_integer(n));
             else
                 return cli_usage_error("queues", "--max-running must be 1 to 1000000 or none, not",

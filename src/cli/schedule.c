@@ -16,6 +16,7 @@
 #include "cli/http.h"
 #include "cli/listing.h"
 #include "cli/opts.h"
+#include "core/job.h"
 #include "core/json.h"
 
 static const char schedule_usage[] =
@@ -65,11 +66,11 @@ sched_set(struct sched_opts *o, int k, const char *v)
         strcmp(v, "skip") != 0)
         return cli_usage_error("schedule", "--catchup must be once, all or skip, not", v);
     if (k == SO_PRIORITY) {
-        if (!cli_parse_int(v, -1000000, 1000000, &o->priority))
+        if (!cli_parse_int(v, JOB_PRIORITY_MIN, JOB_PRIORITY_MAX, &o->priority))
             return cli_usage_error("schedule", "--priority must be an integer, not", v);
         o->has_priority = true;
     } else if (k == SO_MAX_ATTEMPTS) {
-        if (!cli_parse_int(v, 1, 1000000, &o->max_attempts))
+        if (!cli_parse_int(v, 1, JOB_MAX_ATTEMPTS_MAX, &o->max_attempts))
             return cli_usage_error("schedule", "--max-attempts must be a positive integer, not", v);
         o->has_max_attempts = true;
     } else {

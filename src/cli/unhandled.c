@@ -14,30 +14,15 @@
 
 #include "cli/cli.h"
 #include "cli/http.h"
-
-/* True if array a (of strings) holds s. */
-static bool
-has_string(const json_t *a, const char *s)
-{
-    size_t i;
-    const json_t *v;
-    json_array_foreach(a, i, v) {
-        const char *t = json_string_value(v);
-        if (t != NULL && strcmp(t, s) == 0)
-            return true;
-    }
-    return false;
-}
+#include "core/handles.h"
 
 /* True if worker w is active and claims type from queue ([] = every queue). */
 static bool
-worker_handles(const json_t *w, const char *type, const char *queue)
+worker_active_handles(const json_t *w, const char *type, const char *queue)
 {
     const char *state = json_string_value(json_object_get(w, "state"));
-    const json_t *queues = json_object_get(w, "queues");
     return state != NULL && strcmp(state, "active") == 0 &&
-           has_string(json_object_get(w, "types"), type) &&
-           (json_array_size(queues) == 0 || has_string(queues, queue));
+           worker_handles(json_object_get(w, "types"), json_object_get(w, "queues"), type, queue);
 }
 
 void
@@ -53,7 +38,7 @@ cli_warn_unhandled(const char *server, const char *type, const char *queue)
     size_t i;
     const json_t *w;
     json_array_foreach(workers, i, w)
-        handled = handled || worker_handles(w, type, queue);
+        handled = handled || worker_active_handles(w, type, queue);
     json_decref(o);
     if (!handled)
         fprintf(stderr,

@@ -33,6 +33,12 @@
 #define JOB_MAX_ATTEMPTS_MAX 1000000
 #define JOB_PRIORITY_MIN (-1000000)
 #define JOB_PRIORITY_MAX 1000000
+/* Queue limits (docs/API.md, "PUT /v1/queues/{name}"). */
+#define QUEUE_LIMIT_MAX 1000000                /* max_running and rate_limit */
+#define QUEUE_RATE_PER_MIN_MS 1000             /* a window of at least 1 s... */
+#define QUEUE_RATE_PER_MAX_MS (86400LL * 1000) /* ...and at most a day */
+/* Jobs one bulk action may act on (docs/API.md, "POST /v1/jobs/bulk"). */
+#define JOB_BULK_MAX 100000
 /* A job's own timeout, as "timeout" or "timeout_s": at most 366 days, so
  * deadlines in microseconds never overflow. */
 #define JOB_TIMEOUT_MAX_MS (366LL * 86400 * 1000)

@@ -125,9 +125,7 @@ struct worker_list {
  * change: each set_* flag says whether its limit changes; a value 0 removes
  * it.
  */
-#define QUEUE_LIMIT_MAX 1000000                /* max_running and rate_limit */
-#define QUEUE_RATE_PER_MIN_MS 1000             /* a window of at least 1 s... */
-#define QUEUE_RATE_PER_MAX_MS (86400LL * 1000) /* ...and at most a day */
+/* Their bounds: QUEUE_LIMIT_MAX, QUEUE_RATE_PER_{MIN,MAX}_MS (core/job.h). */
 struct queue_limits_change {
     bool set_max_running;
     int32_t max_running; /* 0 = no limit */

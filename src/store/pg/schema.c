@@ -15,6 +15,40 @@
 #include "store/pg/internal.h"
 
 /*
+ * jobd.enqueue's argument checks, the limits of docs/MODEL.md, "Names and
+ * limits", spelled from core/job.h's constants so SQL and C cannot drift.
+ * A migration's text is fixed once it ran: a change of one of these
+ * constants needs a new migration that replaces jobd.enqueue.
+ */
+#define SQL_NUM_(x) #x
+#define SQL_NUM(x) SQL_NUM_(x)
+_Static_assert(JOB_PAYLOAD_MAX == 256 * 1024, "jobd.enqueue says 256 KiB");
+/* clang-format off */
+#define ENQUEUE_CHECKS \
+    "    IF enqueue.type IS NULL OR enqueue.type !~ '^[A-Za-z0-9._:-]{1," SQL_NUM(JOB_NAME_MAX) "}$' THEN\n" \
+    "        RAISE EXCEPTION 'jobd.enqueue: type must match [A-Za-z0-9._:-]{1," SQL_NUM(JOB_NAME_MAX) "}, got %',\n" \
+    "            quote_nullable(enqueue.type) USING ERRCODE = 'invalid_parameter_value';\n" \
+    "    END IF;\n" \
+    "    IF enqueue.queue IS NULL OR enqueue.queue !~ '^[a-z0-9_-]{1," SQL_NUM(JOB_QUEUE_MAX) "}$' THEN\n" \
+    "        RAISE EXCEPTION 'jobd.enqueue: queue must match [a-z0-9_-]{1," SQL_NUM(JOB_QUEUE_MAX) "}, got %',\n" \
+    "            quote_nullable(enqueue.queue) USING ERRCODE = 'invalid_parameter_value';\n" \
+    "    END IF;\n" \
+    "    IF octet_length(v_payload::text) > " SQL_NUM(JOB_PAYLOAD_MAX) " THEN\n" \
+    "        RAISE EXCEPTION 'jobd.enqueue: payload is over 256 KiB'\n" \
+    "            USING ERRCODE = 'program_limit_exceeded';\n" \
+    "    END IF;\n" \
+    "    IF enqueue.priority IS NULL OR enqueue.priority NOT BETWEEN " SQL_NUM(JOB_PRIORITY_MIN) " AND " SQL_NUM(JOB_PRIORITY_MAX) " THEN\n" \
+    "        RAISE EXCEPTION 'jobd.enqueue: priority must be between % and %', " SQL_NUM(JOB_PRIORITY_MIN) ", " SQL_NUM(JOB_PRIORITY_MAX) "\n" \
+    "            USING ERRCODE = 'invalid_parameter_value';\n" \
+    "    END IF;\n" \
+    "    IF enqueue.max_attempts IS NULL OR enqueue.max_attempts NOT BETWEEN 1 AND " SQL_NUM(JOB_MAX_ATTEMPTS_MAX) " THEN\n" \
+    "        RAISE EXCEPTION 'jobd.enqueue: max_attempts must be between 1 and %', " SQL_NUM(JOB_MAX_ATTEMPTS_MAX) "\n" \
+    "            USING ERRCODE = 'invalid_parameter_value';\n" \
+    "    END IF;\n"
+/* clang-format on */
+
+
+/*
  * Version 1: the job tables, idempotency keys, queues, the wake-up trigger
  * and jobd.enqueue for applications (docs/MODEL.md, "Inside your own
  * transaction (PostgreSQL)").
@@ -119,64 +153,62 @@ static const char step1_jobs[] =
     "    v_id bigint;\n"
     "    v_old record;\n"
     "    v_payload jsonb := COALESCE(enqueue.payload, '{}'::jsonb);\n"
-    "BEGIN\n"
-    "    IF enqueue.type IS NULL OR enqueue.type !~ '^[A-Za-z0-9._:-]{1,128}$' THEN\n"
-    "        RAISE EXCEPTION 'jobd.enqueue: type must match [A-Za-z0-9._:-]{1,128}, got %',\n"
-    "            quote_nullable(enqueue.type) USING ERRCODE = 'invalid_parameter_value';\n"
-    "    END IF;\n"
-    "    IF enqueue.queue IS NULL OR enqueue.queue !~ '^[a-z0-9_-]{1,64}$' THEN\n"
-    "        RAISE EXCEPTION 'jobd.enqueue: queue must match [a-z0-9_-]{1,64}, got %',\n"
-    "            quote_nullable(enqueue.queue) USING ERRCODE = 'invalid_parameter_value';\n"
-    "    END IF;\n"
-    "    IF octet_length(v_payload::text) > 262144 THEN\n"
-    "        RAISE EXCEPTION 'jobd.enqueue: payload is over 256 KiB'\n"
-    "            USING ERRCODE = 'program_limit_exceeded';\n"
-    "    END IF;\n"
-    "    IF enqueue.priority IS NULL OR enqueue.priority NOT BETWEEN -1000000 AND 1000000 THEN\n"
-    "        RAISE EXCEPTION 'jobd.enqueue: priority must be between -1000000 and 1000000'\n"
-    "            USING ERRCODE = 'invalid_parameter_value';\n"
-    "    END IF;\n"
-    "    IF enqueue.max_attempts IS NULL OR enqueue.max_attempts NOT BETWEEN 1 AND 1000000 THEN\n"
-    "        RAISE EXCEPTION 'jobd.enqueue: max_attempts must be between 1 and 1000000'\n"
-    "            USING ERRCODE = 'invalid_parameter_value';\n"
-    "    END IF;\n"
+    "BEGIN\n" ENQUEUE_CHECKS
     "    IF enqueue.idempotency_key IS NOT NULL AND (enqueue.idempotency_key = ''\n"
-    "            OR octet_length(enqueue.idempotency_key) > 255\n"
-    "            OR enqueue.idempotency_key ~ '[\\x01-\\x1f\\x7f]') THEN\n"
-    "        RAISE EXCEPTION 'jobd.enqueue: idempotency_key must be 1 to 255 bytes without '\n"
-    "            'control characters' USING ERRCODE = 'invalid_parameter_value';\n"
-    "    END IF;\n"
-    "    LOOP\n"
-    "        v_id := nextval('jobd.job_id_seq');\n"
-    "        IF enqueue.idempotency_key IS NOT NULL THEN\n"
-    "            INSERT INTO jobd.job_keys (idempotency_key, job_id)\n"
-    "                VALUES (enqueue.idempotency_key, v_id) ON CONFLICT DO NOTHING;\n"
-    "            IF NOT FOUND THEN\n"
-    "                SELECT a.id, a.type, a.queue, a.payload INTO v_old FROM jobd.all_jobs a\n"
-    "                 WHERE a.id = (SELECT k.job_id FROM jobd.job_keys k\n"
-    "                                WHERE k.idempotency_key = enqueue.idempotency_key);\n"
-    "                IF NOT FOUND THEN\n"
-    "                    CONTINUE; -- pruned meanwhile: the key is free again\n"
-    "                END IF;\n"
-    "                IF v_old.type = enqueue.type AND v_old.queue = enqueue.queue\n"
-    "                        AND v_old.payload::jsonb = v_payload THEN\n"
-    "                    RETURN v_old.id;\n"
-    "                END IF;\n"
-    "                RAISE EXCEPTION 'jobd.enqueue: idempotency key % was already used for '\n"
-    "                    'job % with a different type, queue or payload',\n"
-    "                    quote_literal(enqueue.idempotency_key), v_old.id\n"
-    "                    USING ERRCODE = 'unique_violation';\n"
-    "            END IF;\n"
-    "        END IF;\n"
-    "        INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at,\n"
-    "                               max_attempts, idempotency_key, created_at)\n"
-    "        VALUES (v_id, enqueue.queue, enqueue.type, v_payload::json, 'pending',\n"
-    "                enqueue.priority,\n"
-    "                COALESCE(enqueue.run_at, now()), enqueue.max_attempts,\n"
-    "                enqueue.idempotency_key, now());\n"
-    "        RETURN v_id;\n"
-    "    END LOOP;\n"
-    "END $$;\n";
+    "            OR octet_length(enqueue.idempotency_key) > " SQL_NUM(
+        JOB_KEY_MAX) "\n"
+                     "            OR enqueue.idempotency_key ~ '[\\x01-\\x1f\\x7f]') THEN\n"
+                     "        RAISE EXCEPTION 'jobd.enqueue: idempotency_key must be 1 to " SQL_NUM(
+                         JOB_KEY_MAX) " bytes without '\n"
+                                      "            'control characters' USING ERRCODE = "
+                                      "'invalid_parameter_value';\n"
+                                      "    END IF;\n"
+                                      "    LOOP\n"
+                                      "        v_id := nextval('jobd.job_id_seq');\n"
+                                      "        IF enqueue.idempotency_key IS NOT NULL THEN\n"
+                                      "            INSERT INTO jobd.job_keys (idempotency_key, "
+                                      "job_id)\n"
+                                      "                VALUES (enqueue.idempotency_key, v_id) ON "
+                                      "CONFLICT DO NOTHING;\n"
+                                      "            IF NOT FOUND THEN\n"
+                                      "                SELECT a.id, a.type, a.queue, a.payload "
+                                      "INTO v_old FROM jobd.all_jobs a\n"
+                                      "                 WHERE a.id = (SELECT k.job_id FROM "
+                                      "jobd.job_keys k\n"
+                                      "                                WHERE k.idempotency_key = "
+                                      "enqueue.idempotency_key);\n"
+                                      "                IF NOT FOUND THEN\n"
+                                      "                    CONTINUE; -- pruned meanwhile: the key "
+                                      "is free again\n"
+                                      "                END IF;\n"
+                                      "                IF v_old.type = enqueue.type AND "
+                                      "v_old.queue = enqueue.queue\n"
+                                      "                        AND v_old.payload::jsonb = "
+                                      "v_payload THEN\n"
+                                      "                    RETURN v_old.id;\n"
+                                      "                END IF;\n"
+                                      "                RAISE EXCEPTION 'jobd.enqueue: idempotency "
+                                      "key % was already used for '\n"
+                                      "                    'job % with a different type, queue or "
+                                      "payload',\n"
+                                      "                    quote_literal(enqueue.idempotency_key), "
+                                      "v_old.id\n"
+                                      "                    USING ERRCODE = 'unique_violation';\n"
+                                      "            END IF;\n"
+                                      "        END IF;\n"
+                                      "        INSERT INTO jobd.jobs (id, queue, type, payload, "
+                                      "status, priority, run_at,\n"
+                                      "                               max_attempts, "
+                                      "idempotency_key, created_at)\n"
+                                      "        VALUES (v_id, enqueue.queue, enqueue.type, "
+                                      "v_payload::json, 'pending',\n"
+                                      "                enqueue.priority,\n"
+                                      "                COALESCE(enqueue.run_at, now()), "
+                                      "enqueue.max_attempts,\n"
+                                      "                enqueue.idempotency_key, now());\n"
+                                      "        RETURN v_id;\n"
+                                      "    END LOOP;\n"
+                                      "END $$;\n";
 
 /*
  * Version 2: schedules (pg/sched.c). next_run_at is the first firing not yet
@@ -292,67 +324,65 @@ static const char step6_enqueue_keys[] =
     "    v_id bigint;\n"
     "    v_old record;\n"
     "    v_payload jsonb := COALESCE(enqueue.payload, '{}'::jsonb);\n"
-    "BEGIN\n"
-    "    IF enqueue.type IS NULL OR enqueue.type !~ '^[A-Za-z0-9._:-]{1,128}$' THEN\n"
-    "        RAISE EXCEPTION 'jobd.enqueue: type must match [A-Za-z0-9._:-]{1,128}, got %',\n"
-    "            quote_nullable(enqueue.type) USING ERRCODE = 'invalid_parameter_value';\n"
-    "    END IF;\n"
-    "    IF enqueue.queue IS NULL OR enqueue.queue !~ '^[a-z0-9_-]{1,64}$' THEN\n"
-    "        RAISE EXCEPTION 'jobd.enqueue: queue must match [a-z0-9_-]{1,64}, got %',\n"
-    "            quote_nullable(enqueue.queue) USING ERRCODE = 'invalid_parameter_value';\n"
-    "    END IF;\n"
-    "    IF octet_length(v_payload::text) > 262144 THEN\n"
-    "        RAISE EXCEPTION 'jobd.enqueue: payload is over 256 KiB'\n"
-    "            USING ERRCODE = 'program_limit_exceeded';\n"
-    "    END IF;\n"
-    "    IF enqueue.priority IS NULL OR enqueue.priority NOT BETWEEN -1000000 AND 1000000 THEN\n"
-    "        RAISE EXCEPTION 'jobd.enqueue: priority must be between -1000000 and 1000000'\n"
-    "            USING ERRCODE = 'invalid_parameter_value';\n"
-    "    END IF;\n"
-    "    IF enqueue.max_attempts IS NULL OR enqueue.max_attempts NOT BETWEEN 1 AND 1000000 THEN\n"
-    "        RAISE EXCEPTION 'jobd.enqueue: max_attempts must be between 1 and 1000000'\n"
-    "            USING ERRCODE = 'invalid_parameter_value';\n"
-    "    END IF;\n"
+    "BEGIN\n" ENQUEUE_CHECKS
     "    IF enqueue.idempotency_key IS NOT NULL AND (enqueue.idempotency_key = ''\n"
-    "            OR octet_length(enqueue.idempotency_key) > 255\n"
-    "            OR enqueue.idempotency_key ~ '[\\x01-\\x1f\\x7f]'\n"
-    "            OR enqueue.idempotency_key ~ '^ | $') THEN\n"
-    "        RAISE EXCEPTION 'jobd.enqueue: idempotency_key must be 1 to 255 bytes without '\n"
-    "            'control characters or leading or trailing blanks, got %',\n"
-    "            quote_literal(enqueue.idempotency_key)\n"
-    "            USING ERRCODE = 'invalid_parameter_value';\n"
-    "    END IF;\n"
-    "    LOOP\n"
-    "        v_id := nextval('jobd.job_id_seq');\n"
-    "        IF enqueue.idempotency_key IS NOT NULL THEN\n"
-    "            INSERT INTO jobd.job_keys (idempotency_key, job_id)\n"
-    "                VALUES (enqueue.idempotency_key, v_id) ON CONFLICT DO NOTHING;\n"
-    "            IF NOT FOUND THEN\n"
-    "                SELECT a.id, a.type, a.queue, a.payload INTO v_old FROM jobd.all_jobs a\n"
-    "                 WHERE a.id = (SELECT k.job_id FROM jobd.job_keys k\n"
-    "                                WHERE k.idempotency_key = enqueue.idempotency_key);\n"
-    "                IF NOT FOUND THEN\n"
-    "                    CONTINUE; -- pruned meanwhile: the key is free again\n"
-    "                END IF;\n"
-    "                IF v_old.type = enqueue.type AND v_old.queue = enqueue.queue\n"
-    "                        AND v_old.payload::jsonb = v_payload THEN\n"
-    "                    RETURN v_old.id;\n"
-    "                END IF;\n"
-    "                RAISE EXCEPTION 'jobd.enqueue: idempotency key % was already used for '\n"
-    "                    'job % with a different type, queue or payload',\n"
-    "                    quote_literal(enqueue.idempotency_key), v_old.id\n"
-    "                    USING ERRCODE = 'unique_violation';\n"
-    "            END IF;\n"
-    "        END IF;\n"
-    "        INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at,\n"
-    "                               max_attempts, idempotency_key, created_at)\n"
-    "        VALUES (v_id, enqueue.queue, enqueue.type, v_payload::json, 'pending',\n"
-    "                enqueue.priority,\n"
-    "                COALESCE(enqueue.run_at, now()), enqueue.max_attempts,\n"
-    "                enqueue.idempotency_key, now());\n"
-    "        RETURN v_id;\n"
-    "    END LOOP;\n"
-    "END $$;\n";
+    "            OR octet_length(enqueue.idempotency_key) > " SQL_NUM(
+        JOB_KEY_MAX) "\n"
+                     "            OR enqueue.idempotency_key ~ '[\\x01-\\x1f\\x7f]'\n"
+                     "            OR enqueue.idempotency_key ~ '^ | $') THEN\n"
+                     "        RAISE EXCEPTION 'jobd.enqueue: idempotency_key must be 1 to " SQL_NUM(
+                         JOB_KEY_MAX) " bytes without '\n"
+                                      "            'control characters or leading or trailing "
+                                      "blanks, got %',\n"
+                                      "            quote_literal(enqueue.idempotency_key)\n"
+                                      "            USING ERRCODE = 'invalid_parameter_value';\n"
+                                      "    END IF;\n"
+                                      "    LOOP\n"
+                                      "        v_id := nextval('jobd.job_id_seq');\n"
+                                      "        IF enqueue.idempotency_key IS NOT NULL THEN\n"
+                                      "            INSERT INTO jobd.job_keys (idempotency_key, "
+                                      "job_id)\n"
+                                      "                VALUES (enqueue.idempotency_key, v_id) ON "
+                                      "CONFLICT DO NOTHING;\n"
+                                      "            IF NOT FOUND THEN\n"
+                                      "                SELECT a.id, a.type, a.queue, a.payload "
+                                      "INTO v_old FROM jobd.all_jobs a\n"
+                                      "                 WHERE a.id = (SELECT k.job_id FROM "
+                                      "jobd.job_keys k\n"
+                                      "                                WHERE k.idempotency_key = "
+                                      "enqueue.idempotency_key);\n"
+                                      "                IF NOT FOUND THEN\n"
+                                      "                    CONTINUE; -- pruned meanwhile: the key "
+                                      "is free again\n"
+                                      "                END IF;\n"
+                                      "                IF v_old.type = enqueue.type AND "
+                                      "v_old.queue = enqueue.queue\n"
+                                      "                        AND v_old.payload::jsonb = "
+                                      "v_payload THEN\n"
+                                      "                    RETURN v_old.id;\n"
+                                      "                END IF;\n"
+                                      "                RAISE EXCEPTION 'jobd.enqueue: idempotency "
+                                      "key % was already used for '\n"
+                                      "                    'job % with a different type, queue or "
+                                      "payload',\n"
+                                      "                    quote_literal(enqueue.idempotency_key), "
+                                      "v_old.id\n"
+                                      "                    USING ERRCODE = 'unique_violation';\n"
+                                      "            END IF;\n"
+                                      "        END IF;\n"
+                                      "        INSERT INTO jobd.jobs (id, queue, type, payload, "
+                                      "status, priority, run_at,\n"
+                                      "                               max_attempts, "
+                                      "idempotency_key, created_at)\n"
+                                      "        VALUES (v_id, enqueue.queue, enqueue.type, "
+                                      "v_payload::json, 'pending',\n"
+                                      "                enqueue.priority,\n"
+                                      "                COALESCE(enqueue.run_at, now()), "
+                                      "enqueue.max_attempts,\n"
+                                      "                enqueue.idempotency_key, now());\n"
+                                      "        RETURN v_id;\n"
+                                      "    END LOOP;\n"
+                                      "END $$;\n";
 
 /*
  * Version 7: wake-ups for jobs that become claimable without an insert. A
