@@ -46,6 +46,18 @@ job_attempts_counted(int32_t attempt, int32_t attempt_floor)
 }
 
 /*
+ * Whether a failed or reaped attempt leaves the job pending for another
+ * (docs/MODEL.md, "Transitions"): the attempts counted are still below
+ * max_attempts. SQL (PostgreSQL's report, FATE):
+ * attempt - attempt_floor < max_attempts.
+ */
+static inline bool
+job_has_attempts_left(int32_t attempt, int32_t attempt_floor, int32_t max_attempts)
+{
+    return job_attempts_counted(attempt, attempt_floor) < max_attempts;
+}
+
+/*
  * The delay before a failed or reaped attempt is tried again: full jitter
  * (backoff_delay_ms) over the attempts counted, so after a manual retry the
  * backoff starts over from base_ms. One rule for the worker's failures and

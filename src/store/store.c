@@ -314,8 +314,12 @@ store_claim(struct store *st, const struct claim_req *req, struct job_list *out,
         return jobd_error_set(err, JOBD_E_INVALID, "worker_id", "worker_id is required");
     if (req->held_until_us != NULL)
         *req->held_until_us = 0;
+    /* The defaults, here once for every backend, as store_heartbeat's. */
+    struct claim_req r = *req;
+    if (r.lease_ms <= 0)
+        r.lease_ms = JOB_DEFAULT_LEASE_MS;
     size_t n0 = out->n;
-    int rc = st->ops->claim(st, req, out, err);
+    int rc = st->ops->claim(st, &r, out, err);
     /* Every backend: never more than asked, and each claim bumped the fencing
      * token (on in the test build; NDEBUG release builds drop it). */
     assert(rc != JOBD_OK || out->n - n0 <= (size_t)req->limit);

@@ -95,7 +95,7 @@ struct claim_req {
     const char *const *types; /* n_types names, or NULL = every type */
     size_t n_types;
     int limit;        /* 1..JOB_PAGE_MAX */
-    int64_t lease_ms; /* 0 = JOB_DEFAULT_LEASE_MS */
+    int64_t lease_ms; /* 0 = JOB_DEFAULT_LEASE_MS (store_claim applies it) */
     /* With caps.claim_waits: when nothing is claimable, wait up to this
      * long for a job before answering empty (0 = answer at once). Other
      * backends ignore it. While it waits, a true *interrupt (may be NULL;

@@ -94,3 +94,12 @@ TEST(actions_and_refusals)
     ASSERT_EQ(job_error_stale(&err, 7, 3), JOBD_E_STALE);
     ASSERT_STR_EQ(err.field, "attempt");
 }
+
+TEST(attempts_left_counts_since_the_last_manual_retry)
+{
+    ASSERT(job_has_attempts_left(1, 0, 2));
+    ASSERT(!job_has_attempts_left(2, 0, 2));
+    ASSERT(job_has_attempts_left(5, 4, 2)); /* retried by hand after attempt 4 */
+    ASSERT(!job_has_attempts_left(6, 4, 2));
+    ASSERT(!job_has_attempts_left(1, 0, 1));
+}

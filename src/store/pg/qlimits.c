@@ -173,12 +173,7 @@ ql_claim(void *b, const char *q, const struct claim_req *req, int n, int64_t now
     struct pg_ql *p = b;
     char lb[24], leb[24], nb[24];
     const char *vals[6] = {
-        req->worker_id,
-        pg_i64(lb, n),
-        pg_i64(leb, req->lease_ms > 0 ? req->lease_ms : JOB_DEFAULT_LEASE_MS),
-        p->types,
-        pg_i64(nb, now_us),
-        q,
+        req->worker_id, pg_i64(lb, n), pg_i64(leb, req->lease_ms), p->types, pg_i64(nb, now_us), q,
     };
     PGresult *r = NULL;
     int rc = pg_exec(p->s, &st_ql_claim, 6, vals, &r, err);

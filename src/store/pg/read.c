@@ -276,12 +276,8 @@ pg_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
     if ((rc = pg_qlimits_claim(s, req, types, out, &left, err)) != JOBD_OK || left == 0)
         goto sort;
     const char *vals[6] = {
-        req->worker_id,
-        pg_i64(b[0], left),
-        pg_i64(b[1], req->lease_ms > 0 ? req->lease_ms : JOB_DEFAULT_LEASE_MS),
-        types,
-        pg_now_param(s, nowb),
-        queues,
+        req->worker_id, pg_i64(b[0], left),    pg_i64(b[1], req->lease_ms),
+        types,          pg_now_param(s, nowb), queues,
     };
     PGresult *r = NULL;
     bool run_only = types != NULL && req->run_only;

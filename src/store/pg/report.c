@@ -119,7 +119,8 @@ PG_STMT(st_complete_batch_join,
 /*
  * The fate of a failed attempt, from the deleted row d: cancelled if asked,
  * pending while retryable with attempts left (counted since the last manual
- * retry), else dead. Pending rows go back into jobs in the same statement.
+ * retry: core/rules.h, job_has_attempts_left), else dead. Pending rows go
+ * back into jobs in the same statement.
  */
 #define FATE(retryable)                                                                            \
     "CASE WHEN d.cancel_requested THEN 'cancelled'"                                                \

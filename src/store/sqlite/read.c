@@ -337,7 +337,7 @@ int
 sq_claim_due(struct sqlite_store *s, const struct claim_req *req, int limit, int64_t now,
              const char *held, struct job_list *out, struct jobd_error *err)
 {
-    int64_t lease_ms = req->lease_ms > 0 ? req->lease_ms : JOB_DEFAULT_LEASE_MS;
+    int64_t lease_ms = req->lease_ms; /* store_claim applied the default */
     /* "+run_at": not a range to search by (jobs_next_*), so each branch walks its
      * claim-order index (jobs_claim_type / _queue / _any) and stops at the LIMIT. */
     char *head = due_head("SELECT id, priority, run_at", "+run_at", held);

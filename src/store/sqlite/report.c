@@ -115,8 +115,8 @@ sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int
 /*
  * Ends a failed attempt inside the open transaction (docs/MODEL.md,
  * "Transitions"): cancelled if a cancel was requested, else pending at now +
- * delay_ms while retryable and attempts are left (attempt - attempt_floor <
- * max_attempts), else dead. The attempt gets its history row
+ * delay_ms while retryable and attempts are left (job_has_attempts_left,
+ * core/rules.h), else dead. The attempt gets its history row
  * (store/operator.h): its outcome follows the job's fate, or is "reaped" when
  * the reaper ended it. Returns 1 if it applied (*fate, may be NULL, is the
  * job's new status), 0 if the attempt is stale, or an error.
@@ -131,7 +131,7 @@ fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *er
 {
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s,
-                        "SELECT attempt - attempt_floor < max_attempts, cancel_requested, queue "
+                        "SELECT attempt_floor, max_attempts, cancel_requested, queue "
                         "FROM jobs WHERE id = ?1 AND status = 'running' AND attempt = ?2",
                         &stmt, err);
     if (rc != JOBD_OK)
@@ -140,10 +140,11 @@ fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *er
     sqlite3_bind_int(stmt, 2, attempt);
     if ((rc = sq_step_row(s, stmt, "read attempt", err)) <= 0)
         return rc;
-    bool attempts_left = sqlite3_column_int(stmt, 0) != 0;
-    bool cancel = sqlite3_column_int(stmt, 1) != 0;
+    bool attempts_left =
+        job_has_attempts_left(attempt, sqlite3_column_int(stmt, 0), sqlite3_column_int(stmt, 1));
+    bool cancel = sqlite3_column_int(stmt, 2) != 0;
     char queue[JOB_QUEUE_MAX + 1];
-    snprintf(queue, sizeof queue, "%s", (const char *)sqlite3_column_text(stmt, 2));
+    snprintf(queue, sizeof queue, "%s", (const char *)sqlite3_column_text(stmt, 3));
     sq_reset(stmt);
 
     error = job_error_tail(error);
