@@ -28,9 +28,7 @@ static const struct command commands[] = {
 static void
 print_usage(FILE *f)
 {
-    fputs("usage: jobd COMMAND [ARGS]   (jobd help COMMAND or jobd COMMAND --help for "
-          "more)\n\ncommands:\n",
-          f);
+    fputs("usage: jobd COMMAND [ARGS]   (jobd COMMAND --help for more)\n\ncommands:\n", f);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 }
@@ -42,17 +40,6 @@ main(int argc, char **argv)
         print_usage(stderr);
         return CLI_USAGE;
     }
-    if (strcmp(argv[1], "help") == 0 && argc > 2) { /* jobd help CMD = jobd CMD --help */
-        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-            if (strcmp(argv[2], commands[i].name) == 0) {
-                char help[] = "--help";
-                char *args[] = {argv[2], help, NULL};
-                cli_set_command(commands[i].name);
-                return commands[i].run(2, args);
-            }
-        fprintf(stderr, "jobd help: unknown command '%s'; see 'jobd --help'\n", argv[2]);
-        return CLI_USAGE;
-    }
     if (cli_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
         print_usage(stdout);
         return CLI_OK;
@@ -62,10 +49,8 @@ main(int argc, char **argv)
         return CLI_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0) {
-            cli_set_command(commands[i].name);
+        if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].run(argc - 1, argv + 1);
-        }
     fprintf(stderr, "jobd: unknown command '%s'; see 'jobd --help'\n", argv[1]);
     return CLI_USAGE;
 }

@@ -20,15 +20,11 @@ _jobd()
 {
     local cur=${COMP_WORDS[COMP_CWORD]-} prev=${COMP_WORDS[COMP_CWORD-1]-}
     local cmd=${COMP_WORDS[1]-} sub=${COMP_WORDS[2]-} words=""
-    local commands="server worker migrate submit job jobs queues workers schedule cron help"
+    local commands="server worker migrate submit job jobs queues workers schedule cron"
     local client="--server"
     COMPREPLY=()
     if ((COMP_CWORD == 1)); then
         COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
-        return
-    fi
-    if [ "$cmd" = help ]; then
-        ((COMP_CWORD == 2)) && COMPREPLY=($(compgen -W "${commands% help}" -- "$cur"))
         return
     fi
     case $prev in

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/json.h"
 #include "util/log.h"
 
 static const char oom_body[] =
@@ -43,7 +42,7 @@ api_error(struct api_response *r, int status, const char *code, const char *fiel
                           (field && *field) ? json_string(field) : json_null());
     char *text = NULL;
     if (o != NULL) {
-        text = json_print(o);
+        text = json_dumps(o, JSON_COMPACT);
         json_decref(o);
     }
     api_json_take(r, status, text);

@@ -18,7 +18,6 @@
 #include "api/apierr.h"
 #include "api/handlers.h"
 #include "core/err.h"
-#include "core/json.h"
 #include "store/operator.h"
 
 static const char *const announce_fields[] = {
@@ -73,7 +72,7 @@ names_text(json_t *o, const char *key, char **out, struct jobd_error *err)
     json_array_foreach(v, i, e)
         ok = ok && json_is_string(e);
     int rc = ok ? check_names(v, key, err) : JOBD_OK;
-    *out = ok && rc == JOBD_OK ? json_print(v) : NULL;
+    *out = ok && rc == JOBD_OK ? json_dumps(v, JSON_COMPACT) : NULL;
     json_decref(v);
     if (!ok)
         return jobd_error_set(err, JOBD_E_INVALID, key, "%s must be an array of names", key);

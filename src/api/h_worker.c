@@ -154,7 +154,6 @@ h_claim(struct api_call *c)
         .claimed_us = clock_mono_now_us(),
         .lease_ms = req.lease_ms > 0 ? req.lease_ms : JOB_DEFAULT_LEASE_MS,
     };
-    api_claim_presence(c, st, &req, wait_ms);
     rc = store_claim(st, &req, &l, &err);
     lease_token *tokens = NULL;
     if (rc == JOBD_OK && (rc = api_lease_tokens(st, &l, &tokens, &err)) != JOBD_OK)

@@ -68,15 +68,6 @@ void h_worker_announce(struct api_call *c);
 void h_worker_presence(struct api_call *c);
 void h_worker_withdraw(struct api_call *c);
 void h_claim(struct api_call *c);
-/*
- * Counts the claim req (borrowed) as its worker's presence on st (borrowed):
- * marks a known worker seen and active, announces an unknown one with the
- * claim's types and queues; at most once per 5 s per worker id. Never fails
- * (presence is advice). claimpresence.c; docs/API.md, Remote workers.
- */
-struct claim_req;
-void api_claim_presence(struct api_call *c, struct store *st, const struct claim_req *req,
-                        int64_t wait_ms);
 void h_heartbeat(struct api_call *c);
 void h_complete(struct api_call *c);
 void h_fail(struct api_call *c);

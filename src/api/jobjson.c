@@ -52,7 +52,7 @@ stored_json(const char *text)
 {
     if (text == NULL)
         return json_null();
-    json_t *v = json_load_stored(text);
+    json_t *v = json_loads(text, JSON_DECODE_ANY, NULL);
     return v ? v : json_string(text);
 }
 
@@ -195,9 +195,8 @@ jobjson_parse_object(const char *body, size_t len, json_t **out, struct jobd_err
         json_path_at(body, len, (size_t)je.position, path, sizeof path);
         return jobd_error_set(err, JOBD_E_TOOBIG, path[0] ? path : NULL,
                               "the number at line %d, column %d%s%s does not fit a 64-bit "
-                              "integer or a double (%s); send it as a string",
-                              je.line, je.column, path[0] ? " at " : "", path[0] ? path : "",
-                              je.text);
+                              "integer or a double (%s); send it as a string", je.line,
+                              je.column, path[0] ? " (" : "", path[0] ? path : "", je.text);
     }
     if (v == NULL)
         return jobd_error_set(err, JOBD_E_INVALID, NULL, "malformed JSON at line %d, column %d: %s",
@@ -488,7 +487,17 @@ jobjson_dump_take(json_t *v)
 {
     if (v == NULL)
         return NULL;
-    char *s = json_print(v);
+    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    json_decref(v);
+    return s;
+}
+
+char *
+jobjson_dump_take_short(json_t *v)
+{
+    if (v == NULL)
+        return NULL;
+    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
     json_decref(v);
     return s;
 }

@@ -20,8 +20,8 @@
 
 /*
  * A number of seconds rounded to milliseconds (new reference): what is
- * measured to the microsecond is not known that well, and it prints short
- * (0.007, not 0.0070000000000000001).
+ * measured to the microsecond is not known that well, and together with
+ * jobjson_dump_take_short it prints short (0.007, not 0.0070000000000000001).
  */
 json_t *jobjson_seconds(double s);
 /* A time as an RFC 3339 string, or JSON null for 0. */
@@ -98,9 +98,13 @@ int jobjson_get_str_array(json_t *o, const char *key, const char *prefix, bool r
 JOBD_MUST_USE int jobjson_schedule_spec(json_t *o, struct schedule_spec *spec, char **payload,
                                         struct jobd_error *err);
 
-/* Serializes v with json_print (new malloc'd string; NULL if out of memory)
- * and drops the reference: every real in its shortest form that reads back
- * as itself, so a payload's 0.6 stays 0.6 and a rounded 0.007 prints short. */
+/* Serializes v compactly (new malloc'd string) and drops the reference.
+ * Reals get jansson's 17 digits, so a payload's numbers read back exactly. */
 char *jobjson_dump_take(json_t *v);
+/* The same with reals to 15 significant digits, which a double always
+ * holds, so a value rounded by jobjson_seconds prints short (0.007). Only
+ * for answers that carry no user data (attempts, queues): a payload's real
+ * needs 17 digits to read back as itself. */
+char *jobjson_dump_take_short(json_t *v);
 
 #endif

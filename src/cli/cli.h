@@ -51,15 +51,7 @@ void cli_warn_unhandled(const char *server, const char *type, const char *queue)
 const char *cli_db_url(const char *flag_value);
 /* Maps an error code to an exit status (JOBD_E_UNAVAILABLE -> 3, ...). */
 int cli_exit_for(int code);
-/*
- * The command being run (argv[1], set once by main before it dispatches;
- * borrowed) and the prefix of every message the CLI prints on stderr:
- * "jobd CMD" ("jobd" before a command is known), so every error reads
- * "jobd CMD: …" (docs/CLI.md, Common to every command).
- */
-void cli_set_command(const char *name);
-const char *cli_prefix(void);
-/* Prints "jobd CMD: <what>: <msg>" on stderr and returns cli_exit_for(code). */
+/* Prints "jobd: <what>: <msg>" on stderr and returns cli_exit_for(code). */
 int cli_report(const char *what, int code, const struct jobd_error *err);
 /* True if a is "--help" or "-h". */
 bool cli_is_help(const char *a);

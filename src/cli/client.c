@@ -16,7 +16,6 @@
 #include "cli/listing.h"
 #include "cli/opts.h"
 #include "core/job.h"
-#include "core/json.h"
 
 static const char submit_usage[] =
     "usage: jobd submit TYPE [--payload JSON] [--at TIME | --in DUR] [--priority N]\n"
@@ -157,23 +156,16 @@ cmd_submit(int argc, char **argv)
         json_object_set_new(body, "priority", json_integer(o.priority));
     if (o.has_max_attempts)
         json_object_set_new(body, "max_attempts", json_integer(o.max_attempts));
-    char *text = json_print(body);
+    char *text = json_dumps(body, JSON_COMPACT);
     json_decref(body);
     if (text == NULL) {
         fprintf(stderr, "jobd submit: a string is not valid UTF-8 or memory ran out\n");
         return CLI_USAGE;
     }
-    long status = 0;
-    rc = cli_send_print_status(cli_server_url(o.server), "POST", "/v1/jobs", text, &status);
+    rc = cli_send_print(cli_server_url(o.server), "POST", "/v1/jobs", text);
     free(text);
     if (rc == CLI_OK) {
         fflush(stdout);
-        /* 200, not 201: the key was used before (docs/API.md, POST /v1/jobs). */
-        if (status == 200)
-            fprintf(stderr,
-                    "jobd submit: key '%s' was used before: this is the job it made "
-                    "then, not a new one\n",
-                    o.key ? o.key : "");
         cli_warn_unhandled(cli_server_url(o.server), o.type, o.queue ? o.queue : JOB_DEFAULT_QUEUE);
     }
     return rc;
@@ -224,9 +216,8 @@ cmd_job(int argc, char **argv)
 }
 
 static void
-queues_header(const json_t *rows)
+queues_header(void)
 {
-    (void)rows;
     printf("%-20s %-6s %9s %9s %9s %9s %9s %14s  %-22s  %s\n", "QUEUE", "PAUSED", "PENDING",
            "RUNNING", "SUCCEEDED", "DEAD", "CANCELLED", "OLDEST_PENDING", "LAST 1M OK/FAILED/DEAD",
            "LIMITS");

@@ -31,25 +31,11 @@ cli_exit_for(int code)
     }
 }
 
-static char cli_prefix_text[64] = "jobd";
-
-void
-cli_set_command(const char *name)
-{
-    snprintf(cli_prefix_text, sizeof cli_prefix_text, "jobd %s", name);
-}
-
-const char *
-cli_prefix(void)
-{
-    return cli_prefix_text;
-}
-
 int
 cli_report(const char *what, int code, const struct jobd_error *err)
 {
     const char *msg = (err != NULL && err->msg[0] != '\0') ? err->msg : jobd_strerror(code);
-    fprintf(stderr, "%s: %s: %s\n", cli_prefix(), what, msg);
+    fprintf(stderr, "jobd: %s: %s\n", what, msg);
     return cli_exit_for(code);
 }
 

@@ -50,11 +50,11 @@ cli_http(const char *base, const char *method, const char *path, const char *bod
     memset(out, 0, sizeof *out);
     const char *why;
     if (!lazylib_load(&lazylib_curl, &why)) {
-        fprintf(stderr, "%s: %s\n", cli_prefix(), why);
+        fprintf(stderr, "jobd: %s\n", why);
         return CLI_FAILED;
     }
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        fprintf(stderr, "%s: cannot initialise libcurl\n", cli_prefix());
+        fprintf(stderr, "jobd: cannot initialise libcurl\n");
         return CLI_FAILED;
     }
     CURL *h = curl_easy_init();
@@ -97,7 +97,7 @@ cli_http(const char *base, const char *method, const char *path, const char *bod
     }
     CURLcode cc = curl_easy_perform(h);
     if (cc != CURLE_OK) {
-        fprintf(stderr, "%s: cannot reach %s: %s\n", cli_prefix(), base, curl_easy_strerror(cc));
+        fprintf(stderr, "jobd: cannot reach %s: %s\n", base, curl_easy_strerror(cc));
         rc = CLI_UNREACHABLE;
         free(out->body);
         out->body = NULL;
@@ -124,12 +124,11 @@ cli_http_fail(const struct cli_http_resp *r)
     json_t *o = json_loadb(r->body ? r->body : "", r->len, 0, NULL);
     json_t *e = json_object_get(json_object_get(o, "error"), "message");
     if (json_is_string(e))
-        fprintf(stderr, "%s: %s (HTTP %ld)\n", cli_prefix(), json_string_value(e), r->status);
+        fprintf(stderr, "jobd: %s (HTTP %ld)\n", json_string_value(e), r->status);
     else
-        fprintf(stderr, "%s: the server answered HTTP %ld\n", cli_prefix(), r->status);
+        fprintf(stderr, "jobd: the server answered HTTP %ld\n", r->status);
     json_decref(o);
-    /* A 400 is the server refusing an argument: a usage error like any other. */
-    return r->status == 503 ? CLI_UNREACHABLE : r->status == 400 ? CLI_USAGE : CLI_FAILED;
+    return r->status == 503 ? CLI_UNREACHABLE : CLI_FAILED;
 }
 
 char *

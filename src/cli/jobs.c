@@ -22,7 +22,6 @@
 #include "core/job.h"
 #include "core/timefmt.h"
 #include "util/clock.h"
-#include "core/json.h"
 
 static const char jobs_usage[] =
     "usage: jobd jobs [--status S] [--queue Q] [--type T] [--schedule NAME]\n"
@@ -278,7 +277,7 @@ jobs_page(struct jobs_opts *o, long want, json_t *jobs, int *rc)
     json_t *arr = json_object_get(body, "jobs");
     if (!json_is_array(arr)) {
         json_decref(body);
-        fprintf(stderr, "%s: the server's answer has no job list\n", cli_prefix());
+        fprintf(stderr, "jobd: the server's answer has no job list\n");
         *rc = CLI_FAILED;
         return -1;
     }
@@ -288,7 +287,7 @@ jobs_page(struct jobs_opts *o, long want, json_t *jobs, int *rc)
         if (jobs != NULL) {
             json_array_append(jobs, j);
         } else {
-            char *line = json_print(j);
+            char *line = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
             if (line)
                 puts(line);
             free(line);

@@ -16,7 +16,6 @@
 
 #include "cli/cli.h"
 #include "cli/http.h"
-#include "core/json.h"
 
 /* GETs path and parses the 200 answer; NULL with *rc set otherwise. */
 static json_t *
@@ -35,8 +34,7 @@ get_object(const char *server, const char *path, int *rc)
     free(r.body);
     if (!json_is_object(o)) {
         json_decref(o);
-        fprintf(stderr, "%s: the server's answer to GET %s is not a JSON object\n", cli_prefix(),
-                path);
+        fprintf(stderr, "jobd: the server's answer to GET %s is not a JSON object\n", path);
         *rc = CLI_FAILED;
     }
     return o;
@@ -81,7 +79,7 @@ put_field(json_t *o, const char *key)
     if (json_is_string(v)) {
         put_text(json_string_value(v));
     } else {
-        char *t = json_print(v);
+        char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
         put_text(t ? t : "?");
         free(t);
     }
@@ -132,7 +130,7 @@ put_attempts_table(json_t *arr, const char *indent)
 static void
 print_json(json_t *v)
 {
-    char *t = json_print(v);
+    char *t = json_dumps(v, CLI_JSON_OUT | JSON_ENCODE_ANY);
     if (t != NULL)
         puts(t);
     free(t);

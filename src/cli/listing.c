@@ -12,7 +12,6 @@
 #include "cli/cli.h"
 #include "cli/http.h"
 #include "cli/opts.h"
-#include "core/json.h"
 
 /* Reads argv: only --server and --help. Sets *done when help was printed. */
 static int
@@ -77,7 +76,7 @@ get_page(const char *server, const char *path, json_t **out)
     free(r.body);
     if (!json_is_object(*out)) {
         json_decref(*out);
-        fprintf(stderr, "%s: the server's answer is not JSON\n", cli_prefix());
+        fprintf(stderr, "jobd: the server's answer is not JSON\n");
         return CLI_FAILED;
     }
     return CLI_OK;
@@ -92,7 +91,7 @@ print_rows(const struct cli_listing *l, bool table, const json_t *arr)
         if (table) {
             l->row(e);
         } else {
-            char *line = json_print(e);
+            char *line = json_dumps(e, CLI_JSON_OUT);
             if (line)
                 puts(line);
             free(line);
@@ -104,9 +103,8 @@ int
 cli_listing_print(const char *server, const struct cli_listing *l)
 {
     bool table = isatty(1);
-    json_t *rows = table ? json_array() : NULL; /* a table's rows, all pages */
     char *after = NULL;
-    int rc = table && rows == NULL ? cli_report(l->cmd, JOBD_E_NOMEM, NULL) : CLI_OK;
+    int rc = CLI_OK;
     for (bool first = true; rc == CLI_OK && (first || after != NULL); first = false) {
         char *path = page_path(l, table, after);
         json_t *o = NULL;
@@ -117,12 +115,12 @@ cli_listing_print(const char *server, const struct cli_listing *l)
         after = NULL;
         json_t *arr = json_object_get(o, l->key);
         if (rc == CLI_OK && !json_is_array(arr)) {
-            fprintf(stderr, "%s: the server's answer has no %s list\n", cli_prefix(), l->key);
+            fprintf(stderr, "jobd: the server's answer has no %s list\n", l->key);
             rc = CLI_FAILED;
         }
-        if (rc == CLI_OK && table && json_array_extend(rows, arr) != 0)
-            rc = cli_report(l->cmd, JOBD_E_NOMEM, NULL);
-        else if (rc == CLI_OK && !table)
+        if (rc == CLI_OK && first && table)
+            l->header();
+        if (rc == CLI_OK)
             print_rows(l, table, arr);
         const char *next = json_string_value(json_object_get(o, "next"));
         if (rc == CLI_OK && next != NULL && json_array_size(arr) > 0 &&
@@ -130,11 +128,6 @@ cli_listing_print(const char *server, const struct cli_listing *l)
             rc = cli_report(l->cmd, JOBD_E_NOMEM, NULL);
         json_decref(o);
     }
-    if (rc == CLI_OK && table) {
-        l->header(rows);
-        print_rows(l, table, rows);
-    }
-    json_decref(rows);
     free(after);
     return rc;
 }

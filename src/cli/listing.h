@@ -5,8 +5,7 @@
  * and as JSON lines when piped. One function, so the commands differ only
  * in their columns. A list the server pages (an answer with "next": schedules,
  * workers) is read page after page until "next" is null, so the command
- * prints every row however many there are (a table only once all pages are
- * read, so its columns fit every row).
+ * prints every row however many there are.
  */
 #ifndef JOBD_CLI_LISTING_H
 #define JOBD_CLI_LISTING_H
@@ -15,13 +14,11 @@
 #include <stdbool.h>
 
 struct cli_listing {
-    const char *cmd;   /* "queues": named in usage errors */
-    const char *usage; /* printed for --help */
-    const char *path;  /* the route to GET, "/v1/queues" */
-    const char *key;   /* the answer's array, "queues" */
-    /* prints the table's header line; rows (borrowed) are every row the
-     * table will have, for columns as wide as their data */
-    void (*header)(const json_t *rows);
+    const char *cmd;             /* "queues": named in usage errors */
+    const char *usage;           /* printed for --help */
+    const char *path;            /* the route to GET, "/v1/queues" */
+    const char *key;             /* the answer's array, "queues" */
+    void (*header)(void);        /* prints the table's header line */
     void (*row)(const json_t *); /* prints one element as a table row (borrowed) */
     bool paged;                  /* the route pages (?limit=&after=, "next") */
     const char *piped_query;     /* paged: NULL, or added to the query when piped ("full=1") */

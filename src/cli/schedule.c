@@ -17,7 +17,6 @@
 #include "cli/listing.h"
 #include "cli/opts.h"
 #include "core/job.h"
-#include "core/json.h"
 
 static const char schedule_usage[] =
     "usage: jobd schedule add NAME CRON TYPE [--tz ZONE] [--payload JSON] [--queue Q]\n"
@@ -133,7 +132,7 @@ add_body(const struct sched_opts *o)
         json_object_set_new(body, "priority", json_integer(o->priority));
     if (o->has_max_attempts)
         json_object_set_new(body, "max_attempts", json_integer(o->max_attempts));
-    char *text = json_print(body);
+    char *text = json_dumps(body, JSON_COMPACT);
     json_decref(body);
     if (text == NULL)
         fprintf(stderr, "jobd schedule: an argument is not valid UTF-8 or memory ran out\n");
@@ -170,9 +169,8 @@ print_sched_row(const json_t *s)
 }
 
 static void
-print_sched_header(const json_t *rows)
+print_sched_header(void)
 {
-    (void)rows;
     printf("%-20s %-18s %-16s %-16s %-6s %s\n", "NAME", "CRON", "TIMEZONE", "TYPE", "PAUSED",
            "NEXT_RUN_AT");
 }

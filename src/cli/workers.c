@@ -14,13 +14,9 @@ static const char workers_usage[] =
     "\n"
     "Lists the workers (--db and --server workers and servers' own) with their\n"
     "state: active, draining (stopping, finishing its jobs) or gone (not seen for\n"
-    "3 heartbeat intervals; listed for an hour after), the queues (* = every\n"
-    "queue) and job types each claims, and the ids of the jobs it holds.\n"
+    "3 heartbeat intervals; listed for an hour after), and the jobs each holds.\n"
     "A table on a terminal, one JSON object a line when piped; every page of\n"
     "GET /v1/workers is read, however many workers there are.\n";
-
-/* Column widths, from every row (print_header), so each column is as wide as its data. */
-static int w_id = 2, w_host = 4, w_queues = 6, w_types = 5;
 
 /* Copies s into buf with control characters as '?'. */
 static const char *
@@ -33,67 +29,25 @@ clean(const char *s, char *buf, size_t len)
     return buf;
 }
 
-/* The array a (of names or of ids) joined by ',' into buf, cleaned; empty as dash. */
-static const char *
-joined(const json_t *a, const char *dash, char *buf, size_t len)
-{
-    size_t n = 0, i;
-    const json_t *v;
-    buf[0] = '\0';
-    json_array_foreach(a, i, v) {
-        char item[160];
-        if (json_is_integer(v))
-            snprintf(item, sizeof item, "%lld", (long long)json_integer_value(v));
-        else
-            clean(json_string_value(v), item, sizeof item);
-        int w = snprintf(buf + n, len - n, "%s%s", i ? "," : "", item);
-        if (w < 0 || (size_t)w >= len - n)
-            break;
-        n += (size_t)w;
-    }
-    if (n == 0)
-        snprintf(buf, len, "%s", dash);
-    return buf;
-}
-
-static int
-widest(int w, const char *s)
-{
-    int n = (int)strlen(s);
-    return n > w ? n : w;
-}
-
 static void
 print_row(const json_t *w)
 {
-    char id[130], host[256], queues[1024], types[1024], jobs[1024];
-    printf("%-*s  %-*s  %-8s  %7lld  %5lld/%-5lld  %-24s  %-*s  %-*s  %s\n", w_id,
-           clean(json_string_value(json_object_get(w, "id")), id, sizeof id), w_host,
+    char id[41], host[25];
+    printf("%-40s %-24s %-9s %6lld %5lld/%-5lld %s\n",
+           clean(json_string_value(json_object_get(w, "id")), id, sizeof id),
            clean(json_string_value(json_object_get(w, "hostname")), host, sizeof host),
            json_string_value(json_object_get(w, "state")),
            (long long)json_integer_value(json_object_get(w, "pid")),
            (long long)json_array_size(json_object_get(w, "running")),
            (long long)json_integer_value(json_object_get(w, "concurrency")),
-           json_string_value(json_object_get(w, "last_seen_at")), w_queues,
-           joined(json_object_get(w, "queues"), "*", queues, sizeof queues), w_types,
-           joined(json_object_get(w, "types"), "-", types, sizeof types),
-           joined(json_object_get(w, "running"), "-", jobs, sizeof jobs));
+           json_string_value(json_object_get(w, "last_seen_at")));
 }
 
 static void
-print_header(const json_t *rows)
+print_header(void)
 {
-    size_t i;
-    const json_t *w;
-    json_array_foreach(rows, i, w) {
-        char buf[1024];
-        w_id = widest(w_id, clean(json_string_value(json_object_get(w, "id")), buf, 130));
-        w_host = widest(w_host, clean(json_string_value(json_object_get(w, "hostname")), buf, 256));
-        w_queues = widest(w_queues, joined(json_object_get(w, "queues"), "*", buf, sizeof buf));
-        w_types = widest(w_types, joined(json_object_get(w, "types"), "-", buf, sizeof buf));
-    }
-    printf("%-*s  %-*s  %-8s  %7s  %11s  %-24s  %-*s  %-*s  %s\n", w_id, "ID", w_host, "HOST",
-           "STATE", "PID", "RUNNING", "LAST_SEEN_AT", w_queues, "QUEUES", w_types, "TYPES", "JOBS");
+    printf("%-40s %-24s %-9s %6s %11s %s\n", "ID", "HOST", "STATE", "PID", "RUNNING",
+           "LAST_SEEN_AT");
 }
 
 int

@@ -11,9 +11,7 @@
  */
 #include "core/json.h"
 
-#include <errno.h>
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,79 +176,13 @@ json_parse_strict(const char *text, size_t len, size_t max_bytes, json_t **out, 
     return JOBD_OK;
 }
 
-/*
- * text with every integer literal that does not fit an int64 turned into a
- * real ("1000…0" -> "1000…0.0"); malloc'd, NULL if out of memory.
- */
-static char *
-widen_big_ints(const char *text)
-{
-    size_t len = strlen(text), n = 0, digits = 0;
-    for (size_t i = 0; i < len; i++)
-        digits += text[i] >= '0' && text[i] <= '9';
-    char *out = malloc(len + 2 * digits + 1); /* room for ".0" after any digit run */
-    if (out == NULL)
-        return NULL;
-    for (size_t i = 0; i < len;) {
-        if (text[i] == '"') {
-            size_t j = i;
-            skip_string(text, len, &j);
-            j = j < len ? j + 1 : len;
-            memcpy(out + n, text + i, j - i);
-            n += j - i;
-            i = j;
-            continue;
-        }
-        if (text[i] != '-' && (text[i] < '0' || text[i] > '9')) {
-            out[n++] = text[i++];
-            continue;
-        }
-        size_t j = i + 1;
-        bool real = false;
-        for (; j < len && strchr("0123456789.eE+-", text[j]) != NULL; j++)
-            real = real || strchr(".eE", text[j]) != NULL;
-        memcpy(out + n, text + i, j - i);
-        n += j - i;
-        errno = 0;
-        (void)strtoll(text + i, NULL, 10);
-        if (!real && errno == ERANGE) {
-            memcpy(out + n, ".0", 2);
-            n += 2;
-        }
-        i = j;
-    }
-    out[n] = '\0';
-    return out;
-}
-
-json_t *
-json_load_stored(const char *text)
-{
-    if (text == NULL)
-        return NULL;
-    json_error_t je;
-    json_t *v = json_loads(text, JSON_DECODE_ANY, &je);
-    if (v != NULL || json_error_code(&je) != json_error_numeric_overflow)
-        return v;
-    char *wide = widen_big_ints(text);
-    v = wide ? json_loads(wide, JSON_DECODE_ANY, NULL) : NULL;
-    free(wide);
-    return v;
-}
-
 /* ---- the canonical printer ---- */
 
-/*
- * An output buffer with a hard cap; once failed it stays failed. sort: object
- * members in byte order of their names (the canonical form) rather than as
- * inserted; max_depth: how many arrays and objects may enclose a value.
- */
+/* An output buffer with a hard cap; once failed it stays failed. */
 struct obuf {
     char *p;
     size_t n, cap, max;
     int rc; /* JOBD_OK, JOBD_E_TOOBIG or JOBD_E_NOMEM */
-    bool sort;
-    int max_depth;
 };
 
 static void
@@ -379,45 +311,11 @@ cmp_keys(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int put_value(struct obuf *b, const json_t *v, int depth);
-
-/* Members as inserted (jansson keeps that order), or sorted when b->sort. */
-static int
-put_object(struct obuf *b, const json_t *v, int depth)
-{
-    size_t n = json_object_size(v);
-    const char **keys = malloc((n ? n : 1) * sizeof *keys);
-    if (keys == NULL) {
-        b->rc = JOBD_E_NOMEM;
-        return JOBD_OK;
-    }
-    size_t i = 0;
-    const char *k;
-    json_t *item;
-    json_object_foreach((json_t *)v, k, item)
-        keys[i++] = k;
-    if (b->sort)
-        qsort(keys, n, sizeof *keys, cmp_keys);
-    put(b, "{", 1);
-    int rc = JOBD_OK;
-    for (i = 0; i < n && rc == JOBD_OK && b->rc == JOBD_OK; i++) {
-        if (i > 0)
-            put(b, ",", 1);
-        put_str(b, keys[i], strlen(keys[i]));
-        put(b, ":", 1);
-        rc = put_value(b, json_object_get(v, keys[i]), depth + 1);
-    }
-    free(keys);
-    if (rc == JOBD_OK)
-        put(b, "}", 1);
-    return rc;
-}
-
 /* depth = how many arrays and objects enclose v. */
 static int
 put_value(struct obuf *b, const json_t *v, int depth)
 {
-    if ((json_is_array(v) || json_is_object(v)) && depth >= b->max_depth)
+    if ((json_is_array(v) || json_is_object(v)) && depth >= JSON_DEPTH_MAX)
         return JOBD_E_INVALID;
     char num[32];
     switch (json_typeof(v)) {
@@ -445,7 +343,34 @@ put_value(struct obuf *b, const json_t *v, int depth)
         }
         put(b, "]", 1);
         break;
-    case JSON_OBJECT: return put_object(b, v, depth);
+    case JSON_OBJECT: {
+        size_t n = json_object_size(v);
+        const char **keys = malloc((n ? n : 1) * sizeof *keys);
+        if (keys == NULL) {
+            b->rc = JOBD_E_NOMEM;
+            return JOBD_OK;
+        }
+        size_t i = 0;
+        const char *k;
+        json_t *item;
+        json_object_foreach((json_t *)v, k, item)
+            keys[i++] = k;
+        qsort(keys, n, sizeof *keys, cmp_keys);
+        put(b, "{", 1);
+        int rc = JOBD_OK;
+        for (i = 0; i < n && rc == JOBD_OK && b->rc == JOBD_OK; i++) {
+            if (i > 0)
+                put(b, ",", 1);
+            put_str(b, keys[i], strlen(keys[i]));
+            put(b, ":", 1);
+            rc = put_value(b, json_object_get(v, keys[i]), depth + 1);
+        }
+        free(keys);
+        if (rc != JOBD_OK)
+            return rc;
+        put(b, "}", 1);
+        break;
+    }
     }
     return JOBD_OK;
 }
@@ -458,7 +383,7 @@ json_value_canonical(const json_t *v, size_t max_bytes, char **out, const char *
     const char *f = fname(field);
     if (v == NULL)
         return jobd_error_set(err, JOBD_E_INVALID, f, "%s: no JSON value", f);
-    struct obuf b = {.max = max_bytes, .sort = true, .max_depth = JSON_DEPTH_MAX};
+    struct obuf b = {.max = max_bytes};
     int rc = put_value(&b, v, 0);
     if (rc == JOBD_OK)
         rc = b.rc;
@@ -481,20 +406,6 @@ json_value_canonical(const json_t *v, size_t max_bytes, char **out, const char *
     }
     *out = b.p;
     return JOBD_OK;
-}
-
-char *
-json_print(const json_t *v)
-{
-    if (v == NULL)
-        return NULL;
-    struct obuf b = {.max = SIZE_MAX, .max_depth = JSON_PRINT_DEPTH_MAX};
-    int rc = put_value(&b, v, 0);
-    if (rc != JOBD_OK || b.rc != JOBD_OK) {
-        free(b.p);
-        return NULL;
-    }
-    return b.p;
 }
 
 int

@@ -17,11 +17,6 @@
  * laid out as JavaScript prints numbers and always with a '.' or an exponent
  * ("1.0", "0.1", "100.0" for 1e2, "0.0000015", "1e21", "1e-7"). Use only these
  * functions to make canonical text (json_dumps prints reals differently).
- *
- * Every JSON text jobd prints (API answers, CLI output, what a worker hands
- * on) goes through json_print, which prints numbers the same way, so a number
- * comes back as it was sent (docs/API.md, Conventions): jansson's
- * json_dumps would print 0.6 as 0.59999999999999998.
  */
 #ifndef JOBD_CORE_JSON_H
 #define JOBD_CORE_JSON_H
@@ -71,29 +66,6 @@ JOBD_MUST_USE int json_parse_strict(const char *text, size_t len, size_t max_byt
  */
 JOBD_MUST_USE int json_value_canonical(const json_t *v, size_t max_bytes, char **out,
                                        const char *field, struct jobd_error *err);
-
-/*
- * Parses JSON text jobd stored (borrowed, NUL-terminated) into a new
- * reference (caller json_decref's), or NULL if it does not parse or memory
- * ran out. Not strict: the text passed the strict rules on the way in, or
- * came through PostgreSQL's jsonb (jobd.enqueue), which writes 1e300 out as
- * 301 digits; such an integer too big for an int64 is read as the real it
- * stands for, so it prints short again (docs/API.md, Conventions).
- */
-json_t *json_load_stored(const char *text);
-
-/* How deeply json_print lets values nest: a payload's JSON_DEPTH_MAX plus the
- * answer around it. */
-#define JSON_PRINT_DEPTH_MAX (2 * JSON_DEPTH_MAX)
-
-/*
- * v (borrowed; any value) as compact JSON text: numbers as in the canonical
- * form, object members in their insertion order (not sorted), so an answer
- * keeps the order it was built in. Returns malloc'd text (caller frees), or
- * NULL if v is NULL, out of memory, holds a non-finite real or nests deeper
- * than JSON_PRINT_DEPTH_MAX. The replacement for json_dumps everywhere.
- */
-char *json_print(const json_t *v);
 
 /*
  * Whether a handler's output (text of length len, e.g. an exec handler's

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "core/err.h"
-#include "core/json.h"
 
 /* A JSON array of n strings, malloc'd; "[]" when names is NULL; NULL on OOM. */
 static char *
@@ -18,7 +17,7 @@ names_json(const char *const *names, size_t n)
     json_t *a = json_array();
     for (size_t i = 0; a != NULL && names != NULL && i < n; i++)
         json_array_append_new(a, json_string(names[i]));
-    char *s = json_print(a);
+    char *s = a ? json_dumps(a, JSON_COMPACT) : NULL;
     json_decref(a);
     return s;
 }

@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "core/job.h"
-#include "core/json.h"
 #include "core/utf8.h"
 
 void
@@ -69,8 +68,17 @@ run_result_json(const char *text, size_t len)
         len--;
     if (len == 0 || len > JOB_RESULT_MAX || !utf8_valid(text, len))
         return NULL; /* output that is not UTF-8 is not JSON, so not a result */
-    char *out = NULL;
-    return json_result_canonical(text, len, &out, NULL) == JOBD_OK ? out : NULL;
+    json_error_t jerr;
+    json_t *v = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+    if (v == NULL)
+        return NULL;
+    char *out = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    json_decref(v);
+    if (out != NULL && strlen(out) > JOB_RESULT_MAX) {
+        free(out);
+        return NULL;
+    }
+    return out;
 }
 
 const char *

@@ -170,7 +170,7 @@ done
 hid=$(sed 's/^{"id":\([0-9]*\),.*/\1/' "$dir/h.out")
 "$JOBD" submit handled.type --queue exact-q --payload '[0.18888888888888883]' >/dev/null 2>&1
 "$JOBD" jobs --queue exact-q >"$dir/pl.out"
-check "a payload's reals stay exact (17 digits when it takes them) in jobs" 'grep -qF "\"payload\":[0.18888888888888883]" "$dir/pl.out"'
+check "a payload's reals stay exact (17 digits) in jobs" 'grep -qF "\"payload\":[0.18888888888888883]" "$dir/pl.out"'
 curl -s "$url/v1/jobs/$hid/attempts" >"$dir/att.json"
 check "duration_s to the millisecond, printed short" \
     'grep -Eq "\"duration_s\":[0-9]+(\.[0-9]{1,3})?[,}]" "$dir/att.json"'

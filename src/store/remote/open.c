@@ -24,7 +24,6 @@
 #include <unistd.h>
 
 #include "core/err.h"
-#include "core/json.h"
 #include "core/job.h"
 #include "util/clock.h"
 #include "util/lazylib.h"
@@ -162,10 +161,8 @@ remote_claim(struct store *st, const struct claim_req *req, struct job_list *out
         j->type = dup_str(o, "type", &oom);
         j->queue = dup_str(o, "queue", &oom);
         j->idempotency_key = dup_str(o, "idempotency_key", &oom);
-        /* The canonical text, as a local store hands it to the handler. */
-        if (json_value_canonical(json_object_get(o, "payload"), JOB_PAYLOAD_MAX, &j->payload,
-                                 "payload", NULL) != JOBD_OK)
-            j->payload = NULL;
+        j->payload = json_dumps(json_object_get(o, "payload"),
+                                JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
         json_t *t = json_object_get(o, "timeout_s");
         if (json_is_number(t))
             j->timeout_ms = (int64_t)(json_number_value(t) * 1000.0);
