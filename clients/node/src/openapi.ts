@@ -252,9 +252,7 @@ export interface paths {
          * Claim due jobs for a remote worker (optionally long-polling)
          * @description Jobs in claim order (priority, then `run_at`, then id). With `wait_s`
          *     and nothing claimable the request is held until a job becomes
-         *     claimable or the wait is over (then `{"jobs": []}`). A claim counts
-         *     as its worker's presence: an unknown `worker_id` is announced with
-         *     the claim's types and queues, a known one is marked seen and active.
+         *     claimable or the wait is over (then `{"jobs": []}`).
          */
         post: operations["claimJobs"];
         delete?: never;
