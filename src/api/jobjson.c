@@ -195,8 +195,9 @@ jobjson_parse_object(const char *body, size_t len, json_t **out, struct jobd_err
         json_path_at(body, len, (size_t)je.position, path, sizeof path);
         return jobd_error_set(err, JOBD_E_TOOBIG, path[0] ? path : NULL,
                               "the number at line %d, column %d%s%s does not fit a 64-bit "
-                              "integer or a double (%s); send it as a string", je.line,
-                              je.column, path[0] ? " (" : "", path[0] ? path : "", je.text);
+                              "integer or a double (%s); send it as a string",
+                              je.line, je.column, path[0] ? " (" : "", path[0] ? path : "",
+                              je.text);
     }
     if (v == NULL)
         return jobd_error_set(err, JOBD_E_INVALID, NULL, "malformed JSON at line %d, column %d: %s",
