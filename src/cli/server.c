@@ -19,6 +19,7 @@
 
 #include "api/api.h"
 #include "api/auth.h"
+#include "api/claimpresence.h"
 #include "api/commit.h"
 #include "api/countsd.h"
 #include "api/longpoll.h"
@@ -216,6 +217,7 @@ struct server_parts {
     struct api_metrics *metrics;
     struct committer *committer;
     struct longpoll *longpoll;
+    struct claim_presence *presence; /* claims' presence, remembered (claimpresence.h) */
     struct api_server *http;
     struct sched_plane *plane;
     struct countsd *counts; /* queue counts recounted in the background */
@@ -255,6 +257,7 @@ stop_all(struct server_parts *p, int64_t grace_ms)
     api_auth_free(p->ctx.auth);
     server_reload_fini(&p->reload);
     api_metrics_free(p->metrics);
+    claim_presence_free(p->presence);
     if (p->wake_ok)
         wakeup_fini(&p->wake);
 }
@@ -380,7 +383,8 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
         return rc;
     p->wake_ok = wakeup_init(&p->wake) == 0;
     p->metrics = api_metrics_new();
-    if (!p->wake_ok || p->metrics == NULL)
+    p->presence = claim_presence_new();
+    if (!p->wake_ok || p->metrics == NULL || p->presence == NULL)
         return cli_report("cannot start", JOBD_E_NOMEM, NULL);
     const char *clock_file;
     const struct jobd_clock *clock = clock_for_server(&clock_file);
@@ -400,6 +404,7 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
                               .metrics = p->metrics,
                               .committer = p->committer,
                               .longpoll = p->longpoll,
+                              .presence = p->presence,
                               .wake = &p->wake,
                               .defer_enqueue = true,
                               .clock = clock};
