@@ -225,12 +225,51 @@ lease_token_of(json_t *o, lease_token tok)
 }
 
 /*
- * True when tok is the lease token of attempt of job c->id. Otherwise the
- * report changes nothing: 409 stale_attempt (or 404), or the store's error,
- * is answered here.
+ * When the report of kind for attempt, carrying tok, repeats the one that
+ * already ended that attempt (docs/API.md, Repeated reports): answers 200
+ * with the job as it is now and `Idempotent-Replayed: true` (or 403 for a
+ * token not of the job's queue) and returns true. Else answers nothing and
+ * returns false: the caller answers its 409. A worker that lost the answer
+ * to its report (a network error) sends it again and learns that it landed.
  */
 static bool
-lease_ok(struct api_call *c, struct store *st, int64_t attempt, const lease_token tok)
+replayed(struct api_call *c, struct store *st, int64_t attempt, const lease_token tok,
+         enum lease_report kind)
+{
+    if (tok[0] == '\0')
+        return false;
+    char hash[SHA256_HEX_LEN + 1];
+    sha256_hex(tok, hash);
+    char *queue = NULL;
+    struct jobd_error err = {0};
+    if (store_lease_replayed(st, c->id, (int32_t)attempt, kind, hash, &queue, &err) != JOBD_OK)
+        return false;
+    bool allowed = queue_allowed(c, queue);
+    free(queue);
+    struct job job = {0};
+    if (!allowed)
+        api_error(c->resp, 403, "forbidden", NULL,
+                  "this token may report only in its queues; job %" PRId64 " is not in them",
+                  c->id);
+    else if (store_get(st, c->id, &job, &err) != JOBD_OK)
+        return false;
+    else {
+        c->resp->replayed = true;
+        api_reply_job(c, 200, &job);
+    }
+    job_fini(&job);
+    return true;
+}
+
+/*
+ * True when tok is the lease token of attempt of job c->id. Otherwise the
+ * report changes nothing: 409 stale_attempt (or 404), or the store's error,
+ * is answered here; or, for a complete or fail (replay not NULL) that
+ * repeats the one that ended the attempt, its replayed answer.
+ */
+static bool
+lease_ok(struct api_call *c, struct store *st, int64_t attempt, const lease_token tok,
+         const enum lease_report *replay)
 {
     char hash[SHA256_HEX_LEN + 1] = "";
     if (tok[0] != '\0')
@@ -247,6 +286,8 @@ lease_ok(struct api_call *c, struct store *st, int64_t attempt, const lease_toke
     if (!allowed)
         return false;
     struct job job = {0};
+    if (rc == JOBD_E_STALE && replay != NULL && replayed(c, st, attempt, tok, *replay))
+        return false;
     if (rc == JOBD_E_STALE && store_get(st, c->id, &job, &err) == JOBD_OK &&
         job.status == JOB_RUNNING && job.attempt == attempt) {
         api_metrics_fenced(c->ctx->metrics, 1);
@@ -286,7 +327,7 @@ h_heartbeat(struct api_call *c)
     struct store *st;
     if (!api_store_get(c, &st))
         return;
-    if (!lease_ok(c, st, attempt, tok)) {
+    if (!lease_ok(c, st, attempt, tok, NULL)) {
         api_store_put(c, st, JOBD_OK);
         return;
     }
@@ -333,14 +374,16 @@ h_complete(struct api_call *c)
         free(result);
         return;
     }
-    if (!lease_ok(c, st, attempt, tok)) {
+    static const enum lease_report kind = LEASE_REPORT_COMPLETE;
+    if (!lease_ok(c, st, attempt, tok, &kind)) {
         api_store_put(c, st, JOBD_OK);
         free(result);
         return;
     }
     rc = store_complete(st, c->id, (int32_t)attempt, result, &job, &err);
-    if (rc == JOBD_E_STALE) {
-        stale(c, st, attempt);
+    if (rc == JOBD_E_STALE) { /* also a repeat whose token is still the job's (PostgreSQL) */
+        if (!replayed(c, st, attempt, tok, kind))
+            stale(c, st, attempt);
     } else if (rc != JOBD_OK) {
         api_error_from(c->resp, rc, &err);
     } else {
@@ -402,7 +445,8 @@ h_fail(struct api_call *c)
     }
     lease_token tok;
     lease_token_of(o, tok);
-    if (!lease_ok(c, st, attempt, tok)) {
+    static const enum lease_report kind = LEASE_REPORT_FAIL;
+    if (!lease_ok(c, st, attempt, tok, &kind)) {
         api_store_put(c, st, JOBD_OK);
         json_decref(o);
         return;
@@ -412,7 +456,8 @@ h_fail(struct api_call *c)
     rc = store_fail(st, c->id, (int32_t)attempt, error, retryable, retry_in_ms, &job, &err);
     json_decref(o); /* error is borrowed from o until here */
     if (rc == JOBD_E_STALE) {
-        stale(c, st, attempt);
+        if (!replayed(c, st, attempt, tok, kind))
+            stale(c, st, attempt);
     } else if (rc != JOBD_OK) {
         api_error_from(c->resp, rc, &err);
     } else {
@@ -448,7 +493,7 @@ h_release(struct api_call *c)
     struct store *st;
     if (!api_store_get(c, &st))
         return;
-    if (!lease_ok(c, st, attempt, tok)) {
+    if (!lease_ok(c, st, attempt, tok, NULL)) {
         api_store_put(c, st, JOBD_OK);
         return;
     }

@@ -53,3 +53,17 @@ store_lease_check(struct store *st, int64_t id, int32_t attempt, const char *has
         return jobd_error_set(err, JOBD_E_STALE, "lease_token", "not this attempt's lease token");
     return o->lease_check(st, id, attempt, hash, queue, err);
 }
+
+int
+store_lease_replayed(struct store *st, int64_t id, int32_t attempt, enum lease_report kind,
+                     const char *hash, char **queue, struct jobd_error *err)
+{
+    *queue = NULL;
+    const struct store_operator_ops *o;
+    int rc = lease_ops(st, &o, err);
+    if (rc != JOBD_OK)
+        return rc;
+    if (o->lease_replayed == NULL || !is_hash(hash))
+        return jobd_error_set(err, JOBD_E_STALE, "lease_token", "not a repeated report");
+    return o->lease_replayed(st, id, attempt, kind, hash, queue, err);
+}

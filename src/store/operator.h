@@ -159,6 +159,8 @@ struct lease_token_ref {
     int32_t attempt;
     char hash[65];
 };
+/* Which report store_lease_replayed asks about. */
+enum lease_report { LEASE_REPORT_COMPLETE, LEASE_REPORT_FAIL };
 
 struct store_operator_ops {
     /* The job's attempts, oldest first; JOBD_E_NOTFOUND for no such job. */
@@ -191,6 +193,8 @@ struct store_operator_ops {
                      struct jobd_error *err);
     int (*lease_check)(struct store *st, int64_t id, int32_t attempt, const char *hash,
                        char **queue, struct jobd_error *err);
+    int (*lease_replayed)(struct store *st, int64_t id, int32_t attempt, enum lease_report kind,
+                          const char *hash, char **queue, struct jobd_error *err);
     /* statistics (store/stats.h, stats_int.h) */
     int (*stats_series)(struct store *st, int64_t from_s, int64_t step_s, size_t n,
                         const char *queue, struct stats_point *points, struct jobd_error *err);
@@ -314,6 +318,20 @@ JOBD_MUST_USE int store_lease_set(struct store *st, const struct lease_token_ref
                                   struct jobd_error *err);
 JOBD_MUST_USE int store_lease_check(struct store *st, int64_t id, int32_t attempt, const char *hash,
                                     char **queue, struct jobd_error *err);
+/*
+ * Whether a report of attempt of job id, carrying the token whose hash is
+ * hash, repeats the report that already ended that attempt (docs/API.md,
+ * "Repeated reports"): a completion of an attempt that succeeded, or a
+ * failure of one that ended failed, dead or cancelled (its history row,
+ * store/operator.h). Such a report is answered as it was the first time
+ * and changes nothing. The hash is kept with the finished attempt (its
+ * history row, or the succeeded job row), so the answer holds after the
+ * job moved on (claimed again, retried). JOBD_OK and the job's queue in
+ * *queue (malloc'd, the caller's) when it does, else JOBD_E_STALE.
+ */
+JOBD_MUST_USE int store_lease_replayed(struct store *st, int64_t id, int32_t attempt,
+                                       enum lease_report kind, const char *hash, char **queue,
+                                       struct jobd_error *err);
 
 /* Appends a copy of (queue, type); false on out-of-memory. */
 bool queue_types_push(struct queue_type_list *l, const char *queue, const char *type);

@@ -86,6 +86,10 @@ int sq_op_lease_set(struct store *st, const struct lease_token_ref *v, size_t n,
                     struct jobd_error *err);
 int sq_op_lease_check(struct store *st, int64_t id, int32_t attempt, const char *hash, char **queue,
                       struct jobd_error *err);
+int pg_op_lease_replayed(struct store *st, int64_t id, int32_t attempt, enum lease_report kind,
+                         const char *hash, char **queue, struct jobd_error *err);
+int sq_op_lease_replayed(struct store *st, int64_t id, int32_t attempt, enum lease_report kind,
+                         const char *hash, char **queue, struct jobd_error *err);
 
 /*
  * SQLite: records how attempt `attempt` of job id (still in jobs, as the

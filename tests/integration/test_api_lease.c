@@ -244,3 +244,82 @@ BOTH(queue_limited_token)
     resp_fini(&r);
     srv_stop(&s);
 }
+
+/*
+ * POSTs a report; wants status, the replay header when replayed (and not
+ * otherwise), and the job (200) or stale_attempt (409) in the answer.
+ */
+static void
+report_as(const struct srv *s, int64_t id, const char *what, const char *body, long status,
+          bool replay)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/v1/jobs/%lld/%s", (long long)id, what);
+    struct resp r;
+    long got = req(s, "POST", path, body, &r);
+    if (got != status)
+        TEST_FAIL("POST %s %s: status %ld, want %ld: %.300s", path, body, got, status, r.body);
+    bool has = strstr(r.headers, "Idempotent-Replayed: true") != NULL;
+    if (has != replay)
+        TEST_FAIL("POST %s %s: Idempotent-Replayed %s", path, body, has ? "sent" : "missing");
+    if (status == 200) {
+        json_t *j = resp_json(&r);
+        ASSERT_EQ(json_integer_value(json_object_get(j, "id")), id);
+        json_decref(j);
+    } else {
+        char c[64];
+        ASSERT_STR_EQ(err_code(&r, c, sizeof c), "stale_attempt");
+    }
+    resp_fini(&r);
+}
+
+/*
+ * A report repeated after it landed (its answer lost to a network error)
+ * answers 200 with Idempotent-Replayed: true; any other report of a
+ * finished attempt stays 409 (docs/API.md, Repeated reports).
+ */
+BOTH(repeated_reports_replay)
+{
+    struct srv s;
+    srv_start(&s, backend, NULL);
+    int64_t a = create_job(&s, "{\"type\":\"rp\"}");
+    char ta[64], body[200], other[200];
+    ASSERT_EQ(claim_one(&s, "rp", ta, NULL), a);
+    snprintf(body, sizeof body, "{\"attempt\":1,\"lease_token\":\"%s\",\"result\":{\"n\":1}}", ta);
+    report_as(&s, a, "complete", body, 200, false);
+    report_as(&s, a, "complete", body, 200, true);
+    report_as(&s, a, "complete", body, 200, true);
+    expect_status(&s, a, "succeeded", 1);
+    /* Another report, attempt or token: 409 as before. */
+    snprintf(other, sizeof other, "{\"attempt\":1,\"lease_token\":\"%s\",\"error\":\"x\"}", ta);
+    report_as(&s, a, "fail", other, 409, false);
+    snprintf(other, sizeof other, "{\"attempt\":2,\"lease_token\":\"%s\"}", ta);
+    report_as(&s, a, "complete", other, 409, false);
+    report_as(&s, a, "complete", "{\"attempt\":1,\"lease_token\":null}", 409, false);
+    report_as(&s, a, "complete",
+              "{\"attempt\":1,\"lease_token\":\"0123456789abcdef0123456789abcdef\"}", 409, false);
+    snprintf(other, sizeof other, "{\"attempt\":1,\"lease_token\":\"%s\"}", ta);
+    report_as(&s, a, "heartbeat", other, 409, false);
+
+    /* A failure: repeated, it answers the job as it is now. */
+    int64_t b = create_job(&s, "{\"type\":\"rp\",\"max_attempts\":2}");
+    char tb[64], tb2[64];
+    ASSERT_EQ(claim_one(&s, "rp", tb, NULL), b);
+    snprintf(body, sizeof body,
+             "{\"attempt\":1,\"lease_token\":\"%s\",\"error\":\"boom\",\"retry_in_s\":0}", tb);
+    report_as(&s, b, "fail", body, 200, false);
+    report_as(&s, b, "fail", body, 200, true);
+    expect_status(&s, b, "pending", 1);
+    snprintf(other, sizeof other, "{\"attempt\":1,\"lease_token\":\"%s\"}", tb);
+    report_as(&s, b, "complete", other, 409, false);
+    /* The next attempt runs; the first's repeat is still known, and changes nothing. */
+    ASSERT_EQ(claim_one(&s, "rp", tb2, NULL), b);
+    report_as(&s, b, "fail", body, 200, true);
+    expect_status(&s, b, "running", 2);
+    snprintf(other, sizeof other, "{\"attempt\":2,\"lease_token\":\"%s\",\"error\":\"fatal\"}",
+             tb2);
+    report_as(&s, b, "fail", other, 200, false);
+    report_as(&s, b, "fail", other, 200, true);
+    expect_status(&s, b, "dead", 2);
+    srv_stop(&s);
+}

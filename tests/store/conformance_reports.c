@@ -4,7 +4,11 @@
  * that ends attempts whose lease ran out (its backoff, its dead-lettering,
  * its limit).
  */
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "conformance.h"
+#include "store/operator.h"
 
 /* ------------------------------------------------------------------ */
 /* heartbeat, complete, fail, fencing                                  */
@@ -398,5 +402,117 @@ TEST(reaper_leaves_live_leases_and_respects_limit)
         ASSERT_EQ(status_of(&f, ids[i]), JOB_PENDING);
     for (int i = 3; i < 5; i++)
         ASSERT_EQ(status_of(&f, ids[i]), JOB_RUNNING);
+    fx_close(&f);
+}
+
+/* ------------------------------------------------------------------ */
+/* repeated reports (store_lease_replayed; docs/API.md, Repeated reports) */
+
+/* A token hash for job id's attempt a: any 64 hex digits will do. */
+static void
+hash_for(int64_t id, int32_t a, char h[65])
+{
+    snprintf(h, 65, "%016llx%016x%032x", (unsigned long long)id, (unsigned)a, 0xabcu);
+}
+
+/* Claims id (as the API does, with a token hash h) and returns its attempt. */
+static int32_t
+claim_with_token(struct fx *f, int64_t id, char h[65])
+{
+    int32_t a = claim_one(f, id);
+    struct lease_token_ref ref = {.id = id, .attempt = a};
+    hash_for(id, a, ref.hash);
+    memcpy(h, ref.hash, 65);
+    ASSERT_OK(store_lease_set(f->st, &ref, 1, &f->err), &f->err);
+    return a;
+}
+
+/* Whether (kind, id, a, h) is a repeat; checks the queue it answers. */
+static bool
+is_replay(struct fx *f, enum lease_report kind, int64_t id, int32_t a, const char *h)
+{
+    char *queue = NULL;
+    int rc = store_lease_replayed(f->st, id, a, kind, h, &queue, &f->err);
+    if (rc == JOBD_OK)
+        ASSERT_STR_EQ(queue, "default");
+    else
+        ASSERT_EQ(rc, JOBD_E_STALE);
+    free(queue);
+    return rc == JOBD_OK;
+}
+
+TEST(repeated_complete_is_known)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t id = enq(&f, "t", NULL, 0, 0);
+    char h[65], other[65];
+    int32_t a = claim_with_token(&f, id, h);
+    hash_for(id, a + 7, other);
+    /* Running: nothing to repeat yet. */
+    ASSERT(!is_replay(&f, LEASE_REPORT_COMPLETE, id, a, h));
+    ASSERT_OK(store_complete(f.st, id, a, NULL, NULL, &f.err), &f.err);
+    ASSERT(is_replay(&f, LEASE_REPORT_COMPLETE, id, a, h));
+    /* Another token, another attempt, or the other report: not a repeat. */
+    ASSERT(!is_replay(&f, LEASE_REPORT_COMPLETE, id, a, other));
+    ASSERT(!is_replay(&f, LEASE_REPORT_COMPLETE, id, a + 1, h));
+    ASSERT(!is_replay(&f, LEASE_REPORT_FAIL, id, a, h));
+    ASSERT(!is_replay(&f, LEASE_REPORT_COMPLETE, id + 99, a, h));
+    /* Still known once archived (PostgreSQL moves succeeded rows later). */
+    int moved = 0;
+    if (is_pg())
+        ASSERT_OK(store_archive(f.st, now_of(&f) + 1, 100, &moved, &f.err), &f.err);
+    ASSERT(is_replay(&f, LEASE_REPORT_COMPLETE, id, a, h));
+    fx_close(&f);
+}
+
+TEST(repeated_fail_is_known)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t id = enq(&f, "t", NULL, 0, 0);
+    char h[65], h2[65];
+    int32_t a = claim_with_token(&f, id, h);
+    ASSERT_OK(store_fail(f.st, id, a, "boom", true, 0, NULL, &f.err), &f.err);
+    ASSERT_EQ(status_of(&f, id), JOB_PENDING);
+    ASSERT(is_replay(&f, LEASE_REPORT_FAIL, id, a, h));
+    ASSERT(!is_replay(&f, LEASE_REPORT_COMPLETE, id, a, h));
+    /* The job moves on: the next attempt's own reports are not repeats of
+     * the first's, and the first's repeat stays known. */
+    int32_t b = claim_with_token(&f, id, h2);
+    ASSERT_EQ(b, a + 1);
+    ASSERT(!is_replay(&f, LEASE_REPORT_FAIL, id, b, h2));
+    ASSERT(!is_replay(&f, LEASE_REPORT_FAIL, id, b, h));
+    ASSERT(is_replay(&f, LEASE_REPORT_FAIL, id, a, h));
+    /* A permanent failure ends the job dead: repeated too. */
+    ASSERT_OK(store_fail(f.st, id, b, "fatal", false, 0, NULL, &f.err), &f.err);
+    ASSERT_EQ(status_of(&f, id), JOB_DEAD);
+    ASSERT(is_replay(&f, LEASE_REPORT_FAIL, id, b, h2));
+    ASSERT(!is_replay(&f, LEASE_REPORT_COMPLETE, id, b, h2));
+    fx_close(&f);
+}
+
+TEST(reaped_or_released_attempt_is_no_repeat)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t id = enq(&f, "t", NULL, 0, 0);
+    char h[65], h2[65];
+    int32_t a = claim_with_token(&f, id, h); /* 60 s lease */
+    manual_clock_advance(&f.mc, 61 * SEC);
+    int reaped = 0;
+    ASSERT_OK(store_reap(f.st, 10, NULL, &reaped, &f.err), &f.err);
+    ASSERT_EQ(reaped, 1);
+    /* Its worker's late report is no repeat: the reaper ended it. */
+    ASSERT(!is_replay(&f, LEASE_REPORT_FAIL, id, a, h));
+    ASSERT(!is_replay(&f, LEASE_REPORT_COMPLETE, id, a, h));
+    manual_clock_advance(&f.mc, 3600 * SEC);
+    int32_t b = claim_with_token(&f, id, h2);
+    ASSERT_OK(store_release(f.st, id, b, &f.err), &f.err);
+    ASSERT(!is_replay(&f, LEASE_REPORT_FAIL, id, b, h2));
+    /* An attempt claimed on the store itself has no token: never a repeat. */
+    int32_t c = claim_one(&f, id);
+    ASSERT_OK(store_fail(f.st, id, c, "x", true, 0, NULL, &f.err), &f.err);
+    ASSERT(!is_replay(&f, LEASE_REPORT_FAIL, id, c, h2));
     fx_close(&f);
 }

@@ -1207,6 +1207,8 @@ export interface components {
     headers: {
         /** @description Present (`true`) when an earlier job with the same key is returned. */
         IdempotentReplayed: "true";
+        /** @description Present (`true`) when the report repeats the one that already ended its attempt, which changed nothing. */
+        ReportReplayed: "true";
     };
     pathItems: never;
 }
@@ -1576,9 +1578,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The job, succeeded. */
+            /**
+             * @description The job, succeeded; or, with `Idempotent-Replayed: true`, the job as it is
+             *     now when this report repeats the completion that already ended the
+             *     attempt (docs/API.md, Repeated reports).
+             */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["ReportReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1618,9 +1625,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The job after the failure. */
+            /**
+             * @description The job after the failure; or, with `Idempotent-Replayed: true`, the job as
+             *     it is now when this report repeats the failure that already ended the
+             *     attempt (docs/API.md, Repeated reports).
+             */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["ReportReplayed"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -201,6 +201,7 @@ static const struct store_operator_ops pg_operator_ops = {
     .pending_queue_types = pg_op_pending_queue_types,
     .lease_set = pg_op_lease_set,
     .lease_check = pg_op_lease_check,
+    .lease_replayed = pg_op_lease_replayed,
     .stats_series = pg_op_stats_series,
     .stats_throughput = pg_op_stats_throughput,
     .stats_prune = pg_op_stats_prune,

@@ -55,7 +55,7 @@ static const struct pg_stmt prune_status = {
 
 /*
  * $1 finished before (us), $2 limit: moves the oldest succeeded rows of jobs
- * to jobs_done. SKIP LOCKED: a row a prune or delete holds is left for the
+ * to jobs_done, with their lease token hash (pg_op_lease_replayed). SKIP LOCKED: a row a prune or delete holds is left for the
  * next batch rather than waited for.
  */
 /* clang-format off */
@@ -66,8 +66,8 @@ static const struct pg_stmt archive_batch = {
     "   FOR UPDATE SKIP LOCKED),"
     " d AS (DELETE FROM jobd.jobs WHERE id = ANY(ARRAY(SELECT id FROM m))"
     "       AND status = 'succeeded' RETURNING *),"
-    " ins AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
-    "   SELECT " PG_JOB_TABLE_COLS " FROM d RETURNING 1) "
+    " ins AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ", lease_token_hash) "
+    "   SELECT " PG_JOB_TABLE_COLS ", lease_token_hash FROM d RETURNING 1) "
     "SELECT count(*) FROM ins"};
 /* clang-format on */
 

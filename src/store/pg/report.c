@@ -31,11 +31,11 @@ PG_STMT(
     "WITH d AS (DELETE FROM jobd.jobs WHERE id = $1::bigint AND status = 'running'"
     "           AND attempt = $2::int RETURNING *),"
     " h AS (INSERT INTO jobd.job_attempts (job_id, attempt, worker_id, started_at,"
-    "                                     finished_at, outcome, error)"
+    "                                     finished_at, outcome, error, lease_token_hash)"
     "       SELECT d.id, d.attempt, d.worker_id, d.started_at, " PG_NOW(
         "$3") ","
               "              CASE WHEN d.cancel_requested THEN 'cancelled' ELSE 'released' END, "
-              "NULL"
+              "NULL, d.lease_token_hash"
               "       FROM d ON CONFLICT (job_id, attempt) DO NOTHING),"
               " back AS (INSERT INTO jobd.jobs (" PG_JOB_TABLE_COLS ") "
               "          SELECT d.id, d.queue, d.type, d.payload, 'pending', d.priority, " PG_NOW(
@@ -133,9 +133,9 @@ PG_STMT(st_complete_batch_join,
  */
 #define HISTORY(outcome, error, now)                                                               \
     "INSERT INTO jobd.job_attempts (job_id, attempt, worker_id, started_at, finished_at,"          \
-    "                               outcome, error) "                                              \
+    "                               outcome, error, lease_token_hash) "                            \
     "SELECT d.id, d.attempt, d.worker_id, d.started_at, " now ", " outcome ", " error              \
-    " FROM x d ON CONFLICT (job_id, attempt) DO NOTHING"
+    ", d.lease_token_hash FROM x d ON CONFLICT (job_id, attempt) DO NOTHING"
 #define FAIL_OUTCOME "CASE d.fate WHEN 'pending' THEN 'failed' ELSE d.fate END"
 #define BACK_TO_PENDING(run_at, error)                                                             \
     "INSERT INTO jobd.jobs (" PG_JOB_TABLE_COLS ") "                                               \

@@ -562,6 +562,16 @@ static const char step17_lease_token[] =
     "CREATE OR REPLACE VIEW jobd.all_jobs AS\n"
     "    SELECT * FROM jobd.jobs UNION ALL SELECT * FROM jobd.jobs_done;\n";
 
+/*
+ * Version 18: a finished attempt keeps its lease token's hash in its
+ * history row, so a report that repeats the one that ended it is known as
+ * such (pg/lease.c, pg_op_lease_replayed; docs/API.md, Repeated reports).
+ * A succeeded attempt keeps it in its job row, which the archive pass now
+ * carries into jobs_done with the rest.
+ */
+static const char step18_replays[] =
+    "ALTER TABLE jobd.job_attempts ADD COLUMN lease_token_hash text;\n";
+
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
@@ -580,5 +590,6 @@ const struct pg_migration pg_migrations[] = {
     {15, "the group committer's batch notifies without the trigger", step15_notify_inline},
     {16, "drop jobs_claim_any and jobs_next_run", step16_drop_superseded},
     {17, "lease tokens of claims over HTTP, kept hashed", step17_lease_token},
+    {18, "finished attempts keep their lease token hash", step18_replays},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

@@ -238,7 +238,7 @@ remote_complete_batch(struct store *st, const struct completion *c, size_t n, in
         if (rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND)
             outcome[i] = JOBD_E_STALE;
         else if (rc != JOBD_OK)
-            return rc; /* the batch is retried; the ones done answer stale then */
+            return rc; /* the batch is retried; the ones done answer as replays then */
         else
             outcome[i] = JOBD_OK;
     }

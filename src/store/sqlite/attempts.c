@@ -68,8 +68,8 @@ sq_history_add(struct sqlite_store *s, int64_t id, int32_t attempt, const char *
 {
     static const char sql[] =
         "INSERT OR IGNORE INTO job_attempts (job_id, attempt, worker_id, started_at,"
-        "                                    finished_at, outcome, error) "
-        "SELECT id, attempt, worker_id, started_at, ?3, ?4, ?5 FROM jobs"
+        "                                    finished_at, outcome, error, lease_token_hash) "
+        "SELECT id, attempt, worker_id, started_at, ?3, ?4, ?5, lease_token_hash FROM jobs"
         " WHERE id = ?1 AND attempt = ?2";
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s, sql, &stmt, err);

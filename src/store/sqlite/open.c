@@ -285,6 +285,7 @@ static const struct store_operator_ops sqlite_operator_ops = {
     .pending_queue_types = sq_op_pending_queue_types,
     .lease_set = sq_op_lease_set,
     .lease_check = sq_op_lease_check,
+    .lease_replayed = sq_op_lease_replayed,
     .stats_series = sq_op_stats_series,
     .stats_throughput = sq_op_stats_throughput,
     .stats_prune = sq_op_stats_prune,

@@ -4,7 +4,10 @@
  *
  * Each is one BEGIN IMMEDIATE transaction whose statements carry the fence
  * `status = 'running' AND attempt = ?`; a report that matches nothing is
- * stale and changes nothing. Split from sqlite/jobs.c by concern;
+ * stale and changes nothing. An attempt that ends takes its lease token's
+ * hash with it (its history row; the job row's is cleared when the job goes
+ * back to pending, so a claim on the store itself has none, as on
+ * PostgreSQL). Split from sqlite/jobs.c by concern;
  * conventions in sqlite/internal.h.
  */
 #include <limits.h>
@@ -168,7 +171,7 @@ fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *er
     }
     if ((rc = sq_prepare(s,
                          "UPDATE jobs SET status = 'pending', run_at = ?1, last_error = ?2, "
-                         "  worker_id = NULL, lease_expires_at = NULL "
+                         "  worker_id = NULL, lease_expires_at = NULL, lease_token_hash = NULL "
                          "WHERE id = ?3 AND status = 'running' AND attempt = ?4",
                          &stmt, err)) != JOBD_OK)
         return rc;
@@ -346,7 +349,7 @@ release_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, int64_t now
     if ((rc = sq_prepare(s,
                          "UPDATE jobs SET status = 'pending', run_at = ?1, "
                          "  attempt_floor = attempt_floor + 1, worker_id = NULL, "
-                         "  lease_expires_at = NULL "
+                         "  lease_expires_at = NULL, lease_token_hash = NULL "
                          "WHERE id = ?2 AND status = 'running' AND attempt = ?3",
                          &stmt, err)) != JOBD_OK)
         return rc;

@@ -220,6 +220,13 @@ static const struct sq_migration sq_migrations[] = {
       * for a claim on the store itself. Rows move to jobs_done by named
       * columns, and a finished attempt needs no token: jobs only. */
      "ALTER TABLE jobs ADD COLUMN lease_token_hash TEXT;"},
+    {12,
+     /* A finished attempt keeps its lease token's hash, so a report that
+      * repeats the one that ended it is known as such (sq_op_lease_replayed;
+      * docs/API.md, Repeated reports): the history row of an attempt that
+      * ended other than in success, the jobs_done row of a succeeded one. */
+     "ALTER TABLE jobs_done ADD COLUMN lease_token_hash TEXT;"
+     "ALTER TABLE job_attempts ADD COLUMN lease_token_hash TEXT;"},
 };
 /* clang-format on */
 
