@@ -124,7 +124,9 @@ async function worker() {
   await call('GET', '/v1/jobs/{id}/attempts', { params: id, expect: 200 });
   await call('DELETE', '/v1/jobs/{id}', { params: id, expect: 409 });
   await call('POST', '/v1/jobs/{id}/fail', { params: id, body: { attempt: c.attempt, lease_token: c.lease_token, error: 'boom', retry_in_s: 0 }, expect: 200 });
-  await call('POST', '/v1/jobs/{id}/fail', { params: id, body: { attempt: c.attempt, lease_token: c.lease_token, error: 'boom' }, expect: 409 });
+  // the same report again (its answer lost): replayed; another report of the finished attempt: stale
+  await call('POST', '/v1/jobs/{id}/fail', { params: id, body: { attempt: c.attempt, lease_token: c.lease_token, error: 'boom' }, expect: 200 });
+  await call('POST', '/v1/jobs/{id}/fail', { params: id, body: { attempt: c.attempt, error: 'boom' }, expect: 409 });
   await call('POST', '/v1/jobs/{id}/fail', { params: id, body: { attempt: c.attempt, error: 7 }, expect: 400 });
   await call('POST', '/v1/jobs/{id}/fail', { params: { id: 999999999 }, body: { attempt: 1, error: 'x' }, expect: 404 });
   await call('GET', '/v1/jobs/{id}/attempts', { params: id, expect: 200 });
@@ -138,7 +140,8 @@ async function worker() {
   const c3 = await claimOne();
   await call('POST', '/v1/jobs/{id}/cancel', { params: { id: c3.id }, expect: 202 });
   await call('POST', '/v1/jobs/{id}/complete', { params: { id: c3.id }, body: { attempt: c3.attempt, lease_token: c3.lease_token, result: { ok: true } }, expect: 200 });
-  await call('POST', '/v1/jobs/{id}/complete', { params: { id: c3.id }, body: { attempt: c3.attempt, lease_token: c3.lease_token }, expect: 409 });
+  await call('POST', '/v1/jobs/{id}/complete', { params: { id: c3.id }, body: { attempt: c3.attempt, lease_token: c3.lease_token }, expect: 200 });
+  await call('POST', '/v1/jobs/{id}/complete', { params: { id: c3.id }, body: { attempt: c3.attempt }, expect: 409 });
   await call('POST', '/v1/jobs/{id}/complete', { params: { id: c3.id }, body: {}, expect: 400 });
   await call('POST', '/v1/jobs/{id}/complete', { params: { id: 999999999 }, body: { attempt: 1 }, expect: 404 });
   await call('GET', '/v1/jobs/{id}/attempts', { params: { id: c3.id }, expect: 200 });
