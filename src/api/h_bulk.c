@@ -276,6 +276,10 @@ bulk_finish(struct api_deferred *d, struct api_response *out)
     api_metrics_ended(b->ctx->metrics, JOB_CANCELLED, (uint64_t)n->cancelled);
     if (b->r.action == BULK_RETRY && n->changed > 0 && b->ctx->wake)
         wakeup_signal(b->ctx->wake);
+    /* Running jobs had a cancel requested: an embedded worker holding one
+     * stops it now (docs/WORKER.md, Cancellation). */
+    if (b->r.action == BULK_CANCEL && n->changed > n->cancelled && b->ctx->wake)
+        wakeup_signal_cancel(b->ctx->wake);
     if (b->rc != JOBD_OK) { /* some batches were done: say how far it got */
         api_error(out, b->rc == JOBD_E_UNAVAILABLE ? 503 : 500, "bulk_incomplete", NULL,
                   "stopped after %" PRId64 " matched and %" PRId64 " changed: %s", n->matched,

@@ -452,6 +452,10 @@ h_job_cancel(struct api_call *c)
     } else if (rc != JOBD_OK) {
         api_error_from(c->resp, rc, &err);
     } else if (job.status == JOB_RUNNING) {
+        /* An embedded worker holding it stops it now; workers elsewhere hear
+         * of it from the store (docs/WORKER.md, Cancellation). */
+        if (c->ctx->wake)
+            wakeup_signal_cancel(c->ctx->wake);
         api_reply_job(c, 202, &job);
     } else {
         api_metrics_finished(c->ctx->metrics, OUTCOME_CANCELLED);

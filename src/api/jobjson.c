@@ -102,6 +102,8 @@ jobjson_job(const struct job *j)
     put(o, "scheduled_for", jobjson_time(j->scheduled_for_us), &bad);
     put(o, "worker_id", str_or_null(j->worker_id), &bad);
     put(o, "lease_expires_at", jobjson_time(j->lease_expires_at_us), &bad);
+    /* Until the attempt ends (docs/API.md, The job object). */
+    put(o, "cancel_requested", json_boolean(j->status == JOB_RUNNING && j->cancel_requested), &bad);
     put(o, "timeout_s", timeout_s(j->timeout_ms), &bad);
     put(o, "last_error", str_or_null(j->last_error), &bad);
     put(o, "result", stored_json(j->result), &bad);

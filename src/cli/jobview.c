@@ -190,6 +190,9 @@ cli_job_show(const char *server, long id)
                                          "result",
                                          "last_error",
                                          NULL};
+    /* A running job being stopped says so (docs/API.md, The job object). */
+    if (json_is_true(json_object_get(j, "cancel_requested")))
+        json_object_set_new(j, "status", json_string("running, cancel requested"));
     for (int k = 0; fields[k]; k++)
         put_field(j, fields[k]);
     json_decref(j);

@@ -515,14 +515,23 @@ JOBD_MUST_USE int store_prune(struct store *st, int64_t finished_before_us, int 
 JOBD_MUST_USE int store_next_run_at(struct store *st, const struct claim_req *req,
                                     int64_t *run_at_us, struct jobd_error *err);
 /*
- * Waits up to timeout_ms for a sign that new jobs may be claimable. Returns 1
- * if woken, 0 on timeout, or an error (the caller reopens the store).
- * PostgreSQL: NOTIFY jobd_jobs, sent by every enqueue and retry. SQLite:
- * any commit by any process, seen by inotify on the database's WAL
- * (sqlite/wake.c; spurious wake-ups included — a heartbeat, a completion);
- * where inotify is unavailable it sleeps min(timeout_ms, 50) and returns 1,
- * and store_wait_ready says so beforehand.
+ * Waits up to timeout_ms for a sign that new jobs may be claimable, or that
+ * a cancel of a running job was requested. Returns a positive set of
+ * STORE_WAKE_* bits if woken, 0 on timeout, or an error (the caller
+ * reopens the store). PostgreSQL: NOTIFY jobd_jobs, sent by every enqueue
+ * and retry (STORE_WAKE_JOBS), and jobd_cancel, sent when a running job's
+ * cancel_requested is set (STORE_WAKE_CANCEL). SQLite: any commit by any
+ * process, seen by inotify on the database's WAL (sqlite/wake.c; spurious
+ * wake-ups included — a heartbeat, a completion), is STORE_WAKE_JOBS, and
+ * STORE_WAKE_CANCEL too when the set of running jobs with a cancel requested
+ * changed since the last wait (one read of a partial index); where inotify
+ * is unavailable it sleeps min(timeout_ms, 50) and returns STORE_WAKE_JOBS,
+ * and store_wait_ready says so beforehand. A worker heartbeats the jobs it
+ * holds on STORE_WAKE_CANCEL, and so hears of a cancel at once
+ * (docs/WORKER.md, Cancellation).
  */
+#define STORE_WAKE_JOBS 1
+#define STORE_WAKE_CANCEL 2
 int store_wait(struct store *st, int timeout_ms, struct jobd_error *err);
 /*
  * Sets up what store_wait needs on st (SQLite: the WAL watch) and returns

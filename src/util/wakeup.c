@@ -25,6 +25,7 @@ wakeup_init(struct wakeup *w)
         return -1;
     }
     w->seq = 0;
+    w->cancels = 0;
     return 0;
 }
 
@@ -42,6 +43,25 @@ wakeup_signal(struct wakeup *w)
     w->seq++;
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
+}
+
+void
+wakeup_signal_cancel(struct wakeup *w)
+{
+    pthread_mutex_lock(&w->mu);
+    w->seq++;
+    w->cancels++;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+uint64_t
+wakeup_cancels(struct wakeup *w)
+{
+    pthread_mutex_lock(&w->mu);
+    uint64_t n = w->cancels;
+    pthread_mutex_unlock(&w->mu);
+    return n;
 }
 
 int

@@ -25,14 +25,17 @@
  *             It sees the slots only through its own entries, which the
  *             loop arms, extends and disarms.
  *   bridge    embedded in a server: forwards its in-process wake-up (SQLite
- *             has no NOTIFY) to the hint.
+ *             has no NOTIFY) to the hint, and its cancel signal
+ *             (wakeup_signal_cancel) to the cancel hint.
  *
  * One loop turn (Redis serverCron style, every step bounded):
  *   1. take finished runs: successes to the completer, failures to a list;
  *   2. (re)connect if the store went away (backoff 100 ms .. 5 s);
  *   3. write completions (one batch statement; on PostgreSQL handed to the
  *      flusher thread) and failures;
- *   4. heartbeat every slot whose time has come; a stale answer means the
+ *   4. heartbeat every slot whose time has come (every slot at once after
+ *      a cancel hint: a cancel was requested, maybe of one of ours, and
+ *      the heartbeat's answer says so); a stale answer means the
  *      lease is lost (stop the handler, drop its result); cancel_requested
  *      stops the handler, whose failure report then cancels the job;
  *      a run whose lease ran out by our clock without a heartbeat answer
@@ -181,8 +184,11 @@ listen_main(void *arg)
             wakeup_signal(&w->wake);
         }
         int r = store_wait(ls, 500, &err);
-        if (r == 1) {
-            atomic_store(&w->hint, true);
+        if (r > 0) {
+            if (r & STORE_WAKE_CANCEL)
+                atomic_store(&w->cancel_hint, true);
+            if (r & STORE_WAKE_JOBS)
+                atomic_store(&w->hint, true);
             wakeup_signal(&w->wake);
         } else if (r < 0) {
             store_close(ls);
@@ -198,9 +204,13 @@ static void *
 bridge_main(void *arg)
 {
     struct worker *w = arg;
-    uint64_t seen = 0;
+    uint64_t seen = 0, cancels = wakeup_cancels(w->ext);
     while (!atomic_load(&w->quit_helpers)) {
         if (wakeup_wait(w->ext, &seen, 200)) {
+            uint64_t c = wakeup_cancels(w->ext);
+            if (c != cancels)
+                atomic_store(&w->cancel_hint, true);
+            cancels = c;
             atomic_store(&w->hint, true);
             wakeup_signal(&w->wake);
         }

@@ -85,6 +85,11 @@ struct worker {
     atomic_bool stop_req;
     _Atomic int64_t grace_ms;
     atomic_bool hint;
+    /* A cancel of a running job was requested somewhere (the listener's
+     * STORE_WAKE_CANCEL, or the bridge's wakeup_signal_cancel): the loop
+     * heartbeats every job it holds at once, and the answer stops the one
+     * cancelled (docs/WORKER.md, Cancellation). */
+    atomic_bool cancel_hint;
 
     pthread_mutex_t rmu; /* guards the result queue */
     struct run_result *rhead, *rtail;

@@ -48,6 +48,21 @@ stop_all(struct worker *w, enum run_stop why)
             wk_stop_run(w, &w->slots[i], why);
 }
 
+/*
+ * A cancel was requested somewhere: every job this worker holds is due for
+ * a heartbeat now, whose answer (cancel_requested) stops the one cancelled
+ * within a loop turn instead of at its next heartbeat (docs/WORKER.md,
+ * Cancellation). A burst of cancels costs one heartbeat per held job: the
+ * hint is a flag, not a count.
+ */
+static void
+heartbeat_all_now(struct worker *w, int64_t now)
+{
+    for (int i = 0; i < w->n_slots; i++)
+        if (w->slots[i].used && !w->slots[i].lost && w->slots[i].next_hb_us > now)
+            w->slots[i].next_hb_us = now;
+}
+
 /* The shutdown's progress, loop thread only. Times are monotonic, 0 = not yet. */
 struct shutdown {
     bool stopping;  /* a stop was asked: no more claims */
@@ -164,6 +179,8 @@ wk_loop_main(void *arg)
         presence_tick(&w->presence, w->st, now, sd.stopping);
         if (w->fl != NULL && !flusher_push(w->fl, &w->comp))
             wlog(w, LOGL_ERROR, "out of memory handing completions over; retrying");
+        if (atomic_exchange(&w->cancel_hint, false))
+            heartbeat_all_now(w, now);
         if (w->st != NULL && wk_report(w))
             wk_heartbeats(w, now);
         wk_fence_expired(w);

@@ -18,6 +18,13 @@ export function Badge({ s }) {
   return html`<span class=${'badge s-' + s}>${s}</span>`;
 }
 
+// A job's status badge, and "cancel requested" beside it while its running
+// attempt is being stopped (docs/API.md, The job object).
+export function JobBadge({ j }) {
+  return html`<${Badge} s=${j.status} />${j.cancel_requested &&
+    html` <span class="badge s-cancelled">cancel requested</span>`}`;
+}
+
 const focusMe = (el) => el && el.focus();
 
 // Closes the confirmation and gives the focus back to what opened it.

@@ -68,7 +68,7 @@ struct store_pg {
     PGconn *conn;
     const struct pg_stmt *prepared[PG_MAX_PREPARED]; /* prepared on this connection */
     size_t n_prepared;
-    bool listening;            /* LISTEN jobd_jobs issued on this connection */
+    bool listening;            /* LISTEN jobd_jobs, jobd_cancel issued on this connection */
     bool pooled;               /* URL said pooler=transaction: no named statements, no LISTEN */
     bool walk_claims;          /* store_offload: claims must walk the claim index (pg_op_offload) */
     bool walk_set;             /* this session has the setting walk_claims asks for */

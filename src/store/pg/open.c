@@ -96,17 +96,17 @@ pg_close(struct store *st)
     free(s);
 }
 
-/* Consumes queued notifications; returns how many there were. */
+/* Consumes queued notifications; returns their STORE_WAKE_* bits (0: none). */
 static int
 drain_notifies(PGconn *c)
 {
-    int n = 0;
+    int bits = 0;
     PGnotify *nt;
     while ((nt = PQnotifies(c)) != NULL) {
+        bits |= strcmp(nt->relname, "jobd_cancel") == 0 ? STORE_WAKE_CANCEL : STORE_WAKE_JOBS;
         PQfreemem(nt);
-        n++;
     }
-    return n;
+    return bits;
 }
 
 static int
@@ -121,7 +121,7 @@ pg_wait(struct store *st, int timeout_ms, struct jobd_error *err)
         return 1;
     }
     if (!s->listening) {
-        int rc = pg_exec_simple(s, "LISTEN jobd_jobs", err);
+        int rc = pg_exec_simple(s, "LISTEN jobd_jobs; LISTEN jobd_cancel", err);
         if (rc != JOBD_OK)
             return rc;
         s->listening = true;
@@ -133,8 +133,9 @@ pg_wait(struct store *st, int timeout_ms, struct jobd_error *err)
             return jobd_error_set(err, JOBD_E_UNAVAILABLE, "db", "PostgreSQL is unavailable: %s",
                                   PQerrorMessage(s->conn));
         }
-        if (drain_notifies(s->conn) > 0)
-            return 1;
+        int bits = drain_notifies(s->conn);
+        if (bits != 0)
+            return bits;
         int64_t left_us = deadline - clock_mono_now_us();
         if (left_us <= 0)
             return 0;

@@ -567,10 +567,23 @@ static const char step17_lease_token[] =
  * history row, so a report that repeats the one that ended it is known as
  * such (pg/lease.c, pg_op_lease_replayed; docs/API.md, Repeated reports).
  * A succeeded attempt keeps it in its job row, which the archive pass now
- * carries into jobs_done with the rest.
+ * carries into jobs_done with the rest. And NOTIFY jobd_cancel when a
+ * running job's cancel is requested (one cancel or a bulk one, from any
+ * server or client), so the worker holding it heartbeats at once and stops
+ * it (docs/WORKER.md, Cancellation): a row trigger, but only on UPDATEs that
+ * name cancel_requested, which no report or claim does; the empty payload
+ * folds a bulk cancel's notifications into one per transaction.
  */
 static const char step18_replays[] =
-    "ALTER TABLE jobd.job_attempts ADD COLUMN lease_token_hash text;\n";
+    "ALTER TABLE jobd.job_attempts ADD COLUMN lease_token_hash text;\n"
+    "CREATE FUNCTION jobd.notify_cancel() RETURNS trigger LANGUAGE plpgsql AS $$\n"
+    "BEGIN\n"
+    "    PERFORM pg_notify('jobd_cancel', '');\n"
+    "    RETURN NULL;\n"
+    "END $$;\n"
+    "CREATE TRIGGER jobs_cancel_notify AFTER UPDATE OF cancel_requested ON jobd.jobs\n"
+    "    FOR EACH ROW WHEN (NEW.cancel_requested AND NOT OLD.cancel_requested)\n"
+    "    EXECUTE FUNCTION jobd.notify_cancel();\n";
 
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
@@ -590,6 +603,6 @@ const struct pg_migration pg_migrations[] = {
     {15, "the group committer's batch notifies without the trigger", step15_notify_inline},
     {16, "drop jobs_claim_any and jobs_next_run", step16_drop_superseded},
     {17, "lease tokens of claims over HTTP, kept hashed", step17_lease_token},
-    {18, "finished attempts keep their lease token hash", step18_replays},
+    {18, "finished attempts keep their lease token hash; notify jobd_cancel", step18_replays},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

@@ -41,6 +41,7 @@ struct sqlite_store {
     struct sq_wake *wake;  /* owned; store_wait's WAL watch (sqlite/wake.h), if any */
     bool wake_tried;       /* wake was set up, or found unavailable */
     int64_t wake_version;  /* PRAGMA data_version at the last wake-up */
+    char cancel_sig[64];   /* sq_cancel_sig at the last wake-up */
     int64_t last_write_us; /* monotonic: the last WAL write seen (0: none pending) */
     bool sync_known;       /* sync_full reflects the connection's PRAGMA synchronous */
     bool sync_full;        /* synchronous=FULL (else NORMAL); see sq_begin_relaxed */

@@ -118,6 +118,33 @@ sq_data_version(struct sqlite_store *s, int64_t *v, struct jobd_error *err)
     return rc < 0 ? rc : JOBD_OK;
 }
 
+/*
+ * A fingerprint of the running jobs with a cancel requested (how many, and
+ * the sums of their ids and attempts) into sig: when it changes between
+ * two wake-ups, a cancel was requested meanwhile (STORE_WAKE_CANCEL). One
+ * read of the partial index jobs_cancel_requested (migration 12).
+ */
+static int
+sq_cancel_sig(struct sqlite_store *s, char sig[64], struct jobd_error *err)
+{
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(s,
+                        "SELECT count(*), coalesce(sum(id), 0), coalesce(sum(attempt), 0)"
+                        " FROM jobs"
+                        " WHERE cancel_requested = 1",
+                        &stmt, err);
+    if (rc != JOBD_OK)
+        return rc;
+    rc = sq_step_row(s, stmt, "read cancels", err);
+    if (rc == 1)
+        snprintf(sig, 64, "%lld/%lld/%lld", (long long)sqlite3_column_int64(stmt, 0),
+                 (long long)sqlite3_column_int64(stmt, 1), (long long)sqlite3_column_int64(stmt, 2));
+    sq_reset(stmt);
+    if (rc == 0)
+        return jobd_error_set(err, JOBD_E_STORE, "db", "reading cancels returned no row");
+    return rc < 0 ? rc : JOBD_OK;
+}
+
 /* Sets up the WAL watch once; true if store_wait has a real signal. */
 static bool
 sq_wait_ready(struct store *st)
@@ -130,7 +157,8 @@ sq_wait_ready(struct store *st)
          * a moved version at the first wait. */
         if (sq_wake_open(sqlite3_db_filename(s->db, "main"), &s->wake) != 0) {
             s->wake = NULL; /* no inotify here: store_wait naps, the caller polls */
-        } else if (sq_data_version(s, &s->wake_version, &err) != JOBD_OK) {
+        } else if (sq_data_version(s, &s->wake_version, &err) != JOBD_OK ||
+                   sq_cancel_sig(s, s->cancel_sig, &err) != JOBD_OK) {
             sq_wake_close(s->wake);
             s->wake = NULL;
         }
@@ -161,7 +189,12 @@ sq_wait_watched(struct sqlite_store *s, int timeout_ms, struct jobd_error *err)
         int64_t now = clock_mono_now_us();
         if (v != s->wake_version) {
             s->wake_version = v; /* last_write_us stays: see above */
-            return 1;
+            char sig[64];
+            if ((rc = sq_cancel_sig(s, sig, err)) != JOBD_OK)
+                return rc;
+            bool cancels = strcmp(sig, s->cancel_sig) != 0;
+            memcpy(s->cancel_sig, sig, sizeof sig);
+            return STORE_WAKE_JOBS | (cancels ? STORE_WAKE_CANCEL : 0);
         }
         if (s->last_write_us != 0 && now - s->last_write_us >= SQ_SETTLE_MS * 1000LL)
             s->last_write_us = 0; /* that write never became a visible commit */

@@ -226,7 +226,11 @@ static const struct sq_migration sq_migrations[] = {
       * docs/API.md, Repeated reports): the history row of an attempt that
       * ended other than in success, the jobs_done row of a succeeded one. */
      "ALTER TABLE jobs_done ADD COLUMN lease_token_hash TEXT;"
-     "ALTER TABLE job_attempts ADD COLUMN lease_token_hash TEXT;"},
+     "ALTER TABLE job_attempts ADD COLUMN lease_token_hash TEXT;"
+     /* The running jobs with a cancel requested, a handful at most: a
+      * worker's WAL watch reads them after each commit it sees, to hear of
+      * a cancel at once (sq_cancel_sig; docs/WORKER.md, Cancellation). */
+     "CREATE INDEX jobs_cancel_requested ON jobs (id, attempt) WHERE cancel_requested = 1;"},
 };
 /* clang-format on */
 

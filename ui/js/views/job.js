@@ -8,7 +8,7 @@ import { get, post, del } from '../api.js';
 import { link } from '../route.js';
 import { ago, when, duration, pretty } from '../format.js';
 import { can } from '../roles.js';
-import { act, Badge, Empty } from '../widgets.js';
+import { act, Badge, Empty, JobBadge } from '../widgets.js';
 
 export async function load(route, signal) {
   let job;
@@ -63,7 +63,7 @@ function Time({ t }) {
 
 function Fields({ j }) {
   return html`<dl class="fields">
-    <${Field} k="Status"><${Badge} s=${j.status} /><//>
+    <${Field} k="Status"><${JobBadge} j=${j} /><//>
     <${Field} k="Type">${j.type}<//>
     <${Field} k="Queue"><a href=${link('jobs', { queue: j.queue })}>${j.queue}</a><//>
     <${Field} k="Attempt">${j.attempt} of ${j.max_attempts}<//>
@@ -117,7 +117,7 @@ export function view() {
   const j = d.job;
   return html`<section class="job">
     <p><a href=${link('jobs')}>← Jobs</a></p>
-    <h1>Job ${j.id} <${Badge} s=${j.status} /></h1>
+    <h1>Job ${j.id} <${JobBadge} j=${j} /></h1>
     <${Actions} j=${j} />
     <${Fields} j=${j} />
     <${LastError} j=${j} attempts=${d.attempts} />
