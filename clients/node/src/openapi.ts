@@ -812,6 +812,8 @@ export interface components {
             scheduled_for: components["schemas"]["TimeOrNull"];
             worker_id: string | null;
             lease_expires_at: components["schemas"]["TimeOrNull"];
+            /** @description A cancel of the running attempt was requested and its worker is stopping it (true until the attempt ends; false otherwise). */
+            cancel_requested: boolean;
             timeout_s: components["schemas"]["TimeoutSeconds"];
             last_error: string | null;
             /** @description What the handler returned (any JSON value), or null. */
