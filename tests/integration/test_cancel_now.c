@@ -45,7 +45,8 @@ static void
 write_config(void)
 {
     char text[1400];
-    snprintf(text, sizeof text, "#!/bin/sh\necho $$ > %s/c.$JOBD_JOB_ID.tmp\n"
+    snprintf(text, sizeof text,
+             "#!/bin/sh\necho $$ > %s/c.$JOBD_JOB_ID.tmp\n"
              "mv %s/c.$JOBD_JOB_ID.tmp %s/c.$JOBD_JOB_ID\nexec sleep 600\n",
              test_tmpdir, test_tmpdir, test_tmpdir);
     FILE *f = fopen(test_path("hang.sh"), "w");
@@ -304,8 +305,8 @@ TEST(embedded_worker_hears_a_cancel_at_once)
     struct store *st = test_store_open(db_url);
     char cfg[800];
     snprintf(cfg, sizeof cfg, "%s", test_path("worker.ini"));
-    char *argv[] = {(char *)bin(),     "server", "--db", db_url, "--listen", "127.0.0.1:0",
-                    "--worker-config", cfg,      NULL};
+    char *argv[] = {(char *)bin(), "server",          "--db", db_url, "--listen",
+                    "127.0.0.1:0", "--worker-config", cfg,    NULL};
     pid_t s = spawn(argv);
     char base[64];
     snprintf(base, sizeof base, "http://127.0.0.1:%d", server_port());

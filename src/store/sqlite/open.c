@@ -138,7 +138,8 @@ sq_cancel_sig(struct sqlite_store *s, char sig[64], struct jobd_error *err)
     rc = sq_step_row(s, stmt, "read cancels", err);
     if (rc == 1)
         snprintf(sig, 64, "%lld/%lld/%lld", (long long)sqlite3_column_int64(stmt, 0),
-                 (long long)sqlite3_column_int64(stmt, 1), (long long)sqlite3_column_int64(stmt, 2));
+                 (long long)sqlite3_column_int64(stmt, 1),
+                 (long long)sqlite3_column_int64(stmt, 2));
     sq_reset(stmt);
     if (rc == 0)
         return jobd_error_set(err, JOBD_E_STORE, "db", "reading cancels returned no row");
