@@ -1442,7 +1442,7 @@ export interface operations {
                     "application/json": components["schemas"]["Job"];
                 };
             };
-            /** @description It is running; cancel requested (the worker learns it at its next heartbeat). */
+            /** @description It is running; cancel requested (`cancel_requested` true; its worker hears of it within a second and stops it). */
             202: {
                 headers: {
                     [name: string]: unknown;
