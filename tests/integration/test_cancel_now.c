@@ -244,16 +244,22 @@ TEST(pg_worker_hears_a_cancel_at_once)
     standalone("jobd worker --db postgresql");
 }
 
+/* Keeps the first bytes of an answer (NUL-terminated) in ud, a char[4096]. */
 static size_t
-discard(char *p, size_t size, size_t n, void *ud)
+keep(char *p, size_t size, size_t n, void *ud)
 {
-    (void)p, (void)ud;
+    char *b = ud;
+    size_t have = strlen(b), len = size * n;
+    if (have + len < 4096) {
+        memcpy(b + have, p, len);
+        b[have + len] = '\0';
+    }
     return size * n;
 }
 
-/* POST /v1/jobs/{id}/cancel on the server at base; its status. */
+/* POST /v1/jobs/{id}/cancel on the server at base; its status, its body in body[4096]. */
 static long
-http_cancel(const char *base, int64_t id)
+http_cancel(const char *base, int64_t id, char *body)
 {
     char url[256];
     snprintf(url, sizeof url, "%s/v1/jobs/%lld/cancel", base, (long long)id);
@@ -264,7 +270,9 @@ http_cancel(const char *base, int64_t id)
     struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, "{}");
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+    body[0] = '\0';
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
     long status = 0;
     if (curl_easy_perform(c) == CURLE_OK)
@@ -314,7 +322,11 @@ TEST(embedded_worker_hears_a_cancel_at_once)
         int64_t id = enqueue_hang(st);
         pid_t h = handler_pid(id);
         int64_t t0 = now_ms();
-        ASSERT_EQ(http_cancel(base, id), 202);
+        char body[4096];
+        ASSERT_EQ(http_cancel(base, id, body), 202);
+        /* The job object says so until the attempt ends (docs/API.md). */
+        ASSERT(strstr(body, "\"status\":\"running\"") != NULL);
+        ASSERT(strstr(body, "\"cancel_requested\":true") != NULL);
         expect_stopped_in_time(h, t0, "jobd server --worker-config");
         expect_cancelled(st, id);
     }
