@@ -26,12 +26,13 @@ BOTH(create_get_list)
                             "attempt", "max_attempts", "attempt_floor", "idempotency_key",
                             "schedule", "scheduled_for", "worker_id", "lease_expires_at",
                             "timeout_s", "last_error", "result", "created_at", "started_at",
-                            "finished_at"};
+                            "finished_at", "cancel_requested"};
     /* clang-format on */
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (json_object_get(j, fields[i]) == NULL)
             TEST_FAIL("job object lacks %s", fields[i]);
-    ASSERT_EQ(json_object_size(j), 21);
+    ASSERT_EQ(json_object_size(j), 22);
+    ASSERT(json_is_false(json_object_get(j, "cancel_requested")));
     ASSERT_EQ(json_integer_value(json_object_get(j, "attempt_floor")), 0);
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "status")), "pending");
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "queue")), "mail");
@@ -324,7 +325,10 @@ BOTH(worker_protocol)
     ASSERT(json_is_string(json_object_get(j, "finished_at")));
     json_decref(j);
     resp_fini(&r);
-    EXPECT(&s, "POST", p, body, 409, "stale_attempt");
+    /* The same report again is a replay (docs/API.md, Repeated reports). */
+    ASSERT_EQ(req(&s, "POST", p, body, &r), 200);
+    ASSERT(strstr(r.headers, "Idempotent-Replayed: true") != NULL);
+    resp_fini(&r);
 
     /* A permanent failure -> dead at once; then a manual retry. */
     ASSERT_EQ(claim(&s, "{\"worker_id\":\"w1\",\"types\":[\"w\"],\"limit\":3}", &cid, &att), 1);
