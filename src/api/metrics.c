@@ -42,6 +42,8 @@ struct api_metrics {
     _Atomic uint64_t fenced;
     _Atomic uint64_t commits;
     _Atomic int64_t waiting;
+    _Atomic int64_t results_waiting;
+    _Atomic uint64_t waits_refused;
     _Atomic int reload_failed;
     pthread_mutex_t qmu; /* serializes taking a new entry of q */
     _Atomic size_t nq;   /* entries of q in use (published after the name) */
@@ -157,6 +159,20 @@ api_metrics_waiting(struct api_metrics *m, int delta)
 {
     if (m)
         atomic_fetch_add(&m->waiting, delta);
+}
+
+void
+api_metrics_results_waiting(struct api_metrics *m, int64_t delta)
+{
+    if (m)
+        atomic_fetch_add(&m->results_waiting, delta);
+}
+
+void
+api_metrics_wait_refused(struct api_metrics *m)
+{
+    if (m)
+        atomic_fetch_add(&m->waits_refused, 1);
 }
 
 void
@@ -323,6 +339,15 @@ api_metrics_render(const struct api_metrics *m, const struct queue_stat *qs, siz
               "# TYPE jobd_claims_waiting gauge\n"
               "jobd_claims_waiting %lld\n",
               m ? (long long)atomic_load(&m->waiting) : 0LL);
+    sb_printf(&b,
+              "# HELP jobd_results_waiting Requests waiting for a job to end (?wait=).\n"
+              "# TYPE jobd_results_waiting gauge\n"
+              "jobd_results_waiting %lld\n"
+              "# HELP jobd_waits_refused_total Waits refused because --max-waits were parked.\n"
+              "# TYPE jobd_waits_refused_total counter\n"
+              "jobd_waits_refused_total %llu\n",
+              m ? (long long)atomic_load(&m->results_waiting) : 0LL,
+              m ? load(&m->waits_refused) : 0ULL);
     sb_printf(&b,
               "# HELP jobd_config_reload_failed 1 if the last reload (SIGHUP) failed, "
               "0 if it applied or none was asked.\n"

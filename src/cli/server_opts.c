@@ -92,6 +92,7 @@ static const struct opt opts[] = {
     {"max-schedules", OPT_COUNT, F(max_schedules), NULL, NULL},
     {"max-workers", OPT_COUNT, F(max_workers), NULL, NULL},
     {"max-bulk", OPT_COUNT, F(max_bulk), NULL, NULL},
+    {"max-waits", OPT_COUNT, F(max_waits), NULL, NULL},
     {"notify-db", OPT_STR, F(notify_db), is_pg_url, "a postgres:// or postgresql:// URL"},
     {"log-level", OPT_STR, F(log_level), is_level, "debug, info, warn or error"},
     {"log-format", OPT_STR, F(log_format), is_format, "text or json"},

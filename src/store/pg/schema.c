@@ -562,6 +562,30 @@ static const char step17_lease_token[] =
     "CREATE OR REPLACE VIEW jobd.all_jobs AS\n"
     "    SELECT * FROM jobd.jobs UNION ALL SELECT * FROM jobd.jobs_done;\n";
 
+/*
+ * Version 18: NOTIFY jobd_done when jobs end, for requests waiting for a
+ * result (pg/ends.c; docs/API.md, Waiting for a result). Every end but a
+ * completion moves the row into jobs_done (a failure, the reaper, a
+ * cancel, a dependency's cascade, a release of a cancelled job), so one
+ * statement trigger there sends it, once per statement that moved rows
+ * (and PostgreSQL folds the repeats of a transaction). A completion
+ * updates jobs in place and notifies from its own statement
+ * (PG_ENDED_WAKE): a row trigger there would run for every completed job.
+ * The archive pass moves succeeded rows too and so wakes the listeners
+ * once per batch, which then find nothing new: one cheap query.
+ */
+static const char step18_notify_done[] =
+    "CREATE FUNCTION jobd.notify_done() RETURNS trigger LANGUAGE plpgsql AS $$\n"
+    "BEGIN\n"
+    "    IF EXISTS (SELECT 1 FROM ended) THEN\n"
+    "        PERFORM pg_notify('jobd_done', '');\n"
+    "    END IF;\n"
+    "    RETURN NULL;\n"
+    "END $$;\n"
+    "CREATE TRIGGER jobs_done_notify AFTER INSERT ON jobd.jobs_done\n"
+    "    REFERENCING NEW TABLE AS ended\n"
+    "    FOR EACH STATEMENT EXECUTE FUNCTION jobd.notify_done();\n";
+
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
@@ -580,5 +604,6 @@ const struct pg_migration pg_migrations[] = {
     {15, "the group committer's batch notifies without the trigger", step15_notify_inline},
     {16, "drop jobs_claim_any and jobs_next_run", step16_drop_superseded},
     {17, "lease tokens of claims over HTTP, kept hashed", step17_lease_token},
+    {18, "notify jobd_done when jobs end", step18_notify_done},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];
