@@ -19,7 +19,12 @@
 
 #include <stdbool.h>
 
-/* One option a command accepts; a table ends with a NULL name. */
+/*
+ * One option a command accepts; a table ends with a NULL name. A name may
+ * be listed twice, as a switch and with a value: then the value is
+ * optional and only given as "--name=v" (getopt_long's optional_argument),
+ * and the form used picks the entry.
+ */
 struct cli_optdef {
     const char *name; /* the long form with its dashes, "--queue" */
     char short_name;  /* 'n' for -n, or 0 */

@@ -387,3 +387,61 @@ BOTH(max_waits_bounds_parked_waits)
     EXPECT(&s, "GET", path, NULL, 200, NULL);
     srv_stop(&s);
 }
+
+/* Writes an executable script at name in the test's dir; returns its path (static). */
+static const char *
+script(const char *name, const char *body)
+{
+    static char path[600];
+    snprintf(path, sizeof path, "%s", test_path(name));
+    FILE *f = fopen(path, "w");
+    ASSERT(f != NULL);
+    fprintf(f, "#!/bin/sh\n%s\n", body);
+    fclose(f);
+    ASSERT(chmod(path, 0755) == 0);
+    return path;
+}
+
+/*
+ * `jobd submit --wait[=DUR]` on a server with an embedded worker: the
+ * result on stdout and exit 0 when the job succeeded; exit 1 with the
+ * reason when it went dead, or when DUR is over first.
+ */
+BOTH(submit_wait_prints_the_result)
+{
+    char ini[2048], ok[600];
+    snprintf(ok, sizeof ok, "%s", script("ok.sh", "echo '{\"n\": 42}'"));
+    snprintf(
+        ini, sizeof ini,
+        "[worker]\nconcurrency = 2\n[handler \"ok\"]\nexec = %s\n[handler \"bad\"]\nexec = %s\n",
+        ok, script("bad.sh", "echo broken >&2; exit 65"));
+    char cfg[600];
+    snprintf(cfg, sizeof cfg, "%s", test_path("embedded.ini"));
+    FILE *f = fopen(cfg, "w");
+    ASSERT(f != NULL);
+    fputs(ini, f);
+    fclose(f);
+    struct srv s;
+    const char *extra[] = {"--worker-config", cfg, NULL};
+    srv_start(&s, backend, extra);
+    char out[4096], err[4096];
+    int64_t t0 = apitest_now_ms();
+    const char *a1[] = {"submit", "ok", "--wait", "--server", s.base, NULL};
+    int rc = cli_run(NULL, a1, out, sizeof out);
+    fprintf(stderr, "submit --wait: %lld ms\n", (long long)(apitest_now_ms() - t0));
+    if (rc != 0)
+        TEST_FAIL("submit ok --wait: exit %d: %s", rc, cli_last_err(err, sizeof err));
+    ASSERT_STR_EQ(out, "{\"n\":42}\n");
+    ASSERT(apitest_now_ms() - t0 < 10000);
+    const char *a2[] = {"submit", "bad", "--wait=30s", "--server", s.base, NULL};
+    ASSERT_EQ(cli_run(NULL, a2, out, sizeof out), 1);
+    ASSERT_STR_EQ(out, "null\n");
+    ASSERT(strstr(cli_last_err(err, sizeof err), " dead: broken") != NULL);
+    const char *a3[] = {"submit", "nobody", "--wait=500ms", "--server", s.base, NULL};
+    ASSERT_EQ(cli_run(NULL, a3, out, sizeof out), 1);
+    ASSERT_STR_EQ(out, "");
+    ASSERT(strstr(cli_last_err(err, sizeof err), "still pending after 500ms") != NULL);
+    const char *a4[] = {"submit", "ok", "--wait=0s", "--server", s.base, NULL};
+    ASSERT_EQ(cli_run(NULL, a4, out, sizeof out), 2);
+    srv_stop(&s);
+}
