@@ -287,6 +287,26 @@ render_series(struct sbuf *b, const char *name, const char *queue, const struct 
 }
 
 /* Histogram name by queue; the shared "*" series always (zeros until used). */
+/* The requests parked now: long-poll claims, and waits for results. */
+static void
+render_waiting(struct sbuf *b, const struct api_metrics *m)
+{
+    sb_printf(b,
+              "# HELP jobd_claims_waiting Claims parked in a long poll.\n"
+              "# TYPE jobd_claims_waiting gauge\n"
+              "jobd_claims_waiting %lld\n",
+              m ? (long long)atomic_load(&m->waiting) : 0LL);
+    sb_printf(b,
+              "# HELP jobd_results_waiting Requests waiting for a job to end (?wait=).\n"
+              "# TYPE jobd_results_waiting gauge\n"
+              "jobd_results_waiting %lld\n"
+              "# HELP jobd_waits_refused_total Waits refused because --max-waits were parked.\n"
+              "# TYPE jobd_waits_refused_total counter\n"
+              "jobd_waits_refused_total %llu\n",
+              m ? (long long)atomic_load(&m->results_waiting) : 0LL,
+              m ? load(&m->waits_refused) : 0ULL);
+}
+
 static void
 render_histogram(struct sbuf *b, const char *name, const char *help, const struct api_metrics *m,
                  bool lateness)
@@ -334,20 +354,7 @@ api_metrics_render(const struct api_metrics *m, const struct queue_stat *qs, siz
               "# TYPE jobd_enqueue_commits_total counter\n"
               "jobd_enqueue_commits_total %llu\n",
               m ? load(&m->commits) : 0ULL);
-    sb_printf(&b,
-              "# HELP jobd_claims_waiting Claims parked in a long poll.\n"
-              "# TYPE jobd_claims_waiting gauge\n"
-              "jobd_claims_waiting %lld\n",
-              m ? (long long)atomic_load(&m->waiting) : 0LL);
-    sb_printf(&b,
-              "# HELP jobd_results_waiting Requests waiting for a job to end (?wait=).\n"
-              "# TYPE jobd_results_waiting gauge\n"
-              "jobd_results_waiting %lld\n"
-              "# HELP jobd_waits_refused_total Waits refused because --max-waits were parked.\n"
-              "# TYPE jobd_waits_refused_total counter\n"
-              "jobd_waits_refused_total %llu\n",
-              m ? (long long)atomic_load(&m->results_waiting) : 0LL,
-              m ? load(&m->waits_refused) : 0ULL);
+    render_waiting(&b, m);
     sb_printf(&b,
               "# HELP jobd_config_reload_failed 1 if the last reload (SIGHUP) failed, "
               "0 if it applied or none was asked.\n"
