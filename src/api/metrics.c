@@ -287,6 +287,23 @@ render_series(struct sbuf *b, const char *name, const char *queue, const struct 
 }
 
 /* Histogram name by queue; the shared "*" series always (zeros until used). */
+static void
+render_histogram(struct sbuf *b, const char *name, const char *help, const struct api_metrics *m,
+                 bool lateness)
+{
+    sb_printf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    size_t n = m ? atomic_load(&m->nq) : 0;
+    for (size_t i = 0; i < n; i++)
+        render_series(b, name, m->q[i].name, lateness ? &m->q[i].lateness : &m->q[i].duration);
+    render_series(b, name, "*", m ? (lateness ? &m->other.lateness : &m->other.duration) : NULL);
+}
+
+static unsigned long long
+load(const _Atomic uint64_t *p)
+{
+    return (unsigned long long)atomic_load(p);
+}
+
 /* The requests parked now: long-poll claims, and waits for results. */
 static void
 render_waiting(struct sbuf *b, const struct api_metrics *m)
@@ -305,23 +322,6 @@ render_waiting(struct sbuf *b, const struct api_metrics *m)
               "jobd_waits_refused_total %llu\n",
               m ? (long long)atomic_load(&m->results_waiting) : 0LL,
               m ? load(&m->waits_refused) : 0ULL);
-}
-
-static void
-render_histogram(struct sbuf *b, const char *name, const char *help, const struct api_metrics *m,
-                 bool lateness)
-{
-    sb_printf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
-    size_t n = m ? atomic_load(&m->nq) : 0;
-    for (size_t i = 0; i < n; i++)
-        render_series(b, name, m->q[i].name, lateness ? &m->q[i].lateness : &m->q[i].duration);
-    render_series(b, name, "*", m ? (lateness ? &m->other.lateness : &m->other.duration) : NULL);
-}
-
-static unsigned long long
-load(const _Atomic uint64_t *p)
-{
-    return (unsigned long long)atomic_load(p);
 }
 
 char *
