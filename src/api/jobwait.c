@@ -39,6 +39,7 @@
 #define JW_ALIVE_MS 1000  /* how often parked waits' clients are checked */
 #define JW_SAFETY_MS 1000 /* a full pass this often when the store cannot signal */
 #define JW_REOPEN_MS 1000 /* a failed store connection is opened again after this */
+#define JW_RETRY_MS 200   /* states that could not be read are asked for again after this */
 #define JW_UNREAD (-2)    /* a state not read in this pass */
 
 struct jobwait {
@@ -63,6 +64,7 @@ struct jobwait {
     struct jw_entry **ents;
     int64_t *ids;
     int *status;
+    int *state; /* per snapshot entry: its job's status, -1 gone, JW_UNREAD */
     size_t *pos;
     size_t cap;
 };
@@ -94,7 +96,10 @@ grow(struct jobwait *jw, size_t n)
     size_t *pos = realloc(jw->pos, cap * sizeof *pos);
     if (pos != NULL)
         jw->pos = pos;
-    if (e == NULL || ids == NULL || st == NULL || pos == NULL)
+    int *state = realloc(jw->state, cap * sizeof *state);
+    if (state != NULL)
+        jw->state = state;
+    if (e == NULL || ids == NULL || st == NULL || pos == NULL || state == NULL)
         return false;
     jw->cap = cap;
     return true;
@@ -156,16 +161,17 @@ read_states(struct jobwait *jw, size_t n)
  * One pass: every parked wait is looked at; those whose job is terminal
  * or gone (by the states read now: of all of them when full, else of the
  * fresh ones), whose deadline passed, whose client left (when check_alive),
- * or all when stopping, are unlinked and resumed.
+ * or all when stopping, are unlinked and resumed. False if the states
+ * could not be read (the caller looks again).
  */
-static void
+static bool
 pass(struct jobwait *jw, bool full, bool check_alive, bool stopping)
 {
     pthread_mutex_lock(&jw->mu);
     size_t n = 0, q = 0;
     if (!grow(jw, jw->parked)) {
         pthread_mutex_unlock(&jw->mu);
-        return; /* out of memory: try again at the next tick */
+        return false; /* out of memory: try again at the next tick */
     }
     for (struct jw_entry *e = jw->head; e != NULL; e = e->next) {
         jw->ents[n] = e;
@@ -181,19 +187,16 @@ pass(struct jobwait *jw, bool full, bool check_alive, bool stopping)
 
     /* status[] is indexed by q; map it back onto the snapshot (ents) through pos. */
     bool read = read_states(jw, q);
-    int *state = calloc(n ? n : 1, sizeof *state);
-    if (state == NULL)
-        return;
+    int *state = jw->state;
     for (size_t i = 0; i < n; i++)
         state[i] = JW_UNREAD;
     for (size_t k = 0; read && k < q; k++)
         state[jw->pos[k]] = jw->status[k];
     if (!read) {
-        /* Not read: look at the fresh ones again at the next pass. */
+        /* Not read: their states are asked for again at the next pass. */
         pthread_mutex_lock(&jw->mu);
         for (size_t k = 0; k < q; k++)
             jw->ents[jw->pos[k]]->fresh = true;
-        jw->fresh = q > 0;
         pthread_mutex_unlock(&jw->mu);
     }
 
@@ -210,7 +213,6 @@ pass(struct jobwait *jw, bool full, bool check_alive, bool stopping)
         else if (soonest == 0 || e->deadline_mono_us < soonest)
             soonest = e->deadline_mono_us;
     }
-    free(state);
     pthread_mutex_lock(&jw->mu);
     for (size_t i = 0; i < done; i++) {
         struct jw_entry *e = jw->ents[i];
@@ -236,6 +238,7 @@ pass(struct jobwait *jw, bool full, bool check_alive, bool stopping)
         struct jw_entry *e = jw->ents[i];
         e->resume(e->arg); /* after this, e belongs to its request again */
     }
+    return read;
 }
 
 static int64_t
@@ -307,13 +310,19 @@ jobwait_main(void *arg)
         bool check_alive = now - last_alive >= JW_ALIVE_MS * 1000;
         if (check_alive)
             last_alive = now;
-        pass(jw, full, check_alive, false);
+        bool read = pass(jw, full, check_alive, false);
         if (full) {
             last_full = mono_us();
             full_cost = last_full - now;
         }
+        if (!read) {
+            /* The store did not answer: a full pass again after JW_RETRY_MS. */
+            store_end = true;
+            last_full = mono_us();
+            full_cost = JW_RETRY_MS * 1000 / 2;
+        }
     }
-    pass(jw, false, false, true);
+    (void)pass(jw, false, false, true);
     return NULL;
 }
 
@@ -445,6 +454,7 @@ jobwait_free(struct jobwait *jw)
     free(jw->ids);
     free(jw->status);
     free(jw->pos);
+    free(jw->state);
     free(jw->url);
     free(jw);
 }
