@@ -16,6 +16,12 @@
  * behind a transaction pooler without --notify-db) ends in other processes
  * are only seen by a safety pass every JW_SAFETY_MS.
  *
+ * The connection is opened at the first wait and closed after
+ * JW_IDLE_CLOSE_MS without one: on PostgreSQL ends are announced only
+ * while a server listens (pg/ends.c), which costs the writers, and an
+ * end committed by a transaction that began before the LISTEN may go
+ * unannounced, so one full pass follows JW_RECHECK_MS after each open.
+ *
  * Parked waits are a doubly linked list under mu; HTTP threads append,
  * only this thread unlinks, so it may read an entry outside the lock
  * until it resumes it.
@@ -33,14 +39,16 @@
 #include "store/store.h"
 #include "util/log.h"
 
-#define JW_TICK_MS 20     /* how often the store's signal is drained while waits are parked */
-#define JW_IDLE_MS 1000   /* ... and while none is (NOTIFYs must not pile up unread) */
-#define JW_GAP_MIN_MS 5   /* least time between two reads of every parked wait's state */
-#define JW_ALIVE_MS 1000  /* how often parked waits' clients are checked */
-#define JW_SAFETY_MS 1000 /* a full pass this often when the store cannot signal */
-#define JW_REOPEN_MS 1000 /* a failed store connection is opened again after this */
-#define JW_RETRY_MS 200   /* states that could not be read are asked for again after this */
-#define JW_UNREAD (-2)    /* a state not read in this pass */
+#define JW_TICK_MS 20          /* how often the store's signal is drained while waits are parked */
+#define JW_IDLE_MS 1000        /* ... and while none is (NOTIFYs must not pile up unread) */
+#define JW_GAP_MIN_MS 5        /* least time between two reads of every parked wait's state */
+#define JW_ALIVE_MS 1000       /* how often parked waits' clients are checked */
+#define JW_SAFETY_MS 1000      /* a full pass this often when the store cannot signal */
+#define JW_REOPEN_MS 1000      /* a failed store connection is opened again after this */
+#define JW_RETRY_MS 200        /* states that could not be read are asked for again after this */
+#define JW_RECHECK_MS 1000     /* a full pass this long after the connection opened */
+#define JW_IDLE_CLOSE_MS 10000 /* the connection is closed after this long with no wait */
+#define JW_UNREAD (-2)         /* a state not read in this pass */
 
 struct jobwait {
     pthread_mutex_t mu;
@@ -61,6 +69,8 @@ struct jobwait {
     /* the thread's own */
     struct store *st;
     int64_t st_failed_us; /* when opening or using st last failed */
+    int64_t recheck_us;   /* the full pass after st opened (0: done) */
+    int64_t idle_us;      /* since when nothing is parked (0: something is) */
     struct jw_entry **ents;
     int64_t *ids;
     int *status;
@@ -123,6 +133,9 @@ conn(struct jobwait *jw)
     }
     store_set_clock(jw->st, jw->clock);
     (void)store_wait_ready(jw->st); /* sets up the WAL watch on SQLite */
+    /* An end committed by a transaction that began before this connection
+     * listened may never be announced (pg/ends.c): look once more soon. */
+    jw->recheck_us = mono_us() + JW_RECHECK_MS * 1000;
     return jw->st;
 }
 
@@ -272,6 +285,8 @@ jobwait_main(void *arg)
             until = min_pos(until, jw->next_deadline);
             if (want_full)
                 until = min_pos(until, last_full + gap);
+            if (jw->parked > 0)
+                until = min_pos(until, jw->recheck_us);
             struct timespec ts = clock_deadline_in(CLOCK_MONOTONIC, until - now);
             if (until > now)
                 (void)pthread_cond_timedwait(&jw->cv, &jw->mu, &ts);
@@ -280,6 +295,14 @@ jobwait_main(void *arg)
         pthread_mutex_unlock(&jw->mu);
         if (stopping)
             break;
+        /* Nobody has waited for a while: close the connection, so that on
+         * PostgreSQL ends are no longer announced (pg/ends.c). */
+        now = mono_us();
+        jw->idle_us = any ? 0 : jw->idle_us ? jw->idle_us : now;
+        if (!any && jw->st != NULL && now - jw->idle_us >= JW_IDLE_CLOSE_MS * 1000) {
+            store_close(jw->st);
+            jw->st = NULL;
+        }
 
         /* The store's signal, drained without blocking. */
         struct store *st = any || jw->st != NULL ? conn(jw) : NULL;
@@ -300,6 +323,10 @@ jobwait_main(void *arg)
             continue;
 
         now = mono_us();
+        if (jw->recheck_us != 0 && now >= jw->recheck_us) {
+            jw->recheck_us = 0;
+            store_end = true;
+        }
         pthread_mutex_lock(&jw->mu);
         bool full = (jw->ends != seen_ends || store_end) && now - last_full >= gap;
         if (full)

@@ -96,5 +96,12 @@ TEST(wait_ends_hears_ends_on_another_connection)
     ASSERT_OK(store_cancel(other, id, NULL, &f.err), &f.err);
     expect_end(&f, f.st, "a cancel");
     store_close(other);
+    if (is_pg()) {
+        /* Announced only while someone listens: the listener's row goes with it. */
+        ASSERT_EQ(raw_count(&f, "SELECT count(*) FROM jobd.result_listeners"), 1);
+        store_close(f.st);
+        f.st = fx_connect(&f);
+        ASSERT_EQ(raw_count(&f, "SELECT count(*) FROM jobd.result_listeners"), 0);
+    }
     fx_close(&f);
 }

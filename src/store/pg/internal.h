@@ -255,16 +255,20 @@ int pg_op_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n
 int pg_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
 /*
  * The end of a completion statement whose updated rows are the CTE from:
- * one NOTIFY jobd_done when it completed any (pg/ends.c). A one-time
- * filter over a scalar subquery, so it runs once per statement.
+ * one NOTIFY jobd_done when it completed any and a server listens for
+ * ends (pg/ends.c). A one-time filter over a scalar subquery, so it runs
+ * once per statement.
  */
 #define PG_ENDED_WAKE(from)                                                                        \
     " WHERE (SELECT count(*) FROM (SELECT pg_notify('jobd_done', '')"                              \
-    " WHERE EXISTS (SELECT 1 FROM " from ")) ended) >= 0"
+    " WHERE EXISTS (SELECT 1 FROM " from ") AND EXISTS (SELECT 1 FROM jobd.result_listeners))"     \
+    " ended) >= 0"
 /* pg/ends.c: store_job_states, store_wait_ends */
 int pg_op_job_states(struct store *st, const int64_t *ids, size_t n, int *status,
                      struct jobd_error *err);
 int pg_op_wait_ends(struct store *st, int timeout_ms, struct jobd_error *err);
+/* Before a connection that listens for ends closes: it listens no more. */
+void pg_ends_forget(struct store_pg *s);
 /* store_search (pg/search.c); f->search already folded by store_search. */
 int pg_op_search(struct store *st, const struct job_filter *f, struct job_list *out,
                  int64_t *next_cursor, bool *partial, struct jobd_error *err);

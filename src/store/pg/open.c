@@ -91,6 +91,7 @@ static void
 pg_close(struct store *st)
 {
     struct store_pg *s = pg_of(st);
+    pg_ends_forget(s);
     PQfinish(s->conn);
     qlimits_cache_fini(&s->qlim);
     free(s);

@@ -564,7 +564,10 @@ static const char step17_lease_token[] =
 
 /*
  * Version 18: NOTIFY jobd_done when jobs end, for requests waiting for a
- * result (pg/ends.c; docs/API.md, Waiting for a result). Every end but a
+ * result (pg/ends.c; docs/API.md, Waiting for a result), only while some
+ * server listens for them (a row in jobd.result_listeners: a NOTIFY
+ * serializes the commits of the transactions that send it, which cost a
+ * third of the SQL ceiling's completions at 8 clients). Every end but a
  * completion moves the row into jobs_done (a failure, the reaper, a
  * cancel, a dependency's cascade, a release of a cancelled job), so one
  * statement trigger there sends it, once per statement that moved rows
@@ -575,9 +578,13 @@ static const char step17_lease_token[] =
  * once per batch, which then find nothing new: one cheap query.
  */
 static const char step18_notify_done[] =
+    "CREATE UNLOGGED TABLE jobd.result_listeners (\n"
+    "    pid   int PRIMARY KEY,\n"
+    "    since timestamptz NOT NULL DEFAULT now()\n"
+    ");\n"
     "CREATE FUNCTION jobd.notify_done() RETURNS trigger LANGUAGE plpgsql AS $$\n"
     "BEGIN\n"
-    "    IF EXISTS (SELECT 1 FROM ended) THEN\n"
+    "    IF EXISTS (SELECT 1 FROM ended) AND EXISTS (SELECT 1 FROM jobd.result_listeners) THEN\n"
     "        PERFORM pg_notify('jobd_done', '');\n"
     "    END IF;\n"
     "    RETURN NULL;\n"
