@@ -260,94 +260,121 @@ min_pos(int64_t a, int64_t b)
     return a <= 0 ? b : (b <= 0 || a < b ? a : b);
 }
 
+/* The loop's state (the thread's own). */
+struct jw_loop {
+    uint64_t seen_ends;
+    bool store_end; /* the store signalled an end not yet acted on */
+    int64_t last_full, full_cost, last_alive, last_safety;
+};
+
+static int64_t
+gap_us(const struct jw_loop *L)
+{
+    return JW_GAP_MIN_MS * 1000 > 2 * L->full_cost ? JW_GAP_MIN_MS * 1000 : 2 * L->full_cost;
+}
+
+/* Sleeps until there is a reason to look; *any: waits are parked. True when stopping. */
+static bool
+sleep_until_ready(struct jobwait *jw, struct jw_loop *L, bool *any)
+{
+    int64_t now = mono_us(), gap = gap_us(L);
+    pthread_mutex_lock(&jw->mu);
+    if (jw->parked == 0) {
+        /* Nobody waits: what ended so far answers no one. */
+        L->seen_ends = jw->ends;
+        L->store_end = false;
+    }
+    bool want_full = jw->ends != L->seen_ends || L->store_end;
+    bool ready =
+        jw->stopping || (jw->parked > 0 && (jw->fresh || (want_full && now - L->last_full >= gap) ||
+                                            (jw->next_deadline != 0 && now >= jw->next_deadline)));
+    if (!ready) {
+        int64_t until = now + (jw->parked ? JW_TICK_MS : JW_IDLE_MS) * 1000;
+        until = min_pos(until, jw->next_deadline);
+        if (want_full)
+            until = min_pos(until, L->last_full + gap);
+        if (jw->parked > 0)
+            until = min_pos(until, jw->recheck_us);
+        struct timespec ts = clock_deadline_in(CLOCK_MONOTONIC, until - now);
+        if (until > now)
+            (void)pthread_cond_timedwait(&jw->cv, &jw->mu, &ts);
+    }
+    bool stopping = jw->stopping;
+    *any = jw->parked > 0;
+    pthread_mutex_unlock(&jw->mu);
+    return stopping;
+}
+
+/* Drains the store's signal without blocking; closes the connection when idle. */
+static void
+listen_store(struct jobwait *jw, struct jw_loop *L, bool any)
+{
+    /* Nobody has waited for a while: close the connection, so that on
+     * PostgreSQL ends are no longer announced (pg/ends.c). */
+    int64_t now = mono_us();
+    jw->idle_us = any ? 0 : jw->idle_us ? jw->idle_us : now;
+    if (!any && jw->st != NULL && now - jw->idle_us >= JW_IDLE_CLOSE_MS * 1000) {
+        store_close(jw->st);
+        jw->st = NULL;
+    }
+    struct store *st = any || jw->st != NULL ? conn(jw) : NULL;
+    if (st != NULL && store_wait_ready(st)) {
+        struct jobd_error err = {0};
+        int r = store_wait_ends(st, 0, &err);
+        if (r > 0) {
+            L->store_end = true;
+        } else if (r < 0) {
+            drop_conn(jw);
+            L->store_end = true; /* ends may have gone unheard: look once reconnected */
+        }
+    } else if (st != NULL && any && mono_us() - L->last_safety >= JW_SAFETY_MS * 1000) {
+        L->store_end = true; /* no signal from other processes: the safety pass */
+        L->last_safety = mono_us();
+    }
+}
+
+/* A pass, full when an end was signalled and the gap since the last one has passed. */
+static void
+look(struct jobwait *jw, struct jw_loop *L)
+{
+    int64_t now = mono_us();
+    if (jw->recheck_us != 0 && now >= jw->recheck_us) {
+        jw->recheck_us = 0;
+        L->store_end = true;
+    }
+    pthread_mutex_lock(&jw->mu);
+    bool full = (jw->ends != L->seen_ends || L->store_end) && now - L->last_full >= gap_us(L);
+    if (full)
+        L->seen_ends = jw->ends;
+    pthread_mutex_unlock(&jw->mu);
+    if (full)
+        L->store_end = false;
+    bool check_alive = now - L->last_alive >= JW_ALIVE_MS * 1000;
+    if (check_alive)
+        L->last_alive = now;
+    bool read = pass(jw, full, check_alive, false);
+    if (full) {
+        L->last_full = mono_us();
+        L->full_cost = L->last_full - now;
+    }
+    if (!read) {
+        /* The store did not answer: a full pass again after JW_RETRY_MS. */
+        L->store_end = true;
+        L->last_full = mono_us();
+        L->full_cost = JW_RETRY_MS * 1000 / 2;
+    }
+}
+
 static void *
 jobwait_main(void *arg)
 {
     struct jobwait *jw = arg;
-    uint64_t seen_ends = 0;
-    bool store_end = false; /* the store signalled an end not yet acted on */
-    int64_t last_full = 0, full_cost = 0, last_alive = mono_us(), last_safety = mono_us();
-    for (;;) {
-        int64_t now = mono_us();
-        int64_t gap = JW_GAP_MIN_MS * 1000 > 2 * full_cost ? JW_GAP_MIN_MS * 1000 : 2 * full_cost;
-        pthread_mutex_lock(&jw->mu);
-        if (jw->parked == 0) {
-            /* Nobody waits: what ended so far answers no one. */
-            seen_ends = jw->ends;
-            store_end = false;
-        }
-        bool want_full = jw->ends != seen_ends || store_end;
-        bool ready = jw->stopping ||
-                     (jw->parked > 0 && (jw->fresh || (want_full && now - last_full >= gap) ||
-                                         (jw->next_deadline != 0 && now >= jw->next_deadline)));
-        if (!ready) {
-            int64_t until = now + (jw->parked ? JW_TICK_MS : JW_IDLE_MS) * 1000;
-            until = min_pos(until, jw->next_deadline);
-            if (want_full)
-                until = min_pos(until, last_full + gap);
-            if (jw->parked > 0)
-                until = min_pos(until, jw->recheck_us);
-            struct timespec ts = clock_deadline_in(CLOCK_MONOTONIC, until - now);
-            if (until > now)
-                (void)pthread_cond_timedwait(&jw->cv, &jw->mu, &ts);
-        }
-        bool stopping = jw->stopping, any = jw->parked > 0;
-        pthread_mutex_unlock(&jw->mu);
-        if (stopping)
-            break;
-        /* Nobody has waited for a while: close the connection, so that on
-         * PostgreSQL ends are no longer announced (pg/ends.c). */
-        now = mono_us();
-        jw->idle_us = any ? 0 : jw->idle_us ? jw->idle_us : now;
-        if (!any && jw->st != NULL && now - jw->idle_us >= JW_IDLE_CLOSE_MS * 1000) {
-            store_close(jw->st);
-            jw->st = NULL;
-        }
-
-        /* The store's signal, drained without blocking. */
-        struct store *st = any || jw->st != NULL ? conn(jw) : NULL;
-        if (st != NULL && store_wait_ready(st)) {
-            struct jobd_error err = {0};
-            int r = store_wait_ends(st, 0, &err);
-            if (r > 0) {
-                store_end = true;
-            } else if (r < 0) {
-                drop_conn(jw);
-                store_end = true; /* ends may have gone unheard: look once reconnected */
-            }
-        } else if (st != NULL && any && mono_us() - last_safety >= JW_SAFETY_MS * 1000) {
-            store_end = true; /* no signal from other processes: the safety pass */
-            last_safety = mono_us();
-        }
-        if (!any)
-            continue;
-
-        now = mono_us();
-        if (jw->recheck_us != 0 && now >= jw->recheck_us) {
-            jw->recheck_us = 0;
-            store_end = true;
-        }
-        pthread_mutex_lock(&jw->mu);
-        bool full = (jw->ends != seen_ends || store_end) && now - last_full >= gap;
-        if (full)
-            seen_ends = jw->ends;
-        pthread_mutex_unlock(&jw->mu);
-        if (full)
-            store_end = false;
-        bool check_alive = now - last_alive >= JW_ALIVE_MS * 1000;
-        if (check_alive)
-            last_alive = now;
-        bool read = pass(jw, full, check_alive, false);
-        if (full) {
-            last_full = mono_us();
-            full_cost = last_full - now;
-        }
-        if (!read) {
-            /* The store did not answer: a full pass again after JW_RETRY_MS. */
-            store_end = true;
-            last_full = mono_us();
-            full_cost = JW_RETRY_MS * 1000 / 2;
-        }
+    struct jw_loop L = {.last_alive = mono_us(), .last_safety = mono_us()};
+    bool any;
+    while (!sleep_until_ready(jw, &L, &any)) {
+        listen_store(jw, &L, any);
+        if (any)
+            look(jw, &L);
     }
     (void)pass(jw, false, false, true);
     return NULL;

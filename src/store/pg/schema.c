@@ -566,8 +566,9 @@ static const char step17_lease_token[] =
  * Version 18: NOTIFY jobd_done when jobs end, for requests waiting for a
  * result (pg/ends.c; docs/API.md, Waiting for a result), only while some
  * server listens for them (a row in jobd.result_listeners: a NOTIFY
- * serializes the commits of the transactions that send it, which cost a
- * third of the SQL ceiling's completions at 8 clients). Every end but a
+ * serializes the commits of the transactions that send it, which cost
+ * about 40 % of the SQL ceiling's completions at 8 clients; docs/API.md,
+ * Waiting for a result). Every end but a
  * completion moves the row into jobs_done (a failure, the reaper, a
  * cancel, a dependency's cascade, a release of a cancelled job), so one
  * statement trigger there sends it, once per statement that moved rows
