@@ -10,6 +10,8 @@
  * parked wait holds no store connection (the smallest pool still serves
  * other requests). A wake-up path that is missing leaves a wait parked
  * until its deadline (30 s here), so every "promptly" below is PROMPT_MS.
+ * On PostgreSQL ends are announced only while a server has waits (its
+ * listener row in jobd.result_listeners).
  */
 #include <pthread.h>
 
@@ -443,5 +445,56 @@ BOTH(submit_wait_prints_the_result)
     ASSERT(strstr(cli_last_err(err, sizeof err), "still pending after 500ms") != NULL);
     const char *a4[] = {"submit", "ok", "--wait=0s", "--server", s.base, NULL};
     ASSERT_EQ(cli_run(NULL, a4, out, sizeof out), 2);
+    srv_stop(&s);
+}
+
+/* SELECT count(*) of the server's database (PostgreSQL). */
+static long
+pg_count(const struct srv *s, const char *sql)
+{
+    PGconn *c = PQconnectdb(s->db);
+    PGresult *r = PQexec(c, sql);
+    long n = PQresultStatus(r) == PGRES_TUPLES_OK ? atol(PQgetvalue(r, 0, 0)) : -1;
+    PQclear(r);
+    PQfinish(c);
+    return n;
+}
+
+/*
+ * On PostgreSQL ends of jobs are announced (NOTIFY, which costs the
+ * writers) only while a server has waits: its listener's row in
+ * jobd.result_listeners comes with the first wait and goes some 10 s
+ * after the last one.
+ */
+TEST(pg_ends_are_announced_only_while_waits_are_used)
+{
+    if (!apitest_backend_ok("pg"))
+        return;
+    struct srv s;
+    srv_start(&s, "pg", NULL);
+    const char *q = "SELECT count(*) FROM jobd.result_listeners";
+    ASSERT_EQ(pg_count(&s, q), 0);
+    int64_t id = enqueue(&s, "l");
+    char path[128];
+    snprintf(path, sizeof path, "/v1/jobs/%lld?wait=" LONG_WAIT, (long long)id);
+    struct waiter w;
+    start_wait(&w, &s, "GET", path, NULL, 0);
+    int64_t deadline = apitest_now_ms() + 10000;
+    while (pg_count(&s, q) != 1) {
+        if (apitest_now_ms() > deadline)
+            TEST_FAIL("no listener row while a wait is parked");
+        apitest_nap_ms(20);
+    }
+    snprintf(path, sizeof path, "/v1/jobs/%lld/cancel", (long long)id);
+    EXPECT(&s, "POST", path, NULL, 200, NULL);
+    expect_answer(&w, apitest_now_ms(), 200, "cancelled", "cancelled");
+    int64_t t0 = apitest_now_ms();
+    while (pg_count(&s, q) != 0) {
+        if (apitest_now_ms() - t0 > 30000)
+            TEST_FAIL("the listener row stayed 30 s after the last wait");
+        apitest_nap_ms(200);
+    }
+    fprintf(stderr, "listener row gone %lld ms after the last wait\n",
+            (long long)(apitest_now_ms() - t0));
     srv_stop(&s);
 }
