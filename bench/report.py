@@ -22,6 +22,16 @@ import subprocess
 import sys
 
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+# bench/clients.sh's tables go between markers of their own, so that a run of
+# that step alone (CLIENTS_ONLY=1 bench/run.sh) leaves the rest as it is.
+CBEGIN, CEND = "<!-- bench:clients:begin -->", "<!-- bench:clients:end -->"
+CLIENT_NAMES = {"curl": "curl, 10 batches of 1,000 on one connection", "python": "Python `enqueue_many`",
+                "node": "Node `enqueueMany`", "go": "Go `EnqueueMany`",
+                "jobd-http": "`jobd worker --server`, http handler to a no-op endpoint",
+                "jobd-exec": "`jobd worker --server`, exec `/bin/true`",
+                "go-worker": "Go `Worker`", "python-worker": "Python `Worker`", "node-worker": "Node `Worker`"}
+CLIENT_GOALS = {"python": 0.8, "node": 0.8, "go": 0.8,  # of curl
+                "go-worker": 0.5, "python-worker": 0.2, "node-worker": 0.2}  # of jobd-http
 PG_PEERS = ("graphile-worker", "pg-boss")
 
 
@@ -80,8 +90,10 @@ class Report:
         self.steps_failed += [r for r in load(os.path.join(d, "wrk.jsonl")) if r.get("bench") == "step"]
         self.ceil = load(os.path.join(d, "ceiling.jsonl"))
         self.shared = load(os.path.join(d, "shared.jsonl"))
+        self.clients = load(os.path.join(d, "clients.jsonl"))
         self.errors = [r for r in self.jobd + self.wrk + self.ceil + self.shared + self.steps_failed
                        if r.get("error")]
+        self.client_errors = [r for r in self.clients if r.get("error")]
         self.ok = lambda rows: [r for r in rows if not r.get("error")]
 
     # ---- figures -----------------------------------------------------------------
@@ -455,6 +467,55 @@ plot '{f}' using (column(2)*0.5):0:(column(2)*0.5):(0.35):yticlabels(1) with box
         if r.returncode != 0:
             print(f"report.py: gnuplot failed: {r.stderr[-500:]}", file=sys.stderr)
 
+    def sec_clients(self):
+        """bench/clients.sh: each client's enqueue_many against curl, each
+        worker process against jobd's own (one run, the medians of its rounds)."""
+        ok = self.ok(self.clients)
+
+        def median_s(bench, client):
+            return med([r["s"] for r in ok if r.get("bench") == bench and r.get("client") == client])
+
+        def n_of(bench, client):
+            return next((r["n"] for r in ok if r.get("bench") == bench and r.get("client") == client), None)
+
+        def goal(key, ratio):
+            g = CLIENT_GOALS.get(key)
+            if g is None or ratio is None:
+                return "–"
+            return f"≥ {g:.0%}: {'met' if ratio >= g else 'missed'}"
+        rounds = max((r.get("round", 1) for r in ok if r.get("bench") == "enqueue"), default=0)
+        base = median_s("enqueue", "curl")
+        rows = []
+        for c in ("curl", "python", "node", "go"):
+            sec = median_s("enqueue", c)
+            if sec is None:
+                continue
+            n = n_of("enqueue", c)
+            ratio = base / sec if base and c != "curl" else None
+            rows.append([CLIENT_NAMES[c], fmt(sec * 1000, " ms"), fmt(n / sec),
+                         "100%" if c == "curl" else (f"{ratio:.0%}" if ratio else "–"), goal(c, ratio)])
+        out = [f"Enqueue of 10,000 jobs, median of {rounds} alternating rounds (a client's figure is the "
+               "`enqueue_many` call's own time; curl's, its process's wall time):", "",
+               table(["how", "time", "jobs/s", "of curl", "goal"], rows), ""]
+        ref = median_s("worker", "jobd-http")
+        ref_rate = n_of("worker", "jobd-http") / ref if ref else None
+        rows = []
+        for c in ("jobd-http", "go", "python", "node", "jobd-exec"):
+            sec = median_s("worker", c)
+            if sec is None:
+                continue
+            n = n_of("worker", c)
+            key = c if c.startswith("jobd") else c + "-worker"
+            ratio = (n / sec) / ref_rate if ref_rate and not c.startswith("jobd") else None
+            rows.append([CLIENT_NAMES[key], n, fmt(sec, " s"), fmt(n / sec),
+                         "100%" if c == "jobd-http" else (f"{ratio:.0%}" if ratio else "–"), goal(key, ratio)])
+        out += ["One worker process at its default settings on no-op jobs prefilled into its queue, timed "
+                "from its start until the queue has nothing pending or running:", "",
+                table(["worker", "jobs", "time", "jobs/s", "of jobd's", "goal"], rows)]
+        if self.client_errors:
+            out += ["", "Failed: " + "; ".join(r["error"] for r in self.client_errors)]
+        return "\n".join(out)
+
     # ---- the document -----------------------------------------------------------------
     def render(self, plots, plot_rel):
         env = open(os.path.join(self.dir, "env.md")).read().strip() if os.path.exists(os.path.join(self.dir, "env.md")) else ""
@@ -494,20 +555,32 @@ def main():
     ap.add_argument("--plots")
     a = ap.parse_args()
     rep = Report(a.dir)
-    plots = rep.plots(a.plots) if a.plots else []
+    # A run of the clients step alone (CLIENTS_ONLY=1) rewrites only its block.
+    main_too = bool(rep.jobd or rep.wrk or rep.ceil or rep.shared)
+    plots = rep.plots(a.plots) if a.plots and main_too else []
     rel = os.path.relpath(a.plots, os.path.dirname(a.docs)) if a.plots and a.docs else "."
-    text = rep.render(plots, rel)
+    text = rep.render(plots, rel) if main_too else ""
+    ctext = ""
+    if rep.clients:
+        env = os.path.join(a.dir, "env.md")
+        ctext = (f"_Generated by `bench/report.py` from `{os.path.relpath(a.dir)}` (bench/clients.sh); "
+                 "do not edit between the markers._\n\n"
+                 + (open(env).read().strip() + "\n\n" if os.path.exists(env) else "") + rep.sec_clients())
     with open(os.path.join(a.dir, "summary.md"), "w") as f:
-        f.write(text + "\n")
+        f.write(text + ("\n\n### Clients\n\n" + ctext if ctext else "") + "\n")
     if a.docs:
         doc = open(a.docs).read() if os.path.exists(a.docs) else f"# Benchmarks\n\n{BEGIN}\n{END}\n"
-        if BEGIN not in doc or END not in doc:
-            sys.exit(f"report.py: {a.docs} lacks the markers {BEGIN} / {END}")
-        pre, rest = doc.split(BEGIN, 1)
-        _, post = rest.split(END, 1)
+        for begin, end, body in ((BEGIN, END, text), (CBEGIN, CEND, ctext)):
+            if not body:
+                continue
+            if begin not in doc or end not in doc:
+                sys.exit(f"report.py: {a.docs} lacks the markers {begin} / {end}")
+            pre, rest = doc.split(begin, 1)
+            _, post = rest.split(end, 1)
+            doc = pre + begin + "\n" + body + "\n" + end + post
         with open(a.docs, "w") as f:
-            f.write(pre + BEGIN + "\n" + text + "\n" + END + post)
-    print(text)
+            f.write(doc)
+    print(text + ("\n\n" + ctext if ctext else ""))
 
 
 if __name__ == "__main__":

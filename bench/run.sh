@@ -8,12 +8,14 @@
 #      handlers for 1, 2, 4 and 8 workers, lateness, scaling, memory;
 #   3. the SQL ceiling of jobd's own statements and the seed design's ceiling B,
 #      interleaved on a fresh server, CEIL_REPS times each (bench/sql/ceiling.py);
-#   4. the shared harness with the peers and jobd's adapter, in the same run
+#   4. the clients of clients/ (Python, Node, Go) beside curl and jobd's own
+#      `--server` worker on one server (bench/clients.sh);
+#   5. the shared harness with the peers and jobd's adapter, in the same run
 #      (bench/peers/run-shared.sh);
-#   5. bench/report.py: tables and ratios into docs/BENCHMARKS.md (between its
+#   6. bench/report.py: tables and ratios into docs/BENCHMARKS.md (between its
 #      markers), plots into docs/bench/*.png.
 #
-# Results: bench/results/<UTC timestamp>/ (jobd.jsonl, routes.jsonl, wrk.jsonl, ceiling.jsonl,
+# Results: bench/results/<UTC timestamp>/ (jobd.jsonl, routes.jsonl, wrk.jsonl, ceiling.jsonl, clients.jsonl,
 # shared.jsonl, lateness-{pg,sqlite}[-now].txt, env.md, run.log, summary.md). About 15 minutes
 # on 2 cores. Every step is bounded by `timeout`; a failed step leaves an
 # "error" line and the run goes on. Servers it started are stopped on exit.
@@ -27,6 +29,8 @@
 #   ROUTE_SIZES="10000 1000000" ROUTE_REQUESTS=200 (bench/routes.sh: p50/p99 per read-side route)
 #   WRK_CONNS="10 50" WRK_S=10 (bench/wrk.sh: one job per request driven by wrk, into wrk.jsonl)
 #   CLIENTS="python node" CLIENT_S=3 (the same from ordinary clients at 10 connections, into wrk.jsonl)
+#   CLIENTBENCH=1 (0 = skip bench/clients.sh) CLIENT_N=5000 (jobs per worker there);
+#   CLIENTS_ONLY=1: that step alone (no other step; report.py rewrites only its block)
 #   PEERS_ONLY="..." (the shared harness's ONLY), REPORT=1 (0 = no docs update)
 #   STEP_TIMEOUT_S=300 (per step, also the shared harness's), BENCH_PG_PORT=55433, BENCH_OUT=DIR
 set -uo pipefail
@@ -45,9 +49,12 @@ if [ "${QUICK:-0}" = 1 ]; then
     : "${LAT_NOW_SPREAD_MS:=1000}"
     : "${LAT_SPREAD_MS:=2000}" "${SCALE_SIZES:=10000 50000}" "${SCALE_FUTURE:=5000}" "${SCALE_K:=3000}"
     : "${ROUTE_SIZES:=10000 50000}" "${ROUTE_REQUESTS:=50}" "${WRK_S:=3}" "${CLIENT_S:=2}"
-    : "${CEIL_N:=20000}" "${CEIL_CLIENTS:=4}" "${CEIL_REPS:=1}"
+    : "${CEIL_N:=20000}" "${CEIL_CLIENTS:=4}" "${CEIL_REPS:=1}" "${CLIENT_N:=1000}"
     export N_PEERS=${N_PEERS:-3000} LAT_JOBS=${LAT_JOBS:-300} LAT_SPREAD_MS ENQ1_N
     export CEIL_VARIANTS=${CEIL_VARIANTS:-b} PGBENCH_SECONDS=${PGBENCH_SECONDS:-2}
+fi
+if [ "${CLIENTS_ONLY:-0}" = 1 ]; then
+    BACKENDS=none SHARED=0 CLIENTBENCH=1
 fi
 BACKENDS=${BACKENDS:-pg sqlite}
 WORKERS=${WORKERS:-1 2 4 8}
@@ -71,6 +78,8 @@ export CEIL_N=${CEIL_N:-200000}
 export CEIL_CLIENTS=${CEIL_CLIENTS:-4 8}
 CEIL_REPS=${CEIL_REPS:-3}
 SHARED=${SHARED:-1}
+CLIENTBENCH=${CLIENTBENCH:-1}
+CLIENT_N=${CLIENT_N:-5000}
 REPORT=${REPORT:-1}
 STEP_TIMEOUT_S=${STEP_TIMEOUT_S:-300}
 export BENCH_PG_PORT=${BENCH_PG_PORT:-55433}
@@ -159,6 +168,7 @@ fi
 echo "- SQLite: $(sqlite3 --version 2>/dev/null | cut -d' ' -f1) (CLI); the library linked: see each line's version; WAL, synchronous=FULL" >>"$OUT/env.md"
 
 for be in $BACKENDS; do
+    [ "$be" = none ] && continue
     url=$PGURL; [ "$be" = sqlite ] && url=$SQURL
     step "$J" "$JB" enqueue1 --db "$url" --jobd "$JOBD" --n "$ENQ1_N" --clients 10
     if command -v wrk >/dev/null; then # the same with wrk (bench/wrk.sh), and server CPU per job
@@ -191,6 +201,15 @@ for be in $BACKENDS; do
     done
 done
 rm -f "$JOBD_BENCH_TMP"/bench.db*
+
+# ---- the clients beside curl and jobd's own worker (bench/clients.sh) -------------------------
+# On a fresh server: the steps above leave a million-row database behind.
+if [ "$CLIENTBENCH" = 1 ]; then
+    bench/harness/pg.sh stop >/dev/null 2>&1
+    say "pg.sh start (fresh, for the clients): $(bench/harness/pg.sh start)"
+    step "$OUT/clients.jsonl" bench/clients.sh "$JOBD" "$PGURL_BASE" "$CLIENT_N"
+    bench/harness/pg.sh stop >/dev/null 2>&1
+fi
 
 # ---- the SQL ceilings: jobd's own statements and the seed design's B ----------------------------
 # Interleaved on one fresh server (the steps above leave a million-row database, its

@@ -74,17 +74,31 @@ func TestCase_enqueue_idempotent_replay(t *testing.T) {
 func TestCase_enqueue_many(t *testing.T) {
 	t.Parallel()
 	c, ctx, q := client(), ctxT(t), uniq("many")
-	specs := make([]jobd.JobSpec, 250)
+	// 2,500: three requests of at most 1,000, in flight together; the answer
+	// keeps the order of the list, and ids grow within each request.
+	specs := make([]jobd.JobSpec, 2500)
 	for i := range specs {
 		specs[i] = jobd.Spec("t.many", map[string]int{"i": i}, jobd.WithQueue(q))
 	}
 	jobs, err := c.EnqueueMany(ctx, specs)
-	if err != nil || len(jobs) != 250 {
+	if err != nil || len(jobs) != 2500 {
 		t.Fatalf("enqueue_many: %v, %d jobs", err, len(jobs))
 	}
+	seen := map[int64]bool{}
 	for i, j := range jobs {
-		if i > 0 && j.ID <= jobs[i-1].ID {
+		if i%1000 > 0 && j.ID <= jobs[i-1].ID {
 			t.Fatalf("ids out of order at %d: %d after %d", i, j.ID, jobs[i-1].ID)
+		}
+		if seen[j.ID] {
+			t.Fatalf("id %d twice", j.ID)
+		}
+		seen[j.ID] = true
+		var sent struct{ I int }
+		if json.Unmarshal(j.Payload, &sent) != nil || sent.I != i {
+			t.Fatalf("job %d (#%d) has payload %s", j.ID, i, j.Payload)
+		}
+		if i%500 != 0 {
+			continue
 		}
 		g, err := c.Get(ctx, j.ID)
 		var p struct{ I int }

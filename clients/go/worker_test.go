@@ -9,6 +9,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -305,7 +306,12 @@ func TestCase_worker_presence(t *testing.T) {
 		}
 		return nil
 	}
-	waitFor(t, 10*time.Second, "the worker to be listed", func() bool { return listed() != nil })
+	// Its first claim lists it before its own announce lands (a claim is
+	// presence, docs/API.md): wait for the announce, which names its pid.
+	waitFor(t, 10*time.Second, "the worker to be listed", func() bool {
+		x := listed()
+		return x != nil && x.PID == os.Getpid()
+	})
 	x := listed()
 	if x.State != "active" || strings.Join(x.Queues, ",") != q || strings.Join(x.Types, ",") != "t.a,t.b" ||
 		x.Concurrency != 3 {

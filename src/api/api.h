@@ -31,24 +31,26 @@ struct store_pool;
 struct committer;
 struct longpoll;
 struct jobwait;
+struct claim_presence;
 
 /* Shared state of the API. Pointers borrowed; NULL members disable a feature. */
 struct api_ctx {
-    struct store_pool *pool;        /* per-thread store connections (required) */
-    struct api_auth *auth;          /* NULL or no tokens = no auth; may be swapped while
+    struct store_pool *pool;         /* per-thread store connections (required) */
+    struct api_auth *auth;           /* NULL or no tokens = no auth; may be swapped while
                                       serving (SIGHUP), so read it with api_ctx_auth */
-    struct api_metrics *metrics;    /* NULL = not counted */
-    struct committer *committer;    /* NULL = enqueue directly (no group commit) */
-    struct longpoll *longpoll;      /* NULL = claim never waits */
-    struct jobwait *jobwait;        /* NULL = ?wait= ends at once (api/jobwait.h) */
-    struct wakeup *wake;            /* signalled after committed enqueues; may be NULL */
-    const struct jobd_clock *clock; /* for `in` and request times; NULL = real clock */
-    bool defer_enqueue;             /* the caller takes out->deferred (the HTTP layer does):
+    struct api_metrics *metrics;     /* NULL = not counted */
+    struct committer *committer;     /* NULL = enqueue directly (no group commit) */
+    struct longpoll *longpoll;       /* NULL = claim never waits */
+    struct jobwait *jobwait;         /* NULL = ?wait= ends at once (api/jobwait.h) */
+    struct wakeup *wake;             /* signalled after committed enqueues; may be NULL */
+    struct claim_presence *presence; /* NULL = a claim is no presence (claimpresence.h) */
+    const struct jobd_clock *clock;  /* for `in` and request times; NULL = real clock */
+    bool defer_enqueue;              /* the caller takes out->deferred (the HTTP layer does):
                                       POST /v1/jobs then answers after its group commit
                                       without holding the calling thread */
-    int64_t backoff_base_ms;        /* .../fail without retry_in_s; 0 = the default (5 s) */
-    int64_t backoff_cap_ms;         /* 0 = the default (15 m) */
-    int64_t max_lease_ms;           /* claims' and heartbeats' lease_s cap; 0 = 1 h */
+    int64_t backoff_base_ms;         /* .../fail without retry_in_s; 0 = the default (5 s) */
+    int64_t backoff_cap_ms;          /* 0 = the default (15 m) */
+    int64_t max_lease_ms;            /* claims' and heartbeats' lease_s cap; 0 = 1 h */
     /* Bounds on what clients can make the store keep (docs/OPERATIONS.md,
      * Security): schedules, and presence rows of workers; 0 = no bound. */
     int64_t max_schedules;

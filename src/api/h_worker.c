@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "api/apierr.h"
+#include "api/claimpresence.h"
 #include "api/handlers.h"
 #include "api/jobwait.h"
 #include "api/longpoll.h"
@@ -156,6 +157,8 @@ h_claim(struct api_call *c)
         .lease_ms = req.lease_ms > 0 ? req.lease_ms : JOB_DEFAULT_LEASE_MS,
     };
     rc = store_claim(st, &req, &l, &err);
+    if (rc == JOBD_OK)
+        claim_presence_note(c->ctx->presence, st, &req, c->ctx->max_workers, clk.claimed_us);
     lease_token *tokens = NULL;
     if (rc == JOBD_OK && (rc = api_lease_tokens(st, &l, &tokens, &err)) != JOBD_OK)
         job_list_fini(&l); /* given back */

@@ -19,6 +19,7 @@
 
 #include "api/api.h"
 #include "api/auth.h"
+#include "api/claimpresence.h"
 #include "api/commit.h"
 #include "api/countsd.h"
 #include "api/jobwait.h"
@@ -224,7 +225,8 @@ struct server_parts {
     struct api_metrics *metrics;
     struct committer *committer;
     struct longpoll *longpoll;
-    struct jobwait *jobwait; /* ?wait= */
+    struct jobwait *jobwait;         /* ?wait= */
+    struct claim_presence *presence; /* claims' presence, remembered (claimpresence.h) */
     struct api_server *http;
     struct sched_plane *plane;
     struct countsd *counts; /* queue counts recounted in the background */
@@ -266,6 +268,7 @@ stop_all(struct server_parts *p, int64_t grace_ms)
     api_auth_free(p->ctx.auth);
     server_reload_fini(&p->reload);
     api_metrics_free(p->metrics);
+    claim_presence_free(p->presence);
     if (p->wake_ok)
         wakeup_fini(&p->wake);
 }
@@ -386,6 +389,23 @@ load_tokens(const struct server_opts *o, struct server_parts *p)
     return CLI_OK;
 }
 
+/* The threads that answer requests later: the group committer, the
+ * long-poll, the waits for results (?wait=). */
+static int
+start_request_threads(const struct server_opts *o, const struct jobd_clock *clock,
+                      struct server_parts *p, struct jobd_error *err)
+{
+    int rc;
+    if ((rc = store_pool_set_notify_url(p->pool, o->notify_db, err)) ||
+        (rc = committer_start(p->pool, &p->wake, p->metrics, &p->committer, err)) ||
+        (rc = longpoll_start(p->pool, &p->wake, p->metrics, &p->longpoll, err)))
+        return rc;
+    /* Its own connection: a direct one for LISTEN where the pool's goes through a pooler. */
+    return jobwait_start(o->notify_db ? o->notify_db : cli_db_url(o->db), clock,
+                         o->max_waits ? o->max_waits : JOBWAIT_DEFAULT_MAX, p->metrics, &p->jobwait,
+                         err);
+}
+
 static int
 start_all(const struct server_opts *o, const char *host, int port, struct server_parts *p)
 {
@@ -395,7 +415,8 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
         return rc;
     p->wake_ok = wakeup_init(&p->wake) == 0;
     p->metrics = api_metrics_new();
-    if (!p->wake_ok || p->metrics == NULL)
+    p->presence = claim_presence_new();
+    if (!p->wake_ok || p->metrics == NULL || p->presence == NULL)
         return cli_report("cannot start", JOBD_E_NOMEM, NULL);
     const char *clock_file;
     const struct jobd_clock *clock = clock_for_server(&clock_file);
@@ -405,12 +426,7 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     if ((rc = store_pool_new(cli_db_url(o->db), clock, &p->pool, &err)))
         return cli_report("cannot start", rc, &err);
     store_pool_limit(p->pool, (size_t)pool_conns(o), SERVER_POOL_WAIT_MS);
-    if ((rc = store_pool_set_notify_url(p->pool, o->notify_db, &err)) ||
-        (rc = committer_start(p->pool, &p->wake, p->metrics, &p->committer, &err)) ||
-        (rc = longpoll_start(p->pool, &p->wake, p->metrics, &p->longpoll, &err)) ||
-        (rc = jobwait_start(o->notify_db ? o->notify_db : cli_db_url(o->db), clock,
-                            o->max_waits ? o->max_waits : JOBWAIT_DEFAULT_MAX, p->metrics,
-                            &p->jobwait, &err)))
+    if ((rc = start_request_threads(o, clock, p, &err)))
         return cli_report("cannot start", rc, &err);
     struct api_auth *auth = p->ctx.auth; /* loaded first, kept across the assignment */
     p->ctx = (struct api_ctx){.pool = p->pool,
@@ -419,6 +435,7 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
                               .committer = p->committer,
                               .longpoll = p->longpoll,
                               .jobwait = p->jobwait,
+                              .presence = p->presence,
                               .wake = &p->wake,
                               .defer_enqueue = true,
                               .clock = clock};

@@ -101,6 +101,11 @@ struct worker_info {
     int64_t started_at_us;
     int64_t last_seen_at_us;
     bool draining;
+    /* On the way in: announce only if absent. A worker the store knows keeps
+     * its row (what it announced, its draining flag) and only has
+     * last_seen_at refreshed: a claim's presence (docs/API.md, "A minimal
+     * remote worker") never overwrites a worker's own announce. */
+    bool keep_existing;
     bool gone;        /* not seen for WORKER_GONE_INTERVALS intervals (list only) */
     int64_t *running; /* ids of the jobs it holds, ascending (list only) */
     size_t n_running;

@@ -4,7 +4,8 @@
 # sizes each print one JSON line with their figures and no error; with a
 # PostgreSQL (JOBD_TEST_PG_URL) the SQL ceiling extracts jobd's statements
 # from src/store/pg/*.c and pgbench drains a small table with them; report.py
-# renders the lines. Needs JOBD_BIN, JOBD_BUILD, JOBD_SRC (set by CTest).
+# renders the lines; bench/clients.sh measures the three clients at tiny
+# sizes. Needs JOBD_BIN, JOBD_BUILD, JOBD_SRC (set by CTest).
 set -u
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
 JB="${JOBD_BUILD:?JOBD_BUILD must be set}/jobd_bench"
@@ -88,6 +89,13 @@ if [ -n "${JOBD_TEST_PG_URL:-}" ]; then
     check "SQL ceiling B beside it" "$(grep -m1 '"B: ' "$dir/ceiling.jsonl")" "o['completed'] == 2000 and o['not_completed'] == {} and 'error' not in o"
     grep -q 'FOR UPDATE SKIP LOCKED' "$dir/jobd_cycle.pgbench" && pass=$((pass + 1)) \
         || { fails=$((fails + 1)); echo "FAIL the extracted claim lacks FOR UPDATE SKIP LOCKED"; }
+    # the clients beside curl and jobd's worker (bench/clients.sh), tiny
+    if command -v go >/dev/null && command -v node >/dev/null; then
+        GOCACHE="$JOBD_BUILD/go/cache" GOPATH="$JOBD_BUILD/go/path" ROUNDS=1 \
+            "$SRC/bench/clients.sh" "$JOBD" "$JOBD_TEST_PG_URL" 50 >"$dir/clients.jsonl" 2>>"$dir/log"
+        check "clients.sh: 4 enqueues and 5 workers, none failed" "$(python3 -c "import json,sys; print(json.dumps([json.loads(l) for l in open(sys.argv[1])]))" "$dir/clients.jsonl")" \
+            "sorted((r['bench'], r['client']) for r in o if r['n'] > 0 and r['rate'] > 0) == sorted([('enqueue', c) for c in ('curl', 'python', 'node', 'go')] + [('worker', c) for c in ('jobd-http', 'go', 'python', 'node', 'jobd-exec')])"
+    fi
 elif [ -n "${JOBD_TEST_REQUIRE_PG:-}" ]; then
     fails=$((fails + 1))
     echo "FAIL JOBD_TEST_REQUIRE_PG is set but JOBD_TEST_PG_URL is not: the SQL ceiling did not run"
@@ -98,6 +106,9 @@ if python3 "$SRC/bench/report.py" "$dir" >/dev/null 2>>"$dir/log" && grep -q 'Pr
 else
     fails=$((fails + 1))
     echo "FAIL report.py did not render $dir/summary.md"
+fi
+if [ -s "$dir/clients.jsonl" ]; then # report.py's tables of clients.jsonl, with the ratios
+    check "report.py tabulates clients.jsonl" "$(grep -c '^| \(Go\|Python\|Node\) `[A-Za-z_]*` |.*%' "$dir/summary.md")" "o == 6"
 fi
 if [ -s "$dir/wrk.jsonl" ]; then # report.py's table of wrk.jsonl, one row per line
     rows=$(grep -c '^| sqlite | \(wrk\|Python\|Node\)' "$dir/summary.md")

@@ -49,6 +49,24 @@ await_worker(const struct srv *s, const char *type, const char *state, int ms)
     }
 }
 
+/* Waits until the worker with handler type is active with pid: announced.
+ * A worker that talks to a server is listed from its first claim (a claim
+ * is presence, docs/API.md), before its own announce names its pid. */
+static json_t *
+await_announced(const struct srv *s, const char *type, pid_t pid, int ms)
+{
+    int64_t deadline = apitest_now_ms() + ms;
+    for (;;) {
+        json_t *w = await_worker(s, type, "active", ms);
+        if (json_integer_value(json_object_get(w, "pid")) == pid)
+            return w;
+        if (apitest_now_ms() > deadline)
+            TEST_FAIL("worker of %s never listed with pid %d", type, (int)pid);
+        json_decref(w);
+        apitest_nap_ms(50);
+    }
+}
+
 static pid_t
 start_worker(const struct srv *s, const char *cfg, const char *log)
 {
@@ -72,10 +90,21 @@ BOTH(workers_listed_with_state_and_jobs)
     ASSERT_EQ(json_integer_value(json_object_get(w, "pid")), s.pid);
     json_decref(w);
 
-    /* a --db worker holding a long job, with a long shutdown grace */
+    /* a --db worker holding a job that runs until the test lets it end
+     * (the file "go" exists), with a long shutdown grace: it stays
+     * draining while the test looks, however slow the machine */
+    char hold[600], go[600];
+    snprintf(go, sizeof go, "%s", test_path("go"));
+    snprintf(hold, sizeof hold, "%s", test_path("hold.sh"));
+    f = fopen(hold, "w");
+    fprintf(f, "#!/bin/sh\nwhile [ ! -e '%s' ]; do sleep 0.05; done\n", go);
+    fclose(f);
+    ASSERT_EQ(chmod(hold, 0755), 0);
     f = fopen(test_path("slow.ini"), "w");
-    fprintf(f, "[worker]\nconcurrency = 2\nqueues = slowq\nshutdown_grace = 20s\n"
-               "heartbeat = 200ms\nlease = 5s\n[handler \"slow\"]\nexec = /bin/sleep 2\n");
+    fprintf(f,
+            "[worker]\nconcurrency = 2\nqueues = slowq\nshutdown_grace = 60s\n"
+            "heartbeat = 200ms\nlease = 10s\n[handler \"slow\"]\nexec = %s\n",
+            hold);
     fclose(f);
     snprintf(slow, sizeof slow, "%s", test_path("slow.ini"));
     pid_t wp = start_worker(&s, slow, test_path("slow.log"));
@@ -104,6 +133,8 @@ BOTH(workers_listed_with_state_and_jobs)
     const char *ls[] = {"workers", NULL};
     ASSERT_EQ(cli_run(env, ls, out, sizeof out), 0);
     ASSERT(strstr(out, "\"state\":\"draining\"") != NULL);
+    f = fopen(go, "w");
+    fclose(f);
     int st = 0;
     ASSERT_EQ(waitpid(wp, &st, 0), wp);
     ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -174,7 +205,7 @@ BOTH(remote_worker_presence)
              "shutdown_grace = 20s\n[handler \"remote\"]\nexec = %s\n",
              test_path("slow.sh"));
     pid_t wp = start_remote(&s, "remote", ini);
-    json_t *w = await_worker(&s, "remote", "active", 20000);
+    json_t *w = await_announced(&s, "remote", wp, 20000);
     ASSERT_EQ(json_integer_value(json_object_get(w, "concurrency")), 2);
     ASSERT_EQ(json_integer_value(json_object_get(w, "pid")), wp);
     ASSERT_STR_EQ(json_string_value(json_array_get(json_object_get(w, "queues"), 0)), "remq");
@@ -208,7 +239,7 @@ BOTH(remote_worker_presence)
     wp = start_remote(&s, "rfast",
                       "[worker]\nheartbeat = 200ms\nlease = 5s\n"
                       "[handler \"rfast\"]\nexec = /bin/true\n");
-    json_decref(await_worker(&s, "rfast", "active", 20000));
+    json_decref(await_announced(&s, "rfast", wp, 20000)); /* its 200 ms interval holds */
     kill(wp, SIGKILL);
     waitpid(wp, &st, 0);
     json_decref(await_worker(&s, "rfast", "gone", 10000));

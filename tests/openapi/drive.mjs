@@ -78,7 +78,7 @@ async function parkedWaits() {
 
 async function claimOne() {
   const { body } = await call('POST', '/v1/claim', {
-    body: { worker_id: 'oa-worker', types: ['oa.task'], queues: ['oa'], limit: 1, lease_s: 30 },
+    body: { worker_id: 'oa-remote:1', types: ['oa.task'], queues: ['oa'], limit: 1, lease_s: 30 },
     expect: 200,
   });
   if (!body || body.jobs.length !== 1) throw new Error('claim returned no job');
@@ -127,10 +127,12 @@ async function jobs() {
 }
 
 // A remote worker's life: claim, heartbeat, fail, release, complete;
-// stale reports; cancel of a running job; the attempt history.
+// stale reports; cancel of a running job; the attempt history. Its id is
+// the one presenceAndStats() announces: a claim is presence, so --max-workers 2
+// counts it from its first claim.
 async function worker() {
-  await call('POST', '/v1/claim', { body: { worker_id: 'oa-worker', queues: ['oa'] }, expect: 400 });
-  await call('POST', '/v1/claim', { body: { worker_id: 'oa-worker', types: ['oa.none'], wait_s: 0.2 }, expect: 200 });
+  await call('POST', '/v1/claim', { body: { worker_id: 'oa-remote:1', queues: ['oa'] }, expect: 400 });
+  await call('POST', '/v1/claim', { body: { worker_id: 'oa-remote:1', types: ['oa.none'], wait_s: 0.2 }, expect: 200 });
   const c = await claimOne();
   const id = { id: c.id };
   await call('POST', '/v1/jobs/{id}/heartbeat', { params: id, body: { attempt: c.attempt, lease_token: c.lease_token, lease_s: 20 }, expect: 200 });

@@ -1,7 +1,8 @@
-// The Go client's benchmark (clients/go/bench/run.sh drives it beside
-// jobd's own `jobd worker --server`): each mode is one role of a run.
+// The Go client's roles in bench/clients.sh (`make bench`, beside the other
+// clients and jobd's own `jobd worker --server`; docs/BENCHMARKS.md, "Clients").
 //
-//	bench enqueue -n N -queue Q   enqueue N no-op jobs through EnqueueMany; prints jobs/s
+//	bench enqueue -n N -queue Q   enqueue N no-op jobs through EnqueueMany (after one
+//	                              request: not the first connection's); prints jobs/s
 //	bench worker -queue Q         a Worker at its default settings with a no-op handler, until SIGTERM
 //	bench wait -n N -queue Q      from now until Q has no pending or running job; prints jobs/s
 //	bench sink -listen ADDR       an HTTP endpoint answering 200 {} (a no-op http handler for jobd's worker)
@@ -60,6 +61,9 @@ func enqueue(ctx context.Context, c *jobd.Client, n int, queue string) error {
 	specs := make([]jobd.JobSpec, n)
 	for i := range specs {
 		specs[i] = jobd.Spec("noop", map[string]int{"n": i}, jobd.WithQueue(queue))
+	}
+	if _, err := c.Whoami(ctx); err != nil { // timed as a program that already talks to the server sees it
+		return err
 	}
 	start := time.Now()
 	jobs, err := c.EnqueueMany(ctx, specs)

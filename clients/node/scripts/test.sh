@@ -38,19 +38,7 @@ if [ -z "${JOBD_BIN:-}" ]; then
 fi
 export JOBD_BIN JOBD_CLIENT_STORE=$store
 
-# Install and compile under one lock: the sqlite and pg runs may start together.
-exec 9>"$here/.install.lock"
-flock 9
-stamp="$here/node_modules/.jobd-lock.sha256"
-want=$(sha256sum "$here/package-lock.json" | cut -d' ' -f1)
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-    echo "clients/node: npm ci (openapi-typescript, typescript; once per lockfile change)" >&2
-    (cd "$here" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2) ||
-        fail "npm ci in clients/node failed (is https://registry.npmjs.org reachable?)"
-    echo "$want" >"$stamp"
-fi
-(cd "$here" && node node_modules/typescript/bin/tsc -p tsconfig.json) || fail "tsc: src/ does not compile"
-flock -u 9
+"$here/scripts/build.sh" || fail "clients/node: install or compile failed"
 
 cd "$here"
 files=(test/client.test.mjs test/worker.test.mjs test/process.test.mjs)

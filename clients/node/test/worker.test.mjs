@@ -242,7 +242,10 @@ describe("worker", { concurrency: true }, () => {
                            id: "presence-test-worker" });
     w.handle("w.pres.one", () => 1).handle("w.pres.two", () => 2);
     const r = w.run();
-    const me = await until(async () => (await c.workers()).find((x) => x.id === "presence-test-worker"),
+    // its first claim lists it before its own announce lands (a claim is
+    // presence, docs/API.md): wait for the announce, which names its pid
+    const me = await until(async () => (await c.workers()).find((x) => x.id === "presence-test-worker" &&
+                                                                   x.pid === process.pid),
                            10000, "the worker to be listed");
     assert.deepEqual([...me.queues].sort(), ["pres-a", "pres-b"]);
     assert.deepEqual([...me.types].sort(), ["w.pres.one", "w.pres.two"]);

@@ -1,67 +1,42 @@
 #!/usr/bin/env python3
-"""bench.py — how fast the Python client is (issue 31, "Fast enough"):
+"""bench.py — the Python client's roles in bench/clients.sh (`make bench`;
+docs/BENCHMARKS.md, "Clients"):
 
-    bench.py enqueue URL [N]   enqueue_many of N jobs (default 10,000)
-    bench.py process URL [N]   one Worker at its default settings, a no-op
-                               handler, N jobs enqueued first (default 20,000)
+    bench.py enqueue URL N QUEUE   enqueue_many of N no-op jobs into QUEUE;
+                                   prints one line, `N jobs in S s` (after
+                                   one request: not the first connection's)
+    bench.py work URL QUEUE        one Worker at its default settings with a
+                                   no-op handler for type `noop` on QUEUE,
+                                   until SIGTERM (then it drains)
 
-Each prints one line, `python <what>: N jobs in S s: R jobs/s`. The jobs go
-to a queue of their own (bench-py-PID). bench/run.sh here runs both beside
-jobd's own `jobd worker --server` on one server and PostgreSQL database."""
+bench/clients.sh times every client's worker the same way from outside:
+from the worker's start until its queue has nothing pending or running."""
 import os
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import jobd  # noqa: E402
 
 
-def enqueue(c: jobd.Client, queue: str, n: int) -> float:
-    items = [{"type": "bench.noop", "queue": queue, "payload": {"i": i}} for i in range(n)]
-    t0 = time.monotonic()
-    ids = c.enqueue_many(items)
-    dt = time.monotonic() - t0
-    assert len(ids) == n
-    return dt
-
-
-def process(c: jobd.Client, queue: str, n: int) -> float:
-    enqueue(c, queue, n)
-    done = threading.Event()
-    count = [0]
-    lock = threading.Lock()
-    w = jobd.Worker(c, queues=[queue])
-
-    @w.handler("bench.noop")
-    def noop(job: jobd.Job, ctx: jobd.Context) -> None:
-        with lock:
-            count[0] += 1
-            if count[0] == n:
-                done.set()
-    t0 = time.monotonic()
-    w.start()
-    if not done.wait(600):
-        raise SystemExit(f"only {count[0]} of {n} jobs ran in 600 s")
-    while w.running:  # the last reports
-        time.sleep(0.001)
-    dt = time.monotonic() - t0
-    w.stop()
-    w.join(60)
-    return dt
-
-
 def main() -> int:
-    if len(sys.argv) < 3 or sys.argv[1] not in ("enqueue", "process"):
+    if len(sys.argv) < 4 or sys.argv[1] not in ("enqueue", "work"):
         print(__doc__, file=sys.stderr)
         return 2
-    what, url = sys.argv[1], sys.argv[2]
-    n = int(sys.argv[3]) if len(sys.argv) > 3 else (10000 if what == "enqueue" else 20000)
-    c = jobd.Client(url)
-    queue = f"bench-py-{os.getpid()}"
-    dt = enqueue(c, queue, n) if what == "enqueue" else process(c, queue, n)
-    label = "enqueue_many" if what == "enqueue" else "worker (no-op, defaults)"
-    print(f"python {label}: {n} jobs in {dt:.2f} s: {n / dt:.0f} jobs/s")
+    c = jobd.Client(sys.argv[2])
+    if sys.argv[1] == "enqueue":
+        n, queue = int(sys.argv[3]), sys.argv[4]
+        items = [{"type": "noop", "queue": queue, "payload": {"i": i}} for i in range(n)]
+        c.whoami()  # timed as a program that already talks to the server sees it
+        t0 = time.monotonic()
+        ids = c.enqueue_many(items)
+        dt = time.monotonic() - t0
+        assert len(ids) == n
+        print(f"{n} jobs in {dt:.3f} s")
+        return 0
+    w = jobd.Worker(c, queues=[sys.argv[3]])
+    w.register("noop", lambda job, ctx: None)
+    w.run()
     return 0
 
 

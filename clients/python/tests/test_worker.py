@@ -225,7 +225,10 @@ class WorkerCases(unittest.TestCase):
         w.register(other, lambda job, ctx: None)
         w.start()
         self.addCleanup(harness.stopper(w))
-        me = wait_until(lambda: [x for x in self.c.workers() if x.id == w.id], "the worker")[0]
+        # its first claim lists it before its own announce lands (a claim is
+        # presence, docs/API.md): wait for the announce, which names its pid
+        me = wait_until(lambda: [x for x in self.c.workers()
+                                 if x.id == w.id and x.pid == os.getpid()], "the worker")[0]
         self.assertEqual((me.queues, sorted(me.types), me.concurrency, me.state, me.pid),
                          ([self.q], sorted([self.t, other]), 3, "active", os.getpid()))
         w.stop()

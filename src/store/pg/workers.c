@@ -10,24 +10,31 @@
 #include "store/operator_int.h"
 #include "store/pg/internal.h"
 
-/* $1 id .. $8 heartbeat_ms, $9 now. */
+/* clang-format off */
+/* $1 id .. $8 heartbeat_ms, $9 now: forgets workers gone for over an hour,
+ * then inserts this one; what a known one keeps is the ON CONFLICT below. */
+#define WK_INSERT                                                                                  \
+    "WITH old AS (DELETE FROM jobd.workers WHERE id <> $1::text AND last_seen_at < " PG_NOW("$9") \
+    " - 3 * heartbeat_ms * interval '1 millisecond' - interval '1 hour') "                        \
+    "INSERT INTO jobd.workers (id, hostname, pid, version, queues, types, concurrency,"            \
+    "                          heartbeat_ms, started_at, last_seen_at, draining) "                 \
+    "VALUES ($1::text, $2::text, $3::bigint, $4::text, $5::text, $6::text, $7::int,"              \
+    "        $8::bigint, " PG_NOW("$9") ", " PG_NOW("$9") ", false) "
+
+/* An announce: a known worker is replaced. */
 static const struct pg_stmt wk_announce = {
     "wk_announce",
-    "WITH old AS (DELETE FROM jobd.workers WHERE id <> $1::text AND last_seen_at < " PG_NOW(
-        "$9") " - 3 * heartbeat_ms * interval '1 millisecond' - interval '1 hour') "
-              "INSERT INTO jobd.workers (id, hostname, pid, version, queues, types, concurrency,"
-              "                          heartbeat_ms, started_at, last_seen_at, draining) "
-              "VALUES ($1::text, $2::text, $3::bigint, $4::text, $5::text, $6::text, $7::int,"
-              "        $8::bigint, " PG_NOW("$9") ", " PG_NOW(
-                  "$9") ", false) "
-                        "ON CONFLICT (id) DO UPDATE SET hostname = EXCLUDED.hostname, pid = "
-                        "EXCLUDED.pid,"
-                        "  version = EXCLUDED.version, queues = EXCLUDED.queues, types = "
-                        "EXCLUDED.types,"
-                        "  concurrency = EXCLUDED.concurrency, heartbeat_ms = "
-                        "EXCLUDED.heartbeat_ms,"
-                        "  started_at = EXCLUDED.started_at, last_seen_at = EXCLUDED.last_seen_at,"
-                        "  draining = false"};
+    WK_INSERT
+    "ON CONFLICT (id) DO UPDATE SET hostname = EXCLUDED.hostname, pid = EXCLUDED.pid,"
+    "  version = EXCLUDED.version, queues = EXCLUDED.queues, types = EXCLUDED.types,"
+    "  concurrency = EXCLUDED.concurrency, heartbeat_ms = EXCLUDED.heartbeat_ms,"
+    "  started_at = EXCLUDED.started_at, last_seen_at = EXCLUDED.last_seen_at,"
+    "  draining = false"};
+
+/* keep_existing: a known worker is only seen now. */
+static const struct pg_stmt wk_touch = {
+    "wk_touch", WK_INSERT "ON CONFLICT (id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at"};
+/* clang-format on */
 
 static const struct pg_stmt wk_seen = {
     "wk_seen", "UPDATE jobd.workers SET last_seen_at = " PG_NOW("$3") ", draining = $2::boolean"
@@ -129,9 +136,10 @@ pg_op_worker_announce(struct store *st, const struct worker_info *w, int64_t max
                            pg_i64(b[1], w->concurrency),
                            pg_i64(b[2], w->heartbeat_ms),
                            pg_now_param(s, nowb)};
+    const struct pg_stmt *stmt = w->keep_existing ? &wk_touch : &wk_announce;
     PGresult *r = NULL;
     if (max_workers == 0) {
-        int rc = pg_exec(s, &wk_announce, 9, vals, &r, err);
+        int rc = pg_exec(s, stmt, 9, vals, &r, err);
         PQclear(r);
         return rc;
     }
@@ -140,7 +148,7 @@ pg_op_worker_announce(struct store *st, const struct worker_info *w, int64_t max
         return rc;
     rc = make_room(s, w->id, vals[8], max_workers, err);
     if (rc == JOBD_OK)
-        rc = pg_exec(s, &wk_announce, 9, vals, &r, err);
+        rc = pg_exec(s, stmt, 9, vals, &r, err);
     PQclear(r);
     if (rc == JOBD_OK)
         rc = pg_exec_simple(s, "COMMIT", err);

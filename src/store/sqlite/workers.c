@@ -68,6 +68,11 @@ sq_op_worker_announce(struct store *st, const struct worker_info *w, int64_t max
         "INSERT OR REPLACE INTO workers (id, hostname, pid, version, queues, types,"
         "  concurrency, heartbeat_ms, started_at, last_seen_at, draining)"
         " VALUES (?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?2, ?2, 0)";
+    static const char touch[] =
+        "INSERT INTO workers (id, hostname, pid, version, queues, types,"
+        "  concurrency, heartbeat_ms, started_at, last_seen_at, draining)"
+        " VALUES (?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?2, ?2, 0)"
+        " ON CONFLICT (id) DO UPDATE SET last_seen_at = excluded.last_seen_at";
     struct sqlite_store *s = sq_of(st);
     int64_t now = sq_now(s);
     int rc = sq_begin(s, err);
@@ -79,7 +84,8 @@ sq_op_worker_announce(struct store *st, const struct worker_info *w, int64_t max
     }
     if (rc == JOBD_OK && max_workers > 0)
         rc = make_room(s, w->id, now, max_workers, err);
-    if (rc == JOBD_OK && (rc = sq_prepare(s, upsert, &stmt, err)) == JOBD_OK) {
+    if (rc == JOBD_OK &&
+        (rc = sq_prepare(s, w->keep_existing ? touch : upsert, &stmt, err)) == JOBD_OK) {
         sq_bind_text(stmt, 1, w->id);
         sqlite3_bind_int64(stmt, 2, now);
         sq_bind_text(stmt, 3, w->hostname ? w->hostname : "");
