@@ -122,6 +122,41 @@ submit_parse(int argc, char **argv, struct submit_opts *o)
     return CLI_OK;
 }
 
+/*
+ * Sends the submit and prints the job. When the server answered with
+ * Idempotent-Replayed: true (docs/API.md, the key made a job before), no new
+ * job was made: a line on stderr says which job the key gave back, so a
+ * person does not take it for a new one; stdout is the job either way.
+ */
+static int
+submit_send(const char *server, const char *text, const char *key)
+{
+    struct cli_http_resp r;
+    int rc = cli_http("submit", server, "POST", "/v1/jobs", text, &r);
+    if (rc != CLI_OK)
+        return rc;
+    if (r.status < 200 || r.status > 299) {
+        rc = cli_http_fail("submit", &r);
+        free(r.body);
+        return rc;
+    }
+    fputs(r.body, stdout);
+    if (r.len == 0 || r.body[r.len - 1] != '\n')
+        fputc('\n', stdout);
+    fflush(stdout);
+    if (r.replayed) {
+        json_t *j = json_loadb(r.body, r.len, 0, NULL);
+        fprintf(stderr, "jobd submit: job %lld already exists for idempotency key ",
+                (long long)json_integer_value(json_object_get(j, "id")));
+        for (const char *s = key ? key : ""; *s; s++) /* control characters as '?' */
+            fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, stderr);
+        fputs(" (replayed): no new job was made\n", stderr);
+        json_decref(j);
+    }
+    free(r.body);
+    return CLI_OK;
+}
+
 int
 cmd_submit(int argc, char **argv)
 {
@@ -162,10 +197,9 @@ cmd_submit(int argc, char **argv)
         fprintf(stderr, "jobd submit: a string is not valid UTF-8 or memory ran out\n");
         return CLI_USAGE;
     }
-    rc = cli_send_print(cli_server_url(o.server), "POST", "/v1/jobs", text);
+    rc = submit_send(cli_server_url(o.server), text, o.key);
     free(text);
     if (rc == CLI_OK) {
-        fflush(stdout);
         cli_warn_unhandled(cli_server_url(o.server), o.type, o.queue ? o.queue : JOB_DEFAULT_QUEUE);
     }
     return rc;
@@ -210,7 +244,8 @@ cmd_job(int argc, char **argv)
         return cli_job_delete(cli_server_url(server), n);
     if (strcmp(action, "cancel") == 0 || strcmp(action, "retry") == 0) {
         snprintf(path, sizeof path, "/v1/jobs/%ld/%s", n, action);
-        return cli_send_print(cli_server_url(server), "POST", path, NULL);
+        return cli_send_print(strcmp(action, "cancel") == 0 ? "job cancel" : "job retry",
+                              cli_server_url(server), "POST", path, NULL);
     }
     return cli_usage_error("job", "unknown action", action);
 }
@@ -300,6 +335,6 @@ cmd_queues(int argc, char **argv)
                      strcmp(argv[1], "resume") == 0))
         return cli_queues_action(argc - 1, argv + 1);
     static const struct cli_listing l = {"queues",      queues_usage, "/v1/queues", "queues",
-                                         queues_header, queues_row,   false,        NULL};
+                                         queues_header, queues_row,   false,        NULL, NULL};
     return cli_listing_run(argc, argv, &l);
 }

@@ -26,16 +26,17 @@ cli_exit_for(int code)
 {
     switch (code) {
     case JOBD_OK: return CLI_OK;
+    case JOBD_E_INVALID: return CLI_USAGE;
     case JOBD_E_UNAVAILABLE: return CLI_UNREACHABLE;
     default: return CLI_FAILED;
     }
 }
 
 int
-cli_report(const char *what, int code, const struct jobd_error *err)
+cli_report(const char *cmd, const char *what, int code, const struct jobd_error *err)
 {
     const char *msg = (err != NULL && err->msg[0] != '\0') ? err->msg : jobd_strerror(code);
-    fprintf(stderr, "jobd: %s: %s\n", what, msg);
+    fprintf(stderr, "jobd %s: %s: %s\n", cmd, what, msg);
     return cli_exit_for(code);
 }
 
