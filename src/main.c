@@ -24,6 +24,7 @@ static const struct command commands[] = {
     {"schedule", cmd_schedule, "add, list, remove, pause, resume or trigger cron schedules"},
     {"cron", cmd_cron, "inspect cron expressions (cron next)"},
 };
+/* (`jobd help CMD` is not in the table: it is `jobd CMD --help`, help_command.) */
 
 static void
 print_usage(FILE *f)

@@ -22,8 +22,8 @@
 #include "core/timefmt.h"
 
 /* The filter's string fields, as the keys of GET /v1/jobs's query too. */
-static const char *const str_keys[] = {"status", "queue", "type", "key", "schedule",
-                                       "created_after", "created_before"};
+static const char *const str_keys[] = {"status",   "queue",         "type",          "key",
+                                       "schedule", "created_after", "created_before"};
 #define N_STR_KEYS (sizeof str_keys / sizeof str_keys[0])
 
 struct dry {
@@ -196,7 +196,8 @@ match_list(struct dry *d, const char *server, const json_t *filter)
             if ((long)json_array_size(d->ids) < d->limit)
                 add_job(d, j);
         const char *next = json_string_value(json_object_get(o, "next"));
-        if (next != NULL && (long)json_array_size(d->ids) < d->limit && (after = strdup(next)) == NULL)
+        if (next != NULL && (long)json_array_size(d->ids) < d->limit &&
+            (after = strdup(next)) == NULL)
             rc = cli_report(d->cmd, "dry run", JOBD_E_NOMEM, NULL);
         json_decref(o);
     }

@@ -26,6 +26,7 @@ static const char submit_usage[] =
     "live worker (jobd workers) handles TYPE on the queue: the job waits for one.\n"
     "  --at TIME   RFC 3339 (2026-12-02T15:00:00Z); --in DUR: from now (5m, 1h30m)\n"
     "  --key KEY   idempotency key: the same request again returns the same job\n"
+    "              (stderr then says \"job N already exists ... (replayed)\")\n"
     "  --server    default $JOBD_SERVER, else http://127.0.0.1:8080; token: $JOBD_TOKEN\n";
 
 static const char job_usage[] =
@@ -334,7 +335,8 @@ cmd_queues(int argc, char **argv)
     if (argc > 1 && (strcmp(argv[1], "limit") == 0 || strcmp(argv[1], "pause") == 0 ||
                      strcmp(argv[1], "resume") == 0))
         return cli_queues_action(argc - 1, argv + 1);
-    static const struct cli_listing l = {"queues",      queues_usage, "/v1/queues", "queues",
-                                         queues_header, queues_row,   false,        NULL, NULL};
+    static const struct cli_listing l = {"queues", queues_usage,  "/v1/queues",
+                                         "queues", queues_header, queues_row,
+                                         false,    NULL,          NULL};
     return cli_listing_run(argc, argv, &l);
 }

@@ -60,8 +60,8 @@ on_header(char *p, size_t size, size_t n, void *arg)
 }
 
 int
-cli_http(const char *cmd, const char *base, const char *method, const char *path,
-         const char *body, struct cli_http_resp *out)
+cli_http(const char *cmd, const char *base, const char *method, const char *path, const char *body,
+         struct cli_http_resp *out)
 {
     memset(out, 0, sizeof *out);
     const char *why;

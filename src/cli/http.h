@@ -20,8 +20,8 @@
 #define CLI_JSON_OUT (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
 
 struct cli_http_resp {
-    long status;   /* HTTP status; 0 if no answer */
-    char *body;    /* malloc'd, NUL-terminated (may be empty); caller frees */
+    long status; /* HTTP status; 0 if no answer */
+    char *body;  /* malloc'd, NUL-terminated (may be empty); caller frees */
     size_t len;
     bool replayed; /* the answer had "Idempotent-Replayed: true" (docs/API.md) */
 };
@@ -65,7 +65,7 @@ int cli_send_print(const char *cmd, const char *server, const char *method, cons
                    const char *body);
 /* The same, also filling *resp_info (may be NULL) with the answer's status and
  * replayed flag when an answer came (its body is not kept: NULL). */
-int cli_send_print_status(const char *cmd, const char *server, const char *method,
-                          const char *path, const char *body, struct cli_http_resp *resp_info);
+int cli_send_print_status(const char *cmd, const char *server, const char *method, const char *path,
+                          const char *body, struct cli_http_resp *resp_info);
 
 #endif

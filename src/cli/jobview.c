@@ -35,8 +35,7 @@ get_object(const char *cmd, const char *server, const char *path, int *rc)
     free(r.body);
     if (!json_is_object(o)) {
         json_decref(o);
-        fprintf(stderr, "jobd %s: the server's answer to GET %s is not a JSON object\n", cmd,
-                path);
+        fprintf(stderr, "jobd %s: the server's answer to GET %s is not a JSON object\n", cmd, path);
         *rc = CLI_FAILED;
     }
     return o;

@@ -179,9 +179,9 @@ print_sched_header(void)
 static int
 sched_ls(const char *server)
 {
-    static const struct cli_listing l = {
-        "schedule ls",      schedule_usage, "/v1/schedules", "schedules", print_sched_header,
-        print_sched_row, true,           "full=1", NULL};
+    static const struct cli_listing l = {"schedule ls", schedule_usage,     "/v1/schedules",
+                                         "schedules",   print_sched_header, print_sched_row,
+                                         true,          "full=1",           NULL};
     return cli_listing_print(server, &l);
 }
 
@@ -259,7 +259,7 @@ cmd_schedule(int argc, char **argv)
     free(body);
     /* PUT answers 201 for a new schedule, 200 for one it replaced. */
     if (a == 0 && rc == CLI_OK)
-        fprintf(stderr, "jobd schedule: %s schedule '%s'\n", got.status == 201 ? "created" : "replaced",
-                o.pos[0]);
+        fprintf(stderr, "jobd schedule: %s schedule '%s'\n",
+                got.status == 201 ? "created" : "replaced", o.pos[0]);
     return rc;
 }

@@ -136,7 +136,7 @@ print_table(const json_t *workers)
 int
 cmd_workers(int argc, char **argv)
 {
-    static const struct cli_listing l = {
-        "workers", workers_usage, "/v1/workers", "workers", NULL, NULL, true, NULL, print_table};
+    static const struct cli_listing l = {"workers", workers_usage, "/v1/workers", "workers",  NULL,
+                                         NULL,      true,          NULL,          print_table};
     return cli_listing_run(argc, argv, &l);
 }
