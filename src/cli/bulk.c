@@ -59,8 +59,8 @@ parse_ids(const char *s)
     return arr;
 }
 
-/* Reads the filter flags into filter and *limit; returns CLI_OK, a usage
- * error, or -1 after printing the help. */
+/* Reads the filter flags into filter and the other flags into o; returns
+ * CLI_OK, a usage error (named "jobs ACTION"), or -1 after printing the help. */
 static int
 bulk_parse(int argc, char **argv, json_t *filter, struct bulk_opts *o)
 {
