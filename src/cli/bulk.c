@@ -149,9 +149,10 @@ cli_jobs_bulk(int argc, char **argv)
     }
     char cmd[32];
     snprintf(cmd, sizeof cmd, "jobs %s", argv[0]);
+    long limit = o.limit;
     json_t *body = json_pack("{s:s, s:o}", "action", argv[0], "filter", filter);
-    if (o.limit > 0)
-        json_object_set_new(body, "limit", json_integer(o.limit));
+    if (limit > 0)
+        json_object_set_new(body, "limit", json_integer(limit));
     char *text = json_dumps(body, JSON_COMPACT);
     json_decref(body);
     if (text == NULL) {
