@@ -58,8 +58,12 @@ const char *cli_db_url(const char *flag_value);
 /* Maps an error code to an exit status: JOBD_E_INVALID (a bad argument) -> 2,
  * JOBD_E_UNAVAILABLE -> 3, other errors 1. */
 int cli_exit_for(int code);
-/* Prints "jobd CMD: WHAT: MSG" on stderr and returns cli_exit_for(code). */
-int cli_report(const char *cmd, const char *what, int code, const struct jobd_error *err);
+/* Prints "jobd CMD: MSG" on stderr (MSG: err's message, else the code's) and
+ * returns cli_exit_for(code). cmd is the command as typed: "workers",
+ * "job show" (docs/CLI.md, "Common to every command"). */
+int cli_report(const char *cmd, int code, const struct jobd_error *err);
+/* The same with what failed before the message: "jobd CMD: WHAT: MSG". */
+int cli_report_what(const char *cmd, const char *what, int code, const struct jobd_error *err);
 /* True if a is "--help" or "-h". */
 bool cli_is_help(const char *a);
 

@@ -33,11 +33,17 @@ cli_exit_for(int code)
 }
 
 int
-cli_report(const char *cmd, const char *what, int code, const struct jobd_error *err)
+cli_report_what(const char *cmd, const char *what, int code, const struct jobd_error *err)
 {
     const char *msg = (err != NULL && err->msg[0] != '\0') ? err->msg : jobd_strerror(code);
-    fprintf(stderr, "jobd %s: %s: %s\n", cmd, what, msg);
+    fprintf(stderr, "jobd %s: %s%s%s\n", cmd, what ? what : "", what ? ": " : "", msg);
     return cli_exit_for(code);
+}
+
+int
+cli_report(const char *cmd, int code, const struct jobd_error *err)
+{
+    return cli_report_what(cmd, NULL, code, err);
 }
 
 int

@@ -82,6 +82,44 @@ get_page(const char *cmd, const char *server, const char *path, json_t **out)
     return CLI_OK;
 }
 
+/*
+ * l->table on a terminal: every page first, then the table at once, so its
+ * columns can be as wide as their data. Returns the exit status.
+ */
+static int
+print_whole_table(const char *server, const struct cli_listing *l)
+{
+    json_t *all = json_array();
+    char *after = NULL;
+    int rc = all != NULL ? CLI_OK : cli_report(l->cmd, JOBD_E_NOMEM, NULL);
+    for (bool first = true; rc == CLI_OK && (first || after != NULL); first = false) {
+        char *path = page_path(l, true, after);
+        json_t *o = NULL;
+        rc = path ? get_page(l->cmd, cli_server_url(server), path, &o)
+                  : cli_report(l->cmd, JOBD_E_NOMEM, NULL);
+        free(path);
+        free(after);
+        after = NULL;
+        json_t *arr = json_object_get(o, l->key);
+        if (rc == CLI_OK && !json_is_array(arr)) {
+            fprintf(stderr, "jobd %s: the server's answer has no %s list\n", l->cmd, l->key);
+            rc = CLI_FAILED;
+        } else if (rc == CLI_OK && json_array_extend(all, arr) != 0) {
+            rc = cli_report(l->cmd, JOBD_E_NOMEM, NULL);
+        }
+        const char *next = json_string_value(json_object_get(o, "next"));
+        if (rc == CLI_OK && next != NULL && json_array_size(arr) > 0 &&
+            (after = strdup(next)) == NULL)
+            rc = cli_report(l->cmd, JOBD_E_NOMEM, NULL);
+        json_decref(o);
+    }
+    free(after);
+    if (rc == CLI_OK)
+        l->table(all);
+    json_decref(all);
+    return rc;
+}
+
 static void
 print_rows(const struct cli_listing *l, bool table, const json_t *arr)
 {
@@ -103,14 +141,15 @@ int
 cli_listing_print(const char *server, const struct cli_listing *l)
 {
     bool table = isatty(1);
-    json_t *all = table && l->table != NULL ? json_array() : NULL;
+    if (table && l->table != NULL)
+        return print_whole_table(server, l);
     char *after = NULL;
     int rc = CLI_OK;
     for (bool first = true; rc == CLI_OK && (first || after != NULL); first = false) {
         char *path = page_path(l, table, after);
         json_t *o = NULL;
         rc = path ? get_page(l->cmd, cli_server_url(server), path, &o)
-                  : cli_report(l->cmd, "cannot list", JOBD_E_NOMEM, NULL);
+                  : cli_report(l->cmd, JOBD_E_NOMEM, NULL);
         free(path);
         free(after);
         after = NULL;
@@ -119,22 +158,17 @@ cli_listing_print(const char *server, const struct cli_listing *l)
             fprintf(stderr, "jobd %s: the server's answer has no %s list\n", l->cmd, l->key);
             rc = CLI_FAILED;
         }
-        if (all != NULL && rc == CLI_OK)
-            json_array_extend(all, arr);
-        if (all == NULL && rc == CLI_OK && first && table)
+        if (rc == CLI_OK && first && table)
             l->header();
-        if (all == NULL && rc == CLI_OK)
+        if (rc == CLI_OK)
             print_rows(l, table, arr);
         const char *next = json_string_value(json_object_get(o, "next"));
         if (rc == CLI_OK && next != NULL && json_array_size(arr) > 0 &&
             (after = strdup(next)) == NULL)
-            rc = cli_report(l->cmd, "cannot list", JOBD_E_NOMEM, NULL);
+            rc = cli_report(l->cmd, JOBD_E_NOMEM, NULL);
         json_decref(o);
     }
     free(after);
-    if (all != NULL && rc == CLI_OK)
-        l->table(all);
-    json_decref(all);
     return rc;
 }
 
