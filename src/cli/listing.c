@@ -82,6 +82,23 @@ get_page(const char *cmd, const char *server, const char *path, json_t **out)
     return CLI_OK;
 }
 
+static void
+print_rows(const struct cli_listing *l, bool table, const json_t *arr)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(arr, i, e) {
+        if (table) {
+            l->row(e);
+        } else {
+            char *line = json_dumps(e, CLI_JSON_OUT);
+            if (line)
+                puts(line);
+            free(line);
+        }
+    }
+}
+
 /*
  * l->table on a terminal: every page first, then the table at once, so its
  * columns can be as wide as their data. Returns the exit status.
@@ -118,23 +135,6 @@ print_whole_table(const char *server, const struct cli_listing *l)
         l->table(all);
     json_decref(all);
     return rc;
-}
-
-static void
-print_rows(const struct cli_listing *l, bool table, const json_t *arr)
-{
-    size_t i;
-    json_t *e;
-    json_array_foreach(arr, i, e) {
-        if (table) {
-            l->row(e);
-        } else {
-            char *line = json_dumps(e, CLI_JSON_OUT);
-            if (line)
-                puts(line);
-            free(line);
-        }
-    }
 }
 
 int
