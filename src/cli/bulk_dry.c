@@ -126,7 +126,7 @@ match_ids(struct dry *d, const char *server, const json_t *filter)
     size_t n = json_array_size(ids);
     json_int_t *v = calloc(n + 1, sizeof *v);
     if (v == NULL)
-        return cli_report(d->cmd, JOBD_E_NOMEM, NULL);
+        return cli_error(d->cmd, JOBD_E_NOMEM, NULL);
     for (size_t i = 0; i < n; i++)
         v[i] = json_integer_value(json_array_get(ids, i));
     qsort(v, n, sizeof *v, cmp_desc);
@@ -187,7 +187,7 @@ match_list(struct dry *d, const char *server, const json_t *filter)
         free(after);
         after = NULL;
         if (path == NULL)
-            return cli_report(d->cmd, JOBD_E_NOMEM, NULL);
+            return cli_error(d->cmd, JOBD_E_NOMEM, NULL);
         json_t *o = get_json(d, server, path, &rc, NULL);
         free(path);
         size_t i;
@@ -198,7 +198,7 @@ match_list(struct dry *d, const char *server, const json_t *filter)
         const char *next = json_string_value(json_object_get(o, "next"));
         if (next != NULL && (long)json_array_size(d->ids) < d->limit &&
             (after = strdup(next)) == NULL)
-            rc = cli_report(d->cmd, JOBD_E_NOMEM, NULL);
+            rc = cli_error(d->cmd, JOBD_E_NOMEM, NULL);
         json_decref(o);
     }
     free(after);
@@ -243,7 +243,7 @@ cli_jobs_bulk_dry(const char *action, const char *server, const json_t *filter, 
     snprintf(cmd, sizeof cmd, "jobs %s", action);
     struct dry d = {cmd, action, json_array(), 0, limit};
     if (d.ids == NULL)
-        return cli_report(cmd, JOBD_E_NOMEM, NULL);
+        return cli_error(cmd, JOBD_E_NOMEM, NULL);
     server = cli_server_url(server);
     int rc = json_object_get(filter, "ids") != NULL ? match_ids(&d, server, filter)
                                                     : match_list(&d, server, filter);

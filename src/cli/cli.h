@@ -60,10 +60,12 @@ const char *cli_db_url(const char *flag_value);
 int cli_exit_for(int code);
 /* Prints "jobd CMD: MSG" on stderr (MSG: err's message, else the code's) and
  * returns cli_exit_for(code). cmd is the command as typed: "workers",
- * "job show" (docs/CLI.md, "Common to every command"). */
-int cli_report(const char *cmd, int code, const struct jobd_error *err);
+ * "job show" (docs/CLI.md, "Common to every command"). (The former
+ * cli_report(what, ...) printed "jobd: WHAT: MSG"; it is gone so that no
+ * call can print an error without its command.) */
+int cli_error(const char *cmd, int code, const struct jobd_error *err);
 /* The same with what failed before the message: "jobd CMD: WHAT: MSG". */
-int cli_report_what(const char *cmd, const char *what, int code, const struct jobd_error *err);
+int cli_error_what(const char *cmd, const char *what, int code, const struct jobd_error *err);
 /* True if a is "--help" or "-h". */
 bool cli_is_help(const char *a);
 

@@ -24,9 +24,10 @@ static const char submit_usage[] =
     "\n"
     "Enqueues a job through the API and prints it as JSON. Warns on stderr when no\n"
     "live worker (jobd workers) handles TYPE on the queue: the job waits for one.\n"
+    "When --key made a job before, prints that job and says on stderr that it was\n"
+    "replayed (\"job N already exists for idempotency key KEY (replayed)\").\n"
     "  --at TIME   RFC 3339 (2026-12-02T15:00:00Z); --in DUR: from now (5m, 1h30m)\n"
     "  --key KEY   idempotency key: the same request again returns the same job\n"
-    "              (stderr then says \"job N already exists ... (replayed)\")\n"
     "  --server    default $JOBD_SERVER, else http://127.0.0.1:8080; token: $JOBD_TOKEN\n";
 
 static const char job_usage[] =
@@ -91,38 +92,6 @@ submit_set(struct submit_opts *o, int k, const char *v)
     return CLI_OK;
 }
 
-/* CLI_OK, a usage error, or -1 after printing the help. */
-static int
-submit_parse(int argc, char **argv, struct submit_opts *o)
-{
-    struct cli_args a;
-    cli_args_init(&a, "submit", argc, argv, 1);
-    int k = 0, rc = CLI_OK;
-    const char *v;
-    for (enum cli_arg t;
-         rc == CLI_OK && (t = cli_args_next(&a, submit_opts_def, &k, &v)) != CLI_ARG_END;) {
-        if (t == CLI_ARG_HELP) {
-            fputs(submit_usage, stdout);
-            return -1;
-        } else if (t == CLI_ARG_BAD) {
-            return CLI_USAGE;
-        } else if (t == CLI_ARG_OPT) {
-            rc = submit_set(o, k, v);
-        } else if (o->type == NULL) {
-            o->type = v;
-        } else {
-            return cli_usage_error("submit", "unexpected argument", v);
-        }
-    }
-    if (rc != CLI_OK)
-        return rc;
-    if (o->type == NULL)
-        return cli_usage_error("submit", "missing TYPE", NULL);
-    if (o->at && o->in)
-        return cli_usage_error("submit", "give --at or --in, not both", NULL);
-    return CLI_OK;
-}
-
 /*
  * Sends the submit and prints the job. When the server answered with
  * Idempotent-Replayed: true (docs/API.md, the key made a job before), no new
@@ -155,6 +124,38 @@ submit_send(const char *server, const char *text, const char *key)
         json_decref(j);
     }
     free(r.body);
+    return CLI_OK;
+}
+
+/* CLI_OK, a usage error, or -1 after printing the help. */
+static int
+submit_parse(int argc, char **argv, struct submit_opts *o)
+{
+    struct cli_args a;
+    cli_args_init(&a, "submit", argc, argv, 1);
+    int k = 0, rc = CLI_OK;
+    const char *v;
+    for (enum cli_arg t;
+         rc == CLI_OK && (t = cli_args_next(&a, submit_opts_def, &k, &v)) != CLI_ARG_END;) {
+        if (t == CLI_ARG_HELP) {
+            fputs(submit_usage, stdout);
+            return -1;
+        } else if (t == CLI_ARG_BAD) {
+            return CLI_USAGE;
+        } else if (t == CLI_ARG_OPT) {
+            rc = submit_set(o, k, v);
+        } else if (o->type == NULL) {
+            o->type = v;
+        } else {
+            return cli_usage_error("submit", "unexpected argument", v);
+        }
+    }
+    if (rc != CLI_OK)
+        return rc;
+    if (o->type == NULL)
+        return cli_usage_error("submit", "missing TYPE", NULL);
+    if (o->at && o->in)
+        return cli_usage_error("submit", "give --at or --in, not both", NULL);
     return CLI_OK;
 }
 

@@ -33,7 +33,7 @@ cli_exit_for(int code)
 }
 
 int
-cli_report_what(const char *cmd, const char *what, int code, const struct jobd_error *err)
+cli_error_what(const char *cmd, const char *what, int code, const struct jobd_error *err)
 {
     const char *msg = (err != NULL && err->msg[0] != '\0') ? err->msg : jobd_strerror(code);
     fprintf(stderr, "jobd %s: %s%s%s\n", cmd, what ? what : "", what ? ": " : "", msg);
@@ -41,9 +41,9 @@ cli_report_what(const char *cmd, const char *what, int code, const struct jobd_e
 }
 
 int
-cli_report(const char *cmd, int code, const struct jobd_error *err)
+cli_error(const char *cmd, int code, const struct jobd_error *err)
 {
-    return cli_report_what(cmd, NULL, code, err);
+    return cli_error_what(cmd, NULL, code, err);
 }
 
 int

@@ -108,12 +108,12 @@ print_whole_table(const char *server, const struct cli_listing *l)
 {
     json_t *all = json_array();
     char *after = NULL;
-    int rc = all != NULL ? CLI_OK : cli_report(l->cmd, JOBD_E_NOMEM, NULL);
+    int rc = all != NULL ? CLI_OK : cli_error(l->cmd, JOBD_E_NOMEM, NULL);
     for (bool first = true; rc == CLI_OK && (first || after != NULL); first = false) {
         char *path = page_path(l, true, after);
         json_t *o = NULL;
         rc = path ? get_page(l->cmd, cli_server_url(server), path, &o)
-                  : cli_report(l->cmd, JOBD_E_NOMEM, NULL);
+                  : cli_error(l->cmd, JOBD_E_NOMEM, NULL);
         free(path);
         free(after);
         after = NULL;
@@ -122,12 +122,12 @@ print_whole_table(const char *server, const struct cli_listing *l)
             fprintf(stderr, "jobd %s: the server's answer has no %s list\n", l->cmd, l->key);
             rc = CLI_FAILED;
         } else if (rc == CLI_OK && json_array_extend(all, arr) != 0) {
-            rc = cli_report(l->cmd, JOBD_E_NOMEM, NULL);
+            rc = cli_error(l->cmd, JOBD_E_NOMEM, NULL);
         }
         const char *next = json_string_value(json_object_get(o, "next"));
         if (rc == CLI_OK && next != NULL && json_array_size(arr) > 0 &&
             (after = strdup(next)) == NULL)
-            rc = cli_report(l->cmd, JOBD_E_NOMEM, NULL);
+            rc = cli_error(l->cmd, JOBD_E_NOMEM, NULL);
         json_decref(o);
     }
     free(after);
@@ -149,7 +149,7 @@ cli_listing_print(const char *server, const struct cli_listing *l)
         char *path = page_path(l, table, after);
         json_t *o = NULL;
         rc = path ? get_page(l->cmd, cli_server_url(server), path, &o)
-                  : cli_report(l->cmd, JOBD_E_NOMEM, NULL);
+                  : cli_error(l->cmd, JOBD_E_NOMEM, NULL);
         free(path);
         free(after);
         after = NULL;
@@ -165,7 +165,7 @@ cli_listing_print(const char *server, const struct cli_listing *l)
         const char *next = json_string_value(json_object_get(o, "next"));
         if (rc == CLI_OK && next != NULL && json_array_size(arr) > 0 &&
             (after = strdup(next)) == NULL)
-            rc = cli_report(l->cmd, JOBD_E_NOMEM, NULL);
+            rc = cli_error(l->cmd, JOBD_E_NOMEM, NULL);
         json_decref(o);
     }
     free(after);
