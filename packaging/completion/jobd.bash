@@ -24,7 +24,11 @@ _jobd()
     local client="--server"
     COMPREPLY=()
     if ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "$commands help --help --version" -- "$cur"))
+        return
+    fi
+    if [[ $cmd == help ]]; then # jobd help CMD: the command names
+        ((COMP_CWORD == 2)) && COMPREPLY=($(compgen -W "$commands" -- "$cur"))
         return
     fi
     case $prev in
@@ -67,7 +71,7 @@ _jobd()
         job) ((COMP_CWORD == 2)) && words="show cancel retry attempts delete" || words="$client" ;;
         jobs) words="retry cancel delete --status --queue --type --schedule --created-after
                      --created-before --key --ids --due --scheduled --search --scan --limit --after
-                     $client --help" ;;
+                     --dry-run $client --help" ;;
         queues)
             if ((COMP_CWORD == 2)); then
                 words="limit pause resume $client --help"

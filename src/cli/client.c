@@ -26,6 +26,8 @@ static const char submit_usage[] =
     "\n"
     "Enqueues a job through the API and prints it as JSON. Warns on stderr when no\n"
     "live worker (jobd workers) handles TYPE on the queue: the job waits for one.\n"
+    "When --key made a job before, prints that job and says on stderr that it was\n"
+    "replayed (\"job N already exists for idempotency key KEY (replayed)\").\n"
     "  --at TIME   RFC 3339 (2026-12-02T15:00:00Z); --in DUR: from now (5m, 1h30m)\n"
     "  --key KEY   idempotency key: the same request again returns the same job\n"
     "  --wait[=DUR]  then wait until the job ends (at most DUR; no limit without):\n"
@@ -119,6 +121,41 @@ submit_set(struct submit_opts *o, int k, const char *v)
     return CLI_OK;
 }
 
+/*
+ * Sends the submit and prints the job. When the server answered with
+ * Idempotent-Replayed: true (docs/API.md, the key made a job before), no new
+ * job was made: a line on stderr says which job the key gave back, so a
+ * person does not take it for a new one; stdout is the job either way.
+ */
+static int
+submit_send(const char *server, const char *text, const char *key)
+{
+    struct cli_http_resp r;
+    int rc = cli_http("submit", server, "POST", "/v1/jobs", text, &r);
+    if (rc != CLI_OK)
+        return rc;
+    if (r.status < 200 || r.status > 299) {
+        rc = cli_http_fail("submit", &r);
+        free(r.body);
+        return rc;
+    }
+    fputs(r.body, stdout);
+    if (r.len == 0 || r.body[r.len - 1] != '\n')
+        fputc('\n', stdout);
+    fflush(stdout);
+    if (r.replayed) {
+        json_t *j = json_loadb(r.body, r.len, 0, NULL);
+        fprintf(stderr, "jobd submit: job %lld already exists for idempotency key ",
+                (long long)json_integer_value(json_object_get(j, "id")));
+        for (const char *s = key ? key : ""; *s; s++) /* control characters as '?' */
+            fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, stderr);
+        fputs(" (replayed): no new job was made\n", stderr);
+        json_decref(j);
+    }
+    free(r.body);
+    return CLI_OK;
+}
+
 /* CLI_OK, a usage error, or -1 after printing the help. */
 static int
 submit_parse(int argc, char **argv, struct submit_opts *o)
@@ -163,11 +200,11 @@ wait_request(const char *server, const char *method, const char *path, const cha
              json_t **job)
 {
     struct cli_http_resp r;
-    int rc = cli_http(server, method, path, body, &r);
+    int rc = cli_http("submit", server, method, path, body, &r);
     if (rc != CLI_OK)
         return rc;
     if (r.status < 200 || r.status > 299) {
-        rc = cli_http_fail(&r);
+        rc = cli_http_fail("submit", &r);
         free(r.body);
         return rc;
     }
@@ -289,10 +326,9 @@ cmd_submit(int argc, char **argv)
         free(text);
         return rc;
     }
-    rc = cli_send_print(cli_server_url(o.server), "POST", "/v1/jobs", text);
+    rc = submit_send(cli_server_url(o.server), text, o.key);
     free(text);
     if (rc == CLI_OK) {
-        fflush(stdout);
         cli_warn_unhandled(cli_server_url(o.server), o.type, o.queue ? o.queue : JOB_DEFAULT_QUEUE);
     }
     return rc;
@@ -337,7 +373,8 @@ cmd_job(int argc, char **argv)
         return cli_job_delete(cli_server_url(server), n);
     if (strcmp(action, "cancel") == 0 || strcmp(action, "retry") == 0) {
         snprintf(path, sizeof path, "/v1/jobs/%ld/%s", n, action);
-        return cli_send_print(cli_server_url(server), "POST", path, NULL);
+        return cli_send_print(strcmp(action, "cancel") == 0 ? "job cancel" : "job retry",
+                              cli_server_url(server), "POST", path, NULL);
     }
     return cli_usage_error("job", "unknown action", action);
 }
@@ -426,7 +463,8 @@ cmd_queues(int argc, char **argv)
     if (argc > 1 && (strcmp(argv[1], "limit") == 0 || strcmp(argv[1], "pause") == 0 ||
                      strcmp(argv[1], "resume") == 0))
         return cli_queues_action(argc - 1, argv + 1);
-    static const struct cli_listing l = {"queues",      queues_usage, "/v1/queues", "queues",
-                                         queues_header, queues_row,   false,        NULL};
+    static const struct cli_listing l = {"queues", queues_usage,  "/v1/queues",
+                                         "queues", queues_header, queues_row,
+                                         false,    NULL,          NULL};
     return cli_listing_run(argc, argv, &l);
 }

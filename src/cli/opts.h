@@ -48,7 +48,8 @@ enum cli_arg {
     CLI_ARG_BAD,  /* a usage error, already printed on stderr: exit CLI_USAGE */
 };
 
-/* Starts reading argv[start..argc-1] for command cmd (a static string). */
+/* Starts reading argv[start..argc-1] for command cmd (borrowed: it must live
+ * as long as a; "jobs retry" for an action's errors). */
 void cli_args_init(struct cli_args *a, const char *cmd, int argc, char **argv, int start);
 
 /*

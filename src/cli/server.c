@@ -288,7 +288,7 @@ prepare_store(const char *url)
         rc = store_migrate(st, &err);
     store_close(st);
     if (rc != JOBD_OK)
-        return cli_report("cannot open the store", rc, &err);
+        return cli_error_what("server", "cannot open the store", rc, &err);
     return CLI_OK;
 }
 
@@ -351,7 +351,7 @@ start_http(const struct server_opts *o, const char *host, int port, const struct
     struct api_xsite xsite;
     int rc = api_xsite_parse(o->allowed_hosts, &xsite, &err); /* checked with the options */
     if (rc != JOBD_OK)
-        return cli_report("--allowed-hosts", rc, &err);
+        return cli_error_what("server", "--allowed-hosts", rc, &err);
     struct api_server_config cfg = {.host = host,
                                     .port = port,
                                     .threads = o->threads,
@@ -363,7 +363,7 @@ start_http(const struct server_opts *o, const char *host, int port, const struct
                                     .xsite = &xsite};
     int bound = 0;
     if ((rc = api_server_start(&cfg, &p->ctx, &p->http, &bound, &err)) != JOBD_OK)
-        return cli_report("cannot listen", rc, &err);
+        return cli_error_what("server", "cannot listen", rc, &err);
     /* Scripts and tests read the URL from this line: keep its words. */
     log_writef(LOGL_INFO, "server", NULL, 0,
                strchr(host, ':') ? "listening on http://[%s]:%d" : "listening on http://%s:%d",
@@ -381,11 +381,11 @@ load_tokens(const struct server_opts *o, struct server_parts *p)
     if (o->tokens == NULL)
         return CLI_OK;
     if ((rc = api_auth_load(o->tokens, &p->ctx.auth, &err)) != JOBD_OK)
-        return cli_report("--tokens", rc, &err);
+        return cli_error_what("server", "--tokens", rc, &err);
     if (api_auth_warning(p->ctx.auth) != NULL)
         log_writef(LOGL_WARN, "server", NULL, 0, "%s", api_auth_warning(p->ctx.auth));
     if ((p->reload.tokens_path = strdup(o->tokens)) == NULL)
-        return cli_report("cannot start", JOBD_E_NOMEM, NULL);
+        return cli_error_what("server", "cannot start", JOBD_E_NOMEM, NULL);
     return CLI_OK;
 }
 
@@ -417,17 +417,17 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     p->metrics = api_metrics_new();
     p->presence = claim_presence_new();
     if (!p->wake_ok || p->metrics == NULL || p->presence == NULL)
-        return cli_report("cannot start", JOBD_E_NOMEM, NULL);
+        return cli_error_what("server", "cannot start", JOBD_E_NOMEM, NULL);
     const char *clock_file;
     const struct jobd_clock *clock = clock_for_server(&clock_file);
     if (clock != NULL)
         log_at(LOGL_WARN, "server", "test clock: real time plus an offset",
                LF_STR("file", clock_file));
     if ((rc = store_pool_new(cli_db_url(o->db), clock, &p->pool, &err)))
-        return cli_report("cannot start", rc, &err);
+        return cli_error_what("server", "cannot start", rc, &err);
     store_pool_limit(p->pool, (size_t)pool_conns(o), SERVER_POOL_WAIT_MS);
     if ((rc = start_request_threads(o, clock, p, &err)))
-        return cli_report("cannot start", rc, &err);
+        return cli_error_what("server", "cannot start", rc, &err);
     struct api_auth *auth = p->ctx.auth; /* loaded first, kept across the assignment */
     p->ctx = (struct api_ctx){.pool = p->pool,
                               .auth = auth,
@@ -467,9 +467,9 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     pc.backoff_base_ms = o->backoff_base_ms;
     pc.backoff_cap_ms = o->backoff_cap_ms;
     if ((rc = sched_plane_start(&pc, &p->plane, &err)) != JOBD_OK)
-        return cli_report("cannot start the scheduling plane", rc, &err);
+        return cli_error_what("server", "cannot start the scheduling plane", rc, &err);
     if ((rc = countsd_start(p->pool, &p->counts, &err)) != JOBD_OK)
-        return cli_report("cannot start", rc, &err);
+        return cli_error_what("server", "cannot start", rc, &err);
     if (p->wcfg_loaded) {
         p->wcfg.events = (struct worker_events){.arg = p,
                                                 .started = worker_started,
@@ -477,7 +477,7 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
                                                 .finished = worker_finished,
                                                 .fenced = worker_fenced};
         if ((rc = worker_start(&p->wcfg, cli_db_url(o->db), &p->wake, &p->worker, &err)))
-            return cli_report("cannot start the embedded worker", rc, &err);
+            return cli_error_what("server", "cannot start the embedded worker", rc, &err);
         log_at(LOGL_INFO, "server", "embedded worker running",
                LF_STR("worker", worker_id(p->worker)), LF_INT("handlers", p->wcfg.n_handlers));
     }
@@ -541,7 +541,7 @@ check_config(int argc, char **argv)
 {
     char **args = calloc((size_t)argc + 1, sizeof *args);
     if (args == NULL)
-        return cli_report("--check-config", JOBD_E_NOMEM, NULL);
+        return cli_error_what("server", "--check-config", JOBD_E_NOMEM, NULL);
     int n = 0;
     for (int i = 0; i < argc; i++)
         if (strcmp(argv[i], "--check-config") != 0)
