@@ -24,7 +24,11 @@ _jobd()
     local client="--server"
     COMPREPLY=()
     if ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "$commands help --help --version" -- "$cur"))
+        return
+    fi
+    if [[ $cmd == help ]]; then # jobd help CMD: the command names
+        ((COMP_CWORD == 2)) && COMPREPLY=($(compgen -W "$commands" -- "$cur"))
         return
     fi
     case $prev in
@@ -48,7 +52,7 @@ _jobd()
         --timeout|--type|--limit|--after|--count|--tz|--from|-n|--id|--concurrency|--shutdown-grace|\
         --poll-interval|--reap-interval|--backoff-base|--backoff-cap|--max-lease|--retention|--retention-succeeded|--retention-dead|\
         --threads|--db-connections|--notify-db|--max-connections|--max-connections-per-ip|--allowed-hosts|\
-        --request-timeout|--access-log-slow|--max-running|--rate|--max-schedules|--max-workers|--max-bulk)
+        --request-timeout|--access-log-slow|--max-running|--rate|--max-schedules|--max-workers|--max-bulk|--max-waits)
             return ;;
     esac
     case $cmd in
@@ -57,17 +61,17 @@ _jobd()
                        --allowed-hosts --shutdown-grace --threads --log-format --log-level --access-log --access-log-slow
                        --db-connections --notify-db --max-connections
                        --max-connections-per-ip --request-timeout --max-schedules
-                       --max-workers --max-bulk --check-config --help" ;;
+                       --max-workers --max-bulk --max-waits --check-config --help" ;;
         worker) words="--db --server --config --concurrency --queues --id
                        --shutdown-grace --poll-interval --log-format --log-level
                        --db-connections --notify-db --help" ;;
         migrate) words="--db --status --help" ;;
         submit) words="--payload --at --in --priority --queue --max-attempts --key
-                       --timeout $client --help" ;;
+                       --timeout --wait $client --help" ;;
         job) ((COMP_CWORD == 2)) && words="show cancel retry attempts delete" || words="$client" ;;
         jobs) words="retry cancel delete --status --queue --type --schedule --created-after
                      --created-before --key --ids --due --scheduled --search --scan --limit --after
-                     $client --help" ;;
+                     --dry-run $client --help" ;;
         queues)
             if ((COMP_CWORD == 2)); then
                 words="limit pause resume $client --help"

@@ -30,6 +30,7 @@ struct api_xsite;
 struct store_pool;
 struct committer;
 struct longpoll;
+struct jobwait;
 struct claim_presence;
 
 /* Shared state of the API. Pointers borrowed; NULL members disable a feature. */
@@ -40,6 +41,7 @@ struct api_ctx {
     struct api_metrics *metrics;     /* NULL = not counted */
     struct committer *committer;     /* NULL = enqueue directly (no group commit) */
     struct longpoll *longpoll;       /* NULL = claim never waits */
+    struct jobwait *jobwait;         /* NULL = ?wait= ends at once (api/jobwait.h) */
     struct wakeup *wake;             /* signalled after committed enqueues; may be NULL */
     struct claim_presence *presence; /* NULL = a claim is no presence (claimpresence.h) */
     const struct jobd_clock *clock;  /* for `in` and request times; NULL = real clock */
@@ -146,7 +148,8 @@ struct api_response {
  * free it with api_response_fini. Thread-safe (per ctx rules above).
  * When out->wait is set the answer comes later (see longpoll.h): the caller
  * must hand the waiter to longpoll_add or, without a long-poll thread, to
- * longpoll_finish_now. out->deferred is only ever set if ctx->defer_enqueue.
+ * longpoll_finish_now. out->deferred is only ever set if ctx->defer_enqueue
+ * (an enqueue's group commit, a ?wait= with ctx->jobwait).
  */
 void api_handle(struct api_ctx *ctx, const struct api_request *req, struct api_response *out);
 

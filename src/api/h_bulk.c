@@ -21,6 +21,7 @@
 
 #include "api/apierr.h"
 #include "api/handlers.h"
+#include "api/jobwait.h"
 #include "api/metrics.h"
 #include "api/storepool.h"
 #include "core/err.h"
@@ -49,8 +50,10 @@ h_job_delete(struct api_call *c)
                   "job %" PRId64 " is running: cancel it first", c->id);
     else if (rc != JOBD_OK)
         api_error_from(c->resp, rc, &err);
-    else
+    else {
+        jobwait_signal(c->ctx->jobwait); /* a wait for it is answered 404 */
         c->resp->status = 204;
+    }
 }
 
 int
@@ -274,6 +277,8 @@ bulk_finish(struct api_deferred *d, struct api_response *out)
         return;
     }
     api_metrics_ended(b->ctx->metrics, JOB_CANCELLED, (uint64_t)n->cancelled);
+    if (b->r.action != BULK_RETRY && n->changed > 0)
+        jobwait_signal(b->ctx->jobwait); /* ended or deleted: answer their waits */
     if (b->r.action == BULK_RETRY && n->changed > 0 && b->ctx->wake)
         wakeup_signal(b->ctx->wake);
     /* Running jobs had a cancel requested: an embedded worker holding one

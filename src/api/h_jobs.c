@@ -13,6 +13,7 @@
 #include "api/commit.h"
 #include "api/handlers.h"
 #include "api/metrics.h"
+#include "api/wait.h"
 #include "core/err.h"
 
 static const char *const batch_fields[] = {"jobs", NULL};
@@ -41,7 +42,31 @@ struct create_deferred {
     struct spec_owned owned;
     struct job job;
     struct commit_item it;
+    /* ?wait= (docs/API.md, Waiting for a result): a place was taken
+     * (reserved) before the enqueue; once committed, the job is parked
+     * until it ends or deadline_mono_us passes (parked: the place is the
+     * waits thread's to give back). */
+    int64_t wait_ms;
+    int64_t deadline_mono_us;
+    bool reserved, parked;
+    void (*resume)(void *arg);
+    void *resume_arg;
+    struct jw_entry e;
 };
+
+/* The committer is done (its thread): answer now, or wait for the job to end. */
+static void
+create_committed(void *arg)
+{
+    struct create_deferred *cd = arg;
+    if (cd->it.rc == JOBD_OK && !job_status_terminal(cd->job.status)) {
+        cd->parked = true;
+        api_wait_park(cd->ctx, &cd->e, cd->job.id, cd->deadline_mono_us, cd->resume,
+                      cd->base.client_alive, cd->resume_arg);
+        return;
+    }
+    cd->resume(cd->resume_arg);
+}
 
 static void
 create_start(struct api_deferred *d, void (*resume)(void *arg), void *arg)
@@ -49,7 +74,32 @@ create_start(struct api_deferred *d, void (*resume)(void *arg), void *arg)
     struct create_deferred *cd = (struct create_deferred *)d;
     cd->it = (struct commit_item){
         .spec = &cd->spec, .out = &cd->job, .done_fn = resume, .done_arg = arg};
+    if (cd->reserved) {
+        cd->resume = resume;
+        cd->resume_arg = arg;
+        cd->it.done_fn = create_committed;
+        cd->it.done_arg = cd;
+    }
     committer_submit(cd->ctx->committer, &cd->it);
+}
+
+/*
+ * The answer of an enqueue that waited: the job as it is now, 201 when it
+ * is terminal (200 for a replay, with Idempotent-Replayed as always), else
+ * 202. If it cannot be read now, 202 with the job as it was enqueued: it
+ * was written, so no error may say otherwise.
+ */
+static void
+create_waited(struct create_deferred *cd, struct api_call *c)
+{
+    struct job now = {0};
+    struct jobd_error err = {0};
+    const struct job *j = &cd->job;
+    if (api_wait_read(cd->ctx, cd->job.id, &now, &err) == JOBD_OK)
+        j = &now;
+    int status = !job_status_terminal(j->status) ? 202 : cd->it.replayed ? 200 : 201;
+    api_reply_job(c, status, j);
+    job_fini(&now);
 }
 
 static void
@@ -64,13 +114,18 @@ create_finish(struct api_deferred *d, struct api_response *out)
     if (!cd->it.replayed)
         api_metrics_enqueued(cd->ctx->metrics, 1);
     out->replayed = cd->it.replayed;
-    api_reply_job(&c, cd->it.replayed ? 200 : 201, &cd->job);
+    if (cd->parked)
+        create_waited(cd, &c);
+    else
+        api_reply_job(&c, cd->it.replayed ? 200 : 201, &cd->job);
 }
 
 static void
 create_free(struct api_deferred *d)
 {
     struct create_deferred *cd = (struct create_deferred *)d;
+    if (cd->reserved && !cd->parked)
+        jobwait_unreserve(cd->ctx->jobwait);
     job_fini(&cd->job);
     jobjson_spec_fini(&cd->owned);
     json_decref(cd->o);
@@ -80,6 +135,9 @@ create_free(struct api_deferred *d)
 void
 h_job_create(struct api_call *c)
 {
+    int64_t wait_ms;
+    if (!api_wait_query(c, &wait_ms))
+        return;
     json_t *o = api_body_object(c, jobjson_job_fields);
     if (o == NULL)
         return;
@@ -104,6 +162,16 @@ h_job_create(struct api_call *c)
         cd->o = o; /* the spec's strings point into o and owned */
         cd->spec = spec;
         cd->owned = owned;
+        if (wait_ms > 0 && api_wait_can_park(c)) {
+            /* The place first: refused (429), nothing is written. */
+            if (!api_wait_reserve(c)) {
+                create_free(&cd->base);
+                return;
+            }
+            cd->reserved = true;
+            cd->wait_ms = wait_ms;
+            cd->deadline_mono_us = clock_mono_now_us() + wait_ms * 1000;
+        }
         c->resp->deferred = &cd->base;
         return;
     }
@@ -125,7 +193,12 @@ h_job_create(struct api_call *c)
     if (!replayed)
         api_metrics_enqueued(c->ctx->metrics, 1);
     c->resp->replayed = replayed;
-    api_reply_job(c, replayed ? 200 : 201, &job);
+    /* No parking here (no deferred answers): a wait ends at once. */
+    api_reply_job(c,
+                  wait_ms > 0 && !job_status_terminal(job.status) ? 202
+                  : replayed                                      ? 200
+                                                                  : 201,
+                  &job);
 out:
     job_fini(&job);
     jobjson_spec_fini(&owned);
@@ -233,6 +306,9 @@ out:
 void
 h_job_get(struct api_call *c)
 {
+    int64_t wait_ms;
+    if (!api_wait_query(c, &wait_ms))
+        return;
     struct store *st;
     if (!api_store_get(c, &st))
         return;
@@ -244,7 +320,7 @@ h_job_get(struct api_call *c)
         api_error(c->resp, 404, "not_found", "id", "no job with id %" PRId64, c->id);
     else if (rc != JOBD_OK)
         api_error_from(c->resp, rc, &err);
-    else
+    else if (!api_wait_get(c, &job, wait_ms))
         api_reply_job(c, 200, &job);
     job_fini(&job);
 }
@@ -459,6 +535,7 @@ h_job_cancel(struct api_call *c)
         api_reply_job(c, 202, &job);
     } else {
         api_metrics_finished(c->ctx->metrics, OUTCOME_CANCELLED);
+        jobwait_signal(c->ctx->jobwait);
         api_reply_job(c, 200, &job);
     }
     job_fini(&job);

@@ -13,6 +13,7 @@
 #include "api/apierr.h"
 #include "api/claimpresence.h"
 #include "api/handlers.h"
+#include "api/jobwait.h"
 #include "api/longpoll.h"
 #include "api/metrics.h"
 #include "core/backoff.h"
@@ -388,6 +389,7 @@ h_complete(struct api_call *c)
         api_error_from(c->resp, rc, &err);
     } else {
         api_metrics_reported(c->ctx->metrics, &job);
+        jobwait_signal(c->ctx->jobwait);
         api_reply_job(c, 200, &job);
     }
     api_store_put(c, st, rc);
@@ -464,6 +466,8 @@ h_fail(struct api_call *c)
         api_metrics_reported(c->ctx->metrics, &job);
         if (job.status == JOB_PENDING && c->ctx->wake)
             wakeup_signal(c->ctx->wake);
+        if (job_status_terminal(job.status))
+            jobwait_signal(c->ctx->jobwait);
         if (job.status == JOB_DEAD) /* docs/LOGGING.md, Access log */
             log_at(LOGL_INFO, "server", "job dead", LF_INT("job", job.id),
                    LF_INT("attempt", attempt), LF_STR("type", job.type), LF_STR("queue", job.queue),
@@ -508,6 +512,8 @@ h_release(struct api_call *c)
     } else {
         if (c->ctx->wake)
             wakeup_signal(c->ctx->wake); /* claimable again at once */
+        if (job_status_terminal(job.status))
+            jobwait_signal(c->ctx->jobwait); /* released with a cancel requested */
         api_reply_job(c, 200, &job);
     }
     api_store_put(c, st, rc);

@@ -42,6 +42,8 @@ struct api_metrics {
     _Atomic uint64_t fenced;
     _Atomic uint64_t commits;
     _Atomic int64_t waiting;
+    _Atomic int64_t results_waiting;
+    _Atomic uint64_t waits_refused;
     _Atomic int reload_failed;
     pthread_mutex_t qmu; /* serializes taking a new entry of q */
     _Atomic size_t nq;   /* entries of q in use (published after the name) */
@@ -157,6 +159,20 @@ api_metrics_waiting(struct api_metrics *m, int delta)
 {
     if (m)
         atomic_fetch_add(&m->waiting, delta);
+}
+
+void
+api_metrics_results_waiting(struct api_metrics *m, int64_t delta)
+{
+    if (m)
+        atomic_fetch_add(&m->results_waiting, delta);
+}
+
+void
+api_metrics_wait_refused(struct api_metrics *m)
+{
+    if (m)
+        atomic_fetch_add(&m->waits_refused, 1);
 }
 
 void
@@ -288,6 +304,26 @@ load(const _Atomic uint64_t *p)
     return (unsigned long long)atomic_load(p);
 }
 
+/* The requests parked now: long-poll claims, and waits for results. */
+static void
+render_waiting(struct sbuf *b, const struct api_metrics *m)
+{
+    sb_printf(b,
+              "# HELP jobd_claims_waiting Claims parked in a long poll.\n"
+              "# TYPE jobd_claims_waiting gauge\n"
+              "jobd_claims_waiting %lld\n",
+              m ? (long long)atomic_load(&m->waiting) : 0LL);
+    sb_printf(b,
+              "# HELP jobd_results_waiting Requests waiting for a job to end (?wait=).\n"
+              "# TYPE jobd_results_waiting gauge\n"
+              "jobd_results_waiting %lld\n"
+              "# HELP jobd_waits_refused_total Waits refused because --max-waits were parked.\n"
+              "# TYPE jobd_waits_refused_total counter\n"
+              "jobd_waits_refused_total %llu\n",
+              m ? (long long)atomic_load(&m->results_waiting) : 0LL,
+              m ? load(&m->waits_refused) : 0ULL);
+}
+
 char *
 api_metrics_render(const struct api_metrics *m, const struct queue_stat *qs, size_t n,
                    const struct metrics_workers *w)
@@ -318,11 +354,7 @@ api_metrics_render(const struct api_metrics *m, const struct queue_stat *qs, siz
               "# TYPE jobd_enqueue_commits_total counter\n"
               "jobd_enqueue_commits_total %llu\n",
               m ? load(&m->commits) : 0ULL);
-    sb_printf(&b,
-              "# HELP jobd_claims_waiting Claims parked in a long poll.\n"
-              "# TYPE jobd_claims_waiting gauge\n"
-              "jobd_claims_waiting %lld\n",
-              m ? (long long)atomic_load(&m->waiting) : 0LL);
+    render_waiting(&b, m);
     sb_printf(&b,
               "# HELP jobd_config_reload_failed 1 if the last reload (SIGHUP) failed, "
               "0 if it applied or none was asked.\n"

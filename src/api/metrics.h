@@ -42,6 +42,10 @@ void api_metrics_fenced(struct api_metrics *m, uint64_t n);
 void api_metrics_commit(struct api_metrics *m);
 /* Claims parked in a long poll right now (jobd_claims_waiting), +1 / -1. */
 void api_metrics_waiting(struct api_metrics *m, int delta);
+/* Requests waiting for a result (api/jobwait.h) parked now: += delta. */
+void api_metrics_results_waiting(struct api_metrics *m, int64_t delta);
+/* A wait refused because --max-waits were parked (429 too_many_waits). */
+void api_metrics_wait_refused(struct api_metrics *m);
 /* The last SIGHUP reload failed (1) or applied (0): jobd_config_reload_failed. */
 void api_metrics_reload_failed(struct api_metrics *m, bool failed);
 /* Observations for queue (NULL or "": counted under queue="*"). */

@@ -9,6 +9,7 @@
 #ifndef JOBD_CLI_H
 #define JOBD_CLI_H
 
+#include <jansson.h>
 #include <stdbool.h>
 
 #include "jobd.h"
@@ -41,6 +42,11 @@ int cli_job_attempts(const char *server, long id);
  * argv[0] of cli_jobs_bulk is the action. Return the exit status. */
 int cli_job_delete(const char *server, long id);
 int cli_jobs_bulk(int argc, char **argv);
+/* `jobd jobs ACTION --dry-run [filters]` (bulk_dry.c): prints which jobs the
+ * bulk action (retry, cancel or delete) would match with filter (the body's
+ * filter object, borrowed) and limit, through GET /v1/jobs; changes nothing.
+ * Returns the exit status. */
+int cli_jobs_bulk_dry(const char *action, const char *server, const json_t *filter, long limit);
 /* `jobd queues limit|pause|resume NAME ...` (queues.c); argv[0] is the action. */
 int cli_queues_action(int argc, char **argv);
 /* After a submit (unhandled.c): warns on stderr when no active worker claims
@@ -49,10 +55,17 @@ void cli_warn_unhandled(const char *server, const char *type, const char *queue)
 
 /* The store URL: the --db value if given, else $JOBD_DB, else "sqlite:jobd.db". */
 const char *cli_db_url(const char *flag_value);
-/* Maps an error code to an exit status (JOBD_E_UNAVAILABLE -> 3, ...). */
+/* Maps an error code to an exit status: JOBD_E_INVALID (a bad argument) -> 2,
+ * JOBD_E_UNAVAILABLE -> 3, other errors 1. */
 int cli_exit_for(int code);
-/* Prints "jobd: <what>: <msg>" on stderr and returns cli_exit_for(code). */
-int cli_report(const char *what, int code, const struct jobd_error *err);
+/* Prints "jobd CMD: MSG" on stderr (MSG: err's message, else the code's) and
+ * returns cli_exit_for(code). cmd is the command as typed: "workers",
+ * "job show" (docs/CLI.md, "Common to every command"). (The former
+ * cli_report(what, ...) printed "jobd: WHAT: MSG"; it is gone so that no
+ * call can print an error without its command.) */
+int cli_error(const char *cmd, int code, const struct jobd_error *err);
+/* The same with what failed before the message: "jobd CMD: WHAT: MSG". */
+int cli_error_what(const char *cmd, const char *what, int code, const struct jobd_error *err);
 /* True if a is "--help" or "-h". */
 bool cli_is_help(const char *a);
 

@@ -15,17 +15,25 @@
 #include "cli/http.h"
 #include "cli/listing.h"
 #include "cli/opts.h"
+#include "core/duration.h"
 #include "core/job.h"
+#include "util/clock.h"
 
 static const char submit_usage[] =
     "usage: jobd submit TYPE [--payload JSON] [--at TIME | --in DUR] [--priority N]\n"
     "                   [--queue Q] [--max-attempts N] [--key KEY] [--timeout DUR]\n"
-    "                   [--server URL]\n"
+    "                   [--wait[=DUR]] [--server URL]\n"
     "\n"
     "Enqueues a job through the API and prints it as JSON. Warns on stderr when no\n"
     "live worker (jobd workers) handles TYPE on the queue: the job waits for one.\n"
+    "When --key made a job before, prints that job and says on stderr that it was\n"
+    "replayed (\"job N already exists for idempotency key KEY (replayed)\").\n"
     "  --at TIME   RFC 3339 (2026-12-02T15:00:00Z); --in DUR: from now (5m, 1h30m)\n"
     "  --key KEY   idempotency key: the same request again returns the same job\n"
+    "  --wait[=DUR]  then wait until the job ends (at most DUR; no limit without):\n"
+    "              print its result as JSON (null if none) and exit 0 if it\n"
+    "              succeeded, 1 if it went dead or was cancelled (the reason on\n"
+    "              stderr) or is still not finished when DUR is over\n"
     "  --server    default $JOBD_SERVER, else http://127.0.0.1:8080; token: $JOBD_TOKEN\n";
 
 static const char job_usage[] =
@@ -53,9 +61,23 @@ struct submit_opts {
     const char *type, *payload, *at, *in, *queue, *key, *timeout, *server;
     long priority, max_attempts;
     bool has_priority, has_max_attempts;
+    bool wait;       /* --wait */
+    int64_t wait_ms; /* --wait=DUR; 0 = no limit */
 };
 
-enum { S_PAYLOAD, S_AT, S_IN, S_QUEUE, S_KEY, S_TIMEOUT, S_SERVER, S_PRIORITY, S_MAX_ATTEMPTS };
+enum {
+    S_PAYLOAD,
+    S_AT,
+    S_IN,
+    S_QUEUE,
+    S_KEY,
+    S_TIMEOUT,
+    S_SERVER,
+    S_PRIORITY,
+    S_MAX_ATTEMPTS,
+    S_WAIT,
+    S_WAIT_FOR
+};
 static const struct cli_optdef submit_opts_def[] = {
     [S_PAYLOAD] = {"--payload", 0, true},
     [S_AT] = {"--at", 0, true},
@@ -66,6 +88,8 @@ static const struct cli_optdef submit_opts_def[] = {
     [S_SERVER] = {"--server", 0, true},
     [S_PRIORITY] = {"--priority", 0, true},
     [S_MAX_ATTEMPTS] = {"--max-attempts", 0, true},
+    [S_WAIT] = {"--wait", 0, false},
+    [S_WAIT_FOR] = {"--wait", 0, true}, /* --wait=DUR (opts.h) */
     {NULL, 0, false},
 };
 
@@ -84,9 +108,51 @@ submit_set(struct submit_opts *o, int k, const char *v)
         if (!cli_parse_int(v, 1, JOB_MAX_ATTEMPTS_MAX, &o->max_attempts))
             return cli_usage_error("submit", "--max-attempts must be a positive integer, not", v);
         o->has_max_attempts = true;
+    } else if (k == S_WAIT || k == S_WAIT_FOR) {
+        struct jobd_error err = {0};
+        o->wait = true;
+        if (v != NULL &&
+            (duration_parse_ms(v, &o->wait_ms, "--wait", &err) != JOBD_OK || o->wait_ms <= 0))
+            return cli_usage_error("submit", "--wait takes a duration above zero (30s, 5m), not",
+                                   v);
     } else {
         *dst[k] = v;
     }
+    return CLI_OK;
+}
+
+/*
+ * Sends the submit and prints the job. When the server answered with
+ * Idempotent-Replayed: true (docs/API.md, the key made a job before), no new
+ * job was made: a line on stderr says which job the key gave back, so a
+ * person does not take it for a new one; stdout is the job either way.
+ */
+static int
+submit_send(const char *server, const char *text, const char *key)
+{
+    struct cli_http_resp r;
+    int rc = cli_http("submit", server, "POST", "/v1/jobs", text, &r);
+    if (rc != CLI_OK)
+        return rc;
+    if (r.status < 200 || r.status > 299) {
+        rc = cli_http_fail("submit", &r);
+        free(r.body);
+        return rc;
+    }
+    fputs(r.body, stdout);
+    if (r.len == 0 || r.body[r.len - 1] != '\n')
+        fputc('\n', stdout);
+    fflush(stdout);
+    if (r.replayed) {
+        json_t *j = json_loadb(r.body, r.len, 0, NULL);
+        fprintf(stderr, "jobd submit: job %lld already exists for idempotency key ",
+                (long long)json_integer_value(json_object_get(j, "id")));
+        for (const char *s = key ? key : ""; *s; s++) /* control characters as '?' */
+            fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, stderr);
+        fputs(" (replayed): no new job was made\n", stderr);
+        json_decref(j);
+    }
+    free(r.body);
     return CLI_OK;
 }
 
@@ -120,6 +186,98 @@ submit_parse(int argc, char **argv, struct submit_opts *o)
     if (o->at && o->in)
         return cli_usage_error("submit", "give --at or --in, not both", NULL);
     return CLI_OK;
+}
+
+/* The longest wait one request may ask for (docs/API.md, Waiting for a result). */
+#define SUBMIT_WAIT_STEP_MS 60000
+
+/*
+ * One request of --wait: answers 2xx with a job into *job (the caller's to
+ * json_decref), or an exit status (already reported).
+ */
+static int
+wait_request(const char *server, const char *method, const char *path, const char *body,
+             json_t **job)
+{
+    struct cli_http_resp r;
+    int rc = cli_http("submit", server, method, path, body, &r);
+    if (rc != CLI_OK)
+        return rc;
+    if (r.status < 200 || r.status > 299) {
+        rc = cli_http_fail("submit", &r);
+        free(r.body);
+        return rc;
+    }
+    *job = json_loads(r.body, 0, NULL);
+    free(r.body);
+    if (!json_is_object(*job)) {
+        json_decref(*job);
+        fprintf(stderr, "jobd submit: the server answered something that is not a job\n");
+        return CLI_FAILED;
+    }
+    return CLI_OK;
+}
+
+/* How long the next request may wait: SUBMIT_WAIT_STEP_MS, or what is left
+ * of deadline (monotonic us; 0 = none). 0 when nothing is left. */
+static int64_t
+wait_step_ms(int64_t deadline_us)
+{
+    if (deadline_us == 0)
+        return SUBMIT_WAIT_STEP_MS;
+    int64_t left = (deadline_us - clock_mono_now_us()) / 1000;
+    return left <= 0 ? 0 : left < SUBMIT_WAIT_STEP_MS ? left : SUBMIT_WAIT_STEP_MS;
+}
+
+/*
+ * submit --wait: POST /v1/jobs?wait=, then GET /v1/jobs/ID?wait= until the
+ * job ends or wait_ms (0: no limit) is over, each request waiting at most
+ * the server's 60 s. Prints the result; the exit status says the outcome.
+ */
+static int
+submit_wait(const char *server, const char *body, int64_t wait_ms)
+{
+    int64_t deadline = wait_ms > 0 ? clock_mono_now_us() + wait_ms * 1000 : 0;
+    char path[96];
+    snprintf(path, sizeof path, "/v1/jobs?wait=%lldms", (long long)wait_step_ms(deadline));
+    json_t *job = NULL;
+    int rc = wait_request(server, "POST", path, body, &job);
+    enum job_status st = JOB_PENDING;
+    while (rc == CLI_OK) {
+        const char *name = json_string_value(json_object_get(job, "status"));
+        if (name == NULL || job_status_parse(name, &st) != JOBD_OK || job_status_terminal(st))
+            break;
+        int64_t step = wait_step_ms(deadline);
+        if (step == 0)
+            break;
+        snprintf(path, sizeof path, "/v1/jobs/%lld?wait=%lldms",
+                 (long long)json_integer_value(json_object_get(job, "id")), (long long)step);
+        json_decref(job);
+        job = NULL;
+        rc = wait_request(server, "GET", path, NULL, &job);
+    }
+    if (rc != CLI_OK)
+        return rc;
+    long long id = (long long)json_integer_value(json_object_get(job, "id"));
+    if (!job_status_terminal(st)) {
+        fprintf(stderr, "jobd submit: job %lld is still %s after %s\n", id, job_status_name(st),
+                duration_format_ms(wait_ms, path, sizeof path));
+        json_decref(job);
+        return CLI_FAILED;
+    }
+    json_t *result = json_object_get(job, "result");
+    char *text = json_dumps(result ? result : json_null(), JSON_ENCODE_ANY | JSON_COMPACT);
+    if (text != NULL)
+        printf("%s\n", text);
+    free(text);
+    if (st != JOB_SUCCEEDED) {
+        const char *why = json_string_value(json_object_get(job, "last_error"));
+        fprintf(stderr, "jobd submit: job %lld %s%s%s\n", id, job_status_name(st), why ? ": " : "",
+                why ? why : "");
+        rc = CLI_FAILED;
+    }
+    json_decref(job);
+    return rc;
 }
 
 int
@@ -162,10 +320,15 @@ cmd_submit(int argc, char **argv)
         fprintf(stderr, "jobd submit: a string is not valid UTF-8 or memory ran out\n");
         return CLI_USAGE;
     }
-    rc = cli_send_print(cli_server_url(o.server), "POST", "/v1/jobs", text);
+    if (o.wait) {
+        cli_warn_unhandled(cli_server_url(o.server), o.type, o.queue ? o.queue : JOB_DEFAULT_QUEUE);
+        rc = submit_wait(cli_server_url(o.server), text, o.wait_ms);
+        free(text);
+        return rc;
+    }
+    rc = submit_send(cli_server_url(o.server), text, o.key);
     free(text);
     if (rc == CLI_OK) {
-        fflush(stdout);
         cli_warn_unhandled(cli_server_url(o.server), o.type, o.queue ? o.queue : JOB_DEFAULT_QUEUE);
     }
     return rc;
@@ -210,7 +373,8 @@ cmd_job(int argc, char **argv)
         return cli_job_delete(cli_server_url(server), n);
     if (strcmp(action, "cancel") == 0 || strcmp(action, "retry") == 0) {
         snprintf(path, sizeof path, "/v1/jobs/%ld/%s", n, action);
-        return cli_send_print(cli_server_url(server), "POST", path, NULL);
+        return cli_send_print(strcmp(action, "cancel") == 0 ? "job cancel" : "job retry",
+                              cli_server_url(server), "POST", path, NULL);
     }
     return cli_usage_error("job", "unknown action", action);
 }
@@ -299,7 +463,8 @@ cmd_queues(int argc, char **argv)
     if (argc > 1 && (strcmp(argv[1], "limit") == 0 || strcmp(argv[1], "pause") == 0 ||
                      strcmp(argv[1], "resume") == 0))
         return cli_queues_action(argc - 1, argv + 1);
-    static const struct cli_listing l = {"queues",      queues_usage, "/v1/queues", "queues",
-                                         queues_header, queues_row,   false,        NULL};
+    static const struct cli_listing l = {"queues", queues_usage,  "/v1/queues",
+                                         "queues", queues_header, queues_row,
+                                         false,    NULL,          NULL};
     return cli_listing_run(argc, argv, &l);
 }

@@ -26,17 +26,24 @@ cli_exit_for(int code)
 {
     switch (code) {
     case JOBD_OK: return CLI_OK;
+    case JOBD_E_INVALID: return CLI_USAGE;
     case JOBD_E_UNAVAILABLE: return CLI_UNREACHABLE;
     default: return CLI_FAILED;
     }
 }
 
 int
-cli_report(const char *what, int code, const struct jobd_error *err)
+cli_error_what(const char *cmd, const char *what, int code, const struct jobd_error *err)
 {
     const char *msg = (err != NULL && err->msg[0] != '\0') ? err->msg : jobd_strerror(code);
-    fprintf(stderr, "jobd: %s: %s\n", what, msg);
+    fprintf(stderr, "jobd %s: %s%s%s\n", cmd, what ? what : "", what ? ": " : "", msg);
     return cli_exit_for(code);
+}
+
+int
+cli_error(const char *cmd, int code, const struct jobd_error *err)
+{
+    return cli_error_what(cmd, NULL, code, err);
 }
 
 int

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli/cli.h"
 #include "util/lazylib.h"
@@ -43,18 +44,33 @@ on_data(char *p, size_t size, size_t n, void *arg)
     return len;
 }
 
+/* Notes "Idempotent-Replayed: true" (any case, any spacing) in the answer's headers. */
+static size_t
+on_header(char *p, size_t size, size_t n, void *arg)
+{
+    struct cli_http_resp *r = arg;
+    static const char name[] = "idempotent-replayed:";
+    size_t len = size * n, k = sizeof name - 1;
+    if (len > k && strncasecmp(p, name, k) == 0) {
+        while (k < len && (p[k] == ' ' || p[k] == '\t'))
+            k++;
+        r->replayed = len - k >= 4 && strncasecmp(p + k, "true", 4) == 0;
+    }
+    return len;
+}
+
 int
-cli_http(const char *base, const char *method, const char *path, const char *body,
+cli_http(const char *cmd, const char *base, const char *method, const char *path, const char *body,
          struct cli_http_resp *out)
 {
     memset(out, 0, sizeof *out);
     const char *why;
     if (!lazylib_load(&lazylib_curl, &why)) {
-        fprintf(stderr, "jobd: %s\n", why);
+        fprintf(stderr, "jobd %s: %s\n", cmd, why);
         return CLI_FAILED;
     }
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        fprintf(stderr, "jobd: cannot initialise libcurl\n");
+        fprintf(stderr, "jobd %s: cannot initialise libcurl\n", cmd);
         return CLI_FAILED;
     }
     CURL *h = curl_easy_init();
@@ -86,6 +102,8 @@ cli_http(const char *base, const char *method, const char *path, const char *bod
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, out);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
     curl_easy_setopt(h, CURLOPT_TIMEOUT, 120L);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -97,7 +115,7 @@ cli_http(const char *base, const char *method, const char *path, const char *bod
     }
     CURLcode cc = curl_easy_perform(h);
     if (cc != CURLE_OK) {
-        fprintf(stderr, "jobd: cannot reach %s: %s\n", base, curl_easy_strerror(cc));
+        fprintf(stderr, "jobd %s: cannot reach %s: %s\n", cmd, base, curl_easy_strerror(cc));
         rc = CLI_UNREACHABLE;
         free(out->body);
         out->body = NULL;
@@ -119,16 +137,24 @@ out:
 }
 
 int
-cli_http_fail(const struct cli_http_resp *r)
+cli_http_exit(long status)
+{
+    if (status == 400)
+        return CLI_USAGE;
+    return status == 503 ? CLI_UNREACHABLE : CLI_FAILED;
+}
+
+int
+cli_http_fail(const char *cmd, const struct cli_http_resp *r)
 {
     json_t *o = json_loadb(r->body ? r->body : "", r->len, 0, NULL);
     json_t *e = json_object_get(json_object_get(o, "error"), "message");
     if (json_is_string(e))
-        fprintf(stderr, "jobd: %s (HTTP %ld)\n", json_string_value(e), r->status);
+        fprintf(stderr, "jobd %s: %s (HTTP %ld)\n", cmd, json_string_value(e), r->status);
     else
-        fprintf(stderr, "jobd: the server answered HTTP %ld\n", r->status);
+        fprintf(stderr, "jobd %s: the server answered HTTP %ld\n", cmd, r->status);
     json_decref(o);
-    return r->status == 503 ? CLI_UNREACHABLE : CLI_FAILED;
+    return cli_http_exit(r->status);
 }
 
 char *
@@ -142,23 +168,24 @@ cli_http_escape(const char *s)
 
 /* Sends and prints the body of a 2xx answer; returns the exit status. */
 int
-cli_send_print(const char *server, const char *method, const char *path, const char *body)
+cli_send_print(const char *cmd, const char *server, const char *method, const char *path,
+               const char *body)
 {
-    return cli_send_print_status(server, method, path, body, NULL);
+    return cli_send_print_status(cmd, server, method, path, body, NULL);
 }
 
 int
-cli_send_print_status(const char *server, const char *method, const char *path, const char *body,
-                      long *status)
+cli_send_print_status(const char *cmd, const char *server, const char *method, const char *path,
+                      const char *body, struct cli_http_resp *resp_info)
 {
     struct cli_http_resp r;
-    int rc = cli_http(server, method, path, body, &r);
+    int rc = cli_http(cmd, server, method, path, body, &r);
     if (rc != CLI_OK)
         return rc;
-    if (status != NULL)
-        *status = r.status;
+    if (resp_info != NULL)
+        *resp_info = (struct cli_http_resp){.status = r.status, .replayed = r.replayed};
     if (r.status < 200 || r.status > 299) {
-        rc = cli_http_fail(&r);
+        rc = cli_http_fail(cmd, &r);
     } else {
         fputs(r.body, stdout);
         if (r.len == 0 || r.body[r.len - 1] != '\n')

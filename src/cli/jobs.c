@@ -265,10 +265,10 @@ jobs_page(struct jobs_opts *o, long want, json_t *jobs, int *rc)
     }
     snprintf(path, sizeof path, "/v1/jobs%s", q);
     struct cli_http_resp r;
-    if ((*rc = cli_http(cli_server_url(o->server), "GET", path, NULL, &r)) != CLI_OK)
+    if ((*rc = cli_http("jobs", cli_server_url(o->server), "GET", path, NULL, &r)) != CLI_OK)
         return -1;
     if (r.status != 200) {
-        *rc = cli_http_fail(&r);
+        *rc = cli_http_fail("jobs", &r);
         free(r.body);
         return -1;
     }
@@ -277,7 +277,7 @@ jobs_page(struct jobs_opts *o, long want, json_t *jobs, int *rc)
     json_t *arr = json_object_get(body, "jobs");
     if (!json_is_array(arr)) {
         json_decref(body);
-        fprintf(stderr, "jobd: the server's answer has no job list\n");
+        fprintf(stderr, "jobd jobs: the server's answer has no job list\n");
         *rc = CLI_FAILED;
         return -1;
     }

@@ -17,16 +17,17 @@
 #include "cli/cli.h"
 #include "cli/http.h"
 
-/* GETs path and parses the 200 answer; NULL with *rc set otherwise. */
+/* GETs path and parses the 200 answer; NULL with *rc set otherwise (errors
+ * named after cmd). */
 static json_t *
-get_object(const char *server, const char *path, int *rc)
+get_object(const char *cmd, const char *server, const char *path, int *rc)
 {
     struct cli_http_resp r;
-    *rc = cli_http(server, "GET", path, NULL, &r);
+    *rc = cli_http(cmd, server, "GET", path, NULL, &r);
     if (*rc != CLI_OK)
         return NULL;
     if (r.status != 200) {
-        *rc = cli_http_fail(&r);
+        *rc = cli_http_fail(cmd, &r);
         free(r.body);
         return NULL;
     }
@@ -34,7 +35,7 @@ get_object(const char *server, const char *path, int *rc)
     free(r.body);
     if (!json_is_object(o)) {
         json_decref(o);
-        fprintf(stderr, "jobd: the server's answer to GET %s is not a JSON object\n", path);
+        fprintf(stderr, "jobd %s: the server's answer to GET %s is not a JSON object\n", cmd, path);
         *rc = CLI_FAILED;
     }
     return o;
@@ -142,7 +143,7 @@ cli_job_attempts(const char *server, long id)
     char path[96];
     snprintf(path, sizeof path, "/v1/jobs/%ld/attempts", id);
     int rc;
-    json_t *o = get_object(server, path, &rc);
+    json_t *o = get_object("job attempts", server, path, &rc);
     if (o == NULL)
         return rc;
     json_t *arr = json_object_get(o, "attempts");
@@ -164,9 +165,9 @@ cli_job_show(const char *server, long id)
     char path[96];
     snprintf(path, sizeof path, "/v1/jobs/%ld", id);
     if (!isatty(1))
-        return cli_send_print(server, "GET", path, NULL);
+        return cli_send_print("job show", server, "GET", path, NULL);
     int rc;
-    json_t *j = get_object(server, path, &rc);
+    json_t *j = get_object("job show", server, path, &rc);
     if (j == NULL)
         return rc;
     static const char *const fields[] = {"id",
@@ -197,7 +198,7 @@ cli_job_show(const char *server, long id)
         put_field(j, fields[k]);
     json_decref(j);
     snprintf(path, sizeof path, "/v1/jobs/%ld/attempts", id);
-    json_t *o = get_object(server, path, &rc);
+    json_t *o = get_object("job show", server, path, &rc);
     if (o == NULL)
         return rc;
     json_t *arr = json_object_get(o, "attempts");

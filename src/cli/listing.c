@@ -61,14 +61,14 @@ page_path(const struct cli_listing *l, bool table, const char *after)
 
 /* GETs one page; its answer (new reference) in *out. CLI_*. */
 static int
-get_page(const char *server, const char *path, json_t **out)
+get_page(const char *cmd, const char *server, const char *path, json_t **out)
 {
     struct cli_http_resp r;
-    int rc = cli_http(server, "GET", path, NULL, &r);
+    int rc = cli_http(cmd, server, "GET", path, NULL, &r);
     if (rc != CLI_OK)
         return rc;
     if (r.status != 200) {
-        rc = cli_http_fail(&r);
+        rc = cli_http_fail(cmd, &r);
         free(r.body);
         return rc;
     }
@@ -76,7 +76,7 @@ get_page(const char *server, const char *path, json_t **out)
     free(r.body);
     if (!json_is_object(*out)) {
         json_decref(*out);
-        fprintf(stderr, "jobd: the server's answer is not JSON\n");
+        fprintf(stderr, "jobd %s: the server's answer is not JSON\n", cmd);
         return CLI_FAILED;
     }
     return CLI_OK;
@@ -99,23 +99,63 @@ print_rows(const struct cli_listing *l, bool table, const json_t *arr)
     }
 }
 
-int
-cli_listing_print(const char *server, const struct cli_listing *l)
+/*
+ * l->table on a terminal: every page first, then the table at once, so its
+ * columns can be as wide as their data. Returns the exit status.
+ */
+static int
+print_whole_table(const char *server, const struct cli_listing *l)
 {
-    bool table = isatty(1);
+    json_t *all = json_array();
     char *after = NULL;
-    int rc = CLI_OK;
+    int rc = all != NULL ? CLI_OK : cli_error(l->cmd, JOBD_E_NOMEM, NULL);
     for (bool first = true; rc == CLI_OK && (first || after != NULL); first = false) {
-        char *path = page_path(l, table, after);
+        char *path = page_path(l, true, after);
         json_t *o = NULL;
-        rc = path ? get_page(cli_server_url(server), path, &o)
-                  : cli_report(l->cmd, JOBD_E_NOMEM, NULL);
+        rc = path ? get_page(l->cmd, cli_server_url(server), path, &o)
+                  : cli_error(l->cmd, JOBD_E_NOMEM, NULL);
         free(path);
         free(after);
         after = NULL;
         json_t *arr = json_object_get(o, l->key);
         if (rc == CLI_OK && !json_is_array(arr)) {
-            fprintf(stderr, "jobd: the server's answer has no %s list\n", l->key);
+            fprintf(stderr, "jobd %s: the server's answer has no %s list\n", l->cmd, l->key);
+            rc = CLI_FAILED;
+        } else if (rc == CLI_OK && json_array_extend(all, arr) != 0) {
+            rc = cli_error(l->cmd, JOBD_E_NOMEM, NULL);
+        }
+        const char *next = json_string_value(json_object_get(o, "next"));
+        if (rc == CLI_OK && next != NULL && json_array_size(arr) > 0 &&
+            (after = strdup(next)) == NULL)
+            rc = cli_error(l->cmd, JOBD_E_NOMEM, NULL);
+        json_decref(o);
+    }
+    free(after);
+    if (rc == CLI_OK)
+        l->table(all);
+    json_decref(all);
+    return rc;
+}
+
+int
+cli_listing_print(const char *server, const struct cli_listing *l)
+{
+    bool table = isatty(1);
+    if (table && l->table != NULL)
+        return print_whole_table(server, l);
+    char *after = NULL;
+    int rc = CLI_OK;
+    for (bool first = true; rc == CLI_OK && (first || after != NULL); first = false) {
+        char *path = page_path(l, table, after);
+        json_t *o = NULL;
+        rc = path ? get_page(l->cmd, cli_server_url(server), path, &o)
+                  : cli_error(l->cmd, JOBD_E_NOMEM, NULL);
+        free(path);
+        free(after);
+        after = NULL;
+        json_t *arr = json_object_get(o, l->key);
+        if (rc == CLI_OK && !json_is_array(arr)) {
+            fprintf(stderr, "jobd %s: the server's answer has no %s list\n", l->cmd, l->key);
             rc = CLI_FAILED;
         }
         if (rc == CLI_OK && first && table)
@@ -125,7 +165,7 @@ cli_listing_print(const char *server, const struct cli_listing *l)
         const char *next = json_string_value(json_object_get(o, "next"));
         if (rc == CLI_OK && next != NULL && json_array_size(arr) > 0 &&
             (after = strdup(next)) == NULL)
-            rc = cli_report(l->cmd, JOBD_E_NOMEM, NULL);
+            rc = cli_error(l->cmd, JOBD_E_NOMEM, NULL);
         json_decref(o);
     }
     free(after);

@@ -22,6 +22,10 @@ struct cli_listing {
     void (*row)(const json_t *); /* prints one element as a table row (borrowed) */
     bool paged;                  /* the route pages (?limit=&after=, "next") */
     const char *piped_query;     /* paged: NULL, or added to the query when piped ("full=1") */
+    /* NULL, or on a terminal: every row of every page is collected first and
+     * this prints them all (borrowed array), so columns can be as wide as their
+     * data; header and row are then unused. */
+    void (*table)(const json_t *rows);
 };
 
 /* Runs the listing command l over argv; returns an exit status (CLI_*). */

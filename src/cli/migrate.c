@@ -29,7 +29,7 @@ print_status(struct store *st, const char *url)
     int current = 0, newest = 0;
     int rc = store_schema_status(st, &current, &newest, &err);
     if (rc != JOBD_OK)
-        return cli_report("cannot read the schema version", rc, &err);
+        return cli_error_what("migrate", "cannot read the schema version", rc, &err);
     char safe[1024];
     printf("store: %s (%s)\n", store_url_redact(url, safe, sizeof safe), store_backend(st));
     printf("schema version: %d\nnewest this jobd knows: %d\n", current, newest);
@@ -80,7 +80,7 @@ cmd_migrate(int argc, char **argv)
     struct store *st = NULL;
     int rc = store_open(cli_db_url(db), &st, &err);
     if (rc != JOBD_OK)
-        return cli_report("cannot open store", rc, &err);
+        return cli_error_what("migrate", "cannot open store", rc, &err);
     if (status) {
         int out = print_status(st, cli_db_url(db));
         store_close(st);
@@ -94,7 +94,7 @@ cmd_migrate(int argc, char **argv)
         rc = store_schema_status(st, &after, &newest, &err);
     store_close(st);
     if (rc != JOBD_OK)
-        return cli_report("migration failed", rc, &err);
+        return cli_error_what("migrate", "migration failed", rc, &err);
     char safe[1024];
     const char *where = store_url_redact(cli_db_url(db), safe, sizeof safe);
     if (before == 0)

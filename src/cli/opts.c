@@ -49,18 +49,25 @@ long_opt(struct cli_args *a, const struct cli_optdef *defs, const char *arg, int
 {
     const char *eq = strchr(arg, '=');
     size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
-    for (int k = 0; defs != NULL && defs[k].name != NULL; k++) {
+    int as_switch = -1, with_value = -1;
+    for (int k = 0; defs != NULL && defs[k].name != NULL; k++)
         if (strlen(defs[k].name) == n && strncmp(defs[k].name, arg, n) == 0) {
-            *which = k;
-            if (eq != NULL && !defs[k].has_value) {
-                cli_usage_error(a->cmd, "this option takes no value:", arg);
-                return CLI_ARG_BAD;
-            }
-            return take_value(a, &defs[k], arg, eq ? eq + 1 : "", val);
+            if (defs[k].has_value && with_value < 0)
+                with_value = k;
+            else if (!defs[k].has_value && as_switch < 0)
+                as_switch = k;
         }
+    if (as_switch < 0 && with_value < 0) {
+        cli_usage_error(a->cmd, "unknown option", arg);
+        return CLI_ARG_BAD;
     }
-    cli_usage_error(a->cmd, "unknown option", arg);
-    return CLI_ARG_BAD;
+    if (eq != NULL && with_value < 0) {
+        cli_usage_error(a->cmd, "this option takes no value:", arg);
+        return CLI_ARG_BAD;
+    }
+    /* "--name=v" takes the entry with a value; "--name" the switch if there is one. */
+    *which = eq != NULL || as_switch < 0 ? with_value : as_switch;
+    return take_value(a, &defs[*which], arg, eq ? eq + 1 : "", val);
 }
 
 /* "-n", "-n2" or "-n 2". */

@@ -19,7 +19,12 @@
 
 #include <stdbool.h>
 
-/* One option a command accepts; a table ends with a NULL name. */
+/*
+ * One option a command accepts; a table ends with a NULL name. A name may
+ * be listed twice, as a switch and with a value: then the value is
+ * optional and only given as "--name=v" (getopt_long's optional_argument),
+ * and the form used picks the entry.
+ */
 struct cli_optdef {
     const char *name; /* the long form with its dashes, "--queue" */
     char short_name;  /* 'n' for -n, or 0 */
@@ -43,7 +48,8 @@ enum cli_arg {
     CLI_ARG_BAD,  /* a usage error, already printed on stderr: exit CLI_USAGE */
 };
 
-/* Starts reading argv[start..argc-1] for command cmd (a static string). */
+/* Starts reading argv[start..argc-1] for command cmd (borrowed: it must live
+ * as long as a; "jobs retry" for an action's errors). */
 void cli_args_init(struct cli_args *a, const char *cmd, int argc, char **argv, int start);
 
 /*

@@ -115,14 +115,16 @@ cli_queues_action(int argc, char **argv)
     char *text = rc == CLI_OK ? json_dumps(body, JSON_COMPACT) : NULL;
     json_decref(body);
     if (rc == CLI_OK && (name == NULL || text == NULL)) {
-        fprintf(stderr, "jobd: out of memory\n");
+        fprintf(stderr, "jobd queues %s: out of memory\n", argv[0]);
         rc = CLI_FAILED;
     }
     if (rc == CLI_OK) {
         char path[1024];
         snprintf(path, sizeof path, "/v1/queues/%s%s%s", name, limit ? "" : "/",
                  limit ? "" : argv[0]);
-        rc = cli_send_print(cli_server_url(server), limit ? "PUT" : "POST", path, text);
+        char cmd[32];
+        snprintf(cmd, sizeof cmd, "queues %s", argv[0]);
+        rc = cli_send_print(cmd, cli_server_url(server), limit ? "PUT" : "POST", path, text);
     }
     free(name);
     free(text);

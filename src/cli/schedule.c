@@ -179,9 +179,9 @@ print_sched_header(void)
 static int
 sched_ls(const char *server)
 {
-    static const struct cli_listing l = {
-        "schedule",      schedule_usage, "/v1/schedules", "schedules", print_sched_header,
-        print_sched_row, true,           "full=1"};
+    static const struct cli_listing l = {"schedule ls", schedule_usage,     "/v1/schedules",
+                                         "schedules",   print_sched_header, print_sched_row,
+                                         true,          "full=1",           NULL};
     return cli_listing_print(server, &l);
 }
 
@@ -192,12 +192,12 @@ sched_rm(const char *server, const char *name)
     if (path == NULL)
         return CLI_FAILED;
     struct cli_http_resp r;
-    int rc = cli_http(server, "DELETE", path, NULL, &r);
+    int rc = cli_http("schedule rm", server, "DELETE", path, NULL, &r);
     free(path);
     if (rc != CLI_OK)
         return rc;
     if (r.status < 200 || r.status > 299)
-        rc = cli_http_fail(&r);
+        rc = cli_http_fail("schedule rm", &r);
     free(r.body);
     return rc;
 }
@@ -248,16 +248,18 @@ cmd_schedule(int argc, char **argv)
     char *path = sched_path(o.pos[0], suffix);
     if (path == NULL) {
         free(body);
-        fprintf(stderr, "jobd schedule: out of memory\n");
+        fprintf(stderr, "jobd schedule %s: out of memory\n", action);
         return CLI_FAILED;
     }
-    long status = 0;
-    rc = cli_send_print_status(server, a == 0 ? "PUT" : "POST", path, body, &status);
+    struct cli_http_resp got = {0};
+    char cmd[32];
+    snprintf(cmd, sizeof cmd, "schedule %s", action);
+    rc = cli_send_print_status(cmd, server, a == 0 ? "PUT" : "POST", path, body, &got);
     free(path);
     free(body);
     /* PUT answers 201 for a new schedule, 200 for one it replaced. */
     if (a == 0 && rc == CLI_OK)
-        fprintf(stderr, "jobd schedule: %s schedule '%s'\n", status == 201 ? "created" : "replaced",
-                o.pos[0]);
+        fprintf(stderr, "jobd schedule: %s schedule '%s'\n",
+                got.status == 201 ? "created" : "replaced", o.pos[0]);
     return rc;
 }

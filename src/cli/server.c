@@ -22,6 +22,7 @@
 #include "api/claimpresence.h"
 #include "api/commit.h"
 #include "api/countsd.h"
+#include "api/jobwait.h"
 #include "api/longpoll.h"
 #include "api/metrics.h"
 #include "api/storepool.h"
@@ -48,6 +49,7 @@ static const char usage[] =
     "                   [--request-timeout DUR]\n"
     "                   [--db-connections N] [--notify-db URL]\n"
     "                   [--max-schedules N] [--max-workers N] [--max-bulk N]\n"
+    "                   [--max-waits N]\n"
     "                   [--log-format text|json] [--log-level LEVEL]\n"
     "                   [--access-log notable|all|off] [--access-log-slow DUR]\n"
     "       jobd server --check-config [the same options]\n"
@@ -102,8 +104,9 @@ static const char usage[] =
     "                       this, however slowly the bytes trickle (default 60s)\n"
     "  --db-connections N   database connections this server opens at most: the\n"
     "                       requests', the committer's, the long-poll's, the\n"
-    "                       scheduling plane's and --notify-db's (default threads\n"
-    "                       + 3, + 1 with --notify-db; at least 4, 5 with it). A\n"
+    "                       scheduling plane's, the waits' (?wait=) and\n"
+    "                       --notify-db's (default threads + 4, + 1 with\n"
+    "                       --notify-db; at least 5, 6 with it). A\n"
     "                       --worker-config worker has its own (db_connections)\n"
     "  --notify-db URL      a direct PostgreSQL URL for LISTEN when --db goes\n"
     "                       through PgBouncer in transaction mode (?pooler=transaction);\n"
@@ -115,6 +118,9 @@ static const char usage[] =
     "                       is 409 limit_reached when N are live (default 1000)\n"
     "  --max-bulk N         bulk actions (POST /v1/jobs/bulk) running at once; more\n"
     "                       are 429 with Retry-After (default 2)\n"
+    "  --max-waits N        requests waiting for a result (?wait=) parked at once;\n"
+    "                       more are 429 too_many_waits with Retry-After (default\n"
+    "                       10000)\n"
     "  --log-format F       text (default) or json: one event a line on stderr\n"
     "  --log-level L        debug, info (default), warn or error\n"
     "  --access-log notable|all|off\n"
@@ -138,8 +144,9 @@ static const char usage[] =
     "at the lower of their two roles. Under systemd (Type=notify) it reports READY,\n"
     "RELOADING and STOPPING and pings the watchdog.\n";
 
-/* What the budget must cover besides the requests: committer, long-poll, plane. */
-#define SERVER_FIXED_CONNS 3
+/* What the budget must cover besides the requests: committer, long-poll, plane,
+ * the waits thread (api/jobwait.h). */
+#define SERVER_FIXED_CONNS 4
 /* How long a request waits for a connection when all are in use, before a 503. */
 #define SERVER_POOL_WAIT_MS 10000
 
@@ -157,12 +164,13 @@ db_budget(const struct server_opts *o)
     return o->db_conns > 0 ? o->db_conns : (long)(o->threads ? o->threads : 4) + fixed_conns(o);
 }
 
-/* The store pool's share: all but the plane's connection and --notify-db's
- * (the long-poll's own); the committer's and the long-poll's come from it. */
+/* The store pool's share: all but the plane's connection, the waits
+ * thread's and --notify-db's (the long-poll's own); the committer's and the
+ * long-poll's come from it. */
 static long
 pool_conns(const struct server_opts *o)
 {
-    return db_budget(o) - 1 - (o->notify_db != NULL ? 1 : 0);
+    return db_budget(o) - 2 - (o->notify_db != NULL ? 1 : 0);
 }
 
 /* The settings of o the request handlers read, defaults filled in. */
@@ -217,6 +225,7 @@ struct server_parts {
     struct api_metrics *metrics;
     struct committer *committer;
     struct longpoll *longpoll;
+    struct jobwait *jobwait;         /* ?wait= */
     struct claim_presence *presence; /* claims' presence, remembered (claimpresence.h) */
     struct api_server *http;
     struct sched_plane *plane;
@@ -237,6 +246,7 @@ stop_all(struct server_parts *p, int64_t grace_ms)
         worker_request_stop(p->worker); /* no new claims from here on */
     api_server_quiesce(p->http);        /* no new connections */
     longpoll_stop(p->longpoll);         /* parked claims answered and resumed */
+    jobwait_stop(p->jobwait);           /* parked waits answered with the job as it is */
     int64_t http_grace = grace_ms >= 0 ? grace_ms : 30000;
     if (!api_server_drain(p->http, http_grace > INT32_MAX ? INT32_MAX : (int)http_grace))
         log_at(LOGL_WARN, "server", "requests still running after the shutdown grace; closing");
@@ -247,6 +257,7 @@ stop_all(struct server_parts *p, int64_t grace_ms)
     (void)api_server_drain(p->http, 2000);
     api_server_stop(p->http);         /* closes idle keep-alive connections */
     longpoll_free(p->longpoll);       /* no HTTP thread can park a claim any more */
+    jobwait_free(p->jobwait);         /* nor a wait */
     committer_stop(p->committer);     /* no request can reach it any more */
     worker_stop(p->worker, grace_ms); /* running jobs finish or are reported */
     sched_plane_stop(p->plane);
@@ -277,7 +288,7 @@ prepare_store(const char *url)
         rc = store_migrate(st, &err);
     store_close(st);
     if (rc != JOBD_OK)
-        return cli_report("cannot open the store", rc, &err);
+        return cli_error_what("server", "cannot open the store", rc, &err);
     return CLI_OK;
 }
 
@@ -288,29 +299,33 @@ count_reaped(void *metrics, int n)
     api_metrics_reaped(metrics, (uint64_t)n);
 }
 
-/* The embedded worker's events, for /metrics (see struct worker_events). */
+/* The embedded worker's events (see struct worker_events), for /metrics and
+ * the waits for results; arg is the struct server_parts. */
 static void
-worker_started(void *metrics, const struct job *j)
+worker_started(void *arg, const struct job *j)
 {
-    api_metrics_claimed(metrics, j);
+    api_metrics_claimed(((struct server_parts *)arg)->metrics, j);
 }
 
 static void
-worker_ran(void *metrics, const char *queue, double duration_s)
+worker_ran(void *arg, const char *queue, double duration_s)
 {
-    api_metrics_duration(metrics, queue, duration_s);
+    api_metrics_duration(((struct server_parts *)arg)->metrics, queue, duration_s);
 }
 
 static void
-worker_finished(void *metrics, enum job_status status, uint64_t n)
+worker_finished(void *arg, enum job_status status, uint64_t n)
 {
-    api_metrics_ended(metrics, status, n);
+    struct server_parts *p = arg;
+    api_metrics_ended(p->metrics, status, n);
+    if (job_status_terminal(status))
+        jobwait_signal(p->jobwait); /* in-process: no need to wait for the store's signal */
 }
 
 static void
-worker_fenced(void *metrics, uint64_t n)
+worker_fenced(void *arg, uint64_t n)
 {
-    api_metrics_fenced(metrics, n);
+    api_metrics_fenced(((struct server_parts *)arg)->metrics, n);
 }
 
 /* Says which Host names are answered (api/xsite.h; docs/OPERATIONS.md, Security). */
@@ -336,7 +351,7 @@ start_http(const struct server_opts *o, const char *host, int port, const struct
     struct api_xsite xsite;
     int rc = api_xsite_parse(o->allowed_hosts, &xsite, &err); /* checked with the options */
     if (rc != JOBD_OK)
-        return cli_report("--allowed-hosts", rc, &err);
+        return cli_error_what("server", "--allowed-hosts", rc, &err);
     struct api_server_config cfg = {.host = host,
                                     .port = port,
                                     .threads = o->threads,
@@ -348,7 +363,7 @@ start_http(const struct server_opts *o, const char *host, int port, const struct
                                     .xsite = &xsite};
     int bound = 0;
     if ((rc = api_server_start(&cfg, &p->ctx, &p->http, &bound, &err)) != JOBD_OK)
-        return cli_report("cannot listen", rc, &err);
+        return cli_error_what("server", "cannot listen", rc, &err);
     /* Scripts and tests read the URL from this line: keep its words. */
     log_writef(LOGL_INFO, "server", NULL, 0,
                strchr(host, ':') ? "listening on http://[%s]:%d" : "listening on http://%s:%d",
@@ -366,12 +381,29 @@ load_tokens(const struct server_opts *o, struct server_parts *p)
     if (o->tokens == NULL)
         return CLI_OK;
     if ((rc = api_auth_load(o->tokens, &p->ctx.auth, &err)) != JOBD_OK)
-        return cli_report("--tokens", rc, &err);
+        return cli_error_what("server", "--tokens", rc, &err);
     if (api_auth_warning(p->ctx.auth) != NULL)
         log_writef(LOGL_WARN, "server", NULL, 0, "%s", api_auth_warning(p->ctx.auth));
     if ((p->reload.tokens_path = strdup(o->tokens)) == NULL)
-        return cli_report("cannot start", JOBD_E_NOMEM, NULL);
+        return cli_error_what("server", "cannot start", JOBD_E_NOMEM, NULL);
     return CLI_OK;
+}
+
+/* The threads that answer requests later: the group committer, the
+ * long-poll, the waits for results (?wait=). */
+static int
+start_request_threads(const struct server_opts *o, const struct jobd_clock *clock,
+                      struct server_parts *p, struct jobd_error *err)
+{
+    int rc;
+    if ((rc = store_pool_set_notify_url(p->pool, o->notify_db, err)) ||
+        (rc = committer_start(p->pool, &p->wake, p->metrics, &p->committer, err)) ||
+        (rc = longpoll_start(p->pool, &p->wake, p->metrics, &p->longpoll, err)))
+        return rc;
+    /* Its own connection: a direct one for LISTEN where the pool's goes through a pooler. */
+    return jobwait_start(o->notify_db ? o->notify_db : cli_db_url(o->db), clock,
+                         o->max_waits ? o->max_waits : JOBWAIT_DEFAULT_MAX, p->metrics, &p->jobwait,
+                         err);
 }
 
 static int
@@ -385,25 +417,24 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     p->metrics = api_metrics_new();
     p->presence = claim_presence_new();
     if (!p->wake_ok || p->metrics == NULL || p->presence == NULL)
-        return cli_report("cannot start", JOBD_E_NOMEM, NULL);
+        return cli_error_what("server", "cannot start", JOBD_E_NOMEM, NULL);
     const char *clock_file;
     const struct jobd_clock *clock = clock_for_server(&clock_file);
     if (clock != NULL)
         log_at(LOGL_WARN, "server", "test clock: real time plus an offset",
                LF_STR("file", clock_file));
     if ((rc = store_pool_new(cli_db_url(o->db), clock, &p->pool, &err)))
-        return cli_report("cannot start", rc, &err);
+        return cli_error_what("server", "cannot start", rc, &err);
     store_pool_limit(p->pool, (size_t)pool_conns(o), SERVER_POOL_WAIT_MS);
-    if ((rc = store_pool_set_notify_url(p->pool, o->notify_db, &err)) ||
-        (rc = committer_start(p->pool, &p->wake, p->metrics, &p->committer, &err)) ||
-        (rc = longpoll_start(p->pool, &p->wake, p->metrics, &p->longpoll, &err)))
-        return cli_report("cannot start", rc, &err);
+    if ((rc = start_request_threads(o, clock, p, &err)))
+        return cli_error_what("server", "cannot start", rc, &err);
     struct api_auth *auth = p->ctx.auth; /* loaded first, kept across the assignment */
     p->ctx = (struct api_ctx){.pool = p->pool,
                               .auth = auth,
                               .metrics = p->metrics,
                               .committer = p->committer,
                               .longpoll = p->longpoll,
+                              .jobwait = p->jobwait,
                               .presence = p->presence,
                               .wake = &p->wake,
                               .defer_enqueue = true,
@@ -422,7 +453,7 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
         return rc;
     log_writef(LOGL_INFO, "server", NULL, 0,
                "at most %ld database connections (%ld for requests, the committer and the "
-               "long-poll; 1 scheduling plane%s)",
+               "long-poll; 1 scheduling plane; 1 for waits%s)",
                db_budget(o), pool_conns(o), o->notify_db ? "; 1 LISTEN on --notify-db" : "");
     struct sched_plane_config pc = {.db_url = cli_db_url(o->db),
                                     .reap_interval_ms = o->reap_ms,
@@ -436,17 +467,17 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
     pc.backoff_base_ms = o->backoff_base_ms;
     pc.backoff_cap_ms = o->backoff_cap_ms;
     if ((rc = sched_plane_start(&pc, &p->plane, &err)) != JOBD_OK)
-        return cli_report("cannot start the scheduling plane", rc, &err);
+        return cli_error_what("server", "cannot start the scheduling plane", rc, &err);
     if ((rc = countsd_start(p->pool, &p->counts, &err)) != JOBD_OK)
-        return cli_report("cannot start", rc, &err);
+        return cli_error_what("server", "cannot start", rc, &err);
     if (p->wcfg_loaded) {
-        p->wcfg.events = (struct worker_events){.arg = p->metrics,
+        p->wcfg.events = (struct worker_events){.arg = p,
                                                 .started = worker_started,
                                                 .ran = worker_ran,
                                                 .finished = worker_finished,
                                                 .fenced = worker_fenced};
         if ((rc = worker_start(&p->wcfg, cli_db_url(o->db), &p->wake, &p->worker, &err)))
-            return cli_report("cannot start the embedded worker", rc, &err);
+            return cli_error_what("server", "cannot start the embedded worker", rc, &err);
         log_at(LOGL_INFO, "server", "embedded worker running",
                LF_STR("worker", worker_id(p->worker)), LF_INT("handlers", p->wcfg.n_handlers));
     }
@@ -476,7 +507,8 @@ check_opts(const struct server_opts *o, char *host, size_t hostlen, int *port,
     if (db_budget(o) < fixed_conns(o) + 1) {
         fprintf(stderr,
                 "jobd server: --db-connections must be at least %ld: one for the "
-                "committer, the long-poll, the scheduling plane%s, and one for requests\n",
+                "committer, the long-poll, the scheduling plane, the waits%s, and one for "
+                "requests\n",
                 fixed_conns(o) + 1, o->notify_db != NULL ? ", --notify-db" : "");
         return CLI_USAGE;
     }
@@ -509,7 +541,7 @@ check_config(int argc, char **argv)
 {
     char **args = calloc((size_t)argc + 1, sizeof *args);
     if (args == NULL)
-        return cli_report("--check-config", JOBD_E_NOMEM, NULL);
+        return cli_error_what("server", "--check-config", JOBD_E_NOMEM, NULL);
     int n = 0;
     for (int i = 0; i < argc; i++)
         if (strcmp(argv[i], "--check-config") != 0)

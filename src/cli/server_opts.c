@@ -92,6 +92,7 @@ static const struct opt opts[] = {
     {"max-schedules", OPT_COUNT, F(max_schedules), NULL, NULL},
     {"max-workers", OPT_COUNT, F(max_workers), NULL, NULL},
     {"max-bulk", OPT_COUNT, F(max_bulk), NULL, NULL},
+    {"max-waits", OPT_COUNT, F(max_waits), NULL, NULL},
     {"notify-db", OPT_STR, F(notify_db), is_pg_url, "a postgres:// or postgresql:// URL"},
     {"log-level", OPT_STR, F(log_level), is_level, "debug, info, warn or error"},
     {"log-format", OPT_STR, F(log_format), is_format, "text or json"},
@@ -142,7 +143,7 @@ opt_set(struct server_opts *o, const struct opt *op, const char *v, const char *
         }
         char *copy = strdup(v);
         if (copy == NULL)
-            return cli_report("server options", JOBD_E_NOMEM, NULL);
+            return cli_error_what("server", "server options", JOBD_E_NOMEM, NULL);
         free(*(char **)field);
         *(char **)field = copy;
         return CLI_OK;
@@ -256,7 +257,7 @@ load_file(struct server_opts *o, const char *path)
         return CLI_USAGE;
     }
     if (fs.rc == CLI_OK && r < 0)
-        return cli_report("--config", JOBD_E_NOMEM, NULL);
+        return cli_error_what("server", "--config", JOBD_E_NOMEM, NULL);
     return fs.rc;
 }
 
@@ -361,7 +362,7 @@ find_config(int argc, char **argv, const char *usage, struct server_opts *o)
         if ((v = cli_opt(argc, argv, &i, "--config", &missing)) != NULL) {
             free(o->config);
             if ((o->config = strdup(v)) == NULL)
-                return cli_report("server options", JOBD_E_NOMEM, NULL);
+                return cli_error_what("server", "server options", JOBD_E_NOMEM, NULL);
         } else if (missing) {
             return cli_usage_error("server", "missing value for", argv[i]);
         }
@@ -390,7 +391,7 @@ server_opts_load(int argc, char **argv, const char *usage, struct server_opts *o
             rc = opt_set(o, op, v, "");
     }
     if (rc == CLI_OK && o->listen == NULL && (o->listen = strdup("127.0.0.1:8080")) == NULL)
-        rc = cli_report("server options", JOBD_E_NOMEM, NULL);
+        rc = cli_error_what("server", "server options", JOBD_E_NOMEM, NULL);
     if (rc == CLI_OK)
         rc = check_backoff(o);
     if (rc == CLI_OK)

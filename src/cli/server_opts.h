@@ -49,6 +49,7 @@ struct server_opts {
     unsigned max_schedules; /* 0: SERVER_DEFAULT_MAX_SCHEDULES */
     unsigned max_workers;   /* 0: SERVER_DEFAULT_MAX_WORKERS */
     unsigned max_bulk;      /* 0: SERVER_DEFAULT_MAX_BULK */
+    unsigned max_waits;     /* 0: JOBWAIT_DEFAULT_MAX (api/jobwait.h) */
 };
 
 /*

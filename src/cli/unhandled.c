@@ -29,7 +29,7 @@ void
 cli_warn_unhandled(const char *server, const char *type, const char *queue)
 {
     struct cli_http_resp r;
-    if (cli_http(server, "GET", "/v1/workers", NULL, &r) != CLI_OK)
+    if (cli_http("submit", server, "GET", "/v1/workers", NULL, &r) != CLI_OK)
         return;
     json_t *o = r.status == 200 ? json_loadb(r.body, r.len, 0, NULL) : NULL;
     free(r.body);

@@ -162,7 +162,7 @@ run_worker(const struct worker_config *cfg, const char *url)
     struct worker *w = NULL;
     int rc = worker_start(cfg, url, NULL, &w, &err);
     if (rc != JOBD_OK)
-        return cli_report("cannot start the worker", rc, &err);
+        return cli_error_what("worker", "cannot start the worker", rc, &err);
     log_at(LOGL_INFO, "worker", "running", LF_STR("worker", worker_id(w)),
            LF_INT("handlers", cfg->n_handlers), LF_INT("concurrency", cfg->concurrency),
            LF_STR("store", worker_store_label(w)));
@@ -234,7 +234,7 @@ cmd_worker(int argc, char **argv)
     }
     if (rc != JOBD_OK) {
         worker_config_fini(&cfg);
-        return cli_report("cannot prepare the store", rc, &err);
+        return cli_error_what("worker", "cannot prepare the store", rc, &err);
     }
     limit_privileges(&cfg);
     rc = run_worker(&cfg, url);

@@ -515,6 +515,26 @@ store_wait(struct store *st, int timeout_ms, struct jobd_error *err)
     return st->ops->wait(st, timeout_ms, err);
 }
 
+int
+store_job_states(struct store *st, const int64_t *ids, size_t n, int *status,
+                 struct jobd_error *err)
+{
+    if (st->ops->job_states == NULL)
+        return jobd_error_set(err, JOBD_E_INVALID, NULL, "the %s store cannot read job states",
+                              st->ops->name);
+    if (n == 0)
+        return JOBD_OK;
+    return st->ops->job_states(st, ids, n, status, err);
+}
+
+int
+store_wait_ends(struct store *st, int timeout_ms, struct jobd_error *err)
+{
+    if (st->ops->wait_ends != NULL)
+        return st->ops->wait_ends(st, timeout_ms, err);
+    return st->ops->wait(st, timeout_ms, err);
+}
+
 bool
 store_wait_ready(struct store *st)
 {

@@ -271,6 +271,11 @@ struct store_ops {
                            struct jobd_error *err);
     /* the operator's operations (store/operator.h); NULL in a backend without them */
     const struct store_operator_ops *oper;
+    /* waiting for results (store_job_states, store_wait_ends); NULL in a
+     * backend without them (remote). wait_ends NULL: store_wait serves. */
+    int (*job_states)(struct store *st, const int64_t *ids, size_t n, int *status,
+                      struct jobd_error *err);
+    int (*wait_ends)(struct store *st, int timeout_ms, struct jobd_error *err);
 };
 
 /* Every backend's struct begins with this. */
@@ -533,6 +538,26 @@ JOBD_MUST_USE int store_next_run_at(struct store *st, const struct claim_req *re
 #define STORE_WAKE_JOBS 1
 #define STORE_WAKE_CANCEL 2
 int store_wait(struct store *st, int timeout_ms, struct jobd_error *err);
+/*
+ * The status of each of n jobs by id, in one query: status[i] (caller's
+ * array of n) becomes the enum job_status of ids[i], or -1 when no such job
+ * exists (never made, or pruned). For a thread that answers waiting
+ * requests (docs/API.md, Waiting for a result): it asks once per wake-up
+ * about every job waited for. JOBD_E_INVALID for a backend without it.
+ */
+JOBD_MUST_USE int store_job_states(struct store *st, const int64_t *ids, size_t n, int *status,
+                                   struct jobd_error *err);
+/*
+ * store_wait for ends of jobs instead of new work: waits up to timeout_ms
+ * for a sign that a job may have become terminal (succeeded, dead,
+ * cancelled). PostgreSQL: NOTIFY jobd_done, sent once by each transaction
+ * that ends jobs (a completion statement itself; every other end moves a
+ * row into jobs_done, whose statement trigger notifies: schema version
+ * 18). SQLite: any commit, as store_wait. Returns as store_wait. Use a
+ * connection for one of the two only: each LISTENs to its own channel and
+ * drains every notification.
+ */
+int store_wait_ends(struct store *st, int timeout_ms, struct jobd_error *err);
 /*
  * Sets up what store_wait needs on st (SQLite: the WAL watch) and returns
  * true if store_wait will block until a real cross-process signal, false if

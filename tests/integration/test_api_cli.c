@@ -99,13 +99,14 @@ cli_jobs_and_queues(const char *const *env, const char *base)
         lines++;
     ASSERT_EQ(lines, 3);
     const char *jobs3[] = {"jobs", "--status", "bogus", NULL};
-    ASSERT_EQ(cli_run(env, jobs3, out, sizeof out), 1);
+    ASSERT_EQ(cli_run(env, jobs3, out, sizeof out), 2); /* the server's 400 */
     const char *queues[] = {"queues", NULL};
     ASSERT_EQ(cli_run(env, queues, out, sizeof out), 0);
     ASSERT(strstr(out, "\"name\":\"mail\"") != NULL);
 }
 
-/* Usage errors (2), a refusal by the server (1), --help on every command (0). */
+/* Usage errors (2), a bad argument refused by the server (400: 2 as well),
+ * --help on every command (0). */
 static void
 cli_usage_refusals_help(const char *const *env)
 {
@@ -123,9 +124,9 @@ cli_usage_refusals_help(const char *const *env)
     ASSERT_EQ(cli_run(env, u5, out, sizeof out), 2);
     const char *u6[] = {"submit", "x", "--priority", NULL};
     ASSERT_EQ(cli_run(env, u6, out, sizeof out), 2);
-    /* Refused by the server: 1 (the server names the field). */
+    /* Refused by the server with 400: 2 too (the server names the field). */
     const char *f1[] = {"submit", "bad type", NULL};
-    ASSERT_EQ(cli_run(env, f1, out, sizeof out), 1);
+    ASSERT_EQ(cli_run(env, f1, out, sizeof out), 2);
     /* --help on every command: 0. */
     const char *cmds[] = {"submit", "job", "jobs", "queues", "server"};
     for (size_t i = 0; i < 5; i++) {
@@ -217,7 +218,7 @@ TEST(cli_schedule)
     ASSERT_EQ(cli_run(env, rm, out, sizeof out), 0);
     ASSERT_EQ(cli_run(env, rm, out, sizeof out), 1); /* gone */
     const char *badcron[] = {"schedule", "add", "x", "61 * * * *", "t", NULL};
-    ASSERT_EQ(cli_run(env, badcron, out, sizeof out), 1);
+    ASSERT_EQ(cli_run(env, badcron, out, sizeof out), 2); /* the server's 400 */
     const char *u1[] = {"schedule", NULL};
     ASSERT_EQ(cli_run(env, u1, out, sizeof out), 2);
     const char *u2[] = {"schedule", "add", "x", "@daily", NULL};

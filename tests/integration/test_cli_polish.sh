@@ -68,7 +68,7 @@ check "--count=2" '[ "$("$JOBD" cron next @hourly $from --count=2 | wc -l)" -eq 
 check "--from value" '[ "$("$JOBD" cron next @hourly --from 2026-01-01T00:00:00Z -n1)" = 2026-01-01T01:00:00.000Z ]'
 check "-- ends options" '[ "$("$JOBD" cron next $from -n1 -- @daily)" = 2026-01-02T00:00:00.000Z ]'
 "$JOBD" cron next $from -n1 -- @daily --bogus >/dev/null 2>&1
-check "after --, --bogus is part of EXPR (exit 1: not a cron field)" '[ $? -eq 1 ]'
+check "after --, --bogus is part of EXPR (exit 2: not a cron field)" '[ $? -eq 2 ]'
 
 # ---- cron next --tz: the zone's offset; UTC stays Z
 out=$("$JOBD" cron next '0 3 * * *' --tz Europe/Berlin --from 2026-03-28T12:00:00Z -n 2)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_completion.sh — the bash completion at work (sourced, with
-# COMP_WORDS set as bash sets them): commands, options, fixed values, and
+# COMP_WORDS set as bash sets them): commands (and `help CMD`), options, fixed values, and
 # queue and schedule names asked of a running server. The zsh script is
 # checked for syntax here (and for coverage of --help in test_man.sh).
 set -euo pipefail
@@ -26,6 +26,9 @@ complete_line() { # words of the line; the last is the one being completed
     printf '%s\n' "${COMPREPLY[@]}" | sort | tr '\n' ' '
 }
 [ "$(complete_line "$JOBD" s)" = "schedule server submit " ] || fail "commands: $(complete_line "$JOBD" s)"
+[ "$(complete_line "$JOBD" he)" = "help " ] || fail "help: $(complete_line "$JOBD" he)"
+[ "$(complete_line "$JOBD" help wo)" = "worker workers " ] || fail "help CMD: $(complete_line "$JOBD" help wo)"
+[ "$(complete_line "$JOBD" jobs retry --dr)" = "--dry-run " ] || fail "jobs retry --dry-run"
 [ "$(complete_line "$JOBD" server --re)" = "--reap-interval --request-timeout --retention --retention-allow-short --retention-dead --retention-succeeded " ] || fail "server options"
 [ "$(complete_line "$JOBD" jobs --status d)" = "dead " ] || fail "status values"
 [ "$(complete_line "$JOBD" schedule add n '* * * * *' t --catchup s)" = "skip " ] || fail "catchup values"

@@ -38,13 +38,13 @@ case "$now_line" in
 esac
 
 "$JOBD" cron next '0 0 32 * *' >/tmp/cron_cli_out.$$ 2>/tmp/cron_cli_err.$$
-check "bad expression exits 1" 1 $?
+check "bad expression exits 2 (an invalid argument)" 2 $?
 check "bad expression prints nothing" "" "$(cat /tmp/cron_cli_out.$$)"
 check "one-line error naming the field" "jobd cron next: day-of-month: 32 is out of range 1-31" \
     "$(cat /tmp/cron_cli_err.$$)"
 
 "$JOBD" cron next '0 0 * * *' --tz Mars/Olympus >/dev/null 2>/tmp/cron_cli_err.$$
-check "unknown zone exits 1" 1 $?
+check "unknown zone exits 2 (an invalid argument)" 2 $?
 check "unknown zone names timezone" 1 "$(grep -c 'timezone' /tmp/cron_cli_err.$$)"
 
 "$JOBD" cron next >/dev/null 2>&1; check "missing EXPR exits 2" 2 $?

@@ -45,6 +45,7 @@ drive() {
     : >"$dir/log"
     "$JOBD" server --db "$1" --listen 127.0.0.1:0 --tokens "$dir/tokens" \
         --worker-config "$dir/worker.ini" --access-log off --max-schedules 2 --max-workers 2 \
+        --max-waits 1 \
         2>"$dir/log" &
     spid=$!
     local url=""

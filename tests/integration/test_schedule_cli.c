@@ -121,26 +121,26 @@ cli_ls_pause_trigger_rm(const char *const *env, const struct srv *s)
     json_decref(jl);
 }
 
-/* What the server refuses (1, the message names the field or the zone) and
- * usage errors (2). */
+/* What the server refuses (400: exit 2 as a usage error, the message names
+ * the field or the zone) and usage errors the CLI finds (2). */
 static void
 cli_refusals(const char *const *env)
 {
     char out[65536], err[4096];
-    /* Refused by the server: 1, the message names the field / the zone. */
+    /* Refused by the server (400): 2, the message names the field / the zone. */
     const char *bad1[] = {"schedule", "add", "x", "61 * * * *", "t", NULL};
-    ASSERT_EQ(cli_run(env, bad1, out, sizeof out), 1);
+    ASSERT_EQ(cli_run(env, bad1, out, sizeof out), 2);
     ASSERT(strstr(cli_last_err(err, sizeof err), "minute") != NULL);
     const char *bad2[] = {"schedule", "add", "x", "* * * * * * *", "t", NULL};
-    ASSERT_EQ(cli_run(env, bad2, out, sizeof out), 1);
+    ASSERT_EQ(cli_run(env, bad2, out, sizeof out), 2);
     const char *bad3[] = {"schedule", "add", "x", "0 25 * * *", "t", NULL};
-    ASSERT_EQ(cli_run(env, bad3, out, sizeof out), 1);
+    ASSERT_EQ(cli_run(env, bad3, out, sizeof out), 2);
     ASSERT(strstr(cli_last_err(err, sizeof err), "hour") != NULL);
     const char *bad4[] = {"schedule", "add", "x", "* * * * *", "t", "--tz", "Mars/Olympus", NULL};
-    ASSERT_EQ(cli_run(env, bad4, out, sizeof out), 1);
+    ASSERT_EQ(cli_run(env, bad4, out, sizeof out), 2);
     ASSERT(strstr(cli_last_err(err, sizeof err), "timezone") != NULL);
     const char *bad5[] = {"schedule", "add", "bad name", "* * * * *", "t", NULL};
-    ASSERT_EQ(cli_run(env, bad5, out, sizeof out), 1);
+    ASSERT_EQ(cli_run(env, bad5, out, sizeof out), 2);
 
     /* Usage errors: 2. */
     const char *u[][8] = {

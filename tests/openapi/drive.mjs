@@ -68,6 +68,14 @@ async function generic() {
 
 const job = (extra = {}) => ({ type: 'oa.task', queue: 'oa', ...extra });
 
+// Requests waiting for a result parked now (GET /metrics, jobd_results_waiting).
+async function parkedWaits() {
+  const admin = JSON.parse(tokensJson).admin;
+  const r = await fetch(`${base}/metrics`, { headers: { Authorization: `Bearer ${admin}` } });
+  const m = /\njobd_results_waiting (\d+)/.exec(await r.text());
+  return m ? Number(m[1]) : -1;
+}
+
 async function claimOne() {
   const { body } = await call('POST', '/v1/claim', {
     body: { worker_id: 'oa-remote:1', types: ['oa.task'], queues: ['oa'], limit: 1, lease_s: 30 },
@@ -90,6 +98,17 @@ async function jobs() {
   await call('POST', '/v1/jobs/batch', { body: { jobs: [job({ payload: 3, idempotency_key: 'oa-k1' })] }, expect: 409 });
   await call('GET', '/v1/jobs/{id}', { params: { id: a.id }, expect: 200 });
   await call('GET', '/v1/jobs/{id}', { params: { id: 999999999 }, expect: 404 });
+  // Waiting for a result (the server runs with --max-waits 1).
+  await call('GET', '/v1/jobs/{id}', { params: { id: a.id }, query: { wait: '61s' }, expect: 400 });
+  await call('POST', '/v1/jobs', { query: { wait: '200ms' }, body: job({ queue: 'oa-wait' }), expect: 202 });
+  const parked = call('GET', '/v1/jobs/{id}', { params: { id: a.id }, query: { wait: '5s' }, expect: 200 });
+  for (let i = 0; (await parkedWaits()) < 1; i++) {
+    if (i === 200) { ck.fail('a wait never parked (jobd_results_waiting)'); break; }
+    await sleep(20);
+  }
+  await call('GET', '/v1/jobs/{id}', { params: { id: a.id }, query: { wait: '3s' }, expect: 429 });
+  await call('POST', '/v1/jobs', { query: { wait: '3s' }, body: job({ queue: 'oa-wait' }), expect: 429 });
+  await parked;
   const page = (await call('GET', '/v1/jobs', { query: { queue: 'oa', limit: '1' }, expect: 200 })).body;
   if (!page || page.next === null) ck.fail('GET /v1/jobs?limit=1 should have a next page');
   await call('GET', '/v1/jobs', { query: { status: 'pending', after: page.next, created_after: '2000-01-01T00:00:00Z' }, expect: 200 });
@@ -187,12 +206,8 @@ async function schedules() {
 async function queuesAndOps() {
   // An echo job the embedded worker runs, so lists hold a finished job too.
   const e = (await call('POST', '/v1/jobs', { body: { type: 'oa.echo', payload: { hi: 1 } }, expect: 201 })).body;
-  for (let i = 0; i < 100; i++) {
-    const j = (await call('GET', '/v1/jobs/{id}', { params: { id: e.id }, expect: 200 })).body;
-    if (j && j.status === 'succeeded') break;
-    if (i === 99) ck.fail(`the embedded worker did not run job ${e.id}`);
-    await sleep(100);
-  }
+  const done = (await call('GET', '/v1/jobs/{id}', { params: { id: e.id }, query: { wait: '30s' }, expect: 200 })).body;
+  if (!done || done.status !== 'succeeded') ck.fail(`the embedded worker did not run job ${e.id}`);
   await call('GET', '/v1/jobs/{id}/attempts', { params: { id: e.id }, expect: 200 });
   await call('POST', '/v1/queues/{name}/pause', { params: { name: 'oa-empty' }, expect: 200 });
   await call('POST', '/v1/queues/{name}/pause', { params: { name: 'oa' }, expect: 200 });

@@ -75,7 +75,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Read one job */
+        /**
+         * Read one job
+         * @description With `wait`, answers as soon as the job is terminal, or with the job as it is when the wait is over.
+         */
         get: operations["getJob"];
         put?: never;
         post?: never;
@@ -1055,6 +1058,22 @@ export interface components {
                 "application/json": components["schemas"]["BadQueryError"];
             };
         };
+        /** @description `--max-waits` requests wait for results on this server (`field` is `wait`); nothing was written. Retry after `Retry-After` seconds, or without `wait`. */
+        TooManyWaits: {
+            headers: {
+                /** @description Seconds to wait before trying again. */
+                "Retry-After"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    error?: {
+                        /** @constant */
+                        code?: "too_many_waits";
+                    };
+                };
+            };
+        };
         /** @description Tokens are configured and the request has no valid bearer token. */
         Unauthorized: {
             headers: {
@@ -1204,6 +1223,8 @@ export interface components {
         ScheduleName: components["schemas"]["Name"];
         /** @description A queue name; a bad one is `400 invalid_field` naming `name`. */
         QueueNameParam: components["schemas"]["QueueName"];
+        /** @description Wait up to this long (a duration, at most 60s) for the job to be terminal (succeeded, dead or cancelled) before answering; a bad value is `400 invalid_query` naming `wait`. The request holds no store connection while it waits (docs/API.md, Waiting for a result). */
+        Wait: components["schemas"]["Duration"];
     };
     requestBodies: never;
     headers: {
@@ -1262,7 +1283,10 @@ export interface operations {
     };
     createJob: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Wait up to this long (a duration, at most 60s) for the job to be terminal (succeeded, dead or cancelled) before answering; a bad value is `400 invalid_query` naming `wait`. The request holds no store connection while it waits (docs/API.md, Waiting for a result). */
+                wait?: components["parameters"]["Wait"];
+            };
             header?: {
                 /** @description The idempotency key, instead of (or agreeing with) `idempotency_key` in the body. */
                 "Idempotency-Key"?: string;
@@ -1276,7 +1300,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The key was used before by the same type, queue and payload; the existing job. */
+            /** @description The key was used before by the same type, queue and payload; the existing job (with `wait`, finished within it). */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -1286,9 +1310,20 @@ export interface operations {
                     "application/json": components["schemas"]["Job"];
                 };
             };
-            /** @description Enqueued. */
+            /** @description Enqueued (with `wait`, and finished within it). */
             201: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description With `wait`: enqueued (or, with `Idempotent-Replayed`, the existing job), not finished when the wait was over; the job as it is then. */
+            202: {
+                headers: {
+                    /** @description Present (`true`) when the job is an earlier one with the same key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1301,6 +1336,7 @@ export interface operations {
             409: components["responses"]["IdempotencyConflict"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyWaits"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -1369,7 +1405,10 @@ export interface operations {
     };
     getJob: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Wait up to this long (a duration, at most 60s) for the job to be terminal (succeeded, dead or cancelled) before answering; a bad value is `400 invalid_query` naming `wait`. The request holds no store connection while it waits (docs/API.md, Waiting for a result). */
+                wait?: components["parameters"]["Wait"];
+            };
             header?: never;
             path: {
                 /** @description A job id; anything but a positive decimal number is no route (404). */
@@ -1388,9 +1427,11 @@ export interface operations {
                     "application/json": components["schemas"]["Job"];
                 };
             };
+            400: components["responses"]["BadQuery"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyWaits"];
             default: components["responses"]["Unexpected"];
         };
     };

@@ -225,6 +225,7 @@ forget_session(struct store_pg *s)
 {
     s->n_prepared = 0;
     s->listening = false;
+    s->listening_ends = false;
     s->walk_set = false;
 }
 

@@ -69,6 +69,7 @@ struct store_pg {
     const struct pg_stmt *prepared[PG_MAX_PREPARED]; /* prepared on this connection */
     size_t n_prepared;
     bool listening;            /* LISTEN jobd_jobs, jobd_cancel issued on this connection */
+    bool listening_ends;       /* LISTEN jobd_done issued on this connection (pg/ends.c) */
     bool pooled;               /* URL said pooler=transaction: no named statements, no LISTEN */
     bool walk_claims;          /* store_offload: claims must walk the claim index (pg_op_offload) */
     bool walk_set;             /* this session has the setting walk_claims asks for */
@@ -252,6 +253,22 @@ int pg_op_enqueue(struct store *st, const struct job_spec *spec, struct job *out
 int pg_op_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n, struct job *out,
                         bool *replayed, struct jobd_error *err);
 int pg_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+/*
+ * The end of a completion statement whose updated rows are the CTE from:
+ * one NOTIFY jobd_done when it completed any and a server listens for
+ * ends (pg/ends.c). A one-time filter over a scalar subquery, so it runs
+ * once per statement.
+ */
+#define PG_ENDED_WAKE(from)                                                                        \
+    " WHERE (SELECT count(*) FROM (SELECT pg_notify('jobd_done', '')"                              \
+    " WHERE EXISTS (SELECT 1 FROM " from ") AND EXISTS (SELECT 1 FROM jobd.result_listeners))"     \
+    " ended) >= 0"
+/* pg/ends.c: store_job_states, store_wait_ends */
+int pg_op_job_states(struct store *st, const int64_t *ids, size_t n, int *status,
+                     struct jobd_error *err);
+int pg_op_wait_ends(struct store *st, int timeout_ms, struct jobd_error *err);
+/* Before a connection that listens for ends closes: it listens no more. */
+void pg_ends_forget(struct store_pg *s);
 /* store_search (pg/search.c); f->search already folded by store_search. */
 int pg_op_search(struct store *st, const struct job_filter *f, struct job_list *out,
                  int64_t *next_cursor, bool *partial, struct jobd_error *err);

@@ -1,7 +1,7 @@
 /*
  * pg/lease.c — the lease tokens of store/operator.h on PostgreSQL: the hash
  * in jobd.jobs.lease_token_hash (migration 17), kept by a finished attempt
- * (migration 18) in its succeeded job row or its history row. One
+ * (migration 19) in its succeeded job row or its history row. One
  * statement for a whole claim's tokens; a check is one primary-key probe.
  */
 #include <inttypes.h>

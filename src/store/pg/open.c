@@ -91,6 +91,7 @@ static void
 pg_close(struct store *st)
 {
     struct store_pg *s = pg_of(st);
+    pg_ends_forget(s);
     PQfinish(s->conn);
     qlimits_cache_fini(&s->qlim);
     free(s);
@@ -253,6 +254,8 @@ static const struct store_ops pg_ops = {
     .now = pg_op_now,
     .clock_went_back = pg_op_clock_went_back,
     .oper = &pg_operator_ops,
+    .job_states = pg_op_job_states,
+    .wait_ends = pg_op_wait_ends,
 };
 
 int

@@ -79,7 +79,7 @@ PG_STMT(st_complete,
      "WHERE j.id = $1::bigint AND j.status = 'running' AND j.attempt = $2::int "
      "RETURNING j.*), "
      PG_STATS_SUCCEEDED(PG_NOW("$4"), "u")
-     "SELECT " PG_JOB_COLS("u.") " FROM u");
+     "SELECT " PG_JOB_COLS("u.") " FROM u" PG_ENDED_WAKE("u"));
 /* clang-format on */
 
 /*
@@ -99,7 +99,7 @@ PG_STMT(st_complete_batch,
      "  AND j.attempt = ($2::int[])[array_position($1::bigint[], j.id)] "
      "RETURNING j.id, j.attempt, j.queue), "
      PG_STATS_SUCCEEDED(PG_NOW("$4"), "u")
-     "SELECT id, attempt FROM u");
+     "SELECT id, attempt FROM u" PG_ENDED_WAKE("u"));
 /* clang-format on */
 
 /* The same by a join, for a batch in which one id comes with two attempts. */
@@ -113,7 +113,7 @@ PG_STMT(st_complete_batch_join,
      "  AND j.status = 'running' "
      "RETURNING j.id, j.attempt, j.queue), "
      PG_STATS_SUCCEEDED(PG_NOW("$4"), "u")
-     "SELECT id, attempt FROM u");
+     "SELECT id, attempt FROM u" PG_ENDED_WAKE("u"));
 /* clang-format on */
 
 /*

@@ -563,7 +563,39 @@ static const char step17_lease_token[] =
     "    SELECT * FROM jobd.jobs UNION ALL SELECT * FROM jobd.jobs_done;\n";
 
 /*
- * Version 18: a finished attempt keeps its lease token's hash in its
+ * Version 18: NOTIFY jobd_done when jobs end, for requests waiting for a
+ * result (pg/ends.c; docs/API.md, Waiting for a result), only while some
+ * server listens for them (a row in jobd.result_listeners: a NOTIFY
+ * serializes the commits of the transactions that send it, which cost
+ * about 40 % of the SQL ceiling's completions at 8 clients; docs/API.md,
+ * Waiting for a result). Every end but a
+ * completion moves the row into jobs_done (a failure, the reaper, a
+ * cancel, a dependency's cascade, a release of a cancelled job), so one
+ * statement trigger there sends it, once per statement that moved rows
+ * (and PostgreSQL folds the repeats of a transaction). A completion
+ * updates jobs in place and notifies from its own statement
+ * (PG_ENDED_WAKE): a row trigger there would run for every completed job.
+ * The archive pass moves succeeded rows too and so wakes the listeners
+ * once per batch, which then find nothing new: one cheap query.
+ */
+static const char step18_notify_done[] =
+    "CREATE UNLOGGED TABLE jobd.result_listeners (\n"
+    "    pid   int PRIMARY KEY,\n"
+    "    since timestamptz NOT NULL DEFAULT now()\n"
+    ");\n"
+    "CREATE FUNCTION jobd.notify_done() RETURNS trigger LANGUAGE plpgsql AS $$\n"
+    "BEGIN\n"
+    "    IF EXISTS (SELECT 1 FROM ended) AND EXISTS (SELECT 1 FROM jobd.result_listeners) THEN\n"
+    "        PERFORM pg_notify('jobd_done', '');\n"
+    "    END IF;\n"
+    "    RETURN NULL;\n"
+    "END $$;\n"
+    "CREATE TRIGGER jobs_done_notify AFTER INSERT ON jobd.jobs_done\n"
+    "    REFERENCING NEW TABLE AS ended\n"
+    "    FOR EACH STATEMENT EXECUTE FUNCTION jobd.notify_done();\n";
+
+/*
+ * Version 19: a finished attempt keeps its lease token's hash in its
  * history row, so a report that repeats the one that ended it is known as
  * such (pg/lease.c, pg_op_lease_replayed; docs/API.md, Repeated reports).
  * A succeeded attempt keeps it in its job row, which the archive pass now
@@ -574,7 +606,7 @@ static const char step17_lease_token[] =
  * name cancel_requested, which no report or claim does; the empty payload
  * folds a bulk cancel's notifications into one per transaction.
  */
-static const char step18_replays[] =
+static const char step19_replays[] =
     "ALTER TABLE jobd.job_attempts ADD COLUMN lease_token_hash text;\n"
     "CREATE FUNCTION jobd.notify_cancel() RETURNS trigger LANGUAGE plpgsql AS $$\n"
     "BEGIN\n"
@@ -603,6 +635,7 @@ const struct pg_migration pg_migrations[] = {
     {15, "the group committer's batch notifies without the trigger", step15_notify_inline},
     {16, "drop jobs_claim_any and jobs_next_run", step16_drop_superseded},
     {17, "lease tokens of claims over HTTP, kept hashed", step17_lease_token},
-    {18, "finished attempts keep their lease token hash; notify jobd_cancel", step18_replays},
+    {18, "notify jobd_done when jobs end", step18_notify_done},
+    {19, "finished attempts keep their lease token hash; notify jobd_cancel", step19_replays},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

@@ -366,6 +366,7 @@ static const struct store_ops sqlite_ops = {
     .schedule_materialize = sq_op_schedule_materialize,
     .clock_went_back = sq_op_clock_went_back,
     .oper = &sqlite_operator_ops,
+    .job_states = sq_op_job_states,
 };
 
 /* Runs a PRAGMA that returns at most one row; *value gets its text if asked. */
