@@ -488,17 +488,7 @@ jobjson_dump_take(json_t *v)
 {
     if (v == NULL)
         return NULL;
-    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-    json_decref(v);
-    return s;
-}
-
-char *
-jobjson_dump_take_short(json_t *v)
-{
-    if (v == NULL)
-        return NULL;
-    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+    char *s = json_print(v, 0);
     json_decref(v);
     return s;
 }

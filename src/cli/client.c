@@ -16,6 +16,7 @@
 #include "cli/listing.h"
 #include "cli/opts.h"
 #include "core/job.h"
+#include "core/json.h"
 
 static const char submit_usage[] =
     "usage: jobd submit TYPE [--payload JSON] [--at TIME | --in DUR] [--priority N]\n"
@@ -156,7 +157,7 @@ cmd_submit(int argc, char **argv)
         json_object_set_new(body, "priority", json_integer(o.priority));
     if (o.has_max_attempts)
         json_object_set_new(body, "max_attempts", json_integer(o.max_attempts));
-    char *text = json_dumps(body, JSON_COMPACT);
+    char *text = json_print(body, 0);
     json_decref(body);
     if (text == NULL) {
         fprintf(stderr, "jobd submit: a string is not valid UTF-8 or memory ran out\n");

@@ -20,6 +20,7 @@
 #include "cli/opts.h"
 #include "core/err.h"
 #include "core/job.h"
+#include "core/json.h"
 #include "core/timefmt.h"
 #include "util/clock.h"
 
@@ -287,7 +288,7 @@ jobs_page(struct jobs_opts *o, long want, json_t *jobs, int *rc)
         if (jobs != NULL) {
             json_array_append(jobs, j);
         } else {
-            char *line = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+            char *line = json_print(j, 0);
             if (line)
                 puts(line);
             free(line);

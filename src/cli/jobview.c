@@ -16,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "cli/http.h"
+#include "core/json.h"
 
 /* GETs path and parses the 200 answer; NULL with *rc set otherwise. */
 static json_t *
@@ -79,7 +80,7 @@ put_field(json_t *o, const char *key)
     if (json_is_string(v)) {
         put_text(json_string_value(v));
     } else {
-        char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        char *t = json_print(v, 0);
         put_text(t ? t : "?");
         free(t);
     }
@@ -130,7 +131,7 @@ put_attempts_table(json_t *arr, const char *indent)
 static void
 print_json(json_t *v)
 {
-    char *t = json_dumps(v, CLI_JSON_OUT | JSON_ENCODE_ANY);
+    char *t = json_print(v, 0);
     if (t != NULL)
         puts(t);
     free(t);

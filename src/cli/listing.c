@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/http.h"
 #include "cli/opts.h"
+#include "core/json.h"
 
 /* Reads argv: only --server and --help. Sets *done when help was printed. */
 static int
@@ -91,7 +92,7 @@ print_rows(const struct cli_listing *l, bool table, const json_t *arr)
         if (table) {
             l->row(e);
         } else {
-            char *line = json_dumps(e, CLI_JSON_OUT);
+            char *line = json_print(e, 0);
             if (line)
                 puts(line);
             free(line);

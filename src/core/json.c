@@ -12,6 +12,7 @@
 #include "core/json.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +184,11 @@ struct obuf {
     char *p;
     size_t n, cap, max;
     int rc; /* JOBD_OK, JOBD_E_TOOBIG or JOBD_E_NOMEM */
+    /* How the value is laid out: the canonical form sorts keys and writes
+     * "\u001f"; json_print keeps insertion order unless asked to sort and
+     * writes "\u001F" as json_dumps does, so its strings read as before. */
+    bool sort_keys, upper_hex;
+    int max_depth; /* arrays and objects that may enclose a value */
 };
 
 static void
@@ -231,7 +237,9 @@ put_str(struct obuf *b, const char *s, size_t n)
         case '\n': put(b, "\\n", 2); break;
         case '\r': put(b, "\\r", 2); break;
         case '\t': put(b, "\\t", 2); break;
-        default: snprintf(esc, sizeof esc, "\\u%04x", c); put(b, esc, 6);
+        default:
+            snprintf(esc, sizeof esc, b->upper_hex ? "\\u%04X" : "\\u%04x", c);
+            put(b, esc, 6);
         }
     }
     put(b, s + run, n - run);
@@ -315,7 +323,7 @@ cmp_keys(const void *a, const void *b)
 static int
 put_value(struct obuf *b, const json_t *v, int depth)
 {
-    if ((json_is_array(v) || json_is_object(v)) && depth >= JSON_DEPTH_MAX)
+    if ((json_is_array(v) || json_is_object(v)) && depth >= b->max_depth)
         return JOBD_E_INVALID;
     char num[32];
     switch (json_typeof(v)) {
@@ -355,7 +363,8 @@ put_value(struct obuf *b, const json_t *v, int depth)
         json_t *item;
         json_object_foreach((json_t *)v, k, item)
             keys[i++] = k;
-        qsort(keys, n, sizeof *keys, cmp_keys);
+        if (b->sort_keys)
+            qsort(keys, n, sizeof *keys, cmp_keys);
         put(b, "{", 1);
         int rc = JOBD_OK;
         for (i = 0; i < n && rc == JOBD_OK && b->rc == JOBD_OK; i++) {
@@ -383,7 +392,7 @@ json_value_canonical(const json_t *v, size_t max_bytes, char **out, const char *
     const char *f = fname(field);
     if (v == NULL)
         return jobd_error_set(err, JOBD_E_INVALID, f, "%s: no JSON value", f);
-    struct obuf b = {.max = max_bytes};
+    struct obuf b = {.max = max_bytes, .sort_keys = true, .max_depth = JSON_DEPTH_MAX};
     int rc = put_value(&b, v, 0);
     if (rc == JOBD_OK)
         rc = b.rc;
@@ -435,4 +444,23 @@ json_result_ok(const char *text, size_t len)
     int rc = json_result_canonical(text, len, &c, NULL);
     free(c);
     return rc == JOBD_OK;
+}
+
+char *
+json_print(const json_t *v, size_t flags)
+{
+    if (v == NULL)
+        return NULL;
+    struct obuf b = {.max = SIZE_MAX,
+                     .sort_keys = (flags & JSON_SORT_KEYS) != 0,
+                     .upper_hex = true,
+                     .max_depth = JSON_PRINT_DEPTH_MAX};
+    int rc = put_value(&b, v, 0);
+    if (rc == JOBD_OK)
+        rc = b.rc;
+    if (rc != JOBD_OK || b.p == NULL) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/job.h"
+#include "core/json.h"
 #include "core/utf8.h"
 
 void
@@ -72,7 +73,7 @@ run_result_json(const char *text, size_t len)
     json_t *v = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
     if (v == NULL)
         return NULL;
-    char *out = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    char *out = json_print(v, JSON_SORT_KEYS);
     json_decref(v);
     if (out != NULL && strlen(out) > JOB_RESULT_MAX) {
         free(out);
