@@ -289,8 +289,12 @@ jobs_page(struct jobs_opts *o, long want, json_t *jobs, int *rc)
             json_array_append(jobs, j);
         } else {
             char *line = json_print(j, 0);
-            if (line)
-                puts(line);
+            if (line == NULL) { /* never a silent gap in the list */
+                json_decref(body);
+                *rc = cli_report("jobs", JOBD_E_NOMEM, NULL);
+                return -1;
+            }
+            puts(line);
             free(line);
         }
     }

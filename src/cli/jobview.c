@@ -128,13 +128,16 @@ put_attempts_table(json_t *arr, const char *indent)
     }
 }
 
-static void
+/* false when v could not be printed (out of memory). */
+static bool
 print_json(json_t *v)
 {
     char *t = json_print(v, 0);
-    if (t != NULL)
-        puts(t);
+    if (t == NULL)
+        return false;
+    puts(t);
     free(t);
+    return true;
 }
 
 int
@@ -152,8 +155,12 @@ cli_job_attempts(const char *server, long id)
     } else {
         size_t i;
         json_t *a;
-        json_array_foreach(arr, i, a)
-            print_json(a);
+        json_array_foreach(arr, i, a) {
+            if (!print_json(a)) {
+                json_decref(o);
+                return cli_report("job attempts", JOBD_E_NOMEM, NULL);
+            }
+        }
     }
     json_decref(o);
     return CLI_OK;

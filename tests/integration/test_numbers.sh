@@ -4,21 +4,27 @@
 # payload of awkward reals and integers (0.1, 0.6, 1e300, 5e-324, -0.0,
 # 1.5e-7, the largest double, 2^53+1, nested, beside strings that need
 # escapes and non-ASCII) comes back as the same text from POST /v1/jobs,
-# GET /v1/jobs/ID, `jobd job show` and `jobd jobs` piped (JSON lines); a
-# result reported through POST /v1/jobs/ID/complete comes back as sent; and
-# a `jobd worker --server` whose handler echoes its payload (/bin/cat)
-# reports it as the result unchanged. Assertions are on the exact text.
-# Needs JOBD_BIN (set by CTest) and python3; the PostgreSQL half needs
-# JOBD_TEST_PG_URL and fails without it under JOBD_TEST_REQUIRE_PG.
+# GET /v1/jobs/ID, POST /v1/claim, `jobd job show` and `jobd jobs` piped
+# (JSON lines); a result reported through POST /v1/jobs/ID/complete comes
+# back as sent; a `jobd worker --server` and a `jobd worker --db` whose
+# handlers echo their payload (/bin/cat) report it as the result
+# unchanged; and the store keeps exactly that text (read with sqlite3 and
+# psql). Assertions are on the exact text.
+# Needs JOBD_BIN (set by CTest), python3, sqlite3; the PostgreSQL half
+# needs JOBD_TEST_PG_URL (and psql) and fails without it under
+# JOBD_TEST_REQUIRE_PG.
 set -uo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
 dir=$(mktemp -d /tmp/jobd-numbers.XXXXXX)
 spid=""
 wpid=""
+dpid=""
 pgdb=""
 stop() {
     [ -n "$wpid" ] && kill -TERM "$wpid" 2>/dev/null && wait "$wpid" 2>/dev/null
     wpid=""
+    [ -n "$dpid" ] && kill -TERM "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null
+    dpid=""
     [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
     spid=""
 }
@@ -38,8 +44,9 @@ lease = 30s
 exec = /bin/cat
 timeout = 30s
 INI
+sed 's/"echo"/"echo.db"/' "$dir/worker.ini" >"$dir/worker-db.ini"
 
-run_store() { # store URL
+run_store() { # store URL, then the command that runs an SQL query on it
     "$JOBD" server --db "$1" --listen 127.0.0.1:0 2>"$dir/server.log" &
     spid=$!
     local url=""
@@ -52,9 +59,12 @@ run_store() { # store URL
     "$JOBD" worker --server "$url" --config "$dir/worker.ini" --id numbers-worker \
         2>"$dir/worker.log" &
     wpid=$!
-    python3 - "$store" "$url" "$JOBD" <<'PY' || fails=$((fails + 1))
-import json, subprocess, sys, time, urllib.error, urllib.request
-store, url, jobd = sys.argv[1:]
+    "$JOBD" worker --db "$1" --config "$dir/worker-db.ini" --id numbers-db-worker \
+        2>"$dir/worker-db.log" &
+    dpid=$!
+    python3 - "$store" "$url" "$JOBD" "$2" <<'PY' || fails=$((fails + 1))
+import json, shlex, subprocess, sys, time, urllib.error, urllib.request
+store, url, jobd, sql = sys.argv[1:]
 fails = 0
 
 # Keys sorted and every number in its shortest form: the exact text that
@@ -90,6 +100,9 @@ st, text = call("POST", "/v1/jobs", '{"type":"echo","queue":"num","payload":' + 
 check("POST /v1/jobs answers the payload as sent", st == 201 and '"payload":' + NUMS + ',' in text,
       text)
 echo_id = json.loads(text)["id"]
+st, text = call("POST", "/v1/jobs", '{"type":"echo.db","queue":"num","payload":' + NUMS + '}')
+check("a job for the --db worker", st == 201, text)
+db_id = json.loads(text)["id"]
 st, text = call("POST", "/v1/jobs", '{"type":"manual","queue":"num","payload":' + NUMS + '}')
 check("a second job", st == 201, text)
 man_id = json.loads(text)["id"]
@@ -105,7 +118,7 @@ check("jobd job show (piped) prints the payload as sent",
 rc, out, err = cli("jobs", "--queue", "num")
 lines = [l for l in out.splitlines() if l]
 check("jobd jobs (piped) prints each job's payload as sent",
-      rc == 0 and len(lines) == 2 and all('"payload":' + NUMS + ',' in l for l in lines), out + err)
+      rc == 0 and len(lines) == 3 and all('"payload":' + NUMS + ',' in l for l in lines), out + err)
 
 # Claim and complete the manual job with a result of awkward numbers.
 st, text = call("POST", "/v1/claim", '{"worker_id":"by-hand","types":["manual"],"lease_s":60}')
@@ -122,26 +135,37 @@ check("GET answers the result as sent", '"result":' + RESULT in text, text)
 rc, out, err = cli("job", "show", str(man_id))
 check("jobd job show prints the result as sent", rc == 0 and '"result":' + RESULT in out, out + err)
 
-# The worker's handler echoes its payload: the result is the payload.
-deadline = time.time() + 90
-status = ""
-while time.time() < deadline:
-    st, text = call("GET", "/v1/jobs/%d" % echo_id)
-    status = json.loads(text)["status"] if st == 200 else ""
-    if status in ("succeeded", "dead"):
-        break
-    time.sleep(0.2)
-check("the worker ran the echo job", status == "succeeded", text)
-check("the handler got the payload and its result came back as sent",
-      '"result":' + NUMS + ',' in text, text)
+# The workers' handlers echo their payload: the result is the payload.
+for jid, how in ((echo_id, "--server"), (db_id, "--db")):
+    deadline = time.time() + 90
+    status = ""
+    while time.time() < deadline:
+        st, text = call("GET", "/v1/jobs/%d" % jid)
+        status = json.loads(text)["status"] if st == 200 else ""
+        if status in ("succeeded", "dead"):
+            break
+        time.sleep(0.2)
+    check("the %s worker ran its echo job" % how, status == "succeeded", text)
+    check("its handler got the payload and its result came back as sent",
+          '"result":' + NUMS + ',' in text, text)
+# What the store keeps: the payloads and results as text, as sent (in the
+# canonical form, whose escapes are lower case: "\u001f").
+table = ("jobd.all_jobs" if store == "postgres" else
+         "(SELECT id, payload, result FROM jobs UNION ALL SELECT id, payload, result FROM jobs_done)")
+q = subprocess.run(shlex.split(sql) + ["SELECT payload, result FROM %s ORDER BY id" % table],
+                   capture_output=True, text=True)
+kept = NUMS.replace("\\u001F", "\\u001f")
+check("the store keeps the payloads and results as sent",
+      q.returncode == 0 and q.stdout.splitlines() == [kept + "|" + kept] * 2 + [kept + "|" + RESULT],
+      q.stdout + q.stderr)
 sys.exit(1 if fails else 0)
 PY
     stop
 }
 
 store=sqlite
-run_store "sqlite:$dir/jobs.db"
-[ "$fails" -eq 0 ] || { echo "--- worker log"; cat "$dir/worker.log"; }
+run_store "sqlite:$dir/jobs.db" "sqlite3 $dir/jobs.db"
+[ "$fails" -eq 0 ] || { echo "--- worker logs"; cat "$dir/worker.log" "$dir/worker-db.log"; }
 
 if [ -z "${JOBD_TEST_PG_URL:-}" ]; then
     [ "${JOBD_TEST_REQUIRE_PG:-0}" = 1 ] && { echo "FAIL: JOBD_TEST_PG_URL is not set"; exit 1; }
@@ -150,7 +174,7 @@ else
     store=postgres
     pgdb="jobd_numbers_$$"
     psql -qX "$JOBD_TEST_PG_URL" -c "CREATE DATABASE $pgdb" >/dev/null || { echo "FAIL create database"; exit 1; }
-    run_store "${JOBD_TEST_PG_URL%/*}/$pgdb"
+    run_store "${JOBD_TEST_PG_URL%/*}/$pgdb" "psql -qAtX ${JOBD_TEST_PG_URL%/*}/$pgdb -c"
 fi
 [ "$fails" -eq 0 ] || { echo "$fails store(s) failed"; exit 1; }
 echo "all passed"

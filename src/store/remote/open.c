@@ -222,9 +222,13 @@ remote_complete(struct store *st, int64_t id, int32_t attempt, const char *resul
     snprintf(path, sizeof path, "/v1/jobs/%" PRId64 "/complete", id);
     json_t *body = json_pack("{s:i}", "attempt", attempt);
     if (body != NULL && result != NULL) {
+        /* A result that cannot be read back here (out of memory) must not
+         * be reported as a success without it: no body, no report. */
         json_t *v = json_loads(result, JSON_DECODE_ANY, NULL);
-        if (v != NULL)
-            json_object_set_new(body, "result", v);
+        if (v == NULL || json_object_set_new(body, "result", v) != 0) {
+            json_decref(body);
+            body = NULL;
+        }
     }
     return report(st, path, id, attempt, body, true, NULL, err);
 }
