@@ -237,9 +237,7 @@ put_str(struct obuf *b, const char *s, size_t n)
         case '\n': put(b, "\\n", 2); break;
         case '\r': put(b, "\\r", 2); break;
         case '\t': put(b, "\\t", 2); break;
-        default:
-            snprintf(esc, sizeof esc, b->upper_hex ? "\\u%04X" : "\\u%04x", c);
-            put(b, esc, 6);
+        default: snprintf(esc, sizeof esc, b->upper_hex ? "\\u%04X" : "\\u%04x", c); put(b, esc, 6);
         }
     }
     put(b, s + run, n - run);

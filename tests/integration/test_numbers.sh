@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_numbers.sh — numbers come back as they were sent (docs/API.md,
-# "Numbers"), through the real binary, on SQLite and on PostgreSQL: a
+# "Conventions", Numbers), through the real binary, on SQLite and on PostgreSQL: a
 # payload of awkward reals and integers (0.1, 0.6, 1e300, 5e-324, -0.0,
 # 1.5e-7, the largest double, 2^53+1, nested, beside strings that need
 # escapes and non-ASCII) comes back as the same text from POST /v1/jobs,

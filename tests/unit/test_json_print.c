@@ -114,8 +114,8 @@ TEST(reals_round_trip_as_reals_and_shortest)
 
 TEST(order_kept_or_sorted)
 {
-    json_t *o = json_pack("{s:i, s:{s:n, s:[i, f, s]}, s:b}", "z", 1, "a", "y", "x", 2, 0.5, "s",
-                          "m", 1);
+    json_t *o =
+        json_pack("{s:i, s:{s:n, s:[i, f, s]}, s:b}", "z", 1, "a", "y", "x", 2, 0.5, "s", "m", 1);
     ASSERT(o != NULL);
     char *kept = json_print(o, 0);
     char *sorted = json_print(o, JSON_SORT_KEYS);
@@ -142,8 +142,13 @@ TEST(strings_escape_as_json_dumps)
     n += 4;
     all[n] = '\0';
     static const char *const texts[] = {
-        "plain", "", "caf\xc3\xa9", "\xe6\x97\xa5\xe6\x9c\xac", "\xf0\x9f\x98\x80 ok",
-        "tab\there \"quoted\" back\\slash", "line\nbreak\r\n",
+        "plain",
+        "",
+        "caf\xc3\xa9",
+        "\xe6\x97\xa5\xe6\x9c\xac",
+        "\xf0\x9f\x98\x80 ok",
+        "tab\there \"quoted\" back\\slash",
+        "line\nbreak\r\n",
     };
     json_t *arr = json_array();
     json_t *obj = json_object();
