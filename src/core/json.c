@@ -11,6 +11,7 @@
  */
 #include "core/json.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -461,4 +462,77 @@ json_print(const json_t *v, size_t flags)
         return NULL;
     }
     return b.p;
+}
+
+/* Whether the integer token t (n bytes, an optional '-' then digits) fits
+ * json_int_t. */
+static bool
+int_token_fits(const char *t, size_t n)
+{
+    char buf[24];
+    if (n >= sizeof buf)
+        return false;
+    memcpy(buf, t, n);
+    buf[n] = '\0';
+    errno = 0;
+    (void)strtoll(buf, NULL, 10);
+    return errno != ERANGE;
+}
+
+/* jansson ran out of memory (it then sometimes gives no reason at all). */
+static bool
+load_oom(const json_error_t *je)
+{
+    return json_error_code(je) == json_error_out_of_memory || je->text[0] == '\0';
+}
+
+int
+json_load_stored(const char *text, json_t **out)
+{
+    json_error_t je;
+    *out = json_loads(text, JSON_DECODE_ANY, &je);
+    if (*out != NULL)
+        return JOBD_OK;
+    if (json_error_code(&je) != json_error_numeric_overflow)
+        return load_oom(&je) ? JOBD_E_NOMEM : JOBD_E_INVALID;
+    /* Copy text with ".0" after each integer too big for 64 bits, so it is
+     * read as the real it stands for. Only numbers outside strings. */
+    struct obuf b = {.max = SIZE_MAX};
+    bool in_str = false, esc = false;
+    size_t n = strlen(text);
+    for (size_t i = 0; i < n; i++) {
+        char c = text[i];
+        if (in_str) {
+            if (esc)
+                esc = false;
+            else if (c == '\\')
+                esc = true;
+            else if (c == '"')
+                in_str = false;
+        } else if (c == '"') {
+            in_str = true;
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            size_t j = i + 1;
+            bool integer = true;
+            while (j < n && strchr("0123456789.eE+-", text[j]) != NULL) {
+                integer = integer && text[j] >= '0' && text[j] <= '9';
+                j++;
+            }
+            put(&b, text + i, j - i);
+            if (integer && !int_token_fits(text + i, j - i))
+                put(&b, ".0", 2);
+            i = j - 1;
+            continue;
+        }
+        put(&b, &c, 1);
+    }
+    if (b.rc != JOBD_OK || b.p == NULL) {
+        free(b.p);
+        return JOBD_E_NOMEM;
+    }
+    *out = json_loads(b.p, JSON_DECODE_ANY, &je);
+    free(b.p);
+    if (*out != NULL)
+        return JOBD_OK;
+    return load_oom(&je) ? JOBD_E_NOMEM : JOBD_E_INVALID;
 }

@@ -106,4 +106,15 @@ JOBD_MUST_USE int json_result_canonical(const char *text, size_t len, char **out
  */
 char *json_print(const json_t *v, size_t flags);
 
+/*
+ * Parses JSON text a store kept (a payload, a result) for printing, into
+ * *out, a new reference the caller json_decref's. Text jobd wrote is
+ * canonical and parses as is; a job made by PostgreSQL's jobd.enqueue went
+ * through jsonb, which writes a real's exact decimal (1e300 as its 301
+ * digits): an integer too big for 64 bits is read as the real it stands
+ * for, so it prints as 1e300 instead of failing. JOBD_OK, JOBD_E_INVALID
+ * (the text does not parse) or JOBD_E_NOMEM; *out is NULL on error.
+ */
+JOBD_MUST_USE int json_load_stored(const char *text, json_t **out);
+
 #endif

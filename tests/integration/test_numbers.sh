@@ -8,8 +8,9 @@
 # (JSON lines); a result reported through POST /v1/jobs/ID/complete comes
 # back as sent; a `jobd worker --server` and a `jobd worker --db` whose
 # handlers echo their payload (/bin/cat) report it as the result
-# unchanged; and the store keeps exactly that text (read with sqlite3 and
-# psql). Assertions are on the exact text.
+# unchanged; the store keeps exactly that text (read with sqlite3 and
+# psql); and on PostgreSQL a job made by SQL jobd.enqueue (through jsonb)
+# answers its numbers as sent too. Assertions are on the exact text.
 # Needs JOBD_BIN (set by CTest), python3, sqlite3; the PostgreSQL half
 # needs JOBD_TEST_PG_URL (and psql) and fails without it under
 # JOBD_TEST_REQUIRE_PG.
@@ -158,6 +159,19 @@ kept = NUMS.replace("\\u001F", "\\u001f")
 check("the store keeps the payloads and results as sent",
       q.returncode == 0 and q.stdout.splitlines() == [kept + "|" + kept] * 2 + [kept + "|" + RESULT],
       q.stdout + q.stderr)
+# PostgreSQL: a job made inside the application's transaction goes
+# through jsonb, which writes 1e300 as its 301 digits; it still comes back
+# as sent (-0.0 is left out: jsonb's numeric has no negative zero).
+if store == "postgres":
+    SQLP = '{"a":0.6,"b":1e300,"d":5e-324,"f":1.5e-7,"h":9007199254740993,"n":-1e300}'
+    q = subprocess.run(shlex.split(sql) + ["SELECT jobd.enqueue('sql.made', '%s')" % SQLP],
+                       capture_output=True, text=True)
+    check("jobd.enqueue in SQL", q.returncode == 0 and q.stdout.strip().isdigit(),
+          q.stdout + q.stderr)
+    if q.returncode == 0:
+        st, text = call("GET", "/v1/jobs/%s" % q.stdout.strip())
+        check("a job made by jobd.enqueue answers its payload as sent",
+              st == 200 and '"payload":' + SQLP + ',' in text, text)
 sys.exit(1 if fails else 0)
 PY
     stop

@@ -4,12 +4,14 @@
  * exact, members in insertion order (or sorted on request), strings escaped
  * exactly as json_dumps escapes them, and a NULL rather than a cut text.
  * Values are built with jansson's constructors, not parsed, so the printer
- * is tested on its own.
+ * is tested on its own. Also json_load_stored, which reads what
+ * PostgreSQL's jsonb writes (1e300 as its 301 digits) back as reals.
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "core/err.h"
 #include "core/json.h"
 #include "test.h"
 
@@ -206,4 +208,28 @@ TEST(nothing_printed_is_null_not_a_cut_text)
     json_t *deep = nest(JSON_PRINT_DEPTH_MAX + 1);
     ASSERT_NULL(json_print(deep, 0));
     json_decref(deep);
+}
+
+TEST(stored_jsonb_text_reads_back_as_reals)
+{
+    /* What jsonb writes for {"b": 1e300, ...}: 1 and 300 zeros. */
+    char text[600];
+    int n = snprintf(text, sizeof text, "{\"b\": 1");
+    for (int i = 0; i < 300; i++)
+        text[n++] = '0';
+    snprintf(text + n, sizeof text - (size_t)n,
+             ", \"m\": -99999999999999999999, \"h\": 9007199254740993, \"a\": 0.6, "
+             "\"s\": \"12345678901234567890 \\\" 99999999999999999999\", \"l\": [1e300, 1]}");
+    json_t *v = NULL;
+    ASSERT_EQ(json_load_stored(text, &v), JOBD_OK);
+    expect(v, 0,
+           "{\"b\":1e300,\"m\":-100000000000000000000.0,\"h\":9007199254740993,\"a\":0.6,"
+           "\"s\":\"12345678901234567890 \\\" 99999999999999999999\",\"l\":[1e300,1]}");
+    /* Canonical text parses as is; what does not parse is refused. */
+    ASSERT_EQ(json_load_stored("{\"a\":-0.0}", &v), JOBD_OK);
+    expect(v, 0, "{\"a\":-0.0}");
+    ASSERT_EQ(json_load_stored("{\"a\":", &v), JOBD_E_INVALID);
+    ASSERT_NULL(v);
+    ASSERT_EQ(json_load_stored("[1e400]", &v), JOBD_E_INVALID);
+    ASSERT_NULL(v);
 }
