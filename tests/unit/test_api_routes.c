@@ -342,6 +342,7 @@ TEST(job_json_exact)
                      "\"attempt_floor\":0,"
                      "\"idempotency_key\":null,\"schedule\":null,\"scheduled_for\":null,"
                      "\"worker_id\":\"w-1\",\"lease_expires_at\":\"2026-12-02T14:04:17.120Z\","
+                     "\"cancel_requested\":false,"
                      "\"timeout_s\":1.5,\"last_error\":null,\"result\":null,"
                      "\"created_at\":\"2026-12-02T14:03:17.120Z\","
                      "\"started_at\":\"2026-12-02T14:03:17.125Z\",\"finished_at\":null}");
