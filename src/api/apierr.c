@@ -24,6 +24,8 @@ api_json_take(struct api_response *r, int status, char *body)
     r->body = body;
     r->body_len = body ? strlen(body) : 0;
     if (body == NULL) {
+        /* The answer could not be printed: never a success status on it. */
+        r->status = 500;
         r->body = strdup(oom_body);
         r->body_len = r->body ? strlen(r->body) : 0;
     }

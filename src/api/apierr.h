@@ -26,7 +26,9 @@ void api_error(struct api_response *r, int status, const char *code, const char 
  */
 void api_error_from(struct api_response *r, int rc, const struct jobd_error *err);
 
-/* Sets r to status with the JSON text body (taken: body must be malloc'd). */
+/* Sets r to status with the JSON text body (taken: body must be malloc'd).
+ * A NULL body (the answer could not be printed) gives 500 "out of memory"
+ * whatever status was asked, so a failed print never reads as a success. */
 void api_json_take(struct api_response *r, int status, char *body);
 
 #endif

@@ -50,5 +50,5 @@ h_job_attempts(struct api_call *c)
             o = NULL;
         }
     attempt_list_fini(&l);
-    api_json_take(c->resp, 200, jobjson_dump_take_short(o));
+    api_json_take(c->resp, 200, jobjson_dump_take(o));
 }

@@ -40,7 +40,7 @@ h_queue_list(struct api_call *c)
         free(qs);
         return;
     }
-    api_json_take(c->resp, 200, jobjson_dump_take_short(o));
+    api_json_take(c->resp, 200, jobjson_dump_take(o));
     free(qs);
 }
 
@@ -66,7 +66,7 @@ api_reply_queue(struct api_call *c, const struct queue_stat *qs, size_t n, bool 
     for (size_t i = 0; i < n; i++)
         if (strcmp(qs[i].name, c->name) == 0)
             q = qs[i];
-    api_json_take(c->resp, 200, jobjson_dump_take_short(jobjson_queue(&q)));
+    api_json_take(c->resp, 200, jobjson_dump_take(jobjson_queue(&q)));
 }
 
 static void

@@ -46,14 +46,18 @@ str_or_null(const char *s)
 }
 
 /* Stored JSON text -> value; null if absent. A stored text that does not
- * parse (it cannot, short of corruption) is shown as a string, not lost. */
+ * parse (it cannot, short of corruption) is shown as a string, not lost;
+ * NULL (out of memory) fails the whole answer rather than show it so. */
 static json_t *
 stored_json(const char *text)
 {
     if (text == NULL)
         return json_null();
-    json_t *v = json_loads(text, JSON_DECODE_ANY, NULL);
-    return v ? v : json_string(text);
+    json_t *v = NULL;
+    int rc = json_load_stored(text, &v);
+    if (rc == JOBD_E_INVALID)
+        return json_string(text);
+    return v;
 }
 
 static json_t *
@@ -490,17 +494,7 @@ jobjson_dump_take(json_t *v)
 {
     if (v == NULL)
         return NULL;
-    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-    json_decref(v);
-    return s;
-}
-
-char *
-jobjson_dump_take_short(json_t *v)
-{
-    if (v == NULL)
-        return NULL;
-    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
+    char *s = json_print(v, 0);
     json_decref(v);
     return s;
 }

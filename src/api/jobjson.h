@@ -20,8 +20,8 @@
 
 /*
  * A number of seconds rounded to milliseconds (new reference): what is
- * measured to the microsecond is not known that well, and together with
- * jobjson_dump_take_short it prints short (0.007, not 0.0070000000000000001).
+ * measured to the microsecond is not known that well, and jobjson_dump_take
+ * prints it short (0.007, not 0.0070000000000000001).
  */
 json_t *jobjson_seconds(double s);
 /* A time as an RFC 3339 string, or JSON null for 0. */
@@ -98,13 +98,12 @@ int jobjson_get_str_array(json_t *o, const char *key, const char *prefix, bool r
 JOBD_MUST_USE int jobjson_schedule_spec(json_t *o, struct schedule_spec *spec, char **payload,
                                         struct jobd_error *err);
 
-/* Serializes v compactly (new malloc'd string) and drops the reference.
- * Reals get jansson's 17 digits, so a payload's numbers read back exactly. */
+/*
+ * Serializes v with json_print (compact, members in insertion order, reals
+ * in their shortest round-trip form, so a payload's 0.1 prints 0.1) into a
+ * new malloc'd string the caller frees, and drops the reference to v (which
+ * may be NULL). NULL when v is NULL or printing failed (out of memory).
+ */
 char *jobjson_dump_take(json_t *v);
-/* The same with reals to 15 significant digits, which a double always
- * holds, so a value rounded by jobjson_seconds prints short (0.007). Only
- * for answers that carry no user data (attempts, queues): a payload's real
- * needs 17 digits to read back as itself. */
-char *jobjson_dump_take_short(json_t *v);
 
 #endif

@@ -17,6 +17,7 @@
 #include "cli/http.h"
 #include "cli/opts.h"
 #include "core/job.h"
+#include "core/json.h"
 
 static const char bulk_usage[] =
     "usage: jobd jobs retry|cancel|delete [--status S] [--queue Q] [--type T]\n"
@@ -153,7 +154,7 @@ cli_jobs_bulk(int argc, char **argv)
     json_t *body = json_pack("{s:s, s:o}", "action", argv[0], "filter", filter);
     if (limit > 0)
         json_object_set_new(body, "limit", json_integer(limit));
-    char *text = json_dumps(body, JSON_COMPACT);
+    char *text = json_print(body, 0);
     json_decref(body);
     if (text == NULL) {
         fprintf(stderr, "jobd %s: a filter value is not valid UTF-8 or memory ran out\n", cmd);

@@ -19,6 +19,7 @@
 #include "cli/http.h"
 #include "core/err.h"
 #include "core/job.h"
+#include "core/json.h"
 #include "core/timefmt.h"
 
 /* The filter's string fields, as the keys of GET /v1/jobs's query too. */
@@ -218,7 +219,7 @@ print_dry(const struct dry *d)
         json_object_set_new(o, "would_change", json_integer(d->change));
         json_object_set_new(o, "would_skip", json_integer(n - d->change));
         json_object_set(o, "ids", d->ids);
-        char *t = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        char *t = o ? json_print(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
         if (t != NULL)
             puts(t);
         free(t);

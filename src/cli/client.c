@@ -17,6 +17,7 @@
 #include "cli/opts.h"
 #include "core/duration.h"
 #include "core/job.h"
+#include "core/json.h"
 #include "util/clock.h"
 
 static const char submit_usage[] =
@@ -266,7 +267,7 @@ submit_wait(const char *server, const char *body, int64_t wait_ms)
         return CLI_FAILED;
     }
     json_t *result = json_object_get(job, "result");
-    char *text = json_dumps(result ? result : json_null(), JSON_ENCODE_ANY | JSON_COMPACT);
+    char *text = json_print(result ? result : json_null(), JSON_ENCODE_ANY | JSON_COMPACT);
     if (text != NULL)
         printf("%s\n", text);
     free(text);
@@ -314,7 +315,7 @@ cmd_submit(int argc, char **argv)
         json_object_set_new(body, "priority", json_integer(o.priority));
     if (o.has_max_attempts)
         json_object_set_new(body, "max_attempts", json_integer(o.max_attempts));
-    char *text = json_dumps(body, JSON_COMPACT);
+    char *text = json_print(body, 0);
     json_decref(body);
     if (text == NULL) {
         fprintf(stderr, "jobd submit: a string is not valid UTF-8 or memory ran out\n");

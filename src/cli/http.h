@@ -10,15 +10,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/*
- * json_dumps flags for passing on an answer that carries no user data
- * (attempts, queues, workers): compact, in the server's key order, reals
- * with 15 significant digits (the server sends 0.007; jansson's default of
- * 17 would print 0.0070000000000000001). Not for jobs or schedules: their
- * payloads' reals need 17 digits to stay themselves. Needs <jansson.h>.
- */
-#define CLI_JSON_OUT (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
-
 struct cli_http_resp {
     long status; /* HTTP status; 0 if no answer */
     char *body;  /* malloc'd, NUL-terminated (may be empty); caller frees */

@@ -20,6 +20,7 @@
 #include "cli/opts.h"
 #include "core/err.h"
 #include "core/job.h"
+#include "core/json.h"
 #include "core/timefmt.h"
 #include "util/clock.h"
 
@@ -287,9 +288,13 @@ jobs_page(struct jobs_opts *o, long want, json_t *jobs, int *rc)
         if (jobs != NULL) {
             json_array_append(jobs, j);
         } else {
-            char *line = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
-            if (line)
-                puts(line);
+            char *line = json_print(j, 0);
+            if (line == NULL) { /* never a silent gap in the list */
+                json_decref(body);
+                *rc = cli_error("jobs", JOBD_E_NOMEM, NULL);
+                return -1;
+            }
+            puts(line);
             free(line);
         }
     }

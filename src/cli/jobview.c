@@ -16,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "cli/http.h"
+#include "core/json.h"
 
 /* GETs path and parses the 200 answer; NULL with *rc set otherwise (errors
  * named after cmd). */
@@ -80,7 +81,7 @@ put_field(json_t *o, const char *key)
     if (json_is_string(v)) {
         put_text(json_string_value(v));
     } else {
-        char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        char *t = json_print(v, 0);
         put_text(t ? t : "?");
         free(t);
     }
@@ -128,13 +129,16 @@ put_attempts_table(json_t *arr, const char *indent)
     }
 }
 
-static void
+/* false when v could not be printed (out of memory). */
+static bool
 print_json(json_t *v)
 {
-    char *t = json_dumps(v, CLI_JSON_OUT | JSON_ENCODE_ANY);
-    if (t != NULL)
-        puts(t);
+    char *t = json_print(v, 0);
+    if (t == NULL)
+        return false;
+    puts(t);
     free(t);
+    return true;
 }
 
 int
@@ -152,8 +156,12 @@ cli_job_attempts(const char *server, long id)
     } else {
         size_t i;
         json_t *a;
-        json_array_foreach(arr, i, a)
-            print_json(a);
+        json_array_foreach(arr, i, a) {
+            if (!print_json(a)) {
+                json_decref(o);
+                return cli_error("job attempts", JOBD_E_NOMEM, NULL);
+            }
+        }
     }
     json_decref(o);
     return CLI_OK;

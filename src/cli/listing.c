@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/http.h"
 #include "cli/opts.h"
+#include "core/json.h"
 
 /* Reads argv: only --server and --help. Sets *done when help was printed. */
 static int
@@ -82,7 +83,8 @@ get_page(const char *cmd, const char *server, const char *path, json_t **out)
     return CLI_OK;
 }
 
-static void
+/* false when a row could not be printed (out of memory): never a silent gap. */
+static bool
 print_rows(const struct cli_listing *l, bool table, const json_t *arr)
 {
     size_t i;
@@ -91,12 +93,14 @@ print_rows(const struct cli_listing *l, bool table, const json_t *arr)
         if (table) {
             l->row(e);
         } else {
-            char *line = json_dumps(e, CLI_JSON_OUT);
-            if (line)
-                puts(line);
+            char *line = json_print(e, 0);
+            if (line == NULL)
+                return false;
+            puts(line);
             free(line);
         }
     }
+    return true;
 }
 
 /*
@@ -160,8 +164,8 @@ cli_listing_print(const char *server, const struct cli_listing *l)
         }
         if (rc == CLI_OK && first && table)
             l->header();
-        if (rc == CLI_OK)
-            print_rows(l, table, arr);
+        if (rc == CLI_OK && !print_rows(l, table, arr))
+            rc = cli_error(l->cmd, JOBD_E_NOMEM, NULL);
         const char *next = json_string_value(json_object_get(o, "next"));
         if (rc == CLI_OK && next != NULL && json_array_size(arr) > 0 &&
             (after = strdup(next)) == NULL)

@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/http.h"
 #include "core/job.h"
+#include "core/json.h"
 
 static const char queues_act_usage[] =
     "usage: jobd queues limit NAME [--max-running N|none] [--rate N/DUR|none] [--server URL]\n"
@@ -112,7 +113,7 @@ cli_queues_action(int argc, char **argv)
              : limit      ? limit_parse(argc, argv, body, &server)
                           : plain_parse(argc, argv, &server);
     char *name = rc == CLI_OK ? cli_http_escape(argv[1]) : NULL;
-    char *text = rc == CLI_OK ? json_dumps(body, JSON_COMPACT) : NULL;
+    char *text = rc == CLI_OK ? json_print(body, 0) : NULL;
     json_decref(body);
     if (rc == CLI_OK && (name == NULL || text == NULL)) {
         fprintf(stderr, "jobd queues %s: out of memory\n", argv[0]);

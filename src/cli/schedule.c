@@ -17,6 +17,7 @@
 #include "cli/listing.h"
 #include "cli/opts.h"
 #include "core/job.h"
+#include "core/json.h"
 
 static const char schedule_usage[] =
     "usage: jobd schedule add NAME CRON TYPE [--tz ZONE] [--payload JSON] [--queue Q]\n"
@@ -132,7 +133,7 @@ add_body(const struct sched_opts *o)
         json_object_set_new(body, "priority", json_integer(o->priority));
     if (o->has_max_attempts)
         json_object_set_new(body, "max_attempts", json_integer(o->max_attempts));
-    char *text = json_dumps(body, JSON_COMPACT);
+    char *text = json_print(body, 0);
     json_decref(body);
     if (text == NULL)
         fprintf(stderr, "jobd schedule: an argument is not valid UTF-8 or memory ran out\n");

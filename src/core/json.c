@@ -11,7 +11,9 @@
  */
 #include "core/json.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +185,11 @@ struct obuf {
     char *p;
     size_t n, cap, max;
     int rc; /* JOBD_OK, JOBD_E_TOOBIG or JOBD_E_NOMEM */
+    /* How the value is laid out: the canonical form sorts keys and writes
+     * "\u001f"; json_print keeps insertion order unless asked to sort and
+     * writes "\u001F" as json_dumps does, so its strings read as before. */
+    bool sort_keys, upper_hex;
+    int max_depth; /* arrays and objects that may enclose a value */
 };
 
 static void
@@ -231,7 +238,7 @@ put_str(struct obuf *b, const char *s, size_t n)
         case '\n': put(b, "\\n", 2); break;
         case '\r': put(b, "\\r", 2); break;
         case '\t': put(b, "\\t", 2); break;
-        default: snprintf(esc, sizeof esc, "\\u%04x", c); put(b, esc, 6);
+        default: snprintf(esc, sizeof esc, b->upper_hex ? "\\u%04X" : "\\u%04x", c); put(b, esc, 6);
         }
     }
     put(b, s + run, n - run);
@@ -315,7 +322,7 @@ cmp_keys(const void *a, const void *b)
 static int
 put_value(struct obuf *b, const json_t *v, int depth)
 {
-    if ((json_is_array(v) || json_is_object(v)) && depth >= JSON_DEPTH_MAX)
+    if ((json_is_array(v) || json_is_object(v)) && depth >= b->max_depth)
         return JOBD_E_INVALID;
     char num[32];
     switch (json_typeof(v)) {
@@ -355,7 +362,8 @@ put_value(struct obuf *b, const json_t *v, int depth)
         json_t *item;
         json_object_foreach((json_t *)v, k, item)
             keys[i++] = k;
-        qsort(keys, n, sizeof *keys, cmp_keys);
+        if (b->sort_keys)
+            qsort(keys, n, sizeof *keys, cmp_keys);
         put(b, "{", 1);
         int rc = JOBD_OK;
         for (i = 0; i < n && rc == JOBD_OK && b->rc == JOBD_OK; i++) {
@@ -383,7 +391,7 @@ json_value_canonical(const json_t *v, size_t max_bytes, char **out, const char *
     const char *f = fname(field);
     if (v == NULL)
         return jobd_error_set(err, JOBD_E_INVALID, f, "%s: no JSON value", f);
-    struct obuf b = {.max = max_bytes};
+    struct obuf b = {.max = max_bytes, .sort_keys = true, .max_depth = JSON_DEPTH_MAX};
     int rc = put_value(&b, v, 0);
     if (rc == JOBD_OK)
         rc = b.rc;
@@ -435,4 +443,96 @@ json_result_ok(const char *text, size_t len)
     int rc = json_result_canonical(text, len, &c, NULL);
     free(c);
     return rc == JOBD_OK;
+}
+
+char *
+json_print(const json_t *v, size_t flags)
+{
+    if (v == NULL)
+        return NULL;
+    struct obuf b = {.max = SIZE_MAX,
+                     .sort_keys = (flags & JSON_SORT_KEYS) != 0,
+                     .upper_hex = true,
+                     .max_depth = JSON_PRINT_DEPTH_MAX};
+    int rc = put_value(&b, v, 0);
+    if (rc == JOBD_OK)
+        rc = b.rc;
+    if (rc != JOBD_OK || b.p == NULL) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+/* Whether the integer token t (n bytes, an optional '-' then digits) fits
+ * json_int_t. */
+static bool
+int_token_fits(const char *t, size_t n)
+{
+    char buf[24];
+    if (n >= sizeof buf)
+        return false;
+    memcpy(buf, t, n);
+    buf[n] = '\0';
+    errno = 0;
+    (void)strtoll(buf, NULL, 10);
+    return errno != ERANGE;
+}
+
+/* jansson ran out of memory (it then sometimes gives no reason at all). */
+static bool
+load_oom(const json_error_t *je)
+{
+    return json_error_code(je) == json_error_out_of_memory || je->text[0] == '\0';
+}
+
+int
+json_load_stored(const char *text, json_t **out)
+{
+    json_error_t je;
+    *out = json_loads(text, JSON_DECODE_ANY, &je);
+    if (*out != NULL)
+        return JOBD_OK;
+    if (json_error_code(&je) != json_error_numeric_overflow)
+        return load_oom(&je) ? JOBD_E_NOMEM : JOBD_E_INVALID;
+    /* Copy text with ".0" after each integer too big for 64 bits, so it is
+     * read as the real it stands for. Only numbers outside strings. */
+    struct obuf b = {.max = SIZE_MAX};
+    bool in_str = false, esc = false;
+    size_t n = strlen(text);
+    for (size_t i = 0; i < n; i++) {
+        char c = text[i];
+        if (in_str) {
+            if (esc)
+                esc = false;
+            else if (c == '\\')
+                esc = true;
+            else if (c == '"')
+                in_str = false;
+        } else if (c == '"') {
+            in_str = true;
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            size_t j = i + 1;
+            bool integer = true;
+            while (j < n && strchr("0123456789.eE+-", text[j]) != NULL) {
+                integer = integer && text[j] >= '0' && text[j] <= '9';
+                j++;
+            }
+            put(&b, text + i, j - i);
+            if (integer && !int_token_fits(text + i, j - i))
+                put(&b, ".0", 2);
+            i = j - 1;
+            continue;
+        }
+        put(&b, &c, 1);
+    }
+    if (b.rc != JOBD_OK || b.p == NULL) {
+        free(b.p);
+        return JOBD_E_NOMEM;
+    }
+    *out = json_loads(b.p, JSON_DECODE_ANY, &je);
+    free(b.p);
+    if (*out != NULL)
+        return JOBD_OK;
+    return load_oom(&je) ? JOBD_E_NOMEM : JOBD_E_INVALID;
 }

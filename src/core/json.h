@@ -16,7 +16,8 @@
  * decimal, reals with the fewest digits that read back to the same double,
  * laid out as JavaScript prints numbers and always with a '.' or an exponent
  * ("1.0", "0.1", "100.0" for 1e2, "0.0000015", "1e21", "1e-7"). Use only these
- * functions to make canonical text (json_dumps prints reals differently).
+ * functions to make canonical text (json_dumps prints reals differently),
+ * and json_print, not json_dumps, for any other JSON text jobd writes.
  */
 #ifndef JOBD_CORE_JSON_H
 #define JOBD_CORE_JSON_H
@@ -82,5 +83,38 @@ bool json_result_ok(const char *text, size_t len);
  */
 JOBD_MUST_USE int json_result_canonical(const char *text, size_t len, char **out,
                                         struct jobd_error *err);
+
+/* How deeply json_print lets arrays and objects nest (what jansson parses). */
+#define JSON_PRINT_DEPTH_MAX 2048
+
+/*
+ * json_dumps as jobd prints every JSON text it writes (HTTP answers, the
+ * CLI, request bodies, a worker's outputs), with reals in their shortest
+ * round-trip form: each real is laid out as in the canonical form above
+ * (0.1, 1e300, 5e-324, -0.0, 1.0; never json_dumps' 0.10000000000000001),
+ * so it reads back as the same double and stays a real; integers print
+ * exactly. Always compact, any value at the top (JSON_COMPACT |
+ * JSON_ENCODE_ANY); strings escaped as json_dumps does by default (only '"',
+ * '\\' and control characters, "\u001F", UTF-8 kept). Object members keep
+ * their order in v (insertion order, what JSON_PRESERVE_ORDER means since
+ * jansson 2.8) unless flags has JSON_SORT_KEYS, which sorts them by bytes;
+ * other jansson flags are ignored. v is borrowed.
+ *
+ * Returns a new malloc'd NUL-terminated string (caller frees), or NULL when
+ * v is NULL, out of memory, or v nests deeper than JSON_PRINT_DEPTH_MAX:
+ * like json_dumps, a NULL must be treated as "could not print".
+ */
+char *json_print(const json_t *v, size_t flags);
+
+/*
+ * Parses JSON text a store kept (a payload, a result) for printing, into
+ * *out, a new reference the caller json_decref's. Text jobd wrote is
+ * canonical and parses as is; a job made by PostgreSQL's jobd.enqueue went
+ * through jsonb, which writes a real's exact decimal (1e300 as its 301
+ * digits): an integer too big for 64 bits is read as the real it stands
+ * for, so it prints as 1e300 instead of failing. JOBD_OK, JOBD_E_INVALID
+ * (the text does not parse) or JOBD_E_NOMEM; *out is NULL on error.
+ */
+JOBD_MUST_USE int json_load_stored(const char *text, json_t **out);
 
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/job.h"
+#include "core/json.h"
 #include "core/utf8.h"
 
 void
@@ -72,13 +73,12 @@ run_result_json(const char *text, size_t len)
     json_t *v = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
     if (v == NULL)
         return NULL;
-    char *out = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    /* The canonical form, as the API stores a reported result: the same
+     * bytes whichever way the result reaches the store. */
+    char *out = NULL;
+    int rc = json_value_canonical(v, JOB_RESULT_MAX, &out, "result", NULL);
     json_decref(v);
-    if (out != NULL && strlen(out) > JOB_RESULT_MAX) {
-        free(out);
-        return NULL;
-    }
-    return out;
+    return rc == JOBD_OK ? out : NULL;
 }
 
 const char *

@@ -81,8 +81,10 @@ struct run_result *run_result_new(const struct run *run, enum run_outcome outcom
                                   const char *error);
 /*
  * Turns a handler's output into a result: if text (len bytes) is JSON of at
- * most JOB_RESULT_MAX bytes, returns its canonical form (malloc'd);
- * otherwise (empty, not JSON, too big) NULL: the job still succeeds.
+ * most JOB_RESULT_MAX bytes (nesting at most JSON_DEPTH_MAX, as the API
+ * takes results), returns its canonical form (core/json.h: reals in their
+ * shortest round-trip form; malloc'd, caller frees); otherwise (empty, not
+ * JSON, too big, too deep, out of memory) NULL: the job still succeeds.
  */
 char *run_result_json(const char *text, size_t len);
 /* "timed out after 30s", "cancelled", ... for a stop reason (static). */

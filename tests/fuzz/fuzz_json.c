@@ -11,6 +11,9 @@
  *   - the canonical text parses to a value equal to the original (jansson's
  *     json_equal: same integers, bit-identical reals, same strings/keys);
  *   - json_value_canonical of the parsed tree gives the same text;
+ *   - json_print of the parsed tree (the printer of every answer) gives
+ *     text that parses to an equal value, and sorted, the canonical text
+ *     but for the case of \u escapes;
  *   - json_result_canonical agrees with json_result_ok.
  *
  * Input: the JSON text itself (any bytes).
@@ -32,6 +35,33 @@ fail(const char *what, const char *a, const char *b)
     fprintf(stderr, "fuzz_json: %s\n  first:  %.300s\n  second: %.300s\n", what, a ? a : "(null)",
             b ? b : "(null)");
     abort();
+}
+
+/* json_print(v) holds v's value; sorted, it is canonical (c) once its
+ * \u escapes are lower-cased (json_dumps writes them in upper case). */
+static void
+check_print(const json_t *v, const char *c)
+{
+    char *p = json_print(v, 0), *s = json_print(v, JSON_SORT_KEYS);
+    if (p == NULL || s == NULL)
+        fail("json_print failed", c, "");
+    json_t *back = json_loads(p, JSON_DECODE_ANY, NULL);
+    if (back == NULL || !json_equal(back, v))
+        fail("json_print holds another value", c, p);
+    json_decref(back);
+    for (char *q = s; *q != '\0'; q++) {
+        if (*q != '\\')
+            continue;
+        if (q[1] == 'u')
+            for (int i = 2; i < 6 && q[i] != '\0'; i++)
+                if (q[i] >= 'A' && q[i] <= 'F')
+                    q[i] = (char)(q[i] - 'A' + 'a');
+        q++; /* skip the escaped character: an escaped backslash before u is no \u */
+    }
+    if (strcmp(s, c) != 0)
+        fail("json_print sorted is not the canonical text", c, s);
+    free(p);
+    free(s);
 }
 
 int
@@ -62,6 +92,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fail("canonical text holds another value", text, c1);
     if (json_value_canonical(v, MAX_BYTES, &c3, "payload", &err) != 0 || strcmp(c1, c3) != 0)
         fail("json_value_canonical differs from json_canonical", c1, c3);
+    check_print(v, c1);
 out:
     if (size <= 65536) {
         char *r = NULL;

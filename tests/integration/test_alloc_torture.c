@@ -14,7 +14,7 @@
  * internal allocations are theirs and not failed.
  *
  * Covered: core parsing (cron with a zone, durations, strict and canonical
- * JSON, job specs), the API request path (api_handle on a real SQLite store:
+ * JSON, json_print, job specs), the API request path (api_handle on a real SQLite store:
  * enqueue, get, list, claim, complete, a schedule) and the stores' row
  * decoding (store_get, store_list, store_claim on SQLite; on PostgreSQL too
  * when JOBD_TEST_PG_URL is set).
@@ -230,9 +230,15 @@ op_json(void *arg)
         return false;
     char *again = NULL;
     int rc = json_value_canonical(v, 1 << 20, &again, "payload", &err);
-    json_decref(v);
     free(again);
-    return ok && rc == JOBD_OK;
+    /* json_print: NULL whenever an allocation failed, never a cut text. */
+    char *printed = json_print(v, 0);
+    json_decref(v);
+    bool printed_ok =
+        printed != NULL &&
+        strcmp(printed, "{\"b\":[1,2.5,\"x\xc3\xa9\",{\"z\":null,\"a\":true}],\"a\":-300.0}") == 0;
+    free(printed);
+    return ok && rc == JOBD_OK && printed_ok;
 }
 
 static bool

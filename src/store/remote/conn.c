@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/json.h"
 #include "util/capbuf.h"
 #include "util/lazylib.h"
 
@@ -51,7 +52,7 @@ remote_conn_call(struct remote_conn *r, const char *path, json_t *body, json_t *
     snprintf(url, sizeof url, "%s%s", r->url, path);
     char *text = NULL;
     if (body != NULL) {
-        text = json_dumps(body, JSON_COMPACT);
+        text = json_print(body, 0);
         json_decref(body);
         if (text == NULL)
             return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");

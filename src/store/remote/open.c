@@ -25,6 +25,7 @@
 
 #include "core/err.h"
 #include "core/job.h"
+#include "core/json.h"
 #include "util/clock.h"
 #include "util/lazylib.h"
 
@@ -161,8 +162,7 @@ remote_claim(struct store *st, const struct claim_req *req, struct job_list *out
         j->type = dup_str(o, "type", &oom);
         j->queue = dup_str(o, "queue", &oom);
         j->idempotency_key = dup_str(o, "idempotency_key", &oom);
-        j->payload = json_dumps(json_object_get(o, "payload"),
-                                JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+        j->payload = json_print(json_object_get(o, "payload"), JSON_SORT_KEYS);
         json_t *t = json_object_get(o, "timeout_s");
         if (json_is_number(t))
             j->timeout_ms = (int64_t)(json_number_value(t) * 1000.0);
@@ -222,9 +222,13 @@ remote_complete(struct store *st, int64_t id, int32_t attempt, const char *resul
     snprintf(path, sizeof path, "/v1/jobs/%" PRId64 "/complete", id);
     json_t *body = json_pack("{s:i}", "attempt", attempt);
     if (body != NULL && result != NULL) {
+        /* A result that cannot be read back here (out of memory) must not
+         * be reported as a success without it: no body, no report. */
         json_t *v = json_loads(result, JSON_DECODE_ANY, NULL);
-        if (v != NULL)
-            json_object_set_new(body, "result", v);
+        if (v == NULL || json_object_set_new(body, "result", v) != 0) {
+            json_decref(body);
+            body = NULL;
+        }
     }
     return report(st, path, id, attempt, body, true, NULL, err);
 }
