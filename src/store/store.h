@@ -49,6 +49,7 @@
 
 struct store;
 struct store_operator_ops;
+struct progress_report;
 
 /*
  * Which jobs a list returns. Zero-initialise, then set status: 0 is
@@ -271,6 +272,12 @@ struct store_ops {
                            struct jobd_error *err);
     /* the operator's operations (store/operator.h); NULL in a backend without them */
     const struct store_operator_ops *oper;
+    /* progress (store/progress.h): validated arguments; NULL in a backend
+     * without it (attach: the remote store, which only reports) */
+    int (*progress)(struct store *st, int64_t id, int32_t attempt, const struct progress_report *p,
+                    int64_t lease_ms, int64_t *lease_expires_at_us, bool *cancel_requested,
+                    struct jobd_error *err);
+    int (*progress_attach)(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 };
 
 /* Every backend's struct begins with this. */

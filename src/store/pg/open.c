@@ -251,6 +251,8 @@ static const struct store_ops pg_ops = {
     .now = pg_op_now,
     .clock_went_back = pg_op_clock_went_back,
     .oper = &pg_operator_ops,
+    .progress = pg_op_progress,
+    .progress_attach = pg_op_progress_attach,
 };
 
 int

@@ -562,6 +562,22 @@ static const char step17_lease_token[] =
     "CREATE OR REPLACE VIEW jobd.all_jobs AS\n"
     "    SELECT * FROM jobd.jobs UNION ALL SELECT * FROM jobd.jobs_done;\n";
 
+/*
+ * Version 19: a running attempt's progress (pg/progress.c; docs/API.md,
+ * The job object), one row per job in a table of its own: a job moves between
+ * jobs and jobs_done, and the hot statements (claims, reports) need not
+ * know of it. The row keeps the attempt that wrote it; readers show it only
+ * while that attempt is the job's, so the next claim needs no write.
+ */
+static const char step19_progress[] = "CREATE TABLE jobd.job_progress (\n"
+                                      "    job_id bigint PRIMARY KEY,\n"
+                                      "    attempt int NOT NULL,\n"
+                                      "    percent double precision,\n"
+                                      "    message text,\n"
+                                      "    data text,\n"
+                                      "    at timestamptz NOT NULL\n"
+                                      ");\n";
+
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
@@ -580,5 +596,6 @@ const struct pg_migration pg_migrations[] = {
     {15, "the group committer's batch notifies without the trigger", step15_notify_inline},
     {16, "drop jobs_claim_any and jobs_next_run", step16_drop_superseded},
     {17, "lease tokens of claims over HTTP, kept hashed", step17_lease_token},
+    {19, "job_progress", step19_progress},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

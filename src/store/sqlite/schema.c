@@ -220,6 +220,17 @@ static const struct sq_migration sq_migrations[] = {
       * for a claim on the store itself. Rows move to jobs_done by named
       * columns, and a finished attempt needs no token: jobs only. */
      "ALTER TABLE jobs ADD COLUMN lease_token_hash TEXT;"},
+    {12,
+     /* A running attempt's progress (sqlite/progress.c; docs/API.md,
+      * The job object): a table of its own, so a job moving between jobs and
+      * jobs_done leaves it be; the row says which attempt wrote it. */
+     "CREATE TABLE job_progress ("
+     "  job_id INTEGER PRIMARY KEY,"
+     "  attempt INTEGER NOT NULL,"
+     "  percent REAL,"
+     "  message TEXT,"
+     "  data TEXT,"
+     "  at INTEGER NOT NULL);"},
 };
 /* clang-format on */
 
