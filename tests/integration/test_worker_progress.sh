@@ -84,6 +84,11 @@ run() { # DB WORKER-STORE-ARGS...
     id=$(curl -sfS -H 'Content-Type: application/json' -d '{"type":"slow"}' "$server/v1/jobs" |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
     wait_for 60 "the handler's progress on a running job ($*)" progress_is "$id" running
+    # jobd job show on a terminal prints it under the status
+    script -qec "$JOBD job show $id --server $server" /dev/null >"$dir/show.txt" 2>&1 ||
+        fail "jobd job show failed: $(cat "$dir/show.txt")"
+    grep -Eq '^progress +60% step 3 of 5' "$dir/show.txt" ||
+        fail "jobd job show does not print the progress: $(cat "$dir/show.txt")"
     touch "$dir/go"
     wait_for 60 "the job to succeed with its progress ($*)" progress_is "$id" succeeded
     # a new job starts with none
