@@ -302,6 +302,17 @@ JOBD_API int jobd_run_set_result(jobd_run *run, const char *json);
 JOBD_API int jobd_run_set_error(jobd_run *run, const char *message);
 /* Asks for this retry delay instead of the backoff (with JOBD_HANDLER_RETRY). */
 JOBD_API void jobd_run_retry_after(jobd_run *run, int64_t delay_ms);
+/*
+ * Reports the run's progress (docs/WORKER.md, "Progress"): percent 0..100,
+ * or < 0 for none; message (copied; NULL = none) of at most 1 KiB; data
+ * (JSON text, copied; NULL = none) of at most 16 KiB. It replaces what the
+ * job showed, and reaches the store from the worker's loop, at most one
+ * write per job every 250 ms (the newest report wins), so a handler may
+ * call it per item. JOBD_E_INVALID naming what is out of bounds (nothing is
+ * reported), JOBD_E_NOMEM.
+ */
+JOBD_API int jobd_progress(jobd_run *run, double percent, const char *message,
+                           const char *data_json);
 
 /*
  * A new worker on the store at db_url (as --db; NULL = $JOBD_DB, else

@@ -26,8 +26,9 @@ routine(const struct access_entry *e, bool slow)
     /* A long poll waits by design: an idle one is routine however long. */
     if (strcmp(p, "/v1/claim") == 0)
         return e->claimed == 0;
-    return !slow && (starts_ends(p, "/v1/jobs/", "/heartbeat") ||
-                     starts_ends(p, "/v1/workers/", "/presence"));
+    return !slow &&
+           (starts_ends(p, "/v1/jobs/", "/heartbeat") || starts_ends(p, "/v1/jobs/", "/progress") ||
+            starts_ends(p, "/v1/workers/", "/presence"));
 }
 
 bool

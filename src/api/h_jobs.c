@@ -15,6 +15,7 @@
 #include "api/metrics.h"
 #include "api/wait.h"
 #include "core/err.h"
+#include "store/progress.h"
 
 static const char *const batch_fields[] = {"jobs", NULL};
 
@@ -315,6 +316,8 @@ h_job_get(struct api_call *c)
     struct job job = {0};
     struct jobd_error err = {0};
     int rc = store_get(st, c->id, &job, &err);
+    if (rc == JOBD_OK)
+        rc = store_progress_attach(st, &job, 1, &err); /* docs/API.md, The job object */
     api_store_put(c, st, rc);
     if (rc == JOBD_E_NOTFOUND)
         api_error(c->resp, 404, "not_found", "id", "no job with id %" PRId64, c->id);
@@ -483,6 +486,8 @@ h_job_list(struct api_call *c)
     bool partial = false;
     int rc = f.search != NULL ? store_search(st, &f, &l, &next, &partial, &err)
                               : store_list(st, &f, &l, &next, &err);
+    if (rc == JOBD_OK)
+        rc = store_progress_attach(st, l.v, l.n, &err);
     api_store_put(c, st, rc);
     if (rc != JOBD_OK) {
         api_error_from(c->resp, rc, &err);

@@ -21,6 +21,7 @@
 #include "core/json.h"
 #include "core/rules.h"
 #include "store/operator.h"
+#include "store/progress.h"
 #include "util/log.h"
 #include "util/sha256.h"
 
@@ -29,6 +30,8 @@ static const char *const claim_fields[] = {"worker_id", "queues", "types", "limi
 static const char *const heartbeat_fields[] = {"attempt", "lease_token", "lease_s", NULL};
 static const char *const complete_fields[] = {"attempt", "lease_token", "result", NULL};
 static const char *const release_fields[] = {"attempt", "lease_token", NULL};
+static const char *const progress_fields[] = {"attempt", "lease_token", "percent",
+                                              "message", "data",        NULL};
 static const char *const fail_fields[] = {"attempt",   "lease_token", "error",
                                           "retryable", "retry_in_s",  NULL};
 
@@ -345,6 +348,78 @@ h_heartbeat(struct api_call *c)
             jobjson_dump_take(json_pack("{s:o, s:b}", "lease_expires_at", jobjson_time(expires),
                                         "cancel_requested", cancel)));
     api_store_put(c, st, rc);
+}
+
+/*
+ * A progress report's fields (docs/API.md, The job object) into p; the message is
+ * borrowed from o, the data canonical JSON in *data (malloc'd, the caller's).
+ */
+static int
+progress_parse(json_t *o, struct progress_report *p, char **data, struct jobd_error *err)
+{
+    *data = NULL;
+    json_t *v = json_object_get(o, "percent");
+    if (v != NULL && !json_is_null(v)) {
+        if (!json_is_number(v))
+            return jobd_error_set(err, JOBD_E_INVALID, "percent",
+                                  "percent must be a number from 0 to 100");
+        p->has_percent = true;
+        p->percent = json_number_value(v);
+    }
+    int rc = jobjson_get_str(o, "message", NULL, false, &p->message, err);
+    if (rc != JOBD_OK)
+        return rc;
+    v = json_object_get(o, "data");
+    if (v != NULL && !json_is_null(v) &&
+        (rc = json_value_canonical(v, JOB_PROGRESS_DATA_MAX, data, "data", err)) != JOBD_OK)
+        return rc;
+    p->data = *data;
+    return JOBD_OK;
+}
+
+void
+h_progress(struct api_call *c)
+{
+    json_t *o = api_body_object(c, progress_fields);
+    if (o == NULL)
+        return;
+    int64_t attempt = 0;
+    struct progress_report p = {0};
+    char *data = NULL;
+    struct jobd_error err = {0};
+    int rc = jobjson_get_int(o, "attempt", NULL, true, 1, INT32_MAX, &attempt, &err);
+    if (rc == JOBD_OK)
+        rc = progress_parse(o, &p, &data, &err);
+    if (rc == JOBD_OK && p.has_percent && !(p.percent >= 0 && p.percent <= 100))
+        rc = jobd_error_set(&err, JOBD_E_INVALID, "percent", "percent must be from 0 to 100");
+    if (rc == JOBD_OK && p.message != NULL && strlen(p.message) > JOB_PROGRESS_MESSAGE_MAX)
+        rc = jobd_error_set(&err, JOBD_E_INVALID, "message", "message must be at most %d bytes",
+                            JOB_PROGRESS_MESSAGE_MAX);
+    struct store *st = NULL;
+    if (rc != JOBD_OK)
+        api_error_from(c->resp, rc, &err);
+    else if (api_store_get(c, &st)) {
+        lease_token tok;
+        lease_token_of(o, tok);
+        int64_t expires = 0;
+        bool cancel = false;
+        /* The lease is extended as a heartbeat's with no lease_s: the default. */
+        if (!lease_ok(c, st, attempt, tok, NULL))
+            rc = JOBD_OK;
+        else if ((rc = store_progress(st, c->id, (int32_t)attempt, &p, capped_lease(c->ctx, 0),
+                                      &expires, &cancel, &err)) == JOBD_E_STALE)
+            stale(c, st, attempt);
+        else if (rc != JOBD_OK)
+            api_error_from(c->resp, rc, &err);
+        else
+            api_json_take(
+                c->resp, 200,
+                jobjson_dump_take(json_pack("{s:o, s:b}", "lease_expires_at", jobjson_time(expires),
+                                            "cancel_requested", cancel)));
+        api_store_put(c, st, rc);
+    }
+    free(data);
+    json_decref(o); /* the message is borrowed from o until here */
 }
 
 void

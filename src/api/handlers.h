@@ -69,6 +69,7 @@ void h_worker_presence(struct api_call *c);
 void h_worker_withdraw(struct api_call *c);
 void h_claim(struct api_call *c);
 void h_heartbeat(struct api_call *c);
+void h_progress(struct api_call *c); /* h_worker.c: docs/API.md, The job object */
 void h_complete(struct api_call *c);
 void h_fail(struct api_call *c);
 void h_release(struct api_call *c);

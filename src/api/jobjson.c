@@ -84,6 +84,22 @@ put(json_t *o, const char *k, json_t *v, int *bad)
         *bad = 1;
 }
 
+/* {percent, message, data, at} of the job's current attempt, or null
+ * (docs/API.md, The job object). */
+static json_t *
+progress_json(const struct job_progress *p)
+{
+    if (p == NULL)
+        return json_null();
+    json_t *pct = json_null();
+    if (p->has_percent && p->percent == (double)(int)p->percent)
+        pct = json_integer((json_int_t)p->percent);
+    else if (p->has_percent)
+        pct = json_real(p->percent);
+    return json_pack("{s:o, s:o, s:o, s:o}", "percent", pct, "message", str_or_null(p->message),
+                     "data", stored_json(p->data), "at", jobjson_time(p->at_us));
+}
+
 json_t *
 jobjson_job(const struct job *j)
 {
@@ -114,6 +130,7 @@ jobjson_job(const struct job *j)
     put(o, "created_at", jobjson_time(j->created_at_us), &bad);
     put(o, "started_at", jobjson_time(j->started_at_us), &bad);
     put(o, "finished_at", jobjson_time(j->finished_at_us), &bad);
+    put(o, "progress", progress_json(j->progress), &bad);
     if (bad) {
         json_decref(o);
         return NULL;

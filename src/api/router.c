@@ -61,6 +61,7 @@ const struct api_route api_routes[] = {
      API_ROLE_WORKER},
     {"POST", "/v1/claim", h_claim, API_BODY_MAX, false, API_ROLE_WORKER},
     {"POST", "/v1/jobs/{id}/heartbeat", h_heartbeat, API_BODY_MAX, false, API_ROLE_WORKER},
+    {"POST", "/v1/jobs/{id}/progress", h_progress, API_BODY_MAX, false, API_ROLE_WORKER},
     {"POST", "/v1/jobs/{id}/complete", h_complete, API_BODY_MAX, false, API_ROLE_WORKER},
     {"POST", "/v1/jobs/{id}/fail", h_fail, API_BODY_MAX, false, API_ROLE_WORKER},
     {"POST", "/v1/jobs/{id}/release", h_release, API_BODY_MAX, false, API_ROLE_WORKER},

@@ -167,6 +167,30 @@ cli_job_attempts(const char *server, long id)
     return CLI_OK;
 }
 
+/*
+ * The job's progress (docs/API.md, The job object) as one line: "40% 3 of
+ * 8 files", the percent or the message alone, or "-" when it reported none.
+ */
+static void
+put_progress(json_t *j)
+{
+    json_t *p = json_object_get(j, "progress");
+    printf("%-17s ", "progress");
+    if (!json_is_object(p)) {
+        puts("-");
+        return;
+    }
+    json_t *pct = json_object_get(p, "percent");
+    const char *msg = json_string_value(json_object_get(p, "message"));
+    if (json_is_number(pct))
+        printf("%.4g%%%s", json_number_value(pct), msg ? " " : "");
+    if (msg)
+        put_text(msg);
+    else if (!json_is_number(pct))
+        fputs("(data only)", stdout);
+    putchar('\n');
+}
+
 int
 cli_job_show(const char *server, long id)
 {
@@ -202,8 +226,11 @@ cli_job_show(const char *server, long id)
     /* A running job being stopped says so (docs/API.md, The job object). */
     if (json_is_true(json_object_get(j, "cancel_requested")))
         json_object_set_new(j, "status", json_string("running, cancel requested"));
-    for (int k = 0; fields[k]; k++)
+    for (int k = 0; fields[k]; k++) {
         put_field(j, fields[k]);
+        if (strcmp(fields[k], "status") == 0)
+            put_progress(j); /* next to the status it qualifies */
+    }
     json_decref(j);
     snprintf(path, sizeof path, "/v1/jobs/%ld/attempts", id);
     json_t *o = get_object("job show", server, path, &rc);

@@ -24,7 +24,18 @@ job_fini(struct job *j)
     free(j->worker_id);
     free(j->last_error);
     free(j->result);
+    job_progress_free(j->progress);
     memset(j, 0, sizeof *j);
+}
+
+void
+job_progress_free(struct job_progress *p)
+{
+    if (p == NULL)
+        return;
+    free(p->message);
+    free(p->data);
+    free(p);
 }
 
 void

@@ -27,9 +27,11 @@
 #define JOB_QUEUE_MAX 64 /* queue names */
 #define JOB_KEY_MAX 255  /* idempotency keys */
 #define JOB_WORKER_ID_MAX 128
-#define JOB_PAYLOAD_MAX (256 * 1024) /* bytes of payload JSON */
-#define JOB_RESULT_MAX (64 * 1024)   /* bytes of result JSON */
-#define JOB_ERROR_MAX (4 * 1024)     /* bytes of last_error */
+#define JOB_PAYLOAD_MAX (256 * 1024)      /* bytes of payload JSON */
+#define JOB_RESULT_MAX (64 * 1024)        /* bytes of result JSON */
+#define JOB_ERROR_MAX (4 * 1024)          /* bytes of last_error */
+#define JOB_PROGRESS_MESSAGE_MAX 1024     /* bytes of a progress message */
+#define JOB_PROGRESS_DATA_MAX (16 * 1024) /* bytes of a progress's data JSON */
 #define JOB_MAX_ATTEMPTS_MAX 1000000
 #define JOB_PRIORITY_MIN (-1000000)
 #define JOB_PRIORITY_MAX 1000000
@@ -94,6 +96,19 @@ enum job_status {
 #define JOB_STATUS_COUNT 5
 
 /* A job as stored. Zero-initialise; job_fini frees the strings. */
+/*
+ * What a running attempt last said of its progress (docs/API.md, "The job
+ * object"): each report replaces the whole of it.
+ */
+struct job_progress {
+    int32_t attempt; /* the attempt that reported it */
+    bool has_percent;
+    double percent; /* 0..100 when has_percent */
+    char *message;  /* NULL or at most JOB_PROGRESS_MESSAGE_MAX bytes of UTF-8 */
+    char *data;     /* NULL or canonical JSON text */
+    int64_t at_us;  /* when it was reported (store clock) */
+};
+
 struct job {
     int64_t id;
     char *queue;
@@ -118,6 +133,9 @@ struct job {
     int64_t created_at_us;
     int64_t started_at_us;
     int64_t finished_at_us;
+    /* NULL unless the reader asked for it (store_progress_attach, store/progress.h)
+     * and the job's current attempt reported progress; owned by the job. */
+    struct job_progress *progress;
 };
 
 /*
@@ -148,6 +166,8 @@ struct job_list {
 
 /* Frees the strings of j (not j itself) and zeroes it. NULL-safe. */
 void job_fini(struct job *j);
+/* Frees a progress and its strings. NULL-safe. */
+void job_progress_free(struct job_progress *p);
 /* Moves src into dst (dst must be finalised or zero); src is zeroed. */
 void job_move(struct job *dst, struct job *src);
 /* Appends a zeroed job to l and returns it, or NULL on out-of-memory. */

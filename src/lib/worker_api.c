@@ -10,6 +10,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +126,45 @@ JOBD_API void
 jobd_run_retry_after(jobd_run *run, int64_t delay_ms)
 {
     run->retry_after_ms = delay_ms < 0 ? -1 : delay_ms;
+}
+
+JOBD_API int
+jobd_progress(jobd_run *run, double percent, const char *message, const char *data_json)
+{
+    if (percent > 100 || isnan(percent))
+        return JOBD_E_INVALID; /* percent: 0..100, or < 0 for none */
+    if (message != NULL &&
+        (strlen(message) > JOB_PROGRESS_MESSAGE_MAX || !utf8_valid(message, strlen(message))))
+        return JOBD_E_INVALID; /* message: at most 1 KiB of UTF-8 */
+    if (data_json != NULL && strlen(data_json) > JOB_PROGRESS_DATA_MAX)
+        return JOBD_E_INVALID; /* data: at most 16 KiB */
+    json_t *o = json_object();
+    if (o == NULL)
+        return JOBD_E_NOMEM;
+    int rc = JOBD_OK;
+    if (percent >= 0)
+        rc |= json_object_set_new(o, "percent", json_real(percent));
+    if (message != NULL)
+        rc |= json_object_set_new(o, "message", json_string(message));
+    if (data_json != NULL) {
+        json_t *d = json_loads(data_json, JSON_DECODE_ANY, NULL);
+        if (d == NULL) {
+            json_decref(o);
+            return JOBD_E_INVALID; /* data: not JSON */
+        }
+        rc |= json_object_set_new(o, "data", d);
+    }
+    /* One line, as an exec handler writes it on fd 3: the loop takes both alike. */
+    char *line = rc == 0 ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    if (line == NULL)
+        return JOBD_E_NOMEM;
+    if (run->sink == NULL || run->sink->progress == NULL) {
+        free(line); /* a runner without progress: nothing to tell */
+        return JOBD_OK;
+    }
+    run->sink->progress(run->sink->ctx, run->run->id, run->run->attempt, line);
+    return JOBD_OK;
 }
 
 /* ---- the worker ---- */

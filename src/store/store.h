@@ -49,6 +49,7 @@
 
 struct store;
 struct store_operator_ops;
+struct progress_report;
 
 /*
  * Which jobs a list returns. Zero-initialise, then set status: 0 is
@@ -276,6 +277,12 @@ struct store_ops {
     int (*job_states)(struct store *st, const int64_t *ids, size_t n, int *status,
                       struct jobd_error *err);
     int (*wait_ends)(struct store *st, int timeout_ms, struct jobd_error *err);
+    /* progress (store/progress.h): validated arguments; NULL in a backend
+     * without it (attach: the remote store, which only reports) */
+    int (*progress)(struct store *st, int64_t id, int32_t attempt, const struct progress_report *p,
+                    int64_t lease_ms, int64_t *lease_expires_at_us, bool *cancel_requested,
+                    struct jobd_error *err);
+    int (*progress_attach)(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 };
 
 /* Every backend's struct begins with this. */

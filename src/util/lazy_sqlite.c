@@ -12,6 +12,7 @@
 
 #define SQLITE_FUNCS(F, V)                                                                         \
     F(int, sqlite3_bind_int, (sqlite3_stmt * s, int i, int v), (s, i, v))                          \
+    F(int, sqlite3_bind_double, (sqlite3_stmt * s, int i, double v), (s, i, v))                    \
     F(int, sqlite3_bind_int64, (sqlite3_stmt * s, int i, sqlite3_int64 v), (s, i, v))              \
     F(int, sqlite3_bind_null, (sqlite3_stmt * s, int i), (s, i))                                   \
     F(int, sqlite3_bind_parameter_count, (sqlite3_stmt * s), (s))                                  \
@@ -24,6 +25,7 @@
     F(int, sqlite3_close, (sqlite3 * db), (db))                                                    \
     F(int, sqlite3_column_bytes, (sqlite3_stmt * s, int c), (s, c))                                \
     F(int, sqlite3_column_count, (sqlite3_stmt * s), (s))                                          \
+    F(double, sqlite3_column_double, (sqlite3_stmt * s, int c), (s, c))                            \
     F(int, sqlite3_column_int, (sqlite3_stmt * s, int c), (s, c))                                  \
     F(sqlite3_int64, sqlite3_column_int64, (sqlite3_stmt * s, int c), (s, c))                      \
     F(const unsigned char *, sqlite3_column_text, (sqlite3_stmt * s, int c), (s, c))               \

@@ -162,7 +162,7 @@ pool_thread(void *arg)
                 c->sink.deliver(c->sink.ctx, r);
             continue;
         }
-        struct jobd_run job = {.run = q->run, .retry_after_ms = -1};
+        struct jobd_run job = {.run = q->run, .retry_after_ms = -1, .sink = &c->sink};
         atomic_init(&job.stop, RUN_STOP_NONE);
         if (job.run->timeout_ms > 0)
             job.deadline_us = clock_mono_now_us() + job.run->timeout_ms * 1000;

@@ -17,12 +17,13 @@
 /* What a C handler sees (opaque in jobd.h as jobd_run). */
 struct jobd_run {
     const struct run *run;
-    atomic_int stop;        /* enum run_stop; RUN_STOP_NONE while it may go on */
-    char *result;           /* set by jobd_run_set_result (canonical JSON) */
-    char *error;            /* set by jobd_run_set_error */
-    int64_t retry_after_ms; /* -1 = backoff */
-    int64_t deadline_us;    /* monotonic: the timeout, from when a thread took it; 0 = none */
-    struct jobd_run *next;  /* the runner's list of running jobs */
+    atomic_int stop;             /* enum run_stop; RUN_STOP_NONE while it may go on */
+    char *result;                /* set by jobd_run_set_result (canonical JSON) */
+    char *error;                 /* set by jobd_run_set_error */
+    int64_t retry_after_ms;      /* -1 = backoff */
+    int64_t deadline_us;         /* monotonic: the timeout, from when a thread took it; 0 = none */
+    struct jobd_run *next;       /* the runner's list of running jobs */
+    const struct run_sink *sink; /* the runner's, for jobd_progress (borrowed) */
 };
 
 struct cthread_runner;

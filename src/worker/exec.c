@@ -46,12 +46,20 @@
 /* Without pidfd (old kernels), how often to look for exited children. */
 #define REAP_POLL_MS 20
 
+/* The longest progress line read from fd 3 (docs/WORKER.md, Progress):
+ * room for the largest message and data; a longer line is skipped. */
+#define PROGRESS_LINE_MAX (JOB_PROGRESS_DATA_MAX + JOB_PROGRESS_MESSAGE_MAX * 6 + 1024)
+
 struct child {
     struct run *run;
     pid_t pid;
     int pidfd; /* -1 if the kernel has none */
     int in_fd, out_fd, err_fd;
-    char *in_data; /* payload + "\n" */
+    int prog_fd;     /* the read end of the handler's fd 3, -1 when closed */
+    char *prog_line; /* the line being read (PROGRESS_LINE_MAX), NULL until used */
+    size_t prog_len;
+    bool prog_skip; /* the current line is too long: dropped up to its newline */
+    char *in_data;  /* payload + "\n" */
     size_t in_len, in_off;
     struct headbuf out;
     struct tailbuf errb;
@@ -167,7 +175,7 @@ deliver_error(struct exec_runner *x, struct run *run, enum run_outcome outcome, 
  * Returns 0 or an errno.
  */
 static int
-spawn_program(pid_t *pid, char **argv, char **env, int in, int out, int errfd,
+spawn_program(pid_t *pid, char **argv, char **env, int in, int out, int errfd, int prog,
               const struct handler_conf *h)
 {
     if (exec_user_switches(h))
@@ -178,6 +186,7 @@ spawn_program(pid_t *pid, char **argv, char **env, int in, int out, int errfd,
     posix_spawn_file_actions_adddup2(&fa, in, 0);
     posix_spawn_file_actions_adddup2(&fa, out, 1);
     posix_spawn_file_actions_adddup2(&fa, errfd, 2);
+    posix_spawn_file_actions_adddup2(&fa, prog, 3); /* docs/WORKER.md, Progress */
     posix_spawnattr_init(&attr);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
                                         POSIX_SPAWN_SETSIGDEF);
@@ -202,7 +211,7 @@ spawn_program(pid_t *pid, char **argv, char **env, int in, int out, int errfd,
 static void
 spawn_child(struct exec_runner *x, struct run *run)
 {
-    int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1};
+    int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1}, pprog[2] = {-1, -1};
     char msg[512];
     /* Out of descriptors, processes or memory is this host's trouble, not
      * the job's: the job goes back unused. A program that cannot run
@@ -216,12 +225,14 @@ spawn_child(struct exec_runner *x, struct run *run)
         deliver_error(x, run, RUN_RELEASE, "out of memory starting the handler");
         return;
     }
-    if (pipe2(pin, O_CLOEXEC) != 0 || pipe2(pout, O_CLOEXEC) != 0 || pipe2(perr, O_CLOEXEC) != 0) {
+    if (pipe2(pin, O_CLOEXEC) != 0 || pipe2(pout, O_CLOEXEC) != 0 || pipe2(perr, O_CLOEXEC) != 0 ||
+        pipe2(pprog, O_CLOEXEC) != 0) {
         snprintf(msg, sizeof msg, "cannot create pipes: %s", errno_text(errno));
         goto fail;
     }
     char **argv = run->handler->argv;
-    int rc = spawn_program(&c->pid, argv, env.vars, pin[0], pout[1], perr[1], run->handler);
+    int rc =
+        spawn_program(&c->pid, argv, env.vars, pin[0], pout[1], perr[1], pprog[1], run->handler);
     exec_env_free(&env);
     if (rc != 0) {
         snprintf(msg, sizeof msg, "cannot run %s: %s", argv[0], errno_text(rc));
@@ -232,6 +243,9 @@ spawn_child(struct exec_runner *x, struct run *run)
     close(pin[0]);
     close(pout[1]);
     close(perr[1]);
+    close(pprog[1]);
+    c->prog_fd = pprog[0];
+    set_nonblock(c->prog_fd);
     c->in_fd = pin[1];
     c->out_fd = pout[0];
     c->err_fd = perr[0];
@@ -265,6 +279,8 @@ fail:
             close(pout[i]);
         if (perr[i] >= 0)
             close(perr[i]);
+        if (pprog[i] >= 0)
+            close(pprog[i]);
     }
     free(c);
     deliver_error(x, run, outcome, msg);
@@ -329,6 +345,53 @@ read_pipe(int *fd, struct headbuf *hb, struct tailbuf *tb)
             return;
         close_fd(fd); /* EOF or error */
         return;
+    }
+}
+
+/* One complete progress line of c: to the sink (blank lines are skipped). */
+static void
+progress_line(struct exec_runner *x, struct child *c)
+{
+    c->prog_line[c->prog_len] = '\0';
+    size_t n = c->prog_len;
+    c->prog_len = 0;
+    if (c->prog_skip || x->sink.progress == NULL || strspn(c->prog_line, " \t\r") == n)
+        return;
+    char *line = strdup(c->prog_line);
+    if (line != NULL)
+        x->sink.progress(x->sink.ctx, c->run->id, c->run->attempt, line);
+}
+
+/* Reads what the handler wrote to its fd 3, line by line (docs/WORKER.md,
+ * Progress); at EOF closes it. */
+static void
+read_progress(struct exec_runner *x, struct child *c)
+{
+    if (c->prog_line == NULL && (c->prog_line = malloc(PROGRESS_LINE_MAX + 1)) == NULL) {
+        close_fd(&c->prog_fd); /* no room: progress is a nicety, the run goes on */
+        return;
+    }
+    char buf[4096];
+    for (;;) {
+        ssize_t n = read(c->prog_fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (n <= 0) {
+            close_fd(&c->prog_fd); /* EOF or error; an unfinished line is dropped */
+            return;
+        }
+        for (ssize_t i = 0; i < n; i++) {
+            if (buf[i] == '\n') {
+                progress_line(x, c);
+                c->prog_skip = false;
+            } else if (c->prog_len < PROGRESS_LINE_MAX) {
+                c->prog_line[c->prog_len++] = buf[i];
+            } else {
+                c->prog_skip = true;
+            }
+        }
     }
 }
 
@@ -398,6 +461,8 @@ child_free(struct child *c)
     close_fd(&c->in_fd);
     close_fd(&c->out_fd);
     close_fd(&c->err_fd);
+    close_fd(&c->prog_fd);
+    free(c->prog_line);
     close_fd(&c->pidfd);
     headbuf_fini(&c->out);
     tailbuf_fini(&c->errb);
@@ -472,6 +537,7 @@ finish_children(struct exec_runner *x)
     while (*pp != NULL) {
         struct child *c = *pp;
         if (c->exited && c->out_fd < 0 && c->err_fd < 0) {
+            close_fd(&c->prog_fd); /* what it said last is moot once it is done */
             *pp = c->next;
             struct run_result *r = make_result(c);
             child_free(c);
@@ -500,12 +566,12 @@ kill_all(struct exec_runner *x)
 }
 
 /* After a poll: moves the bytes each child's fds are ready for (pfd[1..]
- * holds four entries per child, in list order) and notes exits. */
+ * holds five entries per child, in list order) and notes exits. */
 static void
 move_bytes(struct exec_runner *x, const struct pollfd *pfd, int64_t now)
 {
     size_t i = 1;
-    for (struct child *c = x->children; c != NULL; c = c->next, i += 4) {
+    for (struct child *c = x->children; c != NULL; c = c->next, i += 5) {
         if (pfd[i].revents != 0)
             write_stdin(c);
         if (pfd[i + 1].revents != 0)
@@ -514,6 +580,8 @@ move_bytes(struct exec_runner *x, const struct pollfd *pfd, int64_t now)
             read_pipe(&c->err_fd, NULL, &c->errb);
         if (pfd[i + 3].revents != 0 || (c->pidfd < 0 && !c->exited))
             check_exit(c, now);
+        if (pfd[i + 4].revents != 0 || (c->exited && c->prog_fd >= 0))
+            read_progress(x, c);
         if (c->exited) { /* what is left in the pipes is there now */
             if (c->out_fd >= 0)
                 read_pipe(&c->out_fd, &c->out, NULL);
@@ -553,8 +621,8 @@ reactor(void *arg)
             if (!c->exited && c->pidfd < 0)
                 need_reap_poll = true;
         }
-        if (4 * nchild + 1 > pcap) {
-            size_t ncap = 4 * nchild + 16;
+        if (5 * nchild + 1 > pcap) {
+            size_t ncap = 5 * nchild + 16;
             struct pollfd *np = realloc(pfd, ncap * sizeof *np);
             if (np == NULL) { /* try again shortly; nothing is lost */
                 usleep(10000);
@@ -569,6 +637,7 @@ reactor(void *arg)
             pfd[n++] = (struct pollfd){.fd = c->out_fd, .events = POLLIN};
             pfd[n++] = (struct pollfd){.fd = c->err_fd, .events = POLLIN};
             pfd[n++] = (struct pollfd){.fd = c->exited ? -1 : c->pidfd, .events = POLLIN};
+            pfd[n++] = (struct pollfd){.fd = c->prog_fd, .events = POLLIN};
         }
         int timeout = -1;
         if (wake != 0)

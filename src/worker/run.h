@@ -67,6 +67,10 @@ struct run_result {
 struct run_sink {
     void (*deliver)(void *ctx, struct run_result *r);
     void *ctx;
+    /* NULL, or where a running attempt's progress goes (docs/WORKER.md,
+     * Progress): one line of JSON as the handler wrote it (without its
+     * newline; owned by the callee). Any thread; cheap (the loop writes it). */
+    void (*progress)(void *ctx, int64_t id, int32_t attempt, char *line);
 };
 
 /* Frees a run and its strings. NULL-safe. */

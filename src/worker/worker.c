@@ -252,6 +252,7 @@ worker_free(struct worker *w)
     wakeup_fini(&w->wake);
     pthread_mutex_destroy(&w->rmu);
     pthread_mutex_destroy(&w->smu);
+    wk_progress_fini(w);
     free(w);
 }
 
@@ -272,7 +273,7 @@ start_thread(pthread_t *t, void *(*fn)(void *), void *arg, struct jobd_error *er
 static int
 start_runners(struct worker *w, struct jobd_error *err)
 {
-    struct run_sink sink = {wk_deliver, w};
+    struct run_sink sink = {wk_deliver, w, wk_progress_note};
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -313,6 +314,7 @@ worker_alloc(const struct worker_config *cfg, const char *db_url, struct wakeup 
     }
     pthread_mutex_init(&w->rmu, NULL);
     pthread_mutex_init(&w->smu, NULL);
+    pthread_mutex_init(&w->pmu, NULL);
     completer_init(&w->comp);
     w->fails_tail = &w->fails;
     worker_config_init(&w->cfg);

@@ -6,7 +6,7 @@
  * threads, counters), worker_loop.c (the loop's turn), worker_slots.c
  * (slots, the lease watchdog, finished runs), worker_report.c (the store
  * connection, reports, heartbeats), worker_claim.c (claiming and
- * dispatching). worker.c's top comment describes the threads and the turn.
+ * dispatching), worker_progress.c (progress on its way to the store). worker.c's top comment describes the threads and the turn.
  */
 #ifndef JOBD_WORKER_WORKER_INT_H
 #define JOBD_WORKER_WORKER_INT_H
@@ -30,6 +30,7 @@
 
 struct fence;
 struct flusher;
+struct progress_note;
 
 /* After the last job ended in a shutdown, how long to keep trying to report. */
 #define FINAL_REPORT_MS 5000
@@ -48,6 +49,7 @@ struct slot {
     const struct handler_conf *h;
     char queue[JOB_QUEUE_MAX + 1]; /* the job's, for the events' run duration */
     int64_t next_hb_us;            /* monotonic */
+    int64_t next_progress_us;      /* monotonic: no progress write before (worker_progress.c) */
     int64_t lease_end_us;          /* monotonic: the lease is surely live until then (see fence) */
     int64_t started_us;            /* monotonic, for the events' run duration */
     enum run_stop stop_sent;
@@ -93,6 +95,8 @@ struct worker {
 
     pthread_mutex_t rmu; /* guards the result queue */
     struct run_result *rhead, *rtail;
+    pthread_mutex_t pmu;          /* guards pnotes */
+    struct progress_note *pnotes; /* progress waiting for the loop (worker_progress.c) */
 
     void *runners[HANDLER_KIND_COUNT]; /* by kind (runner.h); NULL if no handler has it */
     struct flusher *fl;                /* PostgreSQL: completions on their own connection */
@@ -175,6 +179,16 @@ bool wk_report(struct worker *w);
 bool wk_heartbeats(struct worker *w, int64_t now);
 /* Stops runs whose lease ran out by our clock. */
 void wk_fence_expired(struct worker *w);
+
+/* worker_progress.c: progress from runners to the store (docs/WORKER.md, Progress). */
+/* The runners' progress sink (run.h): keeps the newest line per attempt. Any thread. */
+void wk_progress_note(void *ctx, int64_t id, int32_t attempt, char *line);
+/* Writes the progress whose time has come (at most one per job per 250 ms). */
+void wk_progress_flush(struct worker *w, int64_t now);
+/* When progress waits to be written (monotonic; 0 = none). */
+int64_t wk_progress_wake(struct worker *w);
+/* Frees what waits and pmu (the worker's end). */
+void wk_progress_fini(struct worker *w);
 
 /* worker_claim.c */
 /* Free slots for a claim now (0 = do not claim). */

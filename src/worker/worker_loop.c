@@ -159,6 +159,8 @@ next_wake(const struct worker *w, const struct shutdown *sd, int64_t now)
         wake_at = earlier(wake_at, sd->stop_sent ? sd->hard_end : sd->grace_end);
         wake_at = earlier(wake_at, sd->give_up_at);
     }
+    if (w->st != NULL) /* the cast: only pmu is taken, nothing changes */
+        wake_at = earlier(wake_at, wk_progress_wake((struct worker *)w));
     if (w->st != NULL && (w->comp.n > 0 || w->fails != NULL))
         wake_at = now; /* results came in while we reported */
     return wake_at;
@@ -181,8 +183,8 @@ wk_loop_main(void *arg)
             wlog(w, LOGL_ERROR, "out of memory handing completions over; retrying");
         if (atomic_exchange(&w->cancel_hint, false))
             heartbeat_all_now(w, now);
-        if (w->st != NULL && wk_report(w))
-            wk_heartbeats(w, now);
+        if (w->st != NULL && wk_report(w) && wk_heartbeats(w, now))
+            wk_progress_flush(w, now);
         wk_fence_expired(w);
         if (!sd.stopping)
             w->prefetch_check_us = wk_prefetch_check(w, now);

@@ -43,6 +43,16 @@ if [ -e "$dir/broken" ]; then echo "upstream refused the request (attempt \$JOBD
 echo '{"ok":true}'
 SH
 chmod +x "$dir/flaky.sh"
+# ui.progress reports its progress on fd 3 (docs/WORKER.md, Progress) and
+# runs until $dir/progress-go exists.
+cat >"$dir/progress.sh" <<SH
+#!/bin/sh
+cat >/dev/null
+echo '{"percent": 40, "message": "resizing image 4 of 10"}' >&3
+while [ ! -e "$dir/progress-go" ]; do sleep 0.1; done
+echo '{"ok":true}'
+SH
+chmod +x "$dir/progress.sh"
 touch "$dir/broken"
 cat >"$dir/worker.ini" <<INI
 [worker]
@@ -58,6 +68,10 @@ timeout = 10s
 [handler "echo"]
 exec = /bin/cat
 timeout = 10s
+
+[handler "ui.progress"]
+exec = $dir/progress.sh
+timeout = 120s
 INI
 "$JOBD" server --db "sqlite:$dir/jobs.db" --listen 127.0.0.1:0 --tokens "$dir/tokens" \
     --worker-config "$dir/worker.ini" 2>"$dir/log" &
@@ -71,7 +85,7 @@ for _ in $(seq 100); do
 done
 [ -n "$url" ] || fail "the server did not say where it listens"
 
-JOBD_URL=$url CHROMIUM=$chromium BROKEN_FLAG="$dir/broken" \
+JOBD_URL=$url CHROMIUM=$chromium BROKEN_FLAG="$dir/broken" PROGRESS_FLAG="$dir/progress-go" \
     ADMIN_TOKEN=ui-admin-token-0123456789 READ_TOKEN=ui-read-token-0123456789 \
     SHOTS_DIR="$src/docs/ui" timeout 120 node "$src/tests/ui/browser.test.mjs" ||
     { echo "--- server log (tail)"; tail -20 "$dir/log"; fail "the browser suite failed"; }

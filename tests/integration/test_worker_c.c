@@ -12,11 +12,13 @@
 
 #include "core/job.h"
 #include "jobd.h"
+#include "store/progress.h"
 #include "store/store.h"
 #include "util/clock.h"
 
 static char db_url[700];
 static atomic_int entered;
+static atomic_bool progress_go;
 
 static int
 ok_handler(jobd_run *run, void *ctx)
@@ -72,6 +74,21 @@ slow_handler(jobd_run *run, void *ctx)
     return JOBD_HANDLER_OK;
 }
 
+/* Reports a burst of progress (docs/WORKER.md, Progress), then waits for progress_go. */
+static int
+progress_handler(jobd_run *run, void *ctx)
+{
+    (void)ctx;
+    ASSERT_EQ(jobd_progress(run, 101, NULL, NULL), JOBD_E_INVALID);
+    ASSERT_EQ(jobd_progress(run, 10, NULL, "not json"), JOBD_E_INVALID);
+    for (int i = 0; i < 1000; i++)
+        ASSERT_OK(jobd_progress(run, i / 20.0, "counting", NULL), NULL);
+    ASSERT_OK(jobd_progress(run, 50, "half way", "{\"k\":1}"), NULL);
+    while (!atomic_load(&progress_go) && !jobd_run_should_stop(run))
+        usleep(2000);
+    return JOBD_HANDLER_OK;
+}
+
 static jobd_worker *
 new_worker(void)
 {
@@ -90,6 +107,7 @@ new_worker(void)
     ASSERT_OK(jobd_worker_register(w, "c.dead", dead_handler, NULL), NULL);
     ASSERT_OK(jobd_worker_register(w, "c.patient", patient_handler, NULL), NULL);
     ASSERT_OK(jobd_worker_register(w, "c.slow", slow_handler, NULL), NULL);
+    ASSERT_OK(jobd_worker_register(w, "c.progress", progress_handler, NULL), NULL);
     ASSERT_EQ(jobd_worker_register(w, "bad type", ok_handler, NULL), JOBD_E_INVALID);
     return w;
 }
@@ -154,6 +172,42 @@ TEST(c_handlers_outcomes_and_timeout)
     ASSERT_STR_EQ(j.last_error, "never");
     wait_status(st, patient, JOB_DEAD, &j); /* its 200 ms timeout raised the stop flag */
     ASSERT(strstr(j.last_error, "timed out") != NULL);
+    job_fini(&j);
+    jobd_worker_stop(w);
+    void *rc = NULL;
+    pthread_join(t, &rc);
+    ASSERT_EQ((intptr_t)rc, 0);
+    jobd_worker_free(w);
+    store_close(st);
+}
+
+TEST(c_handlers_progress)
+{
+    jobd_worker *w = new_worker();
+    struct store *st = test_store_open(db_url);
+    int64_t id = enqueue(st, "c.progress", 0, 0);
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, test_worker_run_thread, w), 0);
+    struct job j = {0};
+    int64_t dl = clock_mono_now_us() + 15000000;
+    for (;;) { /* the last report lands while the handler still runs */
+        struct jobd_error err = {0};
+        job_fini(&j);
+        ASSERT_OK(store_get(st, id, &j, &err), &err);
+        ASSERT_OK(store_progress_attach(st, &j, 1, &err), &err);
+        if (j.progress != NULL && j.progress->message != NULL &&
+            strcmp(j.progress->message, "half way") == 0)
+            break;
+        if (clock_mono_now_us() > dl)
+            TEST_FAIL("job %lld shows no 'half way' progress (status %s)", (long long)id,
+                      job_status_name(j.status));
+        usleep(5000);
+    }
+    ASSERT_EQ(j.status, JOB_RUNNING);
+    ASSERT(j.progress->has_percent && j.progress->percent == 50);
+    ASSERT_STR_EQ(j.progress->data, "{\"k\":1}");
+    atomic_store(&progress_go, true);
+    wait_status(st, id, JOB_SUCCEEDED, &j);
     job_fini(&j);
     jobd_worker_stop(w);
     void *rc = NULL;

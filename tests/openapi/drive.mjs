@@ -140,6 +140,11 @@ async function worker() {
   await call('POST', '/v1/jobs/{id}/heartbeat', { params: id, body: { lease_s: 20 }, expect: 400 });
   await call('POST', '/v1/jobs/{id}/heartbeat', { params: id, body: { attempt: c.attempt + 7 }, expect: 409 });
   await call('POST', '/v1/jobs/{id}/heartbeat', { params: { id: 999999999 }, body: { attempt: 1 }, expect: 404 });
+  await call('POST', '/v1/jobs/{id}/progress', { params: id, body: { attempt: c.attempt, lease_token: c.lease_token, percent: 40, message: 'step 2 of 5', data: { rows: 2 } }, expect: 200 });
+  await call('GET', '/v1/jobs/{id}', { params: id, expect: 200 });
+  await call('POST', '/v1/jobs/{id}/progress', { params: id, body: { attempt: c.attempt, percent: 50 }, expect: 409 });
+  await call('POST', '/v1/jobs/{id}/progress', { params: id, body: { attempt: c.attempt, lease_token: c.lease_token, percent: 101 }, expect: 400 });
+  await call('POST', '/v1/jobs/{id}/progress', { params: { id: 999999999 }, body: { attempt: 1 }, expect: 404 });
   await call('GET', '/v1/jobs/{id}/attempts', { params: id, expect: 200 });
   await call('DELETE', '/v1/jobs/{id}', { params: id, expect: 409 });
   await call('POST', '/v1/jobs/{id}/fail', { params: id, body: { attempt: c.attempt, lease_token: c.lease_token, error: 'boom', retry_in_s: 0 }, expect: 200 });

@@ -5,7 +5,7 @@
 // page records console errors, page errors and CSP violations; there must
 // be none at the end. UI_SCREENSHOTS=1 writes docs/ui/*.png at 1280x800.
 import { chromium } from 'playwright-core';
-import { unlinkSync, mkdirSync } from 'node:fs';
+import { unlinkSync, mkdirSync, writeFileSync } from 'node:fs';
 
 const URL0 = process.env.JOBD_URL;
 const ADMIN = process.env.ADMIN_TOKEN;
@@ -496,6 +496,34 @@ async function allOf(path, key) {
   check(second.every((id) => ws.slice(100).includes(id)), `the second page: ${second}`);
   for (const id of ids) await api('POST', `/v1/workers/${id}/withdraw`, {});
   ok('schedules and workers: pages of 100, Next and First page, a chosen schedule off the page');
+}
+
+// ---- a running job's progress: a bar and its message, in the list and the job ----
+{
+  const id = (await api('POST', '/v1/jobs', { type: 'ui.progress' })).body.id;
+  await until('the job to report its progress', async () =>
+    (await api('GET', `/v1/jobs/${id}`)).body.progress?.percent === 40);
+  await page.goto(`${URL0}/ui/#/jobs?type=ui.progress`);
+  await page.waitForSelector('table.jobs progress');
+  const cell = (await page.textContent('table.jobs tbody tr')).replace(/\s+/g, ' ');
+  check(cell.includes('running') && cell.includes('resizing image 4 of 10'),
+    `the list shows the running job's message: ${cell}`);
+  check(await page.$eval('table.jobs progress', (p) => p.value === 40 && p.max === 100),
+    'the list shows a bar at 40 %');
+  await page.goto(`${URL0}/ui/#/jobs/${id}`);
+  await page.waitForSelector('section.job .job-progress progress');
+  check(await page.$eval('section.job .job-progress progress', (p) => p.value === 40),
+    'the job view shows a bar at 40 %');
+  const txt = await page.textContent('section.job .job-progress');
+  check(txt.includes('40%') && txt.includes('resizing image 4 of 10'), `the job's progress: ${txt}`);
+  await shot(page, 'job-progress');
+  writeFileSync(process.env.PROGRESS_FLAG, '');
+  await until('the progress job to succeed', async () =>
+    (await api('GET', `/v1/jobs/${id}`)).body.status === 'succeeded');
+  // the view refreshes itself: the bar goes with the run
+  await until('no bar once the job is done', async () =>
+    (await page.$('section.job .job-progress')) === null && (await page.$('section.job .s-succeeded')));
+  ok('progress: a bar and the message on a running job, in the list and the job view');
 }
 
 // ---- a read-only token: no action buttons; a forged action is 403 ----

@@ -345,8 +345,23 @@ TEST(job_json_exact)
                      "\"cancel_requested\":false,"
                      "\"timeout_s\":1.5,\"last_error\":null,\"result\":null,"
                      "\"created_at\":\"2026-12-02T14:03:17.120Z\","
-                     "\"started_at\":\"2026-12-02T14:03:17.125Z\",\"finished_at\":null}");
+                     "\"started_at\":\"2026-12-02T14:03:17.125Z\",\"finished_at\":null,"
+                     "\"progress\":null}");
     free(s);
+    /* docs/API.md, The job object: progress {percent, message, data, at} */
+    j.progress = calloc(1, sizeof *j.progress);
+    ASSERT(j.progress != NULL);
+    j.progress->has_percent = true;
+    j.progress->percent = 40;
+    j.progress->message = strdup("3 of 8");
+    j.progress->data = strdup("{\"n\":3}");
+    j.progress->at_us = j.started_at_us;
+    s = jobjson_dump_take(jobjson_job(&j));
+    ASSERT(strstr(s, ",\"progress\":{\"percent\":40,\"message\":\"3 of 8\",\"data\":{\"n\":3},"
+                     "\"at\":\"2026-12-02T14:03:17.125Z\"}}") != NULL);
+    free(s);
+    job_progress_free(j.progress);
+    j.progress = NULL;
     s = jobjson_dump_take(jobjson_claimed(&j));
     ASSERT_STR_EQ(s, "{\"id\":42,\"attempt\":1,\"attempt_floor\":0,\"type\":\"email.send\","
                      "\"queue\":\"default\","

@@ -57,7 +57,7 @@ runner(void)
 {
     struct exec_runner *x = NULL;
     struct jobd_error err = {0};
-    ASSERT_OK(exec_runner_new((struct run_sink){deliver, &inbox}, &x, &err), &err);
+    ASSERT_OK(exec_runner_new((struct run_sink){deliver, &inbox, NULL}, &x, &err), &err);
     return x;
 }
 

@@ -58,7 +58,7 @@ setup(void)
     ASSERT_EQ(httpstub_start(&stub), 0);
     struct http_runner *h = NULL;
     struct jobd_error err = {0};
-    ASSERT_OK(http_runner_new((struct run_sink){deliver, &inbox}, &h, &err), &err);
+    ASSERT_OK(http_runner_new((struct run_sink){deliver, &inbox, NULL}, &h, &err), &err);
     return h;
 }
 

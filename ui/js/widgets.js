@@ -25,6 +25,20 @@ export function JobBadge({ j }) {
     html` <span class="badge s-cancelled">cancel requested</span>`}`;
 }
 
+// A running job's progress (docs/API.md, "The job object"): a bar when it
+// reported a percent, and its message; nothing for a job not running or
+// silent. A <progress> element: no inline style, which the CSP forbids.
+export function Progress({ j }) {
+  const p = j.progress;
+  if (j.status !== 'running' || !p) return null;
+  const pct = typeof p.percent === 'number' ? p.percent : null;
+  return html`<span class="job-progress" title=${p.at ? `reported ${p.at}` : ''}>
+    ${pct !== null && html`<progress max="100" value=${pct}>${pct}%</progress>
+      <span class="pct">${Math.round(pct)}%</span>`}
+    ${p.message && html`<span class="msg">${p.message}</span>`}
+  </span>`;
+}
+
 const focusMe = (el) => el && el.focus();
 
 // Closes the confirmation and gives the focus back to what opened it.

@@ -8,7 +8,7 @@ import { durationMs, durationString } from "./duration.js";
 import type {
   AnnounceRequest, Attempt, BulkFilter, BulkResult, ClaimRequest, ClaimResponse, CompleteRequest,
   Duration, EnqueueItem, EnqueueOptions, FailRequest, HeartbeatRequest, HeartbeatResponse, Job,
-  JobFilter, JobPage, PresenceRequest, Queue, QueueLimits, ReleaseRequest, Schedule, ScheduleNext,
+  JobFilter, JobPage, PresenceRequest, ProgressRequest, ProgressResponse, Queue, QueueLimits, ReleaseRequest, Schedule, ScheduleNext,
   ScheduleSpec, StatsResponse, WhoAmI, WorkerInfo,
 } from "./types.js";
 
@@ -245,6 +245,11 @@ export class Client {
 
   async heartbeat(id: number, req: HeartbeatRequest, options: CallOptions & { retry?: boolean } = {}): Promise<HeartbeatResponse> {
     return this.call<HeartbeatResponse>({ route: "heartbeat", params: { id }, body: req, retry: options.retry ?? true, signal: options.signal });
+  }
+
+  /** A running attempt's progress (docs/API.md, POST /v1/jobs/{id}/progress): answered as a heartbeat. */
+  async progress(id: number, req: ProgressRequest, options: CallOptions & { retry?: boolean } = {}): Promise<ProgressResponse> {
+    return this.call<ProgressResponse>({ route: "progress", params: { id }, body: req, retry: options.retry ?? true, signal: options.signal });
   }
 
   async complete(id: number, req: CompleteRequest, options: CallOptions & { retry?: boolean } = {}): Promise<Job> {

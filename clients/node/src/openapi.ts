@@ -172,6 +172,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/{id}/progress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A job id; anything but a positive decimal number is no route (404). */
+                id: components["parameters"]["JobId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report a running attempt's progress (and extend its lease)
+         * @description Fenced like a heartbeat and extending the lease like one (never shortening it). Each report replaces the job's progress as a whole.
+         */
+        post: operations["reportProgress"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/{id}/complete": {
         parameters: {
             query?: never;
@@ -824,6 +847,15 @@ export interface components {
             created_at: components["schemas"]["Time"];
             started_at: components["schemas"]["TimeOrNull"];
             finished_at: components["schemas"]["TimeOrNull"];
+            /** @description What the job's current attempt last reported (POST /v1/jobs/{id}/progress), or null when it reported none; read by GET /v1/jobs/{id} and GET /v1/jobs, null in the answers of other routes. */
+            progress: components["schemas"]["Progress"] | null;
+        };
+        Progress: {
+            percent: number | null;
+            message: string | null;
+            /** @description Any JSON value the handler reported, or null. */
+            data: unknown;
+            at: components["schemas"]["Time"];
         };
         JobArray: {
             jobs: components["schemas"]["Job"][];
@@ -1579,6 +1611,52 @@ export interface operations {
         };
         responses: {
             /** @description The new lease; `cancel_requested` tells the worker to stop the handler. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        lease_expires_at: components["schemas"]["Time"];
+                        cancel_requested: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["StaleAttempt"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    reportProgress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A job id; anything but a positive decimal number is no route (404). */
+                id: components["parameters"]["JobId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    attempt: components["schemas"]["AttemptNumber"];
+                    lease_token?: components["schemas"]["LeaseToken"];
+                    percent?: number;
+                    /** @description At most 1 KiB of UTF-8. */
+                    message?: string;
+                    /** @description Any JSON value, at most 16 KiB. */
+                    data?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The lease, as a heartbeat answers. */
             200: {
                 headers: {
                     [name: string]: unknown;

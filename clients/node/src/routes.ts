@@ -19,6 +19,7 @@ export const ROUTES = {
   retry: ["POST", "/v1/jobs/{id}/retry"],
   attempts: ["GET", "/v1/jobs/{id}/attempts"],
   heartbeat: ["POST", "/v1/jobs/{id}/heartbeat"],
+  progress: ["POST", "/v1/jobs/{id}/progress"],
   complete: ["POST", "/v1/jobs/{id}/complete"],
   fail: ["POST", "/v1/jobs/{id}/fail"],
   release: ["POST", "/v1/jobs/{id}/release"],

@@ -29,6 +29,7 @@ export type ErrorBody = S["Error"];
 
 export type QueueLimits = Body<"putQueueLimits">;
 export type HeartbeatRequest = Body<"heartbeatJob">;
+export type ProgressRequest = Body<"reportProgress">;
 export type CompleteRequest = Body<"completeJob">;
 export type FailRequest = Body<"failJob">;
 export type ReleaseRequest = Body<"releaseJob">;
@@ -39,6 +40,7 @@ type Ok<Op extends keyof operations> =
   operations[Op] extends { responses: { 200: { content: { "application/json": infer R } } } } ? R : never;
 export type ClaimResponse = Ok<"claimJobs">;
 export type HeartbeatResponse = Ok<"heartbeatJob">;
+export type ProgressResponse = Ok<"reportProgress">;
 export type StatsResponse = Ok<"getStats">;
 export type ScheduleNext = Ok<"nextFirings">;
 export type WhoAmI = Ok<"whoami">;

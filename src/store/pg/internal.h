@@ -279,6 +279,12 @@ int pg_op_claim(struct store *st, const struct claim_req *req, struct job_list *
 void pg_op_offload(struct store *st);
 int pg_op_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_at_us,
                       struct jobd_error *err);
+/* pg/progress.c (store/progress.h) */
+struct progress_report;
+int pg_op_progress(struct store *st, int64_t id, int32_t attempt, const struct progress_report *p,
+                   int64_t lease_ms, int64_t *lease_expires_at_us, bool *cancel_requested,
+                   struct jobd_error *err);
+int pg_op_progress_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 int pg_op_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
                     int64_t *lease_expires_at_us, bool *cancel_requested, struct jobd_error *err);
 int pg_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result,

@@ -256,6 +256,8 @@ static const struct store_ops pg_ops = {
     .oper = &pg_operator_ops,
     .job_states = pg_op_job_states,
     .wait_ends = pg_op_wait_ends,
+    .progress = pg_op_progress,
+    .progress_attach = pg_op_progress_attach,
 };
 
 int

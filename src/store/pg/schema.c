@@ -617,6 +617,22 @@ static const char step19_replays[] =
     "    FOR EACH ROW WHEN (NEW.cancel_requested AND NOT OLD.cancel_requested)\n"
     "    EXECUTE FUNCTION jobd.notify_cancel();\n";
 
+/*
+ * Version 20: a running attempt's progress (pg/progress.c; docs/API.md,
+ * The job object), one row per job in a table of its own: a job moves between
+ * jobs and jobs_done, and the hot statements (claims, reports) need not
+ * know of it. The row keeps the attempt that wrote it; readers show it only
+ * while that attempt is the job's, so the next claim needs no write.
+ */
+static const char step20_progress[] = "CREATE TABLE jobd.job_progress (\n"
+                                      "    job_id bigint PRIMARY KEY,\n"
+                                      "    attempt int NOT NULL,\n"
+                                      "    percent double precision,\n"
+                                      "    message text,\n"
+                                      "    data text,\n"
+                                      "    at timestamptz NOT NULL\n"
+                                      ");\n";
+
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
@@ -637,5 +653,6 @@ const struct pg_migration pg_migrations[] = {
     {17, "lease tokens of claims over HTTP, kept hashed", step17_lease_token},
     {18, "notify jobd_done when jobs end", step18_notify_done},
     {19, "finished attempts keep their lease token hash; notify jobd_cancel", step19_replays},
+    {20, "job_progress", step20_progress},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

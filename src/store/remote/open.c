@@ -12,6 +12,7 @@
  * says how long the server held the claim and how much lease it left, so
  * the wait is not counted against the lease (claim_req.lease_end_us).
  */
+#include "store/progress.h"
 #include "store/remote/internal.h"
 
 #include <curl/curl.h>
@@ -213,6 +214,35 @@ remote_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms
     return JOBD_OK;
 }
 
+/* docs/API.md, POST /v1/jobs/{id}/progress; the route extends the lease itself. */
+static int
+remote_progress(struct store *st, int64_t id, int32_t attempt, const struct progress_report *p,
+                int64_t lease_ms, int64_t *lease_expires_at_us, bool *cancel_requested,
+                struct jobd_error *err)
+{
+    (void)lease_ms;
+    char path[96];
+    snprintf(path, sizeof path, "/v1/jobs/%" PRId64 "/progress", id);
+    json_t *body = json_pack("{s:i}", "attempt", attempt);
+    if (body != NULL && p->has_percent)
+        json_object_set_new(body, "percent", json_real(p->percent));
+    if (body != NULL && p->message != NULL)
+        json_object_set_new(body, "message", json_string(p->message));
+    if (body != NULL && p->data != NULL) {
+        json_t *v = json_loads(p->data, JSON_DECODE_ANY, NULL);
+        if (v != NULL)
+            json_object_set_new(body, "data", v);
+    }
+    json_t *resp = NULL;
+    int rc = report(st, path, id, attempt, body, false, &resp, err);
+    if (rc != JOBD_OK)
+        return rc;
+    *cancel_requested = json_is_true(json_object_get(resp, "cancel_requested"));
+    *lease_expires_at_us = 0; /* the loop keeps its own heartbeat clock */
+    json_decref(resp);
+    return JOBD_OK;
+}
+
 static int
 remote_complete(struct store *st, int64_t id, int32_t attempt, const char *result, struct job *out,
                 struct jobd_error *err)
@@ -316,6 +346,7 @@ static const struct store_ops remote_ops = {
     .next_run_at = remote_next_run_at,
     .wait = remote_wait,
     .oper = &remote_operator_ops,
+    .progress = remote_progress,
 };
 
 int

@@ -235,6 +235,12 @@ int sq_op_claim(struct store *st, const struct claim_req *req, struct job_list *
                 struct jobd_error *err);
 int sq_op_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
                     int64_t *lease_expires_at_us, bool *cancel_requested, struct jobd_error *err);
+/* sqlite/progress.c (store/progress.h) */
+struct progress_report;
+int sq_op_progress(struct store *st, int64_t id, int32_t attempt, const struct progress_report *p,
+                   int64_t lease_ms, int64_t *lease_expires_at_us, bool *cancel_requested,
+                   struct jobd_error *err);
+int sq_op_progress_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 int sq_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result,
                    struct job *out, struct jobd_error *err);
 int sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int *outcome,

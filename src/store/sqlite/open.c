@@ -367,6 +367,8 @@ static const struct store_ops sqlite_ops = {
     .clock_went_back = sq_op_clock_went_back,
     .oper = &sqlite_operator_ops,
     .job_states = sq_op_job_states,
+    .progress = sq_op_progress,
+    .progress_attach = sq_op_progress_attach,
 };
 
 /* Runs a PRAGMA that returns at most one row; *value gets its text if asked. */

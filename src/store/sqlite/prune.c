@@ -19,11 +19,12 @@ sq_op_prune_status(struct store *st, bool succeeded, int64_t cutoff_us, int limi
     static const char *const steps[] = {
         "DELETE FROM job_keys WHERE job_id IN " PICK,
         "DELETE FROM job_attempts WHERE job_id IN " PICK,
+        "DELETE FROM job_progress WHERE job_id IN " PICK,
         "DELETE FROM jobs_done WHERE id IN " PICK,
     };
     struct sqlite_store *s = sq_of(st);
     int rc = sq_begin(s, err);
-    for (size_t i = 0; rc == JOBD_OK && i < 3; i++) {
+    for (size_t i = 0; rc == JOBD_OK && i < sizeof steps / sizeof steps[0]; i++) {
         sqlite3_stmt *stmt;
         if ((rc = sq_prepare(s, steps[i], &stmt, err)) != JOBD_OK)
             break;

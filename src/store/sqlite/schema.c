@@ -231,6 +231,17 @@ static const struct sq_migration sq_migrations[] = {
       * worker's WAL watch reads them after each commit it sees, to hear of
       * a cancel at once (sq_cancel_sig; docs/WORKER.md, Cancellation). */
      "CREATE INDEX jobs_cancel_requested ON jobs (id, attempt) WHERE cancel_requested = 1;"},
+    {13,
+     /* A running attempt's progress (sqlite/progress.c; docs/API.md,
+      * The job object): a table of its own, so a job moving between jobs and
+      * jobs_done leaves it be; the row says which attempt wrote it. */
+     "CREATE TABLE job_progress ("
+     "  job_id INTEGER PRIMARY KEY,"
+     "  attempt INTEGER NOT NULL,"
+     "  percent REAL,"
+     "  message TEXT,"
+     "  data TEXT,"
+     "  at INTEGER NOT NULL);"},
 };
 /* clang-format on */
 

@@ -1,6 +1,7 @@
 // job.js — one job: its fields, payload and result pretty-printed (as
 // text), its last error (neutral for a job that then succeeded), the
-// attempt history as a timeline (worker, duration, outcome, error), and the actions its status allows (retry dead or cancelled;
+// attempt history as a timeline (worker, duration, outcome, error), a running job's progress
+// (a bar and its message), and the actions its status allows (retry dead or cancelled;
 // cancel pending or running; delete anything not running).
 import { html } from '../html.js';
 import { app, update, refresh } from '../state.js';
@@ -8,7 +9,7 @@ import { get, post, del } from '../api.js';
 import { link } from '../route.js';
 import { ago, when, duration, pretty } from '../format.js';
 import { can } from '../roles.js';
-import { act, Badge, Empty, JobBadge } from '../widgets.js';
+import { act, Badge, Empty, JobBadge, Progress } from '../widgets.js';
 
 export async function load(route, signal) {
   let job;
@@ -120,6 +121,8 @@ export function view() {
     <h1>Job ${j.id} <${JobBadge} j=${j} /></h1>
     <${Actions} j=${j} />
     <${Fields} j=${j} />
+    ${j.status === 'running' && j.progress && html`<div class="progress-block"><h2>Progress</h2>
+      <${Progress} j=${j} /></div>`}
     <${LastError} j=${j} attempts=${d.attempts} />
     <div class="two">
       <div><h2>Payload</h2><pre class="json">${pretty(j.payload)}</pre></div>

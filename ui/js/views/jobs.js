@@ -11,7 +11,7 @@ import { get, post, query } from '../api.js';
 import { link, go } from '../route.js';
 import { ago, num, runAt } from '../format.js';
 import { can } from '../roles.js';
-import { act, Empty, JobBadge, Pager } from '../widgets.js';
+import { act, Empty, JobBadge, Pager, Progress } from '../widgets.js';
 
 const PAGE = 50;
 const FILTERS = ['q', 'status', 'due', 'queue', 'type', 'schedule', 'created_after', 'created_before', 'key'];
@@ -150,7 +150,7 @@ function Row({ j, write }) {
     <td class="num"><a href=${`#/jobs/${j.id}`}>${j.id}</a></td>
     <td>${j.type}</td>
     <td>${j.queue}</td>
-    <td><${JobBadge} j=${j} /></td>
+    <td><${JobBadge} j=${j} /> <${Progress} j=${j} /></td>
     <td class="num">${j.attempt}/${j.max_attempts}</td>
     <td class="run-at" title=${j.run_at}>${runAt(j)}</td>
     <td title=${j.created_at}>${ago(j.created_at)}</td>
