@@ -1,6 +1,7 @@
 # bash completion for jobd(1): subcommands, their options, and queue and
 # schedule names asked of the running server (jobd queues / jobd schedule ls,
-# at most 1 s; --server on the line or $JOBD_SERVER is honoured). It needs
+# at most $JOBD_COMPLETION_TIMEOUT seconds, 1 by default; --server on the
+# line or $JOBD_SERVER is honoured). It needs
 # nothing from the bash-completion package, so it also works when sourced.
 
 _jobd_names() # what: queues | schedules
@@ -12,7 +13,7 @@ _jobd_names() # what: queues | schedules
     done
     local cmd=(queues)
     [[ $1 == schedules ]] && cmd=(schedule ls)
-    timeout 1 "${COMP_WORDS[0]}" "${cmd[@]}" "${server[@]}" 2>/dev/null |
+    timeout "${JOBD_COMPLETION_TIMEOUT:-1}" "${COMP_WORDS[0]}" "${cmd[@]}" "${server[@]}" 2>/dev/null |
         sed -n 's/^{"name":"\([^"]*\)".*/\1/p'
 }
 

@@ -41,11 +41,13 @@ start_server "$dir/jobs.db"
     done
 ) &
 cpid=$!
-for _ in $(seq 100); do [ "$(wc -l <"$dir/acked")" -ge 10 ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ "$(wc -l <"$dir/acked")" -ge 10 ] && break; sleep 0.1; done
 before=$(tail -n 1 "$dir/acked")
 [ -n "$before" ] || fail "the client acknowledged nothing"
 sqlite3 "$dir/jobs.db" ".backup '$dir/backup.db'" || fail "sqlite3 .backup while the server writes"
-sleep 0.5
+# The writes go on: wait for the next acknowledgement (one submit can take a
+# second on a loaded machine, so no fixed pause).
+for _ in $(seq 600); do [ "$(tail -n 1 "$dir/acked")" -gt "$before" ] && break; sleep 0.1; done
 kill -TERM "$cpid"; wait "$cpid" 2>/dev/null || true; cpid=""
 after=$(tail -n 1 "$dir/acked")
 [ "$after" -gt "$before" ] || fail "the client did not write during the backup ($before, $after)"

@@ -192,8 +192,9 @@ BOTH(remote_worker_presence)
     struct srv s;
     srv_start(&s, backend, NULL);
     /* An idle remote worker sits in long polls of up to (lease - heartbeat) / 4
-     * = 1.2 s, longer than 3 presence intervals of 300 ms: its presence must
-     * not wait for the loop. */
+     * = 4.75 s, longer than 3 presence intervals of 1 s: its presence must
+     * not wait for the loop. The interval is no shorter, so a loaded
+     * machine's late presence post (seen at 300 ms) is not taken for a death. */
     char ini[1400], started[600];
     snprintf(started, sizeof started, "%s", test_path("started"));
     FILE *f = fopen(test_path("slow.sh"), "w");
@@ -201,7 +202,7 @@ BOTH(remote_worker_presence)
     fclose(f);
     chmod(test_path("slow.sh"), 0755);
     snprintf(ini, sizeof ini,
-             "[worker]\nconcurrency = 2\nqueues = remq\nheartbeat = 300ms\nlease = 5s\n"
+             "[worker]\nconcurrency = 2\nqueues = remq\nheartbeat = 1s\nlease = 20s\n"
              "shutdown_grace = 20s\n[handler \"remote\"]\nexec = %s\n",
              test_path("slow.sh"));
     pid_t wp = start_remote(&s, "remote", ini);
@@ -210,9 +211,9 @@ BOTH(remote_worker_presence)
     ASSERT_EQ(json_integer_value(json_object_get(w, "pid")), wp);
     ASSERT_STR_EQ(json_string_value(json_array_get(json_object_get(w, "queues"), 0)), "remq");
     json_decref(w);
-    for (int i = 0; i < 10; i++) { /* stays active while idle, 2.5 s = 8 intervals */
+    for (int i = 0; i < 12; i++) { /* stays active while idle, 6 s = 6 intervals */
         json_decref(await_worker(&s, "remote", "active", 1));
-        apitest_nap_ms(250);
+        apitest_nap_ms(500);
     }
     int64_t id = create_job(&s, "{\"type\":\"remote\",\"queue\":\"remq\"}");
     await_holding(&s, "remote", "active", id);

@@ -19,12 +19,13 @@
 
 #include "core/job.h"
 #include "jobd.h"
+#include "store/operator.h"
 #include "store/store.h"
 #include "util/clock.h"
 
 #define N_NOOP 600
 #define N_LONG 4
-#define LONG_MS 2000
+#define LONG_MS 5000 /* the idle worker has ~4 s to take what the busy one hands back */
 
 static jobd_worker *g_worker;
 
@@ -87,6 +88,25 @@ succeeded(struct store *st, struct job_list *all)
     return n;
 }
 
+/* Waits (30 s at most) until n workers have announced themselves. */
+static void
+await_workers(struct store *st, size_t n)
+{
+    int64_t deadline = clock_mono_now_us() + 30 * 1000000LL;
+    for (;;) {
+        struct worker_list l = {0};
+        struct jobd_error err = {0};
+        ASSERT_OK(store_worker_list(st, &l, &err), &err);
+        size_t have = l.n;
+        worker_list_fini(&l);
+        if (have >= n)
+            return;
+        if (clock_mono_now_us() > deadline)
+            TEST_FAIL("%zu of %zu workers announced after 30 s", have, n);
+        usleep(20000);
+    }
+}
+
 /* Distinct (worker, started_at) pairs among the no-op jobs: claims that got any. */
 static int
 claims_of(const struct job_list *all)
@@ -116,7 +136,6 @@ TEST(auto_prefetch_claims_ahead_for_fast_jobs_and_spreads_long_ones)
         specs[k++] = (struct job_spec){.type = "a.long", .payload = "{}"};
     }
     struct jobd_error err = {0};
-    ASSERT_OK(store_enqueue_batch(st, specs, N_NOOP + N_LONG, NULL, NULL, &err), &err);
     fflush(NULL);
     pid_t pids[2];
     for (int p = 0; p < 2; p++) {
@@ -125,6 +144,11 @@ TEST(auto_prefetch_claims_ahead_for_fast_jobs_and_spreads_long_ones)
         if (pids[p] == 0)
             worker_process(url, p == 0 ? "wa" : "wb");
     }
+    /* The jobs arrive once both workers are in their loops (announced): a
+     * worker still starting on a loaded machine would otherwise leave every
+     * long job to the other, which is not what is tested here. */
+    await_workers(st, 2);
+    ASSERT_OK(store_enqueue_batch(st, specs, N_NOOP + N_LONG, NULL, NULL, &err), &err);
     struct job_list all = {0};
     int64_t deadline = clock_mono_now_us() + 30 * 1000000LL;
     while (succeeded(st, &all) < N_NOOP + N_LONG && clock_mono_now_us() < deadline)
