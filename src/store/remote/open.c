@@ -249,20 +249,29 @@ remote_complete_batch(struct store *st, const struct completion *c, size_t n, in
     return JOBD_OK;
 }
 
+/*
+ * POST /v1/jobs/{id}/fail. A delay < 0 (store_fail_backoff) sends no
+ * retry_in_s: the server applies its own backoff policy, in the transaction
+ * that writes the failure (docs/API.md), so bp is not used here.
+ */
 static int
 remote_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
-            int64_t retry_delay_ms, struct job *out, struct jobd_error *err)
+            int64_t retry_delay_ms, const struct backoff_policy *bp, struct job *out,
+            struct jobd_error *err)
 {
-    (void)out;
+    (void)out, (void)bp;
     char path[96];
     snprintf(path, sizeof path, "/v1/jobs/%" PRId64 "/fail", id);
-    json_t *body = json_pack("{s:i, s:s, s:b, s:f}", "attempt", attempt, "error",
-                             error != NULL ? error : "failed", "retryable", retryable, "retry_in_s",
-                             (double)retry_delay_ms / 1000.0);
+    json_t *body = json_pack("{s:i, s:s, s:b}", "attempt", attempt, "error",
+                             error != NULL ? error : "failed", "retryable", retryable);
     if (body == NULL) /* error text that is not UTF-8 */
-        body = json_pack("{s:i, s:s, s:b, s:f}", "attempt", attempt, "error",
-                         "the handler's error text is not UTF-8", "retryable", retryable,
-                         "retry_in_s", (double)retry_delay_ms / 1000.0);
+        body = json_pack("{s:i, s:s, s:b}", "attempt", attempt, "error",
+                         "the handler's error text is not UTF-8", "retryable", retryable);
+    if (body != NULL && retry_delay_ms >= 0 &&
+        json_object_set_new(body, "retry_in_s", json_real((double)retry_delay_ms / 1000.0)) != 0) {
+        json_decref(body);
+        body = NULL;
+    }
     return report(st, path, id, attempt, body, true, NULL, err);
 }
 
