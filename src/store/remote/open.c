@@ -1,7 +1,7 @@
 /*
  * remote/open.c — the worker protocol over HTTP (remote/internal.h), the third store backend.
  *
- * One curl easy handle per remote store (keep-alive to the server), used
+ * One HTTP connection per remote store (util/httpc.h, keep-alive), used
  * synchronously from the worker's loop thread, like a database connection.
  * Answers map onto store errors so the loop behaves exactly as with a
  * database: no answer or 503 -> JOBD_E_UNAVAILABLE (the loop reconnects
@@ -14,7 +14,6 @@
  */
 #include "store/remote/internal.h"
 
-#include <curl/curl.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -127,16 +126,16 @@ remote_claim(struct store *st, const struct claim_req *req, struct job_list *out
          * wait became a second that ate its lease (docs/API.md, POST
          * /v1/claim). */
         json_object_set_new(body, "wait_s", json_real(wait_ms / 1000.0));
-        curl_easy_setopt(r->conn.curl, CURLOPT_TIMEOUT_MS, (long)wait_ms + REMOTE_TIMEOUT_MS);
+        httpc_timeout(&r->conn.http, (long)wait_ms + REMOTE_TIMEOUT_MS);
         if (req->interrupt != NULL) {
-            remote_conn_interruptible(&r->conn, req->interrupt);
+            httpc_interruptible(&r->conn.http, req->interrupt);
         }
     }
     int64_t sent_us = clock_mono_now_us();
     int rc = remote_conn_call(&r->conn, "/v1/claim", body, &resp, err);
     if (wait_ms > 0) {
-        curl_easy_setopt(r->conn.curl, CURLOPT_TIMEOUT_MS, REMOTE_TIMEOUT_MS);
-        remote_conn_interruptible(&r->conn, NULL);
+        httpc_timeout(&r->conn.http, REMOTE_TIMEOUT_MS);
+        httpc_interruptible(&r->conn.http, NULL);
     }
     if (rc != JOBD_OK)
         return rc;
@@ -156,7 +155,7 @@ remote_claim(struct store *st, const struct claim_req *req, struct job_list *out
         j->attempt = (int32_t)json_integer_value(json_object_get(o, "attempt"));
         /* 0 from a server that does not send it: backoff then counts every attempt. */
         j->attempt_floor = (int32_t)json_integer_value(json_object_get(o, "attempt_floor"));
-        remote_lease_put(r->conn.url, j->id, j->attempt,
+        remote_lease_put(r->conn.http.base, j->id, j->attempt,
                          json_string_value(json_object_get(o, "lease_token")));
         j->status = JOB_RUNNING;
         j->type = dup_str(o, "type", &oom);
@@ -187,11 +186,11 @@ report(struct store *st, const char *path, int64_t id, int32_t attempt, json_t *
     if (body == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     char tok[REMOTE_LEASE_TOKEN_MAX + 1];
-    if (remote_lease_get(r->conn.url, id, attempt, tok))
+    if (remote_lease_get(r->conn.http.base, id, attempt, tok))
         json_object_set_new(body, "lease_token", json_string(tok));
     int rc = remote_conn_call(&r->conn, path, body, resp, err);
     if ((rc == JOBD_OK && over) || rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND)
-        remote_lease_drop(r->conn.url, id, attempt);
+        remote_lease_drop(r->conn.http.base, id, attempt);
     return rc;
 }
 
