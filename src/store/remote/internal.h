@@ -50,6 +50,15 @@ void remote_conn_fini(struct remote_conn *c);
 int remote_conn_call(struct remote_conn *c, const char *path, json_t *body, json_t **resp,
                      struct jobd_error *err);
 
+/*
+ * The job object of an answer (docs/API.md, The job object) into *out
+ * (remote/job.c; the caller job_fini's it): JOBD_E_STORE when o is no job,
+ * JOBD_E_NOMEM.
+ */
+int remote_job_of(json_t *o, struct job *out, struct jobd_error *err);
+/* A time member of o (RFC 3339) in microseconds: 0 when absent, null or unreadable. */
+int64_t remote_time_of(json_t *o, const char *key);
+
 /* The remote store (remote/open.c); its presence thread is remote/presence.c's. */
 struct remote_store {
     struct store base;

@@ -158,6 +158,8 @@ remote_claim(struct store *st, const struct claim_req *req, struct job_list *out
         remote_lease_put(r->conn.http.base, j->id, j->attempt,
                          json_string_value(json_object_get(o, "lease_token")));
         j->status = JOB_RUNNING;
+        j->worker_id = strdup(req->worker_id);
+        j->lease_expires_at_us = remote_time_of(o, "lease_expires_at");
         j->type = dup_str(o, "type", &oom);
         j->queue = dup_str(o, "queue", &oom);
         j->idempotency_key = dup_str(o, "idempotency_key", &oom);
@@ -165,7 +167,7 @@ remote_claim(struct store *st, const struct claim_req *req, struct job_list *out
         json_t *t = json_object_get(o, "timeout_s");
         if (json_is_number(t))
             j->timeout_ms = (int64_t)(json_number_value(t) * 1000.0);
-        if (j->type == NULL || j->queue == NULL || j->payload == NULL)
+        if (j->type == NULL || j->queue == NULL || j->payload == NULL || j->worker_id == NULL)
             oom = true;
     }
     json_decref(resp);
@@ -194,6 +196,19 @@ report(struct store *st, const char *path, int64_t id, int32_t attempt, json_t *
     return rc;
 }
 
+/* report() of a complete or fail, its answer's job into out (may be NULL). */
+static int
+report_job(struct store *st, const char *path, int64_t id, int32_t attempt, json_t *body,
+           struct job *out, struct jobd_error *err)
+{
+    json_t *resp = NULL;
+    int rc = report(st, path, id, attempt, body, true, out != NULL ? &resp : NULL, err);
+    if (rc == JOBD_OK && out != NULL)
+        rc = remote_job_of(resp, out, err);
+    json_decref(resp);
+    return rc;
+}
+
 static int
 remote_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
                  int64_t *lease_expires_at_us, bool *cancel_requested, struct jobd_error *err)
@@ -216,7 +231,6 @@ static int
 remote_complete(struct store *st, int64_t id, int32_t attempt, const char *result, struct job *out,
                 struct jobd_error *err)
 {
-    (void)out;
     char path[96];
     snprintf(path, sizeof path, "/v1/jobs/%" PRId64 "/complete", id);
     json_t *body = json_pack("{s:i}", "attempt", attempt);
@@ -229,7 +243,7 @@ remote_complete(struct store *st, int64_t id, int32_t attempt, const char *resul
             body = NULL;
         }
     }
-    return report(st, path, id, attempt, body, true, NULL, err);
+    return report_job(st, path, id, attempt, body, out, err);
 }
 
 static int
@@ -258,7 +272,7 @@ remote_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bo
             int64_t retry_delay_ms, const struct backoff_policy *bp, struct job *out,
             struct jobd_error *err)
 {
-    (void)out, (void)bp;
+    (void)bp;
     char path[96];
     snprintf(path, sizeof path, "/v1/jobs/%" PRId64 "/fail", id);
     json_t *body = json_pack("{s:i, s:s, s:b}", "attempt", attempt, "error",
@@ -271,7 +285,7 @@ remote_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bo
         json_decref(body);
         body = NULL;
     }
-    return report(st, path, id, attempt, body, true, NULL, err);
+    return report_job(st, path, id, attempt, body, out, err);
 }
 
 /* POST /v1/jobs/{id}/release: 200 given back, 409 stale (a job that is not
