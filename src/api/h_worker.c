@@ -16,7 +16,6 @@
 #include "api/jobwait.h"
 #include "api/longpoll.h"
 #include "api/metrics.h"
-#include "core/backoff.h"
 #include "core/err.h"
 #include "core/json.h"
 #include "core/rules.h"
@@ -472,29 +471,6 @@ h_complete(struct api_call *c)
     free(result);
 }
 
-/*
- * The delay of a failure that names none: the rule of the worker and the
- * reaper (job_retry_delay_ms) with the server's base and cap (the reaper's,
- * --backoff-base and --backoff-cap), over the attempts counted since the
- * job's last manual retry, so the job's attempt_floor is read first.
- * A job that cannot be read counts every attempt; store_fail then answers
- * for it (stale, or the outage).
- */
-static int64_t
-default_retry_delay(const struct api_ctx *ctx, struct store *st, int64_t id, int32_t attempt)
-{
-    struct job j = {0};
-    struct jobd_error err = {0};
-    int32_t floor = 0;
-    if (store_get(st, id, &j, &err) == JOBD_OK)
-        floor = j.attempt_floor;
-    job_fini(&j);
-    /* Seeded per call: not security-relevant, only spread. */
-    uint64_t seed = (uint64_t)clock_mono_now_us() ^ ((uint64_t)id * 0x9E3779B97F4A7C15u);
-    return job_retry_delay_ms(attempt, floor, ctx->backoff_base_ms, ctx->backoff_cap_ms,
-                              backoff_rand_splitmix, &seed);
-}
-
 void
 h_fail(struct api_call *c)
 {
@@ -528,9 +504,14 @@ h_fail(struct api_call *c)
         json_decref(o);
         return;
     }
+    /* A failure that names no delay: the reaper's policy (--backoff-base,
+     * --backoff-cap) over the attempts since the job's last manual retry,
+     * read in the store's transaction (store_fail_backoff). */
+    struct backoff_policy bp = {c->ctx->backoff_base_ms, c->ctx->backoff_cap_ms};
     if (retry_in_ms < 0)
-        retry_in_ms = default_retry_delay(c->ctx, st, c->id, (int32_t)attempt);
-    rc = store_fail(st, c->id, (int32_t)attempt, error, retryable, retry_in_ms, &job, &err);
+        rc = store_fail_backoff(st, c->id, (int32_t)attempt, error, retryable, &bp, &job, &err);
+    else
+        rc = store_fail(st, c->id, (int32_t)attempt, error, retryable, retry_in_ms, &job, &err);
     json_decref(o); /* error is borrowed from o until here */
     if (rc == JOBD_E_STALE) {
         if (!replayed(c, st, attempt, tok, kind))

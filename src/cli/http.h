@@ -1,5 +1,5 @@
 /*
- * http.h — the CLI's HTTP client (libcurl easy interface): one request to the
+ * http.h — the CLI's side of jobd's HTTP client (util/httpc.h): one request to the
  * jobd API, with --server / $JOBD_SERVER and $JOBD_TOKEN applied, and the
  * mapping of its outcome to the exit statuses of docs/CLI.md, "Common to
  * every command".

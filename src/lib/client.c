@@ -13,14 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "core/backoff.h"
 #include "core/err.h"
 #include "core/json.h"
 #include "core/rules.h"
 #include "store/pg/txn.h"
-#include "util/clock.h"
 
 #define BATCH_MAX JOB_BATCH_MAX /* jobs per jobd_enqueue_batch, as POST /v1/jobs/batch */
 
@@ -28,7 +25,6 @@ struct jobd_client {
     struct store *st;
     int64_t backoff_base_ms; /* 0 = default */
     int64_t backoff_cap_ms;  /* 0 = default */
-    uint64_t rng;            /* splitmix64 state for backoff jitter */
 };
 
 struct jobd_job_batch {
@@ -59,8 +55,6 @@ jobd_client_open(const char *url, jobd_client **out, struct jobd_error *err)
         free(c);
         return rc;
     }
-    /* Jitter only has to differ between processes and clients, not be secret. */
-    c->rng = (uint64_t)clock_mono_now_us() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)c;
     *out = c;
     return JOBD_OK;
 }
@@ -359,20 +353,11 @@ int
 jobd_fail(jobd_client *client, int64_t id, int32_t attempt, const char *error, bool retryable,
           const char **status_out, struct jobd_error *err)
 {
-    /* The rule of the worker and the reaper (core/rules.h): the backoff counts
-     * the attempts since the last manual retry, so the job's floor is read
-     * first. A job that cannot be read counts every attempt; store_fail then
-     * answers for it (stale, or the outage). */
+    /* The reaper's rule (core/rules.h) with the client's policy, the job's
+     * attempt floor read in the transaction that writes the failure. */
+    struct backoff_policy bp = {client->backoff_base_ms, client->backoff_cap_ms};
     struct job j = {0};
-    struct jobd_error ignored = {0};
-    int32_t floor = 0;
-    if (store_get(client->st, id, &j, &ignored) == JOBD_OK)
-        floor = j.attempt_floor;
-    job_fini(&j);
-    int64_t delay_ms =
-        job_retry_delay_ms(attempt, floor, client->backoff_base_ms, client->backoff_cap_ms,
-                           backoff_rand_splitmix, &client->rng);
-    int rc = store_fail(client->st, id, attempt, error, retryable, delay_ms, &j, err);
+    int rc = store_fail_backoff(client->st, id, attempt, error, retryable, &bp, &j, err);
     if (rc == JOBD_OK && status_out != NULL)
         *status_out = job_status_name(j.status);
     job_fini(&j);

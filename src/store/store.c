@@ -376,21 +376,36 @@ store_complete_batch(struct store *st, const struct completion *c, size_t n, int
     return rc;
 }
 
-int
-store_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
-           int64_t retry_delay_ms, struct job *out, struct jobd_error *err)
+/* store_fail and store_fail_backoff: retry_delay_ms < 0 takes bp's delay. */
+static int
+fail_with(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
+          int64_t retry_delay_ms, const struct backoff_policy *bp, struct job *out,
+          struct jobd_error *err)
 {
-    if (retry_delay_ms < 0)
-        retry_delay_ms = 0;
     /* Whoever sends it (a handler's stderr, a remote worker), the error is
      * stored as UTF-8 both backends take, cut on a character boundary. */
     char *clean = NULL;
     if (error != NULL &&
         (clean = utf8_clean(error, strlen(error), JOB_ERROR_MAX, UTF8_KEEP_TAIL)) == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
-    int rc = st->ops->fail(st, id, attempt, clean, retryable, retry_delay_ms, out, err);
+    int rc = st->ops->fail(st, id, attempt, clean, retryable, retry_delay_ms, bp, out, err);
     free(clean);
     return rc;
+}
+
+int
+store_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
+           int64_t retry_delay_ms, struct job *out, struct jobd_error *err)
+{
+    return fail_with(st, id, attempt, error, retryable, retry_delay_ms < 0 ? 0 : retry_delay_ms,
+                     NULL, out, err);
+}
+
+int
+store_fail_backoff(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
+                   const struct backoff_policy *bp, struct job *out, struct jobd_error *err)
+{
+    return fail_with(st, id, attempt, error, retryable, -1, bp, out, err);
 }
 
 /* The fallback of store_fail_batch: one store_fail per report. */

@@ -226,8 +226,11 @@ struct store_ops {
                     struct job *out, struct jobd_error *err);
     int (*complete_batch)(struct store *st, const struct completion *c, size_t n, int *outcome,
                           struct jobd_error *err);
+    /* retry_delay_ms < 0: bp's delay (NULL: the defaults) over the attempts
+     * counted, read in the transaction that writes the failure */
     int (*fail)(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
-                int64_t retry_delay_ms, struct job *out, struct jobd_error *err);
+                int64_t retry_delay_ms, const struct backoff_policy *bp, struct job *out,
+                struct jobd_error *err);
     /* NULL: store_fail_batch sends one store_fail per report (remote) */
     int (*fail_batch)(struct store *st, const struct fail_report *f, size_t n, int *outcome,
                       enum job_status *status, struct jobd_error *err);
@@ -443,12 +446,25 @@ JOBD_MUST_USE int store_complete_batch(struct store *st, const struct completion
  * A failed attempt. If a cancel was requested -> cancelled. Else if
  * retryable and the job has attempts left (attempt - attempts used before the
  * last manual retry < max_attempts) -> pending with run_at = now +
- * retry_delay_ms; else -> dead. error (may be NULL) becomes last_error,
+ * retry_delay_ms (< 0 is taken as 0); else -> dead. error (may be NULL) becomes last_error,
  * truncated to its last JOB_ERROR_MAX bytes. JOBD_E_STALE. out may be NULL.
  */
 JOBD_MUST_USE int store_fail(struct store *st, int64_t id, int32_t attempt, const char *error,
                              bool retryable, int64_t retry_delay_ms, struct job *out,
                              struct jobd_error *err);
+/*
+ * store_fail with the delay of the backoff policy bp (NULL: the defaults),
+ * as the reaper's (store_reap): full jitter over the attempts counted since
+ * the job's last manual retry (job_retry_delay_ms, core/rules.h), with the
+ * job's attempt_floor read in the transaction that writes the failure, so a
+ * manual retry cannot slip between the read and the write. For a report that
+ * names no delay (POST /v1/jobs/{id}/fail without retry_in_s, jobd_fail).
+ * The remote store leaves the delay to its server's policy (bp unused).
+ */
+JOBD_MUST_USE int store_fail_backoff(struct store *st, int64_t id, int32_t attempt,
+                                     const char *error, bool retryable,
+                                     const struct backoff_policy *bp, struct job *out,
+                                     struct jobd_error *err);
 /*
  * Fails n attempts as store_fail does each, in one transaction (one commit
  * for the lot: a burst of failures, say a downstream outage, must not cost

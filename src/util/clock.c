@@ -88,24 +88,34 @@ static const char *offset_path;
 static _Atomic int64_t offset_us;
 static _Atomic int64_t offset_read_mono_us; /* 0 = never read */
 
-/* Re-reads the offset file when the last read is older than CLOCK_TEST_REREAD_MS. */
+static _Atomic int64_t frozen_us; /* 0 = not frozen */
+
+/*
+ * Re-reads the offset file when the last read is older than
+ * CLOCK_TEST_REREAD_MS, or at every call once it held "@US" (a frozen
+ * instant: the store conformance suite's remote runs keep the server on
+ * their manual clock, which moves between two requests).
+ */
 static int64_t
 offset_now(const struct jobd_clock *self)
 {
     (void)self;
     int64_t mono = clock_mono_now_us(), last = atomic_load(&offset_read_mono_us);
-    if (last == 0 || mono - last >= CLOCK_TEST_REREAD_MS * 1000LL) {
+    if (last == 0 || atomic_load(&frozen_us) != 0 || mono - last >= CLOCK_TEST_REREAD_MS * 1000LL) {
         double sec = 0;
+        long long at = 0;
         FILE *f = fopen(offset_path, "r");
         if (f != NULL) {
-            if (fscanf(f, "%lf", &sec) != 1)
+            if (fscanf(f, "@%lld", &at) != 1 && fscanf(f, "%lf", &sec) != 1)
                 sec = 0;
             fclose(f);
         }
+        atomic_store(&frozen_us, (int64_t)at);
         atomic_store(&offset_us, (int64_t)(sec * 1e6));
         atomic_store(&offset_read_mono_us, mono);
     }
-    return clock_real_now_us() + atomic_load(&offset_us);
+    int64_t at = atomic_load(&frozen_us);
+    return at != 0 ? at : clock_real_now_us() + atomic_load(&offset_us);
 }
 
 static const struct jobd_clock offset_clock = {offset_now, NULL};

@@ -40,7 +40,8 @@ struct timespec clock_deadline_in(clockid_t clock_id, int64_t delay_us);
  * file holds (decimal seconds, may be negative; a missing or unreadable file
  * reads as 0), re-read at most every CLOCK_TEST_REREAD_MS, so a test through
  * the real binary can jump the server's wall clock forward or back while it
- * runs. Static, never freed; *path (may be NULL) receives the file's name.
+ * runs. A file holding "@US" instead stops the clock at that instant (Unix
+ * microseconds), re-read at every reading while it does. Static, never freed; *path (may be NULL) receives the file's name.
  */
 #define CLOCK_TEST_REREAD_MS 50
 const struct jobd_clock *clock_for_server(const char **path);

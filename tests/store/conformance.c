@@ -1,6 +1,8 @@
 /*
  * conformance.c — the store conformance suite: the same tests, run against
- * each backend (`store_conformance sqlite`, `store_conformance pg`).
+ * each backend (`store_conformance sqlite`, `store_conformance pg`), and
+ * through the remote store to a `jobd server` on each (`remote_sqlite`,
+ * `remote_pg`: tests/store/remote.c).
  *
  * Every test opens a fresh store (a new SQLite file in the test's temp dir,
  * or, on PostgreSQL, the run's own database with jobd's schema dropped),
@@ -32,12 +34,14 @@ child_exit(int code)
 const char *
 backend(void)
 {
+    static const char *const known[] = {"sqlite", "pg", "pg_pooled", "remote_sqlite", "remote_pg"};
     if (test_argv == NULL || test_argv[1] == NULL)
-        TEST_FAIL("usage: store_conformance sqlite|pg|pg_pooled");
-    if (strcmp(test_argv[1], "sqlite") != 0 && strcmp(test_argv[1], "pg") != 0 &&
-        strcmp(test_argv[1], "pg_pooled") != 0)
-        TEST_FAIL("unknown backend '%s' (sqlite, pg or pg_pooled)", test_argv[1]);
-    return test_argv[1];
+        TEST_FAIL("usage: store_conformance sqlite|pg|pg_pooled|remote_sqlite|remote_pg");
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(test_argv[1], known[i]) == 0)
+            return test_argv[1];
+    TEST_FAIL("unknown backend '%s' (sqlite, pg, pg_pooled, remote_sqlite or remote_pg)",
+              test_argv[1]);
 }
 
 /* pg_pooled: PostgreSQL with ?pooler=transaction, i.e. as behind PgBouncer in
@@ -45,7 +49,8 @@ backend(void)
 bool
 is_pg(void)
 {
-    return strncmp(backend(), "pg", 2) == 0;
+    const char *b = backend();
+    return strncmp(b, "pg", 2) == 0 || strcmp(b, "remote_pg") == 0;
 }
 
 /*
@@ -153,7 +158,7 @@ __attribute__((destructor)) static void
 conf_drop_run_db(void)
 {
     if (getpid() != conf_parent_pid || test_argv == NULL || test_argv[1] == NULL ||
-        strcmp(test_argv[1], "pg") != 0)
+        (strcmp(test_argv[1], "pg") != 0 && strcmp(test_argv[1], "remote_pg") != 0))
         return;
     const char *base = getenv("JOBD_TEST_PG_URL");
     if (base == NULL || *base == '\0')
@@ -188,11 +193,14 @@ fx_open(struct fx *f)
     }
     f->st = fx_connect(f);
     ASSERT_STR_EQ(store_backend(f->st), is_pg() ? "pg" : "sqlite");
+    if (is_remote())
+        remote_attach(f);
 }
 
 void
 fx_close(struct fx *f)
 {
+    remote_detach(f);
     store_close(f->st);
     f->st = NULL;
 }

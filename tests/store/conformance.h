@@ -37,10 +37,22 @@ struct fx {
 
 /* Ends a forked child, flushing what it wrote (stderr is a file here). */
 void child_exit(int code);
-/* The backend named on the command line: "sqlite", "pg" or "pg_pooled". */
+/* The backend named on the command line: "sqlite", "pg", "pg_pooled",
+ * "remote_sqlite" or "remote_pg". */
 const char *backend(void);
-/* Whether that backend is PostgreSQL (pooled or not). */
+/* Whether that backend is PostgreSQL (pooled, or under a remote store, or not). */
 bool is_pg(void);
+/*
+ * Whether the worker's operations go through the remote store to a `jobd
+ * server` on the database (remote_sqlite, remote_pg: tests/store/remote.c).
+ * remote_attach, from fx_open, starts that server and routes f->st's worker
+ * operations to it, or leaves the case out (TEST_NOT_HERE) when the routes
+ * cannot express it; remote_detach, from fx_close, stops it.
+ */
+bool is_remote(void);
+struct fx;
+void remote_attach(struct fx *f);
+void remote_detach(struct fx *f);
 /* url as libpq takes it (without jobd's pooler=transaction), into buf. */
 const char *libpq_url(const char *url, char *buf, size_t n);
 /* PostgreSQL: points f->url at the run's database, without jobd's schema. */

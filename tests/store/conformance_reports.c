@@ -291,6 +291,57 @@ TEST(reaper_backoff_restarts_after_manual_retry)
     fx_close(&f);
 }
 
+/*
+ * A failure that names no delay (store_fail_backoff) takes the reaper's
+ * rule from the policy it is given, over the attempts counted since the
+ * last manual retry, the floor read by the store in the transaction that
+ * writes the failure: as above, attempt 12 after 11 manual retries counts
+ * as 1 (ceiling base * 2 = 2 s; with the raw attempt 4096 s, so three jobs
+ * within 2 s would be a one-in-10^9 chance). The cap holds, and a stale
+ * attempt changes nothing.
+ */
+TEST(fail_backoff_counts_since_manual_retry)
+{
+    struct fx f;
+    fx_open(&f);
+    struct backoff_policy bp = {.base_ms = 1000, .cap_ms = 3600 * 1000};
+    for (int k = 0; k < 3; k++) {
+        struct job_spec s = {.type = "t", .max_attempts = 2};
+        int64_t id = enq_spec(&f, &s);
+        for (int round = 0; round < 11; round++) {
+            int32_t a = claim_one(&f, id);
+            ASSERT_OK(store_fail(f.st, id, a, "x", false, 0, NULL, &f.err), &f.err);
+            ASSERT_OK(store_retry(f.st, id, NULL, &f.err), &f.err);
+        }
+        ASSERT_EQ(claim_one(&f, id), 12);
+        struct job out = {0};
+        ASSERT_OK(store_fail_backoff(f.st, id, 12, "again", true, &bp, &out, &f.err), &f.err);
+        ASSERT_EQ(out.status, JOB_PENDING); /* 1 of 2 attempts counted */
+        job_fini(&out);
+        struct job g = getj(&f, id);
+        ASSERT_EQ(g.status, JOB_PENDING);
+        ASSERT_STR_EQ(g.last_error, "again");
+        ASSERT(g.run_at_us >= now_of(&f));
+        ASSERT(g.run_at_us <= now_of(&f) + 2 * SEC); /* base * 2^1 */
+        job_fini(&g);
+        ASSERT_EQ(store_fail_backoff(f.st, id, 12, "late", true, &bp, NULL, &f.err), JOBD_E_STALE);
+        ASSERT_OK(store_cancel(f.st, id, NULL, &f.err), &f.err); /* out of the way */
+    }
+    /* the cap: attempt 3 of a fresh job would be 8 s, capped at 1.5 s */
+    struct backoff_policy capped = {.base_ms = 1000, .cap_ms = 1500};
+    int64_t id = enq(&f, "t", NULL, 0, 0);
+    for (int32_t a = 1; a <= 3; a++) {
+        manual_clock_advance(&f.mc, 2 * SEC); /* past any earlier delay */
+        ASSERT_EQ(claim_one(&f, id), a);
+        ASSERT_OK(store_fail_backoff(f.st, id, a, "x", true, &capped, NULL, &f.err), &f.err);
+    }
+    struct job g = getj(&f, id);
+    ASSERT_EQ(g.status, JOB_PENDING);
+    ASSERT(g.run_at_us <= now_of(&f) + 1500 * MS);
+    job_fini(&g);
+    fx_close(&f);
+}
+
 /* A claim says the job's attempt_floor, so a worker's backoff restarts after a retry too. */
 TEST(claim_tells_the_attempt_floor)
 {

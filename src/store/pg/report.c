@@ -144,7 +144,20 @@ PG_STMT(st_complete_batch_join,
     "       d.scheduled_for, NULL, NULL, d.timeout_ms, false, " error ", NULL,"                    \
     "       d.created_at, d.started_at, NULL FROM x d WHERE d.fate = 'pending' "
 
-/* $1 id, $2 attempt, $3 error, $4 retryable, $5 delay_ms, $6 now. */
+/*
+ * Full-jitter backoff in SQL over the attempts of x d counted since the last
+ * manual retry, from base and cap in ms: random() * LEAST(cap, base * 2^n),
+ * n = d.attempt - d.attempt_floor (job_retry_delay_ms in core/rules.h;
+ * capped at 40 so 2^n stays a finite double), as an interval.
+ */
+#define BACKOFF_DELAY(base, cap)                                                                   \
+    "random() * LEAST(" cap "::float8, " base "::float8 * power(2::float8,"                        \
+    " LEAST(d.attempt - d.attempt_floor, 40))) * interval '1 millisecond'"
+
+/*
+ * $1 id, $2 attempt, $3 error, $4 retryable, $5 delay_ms (< 0: the backoff
+ * of $7 base_ms and $8 cap_ms, from the row this statement deletes), $6 now.
+ */
 /* clang-format off */
 PG_STMT(st_fail,
      "WITH d0 AS (DELETE FROM jobd.jobs WHERE id = $1::bigint AND status = 'running'"
@@ -152,7 +165,8 @@ PG_STMT(st_fail,
      " x AS (SELECT d.*, " FATE("$4::boolean") " AS fate FROM d0 d),"
      PG_STATS_FATES(PG_NOW("$6"), "x") ","
      " h AS (" HISTORY(FAIL_OUTCOME, "$3::text", PG_NOW("$6")) "),"
-     " back AS (" BACK_TO_PENDING(PG_NOW("$6") " + " PG_MS("$5"), "$3::text")
+     " back AS (" BACK_TO_PENDING(PG_NOW("$6") " + CASE WHEN $5::bigint >= 0 THEN " PG_MS("$5")
+                                  " ELSE " BACKOFF_DELAY("$7", "$8") " END", "$3::text")
      "          RETURNING " PG_JOB_COLS("") "),"
      " done AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
      PG_DONE_SELECT("d.fate", "NULL", "$3::text", PG_NOW("$6"))
@@ -190,10 +204,8 @@ PG_STMT(st_fail_batch,
  * $1 limit, $2 base_ms, $3 cap_ms, $4 now. The locking sub-select is a
  * MATERIALIZED CTE so it runs exactly once: re-run on the inner side of a
  * join it would skip the rows this statement already deleted and hand out
- * more than the limit. Full-jitter backoff in SQL:
- * random() * LEAST(cap, base * 2^n), n = attempts since the last manual retry
- * (job_attempts_counted in core/rules.h; capped at 40 so 2^n stays a
- * finite double). One row per lease reaped, for the reaper's log line
+ * more than the limit. The delay is BACKOFF_DELAY's. One row per lease
+ * reaped, for the reaper's log line
  * (back and done run whether or not the answer reads them, as every
  * data-modifying WITH does).
  */
@@ -208,10 +220,7 @@ PG_STMT(st_reap,
      " x AS (SELECT d.*, " FATE("true") " AS fate FROM d0 d),"
      PG_STATS_FATES(PG_NOW("$4"), "x") ","
      " h AS (" HISTORY("'reaped'", "'lease expired'", PG_NOW("$4")) "),"
-     " back AS (" BACK_TO_PENDING(PG_NOW("$4") " + random() * LEAST($3::float8,"
-                                  " $2::float8 * power(2::float8,"
-                                  " LEAST(d.attempt - d.attempt_floor, 40)))"
-                                  " * interval '1 millisecond'", "'lease expired'")
+     " back AS (" BACK_TO_PENDING(PG_NOW("$4") " + " BACKOFF_DELAY("$2", "$3"), "'lease expired'")
      "          RETURNING 1),"
      " done AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
      PG_DONE_SELECT("d.fate", "NULL", "'lease expired'", PG_NOW("$4"))
@@ -372,20 +381,32 @@ pg_op_complete_batch(struct store *st, const struct completion *c, size_t n, int
     return rc;
 }
 
+/* bp's base and cap in ms into b[0] and b[1], the defaults for 0 or NULL (BACKOFF_DELAY's). */
+static void
+backoff_params(const struct backoff_policy *bp, char b[2][24])
+{
+    pg_i64(b[0], bp && bp->base_ms > 0 ? bp->base_ms : JOB_DEFAULT_BACKOFF_BASE_MS);
+    pg_i64(b[1], bp && bp->cap_ms > 0 ? bp->cap_ms : JOB_DEFAULT_BACKOFF_CAP_MS);
+}
+
 int
 pg_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
-           int64_t retry_delay_ms, struct job *out, struct jobd_error *err)
+           int64_t retry_delay_ms, const struct backoff_policy *bp, struct job *out,
+           struct jobd_error *err)
 {
     struct store_pg *s = pg_of(st);
-    char b[3][24], nowb[24];
-    const char *vals[6] = {pg_i64(b[0], id),
+    char b[3][24], nowb[24], policy[2][24];
+    backoff_params(bp, policy);
+    const char *vals[8] = {pg_i64(b[0], id),
                            pg_i64(b[1], attempt),
                            job_error_tail(error),
                            retryable ? "true" : "false",
-                           pg_i64(b[2], retry_delay_ms),
-                           pg_now_param(s, nowb)};
+                           pg_i64(b[2], retry_delay_ms < 0 ? -1 : retry_delay_ms),
+                           pg_now_param(s, nowb),
+                           policy[0],
+                           policy[1]};
     PGresult *r = NULL;
-    int rc = pg_exec(s, &st_fail, 6, vals, &r, err);
+    int rc = pg_exec(s, &st_fail, 8, vals, &r, err);
     if (rc != JOBD_OK)
         return rc;
     return report_result(r, id, attempt, out, err);
@@ -437,11 +458,10 @@ pg_op_reap(struct store *st, int limit, const struct backoff_policy *bp, struct 
            size_t room, int *reaped, struct jobd_error *err)
 {
     struct store_pg *s = pg_of(st);
-    int64_t base = bp && bp->base_ms > 0 ? bp->base_ms : JOB_DEFAULT_BACKOFF_BASE_MS;
-    int64_t cap = bp && bp->cap_ms > 0 ? bp->cap_ms : JOB_DEFAULT_BACKOFF_CAP_MS;
-    char b[3][24], nowb[24];
-    const char *vals[4] = {pg_i64(b[0], limit > 0 ? limit : JOB_PAGE_MAX), pg_i64(b[1], base),
-                           pg_i64(b[2], cap), pg_now_param(s, nowb)};
+    char b[24], nowb[24], policy[2][24];
+    backoff_params(bp, policy);
+    const char *vals[4] = {pg_i64(b, limit > 0 ? limit : JOB_PAGE_MAX), policy[0], policy[1],
+                           pg_now_param(s, nowb)};
     PGresult *r = NULL;
     int rc = pg_exec(s, &st_reap, 4, vals, &r, err);
     if (rc != JOBD_OK)

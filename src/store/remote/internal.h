@@ -22,22 +22,20 @@
 #include <jansson.h>
 
 #include "store/backends.h"
-
-struct curl_slist;
+#include "util/httpc.h"
 
 /* ---- for the files of the remote backend ---- */
 
 /*
- * One HTTP connection to an API server (remote/conn.c): a curl easy handle
- * (keep-alive), used by one thread at a time. remote_conn_init: not yet
- * asked anything; each request takes at most timeout_ms (a long poll sets
- * its own). JOBD_E_NOMEM, or JOBD_E_UNAVAILABLE without libcurl.
- * remote_conn_fini frees what init made (also after a failed init).
+ * One HTTP connection to an API server (remote/conn.c): jobd's HTTP client
+ * (util/httpc.h: keep-alive; http.base is the server's URL), used by one
+ * thread at a time. remote_conn_init: not yet asked anything; each request
+ * takes at most timeout_ms (a long poll sets its own: httpc_timeout).
+ * JOBD_E_NOMEM, or JOBD_E_UNAVAILABLE without libcurl. remote_conn_fini
+ * frees what init made (also after a failed init).
  */
 struct remote_conn {
-    char *url;  /* base, without a trailing '/' */
-    void *curl; /* CURL * */
-    struct curl_slist *headers;
+    struct httpc http; /* http.curl is NULL before init and after fini */
 };
 JOBD_MUST_USE int remote_conn_init(struct remote_conn *c, const char *url, long timeout_ms,
                                    struct jobd_error *err);
@@ -46,13 +44,20 @@ void remote_conn_fini(struct remote_conn *c);
  * One call: POSTs body (stolen; NULL = GET) to path and parses a 2xx answer
  * into *resp (may be NULL; the caller's). HTTP statuses map to store errors
  * (404 JOBD_E_NOTFOUND, 409 JOBD_E_STALE, 503 JOBD_E_UNAVAILABLE, ...).
- * An interrupted call (remote_conn_interruptible) answers JOBD_OK with no
- * *resp.
+ * An interrupted call (httpc_interruptible on c->http) answers JOBD_OK with
+ * no *resp.
  */
 int remote_conn_call(struct remote_conn *c, const char *path, json_t *body, json_t **resp,
                      struct jobd_error *err);
-/* From now on a true *interrupt (borrowed; NULL = none) aborts the request under way. */
-void remote_conn_interruptible(struct remote_conn *c, const atomic_bool *interrupt);
+
+/*
+ * The job object of an answer (docs/API.md, The job object) into *out
+ * (remote/job.c; the caller job_fini's it): JOBD_E_STORE when o is no job,
+ * JOBD_E_NOMEM.
+ */
+int remote_job_of(json_t *o, struct job *out, struct jobd_error *err);
+/* A time member of o (RFC 3339) in microseconds: 0 when absent, null or unreadable. */
+int64_t remote_time_of(json_t *o, const char *key);
 
 /* The remote store (remote/open.c); its presence thread is remote/presence.c's. */
 struct remote_store {

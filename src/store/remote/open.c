@@ -1,7 +1,7 @@
 /*
  * remote/open.c — the worker protocol over HTTP (remote/internal.h), the third store backend.
  *
- * One curl easy handle per remote store (keep-alive to the server), used
+ * One HTTP connection per remote store (util/httpc.h, keep-alive), used
  * synchronously from the worker's loop thread, like a database connection.
  * Answers map onto store errors so the loop behaves exactly as with a
  * database: no answer or 503 -> JOBD_E_UNAVAILABLE (the loop reconnects
@@ -15,7 +15,6 @@
 #include "store/progress.h"
 #include "store/remote/internal.h"
 
-#include <curl/curl.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -128,16 +127,16 @@ remote_claim(struct store *st, const struct claim_req *req, struct job_list *out
          * wait became a second that ate its lease (docs/API.md, POST
          * /v1/claim). */
         json_object_set_new(body, "wait_s", json_real(wait_ms / 1000.0));
-        curl_easy_setopt(r->conn.curl, CURLOPT_TIMEOUT_MS, (long)wait_ms + REMOTE_TIMEOUT_MS);
+        httpc_timeout(&r->conn.http, (long)wait_ms + REMOTE_TIMEOUT_MS);
         if (req->interrupt != NULL) {
-            remote_conn_interruptible(&r->conn, req->interrupt);
+            httpc_interruptible(&r->conn.http, req->interrupt);
         }
     }
     int64_t sent_us = clock_mono_now_us();
     int rc = remote_conn_call(&r->conn, "/v1/claim", body, &resp, err);
     if (wait_ms > 0) {
-        curl_easy_setopt(r->conn.curl, CURLOPT_TIMEOUT_MS, REMOTE_TIMEOUT_MS);
-        remote_conn_interruptible(&r->conn, NULL);
+        httpc_timeout(&r->conn.http, REMOTE_TIMEOUT_MS);
+        httpc_interruptible(&r->conn.http, NULL);
     }
     if (rc != JOBD_OK)
         return rc;
@@ -157,9 +156,11 @@ remote_claim(struct store *st, const struct claim_req *req, struct job_list *out
         j->attempt = (int32_t)json_integer_value(json_object_get(o, "attempt"));
         /* 0 from a server that does not send it: backoff then counts every attempt. */
         j->attempt_floor = (int32_t)json_integer_value(json_object_get(o, "attempt_floor"));
-        remote_lease_put(r->conn.url, j->id, j->attempt,
+        remote_lease_put(r->conn.http.base, j->id, j->attempt,
                          json_string_value(json_object_get(o, "lease_token")));
         j->status = JOB_RUNNING;
+        j->worker_id = strdup(req->worker_id);
+        j->lease_expires_at_us = remote_time_of(o, "lease_expires_at");
         j->type = dup_str(o, "type", &oom);
         j->queue = dup_str(o, "queue", &oom);
         j->idempotency_key = dup_str(o, "idempotency_key", &oom);
@@ -167,7 +168,7 @@ remote_claim(struct store *st, const struct claim_req *req, struct job_list *out
         json_t *t = json_object_get(o, "timeout_s");
         if (json_is_number(t))
             j->timeout_ms = (int64_t)(json_number_value(t) * 1000.0);
-        if (j->type == NULL || j->queue == NULL || j->payload == NULL)
+        if (j->type == NULL || j->queue == NULL || j->payload == NULL || j->worker_id == NULL)
             oom = true;
     }
     json_decref(resp);
@@ -188,11 +189,24 @@ report(struct store *st, const char *path, int64_t id, int32_t attempt, json_t *
     if (body == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     char tok[REMOTE_LEASE_TOKEN_MAX + 1];
-    if (remote_lease_get(r->conn.url, id, attempt, tok))
+    if (remote_lease_get(r->conn.http.base, id, attempt, tok))
         json_object_set_new(body, "lease_token", json_string(tok));
     int rc = remote_conn_call(&r->conn, path, body, resp, err);
     if ((rc == JOBD_OK && over) || rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND)
-        remote_lease_drop(r->conn.url, id, attempt);
+        remote_lease_drop(r->conn.http.base, id, attempt);
+    return rc;
+}
+
+/* report() of a complete or fail, its answer's job into out (may be NULL). */
+static int
+report_job(struct store *st, const char *path, int64_t id, int32_t attempt, json_t *body,
+           struct job *out, struct jobd_error *err)
+{
+    json_t *resp = NULL;
+    int rc = report(st, path, id, attempt, body, true, out != NULL ? &resp : NULL, err);
+    if (rc == JOBD_OK && out != NULL)
+        rc = remote_job_of(resp, out, err);
+    json_decref(resp);
     return rc;
 }
 
@@ -247,7 +261,6 @@ static int
 remote_complete(struct store *st, int64_t id, int32_t attempt, const char *result, struct job *out,
                 struct jobd_error *err)
 {
-    (void)out;
     char path[96];
     snprintf(path, sizeof path, "/v1/jobs/%" PRId64 "/complete", id);
     json_t *body = json_pack("{s:i}", "attempt", attempt);
@@ -260,7 +273,7 @@ remote_complete(struct store *st, int64_t id, int32_t attempt, const char *resul
             body = NULL;
         }
     }
-    return report(st, path, id, attempt, body, true, NULL, err);
+    return report_job(st, path, id, attempt, body, out, err);
 }
 
 static int
@@ -279,21 +292,30 @@ remote_complete_batch(struct store *st, const struct completion *c, size_t n, in
     return JOBD_OK;
 }
 
+/*
+ * POST /v1/jobs/{id}/fail. A delay < 0 (store_fail_backoff) sends no
+ * retry_in_s: the server applies its own backoff policy, in the transaction
+ * that writes the failure (docs/API.md), so bp is not used here.
+ */
 static int
 remote_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
-            int64_t retry_delay_ms, struct job *out, struct jobd_error *err)
+            int64_t retry_delay_ms, const struct backoff_policy *bp, struct job *out,
+            struct jobd_error *err)
 {
-    (void)out;
+    (void)bp;
     char path[96];
     snprintf(path, sizeof path, "/v1/jobs/%" PRId64 "/fail", id);
-    json_t *body = json_pack("{s:i, s:s, s:b, s:f}", "attempt", attempt, "error",
-                             error != NULL ? error : "failed", "retryable", retryable, "retry_in_s",
-                             (double)retry_delay_ms / 1000.0);
+    json_t *body = json_pack("{s:i, s:s, s:b}", "attempt", attempt, "error",
+                             error != NULL ? error : "failed", "retryable", retryable);
     if (body == NULL) /* error text that is not UTF-8 */
-        body = json_pack("{s:i, s:s, s:b, s:f}", "attempt", attempt, "error",
-                         "the handler's error text is not UTF-8", "retryable", retryable,
-                         "retry_in_s", (double)retry_delay_ms / 1000.0);
-    return report(st, path, id, attempt, body, true, NULL, err);
+        body = json_pack("{s:i, s:s, s:b}", "attempt", attempt, "error",
+                         "the handler's error text is not UTF-8", "retryable", retryable);
+    if (body != NULL && retry_delay_ms >= 0 &&
+        json_object_set_new(body, "retry_in_s", json_real((double)retry_delay_ms / 1000.0)) != 0) {
+        json_decref(body);
+        body = NULL;
+    }
+    return report_job(st, path, id, attempt, body, out, err);
 }
 
 /* POST /v1/jobs/{id}/release: 200 given back, 409 stale (a job that is not

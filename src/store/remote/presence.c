@@ -24,7 +24,6 @@
  * store_worker_withdraw waits a short while for the withdraw to be sent:
  * the worker is stopping and would otherwise exit before it is.
  */
-#include <curl/curl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +54,7 @@ struct remote_presence {
     bool want_announce, want_seen, draining, want_withdraw;
     unsigned withdraws; /* withdraws sent so far */
     /* the thread's own */
-    struct remote_conn conn; /* conn.curl NULL until needed and after an outage */
+    struct remote_conn conn; /* conn.http.curl NULL until needed and after an outage */
 };
 
 /* What one round of the thread says, taken from the shared state under mu. */
@@ -70,13 +69,13 @@ static int
 rp_post(struct remote_presence *p, const char *path, json_t *body)
 {
     struct jobd_error err = {0};
-    if (p->conn.curl == NULL) {
+    if (p->conn.http.curl == NULL) {
         if (remote_conn_init(&p->conn, p->url, RP_TIMEOUT_MS, &err) != JOBD_OK) {
             remote_conn_fini(&p->conn);
             json_decref(body);
             return JOBD_E_UNAVAILABLE;
         }
-        remote_conn_interruptible(&p->conn, &p->quit);
+        httpc_interruptible(&p->conn.http, &p->quit);
     }
     int rc = remote_conn_call(&p->conn, path, body, NULL, &err);
     if (store_error_is_outage(rc))
@@ -123,12 +122,12 @@ rp_take(struct remote_presence *p, struct rp_round *r)
     r->draining = p->draining;
     r->withdraw = p->want_withdraw;
     r->announce = json_incref(p->announce);
-    char *e = p->id ? curl_easy_escape(NULL, p->id, 0) : NULL;
+    char *e = p->id ? httpc_escape(p->id) : NULL;
     if (e != NULL && strlen(e) < sizeof r->path - 32)
         snprintf(r->path, sizeof r->path, "/v1/workers/%s/", e);
     else
         r->seen = r->withdraw = false; /* an id we cannot put in a path: announce only */
-    curl_free(e);
+    free(e);
     p->want_announce = p->want_seen = p->want_withdraw = false;
     return true;
 }
@@ -214,7 +213,7 @@ rp_get(struct store *st, struct remote_presence **out, struct jobd_error *err)
     if ((*out = *slot) != NULL)
         return JOBD_OK;
     struct remote_presence *p = calloc(1, sizeof *p);
-    if (p == NULL || (p->url = strdup(((struct remote_store *)st)->conn.url)) == NULL) {
+    if (p == NULL || (p->url = strdup(((struct remote_store *)st)->conn.http.base)) == NULL) {
         free(p);
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     }

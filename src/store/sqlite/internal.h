@@ -246,7 +246,8 @@ int sq_op_complete(struct store *st, int64_t id, int32_t attempt, const char *re
 int sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int *outcome,
                          struct jobd_error *err);
 int sq_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
-               int64_t retry_delay_ms, struct job *out, struct jobd_error *err);
+               int64_t retry_delay_ms, const struct backoff_policy *bp, struct job *out,
+               struct jobd_error *err);
 int sq_op_fail_batch(struct store *st, const struct fail_report *f, size_t n, int *outcome,
                      enum job_status *status, struct jobd_error *err);
 int sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, struct reaped_job *out,

@@ -118,18 +118,24 @@ sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int
 /*
  * Ends a failed attempt inside the open transaction (docs/MODEL.md,
  * "Transitions"): cancelled if a cancel was requested, else pending at now +
- * delay_ms while retryable and attempts are left (job_has_attempts_left,
- * core/rules.h), else dead. The attempt gets its history row
+ * delay while retryable and attempts are left (job_has_attempts_left,
+ * core/rules.h), else dead. The delay is delay->ms, or when that is < 0 the
+ * backoff of delay->bp over the attempts counted, from the row read here. The attempt gets its history row
  * (store/operator.h): its outcome follows the job's fate, or is "reaped" when
  * the reaper ended it. Returns 1 if it applied (*fate, may be NULL, is the
  * job's new status), 0 if the attempt is stale, or an error.
  */
 /* How an attempt failed: the worker's report says whether to retry; a reap always may. */
 enum fail_kind { FAIL_RETRYABLE, FAIL_PERMANENT, FAIL_REAPED };
+/* The delay of a retried attempt: ms, or when < 0 the backoff of bp (NULL: the defaults). */
+struct fail_delay {
+    int64_t ms;
+    const struct backoff_policy *bp;
+};
 
 static int
 fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *error,
-             enum fail_kind kind, int64_t delay_ms, int64_t now, enum job_status *fate,
+             enum fail_kind kind, struct fail_delay delay, int64_t now, enum job_status *fate,
              struct jobd_error *err)
 {
     sqlite3_stmt *stmt;
@@ -143,8 +149,8 @@ fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *er
     sqlite3_bind_int(stmt, 2, attempt);
     if ((rc = sq_step_row(s, stmt, "read attempt", err)) <= 0)
         return rc;
-    bool attempts_left =
-        job_has_attempts_left(attempt, sqlite3_column_int(stmt, 0), sqlite3_column_int(stmt, 1));
+    int32_t floor = sqlite3_column_int(stmt, 0);
+    bool attempts_left = job_has_attempts_left(attempt, floor, sqlite3_column_int(stmt, 1));
     bool cancel = sqlite3_column_int(stmt, 2) != 0;
     char queue[JOB_QUEUE_MAX + 1];
     snprintf(queue, sizeof queue, "%s", (const char *)sqlite3_column_text(stmt, 3));
@@ -175,6 +181,7 @@ fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *er
                          "WHERE id = ?3 AND status = 'running' AND attempt = ?4",
                          &stmt, err)) != JOBD_OK)
         return rc;
+    int64_t delay_ms = delay.ms >= 0 ? delay.ms : sq_backoff_ms(s, attempt, floor, delay.bp);
     int64_t delay_us = delay_ms > INT64_MAX / 2000 ? INT64_MAX / 2 : delay_ms * 1000;
     sqlite3_bind_int64(stmt, 1, now + delay_us);
     sq_bind_text(stmt, 2, error);
@@ -190,14 +197,15 @@ fail_attempt(struct sqlite_store *s, int64_t id, int32_t attempt, const char *er
 
 int
 sq_op_fail(struct store *st, int64_t id, int32_t attempt, const char *error, bool retryable,
-           int64_t retry_delay_ms, struct job *out, struct jobd_error *err)
+           int64_t retry_delay_ms, const struct backoff_policy *bp, struct job *out,
+           struct jobd_error *err)
 {
     struct sqlite_store *s = sq_of(st);
     int rc = sq_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
     rc = fail_attempt(s, id, attempt, error, retryable ? FAIL_RETRYABLE : FAIL_PERMANENT,
-                      retry_delay_ms, sq_now(s), NULL, err);
+                      (struct fail_delay){retry_delay_ms, bp}, sq_now(s), NULL, err);
     if (rc == 0)
         rc = job_error_stale(err, id, attempt);
     return sq_end_with_job(s, rc, id, out, err);
@@ -214,8 +222,9 @@ sq_op_fail_batch(struct store *st, const struct fail_report *f, size_t n, int *o
     int64_t now = sq_now(s);
     for (size_t i = 0; i < n; i++) {
         rc = fail_attempt(s, f[i].id, f[i].attempt, f[i].error,
-                          f[i].retryable ? FAIL_RETRYABLE : FAIL_PERMANENT, f[i].retry_delay_ms,
-                          now, status != NULL ? &status[i] : NULL, err);
+                          f[i].retryable ? FAIL_RETRYABLE : FAIL_PERMANENT,
+                          (struct fail_delay){f[i].retry_delay_ms, NULL}, now,
+                          status != NULL ? &status[i] : NULL, err);
         if (rc < 0) {
             sq_rollback(s);
             return rc;
@@ -262,7 +271,7 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, struct 
     size_t n = 0, cap = 0;
     struct {
         int64_t id;
-        int32_t attempt, floor;
+        int32_t attempt;
     } *v = NULL;
     while ((rc = sq_step_row(s, stmt, "find expired leases", err)) == 1) {
         if (n == cap) {
@@ -279,7 +288,6 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, struct 
         }
         v[n].id = sqlite3_column_int64(stmt, 0);
         v[n].attempt = sqlite3_column_int(stmt, 1);
-        v[n].floor = sqlite3_column_int(stmt, 2);
         if (out != NULL && n < room)
             reaped_from_row(stmt, &out[n]);
         n++;
@@ -291,10 +299,9 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, struct 
     }
     int count = 0;
     for (size_t i = 0; i < n; i++) {
-        int64_t delay = sq_backoff_ms(s, v[i].attempt, v[i].floor, bp);
         enum job_status fate = JOB_PENDING;
-        rc = fail_attempt(s, v[i].id, v[i].attempt, "lease expired", FAIL_REAPED, delay, now, &fate,
-                          err);
+        rc = fail_attempt(s, v[i].id, v[i].attempt, "lease expired", FAIL_REAPED,
+                          (struct fail_delay){-1, bp}, now, &fate, err);
         if (rc < 0) {
             free(v);
             goto fail;
