@@ -108,6 +108,7 @@ type Attempt struct {
 	Outcome    string        `json:"outcome"` // running, succeeded, failed, dead, reaped, cancelled, released
 	Error      string        `json:"error"`
 	Duration   time.Duration `json:"-"`
+	LogBytes   *int64        `json:"log_bytes"` // its kept log's size (AttemptLog), nil if none
 }
 
 // UnmarshalJSON reads duration_s.

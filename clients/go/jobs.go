@@ -118,6 +118,17 @@ func (c *Client) Attempts(ctx context.Context, id int64) ([]Attempt, error) {
 	return ans.Attempts, nil
 }
 
+// AttemptLog is an attempt's log, the kept end of an exec handler's stderr
+// (docs/API.md, GET /v1/jobs/{id}/attempts/{attempt}/log). A 404 names what
+// is missing: the job, the attempt or the log.
+func (c *Client) AttemptLog(ctx context.Context, id int64, attempt int32) (string, error) {
+	a, err := c.do(ctx, call{route: routeAttemptLog, params: []string{idText(id), strconv.FormatInt(int64(attempt), 10)}}, nil)
+	if err != nil {
+		return "", err
+	}
+	return string(a.body), nil
+}
+
 // JobIterator goes through every page of a listing (Jobs), newest first:
 //
 //	it := c.Jobs(ctx, jobd.WithStatus(jobd.StatusDead))

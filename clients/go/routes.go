@@ -31,6 +31,7 @@ var (
 	routeJobCancel      = route{"POST", "/v1/jobs/{id}/cancel", retryNever}
 	routeJobRetry       = route{"POST", "/v1/jobs/{id}/retry", retryNever}
 	routeJobAttempts    = route{"GET", "/v1/jobs/{id}/attempts", retryAlways}
+	routeAttemptLog     = route{"GET", "/v1/jobs/{id}/attempts/{attempt}/log", retryAlways}
 	routeJobHeartbeat   = route{"POST", "/v1/jobs/{id}/heartbeat", retryAlways}
 	routeJobComplete    = route{"POST", "/v1/jobs/{id}/complete", retryAlways}
 	routeJobFail        = route{"POST", "/v1/jobs/{id}/fail", retryAlways}

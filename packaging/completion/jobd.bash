@@ -69,7 +69,7 @@ _jobd()
         migrate) words="--db --status --help" ;;
         submit) words="--payload --at --in --priority --queue --max-attempts --key
                        --timeout --wait $client --help" ;;
-        job) ((COMP_CWORD == 2)) && words="show cancel retry attempts delete" || words="$client" ;;
+        job) ((COMP_CWORD == 2)) && words="show cancel retry attempts delete log" || words="$client" ;;
         jobs) words="retry cancel delete --status --queue --type --schedule --created-after
                      --created-before --key --ids --due --scheduled --search --scan --limit --after
                      --dry-run $client --help" ;;

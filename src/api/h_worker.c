@@ -598,3 +598,11 @@ api_release_claimed(struct api_ctx *ctx, struct api_response *r)
     r->claimed = NULL;
     r->n_claimed = 0;
 }
+
+bool
+api_report_fenced(struct api_call *c, struct store *st, int64_t attempt, json_t *o)
+{
+    lease_token tok;
+    lease_token_of(o, tok);
+    return lease_ok(c, st, attempt, tok, NULL);
+}

@@ -27,6 +27,7 @@ struct api_call {
     const struct api_request *req;
     struct api_response *resp;
     int64_t id;                  /* the {id} of the path, if any */
+    int32_t attempt;             /* the {attempt} of the path, if any */
     char name[JOB_NAME_MAX + 2]; /* the {name} of the path (truncated = too long) */
     bool name_too_long;
     enum api_role role; /* the caller's (admin when no tokens are configured) */
@@ -73,6 +74,16 @@ void h_progress(struct api_call *c); /* h_worker.c: docs/API.md, The job object 
 void h_complete(struct api_call *c);
 void h_fail(struct api_call *c);
 void h_release(struct api_call *c);
+/* h_attemptlog.c: docs/API.md, GET /v1/jobs/{id}/attempts/{attempt}/log */
+void h_attempt_log_get(struct api_call *c);
+void h_attempt_log_put(struct api_call *c);
+/*
+ * h_worker.c: true when the report body o carries the lease token of
+ * attempt of job c->id (docs/API.md, Remote workers); otherwise the answer
+ * (409 stale_attempt, 403, 404 or the store's error) is set and nothing
+ * may change.
+ */
+bool api_report_fenced(struct api_call *c, struct store *st, int64_t attempt, json_t *o);
 void h_queue_list(struct api_call *c);
 void h_queue_pause(struct api_call *c);
 void h_queue_resume(struct api_call *c);

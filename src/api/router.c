@@ -5,7 +5,7 @@
  * the HTTP layer can ask for a route's body limit before the body arrives.
  *
  * Paths are matched segment by segment: "{id}" takes a positive decimal job
- * id, "{name}" any non-empty segment (validated by the handler, so a bad
+ * id, "{attempt}" a positive attempt number, "{name}" any non-empty segment (validated by the handler, so a bad
  * queue name is a 400 that names it, not a 404). A path that matches a
  * route under another method is a 405 with Allow.
  *
@@ -16,6 +16,7 @@
  * the page needs no token, it asks for one for its API calls.
  */
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,8 @@ const struct api_route api_routes[] = {
     {"POST", "/v1/jobs/{id}/cancel", h_job_cancel, API_BODY_MAX, false, API_ROLE_WRITE},
     {"POST", "/v1/jobs/{id}/retry", h_job_retry, API_BODY_MAX, false, API_ROLE_WRITE},
     {"GET", "/v1/jobs/{id}/attempts", h_job_attempts, API_BODY_MAX, false, API_ROLE_READ},
+    {"GET", "/v1/jobs/{id}/attempts/{attempt}/log", h_attempt_log_get, API_BODY_MAX, false,
+     API_ROLE_READ},
     /* admin, as bulk delete: deleting destroys history (docs/API.md, roles) */
     {"DELETE", "/v1/jobs/{id}", h_job_delete, API_BODY_MAX, false, API_ROLE_ADMIN},
     {"POST", "/v1/jobs/bulk", h_job_bulk, API_BODY_MAX, false, API_ROLE_WRITE},
@@ -65,6 +68,9 @@ const struct api_route api_routes[] = {
     {"POST", "/v1/jobs/{id}/complete", h_complete, API_BODY_MAX, false, API_ROLE_WORKER},
     {"POST", "/v1/jobs/{id}/fail", h_fail, API_BODY_MAX, false, API_ROLE_WORKER},
     {"POST", "/v1/jobs/{id}/release", h_release, API_BODY_MAX, false, API_ROLE_WORKER},
+    /* a log of up to 1 MiB, escaped in JSON: the batch's body limit */
+    {"POST", "/v1/jobs/{id}/attempts/{attempt}/log", h_attempt_log_put, API_BATCH_BODY_MAX, false,
+     API_ROLE_WORKER},
     {"GET", "/v1/whoami", h_whoami, API_BODY_MAX, true, API_ROLE_READ},
     {"GET", "/healthz", h_healthz, API_BODY_MAX, true, API_ROLE_READ},
     {"GET", "/metrics", h_metrics, API_BODY_MAX, false, API_ROLE_READ},
@@ -115,6 +121,11 @@ match(const char *pattern, const char *path, struct api_call *c)
         if (pl == 4 && memcmp(ps, "{id}", 4) == 0) {
             if (!parse_id(qs, ql, &c->id))
                 return false;
+        } else if (pl == 9 && memcmp(ps, "{attempt}", 9) == 0) {
+            int64_t a = 0;
+            if (!parse_id(qs, ql, &a) || a > INT32_MAX)
+                return false;
+            c->attempt = (int32_t)a;
         } else if (pl == 6 && memcmp(ps, "{name}", 6) == 0) {
             if (ql == 0)
                 return false;
@@ -160,6 +171,7 @@ find_route(const char *method, const char *path, struct api_call *c, bool *path_
             found = &api_routes[i];
             if (c != NULL) {
                 c->id = tmp.id;
+                c->attempt = tmp.attempt;
                 memcpy(c->name, tmp.name, sizeof c->name);
                 c->name_too_long = tmp.name_too_long;
             }

@@ -38,6 +38,8 @@ int cmd_worker(int argc, char **argv);
  */
 int cli_job_show(const char *server, long id);
 int cli_job_attempts(const char *server, long id);
+/* joblog.c: an attempt's log on stdout; attempt 0 = the job's latest. */
+int cli_job_log(const char *server, long id, long attempt);
 /* `jobd job delete ID` and `jobd jobs retry|cancel|delete [filters]` (bulk.c);
  * argv[0] of cli_jobs_bulk is the action. Return the exit status. */
 int cli_job_delete(const char *server, long id);

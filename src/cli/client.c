@@ -39,13 +39,16 @@ static const char submit_usage[] =
 
 static const char job_usage[] =
     "usage: jobd job show|cancel|retry|attempts|delete ID [--server URL]\n"
+    "       jobd job log ID [ATTEMPT] [--server URL]\n"
     "\n"
     "Shows, cancels or retries one job through the API and prints it: as JSON,\n"
     "or for show on a terminal, as text followed by its attempts.\n"
     "  delete    deletes a pending or finished job with its history (prints nothing;\n"
     "            a running job must be cancelled first; the token needs admin)\n"
     "  attempts  the job's attempt history, oldest first: a table on a terminal,\n"
-    "            one JSON object a line when piped\n";
+    "            one JSON object a line when piped\n"
+    "  log       the kept end of an attempt's stderr (the latest attempt's\n"
+    "            without ATTEMPT), as it is\n";
 
 static const char queues_usage[] =
     "usage: jobd queues [--server URL]\n"
@@ -340,7 +343,7 @@ static const struct cli_optdef server_only[] = {{"--server", 0, true}, {NULL, 0,
 int
 cmd_job(int argc, char **argv)
 {
-    const char *action = NULL, *id = NULL, *server = NULL, *v;
+    const char *action = NULL, *id = NULL, *server = NULL, *attempt = NULL, *v;
     struct cli_args a;
     cli_args_init(&a, "job", argc, argv, 1);
     int k;
@@ -356,6 +359,8 @@ cmd_job(int argc, char **argv)
             action = v;
         } else if (id == NULL) {
             id = v;
+        } else if (attempt == NULL && strcmp(action, "log") == 0) {
+            attempt = v;
         } else {
             return cli_usage_error("job", "unexpected argument", v);
         }
@@ -370,6 +375,12 @@ cmd_job(int argc, char **argv)
         return cli_job_show(cli_server_url(server), n);
     if (strcmp(action, "attempts") == 0)
         return cli_job_attempts(cli_server_url(server), n);
+    if (strcmp(action, "log") == 0) {
+        long an = 0;
+        if (attempt != NULL && !cli_parse_int(attempt, 1, 0x7fffffffL, &an))
+            return cli_usage_error("job", "ATTEMPT must be a positive integer, not", attempt);
+        return cli_job_log(cli_server_url(server), n, an);
+    }
     if (strcmp(action, "delete") == 0)
         return cli_job_delete(cli_server_url(server), n);
     if (strcmp(action, "cancel") == 0 || strcmp(action, "retry") == 0) {

@@ -50,6 +50,8 @@
 struct store;
 struct store_operator_ops;
 struct progress_report;
+struct attempt_log;
+struct attempt_log_size;
 
 /*
  * Which jobs a list returns. Zero-initialise, then set status: 0 is
@@ -286,6 +288,14 @@ struct store_ops {
                     int64_t lease_ms, int64_t *lease_expires_at_us, bool *cancel_requested,
                     struct jobd_error *err);
     int (*progress_attach)(struct store *st, struct job *v, size_t n, struct jobd_error *err);
+    /* attempt logs (store/attemptlog.h): validated arguments; NULL in a backend
+     * without them (get: the remote store, which only writes) */
+    int (*attempt_logs_put)(struct store *st, const struct attempt_log *v, size_t n, int *outcome,
+                            struct jobd_error *err);
+    int (*attempt_log_get)(struct store *st, int64_t id, int32_t attempt, char **text,
+                           struct jobd_error *err);
+    int (*attempt_log_sizes)(struct store *st, int64_t id, struct attempt_log_size **out, size_t *n,
+                             struct jobd_error *err);
 };
 
 /* Every backend's struct begins with this. */

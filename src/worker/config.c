@@ -21,6 +21,7 @@
 #include "core/duration.h"
 #include "core/err.h"
 #include "core/job.h"
+#include "store/attemptlog.h"
 #include "store/store.h"
 #include "worker/exec.h"
 #include "util/errtext.h"
@@ -383,6 +384,45 @@ kind_key(struct parse_state *ps, enum handler_kind kind, const char *name, const
     return 1;
 }
 
+int64_t
+handler_log_bytes(const struct handler_conf *h)
+{
+    if (h->kind != HANDLER_EXEC)
+        return 0;
+    return h->log_bytes_set ? h->log_bytes : HANDLER_LOG_BYTES_DEFAULT;
+}
+
+/*
+ * `log_bytes = N` (docs/WORKER.md, Attempt logs): bytes, or with a suffix
+ * KiB or MiB (K and M too); 0 = off; at most ATTEMPT_LOG_MAX.
+ */
+static int
+log_bytes_key(struct parse_state *ps, const char *value)
+{
+    static const char usage[] = "must be a size from 0 (off) to 1MiB, like 16KiB or 65536";
+    const char *p = value;
+    int64_t n = 0;
+    while (*p >= '0' && *p <= '9' && n <= ATTEMPT_LOG_MAX)
+        n = n * 10 + (*p++ - '0');
+    int64_t unit = 0;
+    if (p == value)
+        unit = 0;
+    else if (*p == '\0' || strcmp(p, "B") == 0)
+        unit = 1;
+    else if (strcmp(p, "KiB") == 0 || strcmp(p, "K") == 0 || strcmp(p, "k") == 0)
+        unit = 1024;
+    else if (strcmp(p, "MiB") == 0 || strcmp(p, "M") == 0)
+        unit = 1024 * 1024;
+    if (unit == 0 || n > ATTEMPT_LOG_MAX || n * unit > ATTEMPT_LOG_MAX) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "'%.40s' %s", value, usage);
+        return fail(ps, JOBD_E_INVALID, "log_bytes", msg);
+    }
+    ps->h->log_bytes = n * unit;
+    ps->h->log_bytes_set = true;
+    return 1;
+}
+
 static int
 handler_key(struct parse_state *ps, const char *name, const char *value)
 {
@@ -398,6 +438,8 @@ handler_key(struct parse_state *ps, const char *name, const char *value)
     }
     if (strcmp(name, "env") == 0)
         return env_key(ps, value);
+    if (strcmp(name, "log_bytes") == 0)
+        return log_bytes_key(ps, value);
     if (strcmp(name, "user") == 0) {
         if (exec_user_configure(h, value, &e) != JOBD_OK)
             return fail(ps, e.code, name, e.msg);
@@ -405,8 +447,8 @@ handler_key(struct parse_state *ps, const char *name, const char *value)
     }
     char keys[128], msg[200];
     runner_kind_keys(keys, sizeof keys, ", ");
-    snprintf(msg, sizeof msg, "unknown key in a [handler] section (%s timeout=, env=, user=)",
-             keys);
+    snprintf(msg, sizeof msg,
+             "unknown key in a [handler] section (%s timeout=, env=, user=, log_bytes=)", keys);
     return fail(ps, JOBD_E_INVALID, name, msg);
 }
 
@@ -437,7 +479,7 @@ key_bit(const char *name)
     static const char *const keys[] = {
         "concurrency",    "queues",        "lease", "heartbeat", "backoff_base", "backoff_cap",
         "shutdown_grace", "poll_interval", "id",    "timeout",   "prefetch",     "env",
-        "db_connections", "notify_db",     "user"};
+        "db_connections", "notify_db",     "user",  "log_bytes"};
     /* exec=, http= (the runner table's keys) are checked by kind_key */
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (strcmp(keys[i], name) == 0)
@@ -507,6 +549,11 @@ handler_complete(const struct handler_conf *h, const char *path, int line, struc
         return jobd_error_set(err, JOBD_E_INVALID, "env",
                               "%s:%d: key 'env': [handler \"%s\"]: env= is for exec handlers", path,
                               line, h->type);
+    if (h->log_bytes_set && h->kind != HANDLER_EXEC)
+        return jobd_error_set(err, JOBD_E_INVALID, "log_bytes",
+                              "%s:%d: key 'log_bytes': [handler \"%s\"]: log_bytes= is for exec "
+                              "handlers",
+                              path, line, h->type);
     if (h->user != NULL && h->kind != HANDLER_EXEC)
         return jobd_error_set(err, JOBD_E_INVALID, "user",
                               "%s:%d: key 'user': [handler \"%s\"]: user= is for exec handlers",

@@ -58,7 +58,18 @@ struct handler_conf {
     gid_t *groups; /* its supplementary groups (n_groups, owned) */
     size_t n_groups;
     char *home; /* its home directory: the child's HOME */
+    /* HANDLER_EXEC `log_bytes =`: how much of the end of each attempt's stderr
+     * is kept as its log (docs/WORKER.md, Attempt logs); handler_log_bytes
+     * says what applies when the key is absent (log_bytes_set false). */
+    int64_t log_bytes;
+    bool log_bytes_set;
 };
+
+/* The default of log_bytes: 16 KiB. Its ceiling is ATTEMPT_LOG_MAX (1 MiB). */
+#define HANDLER_LOG_BYTES_DEFAULT (16 * 1024)
+
+/* The bytes of stderr kept per attempt of h: 0 = none (not an exec handler, or off). */
+int64_t handler_log_bytes(const struct handler_conf *h);
 
 /*
  * What a worker tells the program that embeds it as it goes (jobd server

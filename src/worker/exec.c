@@ -35,6 +35,7 @@
 
 #include "core/err.h"
 #include "core/job.h"
+#include "core/utf8.h"
 #include "util/clock.h"
 #include "util/capbuf.h"
 #include "worker/privs.h"
@@ -255,7 +256,10 @@ spawn_child(struct exec_runner *x, struct run *run)
     c->pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
     c->run = run;
     headbuf_init(&c->out, JOB_RESULT_MAX);
-    tailbuf_init(&c->errb, JOB_ERROR_MAX);
+    /* One ring for both: last_error is its last JOB_ERROR_MAX bytes, the
+     * attempt's log its last log_bytes (docs/WORKER.md, Attempt logs). */
+    int64_t log_bytes = handler_log_bytes(run->handler);
+    tailbuf_init(&c->errb, log_bytes > JOB_ERROR_MAX ? (size_t)log_bytes : JOB_ERROR_MAX);
     size_t plen = strlen(run->payload);
     c->in_data = malloc(plen + 1);
     if (c->in_data != NULL) {
@@ -451,6 +455,11 @@ make_result(struct child *c)
             WIFEXITED(c->status) && WEXITSTATUS(c->status) == 65 ? RUN_DEAD : RUN_RETRY;
         r = run_result_new(c->run, o, tail != NULL && tail[0] != '\0' ? tail : status);
     }
+    int64_t log_bytes = handler_log_bytes(c->run->handler);
+    size_t kept = c->errb.total < c->errb.cap ? c->errb.total : c->errb.cap;
+    if (r != NULL && tail != NULL && log_bytes > 0 && kept > 0)
+        r->log = utf8_clean(tail, kept, log_bytes < 3 ? 3 : (size_t)log_bytes, /* its least */
+                            UTF8_KEEP_TAIL); /* NULL (out of memory): no log */
     free(tail);
     return r;
 }

@@ -35,6 +35,7 @@ run_result_free(struct run_result *r)
         return;
     free(r->result);
     free(r->error);
+    free(r->log);
     run_free(r->run);
     free(r);
 }

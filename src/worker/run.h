@@ -57,6 +57,8 @@ struct run_result {
     int64_t retry_after_ms;  /* RUN_RETRY: -1 = backoff; else the server's Retry-After */
     enum run_stop stopped;   /* why it was stopped early, if it was */
     int64_t ran_us;          /* how long the handler itself ran (C handlers; 0 = not timed) */
+    char *log;               /* exec handlers: the end of its stderr kept as the attempt's log
+                                (docs/WORKER.md, Attempt logs): UTF-8, owned; NULL = none */
     struct run *run;         /* the run it answers when its runner hands that back (owned,
                                  freed by run_result_free; NULL otherwise): so the loop
                                  thread frees it, not a C handler thread (cthread.c) */

@@ -253,6 +253,7 @@ worker_free(struct worker *w)
     pthread_mutex_destroy(&w->rmu);
     pthread_mutex_destroy(&w->smu);
     wk_progress_fini(w);
+    wk_logs_fini(w);
     free(w);
 }
 
@@ -317,6 +318,7 @@ worker_alloc(const struct worker_config *cfg, const char *db_url, struct wakeup 
     pthread_mutex_init(&w->pmu, NULL);
     completer_init(&w->comp);
     w->fails_tail = &w->fails;
+    w->lnotes_tail = &w->lnotes;
     worker_config_init(&w->cfg);
     w->prefetch = worker_effective_prefetch(cfg);
     w->prefetch_auto = cfg->prefetch < 0;

@@ -31,6 +31,7 @@
 struct fence;
 struct flusher;
 struct progress_note;
+struct log_note;
 
 /* After the last job ended in a shutdown, how long to keep trying to report. */
 #define FINAL_REPORT_MS 5000
@@ -120,6 +121,7 @@ struct worker {
     int n_running;
     struct completer comp;
     struct failure *fails, **fails_tail;
+    struct log_note *lnotes, **lnotes_tail; /* attempt logs to write (worker_logs.c) */
     const char **types;
     size_t n_types;
     uint64_t rng;
@@ -190,6 +192,13 @@ int64_t wk_progress_wake(struct worker *w);
 /* Frees what waits and pmu (the worker's end). */
 void wk_progress_fini(struct worker *w);
 
+/* worker_logs.c: attempt logs from results to the store (docs/WORKER.md, Attempt logs). */
+/* Queues r's log (taking it from r; NULL-safe), whether or not r is reported. */
+void wk_log_keep(struct worker *w, struct run_result *r);
+/* Writes the queued logs. False if the store failed (and was dropped). */
+bool wk_logs_flush(struct worker *w);
+/* Frees what waits (the worker's end). */
+void wk_logs_fini(struct worker *w);
 /* worker_claim.c */
 /* Free slots for a claim now (0 = do not claim). */
 int wk_claim_room(const struct worker *w);

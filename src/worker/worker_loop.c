@@ -179,6 +179,8 @@ wk_loop_main(void *arg)
             begin_stop(w, &sd, now);
         wk_ensure_store(w, now);
         presence_tick(&w->presence, w->st, now, sd.stopping);
+        if (w->st != NULL && w->lnotes != NULL)
+            wk_logs_flush(w); /* before the reports of the same runs */
         if (w->fl != NULL && !flusher_push(w->fl, &w->comp))
             wlog(w, LOGL_ERROR, "out of memory handing completions over; retrying");
         if (atomic_exchange(&w->cancel_hint, false))

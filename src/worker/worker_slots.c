@@ -179,6 +179,8 @@ wk_take_results(struct worker *w)
          * taken only if nobody claimed the job since. */
         if (r->ran_us > 0)
             wk_prefetch_timed(w, r->ran_us);
+        if (s != NULL)
+            wk_log_keep(w, r); /* written before the report (worker_logs.c) */
         if (s != NULL && !s->lost && r->outcome == RUN_RELEASE && r->stopped == RUN_STOP_RETURNED) {
             wk_prefetch_returned(w); /* not the host's trouble: no pause */
             wk_push_failure(w, r->id, r->attempt, r->error, REPORT_RELEASE, 0);

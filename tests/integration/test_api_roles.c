@@ -25,6 +25,8 @@ static const struct {
     {"POST", "/v1/jobs/{id}/cancel", WRITE},
     {"POST", "/v1/jobs/{id}/retry", WRITE},
     {"GET", "/v1/jobs/{id}/attempts", READ},
+    {"GET", "/v1/jobs/{id}/attempts/{attempt}/log", READ},
+    {"POST", "/v1/jobs/{id}/attempts/{attempt}/log", WORKER},
     {"DELETE", "/v1/jobs/{id}", ADMIN},
     {"POST", "/v1/jobs/bulk", WRITE},
     {"GET", "/v1/workers", READ},
@@ -60,13 +62,18 @@ static const struct {
 static const char *const tokens[] = {NULL, "role-read-0123456789", "role-worker-0123456789",
                                      "role-write-0123456789", "role-admin-0123456789"};
 
-/* The pattern with {id} and {name} filled in. */
+/* The pattern with {id}, {attempt} and {name} filled in. */
 static void
 concrete(const char *pattern, char *out, size_t len)
 {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", pattern);
-    char *p = strstr(buf, "{id}");
+    char *p = strstr(buf, "{attempt}");
+    if (p != NULL) { /* after {id}: fill it in, then {id} */
+        memmove(p + 1, p + 9, strlen(p + 9) + 1);
+        *p = '1';
+    }
+    p = strstr(buf, "{id}");
     if (p != NULL) {
         *p = '\0';
         snprintf(out, len, "%s1%s", buf, p + 4);

@@ -53,6 +53,23 @@ while [ ! -e "$dir/progress-go" ]; do sleep 0.1; done
 echo '{"ok":true}'
 SH
 chmod +x "$dir/progress.sh"
+# ui.logs writes a traceback to stderr and fails its first attempt, then
+# says two lines and succeeds (docs/WORKER.md, Attempt logs).
+cat >"$dir/logs.sh" <<'SH'
+#!/bin/sh
+cat >/dev/null
+if [ "$JOBD_ATTEMPT" = 1 ]; then
+    echo 'fetching https://images.example/cat.png' >&2
+    echo 'Traceback (most recent call last):' >&2
+    echo '  File "resize.py", line 12, in <module>' >&2
+    echo 'ConnectionResetError: [Errno 104] Connection reset by peer' >&2
+    exit 3
+fi
+echo 'fetching https://images.example/cat.png' >&2
+echo 'resized to 640x480 in 0.21s' >&2
+echo '{"ok":true}'
+SH
+chmod +x "$dir/logs.sh"
 touch "$dir/broken"
 cat >"$dir/worker.ini" <<INI
 [worker]
@@ -72,6 +89,10 @@ timeout = 10s
 [handler "ui.progress"]
 exec = $dir/progress.sh
 timeout = 120s
+
+[handler "ui.logs"]
+exec = $dir/logs.sh
+timeout = 10s
 INI
 "$JOBD" server --db "sqlite:$dir/jobs.db" --listen 127.0.0.1:0 --tokens "$dir/tokens" \
     --worker-config "$dir/worker.ini" 2>"$dir/log" &

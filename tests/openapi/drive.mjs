@@ -41,7 +41,7 @@ function checkRoutes() {
 // declares them.
 async function generic() {
   for (const { method, path, op } of ck.operations()) {
-    const params = { id: 1, name: 'x' };
+    const params = { id: 1, name: 'x', attempt: 1 };
     if (op.responses['401']) await call(method, path, { params, role: null, expect: 401 });
     const low = below[op['x-jobd-role']];
     if (op.responses['403'] && low)
@@ -55,7 +55,7 @@ async function generic() {
     }
     if (op.responses['415'])
       await call(method, path, { params, raw: '{}', headers: { 'Content-Type': 'text/plain' }, expect: 415 });
-    if (op.responses['413'] && path !== '/v1/jobs/batch')
+    if (op.responses['413'] && path !== '/v1/jobs/batch' && !path.endsWith('/log'))
       await call(method, path, { params, raw: '"' + 'x'.repeat(MIB - 1) + '"', expect: 413 });
   }
   const tooMany = { jobs: Array.from({ length: 10001 }, () => ({ type: 'oa.x' })) };
@@ -145,6 +145,14 @@ async function worker() {
   await call('POST', '/v1/jobs/{id}/progress', { params: id, body: { attempt: c.attempt, percent: 50 }, expect: 409 });
   await call('POST', '/v1/jobs/{id}/progress', { params: id, body: { attempt: c.attempt, lease_token: c.lease_token, percent: 101 }, expect: 400 });
   await call('POST', '/v1/jobs/{id}/progress', { params: { id: 999999999 }, body: { attempt: 1 }, expect: 404 });
+  const at = { ...id, attempt: c.attempt };
+  await call('POST', '/v1/jobs/{id}/attempts/{attempt}/log', { params: at, body: { lease_token: c.lease_token, text: 'step 1\nstep 2\n' }, expect: 200 });
+  await call('GET', '/v1/jobs/{id}/attempts/{attempt}/log', { params: at, expect: 200 });
+  await call('GET', '/v1/jobs/{id}/attempts/{attempt}/log', { params: { ...id, attempt: c.attempt + 5 }, expect: 404 });
+  await call('POST', '/v1/jobs/{id}/attempts/{attempt}/log', { params: at, body: { text: 'no token' }, expect: 409 });
+  await call('POST', '/v1/jobs/{id}/attempts/{attempt}/log', { params: at, body: { lease_token: c.lease_token }, expect: 400 });
+  await call('POST', '/v1/jobs/{id}/attempts/{attempt}/log', { params: at, body: { lease_token: c.lease_token, text: 'x'.repeat(MIB + 1) }, expect: 413 });
+  await call('POST', '/v1/jobs/{id}/attempts/{attempt}/log', { params: { id: 999999999, attempt: 1 }, body: { text: 'x' }, expect: 404 });
   await call('GET', '/v1/jobs/{id}/attempts', { params: id, expect: 200 });
   await call('DELETE', '/v1/jobs/{id}', { params: id, expect: 409 });
   await call('POST', '/v1/jobs/{id}/fail', { params: id, body: { attempt: c.attempt, lease_token: c.lease_token, error: 'boom', retry_in_s: 0 }, expect: 200 });

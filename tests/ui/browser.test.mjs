@@ -530,6 +530,35 @@ async function allOf(path, key) {
   ok('progress: a bar and the message on a running job, in the list and the job view');
 }
 
+// ---- attempt logs: a tab per finished attempt, each with its own log ----
+{
+  const id = (await api('POST', '/v1/jobs', { type: 'ui.logs', max_attempts: 3 })).body.id;
+  await until('the logs job to succeed on its second attempt', async () =>
+    (await api('GET', `/v1/jobs/${id}`)).body.status === 'succeeded', 30000);
+  await page.goto(`${URL0}/ui/#/jobs/${id}`);
+  await page.waitForSelector('section.job pre.attempt-log');
+  const tabs = await page.$$eval('.attempt-logs [role=tab]', (b) => b.map((x) => x.textContent.trim()));
+  check(tabs.join(',') === 'Attempt 1,Attempt 2', `a tab per attempt: ${tabs}`);
+  const second = await page.textContent('pre.attempt-log');
+  check(second.includes('resized to 640x480') && !second.includes('Traceback'),
+    `the latest attempt's log is shown first: ${second}`);
+  await page.click('.attempt-logs [role=tab]:has-text("Attempt 1")');
+  await page.waitForSelector('pre.attempt-log[data-attempt="1"]');
+  const first = await page.textContent('pre.attempt-log');
+  check(first.includes('ConnectionResetError') && first.includes('Traceback'),
+    `attempt 1's own log: ${first}`);
+  check(await page.$eval('.attempt-logs [role=tab][aria-selected=true]', (b) => b.textContent.trim())
+    === 'Attempt 1', 'the tab shown is marked selected');
+  await shot(page, 'job-attempt-log');
+  // a job of a handler that wrote nothing to stderr: its tab says so
+  const quiet = (await api('POST', '/v1/jobs', { type: 'echo', payload: { hi: 1 } })).body.id;
+  await until('the echo job to succeed', async () =>
+    (await api('GET', `/v1/jobs/${quiet}`)).body.status === 'succeeded');
+  await page.goto(`${URL0}/ui/#/jobs/${quiet}`);
+  await page.waitForSelector('.attempt-logs .log-none');
+  ok('attempt logs: a tab per attempt, each showing its own stderr; none kept says so');
+}
+
 // ---- a read-only token: no action buttons; a forged action is 403 ----
 {
   const ro = await newPage();

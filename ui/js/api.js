@@ -75,6 +75,23 @@ export async function call(method, path, body, signal) {
 }
 
 export const get = (path, signal) => call('GET', path, undefined, signal);
+
+// A text/plain answer (an attempt's log): its text, or null for a 404
+// (nothing kept); other failures reject with an ApiError, as call does.
+export async function getText(path, signal) {
+  const headers = { Accept: 'text/plain' };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  let res;
+  try {
+    res = await fetch(path, { headers, signal, credentials: 'omit', cache: 'no-store' });
+  } catch (e) {
+    if (e.name === 'AbortError') throw e;
+    throw new ApiError(0, 'network', 'the server cannot be reached');
+  }
+  if (res.status === 404) return null;
+  if (!res.ok) throw new ApiError(res.status, 'http_' + res.status, `the server answered ${res.status}`);
+  return res.text();
+}
 export const post = (path, body) => call('POST', path, body === undefined ? {} : body);
 export const del = (path) => call('DELETE', path);
 

@@ -196,6 +196,17 @@ export class Client {
     return (await this.call<{ attempts: Attempt[] }>({ route: "attempts", params: { id }, signal: options.signal })).attempts;
   }
 
+  /** An attempt's log, the kept end of an exec handler's stderr (docs/API.md, GET /v1/jobs/{id}/attempts/{attempt}/log). */
+  async attemptLog(id: number, attempt: number, options: CallOptions = {}): Promise<string> {
+    return (await this.call<string | null>({ route: "attemptLog", params: { id, attempt }, signal: options.signal })) ?? "";
+  }
+
+  /** Hands in a running attempt's log before its report (docs/API.md, POST /v1/jobs/{id}/attempts/{attempt}/log). */
+  async putAttemptLog(id: number, attempt: number, req: { lease_token?: string; text: string },
+                      options: CallOptions & { retry?: boolean } = {}): Promise<{ attempt: number; bytes: number }> {
+    return this.call<{ attempt: number; bytes: number }>({ route: "putAttemptLog", params: { id, attempt }, body: req, retry: options.retry ?? true, signal: options.signal });
+  }
+
   /** Retries, cancels or deletes every job the filter matches (docs/API.md, POST /v1/jobs/bulk). */
   async bulk(action: "retry" | "cancel" | "delete", filter: BulkFilter, limit?: number,
              options: CallOptions = {}): Promise<BulkResult> {

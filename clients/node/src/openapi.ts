@@ -152,6 +152,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/{id}/attempts/{attempt}/log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A job id; anything but a positive decimal number is no route (404). */
+                id: components["parameters"]["JobId"];
+                /** @description An attempt number; anything but a positive decimal number is no route (404). */
+                attempt: components["parameters"]["AttemptPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * An attempt's log, the kept end of an exec handler's stderr
+         * @description The last `log_bytes` (a handler key: default 16 KiB, at most 1 MiB) of what an exec handler wrote to its stderr during that attempt, written by its worker with the attempt's report. 404 names what is missing: `id`, `attempt` or `log`.
+         */
+        get: operations["getAttemptLog"];
+        put?: never;
+        /**
+         * Hand in a running attempt's log (remote workers, before the report)
+         * @description Fenced like a report by the attempt's lease token; a second one replaces the first.
+         */
+        post: operations["putAttemptLog"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/{id}/heartbeat": {
         parameters: {
             query?: never;
@@ -868,6 +897,8 @@ export interface components {
             partial?: boolean;
         };
         Attempt: {
+            /** @description The size of the attempt's kept log (GET /v1/jobs/{id}/attempts/{attempt}/log), or null when it kept none. */
+            log_bytes: number | null;
             attempt: number;
             worker_id: string | null;
             started_at: components["schemas"]["TimeOrNull"];
@@ -1251,6 +1282,8 @@ export interface components {
     parameters: {
         /** @description A job id; anything but a positive decimal number is no route (404). */
         JobId: number;
+        /** @description An attempt number; anything but a positive decimal number is no route (404). */
+        AttemptPath: number;
         /** @description A schedule name; a bad one is `400 invalid_field` naming `name`. */
         ScheduleName: components["schemas"]["Name"];
         /** @description A queue name; a bad one is `400 invalid_field` naming `name`. */
@@ -1587,6 +1620,79 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    getAttemptLog: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A job id; anything but a positive decimal number is no route (404). */
+                id: components["parameters"]["JobId"];
+                /** @description An attempt number; anything but a positive decimal number is no route (404). */
+                attempt: components["parameters"]["AttemptPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The log, UTF-8 text. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain; charset=utf-8": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    putAttemptLog: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A job id; anything but a positive decimal number is no route (404). */
+                id: components["parameters"]["JobId"];
+                /** @description An attempt number; anything but a positive decimal number is no route (404). */
+                attempt: components["parameters"]["AttemptPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    lease_token?: components["schemas"]["LeaseToken"];
+                    /** @description At most 1 MiB of UTF-8. */
+                    text: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The log is kept. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        attempt: components["schemas"]["AttemptNumber"];
+                        bytes: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["StaleAttempt"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };

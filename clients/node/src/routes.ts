@@ -18,6 +18,8 @@ export const ROUTES = {
   cancel: ["POST", "/v1/jobs/{id}/cancel"],
   retry: ["POST", "/v1/jobs/{id}/retry"],
   attempts: ["GET", "/v1/jobs/{id}/attempts"],
+  attemptLog: ["GET", "/v1/jobs/{id}/attempts/{attempt}/log"],
+  putAttemptLog: ["POST", "/v1/jobs/{id}/attempts/{attempt}/log"],
   heartbeat: ["POST", "/v1/jobs/{id}/heartbeat"],
   progress: ["POST", "/v1/jobs/{id}/progress"],
   complete: ["POST", "/v1/jobs/{id}/complete"],

@@ -16,6 +16,7 @@ JOB_RETRY: Route = ("POST", "/v1/jobs/{id}/retry")
 JOB_DELETE: Route = ("DELETE", "/v1/jobs/{id}")
 JOB_BULK: Route = ("POST", "/v1/jobs/bulk")
 JOB_ATTEMPTS: Route = ("GET", "/v1/jobs/{id}/attempts")
+JOB_ATTEMPT_LOG: Route = ("GET", "/v1/jobs/{id}/attempts/{attempt}/log")
 
 # Schedules (docs/API.md, Schedules)
 SCHEDULE_CREATE: Route = ("POST", "/v1/schedules")

@@ -257,6 +257,13 @@ class Client:
         a = self.transport.request(R.JOB_ATTEMPTS, params={"id": id})
         return [Attempt(x) for x in a.body["attempts"]]
 
+    def attempt_log(self, id: int, attempt: int) -> str:
+        """An attempt's log, the kept end of an exec handler's stderr
+        (GET /v1/jobs/{id}/attempts/{attempt}/log); NotFound names what is
+        missing (id, attempt or log)."""
+        a = self.transport.request(R.JOB_ATTEMPT_LOG, params={"id": id, "attempt": attempt})
+        return a.body if isinstance(a.body, str) else ""
+
     # ---- the rest ----
 
     def stats(self, *, since: Optional[Duration] = None, step: Optional[Duration] = None,

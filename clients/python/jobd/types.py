@@ -156,7 +156,7 @@ class Attempt(Record):
 
     _TIMES = frozenset({"started_at", "finished_at"})
     _FIELDS = frozenset({"attempt", "worker_id", "started_at", "finished_at", "outcome",
-                         "error", "duration_s"})
+                         "error", "duration_s", "log_bytes"})
     attempt: int
     worker_id: Optional[str]
     started_at: Optional[_dt.datetime]
@@ -164,6 +164,7 @@ class Attempt(Record):
     outcome: str
     error: Optional[str]
     duration_s: Optional[float]
+    log_bytes: Optional[int]  # the size of its kept log (Client.attempt_log), None if none
 
 
 class WorkerInfo(Record):

@@ -66,6 +66,7 @@ static const struct pg_stmt bulk_delete = {
     " k AS (DELETE FROM jobd.job_keys jk USING d"
     "       WHERE jk.idempotency_key = d.idempotency_key AND jk.job_id = d.id),"
     " gp AS (DELETE FROM jobd.job_progress p USING d WHERE p.job_id = d.id),"
+    " gl AS (DELETE FROM jobd.job_attempt_logs l USING d WHERE l.job_id = d.id),"
     " h AS (DELETE FROM jobd.job_attempts a USING d WHERE a.job_id = d.id) "
     "SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM d), (SELECT min(id) FROM m), 0"};
 /* clang-format on */

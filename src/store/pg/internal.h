@@ -285,6 +285,15 @@ int pg_op_progress(struct store *st, int64_t id, int32_t attempt, const struct p
                    int64_t lease_ms, int64_t *lease_expires_at_us, bool *cancel_requested,
                    struct jobd_error *err);
 int pg_op_progress_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
+/* pg/attemptlog.c (store/attemptlog.h) */
+struct attempt_log;
+int pg_op_attempt_logs_put(struct store *st, const struct attempt_log *v, size_t n, int *outcome,
+                           struct jobd_error *err);
+int pg_op_attempt_log_get(struct store *st, int64_t id, int32_t attempt, char **text,
+                          struct jobd_error *err);
+struct attempt_log_size;
+int pg_op_attempt_log_sizes(struct store *st, int64_t id, struct attempt_log_size **out, size_t *n,
+                            struct jobd_error *err);
 int pg_op_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
                     int64_t *lease_expires_at_us, bool *cancel_requested, struct jobd_error *err);
 int pg_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result,

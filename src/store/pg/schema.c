@@ -633,6 +633,20 @@ static const char step20_progress[] = "CREATE TABLE jobd.job_progress (\n"
                                       "    at timestamptz NOT NULL\n"
                                       ");\n";
 
+/*
+ * Version 21: the kept tail of each exec attempt's stderr (pg/attemptlog.c;
+ * docs/API.md, GET /v1/jobs/{id}/attempts/{attempt}/log), one row per
+ * attempt in a table of its own: a job moves between jobs and jobs_done,
+ * and the hot statements need not know of it. Deleted with the job.
+ */
+static const char step21_attempt_logs[] = "CREATE TABLE jobd.job_attempt_logs (\n"
+                                          "    job_id bigint NOT NULL,\n"
+                                          "    attempt int NOT NULL,\n"
+                                          "    text text NOT NULL,\n"
+                                          "    at timestamptz NOT NULL,\n"
+                                          "    PRIMARY KEY (job_id, attempt)\n"
+                                          ");\n";
+
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
@@ -654,5 +668,6 @@ const struct pg_migration pg_migrations[] = {
     {18, "notify jobd_done when jobs end", step18_notify_done},
     {19, "finished attempts keep their lease token hash; notify jobd_cancel", step19_replays},
     {20, "job_progress", step20_progress},
+    {21, "job_attempt_logs", step21_attempt_logs},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

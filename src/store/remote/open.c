@@ -12,6 +12,7 @@
  * says how long the server held the claim and how much lease it left, so
  * the wait is not counted against the lease (claim_req.lease_end_us).
  */
+#include "store/attemptlog.h"
 #include "store/progress.h"
 #include "store/remote/internal.h"
 
@@ -257,6 +258,38 @@ remote_progress(struct store *st, int64_t id, int32_t attempt, const struct prog
     return JOBD_OK;
 }
 
+/*
+ * docs/API.md, POST /v1/jobs/{id}/attempts/{attempt}/log: one request per
+ * log, sent before the attempt's report (so still fenced by its lease
+ * token); a refused one (the attempt's lease lost) is dropped. Not through
+ * report(): a server without the route (404) must not make the worker
+ * forget the token its report needs.
+ */
+static int
+remote_attempt_logs_put(struct store *st, const struct attempt_log *v, size_t n, int *outcome,
+                        struct jobd_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        char path[96];
+        snprintf(path, sizeof path, "/v1/jobs/%" PRId64 "/attempts/%" PRId32 "/log", v[i].id,
+                 v[i].attempt);
+        json_t *body = json_pack("{s:s}", "text", v[i].text);
+        if (body == NULL)
+            return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+        char tok[REMOTE_LEASE_TOKEN_MAX + 1];
+        if (remote_lease_get(((struct remote_store *)st)->conn.url, v[i].id, v[i].attempt, tok))
+            json_object_set_new(body, "lease_token", json_string(tok));
+        json_t *resp = NULL;
+        int rc = remote_conn_call(&((struct remote_store *)st)->conn, path, body, &resp, err);
+        json_decref(resp);
+        if (rc == JOBD_E_STALE || rc == JOBD_E_NOTFOUND)
+            outcome[i] = JOBD_E_NOTFOUND;
+        else if (rc != JOBD_OK)
+            return rc;
+    }
+    return JOBD_OK;
+}
+
 static int
 remote_complete(struct store *st, int64_t id, int32_t attempt, const char *result, struct job *out,
                 struct jobd_error *err)
@@ -369,6 +402,7 @@ static const struct store_ops remote_ops = {
     .wait = remote_wait,
     .oper = &remote_operator_ops,
     .progress = remote_progress,
+    .attempt_logs_put = remote_attempt_logs_put,
 };
 
 int

@@ -55,6 +55,7 @@ static const struct bulk_step delete_steps[] = {
     {"DELETE FROM job_keys WHERE job_id IN " DELETABLE, 0},
     {"DELETE FROM job_attempts WHERE job_id IN " DELETABLE, 0},
     {"DELETE FROM job_progress WHERE job_id IN " DELETABLE, 0},
+    {"DELETE FROM job_attempt_logs WHERE job_id IN " DELETABLE, 0},
     {"DELETE FROM jobs WHERE" IN_IDS " AND status = 'pending'", 1},
     {"DELETE FROM jobs_done WHERE" IN_IDS, 1},
     {NULL, 0},

@@ -369,6 +369,9 @@ static const struct store_ops sqlite_ops = {
     .job_states = sq_op_job_states,
     .progress = sq_op_progress,
     .progress_attach = sq_op_progress_attach,
+    .attempt_logs_put = sq_op_attempt_logs_put,
+    .attempt_log_get = sq_op_attempt_log_get,
+    .attempt_log_sizes = sq_op_attempt_log_sizes,
 };
 
 /* Runs a PRAGMA that returns at most one row; *value gets its text if asked. */

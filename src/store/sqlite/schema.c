@@ -242,6 +242,16 @@ static const struct sq_migration sq_migrations[] = {
      "  message TEXT,"
      "  data TEXT,"
      "  at INTEGER NOT NULL);"},
+    {14,
+     /* The kept tail of each exec attempt's stderr (sqlite/attemptlog.c;
+      * docs/API.md, GET /v1/jobs/{id}/attempts/{attempt}/log): a table of
+      * its own, one row per attempt, deleted with the job. */
+     "CREATE TABLE job_attempt_logs ("
+     "  job_id INTEGER NOT NULL,"
+     "  attempt INTEGER NOT NULL,"
+     "  text TEXT NOT NULL,"
+     "  at INTEGER NOT NULL,"
+     "  PRIMARY KEY (job_id, attempt));"},
 };
 /* clang-format on */
 

@@ -1,11 +1,13 @@
 // job.js — one job: its fields, payload and result pretty-printed (as
 // text), its last error (neutral for a job that then succeeded), the
 // attempt history as a timeline (worker, duration, outcome, error), a running job's progress
-// (a bar and its message), and the actions its status allows (retry dead or cancelled;
-// cancel pending or running; delete anything not running).
+// (a bar and its message), a tab per finished attempt showing its log (the kept end
+// of an exec handler's stderr, fetched for the tab shown only, and kept once read:
+// a finished attempt's log does not change), and the actions its status allows
+// (retry dead or cancelled; cancel pending or running; delete anything not running).
 import { html } from '../html.js';
 import { app, update, refresh } from '../state.js';
-import { get, post, del } from '../api.js';
+import { get, getText, post, del } from '../api.js';
 import { link } from '../route.js';
 import { ago, when, duration, pretty } from '../format.js';
 import { can } from '../roles.js';
@@ -21,7 +23,56 @@ export async function load(route, signal) {
     return;
   }
   const a = await get(`/v1/jobs/${route.id}/attempts`, signal);
-  update({ data: { job, attempts: a.attempts || [] } });
+  const attempts = a.attempts || [];
+  update({ data: { job, attempts } });
+  await loadLog(route.id, attempts, signal);
+}
+
+// Logs read so far, by "job/attempt": the text, or null when none was kept.
+const logs = new Map();
+// The attempt whose log tab is shown, by job (default: the latest finished).
+const shown = new Map();
+
+function finished(attempts) {
+  return attempts.filter((a) => a.outcome !== 'running');
+}
+
+async function loadLog(id, attempts, signal) {
+  const done = finished(attempts);
+  if (!done.length) return;
+  const n = shown.get(id) ?? done[done.length - 1].attempt;
+  const key = `${id}/${n}`;
+  if (logs.has(key)) return;
+  // Only a log the attempt kept (log_bytes): no request that is sure to be a 404.
+  const a = done.find((x) => x.attempt === n);
+  logs.set(key, a && a.log_bytes != null
+    ? await getText(`/v1/jobs/${id}/attempts/${n}/log`, signal) : null);
+  update({});
+}
+
+function showLog(id, n) {
+  shown.set(id, n);
+  update({});
+  if (!logs.has(`${id}/${n}`)) refresh();
+}
+
+function Logs({ j, attempts }) {
+  const done = finished(attempts);
+  if (!done.length) return null;
+  const n = shown.get(String(j.id)) ?? done[done.length - 1].attempt;
+  const key = `${j.id}/${n}`;
+  const text = logs.get(key);
+  return html`<div class="attempt-logs"><h2>Logs</h2>
+    <div class="tabs" role="tablist">${done.map((a) => html`<button role="tab"
+      aria-selected=${a.attempt === n ? 'true' : 'false'}
+      class=${a.attempt === n ? 'tab on' : 'tab'}
+      onClick=${() => showLog(String(j.id), a.attempt)}>Attempt ${a.attempt}</button>`)}</div>
+    ${!logs.has(key) ? html`<p class="muted">Loading…</p>`
+      : text === null || text === ''
+        ? html`<p class="muted log-none">Attempt ${n} kept no log: its handler wrote nothing to
+            stderr, or is not an exec handler (docs/WORKER.md, Attempt logs).</p>`
+        : html`<pre class="attempt-log" data-attempt=${n}>${text}</pre>`}
+  </div>`;
 }
 
 function action(j, verb) {
@@ -133,5 +184,6 @@ export function view() {
       ? html`<ol class="timeline">${d.attempts.map((a) => html`<${Attempt} key=${a.attempt} a=${a} />`)}</ol>`
       : html`<${Empty}><p>No attempt yet: the job has not started. It runs when a worker
           for queue ${j.queue} and type ${j.type} is free.</p><//>`}
+    <${Logs} j=${j} attempts=${d.attempts} />
   </section>`;
 }
