@@ -73,6 +73,7 @@ void h_progress(struct api_call *c); /* h_worker.c: docs/API.md, The job object 
 void h_complete(struct api_call *c);
 void h_fail(struct api_call *c);
 void h_release(struct api_call *c);
+void h_cancels(struct api_call *c); /* h_cancels.c: docs/API.md, Hearing of a cancel */
 void h_queue_list(struct api_call *c);
 void h_queue_pause(struct api_call *c);
 void h_queue_resume(struct api_call *c);

@@ -65,6 +65,7 @@ const struct api_route api_routes[] = {
     {"POST", "/v1/jobs/{id}/complete", h_complete, API_BODY_MAX, false, API_ROLE_WORKER},
     {"POST", "/v1/jobs/{id}/fail", h_fail, API_BODY_MAX, false, API_ROLE_WORKER},
     {"POST", "/v1/jobs/{id}/release", h_release, API_BODY_MAX, false, API_ROLE_WORKER},
+    {"GET", "/v1/cancels", h_cancels, API_BODY_MAX, false, API_ROLE_WORKER},
     {"GET", "/v1/whoami", h_whoami, API_BODY_MAX, true, API_ROLE_READ},
     {"GET", "/healthz", h_healthz, API_BODY_MAX, true, API_ROLE_READ},
     {"GET", "/metrics", h_metrics, API_BODY_MAX, false, API_ROLE_READ},

@@ -48,9 +48,11 @@ static const struct {
     {"GET", "/v1/whoami", 0},
     {"POST", "/v1/claim", WORKER},
     {"POST", "/v1/jobs/{id}/heartbeat", WORKER},
+    {"POST", "/v1/jobs/{id}/progress", WORKER},
     {"POST", "/v1/jobs/{id}/complete", WORKER},
     {"POST", "/v1/jobs/{id}/fail", WORKER},
     {"POST", "/v1/jobs/{id}/release", WORKER},
+    {"GET", "/v1/cancels", WORKER},
     {"GET", "/healthz", 0},
     {"GET", "/metrics", READ},
 };

@@ -18,19 +18,43 @@
 
 #include "core/err.h"
 #include "core/json.h"
-#include "util/capbuf.h"
 #include "util/lazylib.h"
 
 /* The largest answer we read: a claim of 1000 jobs of small payloads fits. */
 #define REMOTE_BODY_MAX (64u * 1024 * 1024)
 
+/*
+ * An answer's bytes: the first REMOTE_BODY_MAX kept (the rest dropped, as
+ * a headbuf does), in a buffer that grows with the answer. A headbuf of
+ * that cap took its 64 MiB at the first byte of every answer: a syscall
+ * pair per call, and under ASan a tenth of a second to poison, which put
+ * that much between a cancel heard and the heartbeat that stops the job.
+ */
+struct body_buf {
+    char *data; /* NUL-terminated once anything arrived */
+    size_t len, cap;
+};
+
 static size_t
 on_body(char *p, size_t size, size_t n, void *ud)
 {
-    struct headbuf *b = ud;
-    if (!headbuf_add(b, p, size * n))
-        return 0;
-    return size * n;
+    struct body_buf *b = ud;
+    size_t len = size * n;
+    size_t take = len < REMOTE_BODY_MAX - b->len ? len : REMOTE_BODY_MAX - b->len;
+    if (b->len + take + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + take + 1)
+            cap *= 2;
+        char *d = realloc(b->data, cap);
+        if (d == NULL)
+            return 0;
+        b->data = d;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, p, take);
+    b->len += take;
+    b->data[b->len] = '\0';
+    return len;
 }
 
 /* curl's progress callback during a long poll: non-zero aborts the call. */
@@ -38,8 +62,11 @@ static int
 on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
 {
     (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-    const atomic_bool *interrupt = ud;
-    return atomic_load(interrupt) ? 1 : 0;
+    const atomic_bool *const *interrupt = ud;
+    return (interrupt[0] != NULL && atomic_load(interrupt[0])) ||
+                   (interrupt[1] != NULL && atomic_load(interrupt[1]))
+               ? 1
+               : 0;
 }
 
 int
@@ -57,8 +84,7 @@ remote_conn_call(struct remote_conn *r, const char *path, json_t *body, json_t *
         if (text == NULL)
             return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     }
-    struct headbuf b;
-    headbuf_init(&b, REMOTE_BODY_MAX);
+    struct body_buf b = {0};
     CURL *c = r->curl;
     curl_easy_setopt(c, CURLOPT_URL, url);
     if (text != NULL) {
@@ -76,7 +102,7 @@ remote_conn_call(struct remote_conn *r, const char *path, json_t *body, json_t *
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
     if (cc == CURLE_ABORTED_BY_CALLBACK) { /* a long poll the caller ended */
         free(text);
-        headbuf_fini(&b);
+        free(b.data);
         return JOBD_OK;
     }
     free(text);
@@ -110,7 +136,7 @@ remote_conn_call(struct remote_conn *r, const char *path, json_t *body, json_t *
     rc = jobd_error_set(err, code, NULL, "%s: HTTP %ld %s", url, status, msg);
     json_decref(e);
 out:
-    headbuf_fini(&b);
+    free(b.data);
     return rc;
 }
 
@@ -159,11 +185,15 @@ remote_conn_init(struct remote_conn *r, const char *url, long timeout_ms, struct
 
 
 void
-remote_conn_interruptible(struct remote_conn *r, const atomic_bool *interrupt)
+remote_conn_interruptible(struct remote_conn *r, const atomic_bool *interrupt,
+                          const atomic_bool *also)
 {
-    curl_easy_setopt(r->curl, CURLOPT_NOPROGRESS, interrupt != NULL ? 0L : 1L);
-    curl_easy_setopt(r->curl, CURLOPT_XFERINFOFUNCTION, interrupt != NULL ? on_progress : NULL);
-    curl_easy_setopt(r->curl, CURLOPT_XFERINFODATA, (void *)interrupt);
+    r->interrupt[0] = interrupt;
+    r->interrupt[1] = also;
+    bool on = interrupt != NULL || also != NULL;
+    curl_easy_setopt(r->curl, CURLOPT_NOPROGRESS, on ? 0L : 1L);
+    curl_easy_setopt(r->curl, CURLOPT_XFERINFOFUNCTION, on ? on_progress : NULL);
+    curl_easy_setopt(r->curl, CURLOPT_XFERINFODATA, (void *)r->interrupt);
 }
 
 void

@@ -38,6 +38,7 @@ struct remote_conn {
     char *url;  /* base, without a trailing '/' */
     void *curl; /* CURL * */
     struct curl_slist *headers;
+    const atomic_bool *interrupt[2]; /* remote_conn_interruptible's */
 };
 JOBD_MUST_USE int remote_conn_init(struct remote_conn *c, const char *url, long timeout_ms,
                                    struct jobd_error *err);
@@ -51,14 +52,16 @@ void remote_conn_fini(struct remote_conn *c);
  */
 int remote_conn_call(struct remote_conn *c, const char *path, json_t *body, json_t **resp,
                      struct jobd_error *err);
-/* From now on a true *interrupt (borrowed; NULL = none) aborts the request under way. */
-void remote_conn_interruptible(struct remote_conn *c, const atomic_bool *interrupt);
+/* From now on a true *interrupt or *also (borrowed; NULL = none) aborts the request under way. */
+void remote_conn_interruptible(struct remote_conn *c, const atomic_bool *interrupt,
+                               const atomic_bool *also);
 
 /* The remote store (remote/open.c); its presence thread is remote/presence.c's. */
 struct remote_store {
     struct store base;
     struct remote_conn conn;
     struct remote_presence *presence; /* NULL until the worker announces itself */
+    bool no_cancels;                  /* the server has no GET /v1/cancels (remote_wait) */
 };
 
 /*
@@ -72,6 +75,8 @@ void remote_lease_put(const char *url, int64_t id, int32_t attempt, const char *
 bool remote_lease_get(const char *url, int64_t id, int32_t attempt,
                       char token[REMOTE_LEASE_TOKEN_MAX + 1]);
 void remote_lease_drop(const char *url, int64_t id, int32_t attempt);
+/* Copies into ids (the caller's, max of them) the jobs held under url; how many. */
+size_t remote_lease_held(const char *url, int64_t *ids, size_t max);
 
 /*
  * Worker presence off the worker's loop (remote/presence.c): the store's
