@@ -31,6 +31,7 @@ struct store_pool;
 struct committer;
 struct longpoll;
 struct jobwait;
+struct cancelwait;
 struct claim_presence;
 
 /* Shared state of the API. Pointers borrowed; NULL members disable a feature. */
@@ -42,6 +43,7 @@ struct api_ctx {
     struct committer *committer;     /* NULL = enqueue directly (no group commit) */
     struct longpoll *longpoll;       /* NULL = claim never waits */
     struct jobwait *jobwait;         /* NULL = ?wait= ends at once (api/jobwait.h) */
+    struct cancelwait *cancelwait;   /* NULL = GET /v1/cancels never waits (api/cancelwait.h) */
     struct wakeup *wake;             /* signalled after committed enqueues; may be NULL */
     struct claim_presence *presence; /* NULL = a claim is no presence (claimpresence.h) */
     const struct jobd_clock *clock;  /* for `in` and request times; NULL = real clock */

@@ -84,6 +84,7 @@ void h_attempt_log_put(struct api_call *c);
  * may change.
  */
 bool api_report_fenced(struct api_call *c, struct store *st, int64_t attempt, json_t *o);
+void h_cancels(struct api_call *c); /* h_cancels.c: docs/API.md, Hearing of a cancel */
 void h_queue_list(struct api_call *c);
 void h_queue_pause(struct api_call *c);
 void h_queue_resume(struct api_call *c);

@@ -22,6 +22,7 @@
 #include "api/claimpresence.h"
 #include "api/commit.h"
 #include "api/countsd.h"
+#include "api/cancelwait.h"
 #include "api/jobwait.h"
 #include "api/longpoll.h"
 #include "api/metrics.h"
@@ -104,9 +105,10 @@ static const char usage[] =
     "                       this, however slowly the bytes trickle (default 60s)\n"
     "  --db-connections N   database connections this server opens at most: the\n"
     "                       requests', the committer's, the long-poll's, the\n"
-    "                       scheduling plane's, the waits' (?wait=) and\n"
-    "                       --notify-db's (default threads + 4, + 1 with\n"
-    "                       --notify-db; at least 5, 6 with it). A\n"
+    "                       scheduling plane's, the waits' (?wait=), the\n"
+    "                       cancel waits' (GET /v1/cancels) and --notify-db's\n"
+    "                       (default threads + 5, + 1 with --notify-db; at\n"
+    "                       least 6, 7 with it). A\n"
     "                       --worker-config worker has its own (db_connections)\n"
     "  --notify-db URL      a direct PostgreSQL URL for LISTEN when --db goes\n"
     "                       through PgBouncer in transaction mode (?pooler=transaction);\n"
@@ -145,8 +147,8 @@ static const char usage[] =
     "RELOADING and STOPPING and pings the watchdog.\n";
 
 /* What the budget must cover besides the requests: committer, long-poll, plane,
- * the waits thread (api/jobwait.h). */
-#define SERVER_FIXED_CONNS 4
+ * the waits thread (api/jobwait.h), the cancel waits thread (api/cancelwait.h). */
+#define SERVER_FIXED_CONNS 5
 /* How long a request waits for a connection when all are in use, before a 503. */
 #define SERVER_POOL_WAIT_MS 10000
 
@@ -165,12 +167,12 @@ db_budget(const struct server_opts *o)
 }
 
 /* The store pool's share: all but the plane's connection, the waits
- * thread's and --notify-db's (the long-poll's own); the committer's and the
- * long-poll's come from it. */
+ * thread's, the cancel waits thread's and --notify-db's (the long-poll's
+ * own); the committer's and the long-poll's come from it. */
 static long
 pool_conns(const struct server_opts *o)
 {
-    return db_budget(o) - 2 - (o->notify_db != NULL ? 1 : 0);
+    return db_budget(o) - 3 - (o->notify_db != NULL ? 1 : 0);
 }
 
 /* The settings of o the request handlers read, defaults filled in. */
@@ -226,6 +228,7 @@ struct server_parts {
     struct committer *committer;
     struct longpoll *longpoll;
     struct jobwait *jobwait;         /* ?wait= */
+    struct cancelwait *cancelwait;   /* GET /v1/cancels?wait= */
     struct claim_presence *presence; /* claims' presence, remembered (claimpresence.h) */
     struct api_server *http;
     struct sched_plane *plane;
@@ -247,6 +250,7 @@ stop_all(struct server_parts *p, int64_t grace_ms)
     api_server_quiesce(p->http);        /* no new connections */
     longpoll_stop(p->longpoll);         /* parked claims answered and resumed */
     jobwait_stop(p->jobwait);           /* parked waits answered with the job as it is */
+    cancelwait_stop(p->cancelwait);     /* parked cancel waits answered */
     int64_t http_grace = grace_ms >= 0 ? grace_ms : 30000;
     if (!api_server_drain(p->http, http_grace > INT32_MAX ? INT32_MAX : (int)http_grace))
         log_at(LOGL_WARN, "server", "requests still running after the shutdown grace; closing");
@@ -255,9 +259,10 @@ stop_all(struct server_parts *p, int64_t grace_ms)
      * (every waiter is answered and resumed), then let those answers go. */
     committer_quiesce(p->committer);
     (void)api_server_drain(p->http, 2000);
-    api_server_stop(p->http);         /* closes idle keep-alive connections */
-    longpoll_free(p->longpoll);       /* no HTTP thread can park a claim any more */
-    jobwait_free(p->jobwait);         /* nor a wait */
+    api_server_stop(p->http);   /* closes idle keep-alive connections */
+    longpoll_free(p->longpoll); /* no HTTP thread can park a claim any more */
+    jobwait_free(p->jobwait);   /* nor a wait */
+    cancelwait_free(p->cancelwait);
     committer_stop(p->committer);     /* no request can reach it any more */
     worker_stop(p->worker, grace_ms); /* running jobs finish or are reported */
     sched_plane_stop(p->plane);
@@ -400,10 +405,12 @@ start_request_threads(const struct server_opts *o, const struct jobd_clock *cloc
         (rc = committer_start(p->pool, &p->wake, p->metrics, &p->committer, err)) ||
         (rc = longpoll_start(p->pool, &p->wake, p->metrics, &p->longpoll, err)))
         return rc;
-    /* Its own connection: a direct one for LISTEN where the pool's goes through a pooler. */
-    return jobwait_start(o->notify_db ? o->notify_db : cli_db_url(o->db), clock,
-                         o->max_waits ? o->max_waits : JOBWAIT_DEFAULT_MAX, p->metrics, &p->jobwait,
-                         err);
+    /* Their own connections: direct ones for LISTEN where the pool's goes through a pooler. */
+    const char *listen_url = o->notify_db ? o->notify_db : cli_db_url(o->db);
+    if ((rc = cancelwait_start(listen_url, &p->wake, &p->cancelwait, err)))
+        return rc;
+    return jobwait_start(listen_url, clock, o->max_waits ? o->max_waits : JOBWAIT_DEFAULT_MAX,
+                         p->metrics, &p->jobwait, err);
 }
 
 static int
@@ -435,6 +442,7 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
                               .committer = p->committer,
                               .longpoll = p->longpoll,
                               .jobwait = p->jobwait,
+                              .cancelwait = p->cancelwait,
                               .presence = p->presence,
                               .wake = &p->wake,
                               .defer_enqueue = true,
@@ -453,7 +461,7 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
         return rc;
     log_writef(LOGL_INFO, "server", NULL, 0,
                "at most %ld database connections (%ld for requests, the committer and the "
-               "long-poll; 1 scheduling plane; 1 for waits%s)",
+               "long-poll; 1 scheduling plane; 1 for waits; 1 for cancel waits%s)",
                db_budget(o), pool_conns(o), o->notify_db ? "; 1 LISTEN on --notify-db" : "");
     struct sched_plane_config pc = {.db_url = cli_db_url(o->db),
                                     .reap_interval_ms = o->reap_ms,
@@ -507,7 +515,8 @@ check_opts(const struct server_opts *o, char *host, size_t hostlen, int *port,
     if (db_budget(o) < fixed_conns(o) + 1) {
         fprintf(stderr,
                 "jobd server: --db-connections must be at least %ld: one for the "
-                "committer, the long-poll, the scheduling plane, the waits%s, and one for "
+                "committer, the long-poll, the scheduling plane, the waits, the cancel waits%s, "
+                "and one for "
                 "requests\n",
                 fixed_conns(o) + 1, o->notify_db != NULL ? ", --notify-db" : "");
         return CLI_USAGE;

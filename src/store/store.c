@@ -543,6 +543,20 @@ store_job_states(struct store *st, const int64_t *ids, size_t n, int *status,
 }
 
 int
+store_cancels_requested(struct store *st, const int64_t *ids, size_t n, bool *requested,
+                        struct jobd_error *err)
+{
+    if (st->ops->cancels_requested == NULL)
+        return jobd_error_set(err, JOBD_E_INVALID, NULL,
+                              "the %s store cannot read requested cancels", st->ops->name);
+    for (size_t i = 0; i < n; i++)
+        requested[i] = false;
+    if (n == 0)
+        return JOBD_OK;
+    return st->ops->cancels_requested(st, ids, n, requested, err);
+}
+
+int
 store_wait_ends(struct store *st, int timeout_ms, struct jobd_error *err)
 {
     if (st->ops->wait_ends != NULL)

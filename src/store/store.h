@@ -102,9 +102,11 @@ struct claim_req {
     /* With caps.claim_waits: when nothing is claimable, wait up to this
      * long for a job before answering empty (0 = answer at once). Other
      * backends ignore it. While it waits, a true *interrupt (may be NULL;
-     * borrowed) ends the wait at once with no jobs. */
+     * borrowed) ends the wait at once with no jobs, and so does a true
+     * *interrupt_also (a worker's cancel hint: it heartbeats at once). */
     int wait_ms;
     const atomic_bool *interrupt;
+    const atomic_bool *interrupt_also;
     /* Out, may be NULL: 0, or when a queue limit (operator.h) held back a
      * due job of this request, the soonest instant (store clock, us) it may
      * let one go; see store_claim_timer. */
@@ -282,6 +284,10 @@ struct store_ops {
     int (*job_states)(struct store *st, const int64_t *ids, size_t n, int *status,
                       struct jobd_error *err);
     int (*wait_ends)(struct store *st, int timeout_ms, struct jobd_error *err);
+    /* which running jobs have a cancel requested (store_cancels_requested);
+     * NULL in a backend without it (remote) */
+    int (*cancels_requested)(struct store *st, const int64_t *ids, size_t n, bool *requested,
+                             struct jobd_error *err);
     /* progress (store/progress.h): validated arguments; NULL in a backend
      * without it (attach: the remote store, which only reports) */
     int (*progress)(struct store *st, int64_t id, int32_t attempt, const struct progress_report *p,
@@ -580,6 +586,15 @@ int store_wait(struct store *st, int timeout_ms, struct jobd_error *err);
  */
 JOBD_MUST_USE int store_job_states(struct store *st, const int64_t *ids, size_t n, int *status,
                                    struct jobd_error *err);
+/*
+ * Of n jobs by id, which are running with a cancel requested, in one
+ * query: requested[i] (caller's array of n) says it of ids[i] (false for a
+ * job that is not running, has no cancel requested, or does not exist).
+ * For the parked cancel requests of remote workers (docs/WORKER.md,
+ * Cancellation). JOBD_E_INVALID for a backend without it.
+ */
+JOBD_MUST_USE int store_cancels_requested(struct store *st, const int64_t *ids, size_t n,
+                                          bool *requested, struct jobd_error *err);
 /*
  * store_wait for ends of jobs instead of new work: waits up to timeout_ms
  * for a sign that a job may have become terminal (succeeded, dead,

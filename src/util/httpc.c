@@ -69,8 +69,11 @@ static int
 on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
 {
     (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-    const atomic_bool *interrupt = ud;
-    return atomic_load(interrupt) ? 1 : 0;
+    const atomic_bool *const *interrupt = ud;
+    return (interrupt[0] != NULL && atomic_load(interrupt[0])) ||
+                   (interrupt[1] != NULL && atomic_load(interrupt[1]))
+               ? 1
+               : 0;
 }
 
 static void
@@ -204,11 +207,14 @@ httpc_timeout(struct httpc *h, long timeout_ms)
 }
 
 void
-httpc_interruptible(struct httpc *h, const atomic_bool *interrupt)
+httpc_interruptible(struct httpc *h, const atomic_bool *interrupt, const atomic_bool *also)
 {
-    curl_easy_setopt(h->curl, CURLOPT_NOPROGRESS, interrupt != NULL ? 0L : 1L);
-    curl_easy_setopt(h->curl, CURLOPT_XFERINFOFUNCTION, interrupt != NULL ? on_progress : NULL);
-    curl_easy_setopt(h->curl, CURLOPT_XFERINFODATA, (void *)interrupt);
+    h->interrupt[0] = interrupt;
+    h->interrupt[1] = also;
+    bool on = interrupt != NULL || also != NULL;
+    curl_easy_setopt(h->curl, CURLOPT_NOPROGRESS, on ? 0L : 1L);
+    curl_easy_setopt(h->curl, CURLOPT_XFERINFOFUNCTION, on ? on_progress : NULL);
+    curl_easy_setopt(h->curl, CURLOPT_XFERINFODATA, (void *)h->interrupt);
 }
 
 void

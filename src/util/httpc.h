@@ -36,6 +36,7 @@ struct httpc {
     char *base; /* the server's URL, without a trailing '/' */
     void *curl; /* CURL * */
     struct curl_slist *headers;
+    const atomic_bool *interrupt[2]; /* httpc_interruptible's */
 };
 
 /* One answer; the body is the caller's to free (httpc_resp_fini). */
@@ -70,8 +71,9 @@ int httpc_request(struct httpc *h, const char *method, const char *path, const c
 /* Each request from now on may take timeout_ms (0: no limit); a long poll sets its own. */
 void httpc_timeout(struct httpc *h, long timeout_ms);
 
-/* From now on a true *interrupt (borrowed; NULL: none) aborts the request under way. */
-void httpc_interruptible(struct httpc *h, const atomic_bool *interrupt);
+/* From now on a true *interrupt or *also (borrowed; NULL: none) aborts the
+ * request under way: a long poll ends for a stop or for news of a cancel. */
+void httpc_interruptible(struct httpc *h, const atomic_bool *interrupt, const atomic_bool *also);
 
 /* Frees an answer's body; zeroes *r. */
 void httpc_resp_fini(struct httpc_resp *r);

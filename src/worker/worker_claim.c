@@ -215,6 +215,8 @@ wk_maybe_claim(struct worker *w, int64_t now)
         .lease_ms = w->cfg.lease_ms,
         .wait_ms = !hint && !w->backlog && !timer_fired ? claim_wait_ms(w) : 0,
         .interrupt = &w->stop_req,
+        /* heard of a cancel: break off the long poll to heartbeat now */
+        .interrupt_also = &w->cancel_hint,
         .run_only = true, /* dispatch, the sort and events.started use no more */
     };
     int64_t held = 0, lease_end_us = 0;

@@ -54,6 +54,7 @@ static const struct {
     {"POST", "/v1/jobs/{id}/complete", WORKER},
     {"POST", "/v1/jobs/{id}/fail", WORKER},
     {"POST", "/v1/jobs/{id}/release", WORKER},
+    {"GET", "/v1/cancels", WORKER},
     {"GET", "/healthz", 0},
     {"GET", "/metrics", READ},
 };

@@ -7,8 +7,11 @@
  * the moment the handler is stopped (the exec handler's process gone, the
  * C handler's jobd_run_should_stop true). The kinds: `jobd worker --db` on
  * SQLite (the WAL watch) and on PostgreSQL (NOTIFY jobd_cancel), the worker
- * embedded in `jobd server` (the cancel route's in-process signal), and a
- * C handler under libjobd's worker (the WAL watch again, in-process).
+ * embedded in `jobd server` (the cancel route's in-process signal), a
+ * C handler under libjobd's worker (the WAL watch again, in-process), and
+ * `jobd worker --server` on both stores (its parked GET /v1/cancels, woken
+ * by the cancel route in the server's process and, for a cancel written
+ * to the store by another process, by the WAL watch or NOTIFY jobd_cancel).
  */
 #include "test.h"
 #include "workertest.h"
@@ -332,6 +335,60 @@ TEST(embedded_worker_hears_a_cancel_at_once)
     }
     stop_proc(s);
     store_close(st);
+}
+
+/*
+ * `jobd worker --server` against a server on db_url: the first cancel goes
+ * through the server's route (its in-process signal), the second straight
+ * to the store from this process (the store's signal to the server).
+ */
+static void
+remote(const char *kind)
+{
+    write_config();
+    struct store *st = test_store_open(db_url);
+    char *sargv[] = {(char *)bin(), "server", "--db", db_url, "--listen", "127.0.0.1:0", NULL};
+    pid_t s = spawn(sargv);
+    char base[64], cfg[800];
+    snprintf(base, sizeof base, "http://127.0.0.1:%d", server_port());
+    snprintf(cfg, sizeof cfg, "%s", test_path("worker.ini"));
+    char *wargv[] = {(char *)bin(), "worker", "--server", base, "--config",
+                     cfg,           "--id",   "rn",       NULL};
+    pid_t w = spawn(wargv);
+    for (int round = 0; round < 2; round++) {
+        int64_t id = enqueue_hang(st);
+        pid_t h = handler_pid(id);
+        int64_t t0 = now_ms();
+        if (round == 0) {
+            char body[4096];
+            ASSERT_EQ(http_cancel(base, id, body), 202);
+        } else {
+            struct jobd_error err = {0};
+            ASSERT_OK(store_cancel(st, id, NULL, &err), &err);
+        }
+        char what[160];
+        snprintf(what, sizeof what, "%s, cancelled %s", kind,
+                 round == 0 ? "through the server" : "in the store");
+        expect_stopped_in_time(h, t0, what);
+        expect_cancelled(st, id);
+    }
+    stop_proc(w);
+    stop_proc(s);
+    store_close(st);
+}
+
+TEST(sqlite_remote_worker_hears_a_cancel_at_once)
+{
+    snprintf(db_url, sizeof db_url, "sqlite:%s/jobd.db", test_tmpdir);
+    remote("jobd worker --server (SQLite)");
+}
+
+TEST(pg_remote_worker_hears_a_cancel_at_once)
+{
+    TEST_NEED_PG();
+    if (pgtest_fresh_db(db_url, sizeof db_url) != 0)
+        TEST_FAIL("cannot create a database");
+    remote("jobd worker --server (PostgreSQL)");
 }
 
 static atomic_int_fast64_t c_stopped_ms; /* when the C handler saw it should stop */

@@ -45,7 +45,7 @@ async function generic() {
     if (op.responses['401']) await call(method, path, { params, role: null, expect: 401 });
     const low = below[op['x-jobd-role']];
     if (op.responses['403'] && low)
-      await call(method, path, { params, role: low, expect: 403, body: {} });
+      await call(method, path, { params, role: low, expect: 403, body: method === 'GET' ? undefined : {} });
     if (op.responses['403']) {
       const body = method === 'GET' ? undefined : {};
       const headers = { Origin: 'http://evil.example' };
@@ -154,6 +154,10 @@ async function worker() {
   await call('POST', '/v1/jobs/{id}/attempts/{attempt}/log', { params: at, body: { lease_token: c.lease_token, text: 'x'.repeat(MIB + 1) }, expect: 413 });
   await call('POST', '/v1/jobs/{id}/attempts/{attempt}/log', { params: { id: 999999999, attempt: 1 }, body: { text: 'x' }, expect: 404 });
   await call('GET', '/v1/jobs/{id}/attempts', { params: id, expect: 200 });
+  // hearing of a cancel: none requested (a short wait ends empty), then one
+  await call('GET', '/v1/cancels', { query: { jobs: `${c.id},999999999`, wait: '100ms' }, expect: 200 });
+  await call('GET', '/v1/cancels', { query: { jobs: 'one' }, expect: 400 });
+  await call('GET', '/v1/cancels', { query: { jobs: String(c.id), wait: '61s' }, expect: 400 });
   await call('DELETE', '/v1/jobs/{id}', { params: id, expect: 409 });
   await call('POST', '/v1/jobs/{id}/fail', { params: id, body: { attempt: c.attempt, lease_token: c.lease_token, error: 'boom', retry_in_s: 0 }, expect: 200 });
   // the same report again (its answer lost): replayed; another report of the finished attempt: stale

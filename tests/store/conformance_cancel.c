@@ -231,3 +231,30 @@ TEST(retry_cancelled_and_state_errors)
     ASSERT_EQ(store_retry(f.st, id + 1000, NULL, &f.err), JOBD_E_NOTFOUND);
     fx_close(&f);
 }
+
+/* store_cancels_requested: only running jobs with a cancel requested, in one call. */
+TEST(cancels_requested_reads_running_cancelled_only)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t run = enq(&f, "t", NULL, 0, 0);
+    claim_one(&f, run);
+    int64_t other = enq(&f, "t", NULL, 0, 0);
+    claim_one(&f, other);
+    int64_t pend = enq(&f, "t", NULL, 0, T0 + 100 * SEC);
+    int64_t ids[5] = {run, other, pend, run, run + 100000};
+    bool got[5] = {true, true, true, true, true};
+    ASSERT_OK(store_cancels_requested(f.st, ids, 5, got, &f.err), &f.err);
+    for (int i = 0; i < 5; i++)
+        ASSERT(!got[i]);
+    ASSERT_OK(store_cancel(f.st, run, NULL, &f.err), &f.err);
+    ASSERT_OK(store_cancel(f.st, pend, NULL, &f.err), &f.err); /* cancelled at once */
+    ASSERT_OK(store_cancels_requested(f.st, ids, 5, got, &f.err), &f.err);
+    ASSERT(got[0]);
+    ASSERT(!got[1]);
+    ASSERT(!got[2]);
+    ASSERT(got[3]); /* asked twice, answered twice */
+    ASSERT(!got[4]);
+    ASSERT_OK(store_cancels_requested(f.st, ids, 0, got, &f.err), &f.err);
+    fx_close(&f);
+}

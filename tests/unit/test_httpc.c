@@ -241,7 +241,7 @@ TEST(no_answer_and_interrupt)
     server_start(&s);
     connect_to(&s, &h);
     atomic_bool stop = true;
-    httpc_interruptible(&h, &stop);
+    httpc_interruptible(&h, &stop, NULL);
     ASSERT_EQ(httpc_request(&h, "POST", "/slow", "{}", 1024, &r, why, sizeof why),
               HTTPC_INTERRUPTED);
     httpc_fini(&h);

@@ -294,6 +294,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/cancels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Which held jobs have a cancel requested (optionally long-polling)
+         * @description Of the listed jobs, those running with a cancel requested. With
+         *     `wait` and none requested yet, the request is held (no store
+         *     connection, no polling) until a cancel may have been requested on
+         *     any server, or the wait is over; its answer may then be empty,
+         *     which only means "ask again". `jobd worker --server` keeps one open
+         *     while it holds jobs, so a cancel stops their handler within a
+         *     second (docs/WORKER.md, Cancellation).
+         */
+        get: operations["listCancels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/claim": {
         parameters: {
             query?: never;
@@ -1911,6 +1937,37 @@ export interface operations {
             409: components["responses"]["StaleAttempt"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    listCancels: {
+        parameters: {
+            query: {
+                /** @description The job ids, comma-separated (1 to 1000). */
+                jobs: string;
+                /** @description Wait up to this long (a duration, at most 60s) for the job to be terminal (succeeded, dead or cancelled) before answering; a bad value is `400 invalid_query` naming `wait`. The request holds no store connection while it waits (docs/API.md, Waiting for a result). */
+                wait?: components["parameters"]["Wait"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The listed jobs that have a cancel requested, each once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        jobs: number[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             default: components["responses"]["Unexpected"];
         };
     };

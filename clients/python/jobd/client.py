@@ -285,6 +285,18 @@ class Client:
         res: Dict[str, Any] = self.transport.request(R.WHOAMI).body
         return res
 
+    def cancels(self, ids: List[int], wait: float = 0.0) -> List[int]:
+        """Which of the running jobs `ids` have a cancel requested
+        (GET /v1/cancels, docs/API.md, Hearing of a cancel). With `wait`
+        (seconds, at most 60) and none requested yet, the server holds the
+        request until a cancel may have come or the time is up; an empty
+        answer then only means "ask again"."""
+        query = {"jobs": ",".join(str(int(i)) for i in ids)}
+        if wait > 0:
+            query["wait"] = f"{max(1, int(wait * 1000))}ms"
+        a = self.transport.request(R.CANCELS, query=query, timeout=wait + self.transport.timeout)
+        return [int(i) for i in a.body.get("jobs", [])]
+
     def healthy(self) -> bool:
         """True when the server answers GET /healthz with 200 (its store
         answers); False on 503 or when it cannot be reached."""

@@ -117,6 +117,27 @@ class ClientCases(unittest.TestCase):
             self.c.cancel(done.id)
         self.assertEqual(e.exception.code, "invalid_state")
 
+    def test_cancels_parked(self) -> None:
+        import threading
+        import time
+        q, t = unique("cancels"), unique("cancels.type")
+        release = threading.Event()
+        self.addCleanup(release.set)
+        self.run_jobs(q, t, lambda job, ctx: release.wait(30))
+        j = self.c.enqueue(t, queue=q)
+        wait_until(lambda: self.c.get(j.id).status == "running", "the job to run")
+        self.assertEqual(self.c.cancels([j.id]), [])
+        got: list = []
+        waiter = threading.Thread(target=lambda: got.append(self.c.cancels([j.id, j.id], wait=20)))
+        t0 = time.monotonic()
+        waiter.start()
+        time.sleep(0.3)  # parked by now, most likely; either way the answer is the same
+        self.c.cancel(j.id)
+        waiter.join(30)
+        self.assertEqual(got, [[j.id]])
+        self.assertLess(time.monotonic() - t0, 10)  # not the 20 s wait
+        release.set()
+
     def test_retry(self) -> None:
         q, t = unique("retry"), unique("retry.type")
         j = self.c.enqueue(t, queue=q, max_attempts=1)

@@ -263,6 +263,9 @@ int pg_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *
     " WHERE (SELECT count(*) FROM (SELECT pg_notify('jobd_done', '')"                              \
     " WHERE EXISTS (SELECT 1 FROM " from ") AND EXISTS (SELECT 1 FROM jobd.result_listeners))"     \
     " ended) >= 0"
+/* pg/cancels.c: store_cancels_requested */
+int pg_op_cancels_requested(struct store *st, const int64_t *ids, size_t n, bool *requested,
+                            struct jobd_error *err);
 /* pg/ends.c: store_job_states, store_wait_ends */
 int pg_op_job_states(struct store *st, const int64_t *ids, size_t n, int *status,
                      struct jobd_error *err);

@@ -255,6 +255,7 @@ static const struct store_ops pg_ops = {
     .clock_went_back = pg_op_clock_went_back,
     .oper = &pg_operator_ops,
     .job_states = pg_op_job_states,
+    .cancels_requested = pg_op_cancels_requested,
     .wait_ends = pg_op_wait_ends,
     .progress = pg_op_progress,
     .progress_attach = pg_op_progress_attach,

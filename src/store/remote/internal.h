@@ -64,6 +64,7 @@ struct remote_store {
     struct store base;
     struct remote_conn conn;
     struct remote_presence *presence; /* NULL until the worker announces itself */
+    bool no_cancels;                  /* the server has no GET /v1/cancels (remote_wait) */
 };
 
 /*
@@ -77,6 +78,8 @@ void remote_lease_put(const char *url, int64_t id, int32_t attempt, const char *
 bool remote_lease_get(const char *url, int64_t id, int32_t attempt,
                       char token[REMOTE_LEASE_TOKEN_MAX + 1]);
 void remote_lease_drop(const char *url, int64_t id, int32_t attempt);
+/* Copies into ids (the caller's, max of them) the jobs held under url; how many. */
+size_t remote_lease_held(const char *url, int64_t *ids, size_t max);
 
 /*
  * Worker presence off the worker's loop (remote/presence.c): the store's

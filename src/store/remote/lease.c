@@ -112,3 +112,15 @@ remote_lease_drop(const char *url, int64_t id, int32_t attempt)
     }
     pthread_mutex_unlock(&rl_mu);
 }
+
+size_t
+remote_lease_held(const char *url, int64_t *ids, size_t max)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&rl_mu);
+    for (size_t i = 0; i < rl_n && n < max; i++)
+        if (strcmp(rl_v[i].url, url) == 0)
+            ids[n++] = rl_v[i].id;
+    pthread_mutex_unlock(&rl_mu);
+    return n;
+}

@@ -11,6 +11,10 @@
  * so a new job starts at once without a claim every 250 ms. The answer
  * says how long the server held the claim and how much lease it left, so
  * the wait is not counted against the lease (claim_req.lease_end_us).
+ * A cancel is heard the same way: store_wait (the worker's listener
+ * thread) keeps a GET /v1/cancels?wait= open on the jobs this process
+ * holds, answered by the server as soon as one of them has a cancel
+ * requested (docs/WORKER.md, Cancellation).
  */
 #include "store/attemptlog.h"
 #include "store/progress.h"
@@ -129,15 +133,14 @@ remote_claim(struct store *st, const struct claim_req *req, struct job_list *out
          * /v1/claim). */
         json_object_set_new(body, "wait_s", json_real(wait_ms / 1000.0));
         httpc_timeout(&r->conn.http, (long)wait_ms + REMOTE_TIMEOUT_MS);
-        if (req->interrupt != NULL) {
-            httpc_interruptible(&r->conn.http, req->interrupt);
-        }
+        if (req->interrupt != NULL || req->interrupt_also != NULL)
+            httpc_interruptible(&r->conn.http, req->interrupt, req->interrupt_also);
     }
     int64_t sent_us = clock_mono_now_us();
     int rc = remote_conn_call(&r->conn, "/v1/claim", body, &resp, err);
     if (wait_ms > 0) {
         httpc_timeout(&r->conn.http, REMOTE_TIMEOUT_MS);
-        httpc_interruptible(&r->conn.http, NULL);
+        httpc_interruptible(&r->conn.http, NULL, NULL);
     }
     if (rc != JOBD_OK)
         return rc;
@@ -277,7 +280,7 @@ remote_attempt_logs_put(struct store *st, const struct attempt_log *v, size_t n,
         if (body == NULL)
             return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
         char tok[REMOTE_LEASE_TOKEN_MAX + 1];
-        if (remote_lease_get(((struct remote_store *)st)->conn.url, v[i].id, v[i].attempt, tok))
+        if (remote_lease_get(((struct remote_store *)st)->conn.http.base, v[i].id, v[i].attempt, tok))
             json_object_set_new(body, "lease_token", json_string(tok));
         json_t *resp = NULL;
         int rc = remote_conn_call(&((struct remote_store *)st)->conn, path, body, &resp, err);
@@ -373,13 +376,62 @@ remote_next_run_at(struct store *st, const struct claim_req *req, int64_t *run_a
     return JOBD_OK;
 }
 
+/* The most held jobs one cancel wait names (a worker's concurrency is less;
+ * the rest hear of a cancel at their heartbeat). */
+#define REMOTE_CANCEL_IDS 256
+/* Napped between cancel waits when none can be made (no jobs held, an old server). */
+#define REMOTE_CANCEL_NAP_MS 100
+
+static void
+nap_ms(int ms, int timeout_ms)
+{
+    int n = timeout_ms < ms ? timeout_ms : ms;
+    if (n > 0)
+        usleep((useconds_t)n * 1000);
+}
+
+/*
+ * The listener's wait: a parked GET /v1/cancels on the jobs held here,
+ * for timeout_ms at most (so a job claimed meanwhile is named by the next
+ * one within that). STORE_WAKE_CANCEL when one of them has a cancel
+ * requested (the loop heartbeats them all, and the answer stops it), 0
+ * otherwise; an unreachable server is an error (the listener reconnects).
+ */
 static int
 remote_wait(struct store *st, int timeout_ms, struct jobd_error *err)
 {
+    struct remote_store *r = (struct remote_store *)st;
+    int64_t ids[REMOTE_CANCEL_IDS];
+    size_t n = r->no_cancels ? 0 : remote_lease_held(r->conn.http.base, ids, REMOTE_CANCEL_IDS);
+    if (n == 0) {
+        nap_ms(REMOTE_CANCEL_NAP_MS, timeout_ms);
+        return 0;
+    }
+    char path[64 + REMOTE_CANCEL_IDS * 21];
+    size_t len = (size_t)snprintf(path, sizeof path,
+                                  "/v1/cancels?wait=%dms&jobs=", timeout_ms > 0 ? timeout_ms : 1);
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(path + len, sizeof path - len, "%s%" PRId64, i ? "," : "", ids[i]);
+    json_t *resp = NULL;
+    int rc = remote_conn_call(&r->conn, path, NULL, &resp, err);
+    if (rc == JOBD_E_NOTFOUND || rc == JOBD_E_INVALID) {
+        /* A server from before GET /v1/cancels: heartbeats carry the news. */
+        r->no_cancels = true;
+        return 0;
+    }
+    if (rc != JOBD_OK)
+        return rc;
+    json_t *jobs = json_object_get(resp, "jobs");
+    bool any = json_is_array(jobs) && json_array_size(jobs) > 0;
+    json_decref(resp);
+    return any ? STORE_WAKE_CANCEL : 0;
+}
+
+static bool
+remote_wait_ready(struct store *st)
+{
     (void)st;
-    (void)err;
-    usleep((useconds_t)(timeout_ms < 50 ? timeout_ms : 50) * 1000);
-    return 1;
+    return true; /* the listener's waits are the server's parked cancel requests */
 }
 
 static const struct store_ops remote_ops = {
@@ -400,6 +452,7 @@ static const struct store_ops remote_ops = {
     .release = remote_release,
     .next_run_at = remote_next_run_at,
     .wait = remote_wait,
+    .wait_ready = remote_wait_ready,
     .oper = &remote_operator_ops,
     .progress = remote_progress,
     .attempt_logs_put = remote_attempt_logs_put,

@@ -75,7 +75,7 @@ rp_post(struct remote_presence *p, const char *path, json_t *body)
             json_decref(body);
             return JOBD_E_UNAVAILABLE;
         }
-        httpc_interruptible(&p->conn.http, &p->quit);
+        httpc_interruptible(&p->conn.http, &p->quit, NULL);
     }
     int rc = remote_conn_call(&p->conn, path, body, NULL, &err);
     if (store_error_is_outage(rc))

@@ -224,6 +224,9 @@ int sq_op_enqueue(struct store *st, const struct job_spec *spec, struct job *out
 int sq_op_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n, struct job *out,
                         bool *replayed, struct jobd_error *err);
 int sq_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+/* sqlite/cancels.c: store_cancels_requested */
+int sq_op_cancels_requested(struct store *st, const int64_t *ids, size_t n, bool *requested,
+                            struct jobd_error *err);
 int sq_op_job_states(struct store *st, const int64_t *ids, size_t n, int *status,
                      struct jobd_error *err);
 int sq_op_list(struct store *st, const struct job_filter *f, struct job_list *out,

@@ -367,6 +367,7 @@ static const struct store_ops sqlite_ops = {
     .clock_went_back = sq_op_clock_went_back,
     .oper = &sqlite_operator_ops,
     .job_states = sq_op_job_states,
+    .cancels_requested = sq_op_cancels_requested,
     .progress = sq_op_progress,
     .progress_attach = sq_op_progress_attach,
     .attempt_logs_put = sq_op_attempt_logs_put,
