@@ -280,7 +280,8 @@ remote_attempt_logs_put(struct store *st, const struct attempt_log *v, size_t n,
         if (body == NULL)
             return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
         char tok[REMOTE_LEASE_TOKEN_MAX + 1];
-        if (remote_lease_get(((struct remote_store *)st)->conn.http.base, v[i].id, v[i].attempt, tok))
+        if (remote_lease_get(((struct remote_store *)st)->conn.http.base, v[i].id, v[i].attempt,
+                             tok))
             json_object_set_new(body, "lease_token", json_string(tok));
         json_t *resp = NULL;
         int rc = remote_conn_call(&((struct remote_store *)st)->conn, path, body, &resp, err);
