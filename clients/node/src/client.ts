@@ -207,6 +207,15 @@ export class Client {
     return this.call<{ attempt: number; bytes: number }>({ route: "putAttemptLog", params: { id, attempt }, body: req, retry: options.retry ?? true, signal: options.signal });
   }
 
+  /** Which of the listed jobs run with a cancel requested (docs/API.md, GET /v1/cancels); with
+   *  `waitMs` the server holds the answer until a cancel may have been requested, so an empty
+   *  answer only means "ask again". A worker's call, as the reports are. */
+  async cancels(ids: number[], options: CallOptions & { waitMs?: number } = {}): Promise<number[]> {
+    const query: Record<string, string> = { jobs: ids.join(",") };
+    if (options.waitMs) query.wait = `${Math.ceil(options.waitMs)}ms`;
+    return (await this.call<{ jobs: number[] }>({ route: "cancels", query, signal: options.signal })).jobs;
+  }
+
   /** Retries, cancels or deletes every job the filter matches (docs/API.md, POST /v1/jobs/bulk). */
   async bulk(action: "retry" | "cancel" | "delete", filter: BulkFilter, limit?: number,
              options: CallOptions = {}): Promise<BulkResult> {

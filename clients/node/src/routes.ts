@@ -26,6 +26,7 @@ export const ROUTES = {
   fail: ["POST", "/v1/jobs/{id}/fail"],
   release: ["POST", "/v1/jobs/{id}/release"],
   claim: ["POST", "/v1/claim"],
+  cancels: ["GET", "/v1/cancels"],
   createSchedule: ["POST", "/v1/schedules"],
   listSchedules: ["GET", "/v1/schedules"],
   putSchedule: ["PUT", "/v1/schedules/{name}"],

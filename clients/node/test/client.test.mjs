@@ -1,6 +1,6 @@
 // client.test.mjs — the Client cases of clients/cases.json against a real
 // `jobd server` (test/lib/server.mjs: SQLite or PostgreSQL).
-import { before, after } from "node:test";
+import { before, after, test } from "node:test";
 import assert from "node:assert/strict";
 import { caseTest } from "./lib/cases.mjs";
 import { startServer, until } from "./lib/server.mjs";
@@ -257,4 +257,18 @@ caseTest("auth_token", async () => {
     }
     await s.stop();
   }
+});
+
+// GET /v1/cancels (docs/API.md, Hearing of a cancel): a parked ask answers
+// once the running job's cancel is requested, naming it.
+test("cancels: a parked ask hears of a running job's cancel", async () => {
+  const j = await c.enqueue("c.cancels", {}, { queue: "cancels" });
+  const claimed = await c.claim({ worker_id: "cancels-test", queues: ["cancels"], types: ["c.cancels"], limit: 1, lease_s: 60 });
+  assert.equal(claimed.jobs[0].id, j.id);
+  assert.deepEqual(await c.cancels([j.id]), []);
+  const asked = c.cancels([j.id], { waitMs: 20_000 });
+  const t0 = Date.now();
+  await c.cancel(j.id);
+  assert.deepEqual(await asked, [j.id]);
+  assert.ok(Date.now() - t0 < 10_000, "the parked ask answered with the cancel, not at its end");
 });
