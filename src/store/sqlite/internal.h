@@ -95,6 +95,10 @@ void sq_reset(sqlite3_stmt *stmt);
 int sq_bind_text(sqlite3_stmt *stmt, int i, const char *text);
 /* Binds a time or optional number: 0 binds SQL NULL. */
 int sq_bind_opt(sqlite3_stmt *stmt, int i, int64_t v);
+/* The n ids as a JSON array ("[1,2]"), for statements that read them with
+ * json_each(?) so one cached plan serves any n; malloc'd, the caller frees
+ * it; NULL when out of memory. */
+char *sq_ids_json(const int64_t *ids, size_t n);
 
 /* Steps a statement that returns no rows to completion, then resets it. */
 int sq_step_done(struct sqlite_store *s, sqlite3_stmt *stmt, const char *what,
