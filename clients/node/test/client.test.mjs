@@ -160,8 +160,12 @@ caseTest("retry", async () => {
   const r = await c.retry(d.id);
   assert.equal(r.status, "pending");
   assert.equal(r.attempt_floor, r.attempt);
-  await assert.rejects(c.retry(r.id), ConflictError);
   await c.cancel(r.id).catch(() => {});
+  // A job that is not dead or cancelled cannot be retried. Not r: this file's
+  // worker may already have claimed it and failed it dead again.
+  const idle = await c.enqueue("nobody.runs.this", {}, { queue: "retry-idle" });
+  await assert.rejects(c.retry(idle.id), ConflictError);
+  await c.cancel(idle.id);
   const gone = await c.enqueue("nobody.runs.this", {}, { queue: "del" });
   await c.delete(gone.id);
   await assert.rejects(c.get(gone.id), NotFoundError);
