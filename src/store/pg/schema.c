@@ -647,6 +647,18 @@ static const char step21_attempt_logs[] = "CREATE TABLE jobd.job_attempt_logs (\
                                           "    PRIMARY KEY (job_id, attempt)\n"
                                           ");\n";
 
+/*
+ * Version 22: the W3C traceparent a job was enqueued with (docs/API.md,
+ * Trace context), handed to its handlers and named in log lines about it.
+ * On jobs and jobs_done alike (rows move between them by named columns,
+ * PG_JOB_TABLE_COLS), and appended to all_jobs.
+ */
+static const char step22_traceparent[] =
+    "ALTER TABLE jobd.jobs ADD COLUMN traceparent text;\n"
+    "ALTER TABLE jobd.jobs_done ADD COLUMN traceparent text;\n"
+    "CREATE OR REPLACE VIEW jobd.all_jobs AS\n"
+    "    SELECT * FROM jobd.jobs UNION ALL SELECT * FROM jobd.jobs_done;\n";
+
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
@@ -669,5 +681,6 @@ const struct pg_migration pg_migrations[] = {
     {19, "finished attempts keep their lease token hash; notify jobd_cancel", step19_replays},
     {20, "job_progress", step20_progress},
     {21, "job_attempt_logs", step21_attempt_logs},
+    {22, "jobs and jobs_done keep a traceparent", step22_traceparent},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];
