@@ -106,6 +106,7 @@ lib_spec_from_opts(const struct jobd_job_opts *opts, const char *field_prefix,
     spec->max_attempts = opts->max_attempts;
     spec->idempotency_key = opts->idempotency_key;
     spec->timeout_ms = opts->timeout_ms;
+    spec->traceparent = opts->traceparent;
     return job_spec_validate(spec, field_prefix, err);
 }
 
@@ -174,6 +175,10 @@ jobd_enqueue_pg(struct pg_conn *conn, const struct jobd_job_opts *opts, int64_t 
         return jobd_error_set(err, JOBD_E_INVALID, "timeout_ms",
                               "timeout_ms is not supported "
                               "by jobd_enqueue_pg (jobd.enqueue has no timeout); leave it 0");
+    if (opts != NULL && opts->traceparent != NULL)
+        return jobd_error_set(err, JOBD_E_INVALID, "traceparent",
+                              "traceparent is not supported by jobd_enqueue_pg (jobd.enqueue "
+                              "keeps none); leave it NULL");
     struct job_spec spec;
     char *payload = NULL;
     int rc = lib_spec_from_opts(opts, NULL, &spec, &payload, err);

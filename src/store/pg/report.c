@@ -226,7 +226,7 @@ PG_STMT(st_reap,
      " done AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
      PG_DONE_SELECT("d.fate", "NULL", "'lease expired'", PG_NOW("$4"))
      "          FROM x d WHERE d.fate <> 'pending' RETURNING 1) "
-     "SELECT d.id, d.attempt, d.fate, d.type, d.queue, d.worker_id FROM x d");
+     "SELECT d.id, d.attempt, d.fate, d.type, d.queue, d.worker_id, d.traceparent FROM x d");
 /* clang-format on */
 
 /* ---- reports ---- */
@@ -477,6 +477,7 @@ pg_op_reap(struct store *st, int limit, const struct backoff_policy *bp, struct 
         snprintf(o->type, sizeof o->type, "%s", PQgetvalue(r, row, 3));
         snprintf(o->queue, sizeof o->queue, "%s", PQgetvalue(r, row, 4));
         snprintf(o->worker_id, sizeof o->worker_id, "%s", PQgetvalue(r, row, 5));
+        snprintf(o->traceparent, sizeof o->traceparent, "%s", PQgetvalue(r, row, 6));
     }
     *reaped = rows;
     PQclear(r);
