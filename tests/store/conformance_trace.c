@@ -4,7 +4,8 @@
  * job, a listing, a claim, a worker's claim that asks for what a run needs
  * only), and carried along wherever the row moves (a failure back to
  * pending, a release, a death, a cancel, a retry, a bulk retry, the
- * archive pass). A job enqueued without one reads back NULL.
+ * archive pass, the reaper, which also hands it out for its log line). A
+ * job enqueued without one reads back NULL.
  */
 #include <string.h>
 
@@ -130,6 +131,34 @@ TEST(traceparent_kept_by_batches)
         for (int i = 0; i < 3; i++)
             job_fini(&out[i]);
     }
+    fx_close(&f);
+}
+
+/* The reaper's log line names the trace (store_reap_jobs' reaped_job). */
+TEST(traceparent_of_reaped_jobs)
+{
+    struct fx f;
+    fx_open(&f);
+    struct job_spec s = {.type = "t", .traceparent = TP1};
+    int64_t id = enq_spec(&f, &s);
+    int64_t plain = enq(&f, "t", NULL, 0, 0);
+    struct job_list l = {0};
+    claim(&f, 2, 1000, &l);
+    ASSERT_EQ(l.n, 2);
+    job_list_fini(&l);
+    manual_clock_advance(&f.mc, 2 * SEC);
+    struct reaped_job out[4];
+    int reaped = 0;
+    ASSERT_OK(store_reap_jobs(f.st, 10, NULL, out, 4, &reaped, &f.err), &f.err);
+    ASSERT_EQ(reaped, 2);
+    for (int i = 0; i < 2; i++)
+        if (out[i].id == id)
+            ASSERT_STR_EQ(out[i].traceparent, TP1);
+        else if (out[i].id == plain)
+            ASSERT_STR_EQ(out[i].traceparent, "");
+        else
+            TEST_FAIL("reaped job %lld", (long long)out[i].id);
+    expect_tp(&f, id, TP1);
     fx_close(&f);
 }
 
