@@ -142,8 +142,8 @@ struct pg_conn;
  * (jobd_client_open or `jobd migrate` made it). conn must be idle or in a
  * transaction block; if the statement fails inside a transaction, that
  * transaction is aborted, as with any failed statement. opts as jobd_enqueue,
- * except that timeout_ms must be 0 and traceparent NULL (jobd.enqueue has no
- * such parameters).
+ * except that timeout_ms must be 0 (jobd.enqueue has no such parameter); a
+ * traceparent needs schema version 22 (jobd.enqueue's 8th argument).
  * jobd.enqueue takes the payload as jsonb, so it is stored as PostgreSQL
  * prints jsonb ({"a": 1}), not in jobd's canonical form. With an idempotency
  * key, a replay (same type, queue and payload, compared as jsonb) returns the
