@@ -3,7 +3,8 @@
 # docs/API.md and docs/WORKER.md, Trace context): `jobd submit --traceparent`
 # enqueues a job whose real exec handler finds it in $TRACEPARENT (written
 # to a file) and submits a child job with plain `jobd submit`, which takes
-# $TRACEPARENT, so the child joins the trace; a job without one sees no
+# $TRACEPARENT, so the child joins the trace (and jobd job show prints it);
+# a job without one sees no
 # TRACEPARENT although the worker itself runs with one. The worker's log
 # lines about the job (started, finished, dead) end with trace_id=<its
 # trace id>, and with --server so does the server's "job dead" line. Through
@@ -93,6 +94,11 @@ run() { # DB WORKER-STORE-ARGS...
     plain=$(TRACEPARENT= submit traced)
     dead=$(TRACEPARENT= submit doomed --traceparent "$TP")
     [ "$(field "$id" traceparent)" = "$TP" ] || fail "the job does not keep its traceparent"
+    # jobd job show on a terminal prints it
+    script -qec "$JOBD job show $id --server $server" /dev/null >"$dir/show.txt" 2>&1 ||
+        fail "jobd job show failed: $(cat "$dir/show.txt")"
+    grep -Eq "^traceparent +$TP" "$dir/show.txt" ||
+        fail "jobd job show does not print the traceparent: $(cat "$dir/show.txt")"
     wait_for 60 "the traced job to succeed ($*)" status_is "$id" succeeded
     wait_for 60 "the plain job to succeed ($*)" status_is "$plain" succeeded
     wait_for 60 "the doomed job to die ($*)" status_is "$dead" dead
