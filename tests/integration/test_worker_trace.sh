@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # test_worker_trace.sh — trace context end to end (issue 28 item 7;
 # docs/API.md and docs/WORKER.md, Trace context): `jobd submit --traceparent`
-# enqueues a job whose real exec handler finds it in $TRACEPARENT (written
-# to a file) and submits a child job with plain `jobd submit`, which takes
-# $TRACEPARENT, so the child joins the trace (and jobd job show prints it);
-# a job without one sees no
-# TRACEPARENT although the worker itself runs with one. The worker's log
+# enqueues a job (jobd job show prints its traceparent) whose real exec
+# handler finds it in $TRACEPARENT (written to a file) and submits a child
+# job with plain `jobd submit`, which takes $TRACEPARENT, so the child joins
+# the trace; a job without one sees no TRACEPARENT although the worker
+# itself runs with one. The worker's log
 # lines about the job (started, finished, dead) end with trace_id=<its
 # trace id>, and with --server so does the server's "job dead" line. Through
 # `jobd worker --db` and `--server` on SQLite and on PostgreSQL (when
