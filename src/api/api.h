@@ -85,6 +85,7 @@ struct api_request {
     size_t n_query;
     const char *authorization;   /* the Authorization header or NULL */
     const char *idempotency_key; /* the Idempotency-Key header or NULL */
+    const char *traceparent;     /* the traceparent header or NULL (docs/API.md, Trace context) */
     const char *accept_encoding; /* the Accept-Encoding header or NULL (/ui/) */
     const char *if_none_match;   /* the If-None-Match header or NULL (/ui/) */
     const char *body;

@@ -541,6 +541,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
         .n_query = q.n,
         .authorization = header(conn, MHD_HTTP_HEADER_AUTHORIZATION),
         .idempotency_key = header(conn, "Idempotency-Key"),
+        .traceparent = header(conn, "traceparent"),
         .accept_encoding = header(conn, MHD_HTTP_HEADER_ACCEPT_ENCODING),
         .if_none_match = header(conn, MHD_HTTP_HEADER_IF_NONE_MATCH),
         .body = s->body ? s->body : "",

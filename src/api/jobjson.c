@@ -19,8 +19,8 @@
 #include "core/timefmt.h"
 
 const char *const jobjson_job_fields[] = {
-    "type",         "payload",         "queue",   "priority",  "run_at", "in",
-    "max_attempts", "idempotency_key", "timeout", "timeout_s", NULL,
+    "type",         "payload",         "queue",   "priority",  "run_at",      "in",
+    "max_attempts", "idempotency_key", "timeout", "timeout_s", "traceparent", NULL,
 };
 
 static const char *
@@ -130,6 +130,7 @@ jobjson_job(const struct job *j)
     put(o, "created_at", jobjson_time(j->created_at_us), &bad);
     put(o, "started_at", jobjson_time(j->started_at_us), &bad);
     put(o, "finished_at", jobjson_time(j->finished_at_us), &bad);
+    put(o, "traceparent", str_or_null(j->traceparent), &bad);
     put(o, "progress", progress_json(j->progress), &bad);
     if (bad) {
         json_decref(o);
@@ -154,6 +155,7 @@ jobjson_claimed(const struct job *j)
     put(o, "idempotency_key", str_or_null(j->idempotency_key), &bad);
     put(o, "timeout_s", timeout_s(j->timeout_ms), &bad);
     put(o, "lease_expires_at", jobjson_time(j->lease_expires_at_us), &bad);
+    put(o, "traceparent", str_or_null(j->traceparent), &bad);
     if (bad) {
         json_decref(o);
         return NULL;
@@ -444,8 +446,9 @@ spec_times(json_t *o, const char *prefix, int64_t now_us, struct job_spec *spec,
 }
 
 int
-jobjson_spec(json_t *o, const char *prefix, const char *header_key, int64_t now_us,
-             struct job_spec *spec, struct spec_owned *owned, struct jobd_error *err)
+jobjson_spec(json_t *o, const char *prefix, const char *header_key, const char *header_tp,
+             int64_t now_us, struct job_spec *spec, struct spec_owned *owned,
+             struct jobd_error *err)
 {
     char f[160];
     memset(spec, 0, sizeof *spec);
@@ -457,8 +460,14 @@ jobjson_spec(json_t *o, const char *prefix, const char *header_key, int64_t now_
                               &prio, err)) ||
         (rc = jobjson_get_int(o, "max_attempts", prefix, false, 1, JOB_MAX_ATTEMPTS_MAX,
                               &max_attempts, err)) ||
-        (rc = jobjson_get_str(o, "idempotency_key", prefix, false, &spec->idempotency_key, err)))
+        (rc = jobjson_get_str(o, "idempotency_key", prefix, false, &spec->idempotency_key, err)) ||
+        (rc = jobjson_get_str(o, "traceparent", prefix, false, &spec->traceparent, err)))
         return rc;
+    /* The field wins over the header (docs/API.md, Trace context): a proxy
+     * or client library may add a header of its own span to any request,
+     * while the field is what the caller meant the job to carry. */
+    if (spec->traceparent == NULL)
+        spec->traceparent = header_tp;
     spec->priority = (int32_t)prio;
     spec->max_attempts = (int32_t)max_attempts;
     if (header_key != NULL) {

@@ -18,12 +18,13 @@
 #include "core/duration.h"
 #include "core/job.h"
 #include "core/json.h"
+#include "core/traceparent.h"
 #include "util/clock.h"
 
 static const char submit_usage[] =
     "usage: jobd submit TYPE [--payload JSON] [--at TIME | --in DUR] [--priority N]\n"
     "                   [--queue Q] [--max-attempts N] [--key KEY] [--timeout DUR]\n"
-    "                   [--wait[=DUR]] [--server URL]\n"
+    "                   [--traceparent TP] [--wait[=DUR]] [--server URL]\n"
     "\n"
     "Enqueues a job through the API and prints it as JSON. Warns on stderr when no\n"
     "live worker (jobd workers) handles TYPE on the queue: the job waits for one.\n"
@@ -31,6 +32,9 @@ static const char submit_usage[] =
     "replayed (\"job N already exists for idempotency key KEY (replayed)\").\n"
     "  --at TIME   RFC 3339 (2026-12-02T15:00:00Z); --in DUR: from now (5m, 1h30m)\n"
     "  --key KEY   idempotency key: the same request again returns the same job\n"
+    "  --traceparent TP  a W3C traceparent (00-<trace id>-<parent id>-<flags>) the\n"
+    "              job carries to its handlers and log lines; default $TRACEPARENT\n"
+    "              when valid (so a handler's submits join its job's trace)\n"
     "  --wait[=DUR]  then wait until the job ends (at most DUR; no limit without):\n"
     "              print its result as JSON (null if none) and exit 0 if it\n"
     "              succeeded, 1 if it went dead or was cancelled (the reason on\n"
@@ -62,7 +66,7 @@ static const char queues_usage[] =
     "TYPE, ...\" (unhandled_types in the JSON).\n";
 
 struct submit_opts {
-    const char *type, *payload, *at, *in, *queue, *key, *timeout, *server;
+    const char *type, *payload, *at, *in, *queue, *key, *timeout, *server, *traceparent;
     long priority, max_attempts;
     bool has_priority, has_max_attempts;
     bool wait;       /* --wait */
@@ -80,7 +84,8 @@ enum {
     S_PRIORITY,
     S_MAX_ATTEMPTS,
     S_WAIT,
-    S_WAIT_FOR
+    S_WAIT_FOR,
+    S_TRACEPARENT
 };
 static const struct cli_optdef submit_opts_def[] = {
     [S_PAYLOAD] = {"--payload", 0, true},
@@ -94,6 +99,7 @@ static const struct cli_optdef submit_opts_def[] = {
     [S_MAX_ATTEMPTS] = {"--max-attempts", 0, true},
     [S_WAIT] = {"--wait", 0, false},
     [S_WAIT_FOR] = {"--wait", 0, true}, /* --wait=DUR (opts.h) */
+    [S_TRACEPARENT] = {"--traceparent", 0, true},
     {NULL, 0, false},
 };
 
@@ -101,9 +107,10 @@ static const struct cli_optdef submit_opts_def[] = {
 static int
 submit_set(struct submit_opts *o, int k, const char *v)
 {
-    const char **dst[] = {[S_PAYLOAD] = &o->payload, [S_AT] = &o->at,   [S_IN] = &o->in,
-                          [S_QUEUE] = &o->queue,     [S_KEY] = &o->key, [S_TIMEOUT] = &o->timeout,
-                          [S_SERVER] = &o->server};
+    const char **dst[] = {[S_PAYLOAD] = &o->payload, [S_AT] = &o->at,
+                          [S_IN] = &o->in,           [S_QUEUE] = &o->queue,
+                          [S_KEY] = &o->key,         [S_TIMEOUT] = &o->timeout,
+                          [S_SERVER] = &o->server,   [S_TRACEPARENT] = &o->traceparent};
     if (k == S_PRIORITY) {
         if (!cli_parse_int(v, JOB_PRIORITY_MIN, JOB_PRIORITY_MAX, &o->priority))
             return cli_usage_error("submit", "--priority must be an integer, not", v);
@@ -314,6 +321,16 @@ cmd_submit(int argc, char **argv)
         json_object_set_new(body, "idempotency_key", json_string(o.key));
     if (o.timeout)
         json_object_set_new(body, "timeout", json_string(o.timeout));
+    /* A handler's environment carries its job's (docs/WORKER.md, Trace
+     * context): a job it submits joins the same trace. An invalid one there
+     * is not the caller's mistake, and is left out; --traceparent is checked. */
+    struct jobd_error tperr = {0};
+    const char *env_tp = getenv("TRACEPARENT");
+    if (o.traceparent == NULL && env_tp != NULL &&
+        traceparent_validate(env_tp, "TRACEPARENT", &tperr) == JOBD_OK)
+        o.traceparent = env_tp;
+    if (o.traceparent)
+        json_object_set_new(body, "traceparent", json_string(o.traceparent));
     if (o.has_priority)
         json_object_set_new(body, "priority", json_integer(o.priority));
     if (o.has_max_attempts)

@@ -219,6 +219,7 @@ cli_job_show(const char *server, long id)
                                          "schedule",
                                          "scheduled_for",
                                          "timeout_s",
+                                         "traceparent",
                                          "payload",
                                          "result",
                                          "last_error",

@@ -8,6 +8,7 @@
 
 #include "core/err.h"
 #include "core/job.h"
+#include "core/traceparent.h"
 #include "core/timefmt.h"
 
 static bool
@@ -129,6 +130,10 @@ job_spec_validate(const struct job_spec *spec, const char *prefix, struct jobd_e
                               "run_at must be before the year 10000");
     if (spec->schedule != NULL &&
         (rc = job_validate_type(spec->schedule, fieldname(f, sizeof f, prefix, "schedule"), err)))
+        return rc;
+    if (spec->traceparent != NULL &&
+        (rc = traceparent_validate(spec->traceparent, fieldname(f, sizeof f, prefix, "traceparent"),
+                                   err)))
         return rc;
     return JOBD_OK;
 }

@@ -43,6 +43,7 @@
 #include <stdint.h>
 
 #include "core/job.h"
+#include "core/traceparent.h"
 #include "core/schedule.h"
 #include "jobd.h"
 #include "util/clock.h"
@@ -157,6 +158,7 @@ struct reaped_job {
     char type[JOB_NAME_MAX + 1];
     char queue[JOB_QUEUE_MAX + 1];
     char worker_id[JOB_WORKER_ID_MAX + 1]; /* "" if none was recorded */
+    char traceparent[TRACEPARENT_LEN + 1]; /* the job's, "" if none (its log line's trace id) */
 };
 
 /* Per-queue counts (GET /v1/queues). */

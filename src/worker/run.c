@@ -25,6 +25,7 @@ run_free(struct run *r)
     free(r->queue);
     free(r->payload);
     free(r->idempotency_key);
+    free(r->traceparent);
     free(r);
 }
 

@@ -26,13 +26,14 @@ BOTH(create_get_list)
                             "attempt", "max_attempts", "attempt_floor", "idempotency_key",
                             "schedule", "scheduled_for", "worker_id", "lease_expires_at",
                             "timeout_s", "last_error", "result", "created_at", "started_at",
-                            "finished_at", "cancel_requested", "progress"};
+                            "finished_at", "cancel_requested", "progress", "traceparent"};
     /* clang-format on */
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (json_object_get(j, fields[i]) == NULL)
             TEST_FAIL("job object lacks %s", fields[i]);
     ASSERT_EQ(json_object_size(j), sizeof fields / sizeof fields[0]);
     ASSERT(json_is_null(json_object_get(j, "progress")));
+    ASSERT(json_is_null(json_object_get(j, "traceparent")));
     ASSERT(json_is_false(json_object_get(j, "cancel_requested")));
     ASSERT_EQ(json_integer_value(json_object_get(j, "attempt_floor")), 0);
     ASSERT_STR_EQ(json_string_value(json_object_get(j, "status")), "pending");

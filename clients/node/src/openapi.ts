@@ -872,7 +872,11 @@ export interface components {
             /** @description 1ms to 366d; not with `timeout_s`. Default none. */
             timeout?: components["schemas"]["Duration"];
             timeout_s?: number | null;
+            /** @description The job's W3C trace context, handed to its handlers; wins over the traceparent header. Default none. */
+            traceparent?: components["schemas"]["Traceparent"] | null;
         };
+        /** @description A W3C Trace Context traceparent, version 00 only; neither the trace id nor the parent id may be all zeros. */
+        Traceparent: string;
         Job: {
             id: number;
             queue: components["schemas"]["QueueName"];
@@ -902,6 +906,8 @@ export interface components {
             created_at: components["schemas"]["Time"];
             started_at: components["schemas"]["TimeOrNull"];
             finished_at: components["schemas"]["TimeOrNull"];
+            /** @description The W3C trace context the job was enqueued with, or null. */
+            traceparent: components["schemas"]["Traceparent"] | null;
             /** @description What the job's current attempt last reported (POST /v1/jobs/{id}/progress), or null when it reported none; read by GET /v1/jobs/{id} and GET /v1/jobs, null in the answers of other routes. */
             progress: components["schemas"]["Progress"] | null;
         };
@@ -990,6 +996,8 @@ export interface components {
             idempotency_key: string | null;
             timeout_s: components["schemas"]["TimeoutSeconds"];
             lease_expires_at: components["schemas"]["Time"];
+            /** @description The job's W3C trace context, for the handler, or null. */
+            traceparent: components["schemas"]["Traceparent"] | null;
             /** @description A random token (128 bits, the server keeps only its SHA-256) that this attempt's heartbeat, complete, fail and release must carry. */
             lease_token: string;
             /** @description The lease left when the answer was written (rounded down), counted from when the server claimed the job, not from when the claim was sent. */
@@ -1381,6 +1389,8 @@ export interface operations {
             header?: {
                 /** @description The idempotency key, instead of (or agreeing with) `idempotency_key` in the body. */
                 "Idempotency-Key"?: string;
+                /** @description A W3C traceparent (version 00) for the job, used when the body has no `traceparent` field (the field wins). A bad value is 400 naming `traceparent`. */
+                traceparent?: components["schemas"]["Traceparent"];
             };
             path?: never;
             cookie?: never;

@@ -58,6 +58,22 @@ caseTest("enqueue_in", async () => {
   await assert.rejects(c.enqueue("later", {}, { in: "soon" }), TypeError);
 });
 
+caseTest("enqueue_traceparent", async () => {
+  const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  const j = await c.enqueue("traced", {}, { queue: "traced", traceparent: tp });
+  assert.equal(j.traceparent, tp);
+  assert.equal((await c.get(j.id)).traceparent, tp);
+  assert.equal((await c.enqueue("traced", {}, { queue: "traced" })).traceparent, null);
+  const many = await c.enqueueMany([{ type: "traced", queue: "traced", traceparent: tp }, { type: "traced", queue: "traced" }]);
+  assert.deepEqual(await Promise.all(many.map(async (m) => (await c.get(m.id)).traceparent)), [tp, null]);
+  await assert.rejects(c.enqueue("traced", {}, { traceparent: "00-nope" }), (e) => {
+    assert.ok(e instanceof BadRequestError);
+    assert.equal(e.code, "invalid_field");
+    assert.equal(e.field, "traceparent");
+    return true;
+  });
+});
+
 caseTest("enqueue_idempotent_replay", async () => {
   const a = await c.enqueue("idem", { order: 1 }, { idempotency_key: "order-1", queue: "idem" });
   const b = await c.enqueue("idem", { order: 1 }, { idempotency_key: "order-1", queue: "idem" });

@@ -112,23 +112,23 @@ extern const size_t pg_migrations_count;
     a "cancel_requested, " a "last_error, " a "result::text AS result, "                \
     PG_TS_US(a "created_at") " AS created_at_us, "                                      \
     PG_TS_US(a "started_at") " AS started_at_us, "                                      \
-    PG_TS_US(a "finished_at") " AS finished_at_us, " a "attempt_floor"
+    PG_TS_US(a "finished_at") " AS finished_at_us, " a "attempt_floor, " a "traceparent"
 /* clang-format on */
-#define PG_JOB_NCOLS 22
+#define PG_JOB_NCOLS 23
 
 /* The columns of a row moved to jobs_done from CTE d, with status/result/error given. */
 #define PG_DONE_SELECT(status, result, error, now)                                                 \
     "SELECT d.id, d.queue, d.type, d.payload, " status ", d.priority, d.run_at,"                   \
     "       d.attempt, d.attempt_floor, d.max_attempts, d.idempotency_key, d.schedule,"            \
     "       d.scheduled_for, d.worker_id, NULL, d.timeout_ms, d.cancel_requested, " error          \
-    ", " result ", d.created_at, d.started_at, " now " "
+    ", " result ", d.created_at, d.started_at, " now ", d.traceparent "
 
 /* Every stored column of jobd.jobs / jobd.jobs_done, in table order. */
 #define PG_JOB_TABLE_COLS                                                                          \
     "id, queue, type, payload, status, priority, run_at, attempt, attempt_floor, "                 \
     "max_attempts, idempotency_key, schedule, scheduled_for, worker_id, "                          \
     "lease_expires_at, timeout_ms, cancel_requested, last_error, result, created_at, "             \
-    "started_at, finished_at"
+    "started_at, finished_at, traceparent"
 
 /* ---- helpers ---- */
 

@@ -29,7 +29,7 @@ static const struct bulk_step retry_steps[] = {
     {"INSERT INTO jobs (" SQ_JOB_COLS ") "
      "SELECT id, queue, type, payload, 'pending', priority, ?2, attempt, max_attempts, "
      "  idempotency_key, schedule, scheduled_for, worker_id, NULL, timeout_ms, 0, "
-     "  last_error, NULL, created_at, started_at, NULL, attempt "
+     "  last_error, NULL, created_at, started_at, NULL, attempt, traceparent "
      "FROM jobs_done WHERE" IN_IDS " AND status IN ('dead', 'cancelled')",
      1},
     {"DELETE FROM jobs_done WHERE" IN_IDS " AND status IN ('dead', 'cancelled')", 0},
@@ -40,7 +40,8 @@ static const struct bulk_step cancel_steps[] = {
     {"INSERT INTO jobs_done (" SQ_JOB_COLS ") "
      "SELECT id, queue, type, payload, 'cancelled', priority, run_at, attempt, max_attempts, "
      "  idempotency_key, schedule, scheduled_for, worker_id, NULL, timeout_ms, "
-     "  cancel_requested, last_error, result, created_at, started_at, ?2, attempt_floor "
+     "  cancel_requested, last_error, result, created_at, started_at, ?2, attempt_floor, "
+     "  traceparent "
      "FROM jobs WHERE" IN_IDS " AND status = 'pending'",
      2},
     {"DELETE FROM jobs WHERE" IN_IDS " AND status = 'pending'", 0},

@@ -62,8 +62,8 @@ struct sqlite_store {
     "id, queue, type, payload, status, priority, run_at, attempt, max_attempts, "                  \
     "idempotency_key, schedule, scheduled_for, worker_id, lease_expires_at, "                      \
     "timeout_ms, cancel_requested, last_error, result, created_at, started_at, "                   \
-    "finished_at, attempt_floor"
-#define SQ_JOB_NCOLS 22
+    "finished_at, attempt_floor, traceparent"
+#define SQ_JOB_NCOLS 23
 
 static inline struct sqlite_store *
 sq_of(struct store *st)

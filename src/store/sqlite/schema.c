@@ -252,6 +252,12 @@ static const struct sq_migration sq_migrations[] = {
      "  text TEXT NOT NULL,"
      "  at INTEGER NOT NULL,"
      "  PRIMARY KEY (job_id, attempt));"},
+    {15,
+     /* The W3C traceparent a job was enqueued with (docs/API.md, Trace
+      * context), handed to its handlers and named in log lines about it.
+      * Rows move between jobs and jobs_done by SQ_JOB_COLS: both. */
+     "ALTER TABLE jobs ADD COLUMN traceparent TEXT;"
+     "ALTER TABLE jobs_done ADD COLUMN traceparent TEXT;"},
 };
 /* clang-format on */
 
