@@ -23,6 +23,7 @@
 #include "api/commit.h"
 #include "api/countsd.h"
 #include "api/cancelwait.h"
+#include "api/events.h"
 #include "api/jobwait.h"
 #include "api/longpoll.h"
 #include "api/metrics.h"
@@ -229,6 +230,7 @@ struct server_parts {
     struct longpoll *longpoll;
     struct jobwait *jobwait;         /* ?wait= */
     struct cancelwait *cancelwait;   /* GET /v1/cancels?wait= */
+    struct events *events;           /* GET /v1/events */
     struct claim_presence *presence; /* claims' presence, remembered (claimpresence.h) */
     struct api_server *http;
     struct sched_plane *plane;
@@ -251,6 +253,7 @@ stop_all(struct server_parts *p, int64_t grace_ms)
     longpoll_stop(p->longpoll);         /* parked claims answered and resumed */
     jobwait_stop(p->jobwait);           /* parked waits answered with the job as it is */
     cancelwait_stop(p->cancelwait);     /* parked cancel waits answered */
+    events_stop(p->events);             /* event streams end */
     int64_t http_grace = grace_ms >= 0 ? grace_ms : 30000;
     if (!api_server_drain(p->http, http_grace > INT32_MAX ? INT32_MAX : (int)http_grace))
         log_at(LOGL_WARN, "server", "requests still running after the shutdown grace; closing");
@@ -263,6 +266,7 @@ stop_all(struct server_parts *p, int64_t grace_ms)
     longpoll_free(p->longpoll); /* no HTTP thread can park a claim any more */
     jobwait_free(p->jobwait);   /* nor a wait */
     cancelwait_free(p->cancelwait);
+    events_free(p->events);           /* its streams went with the connections */
     committer_stop(p->committer);     /* no request can reach it any more */
     worker_stop(p->worker, grace_ms); /* running jobs finish or are reported */
     sched_plane_stop(p->plane);
@@ -407,7 +411,8 @@ start_request_threads(const struct server_opts *o, const struct jobd_clock *cloc
         return rc;
     /* Their own connections: direct ones for LISTEN where the pool's goes through a pooler. */
     const char *listen_url = o->notify_db ? o->notify_db : cli_db_url(o->db);
-    if ((rc = cancelwait_start(listen_url, &p->wake, &p->cancelwait, err)))
+    if ((rc = cancelwait_start(listen_url, &p->wake, &p->cancelwait, err)) ||
+        (rc = events_start(listen_url, p->metrics, &p->events, err)))
         return rc;
     return jobwait_start(listen_url, clock, o->max_waits ? o->max_waits : JOBWAIT_DEFAULT_MAX,
                          p->metrics, &p->jobwait, err);
@@ -443,6 +448,7 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
                               .longpoll = p->longpoll,
                               .jobwait = p->jobwait,
                               .cancelwait = p->cancelwait,
+                              .events = p->events,
                               .presence = p->presence,
                               .wake = &p->wake,
                               .defer_enqueue = true,
