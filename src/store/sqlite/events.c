@@ -41,13 +41,14 @@ sq_op_events_listen(struct store *st, struct events_head *h, struct jobd_error *
     /* Recording starts again after the highest id ever given (a gap
      * before it: older ids are not resumable); the prune raises since_id
      * past what it deletes. */
-    static const char *const sql[] = {
+    static const char restart[] =
         "UPDATE event_log SET since_id = CASE WHEN listened_at > ?1 - ?2 THEN since_id"
-        " ELSE " SEQ " + 1 END, listened_at = ?1",
+        " ELSE " SEQ " + 1 END, listened_at = ?1";
+    static const char pass_pruned[] =
         "UPDATE event_log SET since_id = max(since_id,"
-        " COALESCE((SELECT max(id) FROM events WHERE at < ?1 - ?2), 0))",
-        "DELETE FROM events WHERE at < ?1 - ?2",
-    };
+        " COALESCE((SELECT max(id) FROM events WHERE at < ?1 - ?2), 0))";
+    static const char prune[] = "DELETE FROM events WHERE at < ?1 - ?2";
+    const char *const sql[] = {restart, pass_pruned, prune};
     for (size_t i = 0; i < sizeof sql / sizeof sql[0]; i++) {
         sqlite3_stmt *stmt;
         if ((rc = sq_prepare(s, sql[i], &stmt, err)) != JOBD_OK)
