@@ -35,6 +35,7 @@
 #define EVENTS_REOPEN_MS 1000
 #define EVENTS_IDLE_CLOSE_MS 10000
 #define EVENTS_HEADS_MAX 64
+#define EVENTS_ALIVE_MS 1000 /* how often idle streams' clients are looked at */
 /* A client holding over half its bound is fed no more until it reads; one
  * that read nothing for this long meanwhile is cut. */
 #define EVENTS_STALL_MS 3000
@@ -52,6 +53,7 @@ struct ev_client {
     void *conn;
     void (*suspend)(void *conn);
     void (*resume)(void *conn);
+    bool (*alive)(void *conn);
     struct ev_client *prev, *next;
 };
 
@@ -66,7 +68,7 @@ struct events {
     struct api_metrics *metrics;
     /* the thread's own */
     struct store *st;
-    int64_t st_failed_us, idle_since_us, listened_us;
+    int64_t st_failed_us, idle_since_us, listened_us, alive_us;
     int64_t horizon;
     bool have_horizon;
     struct events_head heads[EVENTS_HEADS_MAX];
@@ -320,13 +322,23 @@ serve(struct events *ev)
     }
 }
 
-/* A comment to each client that had nothing for EVENTS_KEEPALIVE_MS. */
+/*
+ * A comment to each client that had nothing for EVENTS_KEEPALIVE_MS; every
+ * EVENTS_ALIVE_MS, the end of the streams of suspended connections whose
+ * client has gone (libmicrohttpd does not watch a suspended connection).
+ */
 static void
 keepalive(struct events *ev)
 {
     int64_t now = clock_mono_now_us();
+    bool check = now - ev->alive_us >= EVENTS_ALIVE_MS * 1000LL;
+    if (check)
+        ev->alive_us = now;
     pthread_mutex_lock(&ev->mu);
     for (struct ev_client *c = ev->head; c != NULL; c = c->next) {
+        /* Suspended: its connection stays open until resumed, so its fd is ours to peek. */
+        if (check && c->suspended && c->alive != NULL && !c->alive(c->conn))
+            c->ended = true;
         if (!c->cut && full(c) && now - c->read_mono_us >= EVENTS_STALL_MS * 1000LL)
             cut(c);
         if (now - c->last_mono_us >= EVENTS_KEEPALIVE_MS * 1000LL) {
@@ -489,12 +501,13 @@ events_client_new(struct events *ev, const struct ev_filter *f, int64_t after)
 
 void
 events_client_attach(struct ev_client *c, void *conn, void (*suspend)(void *conn),
-                     void (*resume)(void *conn))
+                     void (*resume)(void *conn), bool (*alive)(void *conn))
 {
     pthread_mutex_lock(&c->ev->mu);
     c->conn = conn;
     c->suspend = suspend;
     c->resume = resume;
+    c->alive = alive;
     pthread_mutex_unlock(&c->ev->mu);
 }
 

@@ -65,11 +65,13 @@ struct ev_client *events_client_new(struct events *ev, const struct ev_filter *f
 
 /*
  * The HTTP layer's side. conn: the connection to suspend and resume (by
- * the two functions given) while the client has nothing to read; set once,
- * before the first read.
+ * the two functions given) while the client has nothing to read; alive
+ * (may be NULL) tells, of a suspended connection, whether its client is
+ * still there (a stream that left while idle ends within a second). Set
+ * once, before the first read.
  */
 void events_client_attach(struct ev_client *c, void *conn, void (*suspend)(void *conn),
-                          void (*resume)(void *conn));
+                          void (*resume)(void *conn), bool (*alive)(void *conn));
 /*
  * Copies up to max bytes of the stream into buf: how many (> 0), or 0
  * after suspending the connection (nothing to send yet), or -1 at the end

@@ -204,6 +204,7 @@ suspend_conn(void *arg)
 }
 
 static void resume_conn(void *arg);
+static bool conn_alive(void *arg);
 
 /*
  * GET /v1/events: a text/event-stream the events thread feeds (events.h).
@@ -219,7 +220,7 @@ send_events(struct MHD_Connection *conn, struct req_state *s, struct api_respons
     if (mr == NULL)
         return MHD_NO; /* r->events is freed with the request */
     r->events = NULL;
-    events_client_attach(c, conn, suspend_conn, resume_conn);
+    events_client_attach(c, conn, suspend_conn, resume_conn, conn_alive);
     MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
     MHD_add_response_header(mr, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     MHD_add_response_header(mr, "X-Accel-Buffering", "no");

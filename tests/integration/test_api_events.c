@@ -300,6 +300,14 @@ BOTH(a_job_changes_arrive_in_order)
     sse_close(&all);
     sse_close(&only_b);
     sse_close(&by_job);
+    /* Clients that left while idle are noticed (no event needed to find out). */
+    int64_t deadline = apitest_now_ms() + PROMPT_MS;
+    while (srv_metric(&s, "jobd_event_clients") != 0) {
+        if (apitest_now_ms() > deadline)
+            TEST_FAIL("jobd_event_clients stayed %g after its clients left",
+                      srv_metric(&s, "jobd_event_clients"));
+        apitest_nap_ms(50);
+    }
     srv_stop(&s);
 }
 
