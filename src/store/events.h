@@ -67,8 +67,8 @@ JOBD_MUST_USE int store_events_read(struct store *st, int64_t after, int64_t upt
 
 /*
  * Whether a client that saw event `after` can be given every event since:
- * the log has them all (recording went on since, none pruned) and none is
- * over an hour old. An id never given is not resumable either.
+ * that event is still in the log, the log has every one after it
+ * (recording went on since, none pruned) and none is over an hour old.
  */
 JOBD_MUST_USE int store_events_resumable(struct store *st, int64_t after, bool *ok,
                                          struct jobd_error *err);

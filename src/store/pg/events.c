@@ -36,10 +36,11 @@ PG_STMT(st_events_read, "SELECT id, job, queue, type, from_st, to_st, attempt, "
                             "at") " FROM jobd.events WHERE id > $1::bigint AND id <= $2::bigint "
                                   "ORDER BY id LIMIT $3::int");
 
-/* $1 after. */
+/* $1 after: an event still in the log (an unlogged table: empty after a crash). */
 PG_STMT(st_events_resumable,
         "SELECT $1::bigint >= since_id AND listened_at > now() - " PG_KEEP
-        " AND $1::bigint <= " PG_SEQ_LAST " AND NOT EXISTS (SELECT 1 FROM jobd.events"
+        " AND EXISTS (SELECT 1 FROM jobd.events WHERE id = $1::bigint)"
+        " AND NOT EXISTS (SELECT 1 FROM jobd.events"
         "  WHERE id > $1::bigint AND at < now() - " PG_KEEP ") FROM jobd.event_log");
 
 int

@@ -656,15 +656,19 @@ static const char step21_attempt_logs[] = "CREATE TABLE jobd.job_attempt_logs (\
  * indexed probe of a one-row table, and the hot statements (claims and
  * completions, batched) write nothing more. A completion updates jobs in
  * place; a failure, a reap, a cancel moves the row into jobs_done or back
- * into jobs (a retry), so "from" comes from the job's previous event when
- * there is one in the log, else from the row (an attempt above its floor
- * was running). The archive pass's move of succeeded rows is no change.
- * since_id: every event after it is in the log (raised when recording
- * starts again and by the hourly prune).
+ * into jobs, so "from" comes from the row (an attempt above its floor was
+ * running; a cancel without a cancel request was of a pending job), and
+ * for a row inserted into jobs (new, or a retry) from the job's previous
+ * event. The archive pass's move of
+ * succeeded rows is no change. UNLOGGED: the log is an hour of transient
+ * rows, and their WAL cost the writers; after a crash it is empty, and a
+ * Last-Event-ID must name an event still in it. since_id: every event
+ * after it is in the log (raised when recording starts again and by the
+ * hourly prune). BRIN on at: the prune's, nearly free to keep.
  */
 static const char step23_events[] =
     "CREATE SEQUENCE jobd.event_id_seq;\n"
-    "CREATE TABLE jobd.events (\n"
+    "CREATE UNLOGGED TABLE jobd.events (\n"
     "    id      bigint PRIMARY KEY,\n"
     "    job     bigint NOT NULL,\n"
     "    queue   text NOT NULL,\n"
@@ -675,7 +679,7 @@ static const char step23_events[] =
     "    at      timestamptz NOT NULL DEFAULT now()\n"
     ");\n"
     "CREATE INDEX events_job ON jobd.events (job, id);\n"
-    "CREATE INDEX events_at ON jobd.events (at);\n"
+    "CREATE INDEX events_at ON jobd.events USING brin (at);\n"
     "CREATE TABLE jobd.event_log (\n"
     "    one         boolean PRIMARY KEY DEFAULT true CHECK (one),\n"
     "    since_id    bigint NOT NULL DEFAULT 0,\n"
@@ -716,9 +720,8 @@ static const char step23_events[] =
     "    IF jobd.events_on() THEN\n"
     "        INSERT INTO jobd.events (id, job, queue, type, from_st, to_st, attempt)\n"
     "        SELECT nextval('jobd.event_id_seq'), n.id, n.queue, n.type,\n"
-    "               COALESCE(jobd.event_prev(n.id),\n"
-    "                        CASE WHEN n.status = 'cancelled' AND NOT n.cancel_requested\n"
-    "                             THEN 'pending' ELSE 'running' END),\n"
+    "               CASE WHEN n.status = 'cancelled' AND NOT n.cancel_requested\n"
+    "                    THEN 'pending' ELSE 'running' END,\n"
     "               n.status, n.attempt\n"
     "          FROM new_rows n WHERE n.status <> 'succeeded';\n"
     "    END IF;\n"

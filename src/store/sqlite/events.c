@@ -132,7 +132,8 @@ sq_op_events_resumable(struct store *st, int64_t after, bool *ok, struct jobd_er
     struct sqlite_store *s = sq_of(st);
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s,
-                        "SELECT ?1 >= since_id AND listened_at > ?2 - ?3 AND ?1 <= " SEQ
+                        "SELECT ?1 >= since_id AND listened_at > ?2 - ?3"
+                        " AND EXISTS (SELECT 1 FROM events WHERE id = ?1)"
                         " AND NOT EXISTS (SELECT 1 FROM events WHERE id > ?1 AND at < ?2 - ?3)"
                         " FROM event_log",
                         &stmt, err);

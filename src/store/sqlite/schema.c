@@ -266,8 +266,10 @@ static const struct sq_migration sq_migrations[] = {
       * changes into events, only while a server has had a client of the
       * stream within the last hour (event_log.listened_at); otherwise each
       * is one probe of a one-row table. A job moves between jobs and
-      * jobs_done, so "from" comes from its previous event when the log has
-      * it, else from the row. AUTOINCREMENT: ids never reused after a prune.
+      * jobs_done, so "from" comes from the row (docs/DESIGN.md, Events),
+      * and for a row inserted into jobs (new, or a retry) from its previous
+      * event. AUTOINCREMENT: ids never
+      * reused after a prune.
       * Writers take turns, so ids are in commit order. */
      "CREATE TABLE events ("
      "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
@@ -299,8 +301,8 @@ static const struct sq_migration sq_migrations[] = {
      "CREATE TRIGGER jobs_done_events AFTER INSERT ON jobs_done WHEN " SQ_EVENTS_ON " BEGIN"
      "  INSERT INTO events (job, queue, type, from_st, to_st, attempt, at)"
      "  VALUES (NEW.id, NEW.queue, NEW.type,"
-     "          COALESCE(" SQ_EV_PREV ", CASE WHEN NEW.status = 'cancelled'"
-     "                   AND NEW.cancel_requested = 0 THEN 'pending' ELSE 'running' END),"
+     "          CASE WHEN NEW.status = 'cancelled' AND NEW.cancel_requested = 0"
+     "               THEN 'pending' ELSE 'running' END,"
      "          NEW.status, NEW.attempt, " SQ_EV_NOW ");"
      "END;"},
 };
