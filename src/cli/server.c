@@ -107,9 +107,10 @@ static const char usage[] =
     "  --db-connections N   database connections this server opens at most: the\n"
     "                       requests', the committer's, the long-poll's, the\n"
     "                       scheduling plane's, the waits' (?wait=), the\n"
-    "                       cancel waits' (GET /v1/cancels) and --notify-db's\n"
-    "                       (default threads + 5, + 1 with --notify-db; at\n"
-    "                       least 6, 7 with it). A\n"
+    "                       cancel waits' (GET /v1/cancels), the event\n"
+    "                       streams' (GET /v1/events) and --notify-db's\n"
+    "                       (default threads + 6, + 1 with --notify-db; at\n"
+    "                       least 7, 8 with it). A\n"
     "                       --worker-config worker has its own (db_connections)\n"
     "  --notify-db URL      a direct PostgreSQL URL for LISTEN when --db goes\n"
     "                       through PgBouncer in transaction mode (?pooler=transaction);\n"
@@ -148,8 +149,9 @@ static const char usage[] =
     "RELOADING and STOPPING and pings the watchdog.\n";
 
 /* What the budget must cover besides the requests: committer, long-poll, plane,
- * the waits thread (api/jobwait.h), the cancel waits thread (api/cancelwait.h). */
-#define SERVER_FIXED_CONNS 5
+ * the waits thread (api/jobwait.h), the cancel waits thread (api/cancelwait.h),
+ * the events thread (api/events.h). */
+#define SERVER_FIXED_CONNS 6
 /* How long a request waits for a connection when all are in use, before a 503. */
 #define SERVER_POOL_WAIT_MS 10000
 
@@ -168,12 +170,13 @@ db_budget(const struct server_opts *o)
 }
 
 /* The store pool's share: all but the plane's connection, the waits
- * thread's, the cancel waits thread's and --notify-db's (the long-poll's
- * own); the committer's and the long-poll's come from it. */
+ * thread's, the cancel waits thread's, the events thread's and
+ * --notify-db's (the long-poll's own); the committer's and the long-poll's
+ * come from it. */
 static long
 pool_conns(const struct server_opts *o)
 {
-    return db_budget(o) - 3 - (o->notify_db != NULL ? 1 : 0);
+    return db_budget(o) - 4 - (o->notify_db != NULL ? 1 : 0);
 }
 
 /* The settings of o the request handlers read, defaults filled in. */
@@ -521,7 +524,8 @@ check_opts(const struct server_opts *o, char *host, size_t hostlen, int *port,
     if (db_budget(o) < fixed_conns(o) + 1) {
         fprintf(stderr,
                 "jobd server: --db-connections must be at least %ld: one for the "
-                "committer, the long-poll, the scheduling plane, the waits, the cancel waits%s, "
+                "committer, the long-poll, the scheduling plane, the waits, the cancel waits, the "
+                "event streams%s, "
                 "and one for "
                 "requests\n",
                 fixed_conns(o) + 1, o->notify_db != NULL ? ", --notify-db" : "");
