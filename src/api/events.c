@@ -36,6 +36,7 @@
 #define EVENTS_IDLE_CLOSE_MS 10000
 #define EVENTS_HEADS_MAX 64
 #define EVENTS_ALIVE_MS 1000 /* how often idle streams' clients are looked at */
+#define EVENTS_GAP_MS 20     /* passes at most this often, however often the store signals */
 /* A client holding over half its bound is fed no more until it reads; one
  * that read nothing for this long meanwhile is cut. */
 #define EVENTS_STALL_MS 3000
@@ -402,9 +403,19 @@ events_main(void *arg)
             continue;
         }
         ev->idle_since_us = 0;
+        int64_t t0 = clock_mono_now_us();
         bool ok = serve(ev);
         keepalive(ev);
         nap(ev, !ok ? EVENTS_REOPEN_MS : ev->n_heads > 0 ? EVENTS_CONFIRM_MS : EVENTS_POLL_MS);
+        /* A busy store signals at every commit: a pass reads all since anyway. */
+        int64_t left = EVENTS_GAP_MS * 1000LL - (clock_mono_now_us() - t0);
+        if (left > 0) {
+            pthread_mutex_lock(&ev->mu);
+            struct timespec ts = clock_deadline_in(CLOCK_MONOTONIC, left);
+            if (!ev->stopping)
+                (void)pthread_cond_timedwait(&ev->cv, &ev->mu, &ts);
+            pthread_mutex_unlock(&ev->mu);
+        }
     }
     return NULL;
 }
