@@ -1,6 +1,6 @@
 /*
  * pg/events.c — store/events.h on PostgreSQL: jobd.events and
- * jobd.event_log (migration 23), written by statement triggers. Ids come
+ * jobd.event_log (migration 22), written by statement triggers. Ids come
  * from a sequence, so they are not in commit order: the head carries its
  * snapshot's xmin and xmax (api/events.c serves up to a head only once
  * every transaction running at it has ended). Times are the server's now().

@@ -648,7 +648,7 @@ static const char step21_attempt_logs[] = "CREATE TABLE jobd.job_attempt_logs (\
                                           ");\n";
 
 /*
- * Version 23: the event log of GET /v1/events (pg/events.c; docs/API.md,
+ * Version 22: the event log of GET /v1/events (pg/events.c; docs/API.md,
  * Events; docs/DESIGN.md, Events). Statement triggers turn each statement's
  * status changes into rows of jobd.events, but only while some server has
  * had a client of the stream within the last hour (jobd.event_log.
@@ -666,7 +666,7 @@ static const char step21_attempt_logs[] = "CREATE TABLE jobd.job_attempt_logs (\
  * after it is in the log (raised when recording starts again and by the
  * hourly prune). BRIN on at: the prune's, nearly free to keep.
  */
-static const char step23_events[] =
+static const char step22_events[] =
     "CREATE SEQUENCE jobd.event_id_seq;\n"
     "CREATE UNLOGGED TABLE jobd.events (\n"
     "    id      bigint PRIMARY KEY,\n"
@@ -759,6 +759,6 @@ const struct pg_migration pg_migrations[] = {
     {19, "finished attempts keep their lease token hash; notify jobd_cancel", step19_replays},
     {20, "job_progress", step20_progress},
     {21, "job_attempt_logs", step21_attempt_logs},
-    {23, "events (GET /v1/events)", step23_events},
+    {22, "events (GET /v1/events)", step22_events},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

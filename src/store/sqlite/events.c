@@ -1,6 +1,6 @@
 /*
  * sqlite/events.c — store/events.h on SQLite: the tables events and
- * event_log (migration 16), written by triggers. Writers take turns, so
+ * event_log (migration 15), written by triggers. Writers take turns, so
  * every id up to the highest visible is final. Times are the real clock's,
  * as the triggers' (julianday('now')).
  */

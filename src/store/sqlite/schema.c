@@ -38,7 +38,7 @@ struct sq_migration {
     "    ON CONFLICT (queue, status) DO UPDATE SET n = n + 1;"                                     \
     "END;"
 
-/* The event log's triggers (migration 16): the real clock in microseconds,
+/* The event log's triggers (migration 15): the real clock in microseconds,
  * whether a stream had a client within the hour, a job's previous event. */
 #define SQ_EV_NOW "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)"
 #define SQ_EVENTS_ON "(SELECT listened_at FROM event_log) > " SQ_EV_NOW " - 3600000000"
@@ -260,7 +260,7 @@ static const struct sq_migration sq_migrations[] = {
      "  text TEXT NOT NULL,"
      "  at INTEGER NOT NULL,"
      "  PRIMARY KEY (job_id, attempt));"},
-    {16,
+    {15,
      /* The event log of GET /v1/events (sqlite/events.c; docs/API.md,
       * Events; docs/DESIGN.md, Events): row triggers write a job's status
       * changes into events, only while a server has had a client of the
