@@ -1,5 +1,5 @@
 /*
- * events.h — the streams of GET /v1/events (docs/API.md, Events;
+ * events.h — the streams of GET /v1/events (docs/API.md, GET /v1/events;
  * docs/DESIGN.md, Events).
  *
  * One thread per server, with a store connection of its own (outside the

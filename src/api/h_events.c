@@ -1,5 +1,5 @@
 /*
- * h_events.c — GET /v1/events?queue=&type=&job= (docs/API.md, Events): a
+ * h_events.c — GET /v1/events?queue=&type=&job= (docs/API.md, GET /v1/events): a
  * Server-Sent Events stream of job status changes, from the store's event
  * log, so a client of one server sees every server's. The handler checks
  * the filters and Last-Event-ID, marks the log as listened to (recording

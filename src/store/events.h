@@ -1,5 +1,5 @@
 /*
- * events.h — the event log behind GET /v1/events (docs/API.md, Events;
+ * events.h — the event log behind GET /v1/events (docs/API.md, GET /v1/events;
  * docs/DESIGN.md, Events).
  *
  * Triggers in the store write each status change of a job into a table of

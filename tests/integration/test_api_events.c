@@ -1,5 +1,5 @@
 /*
- * test_api_events.c — GET /v1/events (docs/API.md, Events) through real
+ * test_api_events.c — GET /v1/events (docs/API.md, GET /v1/events) through real
  * `jobd server` processes on both stores: a job's changes arrive in order
  * with increasing ids; Last-Event-ID resumes with exactly the missed
  * events, and an id the log cannot serve (before recording started, over

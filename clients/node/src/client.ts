@@ -217,8 +217,7 @@ export class Client {
   }
 
   /**
-   * The status changes of jobs as they happen, from GET /v1/events (docs/API.md,
-   * Events), as an async iterator: `for await (const e of c.events({queue}))`.
+   * The status changes of jobs as they happen (docs/API.md, GET /v1/events), as an async iterator: `for await (const e of c.events({queue}))`.
    * After a network error it reconnects with the last event's id, so nothing
    * under an hour old is missed; a 410 (the server no longer has them all) is
    * thrown as a JobdError with code `gone`. Ends when `signal` aborts or the

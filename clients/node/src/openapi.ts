@@ -304,7 +304,7 @@ export interface paths {
         /**
          * A Server-Sent Events stream of job status changes
          * @description Each event is `id: E` and one `data:` line holding an `Event`
-         *     (docs/API.md, Events), read from the store: every server's changes.
+         *     (docs/API.md, GET /v1/events), read from the store: every server's changes.
          *     The stream starts at the request; with `Last-Event-ID: E` it first
          *     sends every event after E. Kept for an hour, and recorded only
          *     while some server had a client within the last hour: an E the log

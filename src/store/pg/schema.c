@@ -649,7 +649,7 @@ static const char step21_attempt_logs[] = "CREATE TABLE jobd.job_attempt_logs (\
 
 /*
  * Version 22: the event log of GET /v1/events (pg/events.c; docs/API.md,
- * Events; docs/DESIGN.md, Events). Statement triggers turn each statement's
+ * GET /v1/events; docs/DESIGN.md, Events). Statement triggers turn each statement's
  * status changes into rows of jobd.events, but only while some server has
  * had a client of the stream within the last hour (jobd.event_log.
  * listened_at, refreshed by that server): otherwise a trigger is one

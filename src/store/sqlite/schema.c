@@ -262,7 +262,7 @@ static const struct sq_migration sq_migrations[] = {
      "  PRIMARY KEY (job_id, attempt));"},
     {15,
      /* The event log of GET /v1/events (sqlite/events.c; docs/API.md,
-      * Events; docs/DESIGN.md, Events): row triggers write a job's status
+      * GET /v1/events; docs/DESIGN.md, Events): row triggers write a job's status
       * changes into events, only while a server has had a client of the
       * stream within the last hour (event_log.listened_at); otherwise each
       * is one probe of a one-row table. A job moves between jobs and
