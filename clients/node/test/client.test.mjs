@@ -292,3 +292,32 @@ test("cancels: a parked ask hears of a running job's cancel", async () => {
   assert.deepEqual(await asked, [j.id]);
   assert.ok(Date.now() - t0 < 10_000, "the parked ask answered with the cancel, not at its end");
 });
+
+// GET /v1/events (docs/API.md, Events): the iterator sees a job's changes in
+// order, and a resume from an event's id gets exactly what came after.
+test("events: a job's changes, in order, and a resume", async () => {
+  const ac = new AbortController();
+  const seen = [];
+  const it = c.events({ type: "c.events" }, { signal: ac.signal });
+  const first = it.next(); /* connects */
+  await until(async () => Number((/\njobd_event_clients (\d+)/.exec(await c.metrics()) ?? [])[1]) >= 1, 10_000);
+  const j = await c.enqueue("c.events", {}, { queue: "events" });
+  const claimed = await c.claim({ worker_id: "events-test", queues: ["events"], types: ["c.events"], limit: 1, lease_s: 60 });
+  await c.complete(j.id, { attempt: claimed.jobs[0].attempt, lease_token: claimed.jobs[0].lease_token });
+  seen.push((await first).value);
+  for await (const e of it) {
+    seen.push(e);
+    if (seen.length === 3) break;
+  }
+  assert.deepEqual(seen.map((e) => [e.job, e.from, e.to]),
+                   [[j.id, null, "pending"], [j.id, "pending", "running"], [j.id, "running", "succeeded"]]);
+  assert.ok(seen[0].event < seen[1].event && seen[1].event < seen[2].event);
+  const again = [];
+  for await (const e of c.events({ job: j.id }, { lastEventId: seen[0].event, signal: ac.signal })) {
+    again.push(e.event);
+    if (again.length === 2) break;
+  }
+  assert.deepEqual(again, [seen[1].event, seen[2].event]);
+  ac.abort();
+  await assert.rejects(c.events({}, { lastEventId: 999_999_999 }).next(), (e) => e.code === "gone");
+});

@@ -257,6 +257,12 @@ int sq_op_attempt_log_get(struct store *st, int64_t id, int32_t attempt, char **
 struct attempt_log_size;
 int sq_op_attempt_log_sizes(struct store *st, int64_t id, struct attempt_log_size **out, size_t *n,
                             struct jobd_error *err);
+/* store/events.h (sqlite/events.c) */
+int sq_op_events_listen(struct store *st, struct events_head *head, struct jobd_error *err);
+int sq_op_events_head(struct store *st, struct events_head *head, struct jobd_error *err);
+int sq_op_events_read(struct store *st, int64_t after, int64_t upto, int limit,
+                      struct store_event **out, size_t *n, struct jobd_error *err);
+int sq_op_events_resumable(struct store *st, int64_t after, bool *ok, struct jobd_error *err);
 int sq_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result,
                    struct job *out, struct jobd_error *err);
 int sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int *outcome,
