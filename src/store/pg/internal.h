@@ -87,6 +87,8 @@ struct pg_migration {
 };
 extern const struct pg_migration pg_migrations[];
 extern const size_t pg_migrations_count;
+/* Steps long enough to live in files of their own (pg/schema_*.c). */
+extern const char pg_step_events[];
 
 /* ---- SQL fragments ---- */
 
