@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char *const status_names[JOB_STATUS_COUNT] = {
-    "pending", "running", "succeeded", "dead", "cancelled",
+    "pending", "running", "succeeded", "dead", "cancelled", "waiting",
 };
 
 void
@@ -25,6 +25,7 @@ job_fini(struct job *j)
     free(j->last_error);
     free(j->result);
     job_progress_free(j->progress);
+    free(j->depends_on);
     memset(j, 0, sizeof *j);
 }
 

@@ -26,7 +26,8 @@ BOTH(create_get_list)
                             "attempt", "max_attempts", "attempt_floor", "idempotency_key",
                             "schedule", "scheduled_for", "worker_id", "lease_expires_at",
                             "timeout_s", "last_error", "result", "created_at", "started_at",
-                            "finished_at", "cancel_requested", "progress"};
+                            "finished_at", "cancel_requested", "progress", "depends_on",
+                            "on_parent_failure", "workflow", "step"};
     /* clang-format on */
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (json_object_get(j, fields[i]) == NULL)

@@ -259,6 +259,7 @@ static const struct store_ops pg_ops = {
     .wait_ends = pg_op_wait_ends,
     .progress = pg_op_progress,
     .progress_attach = pg_op_progress_attach,
+    .deps_attach = pg_op_deps_attach,
     .attempt_logs_put = pg_op_attempt_logs_put,
     .attempt_log_get = pg_op_attempt_log_get,
     .attempt_log_sizes = pg_op_attempt_log_sizes,

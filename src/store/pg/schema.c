@@ -669,5 +669,6 @@ const struct pg_migration pg_migrations[] = {
     {19, "finished attempts keep their lease token hash; notify jobd_cancel", step19_replays},
     {20, "job_progress", step20_progress},
     {21, "job_attempt_logs", step21_attempt_logs},
+    {24, "dependencies: jobs_waiting, job_deps", pg_step_deps},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

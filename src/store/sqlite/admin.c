@@ -53,7 +53,10 @@ sq_op_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *e
         if ((rc = sq_step_done(s, stmt, "request cancel", err)) != JOBD_OK)
             goto done;
         if (sqlite3_changes(s->db) == 0) {
-            rc = not_allowed(s, id, JOB_ACTION_CANCEL, err);
+            /* Waiting (sqlite/deps.c), or not allowed. */
+            rc = sq_deps_cancel_waiting(s, id, f.now_us, err);
+            if (rc == 0)
+                rc = not_allowed(s, id, JOB_ACTION_CANCEL, err);
             goto done;
         }
     }

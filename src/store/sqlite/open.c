@@ -370,6 +370,7 @@ static const struct store_ops sqlite_ops = {
     .cancels_requested = sq_op_cancels_requested,
     .progress = sq_op_progress,
     .progress_attach = sq_op_progress_attach,
+    .deps_attach = sq_op_deps_attach,
     .attempt_logs_put = sq_op_attempt_logs_put,
     .attempt_log_get = sq_op_attempt_log_get,
     .attempt_log_sizes = sq_op_attempt_log_sizes,
@@ -487,6 +488,7 @@ store_sqlite_open(const char *path, struct store **out, struct jobd_error *err)
     if ((rc = sq_pragma(s, "PRAGMA journal_mode=WAL", mode, sizeof mode, err)) != JOBD_OK ||
         (rc = sq_set_sync(s, true, err)) != JOBD_OK ||
         (rc = sq_pragma(s, "PRAGMA foreign_keys=OFF", NULL, 0, err)) != JOBD_OK ||
+        (rc = sq_deps_register(s, err)) != JOBD_OK ||
         (rc = sq_pragma(s, "SELECT count(*) FROM sqlite_schema", NULL, 0, err)) != JOBD_OK) {
         sq_close(&s->base);
         return rc;
