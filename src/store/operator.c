@@ -143,7 +143,7 @@ store_delete(struct store *st, int64_t id, struct jobd_error *err)
     rc = store_get(st, id, &j, err); /* JOBD_E_NOTFOUND for no such job */
     if (rc == JOBD_OK && j.status != JOB_RUNNING)
         /* docs/API.md, Deleting jobs: a job a waiting job depends on stays */
-        rc = jobd_error_set(err, JOBD_E_STATE, "status",
+        rc = jobd_error_set(err, JOBD_E_STATE, "depends_on",
                             "job %lld has waiting jobs that depend on it: cancel or delete "
                             "them first",
                             (long long)id);

@@ -64,7 +64,7 @@ BOTH(depends_on)
     EXPECT(&s, "POST", "/v1/jobs", "{\"type\":\"x\",\"on_parent_failure\":\"maybe\"}", 400, NULL);
     /* the parent of a waiting job is not deleted; the waiting job is */
     snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)p);
-    EXPECT(&s, "DELETE", path, NULL, 409, NULL);
+    EXPECT(&s, "DELETE", path, NULL, 409, "has_waiting_dependents");
     /* a waiting job is cancellable */
     snprintf(path, sizeof path, "/v1/jobs/%lld/cancel", (long long)c);
     ASSERT_EQ(req(&s, "POST", path, "{}", &r), 200);
