@@ -164,6 +164,8 @@ jobjson_claimed(const struct job *j)
     put(o, "idempotency_key", str_or_null(j->idempotency_key), &bad);
     put(o, "timeout_s", timeout_s(j->timeout_ms), &bad);
     put(o, "lease_expires_at", jobjson_time(j->lease_expires_at_us), &bad);
+    if (j->parents != NULL) /* docs/API.md, POST /v1/claim: only for a job that has parents */
+        put(o, "parents", stored_json(j->parents), &bad);
     if (bad) {
         json_decref(o);
         return NULL;

@@ -26,6 +26,7 @@ job_fini(struct job *j)
     free(j->result);
     job_progress_free(j->progress);
     free(j->depends_on);
+    free(j->parents);
     memset(j, 0, sizeof *j);
 }
 

@@ -147,6 +147,10 @@ struct job {
     int64_t *depends_on;
     size_t n_depends_on;
     bool run_on_parent_failure;
+    /* A claimed job's parents as its handler sees them (docs/WORKER.md,
+     * Parents): JSON array text of {id, step, type, status, result}; NULL
+     * when it has none or the reader is not a claim. Owned by the job. */
+    char *parents;
 };
 
 /*

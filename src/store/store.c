@@ -369,6 +369,11 @@ store_claim(struct store *st, const struct claim_req *req, struct job_list *out,
     assert(rc != JOBD_OK || out->n - n0 <= (size_t)req->limit);
     for (size_t i = n0; rc == JOBD_OK && i < out->n; i++)
         assert(out->v[i].attempt >= 1);
+    /* The parents their handlers see (docs/WORKER.md, Parents). Should this
+     * fail, the jobs are not run: their leases run out and the reaper hands
+     * them out again. */
+    if (rc == JOBD_OK && out->n > n0 && st->ops->parents_attach != NULL)
+        rc = st->ops->parents_attach(st, out->v + n0, out->n - n0, err);
     return rc;
 }
 

@@ -4,6 +4,7 @@
  * released (or cancelled for a parent that did not succeed) by the end of
  * their last parent, on every path that ends a job, exactly once.
  */
+#include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -424,5 +425,52 @@ TEST(deps_concurrent_parents_release_child_once)
     ASSERT_EQ(qs[0].count[JOB_WAITING], 0);
     ASSERT_EQ(qs[0].count[JOB_PENDING], 0);
     free(qs);
+    fx_close(&f);
+}
+
+/* A claimed child carries its parents for its handler (docs/WORKER.md, Parents). */
+TEST(deps_claim_carries_parents)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t p = enq(&f, "t", NULL, 0, 0);
+    int64_t q = enq(&f, "t", NULL, 0, 0);
+    int64_t pq[2] = {p, q};
+    int64_t c = enq_child(&f, "t", pq, 2, true);
+    int32_t a = claim_one(&f, p);
+    ASSERT_OK(store_complete(f.st, p, a, "{\"n\":1}", NULL, &f.err), &f.err);
+    run_dead(&f, q);
+    struct job_list l = {0};
+    claim(&f, 10, 60000, &l);
+    ASSERT_EQ(l.n, 1);
+    ASSERT_EQ(l.v[0].id, c);
+    ASSERT(l.v[0].parents != NULL);
+    json_error_t je;
+    json_t *arr = json_loads(l.v[0].parents, 0, &je);
+    ASSERT(json_is_array(arr));
+    ASSERT_EQ(json_array_size(arr), 2);
+    for (size_t i = 0; i < 2; i++) {
+        json_t *o = json_array_get(arr, i);
+        int64_t id = json_integer_value(json_object_get(o, "id"));
+        ASSERT(id == p || id == q);
+        ASSERT_STR_EQ(json_string_value(json_object_get(o, "type")), "t");
+        ASSERT(json_is_null(json_object_get(o, "step")));
+        const char *st = json_string_value(json_object_get(o, "status"));
+        ASSERT_STR_EQ(st, id == p ? "succeeded" : "dead");
+        json_t *res = json_object_get(o, "result");
+        if (id == p)
+            ASSERT_EQ(json_integer_value(json_object_get(res, "n")), 1);
+        else
+            ASSERT(json_is_null(res));
+    }
+    json_decref(arr);
+    job_list_fini(&l);
+    /* a job without parents has none */
+    int64_t lone = enq(&f, "t", NULL, 0, 0);
+    claim(&f, 10, 60000, &l);
+    ASSERT_EQ(l.n, 1);
+    ASSERT_EQ(l.v[0].id, lone);
+    ASSERT_NULL(l.v[0].parents);
+    job_list_fini(&l);
     fx_close(&f);
 }

@@ -1010,6 +1010,15 @@ export interface components {
             lease_token: string;
             /** @description The lease left when the answer was written (rounded down), counted from when the server claimed the job, not from when the claim was sent. */
             lease_remaining_ms: number;
+            /** @description Only for a job with parents (depends_on): one per parent in id order, as they were when the job was claimed. */
+            parents?: {
+                id: number;
+                step: null;
+                type: components["schemas"]["Name"];
+                status: components["schemas"]["JobStatus"];
+                /** @description What the parent's handler returned (any JSON value), or null. */
+                result: unknown;
+            }[];
         };
         ScheduleSpec: {
             name?: components["schemas"]["Name"];

@@ -289,6 +289,7 @@ int pg_op_progress(struct store *st, int64_t id, int32_t attempt, const struct p
                    struct jobd_error *err);
 int pg_op_progress_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 int pg_op_deps_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
+int pg_op_parents_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 /* Schema version 24, dependencies (pg/schema_deps.c). */
 extern const char pg_step_deps[];
 /* pg/attemptlog.c (store/attemptlog.h) */

@@ -260,6 +260,7 @@ static const struct store_ops pg_ops = {
     .progress = pg_op_progress,
     .progress_attach = pg_op_progress_attach,
     .deps_attach = pg_op_deps_attach,
+    .parents_attach = pg_op_parents_attach,
     .attempt_logs_put = pg_op_attempt_logs_put,
     .attempt_log_get = pg_op_attempt_log_get,
     .attempt_log_sizes = pg_op_attempt_log_sizes,

@@ -321,3 +321,35 @@ sq_deps_cancel_waiting(struct sqlite_store *s, int64_t id, int64_t now, struct j
     rc = run2(s, "DELETE FROM jobs_waiting WHERE id = ?1", id, 0, false, err);
     return rc == JOBD_OK ? 1 : rc;
 }
+
+int
+sq_op_parents_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err)
+{
+    struct sqlite_store *s = sq_of(st);
+    sqlite3_stmt *stmt;
+    /* One probe of job_deps_child per job: a job without parents costs that. */
+    int rc = sq_prepare(
+        s,
+        "SELECT json_group_array(json_object('id', a.id, 'step', NULL, 'type', a.type,"
+        " 'status', a.status, 'result', json(a.result))) FROM (SELECT parent FROM job_deps"
+        " WHERE child = ?1 ORDER BY parent) d JOIN (SELECT id, type, status, result FROM jobs"
+        " UNION ALL SELECT id, type, status, result FROM jobs_done"
+        " UNION ALL SELECT id, type, status, result FROM jobs_waiting) a ON a.id = d.parent"
+        " HAVING count(*) > 0",
+        &stmt, err);
+    if (rc != JOBD_OK)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_bind_int64(stmt, 1, v[i].id);
+        if ((rc = sq_step_row(s, stmt, "read parents", err)) < 0)
+            return rc;
+        if (rc == 0)
+            continue;
+        free(v[i].parents);
+        v[i].parents = strdup((const char *)sqlite3_column_text(stmt, 0));
+        sq_reset(stmt);
+        if (v[i].parents == NULL)
+            return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    }
+    return JOBD_OK;
+}

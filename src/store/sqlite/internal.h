@@ -233,6 +233,7 @@ int sq_deps_flush(struct sqlite_store *s, struct jobd_error *err);
 int sq_deps_enqueued(struct sqlite_store *s, const struct job_spec *spec, const char *field_prefix,
                      int64_t id, int64_t now, struct jobd_error *err);
 int sq_op_deps_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
+int sq_op_parents_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 /* Waiting job id -> cancelled: 1, or 0 if it is not waiting, or an error. */
 int sq_deps_cancel_waiting(struct sqlite_store *s, int64_t id, int64_t now, struct jobd_error *err);
 /* sqlite/cancels.c: store_cancels_requested */

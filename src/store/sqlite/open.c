@@ -371,6 +371,7 @@ static const struct store_ops sqlite_ops = {
     .progress = sq_op_progress,
     .progress_attach = sq_op_progress_attach,
     .deps_attach = sq_op_deps_attach,
+    .parents_attach = sq_op_parents_attach,
     .attempt_logs_put = sq_op_attempt_logs_put,
     .attempt_log_get = sq_op_attempt_log_get,
     .attempt_log_sizes = sq_op_attempt_log_sizes,
