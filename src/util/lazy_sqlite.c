@@ -39,13 +39,6 @@
        char **errmsg),                                                                             \
       (db, sql, cb, a, errmsg))                                                                    \
     F(int, sqlite3_extended_result_codes, (sqlite3 * db, int on), (db, on))                        \
-    F(int, sqlite3_create_function,                                                                \
-      (sqlite3 * db, const char *name, int n, int enc, void *a,                                    \
-       void (*fn)(sqlite3_context *, int, sqlite3_value **),                                       \
-       void (*step)(sqlite3_context *, int, sqlite3_value **), void (*fin)(sqlite3_context *)),    \
-      (db, name, n, enc, a, fn, step, fin))                                                        \
-    V(sqlite3_result_null, (sqlite3_context * c), (c))                                             \
-    F(void *, sqlite3_user_data, (sqlite3_context * c), (c))                                       \
     F(int, sqlite3_finalize, (sqlite3_stmt * s), (s))                                              \
     V(sqlite3_free, (void *p), (p))                                                                \
     F(int, sqlite3_get_autocommit, (sqlite3 * db), (db))                                           \

@@ -6,13 +6,13 @@
  * The schema (migration 17) notices every end of a parent itself: its move
  * into jobs_done, whichever operation made it, ends the parent's edges and
  * queues a row in deps_todo in the same statement, and a job coming back
- * from jobs_done (a manual retry) queues one too; both call
- * jobd_deps_todo(), which marks the connection. sq_commit then runs
+ * from jobs_done (a manual retry) queues one too. sq_commit then runs
  * sq_deps_flush inside the same transaction, before COMMIT: the children
  * are settled (released to pending, or cancelled for a parent that did not
  * succeed) in the parent's own transaction, and a child cancelled that way
  * is an end too, so cascades drain through the same queue. A transaction
- * that ended no parent with children never touches deps_todo.
+ * that ended no parent with children finds deps_todo empty: one read of an
+ * empty table before its COMMIT.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,25 +21,6 @@
 #include "core/err.h"
 #include "store/deps.h"
 #include "store/sqlite/internal.h"
-
-/* jobd_deps_todo(): the triggers' note that deps_todo has rows (migration 17). */
-static void
-todo_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
-{
-    (void)argc;
-    (void)argv;
-    struct sqlite_store *s = sqlite3_user_data(ctx);
-    s->deps_todo = true;
-    sqlite3_result_null(ctx);
-}
-
-int
-sq_deps_register(struct sqlite_store *s, struct jobd_error *err)
-{
-    int rc =
-        sqlite3_create_function(s->db, "jobd_deps_todo", 0, SQLITE_UTF8, s, todo_fn, NULL, NULL);
-    return rc == SQLITE_OK ? JOBD_OK : sq_error(s, rc, "register jobd_deps_todo", err);
-}
 
 /* Reads the ids one statement answers (first column; ?1 bound to id) into *v. */
 static int
@@ -197,17 +178,14 @@ int
 sq_deps_flush(struct sqlite_store *s, struct jobd_error *err)
 {
     int rc = JOBD_OK;
-    while (s->deps_todo && rc == JOBD_OK) {
+    while (rc == JOBD_OK) {
         sqlite3_stmt *stmt;
         if ((rc =
                  sq_prepare(s, "SELECT seq, parent, reopen, at FROM deps_todo ORDER BY seq LIMIT 1",
                             &stmt, err)) != JOBD_OK)
             break;
-        if ((rc = sq_step_row(s, stmt, "read deps_todo", err)) <= 0) {
-            if (rc == 0)
-                s->deps_todo = false;
+        if ((rc = sq_step_row(s, stmt, "read deps_todo", err)) <= 0)
             break;
-        }
         int64_t seq = sqlite3_column_int64(stmt, 0), p = sqlite3_column_int64(stmt, 1);
         bool reopen = sqlite3_column_int(stmt, 2) != 0;
         int64_t at = sqlite3_column_int64(stmt, 3);
@@ -216,8 +194,6 @@ sq_deps_flush(struct sqlite_store *s, struct jobd_error *err)
             break;
         rc = reopen ? parent_reopened(s, p, err) : parent_ended(s, p, at, err);
     }
-    if (rc < 0)
-        s->deps_todo = false; /* the transaction rolls back, and its queue with it */
     return rc < 0 ? rc : JOBD_OK;
 }
 

@@ -51,7 +51,6 @@ struct sqlite_store {
     struct sq_cached cache[SQ_CACHE_MAX];
     struct qlimits_cache qlim; /* the limited queues (qlimits.h) */
     struct sq_stats stats;     /* the open transaction's counts (sqlite/stats.c) */
-    bool deps_todo;            /* deps_todo has rows to settle before COMMIT (sqlite/deps.c) */
 };
 
 /*
@@ -226,7 +225,6 @@ int sq_op_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n
                         bool *replayed, struct jobd_error *err);
 int sq_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
 /* sqlite/deps.c: dependencies (docs/MODEL.md, Dependencies) */
-int sq_deps_register(struct sqlite_store *s, struct jobd_error *err);
 /* Settles what the open transaction's ends queued in deps_todo (before COMMIT). */
 int sq_deps_flush(struct sqlite_store *s, struct jobd_error *err);
 /* Job id, just inserted pending from spec, gets its parents and waits or settles. */

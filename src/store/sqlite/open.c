@@ -489,7 +489,6 @@ store_sqlite_open(const char *path, struct store **out, struct jobd_error *err)
     if ((rc = sq_pragma(s, "PRAGMA journal_mode=WAL", mode, sizeof mode, err)) != JOBD_OK ||
         (rc = sq_set_sync(s, true, err)) != JOBD_OK ||
         (rc = sq_pragma(s, "PRAGMA foreign_keys=OFF", NULL, 0, err)) != JOBD_OK ||
-        (rc = sq_deps_register(s, err)) != JOBD_OK ||
         (rc = sq_pragma(s, "SELECT count(*) FROM sqlite_schema", NULL, 0, err)) != JOBD_OK) {
         sq_close(&s->base);
         return rc;

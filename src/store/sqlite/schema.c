@@ -261,9 +261,10 @@ static const struct sq_migration sq_migrations[] = {
       * move into jobs_done, whatever made it) ends its edges in the same
       * statement and queues the settling of its children in deps_todo, as
       * does a job that comes back from jobs_done (a retry); the writing
-      * transaction settles them before COMMIT (sq_deps_flush), told to by
-      * jobd_deps_todo(). The WHEN clauses probe job_deps by parent: a job
-      * that never had children pays one index probe at its end. */
+      * transaction settles them before COMMIT (sq_deps_flush). The WHEN
+      * clauses probe job_deps by parent: a job that never had children pays
+      * one index probe at its end. The triggers call no function of jobd's,
+      * so any program may still write these tables. */
      "CREATE TABLE jobs_waiting ("
      "  id INTEGER PRIMARY KEY,"
      "  queue TEXT NOT NULL,"
@@ -309,19 +310,16 @@ static const struct sq_migration sq_migrations[] = {
      "  UPDATE job_deps SET ended_status = new.status"
      "    WHERE parent = new.id AND ended_status IS NULL;"
      "  INSERT INTO deps_todo (parent, reopen, at) VALUES (new.id, 0, new.finished_at);"
-     "  SELECT jobd_deps_todo();"
      "END;"
      "CREATE TRIGGER jobs_deps_reopened AFTER INSERT ON jobs"
      "  WHEN EXISTS (SELECT 1 FROM job_deps WHERE parent = new.id AND ended_status IS NOT NULL)"
      "  BEGIN"
      "  INSERT INTO deps_todo (parent, reopen, at) VALUES (new.id, 1, NULL);"
-     "  SELECT jobd_deps_todo();"
      "END;"
      "CREATE TRIGGER jobs_waiting_reopened AFTER INSERT ON jobs_waiting"
      "  WHEN EXISTS (SELECT 1 FROM job_deps WHERE parent = new.id AND ended_status IS NOT NULL)"
      "  BEGIN"
      "  INSERT INTO deps_todo (parent, reopen, at) VALUES (new.id, 1, NULL);"
-     "  SELECT jobd_deps_todo();"
      "END;"},
 };
 /* clang-format on */

@@ -101,7 +101,6 @@ void
 sq_rollback(struct sqlite_store *s)
 {
     sq_stats_reset(s);
-    s->deps_todo = false;
     if (!sqlite3_get_autocommit(s->db))
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
