@@ -474,3 +474,28 @@ TEST(deps_claim_carries_parents)
     job_list_fini(&l);
     fx_close(&f);
 }
+
+/* Retention takes a finished child's edges with it; a waiting child keeps its. */
+TEST(deps_prune_takes_finished_childrens_edges)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t p = enq(&f, "t", NULL, 0, 0);
+    int64_t c = enq_child(&f, "t", &p, 1, false);
+    run_ok(&f, p);
+    run_ok(&f, c);
+    int64_t q = enq(&f, "t", NULL, 0, T0 + 1000 * SEC);
+    int64_t w = enq_child(&f, "t", &q, 1, false);
+    ASSERT_EQ(raw_count(&f, is_pg() ? "SELECT count(*) FROM jobd.job_deps"
+                                    : "SELECT count(*) FROM job_deps"),
+              2);
+    manual_clock_advance(&f.mc, 10 * SEC);
+    int deleted = 0;
+    ASSERT_OK(store_prune(f.st, now_of(&f), 100, &deleted, &f.err), &f.err);
+    ASSERT_EQ(deleted, 2);
+    ASSERT_EQ(raw_count(&f, is_pg() ? "SELECT count(*) FROM jobd.job_deps"
+                                    : "SELECT count(*) FROM job_deps"),
+              1);
+    ASSERT_EQ(status_of(&f, w), JOB_WAITING);
+    fx_close(&f);
+}

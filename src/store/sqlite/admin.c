@@ -233,6 +233,8 @@ sq_op_prune(struct store *st, int64_t finished_before_us, int limit, int *delete
         "DELETE FROM job_attempts WHERE job_id IN " PRUNE_PICK,
         "DELETE FROM job_progress WHERE job_id IN " PRUNE_PICK,
         "DELETE FROM job_attempt_logs WHERE job_id IN " PRUNE_PICK,
+        /* the edges to its parents (sqlite/deps.c): a finished child needs none */
+        "DELETE FROM job_deps WHERE child IN " PRUNE_PICK,
     };
     sqlite3_stmt *stmt;
     for (size_t i = 0; i < sizeof first / sizeof first[0]; i++) {
