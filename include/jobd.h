@@ -105,6 +105,9 @@ struct jobd_job_opts {
     int32_t max_attempts;        /* 1..1e6; 0 = 25 */
     const char *idempotency_key; /* NULL = none; at most 255 bytes */
     int64_t timeout_ms;          /* the handler's time limit; 0 = the handler's own */
+    /* NULL = none; a W3C traceparent (version 00) the job carries to its
+     * handlers and log lines (docs/API.md, Trace context). Borrowed for the call. */
+    const char *traceparent;
 };
 
 /*
@@ -139,7 +142,8 @@ struct pg_conn;
  * (jobd_client_open or `jobd migrate` made it). conn must be idle or in a
  * transaction block; if the statement fails inside a transaction, that
  * transaction is aborted, as with any failed statement. opts as jobd_enqueue,
- * except that timeout_ms must be 0 (jobd.enqueue has no such parameter).
+ * except that timeout_ms must be 0 (jobd.enqueue has no such parameter); a
+ * traceparent needs schema version 22 (jobd.enqueue's 8th argument).
  * jobd.enqueue takes the payload as jsonb, so it is stored as PostgreSQL
  * prints jsonb ({"a": 1}), not in jobd's canonical form. With an idempotency
  * key, a replay (same type, queue and payload, compared as jsonb) returns the
@@ -298,6 +302,11 @@ JOBD_API const char *jobd_run_idempotency_key(const jobd_run *run); /* or "job-<
  * until the handler returns (copy it to keep it).
  */
 JOBD_API const char *jobd_run_parents(const jobd_run *run);
+
+/* The job's W3C traceparent, or NULL when it was enqueued without one
+ * (docs/WORKER.md, Trace context): a handler that traces starts its span
+ * with it as parent. Borrowed like the others. */
+JOBD_API const char *jobd_run_traceparent(const jobd_run *run);
 /* True once the run should end: its timeout passed, it was cancelled, or the worker stops. */
 JOBD_API bool jobd_run_should_stop(const jobd_run *run);
 /*

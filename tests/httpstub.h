@@ -105,7 +105,11 @@ httpstub_serve(struct httpstub *s, int c)
              "{\"key\":\"%s\",\"id\":\"%s\",\"attempt\":\"%s\",\"ct\":\"%s\","
              "\"payload\":%s}",
              key, id, att, ct, payload[0] ? payload : "null");
-    if (strcmp(path, "/text") == 0) {
+    if (strcmp(path, "/trace") == 0) { /* the traceparent header, or "" */
+        char tp[128];
+        httpstub_header(req, "traceparent", tp, sizeof tp);
+        snprintf(rbody, sizeof rbody, "{\"tp\":\"%s\"}", tp);
+    } else if (strcmp(path, "/text") == 0) {
         snprintf(rbody, sizeof rbody, "fine, thanks");
     } else if (strcmp(path, "/bad") == 0) {
         status = 400;

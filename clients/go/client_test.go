@@ -39,6 +39,37 @@ func TestCase_enqueue_every_field(t *testing.T) {
 	}
 }
 
+func TestCase_enqueue_traceparent(t *testing.T) {
+	t.Parallel()
+	c, ctx, q := client(), ctxT(t), uniq("tp")
+	tp := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	j, err := c.Enqueue(ctx, "t.tp", nil, jobd.WithQueue(q), jobd.WithTraceparent(tp))
+	if err != nil || j.Traceparent != tp {
+		t.Fatalf("enqueue: %v %s", err, j.Raw)
+	}
+	if g, err := c.Get(ctx, j.ID); err != nil || g.Traceparent != tp {
+		t.Errorf("get: %v %s", err, g.Raw)
+	}
+	if n, err := c.Enqueue(ctx, "t.tp", nil, jobd.WithQueue(q)); err != nil || n.Traceparent != "" {
+		t.Errorf("without: %v %s", err, n.Raw)
+	}
+	jobs, err := c.EnqueueMany(ctx, []jobd.JobSpec{
+		jobd.Spec("t.tp", nil, jobd.WithQueue(q), jobd.WithTraceparent(tp)), jobd.Spec("t.tp", nil, jobd.WithQueue(q))})
+	if err != nil || len(jobs) != 2 {
+		t.Fatalf("many: %v", err)
+	}
+	for i, want := range []string{tp, ""} {
+		if g, err := c.Get(ctx, jobs[i].ID); err != nil || g.Traceparent != want {
+			t.Errorf("many[%d]: %v %s", i, err, g.Raw)
+		}
+	}
+	_, err = c.Enqueue(ctx, "t.tp", nil, jobd.WithQueue(q), jobd.WithTraceparent("00-nope"))
+	var e *jobd.Error
+	if !errors.Is(err, jobd.ErrBadRequest) || !errors.As(err, &e) || e.Code != "invalid_field" || e.Field != "traceparent" {
+		t.Errorf("bad traceparent: %v", err)
+	}
+}
+
 func TestCase_enqueue_in(t *testing.T) {
 	t.Parallel()
 	c, ctx := client(), ctxT(t)

@@ -19,6 +19,7 @@ type jobBody struct {
 	MaxAttempts    *int     `json:"max_attempts,omitempty"`
 	IdempotencyKey string   `json:"idempotency_key,omitempty"`
 	TimeoutS       *float64 `json:"timeout_s,omitempty"`
+	Traceparent    string   `json:"traceparent,omitempty"`
 }
 
 // JobSpec is a job to enqueue with EnqueueMany; make one with Spec.

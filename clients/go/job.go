@@ -53,7 +53,10 @@ type Job struct {
 	CreatedAt      time.Time       `json:"created_at"`
 	StartedAt      time.Time       `json:"started_at"`
 	FinishedAt     time.Time       `json:"finished_at"`
-	Raw            json.RawMessage `json:"-"`
+	// Traceparent is the W3C traceparent the job was enqueued with, "" if
+	// none (docs/API.md, Trace context); a claimed job has it too.
+	Traceparent string          `json:"traceparent"`
+	Raw         json.RawMessage `json:"-"`
 
 	// Replayed is true when Enqueue returned an existing job for its
 	// idempotency key (the header Idempotent-Replayed).

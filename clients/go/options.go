@@ -78,6 +78,13 @@ func WithIdempotencyKey(key string) EnqueueOption {
 	return enqueueFunc(func(b *jobBody) { b.IdempotencyKey = key })
 }
 
+// WithTraceparent gives the job a W3C traceparent (version 00) that it
+// carries to its handlers and log lines (docs/API.md, Trace context); a
+// malformed one is ErrBadRequest naming the field traceparent.
+func WithTraceparent(tp string) EnqueueOption {
+	return enqueueFunc(func(b *jobBody) { b.Traceparent = tp })
+}
+
 // WithTimeout limits each attempt of the job to d (1ms … 366d): a worker
 // stops the handler and the attempt fails as timed out.
 func WithTimeout(d time.Duration) EnqueueOption {

@@ -33,6 +33,8 @@ struct longpoll;
 struct jobwait;
 struct cancelwait;
 struct claim_presence;
+struct events;
+struct ev_client;
 
 /* Shared state of the API. Pointers borrowed; NULL members disable a feature. */
 struct api_ctx {
@@ -44,6 +46,7 @@ struct api_ctx {
     struct longpoll *longpoll;       /* NULL = claim never waits */
     struct jobwait *jobwait;         /* NULL = ?wait= ends at once (api/jobwait.h) */
     struct cancelwait *cancelwait;   /* NULL = GET /v1/cancels never waits (api/cancelwait.h) */
+    struct events *events;           /* NULL = GET /v1/events is 503 (api/events.h) */
     struct wakeup *wake;             /* signalled after committed enqueues; may be NULL */
     struct claim_presence *presence; /* NULL = a claim is no presence (claimpresence.h) */
     const struct jobd_clock *clock;  /* for `in` and request times; NULL = real clock */
@@ -85,8 +88,10 @@ struct api_request {
     size_t n_query;
     const char *authorization;   /* the Authorization header or NULL */
     const char *idempotency_key; /* the Idempotency-Key header or NULL */
+    const char *traceparent;     /* the traceparent header or NULL (docs/API.md, Trace context) */
     const char *accept_encoding; /* the Accept-Encoding header or NULL (/ui/) */
     const char *if_none_match;   /* the If-None-Match header or NULL (/ui/) */
+    const char *last_event_id;   /* the Last-Event-ID header or NULL (GET /v1/events) */
     const char *body;
     size_t body_len;
 };
@@ -140,6 +145,8 @@ struct api_response {
     char allow[64];
     struct lp_waiter *wait;        /* long-poll claim: not answered yet (owned) */
     struct api_deferred *deferred; /* answered later (owned; see api_deferred) */
+    struct ev_client *events;      /* a stream of events (owned; api/events.h): the
+                                      HTTP layer sends it as text/event-stream */
     struct api_claimed *claimed;   /* jobs this answer hands out (owned), n_claimed */
     size_t n_claimed;
 };

@@ -147,7 +147,8 @@ h_job_create(struct api_call *c)
     struct jobd_error err = {0};
     struct job job = {0};
     bool replayed = false;
-    int rc = jobjson_spec(o, NULL, c->req->idempotency_key, api_now_us(c), &spec, &owned, &err);
+    int rc = jobjson_spec(o, NULL, c->req->idempotency_key, c->req->traceparent, api_now_us(c),
+                          &spec, &owned, &err);
     if (rc != JOBD_OK) {
         api_error_from(c->resp, rc, &err);
         goto out;
@@ -223,7 +224,7 @@ batch_specs(struct api_call *c, json_t *arr, struct job_spec *specs, struct spec
             *unknown = true;
             return rc;
         }
-        rc = jobjson_spec(item, prefix, NULL, now, &specs[i], &owned[i], err);
+        rc = jobjson_spec(item, prefix, NULL, NULL, now, &specs[i], &owned[i], err);
         if (rc != JOBD_OK)
             return rc;
     }

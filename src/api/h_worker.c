@@ -527,7 +527,7 @@ h_fail(struct api_call *c)
         if (job.status == JOB_DEAD) /* docs/LOGGING.md, Access log */
             log_at(LOGL_INFO, "server", "job dead", LF_INT("job", job.id),
                    LF_INT("attempt", attempt), LF_STR("type", job.type), LF_STR("queue", job.queue),
-                   LF_STR("error", job.last_error));
+                   LF_STR("error", job.last_error), LF_TRACE(job.traceparent));
         api_reply_job(c, 200, &job);
     }
     api_store_put(c, st, rc);

@@ -77,6 +77,8 @@ void h_release(struct api_call *c);
 /* h_attemptlog.c: docs/API.md, GET /v1/jobs/{id}/attempts/{attempt}/log */
 void h_attempt_log_get(struct api_call *c);
 void h_attempt_log_put(struct api_call *c);
+/* h_events.c: docs/API.md, GET /v1/events */
+void h_events(struct api_call *c);
 /*
  * h_worker.c: true when the report body o carries the lease token of
  * attempt of job c->id (docs/API.md, Remote workers); otherwise the answer

@@ -55,6 +55,7 @@
 #include "api/apierr.h"
 #include "api/auth.h"
 #include "api/deadline.h"
+#include "api/events.h"
 #include "api/longpoll.h"
 #include "api/membudget.h"
 #include "api/xsite.h"
@@ -178,6 +179,54 @@ send_response(struct MHD_Connection *conn, struct req_state *s, struct api_respo
         MHD_add_response_header(mr, r->headers[i].name, r->headers[i].value);
     s->status = r->status;
     enum MHD_Result ok = MHD_queue_response(conn, (unsigned)r->status, mr);
+    MHD_destroy_response(mr);
+    return ok;
+}
+
+static ssize_t
+events_read_cb(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    ssize_t n = events_client_read(cls, buf, max);
+    return n < 0 ? MHD_CONTENT_READER_END_OF_STREAM : n;
+}
+
+static void
+events_free_cb(void *cls)
+{
+    events_client_free(cls);
+}
+
+static void
+suspend_conn(void *arg)
+{
+    MHD_suspend_connection(arg);
+}
+
+static void resume_conn(void *arg);
+static bool conn_alive(void *arg);
+
+/*
+ * GET /v1/events: a text/event-stream the events thread feeds (events.h).
+ * The response owns the client from here; the content callback suspends
+ * the connection while there is nothing to send.
+ */
+static enum MHD_Result
+send_events(struct MHD_Connection *conn, struct req_state *s, struct api_response *r)
+{
+    struct ev_client *c = r->events;
+    struct MHD_Response *mr = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024,
+                                                                events_read_cb, c, events_free_cb);
+    if (mr == NULL)
+        return MHD_NO; /* r->events is freed with the request */
+    r->events = NULL;
+    events_client_attach(c, conn, suspend_conn, resume_conn, conn_alive);
+    MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+    MHD_add_response_header(mr, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    MHD_add_response_header(mr, "X-Accel-Buffering", "no");
+    MHD_add_response_header(mr, "X-Content-Type-Options", "nosniff");
+    s->status = 200;
+    enum MHD_Result ok = MHD_queue_response(conn, 200, mr);
     MHD_destroy_response(mr);
     return ok;
 }
@@ -541,8 +590,10 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
         .n_query = q.n,
         .authorization = header(conn, MHD_HTTP_HEADER_AUTHORIZATION),
         .idempotency_key = header(conn, "Idempotency-Key"),
+        .traceparent = header(conn, "traceparent"),
         .accept_encoding = header(conn, MHD_HTTP_HEADER_ACCEPT_ENCODING),
         .if_none_match = header(conn, MHD_HTTP_HEADER_IF_NONE_MATCH),
+        .last_event_id = header(conn, "Last-Event-ID"),
         .body = s->body ? s->body : "",
         .body_len = s->len,
     };
@@ -566,6 +617,8 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
     }
     if (s->resp.wait != NULL)
         lp_waiter_take_response(s->resp.wait, &s->resp);
+    if (s->resp.events != NULL)
+        return send_events(conn, s, &s->resp);
     return send_claims(srv, conn, s);
 }
 

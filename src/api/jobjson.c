@@ -19,9 +19,9 @@
 #include "core/timefmt.h"
 
 const char *const jobjson_job_fields[] = {
-    "type",         "payload",         "queue",   "priority",  "run_at",     "in",
-    "max_attempts", "idempotency_key", "timeout", "timeout_s", "depends_on", "on_parent_failure",
-    NULL,
+    "type",       "payload",           "queue",           "priority", "run_at",
+    "in",         "max_attempts",      "idempotency_key", "timeout",  "timeout_s",
+    "depends_on", "on_parent_failure", "traceparent",     NULL,
 };
 
 static const char *
@@ -140,6 +140,7 @@ jobjson_job(const struct job *j)
     put(o, "on_parent_failure", json_string(j->run_on_parent_failure ? "run" : "cancel"), &bad);
     put(o, "workflow", json_null(), &bad);
     put(o, "step", json_null(), &bad);
+    put(o, "traceparent", str_or_null(j->traceparent), &bad);
     put(o, "progress", progress_json(j->progress), &bad);
     if (bad) {
         json_decref(o);
@@ -166,6 +167,7 @@ jobjson_claimed(const struct job *j)
     put(o, "lease_expires_at", jobjson_time(j->lease_expires_at_us), &bad);
     if (j->parents != NULL) /* docs/API.md, POST /v1/claim: only for a job that has parents */
         put(o, "parents", stored_json(j->parents), &bad);
+    put(o, "traceparent", str_or_null(j->traceparent), &bad);
     if (bad) {
         json_decref(o);
         return NULL;
@@ -498,8 +500,9 @@ spec_times(json_t *o, const char *prefix, int64_t now_us, struct job_spec *spec,
 }
 
 int
-jobjson_spec(json_t *o, const char *prefix, const char *header_key, int64_t now_us,
-             struct job_spec *spec, struct spec_owned *owned, struct jobd_error *err)
+jobjson_spec(json_t *o, const char *prefix, const char *header_key, const char *header_tp,
+             int64_t now_us, struct job_spec *spec, struct spec_owned *owned,
+             struct jobd_error *err)
 {
     char f[160];
     memset(spec, 0, sizeof *spec);
@@ -511,8 +514,14 @@ jobjson_spec(json_t *o, const char *prefix, const char *header_key, int64_t now_
                               &prio, err)) ||
         (rc = jobjson_get_int(o, "max_attempts", prefix, false, 1, JOB_MAX_ATTEMPTS_MAX,
                               &max_attempts, err)) ||
-        (rc = jobjson_get_str(o, "idempotency_key", prefix, false, &spec->idempotency_key, err)))
+        (rc = jobjson_get_str(o, "idempotency_key", prefix, false, &spec->idempotency_key, err)) ||
+        (rc = jobjson_get_str(o, "traceparent", prefix, false, &spec->traceparent, err)))
         return rc;
+    /* The field wins over the header (docs/API.md, Trace context): a proxy
+     * or client library may add a header of its own span to any request,
+     * while the field is what the caller meant the job to carry. */
+    if (spec->traceparent == NULL)
+        spec->traceparent = header_tp;
     spec->priority = (int32_t)prio;
     spec->max_attempts = (int32_t)max_attempts;
     if (header_key != NULL) {

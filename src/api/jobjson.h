@@ -61,14 +61,18 @@ extern const char *const jobjson_job_fields[];
 
 /*
  * Reads a job body (type, payload, queue, priority, run_at | in,
- * max_attempts, idempotency_key, timeout | timeout_s) into spec. header_key
- * (may be NULL) is the Idempotency-Key header; if both are given they must
- * agree. now_us anchors `in`. Field names in errors get prefix ("jobs[3].").
+ * max_attempts, idempotency_key, timeout | timeout_s, traceparent) into
+ * spec. header_key (may be NULL) is the Idempotency-Key header; if both are
+ * given they must agree. header_tp (may be NULL) is the traceparent header,
+ * taken when the body has no traceparent (the field wins); either is checked
+ * by job_spec_validate, the error naming the field. Both borrowed: spec
+ * points at them. now_us anchors `in`. Field names in errors get prefix ("jobs[3].").
  * Unknown fields are not checked here (jobjson_check_fields). Returns 0,
  * JOBD_E_INVALID or JOBD_E_TOOBIG (payload over 256 KiB).
  */
-int jobjson_spec(json_t *o, const char *prefix, const char *header_key, int64_t now_us,
-                 struct job_spec *spec, struct spec_owned *owned, struct jobd_error *err);
+int jobjson_spec(json_t *o, const char *prefix, const char *header_key, const char *header_tp,
+                 int64_t now_us, struct job_spec *spec, struct spec_owned *owned,
+                 struct jobd_error *err);
 
 /*
  * Typed member access with field-naming errors. Each returns 0 and sets *out

@@ -13,6 +13,8 @@
  */
 #include "api/longpoll.h"
 
+#include "api/events.h"
+
 #include <jansson.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -521,4 +523,6 @@ api_response_fini(struct api_response *r)
     if (r->deferred != NULL)
         r->deferred->free(r->deferred);
     r->deferred = NULL;
+    events_client_free(r->events);
+    r->events = NULL;
 }

@@ -44,6 +44,8 @@ struct api_metrics {
     _Atomic int64_t waiting;
     _Atomic int64_t results_waiting;
     _Atomic uint64_t waits_refused;
+    _Atomic int64_t event_clients;
+    _Atomic uint64_t event_clients_cut;
     _Atomic int reload_failed;
     pthread_mutex_t qmu; /* serializes taking a new entry of q */
     _Atomic size_t nq;   /* entries of q in use (published after the name) */
@@ -166,6 +168,20 @@ api_metrics_results_waiting(struct api_metrics *m, int64_t delta)
 {
     if (m)
         atomic_fetch_add(&m->results_waiting, delta);
+}
+
+void
+api_metrics_event_clients(struct api_metrics *m, int64_t delta)
+{
+    if (m)
+        atomic_fetch_add(&m->event_clients, delta);
+}
+
+void
+api_metrics_event_client_cut(struct api_metrics *m)
+{
+    if (m)
+        atomic_fetch_add(&m->event_clients_cut, 1);
 }
 
 void
@@ -322,6 +338,16 @@ render_waiting(struct sbuf *b, const struct api_metrics *m)
               "jobd_waits_refused_total %llu\n",
               m ? (long long)atomic_load(&m->results_waiting) : 0LL,
               m ? load(&m->waits_refused) : 0ULL);
+    sb_printf(b,
+              "# HELP jobd_event_clients Clients of GET /v1/events connected now.\n"
+              "# TYPE jobd_event_clients gauge\n"
+              "jobd_event_clients %lld\n"
+              "# HELP jobd_event_clients_cut_total Clients of GET /v1/events cut for not "
+              "reading fast enough.\n"
+              "# TYPE jobd_event_clients_cut_total counter\n"
+              "jobd_event_clients_cut_total %llu\n",
+              m ? (long long)atomic_load(&m->event_clients) : 0LL,
+              m ? load(&m->event_clients_cut) : 0ULL);
 }
 
 char *

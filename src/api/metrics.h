@@ -44,6 +44,10 @@ void api_metrics_commit(struct api_metrics *m);
 void api_metrics_waiting(struct api_metrics *m, int delta);
 /* Requests waiting for a result (api/jobwait.h) parked now: += delta. */
 void api_metrics_results_waiting(struct api_metrics *m, int64_t delta);
+/* Clients of GET /v1/events connected now (jobd_event_clients): += delta. */
+void api_metrics_event_clients(struct api_metrics *m, int64_t delta);
+/* One cut for reading too slowly (jobd_event_clients_cut_total; api/events.h). */
+void api_metrics_event_client_cut(struct api_metrics *m);
 /* A wait refused because --max-waits were parked (429 too_many_waits). */
 void api_metrics_wait_refused(struct api_metrics *m);
 /* The last SIGHUP reload failed (1) or applied (0): jobd_config_reload_failed. */

@@ -72,6 +72,7 @@ const struct api_route api_routes[] = {
     {"POST", "/v1/jobs/{id}/attempts/{attempt}/log", h_attempt_log_put, API_BATCH_BODY_MAX, false,
      API_ROLE_WORKER},
     {"GET", "/v1/cancels", h_cancels, API_BODY_MAX, false, API_ROLE_WORKER},
+    {"GET", "/v1/events", h_events, API_BODY_MAX, false, API_ROLE_READ},
     {"GET", "/v1/whoami", h_whoami, API_BODY_MAX, true, API_ROLE_READ},
     {"GET", "/healthz", h_healthz, API_BODY_MAX, true, API_ROLE_READ},
     {"GET", "/metrics", h_metrics, API_BODY_MAX, false, API_ROLE_READ},

@@ -19,13 +19,14 @@
 #include "core/duration.h"
 #include "core/job.h"
 #include "core/json.h"
+#include "core/traceparent.h"
 #include "util/clock.h"
 
 static const char submit_usage[] =
     "usage: jobd submit TYPE [--payload JSON] [--at TIME | --in DUR] [--priority N]\n"
     "                   [--queue Q] [--max-attempts N] [--key KEY] [--timeout DUR]\n"
     "                   [--depends-on ID[,ID...]] [--on-parent-failure cancel|run]\n"
-    "                   [--wait[=DUR]] [--server URL]\n"
+    "                   [--traceparent TP] [--wait[=DUR]] [--server URL]\n"
     "\n"
     "Enqueues a job through the API and prints it as JSON. Warns on stderr when no\n"
     "live worker (jobd workers) handles TYPE on the queue: the job waits for one.\n"
@@ -36,6 +37,9 @@ static const char submit_usage[] =
     "  --depends-on ID,...  the job waits (status waiting) until these jobs end;\n"
     "              then it runs if they all succeeded, else as --on-parent-failure\n"
     "              says: cancel (the default: it is cancelled) or run (it runs anyway)\n"
+    "  --traceparent TP  a W3C traceparent (00-<trace id>-<parent id>-<flags>) the\n"
+    "              job carries to its handlers and log lines; default $TRACEPARENT\n"
+    "              when valid (so a handler's submits join its job's trace)\n"
     "  --wait[=DUR]  then wait until the job ends (at most DUR; no limit without):\n"
     "              print its result as JSON (null if none) and exit 0 if it\n"
     "              succeeded, 1 if it went dead or was cancelled (the reason on\n"
@@ -67,7 +71,7 @@ static const char queues_usage[] =
     "TYPE, ...\" (unhandled_types in the JSON).\n";
 
 struct submit_opts {
-    const char *type, *payload, *at, *in, *queue, *key, *timeout, *server;
+    const char *type, *payload, *at, *in, *queue, *key, *timeout, *server, *traceparent;
     json_t *depends_on;            /* --depends-on, an array of ids (owned) */
     const char *on_parent_failure; /* --on-parent-failure */
     long priority, max_attempts;
@@ -89,7 +93,8 @@ enum {
     S_WAIT,
     S_WAIT_FOR,
     S_DEPENDS_ON,
-    S_ON_PARENT_FAILURE
+    S_ON_PARENT_FAILURE,
+    S_TRACEPARENT
 };
 static const struct cli_optdef submit_opts_def[] = {
     [S_PAYLOAD] = {"--payload", 0, true},
@@ -105,6 +110,7 @@ static const struct cli_optdef submit_opts_def[] = {
     [S_WAIT_FOR] = {"--wait", 0, true}, /* --wait=DUR (opts.h) */
     [S_DEPENDS_ON] = {"--depends-on", 0, true},
     [S_ON_PARENT_FAILURE] = {"--on-parent-failure", 0, true},
+    [S_TRACEPARENT] = {"--traceparent", 0, true},
     {NULL, 0, false},
 };
 
@@ -133,9 +139,10 @@ submit_deps(struct submit_opts *o, const char *v)
 static int
 submit_set(struct submit_opts *o, int k, const char *v)
 {
-    const char **dst[] = {[S_PAYLOAD] = &o->payload, [S_AT] = &o->at,   [S_IN] = &o->in,
-                          [S_QUEUE] = &o->queue,     [S_KEY] = &o->key, [S_TIMEOUT] = &o->timeout,
-                          [S_SERVER] = &o->server};
+    const char **dst[] = {[S_PAYLOAD] = &o->payload, [S_AT] = &o->at,
+                          [S_IN] = &o->in,           [S_QUEUE] = &o->queue,
+                          [S_KEY] = &o->key,         [S_TIMEOUT] = &o->timeout,
+                          [S_SERVER] = &o->server,   [S_TRACEPARENT] = &o->traceparent};
     if (k == S_DEPENDS_ON)
         return submit_deps(o, v);
     if (k == S_ON_PARENT_FAILURE) {
@@ -357,6 +364,16 @@ cmd_submit(int argc, char **argv)
         json_object_set_new(body, "idempotency_key", json_string(o.key));
     if (o.timeout)
         json_object_set_new(body, "timeout", json_string(o.timeout));
+    /* A handler's environment carries its job's (docs/WORKER.md, Trace
+     * context): a job it submits joins the same trace. An invalid one there
+     * is not the caller's mistake, and is left out; --traceparent is checked. */
+    struct jobd_error tperr = {0};
+    const char *env_tp = getenv("TRACEPARENT");
+    if (o.traceparent == NULL && env_tp != NULL &&
+        traceparent_validate(env_tp, "TRACEPARENT", &tperr) == JOBD_OK)
+        o.traceparent = env_tp;
+    if (o.traceparent)
+        json_object_set_new(body, "traceparent", json_string(o.traceparent));
     if (o.has_priority)
         json_object_set_new(body, "priority", json_integer(o.priority));
     if (o.has_max_attempts)

@@ -221,6 +221,7 @@ cli_job_show(const char *server, long id)
                                          "depends_on",
                                          "on_parent_failure",
                                          "timeout_s",
+                                         "traceparent",
                                          "payload",
                                          "result",
                                          "last_error",

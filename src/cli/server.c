@@ -23,6 +23,7 @@
 #include "api/commit.h"
 #include "api/countsd.h"
 #include "api/cancelwait.h"
+#include "api/events.h"
 #include "api/jobwait.h"
 #include "api/longpoll.h"
 #include "api/metrics.h"
@@ -106,9 +107,10 @@ static const char usage[] =
     "  --db-connections N   database connections this server opens at most: the\n"
     "                       requests', the committer's, the long-poll's, the\n"
     "                       scheduling plane's, the waits' (?wait=), the\n"
-    "                       cancel waits' (GET /v1/cancels) and --notify-db's\n"
-    "                       (default threads + 5, + 1 with --notify-db; at\n"
-    "                       least 6, 7 with it). A\n"
+    "                       cancel waits' (GET /v1/cancels), the event\n"
+    "                       streams' (GET /v1/events) and --notify-db's\n"
+    "                       (default threads + 6, + 1 with --notify-db; at\n"
+    "                       least 7, 8 with it). A\n"
     "                       --worker-config worker has its own (db_connections)\n"
     "  --notify-db URL      a direct PostgreSQL URL for LISTEN when --db goes\n"
     "                       through PgBouncer in transaction mode (?pooler=transaction);\n"
@@ -147,8 +149,9 @@ static const char usage[] =
     "RELOADING and STOPPING and pings the watchdog.\n";
 
 /* What the budget must cover besides the requests: committer, long-poll, plane,
- * the waits thread (api/jobwait.h), the cancel waits thread (api/cancelwait.h). */
-#define SERVER_FIXED_CONNS 5
+ * the waits thread (api/jobwait.h), the cancel waits thread (api/cancelwait.h),
+ * the events thread (api/events.h). */
+#define SERVER_FIXED_CONNS 6
 /* How long a request waits for a connection when all are in use, before a 503. */
 #define SERVER_POOL_WAIT_MS 10000
 
@@ -167,12 +170,13 @@ db_budget(const struct server_opts *o)
 }
 
 /* The store pool's share: all but the plane's connection, the waits
- * thread's, the cancel waits thread's and --notify-db's (the long-poll's
- * own); the committer's and the long-poll's come from it. */
+ * thread's, the cancel waits thread's, the events thread's and
+ * --notify-db's (the long-poll's own); the committer's and the long-poll's
+ * come from it. */
 static long
 pool_conns(const struct server_opts *o)
 {
-    return db_budget(o) - 3 - (o->notify_db != NULL ? 1 : 0);
+    return db_budget(o) - 4 - (o->notify_db != NULL ? 1 : 0);
 }
 
 /* The settings of o the request handlers read, defaults filled in. */
@@ -229,6 +233,7 @@ struct server_parts {
     struct longpoll *longpoll;
     struct jobwait *jobwait;         /* ?wait= */
     struct cancelwait *cancelwait;   /* GET /v1/cancels?wait= */
+    struct events *events;           /* GET /v1/events */
     struct claim_presence *presence; /* claims' presence, remembered (claimpresence.h) */
     struct api_server *http;
     struct sched_plane *plane;
@@ -251,6 +256,7 @@ stop_all(struct server_parts *p, int64_t grace_ms)
     longpoll_stop(p->longpoll);         /* parked claims answered and resumed */
     jobwait_stop(p->jobwait);           /* parked waits answered with the job as it is */
     cancelwait_stop(p->cancelwait);     /* parked cancel waits answered */
+    events_stop(p->events);             /* event streams end */
     int64_t http_grace = grace_ms >= 0 ? grace_ms : 30000;
     if (!api_server_drain(p->http, http_grace > INT32_MAX ? INT32_MAX : (int)http_grace))
         log_at(LOGL_WARN, "server", "requests still running after the shutdown grace; closing");
@@ -263,6 +269,7 @@ stop_all(struct server_parts *p, int64_t grace_ms)
     longpoll_free(p->longpoll); /* no HTTP thread can park a claim any more */
     jobwait_free(p->jobwait);   /* nor a wait */
     cancelwait_free(p->cancelwait);
+    events_free(p->events);           /* its streams went with the connections */
     committer_stop(p->committer);     /* no request can reach it any more */
     worker_stop(p->worker, grace_ms); /* running jobs finish or are reported */
     sched_plane_stop(p->plane);
@@ -407,7 +414,8 @@ start_request_threads(const struct server_opts *o, const struct jobd_clock *cloc
         return rc;
     /* Their own connections: direct ones for LISTEN where the pool's goes through a pooler. */
     const char *listen_url = o->notify_db ? o->notify_db : cli_db_url(o->db);
-    if ((rc = cancelwait_start(listen_url, &p->wake, &p->cancelwait, err)))
+    if ((rc = cancelwait_start(listen_url, &p->wake, &p->cancelwait, err)) ||
+        (rc = events_start(listen_url, p->metrics, &p->events, err)))
         return rc;
     return jobwait_start(listen_url, clock, o->max_waits ? o->max_waits : JOBWAIT_DEFAULT_MAX,
                          p->metrics, &p->jobwait, err);
@@ -443,6 +451,7 @@ start_all(const struct server_opts *o, const char *host, int port, struct server
                               .longpoll = p->longpoll,
                               .jobwait = p->jobwait,
                               .cancelwait = p->cancelwait,
+                              .events = p->events,
                               .presence = p->presence,
                               .wake = &p->wake,
                               .defer_enqueue = true,
@@ -515,7 +524,8 @@ check_opts(const struct server_opts *o, char *host, size_t hostlen, int *port,
     if (db_budget(o) < fixed_conns(o) + 1) {
         fprintf(stderr,
                 "jobd server: --db-connections must be at least %ld: one for the "
-                "committer, the long-poll, the scheduling plane, the waits, the cancel waits%s, "
+                "committer, the long-poll, the scheduling plane, the waits, the cancel waits, the "
+                "event streams%s, "
                 "and one for "
                 "requests\n",
                 fixed_conns(o) + 1, o->notify_db != NULL ? ", --notify-db" : "");

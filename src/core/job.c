@@ -24,6 +24,7 @@ job_fini(struct job *j)
     free(j->worker_id);
     free(j->last_error);
     free(j->result);
+    free(j->traceparent);
     job_progress_free(j->progress);
     free(j->depends_on);
     free(j->parents);

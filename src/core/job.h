@@ -138,6 +138,9 @@ struct job {
     int64_t created_at_us;
     int64_t started_at_us;
     int64_t finished_at_us;
+    /* The W3C traceparent given at enqueue (core/traceparent.h; docs/API.md,
+     * Trace context), NULL if none; owned by the job. */
+    char *traceparent;
     /* NULL unless the reader asked for it (store_progress_attach, store/progress.h)
      * and the job's current attempt reported progress; owned by the job. */
     struct job_progress *progress;
@@ -176,6 +179,7 @@ struct job_spec {
     const int64_t *depends_on;
     size_t n_depends_on;
     bool run_on_parent_failure;
+    const char *traceparent; /* NULL = none; valid (traceparent_validate) */
 };
 
 /* A growable array of jobs; job_list_fini frees the jobs and the array. */

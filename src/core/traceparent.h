@@ -1,9 +1,10 @@
 /*
- * traceparent.h — a W3C Trace Context `traceparent` (issue 28 item 7):
- * the one check every way in (the enqueue header and field, batch items)
- * is to share, and the trace id that log lines about a job are to carry.
- * Not wired to the API or the stores yet. Only version 00's exact shape is taken:
- * 00-<32 hex>-<16 hex>-<2 hex>, lowercase, neither id all zeros. Pure; no I/O.
+ * traceparent.h — a W3C Trace Context `traceparent` (issue 28 item 7;
+ * docs/API.md, Trace context): the one check every way in shares (the
+ * enqueue header and field, batch items: job_spec_validate), and the trace
+ * id that log lines about a job carry. Only version 00's exact shape is
+ * taken: 00-<32 hex>-<16 hex>-<2 hex>, lowercase, neither id all zeros.
+ * Pure; no I/O.
  */
 #ifndef JOBD_CORE_TRACEPARENT_H
 #define JOBD_CORE_TRACEPARENT_H

@@ -8,6 +8,7 @@
 
 #include "core/err.h"
 #include "core/job.h"
+#include "core/traceparent.h"
 #include "core/timefmt.h"
 
 static bool
@@ -137,5 +138,9 @@ job_spec_validate(const struct job_spec *spec, const char *prefix, struct jobd_e
         if (spec->depends_on[i] <= 0)
             return jobd_error_set(err, JOBD_E_INVALID, fieldname(f, sizeof f, prefix, "depends_on"),
                                   "depends_on must hold job ids (positive integers)");
+    if (spec->traceparent != NULL &&
+        (rc = traceparent_validate(spec->traceparent, fieldname(f, sizeof f, prefix, "traceparent"),
+                                   err)))
+        return rc;
     return JOBD_OK;
 }

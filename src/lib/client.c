@@ -106,6 +106,7 @@ lib_spec_from_opts(const struct jobd_job_opts *opts, const char *field_prefix,
     spec->max_attempts = opts->max_attempts;
     spec->idempotency_key = opts->idempotency_key;
     spec->timeout_ms = opts->timeout_ms;
+    spec->traceparent = opts->traceparent;
     return job_spec_validate(spec, field_prefix, err);
 }
 

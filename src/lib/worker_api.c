@@ -79,6 +79,12 @@ jobd_run_idempotency_key(const jobd_run *run)
     return run->run->idempotency_key;
 }
 
+JOBD_API const char *
+jobd_run_traceparent(const jobd_run *run)
+{
+    return run->run->traceparent;
+}
+
 JOBD_API bool
 jobd_run_should_stop(const jobd_run *run)
 {

@@ -236,7 +236,7 @@ log_reaped(const struct reaped_job *r, size_t n)
         log_at(LOGL_INFO, "plane", "lease expired; reaped", LF_INT("job", r[i].id),
                LF_INT("attempt", r[i].attempt), LF_STR("type", r[i].type),
                LF_STR("queue", r[i].queue), LF_STR("worker", r[i].worker_id),
-               LF_STR("now", job_status_name(r[i].now)));
+               LF_STR("now", job_status_name(r[i].now)), LF_TRACE(r[i].traceparent));
 }
 
 static void

@@ -43,6 +43,7 @@
 #include <stdint.h>
 
 #include "core/job.h"
+#include "core/traceparent.h"
 #include "core/schedule.h"
 #include "jobd.h"
 #include "util/clock.h"
@@ -52,6 +53,8 @@ struct store_operator_ops;
 struct progress_report;
 struct attempt_log;
 struct attempt_log_size;
+struct events_head;
+struct store_event;
 
 /*
  * Which jobs a list returns. Zero-initialise, then set status: 0 is
@@ -157,6 +160,7 @@ struct reaped_job {
     char type[JOB_NAME_MAX + 1];
     char queue[JOB_QUEUE_MAX + 1];
     char worker_id[JOB_WORKER_ID_MAX + 1]; /* "" if none was recorded */
+    char traceparent[TRACEPARENT_LEN + 1]; /* the job's, "" if none (its log line's trace id) */
 };
 
 /* Per-queue counts (GET /v1/queues). */
@@ -308,6 +312,12 @@ struct store_ops {
                            struct jobd_error *err);
     int (*attempt_log_sizes)(struct store *st, int64_t id, struct attempt_log_size **out, size_t *n,
                              struct jobd_error *err);
+    /* the event log (store/events.h); NULL in a backend without it (remote) */
+    int (*events_listen)(struct store *st, struct events_head *head, struct jobd_error *err);
+    int (*events_head)(struct store *st, struct events_head *head, struct jobd_error *err);
+    int (*events_read)(struct store *st, int64_t after, int64_t upto, int limit,
+                       struct store_event **out, size_t *n, struct jobd_error *err);
+    int (*events_resumable)(struct store *st, int64_t after, bool *ok, struct jobd_error *err);
 };
 
 /* Every backend's struct begins with this. */

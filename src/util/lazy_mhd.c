@@ -19,6 +19,10 @@
       (struct MHD_Response * r, const char *h, const char *v), (r, h, v))                          \
     F(struct MHD_Response *, MHD_create_response_from_buffer,                                      \
       (size_t n, void *b, enum MHD_ResponseMemoryMode m), (n, b, m))                               \
+    F(struct MHD_Response *, MHD_create_response_from_callback,                                    \
+      (uint64_t n, size_t bs, MHD_ContentReaderCallback crc, void *cls,                            \
+       MHD_ContentReaderFreeCallback crfc),                                                        \
+      (n, bs, crc, cls, crfc))                                                                     \
     V(MHD_destroy_response, (struct MHD_Response * r), (r))                                        \
     F(int, MHD_get_connection_values,                                                              \
       (struct MHD_Connection * c, enum MHD_ValueKind k, MHD_KeyValueIterator it, void *cls),       \

@@ -237,9 +237,26 @@ text_needs_quotes(const char *s)
     return false;
 }
 
+/* A traceparent's length and where its trace id lies in it (version 00:
+ * "00-" then 32 hex digits; core/traceparent.h, which this libc-only
+ * module does not include). */
+#define LOG_TP_LEN 55
+#define LOG_TRACE_AT 3
+#define LOG_TRACE_LEN 32
+
 static void
 put_field(struct lbuf *b, const struct log_field *f, bool json)
 {
+    if (f->kind == LOG_FIELD_TRACE) { /* LF_TRACE: the trace id, or nothing */
+        if (f->s == NULL || strlen(f->s) != LOG_TP_LEN)
+            return;
+        char id[LOG_TRACE_LEN + 1];
+        memcpy(id, f->s + LOG_TRACE_AT, LOG_TRACE_LEN);
+        id[LOG_TRACE_LEN] = '\0';
+        struct log_field s = LF_STR(f->key, id);
+        put_field(b, &s, json);
+        return;
+    }
     char unit[160];
     const char *sep = json ? "," : " ";
     const char *q = json ? "\"" : "";

@@ -57,7 +57,7 @@ bool log_enabled(enum log_level lvl);
 /* Which requests the HTTP access log writes. */
 enum log_access log_access_mode(void);
 
-enum log_field_kind { LOG_FIELD_STR, LOG_FIELD_INT, LOG_FIELD_DBL };
+enum log_field_kind { LOG_FIELD_STR, LOG_FIELD_INT, LOG_FIELD_DBL, LOG_FIELD_TRACE };
 
 /* One key=value; s is borrowed for the call (NULL is written as empty). */
 struct log_field {
@@ -71,6 +71,15 @@ struct log_field {
 #define LF_STR(k, v) ((struct log_field){.key = (k), .kind = LOG_FIELD_STR, .s = (v)})
 #define LF_INT(k, v) ((struct log_field){.key = (k), .kind = LOG_FIELD_INT, .i = (int64_t)(v)})
 #define LF_DBL(k, v) ((struct log_field){.key = (k), .kind = LOG_FIELD_DBL, .d = (double)(v)})
+/*
+ * The trace id of a job's W3C traceparent tp (docs/API.md, Trace context;
+ * core/traceparent.h) as the field trace_id=<32 hex>: the one way every
+ * line about a job names its trace. tp is the job's traceparent as stored
+ * (checked at enqueue), borrowed for the call; NULL or "" (a job without
+ * one) writes no field at all, nor does anything that is not a
+ * traceparent's length.
+ */
+#define LF_TRACE(tp) ((struct log_field){.key = "trace_id", .kind = LOG_FIELD_TRACE, .s = (tp)})
 
 /*
  * Writes one line if lvl is enabled: comp names the speaker ("server",

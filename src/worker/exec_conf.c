@@ -130,13 +130,17 @@ listed(const struct handler_conf *h, const char *entry)
     return false;
 }
 
-/* The job's own JOBD_* variables, which win over any inherited ones. */
+/*
+ * The job's own variables (JOBD_*, and TRACEPARENT: docs/WORKER.md, Trace
+ * context), which win over any inherited ones: an inherited TRACEPARENT
+ * (the worker's own, say) never reaches a job that has none.
+ */
 static bool
 job_variable(const char *entry)
 {
     static const char *const ours[] = {
-        "JOBD_JOB_ID=",          "JOBD_ATTEMPT=",       "JOBD_TYPE=",   "JOBD_QUEUE=",
-        "JOBD_IDEMPOTENCY_KEY=", "JOBD_SCHEDULED_FOR=", "JOBD_PARENTS="};
+        "JOBD_JOB_ID=",          "JOBD_ATTEMPT=",       "JOBD_TYPE=",    "JOBD_QUEUE=",
+        "JOBD_IDEMPOTENCY_KEY=", "JOBD_SCHEDULED_FOR=", "JOBD_PARENTS=", "TRACEPARENT="};
     for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++)
         if (strncmp(entry, ours[i], strlen(ours[i])) == 0)
             return true;
@@ -147,7 +151,7 @@ job_variable(const char *entry)
 static bool
 add_job_vars(char **env, size_t *k, const struct run *run)
 {
-    char *add[7] = {0};
+    char *add[8] = {0};
     int ok = asprintf(&add[0], "JOBD_JOB_ID=%" PRId64, run->id) >= 0;
     ok = ok && asprintf(&add[1], "JOBD_ATTEMPT=%" PRId32, run->attempt) >= 0;
     ok = ok && asprintf(&add[2], "JOBD_TYPE=%s", run->type) >= 0;
@@ -160,7 +164,9 @@ add_job_vars(char **env, size_t *k, const struct run *run)
     }
     if (ok && run->parents_path != NULL)
         ok = asprintf(&add[6], "JOBD_PARENTS=%s", run->parents_path) >= 0;
-    for (size_t i = 0; i < 7; i++) {
+    if (ok && run->traceparent != NULL)
+        ok = asprintf(&add[7], "TRACEPARENT=%s", run->traceparent) >= 0;
+    for (size_t i = 0; i < 8; i++) {
         if (!ok)
             free(add[i]);
         else if (add[i] != NULL)
@@ -175,7 +181,7 @@ exec_env_build(const struct run *run, struct exec_env *out)
     size_t n = 0;
     while (environ != NULL && environ[n] != NULL)
         n++;
-    out->vars = calloc(n + 9, sizeof *out->vars);
+    out->vars = calloc(n + 10, sizeof *out->vars); /* + 8 of the job's, HOME, NULL */
     if (out->vars == NULL)
         return false;
     size_t k = 0;

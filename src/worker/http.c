@@ -175,6 +175,10 @@ start_xfer(struct http_runner *h, struct run *run)
     ok = ok && add_header(x, line);
     snprintf(line, sizeof line, "Jobd-Attempt: %" PRId32, run->attempt);
     ok = ok && add_header(x, line);
+    if (run->traceparent != NULL) { /* docs/WORKER.md, Trace context */
+        snprintf(line, sizeof line, "traceparent: %s", run->traceparent);
+        ok = ok && add_header(x, line);
+    }
     if (!ok) {
         deliver_new(h, run, RUN_RETRY, "out of memory starting the HTTP call");
         if (x != NULL)

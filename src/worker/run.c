@@ -30,6 +30,7 @@ run_free(struct run *r)
     if (r->parents_path != NULL)
         unlink(r->parents_path); /* docs/WORKER.md, Parents: removed after the run */
     free(r->parents_path);
+    free(r->traceparent);
     free(r);
 }
 

@@ -43,6 +43,8 @@ struct run {
     char *queue;
     char *payload;                      /* JSON text */
     char *idempotency_key;              /* the job's key, or "job-<id>" */
+    char *traceparent;                  /* the job's W3C traceparent, or NULL (docs/WORKER.md,
+                                           Trace context) */
     int64_t scheduled_for_us;           /* 0 unless made by a schedule */
     int64_t timeout_ms;                 /* effective: the job's, else the handler's; 0 = none */
     const struct handler_conf *handler; /* borrowed from the worker's config */

@@ -74,10 +74,11 @@ dispatch(struct worker *w, struct job *j, int64_t now, int64_t lease_end_us)
         run->idempotency_key = strdup(key);
     }
     run->scheduled_for_us = j->scheduled_for_us;
+    run->traceparent = j->traceparent != NULL ? strdup(j->traceparent) : NULL;
     run->timeout_ms = j->timeout_ms > 0 ? j->timeout_ms : h->timeout_ms;
     run->handler = h;
     if (run->type == NULL || run->queue == NULL || run->payload == NULL ||
-        run->idempotency_key == NULL) {
+        run->idempotency_key == NULL || (j->traceparent != NULL && run->traceparent == NULL)) {
         run_free(run);
         wk_push_failure(w, j->id, j->attempt, NULL, REPORT_RETRY, 0);
         return;
@@ -91,6 +92,10 @@ dispatch(struct worker *w, struct job *j, int64_t now, int64_t lease_end_us)
                        .lease_end_us = lease_end_us,
                        .started_us = clock_mono_now_us()};
     snprintf(s->queue, sizeof s->queue, "%s", run->queue);
+    snprintf(s->traceparent, sizeof s->traceparent, "%s",
+             run->traceparent != NULL ? run->traceparent : "");
+    wlog(w, LOGL_DEBUG, "job started", LF_INT("job", run->id), LF_STR("type", run->type),
+         LF_INT("attempt", run->attempt), LF_TRACE(s->traceparent));
     if (w->cfg.events.started != NULL) {
         j->queue = run->queue; /* lent back for the event: the run owns it */
         w->cfg.events.started(w->cfg.events.arg, j);

@@ -18,6 +18,7 @@
 
 #include "core/backoff.h"
 #include "core/job.h"
+#include "core/traceparent.h"
 #include "store/store.h"
 #include "util/log.h"
 #include "util/wakeup.h"
@@ -54,8 +55,9 @@ struct slot {
     int64_t lease_end_us;          /* monotonic: the lease is surely live until then (see fence) */
     int64_t started_us;            /* monotonic, for the events' run duration */
     enum run_stop stop_sent;
-    bool lost;    /* stale lease: the result belongs to nobody */
-    bool watched; /* armed in w->fence (the lease watchdog) */
+    bool lost;                             /* stale lease: the result belongs to nobody */
+    bool watched;                          /* armed in w->fence (the lease watchdog) */
+    char traceparent[TRACEPARENT_LEN + 1]; /* the job's, "" if none: its log lines' LF_TRACE */
 };
 
 /* What a queued report asks of the store. */
@@ -73,6 +75,7 @@ struct failure {
     int64_t delay_ms;
     bool plain;       /* error replaced after the store refused the original */
     const char *type; /* the job's type, for the log: w->cfg's handler's, or NULL */
+    char traceparent[TRACEPARENT_LEN + 1]; /* the job's, "" if none, for the log (LF_TRACE) */
     struct failure *next;
 };
 
@@ -142,7 +145,8 @@ struct worker {
     int64_t fence_margin_us;
 };
 
-/* Logs one line for worker w (util/log): its id goes in a field. */
+/* Logs one line for worker w (util/log): its id goes in a field. A line
+ * about a job ends with LF_TRACE of the job's traceparent (docs/LOGGING.md). */
 #define wlog(w, lvl, msg, ...)                                                                     \
     log_at((lvl), "worker", (msg), LF_STR("worker", (w)->id), __VA_ARGS__)
 
@@ -165,7 +169,11 @@ void wk_fenced(struct slot *s);
 void wk_lease_ran_out(void *arg, int64_t id, int32_t attempt, const void *tag);
 /* Arms the watchdog for every slot whose run was just handed to its runner. */
 void wk_watch_new_runs(struct worker *w);
-/* Queues a failure report (error: owned, may be NULL); the entry, or NULL on OOM. */
+/* The traceparent of the run (id, attempt) this worker holds, for LF_TRACE:
+ * "" when it has none or is not held here. */
+const char *wk_trace_of(struct worker *w, int64_t id, int32_t attempt);
+/* Queues a failure report (error: owned, may be NULL); the entry, or NULL on
+ * OOM. It copies the held run's traceparent (wk_trace_of) for its log lines. */
 struct failure *wk_push_failure(struct worker *w, int64_t id, int32_t attempt, char *error,
                                 enum report_kind kind, int64_t delay_ms);
 /* Takes every delivered result: completions, failures, hand-backs. */

@@ -122,7 +122,8 @@ write_note(struct worker *w, struct slot *s, const struct progress_note *n, int6
              "progress line dropped: not {\"percent\"?: 0..100, \"message\"?: text, \"data\"?: "
              "JSON} within its bounds",
              LF_INT("job", n->id), LF_INT("attempt", n->attempt),
-             LF_STR("error", err.msg[0] ? err.msg : "not such a JSON object"));
+             LF_STR("error", err.msg[0] ? err.msg : "not such a JSON object"),
+             LF_TRACE(s->traceparent));
     else if (rc != JOBD_OK && rc != JOBD_E_STALE && rc != JOBD_E_NOTFOUND) {
         wk_store_trouble(w, rc, &err, "progress"); /* the heartbeat finds out about stale */
         return false;

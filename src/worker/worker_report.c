@@ -74,11 +74,13 @@ refused_failure(struct worker *w, struct failure *f, const struct jobd_error *er
 {
     if (f->plain) {
         wlog(w, LOGL_ERROR, "failure report refused; leaving the job to its lease",
-             LF_INT("job", f->id), LF_INT("attempt", f->attempt), LF_STR("error", err->msg));
+             LF_INT("job", f->id), LF_INT("attempt", f->attempt), LF_STR("error", err->msg),
+             LF_TRACE(f->traceparent));
         return false;
     }
     wlog(w, LOGL_WARN, "failure report refused; sending it with a plain message",
-         LF_INT("job", f->id), LF_INT("attempt", f->attempt), LF_STR("error", err->msg));
+         LF_INT("job", f->id), LF_INT("attempt", f->attempt), LF_STR("error", err->msg),
+         LF_TRACE(f->traceparent));
     char msg[512];
     snprintf(msg, sizeof msg, "the store refused this attempt's error text: %s", err->msg);
     char *plain = utf8_clean(msg, strlen(msg), sizeof msg, UTF8_KEEP_HEAD);
@@ -109,7 +111,7 @@ log_dead(struct worker *w, const struct failure *f, enum job_status now)
 {
     if (now == JOB_DEAD)
         wlog(w, LOGL_INFO, "job dead", LF_INT("job", f->id), LF_INT("attempt", f->attempt),
-             LF_STR("type", f->type), LF_STR("error", f->error));
+             LF_STR("type", f->type), LF_STR("error", f->error), LF_TRACE(f->traceparent));
 }
 
 /* The most failure reports written by one store_fail_batch. */
@@ -289,7 +291,7 @@ wk_heartbeats(struct worker *w, int64_t now)
             wlog(w, LOGL_WARN,
                  fired ? "lost the lease (stopped when it ran out by our clock)"
                        : "lost the lease; stopping it",
-                 LF_INT("job", s->id), LF_INT("attempt", s->attempt));
+                 LF_INT("job", s->id), LF_INT("attempt", s->attempt), LF_TRACE(s->traceparent));
             s->lost = true;
             wk_stat_add(w, &w->stats.stale, 1);
             if (fired)
@@ -341,7 +343,7 @@ wk_fence_expired(struct worker *w)
             continue;
         }
         wlog(w, LOGL_WARN, "the lease ran out without a heartbeat answer; stopping it",
-             LF_INT("job", s->id), LF_INT("attempt", s->attempt));
+             LF_INT("job", s->id), LF_INT("attempt", s->attempt), LF_TRACE(s->traceparent));
         s->lost = true;
         wk_stop_run(w, s, RUN_STOP_LOST);
     }

@@ -43,6 +43,13 @@ find_slot(struct worker *w, int64_t id, int32_t attempt)
     return NULL;
 }
 
+const char *
+wk_trace_of(struct worker *w, int64_t id, int32_t attempt)
+{
+    struct slot *s = find_slot(w, id, attempt);
+    return s != NULL ? s->traceparent : "";
+}
+
 void
 wk_stop_run(struct worker *w, struct slot *s, enum run_stop why)
 {
@@ -127,6 +134,7 @@ wk_push_failure(struct worker *w, int64_t id, int32_t attempt, char *error, enum
     }
     *f = (struct failure){
         .id = id, .attempt = attempt, .error = error, .kind = kind, .delay_ms = delay_ms};
+    snprintf(f->traceparent, sizeof f->traceparent, "%s", wk_trace_of(w, id, attempt));
     *w->fails_tail = f;
     w->fails_tail = &f->next;
     return f;
@@ -152,10 +160,11 @@ outcome_word(const struct slot *s, const struct run_result *r)
  * out of descriptors does not claim and hand back jobs in a tight loop.
  */
 static void
-release_run(struct worker *w, struct run_result *r)
+release_run(struct worker *w, const struct slot *s, struct run_result *r)
 {
     wlog(w, LOGL_WARN, "could not start a handler; handing the job back", LF_INT("job", r->id),
-         LF_INT("attempt", r->attempt), LF_STR("error", r->error != NULL ? r->error : ""));
+         LF_INT("attempt", r->attempt), LF_STR("error", r->error != NULL ? r->error : ""),
+         LF_TRACE(s->traceparent));
     wk_push_failure(w, r->id, r->attempt, r->error, REPORT_RELEASE, 0);
     r->error = NULL;
     w->start_backoff_ms = backoff_next(w->start_backoff_ms, RECONNECT_MIN_MS, RECONNECT_MAX_MS);
@@ -186,13 +195,13 @@ wk_take_results(struct worker *w)
             wk_push_failure(w, r->id, r->attempt, r->error, REPORT_RELEASE, 0);
             r->error = NULL;
         } else if (s != NULL && !s->lost && r->outcome == RUN_RELEASE) {
-            release_run(w, r);
+            release_run(w, s, r);
         } else if (s != NULL && (!s->lost || r->outcome == RUN_SUCCEEDED)) {
             w->start_backoff_ms = 0; /* a handler started: the host is fine again */
             if (r->outcome == RUN_SUCCEEDED) {
                 if (!completer_add(&w->comp, r->id, r->attempt, r->result))
-                    wlog(w, LOGL_ERROR, "out of memory queueing a completion",
-                         LF_INT("job", r->id));
+                    wlog(w, LOGL_ERROR, "out of memory queueing a completion", LF_INT("job", r->id),
+                         LF_TRACE(s->traceparent));
                 r->result = NULL;
             } else {
                 int64_t delay = r->retry_after_ms;
@@ -214,7 +223,7 @@ wk_take_results(struct worker *w)
             double took_s = (double)(clock_mono_now_us() - s->started_us) / 1e6;
             wlog(w, LOGL_DEBUG, "job finished", LF_INT("job", r->id), LF_STR("type", s->h->type),
                  LF_INT("attempt", r->attempt), LF_STR("outcome", outcome_word(s, r)),
-                 LF_DBL("duration_s", took_s));
+                 LF_DBL("duration_s", took_s), LF_TRACE(s->traceparent));
             if (w->cfg.events.ran != NULL)
                 w->cfg.events.ran(w->cfg.events.arg, s->queue, took_s);
             s->used = false;

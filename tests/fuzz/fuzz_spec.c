@@ -66,7 +66,7 @@ job_round_trip(json_t *o)
     struct spec_owned own = {0};
     int rc = jobjson_check_fields(o, jobjson_job_fields, "jobs[0].", &err);
     if (rc == JOBD_OK)
-        rc = jobjson_spec(o, "jobs[0].", NULL, NOW_US, &spec, &own, &err);
+        rc = jobjson_spec(o, "jobs[0].", NULL, NULL, NOW_US, &spec, &own, &err);
     if (rc != JOBD_OK) {
         check_refusal(rc, &err, "jobs[0].");
         jobjson_spec_fini(&own);
@@ -93,7 +93,7 @@ job_round_trip(json_t *o)
     struct job_spec s2;
     struct spec_owned own2 = {0};
     if (jobjson_parse_object(shown, strlen(shown), &o2, &err) != JOBD_OK ||
-        jobjson_spec(o2, NULL, NULL, NOW_US, &s2, &own2, &err) != JOBD_OK)
+        jobjson_spec(o2, NULL, NULL, NULL, NOW_US, &s2, &own2, &err) != JOBD_OK)
         fail("a job as shown is refused as a job body", shown, err.msg);
     if (!same(s2.type, j.type) || !same(s2.queue, j.queue) || s2.priority != j.priority ||
         s2.max_attempts != j.max_attempts || !same(s2.idempotency_key, j.idempotency_key))

@@ -255,7 +255,7 @@ op_spec(void *arg)
     struct job_spec spec;
     struct spec_owned owned;
     memset(&owned, 0, sizeof owned);
-    int rc = jobjson_spec(o, NULL, NULL, INT64_C(1796220197120000), &spec, &owned, &err);
+    int rc = jobjson_spec(o, NULL, NULL, NULL, INT64_C(1796220197120000), &spec, &owned, &err);
     bool ok = rc == JOBD_OK && strcmp(spec.type, "email.send") == 0 && spec.priority == 3;
     jobjson_spec_fini(&owned);
     json_decref(o);

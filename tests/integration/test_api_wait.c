@@ -323,7 +323,7 @@ BOTH(wait_hears_other_processes)
 BOTH(parked_waits_hold_no_store_connection)
 {
     struct srv s;
-    const char *extra[] = {"--db-connections", "6", "--threads", "2", NULL};
+    const char *extra[] = {"--db-connections", "7", "--threads", "2", NULL};
     srv_start(&s, backend, extra);
     enum { N = 20 };
     static struct waiter w[N];

@@ -25,6 +25,7 @@ trap cleanup EXIT
 fails=0
 
 run_store() { # store URL
+    : >"$dir/server.log" # emptied first: read below before the child truncates it, a previous server's log would give a dead port
     "$JOBD" server --db "$1" --listen 127.0.0.1:0 --max-workers 2 2>"$dir/server.log" &
     spid=$!
     local url=""

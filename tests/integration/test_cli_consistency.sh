@@ -67,6 +67,7 @@ run workers --server http://127.0.0.1:1
 check "no server: exit 3, jobd workers:" '[ $rc -eq 3 ] && prefixed workers'
 
 run_store() { # store URL
+    : >"$dir/server.log" # emptied first: read below before the child truncates it, a previous server's log would give a dead port
     "$JOBD" server --db "$1" --listen 127.0.0.1:0 2>"$dir/server.log" &
     spid=$!
     local url=""

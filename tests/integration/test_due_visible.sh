@@ -45,6 +45,7 @@ row() { awk -v n="$1" '$1 == n' "$dir/tty.out"; }
 printf '[worker]\nconcurrency = 1\n[handler "handled.type"]\nexec = /bin/cat\n' >"$dir/worker.ini"
 
 run_store() { # store URL
+    : >"$dir/server.log" # emptied first: read below before the child truncates it, a previous server's log would give a dead port
     "$JOBD" server --db "$1" --listen 127.0.0.1:0 --worker-config "$dir/worker.ini" \
         2>"$dir/server.log" &
     spid=$!

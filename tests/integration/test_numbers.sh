@@ -48,6 +48,7 @@ INI
 sed 's/"echo"/"echo.db"/' "$dir/worker.ini" >"$dir/worker-db.ini"
 
 run_store() { # store URL, then the command that runs an SQL query on it
+    : >"$dir/server.log" # emptied first: read below before the child truncates it, a previous server's log would give a dead port
     "$JOBD" server --db "$1" --listen 127.0.0.1:0 2>"$dir/server.log" &
     spid=$!
     local url=""

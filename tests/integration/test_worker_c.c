@@ -2,7 +2,8 @@
  * test_worker_c.c — C handlers through libjobd's embedded worker
  * (jobd_worker_* / jobd_run_* in include/jobd.h) on a real SQLite file:
  * results, retries, dead, cooperative timeouts and a graceful stop from
- * another thread while a handler runs.
+ * another thread while a handler runs; a job's traceparent, given through
+ * jobd_enqueue, reaches its handler (jobd_run_traceparent).
  */
 #include "test.h"
 #include "workertest.h"
@@ -41,6 +42,20 @@ parents_handler(jobd_run *run, void *ctx)
     const char *p = jobd_run_parents(run);
     return jobd_run_set_result(run, p ? p : "{\"none\":true}") == JOBD_OK ? JOBD_HANDLER_OK
                                                                           : JOBD_HANDLER_DEAD;
+}
+
+/* Returns the job's traceparent (docs/WORKER.md, Trace context) as its result. */
+static int
+trace_handler(jobd_run *run, void *ctx)
+{
+    (void)ctx;
+    const char *tp = jobd_run_traceparent(run);
+    char buf[128];
+    if (tp != NULL)
+        snprintf(buf, sizeof buf, "{\"tp\":\"%s\"}", tp);
+    else
+        snprintf(buf, sizeof buf, "{\"tp\":null}");
+    return jobd_run_set_result(run, buf) == JOBD_OK ? JOBD_HANDLER_OK : JOBD_HANDLER_DEAD;
 }
 
 static int
@@ -119,6 +134,7 @@ new_worker(void)
     ASSERT_OK(jobd_worker_register(w, "c.slow", slow_handler, NULL), NULL);
     ASSERT_OK(jobd_worker_register(w, "c.progress", progress_handler, NULL), NULL);
     ASSERT_OK(jobd_worker_register(w, "c.parents", parents_handler, NULL), NULL);
+    ASSERT_OK(jobd_worker_register(w, "c.trace", trace_handler, NULL), NULL);
     ASSERT_EQ(jobd_worker_register(w, "bad type", ok_handler, NULL), JOBD_E_INVALID);
     return w;
 }
@@ -221,6 +237,37 @@ TEST(c_handlers_parents)
     pthread_join(t, &rc);
     ASSERT_EQ((intptr_t)rc, 0);
     jobd_worker_free(w);
+    store_close(st);
+}
+
+TEST(c_handlers_traceparent)
+{
+    jobd_worker *w = new_worker();
+    struct store *st = test_store_open(db_url);
+    jobd_client *c = NULL;
+    struct jobd_error err = {0};
+    ASSERT_OK(jobd_client_open(db_url, &c, &err), &err);
+    const char *tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    struct jobd_job_opts o[2] = {{.type = "c.trace", .traceparent = tp}, {.type = "c.trace"}};
+    int64_t ids[2];
+    ASSERT_OK(jobd_enqueue_batch(c, o, 2, ids, &err), &err);
+    struct jobd_job_opts bad = {.type = "c.trace", .traceparent = "00-nope"};
+    ASSERT_EQ(jobd_enqueue(c, &bad, NULL, &err), JOBD_E_INVALID);
+    ASSERT_STR_EQ(err.field, "traceparent");
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, test_worker_run_thread, w), 0);
+    struct job j = {0};
+    wait_status(st, ids[0], JOB_SUCCEEDED, &j);
+    ASSERT_STR_EQ(j.result, "{\"tp\":\"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\"}");
+    wait_status(st, ids[1], JOB_SUCCEEDED, &j);
+    ASSERT_STR_EQ(j.result, "{\"tp\":null}");
+    job_fini(&j);
+    jobd_worker_stop(w);
+    void *rc = NULL;
+    pthread_join(t, &rc);
+    ASSERT_EQ((intptr_t)rc, 0);
+    jobd_worker_free(w);
+    jobd_client_close(c);
     store_close(st);
 }
 

@@ -65,6 +65,7 @@ sys.exit(0 if ok else 1)' "$2"
 run() { # DB WORKER-STORE-ARGS...
     local db=$1; shift
     rm -f "$dir/go"
+    : >"$dir/server.log" # emptied first: read below before the child truncates it, a previous server's log would give a dead port
     "$JOBD" server --db "$db" --listen 127.0.0.1:0 --shutdown-grace 2s 2>"$dir/server.log" &
     spid=$!
     local port=""

@@ -87,7 +87,8 @@ export class Checker {
 
   // One request. opts: {role (default the operation's x-jobd-role; null =
   // no token), params, query, body (JSON value), raw (string body),
-  // headers, expect (status)}. Returns {status, body, headers}.
+  // headers, expect (status), stream (a text/event-stream answer is read
+  // until this string)}. Returns {status, body, headers}.
   async call(method, template, opts = {}) {
     const item = this.spec.paths[template];
     const op = item && item[method.toLowerCase()];
@@ -107,7 +108,21 @@ export class Checker {
     else if (opts.body !== undefined) body = JSON.stringify(opts.body);
     if (body !== undefined && !('Content-Type' in headers)) headers['Content-Type'] = 'application/json';
     const res = await fetch(this.base + path, { method, headers, body });
-    const text = await res.text();
+    let text;
+    if (opts.stream && (res.headers.get('content-type') || '').startsWith('text/event-stream')) {
+      // A stream never ends: read until opts.stream appears, then hang up.
+      const reader = res.body.getReader();
+      const dec = new TextDecoder();
+      text = '';
+      while (!text.includes(opts.stream)) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += dec.decode(value, { stream: true });
+      }
+      await reader.cancel();
+    } else {
+      text = await res.text();
+    }
     const status = String(res.status);
     const label = `${where} -> ${status}`;
     if (opts.expect !== undefined && String(opts.expect) !== status) {

@@ -158,6 +158,10 @@ async function worker() {
   await call('GET', '/v1/cancels', { query: { jobs: `${c.id},999999999`, wait: '100ms' }, expect: 200 });
   await call('GET', '/v1/cancels', { query: { jobs: 'one' }, expect: 400 });
   await call('GET', '/v1/cancels', { query: { jobs: String(c.id), wait: '61s' }, expect: 400 });
+  // the events stream: its start, a bad filter, an id the log never gave
+  await call('GET', '/v1/events', { query: { queue: 'oa' }, expect: 200, stream: ': connected' });
+  await call('GET', '/v1/events', { query: { job: 'x' }, expect: 400 });
+  await call('GET', '/v1/events', { headers: { 'Last-Event-ID': '999999999' }, expect: 410 });
   await call('DELETE', '/v1/jobs/{id}', { params: id, expect: 409 });
   await call('POST', '/v1/jobs/{id}/fail', { params: id, body: { attempt: c.attempt, lease_token: c.lease_token, error: 'boom', retry_in_s: 0 }, expect: 200 });
   // the same report again (its answer lost): replayed; another report of the finished attempt: stale

@@ -5,15 +5,15 @@
 # + 3 for the server) they would need 20 x 3 + 7 = 67 connections, and the
 # workers past the 30th would fail to connect. Here each worker runs with
 # --db-connections 1 (its loop alone, polling) and the server with
-# --threads 8 --db-connections 6, while 16 HTTP clients hammer the server
+# --threads 8 --db-connections 7, while 16 HTTP clients hammer the server
 # (twice its request connections). Sampled every 200 ms, pg_stat_activity
-# must never show more than 20 worker and 5 server connections, no process
+# must never show more than 20 worker and 7 server connections, no process
 # may see "too many clients", and every job must succeed once (history
 # checker). Short: 1,000 jobs; soak: 5,000.
 source "$(dirname "$0")/lib.sh"
 scen_init conn_budget
 n=1000; [ "$SOAK" = 1 ] && n=5000
-workers=20 max_conn=30 server_budget=6
+workers=20 max_conn=30 server_budget=7
 PG_MAX_CONN=$max_conn pg_private_start
 base=$DB_URL
 [ $((workers * 3 + 9 + 3)) -gt $max_conn ] || fail "max_connections $max_conn would not stop an unbounded design"

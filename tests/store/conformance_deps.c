@@ -499,3 +499,54 @@ TEST(deps_prune_takes_finished_childrens_edges)
     ASSERT_EQ(status_of(&f, w), JOB_WAITING);
     fx_close(&f);
 }
+
+/* The traceparent of a job enqueued with one (docs/API.md, Trace context). */
+static void
+expect_tp(struct fx *f, int64_t id, enum job_status st, const char *tp)
+{
+    struct job g = getj(f, id);
+    ASSERT_EQ(g.status, st);
+    ASSERT(g.traceparent != NULL);
+    ASSERT_STR_EQ(g.traceparent, tp);
+    job_fini(&g);
+}
+
+/*
+ * A child keeps the traceparent it was enqueued with wherever its row moves:
+ * waiting, released to pending and claimed, cancelled for a parent that went
+ * dead, waiting again after the parent's retry, cancelled while waiting.
+ */
+TEST(deps_child_keeps_its_traceparent)
+{
+    static const char tp[] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    struct fx f;
+    fx_open(&f);
+    int64_t p = enq(&f, "t", NULL, 0, 0);
+    int64_t q = enq(&f, "t", NULL, 0, 0);
+    struct job_spec s1 = {.type = "t", .traceparent = tp, .depends_on = &p, .n_depends_on = 1};
+    int64_t c1 = enq_spec(&f, &s1);
+    struct job_spec s2 = {.type = "t", .traceparent = tp, .depends_on = &q, .n_depends_on = 1};
+    int64_t c2 = enq_spec(&f, &s2);
+    int64_t c3 = enq_spec(&f, &s2);
+    expect_tp(&f, c1, JOB_WAITING, tp);
+    ASSERT_OK(store_cancel(f.st, c3, NULL, &f.err), &f.err);
+    expect_tp(&f, c3, JOB_CANCELLED, tp);
+    run_ok(&f, p);
+    expect_tp(&f, c1, JOB_PENDING, tp);
+    run_dead(&f, q);
+    expect_tp(&f, c2, JOB_CANCELLED, tp);
+    ASSERT_OK(store_retry(f.st, q, NULL, &f.err), &f.err);
+    expect_tp(&f, c2, JOB_WAITING, tp);
+    run_ok(&f, q);
+    expect_tp(&f, c2, JOB_PENDING, tp);
+    struct job_list l = {0};
+    claim(&f, 10, 60000, &l);
+    ASSERT_EQ(l.n, 2);
+    for (size_t i = 0; i < l.n; i++) {
+        ASSERT(l.v[i].id == c1 || l.v[i].id == c2);
+        ASSERT(l.v[i].traceparent != NULL);
+        ASSERT_STR_EQ(l.v[i].traceparent, tp);
+    }
+    job_list_fini(&l);
+    fx_close(&f);
+}

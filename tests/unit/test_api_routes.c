@@ -347,7 +347,7 @@ TEST(job_json_exact)
                      "\"created_at\":\"2026-12-02T14:03:17.120Z\","
                      "\"started_at\":\"2026-12-02T14:03:17.125Z\",\"finished_at\":null,"
                      "\"depends_on\":[],\"on_parent_failure\":\"cancel\",\"workflow\":null,"
-                     "\"step\":null,\"progress\":null}");
+                     "\"step\":null,\"traceparent\":null,\"progress\":null}");
     free(s);
     /* docs/API.md, The job object: progress {percent, message, data, at} */
     j.progress = calloc(1, sizeof *j.progress);
@@ -367,7 +367,19 @@ TEST(job_json_exact)
     ASSERT_STR_EQ(s, "{\"id\":42,\"attempt\":1,\"attempt_floor\":0,\"type\":\"email.send\","
                      "\"queue\":\"default\","
                      "\"payload\":{\"to\":\"a@b.c\"},\"idempotency_key\":null,\"timeout_s\":1.5,"
-                     "\"lease_expires_at\":\"2026-12-02T14:04:17.120Z\"}");
+                     "\"lease_expires_at\":\"2026-12-02T14:04:17.120Z\",\"traceparent\":null}");
+    free(s);
+    /* docs/API.md, Trace context: in the job object and the claim answer */
+    j.traceparent = strdup("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+    s = jobjson_dump_take(jobjson_job(&j));
+    ASSERT(strstr(s, ",\"traceparent\":\"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\","
+                     "\"progress\":null}") != NULL);
+    free(s);
+    s = jobjson_dump_take(jobjson_claimed(&j));
+    ASSERT(
+        strstr(s,
+               ",\"traceparent\":\"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\"}") !=
+        NULL);
     free(s);
     job_fini(&j);
 }
@@ -381,7 +393,7 @@ TEST(spec_from_json)
     struct job_spec spec;
     struct spec_owned own = {0};
     struct jobd_error err = {0};
-    ASSERT_OK(jobjson_spec(o, NULL, NULL, 1000000, &spec, &own, &err), &err);
+    ASSERT_OK(jobjson_spec(o, NULL, NULL, NULL, 1000000, &spec, &own, &err), &err);
     ASSERT_STR_EQ(spec.type, "t");
     ASSERT_STR_EQ(spec.payload, "{\"a\":[1,2],\"b\":1}");
     ASSERT_STR_EQ(spec.queue, "q");
@@ -391,16 +403,16 @@ TEST(spec_from_json)
     ASSERT_EQ(spec.timeout_ms, 2000);
     jobjson_spec_fini(&own);
     /* The header key must agree with the body's. */
-    ASSERT_EQ(jobjson_spec(o, NULL, "other", 0, &spec, &own, &err), JOBD_E_INVALID);
+    ASSERT_EQ(jobjson_spec(o, NULL, "other", NULL, 0, &spec, &own, &err), JOBD_E_INVALID);
     ASSERT_STR_EQ(err.field, "idempotency_key");
     jobjson_spec_fini(&own);
     json_decref(o);
     o = json_loads("{\"type\":\"t\",\"timeout_s\":0.25}", 0, NULL);
-    ASSERT_OK(jobjson_spec(o, "jobs[2].", NULL, 0, &spec, &own, &err), &err);
+    ASSERT_OK(jobjson_spec(o, "jobs[2].", NULL, NULL, 0, &spec, &own, &err), &err);
     ASSERT_EQ(spec.timeout_ms, 250);
     json_decref(o);
     o = json_loads("{\"type\":\"t\",\"max_attempts\":true}", 0, NULL);
-    ASSERT_EQ(jobjson_spec(o, "jobs[2].", NULL, 0, &spec, &own, &err), JOBD_E_INVALID);
+    ASSERT_EQ(jobjson_spec(o, "jobs[2].", NULL, NULL, 0, &spec, &own, &err), JOBD_E_INVALID);
     ASSERT_STR_EQ(err.field, "jobs[2].max_attempts");
     json_decref(o);
     /* Found by fuzz_spec: what jobd accepts it must print and read back, so
@@ -416,14 +428,14 @@ TEST(spec_from_json)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         o = json_loads(bad[i].body, 0, NULL);
-        ASSERT_EQ(jobjson_spec(o, "jobs[0].", NULL, 1796220197120000, &spec, &own, &err),
+        ASSERT_EQ(jobjson_spec(o, "jobs[0].", NULL, NULL, 1796220197120000, &spec, &own, &err),
                   JOBD_E_INVALID);
         ASSERT_STR_EQ(err.field, bad[i].field);
         jobjson_spec_fini(&own);
         json_decref(o);
     }
     o = json_loads("{\"type\":\"t\",\"timeout\":\"366d\",\"in\":\"2900000d\"}", 0, NULL);
-    ASSERT_OK(jobjson_spec(o, NULL, NULL, 1796220197120000, &spec, &own, &err), &err);
+    ASSERT_OK(jobjson_spec(o, NULL, NULL, NULL, 1796220197120000, &spec, &own, &err), &err);
     ASSERT_EQ(spec.timeout_ms, JOB_TIMEOUT_MAX_MS);
     jobjson_spec_fini(&own);
     json_decref(o);

@@ -43,6 +43,21 @@ TEST(json_line_form)
                   "\"ms\":1.5}\n");
 }
 
+/* LF_TRACE (docs/API.md, Trace context): the trace id, or no field at all. */
+TEST(trace_field_only_with_a_traceparent)
+{
+    struct log_field f[] = {LF_INT("job", 12),
+                            LF_TRACE("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
+                            LF_TRACE(NULL), LF_TRACE(""), LF_TRACE("00-short")};
+    ASSERT_STR_EQ(fmt_line(LOG_TEXT, "job dead", f, 5),
+                  "2026-12-02T14:03:17.120Z info worker: job dead job=12 "
+                  "trace_id=4bf92f3577b34da6a3ce929d0e0e4736\n");
+    ASSERT_STR_EQ(fmt_line(LOG_JSON, "job dead", f, 5),
+                  "{\"ts\":\"2026-12-02T14:03:17.120Z\",\"level\":\"info\",\"component\":"
+                  "\"worker\",\"msg\":\"job dead\",\"job\":12,"
+                  "\"trace_id\":\"4bf92f3577b34da6a3ce929d0e0e4736\"}\n");
+}
+
 /* What a client may put in a path or a queue name must not reach a terminal
  * or a log reader as anything but inert text. */
 TEST(text_escapes_client_bytes)

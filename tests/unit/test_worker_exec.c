@@ -129,6 +129,27 @@ TEST(scheduled_for_is_rfc3339_utc)
     exec_runner_free(x);
 }
 
+/* docs/WORKER.md, Trace context: the job's, never the worker's own. */
+TEST(traceparent_in_env_only_when_the_job_has_one)
+{
+    setenv("TRACEPARENT", "00-11111111111111111111111111111111-2222222222222222-01", 1);
+    struct exec_runner *x = runner();
+    struct run *r = mkrun(9, "printf '\"%s\"' \"${TRACEPARENT-unset}\"", 0);
+    r->traceparent = strdup("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+    exec_runner_start(x, r);
+    struct run_result *res = wait_result(&inbox);
+    ASSERT_EQ(res->outcome, RUN_SUCCEEDED);
+    ASSERT_STR_EQ(res->result, "\"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\"");
+    run_result_free(res);
+    exec_runner_start(x, mkrun(10, "printf '\"%s\"' \"${TRACEPARENT-unset}\"", 0));
+    res = wait_result(&inbox);
+    ASSERT_EQ(res->outcome, RUN_SUCCEEDED);
+    ASSERT_STR_EQ(res->result, "\"unset\"");
+    run_result_free(res);
+    exec_runner_free(x);
+    unsetenv("TRACEPARENT");
+}
+
 TEST(non_json_or_huge_stdout_is_no_result)
 {
     struct exec_runner *x = runner();

@@ -63,7 +63,7 @@ setup(void)
 }
 
 static struct run_result *
-call(struct http_runner *h, const char *path, int64_t timeout_ms)
+call_tp(struct http_runner *h, const char *path, int64_t timeout_ms, const char *tp)
 {
     snprintf(url, sizeof url, "http://127.0.0.1:%d%s", stub.port, path);
     handler.kind = HANDLER_HTTP;
@@ -75,10 +75,35 @@ call(struct http_runner *h, const char *path, int64_t timeout_ms)
     r->queue = strdup("default");
     r->payload = strdup("{\"to\":\"a@b.c\"}");
     r->idempotency_key = strdup("k-1");
+    r->traceparent = tp != NULL ? strdup(tp) : NULL;
     r->timeout_ms = timeout_ms;
     r->handler = &handler;
     http_runner_start(h, r);
     return wait_result();
+}
+
+static struct run_result *
+call(struct http_runner *h, const char *path, int64_t timeout_ms)
+{
+    return call_tp(h, path, timeout_ms, NULL);
+}
+
+/* docs/WORKER.md, Trace context: the job's traceparent as a header, none without. */
+TEST(traceparent_header_only_when_the_job_has_one)
+{
+    struct http_runner *h = setup();
+    struct run_result *r =
+        call_tp(h, "/trace", 5000, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+    ASSERT_EQ(r->outcome, RUN_SUCCEEDED);
+    ASSERT_STR_EQ(r->result,
+                  "{\"tp\":\"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\"}");
+    run_result_free(r);
+    r = call(h, "/trace", 5000);
+    ASSERT_EQ(r->outcome, RUN_SUCCEEDED);
+    ASSERT_STR_EQ(r->result, "{\"tp\":\"\"}");
+    run_result_free(r);
+    http_runner_free(h);
+    httpstub_stop(&stub);
 }
 
 TEST(success_sends_headers_and_keeps_json_body)

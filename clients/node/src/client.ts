@@ -2,13 +2,13 @@
 // route table, routes.ts), with the types generated from docs/openapi.yaml.
 // Objects come back as the API sends them (snake_case fields); options
 // that go into a request body keep the API's names too.
-import { Transport, sleep, type ClientOptions, type Request } from "./http.js";
-import { BadRequestError } from "./errors.js";
+import { Transport, jitter, sleep, type ClientOptions, type Request } from "./http.js";
+import { BadRequestError, NetworkError } from "./errors.js";
 import { durationMs, durationString } from "./duration.js";
 import type {
   AnnounceRequest, Attempt, BulkFilter, BulkResult, ClaimRequest, ClaimResponse, CompleteRequest,
   Duration, EnqueueItem, EnqueueOptions, FailRequest, HeartbeatRequest, HeartbeatResponse, Job,
-  JobFilter, JobPage, PresenceRequest, ProgressRequest, ProgressResponse, Queue, QueueLimits, ReleaseRequest, Schedule, ScheduleNext,
+  JobEvent, JobFilter, JobPage, PresenceRequest, ProgressRequest, ProgressResponse, Queue, QueueLimits, ReleaseRequest, Schedule, ScheduleNext,
   ScheduleSpec, StatsResponse, WhoAmI, WorkerInfo,
 } from "./types.js";
 
@@ -214,6 +214,57 @@ export class Client {
     const query: Record<string, string> = { jobs: ids.join(",") };
     if (options.waitMs) query.wait = `${Math.ceil(options.waitMs)}ms`;
     return (await this.call<{ jobs: number[] }>({ route: "cancels", query, signal: options.signal })).jobs;
+  }
+
+  /**
+   * The status changes of jobs as they happen (docs/API.md, GET /v1/events), as an async iterator: `for await (const e of c.events({queue}))`.
+   * After a network error it reconnects with the last event's id, so nothing
+   * under an hour old is missed; a 410 (the server no longer has them all) is
+   * thrown as a JobdError with code `gone`. Ends when `signal` aborts or the
+   * loop breaks.
+   */
+  async *events(filter: { queue?: string; type?: string; job?: number } = {},
+                options: CallOptions & { lastEventId?: number } = {}): AsyncGenerator<JobEvent> {
+    let last = options.lastEventId;
+    const signal = options.signal;
+    for (let n = 0; !signal?.aborted; ) {
+      let res: globalThis.Response;
+      try {
+        res = await this.transport.stream({ route: "events", query: filter, signal,
+          headers: last !== undefined ? { "last-event-id": String(last) } : {} });
+      } catch (e) {
+        if (!(e instanceof NetworkError) || n >= this.transport.retries) throw e;
+        await sleep(jitter(n++, 100, 5000), signal);
+        continue;
+      }
+      n = 0;
+      const reader = res.body!.getReader();
+      const dec = new TextDecoder();
+      let buf = "";
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buf += dec.decode(value, { stream: true });
+          for (let i; (i = buf.indexOf("\n\n")) >= 0; ) {
+            const frame = buf.slice(0, i);
+            buf = buf.slice(i + 2);
+            let data: string | undefined;
+            for (const line of frame.split("\n")) {
+              if (line.startsWith("id: ")) last = Number(line.slice(4));
+              else if (line.startsWith("data: ")) data = line.slice(6);
+            }
+            if (data !== undefined) yield JSON.parse(data) as JobEvent;
+          }
+        }
+      } catch (e) {
+        if (signal?.aborted) return;
+        if (e instanceof SyntaxError) throw e;
+        /* the connection broke: reconnect from `last` */
+      } finally {
+        reader.cancel().catch(() => {});
+      }
+    }
   }
 
   /** Retries, cancels or deletes every job the filter matches (docs/API.md, POST /v1/jobs/bulk). */

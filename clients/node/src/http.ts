@@ -136,6 +136,33 @@ export class Transport {
     }
   }
 
+  /**
+   * Opens a streamed answer (GET /v1/events): the fetch Response with its
+   * body unread, once the headers say 2xx; throws a JobdError for an error
+   * answer and a NetworkError when the server cannot be reached. No
+   * timeout: the stream ends when req.signal aborts or the server ends it.
+   */
+  async stream(req: Request): Promise<globalThis.Response> {
+    const [method, path] = ROUTES[req.route];
+    const headers: Record<string, string> = { accept: "text/event-stream", ...this.headers, ...req.headers };
+    if (this.token) headers.authorization = `Bearer ${this.token}`;
+    let res: globalThis.Response;
+    try {
+      res = await this.fetchFn(this.url(req), { method, headers, signal: req.signal ?? null });
+    } catch (e) {
+      if (req.signal?.aborted) throw req.signal.reason;
+      const cause = (e as { cause?: { message?: string; code?: string } }).cause;
+      throw new NetworkError(0, "network", `${method} ${path} on ${this.server}: ${cause?.code ?? cause?.message ?? (e as Error).message}`,
+                             null, null, { cause: e });
+    }
+    if (res.status < 400) return res;
+    const text = await res.text();
+    let parsed: unknown = text;
+    try { parsed = JSON.parse(text); } catch { parsed = text; }
+    const ra = Number(res.headers.get("retry-after"));
+    throw errorFromResponse(res.status, parsed, text, Number.isFinite(ra) && ra > 0 ? ra : null);
+  }
+
   private async once<T>(method: string, req: Request): Promise<Response<T>> {
     const ac = new AbortController();
     const onAbort = () => ac.abort(req.signal!.reason);

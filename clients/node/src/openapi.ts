@@ -294,6 +294,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A Server-Sent Events stream of job status changes
+         * @description Each event is `id: E` and one `data:` line holding an `Event`
+         *     (docs/API.md, GET /v1/events), read from the store: every server's changes.
+         *     The stream starts at the request; with `Last-Event-ID: E` it first
+         *     sends every event after E. Kept for an hour, and recorded only
+         *     while some server had a client within the last hour: an E the log
+         *     cannot serve is `410 gone`. A client that does not read is cut.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/cancels": {
         parameters: {
             query?: never;
@@ -880,7 +905,11 @@ export interface components {
              * @enum {string}
              */
             on_parent_failure?: "cancel" | "run";
+            /** @description The job's W3C trace context, handed to its handlers; wins over the traceparent header. Default none. */
+            traceparent?: components["schemas"]["Traceparent"] | null;
         };
+        /** @description A W3C Trace Context traceparent, version 00 only; neither the trace id nor the parent id may be all zeros. */
+        Traceparent: string;
         Job: {
             id: number;
             queue: components["schemas"]["QueueName"];
@@ -918,8 +947,29 @@ export interface components {
             workflow: null;
             /** @description Reserved for workflows; null. */
             step: null;
+            /** @description The W3C trace context the job was enqueued with, or null. */
+            traceparent: components["schemas"]["Traceparent"] | null;
             /** @description What the job's current attempt last reported (POST /v1/jobs/{id}/progress), or null when it reported none; read by GET /v1/jobs/{id} and GET /v1/jobs, null in the answers of other routes. */
             progress: components["schemas"]["Progress"] | null;
+        };
+        /** @description One status change of a job, the `data:` of an event of `GET /v1/events`. */
+        Event: {
+            /**
+             * Format: int64
+             * @description The event id (= `id:`), increasing.
+             */
+            event: number;
+            /** Format: int64 */
+            job: number;
+            queue: components["schemas"]["QueueName"];
+            type: components["schemas"]["Name"];
+            /** @description The status before; null for a new job. */
+            from: components["schemas"]["JobStatus"] | null;
+            to: components["schemas"]["JobStatus"];
+            attempt: number;
+            at: components["schemas"]["Time"];
+            /** @description Always null (no workflows yet). */
+            workflow: null;
         };
         Progress: {
             percent: number | null;
@@ -1006,6 +1056,8 @@ export interface components {
             idempotency_key: string | null;
             timeout_s: components["schemas"]["TimeoutSeconds"];
             lease_expires_at: components["schemas"]["Time"];
+            /** @description The job's W3C trace context, for the handler, or null. */
+            traceparent: components["schemas"]["Traceparent"] | null;
             /** @description A random token (128 bits, the server keeps only its SHA-256) that this attempt's heartbeat, complete, fail and release must carry. */
             lease_token: string;
             /** @description The lease left when the answer was written (rounded down), counted from when the server claimed the job, not from when the claim was sent. */
@@ -1150,7 +1202,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     error?: {
                         /** @enum {unknown} */
-                        code?: "malformed_json" | "invalid_field" | "unknown_field" | "number_out_of_range" | "empty_filter" | "invalid_query" | "bad_framing";
+                        code?: "malformed_json" | "invalid_field" | "unknown_field" | "number_out_of_range" | "empty_filter" | "invalid_query" | "invalid_header" | "bad_framing";
                     };
                 };
             };
@@ -1407,6 +1459,8 @@ export interface operations {
             header?: {
                 /** @description The idempotency key, instead of (or agreeing with) `idempotency_key` in the body. */
                 "Idempotency-Key"?: string;
+                /** @description A W3C traceparent (version 00) for the job, used when the body has no `traceparent` field (the field wins). A bad value is 400 naming `traceparent`. */
+                traceparent?: components["schemas"]["Traceparent"];
             };
             path?: never;
             cookie?: never;
@@ -1963,6 +2017,60 @@ export interface operations {
             409: components["responses"]["StaleAttempt"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                queue?: components["schemas"]["QueueName"];
+                type?: components["schemas"]["Name"];
+                job?: number;
+            };
+            header?: {
+                /** @description The id of the last event the client saw. */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description The stream (`text/event-stream`, never ending): a comment
+             *     `: connected`, a `retry:` line, then events, with a comment
+             *     `: keepalive` after 15 s without any. Each `data:` line is an
+             *     `Event`.
+             */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description `gone`: the events after `Last-Event-ID` are not all kept (over
+             *     an hour old, before recording started, or an id never given);
+             *     `field` is `Last-Event-ID`. Start again without it.
+             */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            code?: "gone";
+                        };
+                    };
+                };
+            };
             default: components["responses"]["Unexpected"];
         };
     };

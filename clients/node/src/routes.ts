@@ -27,6 +27,7 @@ export const ROUTES = {
   release: ["POST", "/v1/jobs/{id}/release"],
   claim: ["POST", "/v1/claim"],
   cancels: ["GET", "/v1/cancels"],
+  events: ["GET", "/v1/events"],
   createSchedule: ["POST", "/v1/schedules"],
   listSchedules: ["GET", "/v1/schedules"],
   putSchedule: ["PUT", "/v1/schedules/{name}"],

@@ -13,6 +13,8 @@ export type JobStatus = S["JobStatus"];
 export type JobSpec = S["JobSpec"];
 export type JobPage = S["JobPage"];
 export type Attempt = S["Attempt"];
+/** One status change of a job, from GET /v1/events (Client.events). */
+export type JobEvent = S["Event"];
 export type ClaimedJob = S["ClaimedJob"];
 export type ClaimRequest = S["ClaimRequest"];
 export type Schedule = S["Schedule"];

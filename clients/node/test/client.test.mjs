@@ -58,6 +58,22 @@ caseTest("enqueue_in", async () => {
   await assert.rejects(c.enqueue("later", {}, { in: "soon" }), TypeError);
 });
 
+caseTest("enqueue_traceparent", async () => {
+  const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  const j = await c.enqueue("traced", {}, { queue: "traced", traceparent: tp });
+  assert.equal(j.traceparent, tp);
+  assert.equal((await c.get(j.id)).traceparent, tp);
+  assert.equal((await c.enqueue("traced", {}, { queue: "traced" })).traceparent, null);
+  const many = await c.enqueueMany([{ type: "traced", queue: "traced", traceparent: tp }, { type: "traced", queue: "traced" }]);
+  assert.deepEqual(await Promise.all(many.map(async (m) => (await c.get(m.id)).traceparent)), [tp, null]);
+  await assert.rejects(c.enqueue("traced", {}, { traceparent: "00-nope" }), (e) => {
+    assert.ok(e instanceof BadRequestError);
+    assert.equal(e.code, "invalid_field");
+    assert.equal(e.field, "traceparent");
+    return true;
+  });
+});
+
 caseTest("enqueue_idempotent_replay", async () => {
   const a = await c.enqueue("idem", { order: 1 }, { idempotency_key: "order-1", queue: "idem" });
   const b = await c.enqueue("idem", { order: 1 }, { idempotency_key: "order-1", queue: "idem" });
@@ -160,8 +176,12 @@ caseTest("retry", async () => {
   const r = await c.retry(d.id);
   assert.equal(r.status, "pending");
   assert.equal(r.attempt_floor, r.attempt);
-  await assert.rejects(c.retry(r.id), ConflictError);
   await c.cancel(r.id).catch(() => {});
+  // A job that is not dead or cancelled cannot be retried. Not r: this file's
+  // worker may already have claimed it and failed it dead again.
+  const idle = await c.enqueue("nobody.runs.this", {}, { queue: "retry-idle" });
+  await assert.rejects(c.retry(idle.id), ConflictError);
+  await c.cancel(idle.id);
   const gone = await c.enqueue("nobody.runs.this", {}, { queue: "del" });
   await c.delete(gone.id);
   await assert.rejects(c.get(gone.id), NotFoundError);
@@ -271,4 +291,33 @@ test("cancels: a parked ask hears of a running job's cancel", async () => {
   await c.cancel(j.id);
   assert.deepEqual(await asked, [j.id]);
   assert.ok(Date.now() - t0 < 10_000, "the parked ask answered with the cancel, not at its end");
+});
+
+// GET /v1/events (docs/API.md, Events): the iterator sees a job's changes in
+// order, and a resume from an event's id gets exactly what came after.
+test("events: a job's changes, in order, and a resume", async () => {
+  const ac = new AbortController();
+  const seen = [];
+  const it = c.events({ type: "c.events" }, { signal: ac.signal });
+  const first = it.next(); /* connects */
+  await until(async () => Number((/\njobd_event_clients (\d+)/.exec(await c.metrics()) ?? [])[1]) >= 1, 10_000);
+  const j = await c.enqueue("c.events", {}, { queue: "events" });
+  const claimed = await c.claim({ worker_id: "events-test", queues: ["events"], types: ["c.events"], limit: 1, lease_s: 60 });
+  await c.complete(j.id, { attempt: claimed.jobs[0].attempt, lease_token: claimed.jobs[0].lease_token });
+  seen.push((await first).value);
+  for await (const e of it) {
+    seen.push(e);
+    if (seen.length === 3) break;
+  }
+  assert.deepEqual(seen.map((e) => [e.job, e.from, e.to]),
+                   [[j.id, null, "pending"], [j.id, "pending", "running"], [j.id, "running", "succeeded"]]);
+  assert.ok(seen[0].event < seen[1].event && seen[1].event < seen[2].event);
+  const again = [];
+  for await (const e of c.events({ job: j.id }, { lastEventId: seen[0].event, signal: ac.signal })) {
+    again.push(e.event);
+    if (again.length === 2) break;
+  }
+  assert.deepEqual(again, [seen[1].event, seen[2].event]);
+  ac.abort();
+  await assert.rejects(c.events({}, { lastEventId: 999_999_999 }).next(), (e) => e.code === "gone");
 });

@@ -40,6 +40,7 @@ def job_spec(type: str, payload: Any = None, *, queue: Optional[str] = None,
              priority: Optional[int] = None, run_at: Optional[Time] = None,
              in_: Optional[Duration] = None, max_attempts: Optional[int] = None,
              idempotency_key: Optional[str] = None, timeout: Optional[Duration] = None,
+             traceparent: Optional[str] = None,
              extra: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
     """The JSON body of one job for POST /v1/jobs or an item of
     enqueue_many (docs/API.md, POST /v1/jobs): only the fields given.
@@ -61,6 +62,8 @@ def job_spec(type: str, payload: Any = None, *, queue: Optional[str] = None,
         body["idempotency_key"] = idempotency_key
     if timeout is not None:
         body["timeout"] = format_duration(timeout)
+    if traceparent is not None:
+        body["traceparent"] = traceparent
     body.update(extra or {})
     return body
 
@@ -74,7 +77,7 @@ def _spec_of(item: Union[Mapping[str, Any], Tuple[Any, ...]]) -> Dict[str, Any]:
     if "in" in m:
         m["in_"] = m.pop("in")
     known = {"type", "payload", "queue", "priority", "run_at", "in_", "max_attempts",
-             "idempotency_key", "timeout", "extra"}
+             "idempotency_key", "timeout", "traceparent", "extra"}
     extra = {k: m.pop(k) for k in list(m) if k not in known}
     if extra:
         m["extra"] = {**extra, **(m.get("extra") or {})}
@@ -122,14 +125,18 @@ class Client:
                 priority: Optional[int] = None, run_at: Optional[Time] = None,
                 in_: Optional[Duration] = None, max_attempts: Optional[int] = None,
                 idempotency_key: Optional[str] = None, timeout: Optional[Duration] = None,
+                traceparent: Optional[str] = None,
                 extra: Optional[Mapping[str, Any]] = None) -> Job:
         """Enqueues one job (POST /v1/jobs) and returns it. With an
         idempotency_key the same call again returns the same job (and is
         retried after a network error or a 503); the key with another
-        type, queue or payload raises Conflict (idempotency_conflict)."""
+        type, queue or payload raises Conflict (idempotency_conflict).
+        traceparent: a W3C traceparent the job carries to its handlers and
+        log lines (docs/API.md, Trace context); a bad one raises BadRequest
+        naming it."""
         body = job_spec(type, payload, queue=queue, priority=priority, run_at=run_at, in_=in_,
                         max_attempts=max_attempts, idempotency_key=idempotency_key,
-                        timeout=timeout, extra=extra)
+                        timeout=timeout, traceparent=traceparent, extra=extra)
         a = self.transport.request(R.JOB_CREATE, body=body,
                                    safe=body.get("idempotency_key") is not None)
         return Job(a.body)

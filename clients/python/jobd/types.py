@@ -79,7 +79,7 @@ class Job(Record):
                          "attempt", "max_attempts", "attempt_floor", "idempotency_key",
                          "schedule", "scheduled_for", "worker_id", "lease_expires_at",
                          "timeout_s", "last_error", "result", "created_at", "started_at",
-                         "finished_at"})
+                         "finished_at", "traceparent"})
     id: int
     queue: str
     type: str
@@ -101,6 +101,9 @@ class Job(Record):
     created_at: Optional[_dt.datetime]
     started_at: Optional[_dt.datetime]
     finished_at: Optional[_dt.datetime]
+    #: The W3C traceparent the job was enqueued with (docs/API.md, Trace
+    #: context), or None; a worker's handler finds it in ctx.job.traceparent.
+    traceparent: Optional[str]
 
     TERMINAL = frozenset({"succeeded", "dead", "cancelled"})
 

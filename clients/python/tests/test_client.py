@@ -45,6 +45,23 @@ class ClientCases(unittest.TestCase):
         with self.assertRaises(ValueError):
             self.c.enqueue(t, queue=q, run_at=dt.datetime(2030, 1, 1))  # naive: refused
 
+    def test_enqueue_traceparent(self) -> None:
+        t, q = unique("tp.type"), unique("tp")
+        tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        j = self.c.enqueue(t, queue=q, traceparent=tp)
+        self.assertEqual(j.traceparent, tp)
+        self.assertEqual(self.c.get(j.id).traceparent, tp)
+        self.assertIsNone(self.c.enqueue(t, queue=q).traceparent)
+        ids = self.c.enqueue_many([{"type": t, "queue": q, "traceparent": tp}, (t, None)])
+        self.assertEqual([self.c.get(i).traceparent for i in ids], [tp, None])
+        with self.assertRaises(jobd.BadRequest) as e:
+            self.c.enqueue(t, queue=q, traceparent="00-nope")
+        self.assertEqual((e.exception.code, e.exception.field), ("invalid_field", "traceparent"))
+        # a worker's handler finds it in the job it is given (the claim answer)
+        self.run_jobs(q, t, lambda job, ctx: {"tp": job.traceparent})
+        done = self.c.wait(j.id, timeout=harness.DEADLINE)
+        self.assertEqual((done.status, done.result), ("succeeded", {"tp": tp}))
+
     def test_enqueue_in(self) -> None:
         j = self.c.enqueue(unique("in.type"), queue=unique("in"), in_=dt.timedelta(minutes=5))
         assert j.run_at is not None and j.created_at is not None

@@ -21,7 +21,8 @@
 
 /*
  * $1 type, $2 payload, $3 queue, $4 priority, $5 run_at_us, $6 max_attempts,
- * $7 key, $8 timeout_ms, $9 schedule, $10 scheduled_for_us, $11 now_us.
+ * $7 key, $8 timeout_ms, $9 schedule, $10 scheduled_for_us, $11 now_us,
+ * $12 traceparent.
  * With a key, the key row is claimed first (ON CONFLICT DO NOTHING waits for
  * a concurrent inserter of the same key to finish); no row back means the key
  * was taken and the caller looks up the holder (st_key_holder).
@@ -33,11 +34,11 @@ PG_STMT(st_enqueue,
      "           ON CONFLICT (idempotency_key) DO NOTHING RETURNING job_id), "
      "ins AS (INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at, attempt,"
      "                       attempt_floor, max_attempts, idempotency_key, schedule,"
-     "                       scheduled_for, timeout_ms, created_at) "
+     "                       scheduled_for, timeout_ms, created_at, traceparent) "
      "SELECT COALESCE((SELECT job_id FROM k), nextval('jobd.job_id_seq')), $3::text, $1::text,"
      "       $2::json, 'pending', $4::int, COALESCE(" PG_US_TS("$5") ", " PG_NOW("$11") "),"
      "       0, 0, $6::int, $7::text, $9::text, " PG_US_TS("$10") ", $8::bigint, "
-     PG_NOW("$11") " WHERE $7::text IS NULL OR EXISTS (SELECT 1 FROM k) RETURNING *), "
+     PG_NOW("$11") ", $12::text WHERE $7::text IS NULL OR EXISTS (SELECT 1 FROM k) RETURNING *), "
      PG_STATS_ENQUEUED(PG_NOW("$11"), "ins") "SELECT " PG_JOB_COLS("") " FROM ins");
 /* clang-format on */
 
@@ -53,7 +54,7 @@ PG_STMT(st_next_ids, "SELECT nextval('jobd.job_id_seq') FROM generate_series(1, 
 
 /*
  * A batch as one statement over arrays: $1 ids (preallocated, ascending in
- * batch order) ... $10 scheduled_for, $11 now, $12 keys. Keys are claimed in
+ * batch order) ... $10 scheduled_for, $11 now, $12 keys, $13 traceparents. Keys are claimed in
  * batch order, so of two items with one key the first wins; an item whose
  * key was taken is left out (its id is missing from the result) and the
  * caller resolves it inside the same transaction.
@@ -62,18 +63,18 @@ PG_STMT(st_next_ids, "SELECT nextval('jobd.job_id_seq') FROM generate_series(1, 
 PG_STMT(st_enqueue_many,
      "WITH t AS (SELECT * FROM unnest($1::bigint[], $2::text[], $3::json[], $4::text[],"
      "                                $5::int[], $6::bigint[], $7::int[], $8::bigint[],"
-     "                                $9::text[], $10::bigint[], $12::text[])"
+     "                                $9::text[], $10::bigint[], $12::text[], $13::text[])"
      "           AS t(id, type, payload, queue, priority, run_at, max_attempts, timeout_ms,"
-     "                schedule, sched, key)),"
+     "                schedule, sched, key, tp)),"
      " k AS (INSERT INTO jobd.job_keys (idempotency_key, job_id)"
      "       SELECT key, id FROM t WHERE key IS NOT NULL ORDER BY id"
      "       ON CONFLICT (idempotency_key) DO NOTHING RETURNING job_id), "
      "ins AS (INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at, attempt,"
      "                       attempt_floor, max_attempts, idempotency_key, schedule,"
-     "                       scheduled_for, timeout_ms, created_at) "
+     "                       scheduled_for, timeout_ms, created_at, traceparent) "
      "SELECT t.id, t.queue, t.type, t.payload, 'pending', t.priority,"
      "       COALESCE(" PG_US_TS("t.run_at") ", " PG_NOW("$11") "), 0, 0, t.max_attempts,"
-     "       t.key, t.schedule, " PG_US_TS("t.sched") ", t.timeout_ms, " PG_NOW("$11") " "
+     "       t.key, t.schedule, " PG_US_TS("t.sched") ", t.timeout_ms, " PG_NOW("$11") ", t.tp "
      "FROM t WHERE t.key IS NULL OR t.id IN (SELECT job_id FROM k) RETURNING *), "
      PG_STATS_ENQUEUED(PG_NOW("$11"), "ins") "SELECT " PG_JOB_COLS("") " FROM ins");
 /* clang-format on */
@@ -88,7 +89,7 @@ PG_STMT(st_enqueue_many,
  * trigger's PL/pgSQL call and its query over the transition table were a
  * cost of every group commit. It returns only each row's id and
  * created_at: every other column is what the caller sent (or its
- * default), so job_from_spec builds the job from the spec. The 22
+ * default), so job_from_spec builds the job from the spec. The 23
  * columns of PG_JOB_COLS, six of them times through numeric, cost
  * PostgreSQL's output and libpq's parsing for every job of every group
  * commit (POST /v1/jobs), and told the caller nothing it did not know.
@@ -97,15 +98,15 @@ PG_STMT(st_enqueue_many,
 PG_STMT(st_enqueue_many_nokey,
      "WITH t AS (SELECT * FROM unnest($2::text[], $3::json[], $4::text[],"
      "                                $5::int[], $6::bigint[], $7::int[], $8::bigint[],"
-     "                                $9::text[], $10::bigint[]) WITH ORDINALITY"
+     "                                $9::text[], $10::bigint[], $13::text[]) WITH ORDINALITY"
      "           AS t(type, payload, queue, priority, run_at, max_attempts, timeout_ms,"
-     "                schedule, sched, ord)), "
+     "                schedule, sched, tp, ord)), "
      "ins AS (INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at, attempt,"
      "                       attempt_floor, max_attempts, idempotency_key, schedule,"
-     "                       scheduled_for, timeout_ms, created_at) "
+     "                       scheduled_for, timeout_ms, created_at, traceparent) "
      "SELECT nextval('jobd.job_id_seq'), t.queue, t.type, t.payload, 'pending', t.priority,"
      "       COALESCE(" PG_US_TS("t.run_at") ", " PG_NOW("$11") "), 0, 0, t.max_attempts,"
-     "       NULL, t.schedule, " PG_US_TS("t.sched") ", t.timeout_ms, " PG_NOW("$11") " "
+     "       NULL, t.schedule, " PG_US_TS("t.sched") ", t.timeout_ms, " PG_NOW("$11") ", t.tp "
      "FROM (SELECT * FROM t ORDER BY ord) t "
      "WHERE $1::bigint[] IS NULL AND $12::text[] IS NULL"
      "  AND (SELECT set_config('jobd.notified', 'on', true)) = 'on' "
@@ -174,7 +175,7 @@ enqueue_one(struct store_pg *s, const struct job_spec *sp, const char *field, st
     struct job_spec d = job_spec_with_defaults(sp);
     char b[7][24], nowb[24];
     const char *now = pg_now_param(s, nowb);
-    const char *vals[11] = {
+    const char *vals[12] = {
         sp->type,
         d.payload,
         d.queue,
@@ -186,11 +187,12 @@ enqueue_one(struct store_pg *s, const struct job_spec *sp, const char *field, st
         sp->schedule,
         sp->scheduled_for_us > 0 ? pg_i64(b[4], sp->scheduled_for_us) : NULL,
         now,
+        sp->traceparent,
     };
     /* A key whose holder was pruned between our two statements is free again: retry. */
     for (int tries = 0; tries < PG_ENQUEUE_RACE_TRIES; tries++) {
         PGresult *r = NULL;
-        int rc = pg_exec(s, &st_enqueue, 11, vals, &r, err);
+        int rc = pg_exec(s, &st_enqueue, 12, vals, &r, err);
         if (rc != JOBD_OK)
             return rc;
         if (PQntuples(r) == 1) {
@@ -267,8 +269,8 @@ cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Fills the array parameters of st_enqueue_many ($1..$10 and $12) for specs. */
-#define BATCH_ARRAYS 11
+/* Fills the array parameters of st_enqueue_many ($1..$10, $12 and $13) for specs. */
+#define BATCH_ARRAYS 12
 static int
 batch_arrays(const struct job_spec *specs, size_t n, const int64_t *ids, struct pg_array *a,
              const char **vals)
@@ -287,12 +289,13 @@ batch_arrays(const struct job_spec *specs, size_t n, const int64_t *ids, struct 
         pg_array_add_str(&a[8], sp->schedule);
         pg_array_add_i64(&a[9], sp->scheduled_for_us, sp->scheduled_for_us <= 0);
         pg_array_add_str(&a[10], sp->idempotency_key);
+        pg_array_add_str(&a[11], sp->traceparent);
     }
     for (int k = 0; k < BATCH_ARRAYS; k++) {
         const char *v = pg_array_end(&a[k]);
         if (v == NULL)
             return JOBD_E_NOMEM;
-        vals[k < 10 ? k : 11] = v; /* $11 is "now" */
+        vals[k < 10 ? k : k + 1] = v; /* $11 is "now" */
     }
     return JOBD_OK;
 }
@@ -362,7 +365,7 @@ enqueue_batch_keyed(struct store_pg *s, const struct job_spec *specs, size_t n, 
     bool in_tx = false;
     int rc = JOBD_OK;
     char nowb[24];
-    const char *vals[12];
+    const char *vals[13];
     if (ids == NULL || got == NULL) {
         rc = jobd_error_set(err, JOBD_E_NOMEM, "jobs", "out of memory");
         goto out;
@@ -377,7 +380,7 @@ enqueue_batch_keyed(struct store_pg *s, const struct job_spec *specs, size_t n, 
         goto out;
     }
     vals[10] = pg_now_param(s, nowb);
-    if ((rc = pg_exec(s, &st_enqueue_many, 12, vals, &r, err)) != JOBD_OK)
+    if ((rc = pg_exec(s, &st_enqueue_many, 13, vals, &r, err)) != JOBD_OK)
         goto out;
     for (int row = 0; row < PQntuples(r) && rc == JOBD_OK; row++) {
         int64_t id = pg_get_i64(r, row, 0);
@@ -446,6 +449,7 @@ job_from_spec(const struct job_spec *sp, int64_t id, int64_t created_at_us, stru
     j->scheduled_for_us = sp->scheduled_for_us > 0 ? sp->scheduled_for_us : 0;
     j->timeout_ms = sp->timeout_ms > 0 ? sp->timeout_ms : 0;
     j->created_at_us = created_at_us;
+    j->traceparent = dup_or_null(sp->traceparent, &oom);
     if (oom) {
         job_fini(j);
         return JOBD_E_NOMEM;
@@ -475,7 +479,7 @@ batch_nokey_in_tx(struct store_pg *s, const struct job_spec *specs, size_t n, st
     struct id_row *rows = NULL;
     PGresult *r = NULL;
     char nowb[24];
-    const char *vals[12];
+    const char *vals[13];
     int rc = JOBD_OK;
     if (zeros == NULL || batch_arrays(specs, n, zeros, a, vals) != JOBD_OK) {
         rc = jobd_error_set(err, JOBD_E_NOMEM, "jobs", "out of memory");
@@ -484,7 +488,7 @@ batch_nokey_in_tx(struct store_pg *s, const struct job_spec *specs, size_t n, st
     vals[0] = NULL;
     vals[11] = NULL;
     vals[10] = pg_now_param(s, nowb);
-    if ((rc = pg_exec(s, &st_enqueue_many_nokey, 12, vals, &r, err)) != JOBD_OK)
+    if ((rc = pg_exec(s, &st_enqueue_many_nokey, 13, vals, &r, err)) != JOBD_OK)
         goto out;
     if ((size_t)PQntuples(r) != n) {
         rc = jobd_error_set(err, JOBD_E_INTERNAL, "jobs", "batch insert returned %d of %zu rows",

@@ -112,23 +112,23 @@ extern const size_t pg_migrations_count;
     a "cancel_requested, " a "last_error, " a "result::text AS result, "                \
     PG_TS_US(a "created_at") " AS created_at_us, "                                      \
     PG_TS_US(a "started_at") " AS started_at_us, "                                      \
-    PG_TS_US(a "finished_at") " AS finished_at_us, " a "attempt_floor"
+    PG_TS_US(a "finished_at") " AS finished_at_us, " a "attempt_floor, " a "traceparent"
 /* clang-format on */
-#define PG_JOB_NCOLS 22
+#define PG_JOB_NCOLS 23
 
 /* The columns of a row moved to jobs_done from CTE d, with status/result/error given. */
 #define PG_DONE_SELECT(status, result, error, now)                                                 \
     "SELECT d.id, d.queue, d.type, d.payload, " status ", d.priority, d.run_at,"                   \
     "       d.attempt, d.attempt_floor, d.max_attempts, d.idempotency_key, d.schedule,"            \
     "       d.scheduled_for, d.worker_id, NULL, d.timeout_ms, d.cancel_requested, " error          \
-    ", " result ", d.created_at, d.started_at, " now ", d.has_children "
+    ", " result ", d.created_at, d.started_at, " now ", d.traceparent, d.has_children "
 
 /* Every stored column of jobd.jobs / jobd.jobs_done, in table order. */
 #define PG_JOB_TABLE_COLS                                                                          \
     "id, queue, type, payload, status, priority, run_at, attempt, attempt_floor, "                 \
     "max_attempts, idempotency_key, schedule, scheduled_for, worker_id, "                          \
     "lease_expires_at, timeout_ms, cancel_requested, last_error, result, created_at, "             \
-    "started_at, finished_at, has_children"
+    "started_at, finished_at, traceparent, has_children"
 
 /* ---- helpers ---- */
 
@@ -290,6 +290,8 @@ int pg_op_progress(struct store *st, int64_t id, int32_t attempt, const struct p
 int pg_op_progress_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 int pg_op_deps_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 int pg_op_parents_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
+/* Schema version 23, events (pg/schema_events.c). */
+extern const char pg_step_events[];
 /* Schema version 24, dependencies (pg/schema_deps.c). */
 extern const char pg_step_deps[];
 /* pg/attemptlog.c (store/attemptlog.h) */
@@ -301,6 +303,12 @@ int pg_op_attempt_log_get(struct store *st, int64_t id, int32_t attempt, char **
 struct attempt_log_size;
 int pg_op_attempt_log_sizes(struct store *st, int64_t id, struct attempt_log_size **out, size_t *n,
                             struct jobd_error *err);
+/* store/events.h (pg/events.c) */
+int pg_op_events_listen(struct store *st, struct events_head *head, struct jobd_error *err);
+int pg_op_events_head(struct store *st, struct events_head *head, struct jobd_error *err);
+int pg_op_events_read(struct store *st, int64_t after, int64_t upto, int limit,
+                      struct store_event **out, size_t *n, struct jobd_error *err);
+int pg_op_events_resumable(struct store *st, int64_t after, bool *ok, struct jobd_error *err);
 int pg_op_heartbeat(struct store *st, int64_t id, int32_t attempt, int64_t lease_ms,
                     int64_t *lease_expires_at_us, bool *cancel_requested, struct jobd_error *err);
 int pg_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result,

@@ -264,6 +264,10 @@ static const struct store_ops pg_ops = {
     .attempt_logs_put = pg_op_attempt_logs_put,
     .attempt_log_get = pg_op_attempt_log_get,
     .attempt_log_sizes = pg_op_attempt_log_sizes,
+    .events_listen = pg_op_events_listen,
+    .events_head = pg_op_events_head,
+    .events_read = pg_op_events_read,
+    .events_resumable = pg_op_events_resumable,
 };
 
 int

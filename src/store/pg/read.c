@@ -43,7 +43,7 @@ PG_STMT(st_get, "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs WHERE id = $1::bi
 #define CLAIM_SET CLAIM_UPDATE "RETURNING " PG_JOB_COLS("j.")
 /*
  * What a run needs (claim_req.run_only), in the order pg_row_to_run
- * decodes it: 12 columns where PG_JOB_COLS has 22, three timestamps
+ * decodes it: 13 columns where PG_JOB_COLS has 23, three timestamps
  * converted to microseconds where it has six (each through numeric), and
  * none of the columns a claimed row has no use for in a worker (status,
  * worker_id, lease_expires_at, last_error, result, created_at, ...).
@@ -52,7 +52,7 @@ PG_STMT(st_get, "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs WHERE id = $1::bi
     a "id, " a "queue, " a "type, " a "payload::text AS payload, " a "priority, "       \
     PG_TS_US(a "run_at") " AS run_at_us, " a "attempt, " a "attempt_floor, "            \
     a "idempotency_key, " PG_TS_US(a "scheduled_for") " AS scheduled_for_us, "         \
-    a "timeout_ms, " PG_TS_US(a "started_at") " AS started_at_us"
+    a "timeout_ms, " PG_TS_US(a "started_at") " AS started_at_us, " a "traceparent"
 /* clang-format on */
 
 /* clang-format off */
@@ -184,6 +184,7 @@ pg_row_to_run(const PGresult *r, int row, struct job *j)
     j->scheduled_for_us = pg_get_i64(r, row, 9);
     j->timeout_ms = pg_get_i64(r, row, 10);
     j->started_at_us = pg_get_i64(r, row, 11);
+    j->traceparent = pg_get_str(r, row, 12, &oom);
     if (oom) {
         job_fini(j);
         return JOBD_E_NOMEM;

@@ -43,7 +43,7 @@ PG_STMT(
                         "                 d.schedule, d.scheduled_for, NULL, NULL, d.timeout_ms, "
                         "false,"
                         "                 d.last_error, NULL, d.created_at, d.started_at, NULL, "
-                        "d.has_children"
+                        "d.traceparent, d.has_children"
                         "          FROM d WHERE NOT d.cancel_requested RETURNING id),"
                         " done AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS
                         ") " PG_DONE_SELECT(
@@ -143,7 +143,8 @@ PG_STMT(st_complete_batch_join,
     "SELECT d.id, d.queue, d.type, d.payload, 'pending', d.priority, " run_at ","                  \
     "       d.attempt, d.attempt_floor, d.max_attempts, d.idempotency_key, d.schedule,"            \
     "       d.scheduled_for, NULL, NULL, d.timeout_ms, false, " error ", NULL,"                    \
-    "       d.created_at, d.started_at, NULL, d.has_children FROM x d WHERE d.fate = 'pending' "
+    "       d.created_at, d.started_at, NULL, d.traceparent, d.has_children FROM x d WHERE "       \
+    "d.fate = 'pending' "
 
 /*
  * Full-jitter backoff in SQL over the attempts of x d counted since the last
@@ -226,7 +227,7 @@ PG_STMT(st_reap,
      " done AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
      PG_DONE_SELECT("d.fate", "NULL", "'lease expired'", PG_NOW("$4"))
      "          FROM x d WHERE d.fate <> 'pending' RETURNING 1) "
-     "SELECT d.id, d.attempt, d.fate, d.type, d.queue, d.worker_id FROM x d");
+     "SELECT d.id, d.attempt, d.fate, d.type, d.queue, d.worker_id, d.traceparent FROM x d");
 /* clang-format on */
 
 /* ---- reports ---- */
@@ -477,6 +478,7 @@ pg_op_reap(struct store *st, int limit, const struct backoff_policy *bp, struct 
         snprintf(o->type, sizeof o->type, "%s", PQgetvalue(r, row, 3));
         snprintf(o->queue, sizeof o->queue, "%s", PQgetvalue(r, row, 4));
         snprintf(o->worker_id, sizeof o->worker_id, "%s", PQgetvalue(r, row, 5));
+        snprintf(o->traceparent, sizeof o->traceparent, "%s", PQgetvalue(r, row, 6));
     }
     *reaped = rows;
     PQclear(r);

@@ -647,6 +647,86 @@ static const char step21_attempt_logs[] = "CREATE TABLE jobd.job_attempt_logs (\
                                           "    PRIMARY KEY (job_id, attempt)\n"
                                           ");\n";
 
+/*
+ * Version 22: the W3C traceparent a job was enqueued with (docs/API.md,
+ * Trace context), handed to its handlers and named in log lines about it.
+ * On jobs and jobs_done alike (rows move between them by named columns,
+ * PG_JOB_TABLE_COLS), and appended to all_jobs. jobd.enqueue takes it as
+ * a last, optional argument (docs/MODEL.md, Inside your own transaction),
+ * checked as core/traceparent.c does: version 6's function is dropped, not
+ * overloaded (with defaults on both, a call of fewer arguments would match
+ * two functions), so every earlier call, positional or named, still means
+ * the same. The rest of the function is version 6's.
+ */
+/* clang-format off */
+static const char step22_traceparent[] =
+    "ALTER TABLE jobd.jobs ADD COLUMN traceparent text;\n"
+    "ALTER TABLE jobd.jobs_done ADD COLUMN traceparent text;\n"
+    "CREATE OR REPLACE VIEW jobd.all_jobs AS\n"
+    "    SELECT * FROM jobd.jobs UNION ALL SELECT * FROM jobd.jobs_done;\n"
+    "DROP FUNCTION jobd.enqueue(text, jsonb, text, timestamptz, int, int, text);\n"
+    "CREATE FUNCTION jobd.enqueue(type text, payload jsonb DEFAULT '{}',\n"
+    "        queue text DEFAULT 'default', run_at timestamptz DEFAULT now(),\n"
+    "        priority int DEFAULT 0, max_attempts int DEFAULT 25,\n"
+    "        idempotency_key text DEFAULT NULL, traceparent text DEFAULT NULL)\n"
+    "    RETURNS bigint LANGUAGE plpgsql AS $$\n"
+    "#variable_conflict use_column\n"
+    "DECLARE\n"
+    "    v_id bigint;\n"
+    "    v_old record;\n"
+    "    v_payload jsonb := COALESCE(enqueue.payload, '{}'::jsonb);\n"
+    "BEGIN\n" ENQUEUE_CHECKS
+    "    IF enqueue.idempotency_key IS NOT NULL AND (enqueue.idempotency_key = ''\n"
+    "            OR octet_length(enqueue.idempotency_key) > " SQL_NUM(JOB_KEY_MAX) "\n"
+    "            OR enqueue.idempotency_key ~ '[\\x01-\\x1f\\x7f]'\n"
+    "            OR enqueue.idempotency_key ~ '^ | $') THEN\n"
+    "        RAISE EXCEPTION 'jobd.enqueue: idempotency_key must be 1 to " SQL_NUM(JOB_KEY_MAX) " bytes without '\n"
+    "            'control characters or leading or trailing blanks, got %',\n"
+    "            quote_literal(enqueue.idempotency_key)\n"
+    "            USING ERRCODE = 'invalid_parameter_value';\n"
+    "    END IF;\n"
+    "    IF enqueue.traceparent IS NOT NULL AND (\n"
+    "            enqueue.traceparent !~ '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'\n"
+    "            OR substr(enqueue.traceparent, 4, 32) = repeat('0', 32)\n"
+    "            OR substr(enqueue.traceparent, 37, 16) = repeat('0', 16)) THEN\n"
+    "        RAISE EXCEPTION 'jobd.enqueue: traceparent must be a W3C traceparent of version 00 '\n"
+    "            '(00-<32 hex>-<16 hex>-<2 hex>, lowercase, neither id all zeros), got %',\n"
+    "            quote_literal(enqueue.traceparent)\n"
+    "            USING ERRCODE = 'invalid_parameter_value';\n"
+    "    END IF;\n"
+    "    LOOP\n"
+    "        v_id := nextval('jobd.job_id_seq');\n"
+    "        IF enqueue.idempotency_key IS NOT NULL THEN\n"
+    "            INSERT INTO jobd.job_keys (idempotency_key, job_id)\n"
+    "                VALUES (enqueue.idempotency_key, v_id) ON CONFLICT DO NOTHING;\n"
+    "            IF NOT FOUND THEN\n"
+    "                SELECT a.id, a.type, a.queue, a.payload INTO v_old FROM jobd.all_jobs a\n"
+    "                 WHERE a.id = (SELECT k.job_id FROM jobd.job_keys k\n"
+    "                                WHERE k.idempotency_key = enqueue.idempotency_key);\n"
+    "                IF NOT FOUND THEN\n"
+    "                    CONTINUE; -- pruned meanwhile: the key is free again\n"
+    "                END IF;\n"
+    "                IF v_old.type = enqueue.type AND v_old.queue = enqueue.queue\n"
+    "                        AND v_old.payload::jsonb = v_payload THEN\n"
+    "                    RETURN v_old.id;\n"
+    "                END IF;\n"
+    "                RAISE EXCEPTION 'jobd.enqueue: idempotency key % was already used for '\n"
+    "                    'job % with a different type, queue or payload',\n"
+    "                    quote_literal(enqueue.idempotency_key), v_old.id\n"
+    "                    USING ERRCODE = 'unique_violation';\n"
+    "            END IF;\n"
+    "        END IF;\n"
+    "        INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at,\n"
+    "                               max_attempts, idempotency_key, created_at, traceparent)\n"
+    "        VALUES (v_id, enqueue.queue, enqueue.type, v_payload::json, 'pending',\n"
+    "                enqueue.priority,\n"
+    "                COALESCE(enqueue.run_at, now()), enqueue.max_attempts,\n"
+    "                enqueue.idempotency_key, now(), enqueue.traceparent);\n"
+    "        RETURN v_id;\n"
+    "    END LOOP;\n"
+    "END $$;\n";
+/* clang-format on */
+
 const struct pg_migration pg_migrations[] = {
     {1, "jobs, jobs_done, job_keys, queues, jobd.enqueue", step1_jobs},
     {2, "schedules", step2_schedules},
@@ -669,6 +749,8 @@ const struct pg_migration pg_migrations[] = {
     {19, "finished attempts keep their lease token hash; notify jobd_cancel", step19_replays},
     {20, "job_progress", step20_progress},
     {21, "job_attempt_logs", step21_attempt_logs},
+    {22, "jobs and jobs_done keep a traceparent", step22_traceparent},
+    {23, "events (GET /v1/events)", pg_step_events},
     {24, "dependencies: jobs_waiting, job_deps", pg_step_deps},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

@@ -35,12 +35,13 @@
     "id, queue, type, payload, status, priority, run_at, attempt, attempt_floor, max_attempts, "   \
     "idempotency_key, schedule, scheduled_for, worker_id, lease_expires_at, timeout_ms, "          \
     "cancel_requested, last_error, result, created_at, started_at, finished_at, "                  \
-    "lease_token_hash, has_children"
+    "lease_token_hash, traceparent, has_children"
 #define PG_DEP_SELECT(status, run_at, error, finished)                                             \
     "w.id, w.queue, w.type, w.payload, " status ", w.priority, " run_at ", w.attempt, "            \
     "w.attempt_floor, w.max_attempts, w.idempotency_key, w.schedule, w.scheduled_for, "            \
     "w.worker_id, NULL, w.timeout_ms, false, " error                                               \
-    ", w.result, w.created_at, w.started_at, " finished ", w.lease_token_hash, w.has_children"
+    ", w.result, w.created_at, w.started_at, " finished                                            \
+    ", w.lease_token_hash, w.traceparent, w.has_children"
 const char pg_step_deps[] =
     "ALTER TABLE jobd.jobs ADD COLUMN has_children boolean NOT NULL DEFAULT false;\n"
     "ALTER TABLE jobd.jobs_done ADD COLUMN has_children boolean NOT NULL DEFAULT false;\n"

@@ -18,11 +18,15 @@
 
 #include "core/err.h"
 
-static const char enqueue_sql[] =
-    "SELECT jobd.enqueue($1::text, $2::jsonb, $3::text, "
-    "CASE WHEN $4::bigint = 0 THEN now() "
-    "ELSE timestamptz 'epoch' + $4::bigint * interval '1 microsecond' END, "
-    "$5::int, $6::int, $7::text)";
+/* Without a traceparent the call names 7 arguments, as before schema
+ * version 22 (pg/schema.c), so it works on older schemas too. */
+#define ENQUEUE_ARGS                                                                               \
+    "SELECT jobd.enqueue($1::text, $2::jsonb, $3::text, "                                          \
+    "CASE WHEN $4::bigint = 0 THEN now() "                                                         \
+    "ELSE timestamptz 'epoch' + $4::bigint * interval '1 microsecond' END, "                       \
+    "$5::int, $6::int, $7::text"
+static const char enqueue_sql[] = ENQUEUE_ARGS ")";
+static const char enqueue_traced_sql[] = ENQUEUE_ARGS ", $8::text)";
 
 /* The server's message without its trailing newline. */
 static void
@@ -49,7 +53,7 @@ pg_txn_enqueue(struct pg_conn *conn, const struct job_spec *spec, int64_t *id_ou
     snprintf(priority, sizeof priority, "%" PRId32, spec->priority);
     snprintf(max_attempts, sizeof max_attempts, "%" PRId32,
              spec->max_attempts > 0 ? spec->max_attempts : JOB_DEFAULT_MAX_ATTEMPTS);
-    const char *params[7] = {
+    const char *params[8] = {
         spec->type,
         spec->payload != NULL ? spec->payload : "{}",
         spec->queue != NULL ? spec->queue : JOB_DEFAULT_QUEUE,
@@ -57,8 +61,11 @@ pg_txn_enqueue(struct pg_conn *conn, const struct job_spec *spec, int64_t *id_ou
         priority,
         max_attempts,
         spec->idempotency_key, /* NULL -> SQL NULL */
+        spec->traceparent,
     };
-    PGresult *res = PQexecParams(conn, enqueue_sql, 7, NULL, params, NULL, NULL, 0);
+    bool traced = spec->traceparent != NULL;
+    PGresult *res = PQexecParams(conn, traced ? enqueue_traced_sql : enqueue_sql, traced ? 8 : 7,
+                                 NULL, params, NULL, NULL, 0);
     int rc = JOBD_OK;
     char msg[200];
     if (res == NULL) {

@@ -29,7 +29,7 @@ static const struct bulk_step retry_steps[] = {
     {"INSERT INTO jobs (" SQ_JOB_COLS ") "
      "SELECT id, queue, type, payload, 'pending', priority, ?2, attempt, max_attempts, "
      "  idempotency_key, schedule, scheduled_for, worker_id, NULL, timeout_ms, 0, "
-     "  last_error, NULL, created_at, started_at, NULL, attempt "
+     "  last_error, NULL, created_at, started_at, NULL, attempt, traceparent "
      "FROM jobs_done WHERE" IN_IDS " AND status IN ('dead', 'cancelled')",
      1},
     {"DELETE FROM jobs_done WHERE" IN_IDS " AND status IN ('dead', 'cancelled')", 0},
@@ -40,7 +40,8 @@ static const struct bulk_step cancel_steps[] = {
     {"INSERT INTO jobs_done (" SQ_JOB_COLS ") "
      "SELECT id, queue, type, payload, 'cancelled', priority, run_at, attempt, max_attempts, "
      "  idempotency_key, schedule, scheduled_for, worker_id, NULL, timeout_ms, "
-     "  cancel_requested, last_error, result, created_at, started_at, ?2, attempt_floor "
+     "  cancel_requested, last_error, result, created_at, started_at, ?2, attempt_floor, "
+     "  traceparent "
      "FROM jobs WHERE" IN_IDS " AND status = 'pending'",
      2},
     {"DELETE FROM jobs WHERE" IN_IDS " AND status = 'pending'", 0},
@@ -49,7 +50,8 @@ static const struct bulk_step cancel_steps[] = {
     {"INSERT INTO jobs_done (" SQ_JOB_COLS ") "
      "SELECT id, queue, type, payload, 'cancelled', priority, run_at, attempt, max_attempts, "
      "  idempotency_key, schedule, scheduled_for, worker_id, NULL, timeout_ms, "
-     "  cancel_requested, last_error, result, created_at, started_at, ?2, attempt_floor "
+     "  cancel_requested, last_error, result, created_at, started_at, ?2, attempt_floor, "
+     "  traceparent "
      "FROM jobs_waiting WHERE" IN_IDS,
      2},
     {"DELETE FROM jobs_waiting WHERE" IN_IDS, 0},
@@ -88,23 +90,6 @@ sq_filter_bind(sqlite3_stmt *stmt, const struct job_filter *f)
     sq_bind_opt(stmt, 5, f->created_after_us);
     sq_bind_opt(stmt, 6, f->created_before_us);
     sq_bind_text(stmt, 7, f->key);
-}
-
-/* A JSON array of n ids, malloc'd; NULL on out-of-memory. */
-static char *
-ids_json(const int64_t *ids, size_t n)
-{
-    size_t cap = n * 21 + 3; /* "," and 20 characters an id, "[", "]", NUL */
-    char *p = malloc(cap);
-    if (p == NULL)
-        return NULL;
-    size_t at = 0;
-    p[at++] = '[';
-    for (size_t i = 0; i < n; i++)
-        at += (size_t)snprintf(p + at, cap - at, "%s%lld", i ? "," : "", (long long)ids[i]);
-    p[at++] = ']';
-    p[at] = '\0';
-    return p;
 }
 
 /* The newest n ids matching r below *cursor, into ids (room for n); returns how many or < 0. */
@@ -165,7 +150,7 @@ sq_op_bulk_batch(struct store *st, const struct bulk_req *r, int n, int64_t *cur
 {
     static const struct bulk_step *const steps[] = {retry_steps, cancel_steps, delete_steps};
     struct sqlite_store *s = sq_of(st);
-    char *filter_ids = r->ids ? ids_json(r->ids, r->n_ids) : NULL;
+    char *filter_ids = r->ids ? sq_ids_json(r->ids, r->n_ids) : NULL;
     int64_t *ids = malloc((size_t)n * sizeof *ids);
     char *batch_ids = NULL;
     int rc = JOBD_OK;
@@ -178,7 +163,7 @@ sq_op_bulk_batch(struct store *st, const struct bulk_req *r, int n, int64_t *cur
     int got = pick(s, r, n, *cursor, filter_ids, ids, err);
     if (got < 0) {
         rc = got;
-    } else if (got > 0 && (batch_ids = ids_json(ids, (size_t)got)) == NULL) {
+    } else if (got > 0 && (batch_ids = sq_ids_json(ids, (size_t)got)) == NULL) {
         rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     } else {
         struct bulk_counts add = {.matched = got};

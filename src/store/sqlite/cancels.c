@@ -5,8 +5,6 @@
  * (json_each), as in sqlite/ends.c, so the cached plan is the same however
  * many there are.
  */
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/err.h"
@@ -19,16 +17,9 @@ sq_op_cancels_requested(struct store *st, const int64_t *ids, size_t n, bool *re
     static const char sql[] = "SELECT id FROM jobs WHERE id IN (SELECT value FROM json_each(?1)) "
                               "AND cancel_requested = 1";
     struct sqlite_store *s = sq_of(st);
-    size_t cap = n * 21 + 3;
-    char *arr = malloc(cap);
+    char *arr = sq_ids_json(ids, n);
     if (arr == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, "db", "out of memory");
-    size_t len = 0;
-    arr[len++] = '[';
-    for (size_t i = 0; i < n; i++)
-        len += (size_t)snprintf(arr + len, cap - len, "%s%" PRId64, i ? "," : "", ids[i]);
-    arr[len++] = ']';
-    arr[len] = '\0';
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s, sql, &stmt, err);
     if (rc != JOBD_OK) {

@@ -6,8 +6,6 @@
  * each id is a rowid lookup in jobs and in jobs_done. Wake-ups need nothing
  * here: any commit shows in the WAL (store_wait_ends is store_wait).
  */
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/err.h"
@@ -23,18 +21,11 @@ sq_op_job_states(struct store *st, const int64_t *ids, size_t n, int *status,
         "UNION ALL SELECT id, status FROM jobs_waiting WHERE id IN (SELECT value FROM "
         "json_each(?1))";
     struct sqlite_store *s = sq_of(st);
-    size_t cap = n * 21 + 3;
-    char *arr = malloc(cap);
+    for (size_t i = 0; i < n; i++)
+        status[i] = -1;
+    char *arr = sq_ids_json(ids, n);
     if (arr == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, "db", "out of memory");
-    size_t len = 0;
-    arr[len++] = '[';
-    for (size_t i = 0; i < n; i++) {
-        status[i] = -1;
-        len += (size_t)snprintf(arr + len, cap - len, "%s%" PRId64, i ? "," : "", ids[i]);
-    }
-    arr[len++] = ']';
-    arr[len] = '\0';
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s, sql, &stmt, err);
     if (rc != JOBD_OK) {

@@ -62,8 +62,8 @@ struct sqlite_store {
     "id, queue, type, payload, status, priority, run_at, attempt, max_attempts, "                  \
     "idempotency_key, schedule, scheduled_for, worker_id, lease_expires_at, "                      \
     "timeout_ms, cancel_requested, last_error, result, created_at, started_at, "                   \
-    "finished_at, attempt_floor"
-#define SQ_JOB_NCOLS 22
+    "finished_at, attempt_floor, traceparent"
+#define SQ_JOB_NCOLS 23
 
 static inline struct sqlite_store *
 sq_of(struct store *st)
@@ -95,6 +95,10 @@ void sq_reset(sqlite3_stmt *stmt);
 int sq_bind_text(sqlite3_stmt *stmt, int i, const char *text);
 /* Binds a time or optional number: 0 binds SQL NULL. */
 int sq_bind_opt(sqlite3_stmt *stmt, int i, int64_t v);
+/* The n ids as a JSON array ("[1,2]"), for statements that read them with
+ * json_each(?) so one cached plan serves any n; malloc'd, the caller frees
+ * it; NULL when out of memory. */
+char *sq_ids_json(const int64_t *ids, size_t n);
 
 /* Steps a statement that returns no rows to completion, then resets it. */
 int sq_step_done(struct sqlite_store *s, sqlite3_stmt *stmt, const char *what,
@@ -263,6 +267,12 @@ int sq_op_attempt_log_get(struct store *st, int64_t id, int32_t attempt, char **
 struct attempt_log_size;
 int sq_op_attempt_log_sizes(struct store *st, int64_t id, struct attempt_log_size **out, size_t *n,
                             struct jobd_error *err);
+/* store/events.h (sqlite/events.c) */
+int sq_op_events_listen(struct store *st, struct events_head *head, struct jobd_error *err);
+int sq_op_events_head(struct store *st, struct events_head *head, struct jobd_error *err);
+int sq_op_events_read(struct store *st, int64_t after, int64_t upto, int limit,
+                      struct store_event **out, size_t *n, struct jobd_error *err);
+int sq_op_events_resumable(struct store *st, int64_t after, bool *ok, struct jobd_error *err);
 int sq_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result,
                    struct job *out, struct jobd_error *err);
 int sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int *outcome,

@@ -375,6 +375,10 @@ static const struct store_ops sqlite_ops = {
     .attempt_logs_put = sq_op_attempt_logs_put,
     .attempt_log_get = sq_op_attempt_log_get,
     .attempt_log_sizes = sq_op_attempt_log_sizes,
+    .events_listen = sq_op_events_listen,
+    .events_head = sq_op_events_head,
+    .events_read = sq_op_events_read,
+    .events_resumable = sq_op_events_resumable,
 };
 
 /* Runs a PRAGMA that returns at most one row; *value gets its text if asked. */

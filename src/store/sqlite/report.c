@@ -234,7 +234,8 @@ sq_op_fail_batch(struct store *st, const struct fail_report *f, size_t n, int *o
     return sq_commit(s, err);
 }
 
-/* A row of the expired leases (id, attempt, floor, type, queue, worker_id) into *o. */
+/* A row of the expired leases (id, attempt, floor, type, queue, worker_id,
+ * traceparent) into *o. */
 static void
 reaped_from_row(sqlite3_stmt *stmt, struct reaped_job *o)
 {
@@ -245,6 +246,8 @@ reaped_from_row(sqlite3_stmt *stmt, struct reaped_job *o)
     snprintf(o->queue, sizeof o->queue, "%s", (const char *)sqlite3_column_text(stmt, 4));
     const unsigned char *w = sqlite3_column_text(stmt, 5);
     snprintf(o->worker_id, sizeof o->worker_id, "%s", w != NULL ? (const char *)w : "");
+    const unsigned char *tp = sqlite3_column_text(stmt, 6);
+    snprintf(o->traceparent, sizeof o->traceparent, "%s", tp != NULL ? (const char *)tp : "");
 }
 
 int
@@ -259,11 +262,12 @@ sq_op_reap(struct store *st, int limit, const struct backoff_policy *bp, struct 
         return rc;
     int64_t now = sq_now(s);
     sqlite3_stmt *stmt;
-    if ((rc = sq_prepare(s,
-                         "SELECT id, attempt, attempt_floor, type, queue, worker_id FROM jobs "
-                         "WHERE status = 'running' AND lease_expires_at < ?1 "
-                         "ORDER BY lease_expires_at LIMIT ?2",
-                         &stmt, err)) != JOBD_OK)
+    if ((rc = sq_prepare(
+             s,
+             "SELECT id, attempt, attempt_floor, type, queue, worker_id, traceparent FROM jobs "
+             "WHERE status = 'running' AND lease_expires_at < ?1 "
+             "ORDER BY lease_expires_at LIMIT ?2",
+             &stmt, err)) != JOBD_OK)
         goto fail;
     sqlite3_bind_int64(stmt, 1, now);
     sqlite3_bind_int(stmt, 2, limit);

@@ -38,6 +38,14 @@ struct sq_migration {
     "    ON CONFLICT (queue, status) DO UPDATE SET n = n + 1;"                                     \
     "END;"
 
+/* The event log's triggers (migration 16): the real clock in microseconds,
+ * whether a stream had a client within the hour, a job's previous event. */
+#define SQ_EV_NOW "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)"
+#define SQ_EVENTS_ON "(SELECT listened_at FROM event_log) > " SQ_EV_NOW " - 3600000000"
+#define SQ_EV_PREV                                                                                 \
+    "(SELECT e.to_st FROM events e WHERE e.job = NEW.id"                                           \
+    " AND e.id > (SELECT since_id FROM event_log) ORDER BY e.id DESC LIMIT 1)"
+
 /* clang-format off */
 static const struct sq_migration sq_migrations[] = {
     {1,
@@ -252,9 +260,60 @@ static const struct sq_migration sq_migrations[] = {
      "  text TEXT NOT NULL,"
      "  at INTEGER NOT NULL,"
      "  PRIMARY KEY (job_id, attempt));"},
+    {15,
+     /* The W3C traceparent a job was enqueued with (docs/API.md, Trace
+      * context), handed to its handlers and named in log lines about it.
+      * Rows move between jobs and jobs_done by SQ_JOB_COLS: both. */
+     "ALTER TABLE jobs ADD COLUMN traceparent TEXT;"
+     "ALTER TABLE jobs_done ADD COLUMN traceparent TEXT;"},
+    {16,
+     /* The event log of GET /v1/events (sqlite/events.c; docs/API.md,
+      * GET /v1/events; docs/DESIGN.md, Events): row triggers write a job's status
+      * changes into events, only while a server has had a client of the
+      * stream within the last hour (event_log.listened_at); otherwise each
+      * is one probe of a one-row table. A job moves between jobs and
+      * jobs_done, so "from" comes from the row (docs/DESIGN.md, Events),
+      * and for a row inserted into jobs (new, or a retry) from its previous
+      * event. AUTOINCREMENT: ids never
+      * reused after a prune.
+      * Writers take turns, so ids are in commit order. */
+     "CREATE TABLE events ("
+     "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+     "  job INTEGER NOT NULL,"
+     "  queue TEXT NOT NULL,"
+     "  type TEXT NOT NULL,"
+     "  from_st TEXT,"
+     "  to_st TEXT NOT NULL,"
+     "  attempt INTEGER NOT NULL,"
+     "  at INTEGER NOT NULL);"
+     "CREATE INDEX events_job ON events (job, id);"
+     "CREATE INDEX events_at ON events (at);"
+     "CREATE TABLE event_log ("
+     "  one INTEGER PRIMARY KEY CHECK (one = 1),"
+     "  since_id INTEGER NOT NULL DEFAULT 0,"
+     "  listened_at INTEGER NOT NULL DEFAULT 0);"
+     "INSERT INTO event_log (one) VALUES (1);"
+     "CREATE TRIGGER jobs_events_updated AFTER UPDATE OF status ON jobs"
+     "  WHEN OLD.status <> NEW.status AND " SQ_EVENTS_ON " BEGIN"
+     "  INSERT INTO events (job, queue, type, from_st, to_st, attempt, at)"
+     "  VALUES (NEW.id, NEW.queue, NEW.type, OLD.status, NEW.status, NEW.attempt, " SQ_EV_NOW ");"
+     "END;"
+     "CREATE TRIGGER jobs_events_inserted AFTER INSERT ON jobs WHEN " SQ_EVENTS_ON " BEGIN"
+     "  INSERT INTO events (job, queue, type, from_st, to_st, attempt, at)"
+     "  VALUES (NEW.id, NEW.queue, NEW.type,"
+     "          CASE WHEN NEW.attempt > NEW.attempt_floor THEN 'running'"
+     "               ELSE " SQ_EV_PREV " END, NEW.status, NEW.attempt, " SQ_EV_NOW ");"
+     "END;"
+     "CREATE TRIGGER jobs_done_events AFTER INSERT ON jobs_done WHEN " SQ_EVENTS_ON " BEGIN"
+     "  INSERT INTO events (job, queue, type, from_st, to_st, attempt, at)"
+     "  VALUES (NEW.id, NEW.queue, NEW.type,"
+     "          CASE WHEN NEW.status = 'cancelled' AND NEW.cancel_requested = 0"
+     "               THEN 'pending' ELSE 'running' END,"
+     "          NEW.status, NEW.attempt, " SQ_EV_NOW ");"
+     "END;"},
     {17,
      /* Dependencies (docs/MODEL.md, Dependencies; sqlite/deps.c). A waiting
-      * job lives in jobs_waiting (the columns of jobs), so no claim index
+      * job lives in jobs_waiting (the columns of jobs, traceparent of 15 too), so no claim index
       * holds it. job_deps: one edge per parent and child; ended_status is
       * the parent's terminal status once it ended (NULL while not), cause
       * marks the parent the child was cancelled for. A parent's end (its
@@ -288,7 +347,8 @@ static const struct sq_migration sq_migrations[] = {
      "  started_at INTEGER,"
      "  finished_at INTEGER,"
      "  attempt_floor INTEGER NOT NULL DEFAULT 0,"
-     "  lease_token_hash TEXT);"
+     "  lease_token_hash TEXT,"
+     "  traceparent TEXT);"
      "CREATE INDEX jobs_waiting_queue_id ON jobs_waiting (queue, id);"
      "CREATE INDEX jobs_waiting_type_id ON jobs_waiting (type, id);"
      SQ_COUNT_TRIGGERS("jobs_waiting")

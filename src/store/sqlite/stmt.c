@@ -6,6 +6,7 @@
  * cycle: docs/DESIGN.md, Source layout).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,22 @@ sq_reset(sqlite3_stmt *stmt)
 {
     if (stmt != NULL)
         sqlite3_reset(stmt);
+}
+
+char *
+sq_ids_json(const int64_t *ids, size_t n)
+{
+    size_t cap = n * 21 + 3; /* "," and 20 characters an id, "[", "]", NUL */
+    char *p = malloc(cap);
+    if (p == NULL)
+        return NULL;
+    size_t at = 0;
+    p[at++] = '[';
+    for (size_t i = 0; i < n; i++)
+        at += (size_t)snprintf(p + at, cap - at, "%s%" PRId64, i ? "," : "", ids[i]);
+    p[at++] = ']';
+    p[at] = '\0';
+    return p;
 }
 
 int
@@ -194,6 +211,8 @@ sq_row_job(sqlite3_stmt *stmt, int c, struct job *out)
     out->finished_at_us = sqlite3_column_int64(stmt, c + 20);
     if (sqlite3_column_count(stmt) > c + 21)
         out->attempt_floor = sqlite3_column_int(stmt, c + 21);
+    if (sqlite3_column_count(stmt) > c + 22)
+        out->traceparent = sq_col_strdup(stmt, c + 22, &oom);
     if (oom) {
         job_fini(out);
         return JOBD_E_NOMEM;

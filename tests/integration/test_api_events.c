@@ -1,0 +1,510 @@
+/*
+ * test_api_events.c — GET /v1/events (docs/API.md, GET /v1/events) through real
+ * `jobd server` processes on both stores: a job's changes arrive in order
+ * with increasing ids; Last-Event-ID resumes with exactly the missed
+ * events, and an id the log cannot serve (before recording started, over
+ * an hour old, never given) is 410 gone; filters narrow the stream and bad
+ * ones are 400 naming the parameter; a client that never reads is cut and
+ * counted while another keeps receiving; on PostgreSQL a client of one
+ * server sees another server's changes, and an event whose transaction
+ * commits after a later-numbered one is not skipped.
+ */
+#define _GNU_SOURCE /* memmem */
+#include <sqlite3.h>
+#include <string.h>
+
+#include "apitest.h"
+#include "rawhttp.h"
+
+#define PROMPT_MS 10000
+
+/* A raw client of the stream: the body de-chunked, its events parsed. */
+struct sse {
+    int fd;
+    int status;
+    char *raw; /* bytes after the headers, still chunked */
+    size_t rlen, rcap, rpos;
+    char *body; /* de-chunked */
+    size_t blen, bcap;
+    bool closed;
+};
+
+static void
+grow(char **b, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return;
+    size_t c = *cap ? *cap : 4096;
+    while (c < need)
+        c *= 2;
+    *b = realloc(*b, c);
+    ASSERT(*b != NULL);
+    *cap = c;
+}
+
+/* Moves whole chunks of raw into body. */
+static void
+dechunk(struct sse *s)
+{
+    for (;;) {
+        const char *p = s->raw + s->rpos;
+        size_t left = s->rlen - s->rpos;
+        const char *eol = memmem(p, left, "\r\n", 2);
+        if (eol == NULL)
+            return;
+        size_t n = strtoul(p, NULL, 16);
+        size_t hdr = (size_t)(eol - p) + 2;
+        if (left < hdr + n + 2)
+            return;
+        grow(&s->body, &s->bcap, s->blen + n + 1);
+        memcpy(s->body + s->blen, p + hdr, n);
+        s->blen += n;
+        s->body[s->blen] = '\0';
+        s->rpos += hdr + n + 2;
+    }
+}
+
+/* Reads what arrives within ms. */
+static void
+sse_pump(struct sse *s, int ms)
+{
+    char buf[65536];
+    struct pollfd p = {.fd = s->fd, .events = POLLIN};
+    while (!s->closed && poll(&p, 1, ms) > 0) {
+        ssize_t n = recv(s->fd, buf, sizeof buf, 0);
+        if (n <= 0) {
+            s->closed = true;
+            break;
+        }
+        grow(&s->raw, &s->rcap, s->rlen + (size_t)n + 1);
+        memcpy(s->raw + s->rlen, buf, (size_t)n);
+        s->rlen += (size_t)n;
+        ms = 0;
+    }
+    dechunk(s);
+}
+
+/* Opens GET /v1/events?query with Last-Event-ID last (< 0: none); the status. */
+static int
+sse_open(struct sse *s, const struct srv *srv, const char *query, long long last, int rcvbuf)
+{
+    memset(s, 0, sizeof *s);
+    s->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT(s->fd >= 0);
+    if (rcvbuf > 0)
+        setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)srv->port)};
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    ASSERT_EQ(connect(s->fd, (struct sockaddr *)&a, sizeof a), 0);
+    char req[512], lh[64] = "";
+    if (last >= 0)
+        snprintf(lh, sizeof lh, "Last-Event-ID: %lld\r\n", last);
+    snprintf(req, sizeof req, "GET /v1/events%s%s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\n",
+             query && *query ? "?" : "", query ? query : "", lh);
+    ASSERT(raw_send(s->fd, req, strlen(req)));
+    if (rcvbuf > 0)
+        return 0; /* this one never reads */
+    char head[8192];
+    size_t got = 0;
+    int64_t deadline = apitest_now_ms() + PROMPT_MS;
+    const char *end = NULL;
+    while ((end = got ? strstr(head, "\r\n\r\n") : NULL) == NULL) {
+        ASSERT(apitest_now_ms() < deadline);
+        struct pollfd p = {.fd = s->fd, .events = POLLIN};
+        if (poll(&p, 1, 100) <= 0)
+            continue;
+        ssize_t n = recv(s->fd, head + got, sizeof head - 1 - got, 0);
+        ASSERT(n > 0);
+        got += (size_t)n;
+        head[got] = '\0';
+    }
+    s->status = atoi(head + 9);
+    size_t hl = (size_t)(end - head) + 4;
+    grow(&s->raw, &s->rcap, got - hl + 1);
+    memcpy(s->raw, head + hl, got - hl);
+    s->rlen = got - hl;
+    if (s->status == 200) {
+        ASSERT(strstr(head, "Content-Type: text/event-stream") != NULL);
+        ASSERT(strstr(head, "Transfer-Encoding: chunked") != NULL);
+        dechunk(s);
+    } else {
+        grow(&s->body, &s->bcap, s->rlen + 1);
+        memcpy(s->body, s->raw, s->rlen);
+        s->blen = s->rlen;
+        s->body[s->blen] = '\0';
+    }
+    return s->status;
+}
+
+static void
+sse_close(struct sse *s)
+{
+    close(s->fd);
+    free(s->raw);
+    free(s->body);
+    memset(s, 0, sizeof *s);
+}
+
+/* The events received so far (a new JSON array), each frame's id checked against its data. */
+static json_t *
+sse_events(const struct sse *s)
+{
+    json_t *out = json_array();
+    const char *p = s->body ? s->body : "";
+    long long id = -1;
+    while (*p) {
+        const char *eol = strchr(p, '\n');
+        if (eol == NULL)
+            break;
+        if (strncmp(p, "id: ", 4) == 0) {
+            id = atoll(p + 4);
+        } else if (strncmp(p, "data: ", 6) == 0) {
+            json_error_t je;
+            json_t *e = json_loadb(p + 6, (size_t)(eol - p - 6), 0, &je);
+            if (e == NULL)
+                TEST_FAIL("an event is not JSON: %.*s", (int)(eol - p), p);
+            ASSERT_EQ(json_integer_value(json_object_get(e, "event")), id);
+            json_array_append_new(out, e);
+        }
+        p = eol + 1;
+    }
+    return out;
+}
+
+/* Waits until n events have come; the events (new array). */
+static json_t *
+sse_await(struct sse *s, size_t n)
+{
+    int64_t deadline = apitest_now_ms() + PROMPT_MS;
+    for (;;) {
+        json_t *v = sse_events(s);
+        if (json_array_size(v) >= n)
+            return v;
+        json_decref(v);
+        if (apitest_now_ms() > deadline)
+            TEST_FAIL("%zu events did not come within %d ms: %s", n, PROMPT_MS,
+                      s->body ? s->body : "");
+        sse_pump(s, 50);
+    }
+}
+
+/* Checks event i of v: job, from (NULL: null), to. Returns its id. */
+static long long
+check_event(json_t *v, size_t i, int64_t job, const char *from, const char *to)
+{
+    json_t *e = json_array_get(v, i);
+    ASSERT(e != NULL);
+    ASSERT_EQ(json_integer_value(json_object_get(e, "job")), job);
+    json_t *f = json_object_get(e, "from");
+    if (from == NULL)
+        ASSERT(json_is_null(f));
+    else
+        ASSERT_STR_EQ(json_string_value(f), from);
+    ASSERT_STR_EQ(json_string_value(json_object_get(e, "to")), to);
+    ASSERT(json_is_null(json_object_get(e, "workflow")));
+    ASSERT(json_is_string(json_object_get(e, "at")));
+    ASSERT(json_is_string(json_object_get(e, "queue")));
+    ASSERT(json_is_string(json_object_get(e, "type")));
+    ASSERT(json_is_integer(json_object_get(e, "attempt")));
+    return json_integer_value(json_object_get(e, "event"));
+}
+
+/* Claims one job of type over HTTP; its id, and the token into tok. */
+static int64_t
+claim(const struct srv *s, const char *type, char *tok, size_t len)
+{
+    char body[256];
+    snprintf(body, sizeof body, "{\"worker_id\":\"w1\",\"types\":[\"%s\"],\"limit\":1}", type);
+    struct resp r;
+    ASSERT_EQ(req(s, "POST", "/v1/claim", body, &r), 200);
+    json_t *v = resp_json(&r);
+    json_t *j = json_array_get(json_object_get(v, "jobs"), 0);
+    ASSERT(j != NULL);
+    int64_t id = json_integer_value(json_object_get(j, "id"));
+    snprintf(tok, len, "%s", json_string_value(json_object_get(j, "lease_token")));
+    json_decref(v);
+    resp_fini(&r);
+    return id;
+}
+
+static void
+complete(const struct srv *s, int64_t id, const char *tok)
+{
+    char path[64], body[256];
+    snprintf(path, sizeof path, "/v1/jobs/%lld/complete", (long long)id);
+    snprintf(body, sizeof body, "{\"attempt\":1,\"lease_token\":\"%s\"}", tok);
+    EXPECT(s, "POST", path, body, 200, NULL);
+}
+
+/* Runs SQL on the server's store (the test's own connection). */
+static void
+store_sql(const struct srv *s, const char *pg_sql, const char *sqlite_sql)
+{
+    if (strncmp(s->db, "sqlite:", 7) == 0) {
+        sqlite3 *db = NULL;
+        ASSERT_EQ(sqlite3_open(s->db + 7, &db), SQLITE_OK);
+        sqlite3_busy_timeout(db, 5000);
+        char *msg = NULL;
+        int rc = sqlite3_exec(db, sqlite_sql, NULL, NULL, &msg);
+        if (rc != SQLITE_OK)
+            TEST_FAIL("sqlite: %s", msg ? msg : "?");
+        sqlite3_close(db);
+    } else {
+        ASSERT_EQ(pgtest_exec(s->db, pg_sql), 0);
+    }
+}
+
+BOTH(a_job_changes_arrive_in_order)
+{
+    struct srv s;
+    srv_start(&s, backend, NULL);
+    struct sse all, only_b, by_job;
+    ASSERT_EQ(sse_open(&all, &s, NULL, -1, 0), 200);
+    ASSERT_EQ(sse_open(&only_b, &s, "type=ev.b", -1, 0), 200);
+    int64_t id = create_job(&s, "{\"type\":\"ev.a\",\"queue\":\"q1\"}");
+    char q[64];
+    snprintf(q, sizeof q, "job=%lld", (long long)id);
+    ASSERT_EQ(sse_open(&by_job, &s, q, -1, 0), 200);
+    char tok[128];
+    ASSERT_EQ(claim(&s, "ev.a", tok, sizeof tok), id);
+    complete(&s, id, tok);
+    int64_t other = create_job(&s, "{\"type\":\"ev.b\"}");
+    json_t *v = sse_await(&all, 4);
+    long long e1 = check_event(v, 0, id, NULL, "pending");
+    long long e2 = check_event(v, 1, id, "pending", "running");
+    long long e3 = check_event(v, 2, id, "running", "succeeded");
+    long long e4 = check_event(v, 3, other, NULL, "pending");
+    ASSERT(e1 < e2 && e2 < e3 && e3 < e4);
+    json_t *e = json_array_get(v, 1);
+    ASSERT_STR_EQ(json_string_value(json_object_get(e, "queue")), "q1");
+    ASSERT_STR_EQ(json_string_value(json_object_get(e, "type")), "ev.a");
+    ASSERT_EQ(json_integer_value(json_object_get(e, "attempt")), 1);
+    json_decref(v);
+    /* ?type=ev.b: only the other job; ?job=: from its start, only that job. */
+    v = sse_await(&only_b, 1);
+    check_event(v, 0, other, NULL, "pending");
+    json_decref(v);
+    v = sse_await(&by_job, 2);
+    check_event(v, 0, id, "pending", "running");
+    check_event(v, 1, id, "running", "succeeded");
+    sse_pump(&by_job, 300);
+    json_decref(v);
+    v = sse_events(&by_job);
+    ASSERT_EQ(json_array_size(v), 2);
+    json_decref(v);
+    sse_pump(&only_b, 0);
+    v = sse_events(&only_b);
+    ASSERT_EQ(json_array_size(v), 1);
+    json_decref(v);
+    srv_await_metric(&s, "jobd_event_clients", 3);
+    sse_close(&all);
+    sse_close(&only_b);
+    sse_close(&by_job);
+    /* Clients that left while idle are noticed (no event needed to find out). */
+    int64_t deadline = apitest_now_ms() + PROMPT_MS;
+    while (srv_metric(&s, "jobd_event_clients") != 0) {
+        if (apitest_now_ms() > deadline)
+            TEST_FAIL("jobd_event_clients stayed %g after its clients left",
+                      srv_metric(&s, "jobd_event_clients"));
+        apitest_nap_ms(50);
+    }
+    srv_stop(&s);
+}
+
+BOTH(last_event_id_resumes_or_is_gone)
+{
+    struct srv s;
+    srv_start(&s, backend, NULL);
+    struct sse a;
+    ASSERT_EQ(sse_open(&a, &s, NULL, -1, 0), 200);
+    int64_t j1 = create_job(&s, "{\"type\":\"ev.r\"}");
+    json_t *v = sse_await(&a, 1);
+    long long seen = check_event(v, 0, j1, NULL, "pending");
+    json_decref(v);
+    sse_close(&a);
+    /* Missed while away: a cancel of j1, a new job. */
+    char path[64];
+    snprintf(path, sizeof path, "/v1/jobs/%lld/cancel", (long long)j1);
+    EXPECT(&s, "POST", path, NULL, 200, NULL);
+    int64_t j2 = create_job(&s, "{\"type\":\"ev.r\"}");
+    ASSERT_EQ(sse_open(&a, &s, NULL, seen, 0), 200);
+    v = sse_await(&a, 2);
+    ASSERT(check_event(v, 0, j1, "pending", "cancelled") > seen);
+    long long last = check_event(v, 1, j2, NULL, "pending");
+    sse_pump(&a, 300);
+    json_decref(v);
+    v = sse_events(&a);
+    ASSERT_EQ(json_array_size(v), 2); /* exactly the missed ones */
+    json_decref(v);
+    /* Then live. */
+    snprintf(path, sizeof path, "/v1/jobs/%lld/retry", (long long)j1);
+    EXPECT(&s, "POST", path, NULL, 200, NULL);
+    v = sse_await(&a, 3);
+    ASSERT(check_event(v, 2, j1, "cancelled", "pending") > last);
+    json_decref(v);
+    sse_close(&a);
+    /* Before recording started (0), never given, not a number. */
+    struct sse g;
+    ASSERT_EQ(sse_open(&g, &s, NULL, 0, 0), 410);
+    ASSERT(strstr(g.body, "\"gone\"") != NULL && strstr(g.body, "Last-Event-ID") != NULL);
+    sse_close(&g);
+    ASSERT_EQ(sse_open(&g, &s, NULL, last + 1000, 0), 410);
+    sse_close(&g);
+    struct resp r;
+    const char *bad[] = {"Last-Event-ID: soon", NULL};
+    http_req(&s, "GET", "/v1/events", NULL, 0, bad, &r);
+    ASSERT_EQ(r.status, 400);
+    ASSERT(strstr(r.body, "Last-Event-ID") != NULL);
+    resp_fini(&r);
+    /* Over an hour old: every event after `seen` is, now. */
+    store_sql(&s, "UPDATE jobd.events SET at = at - interval '2 hours'",
+              "UPDATE events SET at = at - 7200000000");
+    ASSERT_EQ(sse_open(&g, &s, NULL, seen, 0), 410);
+    sse_close(&g);
+    srv_stop(&s);
+}
+
+BOTH(bad_filters_are_400_naming_them)
+{
+    struct srv s;
+    srv_start(&s, backend, NULL);
+    EXPECT(&s, "GET", "/v1/events?queue=Bad%20Q", NULL, 400, "invalid_field");
+    EXPECT(&s, "GET", "/v1/events?type=a%20b", NULL, 400, "invalid_field");
+    EXPECT(&s, "GET", "/v1/events?job=x", NULL, 400, "invalid_query");
+    EXPECT(&s, "GET", "/v1/events?job=0", NULL, 400, "invalid_query");
+    EXPECT(&s, "GET", "/v1/events?workflow=1", NULL, 400, "invalid_query");
+    EXPECT(&s, "GET", "/v1/events?status=pending", NULL, 400, "invalid_query");
+    const char *want[][2] = {{"queue=Bad%20Q", "queue"},
+                             {"type=a%20b", "type"},
+                             {"job=x", "job"},
+                             {"workflow=1", "workflow"},
+                             {"status=pending", "status"}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "/v1/events?%s", want[i][0]);
+        struct resp r;
+        ASSERT_EQ(req(&s, "GET", path, NULL, &r), 400);
+        json_t *j = resp_json(&r);
+        ASSERT_STR_EQ(json_string_value(json_object_get(json_object_get(j, "error"), "field")),
+                      want[i][1]);
+        json_decref(j);
+        resp_fini(&r);
+    }
+    srv_stop(&s);
+}
+
+/* A batch of n jobs of type. */
+static void
+enqueue_batch(const struct srv *s, const char *type, int n)
+{
+    size_t cap = (size_t)n * 64 + 32, k = 0;
+    char *b = malloc(cap);
+    ASSERT(b != NULL);
+    k += (size_t)snprintf(b + k, cap - k, "{\"jobs\":[");
+    for (int i = 0; i < n; i++)
+        k += (size_t)snprintf(b + k, cap - k, "%s{\"type\":\"%s\"}", i ? "," : "", type);
+    snprintf(b + k, cap - k, "]}");
+    struct resp r;
+    ASSERT_EQ(req(s, "POST", "/v1/jobs/batch", b, &r), 201);
+    resp_fini(&r);
+    free(b);
+}
+
+BOTH(a_client_that_never_reads_is_cut)
+{
+    struct srv s;
+    srv_start(&s, backend, NULL);
+    struct sse slow, fine;
+    sse_open(&slow, &s, NULL, -1, 4096); /* a small window, never read */
+    ASSERT_EQ(sse_open(&fine, &s, NULL, -1, 0), 200);
+    srv_await_metric(&s, "jobd_event_clients", 2);
+    ASSERT_EQ(srv_metric(&s, "jobd_event_clients_cut_total"), 0);
+    int sent = 0;
+    int64_t deadline = apitest_now_ms() + 120000;
+    while (srv_metric(&s, "jobd_event_clients_cut_total") < 1) {
+        if (apitest_now_ms() > deadline)
+            TEST_FAIL("the client that never reads was not cut after %d events", sent);
+        if (sent < 40000) {
+            enqueue_batch(&s, "ev.flood", 1000);
+            sent += 1000;
+        }
+        sse_pump(&fine, 100);
+    }
+    /* The other client got every one. */
+    int64_t t0 = apitest_now_ms();
+    for (;;) {
+        sse_pump(&fine, 100);
+        json_t *v = sse_events(&fine);
+        size_t n = json_array_size(v);
+        json_decref(v);
+        if (n == (size_t)sent)
+            break;
+        if (apitest_now_ms() - t0 > 60000)
+            TEST_FAIL("the reading client got %zu of %d events", n, sent);
+    }
+    fprintf(stderr, "cut after %d events\n", sent);
+    /* The cut one holds nothing: it leaves the count once its connection goes. */
+    srv_await_metric(&s, "jobd_event_clients_cut_total", 1);
+    sse_close(&slow);
+    sse_close(&fine);
+    srv_stop(&s);
+}
+
+TEST(pg_another_servers_changes_arrive)
+{
+    if (!apitest_backend_ok("pg"))
+        return;
+    struct srv a, b;
+    srv_start(&a, "pg", NULL);
+    memset(&b, 0, sizeof b);
+    snprintf(b.db, sizeof b.db, "%s", a.db);
+    srv_start_db(&b, NULL);
+    struct sse at_b;
+    ASSERT_EQ(sse_open(&at_b, &b, NULL, -1, 0), 200);
+    int64_t id = create_job(&a, "{\"type\":\"ev.x\"}");
+    json_t *v = sse_await(&at_b, 1);
+    check_event(v, 0, id, NULL, "pending");
+    json_decref(v);
+    sse_close(&at_b);
+    srv_stop(&b);
+    srv_stop(&a);
+}
+
+/*
+ * Event ids come from a sequence: a transaction that took a smaller id may
+ * commit after one that took a larger. The stream holds the larger back
+ * until the smaller's transaction ends, then sends both in order.
+ */
+TEST(pg_an_event_committed_late_is_not_skipped)
+{
+    if (!apitest_backend_ok("pg"))
+        return;
+    struct srv s;
+    srv_start(&s, "pg", NULL);
+    struct sse c;
+    ASSERT_EQ(sse_open(&c, &s, NULL, -1, 0), 200);
+    PGconn *tx = PQconnectdb(s.db);
+    ASSERT_EQ(PQstatus(tx), CONNECTION_OK);
+    PGresult *r = PQexec(tx, "BEGIN");
+    PQclear(r);
+    r = PQexec(tx, "SELECT jobd.enqueue('ev.late')");
+    ASSERT_EQ(PQresultStatus(r), PGRES_TUPLES_OK);
+    int64_t late = atoll(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    int64_t early = create_job(&s, "{\"type\":\"ev.early\"}");
+    /* Committed, but a smaller id is still open: nothing yet. */
+    sse_pump(&c, 1500);
+    json_t *v = sse_events(&c);
+    ASSERT_EQ(json_array_size(v), 0);
+    json_decref(v);
+    r = PQexec(tx, "COMMIT");
+    PQclear(r);
+    PQfinish(tx);
+    v = sse_await(&c, 2);
+    long long e1 = check_event(v, 0, late, NULL, "pending");
+    long long e2 = check_event(v, 1, early, NULL, "pending");
+    ASSERT(e1 < e2);
+    json_decref(v);
+    sse_close(&c);
+    srv_stop(&s);
+}
