@@ -295,6 +295,14 @@ JOBD_API const char *jobd_run_type(const jobd_run *run);
 JOBD_API const char *jobd_run_queue(const jobd_run *run);
 JOBD_API const char *jobd_run_payload(const jobd_run *run);         /* JSON text */
 JOBD_API const char *jobd_run_idempotency_key(const jobd_run *run); /* or "job-<id>" */
+/*
+ * The jobs this one depends on (docs/WORKER.md, Parents), as JSON text: an
+ * array of {"id", "step", "type", "status", "result"}, as they were when the
+ * job was claimed; NULL when it has none. Borrowed: owned by the run, valid
+ * until the handler returns (copy it to keep it).
+ */
+JOBD_API const char *jobd_run_parents(const jobd_run *run);
+
 /* The job's W3C traceparent, or NULL when it was enqueued without one
  * (docs/WORKER.md, Trace context): a handler that traces starts its span
  * with it as parent. Borrowed like the others. */

@@ -45,6 +45,8 @@ h_job_delete(struct api_call *c)
     api_store_put(c, st, rc);
     if (rc == JOBD_E_NOTFOUND)
         api_error(c->resp, 404, "not_found", "id", "no job with id %" PRId64, c->id);
+    else if (rc == JOBD_E_STATE && strcmp(err.field, "depends_on") == 0)
+        api_error(c->resp, 409, "has_waiting_dependents", "id", "%s", err.msg);
     else if (rc == JOBD_E_STATE)
         api_error(c->resp, 409, "job_running", "status",
                   "job %" PRId64 " is running: cancel it first", c->id);

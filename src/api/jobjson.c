@@ -19,8 +19,9 @@
 #include "core/timefmt.h"
 
 const char *const jobjson_job_fields[] = {
-    "type",         "payload",         "queue",   "priority",  "run_at",      "in",
-    "max_attempts", "idempotency_key", "timeout", "timeout_s", "traceparent", NULL,
+    "type",       "payload",           "queue",           "priority", "run_at",
+    "in",         "max_attempts",      "idempotency_key", "timeout",  "timeout_s",
+    "depends_on", "on_parent_failure", "traceparent",     NULL,
 };
 
 static const char *
@@ -130,6 +131,15 @@ jobjson_job(const struct job *j)
     put(o, "created_at", jobjson_time(j->created_at_us), &bad);
     put(o, "started_at", jobjson_time(j->started_at_us), &bad);
     put(o, "finished_at", jobjson_time(j->finished_at_us), &bad);
+    /* docs/API.md, Dependencies: workflows come later, so workflow and step are null */
+    json_t *deps = json_array();
+    for (size_t i = 0; deps != NULL && i < j->n_depends_on; i++)
+        if (json_array_append_new(deps, json_integer(j->depends_on[i])) != 0)
+            bad = 1;
+    put(o, "depends_on", deps, &bad);
+    put(o, "on_parent_failure", json_string(j->run_on_parent_failure ? "run" : "cancel"), &bad);
+    put(o, "workflow", json_null(), &bad);
+    put(o, "step", json_null(), &bad);
     put(o, "traceparent", str_or_null(j->traceparent), &bad);
     put(o, "progress", progress_json(j->progress), &bad);
     if (bad) {
@@ -155,6 +165,8 @@ jobjson_claimed(const struct job *j)
     put(o, "idempotency_key", str_or_null(j->idempotency_key), &bad);
     put(o, "timeout_s", timeout_s(j->timeout_ms), &bad);
     put(o, "lease_expires_at", jobjson_time(j->lease_expires_at_us), &bad);
+    if (j->parents != NULL) /* docs/API.md, POST /v1/claim: only for a job that has parents */
+        put(o, "parents", stored_json(j->parents), &bad);
     put(o, "traceparent", str_or_null(j->traceparent), &bad);
     if (bad) {
         json_decref(o);
@@ -381,6 +393,8 @@ jobjson_spec_fini(struct spec_owned *o)
         return;
     free(o->payload);
     o->payload = NULL;
+    free(o->depends_on);
+    o->depends_on = NULL;
 }
 
 static int
@@ -396,6 +410,46 @@ spec_payload(json_t *o, const char *prefix, struct spec_owned *owned, struct job
     if (rc != JOBD_OK)
         return rc;
     spec->payload = owned->payload;
+    return JOBD_OK;
+}
+
+/* depends_on and on_parent_failure (docs/API.md, Dependencies). */
+static int
+spec_deps(json_t *o, const char *prefix, struct spec_owned *owned, struct job_spec *spec,
+          struct jobd_error *err)
+{
+    char f[160];
+    const char *policy = NULL;
+    int rc = jobjson_get_str(o, "on_parent_failure", prefix, false, &policy, err);
+    if (rc != JOBD_OK)
+        return rc;
+    if (policy != NULL && strcmp(policy, "run") != 0 && strcmp(policy, "cancel") != 0)
+        return jobd_error_set(err, JOBD_E_INVALID, fname(f, sizeof f, prefix, "on_parent_failure"),
+                              "on_parent_failure must be \"cancel\" or \"run\"");
+    spec->run_on_parent_failure = policy != NULL && strcmp(policy, "run") == 0;
+    json_t *d = json_object_get(o, "depends_on");
+    if (d == NULL || json_is_null(d))
+        return JOBD_OK;
+    fname(f, sizeof f, prefix, "depends_on");
+    if (!json_is_array(d))
+        return jobd_error_set(err, JOBD_E_INVALID, f, "depends_on must be an array of job ids");
+    size_t n = json_array_size(d);
+    if (n > JOB_DEPS_MAX)
+        return jobd_error_set(err, JOBD_E_INVALID, f, "depends_on holds at most %d job ids",
+                              JOB_DEPS_MAX);
+    if (n == 0)
+        return JOBD_OK;
+    if ((owned->depends_on = malloc(n * sizeof *owned->depends_on)) == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, f, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        json_t *v = json_array_get(d, i);
+        if (!json_is_integer(v) || json_integer_value(v) <= 0)
+            return jobd_error_set(err, JOBD_E_INVALID, f,
+                                  "depends_on[%zu] must be a job id (a positive integer)", i);
+        owned->depends_on[i] = (int64_t)json_integer_value(v);
+    }
+    spec->depends_on = owned->depends_on;
+    spec->n_depends_on = n;
     return JOBD_OK;
 }
 
@@ -480,6 +534,8 @@ jobjson_spec(json_t *o, const char *prefix, const char *header_key, const char *
     if ((rc = spec_times(o, prefix, now_us, spec, err)))
         return rc;
     if ((rc = spec_payload(o, prefix, owned, spec, err)))
+        return rc;
+    if ((rc = spec_deps(o, prefix, owned, spec, err)))
         return rc;
     return job_spec_validate(spec, prefix, err);
 }

@@ -51,7 +51,8 @@ int jobjson_check_fields(json_t *o, const char *const *allowed, const char *pref
 
 /* Memory a parsed spec owns beyond the json_t (free with jobjson_spec_fini). */
 struct spec_owned {
-    char *payload; /* canonical payload text */
+    char *payload;       /* canonical payload text */
+    int64_t *depends_on; /* the parents' ids */
 };
 void jobjson_spec_fini(struct spec_owned *o);
 

@@ -5,6 +5,7 @@
  * docs/CLI.md, "Common to every command": 0 ok, 1 the server refused, 2
  * usage, 3 unreachable.
  */
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 static const char submit_usage[] =
     "usage: jobd submit TYPE [--payload JSON] [--at TIME | --in DUR] [--priority N]\n"
     "                   [--queue Q] [--max-attempts N] [--key KEY] [--timeout DUR]\n"
+    "                   [--depends-on ID[,ID...]] [--on-parent-failure cancel|run]\n"
     "                   [--traceparent TP] [--wait[=DUR]] [--server URL]\n"
     "\n"
     "Enqueues a job through the API and prints it as JSON. Warns on stderr when no\n"
@@ -32,6 +34,9 @@ static const char submit_usage[] =
     "replayed (\"job N already exists for idempotency key KEY (replayed)\").\n"
     "  --at TIME   RFC 3339 (2026-12-02T15:00:00Z); --in DUR: from now (5m, 1h30m)\n"
     "  --key KEY   idempotency key: the same request again returns the same job\n"
+    "  --depends-on ID,...  the job waits (status waiting) until these jobs end;\n"
+    "              then it runs if they all succeeded, else as --on-parent-failure\n"
+    "              says: cancel (the default: it is cancelled) or run (it runs anyway)\n"
     "  --traceparent TP  a W3C traceparent (00-<trace id>-<parent id>-<flags>) the\n"
     "              job carries to its handlers and log lines; default $TRACEPARENT\n"
     "              when valid (so a handler's submits join its job's trace)\n"
@@ -67,6 +72,8 @@ static const char queues_usage[] =
 
 struct submit_opts {
     const char *type, *payload, *at, *in, *queue, *key, *timeout, *server, *traceparent;
+    json_t *depends_on;            /* --depends-on, an array of ids (owned) */
+    const char *on_parent_failure; /* --on-parent-failure */
     long priority, max_attempts;
     bool has_priority, has_max_attempts;
     bool wait;       /* --wait */
@@ -85,6 +92,8 @@ enum {
     S_MAX_ATTEMPTS,
     S_WAIT,
     S_WAIT_FOR,
+    S_DEPENDS_ON,
+    S_ON_PARENT_FAILURE,
     S_TRACEPARENT
 };
 static const struct cli_optdef submit_opts_def[] = {
@@ -99,9 +108,32 @@ static const struct cli_optdef submit_opts_def[] = {
     [S_MAX_ATTEMPTS] = {"--max-attempts", 0, true},
     [S_WAIT] = {"--wait", 0, false},
     [S_WAIT_FOR] = {"--wait", 0, true}, /* --wait=DUR (opts.h) */
+    [S_DEPENDS_ON] = {"--depends-on", 0, true},
+    [S_ON_PARENT_FAILURE] = {"--on-parent-failure", 0, true},
     [S_TRACEPARENT] = {"--traceparent", 0, true},
     {NULL, 0, false},
 };
+
+/* --depends-on ID[,ID...] (may be given again): appends the ids to o->depends_on. */
+static int
+submit_deps(struct submit_opts *o, const char *v)
+{
+    if (o->depends_on == NULL && (o->depends_on = json_array()) == NULL)
+        return cli_usage_error("submit", "out of memory at", v);
+    const char *p = v;
+    for (;;) {
+        char *end = NULL;
+        errno = 0;
+        long long id = strtoll(p, &end, 10);
+        if (end == p || errno != 0 || id <= 0 || (*end != ',' && *end != '\0'))
+            return cli_usage_error("submit", "--depends-on takes job ids separated by commas, not",
+                                   v);
+        json_array_append_new(o->depends_on, json_integer(id));
+        if (*end == '\0')
+            return CLI_OK;
+        p = end + 1;
+    }
+}
 
 /* Stores option k's value v in o; CLI_OK or a usage error. */
 static int
@@ -111,6 +143,14 @@ submit_set(struct submit_opts *o, int k, const char *v)
                           [S_IN] = &o->in,           [S_QUEUE] = &o->queue,
                           [S_KEY] = &o->key,         [S_TIMEOUT] = &o->timeout,
                           [S_SERVER] = &o->server,   [S_TRACEPARENT] = &o->traceparent};
+    if (k == S_DEPENDS_ON)
+        return submit_deps(o, v);
+    if (k == S_ON_PARENT_FAILURE) {
+        if (strcmp(v, "cancel") != 0 && strcmp(v, "run") != 0)
+            return cli_usage_error("submit", "--on-parent-failure takes cancel or run, not", v);
+        o->on_parent_failure = v;
+        return CLI_OK;
+    }
     if (k == S_PRIORITY) {
         if (!cli_parse_int(v, JOB_PRIORITY_MIN, JOB_PRIORITY_MAX, &o->priority))
             return cli_usage_error("submit", "--priority must be an integer, not", v);
@@ -296,8 +336,10 @@ cmd_submit(int argc, char **argv)
 {
     struct submit_opts o = {0};
     int rc = submit_parse(argc, argv, &o);
-    if (rc != CLI_OK)
+    if (rc != CLI_OK) {
+        json_decref(o.depends_on);
         return rc < 0 ? CLI_OK : rc;
+    }
     json_t *body = json_object();
     json_object_set_new(body, "type", json_string(o.type));
     if (o.payload) {
@@ -305,6 +347,7 @@ cmd_submit(int argc, char **argv)
         json_t *p = json_loads(o.payload, JSON_DECODE_ANY, &je);
         if (p == NULL) {
             json_decref(body);
+            json_decref(o.depends_on);
             fprintf(stderr, "jobd submit: --payload is not valid JSON: %s (column %d)\n", je.text,
                     je.column);
             return CLI_USAGE;
@@ -335,6 +378,12 @@ cmd_submit(int argc, char **argv)
         json_object_set_new(body, "priority", json_integer(o.priority));
     if (o.has_max_attempts)
         json_object_set_new(body, "max_attempts", json_integer(o.max_attempts));
+    if (o.depends_on) /* docs/API.md, Dependencies */
+        json_object_set(body, "depends_on", o.depends_on);
+    if (o.on_parent_failure)
+        json_object_set_new(body, "on_parent_failure", json_string(o.on_parent_failure));
+    json_decref(o.depends_on);
+    o.depends_on = NULL;
     char *text = json_print(body, 0);
     json_decref(body);
     if (text == NULL) {

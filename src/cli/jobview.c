@@ -218,6 +218,8 @@ cli_job_show(const char *server, long id)
                                          "idempotency_key",
                                          "schedule",
                                          "scheduled_for",
+                                         "depends_on",
+                                         "on_parent_failure",
                                          "timeout_s",
                                          "traceparent",
                                          "payload",

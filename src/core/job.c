@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char *const status_names[JOB_STATUS_COUNT] = {
-    "pending", "running", "succeeded", "dead", "cancelled",
+    "pending", "running", "succeeded", "dead", "cancelled", "waiting",
 };
 
 void
@@ -26,6 +26,8 @@ job_fini(struct job *j)
     free(j->result);
     free(j->traceparent);
     job_progress_free(j->progress);
+    free(j->depends_on);
+    free(j->parents);
     memset(j, 0, sizeof *j);
 }
 

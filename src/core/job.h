@@ -85,6 +85,8 @@
 /* Queue + type names one claim may filter on: a worker lists its own, far
  * fewer; the bound keeps a hostile filter from building a huge statement. */
 #define JOB_FILTER_NAMES_MAX 1000
+/* Parents one job may wait for (docs/MODEL.md, Dependencies). */
+#define JOB_DEPS_MAX 1000
 
 enum job_status {
     JOB_PENDING = 0,
@@ -92,8 +94,11 @@ enum job_status {
     JOB_SUCCEEDED = 2,
     JOB_DEAD = 3,
     JOB_CANCELLED = 4,
+    /* Has parents (docs/MODEL.md, Dependencies) not all terminal; never
+     * claimed. Last so the numbers of the others stay as they were. */
+    JOB_WAITING = 5,
 };
-#define JOB_STATUS_COUNT 5
+#define JOB_STATUS_COUNT 6
 
 /* A job as stored. Zero-initialise; job_fini frees the strings. */
 /*
@@ -139,6 +144,16 @@ struct job {
     /* NULL unless the reader asked for it (store_progress_attach, store/progress.h)
      * and the job's current attempt reported progress; owned by the job. */
     struct job_progress *progress;
+    /* Its parents (docs/MODEL.md, Dependencies), ascending, owned by the
+     * job; NULL and 0 when it has none or the reader did not ask
+     * (store_deps_attach). run_on_parent_failure: on_parent_failure "run". */
+    int64_t *depends_on;
+    size_t n_depends_on;
+    bool run_on_parent_failure;
+    /* A claimed job's parents as its handler sees them (docs/WORKER.md,
+     * Parents): JSON array text of {id, step, type, status, result}; NULL
+     * when it has none or the reader is not a claim. Owned by the job. */
+    char *parents;
 };
 
 /*
@@ -158,6 +173,12 @@ struct job_spec {
     int64_t timeout_ms;   /* 0 = none */
     const char *schedule; /* set by the scheduling plane only */
     int64_t scheduled_for_us;
+    /* Parents (docs/MODEL.md, Dependencies): n_depends_on ids of existing
+     * jobs, at most JOB_DEPS_MAX; the job waits until they are all terminal.
+     * run_on_parent_failure: on_parent_failure "run" (else "cancel"). */
+    const int64_t *depends_on;
+    size_t n_depends_on;
+    bool run_on_parent_failure;
     const char *traceparent; /* NULL = none; valid (traceparent_validate) */
 };
 

@@ -63,7 +63,7 @@ bool
 job_action_allowed(enum job_action a, enum job_status status)
 {
     if (a == JOB_ACTION_CANCEL)
-        return status == JOB_PENDING || status == JOB_RUNNING;
+        return status == JOB_PENDING || status == JOB_RUNNING || status == JOB_WAITING;
     return status == JOB_DEAD || status == JOB_CANCELLED;
 }
 

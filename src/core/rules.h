@@ -96,7 +96,7 @@ enum job_action {
 const char *job_action_name(enum job_action a);
 
 /*
- * Whether action is allowed from status: cancel from pending or running,
+ * Whether action is allowed from status: cancel from pending, running or waiting,
  * retry from dead or cancelled.
  */
 bool job_action_allowed(enum job_action a, enum job_status status);

@@ -131,6 +131,13 @@ job_spec_validate(const struct job_spec *spec, const char *prefix, struct jobd_e
     if (spec->schedule != NULL &&
         (rc = job_validate_type(spec->schedule, fieldname(f, sizeof f, prefix, "schedule"), err)))
         return rc;
+    if (spec->n_depends_on > JOB_DEPS_MAX)
+        return jobd_error_set(err, JOBD_E_INVALID, fieldname(f, sizeof f, prefix, "depends_on"),
+                              "depends_on holds at most %d job ids", JOB_DEPS_MAX);
+    for (size_t i = 0; i < spec->n_depends_on; i++)
+        if (spec->depends_on[i] <= 0)
+            return jobd_error_set(err, JOBD_E_INVALID, fieldname(f, sizeof f, prefix, "depends_on"),
+                                  "depends_on must hold job ids (positive integers)");
     if (spec->traceparent != NULL &&
         (rc = traceparent_validate(spec->traceparent, fieldname(f, sizeof f, prefix, "traceparent"),
                                    err)))

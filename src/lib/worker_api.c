@@ -68,6 +68,12 @@ jobd_run_payload(const jobd_run *run)
 }
 
 JOBD_API const char *
+jobd_run_parents(const jobd_run *run)
+{
+    return run->run->parents;
+}
+
+JOBD_API const char *
 jobd_run_idempotency_key(const jobd_run *run)
 {
     return run->run->idempotency_key;

@@ -141,7 +141,13 @@ store_delete(struct store *st, int64_t id, struct jobd_error *err)
         return rc;
     struct job j = {0};
     rc = store_get(st, id, &j, err); /* JOBD_E_NOTFOUND for no such job */
-    if (rc == JOBD_OK)
+    if (rc == JOBD_OK && j.status != JOB_RUNNING)
+        /* docs/API.md, Deleting jobs: a job a waiting job depends on stays */
+        rc = jobd_error_set(err, JOBD_E_STATE, "depends_on",
+                            "job %lld has waiting jobs that depend on it: cancel or delete "
+                            "them first",
+                            (long long)id);
+    else if (rc == JOBD_OK)
         rc = jobd_error_set(err, JOBD_E_STATE, "status",
                             "job %lld is %s: cancel it before deleting it", (long long)id,
                             job_status_name(j.status));

@@ -234,8 +234,9 @@ JOBD_MUST_USE int store_bulk_batch(struct store *st, const struct bulk_req *r, i
                                    int64_t *cursor, struct bulk_counts *c, struct jobd_error *err);
 /*
  * Deletes job id with its idempotency key and attempt history, if it is
- * pending or terminal. JOBD_E_STATE if it is running (cancel it first),
- * JOBD_E_NOTFOUND if there is no such job.
+ * waiting, pending or terminal. JOBD_E_STATE if it is running (cancel it
+ * first), or with err->field "depends_on" if a waiting job depends on it
+ * (docs/API.md, DELETE /v1/jobs/{id}); JOBD_E_NOTFOUND if there is no such job.
  */
 JOBD_MUST_USE int store_delete(struct store *st, int64_t id, struct jobd_error *err);
 

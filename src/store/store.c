@@ -14,6 +14,7 @@
 #include "core/utf8.h"
 #include "store/stats.h"
 #include "store/backends.h"
+#include "store/deps.h"
 
 /*
  * The one place that maps a URL to a backend. A row per scheme; a plain
@@ -216,6 +217,35 @@ store_ping(struct store *st, struct jobd_error *err)
     return st->ops->ping(st, err);
 }
 
+/*
+ * The parents of n jobs just enqueued from specs (docs/MODEL.md,
+ * Dependencies): as the specs say, or as stored for a replay. On an
+ * error the jobs are the caller's still (job_fini).
+ */
+static int
+with_parents(struct store *st, struct job *out, size_t n, const struct job_spec *specs,
+             const bool *replayed, struct jobd_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = replayed[i] ? store_deps_attach(st, &out[i], 1, err)
+                             : store_deps_from_spec(&out[i], &specs[i]);
+        if (rc == JOBD_E_NOMEM)
+            return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+        if (rc != JOBD_OK)
+            return rc;
+    }
+    return JOBD_OK;
+}
+
+/* The parents of the jobs of a read (rc its outcome), out NULL for none. */
+static int
+read_parents(struct store *st, int rc, struct job *out, size_t n, struct jobd_error *err)
+{
+    if (rc != JOBD_OK || out == NULL || n == 0)
+        return rc;
+    return store_deps_attach(st, out, n, err);
+}
+
 int
 store_enqueue(struct store *st, const struct job_spec *spec, struct job *out, bool *replayed,
               struct jobd_error *err)
@@ -225,7 +255,11 @@ store_enqueue(struct store *st, const struct job_spec *spec, struct job *out, bo
         return rc;
     if (replayed != NULL)
         *replayed = false;
-    return CALL(enqueue, st, spec, out, replayed, err);
+    bool again = false;
+    rc = CALL(enqueue, st, spec, out, replayed ? replayed : &again, err);
+    if (rc == JOBD_OK && out != NULL)
+        rc = with_parents(st, out, 1, spec, replayed ? replayed : &again, err);
+    return rc;
 }
 
 int
@@ -243,13 +277,20 @@ store_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n, st
     }
     if (n == 0)
         return JOBD_OK;
-    return CALL(enqueue_batch, st, specs, n, out, replayed, err);
+    bool *again = NULL;
+    if (out != NULL && replayed == NULL && (again = calloc(n, sizeof *again)) == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    int rc = CALL(enqueue_batch, st, specs, n, out, replayed ? replayed : again, err);
+    if (rc == JOBD_OK && out != NULL)
+        rc = with_parents(st, out, n, specs, replayed ? replayed : again, err);
+    free(again);
+    return rc;
 }
 
 int
 store_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
 {
-    return CALL(get, st, id, out, err);
+    return read_parents(st, CALL(get, st, id, out, err), out, 1, err);
 }
 
 int
@@ -269,9 +310,11 @@ store_list(struct store *st, const struct job_filter *f, struct job_list *out, i
                                   job_status_name((enum job_status)f->status));
         struct job_filter pf = *f; /* only pending jobs are due or scheduled */
         pf.status = JOB_PENDING;
-        return CALL(list, st, &pf, out, next_cursor, err);
+        int rc = CALL(list, st, &pf, out, next_cursor, err);
+        return read_parents(st, rc, out->v, out->n, err);
     }
-    return CALL(list, st, f, out, next_cursor, err);
+    int rc = CALL(list, st, f, out, next_cursor, err);
+    return read_parents(st, rc, out->v, out->n, err);
 }
 
 int
@@ -300,7 +343,8 @@ store_search(struct store *st, const struct job_filter *f, struct job_list *out,
     folded.search = text;
     if (folded.scan == 0)
         folded.scan = JOB_SEARCH_SCAN_DEFAULT;
-    return CALL(search, st, &folded, out, next_cursor, partial, err);
+    int rc = CALL(search, st, &folded, out, next_cursor, partial, err);
+    return read_parents(st, rc, out->v, out->n, err);
 }
 
 int
@@ -325,6 +369,11 @@ store_claim(struct store *st, const struct claim_req *req, struct job_list *out,
     assert(rc != JOBD_OK || out->n - n0 <= (size_t)req->limit);
     for (size_t i = n0; rc == JOBD_OK && i < out->n; i++)
         assert(out->v[i].attempt >= 1);
+    /* The parents their handlers see (docs/WORKER.md, Parents). Should this
+     * fail, the jobs are not run: their leases run out and the reaper hands
+     * them out again. */
+    if (rc == JOBD_OK && out->n > n0 && st->ops->parents_attach != NULL)
+        rc = st->ops->parents_attach(st, out->v + n0, out->n - n0, err);
     return rc;
 }
 
@@ -357,7 +406,7 @@ store_complete(struct store *st, int64_t id, int32_t attempt, const char *result
                               JOB_RESULT_MAX);
     if (result != NULL && !utf8_valid(result, strlen(result)))
         return jobd_error_set(err, JOBD_E_INVALID, "result", "result is not UTF-8");
-    return st->ops->complete(st, id, attempt, result, out, err);
+    return read_parents(st, st->ops->complete(st, id, attempt, result, out, err), out, 1, err);
 }
 
 int
@@ -390,7 +439,7 @@ fail_with(struct store *st, int64_t id, int32_t attempt, const char *error, bool
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     int rc = st->ops->fail(st, id, attempt, clean, retryable, retry_delay_ms, bp, out, err);
     free(clean);
-    return rc;
+    return read_parents(st, rc, out, 1, err);
 }
 
 int
@@ -490,13 +539,13 @@ store_release(struct store *st, int64_t id, int32_t attempt, struct jobd_error *
 int
 store_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
 {
-    return CALL(cancel, st, id, out, err);
+    return read_parents(st, CALL(cancel, st, id, out, err), out, 1, err);
 }
 
 int
 store_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
 {
-    return CALL(retry, st, id, out, err);
+    return read_parents(st, CALL(retry, st, id, out, err), out, 1, err);
 }
 
 int

@@ -298,6 +298,12 @@ struct store_ops {
                     int64_t lease_ms, int64_t *lease_expires_at_us, bool *cancel_requested,
                     struct jobd_error *err);
     int (*progress_attach)(struct store *st, struct job *v, size_t n, struct jobd_error *err);
+    /* parents as the job object shows them (store/deps.h); NULL in a backend
+     * without dependencies (remote) */
+    int (*deps_attach)(struct store *st, struct job *v, size_t n, struct jobd_error *err);
+    /* claimed jobs' parents for their handlers (job.parents, store/deps.h);
+     * NULL in a backend that fills them itself (remote) */
+    int (*parents_attach)(struct store *st, struct job *v, size_t n, struct jobd_error *err);
     /* attempt logs (store/attemptlog.h): validated arguments; NULL in a backend
      * without them (get: the remote store, which only writes) */
     int (*attempt_logs_put)(struct store *st, const struct attempt_log *v, size_t n, int *outcome,

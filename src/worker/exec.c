@@ -220,10 +220,11 @@ spawn_child(struct exec_runner *x, struct run *run)
     enum run_outcome outcome = RUN_RELEASE;
     struct child *c = calloc(1, sizeof *c);
     struct exec_env env = {0};
-    if (c == NULL || !exec_env_build(run, &env)) {
+    snprintf(msg, sizeof msg, "out of memory starting the handler");
+    if (c == NULL || !exec_parents_file(run, msg, sizeof msg) || !exec_env_build(run, &env)) {
         free(c);
         exec_env_free(&env);
-        deliver_error(x, run, RUN_RELEASE, "out of memory starting the handler");
+        deliver_error(x, run, RUN_RELEASE, msg);
         return;
     }
     if (pipe2(pin, O_CLOEXEC) != 0 || pipe2(pout, O_CLOEXEC) != 0 || pipe2(perr, O_CLOEXEC) != 0 ||

@@ -71,6 +71,13 @@ struct exec_env {
 };
 /* False on out-of-memory (out->vars NULL). */
 bool exec_env_build(const struct run *run, struct exec_env *out);
+/*
+ * Writes run->parents (if any, and not yet) to a new file in $TMPDIR (else
+ * /tmp), readable by the handler's user only, and sets run->parents_path,
+ * which the environment names as JOBD_PARENTS and run_free removes
+ * (docs/WORKER.md, Parents). False with a reason in msg when it cannot.
+ */
+bool exec_parents_file(struct run *run, char *msg, size_t len);
 /* NULL-safe on a zeroed or freed env. */
 void exec_env_free(struct exec_env *e);
 

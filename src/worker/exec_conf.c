@@ -139,8 +139,8 @@ static bool
 job_variable(const char *entry)
 {
     static const char *const ours[] = {
-        "JOBD_JOB_ID=",          "JOBD_ATTEMPT=",       "JOBD_TYPE=",  "JOBD_QUEUE=",
-        "JOBD_IDEMPOTENCY_KEY=", "JOBD_SCHEDULED_FOR=", "TRACEPARENT="};
+        "JOBD_JOB_ID=",          "JOBD_ATTEMPT=",       "JOBD_TYPE=",    "JOBD_QUEUE=",
+        "JOBD_IDEMPOTENCY_KEY=", "JOBD_SCHEDULED_FOR=", "JOBD_PARENTS=", "TRACEPARENT="};
     for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++)
         if (strncmp(entry, ours[i], strlen(ours[i])) == 0)
             return true;
@@ -151,7 +151,7 @@ job_variable(const char *entry)
 static bool
 add_job_vars(char **env, size_t *k, const struct run *run)
 {
-    char *add[7] = {0};
+    char *add[8] = {0};
     int ok = asprintf(&add[0], "JOBD_JOB_ID=%" PRId64, run->id) >= 0;
     ok = ok && asprintf(&add[1], "JOBD_ATTEMPT=%" PRId32, run->attempt) >= 0;
     ok = ok && asprintf(&add[2], "JOBD_TYPE=%s", run->type) >= 0;
@@ -162,9 +162,11 @@ add_job_vars(char **env, size_t *k, const struct run *run)
         time_format_rfc3339(run->scheduled_for_us, when, sizeof when);
         ok = asprintf(&add[5], "JOBD_SCHEDULED_FOR=%s", when) >= 0;
     }
+    if (ok && run->parents_path != NULL)
+        ok = asprintf(&add[6], "JOBD_PARENTS=%s", run->parents_path) >= 0;
     if (ok && run->traceparent != NULL)
-        ok = asprintf(&add[6], "TRACEPARENT=%s", run->traceparent) >= 0;
-    for (size_t i = 0; i < 7; i++) {
+        ok = asprintf(&add[7], "TRACEPARENT=%s", run->traceparent) >= 0;
+    for (size_t i = 0; i < 8; i++) {
         if (!ok)
             free(add[i]);
         else if (add[i] != NULL)
@@ -179,7 +181,7 @@ exec_env_build(const struct run *run, struct exec_env *out)
     size_t n = 0;
     while (environ != NULL && environ[n] != NULL)
         n++;
-    out->vars = calloc(n + 9, sizeof *out->vars); /* + 7 of the job's, HOME, NULL */
+    out->vars = calloc(n + 10, sizeof *out->vars); /* + 8 of the job's, HOME, NULL */
     if (out->vars == NULL)
         return false;
     size_t k = 0;
@@ -212,4 +214,45 @@ exec_env_free(struct exec_env *e)
         free(*p);
     free(e->vars);
     e->vars = NULL;
+}
+
+bool
+exec_parents_file(struct run *run, char *msg, size_t len)
+{
+    if (run->parents == NULL || run->parents_path != NULL)
+        return true; /* no parents, or written already */
+    const char *dir = getenv("TMPDIR");
+    char *path = NULL;
+    if (asprintf(&path, "%s/jobd-parents-XXXXXX", dir != NULL && *dir ? dir : "/tmp") < 0) {
+        snprintf(msg, len, "out of memory starting the handler");
+        return false;
+    }
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        snprintf(msg, len, "cannot create the JOBD_PARENTS file %s: %s", path, errno_text(errno));
+        free(path);
+        return false;
+    }
+    size_t n = strlen(run->parents), off = 0;
+    bool ok = true;
+    while (ok && off < n) {
+        ssize_t w = write(fd, run->parents + off, n - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        ok = w > 0;
+        off += ok ? (size_t)w : 0;
+    }
+    /* A handler running as another user (`user =`) must be able to read it. */
+    if (ok && run->handler->user != NULL && geteuid() == 0)
+        ok = fchown(fd, run->handler->uid, run->handler->gid) == 0;
+    if (close(fd) != 0)
+        ok = false;
+    if (!ok) {
+        snprintf(msg, len, "cannot write the JOBD_PARENTS file %s: %s", path, errno_text(errno));
+        unlink(path);
+        free(path);
+        return false;
+    }
+    run->parents_path = path;
+    return true;
 }

@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/job.h"
 #include "core/json.h"
@@ -25,6 +26,10 @@ run_free(struct run *r)
     free(r->queue);
     free(r->payload);
     free(r->idempotency_key);
+    free(r->parents);
+    if (r->parents_path != NULL)
+        unlink(r->parents_path); /* docs/WORKER.md, Parents: removed after the run */
+    free(r->parents_path);
     free(r->traceparent);
     free(r);
 }

@@ -48,6 +48,11 @@ struct run {
     int64_t scheduled_for_us;           /* 0 unless made by a schedule */
     int64_t timeout_ms;                 /* effective: the job's, else the handler's; 0 = none */
     const struct handler_conf *handler; /* borrowed from the worker's config */
+    /* The job's parents (docs/WORKER.md, Parents): a JSON array of
+     * {id, step, type, status, result}, or NULL when it has none (owned). */
+    char *parents;
+    /* exec handlers: the file JOBD_PARENTS names (owned); run_free removes it. */
+    char *parents_path;
 };
 
 struct run_result {

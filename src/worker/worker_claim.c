@@ -63,6 +63,7 @@ dispatch(struct worker *w, struct job *j, int64_t now, int64_t lease_end_us)
     run->type = steal(&j->type);
     run->queue = steal(&j->queue);
     run->payload = steal(&j->payload);
+    run->parents = steal(&j->parents);
     if (run->payload == NULL)
         run->payload = strdup("{}");
     if (j->idempotency_key != NULL) {

@@ -8,6 +8,16 @@
 
 #include "apitest.h"
 
+/* Every field of the job object, in the documented form (docs/API.md, The job object). */
+/* clang-format off */
+static const char *const job_fields[] = {
+    "id", "queue", "type", "payload", "status", "priority", "run_at", "attempt", "max_attempts",
+    "attempt_floor", "idempotency_key", "schedule", "scheduled_for", "worker_id",
+    "lease_expires_at", "timeout_s", "last_error", "result", "created_at", "started_at",
+    "finished_at", "cancel_requested", "progress", "depends_on", "on_parent_failure", "workflow",
+    "step", "traceparent"};
+/* clang-format on */
+
 BOTH(create_get_list)
 {
     struct srv s;
@@ -20,18 +30,10 @@ BOTH(create_get_list)
               201);
     json_t *j = resp_json(&r);
     resp_fini(&r);
-    /* Every field of the job object, in the documented form. */
-    /* clang-format off */
-    const char *fields[] = {"id", "queue", "type", "payload", "status", "priority", "run_at",
-                            "attempt", "max_attempts", "attempt_floor", "idempotency_key",
-                            "schedule", "scheduled_for", "worker_id", "lease_expires_at",
-                            "timeout_s", "last_error", "result", "created_at", "started_at",
-                            "finished_at", "cancel_requested", "progress", "traceparent"};
-    /* clang-format on */
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-        if (json_object_get(j, fields[i]) == NULL)
-            TEST_FAIL("job object lacks %s", fields[i]);
-    ASSERT_EQ(json_object_size(j), sizeof fields / sizeof fields[0]);
+    for (size_t i = 0; i < sizeof job_fields / sizeof job_fields[0]; i++)
+        if (json_object_get(j, job_fields[i]) == NULL)
+            TEST_FAIL("job object lacks %s", job_fields[i]);
+    ASSERT_EQ(json_object_size(j), sizeof job_fields / sizeof job_fields[0]);
     ASSERT(json_is_null(json_object_get(j, "progress")));
     ASSERT(json_is_null(json_object_get(j, "traceparent")));
     ASSERT(json_is_false(json_object_get(j, "cancel_requested")));

@@ -34,6 +34,16 @@ ok_handler(jobd_run *run, void *ctx)
     return jobd_run_set_result(run, buf) == JOBD_OK ? JOBD_HANDLER_OK : JOBD_HANDLER_DEAD;
 }
 
+/* Returns its parents (jobd_run_parents) as its result, or {"none":true}. */
+static int
+parents_handler(jobd_run *run, void *ctx)
+{
+    (void)ctx;
+    const char *p = jobd_run_parents(run);
+    return jobd_run_set_result(run, p ? p : "{\"none\":true}") == JOBD_OK ? JOBD_HANDLER_OK
+                                                                          : JOBD_HANDLER_DEAD;
+}
+
 /* Returns the job's traceparent (docs/WORKER.md, Trace context) as its result. */
 static int
 trace_handler(jobd_run *run, void *ctx)
@@ -123,6 +133,7 @@ new_worker(void)
     ASSERT_OK(jobd_worker_register(w, "c.patient", patient_handler, NULL), NULL);
     ASSERT_OK(jobd_worker_register(w, "c.slow", slow_handler, NULL), NULL);
     ASSERT_OK(jobd_worker_register(w, "c.progress", progress_handler, NULL), NULL);
+    ASSERT_OK(jobd_worker_register(w, "c.parents", parents_handler, NULL), NULL);
     ASSERT_OK(jobd_worker_register(w, "c.trace", trace_handler, NULL), NULL);
     ASSERT_EQ(jobd_worker_register(w, "bad type", ok_handler, NULL), JOBD_E_INVALID);
     return w;
@@ -188,6 +199,38 @@ TEST(c_handlers_outcomes_and_timeout)
     ASSERT_STR_EQ(j.last_error, "never");
     wait_status(st, patient, JOB_DEAD, &j); /* its 200 ms timeout raised the stop flag */
     ASSERT(strstr(j.last_error, "timed out") != NULL);
+    job_fini(&j);
+    jobd_worker_stop(w);
+    void *rc = NULL;
+    pthread_join(t, &rc);
+    ASSERT_EQ((intptr_t)rc, 0);
+    jobd_worker_free(w);
+    store_close(st);
+}
+
+/* docs/WORKER.md, Parents: a C handler reads its parents with jobd_run_parents. */
+TEST(c_handlers_parents)
+{
+    jobd_worker *w = new_worker();
+    struct store *st = test_store_open(db_url);
+    int64_t p = enqueue(st, "c.parents", 0, 0);
+    struct job_spec spec = {.type = "c.parents", .depends_on = &p, .n_depends_on = 1};
+    struct job j = {0};
+    struct jobd_error err = {0};
+    ASSERT_OK(store_enqueue(st, &spec, &j, NULL, &err), &err);
+    int64_t c = j.id;
+    ASSERT_EQ(j.status, JOB_WAITING);
+    pthread_t t;
+    ASSERT_EQ(pthread_create(&t, NULL, test_worker_run_thread, w), 0);
+    wait_status(st, p, JOB_SUCCEEDED, &j);
+    ASSERT_STR_EQ(j.result, "{\"none\":true}");
+    wait_status(st, c, JOB_SUCCEEDED, &j);
+    char want[256];
+    snprintf(want, sizeof want,
+             "[{\"id\":%lld,\"result\":{\"none\":true},\"status\":\"succeeded\","
+             "\"step\":null,\"type\":\"c.parents\"}]",
+             (long long)p);
+    ASSERT_STR_EQ(j.result, want); /* canonical: keys sorted */
     job_fini(&j);
     jobd_worker_stop(w);
     void *rc = NULL;

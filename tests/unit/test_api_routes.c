@@ -346,7 +346,8 @@ TEST(job_json_exact)
                      "\"timeout_s\":1.5,\"last_error\":null,\"result\":null,"
                      "\"created_at\":\"2026-12-02T14:03:17.120Z\","
                      "\"started_at\":\"2026-12-02T14:03:17.125Z\",\"finished_at\":null,"
-                     "\"traceparent\":null,\"progress\":null}");
+                     "\"depends_on\":[],\"on_parent_failure\":\"cancel\",\"workflow\":null,"
+                     "\"step\":null,\"traceparent\":null,\"progress\":null}");
     free(s);
     /* docs/API.md, The job object: progress {percent, message, data, at} */
     j.progress = calloc(1, sizeof *j.progress);

@@ -804,10 +804,10 @@ export interface components {
         };
         JobRunningError: components["schemas"]["Error"] & {
             error?: {
-                /** @constant */
-                code?: "job_running";
-                /** @constant */
-                field?: "status";
+                /** @enum {unknown} */
+                code?: "job_running" | "has_waiting_dependents";
+                /** @enum {unknown} */
+                field?: "status" | "id";
             };
         };
         StaleAttemptError: components["schemas"]["Error"] & {
@@ -860,7 +860,7 @@ export interface components {
         Name: string;
         QueueName: string;
         /** @enum {string} */
-        JobStatus: "pending" | "running" | "succeeded" | "dead" | "cancelled";
+        JobStatus: "waiting" | "pending" | "running" | "succeeded" | "dead" | "cancelled";
         /** @description The lease_token the claim of this attempt answered. Without it, or with another attempt's, the report changes nothing and is 409 stale_attempt. */
         LeaseToken: string | null;
         /** @description The attempt the report belongs to (the fencing token). */
@@ -897,6 +897,14 @@ export interface components {
             /** @description 1ms to 366d; not with `timeout_s`. Default none. */
             timeout?: components["schemas"]["Duration"];
             timeout_s?: number | null;
+            /** @description Ids of existing jobs; the job waits (status waiting) until they have all ended (docs/MODEL.md, Dependencies). An id that names no job is 400 naming it. */
+            depends_on?: number[] | null;
+            /**
+             * @description When a parent did not succeed, cancel this job or run it anyway.
+             * @default cancel
+             * @enum {string}
+             */
+            on_parent_failure?: "cancel" | "run";
             /** @description The job's W3C trace context, handed to its handlers; wins over the traceparent header. Default none. */
             traceparent?: components["schemas"]["Traceparent"] | null;
         };
@@ -931,6 +939,14 @@ export interface components {
             created_at: components["schemas"]["Time"];
             started_at: components["schemas"]["TimeOrNull"];
             finished_at: components["schemas"]["TimeOrNull"];
+            /** @description The ids of its parents, ascending; [] when it has none. */
+            depends_on: number[];
+            /** @enum {string} */
+            on_parent_failure: "cancel" | "run";
+            /** @description Reserved for workflows; null. */
+            workflow: null;
+            /** @description Reserved for workflows; null. */
+            step: null;
             /** @description The W3C trace context the job was enqueued with, or null. */
             traceparent: components["schemas"]["Traceparent"] | null;
             /** @description What the job's current attempt last reported (POST /v1/jobs/{id}/progress), or null when it reported none; read by GET /v1/jobs/{id} and GET /v1/jobs, null in the answers of other routes. */
@@ -1046,6 +1062,15 @@ export interface components {
             lease_token: string;
             /** @description The lease left when the answer was written (rounded down), counted from when the server claimed the job, not from when the claim was sent. */
             lease_remaining_ms: number;
+            /** @description Only for a job with parents (depends_on): one per parent in id order, as they were when the job was claimed. */
+            parents?: {
+                id: number;
+                step: null;
+                type: components["schemas"]["Name"];
+                status: components["schemas"]["JobStatus"];
+                /** @description What the parent's handler returned (any JSON value), or null. */
+                result: unknown;
+            }[];
         };
         ScheduleSpec: {
             name?: components["schemas"]["Name"];
@@ -1114,6 +1139,7 @@ export interface components {
             succeeded: number;
             dead: number;
             cancelled: number;
+            waiting: number;
             /** @description Seconds the oldest due pending job has waited past its run_at; null when no pending job is due (jobs scheduled for later do not count). */
             oldest_pending_age_s: number | null;
             /** @description At most this many of its jobs run at once; null = no limit. */
@@ -1269,7 +1295,7 @@ export interface components {
                 "application/json": components["schemas"]["InvalidStateError"];
             };
         };
-        /** @description The job is running; cancel it first. */
+        /** @description The job is running (cancel it first; code job_running), or a waiting job depends on it (delete or cancel that one first; code has_waiting_dependents). */
         JobRunning: {
             headers: {
                 [name: string]: unknown;
@@ -1619,7 +1645,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description It was pending; now cancelled. */
+            /** @description It was pending or waiting; now cancelled. */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -18,23 +18,25 @@
 
 /* ---- operator actions ---- */
 
-/* $1 id, $2 now: pending -> cancelled, or running -> cancel requested. */
-PG_STMT(
-    st_cancel,
+/*
+ * $1 id, $2 now: pending or waiting -> cancelled, or running -> cancel
+ * requested. A waiting job's row is in jobs_waiting (schema version 24).
+ */
+/* clang-format off */
+PG_STMT(st_cancel,
     "WITH d AS (DELETE FROM jobd.jobs WHERE id = $1::bigint AND status = 'pending'"
     "           RETURNING *),"
-    " gone AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") " PG_DONE_SELECT(
-        "'cancelled'", "NULL", "d.last_error",
-        PG_NOW(
-            "$2")) "          FROM d RETURNING " PG_JOB_COLS("") "),"
-                                                                 " req AS (UPDATE jobd.jobs SET "
-                                                                 "cancel_requested = true"
-                                                                 "         WHERE id = $1::bigint "
-                                                                 "AND status = 'running' "
-                                                                 "RETURNING " PG_JOB_COLS(
-                                                                     "") ") "
-                                                                         "SELECT * FROM gone UNION "
-                                                                         "ALL SELECT * FROM req");
+    " w AS (DELETE FROM jobd.jobs_waiting WHERE id = $1::bigint RETURNING *),"
+    " wgone AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
+    PG_DONE_SELECT("'cancelled'", "NULL", "d.last_error", PG_NOW("$2"))
+    "          FROM w d RETURNING " PG_JOB_COLS("") "),"
+    " gone AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
+    PG_DONE_SELECT("'cancelled'", "NULL", "d.last_error", PG_NOW("$2"))
+    "          FROM d RETURNING " PG_JOB_COLS("") "),"
+    " req AS (UPDATE jobd.jobs SET cancel_requested = true"
+    "         WHERE id = $1::bigint AND status = 'running' RETURNING " PG_JOB_COLS("") ") "
+    "SELECT * FROM gone UNION ALL SELECT * FROM req UNION ALL SELECT * FROM wgone");
+/* clang-format on */
 
 /* $1 id, $2 now: dead/cancelled -> pending with max_attempts fresh attempts. */
 PG_STMT(st_retry,
@@ -45,7 +47,7 @@ PG_STMT(st_retry,
             "$2") ","
                   "       d.attempt, d.attempt, d.max_attempts, d.idempotency_key, d.schedule,"
                   "       d.scheduled_for, NULL, NULL, d.timeout_ms, false, d.last_error, NULL,"
-                  "       d.created_at, NULL, NULL, d.traceparent FROM d "
+                  "       d.created_at, NULL, NULL, d.traceparent, d.has_children FROM d "
                   "RETURNING " PG_JOB_COLS(""));
 
 PG_STMT(st_queue_pause, "INSERT INTO jobd.queues (name, paused) VALUES ($1::text, $2::boolean) "
@@ -83,6 +85,8 @@ PG_STMT(st_counts_fill,
      "           min(run_at) FILTER (WHERE status = 'pending') AS oldest"
      "      FROM jobd.jobs GROUP BY queue, status"
      "    UNION ALL SELECT queue, status, count(*), NULL FROM jobd.jobs_done"
+     "      GROUP BY queue, status"
+     "    UNION ALL SELECT queue, status, count(*), NULL FROM jobd.jobs_waiting"
      "      GROUP BY queue, status) c GROUP BY queue, status RETURNING 1) "
      "UPDATE jobd.queue_counts_meta SET computed_at = " PG_NOW("$1"));
 /* clang-format on */

@@ -37,7 +37,8 @@ static const struct pg_stmt bulk_retry = {
         "$11") ","
                "          d.attempt, d.attempt, d.max_attempts, d.idempotency_key, d.schedule,"
                "          d.scheduled_for, NULL, NULL, d.timeout_ms, false, d.last_error, NULL,"
-               "          d.created_at, NULL, NULL, d.traceparent FROM d RETURNING 1) "
+               "          d.created_at, NULL, NULL, d.traceparent, d.has_children FROM d RETURNING "
+               "1) "
                "SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM ins), (SELECT min(id) FROM "
                "m), 0"};
 
@@ -54,15 +55,27 @@ static const struct pg_stmt bulk_cancel = {
                        "count(*) FROM req),"
                        "       (SELECT min(id) FROM m), (SELECT count(*) FROM gone)"};
 
+/*
+ * A job some waiting job depends on is not deleted (docs/API.md, Deleting
+ * jobs): it would wait for ever. has_children first, so a job that was
+ * never a parent costs no look-up.
+ */
+#define NO_WAITING_CHILD(t)                                                                        \
+    "(NOT " t ".has_children OR NOT EXISTS (SELECT 1 FROM jobd.job_deps x"                         \
+    " JOIN jobd.jobs_waiting y ON y.id = x.child WHERE x.parent = " t ".id))"
+
 /* clang-format off */
 static const struct pg_stmt bulk_delete = {
     "bulk_delete",
     BULK_PICK
     " d1 AS (DELETE FROM jobd.jobs WHERE id = ANY(" PICKED ") AND status <> 'running'"
-    "        RETURNING id, idempotency_key),"
+    "        AND " NO_WAITING_CHILD("jobs") " RETURNING id, idempotency_key),"
     " d2 AS (DELETE FROM jobd.jobs_done WHERE id = ANY(" PICKED ")"
-    "        RETURNING id, idempotency_key),"
-    " d AS (SELECT * FROM d1 UNION ALL SELECT * FROM d2),"
+    "        AND " NO_WAITING_CHILD("jobs_done") " RETURNING id, idempotency_key),"
+    " d3 AS (DELETE FROM jobd.jobs_waiting WHERE id = ANY(" PICKED ")"
+    "        AND " NO_WAITING_CHILD("jobs_waiting") " RETURNING id, idempotency_key),"
+    " d AS (SELECT * FROM d1 UNION ALL SELECT * FROM d2 UNION ALL SELECT * FROM d3),"
+    " e AS (DELETE FROM jobd.job_deps e USING d WHERE e.child = d.id OR e.parent = d.id),"
     " k AS (DELETE FROM jobd.job_keys jk USING d"
     "       WHERE jk.idempotency_key = d.idempotency_key AND jk.job_id = d.id),"
     " gp AS (DELETE FROM jobd.job_progress p USING d WHERE p.job_id = d.id),"

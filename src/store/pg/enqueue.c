@@ -116,6 +116,55 @@ PG_STMT(st_enqueue_many_nokey,
      "SELECT id, " PG_TS_US("created_at") " FROM ins WHERE (SELECT count(*) FROM woken) >= 0");
 /* clang-format on */
 
+/*
+ * $1 child, $2 parents, $3 run on failure, $4 now: the child, just
+ * inserted, waits for its parents or settles at once (jobd.deps_attach,
+ * schema version 24). Answers 0, or a parent id that names no job.
+ */
+PG_STMT(st_deps_attach, "SELECT jobd.deps_attach($1::bigint, $2::bigint[], $3::boolean, "
+                        "COALESCE(" PG_US_TS("$4") ", now()))");
+
+/*
+ * Gives the job id just inserted the parents of sp (docs/MODEL.md,
+ * Dependencies), inside the open transaction; *out, if not NULL, is read
+ * again (it may be waiting, or cancelled for a parent already dead).
+ */
+static int
+attach_parents(struct store_pg *s, const struct job_spec *sp, const char *field, int64_t id,
+               struct job *out, struct jobd_error *err)
+{
+    struct pg_array a;
+    pg_array_begin(&a);
+    for (size_t i = 0; i < sp->n_depends_on; i++)
+        pg_array_add_i64(&a, sp->depends_on[i], false);
+    char ib[24], nowb[24];
+    const char *vals[4] = {pg_i64(ib, id), pg_array_end(&a),
+                           sp->run_on_parent_failure ? "true" : "false", pg_now_param(s, nowb)};
+    if (vals[1] == NULL) {
+        pg_array_fini(&a);
+        return jobd_error_set(err, JOBD_E_NOMEM, field, "out of memory");
+    }
+    PGresult *r = NULL;
+    int rc = pg_exec(s, &st_deps_attach, 4, vals, &r, err);
+    pg_array_fini(&a);
+    if (rc != JOBD_OK)
+        return rc;
+    int64_t missing = pg_get_i64(r, 0, 0);
+    PQclear(r);
+    if (missing != 0) {
+        /* field is "…idempotency_key": name the item's depends_on */
+        char f[64];
+        const char *dot = strrchr(field, '.');
+        snprintf(f, sizeof f, "%.*sdepends_on", dot ? (int)(dot - field + 1) : 0, field);
+        return jobd_error_set(err, JOBD_E_INVALID, f, "depends_on: no job with id %lld",
+                              (long long)missing);
+    }
+    if (out == NULL)
+        return JOBD_OK;
+    job_fini(out);
+    return pg_op_get(&s->base, id, out, err);
+}
+
 /* ---- enqueue ---- */
 
 /* Enqueues one spec (on the current transaction, if any). */
@@ -148,7 +197,10 @@ enqueue_one(struct store_pg *s, const struct job_spec *sp, const char *field, st
             return rc;
         if (PQntuples(r) == 1) {
             rc = out ? pg_row_to_job(r, 0, 0, out) : JOBD_OK;
+            int64_t id = pg_get_i64(r, 0, 0);
             PQclear(r);
+            if (rc == JOBD_OK && sp->n_depends_on > 0)
+                rc = attach_parents(s, sp, field, id, out, err);
             return rc;
         }
         PQclear(r);
@@ -487,13 +539,40 @@ enqueue_batch_nokey(struct store_pg *s, const struct job_spec *specs, size_t n, 
     return rc;
 }
 
+/*
+ * A batch in which some job has parents: one enqueue_one per job (each
+ * waits for its parents or settles), in one transaction, all or nothing.
+ */
+static int
+enqueue_batch_deps(struct store_pg *s, const struct job_spec *specs, size_t n, struct job *out,
+                   bool *replayed, struct jobd_error *err)
+{
+    int rc = pg_tx_begin(s, err);
+    if (rc != JOBD_OK)
+        return rc;
+    for (size_t i = 0; i < n && rc == JOBD_OK; i++) {
+        char field[48];
+        snprintf(field, sizeof field, "jobs[%zu].idempotency_key", i);
+        rc = enqueue_one(s, &specs[i], field, out ? &out[i] : NULL, replayed ? &replayed[i] : NULL,
+                         err);
+    }
+    rc = pg_tx_end(s, rc, err);
+    if (rc != JOBD_OK)
+        drop_outs(out, replayed, n);
+    return rc;
+}
+
 int
 pg_op_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n, struct job *out,
                     bool *replayed, struct jobd_error *err)
 {
-    bool keyed = false;
-    for (size_t i = 0; i < n; i++)
+    bool keyed = false, deps = false;
+    for (size_t i = 0; i < n; i++) {
         keyed = keyed || specs[i].idempotency_key != NULL;
+        deps = deps || specs[i].n_depends_on > 0;
+    }
+    if (deps)
+        return enqueue_batch_deps(pg_of(st), specs, n, out, replayed, err);
     if (!keyed)
         return enqueue_batch_nokey(pg_of(st), specs, n, out, replayed, err);
     return enqueue_batch_keyed(pg_of(st), specs, n, out, replayed, err);

@@ -87,8 +87,6 @@ struct pg_migration {
 };
 extern const struct pg_migration pg_migrations[];
 extern const size_t pg_migrations_count;
-/* Steps long enough to live in files of their own (pg/schema_*.c). */
-extern const char pg_step_events[];
 
 /* ---- SQL fragments ---- */
 
@@ -123,14 +121,14 @@ extern const char pg_step_events[];
     "SELECT d.id, d.queue, d.type, d.payload, " status ", d.priority, d.run_at,"                   \
     "       d.attempt, d.attempt_floor, d.max_attempts, d.idempotency_key, d.schedule,"            \
     "       d.scheduled_for, d.worker_id, NULL, d.timeout_ms, d.cancel_requested, " error          \
-    ", " result ", d.created_at, d.started_at, " now ", d.traceparent "
+    ", " result ", d.created_at, d.started_at, " now ", d.traceparent, d.has_children "
 
 /* Every stored column of jobd.jobs / jobd.jobs_done, in table order. */
 #define PG_JOB_TABLE_COLS                                                                          \
     "id, queue, type, payload, status, priority, run_at, attempt, attempt_floor, "                 \
     "max_attempts, idempotency_key, schedule, scheduled_for, worker_id, "                          \
     "lease_expires_at, timeout_ms, cancel_requested, last_error, result, created_at, "             \
-    "started_at, finished_at, traceparent"
+    "started_at, finished_at, traceparent, has_children"
 
 /* ---- helpers ---- */
 
@@ -290,6 +288,12 @@ int pg_op_progress(struct store *st, int64_t id, int32_t attempt, const struct p
                    int64_t lease_ms, int64_t *lease_expires_at_us, bool *cancel_requested,
                    struct jobd_error *err);
 int pg_op_progress_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
+int pg_op_deps_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
+int pg_op_parents_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
+/* Schema version 23, events (pg/schema_events.c). */
+extern const char pg_step_events[];
+/* Schema version 24, dependencies (pg/schema_deps.c). */
+extern const char pg_step_deps[];
 /* pg/attemptlog.c (store/attemptlog.h) */
 struct attempt_log;
 int pg_op_attempt_logs_put(struct store *st, const struct attempt_log *v, size_t n, int *outcome,

@@ -58,7 +58,7 @@ struct list_params {
     int queue, type, schedule, after, before, key, cursor, limit, now;
 };
 
-/* One branch: status st of table "jobs" or "jobs_done". */
+/* One branch: status st of table "jobs", "jobs_done" or "jobs_waiting". */
 static bool
 branch(struct pg_list_query *q, const struct job_filter *f, const struct list_params *p,
        const char *table, int st)
@@ -118,6 +118,10 @@ pg_list_sql(const struct job_filter *f, int limit, const char *now, struct pg_li
     for (int st = 0; ok && st < JOB_STATUS_COUNT; st++) {
         if (f->status != STORE_ANY && f->status != st)
             continue;
+        if (st == JOB_WAITING) { /* waiting jobs have a table of their own */
+            ok = branch(q, f, &p, "jobs_waiting", st);
+            continue;
+        }
         if (st == JOB_PENDING || st == JOB_RUNNING || st == JOB_SUCCEEDED)
             ok = branch(q, f, &p, "jobs", st);
         if (ok && st != JOB_PENDING && st != JOB_RUNNING)

@@ -41,6 +41,7 @@
     "       WHERE jk.idempotency_key = d.idempotency_key AND jk.job_id = d.id),"        \
     " gp AS (DELETE FROM jobd.job_progress p USING d WHERE p.job_id = d.id),"          \
     " gl AS (DELETE FROM jobd.job_attempt_logs l USING d WHERE l.job_id = d.id),"      \
+    " ge AS (DELETE FROM jobd.job_deps e USING d WHERE e.child = d.id),"                 \
     " h AS (DELETE FROM jobd.job_attempts a USING d WHERE a.job_id = d.id) "            \
     "SELECT count(*) FROM d"
 /* clang-format on */

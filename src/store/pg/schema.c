@@ -751,5 +751,6 @@ const struct pg_migration pg_migrations[] = {
     {21, "job_attempt_logs", step21_attempt_logs},
     {22, "jobs and jobs_done keep a traceparent", step22_traceparent},
     {23, "events (GET /v1/events)", pg_step_events},
+    {24, "dependencies: jobs_waiting, job_deps", pg_step_deps},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

@@ -1,7 +1,8 @@
 /*
  * pg/schema_events.c — schema version 23 of pg/schema.c, the event log of
- * GET /v1/events: long enough to live apart, as pg_step_stats does. Like
- * every migration step, never edited once released; a change is a new step.
+ * GET /v1/events (docs/API.md, GET /v1/events): long enough to live apart,
+ * as pg_step_stats does. Like every migration step, never edited once
+ * released; a change is a new step.
  */
 #include "store/pg/internal.h"
 

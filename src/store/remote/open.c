@@ -170,6 +170,10 @@ remote_claim(struct store *st, const struct claim_req *req, struct job_list *out
         j->idempotency_key = dup_str(o, "idempotency_key", &oom);
         j->traceparent = dup_str(o, "traceparent", &oom);
         j->payload = json_print(json_object_get(o, "payload"), JSON_SORT_KEYS);
+        /* docs/API.md, POST /v1/claim: the parents, for a job that has any */
+        json_t *par = json_object_get(o, "parents");
+        if (json_is_array(par) && (j->parents = json_print(par, JSON_SORT_KEYS)) == NULL)
+            oom = true;
         json_t *t = json_object_get(o, "timeout_s");
         if (json_is_number(t))
             j->timeout_ms = (int64_t)(json_number_value(t) * 1000.0);

@@ -53,7 +53,10 @@ sq_op_cancel(struct store *st, int64_t id, struct job *out, struct jobd_error *e
         if ((rc = sq_step_done(s, stmt, "request cancel", err)) != JOBD_OK)
             goto done;
         if (sqlite3_changes(s->db) == 0) {
-            rc = not_allowed(s, id, JOB_ACTION_CANCEL, err);
+            /* Waiting (sqlite/deps.c), or not allowed. */
+            rc = sq_deps_cancel_waiting(s, id, f.now_us, err);
+            if (rc == 0)
+                rc = not_allowed(s, id, JOB_ACTION_CANCEL, err);
             goto done;
         }
     }
@@ -230,6 +233,8 @@ sq_op_prune(struct store *st, int64_t finished_before_us, int limit, int *delete
         "DELETE FROM job_attempts WHERE job_id IN " PRUNE_PICK,
         "DELETE FROM job_progress WHERE job_id IN " PRUNE_PICK,
         "DELETE FROM job_attempt_logs WHERE job_id IN " PRUNE_PICK,
+        /* the edges to its parents (sqlite/deps.c): a finished child needs none */
+        "DELETE FROM job_deps WHERE child IN " PRUNE_PICK,
     };
     sqlite3_stmt *stmt;
     for (size_t i = 0; i < sizeof first / sizeof first[0]; i++) {

@@ -46,19 +46,36 @@ static const struct bulk_step cancel_steps[] = {
      2},
     {"DELETE FROM jobs WHERE" IN_IDS " AND status = 'pending'", 0},
     {"UPDATE jobs SET cancel_requested = 1 WHERE" IN_IDS " AND status = 'running'", 1},
+    /* waiting jobs (sqlite/deps.c) */
+    {"INSERT INTO jobs_done (" SQ_JOB_COLS ") "
+     "SELECT id, queue, type, payload, 'cancelled', priority, run_at, attempt, max_attempts, "
+     "  idempotency_key, schedule, scheduled_for, worker_id, NULL, timeout_ms, "
+     "  cancel_requested, last_error, result, created_at, started_at, ?2, attempt_floor, "
+     "  traceparent "
+     "FROM jobs_waiting WHERE" IN_IDS,
+     2},
+    {"DELETE FROM jobs_waiting WHERE" IN_IDS, 0},
     {NULL, 0},
 };
 
+/* A job a waiting job depends on stays (docs/API.md, Deleting jobs). */
+#define NO_WAITING_CHILD(t)                                                                        \
+    " AND NOT EXISTS (SELECT 1 FROM job_deps x JOIN jobs_waiting y ON y.id = x.child"              \
+    " WHERE x.parent = " t ".id)"
 #define DELETABLE                                                                                  \
-    "(SELECT id FROM jobs WHERE" IN_IDS " AND status = 'pending'"                                  \
-    " UNION ALL SELECT id FROM jobs_done WHERE" IN_IDS ")"
+    "(SELECT id FROM jobs WHERE" IN_IDS " AND status = 'pending'" NO_WAITING_CHILD(                \
+        "jobs") " UNION ALL SELECT id FROM jobs_done WHERE" IN_IDS                                 \
+        NO_WAITING_CHILD("jobs_done") " UNION ALL SELECT id FROM jobs_waiting WHERE" IN_IDS        \
+            NO_WAITING_CHILD("jobs_waiting") ")"
 static const struct bulk_step delete_steps[] = {
+    {"DELETE FROM job_deps WHERE child IN " DELETABLE " OR parent IN " DELETABLE, 0},
     {"DELETE FROM job_keys WHERE job_id IN " DELETABLE, 0},
     {"DELETE FROM job_attempts WHERE job_id IN " DELETABLE, 0},
     {"DELETE FROM job_progress WHERE job_id IN " DELETABLE, 0},
     {"DELETE FROM job_attempt_logs WHERE job_id IN " DELETABLE, 0},
-    {"DELETE FROM jobs WHERE" IN_IDS " AND status = 'pending'", 1},
-    {"DELETE FROM jobs_done WHERE" IN_IDS, 1},
+    {"DELETE FROM jobs WHERE" IN_IDS " AND status = 'pending'" NO_WAITING_CHILD("jobs"), 1},
+    {"DELETE FROM jobs_done WHERE" IN_IDS NO_WAITING_CHILD("jobs_done"), 1},
+    {"DELETE FROM jobs_waiting WHERE" IN_IDS NO_WAITING_CHILD("jobs_waiting"), 1},
     {NULL, 0},
 };
 
@@ -85,7 +102,7 @@ pick(struct sqlite_store *s, const struct bulk_req *r, int n, int64_t cursor,
     " AND (?8 IS NULL OR id IN (SELECT value FROM json_each(?8))) AND id < ?9"
     static const char sql[] =
         "SELECT id FROM jobs" PICK_WHERE " UNION ALL SELECT id FROM jobs_done" PICK_WHERE
-        " ORDER BY id DESC LIMIT ?10";
+        " UNION ALL SELECT id FROM jobs_waiting" PICK_WHERE " ORDER BY id DESC LIMIT ?10";
 #undef PICK_WHERE
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s, sql, &stmt, err);

@@ -17,7 +17,9 @@ sq_op_job_states(struct store *st, const int64_t *ids, size_t n, int *status,
 {
     static const char sql[] =
         "SELECT id, status FROM jobs WHERE id IN (SELECT value FROM json_each(?1)) "
-        "UNION ALL SELECT id, status FROM jobs_done WHERE id IN (SELECT value FROM json_each(?1))";
+        "UNION ALL SELECT id, status FROM jobs_done WHERE id IN (SELECT value FROM json_each(?1)) "
+        "UNION ALL SELECT id, status FROM jobs_waiting WHERE id IN (SELECT value FROM "
+        "json_each(?1))";
     struct sqlite_store *s = sq_of(st);
     for (size_t i = 0; i < n; i++)
         status[i] = -1;

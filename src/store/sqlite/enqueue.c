@@ -110,6 +110,9 @@ enqueue_one(struct sqlite_store *s, const struct job_spec *given, int64_t now,
         return rc;
     sq_stats_count(s, spec->queue, STATS_ENQUEUED, now); /* store/stats.h */
     int64_t id = sqlite3_last_insert_rowid(s->db);
+    if (spec->n_depends_on > 0 &&
+        (rc = sq_deps_enqueued(s, spec, field_prefix, id, now, err)) != JOBD_OK)
+        return rc;
     if (out != NULL && (rc = sq_load_job(s, id, out, err)) != JOBD_OK)
         return rc;
 

@@ -228,6 +228,16 @@ int sq_op_enqueue(struct store *st, const struct job_spec *spec, struct job *out
 int sq_op_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n, struct job *out,
                         bool *replayed, struct jobd_error *err);
 int sq_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
+/* sqlite/deps.c: dependencies (docs/MODEL.md, Dependencies) */
+/* Settles what the open transaction's ends queued in deps_todo (before COMMIT). */
+int sq_deps_flush(struct sqlite_store *s, struct jobd_error *err);
+/* Job id, just inserted pending from spec, gets its parents and waits or settles. */
+int sq_deps_enqueued(struct sqlite_store *s, const struct job_spec *spec, const char *field_prefix,
+                     int64_t id, int64_t now, struct jobd_error *err);
+int sq_op_deps_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
+int sq_op_parents_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
+/* Waiting job id -> cancelled: 1, or 0 if it is not waiting, or an error. */
+int sq_deps_cancel_waiting(struct sqlite_store *s, int64_t id, int64_t now, struct jobd_error *err);
 /* sqlite/cancels.c: store_cancels_requested */
 int sq_op_cancels_requested(struct store *st, const int64_t *ids, size_t n, bool *requested,
                             struct jobd_error *err);

@@ -161,12 +161,17 @@ sq_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
  * statistics and bound values the planner may walk the rowids instead (for a
  * type or queue with no jobs, all of them). "" lets the planner choose: an
  * idempotency key is one rowid seek (job_keys), and the filters without an
- * index walk the rowids newest first. t: 0 jobs, 1 jobs_done. */
+ * index walk the rowids newest first. t: 0 jobs, 1 jobs_done, 2 jobs_waiting. */
 static const char *
 list_index(const struct job_filter *f, int t, int status)
 {
     if (f->key != NULL)
         return "";
+    if (t == 2) {
+        if (f->type != NULL)
+            return " INDEXED BY jobs_waiting_type_id";
+        return f->queue != NULL ? " INDEXED BY jobs_waiting_queue_id" : "";
+    }
     if (t == 0) {
         if (status == JOB_RUNNING) /* few: the jobs held by workers */
             return " INDEXED BY jobs_lease";
@@ -187,15 +192,18 @@ list_index(const struct job_filter *f, int t, int status)
     return status != STORE_ANY ? " INDEXED BY jobs_done_status_id" : "";
 }
 
-/* One branch of the listing: table t (0 jobs, 1 jobs_done), one status or
+/* One branch of the listing: table t (0 jobs, 1 jobs_done, 2 jobs_waiting), one status or
  * STORE_ANY, only the filters f sets. The status is a literal, so that the
  * partial index jobs_lease can serve running jobs. */
 static bool
 list_branch(char **b, size_t *n, size_t *cap, const struct job_filter *f, int t, int status)
 {
-    bool ok =
-        sql_cat(b, n, cap, "%sSELECT * FROM (SELECT " SQ_JOB_COLS " FROM %s%s WHERE id < ?8",
-                *n ? " UNION ALL " : "", t == 0 ? "jobs" : "jobs_done", list_index(f, t, status));
+    bool ok = sql_cat(b, n, cap, "%sSELECT * FROM (SELECT " SQ_JOB_COLS " FROM %s%s WHERE id < ?8",
+                      *n ? " UNION ALL " : "",
+                      t == 0   ? "jobs"
+                      : t == 1 ? "jobs_done"
+                               : "jobs_waiting",
+                      list_index(f, t, status));
     if (ok && status != STORE_ANY)
         ok = sql_cat(b, n, cap, " AND status = '%s'", job_status_name((enum job_status)status));
     if (ok && f->queue != NULL)
@@ -234,14 +242,16 @@ sq_list_sql(const struct job_filter *f)
     bool ok = b != NULL;
     if (f->status != STORE_ANY) {
         bool hot = f->status == JOB_PENDING || f->status == JOB_RUNNING;
-        ok = ok && list_branch(&b, &n, &cap, f, hot ? 0 : 1, f->status);
+        int t = f->status == JOB_WAITING ? 2 : hot ? 0 : 1;
+        ok = ok && list_branch(&b, &n, &cap, f, t, f->status);
     } else {
         ok = ok && list_branch(&b, &n, &cap, f, 0, STORE_ANY);
         if (f->queue != NULL && f->type == NULL && f->key == NULL)
-            for (int st = JOB_SUCCEEDED; ok && st < JOB_STATUS_COUNT; st++)
+            for (int st = JOB_SUCCEEDED; ok && st <= JOB_CANCELLED; st++)
                 ok = list_branch(&b, &n, &cap, f, 1, st);
         else
             ok = ok && list_branch(&b, &n, &cap, f, 1, STORE_ANY);
+        ok = ok && list_branch(&b, &n, &cap, f, 2, STORE_ANY);
     }
     if (ok)
         ok = sql_cat(&b, &n, &cap, " ORDER BY id DESC LIMIT ?9");

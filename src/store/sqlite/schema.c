@@ -311,6 +311,76 @@ static const struct sq_migration sq_migrations[] = {
      "               THEN 'pending' ELSE 'running' END,"
      "          NEW.status, NEW.attempt, " SQ_EV_NOW ");"
      "END;"},
+    {17,
+     /* Dependencies (docs/MODEL.md, Dependencies; sqlite/deps.c). A waiting
+      * job lives in jobs_waiting (the columns of jobs, traceparent of 15 too), so no claim index
+      * holds it. job_deps: one edge per parent and child; ended_status is
+      * the parent's terminal status once it ended (NULL while not), cause
+      * marks the parent the child was cancelled for. A parent's end (its
+      * move into jobs_done, whatever made it) ends its edges in the same
+      * statement and queues the settling of its children in deps_todo, as
+      * does a job that comes back from jobs_done (a retry); the writing
+      * transaction settles them before COMMIT (sq_deps_flush). The WHEN
+      * clauses probe job_deps by parent: a job that never had children pays
+      * one index probe at its end. The triggers call no function of jobd's,
+      * so any program may still write these tables. */
+     "CREATE TABLE jobs_waiting ("
+     "  id INTEGER PRIMARY KEY,"
+     "  queue TEXT NOT NULL,"
+     "  type TEXT NOT NULL,"
+     "  payload TEXT NOT NULL,"
+     "  status TEXT NOT NULL CHECK (status = 'waiting'),"
+     "  priority INTEGER NOT NULL,"
+     "  run_at INTEGER NOT NULL,"
+     "  attempt INTEGER NOT NULL DEFAULT 0,"
+     "  max_attempts INTEGER NOT NULL,"
+     "  idempotency_key TEXT,"
+     "  schedule TEXT,"
+     "  scheduled_for INTEGER,"
+     "  worker_id TEXT,"
+     "  lease_expires_at INTEGER,"
+     "  timeout_ms INTEGER,"
+     "  cancel_requested INTEGER NOT NULL DEFAULT 0,"
+     "  last_error TEXT,"
+     "  result TEXT,"
+     "  created_at INTEGER NOT NULL,"
+     "  started_at INTEGER,"
+     "  finished_at INTEGER,"
+     "  attempt_floor INTEGER NOT NULL DEFAULT 0,"
+     "  lease_token_hash TEXT,"
+     "  traceparent TEXT);"
+     "CREATE INDEX jobs_waiting_queue_id ON jobs_waiting (queue, id);"
+     "CREATE INDEX jobs_waiting_type_id ON jobs_waiting (type, id);"
+     SQ_COUNT_TRIGGERS("jobs_waiting")
+     "CREATE TABLE job_deps ("
+     "  parent INTEGER NOT NULL,"
+     "  child INTEGER NOT NULL,"
+     "  ended_status TEXT,"
+     "  cause INTEGER NOT NULL DEFAULT 0,"
+     "  run_on_failure INTEGER NOT NULL DEFAULT 0,"
+     "  PRIMARY KEY (parent, child)) WITHOUT ROWID;"
+     "CREATE INDEX job_deps_child ON job_deps (child, parent);"
+     "CREATE TABLE deps_todo ("
+     "  seq INTEGER PRIMARY KEY,"
+     "  parent INTEGER NOT NULL,"
+     "  reopen INTEGER NOT NULL,"
+     "  at INTEGER);"
+     "CREATE TRIGGER jobs_done_deps AFTER INSERT ON jobs_done"
+     "  WHEN EXISTS (SELECT 1 FROM job_deps WHERE parent = new.id AND ended_status IS NULL) BEGIN"
+     "  UPDATE job_deps SET ended_status = new.status"
+     "    WHERE parent = new.id AND ended_status IS NULL;"
+     "  INSERT INTO deps_todo (parent, reopen, at) VALUES (new.id, 0, new.finished_at);"
+     "END;"
+     "CREATE TRIGGER jobs_deps_reopened AFTER INSERT ON jobs"
+     "  WHEN EXISTS (SELECT 1 FROM job_deps WHERE parent = new.id AND ended_status IS NOT NULL)"
+     "  BEGIN"
+     "  INSERT INTO deps_todo (parent, reopen, at) VALUES (new.id, 1, NULL);"
+     "END;"
+     "CREATE TRIGGER jobs_waiting_reopened AFTER INSERT ON jobs_waiting"
+     "  WHEN EXISTS (SELECT 1 FROM job_deps WHERE parent = new.id AND ended_status IS NOT NULL)"
+     "  BEGIN"
+     "  INSERT INTO deps_todo (parent, reopen, at) VALUES (new.id, 1, NULL);"
+     "END;"},
 };
 /* clang-format on */
 

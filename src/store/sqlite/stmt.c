@@ -224,7 +224,8 @@ int
 sq_load_job(struct sqlite_store *s, int64_t id, struct job *out, struct jobd_error *err)
 {
     static const char sql[] = "SELECT " SQ_JOB_COLS " FROM jobs WHERE id = ?1 "
-                              "UNION ALL SELECT " SQ_JOB_COLS " FROM jobs_done WHERE id = ?1";
+                              "UNION ALL SELECT " SQ_JOB_COLS " FROM jobs_done WHERE id = ?1 "
+                              "UNION ALL SELECT " SQ_JOB_COLS " FROM jobs_waiting WHERE id = ?1";
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s, sql, &stmt, err);
     if (rc != JOBD_OK)

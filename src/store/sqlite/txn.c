@@ -87,7 +87,9 @@ sq_begin_relaxed(struct sqlite_store *s, struct jobd_error *err)
 int
 sq_commit(struct sqlite_store *s, struct jobd_error *err)
 {
-    int rc = sq_stats_flush(s, err);
+    int rc = sq_deps_flush(s, err);
+    if (rc == JOBD_OK)
+        rc = sq_stats_flush(s, err);
     if (rc == JOBD_OK)
         rc = sq_exec(s, "COMMIT", err);
     if (rc != JOBD_OK)

@@ -1,0 +1,84 @@
+/*
+ * pg/deps.c — the parents of jobs as the job object shows them
+ * (store/deps.h), read from jobd.job_deps (schema version 24). Waiting
+ * and releasing are the schema's: its triggers run inside the statements
+ * that end a parent.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/err.h"
+#include "store/deps.h"
+#include "store/pg/internal.h"
+
+/* $1 child ids: each child's parents in ascending order. */
+PG_STMT(st_deps_read, "SELECT child, parent, run_on_failure FROM jobd.job_deps"
+                      " WHERE child = ANY($1::bigint[]) ORDER BY child, parent");
+
+int
+pg_op_deps_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err)
+{
+    struct pg_array a;
+    pg_array_begin(&a);
+    for (size_t i = 0; i < n; i++)
+        pg_array_add_i64(&a, v[i].id, false);
+    const char *vals[1] = {pg_array_end(&a)};
+    if (vals[0] == NULL) {
+        pg_array_fini(&a);
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    }
+    PGresult *r = NULL;
+    int rc = pg_exec(pg_of(st), &st_deps_read, 1, vals, &r, err);
+    pg_array_fini(&a);
+    if (rc != JOBD_OK)
+        return rc;
+    for (int row = 0; rc == JOBD_OK && row < PQntuples(r); row++)
+        if (store_deps_add(v, n, pg_get_i64(r, row, 0), pg_get_i64(r, row, 1),
+                           PQgetvalue(r, row, 2)[0] == 't') != JOBD_OK)
+            rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    PQclear(r);
+    return rc;
+}
+
+/*
+ * $1 child ids: each child's parents as its handler sees them, one JSON
+ * array per child with parents (docs/WORKER.md, Parents).
+ */
+PG_STMT(st_parents_read,
+        "SELECT d.child, json_agg(json_build_object('id', a.id, 'step', NULL, 'type', a.type,"
+        " 'status', a.status, 'result', a.result) ORDER BY a.id)::text"
+        " FROM jobd.job_deps d JOIN jobd.all_jobs a ON a.id = d.parent"
+        " WHERE d.child = ANY($1::bigint[]) GROUP BY d.child");
+
+int
+pg_op_parents_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err)
+{
+    struct pg_array a;
+    pg_array_begin(&a);
+    for (size_t i = 0; i < n; i++)
+        pg_array_add_i64(&a, v[i].id, false);
+    const char *vals[1] = {pg_array_end(&a)};
+    if (vals[0] == NULL) {
+        pg_array_fini(&a);
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    }
+    PGresult *r = NULL;
+    int rc = pg_exec(pg_of(st), &st_parents_read, 1, vals, &r, err);
+    pg_array_fini(&a);
+    if (rc != JOBD_OK)
+        return rc;
+    for (int row = 0; rc == JOBD_OK && row < PQntuples(r); row++) {
+        int64_t child = pg_get_i64(r, row, 0);
+        for (size_t i = 0; rc == JOBD_OK && i < n; i++) {
+            if (v[i].id != child)
+                continue;
+            free(v[i].parents);
+            if ((v[i].parents = strdup(PQgetvalue(r, row, 1))) == NULL)
+                rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+        }
+    }
+    PQclear(r);
+    return rc;
+}
