@@ -53,6 +53,14 @@ while [ ! -e "$dir/progress-go" ]; do sleep 0.1; done
 echo '{"ok":true}'
 SH
 chmod +x "$dir/progress.sh"
+# ui.hold runs, with no progress, until $dir/hold-go exists.
+cat >"$dir/hold.sh" <<SH
+#!/bin/sh
+cat >/dev/null
+while [ ! -e "$dir/hold-go" ]; do sleep 0.05; done
+echo '{"ok":true}'
+SH
+chmod +x "$dir/hold.sh"
 # ui.logs writes a traceback to stderr and fails its first attempt, then
 # says two lines and succeeds (docs/WORKER.md, Attempt logs).
 cat >"$dir/logs.sh" <<'SH'
@@ -90,6 +98,10 @@ timeout = 10s
 exec = $dir/progress.sh
 timeout = 120s
 
+[handler "ui.hold"]
+exec = $dir/hold.sh
+timeout = 120s
+
 [handler "ui.logs"]
 exec = $dir/logs.sh
 timeout = 10s
@@ -106,7 +118,7 @@ for _ in $(seq 100); do
 done
 [ -n "$url" ] || fail "the server did not say where it listens"
 
-JOBD_URL=$url CHROMIUM=$chromium BROKEN_FLAG="$dir/broken" PROGRESS_FLAG="$dir/progress-go" \
+JOBD_URL=$url CHROMIUM=$chromium BROKEN_FLAG="$dir/broken" PROGRESS_FLAG="$dir/progress-go" HOLD_FLAG="$dir/hold-go" \
     ADMIN_TOKEN=ui-admin-token-0123456789 READ_TOKEN=ui-read-token-0123456789 \
     SHOTS_DIR="$src/docs/ui" timeout 120 node "$src/tests/ui/browser.test.mjs" ||
     { echo "--- server log (tail)"; tail -20 "$dir/log"; fail "the browser suite failed"; }

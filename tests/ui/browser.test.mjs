@@ -148,18 +148,45 @@ ok('token prompt, bad token refused, login');
   ok('overview counts equal GET /v1/queues, chart totals GET /v1/stats');
 }
 
-// ---- live refresh: every 2 s while visible, none while hidden, one at a time ----
+// ---- live refresh: with the event stream open, a poll every 10 s only ----
+const isView = (r) => r.url().includes('/v1/') && !r.url().includes('/v1/events');
 {
+  const stream = page.waitForResponse((r) => r.url().includes('/v1/events'));
+  await page.reload();
+  check((await stream).status() === 200, 'the overview opens the event stream');
+  await page.waitForSelector('table.queues');
+  await page.waitForTimeout(1000); // the reload on the stream's opening
+  const seen = [];
+  const onReq = (r) => {
+    if (isView(r)) seen.push(r.url());
+  };
+  page.on('request', onReq);
+  await page.waitForTimeout(5000);
+  page.off('request', onReq);
+  check(seen.length === 0, `no poll within 5 s while the stream is open (no job changed), saw ${seen}`);
+  ok('live refresh: the event stream open, no poll in 5 s');
+}
+
+// ---- without the stream (the route answering 503): every 2 s while
+// visible, none while hidden, one at a time ----
+{
+  const before0 = problems.length;
+  await page.route('**/v1/events*', (r) => r.fulfill({
+    status: 503, contentType: 'application/json',
+    body: '{"error":{"code":"busy","message":"no stream in this test"}}',
+  }));
+  await page.reload();
+  await page.waitForSelector('table.queues');
   const seen = [];
   let inFlight = 0;
   let maxInFlight = 0;
   const onReq = (r) => {
-    if (!r.url().includes('/v1/')) return;
+    if (!isView(r)) return;
     seen.push(Date.now());
     maxInFlight = Math.max(maxInFlight, ++inFlight);
   };
   const onDone = (r) => {
-    if (r.url().includes('/v1/')) inFlight--;
+    if (isView(r)) inFlight--;
   };
   page.on('request', onReq);
   page.on('requestfinished', onDone);
@@ -182,12 +209,39 @@ ok('token prompt, bad token refused, login');
   page.off('request', onReq);
   page.off('requestfinished', onDone);
   page.off('requestfailed', onDone);
+  await page.unroute('**/v1/events*');
+  // The browser's own lines about the 503s are expected here.
+  const mine = problems.splice(before0).filter((p) => !p.includes('/v1/events'));
+  problems.push(...mine);
   const perLoad = 2; // queues, then stats
   check(visible >= 2 * perLoad && visible <= 3 * perLoad,
     `two or three refreshes in 5 s, saw ${visible} requests`);
   check(hidden === 0, `no request while hidden, saw ${hidden}`);
   check(maxInFlight === 1, `one request in flight at most, saw ${maxInFlight}`);
-  ok(`live refresh: ${visible} requests in 5 s visible, 0 hidden, 1 in flight at most`);
+  ok(`no stream: ${visible} requests in 5 s visible, 0 hidden, 1 in flight at most`);
+}
+
+// ---- a stream that opens and then ends: the poll is fast again ----
+{
+  await page.route('**/v1/events*', (r) => r.fulfill({
+    status: 200, contentType: 'text/event-stream', body: ': connected\nretry: 1000\n\n',
+  }));
+  await page.reload();
+  await page.waitForSelector('table.queues');
+  const seen = [];
+  const onReq = (r) => {
+    if (isView(r)) seen.push(r.url());
+  };
+  page.on('request', onReq);
+  await page.waitForTimeout(5000);
+  page.off('request', onReq);
+  await page.unroute('**/v1/events*');
+  check(seen.length >= 2 * 2, `two refreshes or more in 5 s once the stream ended, saw ${seen.length} requests`);
+  ok(`a stream that ends: ${seen.length} requests in 5 s`);
+  const stream = page.waitForResponse((r) => r.url().includes('/v1/events'));
+  await page.reload();
+  check((await stream).status() === 200, 'the stream opens again');
+  await page.waitForSelector('table.queues');
 }
 
 // ---- filter to dead jobs, bulk retry, watch them succeed ----
@@ -528,6 +582,31 @@ async function allOf(path, key) {
   await until('no bar once the job is done', async () =>
     (await page.$('section.job .job-progress')) === null && (await page.$('section.job .s-succeeded')));
   ok('progress: a bar and the message on a running job, in the list and the job view');
+}
+
+// ---- the event stream: a job's page shows its end at once, not at the
+// next poll (10 s while the stream is open) ----
+{
+  const id = (await api('POST', '/v1/jobs', { type: 'ui.hold' })).body.id;
+  await until('the hold job to run', async () =>
+    (await api('GET', `/v1/jobs/${id}`)).body.status === 'running');
+  await page.goto(`${URL0}/ui/#/jobs/${id}`);
+  await page.waitForSelector('section.job .s-running');
+  // A fresh page, so the stream is opened by this view.
+  const stream = page.waitForResponse((r) => r.url().includes('/v1/events'));
+  await page.reload();
+  check((await stream).status() === 200, 'the running job\'s page opens the event stream');
+  await page.waitForSelector('section.job .s-running');
+  writeFileSync(process.env.HOLD_FLAG, '');
+  await until('the hold job to succeed', async () =>
+    (await api('GET', `/v1/jobs/${id}`)).body.status === 'succeeded', 15000);
+  const t = Date.now();
+  try {
+    await page.waitForSelector('section.job .s-succeeded', { timeout: 1500 });
+  } catch {
+    throw new Error('check failed: the job page did not show succeeded within 1.5 s of it');
+  }
+  ok(`event stream: the job's page showed succeeded ${Date.now() - t} ms after it`);
 }
 
 // ---- attempt logs: a tab per finished attempt, each with its own log ----

@@ -39,6 +39,11 @@ export function hasToken() {
   return !!token;
 }
 
+// The Authorization header of the token, if any (the event stream's fetch).
+export function authHeaders() {
+  return token ? { Authorization: `Bearer ${token}` } : {};
+}
+
 // Calls the API; resolves with the parsed JSON (null for 204), or rejects
 // with an ApiError. signal aborts it (a view that is left).
 export async function call(method, path, body, signal) {

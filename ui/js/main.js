@@ -2,11 +2,16 @@
 // confirmation dialog and the notice line, and which view is shown. A view
 // module exports load(route, signal) (fills app.data; its requests one at a
 // time) and view() (renders app.data); main runs load through a Poller.
+// A view may also export live(route): after each load, null (the event
+// stream does not help it) or { match(ev), slow } — an event it matches
+// reloads it at once (at most every 250 ms), and while the stream is
+// healthy and slow is true its poll slows to 10 s (docs/DASHBOARD.md, Live).
 import { html, render } from './html.js';
 import { app, update, setRenderer, setRefresher } from './state.js';
 import { get, setToken, hasToken, ApiError } from './api.js';
 import { parseHash, link } from './route.js';
-import { Poller } from './poll.js';
+import { Poller, FAST_MS, SLOW_MS } from './poll.js';
+import * as events from './events.js';
 import * as overview from './views/overview.js';
 import * as jobs from './views/jobs.js';
 import * as job from './views/job.js';
@@ -20,6 +25,39 @@ const NAV = [
   ['overview', 'Overview'], ['jobs', 'Jobs'], ['schedules', 'Schedules'], ['workers', 'Workers'],
 ];
 let poller = null;
+let live = null; // the current view's live(route) after its last load
+const EVENT_GAP_MS = 250;
+let lastEventLoad = 0;
+let eventTimer = null;
+
+// An event for the view shown: reload it now, or 250 ms after the last
+// reload an event caused.
+function eventReload() {
+  if (eventTimer) return;
+  const wait = Math.max(0, lastEventLoad + EVENT_GAP_MS - Date.now());
+  eventTimer = setTimeout(() => {
+    eventTimer = null;
+    lastEventLoad = Date.now();
+    if (poller) poller.now();
+  }, wait);
+}
+
+// After a load of view v: follow the stream if v wants it, else let it go.
+// A change of the stream's health reloads at once: on opening, the changes
+// made between the last load and the stream's start; on losing it, those
+// it may have missed (and the poll is fast again).
+function follow(v, route) {
+  live = v.live ? v.live(route) : null;
+  if (!live) {
+    events.unwatch();
+    return;
+  }
+  events.watch({ match: live.match, onEvent: eventReload, onHealth: () => poller && poller.now() });
+}
+
+function period() {
+  return live && live.slow && events.isHealthy() ? SLOW_MS : FAST_MS;
+}
 
 // Asks the server who the token is; shows the sign-in on 401.
 async function whoami() {
@@ -53,6 +91,8 @@ function signOut() {
   setToken(null);
   if (poller) poller.stop();
   poller = null;
+  live = null;
+  events.close();
   update({ auth: { token: false, role: null, tokens: true, checked: true, error: null }, data: {} });
 }
 
@@ -63,18 +103,26 @@ setRefresher(() => {
 function startView() {
   if (poller) poller.stop();
   poller = null;
+  live = null;
   const route = parseHash(location.hash);
   update({ route, data: {}, error: null, confirm: null });
   const v = VIEWS[route.view];
-  if (!v || !app.auth.role) return;
-  poller = new Poller((signal) => v.load(route, signal), (e) => {
+  if (!v || !app.auth.role) {
+    events.unwatch();
+    return;
+  }
+  const load = async (signal) => {
+    await v.load(route, signal);
+    if (!signal.aborted) follow(v, route);
+  };
+  poller = new Poller(load, (e) => {
     if (e && e.status === 401) {
       signOut();
       update({ auth: { ...app.auth, error: 'The token was refused; sign in again.' } });
     } else if (app.error !== e) {
       update({ error: e });
     }
-  });
+  }, period);
   poller.now();
 }
 

@@ -1,13 +1,16 @@
-// poll.js — the live refresh of a view: load, then again 2 s after it
-// finished; never while the tab is hidden; never two loads at once (a
+// poll.js — the live refresh of a view: load, then again period() after it
+// finished (2 s, or 10 s while the event stream stands in: main.js,
+// events.js); never while the tab is hidden; never two loads at once (a
 // load's own requests run one after the other). Leaving the view aborts
 // the load in flight, so a late answer never paints over the next view.
-const PERIOD_MS = 2000;
+export const FAST_MS = 2000;
+export const SLOW_MS = 10000;
 
 export class Poller {
-  constructor(load, onError) {
+  constructor(load, onError, period = () => FAST_MS) {
     this.load = load;           // async (signal) => void
     this.onError = onError;     // (error) => void
+    this.period = period;       // () => ms until the next load
     this.timer = null;
     this.running = false;
     this.again = false;
@@ -52,7 +55,7 @@ export class Poller {
       this.again = false;
       this.run();
     } else if (!document.hidden) {
-      this.timer = setTimeout(() => this.run(), PERIOD_MS);
+      this.timer = setTimeout(() => this.run(), this.period());
     }
   }
 

@@ -28,6 +28,15 @@ export async function load(route, signal) {
   await loadLog(route.id, attempts, signal);
 }
 
+// A pending or running job follows its own events; a finished one has
+// nothing to wait for. A running job's progress is not an event, so it
+// keeps the fast poll while it reports one (docs/DASHBOARD.md, Live).
+export function live(route) {
+  const j = app.data.job;
+  if (!j || (j.status !== 'pending' && j.status !== 'running')) return null;
+  return { match: (ev) => String(ev.job) === route.id, slow: !(j.status === 'running' && j.progress) };
+}
+
 // Logs read so far, by "job/attempt": the text, or null when none was kept.
 const logs = new Map();
 // The attempt whose log tab is shown, by job (default: the latest finished).

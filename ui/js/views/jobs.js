@@ -33,6 +33,18 @@ export async function load(route, signal) {
   update({ data: { jobs: r.jobs || [], next: r.next || null, partial: !!r.partial } });
 }
 
+// A change of a job of the filters' queue and type may add, drop or change
+// a row; a running job's progress is not an event, so a page showing one
+// keeps the fast poll (docs/DASHBOARD.md, Live).
+export function live(route) {
+  const { queue, type } = route.params;
+  const shown = app.data.jobs || [];
+  return {
+    match: (ev) => (!queue || ev.queue === queue) && (!type || ev.type === type),
+    slow: !shown.some((j) => j.status === 'running' && j.progress),
+  };
+}
+
 // "2026-12-03T15:04" (local, datetime-local) <-> RFC 3339.
 function toInput(iso) {
   if (!iso) return '';

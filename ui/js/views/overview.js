@@ -25,6 +25,11 @@ export async function load(route, signal) {
   update({ data: { queues: q.queues || [], stats } });
 }
 
+// Every status change moves a count (docs/DASHBOARD.md, Live).
+export function live() {
+  return { match: () => true, slow: true };
+}
+
 function rateText(r) {
   if (!r) return null;
   const per = typeof r.per === 'number' ? age(r.per) : String(r.per);
