@@ -57,6 +57,7 @@ status_is() { # ID STATUS
 
 run() { # DB WORKER-STORE-ARGS...
     local db=$1; shift
+    : >"$dir/server.log" # emptied first: read below before the child truncates it, a previous server's log would give a dead port
     "$JOBD" server --db "$db" --listen 127.0.0.1:0 --shutdown-grace 2s 2>"$dir/server.log" &
     spid=$!
     local port=""
