@@ -7,7 +7,9 @@
  * ones are 400 naming the parameter; a client that never reads is cut and
  * counted while another keeps receiving; on PostgreSQL a client of one
  * server sees another server's changes, and an event whose transaction
- * commits after a later-numbered one is not skipped.
+ * commits after a later-numbered one is not skipped; a job with
+ * depends_on is recorded waiting, released or cancelled from waiting, and
+ * put back to waiting by its parent's retry.
  */
 #define _GNU_SOURCE /* memmem */
 #include <sqlite3.h>
@@ -506,5 +508,126 @@ TEST(pg_an_event_committed_late_is_not_skipped)
     ASSERT(e1 < e2);
     json_decref(v);
     sse_close(&c);
+    srv_stop(&s);
+}
+
+/* The events of job among v (a new array), in order. */
+static json_t *
+events_of(json_t *v, int64_t job)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *e;
+    json_array_foreach(v, i, e)
+        if (json_integer_value(json_object_get(e, "job")) == job)
+            json_array_append(out, e);
+    return out;
+}
+
+/* Waits for n events in all, then a moment more: none more come. The events. */
+static json_t *
+sse_exactly(struct sse *s, size_t n)
+{
+    json_decref(sse_await(s, n));
+    sse_pump(s, 300);
+    json_t *v = sse_events(s);
+    ASSERT_EQ(json_array_size(v), n);
+    return v;
+}
+
+/*
+ * A child with depends_on is created `waiting`, released `waiting` →
+ * `pending` by its parent's success, and then runs; a waiting job
+ * cancelled by the user is `waiting` → `cancelled` (docs/API.md,
+ * GET /v1/events).
+ */
+BOTH(a_waiting_child_is_recorded_waiting)
+{
+    struct srv s;
+    srv_start(&s, backend, NULL);
+    struct sse all;
+    ASSERT_EQ(sse_open(&all, &s, NULL, -1, 0), 200);
+    int64_t parent = create_job(&s, "{\"type\":\"ev.parent\"}");
+    char body[128];
+    snprintf(body, sizeof body, "{\"type\":\"ev.child\",\"depends_on\":[%lld]}", (long long)parent);
+    int64_t child = create_job(&s, body);
+    int64_t other = create_job(&s, body);
+    char path[64];
+    snprintf(path, sizeof path, "/v1/jobs/%lld/cancel", (long long)other);
+    EXPECT(&s, "POST", path, NULL, 200, NULL);
+    char tok[128];
+    ASSERT_EQ(claim(&s, "ev.parent", tok, sizeof tok), parent);
+    complete(&s, parent, tok);
+    ASSERT_EQ(claim(&s, "ev.child", tok, sizeof tok), child);
+    complete(&s, child, tok);
+    /* parent 3, child 4, other 2 */
+    json_t *v = sse_exactly(&all, 9);
+    json_t *c = events_of(v, child);
+    ASSERT_EQ(json_array_size(c), 4);
+    long long e1 = check_event(c, 0, child, NULL, "waiting");
+    long long e2 = check_event(c, 1, child, "waiting", "pending");
+    long long e3 = check_event(c, 2, child, "pending", "running");
+    long long e4 = check_event(c, 3, child, "running", "succeeded");
+    ASSERT(e1 < e2 && e2 < e3 && e3 < e4);
+    json_decref(c);
+    c = events_of(v, other);
+    ASSERT_EQ(json_array_size(c), 2);
+    check_event(c, 0, other, NULL, "waiting");
+    check_event(c, 1, other, "waiting", "cancelled");
+    json_decref(c);
+    c = events_of(v, parent);
+    ASSERT_EQ(json_array_size(c), 3);
+    check_event(c, 0, parent, NULL, "pending");
+    json_decref(c);
+    json_decref(v);
+    sse_close(&all);
+    srv_stop(&s);
+}
+
+/*
+ * A child of a parent that goes dead is cancelled for it, `waiting` →
+ * `cancelled`; a retry of the parent puts it back, `cancelled` → `waiting`.
+ */
+BOTH(a_child_cancelled_for_its_dead_parent)
+{
+    struct srv s;
+    srv_start(&s, backend, NULL);
+    struct sse all;
+    ASSERT_EQ(sse_open(&all, &s, NULL, -1, 0), 200);
+    int64_t parent = create_job(&s, "{\"type\":\"ev.dparent\",\"max_attempts\":1}");
+    char body[160];
+    snprintf(body, sizeof body, "{\"type\":\"ev.dchild\",\"depends_on\":[%lld]}",
+             (long long)parent);
+    int64_t child = create_job(&s, body);
+    char tok[128], path[64];
+    ASSERT_EQ(claim(&s, "ev.dparent", tok, sizeof tok), parent);
+    snprintf(path, sizeof path, "/v1/jobs/%lld/fail", (long long)parent);
+    snprintf(body, sizeof body, "{\"attempt\":1,\"error\":\"boom\",\"lease_token\":\"%s\"}", tok);
+    EXPECT(&s, "POST", path, body, 200, NULL);
+    /* parent: created, running, dead; child: created, cancelled */
+    json_t *v = sse_exactly(&all, 5);
+    json_t *c = events_of(v, parent);
+    ASSERT_EQ(json_array_size(c), 3);
+    check_event(c, 2, parent, "running", "dead");
+    json_decref(c);
+    c = events_of(v, child);
+    ASSERT_EQ(json_array_size(c), 2);
+    long long e1 = check_event(c, 0, child, NULL, "waiting");
+    long long e2 = check_event(c, 1, child, "waiting", "cancelled");
+    ASSERT(e1 < e2);
+    json_decref(c);
+    json_decref(v);
+    snprintf(path, sizeof path, "/v1/jobs/%lld/retry", (long long)parent);
+    EXPECT(&s, "POST", path, NULL, 200, NULL);
+    v = sse_exactly(&all, 7);
+    c = events_of(v, child);
+    ASSERT_EQ(json_array_size(c), 3);
+    ASSERT(check_event(c, 2, child, "cancelled", "waiting") > e2);
+    json_decref(c);
+    c = events_of(v, parent);
+    check_event(c, 3, parent, "dead", "pending");
+    json_decref(c);
+    json_decref(v);
+    sse_close(&all);
     srv_stop(&s);
 }

@@ -294,6 +294,8 @@ int pg_op_parents_attach(struct store *st, struct job *v, size_t n, struct jobd_
 extern const char pg_step_events[];
 /* Schema version 24, dependencies (pg/schema_deps.c). */
 extern const char pg_step_deps[];
+/* Schema version 25, events of waiting jobs (pg/schema_events_deps.c). */
+extern const char pg_step_events_deps[];
 /* pg/attemptlog.c (store/attemptlog.h) */
 struct attempt_log;
 int pg_op_attempt_logs_put(struct store *st, const struct attempt_log *v, size_t n, int *outcome,

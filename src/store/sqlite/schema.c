@@ -381,6 +381,47 @@ static const struct sq_migration sq_migrations[] = {
      "  BEGIN"
      "  INSERT INTO deps_todo (parent, reopen, at) VALUES (new.id, 1, NULL);"
      "END;"},
+    {18,
+     /* The event log (16) told about jobs_waiting (17), so events say
+      * `waiting` (docs/API.md, GET /v1/events; docs/DESIGN.md, Events).
+      * Every move between the tables inserts the row into its new table
+      * before deleting it from the old one (sqlite/deps.c, sqlite/bulk.c),
+      * so a trigger on the insert sees where the row came from: from
+      * jobs_waiting into jobs (a release) or jobs_done (a cancel, by the
+      * user or for a parent) is `waiting` → ...; into jobs_waiting from
+      * jobs_done (a parent's retry) is `cancelled` → `waiting`, and from
+      * jobs (an enqueue with parents, inserted pending a statement ago)
+      * turns that creation event into one of a waiting job. */
+     "DROP TRIGGER jobs_events_inserted;"
+     "CREATE TRIGGER jobs_events_inserted AFTER INSERT ON jobs WHEN " SQ_EVENTS_ON " BEGIN"
+     "  INSERT INTO events (job, queue, type, from_st, to_st, attempt, at)"
+     "  VALUES (NEW.id, NEW.queue, NEW.type,"
+     "          CASE WHEN EXISTS (SELECT 1 FROM jobs_waiting w WHERE w.id = NEW.id) THEN 'waiting'"
+     "               WHEN NEW.attempt > NEW.attempt_floor THEN 'running'"
+     "               ELSE " SQ_EV_PREV " END, NEW.status, NEW.attempt, " SQ_EV_NOW ");"
+     "END;"
+     "DROP TRIGGER jobs_done_events;"
+     "CREATE TRIGGER jobs_done_events AFTER INSERT ON jobs_done WHEN " SQ_EVENTS_ON " BEGIN"
+     "  INSERT INTO events (job, queue, type, from_st, to_st, attempt, at)"
+     "  VALUES (NEW.id, NEW.queue, NEW.type,"
+     "          CASE WHEN EXISTS (SELECT 1 FROM jobs_waiting w WHERE w.id = NEW.id) THEN 'waiting'"
+     "               WHEN NEW.status = 'cancelled' AND NEW.cancel_requested = 0 THEN 'pending'"
+     "               ELSE 'running' END,"
+     "          NEW.status, NEW.attempt, " SQ_EV_NOW ");"
+     "END;"
+     "CREATE TRIGGER jobs_waiting_events AFTER INSERT ON jobs_waiting WHEN " SQ_EVENTS_ON " BEGIN"
+     "  UPDATE events SET to_st = 'waiting'"
+     "    WHERE job = NEW.id AND from_st IS NULL AND to_st = 'pending'"
+     "      AND id > (SELECT since_id FROM event_log)"
+     "      AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = NEW.id);"
+     "  INSERT INTO events (job, queue, type, from_st, to_st, attempt, at)"
+     "  SELECT NEW.id, NEW.queue, NEW.type,"
+     "         (SELECT d.status FROM jobs_done d WHERE d.id = NEW.id), 'waiting', NEW.attempt, "
+     SQ_EV_NOW
+     "   WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = NEW.id)"
+     "      OR NOT EXISTS (SELECT 1 FROM events e WHERE e.job = NEW.id AND e.from_st IS NULL"
+     "                     AND e.to_st = 'waiting' AND e.id > (SELECT since_id FROM event_log));"
+     "END;"},
 };
 /* clang-format on */
 
