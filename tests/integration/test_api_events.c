@@ -580,6 +580,15 @@ BOTH(a_waiting_child_is_recorded_waiting)
     check_event(c, 0, parent, NULL, "pending");
     json_decref(c);
     json_decref(v);
+    /* A child of a parent that succeeded already waits for nothing. */
+    int64_t late = create_job(&s, body);
+    v = sse_exactly(&all, 11);
+    c = events_of(v, late);
+    ASSERT_EQ(json_array_size(c), 2);
+    check_event(c, 0, late, NULL, "waiting");
+    check_event(c, 1, late, "waiting", "pending");
+    json_decref(c);
+    json_decref(v);
     sse_close(&all);
     srv_stop(&s);
 }
