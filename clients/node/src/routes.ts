@@ -28,6 +28,8 @@ export const ROUTES = {
   claim: ["POST", "/v1/claim"],
   cancels: ["GET", "/v1/cancels"],
   events: ["GET", "/v1/events"],
+  submitWorkflow: ["POST", "/v1/workflows"],
+  getWorkflow: ["GET", "/v1/workflows/{id}"],
   createSchedule: ["POST", "/v1/schedules"],
   listSchedules: ["GET", "/v1/schedules"],
   putSchedule: ["PUT", "/v1/schedules/{name}"],

@@ -752,5 +752,6 @@ const struct pg_migration pg_migrations[] = {
     {22, "jobs and jobs_done keep a traceparent", step22_traceparent},
     {23, "events (GET /v1/events)", pg_step_events},
     {24, "dependencies: jobs_waiting, job_deps", pg_step_deps},
+    {25, "workflows: workflows, workflow_steps", pg_step_workflows},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

@@ -381,6 +381,22 @@ static const struct sq_migration sq_migrations[] = {
      "  BEGIN"
      "  INSERT INTO deps_todo (parent, reopen, at) VALUES (new.id, 1, NULL);"
      "END;"},
+    {18,
+     /* Workflows (docs/MODEL.md, Workflows; sqlite/workflow.c): the
+      * workflow and, apart from the job tables so that no row move carries
+      * them, each step's job, ref and place in the request. */
+     "CREATE TABLE workflows ("
+     "  id INTEGER PRIMARY KEY,"
+     "  name TEXT NOT NULL,"
+     "  idempotency_key TEXT UNIQUE,"
+     "  created_at INTEGER NOT NULL);"
+     "CREATE TABLE workflow_steps ("
+     "  job_id INTEGER PRIMARY KEY,"
+     "  workflow INTEGER NOT NULL,"
+     "  ref TEXT NOT NULL,"
+     "  ord INTEGER NOT NULL,"
+     "  UNIQUE (workflow, ref));"
+     "CREATE INDEX workflow_steps_ord ON workflow_steps (workflow, ord);"},
 };
 /* clang-format on */
 
