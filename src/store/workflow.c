@@ -110,6 +110,8 @@ store_workflow_get(struct store *st, int64_t id, struct workflow *out, struct jo
         return jobd_error_set(err, JOBD_E_INVALID, "db", "the %s store has no workflows",
                               st->ops->name);
     int rc = st->ops->workflow_get(st, id, out, err);
+    if (rc == JOBD_OK && out->n_steps == 0) /* retention took every step */
+        rc = jobd_error_set(err, JOBD_E_NOTFOUND, "id", "no workflow with id %lld", (long long)id);
     if (rc != JOBD_OK) {
         workflow_fini(out);
         return rc;

@@ -57,7 +57,8 @@ void workflow_fini(struct workflow *w);
  * workflow of the same name answers that workflow (*replayed true, may be
  * NULL), with job_ids by ref (0 for a ref it does not have); one used by
  * another name is JOBD_E_CONFLICT naming idempotency_key. JOBD_E_INVALID
- * naming the field; JOBD_E_UNSUPPORTED on a backend without workflows.
+ * naming the field; JOBD_E_INVALID naming "db" on a backend without
+ * workflows. A key whose workflow retention took is free again.
  */
 JOBD_MUST_USE int store_workflow_submit(struct store *st, const struct workflow_spec *spec,
                                         int64_t *id, int64_t *job_ids, bool *replayed,
@@ -66,7 +67,9 @@ JOBD_MUST_USE int store_workflow_submit(struct store *st, const struct workflow_
 /*
  * Reads workflow id into *out (zeroed first; the caller's afterwards,
  * workflow_fini), with its status, counts and finished_at computed.
- * JOBD_E_NOTFOUND; JOBD_E_UNSUPPORTED on a backend without workflows.
+ * JOBD_E_NOTFOUND, also for one whose every step retention took (a step
+ * goes only with its whole workflow: store_prune); JOBD_E_INVALID naming
+ * "db" on a backend without workflows.
  */
 JOBD_MUST_USE int store_workflow_get(struct store *st, int64_t id, struct workflow *out,
                                      struct jobd_error *err);

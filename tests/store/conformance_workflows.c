@@ -221,3 +221,35 @@ TEST(workflow_idempotent_submit)
     ASSERT(!replayed);
     fx_close(&f);
 }
+
+TEST(workflow_prune_takes_whole_workflows_only)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t ids[4];
+    int64_t id = submit_diamond(&f, "kp", ids, NULL);
+    run_ok(&f, ids[0]);
+    run_ok(&f, ids[1]);
+    run_ok(&f, ids[2]);
+    manual_clock_advance(&f.mc, 100 * SEC);
+    int deleted = 0;
+    /* a, b and c ended long before the cutoff, but d is live: none goes */
+    ASSERT_OK(store_prune(f.st, now_of(&f), 100, &deleted, &f.err), &f.err);
+    ASSERT_EQ(deleted, 0);
+    expect_wf(&f, id, WF_RUNNING, 0, 1, 3, 0, 0);
+    run_ok(&f, ids[3]);
+    /* d ended after the cutoff: still none */
+    ASSERT_OK(store_prune(f.st, now_of(&f) - SEC, 100, &deleted, &f.err), &f.err);
+    ASSERT_EQ(deleted, 0);
+    manual_clock_advance(&f.mc, 10 * SEC);
+    ASSERT_OK(store_prune(f.st, now_of(&f), 100, &deleted, &f.err), &f.err);
+    ASSERT_EQ(deleted, 4);
+    ASSERT_EQ(count_of(&f, "workflow_steps"), 0);
+    struct workflow w;
+    ASSERT_EQ(store_workflow_get(f.st, id, &w, &f.err), JOBD_E_NOTFOUND);
+    /* its key is free again */
+    bool replayed = true;
+    ASSERT(submit_diamond(&f, "kp", ids, &replayed) != id);
+    ASSERT(!replayed);
+    fx_close(&f);
+}

@@ -27,6 +27,7 @@ PG_STMT(st_wf_by_key, "SELECT id, name FROM jobd.workflows WHERE idempotency_key
 PG_STMT(st_wf_step_insert, "INSERT INTO jobd.workflow_steps (job_id, workflow, ref, ord)"
                            " VALUES ($1::bigint, $2::bigint, $3, $4::integer)");
 PG_STMT(st_wf_steps_ids, "SELECT ord, ref, job_id FROM jobd.workflow_steps WHERE workflow = $1");
+PG_STMT(st_wf_delete, "DELETE FROM jobd.workflows WHERE id = $1");
 PG_STMT(st_wf_read, "SELECT name, " PG_TS_US("created_at") " FROM jobd.workflows WHERE id = $1");
 PG_STMT(st_wf_steps,
         "SELECT s.ref, s.job_id, a.type, a.status, " PG_TS_US(
@@ -35,7 +36,10 @@ PG_STMT(st_wf_steps,
 PG_STMT(st_wf_edges, "SELECT d.child, d.parent FROM jobd.workflow_steps s JOIN jobd.job_deps d"
                      " ON d.child = s.job_id WHERE s.workflow = $1 ORDER BY d.child, d.parent");
 
-/* The answer of a replay: workflow w's job ids by the steps' places. */
+/*
+ * The answer of a replay: workflow w's job ids by the steps' places; or 1
+ * when w has no step left (then deleted: the key may be taken again).
+ */
 static int
 replay(struct store_pg *s, const struct workflow_spec *spec, int64_t *id, int64_t *job_ids,
        struct jobd_error *err)
@@ -63,6 +67,13 @@ replay(struct store_pg *s, const struct workflow_spec *spec, int64_t *id, int64_
     const char *vals[1] = {pg_i64(wb, w)};
     if ((rc = pg_exec(s, &st_wf_steps_ids, 1, vals, &r, err)) != JOBD_OK)
         return rc;
+    if (PQntuples(r) == 0) {
+        /* Retention took every step: the workflow is gone, its key free again. */
+        PQclear(r);
+        if ((rc = pg_exec(s, &st_wf_delete, 1, vals, &r, err)) == JOBD_OK)
+            PQclear(r);
+        return rc == JOBD_OK ? 1 : rc;
+    }
     for (int row = 0; row < PQntuples(r); row++) {
         int64_t ord = pg_get_i64(r, row, 0);
         if (ord >= 0 && (size_t)ord < spec->n &&
@@ -119,16 +130,25 @@ pg_op_workflow_submit(struct store *st, const struct workflow_spec *spec,
     char nowb[24];
     const char *vals[3] = {spec->name, spec->idempotency_key, pg_now_param(s, nowb)};
     PGresult *r = NULL;
-    rc = pg_exec(s, &st_wf_insert, 3, vals, &r, err);
-    if (rc == JOBD_OK && PQntuples(r) == 1) {
-        *id = pg_get_i64(r, 0, 0);
-        PQclear(r);
-        rc = add_steps(s, spec, plan, *id, job_ids, err);
-    } else if (rc == JOBD_OK) {
-        PQclear(r);
-        rc = replay(s, spec, id, job_ids, err);
-        *replayed = rc == JOBD_OK;
+    for (int tries = 0; tries < 2; tries++) {
+        rc = pg_exec(s, &st_wf_insert, 3, vals, &r, err);
+        if (rc == JOBD_OK && PQntuples(r) == 1) {
+            *id = pg_get_i64(r, 0, 0);
+            PQclear(r);
+            rc = add_steps(s, spec, plan, *id, job_ids, err);
+        } else if (rc == JOBD_OK) {
+            PQclear(r);
+            rc = replay(s, spec, id, job_ids, err);
+            if (rc == 1 && tries == 0)
+                continue; /* its workflow was gone: insert again */
+            *replayed = rc == JOBD_OK;
+        }
+        break;
     }
+    if (rc == 1)
+        rc = jobd_error_set(err, JOBD_E_STORE, "idempotency_key",
+                            "idempotency key '%s' kept changing hands; try again",
+                            spec->idempotency_key);
     rc = pg_tx_end(s, rc, err);
     if (rc != JOBD_OK) {
         *id = 0;

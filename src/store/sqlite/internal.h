@@ -242,6 +242,17 @@ int sq_deps_enqueued(struct sqlite_store *s, const struct job_spec *spec, const 
 int sq_enqueue_one(struct sqlite_store *s, const struct job_spec *given, int64_t now,
                    const char *field_prefix, struct job *out, bool *replayed, int64_t *id_out,
                    struct jobd_error *err);
+/*
+ * Retention (sqlite/admin.c, sqlite/prune.c): a step of a workflow goes
+ * only with its whole workflow, not while another of its steps is live or
+ * ended after the cutoff ?1. t is the jobs_done row's table name.
+ */
+#define SQ_WF_SETTLED(t)                                                                           \
+    " AND NOT EXISTS (SELECT 1 FROM workflow_steps ws JOIN workflow_steps wo"                      \
+    "   ON wo.workflow = ws.workflow WHERE ws.job_id = " t ".id AND ("                             \
+    "   EXISTS (SELECT 1 FROM jobs j WHERE j.id = wo.job_id)"                                      \
+    "   OR EXISTS (SELECT 1 FROM jobs_waiting w WHERE w.id = wo.job_id)"                           \
+    "   OR EXISTS (SELECT 1 FROM jobs_done x WHERE x.id = wo.job_id AND x.finished_at >= ?1)))"
 /* Workflows (store/workflow.h; sqlite/workflow.c). */
 struct workflow;
 struct workflow_spec;

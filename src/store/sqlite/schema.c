@@ -386,7 +386,7 @@ static const struct sq_migration sq_migrations[] = {
       * workflow and, apart from the job tables so that no row move carries
       * them, each step's job, ref and place in the request. */
      "CREATE TABLE workflows ("
-     "  id INTEGER PRIMARY KEY,"
+     "  id INTEGER PRIMARY KEY AUTOINCREMENT," /* ids are never reused */
      "  name TEXT NOT NULL,"
      "  idempotency_key TEXT UNIQUE,"
      "  created_at INTEGER NOT NULL);"

@@ -22,8 +22,9 @@ col_dup(sqlite3_stmt *stmt, int i)
 
 /*
  * The workflow of spec's idempotency key, if any, inside the open
- * transaction: 0 none, 1 found (*id, job_ids by the steps' places), or an
- * error (JOBD_E_CONFLICT for another name).
+ * transaction: 0 none (or one with no step left, deleted), 1 found (*id,
+ * job_ids by the steps' places), or an error (JOBD_E_CONFLICT for another
+ * name).
  */
 static int
 replay(struct sqlite_store *s, const struct workflow_spec *spec, int64_t *id, int64_t *job_ids,
@@ -49,14 +50,23 @@ replay(struct sqlite_store *s, const struct workflow_spec *spec, int64_t *id, in
     if (rc != JOBD_OK)
         return rc;
     sqlite3_bind_int64(stmt, 1, w);
+    size_t found = 0;
     while ((rc = sq_step_row(s, stmt, "read workflow steps", err)) == 1) {
         int64_t ord = sqlite3_column_int64(stmt, 0);
         const char *ref = (const char *)sqlite3_column_text(stmt, 1);
+        found++;
         if (ord >= 0 && (size_t)ord < spec->n && strcmp(spec->steps[ord].ref, ref) == 0)
             job_ids[ord] = sqlite3_column_int64(stmt, 2);
     }
     if (rc < 0)
         return rc;
+    if (found == 0) {
+        /* Retention took every step: the workflow is gone, its key free again. */
+        if ((rc = sq_prepare(s, "DELETE FROM workflows WHERE id = ?1", &stmt, err)) != JOBD_OK)
+            return rc;
+        sqlite3_bind_int64(stmt, 1, w);
+        return sq_step_done(s, stmt, "free workflow key", err);
+    }
     *id = w;
     return 1;
 }
