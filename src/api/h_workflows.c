@@ -261,3 +261,111 @@ h_workflow_get(struct api_call *c)
     }
     workflow_fini(&w);
 }
+
+static const char *const list_params[] = {"status", "name", "limit", "after", NULL};
+
+/* Reads the query of GET /v1/workflows into f; false after answering 400. */
+static bool
+list_filter(struct api_call *c, struct workflow_filter *f)
+{
+    for (size_t i = 0; i < c->req->n_query; i++) {
+        bool ok = false;
+        for (size_t k = 0; list_params[k] && !ok; k++)
+            ok = strcmp(c->req->query[i].key, list_params[k]) == 0;
+        if (!ok) {
+            api_error(c->resp, 400, "invalid_query", c->req->query[i].key,
+                      "unknown query parameter '%.100s'", c->req->query[i].key);
+            return false;
+        }
+    }
+    f->status = -1;
+    const char *v;
+    if ((v = api_query(c, "status")) != NULL && *v) {
+        for (int s = WF_RUNNING; s <= WF_FAILED && f->status < 0; s++)
+            if (strcmp(v, workflow_status_name(s)) == 0)
+                f->status = s;
+        if (f->status < 0) {
+            api_error(c->resp, 400, "invalid_query", "status",
+                      "status must be running, succeeded or failed");
+            return false;
+        }
+    }
+    if ((v = api_query(c, "name")) != NULL && *v)
+        f->name = v;
+    f->limit = WORKFLOW_PAGE_DEFAULT;
+    if ((v = api_query(c, "limit")) != NULL && *v) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end != '\0' || n < 1 || n > WORKFLOW_PAGE_MAX) {
+            api_error(c->resp, 400, "invalid_query", "limit",
+                      "limit must be an integer between 1 and %d", WORKFLOW_PAGE_MAX);
+            return false;
+        }
+        f->limit = (int)n;
+    }
+    if ((v = api_query(c, "after")) != NULL && *v) {
+        char *end;
+        long long n = strtoll(v, &end, 10);
+        if (*end != '\0' || n < 1 || v[0] == '-' || v[0] == '+') {
+            api_error(c->resp, 400, "invalid_query", "after",
+                      "after must be a cursor from a previous page's \"next\"");
+            return false;
+        }
+        f->before_id = n;
+    }
+    return true;
+}
+
+/* A workflow without its steps, as GET /v1/workflows lists it. */
+static json_t *
+summary_json(const struct workflow *w)
+{
+    json_t *o = json_object();
+    if (o != NULL &&
+        (json_object_set_new(o, "id", json_integer(w->id)) != 0 ||
+         json_object_set_new(o, "name", json_string(w->name)) != 0 ||
+         json_object_set_new(o, "status", json_string(workflow_status_name(w->status))) != 0 ||
+         json_object_set_new(o, "created_at", jobjson_time(w->created_at_us)) != 0 ||
+         json_object_set_new(o, "finished_at", jobjson_time(w->finished_at_us)) != 0 ||
+         json_object_set_new(o, "counts", counts_json(w)) != 0)) {
+        json_decref(o);
+        o = NULL;
+    }
+    return o;
+}
+
+void
+h_workflow_list(struct api_call *c)
+{
+    struct workflow_filter f = {0};
+    if (!list_filter(c, &f))
+        return;
+    struct store *st;
+    if (!api_store_get(c, &st))
+        return;
+    struct workflow *v = NULL;
+    size_t n = 0;
+    int64_t next = 0;
+    struct jobd_error err = {0};
+    int rc = store_workflow_list(st, &f, &v, &n, &next, &err);
+    api_store_put(c, st, rc);
+    if (rc != JOBD_OK) {
+        api_error_from(c->resp, rc, &err);
+        return;
+    }
+    json_t *arr = json_array();
+    char cursor[24];
+    snprintf(cursor, sizeof cursor, "%" PRId64, next);
+    json_t *o = arr ? json_pack("{s:o, s:o}", "workflows", arr, "next",
+                                next ? json_string(cursor) : json_null())
+                    : NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (o != NULL && json_array_append_new(arr, summary_json(&v[i])) != 0) {
+            json_decref(o);
+            o = NULL;
+        }
+        workflow_fini(&v[i]);
+    }
+    free(v);
+    api_json_take(c->resp, 200, jobjson_dump_take(o));
+}

@@ -327,6 +327,10 @@ struct store_ops {
                            const struct workflow_plan *plan, int64_t *id, int64_t *job_ids,
                            bool *replayed, struct jobd_error *err);
     int (*workflow_get)(struct store *st, int64_t id, struct workflow *out, struct jobd_error *err);
+    /* at most limit workflow ids, newest first, below before_id (0 = any),
+     * of that name (NULL = any), into ids (room for limit) */
+    int (*workflow_ids)(struct store *st, const char *name, int64_t before_id, int limit,
+                        int64_t *ids, size_t *n, struct jobd_error *err);
 };
 
 /* Every backend's struct begins with this. */

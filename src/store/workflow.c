@@ -119,3 +119,58 @@ store_workflow_get(struct store *st, int64_t id, struct workflow *out, struct jo
     summarize(out);
     return JOBD_OK;
 }
+
+int
+store_workflow_list(struct store *st, const struct workflow_filter *f, struct workflow **out,
+                    size_t *n, int64_t *next, struct jobd_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    *next = 0;
+    if (st->ops->workflow_ids == NULL)
+        return jobd_error_set(err, JOBD_E_INVALID, "db", "the %s store has no workflows",
+                              st->ops->name);
+    int limit = f->limit > 0 ? f->limit : WORKFLOW_PAGE_DEFAULT;
+    if (limit > WORKFLOW_PAGE_MAX)
+        return jobd_error_set(err, JOBD_E_INVALID, "limit", "limit must be 1 to %d",
+                              WORKFLOW_PAGE_MAX);
+    int64_t *ids = malloc((size_t)limit * sizeof *ids);
+    struct workflow *v = calloc((size_t)limit, sizeof *v);
+    size_t got = 0, k = 0;
+    int rc = ids && v ? st->ops->workflow_ids(st, f->name, f->before_id, limit, ids, &got, err)
+                      : jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    for (size_t i = 0; rc == JOBD_OK && i < got; i++) {
+        rc = store_workflow_get(st, ids[i], &v[k], err);
+        if (rc == JOBD_E_NOTFOUND) { /* deleted since, or every step pruned */
+            rc = JOBD_OK;
+            continue;
+        }
+        if (rc != JOBD_OK)
+            break;
+        struct workflow *w = &v[k];
+        for (size_t s = 0; s < w->n_steps; s++) {
+            free(w->steps[s].ref);
+            free(w->steps[s].type);
+            free(w->steps[s].parents);
+        }
+        free(w->steps);
+        w->steps = NULL;
+        w->n_steps = 0;
+        if (f->status >= 0 && w->status != f->status)
+            workflow_fini(w);
+        else
+            k++;
+    }
+    int64_t last = rc == JOBD_OK && got == (size_t)limit ? ids[got - 1] : 0;
+    free(ids);
+    if (rc != JOBD_OK) {
+        for (size_t i = 0; v != NULL && i < k; i++)
+            workflow_fini(&v[i]);
+        free(v);
+        return rc;
+    }
+    *next = last;
+    *out = v;
+    *n = k;
+    return JOBD_OK;
+}

@@ -74,6 +74,29 @@ JOBD_MUST_USE int store_workflow_submit(struct store *st, const struct workflow_
 JOBD_MUST_USE int store_workflow_get(struct store *st, int64_t id, struct workflow *out,
                                      struct jobd_error *err);
 
+/* A page of GET /v1/workflows: at most this many workflows. */
+#define WORKFLOW_PAGE_DEFAULT 50
+#define WORKFLOW_PAGE_MAX 100
+
+/* Which workflows a list returns. Pointers borrowed. */
+struct workflow_filter {
+    const char *name;  /* exact name; NULL = any */
+    int status;        /* enum workflow_status, or -1 = any */
+    int64_t before_id; /* cursor: only ids < before_id; 0 = from the newest */
+    int limit;         /* 1..WORKFLOW_PAGE_MAX; 0 = WORKFLOW_PAGE_DEFAULT */
+};
+
+/*
+ * One page of workflows, newest first: *out (n of them, malloc'd; free each
+ * with workflow_fini, then the array) as store_workflow_get reads them but
+ * without steps (n_steps 0). The page looks at limit workflows by id and
+ * keeps those of the status asked for, so it may hold fewer; *next is the
+ * cursor of the next page (before_id), 0 when there is none.
+ */
+JOBD_MUST_USE int store_workflow_list(struct store *st, const struct workflow_filter *f,
+                                      struct workflow **out, size_t *n, int64_t *next,
+                                      struct jobd_error *err);
+
 /* For backends: appends parent to the step whose job is child. JOBD_E_NOMEM. */
 int store_workflow_add_parent(struct workflow *w, int64_t child, int64_t parent);
 

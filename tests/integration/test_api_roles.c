@@ -31,6 +31,7 @@ static const struct {
     {"POST", "/v1/jobs/bulk", WRITE},
     {"POST", "/v1/workflows", WRITE},
     {"GET", "/v1/workflows/{id}", READ},
+    {"GET", "/v1/workflows", READ},
     {"GET", "/v1/workers", READ},
     {"GET", "/v1/stats", READ},
     {"POST", "/v1/workers", WORKER},

@@ -3,7 +3,7 @@
  * against a real `jobd server`, on SQLite and on PostgreSQL: a diamond
  * submitted (201, its jobs by ref), its steps' jobs naming the workflow
  * and step, the read's status and counts as the steps run, to succeeded
- * and to failed; an idempotent submit answered 200 with the same answer;
+ * and to failed; the list by status and name, paged; an idempotent submit answered 200 with the same answer;
  * cycles, unknown and duplicate refs refused with 400 naming the step,
  * writing nothing; 404 naming the id.
  */
@@ -85,6 +85,48 @@ expect_counts(json_t *w, const char *status, int waiting, int pending, int ok, i
     ASSERT_EQ(json_is_null(json_object_get(w, "finished_at")), strcmp(status, "running") == 0);
 }
 
+/* GET /v1/workflows after the two workflows of workflow_submit_and_read:
+ * newest first, without steps; by status and name; paged. */
+static void
+list_checks(const struct srv *sp, int64_t id)
+{
+    char p[96];
+    json_t *j;
+    j = get_json(sp, "/v1/workflows");
+    json_t *ws = json_object_get(j, "workflows");
+    ASSERT_EQ(json_array_size(ws), 2);
+    ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(ws, 0), "status")), "failed");
+    ASSERT_STR_EQ(json_string_value(json_object_get(json_array_get(ws, 1), "status")), "succeeded");
+    ASSERT_EQ(json_integer_value(json_object_get(json_array_get(ws, 1), "id")), id);
+    ASSERT(json_object_get(json_array_get(ws, 0), "steps") == NULL);
+    ASSERT_EQ(json_integer_value(
+                  json_object_get(json_object_get(json_array_get(ws, 0), "counts"), "cancelled")),
+              3);
+    ASSERT(json_is_null(json_object_get(j, "next")));
+    json_decref(j);
+    j = get_json(sp, "/v1/workflows?status=succeeded&name=etl");
+    ASSERT_EQ(json_array_size(json_object_get(j, "workflows")), 1);
+    json_decref(j);
+    j = get_json(sp, "/v1/workflows?name=nope");
+    ASSERT_EQ(json_array_size(json_object_get(j, "workflows")), 0);
+    json_decref(j);
+    j = get_json(sp, "/v1/workflows?limit=1");
+    ASSERT_EQ(json_array_size(json_object_get(j, "workflows")), 1);
+    const char *nx = json_string_value(json_object_get(j, "next"));
+    ASSERT(nx != NULL);
+    snprintf(p, sizeof p, "/v1/workflows?limit=1&after=%s", nx);
+    json_decref(j);
+    j = get_json(sp, p);
+    ASSERT_EQ(json_integer_value(
+                  json_object_get(json_array_get(json_object_get(j, "workflows"), 0), "id")),
+              id);
+    json_decref(j);
+    EXPECT(sp, "GET", "/v1/workflows?status=done", NULL, 400, "invalid_query");
+    EXPECT(sp, "GET", "/v1/workflows?limit=0", NULL, 400, "invalid_query");
+    EXPECT(sp, "GET", "/v1/workflows?after=x", NULL, 400, "invalid_query");
+    EXPECT(sp, "GET", "/v1/workflows?queue=a", NULL, 400, "invalid_query");
+}
+
 BOTH(workflow_submit_and_read)
 {
     struct srv s;
@@ -148,6 +190,8 @@ BOTH(workflow_submit_and_read)
     json_decref(w);
     json_decref(sub);
     EXPECT(&s, "GET", "/v1/workflows/987654", NULL, 404, "not_found");
+
+    list_checks(&s, id);
     srv_stop(&s);
 }
 

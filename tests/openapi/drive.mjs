@@ -147,6 +147,8 @@ async function workflows() {
   });
   await call('GET', '/v1/workflows/{id}', { params: { id: w.id }, expect: 200 });
   await call('GET', '/v1/workflows/{id}', { params: { id: 999999999 }, expect: 404 });
+  await call('GET', '/v1/workflows', { query: { name: 'oa-wf', status: 'running', limit: 10 }, expect: 200 });
+  await call('GET', '/v1/workflows', { query: { status: 'done' }, expect: 400 });
 }
 
 async function worker() {

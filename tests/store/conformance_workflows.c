@@ -253,3 +253,48 @@ TEST(workflow_prune_takes_whole_workflows_only)
     ASSERT(!replayed);
     fx_close(&f);
 }
+
+TEST(workflow_list_newest_first_by_name_and_status)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t ids[4], w[3];
+    w[0] = submit_diamond(&f, NULL, ids, NULL); /* will fail */
+    int32_t a = claim_one(&f, ids[0]);
+    ASSERT_OK(store_fail(f.st, ids[0], a, "boom", false, 0, NULL, &f.err), &f.err);
+    w[1] = submit_diamond(&f, NULL, ids, NULL); /* running */
+    struct workflow_step_spec s1[1] = {step("only", NULL, 0)};
+    struct workflow_spec other = {.name = "other", .steps = s1, .n = 1};
+    int64_t one;
+    ASSERT_OK(store_workflow_submit(f.st, &other, &w[2], &one, NULL, &f.err), &f.err);
+
+    struct workflow *v;
+    size_t n;
+    int64_t next;
+    struct workflow_filter flt = {.status = -1, .limit = 2};
+    ASSERT_OK(store_workflow_list(f.st, &flt, &v, &n, &next, &f.err), &f.err);
+    ASSERT_EQ(n, 2);
+    ASSERT_EQ(v[0].id, w[2]);
+    ASSERT_EQ(v[1].id, w[1]);
+    ASSERT_EQ(v[1].n_steps, 0);
+    ASSERT_EQ(v[1].counts[JOB_WAITING], 3);
+    ASSERT_EQ(next, w[1]);
+    for (size_t i = 0; i < n; i++)
+        workflow_fini(&v[i]);
+    free(v);
+    flt.before_id = next;
+    ASSERT_OK(store_workflow_list(f.st, &flt, &v, &n, &next, &f.err), &f.err);
+    ASSERT_EQ(n, 1);
+    ASSERT_EQ(v[0].id, w[0]);
+    ASSERT_EQ(v[0].status, WF_FAILED);
+    ASSERT_EQ(next, 0);
+    workflow_fini(&v[0]);
+    free(v);
+    struct workflow_filter by = {.status = WF_RUNNING, .name = "diamond"};
+    ASSERT_OK(store_workflow_list(f.st, &by, &v, &n, &next, &f.err), &f.err);
+    ASSERT_EQ(n, 1);
+    ASSERT_EQ(v[0].id, w[1]);
+    workflow_fini(&v[0]);
+    free(v);
+    fx_close(&f);
+}

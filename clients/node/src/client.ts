@@ -9,7 +9,7 @@ import type {
   AnnounceRequest, Attempt, BulkFilter, BulkResult, ClaimRequest, ClaimResponse, CompleteRequest,
   Duration, EnqueueItem, EnqueueOptions, FailRequest, HeartbeatRequest, HeartbeatResponse, Job,
   JobEvent, JobFilter, JobPage, PresenceRequest, ProgressRequest, ProgressResponse, Queue, QueueLimits, ReleaseRequest, Schedule, ScheduleNext,
-  ScheduleSpec, StatsResponse, WhoAmI, WorkerInfo, Workflow, WorkflowSpec, WorkflowSubmitted,
+  ScheduleSpec, StatsResponse, WhoAmI, WorkerInfo, Workflow, WorkflowPage, WorkflowSpec, WorkflowSubmitted,
 } from "./types.js";
 
 /** Options every call takes. */
@@ -369,6 +369,16 @@ export class Workflows {
   /** The workflow with its status, counts and steps; NotFoundError when there is none. */
   async get(id: number, options: CallOptions = {}): Promise<Workflow> {
     return this.c.call<Workflow>({ route: "getWorkflow", params: { id }, signal: options.signal });
+  }
+
+  /**
+   * One page of workflows, newest first, without their steps; pass the
+   * page's `next` as `after` for the next one (a page may hold fewer than
+   * `limit` when filtered by status).
+   */
+  async list(filter: { status?: "running" | "succeeded" | "failed"; name?: string; limit?: number; after?: string } = {},
+             options: CallOptions = {}): Promise<WorkflowPage> {
+    return this.c.call<WorkflowPage>({ route: "listWorkflows", query: { ...filter }, signal: options.signal });
   }
 }
 

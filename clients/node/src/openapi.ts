@@ -46,7 +46,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List workflows, newest first, without their steps
+         * @description A page looks at `limit` workflows by id and keeps those of the `status` asked for, so it may hold fewer; follow `next` until it is null.
+         */
+        get: operations["listWorkflows"];
         put?: never;
         /**
          * Submit a workflow, every step a job, all or nothing
@@ -948,6 +952,30 @@ export interface components {
                 [key: string]: number;
             };
         };
+        WorkflowPage: {
+            workflows: components["schemas"]["WorkflowSummary"][];
+            /** @description The cursor of the next page (`after`), or null on the last. */
+            next: string | null;
+        };
+        /** @description A workflow as GET /v1/workflows/{id} has it, without steps. */
+        WorkflowSummary: {
+            id: number;
+            name: string;
+            /** @enum {string} */
+            status: "running" | "succeeded" | "failed";
+            /** Format: date-time */
+            created_at: string;
+            finished_at: components["schemas"]["TimeOrNull"];
+            counts: components["schemas"]["WorkflowCounts"];
+        };
+        WorkflowCounts: {
+            waiting: number;
+            pending: number;
+            running: number;
+            succeeded: number;
+            dead: number;
+            cancelled: number;
+        };
         Workflow: {
             id: number;
             name: string;
@@ -959,14 +987,7 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             finished_at: components["schemas"]["TimeOrNull"];
-            counts: {
-                waiting: number;
-                pending: number;
-                running: number;
-                succeeded: number;
-                dead: number;
-                cancelled: number;
-            };
+            counts: components["schemas"]["WorkflowCounts"];
             steps: {
                 ref: string;
                 job_id: number;
@@ -1646,6 +1667,37 @@ export interface operations {
             409: components["responses"]["IdempotencyConflict"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    listWorkflows: {
+        parameters: {
+            query?: {
+                status?: "running" | "succeeded" | "failed";
+                /** @description Only workflows of this name. */
+                name?: string;
+                limit?: number;
+                /** @description The `next` cursor of the previous page. */
+                after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of workflows. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowPage"];
+                };
+            };
+            400: components["responses"]["BadQuery"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             default: components["responses"]["Unexpected"];
         };
     };

@@ -30,6 +30,7 @@ export const ROUTES = {
   events: ["GET", "/v1/events"],
   submitWorkflow: ["POST", "/v1/workflows"],
   getWorkflow: ["GET", "/v1/workflows/{id}"],
+  listWorkflows: ["GET", "/v1/workflows"],
   createSchedule: ["POST", "/v1/schedules"],
   listSchedules: ["GET", "/v1/schedules"],
   putSchedule: ["PUT", "/v1/schedules/{name}"],

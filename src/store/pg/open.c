@@ -263,6 +263,7 @@ static const struct store_ops pg_ops = {
     .parents_attach = pg_op_parents_attach,
     .workflow_submit = pg_op_workflow_submit,
     .workflow_get = pg_op_workflow_get,
+    .workflow_ids = pg_op_workflow_ids,
     .attempt_logs_put = pg_op_attempt_logs_put,
     .attempt_log_get = pg_op_attempt_log_get,
     .attempt_log_sizes = pg_op_attempt_log_sizes,

@@ -210,3 +210,24 @@ pg_op_workflow_get(struct store *st, int64_t id, struct workflow *out, struct jo
     PQclear(r);
     return rc;
 }
+
+/* $1 name (NULL = any), $2 before id (0 = any), $3 limit. */
+PG_STMT(st_wf_ids, "SELECT id FROM jobd.workflows WHERE ($1::text IS NULL OR name = $1)"
+                   " AND ($2::bigint = 0 OR id < $2::bigint) ORDER BY id DESC LIMIT $3::int");
+
+int
+pg_op_workflow_ids(struct store *st, const char *name, int64_t before_id, int limit, int64_t *ids,
+                   size_t *n, struct jobd_error *err)
+{
+    char bb[24], lb[24];
+    const char *vals[3] = {name, pg_i64(bb, before_id), pg_i64(lb, limit)};
+    PGresult *r = NULL;
+    *n = 0;
+    int rc = pg_exec(pg_of(st), &st_wf_ids, 3, vals, &r, err);
+    if (rc != JOBD_OK)
+        return rc;
+    for (int row = 0; row < PQntuples(r) && *n < (size_t)limit; row++)
+        ids[(*n)++] = pg_get_i64(r, row, 0);
+    PQclear(r);
+    return JOBD_OK;
+}

@@ -261,6 +261,8 @@ int sq_op_workflow_submit(struct store *st, const struct workflow_spec *spec,
                           const struct workflow_plan *plan, int64_t *id, int64_t *job_ids,
                           bool *replayed, struct jobd_error *err);
 int sq_op_workflow_get(struct store *st, int64_t id, struct workflow *out, struct jobd_error *err);
+int sq_op_workflow_ids(struct store *st, const char *name, int64_t before_id, int limit,
+                       int64_t *ids, size_t *n, struct jobd_error *err);
 int sq_op_deps_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 int sq_op_parents_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 /* Waiting job id -> cancelled: 1, or 0 if it is not waiting, or an error. */

@@ -374,6 +374,7 @@ static const struct store_ops sqlite_ops = {
     .parents_attach = sq_op_parents_attach,
     .workflow_submit = sq_op_workflow_submit,
     .workflow_get = sq_op_workflow_get,
+    .workflow_ids = sq_op_workflow_ids,
     .attempt_logs_put = sq_op_attempt_logs_put,
     .attempt_log_get = sq_op_attempt_log_get,
     .attempt_log_sizes = sq_op_attempt_log_sizes,

@@ -236,3 +236,25 @@ sq_op_workflow_get(struct store *st, int64_t id, struct workflow *out, struct jo
     }
     return rc;
 }
+
+int
+sq_op_workflow_ids(struct store *st, const char *name, int64_t before_id, int limit, int64_t *ids,
+                   size_t *n, struct jobd_error *err)
+{
+    struct sqlite_store *s = sq_of(st);
+    sqlite3_stmt *stmt;
+    *n = 0;
+    int rc = sq_prepare(s,
+                        "SELECT id FROM workflows WHERE (?1 IS NULL OR name = ?1)"
+                        " AND (?2 = 0 OR id < ?2) ORDER BY id DESC LIMIT ?3",
+                        &stmt, err);
+    if (rc != JOBD_OK)
+        return rc;
+    sq_bind_text(stmt, 1, name);
+    sqlite3_bind_int64(stmt, 2, before_id);
+    sqlite3_bind_int(stmt, 3, limit);
+    while ((rc = sq_step_row(s, stmt, "list workflows", err)) == 1)
+        if (*n < (size_t)limit)
+            ids[(*n)++] = sqlite3_column_int64(stmt, 0);
+    return rc < 0 ? rc : JOBD_OK;
+}
