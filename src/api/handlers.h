@@ -57,6 +57,10 @@ extern const size_t api_n_routes;
 void h_job_create(struct api_call *c);
 void h_job_batch(struct api_call *c);
 void h_job_get(struct api_call *c);
+/* Workflows (h_workflows.c; docs/API.md, Workflows). */
+void h_workflow_submit(struct api_call *c);
+void h_workflow_get(struct api_call *c);
+void h_workflow_list(struct api_call *c);
 void h_job_list(struct api_call *c);
 void h_job_cancel(struct api_call *c);
 void h_job_retry(struct api_call *c);

@@ -131,15 +131,15 @@ jobjson_job(const struct job *j)
     put(o, "created_at", jobjson_time(j->created_at_us), &bad);
     put(o, "started_at", jobjson_time(j->started_at_us), &bad);
     put(o, "finished_at", jobjson_time(j->finished_at_us), &bad);
-    /* docs/API.md, Dependencies: workflows come later, so workflow and step are null */
+    /* docs/API.md, Dependencies and Workflows */
     json_t *deps = json_array();
     for (size_t i = 0; deps != NULL && i < j->n_depends_on; i++)
         if (json_array_append_new(deps, json_integer(j->depends_on[i])) != 0)
             bad = 1;
     put(o, "depends_on", deps, &bad);
     put(o, "on_parent_failure", json_string(j->run_on_parent_failure ? "run" : "cancel"), &bad);
-    put(o, "workflow", json_null(), &bad);
-    put(o, "step", json_null(), &bad);
+    put(o, "workflow", j->workflow ? json_integer(j->workflow) : json_null(), &bad);
+    put(o, "step", str_or_null(j->step), &bad);
     put(o, "traceparent", str_or_null(j->traceparent), &bad);
     put(o, "progress", progress_json(j->progress), &bad);
     if (bad) {

@@ -42,6 +42,9 @@ const struct api_route api_routes[] = {
     /* admin, as bulk delete: deleting destroys history (docs/API.md, roles) */
     {"DELETE", "/v1/jobs/{id}", h_job_delete, API_BODY_MAX, false, API_ROLE_ADMIN},
     {"POST", "/v1/jobs/bulk", h_job_bulk, API_BODY_MAX, false, API_ROLE_WRITE},
+    {"POST", "/v1/workflows", h_workflow_submit, API_BATCH_BODY_MAX, false, API_ROLE_WRITE},
+    {"GET", "/v1/workflows/{id}", h_workflow_get, API_BODY_MAX, false, API_ROLE_READ},
+    {"GET", "/v1/workflows", h_workflow_list, API_BODY_MAX, false, API_ROLE_READ},
     {"GET", "/v1/queues", h_queue_list, API_BODY_MAX, false, API_ROLE_READ},
     {"POST", "/v1/queues/{name}/pause", h_queue_pause, API_BODY_MAX, false, API_ROLE_WRITE},
     {"POST", "/v1/queues/{name}/resume", h_queue_resume, API_BODY_MAX, false, API_ROLE_WRITE},

@@ -28,6 +28,7 @@ job_fini(struct job *j)
     job_progress_free(j->progress);
     free(j->depends_on);
     free(j->parents);
+    free(j->step);
     memset(j, 0, sizeof *j);
 }
 

@@ -154,6 +154,11 @@ struct job {
      * Parents): JSON array text of {id, step, type, status, result}; NULL
      * when it has none or the reader is not a claim. Owned by the job. */
     char *parents;
+    /* The workflow it is a step of and its ref there (docs/MODEL.md,
+     * Workflows): 0 and NULL when none or the reader did not ask
+     * (store_deps_attach). step owned by the job. */
+    int64_t workflow;
+    char *step;
 };
 
 /*

@@ -17,6 +17,9 @@ store_deps_attach(struct store *st, struct job *v, size_t n, struct jobd_error *
         v[i].depends_on = NULL;
         v[i].n_depends_on = 0;
         v[i].run_on_parent_failure = false;
+        free(v[i].step);
+        v[i].step = NULL;
+        v[i].workflow = 0;
     }
     if (st->ops->deps_attach == NULL || n == 0)
         return JOBD_OK;

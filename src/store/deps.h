@@ -15,9 +15,10 @@
 #include "store/store.h"
 
 /*
- * Fills v[i].depends_on / n_depends_on / run_on_parent_failure of the n
- * jobs (ids as stored) from the store, replacing what they held; the
- * arrays are owned by the jobs (job_fini). A backend without dependencies
+ * Fills v[i].depends_on / n_depends_on / run_on_parent_failure and
+ * workflow / step (store/workflow.h) of the n jobs (ids as stored) from
+ * the store, replacing what they held; the arrays and strings are owned by
+ * the jobs (job_fini). A backend without dependencies
  * leaves them empty. JOBD_E_NOMEM or the store's error; on error the jobs
  * keep whatever was filled.
  */

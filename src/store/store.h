@@ -55,6 +55,9 @@ struct attempt_log;
 struct attempt_log_size;
 struct events_head;
 struct store_event;
+struct workflow;
+struct workflow_spec;
+struct workflow_plan;
 
 /*
  * Which jobs a list returns. Zero-initialise, then set status: 0 is
@@ -318,6 +321,16 @@ struct store_ops {
     int (*events_read)(struct store *st, int64_t after, int64_t upto, int limit,
                        struct store_event **out, size_t *n, struct jobd_error *err);
     int (*events_resumable)(struct store *st, int64_t after, bool *ok, struct jobd_error *err);
+    /* workflows (store/workflow.h): spec checked and planned; NULL in a
+     * backend without them (remote) */
+    int (*workflow_submit)(struct store *st, const struct workflow_spec *spec,
+                           const struct workflow_plan *plan, int64_t *id, int64_t *job_ids,
+                           bool *replayed, struct jobd_error *err);
+    int (*workflow_get)(struct store *st, int64_t id, struct workflow *out, struct jobd_error *err);
+    /* at most limit workflow ids, newest first, below before_id (0 = any),
+     * of that name (NULL = any), into ids (room for limit) */
+    int (*workflow_ids)(struct store *st, const char *name, int64_t before_id, int limit,
+                        int64_t *ids, size_t *n, struct jobd_error *err);
 };
 
 /* Every backend's struct begins with this. */

@@ -55,11 +55,13 @@ async function generic() {
     }
     if (op.responses['415'])
       await call(method, path, { params, raw: '{}', headers: { 'Content-Type': 'text/plain' }, expect: 415 });
-    if (op.responses['413'] && path !== '/v1/jobs/batch' && !path.endsWith('/log'))
+    if (op.responses['413'] && path !== '/v1/jobs/batch' && path !== '/v1/workflows' &&
+        !path.endsWith('/log'))
       await call(method, path, { params, raw: '"' + 'x'.repeat(MIB - 1) + '"', expect: 413 });
   }
   const tooMany = { jobs: Array.from({ length: 10001 }, () => ({ type: 'oa.x' })) };
   await call('POST', '/v1/jobs/batch', { body: tooMany, expect: 413 });
+  await call('POST', '/v1/workflows', { raw: '"' + 'x'.repeat(16 * MIB) + '"', expect: 413 });
   await ck.callRaw('GET', '/v1/nothing', 'read', 'NotFound', 404);
   await ck.callRaw('GET', '/v1/nothing', null, 'Unauthorized', 401);
   const r = await ck.callRaw('DELETE', '/v1/queues', 'admin', 'Unexpected', 405);
@@ -130,6 +132,25 @@ async function jobs() {
 // stale reports; cancel of a running job; the attempt history. Its id is
 // the one presenceAndStats() announces: a claim is presence, so --max-workers 2
 // counts it from its first claim.
+// docs/API.md, Workflows: submit (201, then 200 for its key again, 409 for
+// the key under another name, 400 for a cycle), read (200, 404).
+async function workflows() {
+  const wjob = { type: 'oa.wf', queue: 'oa-wf' };
+  const steps = [{ ref: 'a', ...wjob }, { ref: 'b', ...wjob, depends_on: ['a'] }];
+  const w = (await call('POST', '/v1/workflows', {
+    body: { name: 'oa-wf', idempotency_key: 'oa-wf1', steps }, expect: 201,
+  })).body;
+  await call('POST', '/v1/workflows', { body: { name: 'oa-wf', idempotency_key: 'oa-wf1', steps }, expect: 200 });
+  await call('POST', '/v1/workflows', { body: { name: 'oa-other', idempotency_key: 'oa-wf1', steps }, expect: 409 });
+  await call('POST', '/v1/workflows', {
+    body: { name: 'oa-loop', steps: [{ ref: 'a', ...wjob, depends_on: ['a'] }] }, expect: 400,
+  });
+  await call('GET', '/v1/workflows/{id}', { params: { id: w.id }, expect: 200 });
+  await call('GET', '/v1/workflows/{id}', { params: { id: 999999999 }, expect: 404 });
+  await call('GET', '/v1/workflows', { query: { name: 'oa-wf', status: 'running', limit: 10 }, expect: 200 });
+  await call('GET', '/v1/workflows', { query: { status: 'done' }, expect: 400 });
+}
+
 async function worker() {
   await call('POST', '/v1/claim', { body: { worker_id: 'oa-remote:1', queues: ['oa'] }, expect: 400 });
   await call('POST', '/v1/claim', { body: { worker_id: 'oa-remote:1', types: ['oa.none'], wait_s: 0.2 }, expect: 200 });
@@ -330,6 +351,7 @@ try {
   checkRoutes();
   await generic();
   await jobs();
+  await workflows();
   await worker();
   await bulk();
   await schedules();

@@ -9,7 +9,7 @@ import type {
   AnnounceRequest, Attempt, BulkFilter, BulkResult, ClaimRequest, ClaimResponse, CompleteRequest,
   Duration, EnqueueItem, EnqueueOptions, FailRequest, HeartbeatRequest, HeartbeatResponse, Job,
   JobEvent, JobFilter, JobPage, PresenceRequest, ProgressRequest, ProgressResponse, Queue, QueueLimits, ReleaseRequest, Schedule, ScheduleNext,
-  ScheduleSpec, StatsResponse, WhoAmI, WorkerInfo,
+  ScheduleSpec, StatsResponse, WhoAmI, WorkerInfo, Workflow, WorkflowPage, WorkflowSpec, WorkflowSubmitted,
 } from "./types.js";
 
 /** Options every call takes. */
@@ -50,6 +50,8 @@ export class Client {
   readonly schedules: Schedules;
   /** Queues: counts, pause, resume, limits (docs/API.md, Queues). */
   readonly queues: Queues;
+  /** Workflows: jobs with dependencies among them, submitted at once (docs/API.md, Workflows). */
+  readonly workflows: Workflows;
   /** Whether the server takes GET /v1/jobs/{id}?wait= (unknown until tried). */
   private waitQuery: boolean | undefined;
 
@@ -58,6 +60,7 @@ export class Client {
     this.transport = new Transport(typeof options === "string" ? { server: options } : options);
     this.schedules = new Schedules(this);
     this.queues = new Queues(this);
+    this.workflows = new Workflows(this);
   }
 
   /** @internal One request's answer body. */
@@ -345,6 +348,37 @@ export class Client {
 
   async withdrawWorker(id: string, options: CallOptions = {}): Promise<void> {
     await this.call<unknown>({ route: "withdrawWorker", params: { name: id }, retry: true, signal: options.signal });
+  }
+}
+
+/** client.workflows (docs/API.md, Workflows). */
+export class Workflows {
+  constructor(private readonly c: Client) {}
+
+  /**
+   * Submits a workflow, all or nothing: its id and each step's job id by
+   * ref. Sent again after a network error or a 503 only when it has an
+   * idempotency_key (the server then answers the same workflow).
+   */
+  async submit(spec: WorkflowSpec, options: CallOptions = {}): Promise<WorkflowSubmitted> {
+    return this.c.call<WorkflowSubmitted>({
+      route: "submitWorkflow", body: spec, retry: spec.idempotency_key != null, signal: options.signal,
+    });
+  }
+
+  /** The workflow with its status, counts and steps; NotFoundError when there is none. */
+  async get(id: number, options: CallOptions = {}): Promise<Workflow> {
+    return this.c.call<Workflow>({ route: "getWorkflow", params: { id }, signal: options.signal });
+  }
+
+  /**
+   * One page of workflows, newest first, without their steps; pass the
+   * page's `next` as `after` for the next one (a page may hold fewer than
+   * `limit` when filtered by status).
+   */
+  async list(filter: { status?: "running" | "succeeded" | "failed"; name?: string; limit?: number; after?: string } = {},
+             options: CallOptions = {}): Promise<WorkflowPage> {
+    return this.c.call<WorkflowPage>({ route: "listWorkflows", query: { ...filter }, signal: options.signal });
   }
 }
 

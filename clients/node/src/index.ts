@@ -1,5 +1,5 @@
 // index.ts — the package's entry: @jobd/client (docs in README.md).
-export { Client, Schedules, Queues, type CallOptions } from "./client.js";
+export { Client, Schedules, Queues, Workflows, type CallOptions } from "./client.js";
 export { Worker, type Handler, type JobContext, type StopReason, type WorkerCounts, type WorkerOptions } from "./worker.js";
 export {
   JobdError, BadRequestError, UnauthorizedError, ForbiddenError, NotFoundError, ConflictError,

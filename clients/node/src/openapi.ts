@@ -39,6 +39,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workflows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List workflows, newest first, without their steps
+         * @description A page looks at `limit` workflows by id and keeps those of the `status` asked for, so it may hold fewer; follow `next` until it is null.
+         */
+        get: operations["listWorkflows"];
+        put?: never;
+        /**
+         * Submit a workflow, every step a job, all or nothing
+         * @description Each step becomes a job whose parents are the steps its depends_on names (docs/MODEL.md, Workflows). A ref that names no step, a ref used twice or a cycle is 400 naming the step (steps[3].depends_on); nothing is written.
+         */
+        post: operations["submitWorkflow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workflows/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow id; anything but a positive decimal number is no route (404). */
+                id: number;
+            };
+            cookie?: never;
+        };
+        /** Read one workflow with its steps, status and counts */
+        get: operations["getWorkflow"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/bulk": {
         parameters: {
             query?: never;
@@ -872,6 +916,88 @@ export interface components {
         LeaseSeconds: number;
         /** @description Seconds (fractional below one), or null for no timeout. */
         TimeoutSeconds: number | null;
+        WorkflowSpec: {
+            name: string;
+            idempotency_key?: string | null;
+            steps: components["schemas"]["WorkflowStepSpec"][];
+        };
+        /** @description A job's fields (see JobSpec) without idempotency_key and traceparent, a ref, and parents by ref. */
+        WorkflowStepSpec: {
+            ref: string;
+            type: components["schemas"]["Name"];
+            /** @description Any JSON value of at most 256 KiB. Default `{}`. */
+            payload?: unknown;
+            queue?: components["schemas"]["QueueName"];
+            /** @default 0 */
+            priority?: number;
+            /** Format: date-time */
+            run_at?: string;
+            in?: components["schemas"]["Duration"];
+            /** @default 25 */
+            max_attempts?: number;
+            timeout?: components["schemas"]["Duration"];
+            timeout_s?: number | null;
+            /** @description The refs of the steps it waits for. */
+            depends_on?: string[] | null;
+            /**
+             * @default cancel
+             * @enum {string}
+             */
+            on_parent_failure?: "cancel" | "run";
+        };
+        WorkflowSubmitted: {
+            id: number;
+            /** @description Each step's job id by its ref. */
+            jobs: {
+                [key: string]: number;
+            };
+        };
+        WorkflowPage: {
+            workflows: components["schemas"]["WorkflowSummary"][];
+            /** @description The cursor of the next page (`after`), or null on the last. */
+            next: string | null;
+        };
+        /** @description A workflow as GET /v1/workflows/{id} has it, without steps. */
+        WorkflowSummary: {
+            id: number;
+            name: string;
+            /** @enum {string} */
+            status: "running" | "succeeded" | "failed";
+            /** Format: date-time */
+            created_at: string;
+            finished_at: components["schemas"]["TimeOrNull"];
+            counts: components["schemas"]["WorkflowCounts"];
+        };
+        WorkflowCounts: {
+            waiting: number;
+            pending: number;
+            running: number;
+            succeeded: number;
+            dead: number;
+            cancelled: number;
+        };
+        Workflow: {
+            id: number;
+            name: string;
+            /**
+             * @description running until every step is terminal; then succeeded if all succeeded, else failed.
+             * @enum {string}
+             */
+            status: "running" | "succeeded" | "failed";
+            /** Format: date-time */
+            created_at: string;
+            finished_at: components["schemas"]["TimeOrNull"];
+            counts: components["schemas"]["WorkflowCounts"];
+            steps: {
+                ref: string;
+                job_id: number;
+                type: string;
+                /** @enum {string} */
+                status: "waiting" | "pending" | "running" | "succeeded" | "dead" | "cancelled";
+                /** @description Its parents' refs. */
+                depends_on: string[];
+            }[];
+        };
         JobSpec: {
             type: components["schemas"]["Name"];
             /** @description Any JSON value of at most 256 KiB, nesting at most 64; stored with keys sorted. Default `{}`. */
@@ -943,10 +1069,10 @@ export interface components {
             depends_on: number[];
             /** @enum {string} */
             on_parent_failure: "cancel" | "run";
-            /** @description Reserved for workflows; null. */
-            workflow: null;
-            /** @description Reserved for workflows; null. */
-            step: null;
+            /** @description The id of the workflow the job is a step of; null for none. */
+            workflow: number | null;
+            /** @description The job's step (its ref) in that workflow; null for none. */
+            step: string | null;
             /** @description The W3C trace context the job was enqueued with, or null. */
             traceparent: components["schemas"]["Traceparent"] | null;
             /** @description What the job's current attempt last reported (POST /v1/jobs/{id}/progress), or null when it reported none; read by GET /v1/jobs/{id} and GET /v1/jobs, null in the answers of other routes. */
@@ -1541,6 +1667,104 @@ export interface operations {
             409: components["responses"]["IdempotencyConflict"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    listWorkflows: {
+        parameters: {
+            query?: {
+                status?: "running" | "succeeded" | "failed";
+                /** @description Only workflows of this name. */
+                name?: string;
+                limit?: number;
+                /** @description The `next` cursor of the previous page. */
+                after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of workflows. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowPage"];
+                };
+            };
+            400: components["responses"]["BadQuery"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    submitWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkflowSpec"];
+            };
+        };
+        responses: {
+            /** @description The idempotency key was used before by a workflow of this name; its answer, nothing written. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowSubmitted"];
+                };
+            };
+            /** @description The workflow's id and each step's job id by ref. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowSubmitted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["IdempotencyConflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    getWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow id; anything but a positive decimal number is no route (404). */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workflow. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workflow"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             default: components["responses"]["Unexpected"];
         };
     };

@@ -18,6 +18,12 @@ export type JobEvent = S["Event"];
 export type ClaimedJob = S["ClaimedJob"];
 export type ClaimRequest = S["ClaimRequest"];
 export type Schedule = S["Schedule"];
+/** A workflow to submit, its answer, and a workflow as read (docs/API.md, Workflows). */
+export type WorkflowSpec = S["WorkflowSpec"];
+export type WorkflowSubmitted = S["WorkflowSubmitted"];
+export type Workflow = S["Workflow"];
+export type WorkflowPage = S["WorkflowPage"];
+export type WorkflowSummary = S["WorkflowSummary"];
 export type ScheduleSpec = S["ScheduleSpec"];
 export type Queue = S["Queue"];
 export type QueueRate = S["QueueRate"];

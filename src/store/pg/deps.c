@@ -17,6 +17,37 @@
 PG_STMT(st_deps_read, "SELECT child, parent, run_on_failure FROM jobd.job_deps"
                       " WHERE child = ANY($1::bigint[]) ORDER BY child, parent");
 
+/* $1 job ids: the workflow and step of each that is a step (store/workflow.h). */
+PG_STMT(st_wf_attach, "SELECT job_id, workflow, ref FROM jobd.workflow_steps"
+                      " WHERE job_id = ANY($1::bigint[])");
+
+/* The workflow and step of v's jobs, ids the array of their ids. */
+static int
+workflow_attach(struct store_pg *s, struct job *v, size_t n, const char *ids,
+                struct jobd_error *err)
+{
+    const char *vals[1] = {ids};
+    PGresult *r = NULL;
+    int rc = pg_exec(s, &st_wf_attach, 1, vals, &r, err);
+    if (rc != JOBD_OK)
+        return rc;
+    for (int row = 0; rc == JOBD_OK && row < PQntuples(r); row++) {
+        int64_t job = pg_get_i64(r, row, 0);
+        for (size_t i = 0; rc == JOBD_OK && i < n; i++) {
+            if (v[i].id != job)
+                continue;
+            bool oom = false;
+            v[i].workflow = pg_get_i64(r, row, 1);
+            free(v[i].step);
+            v[i].step = pg_get_str(r, row, 2, &oom);
+            if (oom)
+                rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+        }
+    }
+    PQclear(r);
+    return rc;
+}
+
 int
 pg_op_deps_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err)
 {
@@ -31,14 +62,18 @@ pg_op_deps_attach(struct store *st, struct job *v, size_t n, struct jobd_error *
     }
     PGresult *r = NULL;
     int rc = pg_exec(pg_of(st), &st_deps_read, 1, vals, &r, err);
-    pg_array_fini(&a);
-    if (rc != JOBD_OK)
+    if (rc != JOBD_OK) {
+        pg_array_fini(&a);
         return rc;
+    }
     for (int row = 0; rc == JOBD_OK && row < PQntuples(r); row++)
         if (store_deps_add(v, n, pg_get_i64(r, row, 0), pg_get_i64(r, row, 1),
                            PQgetvalue(r, row, 2)[0] == 't') != JOBD_OK)
             rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     PQclear(r);
+    if (rc == JOBD_OK)
+        rc = workflow_attach(pg_of(st), v, n, vals[0], err);
+    pg_array_fini(&a);
     return rc;
 }
 

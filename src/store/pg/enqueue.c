@@ -167,10 +167,9 @@ attach_parents(struct store_pg *s, const struct job_spec *sp, const char *field,
 
 /* ---- enqueue ---- */
 
-/* Enqueues one spec (on the current transaction, if any). */
-static int
-enqueue_one(struct store_pg *s, const struct job_spec *sp, const char *field, struct job *out,
-            bool *replayed, struct jobd_error *err)
+int
+pg_enqueue_one(struct store_pg *s, const struct job_spec *sp, const char *field, struct job *out,
+               bool *replayed, int64_t *id_out, struct jobd_error *err)
 {
     struct job_spec d = job_spec_with_defaults(sp);
     char b[7][24], nowb[24];
@@ -199,6 +198,8 @@ enqueue_one(struct store_pg *s, const struct job_spec *sp, const char *field, st
             rc = out ? pg_row_to_job(r, 0, 0, out) : JOBD_OK;
             int64_t id = pg_get_i64(r, 0, 0);
             PQclear(r);
+            if (id_out != NULL)
+                *id_out = id;
             if (rc == JOBD_OK && sp->n_depends_on > 0)
                 rc = attach_parents(s, sp, field, id, out, err);
             return rc;
@@ -256,7 +257,7 @@ pg_op_enqueue(struct store *st, const struct job_spec *spec, struct job *out, bo
     int rc = pg_tx_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
-    rc = pg_tx_end(s, enqueue_one(s, spec, "idempotency_key", out, replayed, err), err);
+    rc = pg_tx_end(s, pg_enqueue_one(s, spec, "idempotency_key", out, replayed, NULL, err), err);
     if (rc != JOBD_OK)
         drop_outs(out, replayed, 1);
     return rc;
@@ -337,8 +338,8 @@ resolve_taken(struct store_pg *s, const struct job_spec *specs, size_t n, const 
             return jobd_error_set(err, JOBD_E_INTERNAL, "jobs", "jobs[%zu] was not inserted", i);
         char field[48];
         snprintf(field, sizeof field, "jobs[%zu].idempotency_key", i);
-        rc = enqueue_one(s, &specs[i], field, out ? &out[i] : NULL, replayed ? &replayed[i] : NULL,
-                         err);
+        rc = pg_enqueue_one(s, &specs[i], field, out ? &out[i] : NULL,
+                            replayed ? &replayed[i] : NULL, NULL, err);
     }
     return rc;
 }
@@ -553,8 +554,8 @@ enqueue_batch_deps(struct store_pg *s, const struct job_spec *specs, size_t n, s
     for (size_t i = 0; i < n && rc == JOBD_OK; i++) {
         char field[48];
         snprintf(field, sizeof field, "jobs[%zu].idempotency_key", i);
-        rc = enqueue_one(s, &specs[i], field, out ? &out[i] : NULL, replayed ? &replayed[i] : NULL,
-                         err);
+        rc = pg_enqueue_one(s, &specs[i], field, out ? &out[i] : NULL,
+                            replayed ? &replayed[i] : NULL, NULL, err);
     }
     rc = pg_tx_end(s, rc, err);
     if (rc != JOBD_OK)

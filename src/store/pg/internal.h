@@ -288,6 +288,23 @@ int pg_op_progress(struct store *st, int64_t id, int32_t attempt, const struct p
                    int64_t lease_ms, int64_t *lease_expires_at_us, bool *cancel_requested,
                    struct jobd_error *err);
 int pg_op_progress_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
+/*
+ * Enqueues one spec on the current transaction, if any (pg/enqueue.c);
+ * field names the key in errors ("jobs[3].idempotency_key"). On a replay
+ * *out is the existing job; *id_out (may be NULL) the job's id.
+ */
+int pg_enqueue_one(struct store_pg *s, const struct job_spec *sp, const char *field,
+                   struct job *out, bool *replayed, int64_t *id_out, struct jobd_error *err);
+/* Workflows (store/workflow.h; pg/workflow.c, schema version 25). */
+struct workflow;
+struct workflow_spec;
+struct workflow_plan;
+int pg_op_workflow_submit(struct store *st, const struct workflow_spec *spec,
+                          const struct workflow_plan *plan, int64_t *id, int64_t *job_ids,
+                          bool *replayed, struct jobd_error *err);
+int pg_op_workflow_get(struct store *st, int64_t id, struct workflow *out, struct jobd_error *err);
+int pg_op_workflow_ids(struct store *st, const char *name, int64_t before_id, int limit,
+                       int64_t *ids, size_t *n, struct jobd_error *err);
 int pg_op_deps_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 int pg_op_parents_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 /* Schema version 23, events (pg/schema_events.c). */
@@ -296,6 +313,8 @@ extern const char pg_step_events[];
 extern const char pg_step_deps[];
 /* Schema version 25, events of waiting jobs (pg/schema_events_deps.c). */
 extern const char pg_step_events_deps[];
+/* Schema version 26, workflows (pg/schema_workflows.c). */
+extern const char pg_step_workflows[];
 /* pg/attemptlog.c (store/attemptlog.h) */
 struct attempt_log;
 int pg_op_attempt_logs_put(struct store *st, const struct attempt_log *v, size_t n, int *outcome,

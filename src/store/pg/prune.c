@@ -22,15 +22,30 @@
  * among them go with their keys and attempt history. jobs_cond and
  * done_cond narrow the statuses.
  */
+/*
+ * A step of a workflow (store/workflow.h) goes only with its whole
+ * workflow: not while another of its steps is live or ended after the
+ * cutoff $1. A job of no workflow costs one probe of workflow_steps.
+ */
+#define PG_WF_SETTLED(t)                                                                           \
+    " AND NOT EXISTS (SELECT 1 FROM jobd.workflow_steps ws JOIN jobd.workflow_steps wo"            \
+    "   ON wo.workflow = ws.workflow WHERE ws.job_id = " t ".id AND ("                             \
+    "   EXISTS (SELECT 1 FROM jobd.jobs j WHERE j.id = wo.job_id"                                  \
+    "           AND (j.status <> 'succeeded' OR j.finished_at >= " PG_US_TS(                       \
+        "$1") "))"                                                                                 \
+              "   OR EXISTS (SELECT 1 FROM jobd.jobs_waiting w WHERE w.id = wo.job_id)"            \
+              "   OR EXISTS (SELECT 1 FROM jobd.jobs_done x WHERE x.id = wo.job_id"                \
+              "              AND x.finished_at >= " PG_US_TS("$1") ")))"
+
 /* clang-format off */
 #define PRUNE_BATCH(jobs_cond, done_cond)                                               \
     "WITH c AS MATERIALIZED (SELECT id FROM ("                                          \
     "   (SELECT id, finished_at FROM jobd.jobs WHERE status = 'succeeded'"              \
-    "      AND finished_at < " PG_US_TS("$1") jobs_cond                                 \
+    "      AND finished_at < " PG_US_TS("$1") jobs_cond PG_WF_SETTLED("jobs")           \
     "    ORDER BY finished_at LIMIT $2::int)"                                           \
     "   UNION ALL"                                                                      \
     "   (SELECT id, finished_at FROM jobd.jobs_done WHERE finished_at < " PG_US_TS("$1") \
-    done_cond " ORDER BY finished_at LIMIT $2::int)) x"                                 \
+    done_cond PG_WF_SETTLED("jobs_done") " ORDER BY finished_at LIMIT $2::int)) x"      \
     "  ORDER BY finished_at LIMIT $2::int),"                                            \
     " dd AS (DELETE FROM jobd.jobs_done WHERE id = ANY(ARRAY(SELECT id FROM c))"        \
     "        RETURNING id, idempotency_key),"                                           \
@@ -42,6 +57,7 @@
     " gp AS (DELETE FROM jobd.job_progress p USING d WHERE p.job_id = d.id),"          \
     " gl AS (DELETE FROM jobd.job_attempt_logs l USING d WHERE l.job_id = d.id),"      \
     " ge AS (DELETE FROM jobd.job_deps e USING d WHERE e.child = d.id),"                 \
+    " gw AS (DELETE FROM jobd.workflow_steps w USING d WHERE w.job_id = d.id),"         \
     " h AS (DELETE FROM jobd.job_attempts a USING d WHERE a.job_id = d.id) "            \
     "SELECT count(*) FROM d"
 /* clang-format on */

@@ -753,5 +753,6 @@ const struct pg_migration pg_migrations[] = {
     {23, "events (GET /v1/events)", pg_step_events},
     {24, "dependencies: jobs_waiting, job_deps", pg_step_deps},
     {25, "events say waiting", pg_step_events_deps},
+    {26, "workflows: workflows, workflow_steps", pg_step_workflows},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

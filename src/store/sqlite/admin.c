@@ -227,7 +227,8 @@ sq_op_prune(struct store *st, int64_t finished_before_us, int limit, int *delete
      * the jobs.
      */
 #define PRUNE_PICK                                                                                 \
-    "(SELECT id FROM jobs_done WHERE finished_at < ?1 ORDER BY finished_at, id LIMIT ?2)"
+    "(SELECT id FROM jobs_done WHERE finished_at < ?1" SQ_WF_SETTLED(                              \
+        "jobs_done") " ORDER BY finished_at, id LIMIT ?2)"
     static const char *const first[] = {
         "DELETE FROM job_keys WHERE job_id IN " PRUNE_PICK,
         "DELETE FROM job_attempts WHERE job_id IN " PRUNE_PICK,
@@ -235,6 +236,7 @@ sq_op_prune(struct store *st, int64_t finished_before_us, int limit, int *delete
         "DELETE FROM job_attempt_logs WHERE job_id IN " PRUNE_PICK,
         /* the edges to its parents (sqlite/deps.c): a finished child needs none */
         "DELETE FROM job_deps WHERE child IN " PRUNE_PICK,
+        "DELETE FROM workflow_steps WHERE job_id IN " PRUNE_PICK,
     };
     sqlite3_stmt *stmt;
     for (size_t i = 0; i < sizeof first / sizeof first[0]; i++) {

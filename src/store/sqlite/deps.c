@@ -256,6 +256,32 @@ sq_deps_enqueued(struct sqlite_store *s, const struct job_spec *spec, const char
     return settle(s, id, now, err);
 }
 
+/* The workflow and step of v's jobs (store/workflow.h: workflow_steps). */
+static int
+workflow_attach(struct sqlite_store *s, struct job *v, size_t n, struct jobd_error *err)
+{
+    sqlite3_stmt *stmt;
+    int rc =
+        sq_prepare(s, "SELECT workflow, ref FROM workflow_steps WHERE job_id = ?1", &stmt, err);
+    if (rc != JOBD_OK)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_bind_int64(stmt, 1, v[i].id);
+        if ((rc = sq_step_row(s, stmt, "read workflow step", err)) < 0)
+            return rc;
+        if (rc == 0)
+            continue;
+        v[i].workflow = sqlite3_column_int64(stmt, 0);
+        free(v[i].step);
+        const char *ref = (const char *)sqlite3_column_text(stmt, 1);
+        v[i].step = strdup(ref ? ref : "");
+        sq_reset(stmt);
+        if (v[i].step == NULL)
+            return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    }
+    return JOBD_OK;
+}
+
 int
 sq_op_deps_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err)
 {
@@ -278,7 +304,7 @@ sq_op_deps_attach(struct store *st, struct job *v, size_t n, struct jobd_error *
         if (rc < 0)
             return rc;
     }
-    return JOBD_OK;
+    return workflow_attach(s, v, n, err);
 }
 
 int

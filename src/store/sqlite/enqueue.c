@@ -63,13 +63,10 @@ lookup_key(struct sqlite_store *s, const struct job_spec *spec, const char *queu
     return 1;
 }
 
-/*
- * Enqueues one job inside the open transaction. field_prefix ("jobs[3].")
- * names the item in errors. On a replay *out is the existing job.
- */
-static int
-enqueue_one(struct sqlite_store *s, const struct job_spec *given, int64_t now,
-            const char *field_prefix, struct job *out, bool *replayed, struct jobd_error *err)
+int
+sq_enqueue_one(struct sqlite_store *s, const struct job_spec *given, int64_t now,
+               const char *field_prefix, struct job *out, bool *replayed, int64_t *id_out,
+               struct jobd_error *err)
 {
     const struct job_spec d = job_spec_with_defaults(given), *spec = &d;
     sqlite3_stmt *stmt;
@@ -110,6 +107,8 @@ enqueue_one(struct sqlite_store *s, const struct job_spec *given, int64_t now,
         return rc;
     sq_stats_count(s, spec->queue, STATS_ENQUEUED, now); /* store/stats.h */
     int64_t id = sqlite3_last_insert_rowid(s->db);
+    if (id_out != NULL)
+        *id_out = id;
     if (spec->n_depends_on > 0 &&
         (rc = sq_deps_enqueued(s, spec, field_prefix, id, now, err)) != JOBD_OK)
         return rc;
@@ -137,7 +136,7 @@ sq_op_enqueue(struct store *st, const struct job_spec *spec, struct job *out, bo
     int rc = sq_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
-    rc = enqueue_one(s, spec, sq_now(s), NULL, out, replayed, err);
+    rc = sq_enqueue_one(s, spec, sq_now(s), NULL, out, replayed, NULL, err);
     if (rc != JOBD_OK) {
         sq_rollback(s);
         return rc;
@@ -161,8 +160,8 @@ sq_op_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n, st
     for (i = 0; i < n; i++) {
         char prefix[32];
         snprintf(prefix, sizeof prefix, "jobs[%zu].", i);
-        rc = enqueue_one(s, &specs[i], now, prefix, out ? &out[i] : NULL,
-                         replayed ? &replayed[i] : NULL, err);
+        rc = sq_enqueue_one(s, &specs[i], now, prefix, out ? &out[i] : NULL,
+                            replayed ? &replayed[i] : NULL, NULL, err);
         if (rc != JOBD_OK)
             break;
     }

@@ -234,6 +234,35 @@ int sq_deps_flush(struct sqlite_store *s, struct jobd_error *err);
 /* Job id, just inserted pending from spec, gets its parents and waits or settles. */
 int sq_deps_enqueued(struct sqlite_store *s, const struct job_spec *spec, const char *field_prefix,
                      int64_t id, int64_t now, struct jobd_error *err);
+/*
+ * Enqueues one job inside the open transaction (sqlite/enqueue.c).
+ * field_prefix ("jobs[3].") names the item in errors. On a replay *out is
+ * the existing job; *id_out (may be NULL) the job's id when inserted.
+ */
+int sq_enqueue_one(struct sqlite_store *s, const struct job_spec *given, int64_t now,
+                   const char *field_prefix, struct job *out, bool *replayed, int64_t *id_out,
+                   struct jobd_error *err);
+/*
+ * Retention (sqlite/admin.c, sqlite/prune.c): a step of a workflow goes
+ * only with its whole workflow, not while another of its steps is live or
+ * ended after the cutoff ?1. t is the jobs_done row's table name.
+ */
+#define SQ_WF_SETTLED(t)                                                                           \
+    " AND NOT EXISTS (SELECT 1 FROM workflow_steps ws JOIN workflow_steps wo"                      \
+    "   ON wo.workflow = ws.workflow WHERE ws.job_id = " t ".id AND ("                             \
+    "   EXISTS (SELECT 1 FROM jobs j WHERE j.id = wo.job_id)"                                      \
+    "   OR EXISTS (SELECT 1 FROM jobs_waiting w WHERE w.id = wo.job_id)"                           \
+    "   OR EXISTS (SELECT 1 FROM jobs_done x WHERE x.id = wo.job_id AND x.finished_at >= ?1)))"
+/* Workflows (store/workflow.h; sqlite/workflow.c). */
+struct workflow;
+struct workflow_spec;
+struct workflow_plan;
+int sq_op_workflow_submit(struct store *st, const struct workflow_spec *spec,
+                          const struct workflow_plan *plan, int64_t *id, int64_t *job_ids,
+                          bool *replayed, struct jobd_error *err);
+int sq_op_workflow_get(struct store *st, int64_t id, struct workflow *out, struct jobd_error *err);
+int sq_op_workflow_ids(struct store *st, const char *name, int64_t before_id, int limit,
+                       int64_t *ids, size_t *n, struct jobd_error *err);
 int sq_op_deps_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 int sq_op_parents_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 /* Waiting job id -> cancelled: 1, or 0 if it is not waiting, or an error. */

@@ -9,8 +9,8 @@
 #include "store/sqlite/internal.h"
 
 #define PICK                                                                                       \
-    "(SELECT id FROM jobs_done WHERE finished_at < ?1 AND (status = ?3 OR status = ?4)"            \
-    " ORDER BY finished_at, id LIMIT ?2)"
+    "(SELECT id FROM jobs_done WHERE finished_at < ?1 AND (status = ?3 OR status = "               \
+    "?4)" SQ_WF_SETTLED("jobs_done") " ORDER BY finished_at, id LIMIT ?2)"
 
 int
 sq_op_prune_status(struct store *st, bool succeeded, int64_t cutoff_us, int limit, int *deleted,
@@ -22,6 +22,7 @@ sq_op_prune_status(struct store *st, bool succeeded, int64_t cutoff_us, int limi
         "DELETE FROM job_progress WHERE job_id IN " PICK,
         "DELETE FROM job_attempt_logs WHERE job_id IN " PICK,
         "DELETE FROM job_deps WHERE child IN " PICK, /* a finished child's edges */
+        "DELETE FROM workflow_steps WHERE job_id IN " PICK,
         "DELETE FROM jobs_done WHERE id IN " PICK,
     };
     struct sqlite_store *s = sq_of(st);

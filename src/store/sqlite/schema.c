@@ -422,6 +422,22 @@ static const struct sq_migration sq_migrations[] = {
      "      OR NOT EXISTS (SELECT 1 FROM events e WHERE e.job = NEW.id AND e.from_st IS NULL"
      "                     AND e.to_st = 'waiting' AND e.id > (SELECT since_id FROM event_log));"
      "END;"},
+    {19,
+     /* Workflows (docs/MODEL.md, Workflows; sqlite/workflow.c): the
+      * workflow and, apart from the job tables so that no row move carries
+      * them, each step's job, ref and place in the request. */
+     "CREATE TABLE workflows ("
+     "  id INTEGER PRIMARY KEY AUTOINCREMENT," /* ids are never reused */
+     "  name TEXT NOT NULL,"
+     "  idempotency_key TEXT UNIQUE,"
+     "  created_at INTEGER NOT NULL);"
+     "CREATE TABLE workflow_steps ("
+     "  job_id INTEGER PRIMARY KEY,"
+     "  workflow INTEGER NOT NULL,"
+     "  ref TEXT NOT NULL,"
+     "  ord INTEGER NOT NULL,"
+     "  UNIQUE (workflow, ref));"
+     "CREATE INDEX workflow_steps_ord ON workflow_steps (workflow, ord);"},
 };
 /* clang-format on */
 

@@ -1,0 +1,300 @@
+/*
+ * conformance_workflows.c — the conformance cases of workflows
+ * (docs/MODEL.md, Workflows): a submit writes every step's job with its
+ * parents among the steps, or nothing; cycles, unknown and duplicate refs
+ * are refused naming the step; a key submits once; a read's status and
+ * counts follow the steps to succeeded or failed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conformance.h"
+#include "store/workflow.h"
+
+/* A step of type "t" named ref whose parents are the refs of after. */
+static struct workflow_step_spec
+step(const char *ref, const char *const *after, size_t n)
+{
+    return (struct workflow_step_spec){
+        .ref = ref, .job = {.type = "t"}, .after = after, .n_after = n};
+}
+
+static long
+count_of(struct fx *f, const char *table)
+{
+    char sql[96];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM %s%s", is_pg() ? "jobd." : "", table);
+    return raw_count(f, sql);
+}
+
+static void
+run_ok(struct fx *f, int64_t id)
+{
+    int32_t a = claim_one(f, id);
+    ASSERT_OK(store_complete(f->st, id, a, NULL, NULL, &f->err), &f->err);
+}
+
+/* a -> (b, c) -> d */
+static const char *const after_a[] = {"a"};
+static const char *const after_bc[] = {"b", "c"};
+
+static int64_t
+submit_diamond(struct fx *f, const char *key, int64_t ids[4], bool *replayed)
+{
+    struct workflow_step_spec s[4] = {step("a", NULL, 0), step("b", after_a, 1),
+                                      step("c", after_a, 1), step("d", after_bc, 2)};
+    struct workflow_spec w = {.name = "diamond", .idempotency_key = key, .steps = s, .n = 4};
+    int64_t id = 0;
+    ASSERT_OK(store_workflow_submit(f->st, &w, &id, ids, replayed, &f->err), &f->err);
+    ASSERT(id > 0);
+    return id;
+}
+
+static void
+expect_wf(struct fx *f, int64_t id, int status, int64_t waiting, int64_t pending, int64_t ok,
+          int64_t dead, int64_t cancelled)
+{
+    struct workflow w;
+    ASSERT_OK(store_workflow_get(f->st, id, &w, &f->err), &f->err);
+    ASSERT_EQ(w.status, status);
+    ASSERT_EQ(w.counts[JOB_WAITING], waiting);
+    ASSERT_EQ(w.counts[JOB_PENDING], pending);
+    ASSERT_EQ(w.counts[JOB_SUCCEEDED], ok);
+    ASSERT_EQ(w.counts[JOB_DEAD], dead);
+    ASSERT_EQ(w.counts[JOB_CANCELLED], cancelled);
+    ASSERT_EQ(w.finished_at_us != 0, status != WF_RUNNING);
+    workflow_fini(&w);
+}
+
+TEST(workflow_diamond)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t ids[4];
+    bool replayed = true;
+    int64_t id = submit_diamond(&f, NULL, ids, &replayed);
+    ASSERT(!replayed);
+    ASSERT_EQ(status_of(&f, ids[0]), JOB_PENDING);
+    for (int i = 1; i < 4; i++)
+        ASSERT_EQ(status_of(&f, ids[i]), JOB_WAITING);
+    struct job d = getj(&f, ids[3]);
+    ASSERT_EQ(d.workflow, id);
+    ASSERT_STR_EQ(d.step, "d");
+    ASSERT_EQ(d.n_depends_on, 2);
+    ASSERT_EQ(d.depends_on[0], ids[1] < ids[2] ? ids[1] : ids[2]);
+    ASSERT_EQ(d.depends_on[1], ids[1] < ids[2] ? ids[2] : ids[1]);
+    job_fini(&d);
+
+    struct workflow w;
+    ASSERT_OK(store_workflow_get(f.st, id, &w, &f.err), &f.err);
+    ASSERT_STR_EQ(w.name, "diamond");
+    ASSERT_EQ(w.created_at_us, T0);
+    ASSERT_EQ(w.n_steps, 4);
+    const char *refs[4] = {"a", "b", "c", "d"};
+    for (size_t i = 0; i < 4; i++) {
+        ASSERT_STR_EQ(w.steps[i].ref, refs[i]);
+        ASSERT_EQ(w.steps[i].job_id, ids[i]);
+        ASSERT_STR_EQ(w.steps[i].type, "t");
+    }
+    ASSERT_EQ(w.steps[0].n_parents, 0);
+    ASSERT_EQ(w.steps[1].n_parents, 1);
+    ASSERT_EQ(w.steps[1].parents[0], ids[0]);
+    ASSERT_EQ(w.steps[3].n_parents, 2);
+    workflow_fini(&w);
+    expect_wf(&f, id, WF_RUNNING, 3, 1, 0, 0, 0);
+
+    run_ok(&f, ids[0]);
+    expect_wf(&f, id, WF_RUNNING, 1, 2, 1, 0, 0);
+    run_ok(&f, ids[1]);
+    run_ok(&f, ids[2]);
+    expect_wf(&f, id, WF_RUNNING, 0, 1, 3, 0, 0);
+    manual_clock_advance(&f.mc, 5 * SEC);
+    run_ok(&f, ids[3]);
+    expect_wf(&f, id, WF_SUCCEEDED, 0, 0, 4, 0, 0);
+    ASSERT_OK(store_workflow_get(f.st, id, &w, &f.err), &f.err);
+    ASSERT_EQ(w.finished_at_us, T0 + 5 * SEC);
+    workflow_fini(&w);
+
+    /* a job of no workflow has neither */
+    int64_t plain = enq(&f, "t", NULL, 0, 0);
+    struct job j = getj(&f, plain);
+    ASSERT_EQ(j.workflow, 0);
+    ASSERT_NULL(j.step);
+    job_fini(&j);
+    fx_close(&f);
+}
+
+TEST(workflow_failed_step_fails_it)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t ids[4];
+    int64_t id = submit_diamond(&f, NULL, ids, NULL);
+    int32_t a = claim_one(&f, ids[0]);
+    ASSERT_OK(store_fail(f.st, ids[0], a, "boom", false, 0, NULL, &f.err), &f.err);
+    ASSERT_EQ(status_of(&f, ids[3]), JOB_CANCELLED);
+    expect_wf(&f, id, WF_FAILED, 0, 0, 0, 1, 3);
+    fx_close(&f);
+}
+
+/* Submits s (n steps) expecting JOBD_E_INVALID naming field, and no row written. */
+static void
+expect_refused(struct fx *f, struct workflow_step_spec *s, size_t n, const char *field)
+{
+    struct workflow_spec w = {.name = "bad", .steps = s, .n = n};
+    int64_t ids[8], id = 7;
+    ASSERT_EQ(store_workflow_submit(f->st, &w, &id, ids, NULL, &f->err), JOBD_E_INVALID);
+    ASSERT_STR_EQ(f->err.field, field);
+    ASSERT_EQ(id, 0);
+    ASSERT_EQ(count_of(f, "jobs") + count_of(f, "jobs_waiting"), 0);
+    ASSERT_EQ(count_of(f, "workflows"), 0);
+    ASSERT_EQ(count_of(f, "workflow_steps"), 0);
+}
+
+TEST(workflow_refusals_write_nothing)
+{
+    struct fx f;
+    fx_open(&f);
+    static const char *const after_x[] = {"x"};
+    struct workflow_step_spec s1[2] = {step("a", NULL, 0), step("b", after_x, 1)};
+    expect_refused(&f, s1, 2, "steps[1].depends_on");
+    struct workflow_step_spec s2[3] = {step("a", NULL, 0), step("b", after_a, 1),
+                                       step("a", NULL, 0)};
+    expect_refused(&f, s2, 3, "steps[2].ref");
+    /* a bad job in the last step: the steps before it are not written either */
+    struct workflow_step_spec s3[2] = {step("a", NULL, 0), step("b", after_a, 1)};
+    s3[1].job.max_attempts = -1;
+    struct workflow_spec w = {.name = "bad", .steps = s3, .n = 2};
+    int64_t ids[2], id = 0;
+    ASSERT_EQ(store_workflow_submit(f.st, &w, &id, ids, NULL, &f.err), JOBD_E_INVALID);
+    ASSERT(strncmp(f.err.field, "steps[1].", 9) == 0);
+    ASSERT_EQ(count_of(&f, "jobs") + count_of(&f, "workflows"), 0);
+    ASSERT_EQ(store_workflow_get(f.st, 1, &(struct workflow){0}, &f.err), JOBD_E_NOTFOUND);
+    fx_close(&f);
+}
+
+TEST(workflow_cycle_refused)
+{
+    struct fx f;
+    fx_open(&f);
+    static const char *const after_c[] = {"c"}, *const after_b[] = {"b"};
+    /* d -> a -> b -> c -> a: the step named is one on the cycle, not d */
+    static const char *const after_d_c[] = {"d", "c"};
+    struct workflow_step_spec s[4] = {step("d", NULL, 0), step("a", after_d_c, 2),
+                                      step("b", after_a, 1), step("c", after_b, 1)};
+    struct workflow_spec w = {.name = "loop", .steps = s, .n = 4};
+    int64_t ids[4], id = 0;
+    ASSERT_EQ(store_workflow_submit(f.st, &w, &id, ids, NULL, &f.err), JOBD_E_INVALID);
+    ASSERT(strcmp(f.err.field, "steps[1].depends_on") == 0 ||
+           strcmp(f.err.field, "steps[2].depends_on") == 0 ||
+           strcmp(f.err.field, "steps[3].depends_on") == 0);
+    ASSERT_EQ(count_of(&f, "jobs") + count_of(&f, "workflows"), 0);
+    /* a step that depends on itself */
+    struct workflow_step_spec self[1] = {step("c", after_c, 1)};
+    expect_refused(&f, self, 1, "steps[0].depends_on");
+    fx_close(&f);
+}
+
+TEST(workflow_idempotent_submit)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t ids[4], again[4];
+    bool replayed = true;
+    int64_t id = submit_diamond(&f, "k1", ids, &replayed);
+    ASSERT(!replayed);
+    int64_t id2 = submit_diamond(&f, "k1", again, &replayed);
+    ASSERT(replayed);
+    ASSERT_EQ(id2, id);
+    for (int i = 0; i < 4; i++)
+        ASSERT_EQ(again[i], ids[i]);
+    ASSERT_EQ(count_of(&f, "workflows"), 1);
+    ASSERT_EQ(count_of(&f, "jobs") + count_of(&f, "jobs_waiting"), 4);
+    /* the key names a workflow of another name: a conflict */
+    struct workflow_step_spec s[1] = {step("a", NULL, 0)};
+    struct workflow_spec w = {.name = "other", .idempotency_key = "k1", .steps = s, .n = 1};
+    ASSERT_EQ(store_workflow_submit(f.st, &w, &id2, again, NULL, &f.err), JOBD_E_CONFLICT);
+    ASSERT_STR_EQ(f.err.field, "idempotency_key");
+    /* another key: another workflow */
+    ASSERT(submit_diamond(&f, "k2", again, &replayed) != id);
+    ASSERT(!replayed);
+    fx_close(&f);
+}
+
+TEST(workflow_prune_takes_whole_workflows_only)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t ids[4];
+    int64_t id = submit_diamond(&f, "kp", ids, NULL);
+    run_ok(&f, ids[0]);
+    run_ok(&f, ids[1]);
+    run_ok(&f, ids[2]);
+    manual_clock_advance(&f.mc, 100 * SEC);
+    int deleted = 0;
+    /* a, b and c ended long before the cutoff, but d is live: none goes */
+    ASSERT_OK(store_prune(f.st, now_of(&f), 100, &deleted, &f.err), &f.err);
+    ASSERT_EQ(deleted, 0);
+    expect_wf(&f, id, WF_RUNNING, 0, 1, 3, 0, 0);
+    run_ok(&f, ids[3]);
+    /* d ended after the cutoff: still none */
+    ASSERT_OK(store_prune(f.st, now_of(&f) - SEC, 100, &deleted, &f.err), &f.err);
+    ASSERT_EQ(deleted, 0);
+    manual_clock_advance(&f.mc, 10 * SEC);
+    ASSERT_OK(store_prune(f.st, now_of(&f), 100, &deleted, &f.err), &f.err);
+    ASSERT_EQ(deleted, 4);
+    ASSERT_EQ(count_of(&f, "workflow_steps"), 0);
+    struct workflow w;
+    ASSERT_EQ(store_workflow_get(f.st, id, &w, &f.err), JOBD_E_NOTFOUND);
+    /* its key is free again */
+    bool replayed = true;
+    ASSERT(submit_diamond(&f, "kp", ids, &replayed) != id);
+    ASSERT(!replayed);
+    fx_close(&f);
+}
+
+TEST(workflow_list_newest_first_by_name_and_status)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t ids[4], w[3];
+    w[0] = submit_diamond(&f, NULL, ids, NULL); /* will fail */
+    int32_t a = claim_one(&f, ids[0]);
+    ASSERT_OK(store_fail(f.st, ids[0], a, "boom", false, 0, NULL, &f.err), &f.err);
+    w[1] = submit_diamond(&f, NULL, ids, NULL); /* running */
+    struct workflow_step_spec s1[1] = {step("only", NULL, 0)};
+    struct workflow_spec other = {.name = "other", .steps = s1, .n = 1};
+    int64_t one;
+    ASSERT_OK(store_workflow_submit(f.st, &other, &w[2], &one, NULL, &f.err), &f.err);
+
+    struct workflow *v;
+    size_t n;
+    int64_t next;
+    struct workflow_filter flt = {.status = -1, .limit = 2};
+    ASSERT_OK(store_workflow_list(f.st, &flt, &v, &n, &next, &f.err), &f.err);
+    ASSERT_EQ(n, 2);
+    ASSERT_EQ(v[0].id, w[2]);
+    ASSERT_EQ(v[1].id, w[1]);
+    ASSERT_EQ(v[1].n_steps, 0);
+    ASSERT_EQ(v[1].counts[JOB_WAITING], 3);
+    ASSERT_EQ(next, w[1]);
+    for (size_t i = 0; i < n; i++)
+        workflow_fini(&v[i]);
+    free(v);
+    flt.before_id = next;
+    ASSERT_OK(store_workflow_list(f.st, &flt, &v, &n, &next, &f.err), &f.err);
+    ASSERT_EQ(n, 1);
+    ASSERT_EQ(v[0].id, w[0]);
+    ASSERT_EQ(v[0].status, WF_FAILED);
+    ASSERT_EQ(next, 0);
+    workflow_fini(&v[0]);
+    free(v);
+    struct workflow_filter by = {.status = WF_RUNNING, .name = "diamond"};
+    ASSERT_OK(store_workflow_list(f.st, &by, &v, &n, &next, &f.err), &f.err);
+    ASSERT_EQ(n, 1);
+    ASSERT_EQ(v[0].id, w[1]);
+    workflow_fini(&v[0]);
+    free(v);
+    fx_close(&f);
+}
