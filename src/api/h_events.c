@@ -72,7 +72,7 @@ parse_filter(struct api_call *c, struct ev_filter *f)
     }
     if ((v = api_query(c, "workflow")) != NULL && *v) {
         api_error(c->resp, 400, "invalid_query", "workflow",
-                  "this server has no workflows: every event's workflow is null");
+                  "events cannot be filtered by workflow yet: every event's workflow is null");
         return false;
     }
     return true;

@@ -1094,7 +1094,7 @@ export interface components {
             to: components["schemas"]["JobStatus"];
             attempt: number;
             at: components["schemas"]["Time"];
-            /** @description Always null (no workflows yet). */
+            /** @description Always null: events do not carry the workflow of their job yet. */
             workflow: null;
         };
         Progress: {
