@@ -594,6 +594,33 @@ BOTH(a_waiting_child_is_recorded_waiting)
 }
 
 /*
+ * The first event recorded after recording starts is a waiting child's
+ * creation: it too says `waiting`, once. Its id is the log's since_id,
+ * the first one a reader is served, so the triggers must count it as in
+ * the log (an off-by-one once recorded it `pending`, then `waiting` again).
+ */
+BOTH(the_first_event_recorded_can_be_a_waiting_childs)
+{
+    struct srv s;
+    srv_start(&s, backend, NULL);
+    int64_t parent = create_job(&s, "{\"type\":\"ev.fparent\"}");
+    struct sse all;
+    ASSERT_EQ(sse_open(&all, &s, NULL, -1, 0), 200);
+    char body[128];
+    snprintf(body, sizeof body, "{\"type\":\"ev.fchild\",\"depends_on\":[%lld]}",
+             (long long)parent);
+    int64_t child = create_job(&s, body);
+    json_t *v = sse_exactly(&all, 1);
+    json_t *c = events_of(v, child);
+    ASSERT_EQ(json_array_size(c), 1);
+    check_event(c, 0, child, NULL, "waiting");
+    json_decref(c);
+    json_decref(v);
+    sse_close(&all);
+    srv_stop(&s);
+}
+
+/*
  * A child of a parent that goes dead is cancelled for it, `waiting` →
  * `cancelled`; a retry of the parent puts it back, `cancelled` → `waiting`.
  */

@@ -51,7 +51,7 @@ const char pg_step_events[] =
     "$$;\n"
     "CREATE FUNCTION jobd.event_prev(job bigint) RETURNS text LANGUAGE sql STABLE AS $$\n"
     "    SELECT e.to_st FROM jobd.events e WHERE e.job = $1\n"
-    "       AND e.id > (SELECT since_id FROM jobd.event_log) ORDER BY e.id DESC LIMIT 1\n"
+    "       AND e.id >= (SELECT since_id FROM jobd.event_log) ORDER BY e.id DESC LIMIT 1\n"
     "$$;\n"
     "CREATE FUNCTION jobd.events_updated() RETURNS trigger LANGUAGE plpgsql AS $$\n"
     "BEGIN\n"

@@ -37,7 +37,7 @@ const char pg_step_events_deps[] =
     "        u AS (\n"
     "            UPDATE jobd.events e SET to_st = 'waiting' FROM r\n"
     "             WHERE NOT r.reopened AND e.job = r.id AND e.from_st IS NULL\n"
-    "               AND e.to_st = 'pending' AND e.id > (SELECT since_id FROM jobd.event_log)\n"
+    "               AND e.to_st = 'pending' AND e.id >= (SELECT since_id FROM jobd.event_log)\n"
     "            RETURNING e.job)\n"
     "        INSERT INTO jobd.events (id, job, queue, type, from_st, to_st, attempt)\n"
     "        SELECT nextval('jobd.event_id_seq'), r.id, r.queue, r.type,\n"

@@ -44,7 +44,7 @@ struct sq_migration {
 #define SQ_EVENTS_ON "(SELECT listened_at FROM event_log) > " SQ_EV_NOW " - 3600000000"
 #define SQ_EV_PREV                                                                                 \
     "(SELECT e.to_st FROM events e WHERE e.job = NEW.id"                                           \
-    " AND e.id > (SELECT since_id FROM event_log) ORDER BY e.id DESC LIMIT 1)"
+    " AND e.id >= (SELECT since_id FROM event_log) ORDER BY e.id DESC LIMIT 1)"
 
 /* clang-format off */
 static const struct sq_migration sq_migrations[] = {
@@ -412,7 +412,7 @@ static const struct sq_migration sq_migrations[] = {
      "CREATE TRIGGER jobs_waiting_events AFTER INSERT ON jobs_waiting WHEN " SQ_EVENTS_ON " BEGIN"
      "  UPDATE events SET to_st = 'waiting'"
      "    WHERE job = NEW.id AND from_st IS NULL AND to_st = 'pending'"
-     "      AND id > (SELECT since_id FROM event_log)"
+     "      AND id >= (SELECT since_id FROM event_log)"
      "      AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = NEW.id);"
      "  INSERT INTO events (job, queue, type, from_st, to_st, attempt, at)"
      "  SELECT NEW.id, NEW.queue, NEW.type,"
@@ -420,7 +420,7 @@ static const struct sq_migration sq_migrations[] = {
      SQ_EV_NOW
      "   WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = NEW.id)"
      "      OR NOT EXISTS (SELECT 1 FROM events e WHERE e.job = NEW.id AND e.from_st IS NULL"
-     "                     AND e.to_st = 'waiting' AND e.id > (SELECT since_id FROM event_log));"
+     "                     AND e.to_st = 'waiting' AND e.id >= (SELECT since_id FROM event_log));"
      "END;"},
     {19,
      /* Workflows (docs/MODEL.md, Workflows; sqlite/workflow.c): the
