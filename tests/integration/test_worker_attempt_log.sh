@@ -8,34 +8,10 @@
 # SQLite and PostgreSQL (when JOBD_TEST_PG_URL is set, as under
 # scripts/with-pg.sh) and `jobd worker --server` (the fenced route), with a
 # server on the same database reading. A bad log_bytes is refused by name.
+# Start-up and clean-up: tests/lib/server_worker.sh.
 set -euo pipefail
-JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-alog.XXXXXX)
-spid="" wpid="" pgdb=""
-stop() {
-    [ -n "$wpid" ] && kill -TERM "$wpid" 2>/dev/null && wait "$wpid" 2>/dev/null
-    [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
-    wpid="" spid=""
-}
-cleanup() {
-    stop || true
-    [ -n "$pgdb" ] && psql -qX "$JOBD_TEST_PG_URL" -c "DROP DATABASE IF EXISTS $pgdb" >/dev/null 2>&1
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() {
-    echo "FAIL: $*"
-    echo "--- server log"; tail -20 "$dir/server.log" 2>/dev/null || true
-    echo "--- worker log"; tail -40 "$dir/worker.log" 2>/dev/null || true
-    exit 1
-}
-wait_for() { # SECONDS WHAT COMMAND...
-    local deadline=$((SECONDS + $1)) what=$2; shift 2
-    until "$@"; do
-        [ $SECONDS -lt $deadline ] || fail "timed out waiting for $what"
-        sleep 0.05
-    done
-}
+. "$(dirname "$0")/../lib/server_worker.sh"
+sw_init alog
 
 # Attempt 1: 2000 numbered lines (about 60 KiB) to stderr, then exit 3
 # (retryable); attempt 2: two lines, then success.
@@ -77,17 +53,7 @@ status_is() {
 
 run() { # DB WORKER-STORE-ARGS...
     local db=$1; shift
-    : >"$dir/server.log" # emptied first: read below before the child truncates it, a previous server's log would give a dead port
-    "$JOBD" server --db "$db" --listen 127.0.0.1:0 --shutdown-grace 2s 2>"$dir/server.log" &
-    spid=$!
-    local port=""
-    for _ in $(seq 300); do
-        port=$(sed -n 's|.* listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$dir/server.log")
-        [ -n "$port" ] && break
-        sleep 0.1
-    done
-    [ -n "$port" ] || fail "the server did not say where it listens"
-    server="http://127.0.0.1:$port"
+    sw_server "$db"
     local wargs=("$@")
     [ "${wargs[0]}" = --server ] && wargs=(--server "$server")
     "$JOBD" worker "${wargs[@]}" --config "$dir/worker.ini" --id alog-worker \
@@ -96,7 +62,7 @@ run() { # DB WORKER-STORE-ARGS...
     local id
     id=$(curl -sfS -H 'Content-Type: application/json' -d '{"type":"noisy","max_attempts":3}' \
         "$server/v1/jobs" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
-    wait_for 60 "the job to succeed on its second attempt ($*)" status_is "$id" succeeded
+    sw_wait_for 60 "the job to succeed on its second attempt ($*)" status_is "$id" succeeded
     curl -sS -D "$dir/h1" -o "$dir/log1" "$server/v1/jobs/$id/attempts/1/log"
     grep -q '^HTTP/1.1 200' "$dir/h1" || fail "attempt 1's log: $(cat "$dir/h1" "$dir/log1")"
     grep -qi '^content-type: text/plain' "$dir/h1" || fail "attempt 1's log is not text/plain"
@@ -122,21 +88,8 @@ run() { # DB WORKER-STORE-ARGS...
     "$JOBD" job log "$id" 2 --server "$server" >"$dir/cli.txt" || fail "jobd job log failed"
     [ "$(cat "$dir/cli.txt")" = $'attempt 2 says hello\nattempt 2 done' ] ||
         fail "jobd job log printed: $(cat "$dir/cli.txt")"
-    stop
+    sw_stop
     echo "ok: the end of each attempt's stderr kept ($*)"
 }
 
-run "sqlite:$dir/jobs.db" --db "sqlite:$dir/jobs.db"
-run "sqlite:$dir/jobs2.db" --server
-if [ -n "${JOBD_TEST_PG_URL:-}" ]; then
-    pgdb="walog_$$"
-    psql -qX "$JOBD_TEST_PG_URL" -c "CREATE DATABASE $pgdb" >/dev/null
-    pg="${JOBD_TEST_PG_URL%/*}/$pgdb"
-    "$JOBD" migrate --db "$pg" >/dev/null
-    run "$pg" --db "$pg"
-    run "$pg" --server
-elif [ "${JOBD_TEST_REQUIRE_PG:-}" = 1 ]; then
-    fail "JOBD_TEST_PG_URL is not set"
-else
-    echo "skip: PostgreSQL (JOBD_TEST_PG_URL is not set)"
-fi
+sw_each_store run

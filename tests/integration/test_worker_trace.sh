@@ -9,39 +9,15 @@
 # lines about the job (started, finished, dead) end with trace_id=<its
 # trace id>, and with --server so does the server's "job dead" line. Through
 # `jobd worker --db` and `--server` on SQLite and on PostgreSQL (when
-# JOBD_TEST_PG_URL is set, as under scripts/with-pg.sh).
+# JOBD_TEST_PG_URL is set, as under scripts/with-pg.sh). Start-up and
+# clean-up: tests/lib/server_worker.sh.
 set -euo pipefail
-JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-trace.XXXXXX)
-spid="" wpid="" pgdb=""
+. "$(dirname "$0")/../lib/server_worker.sh"
+sw_init trace
 TP=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
 TID=4bf92f3577b34da6a3ce929d0e0e4736
 TP2=00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01
 TID2=0af7651916cd43dd8448eb211c80319c
-stop() {
-    [ -n "$wpid" ] && kill -TERM "$wpid" 2>/dev/null && wait "$wpid" 2>/dev/null
-    [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
-    wpid="" spid=""
-}
-cleanup() {
-    stop || true
-    [ -n "$pgdb" ] && psql -qX "$JOBD_TEST_PG_URL" -c "DROP DATABASE IF EXISTS $pgdb" >/dev/null 2>&1
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() {
-    echo "FAIL: $*"
-    echo "--- server log"; tail -20 "$dir/server.log" 2>/dev/null || true
-    echo "--- worker log"; tail -40 "$dir/worker.log" 2>/dev/null || true
-    exit 1
-}
-wait_for() { # SECONDS WHAT COMMAND...
-    local deadline=$((SECONDS + $1)) what=$2; shift 2
-    until "$@"; do
-        [ $SECONDS -lt $deadline ] || fail "timed out waiting for $what"
-        sleep 0.05
-    done
-}
 
 # traced: writes $TRACEPARENT (or "unset") to tp.<id>, submits a child job
 # as a handler would (plain jobd submit, $JOBD_SERVER passed by env =) and
@@ -66,17 +42,7 @@ submit() { "$JOBD" submit "$@" --server "$server" | sed 's/^{"id":\([0-9]*\),.*/
 
 run() { # DB WORKER-STORE-ARGS...
     local db=$1; shift
-    : >"$dir/server.log" # emptied first: read below before the child truncates it, a previous server's log would give a dead port
-    "$JOBD" server --db "$db" --listen 127.0.0.1:0 --shutdown-grace 2s 2>"$dir/server.log" &
-    spid=$!
-    local port=""
-    for _ in $(seq 300); do
-        port=$(sed -n 's|.* listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$dir/server.log")
-        [ -n "$port" ] && break
-        sleep 0.1
-    done
-    [ -n "$port" ] || fail "the server did not say where it listens"
-    server="http://127.0.0.1:$port"
+    sw_server "$db"
     local wargs=("$@")
     [ "${wargs[0]}" = --server ] && wargs=(--server "$server")
     # The worker's own TRACEPARENT must never reach a job that has none.
@@ -100,9 +66,9 @@ run() { # DB WORKER-STORE-ARGS...
         fail "jobd job show failed: $(cat "$dir/show.txt")"
     grep -Eq "^traceparent +$TP" "$dir/show.txt" ||
         fail "jobd job show does not print the traceparent: $(cat "$dir/show.txt")"
-    wait_for 60 "the traced job to succeed ($*)" status_is "$id" succeeded
-    wait_for 60 "the plain job to succeed ($*)" status_is "$plain" succeeded
-    wait_for 60 "the doomed job to die ($*)" status_is "$dead" dead
+    sw_wait_for 60 "the traced job to succeed ($*)" status_is "$id" succeeded
+    sw_wait_for 60 "the plain job to succeed ($*)" status_is "$plain" succeeded
+    sw_wait_for 60 "the doomed job to die ($*)" status_is "$dead" dead
     [ "$(cat "$dir/tp.$id")" = "$TP" ] || fail "the handler's TRACEPARENT was '$(cat "$dir/tp.$id")'"
     [ "$(cat "$dir/tp.$plain")" = unset ] ||
         fail "a job without a traceparent saw TRACEPARENT='$(cat "$dir/tp.$plain")'"
@@ -113,7 +79,7 @@ run() { # DB WORKER-STORE-ARGS...
         fail "the child job the handler submitted did not join the trace"
     [ "$(field "$plain" traceparent)" = None ] || fail "a plain job has a traceparent"
     # the worker's lines about the jobs carry the trace id; none for the plain one
-    wait_for 10 "the worker's job dead line" grep -q "job dead.* job=$dead .*trace_id=$TID" "$dir/worker.log"
+    sw_wait_for 10 "the worker's job dead line" grep -q "job dead.* job=$dead .*trace_id=$TID" "$dir/worker.log"
     grep -q "job started.* job=$id .*trace_id=$TID\$" "$dir/worker.log" ||
         fail "no job started line with trace_id for job $id"
     grep -q "job finished.* job=$id .*trace_id=$TID\$" "$dir/worker.log" ||
@@ -125,21 +91,8 @@ run() { # DB WORKER-STORE-ARGS...
         grep -q "server: job dead job=$dead .*trace_id=$TID" "$dir/server.log" ||
             fail "the server's job dead line has no trace_id"
     fi
-    stop
+    sw_stop
     echo "ok: trace context end to end ($*)"
 }
 
-run "sqlite:$dir/jobs.db" --db "sqlite:$dir/jobs.db"
-run "sqlite:$dir/jobs2.db" --server
-if [ -n "${JOBD_TEST_PG_URL:-}" ]; then
-    pgdb="wtrace_$$"
-    psql -qX "$JOBD_TEST_PG_URL" -c "CREATE DATABASE $pgdb" >/dev/null
-    pg="${JOBD_TEST_PG_URL%/*}/$pgdb"
-    "$JOBD" migrate --db "$pg" >/dev/null
-    run "$pg" --db "$pg"
-    run "$pg" --server
-elif [ "${JOBD_TEST_REQUIRE_PG:-}" = 1 ]; then
-    fail "JOBD_TEST_PG_URL is not set"
-else
-    echo "skip: PostgreSQL (JOBD_TEST_PG_URL is not set)"
-fi
+sw_each_store run
