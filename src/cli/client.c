@@ -26,7 +26,7 @@ static const char submit_usage[] =
     "usage: jobd submit TYPE [--payload JSON] [--at TIME | --in DUR] [--priority N]\n"
     "                   [--queue Q] [--max-attempts N] [--key KEY] [--timeout DUR]\n"
     "                   [--depends-on ID[,ID...]] [--on-parent-failure cancel|run]\n"
-    "                   [--traceparent TP] [--wait[=DUR]] [--server URL]\n"
+    "                   [--group G] [--traceparent TP] [--wait[=DUR]] [--server URL]\n"
     "\n"
     "Enqueues a job through the API and prints it as JSON. Warns on stderr when no\n"
     "live worker (jobd workers) handles TYPE on the queue: the job waits for one.\n"
@@ -37,6 +37,9 @@ static const char submit_usage[] =
     "  --depends-on ID,...  the job waits (status waiting) until these jobs end;\n"
     "              then it runs if they all succeeded, else as --on-parent-failure\n"
     "              says: cancel (the default: it is cancelled) or run (it runs anyway)\n"
+    "  --group G   the job's group (a tenant, a customer id: A-Z a-z 0-9 . _ : -,\n"
+    "              1 to 128): due jobs of different groups are claimed in turn,\n"
+    "              and the queue's group limits count per group (jobd queues limit)\n"
     "  --traceparent TP  a W3C traceparent (00-<trace id>-<parent id>-<flags>) the\n"
     "              job carries to its handlers and log lines; default $TRACEPARENT\n"
     "              when valid (so a handler's submits join its job's trace)\n"
@@ -71,7 +74,7 @@ static const char queues_usage[] =
     "TYPE, ...\" (unhandled_types in the JSON).\n";
 
 struct submit_opts {
-    const char *type, *payload, *at, *in, *queue, *key, *timeout, *server, *traceparent;
+    const char *type, *payload, *at, *in, *queue, *key, *timeout, *server, *traceparent, *group;
     json_t *depends_on;            /* --depends-on, an array of ids (owned) */
     const char *on_parent_failure; /* --on-parent-failure */
     long priority, max_attempts;
@@ -94,7 +97,8 @@ enum {
     S_WAIT_FOR,
     S_DEPENDS_ON,
     S_ON_PARENT_FAILURE,
-    S_TRACEPARENT
+    S_TRACEPARENT,
+    S_GROUP
 };
 static const struct cli_optdef submit_opts_def[] = {
     [S_PAYLOAD] = {"--payload", 0, true},
@@ -111,6 +115,7 @@ static const struct cli_optdef submit_opts_def[] = {
     [S_DEPENDS_ON] = {"--depends-on", 0, true},
     [S_ON_PARENT_FAILURE] = {"--on-parent-failure", 0, true},
     [S_TRACEPARENT] = {"--traceparent", 0, true},
+    [S_GROUP] = {"--group", 0, true},
     {NULL, 0, false},
 };
 
@@ -142,7 +147,8 @@ submit_set(struct submit_opts *o, int k, const char *v)
     const char **dst[] = {[S_PAYLOAD] = &o->payload, [S_AT] = &o->at,
                           [S_IN] = &o->in,           [S_QUEUE] = &o->queue,
                           [S_KEY] = &o->key,         [S_TIMEOUT] = &o->timeout,
-                          [S_SERVER] = &o->server,   [S_TRACEPARENT] = &o->traceparent};
+                          [S_SERVER] = &o->server,   [S_TRACEPARENT] = &o->traceparent,
+                          [S_GROUP] = &o->group};
     if (k == S_DEPENDS_ON)
         return submit_deps(o, v);
     if (k == S_ON_PARENT_FAILURE) {
@@ -374,6 +380,8 @@ cmd_submit(int argc, char **argv)
         o.traceparent = env_tp;
     if (o.traceparent)
         json_object_set_new(body, "traceparent", json_string(o.traceparent));
+    if (o.group)
+        json_object_set_new(body, "group", json_string(o.group));
     if (o.has_priority)
         json_object_set_new(body, "priority", json_integer(o.priority));
     if (o.has_max_attempts)

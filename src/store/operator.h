@@ -137,6 +137,12 @@ struct queue_limits_change {
     bool set_rate;
     int32_t rate_limit; /* 0 = no limit (rate_per_ms ignored) */
     int64_t rate_per_ms;
+    /* The same per group of the queue (docs/API.md, docs/MODEL.md, Groups). */
+    bool set_group_max_running;
+    int32_t group_max_running;
+    bool set_group_rate;
+    int32_t group_rate_limit;
+    int64_t group_rate_per_ms;
 };
 /* A (queue, type) pair with pending jobs; a list of them (queue_types_fini). */
 struct queue_type {

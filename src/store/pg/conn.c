@@ -84,6 +84,7 @@ pg_row_to_job(const PGresult *r, int row, int c, struct job *j)
     j->finished_at_us = pg_get_i64(r, row, c + 20);
     j->attempt_floor = (int32_t)pg_get_i64(r, row, c + 21);
     j->traceparent = pg_get_str(r, row, c + 22, &oom);
+    j->group = pg_get_str(r, row, c + 23, &oom);
     if (oom) {
         job_fini(j);
         return JOBD_E_NOMEM;
