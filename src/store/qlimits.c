@@ -17,6 +17,13 @@ qlimits_cache_stale(const struct qlimits_cache *c)
            clock_mono_now_us() - c->refreshed_us >= (int64_t)QLIMITS_REFRESH_MS * 1000;
 }
 
+bool
+qlimits_cache_recheck(const struct qlimits_cache *c)
+{
+    return c->refreshed_us == 0 ||
+           clock_mono_now_us() - c->refreshed_us >= (int64_t)QLIMITS_RECHECK_MS * 1000;
+}
+
 void
 qlimits_cache_invalidate(struct qlimits_cache *c)
 {

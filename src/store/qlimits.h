@@ -63,6 +63,13 @@ struct qlimits_cache {
 
 /* Whether the cache is due to be re-read. */
 bool qlimits_cache_stale(const struct qlimits_cache *c);
+/*
+ * Whether the list was read more than QLIMITS_RECHECK_MS ago: a claim that
+ * found nothing re-reads it then, so a queue that became grouped a moment
+ * ago (docs/DESIGN.md, Groups), which the ordinary claim already skips, is
+ * not left unclaimed for a whole QLIMITS_REFRESH_MS.
+ */
+bool qlimits_cache_recheck(const struct qlimits_cache *c);
 /* Forgets the list so the next claim re-reads it (this connection changed a limit). */
 void qlimits_cache_invalidate(struct qlimits_cache *c);
 /* Replaces the list with names[0..n) and kinds[0..n) (both taken, malloc'd) and marks it fresh. */

@@ -27,18 +27,25 @@
 /* The claim's "now" ($5, the limited path's instant) and its types filter. */
 #define GR_NOW PG_NOW("$5")
 #define GR_TYPES "($4::text[] IS NULL OR type = ANY($4::text[]))"
-#define GR_DUE "status = 'pending' AND run_at <= " GR_NOW " AND " GR_TYPES
+/* A paused queue gives nothing (the limited path checked its row already). */
+#define GR_LIVE "NOT EXISTS (SELECT 1 FROM jobd.queues p WHERE p.name = $6::text AND p.paused)"
+#define GR_DUE "status = 'pending' AND run_at <= " GR_NOW " AND " GR_TYPES " AND " GR_LIVE
+/* How many groups one claim may look at: a few times its limit, so that
+ * groups another claimer just emptied do not end its round early. */
+#define GR_WINDOW "(4 * $2::int)"
 
 /*
  * $1 worker, $2 limit, $3 lease_ms, $4 types (NULL = any), $5 now, $6 queue,
  * $7 group_max_running (NULL = none), $8 group rate limit (NULL = none),
  * $9 the rate window's start (microseconds), $10 the cursor: the last group
- * this connection looked at. Returns the claimed jobs (PG_JOB_COLS), each
- * with the next cursor after them.
+ * this connection looked at. Returns the claimed jobs (cols: PG_JOB_COLS,
+ * or PG_RUN_COLS for a worker loop), each with the next cursor after them.
  *
- * g: the next $2 groups after the cursor in name order, wrapping around.
- * h: their heads, ceil($2 / |g|) jobs a group (one walk of jobs_group_claim
- * each, so one group alone fills the claim). t: what h left of the limit,
+ * g: the next 4 * $2 groups after the cursor in name order, wrapping
+ * around. h: their heads in that order, ceil($2 / |g|) jobs a group (one
+ * walk of jobs_group_claim each, so one group alone fills the claim),
+ * until $2 are found: groups with nothing due cost one probe each, and the
+ * cursor moves to the last group that gave a job. t: what h left of the limit,
  * from the queue's plain claim order (jobs_claim_queue). tp: the queue's
  * first job if its priority is above every head's (a priority index range
  * that is empty when all priorities are equal). Then the rn-th job of
@@ -47,59 +54,68 @@
  * job_groups (its window counts); the cursor lives in the connection.
  */
 /* clang-format off */
-PG_STMT(st_gr_claim,
-    "WITH g AS MATERIALIZED ("
-    "  SELECT grp, row_number() OVER (ORDER BY ord, grp) AS pos FROM ("
-    "   (SELECT grp, 0 AS ord FROM jobd.job_groups WHERE queue = $6::text AND grp > $10::text"
-    "     ORDER BY grp LIMIT $2::int)"
-    "   UNION ALL"
-    "   (SELECT grp, 1 AS ord FROM jobd.job_groups WHERE queue = $6::text AND grp <= $10::text"
-    "     ORDER BY grp LIMIT $2::int)) x ORDER BY ord, grp LIMIT $2::int),"
-    " h AS MATERIALIZED ("
-    "  SELECT c.id, g.grp, c.priority, c.run_at FROM g CROSS JOIN LATERAL ("
-    "    SELECT id, priority, run_at FROM jobd.jobs"
-    "     WHERE queue = $6::text AND COALESCE(grp, '') = g.grp"
-    "       AND status NOT IN ('running', 'succeeded') AND run_at <= " GR_NOW " AND " GR_TYPES
-    "     ORDER BY priority DESC, run_at, id"
-    "     LIMIT ceil($2::numeric / GREATEST((SELECT count(*) FROM g), 1))::int"
-    "     FOR UPDATE SKIP LOCKED) c),"
-    " t AS MATERIALIZED ("
-    "  SELECT id, COALESCE(grp, '') AS grp, priority, run_at FROM jobd.jobs"
-    "   WHERE queue = $6::text AND " GR_DUE " AND id <> ALL(ARRAY(SELECT id FROM h))"
-    "   ORDER BY priority DESC, run_at, id"
-    "   LIMIT GREATEST($2::int - (SELECT count(*) FROM h)::int, 0) FOR UPDATE SKIP LOCKED),"
-    " tp AS MATERIALIZED ("
-    "  SELECT id, COALESCE(grp, '') AS grp, priority, run_at FROM jobd.jobs"
-    "   WHERE queue = $6::text AND " GR_DUE
-    "     AND priority > (SELECT COALESCE(min(priority), -2147483648) FROM h)"
-    "   ORDER BY priority DESC, run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED),"
-    " cand AS (SELECT * FROM h UNION SELECT * FROM t UNION SELECT * FROM tp),"
-    " run AS (SELECT COALESCE(grp, '') AS grp, count(*) AS n FROM jobd.jobs"
-    "   WHERE $7::int IS NOT NULL AND lease_expires_at IS NOT NULL"
-    "     AND queue = $6::text AND status = 'running' GROUP BY 1),"
-    " z AS (SELECT c.*, COALESCE((SELECT g.pos FROM g WHERE g.grp = c.grp), $2::int + 1) AS turn,"
-    "    row_number() OVER (PARTITION BY c.grp ORDER BY c.priority DESC, c.run_at, c.id) AS rn,"
-    "    LEAST(CASE WHEN $7::int IS NULL THEN $2::int"
-    "               ELSE $7::int - COALESCE((SELECT r.n FROM run r WHERE r.grp = c.grp), 0) END,"
-    "          CASE WHEN $8::int IS NULL THEN $2::int"
-    "               WHEN x.rate_window_us >= $9::bigint THEN $8::int - x.rate_count"
-    "               ELSE $8::int END) AS allow"
-    "   FROM cand c LEFT JOIN jobd.job_groups x ON x.queue = $6::text AND x.grp = c.grp),"
-    " due AS MATERIALIZED (SELECT id, grp FROM z WHERE rn <= allow"
-    "   ORDER BY priority DESC, rn, turn, run_at, id LIMIT $2::int),"
-    " got AS (SELECT grp, count(*) AS n FROM due GROUP BY grp),"
-    " su AS (UPDATE jobd.job_groups x SET rate_window_us = GREATEST(x.rate_window_us, $9::bigint),"
-    "    rate_count = CASE WHEN x.rate_window_us >= $9::bigint THEN x.rate_count ELSE 0 END + d.n"
-    "   FROM got d WHERE $8::int IS NOT NULL AND x.queue = $6::text AND x.grp = d.grp),"
-    " si AS (INSERT INTO jobd.job_groups (queue, grp, rate_window_us, rate_count)"
-    "   SELECT $6::text, d.grp, CASE WHEN $8::int IS NULL THEN 0 ELSE $9::bigint END,"
-    "          CASE WHEN $8::int IS NULL THEN 0 ELSE d.n END"
-    "     FROM got d WHERE d.grp NOT IN (SELECT grp FROM g)"
-    "   ON CONFLICT (queue, grp) DO NOTHING) "
-    "UPDATE jobd.jobs j SET status = 'running', attempt = j.attempt + 1,"
-    "       worker_id = $1::text, lease_expires_at = " GR_NOW " + " PG_MS("$3") ","
-    "       started_at = " GR_NOW " WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "
-    "RETURNING " PG_JOB_COLS("j.") ", (SELECT grp FROM g ORDER BY pos DESC LIMIT 1)");
+#define GR_CLAIM(cols)                                                                             \
+    "WITH g AS MATERIALIZED ("                                                                     \
+    "  SELECT grp, row_number() OVER (ORDER BY ord, grp) AS pos FROM ("                            \
+    "   (SELECT grp, 0 AS ord FROM jobd.job_groups WHERE queue = $6::text AND grp > $10::text"         \
+    "      AND " GR_LIVE     \
+    "     ORDER BY grp LIMIT " GR_WINDOW ")"                                                       \
+    "   UNION ALL"                                                                                 \
+    "   (SELECT grp, 1 AS ord FROM jobd.job_groups WHERE queue = $6::text AND grp <= $10::text"        \
+    "      AND " GR_LIVE    \
+    "     ORDER BY grp LIMIT " GR_WINDOW ")) x ORDER BY ord, grp LIMIT " GR_WINDOW "),"            \
+    " h AS MATERIALIZED ("                                                                         \
+    "  SELECT c.id, g.grp, c.priority, c.run_at, g.pos"                                            \
+    "   FROM (SELECT * FROM g ORDER BY pos) g CROSS JOIN LATERAL ("                                \
+    "    SELECT id, priority, run_at FROM jobd.jobs"                                               \
+    "     WHERE queue = $6::text AND COALESCE(grp, '') = g.grp"                                    \
+    "       AND status NOT IN ('running', 'succeeded') AND run_at <= " GR_NOW " AND " GR_TYPES     \
+    "     ORDER BY priority DESC, run_at, id"                                                      \
+    "     LIMIT ceil($2::numeric / GREATEST((SELECT count(*) FROM g), 1))::int"                    \
+    "     FOR UPDATE SKIP LOCKED) c LIMIT $2::int),"                                               \
+" t AS MATERIALIZED ("                                                                             \
+    "  SELECT id, COALESCE(grp, '') AS grp, priority, run_at FROM jobd.jobs"                       \
+    "   WHERE queue = $6::text AND " GR_DUE " AND id <> ALL(ARRAY(SELECT id FROM h))"              \
+    "   ORDER BY priority DESC, run_at, id"                                                        \
+    "   LIMIT GREATEST($2::int - (SELECT count(*) FROM h)::int, 0) FOR UPDATE SKIP LOCKED),"       \
+    " tp AS MATERIALIZED ("                                                                        \
+    "  SELECT id, COALESCE(grp, '') AS grp, priority, run_at FROM jobd.jobs"                       \
+    "   WHERE queue = $6::text AND " GR_DUE " AND id <> ALL(ARRAY(SELECT id FROM h))"              \
+    "     AND priority > (SELECT COALESCE(min(priority), -2147483648) FROM h)"                     \
+    "   ORDER BY priority DESC, run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED),"                       \
+    " cand AS (SELECT id, grp, priority, run_at FROM h UNION SELECT * FROM t UNION SELECT * FROM tp)," \
+    " run AS (SELECT COALESCE(grp, '') AS grp, count(*) AS n FROM jobd.jobs"                       \
+    "   WHERE $7::int IS NOT NULL AND lease_expires_at IS NOT NULL"                                \
+    "     AND queue = $6::text AND status = 'running' GROUP BY 1),"                                \
+    " xr AS (SELECT grp, rate_window_us, rate_count FROM jobd.job_groups"                          \
+    "   WHERE $8::int IS NOT NULL AND queue = $6::text AND grp IN (SELECT grp FROM cand)),"       \
+    " z AS (SELECT c.*, COALESCE(g.pos, $2::int * 4 + 1) AS turn,"                                 \
+    "    row_number() OVER (PARTITION BY c.grp ORDER BY c.priority DESC, c.run_at, c.id) AS rn,"   \
+    "    LEAST(CASE WHEN $7::int IS NULL THEN $2::int ELSE $7::int - COALESCE(r.n, 0)::int END,"   \
+    "          CASE WHEN $8::int IS NULL THEN $2::int"                                             \
+    "               WHEN x.rate_window_us >= $9::bigint THEN $8::int - x.rate_count"               \
+    "               ELSE $8::int END) AS allow"                                                    \
+    "   FROM cand c LEFT JOIN g ON g.grp = c.grp LEFT JOIN run r ON r.grp = c.grp"             \
+    "   LEFT JOIN xr x ON x.grp = c.grp),"                                                         \
+    " due AS MATERIALIZED (SELECT id, grp FROM z WHERE rn <= allow"                                    \
+    "   ORDER BY priority DESC, rn, turn, run_at, id LIMIT $2::int),"                              \
+    " got AS (SELECT grp, count(*) AS n FROM due GROUP BY grp),"                                   \
+    " su AS (UPDATE jobd.job_groups x SET rate_window_us = GREATEST(x.rate_window_us, $9::bigint)," \
+    "    rate_count = CASE WHEN x.rate_window_us >= $9::bigint THEN x.rate_count ELSE 0 END + d.n" \
+    "   FROM got d WHERE $8::int IS NOT NULL AND x.queue = $6::text AND x.grp = d.grp),"           \
+    " si AS (INSERT INTO jobd.job_groups (queue, grp, rate_window_us, rate_count)"                 \
+    "   SELECT $6::text, d.grp, CASE WHEN $8::int IS NULL THEN 0 ELSE $9::bigint END,"             \
+    "          CASE WHEN $8::int IS NULL THEN 0 ELSE d.n END"                                      \
+    "     FROM got d WHERE d.grp NOT IN (SELECT grp FROM g)"                                       \
+    "   ON CONFLICT (queue, grp) DO NOTHING) "                                                     \
+    "UPDATE jobd.jobs j SET status = 'running', attempt = j.attempt + 1,"                          \
+    "       worker_id = $1::text, lease_expires_at = " GR_NOW " + " PG_MS("$3") ","                \
+    "       started_at = " GR_NOW " WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "                  \
+    "RETURNING " cols ","                                                                          \
+    " (SELECT grp FROM g WHERE pos = COALESCE((SELECT max(pos) FROM h), (SELECT max(pos) FROM g)))"
+PG_STMT(st_gr_claim, GR_CLAIM(PG_JOB_COLS("j.")));
+/* The same for a worker loop (claim_req.run_only): only what a run needs. */
+PG_STMT(st_gr_claim_run, GR_CLAIM(PG_RUN_COLS("j.")));
 /* clang-format on */
 
 /*
@@ -145,11 +161,13 @@ pg_groups_claim(struct store_pg *s, const char *q, const struct claim_req *req, 
         cursor,
     };
     PGresult *r = NULL;
-    int rc = pg_exec(s, &st_gr_claim, 10, vals, &r, err);
+    bool run = req->run_only;
+    int rc = pg_exec(s, run ? &st_gr_claim_run : &st_gr_claim, 10, vals, &r, err);
     if (rc == JOBD_OK)
-        rc = pg_append_rows(r, out, err);
-    if (rc == JOBD_OK && PQntuples(r) > 0 && !PQgetisnull(r, 0, PG_JOB_NCOLS))
-        snprintf(cursor, JOB_GROUP_MAX + 1, "%s", PQgetvalue(r, 0, PG_JOB_NCOLS));
+        rc = run ? pg_append_runs(r, out, err) : pg_append_rows(r, out, err);
+    int col = run ? PG_RUN_NCOLS : PG_JOB_NCOLS;
+    if (rc == JOBD_OK && PQntuples(r) > 0 && !PQgetisnull(r, 0, col))
+        snprintf(cursor, JOB_GROUP_MAX + 1, "%s", PQgetvalue(r, 0, col));
     PQclear(r);
     return rc;
 }

@@ -118,6 +118,23 @@ extern const size_t pg_migrations_count;
 /* clang-format on */
 #define PG_JOB_NCOLS 24
 
+/* clang-format off */
+/*
+ * What a run needs (claim_req.run_only), in the order pg_row_to_run
+ * decodes it: 14 columns where PG_JOB_COLS has 24, three timestamps
+ * converted to microseconds where it has six (each through numeric), and
+ * none of the columns a claimed row has no use for in a worker (status,
+ * worker_id, lease_expires_at, last_error, result, created_at, ...).
+ */
+#define PG_RUN_COLS(a)                                                                  \
+    a "id, " a "queue, " a "type, " a "payload::text AS payload, " a "priority, "       \
+    PG_TS_US(a "run_at") " AS run_at_us, " a "attempt, " a "attempt_floor, "            \
+    a "idempotency_key, " PG_TS_US(a "scheduled_for") " AS scheduled_for_us, "         \
+    a "timeout_ms, " PG_TS_US(a "started_at") " AS started_at_us, " a "traceparent, "     \
+    a "grp"
+/* clang-format on */
+#define PG_RUN_NCOLS 14
+
 /* The columns of a row moved to jobs_done from CTE d, with status/result/error given. */
 #define PG_DONE_SELECT(status, result, error, now)                                                 \
     "SELECT d.id, d.queue, d.type, d.payload, " status ", d.priority, d.run_at,"                   \
@@ -232,6 +249,8 @@ void pg_array_add_i64(struct pg_array *a, int64_t v, bool is_null);
 const char *pg_array_end(struct pg_array *a);
 void pg_array_fini(struct pg_array *a);
 
+/* Appends the rows of r (PG_RUN_COLS, a claim for a run: claim_req.run_only) to out. JOBD_E_NOMEM. */
+int pg_append_runs(const PGresult *r, struct job_list *out, struct jobd_error *err);
 /* Appends the rows of r (PG_JOB_COLS) to out. JOBD_E_NOMEM. */
 int pg_append_rows(const PGresult *r, struct job_list *out, struct jobd_error *err);
 /*

@@ -302,7 +302,6 @@ claim_one_queue(struct pg_ql *p, const char *q, const struct claim_req *req, int
     return rc;
 }
 
-/* A grouped queue without limits: the fair claim alone, with no lock. */
 static int
 claim_grouped(struct pg_ql *p, const char *q, const struct claim_req *req, int wanted,
               struct job_list *out, struct jobd_error *err)
@@ -328,23 +327,23 @@ pg_qlimits_claim(struct store_pg *s, const struct claim_req *req, const char *ty
         const char *q = s->qlim.names[i];
         if (!qlimits_req_covers(req, q))
             continue;
-        /* A look without the lock first: a limited queue with nothing due
-         * costs the claimers of other queues one read, not a locked
-         * transaction that would queue them up behind each other. */
-        int due = probe(&p, q, p.now, err);
-        if (due <= 0) {
-            rc = due;
-            continue;
-        }
         size_t before = out->n;
         char spare[JOB_GROUP_MAX + 1] = "";
         p.cursor = qlimits_cursor(&s->qlim, i);
         if (p.cursor == NULL)
             p.cursor = spare;
+        /* A grouped queue without limits: the fair claim alone, no lock, no
+         * look first (its statement costs a probe a group when nothing is
+         * due). A limited one is looked at without the lock first: with
+         * nothing due it costs the claimers of other queues one read, not a
+         * locked transaction that would queue them up behind each other. */
+        int due = 1;
         if (s->qlim.kinds[i] == QLIMITS_KIND_GROUPED)
-            rc = claim_grouped(&p, q, req, *left, out, err); /* no limit: no lock */
-        else
+            rc = claim_grouped(&p, q, req, *left, out, err);
+        else if ((due = probe(&p, q, p.now, err)) == 1)
             rc = claim_one_queue(&p, q, req, *left, out, &held, err);
+        else
+            rc = due;
         *left -= (int)(out->n - before);
     }
     if (req->held_until_us != NULL)

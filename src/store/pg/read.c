@@ -41,19 +41,6 @@ PG_STMT(st_get, "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs WHERE id = $1::bi
     "       started_at = " PG_NOW("$5") " "                                             \
     "WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "
 #define CLAIM_SET CLAIM_UPDATE "RETURNING " PG_JOB_COLS("j.")
-/*
- * What a run needs (claim_req.run_only), in the order pg_row_to_run
- * decodes it: 13 columns where PG_JOB_COLS has 23, three timestamps
- * converted to microseconds where it has six (each through numeric), and
- * none of the columns a claimed row has no use for in a worker (status,
- * worker_id, lease_expires_at, last_error, result, created_at, ...).
- */
-#define PG_RUN_COLS(a)                                                                  \
-    a "id, " a "queue, " a "type, " a "payload::text AS payload, " a "priority, "       \
-    PG_TS_US(a "run_at") " AS run_at_us, " a "attempt, " a "attempt_floor, "            \
-    a "idempotency_key, " PG_TS_US(a "scheduled_for") " AS scheduled_for_us, "         \
-    a "timeout_ms, " PG_TS_US(a "started_at") " AS started_at_us, " a "traceparent"
-/* clang-format on */
 
 /* clang-format off */
 #define CLAIM_DUE_QUEUES(from)                                                          \
@@ -185,6 +172,7 @@ pg_row_to_run(const PGresult *r, int row, struct job *j)
     j->timeout_ms = pg_get_i64(r, row, 10);
     j->started_at_us = pg_get_i64(r, row, 11);
     j->traceparent = pg_get_str(r, row, 12, &oom);
+    j->group = pg_get_str(r, row, 13, &oom);
     if (oom) {
         job_fini(j);
         return JOBD_E_NOMEM;
@@ -192,9 +180,8 @@ pg_row_to_run(const PGresult *r, int row, struct job *j)
     return JOBD_OK;
 }
 
-/* Appends the rows of r (PG_RUN_COLS) to out. JOBD_E_NOMEM. */
-static int
-append_runs(const PGresult *r, struct job_list *out, struct jobd_error *err)
+int
+pg_append_runs(const PGresult *r, struct job_list *out, struct jobd_error *err)
 {
     for (int row = 0; row < PQntuples(r); row++) {
         struct job *j = job_list_push(out);
@@ -291,8 +278,13 @@ pg_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
     else
         rc = pg_exec(s, &st_claim_any, 5, vals, &r, err);
     if (rc == JOBD_OK)
-        rc = run_only ? append_runs(r, out, err) : pg_append_rows(r, out, err);
+        rc = run_only ? pg_append_runs(r, out, err) : pg_append_rows(r, out, err);
     PQclear(r);
+    if (rc == JOBD_OK && out->n == first && qlimits_cache_recheck(&s->qlim)) {
+        /* Nothing: a queue may have become grouped since the list was read. */
+        qlimits_cache_invalidate(&s->qlim);
+        rc = pg_qlimits_claim(s, req, types, out, &left, err);
+    }
 sort:
     /* What the limited path got is committed: hand it out, not back to the
      * reaper (which would spend an attempt); the error comes back next time. */

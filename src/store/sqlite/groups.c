@@ -96,24 +96,25 @@ types_json(const struct claim_req *req, bool *oom)
  * ?1 queue, ?2 limit, ?3 now, ?4 group_max_running (NULL = none), ?5
  * types (JSON array, NULL = any), ?6 group rate limit (NULL = none), ?7 the
  * window's start, ?8 the cursor. Rows: the picked jobs' ids and groups (''
- * = none), then the groups looked at (id NULL) in cursor order, the last of
- * which is the next cursor. The parts are those of pg/groups.c.
+ * = none), then (id NULL) the next cursor. The parts are those of
+ * pg/groups.c.
  */
 /* clang-format off */
 static const char pick_sql[] =
     "WITH g AS (SELECT grp, row_number() OVER (ORDER BY ord, grp) AS pos FROM ("
     "   SELECT * FROM (SELECT grp, 0 AS ord FROM job_groups WHERE queue = ?1 AND grp > ?8"
-    "                  ORDER BY grp LIMIT ?2)"
+    "                  ORDER BY grp LIMIT 4 * ?2)"
     "   UNION ALL"
     "   SELECT * FROM (SELECT grp, 1 AS ord FROM job_groups WHERE queue = ?1 AND grp <= ?8"
-    "                  ORDER BY grp LIMIT ?2)) ORDER BY ord, grp LIMIT ?2),"
-    " h AS (SELECT j.id FROM g, jobs j"
+    "                  ORDER BY grp LIMIT 4 * ?2)) ORDER BY ord, grp LIMIT 4 * ?2),"
+    " h AS (SELECT j.id, g.pos FROM g, jobs j"
     "        WHERE j.id IN (SELECT id FROM jobs INDEXED BY jobs_group_claim"
     "               WHERE queue = ?1 AND grp IS NULLIF(g.grp, '') AND status = 'pending'"
     "                 AND +run_at <= ?3 AND " SQ_GR_TYPES
     "               ORDER BY priority DESC, run_at, id"
-    "               LIMIT (?2 + (SELECT count(*) FROM g) - 1) / max((SELECT count(*) FROM g), 1))),"
-    " t AS (SELECT id FROM jobs INDEXED BY jobs_claim_queue"
+    "               LIMIT (?2 + (SELECT count(*) FROM g) - 1) / max((SELECT count(*) FROM g), 1))"
+    "        ORDER BY g.pos LIMIT ?2),"
+" t AS (SELECT id FROM jobs INDEXED BY jobs_claim_queue"
     "        WHERE queue = ?1 AND status = 'pending' AND +run_at <= ?3 AND " SQ_GR_TYPES
     "          AND id NOT IN (SELECT id FROM h)"
     "        ORDER BY priority DESC, run_at, id"
@@ -131,7 +132,8 @@ static const char pick_sql[] =
     "   FROM cand c LEFT JOIN job_groups x ON x.queue = ?1 AND x.grp = c.grp) "
     "SELECT * FROM (SELECT id, grp, 0 AS part FROM z WHERE rn <= allow"
     "               ORDER BY priority DESC, rn, turn, run_at, id LIMIT ?2) "
-    "UNION ALL SELECT * FROM (SELECT NULL, grp, 1 FROM g ORDER BY pos)";
+    "UNION ALL SELECT NULL, grp, 1 FROM g"
+    " WHERE pos = COALESCE((SELECT max(pos) FROM h), (SELECT max(pos) FROM g))";
 /* clang-format on */
 
 /* The picked jobs' ids and the groups to stamp, with how many each got. */
