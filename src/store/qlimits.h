@@ -48,6 +48,7 @@
 #define QLIMITS_KIND_LIMITED 1       /* max_running or rate */
 #define QLIMITS_KIND_GROUPED 2       /* claimed fairly by group (pg/groups.c, sqlite/groups.c) */
 #define QLIMITS_KIND_GROUP_LIMITED 4 /* group_max_running or group_rate */
+#define QLIMITS_KIND_ONE_GROUP 8     /* grouped, with a single group when last read */
 
 /* A connection's cache of the limited and grouped queues' names (owned strings). */
 struct qlimits_cache {

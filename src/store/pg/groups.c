@@ -119,6 +119,41 @@ PG_STMT(st_gr_claim_run, GR_CLAIM(PG_RUN_COLS("j.")));
 /* clang-format on */
 
 /*
+ * A queue with one group: $1 worker, $2 limit, $3 lease_ms, $4 types, $5
+ * now, $6 queue; one ordered walk of jobs_claim_queue, as a limited
+ * queue's claim (pg/qlimits.c), paused queues left out.
+ */
+/* clang-format off */
+#define GR_CLAIM_ONE(cols)                                                                         \
+    "WITH due AS MATERIALIZED ("                                                                   \
+    "  SELECT id FROM jobd.jobs WHERE queue = $6::text AND " GR_DUE                                \
+    "   ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) "                 \
+    "UPDATE jobd.jobs j SET status = 'running', attempt = j.attempt + 1,"                          \
+    "       worker_id = $1::text, lease_expires_at = " GR_NOW " + " PG_MS("$3") ","                \
+    "       started_at = " GR_NOW " WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "                  \
+    "RETURNING " cols
+PG_STMT(st_gr_one, GR_CLAIM_ONE(PG_JOB_COLS("j.")));
+PG_STMT(st_gr_one_run, GR_CLAIM_ONE(PG_RUN_COLS("j.")));
+/* clang-format on */
+
+int
+pg_groups_claim_one(struct store_pg *s, const char *q, const struct claim_req *req,
+                    const char *types, int n, const char *now, struct job_list *out,
+                    struct jobd_error *err)
+{
+    char b[2][24];
+    const char *vals[6] = {
+        req->worker_id, pg_i64(b[0], n), pg_i64(b[1], req->lease_ms), types, now, q};
+    PGresult *r = NULL;
+    bool run = req->run_only;
+    int rc = pg_exec(s, run ? &st_gr_one_run : &st_gr_one, 6, vals, &r, err);
+    if (rc == JOBD_OK)
+        rc = run ? pg_append_runs(r, out, err) : pg_append_rows(r, out, err);
+    PQclear(r);
+    return rc;
+}
+
+/*
  * $1 queue, $2 group_rate per (ms; NULL = none), $3 now: forgets the
  * queue's groups with no pending job whose rate window (if any) is over, and
  * unmarks the queue when no job of it has a group any more. A group whose

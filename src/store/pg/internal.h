@@ -278,6 +278,14 @@ int pg_groups_claim(struct store_pg *s, const char *q, const struct claim_req *r
                     const char *types, int n, const char *now, const struct qlimits_row *lim,
                     int64_t window_us, char *cursor, struct job_list *out, struct jobd_error *err);
 /*
+ * The claim of grouped queue q while it has a single group (pg/groups.c):
+ * its plain claim order, as the fair claim would take them, at a plain
+ * claim's cost. Same arguments as pg_groups_claim.
+ */
+int pg_groups_claim_one(struct store_pg *s, const char *q, const struct claim_req *req,
+                        const char *types, int n, const char *now, struct job_list *out,
+                        struct jobd_error *err);
+/*
  * Forgets q's groups that have no pending job and no running rate window
  * (rate_per_ms: the queue's group_rate, 0 = none), and unmarks q when none
  * of its jobs has a group (pg/groups.c).

@@ -48,6 +48,8 @@ static const struct pg_stmt st_ql_names = {
     " + (CASE WHEN grouped OR group_max_running IS NOT NULL OR group_rate_limit IS NOT NULL"
     "    THEN 2 ELSE 0 END)"
     " + (CASE WHEN group_max_running IS NOT NULL OR group_rate_limit IS NOT NULL THEN 4 ELSE 0 END)"
+    " + (CASE WHEN (SELECT count(*) FROM (SELECT 1 FROM jobd.job_groups g"
+    "               WHERE g.queue = name LIMIT 2) x) = 1 THEN 8 ELSE 0 END)"
     " FROM jobd.queues WHERE " QLIMITS_PATH_WHERE};
 
 static const struct pg_stmt st_ql_all = {
@@ -334,11 +336,16 @@ pg_qlimits_claim(struct store_pg *s, const struct claim_req *req, const char *ty
             p.cursor = spare;
         /* A grouped queue without limits: the fair claim alone, no lock, no
          * look first (its statement costs a probe a group when nothing is
-         * due). A limited one is looked at without the lock first: with
+         * due); with a single group, whose turn it always is, its plain
+         * claim order. A limited one is looked at without the lock first: with
          * nothing due it costs the claimers of other queues one read, not a
          * locked transaction that would queue them up behind each other. */
         int due = 1;
-        if (s->qlim.kinds[i] == QLIMITS_KIND_GROUPED)
+        if (s->qlim.kinds[i] == (QLIMITS_KIND_GROUPED | QLIMITS_KIND_ONE_GROUP)) {
+            rc = pg_groups_claim_one(s, q, req, types, *left, p.now, out, err);
+            if (rc == JOBD_OK && (int)(out->n - before) < *left)
+                rc = maybe_forget(s, q, 0, p.now, err);
+        } else if (s->qlim.kinds[i] == QLIMITS_KIND_GROUPED)
             rc = claim_grouped(&p, q, req, *left, out, err);
         else if ((due = probe(&p, q, p.now, err)) == 1)
             rc = claim_one_queue(&p, q, req, *left, out, &held, err);
