@@ -65,6 +65,7 @@ static const char job_usage[] =
 static const char queues_usage[] =
     "usage: jobd queues [--server URL]\n"
     "       jobd queues limit|pause|resume NAME ...   (see jobd queues limit --help)\n"
+    "       jobd queues groups NAME [--limit N]       (see jobd queues groups --help)\n"
     "\n"
     "Lists queues with their job counts, how long the oldest due pending job has\n"
     "waited (- when none is due: jobs scheduled for later do not count), how many\n"
@@ -549,6 +550,8 @@ cmd_queues(int argc, char **argv)
     if (argc > 1 && (strcmp(argv[1], "limit") == 0 || strcmp(argv[1], "pause") == 0 ||
                      strcmp(argv[1], "resume") == 0))
         return cli_queues_action(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "groups") == 0)
+        return cli_queues_groups(argc - 1, argv + 1);
     static const struct cli_listing l = {"queues", queues_usage,  "/v1/queues",
                                          "queues", queues_header, queues_row,
                                          false,    NULL,          NULL};

@@ -157,6 +157,8 @@ struct queue_type_list {
 #define STORE_PENDING_PAIRS_MAX 1000
 struct stats_point;
 struct stats_queue;
+struct queue_group;
+struct queue_group_count;
 
 /* The operator vtable (implementations only; callers use store_*()). */
 /* A running attempt and the SHA-256 (hex) of the lease token it was given. */
@@ -207,6 +209,11 @@ struct store_operator_ops {
     int (*stats_throughput)(struct store *st, int64_t from_s, struct stats_queue **out, size_t *n,
                             struct jobd_error *err);
     int (*stats_prune)(struct store *st, int64_t before_s, int *deleted, struct jobd_error *err);
+    /* groups (store/groups.h): validated arguments */
+    int (*queue_groups)(struct store *st, const char *queue, int limit, struct queue_group **out,
+                        size_t *n, struct jobd_error *err);
+    int (*queue_group_counts)(struct store *st, struct queue_group_count **out, size_t *n,
+                              struct jobd_error *err);
 };
 
 /* "running", "succeeded", ...; "?" for a value out of range. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "conformance.h"
+#include "store/groups.h"
 #include "store/operator.h"
 
 /* Enqueues n jobs of type "t" into queue q with group g (NULL = none), priority prio. */
@@ -308,6 +309,43 @@ TEST(groups_paused_queue_is_not_claimed)
     ASSERT_EQ(claim_t(f.st, 10, &l, NULL), 0);
     ASSERT_OK(store_queue_pause(f.st, "gp", false, &f.err), &f.err);
     ASSERT_EQ(claim_t(f.st, 10, &l, NULL), 3);
+    job_list_fini(&l);
+    fx_close(&f);
+}
+
+TEST(groups_listed_busiest_first_and_counted)
+{
+    struct fx f;
+    fx_open(&f);
+    enq_group(&f, "gl2", "a", 3, 0);
+    enq_group(&f, "gl2", "b", 1, 0);
+    enq_group(&f, "gl2", NULL, 2, 0);
+    enq(&f, "t", "gl2", 0, now_of(&f) + 3600 * SEC); /* due later: in the list, not the count */
+    struct job_list l = {0};
+    ASSERT_EQ(claim_t(f.st, 1, &l, NULL), 1);
+    struct queue_group *v = NULL;
+    size_t n = 0;
+    ASSERT_OK(store_queue_groups(f.st, "gl2", 10, &v, &n, &f.err), &f.err);
+    ASSERT_EQ(n, 3);
+    /* a and the jobs without a group have 3 each: no group first, then by name */
+    ASSERT(v[0].group == NULL);
+    ASSERT_EQ(v[0].pending + v[0].running, 3);
+    ASSERT_STR_EQ(v[1].group, "a");
+    ASSERT_EQ(v[1].pending + v[1].running, 3);
+    ASSERT_STR_EQ(v[2].group, "b");
+    ASSERT_EQ(v[0].running + v[1].running + v[2].running, 1);
+    queue_groups_free(v, n);
+    ASSERT_OK(store_queue_groups(f.st, "gl2", 1, &v, &n, &f.err), &f.err);
+    ASSERT_EQ(n, 1);
+    queue_groups_free(v, n);
+    struct jobd_error e = {0};
+    ASSERT_EQ(store_queue_groups(f.st, "gl2", 0, &v, &n, &e), JOBD_E_INVALID);
+    struct queue_group_count *c = NULL;
+    ASSERT_OK(store_queue_group_counts(f.st, &c, &n, &f.err), &f.err);
+    ASSERT_EQ(n, 1);
+    ASSERT_STR_EQ(c[0].queue, "gl2");
+    ASSERT(c[0].groups >= 2 && c[0].groups <= 3); /* a, b, and '' once it was claimed */
+    queue_group_counts_free(c, n);
     job_list_fini(&l);
     fx_close(&f);
 }
