@@ -42,7 +42,6 @@ const char pg_step_groups[] =
     "    UNION ALL SELECT * FROM jobd.jobs_waiting;\n"
     "CREATE INDEX jobs_group_claim ON jobd.jobs (queue, (COALESCE(grp, '')), priority DESC,\n"
     "    run_at, id) WHERE status NOT IN ('running', 'succeeded');\n"
-    "CREATE INDEX jobs_done_grp_id ON jobd.jobs_done (grp, id) WHERE grp IS NOT NULL;\n"
     "CREATE TABLE jobd.job_groups (\n"
     "    queue          text NOT NULL,\n"
     "    grp            text NOT NULL,\n"

@@ -452,7 +452,6 @@ static const struct sq_migration sq_migrations[] = {
      "ALTER TABLE jobs_waiting ADD COLUMN grp TEXT;"
      "CREATE INDEX jobs_group_claim ON jobs (queue, grp, priority DESC, run_at, id)"
      "  WHERE status = 'pending';"
-     "CREATE INDEX jobs_done_grp_id ON jobs_done (grp, id) WHERE grp IS NOT NULL;"
      "CREATE TABLE job_groups ("
      "  queue TEXT NOT NULL,"
      "  grp TEXT NOT NULL,"
