@@ -101,6 +101,9 @@ log "jobd_jobs_reaped_total $reaped"
 if [ "$reaped" = missing ] || [ "$reaped" -lt 2 ]; then
     fail "jobd_jobs_reaped_total is $reaped: each kill left at least one lease to reap, want at least 2"
 fi
+# Two batches ending parents of the same steps may deadlock; the store runs
+# the aborted statement again (docs/MODEL.md, Dependencies). How often:
+log "PostgreSQL's log: $(grep -c 'deadlock detected' "$WORK/postgres.log" || true) deadlock(s) detected"
 pg_dump_jobs "$WORK/jobs.json"
 check_history --expect "$WORK/expect" --workflow "$WORK/workflow.json" --submitted "$WORK/submitted.json" ||
     fail "the history checker found violations (seed $seed)"
