@@ -754,5 +754,6 @@ const struct pg_migration pg_migrations[] = {
     {24, "dependencies: jobs_waiting, job_deps", pg_step_deps},
     {25, "events say waiting", pg_step_events_deps},
     {26, "workflows: workflows, workflow_steps", pg_step_workflows},
+    {27, "debounce and unique keys: enqueue_keys", pg_step_enqkeys},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];
