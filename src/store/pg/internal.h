@@ -328,7 +328,8 @@ extern const char pg_step_deps[];
 extern const char pg_step_events_deps[];
 /* Schema version 26, workflows (pg/schema_workflows.c). */
 extern const char pg_step_workflows[];
-/* Schema version 27, debounce and unique keys (pg/schema_enqkeys.c). */
+extern const char pg_step_enqueue_deps[];
+/* Schema version 28, debounce and unique keys (pg/schema_enqkeys.c). */
 extern const char pg_step_enqkeys[];
 /* pg/attemptlog.c (store/attemptlog.h) */
 struct attempt_log;

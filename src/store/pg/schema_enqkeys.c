@@ -1,5 +1,5 @@
 /*
- * pg/schema_enqkeys.c — schema version 27 of pg/schema.c, the keys of
+ * pg/schema_enqkeys.c — schema version 28 of pg/schema.c, the keys of
  * debounced enqueues and unique windows (docs/MODEL.md, Debounce and unique
  * windows; pg/enqkeys.c), in a file of its own as pg/schema_deps.c is.
  * Like every migration step, never edited once released.
