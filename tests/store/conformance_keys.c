@@ -354,3 +354,57 @@ TEST(debounce_under_16_concurrent_enqueues_makes_one_job)
 {
     race_one_key(true);
 }
+
+/* ---- batches taking two keys in opposite orders ---- */
+
+enum { CROSS_ROUNDS = 40 };
+
+struct cross_arg {
+    struct fx *f;
+    pthread_barrier_t *go;
+    bool reversed;
+    int errors;
+};
+
+static void *
+cross_worker(void *p)
+{
+    struct cross_arg *a = p;
+    struct store *st = fx_connect(a->f);
+    struct jobd_error e = {0};
+    pthread_barrier_wait(a->go);
+    for (int i = 0; i < CROSS_ROUNDS; i++) {
+        struct job_spec s[2] = {debounced("t", "A", 60000, NULL), debounced("t", "B", 60000, NULL)};
+        if (a->reversed) {
+            struct job_spec t = s[0];
+            s[0] = s[1];
+            s[1] = t;
+        }
+        if (store_enqueue_batch(st, s, 2, NULL, NULL, &e) != JOBD_OK) {
+            fprintf(stderr, "batch: %s\n", e.msg);
+            a->errors++;
+        }
+    }
+    store_close(st);
+    return NULL;
+}
+
+TEST(batches_taking_keys_in_opposite_orders_never_deadlock)
+{
+    struct fx f;
+    fx_open(&f);
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, 2);
+    pthread_t th[2];
+    struct cross_arg a[2];
+    for (int i = 0; i < 2; i++) {
+        a[i] = (struct cross_arg){.f = &f, .go = &go, .reversed = i == 1};
+        ASSERT_EQ(pthread_create(&th[i], NULL, cross_worker, &a[i]), 0);
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&go);
+    ASSERT_EQ(a[0].errors + a[1].errors, 0);
+    ASSERT_EQ(key_rows(&f), 2); /* one pending job per key, replaced 2 * 40 - 1 times */
+    fx_close(&f);
+}

@@ -192,6 +192,47 @@ pg_enqueue_item(struct store_pg *s, const struct job_spec *sp, const char *prefi
     return pg_enqueue_one(s, sp, field, out, replayed, NULL, err);
 }
 
+static int
+cmp_key(const void *a, const void *b)
+{
+    const struct ek_key *x = a, *y = b;
+    int c = strcmp(x->kind, y->kind);
+    if (c == 0)
+        c = strcmp(x->queue, y->queue);
+    if (c == 0)
+        c = strcmp(x->type, y->type);
+    return c != 0 ? c : strcmp(x->key, y->key);
+}
+
+int
+pg_lock_batch_keys(struct store_pg *s, const struct job_spec *specs, size_t n,
+                   struct jobd_error *err)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        m += specs[i].debounce.key != NULL || specs[i].unique.key != NULL;
+    if (m < 2)
+        return JOBD_OK; /* one key: its enqueue takes it, no order to keep */
+    struct ek_key *v = malloc(m * sizeof *v);
+    if (v == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, "jobs", "out of memory");
+    m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (specs[i].debounce.key != NULL || specs[i].unique.key != NULL) {
+            struct job_spec d = job_spec_with_defaults(&specs[i]);
+            v[m++] = key_of(&specs[i], &d); /* d.queue: the spec's, or the static default */
+        }
+    qsort(v, m, sizeof *v, cmp_key);
+    int rc = JOBD_OK;
+    for (size_t i = 0; i < m && rc == JOBD_OK; i++) {
+        int64_t holder, now_us;
+        bool expired;
+        rc = lock_key(s, &v[i], &holder, &expired, &now_us, err);
+    }
+    free(v);
+    return rc;
+}
+
 int
 pg_op_keys_expire(struct store *st, int limit, int *deleted, struct jobd_error *err)
 {

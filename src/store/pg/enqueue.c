@@ -552,6 +552,7 @@ enqueue_batch_deps(struct store_pg *s, const struct job_spec *specs, size_t n, s
     int rc = pg_tx_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
+    rc = pg_lock_batch_keys(s, specs, n, err);
     for (size_t i = 0; i < n && rc == JOBD_OK; i++) {
         char prefix[32];
         snprintf(prefix, sizeof prefix, "jobs[%zu].", i);

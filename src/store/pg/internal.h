@@ -306,6 +306,14 @@ int pg_enqueue_item(struct store_pg *s, const struct job_spec *sp, const char *p
                     struct job *out, bool *replayed, struct jobd_error *err);
 int pg_enqueue_window(struct store_pg *s, const struct job_spec *sp, const char *prefix,
                       struct job *out, bool *replayed, struct jobd_error *err);
+/*
+ * Takes the keys of a batch's debounce and unique items (two or more) in
+ * one order, kind, queue, type, key bytewise, before its items are
+ * enqueued in batch order: two batches with keys A and B cannot each hold
+ * one and wait for the other. On the current transaction.
+ */
+int pg_lock_batch_keys(struct store_pg *s, const struct job_spec *specs, size_t n,
+                       struct jobd_error *err);
 /* Deletes up to limit expired unique windows (store_keys_expire). */
 int pg_op_keys_expire(struct store *st, int limit, int *deleted, struct jobd_error *err);
 /* Workflows (store/workflow.h; pg/workflow.c, schema version 25). */
