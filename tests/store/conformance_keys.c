@@ -408,3 +408,31 @@ TEST(batches_taking_keys_in_opposite_orders_never_deadlock)
     ASSERT_EQ(key_rows(&f), 2); /* one pending job per key, replaced 2 * 40 - 1 times */
     fx_close(&f);
 }
+
+TEST(debounce_replacement_wakes_waiting_workers)
+{
+    struct fx f;
+    fx_open(&f);
+    struct store *w = fx_connect(&f);
+    if (strcmp(backend(), "pg_pooled") == 0 || !store_wait_ready(w)) {
+        store_close(w);
+        fx_close(&f);
+        TEST_NOT_HERE("no cross-process wake-up on this connection (a pooler, or no inotify)");
+    }
+    bool rep;
+    struct job_spec s = debounced("t", "k", 3600 * 1000, NULL);
+    struct job a = enq_window(&f, &s, &rep);
+    int rc, drained = 0;
+    while ((rc = store_wait(w, 0, &f.err)) > 0 && drained++ < 100) /* the enqueue's */
+        ;
+    ASSERT_EQ(rc, 0);
+    s.debounce.for_ms = 1000; /* due sooner than the waiter computed */
+    struct job b = enq_window(&f, &s, &rep);
+    ASSERT(rep);
+    rc = store_wait(w, 5000, &f.err);
+    ASSERT(rc > 0 && (rc & STORE_WAKE_JOBS) != 0);
+    store_close(w);
+    job_fini(&a);
+    job_fini(&b);
+    fx_close(&f);
+}

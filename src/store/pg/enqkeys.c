@@ -39,11 +39,17 @@ PG_STMT(ek_point,
         " until = " PG_NOW("$6") " + " PG_MS("$7")
         " WHERE kind = $1::text AND queue = $2::text AND type = $3::text AND key = $4::text");
 
-/* $1 id, $2 payload, $3 priority, $4 delay (ms), $5 now: a debounce's replacement. */
+/*
+ * $1 id, $2 payload, $3 priority, $4 delay (ms), $5 now: a debounce's
+ * replacement. It notifies its queue as an insert does: a shorter `for`
+ * than the last one makes the job due sooner than a sleeping worker knows.
+ */
 PG_STMT(ek_debounce,
-        "UPDATE jobd.jobs SET payload = $2::json, priority = $3::int,"
+        "WITH u AS (UPDATE jobd.jobs SET payload = $2::json, priority = $3::int,"
         " run_at = " PG_NOW("$5") " + " PG_MS("$4")
-        " WHERE id = $1::bigint AND status = 'pending' RETURNING " PG_JOB_COLS(""));
+        " WHERE id = $1::bigint AND status = 'pending' RETURNING *),"
+        " woken AS (SELECT pg_notify('jobd_jobs', queue) FROM u)"
+        " SELECT " PG_JOB_COLS("") " FROM u WHERE (SELECT count(*) FROM woken) >= 0");
 
 /* $1 now, $2 limit: expired windows; rows an enqueue holds are left to it. */
 PG_STMT(ek_expire,
