@@ -6,7 +6,9 @@
  * through POST /v1/jobs (the group committer) and POST /v1/jobs/batch:
  * one job, and every caller gets its id.
  */
+#include <libpq-fe.h>
 #include <pthread.h>
+#include <sqlite3.h>
 
 #include "apitest.h"
 
@@ -294,5 +296,58 @@ BOTH(cli_submit_debounce_and_unique)
     json_t *all = get_json(&s, "/v1/jobs");
     ASSERT_EQ(json_array_size(json_object_get(all, "jobs")), 2);
     json_decref(all);
+    srv_stop(&s);
+}
+
+/* ---- the scheduling plane deletes ended windows (store_keys_expire) ---- */
+
+/* Rows of enqueue_keys in s's database, read under the server. */
+static long
+key_rows(const struct srv *s)
+{
+    long n = -1;
+    if (strncmp(s->db, "sqlite:", 7) == 0) {
+        sqlite3 *db = NULL;
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_open(s->db + 7, &db) == SQLITE_OK &&
+            sqlite3_prepare_v2(db, "SELECT count(*) FROM enqueue_keys", -1, &st, NULL) ==
+                SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+            n = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+    } else {
+        PGconn *c = PQconnectdb(s->db);
+        PGresult *r = PQexec(c, "SELECT count(*) FROM jobd.enqueue_keys");
+        if (PQresultStatus(r) == PGRES_TUPLES_OK)
+            n = atol(PQgetvalue(r, 0, 0));
+        PQclear(r);
+        PQfinish(c);
+    }
+    return n;
+}
+
+BOTH(ended_windows_are_deleted_by_the_plane)
+{
+    struct srv s;
+    srv_start(&s, backend, NULL);
+    struct resp r;
+    int64_t made = apitest_now_ms();
+    json_t *a =
+        post(&s, "/v1/jobs", "{\"type\":\"t\",\"unique\":{\"key\":\"k\",\"for\":\"1s\"}}", 201, &r);
+    resp_fini(&r);
+    json_decref(a);
+    ASSERT_EQ(key_rows(&s), 1); /* open: no retention pass takes it */
+    srv_stop(&s);
+    while (apitest_now_ms() < made + 1100) /* until the window has ended */
+        apitest_nap_ms(20);
+    ASSERT_EQ(key_rows(&s), 1);
+    srv_start_db(&s, NULL); /* its plane's first retention pass runs at start */
+    int64_t deadline = apitest_now_ms() + 20000;
+    while (key_rows(&s) != 0) {
+        if (apitest_now_ms() > deadline)
+            TEST_FAIL("the ended window's key is still there after 20 s");
+        apitest_nap_ms(20);
+    }
     srv_stop(&s);
 }
