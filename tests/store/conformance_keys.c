@@ -436,3 +436,26 @@ TEST(debounce_replacement_wakes_waiting_workers)
     job_fini(&b);
     fx_close(&f);
 }
+
+TEST(debounce_replaces_a_job_pending_for_its_retry)
+{
+    struct fx f;
+    fx_open(&f);
+    bool rep;
+    struct job_spec s = debounced("t", "k", 1000, "1");
+    struct job a = enq_window(&f, &s, &rep);
+    manual_clock_advance(&f.mc, 2 * SEC);
+    int32_t att = claim_one(&f, a.id);
+    ASSERT_OK(store_fail(f.st, a.id, att, "boom", true, 60000, NULL, &f.err), &f.err);
+    ASSERT_EQ(status_of(&f, a.id), JOB_PENDING);
+    s.payload = "2";
+    struct job b = enq_window(&f, &s, &rep);
+    ASSERT(rep);
+    ASSERT_EQ(b.id, a.id);
+    ASSERT_EQ(b.attempt, 1);
+    ASSERT_STR_EQ(b.payload, "2");
+    ASSERT_EQ(b.run_at_us, now_of(&f) + 1 * SEC); /* now + for, not the retry's delay */
+    job_fini(&a);
+    job_fini(&b);
+    fx_close(&f);
+}
