@@ -215,7 +215,7 @@ TEST(completed_rows_stay_out_of_the_claim_indexes)
     }
     /* Those and jobs_schedule_firing, no more: every index a pending row
      * meets is written by each enqueue (migration 16 dropped two;
-     * migration 27 added jobs_group_claim, docs/DESIGN.md, Groups). */
+     * migration 29 added jobs_group_claim, docs/DESIGN.md, Groups). */
     ASSERT_EQ(sql_num("SELECT count(*) FROM pg_indexes WHERE schemaname = 'jobd'"
                       " AND tablename = 'jobs'"),
               (long long)(sizeof want / sizeof want[0]) + 1);

@@ -1,5 +1,5 @@
 /*
- * pg/schema_groups.c — schema version 27 of pg/schema.c, groups
+ * pg/schema_groups.c — schema version 29 of pg/schema.c, groups
  * (docs/MODEL.md, Groups; docs/DESIGN.md, Groups; pg/groups.c), in a file
  * of its own as pg/schema_deps.c is. Like every migration step, never
  * edited once released; a change is a new step.
