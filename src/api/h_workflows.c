@@ -77,14 +77,17 @@ parse_step(struct api_call *c, json_t *item, size_t i, struct parsed *p, bool *u
                         err);
 }
 
-/* {"id": W, "jobs": {ref: job id}} of workflow w as stored. */
+/*
+ * {"id": W, "jobs": {ref: job id}}: the n steps' refs and the jobs the
+ * store gave them (a replay leaves out a ref its workflow does not have).
+ */
 static json_t *
-submitted_json(const struct workflow *w)
+submitted_json(int64_t id, const struct workflow_step_spec *steps, const int64_t *ids, size_t n)
 {
     json_t *jobs = json_object();
-    json_t *o = jobs ? json_pack("{s:I,s:o}", "id", (json_int_t)w->id, "jobs", jobs) : NULL;
-    for (size_t i = 0; o && i < w->n_steps; i++)
-        if (json_object_set_new(jobs, w->steps[i].ref, json_integer(w->steps[i].job_id)) != 0) {
+    json_t *o = jobs ? json_pack("{s:I,s:o}", "id", (json_int_t)id, "jobs", jobs) : NULL;
+    for (size_t i = 0; o && i < n; i++)
+        if (ids[i] != 0 && json_object_set_new(jobs, steps[i].ref, json_integer(ids[i])) != 0) {
             json_decref(o);
             o = NULL;
         }
@@ -147,9 +150,6 @@ h_workflow_submit(struct api_call *c)
     int64_t id = 0;
     bool replayed = false;
     int rc = store_workflow_submit(st, &spec, &id, ids, &replayed, &err);
-    struct workflow w = {0};
-    if (rc == JOBD_OK)
-        rc = store_workflow_get(st, id, &w, &err);
     api_store_put(c, st, rc);
     if (rc == JOBD_E_CONFLICT)
         api_error(c->resp, 409, "idempotency_conflict",
@@ -162,9 +162,9 @@ h_workflow_submit(struct api_call *c)
             if (c->ctx->wake)
                 wakeup_signal(c->ctx->wake);
         }
-        api_json_take(c->resp, replayed ? 200 : 201, jobjson_dump_take(submitted_json(&w)));
+        api_json_take(c->resp, replayed ? 200 : 201,
+                      jobjson_dump_take(submitted_json(id, p.steps, ids, p.n)));
     }
-    workflow_fini(&w);
 out:
     parsed_fini(&p);
     free(ids);

@@ -46,6 +46,7 @@ struct workflow {
     int64_t counts[JOB_STATUS_COUNT]; /* steps by status (enum job_status) */
     struct workflow_step *steps;      /* in the order they were submitted */
     size_t n_steps;
+    size_t *by_job; /* private to store_workflow_add_parent: steps sorted by job id */
 };
 void workflow_fini(struct workflow *w);
 
@@ -97,7 +98,11 @@ JOBD_MUST_USE int store_workflow_list(struct store *st, const struct workflow_fi
                                       struct workflow **out, size_t *n, int64_t *next,
                                       struct jobd_error *err);
 
-/* For backends: appends parent to the step whose job is child. JOBD_E_NOMEM. */
+/*
+ * For backends: appends parent to the step whose job is child, once every
+ * step is read (a look-up in an index built at the first call, which a
+ * change of w->steps invalidates). JOBD_E_NOMEM.
+ */
 int store_workflow_add_parent(struct workflow *w, int64_t child, int64_t parent);
 
 #endif

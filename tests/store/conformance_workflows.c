@@ -298,3 +298,56 @@ TEST(workflow_list_newest_first_by_name_and_status)
     free(v);
     fx_close(&f);
 }
+
+/*
+ * A batch: a last step with on_parent_failure "run" on every other step
+ * runs once all have ended, whatever their outcome; JOB_DEPS_MAX parents
+ * check that a large submit writes every edge (and marks every parent).
+ */
+TEST(workflow_batch_last_step_runs)
+{
+    struct fx f;
+    fx_open(&f);
+    enum { N = JOB_DEPS_MAX };
+    struct workflow_step_spec *s = calloc(N + 1, sizeof *s);
+    char(*refs)[16] = calloc(N, sizeof *refs);
+    const char **after = calloc(N, sizeof *after);
+    int64_t *ids = calloc(N + 1, sizeof *ids);
+    ASSERT(s && refs && after && ids);
+    for (size_t i = 0; i < N; i++) {
+        snprintf(refs[i], sizeof refs[i], "p%zu", i);
+        after[N - 1 - i] = refs[i];
+        s[i + 1] = step(refs[i], NULL, 0);
+    }
+    /* the last step comes first in the request, its parents after it */
+    s[0] = step("last", after, N);
+    s[0].job.run_on_parent_failure = true;
+    struct workflow_spec w = {.name = "batch", .steps = s, .n = N + 1};
+    int64_t id = 0;
+    ASSERT_OK(store_workflow_submit(f.st, &w, &id, ids, NULL, &f.err), &f.err);
+    ASSERT_EQ(status_of(&f, ids[0]), JOB_WAITING);
+    struct job last = getj(&f, ids[0]);
+    ASSERT_EQ(last.n_depends_on, N);
+    ASSERT(last.run_on_parent_failure);
+    ASSERT(last.id > ids[N]); /* ids ascend parents first */
+    job_fini(&last);
+    for (size_t i = 0; i < N; i++) {
+        struct job_list l = {0};
+        claim(&f, 1, 60000, &l);
+        ASSERT_EQ(l.n, 1);
+        ASSERT(l.v[0].id != ids[0]);
+        if (i % 2 == 0)
+            ASSERT_OK(store_complete(f.st, l.v[0].id, l.v[0].attempt, NULL, NULL, &f.err), &f.err);
+        else
+            ASSERT_OK(store_fail(f.st, l.v[0].id, l.v[0].attempt, "boom", false, 0, NULL, &f.err),
+                      &f.err);
+        job_list_fini(&l);
+        ASSERT_EQ(status_of(&f, ids[0]), i + 1 < N ? JOB_WAITING : JOB_PENDING);
+    }
+    expect_wf(&f, id, WF_RUNNING, 0, 1, N / 2, N / 2, 0);
+    free(s);
+    free(refs);
+    free(after);
+    free(ids);
+    fx_close(&f);
+}
