@@ -351,3 +351,206 @@ TEST(workflow_batch_last_step_runs)
     free(ids);
     fx_close(&f);
 }
+
+/* ---- after the submit: steps added at run time, cancel, retry, delete ---- */
+
+/* Adds steps s (n) before the refs of before (nb) to workflow id; answers the store's rc. */
+static int
+add_steps(struct fx *f, int64_t id, struct workflow_step_spec *s, size_t n,
+          const char *const *before, size_t nb, int64_t *ids)
+{
+    struct workflow_add add = {.steps = s, .n = n, .before = before, .n_before = nb};
+    return store_workflow_add_steps(f->st, id, &add, ids, &f->err);
+}
+
+TEST(workflow_add_steps_fan_out_before_a_waiting_step)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t ids[4], x[3];
+    int64_t id = submit_diamond(&f, NULL, ids, NULL);
+    /* x1 and x2 after a, x3 after x1; all three before d */
+    static const char *const after_x1[] = {"x1"}, *const before_d[] = {"d"};
+    struct workflow_step_spec s[3] = {step("x3", after_x1, 1), step("x1", after_a, 1),
+                                      step("x2", after_a, 1)};
+    ASSERT_OK(add_steps(&f, id, s, 3, before_d, 1, x), &f.err);
+    ASSERT(x[0] > x[1]); /* x3 after its parent x1 */
+    for (int i = 0; i < 3; i++)
+        ASSERT_EQ(status_of(&f, x[i]), JOB_WAITING);
+    struct job d = getj(&f, ids[3]);
+    ASSERT_EQ(d.n_depends_on, 5);
+    job_fini(&d);
+    struct job x3 = getj(&f, x[0]);
+    ASSERT_EQ(x3.workflow, id);
+    ASSERT_STR_EQ(x3.step, "x3");
+    job_fini(&x3);
+    expect_wf(&f, id, WF_RUNNING, 6, 1, 0, 0, 0);
+    run_ok(&f, ids[0]);
+    run_ok(&f, ids[1]);
+    run_ok(&f, ids[2]);
+    ASSERT_EQ(status_of(&f, ids[3]), JOB_WAITING); /* the new parents have not ended */
+    run_ok(&f, x[1]);
+    run_ok(&f, x[2]);
+    ASSERT_EQ(status_of(&f, ids[3]), JOB_WAITING);
+    run_ok(&f, x[0]);
+    ASSERT_EQ(status_of(&f, ids[3]), JOB_PENDING);
+    /* a step after one that succeeded already is due at once; refs stay in request order */
+    struct workflow_step_spec late[1] = {step("late", after_a, 1)};
+    int64_t l;
+    ASSERT_OK(add_steps(&f, id, late, 1, NULL, 0, &l), &f.err);
+    ASSERT_EQ(status_of(&f, l), JOB_PENDING);
+    struct workflow w;
+    ASSERT_OK(store_workflow_get(f.st, id, &w, &f.err), &f.err);
+    ASSERT_EQ(w.n_steps, 8);
+    ASSERT_STR_EQ(w.steps[4].ref, "x3");
+    ASSERT_STR_EQ(w.steps[7].ref, "late");
+    ASSERT_EQ(w.steps[7].n_parents, 1);
+    workflow_fini(&w);
+    fx_close(&f);
+}
+
+TEST(workflow_add_steps_refusals_write_nothing)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t ids[4], x[2];
+    int64_t id = submit_diamond(&f, NULL, ids, NULL);
+    long jobs = count_of(&f, "jobs") + count_of(&f, "jobs_waiting");
+    static const char *const after_q[] = {"q"}, *const after_y[] = {"y"};
+    static const char *const before_a[] = {"a"}, *const before_zz[] = {"d", "zz"};
+    struct workflow_step_spec s1[1] = {step("y", after_q, 1)};
+    ASSERT_EQ(add_steps(&f, id, s1, 1, NULL, 0, x), JOBD_E_INVALID);
+    ASSERT_STR_EQ(f.err.field, "steps[0].depends_on");
+    struct workflow_step_spec s2[1] = {step("b", NULL, 0)};
+    ASSERT_EQ(add_steps(&f, id, s2, 1, NULL, 0, x), JOBD_E_INVALID);
+    ASSERT_STR_EQ(f.err.field, "steps[0].ref");
+    struct workflow_step_spec s3[2] = {step("y", NULL, 0), step("y", NULL, 0)};
+    ASSERT_EQ(add_steps(&f, id, s3, 2, NULL, 0, x), JOBD_E_INVALID);
+    ASSERT_STR_EQ(f.err.field, "steps[1].ref");
+    struct workflow_step_spec s4[2] = {step("y", after_q, 1), step("q", after_y, 1)};
+    ASSERT_EQ(add_steps(&f, id, s4, 2, NULL, 0, x), JOBD_E_INVALID);
+    ASSERT(strstr(f.err.field, "].depends_on") != NULL);
+    struct workflow_step_spec s5[1] = {step("y", NULL, 0)};
+    ASSERT_EQ(add_steps(&f, id, s5, 1, before_zz, 2, x), JOBD_E_INVALID);
+    ASSERT_STR_EQ(f.err.field, "before[1]");
+    /* a is pending, not waiting: the step would be held by a parent it never had */
+    ASSERT_EQ(add_steps(&f, id, s5, 1, before_a, 1, x), JOBD_E_CONFLICT);
+    ASSERT_STR_EQ(f.err.field, "before[0]");
+    ASSERT(strstr(f.err.msg, "'a'") != NULL);
+    ASSERT_EQ(add_steps(&f, id + 1000, s5, 1, NULL, 0, x), JOBD_E_NOTFOUND);
+    ASSERT_EQ(count_of(&f, "jobs") + count_of(&f, "jobs_waiting"), jobs);
+    ASSERT_EQ(count_of(&f, "workflow_steps"), 4);
+    /* a workflow whose every step ended takes no more */
+    int32_t a = claim_one(&f, ids[0]);
+    ASSERT_OK(store_fail(f.st, ids[0], a, "boom", false, 0, NULL, &f.err), &f.err);
+    ASSERT_EQ(add_steps(&f, id, s5, 1, NULL, 0, x), JOBD_E_STATE);
+    ASSERT_EQ(count_of(&f, "workflow_steps"), 4);
+    fx_close(&f);
+}
+
+TEST(workflow_cancel_then_retry)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t ids[4];
+    int64_t id = submit_diamond(&f, NULL, ids, NULL);
+    int32_t a = claim_one(&f, ids[0]);
+    struct workflow_change ch;
+    ASSERT_OK(store_workflow_cancel(f.st, id, &ch, &f.err), &f.err);
+    ASSERT_EQ(ch.requested, 1);
+    ASSERT_EQ(ch.cancelled, 3);
+    struct job ja = getj(&f, ids[0]);
+    ASSERT_EQ(ja.status, JOB_RUNNING);
+    ASSERT(ja.cancel_requested);
+    job_fini(&ja);
+    expect_wf(&f, id, WF_RUNNING, 0, 0, 0, 0, 3);
+    /* again: nothing left to cancel, the request stands */
+    ASSERT_OK(store_workflow_cancel(f.st, id, &ch, &f.err), &f.err);
+    ASSERT_EQ(ch.requested + ch.cancelled, 0);
+    ASSERT_OK(store_complete(f.st, ids[0], a, NULL, NULL, &f.err), &f.err);
+    expect_wf(&f, id, WF_FAILED, 0, 0, 1, 0, 3);
+    /* b and c: their parent succeeded, due now; d waits for them */
+    ASSERT_OK(store_workflow_retry(f.st, id, &ch, &f.err), &f.err);
+    ASSERT_EQ(ch.retried, 3);
+    ASSERT_EQ(status_of(&f, ids[1]), JOB_PENDING);
+    ASSERT_EQ(status_of(&f, ids[2]), JOB_PENDING);
+    ASSERT_EQ(status_of(&f, ids[3]), JOB_WAITING);
+    run_ok(&f, ids[1]);
+    run_ok(&f, ids[2]);
+    run_ok(&f, ids[3]);
+    expect_wf(&f, id, WF_SUCCEEDED, 0, 0, 4, 0, 0);
+    ASSERT_EQ(store_workflow_cancel(f.st, id + 1000, &ch, &f.err), JOBD_E_NOTFOUND);
+    ASSERT_EQ(store_workflow_retry(f.st, id + 1000, &ch, &f.err), JOBD_E_NOTFOUND);
+    fx_close(&f);
+}
+
+TEST(workflow_retry_brings_back_what_a_dead_step_cancelled)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t ids[4];
+    int64_t id = submit_diamond(&f, NULL, ids, NULL);
+    int32_t a = claim_one(&f, ids[0]);
+    ASSERT_OK(store_fail(f.st, ids[0], a, "boom", false, 0, NULL, &f.err), &f.err);
+    expect_wf(&f, id, WF_FAILED, 0, 0, 0, 1, 3);
+    struct workflow_change ch;
+    ASSERT_OK(store_workflow_retry(f.st, id, &ch, &f.err), &f.err);
+    ASSERT_EQ(ch.retried, 1); /* a; b, c and d came back with it */
+    expect_wf(&f, id, WF_RUNNING, 3, 1, 0, 0, 0);
+    run_ok(&f, ids[0]);
+    run_ok(&f, ids[1]);
+    run_ok(&f, ids[2]);
+    run_ok(&f, ids[3]);
+    expect_wf(&f, id, WF_SUCCEEDED, 0, 0, 4, 0, 0);
+    /* a pending workflow cancelled and retried: a due, the others waiting again */
+    int64_t id2 = submit_diamond(&f, NULL, ids, NULL);
+    ASSERT_OK(store_workflow_cancel(f.st, id2, &ch, &f.err), &f.err);
+    ASSERT_EQ(ch.cancelled, 4);
+    expect_wf(&f, id2, WF_FAILED, 0, 0, 0, 0, 4);
+    ASSERT_OK(store_workflow_retry(f.st, id2, &ch, &f.err), &f.err);
+    expect_wf(&f, id2, WF_RUNNING, 3, 1, 0, 0, 0);
+    fx_close(&f);
+}
+
+TEST(workflow_delete_only_when_ended)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t ids[4];
+    int64_t id = submit_diamond(&f, "kd", ids, NULL);
+    ASSERT_EQ(store_workflow_delete(f.st, id, &f.err), JOBD_E_STATE);
+    ASSERT_STR_EQ(f.err.field, "status");
+    int32_t a = claim_one(&f, ids[0]);
+    ASSERT_OK(store_workflow_cancel(f.st, id, NULL, &f.err), &f.err);
+    ASSERT_EQ(store_workflow_delete(f.st, id, &f.err), JOBD_E_STATE); /* a still runs */
+    ASSERT_OK(store_complete(f.st, ids[0], a, NULL, NULL, &f.err), &f.err);
+    /* a job outside the workflow waits for a step (and a job of its own) */
+    int64_t parents[2] = {ids[0], enq(&f, "t", NULL, 0, 0)};
+    struct job_spec child = {.type = "t", .depends_on = parents, .n_depends_on = 2};
+    struct job cj = {0};
+    ASSERT_OK(store_enqueue(f.st, &child, &cj, NULL, &f.err), &f.err);
+    int64_t outside = cj.id;
+    job_fini(&cj);
+    ASSERT_EQ(status_of(&f, outside), JOB_WAITING);
+    ASSERT_EQ(store_workflow_delete(f.st, id, &f.err), JOBD_E_STATE);
+    ASSERT_STR_EQ(f.err.field, "depends_on");
+    ASSERT_OK(store_cancel(f.st, parents[1], NULL, &f.err), &f.err);
+    ASSERT_EQ(status_of(&f, outside), JOB_CANCELLED);
+    ASSERT_OK(store_workflow_delete(f.st, id, &f.err), &f.err);
+    struct workflow w;
+    ASSERT_EQ(store_workflow_get(f.st, id, &w, &f.err), JOBD_E_NOTFOUND);
+    ASSERT_EQ(store_workflow_delete(f.st, id, &f.err), JOBD_E_NOTFOUND);
+    for (int i = 0; i < 4; i++) {
+        struct job j = {0};
+        ASSERT_EQ(store_get(f.st, ids[i], &j, &f.err), JOBD_E_NOTFOUND);
+    }
+    ASSERT_EQ(count_of(&f, "workflow_steps") + count_of(&f, "workflows"), 0);
+    struct job o = getj(&f, outside);
+    ASSERT_EQ(o.n_depends_on, 1); /* the deleted step's edge went with it */
+    job_fini(&o);
+    /* its key is free */
+    bool replayed = true;
+    ASSERT(submit_diamond(&f, "kd", ids, &replayed) != id);
+    ASSERT(!replayed);
+    fx_close(&f);
+}

@@ -306,6 +306,16 @@ int pg_op_workflow_get(struct store *st, int64_t id, struct workflow *out, struc
 int pg_op_workflow_ids(struct store *st, const char *name, int64_t before_id, int limit,
                        int64_t *ids, size_t *n, struct jobd_error *err);
 int pg_op_deps_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
+/* pg/workflow_ops.c (store/workflow.h) */
+struct workflow_add;
+struct workflow_change;
+int pg_op_workflow_add(struct store *st, int64_t id, const struct workflow_add *add,
+                       int64_t *job_ids, struct jobd_error *err);
+int pg_op_workflow_cancel(struct store *st, int64_t id, struct workflow_change *c,
+                          struct jobd_error *err);
+int pg_op_workflow_retry(struct store *st, int64_t id, const int64_t *ids, size_t n,
+                         struct workflow_change *c, struct jobd_error *err);
+int pg_op_workflow_delete(struct store *st, int64_t id, struct jobd_error *err);
 int pg_op_parents_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 /* Schema version 23, events (pg/schema_events.c). */
 extern const char pg_step_events[];

@@ -263,6 +263,16 @@ int sq_op_workflow_submit(struct store *st, const struct workflow_spec *spec,
 int sq_op_workflow_get(struct store *st, int64_t id, struct workflow *out, struct jobd_error *err);
 int sq_op_workflow_ids(struct store *st, const char *name, int64_t before_id, int limit,
                        int64_t *ids, size_t *n, struct jobd_error *err);
+/* sqlite/workflow_ops.c (store/workflow.h) */
+struct workflow_add;
+struct workflow_change;
+int sq_op_workflow_add(struct store *st, int64_t id, const struct workflow_add *add,
+                       int64_t *job_ids, struct jobd_error *err);
+int sq_op_workflow_cancel(struct store *st, int64_t id, struct workflow_change *c,
+                          struct jobd_error *err);
+int sq_op_workflow_retry(struct store *st, int64_t id, const int64_t *ids, size_t n,
+                         struct workflow_change *c, struct jobd_error *err);
+int sq_op_workflow_delete(struct store *st, int64_t id, struct jobd_error *err);
 int sq_op_deps_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 int sq_op_parents_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 /* Waiting job id -> cancelled: 1, or 0 if it is not waiting, or an error. */
