@@ -5,6 +5,7 @@
  * are refused naming the step; a key submits once; a read's status and
  * counts follow the steps to succeeded or failed.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -552,5 +553,91 @@ TEST(workflow_delete_only_when_ended)
     bool replayed = true;
     ASSERT(submit_diamond(&f, "kd", ids, &replayed) != id);
     ASSERT(!replayed);
+    fx_close(&f);
+}
+
+/*
+ * A step added before c while c's last old parent p completes on another
+ * connection: c is released exactly once, after every parent it has.
+ * Either the completion settled c first (the add is refused: c is no
+ * longer waiting) or the add went first (c waits for the new step too).
+ */
+struct race {
+    struct fx *f;
+    struct store *st;
+    int64_t wf, p;
+    int32_t attempt;
+    pthread_barrier_t *go;
+    int rc;
+    int64_t x;
+};
+
+static void *
+race_complete(void *v)
+{
+    struct race *r = v;
+    struct jobd_error e = {0};
+    pthread_barrier_wait(r->go);
+    r->rc = store_complete(r->st, r->p, r->attempt, NULL, NULL, &e);
+    return NULL;
+}
+
+static void *
+race_add(void *v)
+{
+    struct race *r = v;
+    struct jobd_error e = {0};
+    static const char *const before_c[] = {"c"};
+    struct workflow_step_spec s[1] = {step("x", NULL, 0)};
+    s[0].job.type = "x";
+    struct workflow_add add = {.steps = s, .n = 1, .before = before_c, .n_before = 1};
+    pthread_barrier_wait(r->go);
+    r->rc = store_workflow_add_steps(r->st, r->wf, &add, &r->x, &e);
+    return NULL;
+}
+
+TEST(workflow_add_before_races_the_last_parent)
+{
+    struct fx f;
+    fx_open(&f);
+    static const char *const after_p[] = {"p"};
+    int added = 0, refused = 0;
+    for (int round = 0; round < 30; round++) {
+        struct workflow_step_spec s[2] = {step("p", NULL, 0), step("c", after_p, 1)};
+        s[1].job.type = "c";
+        struct workflow_spec w = {.name = "race", .steps = s, .n = 2};
+        int64_t ids[2], id = 0;
+        ASSERT_OK(store_workflow_submit(f.st, &w, &id, ids, NULL, &f.err), &f.err);
+        pthread_barrier_t go;
+        pthread_barrier_init(&go, NULL, 2);
+        struct race a = {.f = &f, .st = fx_connect(&f), .wf = id, .p = ids[0], .go = &go};
+        struct race b = a;
+        b.st = fx_connect(&f);
+        a.attempt = claim_one(&f, ids[0]);
+        pthread_t ta, tb;
+        ASSERT_EQ(pthread_create(&ta, NULL, race_complete, &a), 0);
+        ASSERT_EQ(pthread_create(&tb, NULL, race_add, &b), 0);
+        pthread_join(ta, NULL);
+        pthread_join(tb, NULL);
+        pthread_barrier_destroy(&go);
+        store_close(a.st);
+        store_close(b.st);
+        ASSERT_EQ(a.rc, JOBD_OK);
+        if (b.rc == JOBD_E_CONFLICT) {
+            refused++;
+            ASSERT_EQ(status_of(&f, ids[1]), JOB_PENDING);
+            expect_wf(&f, id, WF_RUNNING, 0, 1, 1, 0, 0);
+        } else {
+            ASSERT_EQ(b.rc, JOBD_OK);
+            added++;
+            ASSERT_EQ(status_of(&f, ids[1]), JOB_WAITING); /* x has not run */
+            run_ok(&f, b.x);
+            ASSERT_EQ(status_of(&f, ids[1]), JOB_PENDING);
+        }
+        run_ok(&f, ids[1]); /* claimable once: the next claim finds the next round's p */
+        expect_wf(&f, id, WF_SUCCEEDED, 0, 0, b.rc == JOBD_OK ? 3 : 2, 0, 0);
+    }
+    fprintf(stderr, "    %d added first, %d refused (the release went first)\n", added, refused);
+    ASSERT_EQ(added + refused, 30);
     fx_close(&f);
 }
