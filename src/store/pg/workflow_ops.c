@@ -259,9 +259,9 @@ pg_op_workflow_add(struct store *st, int64_t id, const struct workflow_add *add,
  * child) and never deadlock with this cancel.
  */
 PG_STMT(st_wfo_cancel_running,
-        "UPDATE jobd.jobs SET cancel_requested = true WHERE id = ANY(ARRAY("
+        "WITH u AS (UPDATE jobd.jobs SET cancel_requested = true WHERE id = ANY(ARRAY("
         " SELECT job_id FROM jobd.workflow_steps WHERE workflow = $1::bigint))"
-        " AND status = 'running' AND NOT cancel_requested");
+        " AND status = 'running' AND NOT cancel_requested RETURNING 1) SELECT count(*) FROM u");
 /* Then waiting and pending steps: cancelled, as store_cancel cancels one (pg/admin.c). */
 /* clang-format off */
 PG_STMT(st_wfo_cancel_rest,
@@ -300,7 +300,7 @@ pg_op_workflow_cancel(struct store *st, int64_t id, struct workflow_change *c,
     for (int round = 0; rc == JOBD_OK && round < WFO_CANCEL_ROUNDS; round++) {
         PGresult *r = NULL;
         rc = pg_exec(s, &st_wfo_cancel_running, 1, vals, &r, err);
-        int64_t req = rc == JOBD_OK ? (int64_t)atoll(PQcmdTuples(r)) : 0;
+        int64_t req = rc == JOBD_OK ? pg_get_i64(r, 0, 0) : 0;
         PQclear(r);
         r = NULL;
         if (rc == JOBD_OK)
