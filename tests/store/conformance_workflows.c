@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "conformance.h"
+#include "store/operator.h"
 #include "store/workflow.h"
 
 /* A step of type "t" named ref whose parents are the refs of after. */
@@ -245,13 +246,66 @@ TEST(workflow_prune_takes_whole_workflows_only)
     manual_clock_advance(&f.mc, 10 * SEC);
     ASSERT_OK(store_prune(f.st, now_of(&f), 100, &deleted, &f.err), &f.err);
     ASSERT_EQ(deleted, 4);
-    ASSERT_EQ(count_of(&f, "workflow_steps"), 0);
+    ASSERT_EQ(count_of(&f, "workflow_steps") + count_of(&f, "workflows"), 0);
     struct workflow w;
     ASSERT_EQ(store_workflow_get(f.st, id, &w, &f.err), JOBD_E_NOTFOUND);
     /* its key is free again */
     bool replayed = true;
     ASSERT(submit_diamond(&f, "kp", ids, &replayed) != id);
     ASSERT(!replayed);
+    fx_close(&f);
+}
+
+/*
+ * Retention per outcome (the scheduling plane's, store_prune_status): a
+ * succeeded workflow goes by the cutoff of succeeded jobs, a failed one
+ * whole by that of dead and cancelled jobs (its succeeded steps are kept
+ * with it); a dead step of a running workflow is kept however old; a
+ * workflow is taken whole even when a batch is smaller than it.
+ */
+TEST(workflow_retention_by_outcome)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t ok[4], bad[4], live[4];
+    int64_t wok = submit_diamond(&f, NULL, ok, NULL);
+    for (int i = 0; i < 4; i++)
+        run_ok(&f, ok[i]);
+    int64_t wbad = submit_diamond(&f, NULL, bad, NULL);
+    int32_t a = claim_one(&f, bad[0]);
+    ASSERT_OK(store_complete(f.st, bad[0], a, NULL, NULL, &f.err), &f.err);
+    a = claim_one(&f, bad[1]);
+    ASSERT_OK(store_fail(f.st, bad[1], a, "boom", false, 0, NULL, &f.err), &f.err);
+    a = claim_one(&f, bad[2]);
+    ASSERT_OK(store_complete(f.st, bad[2], a, NULL, NULL, &f.err), &f.err);
+    expect_wf(&f, wbad, WF_FAILED, 0, 0, 2, 1, 1);
+    int64_t wlive = submit_diamond(&f, NULL, live, NULL);
+    a = claim_one(&f, live[0]);
+    ASSERT_OK(store_fail(f.st, live[0], a, "boom", false, 0, NULL, &f.err), &f.err);
+    struct workflow_change ch;
+    ASSERT_OK(store_workflow_retry(f.st, wlive, &ch, &f.err), &f.err);
+    a = claim_one(&f, live[0]); /* running again; its dead attempt is old */
+    manual_clock_advance(&f.mc, 100 * SEC);
+    int deleted = 0;
+    /* succeeded jobs: only the succeeded workflow, all 4 in a batch of 2 */
+    ASSERT_OK(store_prune_status(f.st, true, now_of(&f), 2, &deleted, &f.err), &f.err);
+    ASSERT_EQ(deleted, 4);
+    struct workflow w;
+    ASSERT_EQ(store_workflow_get(f.st, wok, &w, &f.err), JOBD_E_NOTFOUND);
+    expect_wf(&f, wbad, WF_FAILED, 0, 0, 2, 1, 1);
+    ASSERT_OK(store_prune_status(f.st, true, now_of(&f), 100, &deleted, &f.err), &f.err);
+    ASSERT_EQ(deleted, 0);
+    /* dead and cancelled: the failed workflow whole, succeeded steps too */
+    ASSERT_OK(store_prune_status(f.st, false, now_of(&f), 100, &deleted, &f.err), &f.err);
+    ASSERT_EQ(deleted, 4);
+    ASSERT_EQ(store_workflow_get(f.st, wbad, &w, &f.err), JOBD_E_NOTFOUND);
+    /* the running one stays whole */
+    ASSERT_OK(store_prune(f.st, now_of(&f), 100, &deleted, &f.err), &f.err);
+    ASSERT_EQ(deleted, 0);
+    expect_wf(&f, wlive, WF_RUNNING, 3, 0, 0, 0, 0);
+    ASSERT_EQ(count_of(&f, "workflows"), 1);
+    ASSERT_EQ(count_of(&f, "workflow_steps"), 4);
+    (void)a;
     fx_close(&f);
 }
 

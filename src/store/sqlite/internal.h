@@ -243,16 +243,24 @@ int sq_enqueue_one(struct sqlite_store *s, const struct job_spec *given, int64_t
                    const char *field_prefix, struct job *out, bool *replayed, int64_t *id_out,
                    struct jobd_error *err);
 /*
- * Retention (sqlite/admin.c, sqlite/prune.c): a step of a workflow goes
- * only with its whole workflow, not while another of its steps is live or
- * ended after the cutoff ?1. t is the jobs_done row's table name.
+ * Retention (sqlite/admin.c, sqlite/prune.c): a step of a workflow is
+ * never in a batch of jobs; it goes only with its whole workflow
+ * (sq_prune_workflows). t is the jobs_done row's table name.
  */
 #define SQ_WF_SETTLED(t)                                                                           \
-    " AND NOT EXISTS (SELECT 1 FROM workflow_steps ws JOIN workflow_steps wo"                      \
-    "   ON wo.workflow = ws.workflow WHERE ws.job_id = " t ".id AND ("                             \
-    "   EXISTS (SELECT 1 FROM jobs j WHERE j.id = wo.job_id)"                                      \
-    "   OR EXISTS (SELECT 1 FROM jobs_waiting w WHERE w.id = wo.job_id)"                           \
-    "   OR EXISTS (SELECT 1 FROM jobs_done x WHERE x.id = wo.job_id AND x.finished_at >= ?1)))"
+    " AND NOT EXISTS (SELECT 1 FROM workflow_steps ws WHERE ws.job_id = " t ".id)"
+/*
+ * Whole workflows (sqlite/prune.c): those whose every step ended before
+ * ok_cut (all succeeded) or failed_cut (some did not; either may be
+ * SQ_NO_CUT: that kind is kept), oldest first, while the steps taken number
+ * fewer than limit, in a transaction of their own; *deleted gets the jobs
+ * added. sq_workflow_delete_rows (sqlite/workflow_ops.c) deletes one,
+ * inside the open transaction.
+ */
+#define SQ_NO_CUT INT64_MIN
+int sq_prune_workflows(struct sqlite_store *s, int64_t ok_cut, int64_t failed_cut, int limit,
+                       int *deleted, struct jobd_error *err);
+int sq_workflow_delete_rows(struct sqlite_store *s, int64_t id, struct jobd_error *err);
 /* Workflows (store/workflow.h; sqlite/workflow.c). */
 struct workflow;
 struct workflow_spec;

@@ -302,7 +302,7 @@ delete_refused(struct sqlite_store *s, const struct workflow *w, struct jobd_err
 }
 
 int
-sq_op_workflow_delete(struct store *st, int64_t id, struct jobd_error *err)
+sq_workflow_delete_rows(struct sqlite_store *s, int64_t id, struct jobd_error *err)
 {
     static const char *const steps[] = {
         "DELETE FROM job_keys WHERE job_id IN " SQ_WF_JOBS,
@@ -314,6 +314,15 @@ sq_op_workflow_delete(struct store *st, int64_t id, struct jobd_error *err)
         "DELETE FROM workflow_steps WHERE workflow = ?1",
         "DELETE FROM workflows WHERE id = ?1",
     };
+    int rc = JOBD_OK;
+    for (size_t i = 0; rc == JOBD_OK && i < sizeof steps / sizeof steps[0]; i++)
+        rc = run(s, steps[i], id, 0, false, NULL, err);
+    return rc;
+}
+
+int
+sq_op_workflow_delete(struct store *st, int64_t id, struct jobd_error *err)
+{
     struct sqlite_store *s = sq_of(st);
     int rc = sq_begin(s, err);
     if (rc != JOBD_OK)
@@ -323,7 +332,7 @@ sq_op_workflow_delete(struct store *st, int64_t id, struct jobd_error *err)
     if (rc == JOBD_OK)
         rc = delete_refused(s, &w, err);
     workflow_fini(&w);
-    for (size_t i = 0; rc == JOBD_OK && i < sizeof steps / sizeof steps[0]; i++)
-        rc = run(s, steps[i], id, 0, false, NULL, err);
+    if (rc == JOBD_OK)
+        rc = sq_workflow_delete_rows(s, id, err);
     return end(s, rc, err);
 }
