@@ -695,3 +695,89 @@ TEST(workflow_add_before_races_the_last_parent)
     ASSERT_EQ(added + refused, 30);
     fx_close(&f);
 }
+
+/*
+ * A workflow cancel while its running steps complete on another
+ * connection: neither fails (no deadlock between the cancel's locks and a
+ * completion's release of its children), and every child ends cancelled,
+ * whether it was waiting or had just been released.
+ */
+enum { CR_PAIRS = 12 };
+
+struct cancel_race {
+    struct store *st;
+    int64_t wf;
+    int64_t ids[CR_PAIRS];
+    int32_t attempts[CR_PAIRS];
+    pthread_barrier_t *go;
+    int rc;
+};
+
+static void *
+cr_complete(void *v)
+{
+    struct cancel_race *r = v;
+    struct jobd_error e = {0};
+    pthread_barrier_wait(r->go);
+    for (int i = 0; i < CR_PAIRS && r->rc == JOBD_OK; i++)
+        r->rc = store_complete(r->st, r->ids[i], r->attempts[i], NULL, NULL, &e);
+    return NULL;
+}
+
+static void *
+cr_cancel(void *v)
+{
+    struct cancel_race *r = v;
+    struct jobd_error e = {0};
+    pthread_barrier_wait(r->go);
+    r->rc = store_workflow_cancel(r->st, r->wf, NULL, &e);
+    return NULL;
+}
+
+TEST(workflow_cancel_races_completions)
+{
+    struct fx f;
+    fx_open(&f);
+    for (int round = 0; round < 5; round++) {
+        struct workflow_step_spec s[2 * CR_PAIRS];
+        char refs[2 * CR_PAIRS][8];
+        const char *after[CR_PAIRS];
+        for (int i = 0; i < CR_PAIRS; i++) {
+            snprintf(refs[i], sizeof refs[i], "r%d", i);
+            snprintf(refs[CR_PAIRS + i], sizeof refs[i], "c%d", i);
+            after[i] = refs[i];
+            s[i] = step(refs[i], NULL, 0);
+            s[CR_PAIRS + i] = step(refs[CR_PAIRS + i], &after[i], 1);
+            s[CR_PAIRS + i].job.type = "c";
+        }
+        struct workflow_spec w = {.name = "cr", .steps = s, .n = 2 * CR_PAIRS};
+        int64_t ids[2 * CR_PAIRS], id = 0;
+        ASSERT_OK(store_workflow_submit(f.st, &w, &id, ids, NULL, &f.err), &f.err);
+        pthread_barrier_t go;
+        pthread_barrier_init(&go, NULL, 2);
+        struct cancel_race a = {.st = fx_connect(&f), .wf = id, .go = &go};
+        struct cancel_race b = {.st = fx_connect(&f), .wf = id, .go = &go};
+        for (int i = 0; i < CR_PAIRS; i++) {
+            a.ids[i] = ids[i];
+            a.attempts[i] = claim_one(&f, ids[i]);
+        }
+        pthread_t ta, tb;
+        ASSERT_EQ(pthread_create(&ta, NULL, cr_complete, &a), 0);
+        ASSERT_EQ(pthread_create(&tb, NULL, cr_cancel, &b), 0);
+        pthread_join(ta, NULL);
+        pthread_join(tb, NULL);
+        pthread_barrier_destroy(&go);
+        store_close(a.st);
+        store_close(b.st);
+        ASSERT_EQ(a.rc, JOBD_OK);
+        ASSERT_EQ(b.rc, JOBD_OK);
+        for (int i = 0; i < CR_PAIRS; i++)
+            ASSERT_EQ(status_of(&f, ids[i]), JOB_SUCCEEDED);
+        /* a child released before the cancel began was pending, and cancelled too */
+        for (int i = CR_PAIRS; i < 2 * CR_PAIRS; i++)
+            ASSERT_EQ(status_of(&f, ids[i]), JOB_CANCELLED);
+        expect_wf(&f, id, WF_FAILED, 0, 0, CR_PAIRS, 0, CR_PAIRS);
+    }
+
+    fx_close(&f);
+}
