@@ -1290,7 +1290,8 @@ export interface components {
             /** @description Only for a job with parents (depends_on): one per parent in id order, as they were when the job was claimed. */
             parents?: {
                 id: number;
-                step: null;
+                /** @description The parent's ref when it is a step of a workflow. */
+                step: string | null;
                 type: components["schemas"]["Name"];
                 status: components["schemas"]["JobStatus"];
                 /** @description What the parent's handler returned (any JSON value), or null. */
