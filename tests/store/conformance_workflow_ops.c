@@ -417,3 +417,30 @@ TEST(workflow_parents_name_their_steps)
     job_list_fini(&l);
     fx_close(&f);
 }
+
+/* New steps after a step that already failed settle at once, by their on_parent_failure. */
+TEST(workflow_add_steps_after_a_dead_step)
+{
+    struct fx f;
+    fx_open(&f);
+    struct workflow_step_spec s[2] = {step("a", NULL, 0), step("z", NULL, 0)};
+    s[1].job.type = "z";
+    struct workflow_spec w = {.name = "two", .steps = s, .n = 2};
+    int64_t ids[2], id = 0, x[2];
+    ASSERT_OK(store_workflow_submit(f.st, &w, &id, ids, NULL, &f.err), &f.err);
+    int32_t a = claim_one(&f, ids[0]);
+    ASSERT_OK(store_fail(f.st, ids[0], a, "boom", false, 0, NULL, &f.err), &f.err);
+    struct workflow_step_spec add[2] = {step("y", after_a, 1), step("y2", after_a, 1)};
+    add[1].job.run_on_parent_failure = true;
+    ASSERT_OK(add_steps(&f, id, add, 2, NULL, 0, x), &f.err);
+    struct job y = getj(&f, x[0]);
+    ASSERT_EQ(y.status, JOB_CANCELLED);
+    ASSERT(y.last_error != NULL && strstr(y.last_error, "dead") != NULL);
+    job_fini(&y);
+    ASSERT_EQ(status_of(&f, x[1]), JOB_PENDING);
+    expect_wf(&f, id, WF_RUNNING, 0, 2, 0, 1, 1);
+    /* the workflow retried: y comes back with a, y2 stays as it is */
+    ASSERT_OK(store_workflow_retry(f.st, id, NULL, &f.err), &f.err);
+    ASSERT_EQ(status_of(&f, x[0]), JOB_WAITING);
+    fx_close(&f);
+}

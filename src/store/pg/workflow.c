@@ -1,8 +1,8 @@
 /*
  * pg/workflow.c — workflows on PostgreSQL (store/workflow.h; schema
- * version 26): a submit is one transaction (pg_tx_begin) of two
- * statements, the workflow's row, then every step's job, edges and row in
- * workflow_steps at once (st_wf_steps_many). All or nothing.
+ * version 26): a submit is one transaction (pg_tx_begin): the workflow's
+ * row, then every step's job, edges and row in workflow_steps set-wise
+ * (pg/workflow_write.c). All or nothing.
  *
  * Two submits of one idempotency key at once: the second's INSERT ... ON
  * CONFLICT DO NOTHING waits for the first to end, then finds its row and
@@ -13,9 +13,7 @@
 #include <string.h>
 
 #include "core/err.h"
-#include "core/rules.h"
 #include "store/pg/internal.h"
-#include "store/stats_int.h"
 #include "store/workflow.h"
 
 /* $1 name, $2 key, $3 now: the new workflow's id, or no row for a key taken. */
@@ -84,163 +82,37 @@ replay(struct store_pg *s, const struct workflow_spec *spec, int64_t *id, int64_
 }
 
 /*
- * Every step of a submit in one statement (docs/BENCHMARKS.md, "Workflow
- * submit"), its ids allocated before (st_wf_ids_next, in the plan's order:
- * parents first, so ids ascend along the edges). $1 workflow, $2 now,
- * $3 ids, $4..$12 the jobs' columns, $13 ords (the places in the request),
- * $14 waits (has parents), $15..$17 the edges (parent, child, the child's
- * on_parent_failure is run).
- *
- * Every parent is a step of this submit, so none has ended: a step with
- * parents is written straight into jobs_waiting, its edges open, which is
- * where jobd.deps_attach (schema version 24) would have left it after a
- * round trip per step. Nothing else can see the rows before COMMIT, so
- * nothing is locked beyond them. has_children is set by a second statement
- * (st_wf_mark_parents): rows inserted with it run the row triggers of a
- * parent coming back (jobd.deps_parent_reopened), a PL/pgSQL call per
- * parent that has nothing to reopen here and cost half the insert.
+ * The steps, inside the open transaction, once the workflow's row is in:
+ * set-wise (pg/workflow_write.c), every parent a step of this submit, so
+ * none has ended and a step with parents waits.
  */
-/* clang-format off */
-#define WF_JOB_INSERT(table, status)                                                      \
-    "INSERT INTO jobd." table " (id, queue, type, payload, status, priority, run_at,"     \
-    " attempt, attempt_floor, max_attempts, timeout_ms, created_at, traceparent,"        \
-    " has_children) SELECT id, queue, type, payload, '" status "', priority,"             \
-    " COALESCE(" PG_US_TS("run_at") ", " PG_NOW("$2") "), 0, 0, max_attempts,"           \
-    " timeout_ms, " PG_NOW("$2") ", tp, false FROM t"
-PG_STMT(st_wf_steps_many,
-     "WITH t AS MATERIALIZED (SELECT * FROM unnest($3::bigint[], $4::text[], $5::json[],"
-     "   $6::text[], $7::int[], $8::bigint[], $9::int[], $10::bigint[], $11::text[],"
-     "   $12::text[], $13::int[], $14::boolean[])"
-     "   AS u(id, type, payload, queue, priority, run_at, max_attempts, timeout_ms, tp, ref, ord,"
-     "        waits)),"
-     " j AS (" WF_JOB_INSERT("jobs", "pending") " WHERE NOT waits RETURNING queue),"
-     " w AS (" WF_JOB_INSERT("jobs_waiting", "waiting") " WHERE waits RETURNING queue),"
-     " e AS (INSERT INTO jobd.job_deps (parent, child, run_on_failure)"
-     "       SELECT * FROM unnest($15::bigint[], $16::bigint[], $17::boolean[])),"
-     " s AS (INSERT INTO jobd.workflow_steps (job_id, workflow, ref, ord)"
-     "       SELECT id, $1::bigint, ref, ord FROM t),"
-     PG_STATS_ENQUEUED(PG_NOW("$2"), "(SELECT queue FROM j UNION ALL SELECT queue FROM w) q")
-     " SELECT count(*) FROM t");
-/* clang-format on */
-
-/* $1 the steps with children: marked once their rows are in (see add_steps). */
-PG_STMT(st_wf_mark_parents,
-        "WITH a AS (UPDATE jobd.jobs SET has_children = true WHERE id = ANY($1::bigint[]))"
-        " UPDATE jobd.jobs_waiting SET has_children = true WHERE id = ANY($1::bigint[])");
-
-PG_STMT(st_wf_ids_next, "SELECT nextval('jobd.job_id_seq') FROM generate_series(1, $1::int)");
-
-#define WF_ARRAYS 16
-
-/*
- * The arrays of st_wf_steps_many ($3..$17) for spec in plan's order, and
- * of st_wf_mark_parents (a[15]).
- */
-static void
-steps_arrays(const struct workflow_spec *spec, const struct workflow_plan *plan,
-             const bool *has_children, const int64_t *job_ids, struct pg_array *a)
-{
-    for (size_t k = 0; k < spec->n; k++) {
-        size_t i = plan->order[k];
-        const struct job_spec *sp = &spec->steps[i].job;
-        struct job_spec d = job_spec_with_defaults(sp);
-        pg_array_add_i64(&a[0], job_ids[i], false);
-        pg_array_add_str(&a[1], sp->type);
-        pg_array_add_str(&a[2], d.payload);
-        pg_array_add_str(&a[3], d.queue);
-        pg_array_add_i64(&a[4], sp->priority, false);
-        pg_array_add_i64(&a[5], sp->run_at_us, sp->run_at_us <= 0);
-        pg_array_add_i64(&a[6], d.max_attempts, false);
-        pg_array_add_i64(&a[7], sp->timeout_ms, sp->timeout_ms <= 0);
-        pg_array_add_str(&a[8], sp->traceparent);
-        pg_array_add_str(&a[9], spec->steps[i].ref);
-        pg_array_add_i64(&a[10], (int64_t)i, false);
-        pg_array_add_str(&a[11], plan->off[i + 1] > plan->off[i] ? "t" : "f");
-        if (has_children[i])
-            pg_array_add_i64(&a[15], job_ids[i], false);
-        for (size_t x = plan->off[i]; x < plan->off[i + 1]; x++) {
-            pg_array_add_i64(&a[12], job_ids[plan->idx[x]], false);
-            pg_array_add_i64(&a[13], job_ids[i], false);
-            pg_array_add_str(&a[14], sp->run_on_parent_failure ? "t" : "f");
-        }
-    }
-}
-
-static int
-cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* n job ids from the sequence, ascending in the plan's order, into job_ids. */
-static int
-alloc_ids(struct store_pg *s, const struct workflow_spec *spec, const struct workflow_plan *plan,
-          int64_t *job_ids, struct jobd_error *err)
-{
-    char nb[24];
-    const char *nv[1] = {pg_i64(nb, (int64_t)spec->n)};
-    PGresult *r = NULL;
-    int rc = pg_exec(s, &st_wf_ids_next, 1, nv, &r, err);
-    if (rc == JOBD_OK && (size_t)PQntuples(r) != spec->n)
-        rc = jobd_error_set(err, JOBD_E_INTERNAL, "steps", "could not allocate job ids");
-    int64_t *v = rc == JOBD_OK ? malloc(spec->n * sizeof *v) : NULL;
-    if (rc == JOBD_OK && v == NULL)
-        rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
-    for (size_t k = 0; rc == JOBD_OK && k < spec->n; k++)
-        v[k] = pg_get_i64(r, (int)k, 0);
-    PQclear(r);
-    if (rc == JOBD_OK) {
-        qsort(v, spec->n, sizeof *v, cmp_i64);
-        for (size_t k = 0; k < spec->n; k++)
-            job_ids[plan->order[k]] = v[k];
-    }
-    free(v);
-    return rc;
-}
-
-/* The steps, inside the open transaction, once the workflow's row is in. */
 static int
 add_steps(struct store_pg *s, const struct workflow_spec *spec, const struct workflow_plan *plan,
           int64_t id, int64_t *job_ids, struct jobd_error *err)
 {
     bool *has_children = calloc(spec->n, sizeof *has_children);
-    if (has_children == NULL)
-        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
-    int rc = alloc_ids(s, spec, plan, job_ids, err);
-    if (rc != JOBD_OK) {
-        free(has_children);
-        return rc;
-    }
-    for (size_t x = 0; x < plan->off[spec->n]; x++)
+    int64_t *v = malloc(spec->n * sizeof *v);
+    int rc = has_children && v ? pg_wf_alloc_ids(s, spec->n, v, err)
+                               : jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    for (size_t k = 0; rc == JOBD_OK && k < spec->n; k++)
+        job_ids[plan->order[k]] = v[k];
+    for (size_t x = 0; rc == JOBD_OK && x < plan->off[spec->n]; x++)
         has_children[plan->idx[x]] = true;
-    struct pg_array a[WF_ARRAYS];
-    for (int k = 0; k < WF_ARRAYS; k++)
-        pg_array_begin(&a[k]);
-    steps_arrays(spec, plan, has_children, job_ids, a);
-    free(has_children);
-    const char *vals[2 + WF_ARRAYS];
-    char wb[24], nowb[24];
-    vals[0] = pg_i64(wb, id);
-    vals[1] = pg_now_param(s, nowb);
-    for (int k = 0; rc == JOBD_OK && k < WF_ARRAYS; k++)
-        if ((vals[2 + k] = pg_array_end(&a[k])) == NULL)
-            rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
-    PGresult *r = NULL;
-    if (rc == JOBD_OK)
-        rc = pg_exec(s, &st_wf_steps_many, 1 + WF_ARRAYS, vals, &r, err);
-    if (rc == JOBD_OK && pg_get_i64(r, 0, 0) != (int64_t)spec->n)
-        rc = jobd_error_set(err, JOBD_E_INTERNAL, "steps", "the submit wrote %s of %zu steps",
-                            PQgetvalue(r, 0, 0), spec->n);
-    PQclear(r);
-    r = NULL;
-    if (rc == JOBD_OK) {
-        const char *pv[1] = {vals[2 + 15]};
-        rc = pg_exec(s, &st_wf_mark_parents, 1, pv, &r, err);
-        PQclear(r);
+    struct pg_wf_rows w;
+    pg_wf_rows_begin(&w);
+    for (size_t k = 0; rc == JOBD_OK && k < spec->n; k++) {
+        size_t i = plan->order[k];
+        const struct job_spec *sp = &spec->steps[i].job;
+        pg_wf_row(&w, sp, job_ids[i], spec->steps[i].ref, (int64_t)i,
+                  plan->off[i + 1] > plan->off[i], has_children[i]);
+        for (size_t x = plan->off[i]; x < plan->off[i + 1]; x++)
+            pg_wf_edge(&w, job_ids[plan->idx[x]], job_ids[i], sp->run_on_parent_failure, NULL);
     }
-    for (int k = 0; k < WF_ARRAYS; k++)
-        pg_array_fini(&a[k]);
+    if (rc == JOBD_OK)
+        rc = pg_wf_rows_write(s, id, &w, err);
+    pg_wf_rows_fini(&w);
+    free(has_children);
+    free(v);
     return rc;
 }
 

@@ -79,10 +79,120 @@ PG_STMT(st_wfo_next_ord, "SELECT COALESCE(max(ord), -1) + 1 FROM jobd.workflow_s
 PG_STMT(st_wfo_step_insert, "INSERT INTO jobd.workflow_steps (job_id, workflow, ref, ord)"
                             " VALUES ($1::bigint, $2::bigint, $3, $4::integer)");
 
+static int
+cmp_before(const void *a, const void *b)
+{
+    int64_t x = ((const int64_t *)a)[0], y = ((const int64_t *)b)[0];
+    return (x > y) - (x < y);
+}
+
 /*
- * The new steps in the plan's order, each through the enqueue of
- * pg/enqueue.c (its existing parents take jobd.deps_attach: locked, and
- * counted at once if they ended), and its row in workflow_steps.
+ * $1 an existing parent of new steps: marked (has_children) and locked,
+ * whichever table holds it, as jobd.deps_attach does; its status. No row:
+ * it moved between tables under the statement (asked again) or is gone.
+ */
+/* clang-format off */
+PG_STMT(st_wfo_mark_parent,
+     "WITH a AS (UPDATE jobd.jobs SET has_children = true WHERE id = $1::bigint RETURNING status),"
+     " b AS (UPDATE jobd.jobs_done SET has_children = true WHERE id = $1::bigint RETURNING status),"
+     " c AS (UPDATE jobd.jobs_waiting SET has_children = true WHERE id = $1::bigint"
+     "       RETURNING status)"
+     " SELECT status FROM a UNION ALL SELECT status FROM b UNION ALL SELECT status FROM c");
+/* clang-format on */
+
+/*
+ * Locks the existing parents of the new steps in id order (the order
+ * jobd.deps_attach locks in) and reads their statuses into st (by the
+ * place of ext[x]); *fast false if one has ended other than succeeded or
+ * is gone, so that a step would settle at once (the per-step path).
+ */
+static int
+lock_ext(struct store_pg *s, const struct workflow_add_plan *ap, size_t n, enum job_status *st,
+         bool *fast, struct jobd_error *err)
+{
+    size_t ne = ap->ext_off[n];
+    int64_t *v = malloc((ne ? ne : 1) * sizeof *v);
+    if (v == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    memcpy(v, ap->ext, ne * sizeof *v);
+    qsort(v, ne, sizeof *v, cmp_before);
+    int rc = JOBD_OK;
+    *fast = true;
+    for (size_t x = 0; rc == JOBD_OK && x < ne; x++) {
+        if (x > 0 && v[x] == v[x - 1])
+            continue;
+        char pb[24];
+        const char *vals[1] = {pg_i64(pb, v[x])};
+        enum job_status js = JOB_DEAD;
+        bool found = false;
+        for (int tries = 0; rc == JOBD_OK && !found && tries < 3; tries++) {
+            PGresult *r = NULL;
+            rc = pg_exec(s, &st_wfo_mark_parent, 1, vals, &r, err);
+            if (rc == JOBD_OK && PQntuples(r) > 0) {
+                found = true;
+                (void)job_status_parse(PQgetvalue(r, 0, 0), &js);
+            }
+            PQclear(r);
+        }
+        *fast = *fast && found && (js == JOB_SUCCEEDED || !job_status_terminal(js));
+        for (size_t k = 0; k < ne; k++)
+            if (ap->ext[k] == v[x])
+                st[k] = js;
+    }
+    free(v);
+    return rc;
+}
+
+/*
+ * The new steps set-wise (pg/workflow_write.c) when none settles at once:
+ * a step waits while a parent (new, or existing and live) has not ended,
+ * and is due at once when its only parents are existing steps that
+ * succeeded. Their existing parents are locked (lock_ext) until COMMIT, so
+ * none ends between the look and the write.
+ */
+static int
+insert_set_wise(struct store_pg *s, int64_t id, int64_t base, const struct workflow_add *add,
+                const struct workflow_add_plan *ap, const enum job_status *st, int64_t *job_ids,
+                struct jobd_error *err)
+{
+    const struct workflow_plan *plan = &ap->plan;
+    bool *has_children = calloc(add->n, sizeof *has_children);
+    int64_t *v = malloc(add->n * sizeof *v);
+    int rc = has_children && v ? pg_wf_alloc_ids(s, add->n, v, err)
+                               : jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    for (size_t k = 0; rc == JOBD_OK && k < add->n; k++)
+        job_ids[plan->order[k]] = v[k];
+    for (size_t x = 0; rc == JOBD_OK && x < plan->off[add->n]; x++)
+        has_children[plan->idx[x]] = true;
+    struct pg_wf_rows w;
+    pg_wf_rows_begin(&w);
+    for (size_t k = 0; rc == JOBD_OK && k < add->n; k++) {
+        size_t i = plan->order[k];
+        const struct job_spec *sp = &add->steps[i].job;
+        bool waits = plan->off[i + 1] > plan->off[i];
+        for (size_t x = ap->ext_off[i]; x < ap->ext_off[i + 1]; x++)
+            waits = waits || st[x] != JOB_SUCCEEDED;
+        pg_wf_row(&w, sp, job_ids[i], add->steps[i].ref, base + (int64_t)i, waits,
+                  has_children[i] || add->n_before > 0);
+        for (size_t x = ap->ext_off[i]; x < ap->ext_off[i + 1]; x++)
+            pg_wf_edge(&w, ap->ext[x], job_ids[i], sp->run_on_parent_failure,
+                       st[x] == JOB_SUCCEEDED ? "succeeded" : NULL);
+        for (size_t x = plan->off[i]; x < plan->off[i + 1]; x++)
+            pg_wf_edge(&w, job_ids[plan->idx[x]], job_ids[i], sp->run_on_parent_failure, NULL);
+    }
+    if (rc == JOBD_OK)
+        rc = pg_wf_rows_write(s, id, &w, err);
+    pg_wf_rows_fini(&w);
+    free(has_children);
+    free(v);
+    return rc;
+}
+
+/*
+ * The new steps: set-wise when none settles at once (insert_set_wise),
+ * else in the plan's order, each through the enqueue of pg/enqueue.c (its
+ * existing parents take jobd.deps_attach: locked, and counted at once if
+ * they ended), and its row in workflow_steps.
  */
 static int
 insert_steps(struct store_pg *s, int64_t id, const struct workflow_add *add,
@@ -94,6 +204,20 @@ insert_steps(struct store_pg *s, int64_t id, const struct workflow_add *add,
     int rc = pg_exec(s, &st_wfo_next_ord, 1, v1, &r, err);
     int64_t base = rc == JOBD_OK ? pg_get_i64(r, 0, 0) : 0;
     PQclear(r);
+    r = NULL;
+    size_t ne = ap->ext_off[add->n];
+    enum job_status *st = rc == JOBD_OK ? calloc(ne ? ne : 1, sizeof *st) : NULL;
+    bool fast = false;
+    if (rc == JOBD_OK)
+        rc = st ? lock_ext(s, ap, add->n, st, &fast, err)
+                : jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    if (rc != JOBD_OK || fast) {
+        if (rc == JOBD_OK)
+            rc = insert_set_wise(s, id, base, add, ap, st, job_ids, err);
+        free(st);
+        return rc;
+    }
+    free(st);
     int64_t *parents = rc == JOBD_OK ? malloc(JOB_DEPS_MAX * sizeof *parents) : NULL;
     if (rc == JOBD_OK && parents == NULL)
         rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
@@ -145,13 +269,6 @@ PG_STMT(st_wfo_before,
      " SELECT 1");
 /* clang-format on */
 PG_STMT(st_wfo_settle, "SELECT jobd.deps_settle($1::bigint, COALESCE(" PG_US_TS("$2") ", now()))");
-
-static int
-cmp_before(const void *a, const void *b)
-{
-    int64_t x = ((const int64_t *)a)[0], y = ((const int64_t *)b)[0];
-    return (x > y) - (x < y);
-}
 
 /* Locks before step (job c, ref) if waiting: JOBD_E_CONFLICT naming field otherwise. */
 static int
