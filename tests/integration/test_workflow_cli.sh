@@ -6,7 +6,7 @@
 # `jobd workflow show` is the API's JSON when piped and on a terminal a
 # tree (roots first, children under their parents, a step of two parents
 # drawn once and then named "shown above"; colour unless NO_COLOR, ASCII
-# outside a UTF-8 locale); `jobd workflows` lists them (JSON lines piped, a
+# outside a UTF-8 locale), and `jobd job show` of a step names both; `jobd workflows` lists them (JSON lines piped, a
 # table on a terminal, --status, --name, --limit with the "more:" line
 # that gets the next page); `jobd workflow cancel|retry|delete`. A diamond
 # a -> b, c -> d runs on a real worker: a succeeds, b holds until told,
@@ -109,6 +109,9 @@ TXT
     grep -q "^workflow  $wf  diamond$" "$dir/t" && grep -q '^status    running$' "$dir/t" &&
         grep -q '^steps     4: 1 waiting, 1 running, 1 succeeded, 1 dead$' "$dir/t" ||
         fail "the header: $(head -6 "$dir/t")"
+    tty job show "$jb"
+    grep -Eq "^workflow +$wf$" "$dir/t" && grep -Eq '^step +b$' "$dir/t" ||
+        fail "job show of a step names its workflow and step: $(cat "$dir/t")"
     NO_COLOR= TERM=xterm LANG=C LC_ALL= LC_CTYPE= tty workflow show "$wf"
     grep -q $'^|- \e\\[1mb\e\\[0m  \e\\[34mrunning\e\\[0m' "$dir/t" &&
         grep -q $'^   `- \e\\[1md\e\\[0m  (job' "$dir/t" && grep -q $'\e\\[31mdead' "$dir/t" ||
