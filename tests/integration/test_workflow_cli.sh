@@ -52,9 +52,9 @@ wf_status() { # ID REF STATUS: the step's status is STATUS
         python3 -c "import json,sys; s={x['ref']:x['status'] for x in json.load(sys.stdin)['steps']}; sys.exit(s.get('$2')!='$3')"
 }
 
-diamond() { # KEY: the diamond's JSON, with idempotency key KEY
+diamond() { # KEY: the diamond's JSON, named and keyed KEY
     cat <<JSON
-{"name": "diamond", "idempotency_key": "$1",
+{"name": "$1", "idempotency_key": "$1",
  "steps": [{"ref": "a", "type": "wf.ok", "payload": {"n": 1}},
            {"ref": "b", "type": "wf.hold", "depends_on": ["a"]},
            {"ref": "c", "type": "wf.fail", "depends_on": ["a"]},
@@ -106,7 +106,7 @@ a  succeeded  job $ja  wf.ok
    └─ d  (job $jd, shown above)
 TXT
     sed -n '/^$/,$p' "$dir/t" | diff "$dir/want" - || fail "the tree (above: want, got)"
-    grep -q "^workflow  $wf  diamond$" "$dir/t" && grep -q '^status    running$' "$dir/t" &&
+    grep -q "^workflow  $wf  $key$" "$dir/t" && grep -q '^status    running$' "$dir/t" &&
         grep -q '^steps     4: 1 waiting, 1 running, 1 succeeded, 1 dead$' "$dir/t" ||
         fail "the header: $(head -6 "$dir/t")"
     tty job show "$jb"
@@ -121,26 +121,31 @@ TXT
 check_list() {
     local i more
     for i in 1 2 3; do # newer, running (no worker has type wf.none)
-        printf '{"name":"other","steps":[{"ref":"x","type":"wf.none"}]}' | "$JOBD" workflow submit - \
-            --server "$server" >/dev/null
+        printf '{"name":"other-%s","steps":[{"ref":"x","type":"wf.none"}]}' "$key" |
+            "$JOBD" workflow submit - --server "$server" >/dev/null
     done
-    run workflows
+    # (The PostgreSQL database is the same for its two runs: only what this
+    # run made is counted, and it is the newest.)
+    run workflows -n 4
     [ $rc -eq 0 ] && [ "$(wc -l <"$dir/o")" -eq 4 ] || fail "workflows piped: $(cat "$dir/o")"
-    head -1 "$dir/o" | python3 -c 'import json,sys; w=json.load(sys.stdin); assert w["name"]=="other" and "counts" in w, w'
+    head -3 "$dir/o" | python3 -c "import json,sys; assert all(json.loads(l)['name']=='other-$key' and 'counts' in json.loads(l) for l in sys.stdin)" ||
+        fail "the newest first: $(cat "$dir/o")"
     tail -1 "$dir/o" | grep -q "\"id\": *$wf," || fail "the oldest last: $(tail -1 "$dir/o")"
-    run workflows --name diamond
+    run workflows --name "$key"
     [ "$(wc -l <"$dir/o")" -eq 1 ] && grep -q "\"id\": *$wf," "$dir/o" || fail "--name: $(cat "$dir/o")"
     run workflows -n 2
     more=$(sed -n 's/^more: jobd workflows --limit 2 --after \([0-9]*\)$/\1/p' "$dir/e")
     [ "$(wc -l <"$dir/o")" -eq 2 ] && [ -n "$more" ] || fail "-n 2: $(cat "$dir/o" "$dir/e")"
     run workflows -n 2 --after "$more"
-    [ "$(wc -l <"$dir/o")" -eq 2 ] && tail -1 "$dir/o" | grep -q "\"id\": *$wf," && [ ! -s "$dir/e" ] ||
+    [ "$(wc -l <"$dir/o")" -eq 2 ] && tail -1 "$dir/o" | grep -q "\"id\": *$wf," ||
         fail "the next page: $(cat "$dir/o" "$dir/e")"
+    run workflows --name "$key" -n 1
+    [ "$(wc -l <"$dir/o")" -eq 1 ] && [ ! -s "$dir/e" ] || fail "an exact last page gives no more: line: $(cat "$dir/e")"
     run workflows --status bogus
     [ $rc -eq 2 ] && grep -q '^jobd workflows: ' "$dir/e" || fail "--status bogus: rc=$rc"
-    tty workflows --name diamond
+    tty workflows --name "$key"
     grep -Eq '^ID +NAME +STATUS +STEPS +CREATED_AT +COUNTS$' "$dir/t" &&
-        grep -Eq "^ *$wf +diamond +(running|failed) +4 +20[0-9-]+T" "$dir/t" ||
+        grep -Eq "^ *$wf +$key +running +4 +20[0-9-]+T.* 1 waiting, 1 running, 1 succeeded, 1 dead$" "$dir/t" ||
         fail "the table: $(cat "$dir/t")"
 }
 
