@@ -4,7 +4,7 @@
 // layer the steps are ordered by the mean row of their parents (roots in
 // the order they were submitted; ties keep it), which keeps most edges
 // short and uncrossed without a full crossing minimisation; each layer is
-// centred on the tallest. Pure: steps in, coordinates out, O(steps + edges).
+// centred on the tallest when that is short (CENTRE_MAX). Pure: steps in, coordinates out, O(steps + edges).
 // A parent ref that names no listed step (its job was deleted) is left out;
 // a cycle cannot come from the API, and its steps would be put in layer 0.
 export const BOX_W = 184;
@@ -12,6 +12,10 @@ export const BOX_H = 46;
 const GAP_X = 64; // between layers, where the edges run
 const GAP_Y = 14;
 const PAD = 12;
+// Layers are centred on the tallest while it fits in about a screen; past
+// that they start at the top, so the roots and the join of a wide fan-out
+// are in sight when the page opens, not hundreds of rows down.
+const CENTRE_MAX = 12;
 
 // steps: [{ref, depends_on: [ref]}] (borrowed). Returns {nodes, edges,
 // width, height}: nodes[i] = {i, ref, layer, x, y} for steps[i]; edges
@@ -49,8 +53,9 @@ export function layout(steps) {
     ids.forEach((i, r) => { row[i] = r; });
   });
   const tallest = Math.max(0, ...layers.map((ids) => ids.length));
+  const centre = tallest <= CENTRE_MAX;
   const nodes = steps.map((s, i) => {
-    const shift = (tallest - layers[layer[i]].length) * (BOX_H + GAP_Y) / 2;
+    const shift = centre ? (tallest - layers[layer[i]].length) * (BOX_H + GAP_Y) / 2 : 0;
     return {
       i, ref: s.ref, layer: layer[i],
       x: PAD + layer[i] * (BOX_W + GAP_X),
