@@ -108,6 +108,14 @@ struct jobd_job_opts {
     /* NULL = none; a W3C traceparent (version 00) the job carries to its
      * handlers and log lines (docs/API.md, Trace context). Borrowed for the call. */
     const char *traceparent;
+    /* Parents (docs/MODEL.md, Dependencies): n_depends_on ids of existing
+     * jobs (at most 1,000), borrowed for the call; the job waits, status
+     * "waiting", until they are all terminal. run_on_parent_failure: run it
+     * even when a parent did not succeed (on_parent_failure "run"); false
+     * cancels it then. */
+    const int64_t *depends_on;
+    size_t n_depends_on;
+    bool run_on_parent_failure;
 };
 
 /*
@@ -143,7 +151,9 @@ struct pg_conn;
  * transaction block; if the statement fails inside a transaction, that
  * transaction is aborted, as with any failed statement. opts as jobd_enqueue,
  * except that timeout_ms must be 0 (jobd.enqueue has no such parameter); a
- * traceparent needs schema version 22 (jobd.enqueue's 8th argument).
+ * traceparent needs schema version 22 (jobd.enqueue's 8th argument),
+ * depends_on version 27 (its depends_on and on_parent_failure; a parent
+ * that names no job is JOBD_E_INVALID with err->field "depends_on").
  * jobd.enqueue takes the payload as jsonb, so it is stored as PostgreSQL
  * prints jsonb ({"a": 1}), not in jobd's canonical form. With an idempotency
  * key, a replay (same type, queue and payload, compared as jsonb) returns the

@@ -107,6 +107,14 @@ lib_spec_from_opts(const struct jobd_job_opts *opts, const char *field_prefix,
     spec->idempotency_key = opts->idempotency_key;
     spec->timeout_ms = opts->timeout_ms;
     spec->traceparent = opts->traceparent;
+    if (opts->n_depends_on > 0 && opts->depends_on == NULL) {
+        snprintf(field, sizeof field, "%sdepends_on", pre);
+        return jobd_error_set(err, JOBD_E_INVALID, field, "%s is NULL with n_depends_on %zu", field,
+                              opts->n_depends_on);
+    }
+    spec->depends_on = opts->depends_on;
+    spec->n_depends_on = opts->n_depends_on;
+    spec->run_on_parent_failure = opts->run_on_parent_failure;
     return job_spec_validate(spec, field_prefix, err);
 }
 

@@ -13,6 +13,7 @@
  */
 #include "store/stats_int.h"
 #include "store/pg/internal.h"
+#include "store/pg/schema_enqueue.h"
 
 /*
  * jobd.enqueue's argument checks, the limits of docs/MODEL.md, "Names and
@@ -20,32 +21,7 @@
  * A migration's text is fixed once it ran: a change of one of these
  * constants needs a new migration that replaces jobd.enqueue.
  */
-#define SQL_NUM_(x) #x
-#define SQL_NUM(x) SQL_NUM_(x)
 _Static_assert(JOB_PAYLOAD_MAX == 256 * 1024, "jobd.enqueue says 256 KiB");
-/* clang-format off */
-#define ENQUEUE_CHECKS \
-    "    IF enqueue.type IS NULL OR enqueue.type !~ '^[A-Za-z0-9._:-]{1," SQL_NUM(JOB_NAME_MAX) "}$' THEN\n" \
-    "        RAISE EXCEPTION 'jobd.enqueue: type must match [A-Za-z0-9._:-]{1," SQL_NUM(JOB_NAME_MAX) "}, got %',\n" \
-    "            quote_nullable(enqueue.type) USING ERRCODE = 'invalid_parameter_value';\n" \
-    "    END IF;\n" \
-    "    IF enqueue.queue IS NULL OR enqueue.queue !~ '^[a-z0-9_-]{1," SQL_NUM(JOB_QUEUE_MAX) "}$' THEN\n" \
-    "        RAISE EXCEPTION 'jobd.enqueue: queue must match [a-z0-9_-]{1," SQL_NUM(JOB_QUEUE_MAX) "}, got %',\n" \
-    "            quote_nullable(enqueue.queue) USING ERRCODE = 'invalid_parameter_value';\n" \
-    "    END IF;\n" \
-    "    IF octet_length(v_payload::text) > " SQL_NUM(JOB_PAYLOAD_MAX) " THEN\n" \
-    "        RAISE EXCEPTION 'jobd.enqueue: payload is over 256 KiB'\n" \
-    "            USING ERRCODE = 'program_limit_exceeded';\n" \
-    "    END IF;\n" \
-    "    IF enqueue.priority IS NULL OR enqueue.priority NOT BETWEEN " SQL_NUM(JOB_PRIORITY_MIN) " AND " SQL_NUM(JOB_PRIORITY_MAX) " THEN\n" \
-    "        RAISE EXCEPTION 'jobd.enqueue: priority must be between % and %', " SQL_NUM(JOB_PRIORITY_MIN) ", " SQL_NUM(JOB_PRIORITY_MAX) "\n" \
-    "            USING ERRCODE = 'invalid_parameter_value';\n" \
-    "    END IF;\n" \
-    "    IF enqueue.max_attempts IS NULL OR enqueue.max_attempts NOT BETWEEN 1 AND " SQL_NUM(JOB_MAX_ATTEMPTS_MAX) " THEN\n" \
-    "        RAISE EXCEPTION 'jobd.enqueue: max_attempts must be between 1 and %', " SQL_NUM(JOB_MAX_ATTEMPTS_MAX) "\n" \
-    "            USING ERRCODE = 'invalid_parameter_value';\n" \
-    "    END IF;\n"
-/* clang-format on */
 
 
 /*
@@ -676,46 +652,7 @@ static const char step22_traceparent[] =
     "    v_old record;\n"
     "    v_payload jsonb := COALESCE(enqueue.payload, '{}'::jsonb);\n"
     "BEGIN\n" ENQUEUE_CHECKS
-    "    IF enqueue.idempotency_key IS NOT NULL AND (enqueue.idempotency_key = ''\n"
-    "            OR octet_length(enqueue.idempotency_key) > " SQL_NUM(JOB_KEY_MAX) "\n"
-    "            OR enqueue.idempotency_key ~ '[\\x01-\\x1f\\x7f]'\n"
-    "            OR enqueue.idempotency_key ~ '^ | $') THEN\n"
-    "        RAISE EXCEPTION 'jobd.enqueue: idempotency_key must be 1 to " SQL_NUM(JOB_KEY_MAX) " bytes without '\n"
-    "            'control characters or leading or trailing blanks, got %',\n"
-    "            quote_literal(enqueue.idempotency_key)\n"
-    "            USING ERRCODE = 'invalid_parameter_value';\n"
-    "    END IF;\n"
-    "    IF enqueue.traceparent IS NOT NULL AND (\n"
-    "            enqueue.traceparent !~ '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'\n"
-    "            OR substr(enqueue.traceparent, 4, 32) = repeat('0', 32)\n"
-    "            OR substr(enqueue.traceparent, 37, 16) = repeat('0', 16)) THEN\n"
-    "        RAISE EXCEPTION 'jobd.enqueue: traceparent must be a W3C traceparent of version 00 '\n"
-    "            '(00-<32 hex>-<16 hex>-<2 hex>, lowercase, neither id all zeros), got %',\n"
-    "            quote_literal(enqueue.traceparent)\n"
-    "            USING ERRCODE = 'invalid_parameter_value';\n"
-    "    END IF;\n"
-    "    LOOP\n"
-    "        v_id := nextval('jobd.job_id_seq');\n"
-    "        IF enqueue.idempotency_key IS NOT NULL THEN\n"
-    "            INSERT INTO jobd.job_keys (idempotency_key, job_id)\n"
-    "                VALUES (enqueue.idempotency_key, v_id) ON CONFLICT DO NOTHING;\n"
-    "            IF NOT FOUND THEN\n"
-    "                SELECT a.id, a.type, a.queue, a.payload INTO v_old FROM jobd.all_jobs a\n"
-    "                 WHERE a.id = (SELECT k.job_id FROM jobd.job_keys k\n"
-    "                                WHERE k.idempotency_key = enqueue.idempotency_key);\n"
-    "                IF NOT FOUND THEN\n"
-    "                    CONTINUE; -- pruned meanwhile: the key is free again\n"
-    "                END IF;\n"
-    "                IF v_old.type = enqueue.type AND v_old.queue = enqueue.queue\n"
-    "                        AND v_old.payload::jsonb = v_payload THEN\n"
-    "                    RETURN v_old.id;\n"
-    "                END IF;\n"
-    "                RAISE EXCEPTION 'jobd.enqueue: idempotency key % was already used for '\n"
-    "                    'job % with a different type, queue or payload',\n"
-    "                    quote_literal(enqueue.idempotency_key), v_old.id\n"
-    "                    USING ERRCODE = 'unique_violation';\n"
-    "            END IF;\n"
-    "        END IF;\n"
+    ENQUEUE_KEY_CHECK ENQUEUE_TRACE_CHECK ENQUEUE_KEY_LOOP
     "        INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at,\n"
     "                               max_attempts, idempotency_key, created_at, traceparent)\n"
     "        VALUES (v_id, enqueue.queue, enqueue.type, v_payload::json, 'pending',\n"
@@ -754,5 +691,6 @@ const struct pg_migration pg_migrations[] = {
     {24, "dependencies: jobs_waiting, job_deps", pg_step_deps},
     {25, "events say waiting", pg_step_events_deps},
     {26, "workflows: workflows, workflow_steps", pg_step_workflows},
+    {27, "jobd.enqueue takes depends_on and on_parent_failure", pg_step_enqueue_deps},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

@@ -19,7 +19,9 @@
 #include "core/err.h"
 
 /* Without a traceparent the call names 7 arguments, as before schema
- * version 22 (pg/schema.c), so it works on older schemas too. */
+ * version 22 (pg/schema.c), so it works on older schemas too; parents are
+ * named arguments of version 27 (pg/schema_enqueue_deps.c), passed only
+ * when there are some. */
 #define ENQUEUE_ARGS                                                                               \
     "SELECT jobd.enqueue($1::text, $2::jsonb, $3::text, "                                          \
     "CASE WHEN $4::bigint = 0 THEN now() "                                                         \
@@ -27,6 +29,23 @@
     "$5::int, $6::int, $7::text"
 static const char enqueue_sql[] = ENQUEUE_ARGS ")";
 static const char enqueue_traced_sql[] = ENQUEUE_ARGS ", $8::text)";
+static const char enqueue_deps_sql[] = ENQUEUE_ARGS ", $8::text, depends_on => $9::bigint[], "
+                                                    "on_parent_failure => $10::text)";
+
+/* "{1,2,3}": the parents as an array literal, malloc'd; NULL on OOM. */
+static char *
+parents_literal(const struct job_spec *spec)
+{
+    size_t cap = 3 + spec->n_depends_on * 21, k = 0;
+    char *b = malloc(cap);
+    if (b == NULL)
+        return NULL;
+    b[k++] = '{';
+    for (size_t i = 0; i < spec->n_depends_on; i++)
+        k += (size_t)snprintf(b + k, cap - k, "%s%" PRId64, i > 0 ? "," : "", spec->depends_on[i]);
+    snprintf(b + k, cap - k, "}");
+    return b;
+}
 
 /* The server's message without its trailing newline. */
 static void
@@ -53,7 +72,10 @@ pg_txn_enqueue(struct pg_conn *conn, const struct job_spec *spec, int64_t *id_ou
     snprintf(priority, sizeof priority, "%" PRId32, spec->priority);
     snprintf(max_attempts, sizeof max_attempts, "%" PRId32,
              spec->max_attempts > 0 ? spec->max_attempts : JOB_DEFAULT_MAX_ATTEMPTS);
-    const char *params[8] = {
+    char *parents = spec->n_depends_on > 0 ? parents_literal(spec) : NULL;
+    if (spec->n_depends_on > 0 && parents == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    const char *params[10] = {
         spec->type,
         spec->payload != NULL ? spec->payload : "{}",
         spec->queue != NULL ? spec->queue : JOB_DEFAULT_QUEUE,
@@ -62,10 +84,16 @@ pg_txn_enqueue(struct pg_conn *conn, const struct job_spec *spec, int64_t *id_ou
         max_attempts,
         spec->idempotency_key, /* NULL -> SQL NULL */
         spec->traceparent,
+        parents,
+        spec->run_on_parent_failure ? "run" : "cancel",
     };
     bool traced = spec->traceparent != NULL;
-    PGresult *res = PQexecParams(conn, traced ? enqueue_traced_sql : enqueue_sql, traced ? 8 : 7,
-                                 NULL, params, NULL, NULL, 0);
+    const char *sql = parents != NULL ? enqueue_deps_sql
+                      : traced        ? enqueue_traced_sql
+                                      : enqueue_sql;
+    int nparams = parents != NULL ? 10 : traced ? 8 : 7;
+    PGresult *res = PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
+    free(parents);
     int rc = JOBD_OK;
     char msg[200];
     if (res == NULL) {
@@ -81,6 +109,8 @@ pg_txn_enqueue(struct pg_conn *conn, const struct job_spec *spec, int64_t *id_ou
                                 "jobd.enqueue: the idempotency key is already used: %s", msg);
         else if (PQstatus(conn) != CONNECTION_OK || (state != NULL && strncmp(state, "08", 2) == 0))
             rc = jobd_error_set(err, JOBD_E_UNAVAILABLE, NULL, "jobd.enqueue: %s", msg);
+        else if (state != NULL && strcmp(state, "23503") == 0) /* foreign_key_violation */
+            rc = jobd_error_set(err, JOBD_E_INVALID, "depends_on", "%s", msg);
         else if (state != NULL && strcmp(state, "54000") == 0) /* program_limit_exceeded */
             rc = jobd_error_set(err, JOBD_E_TOOBIG, NULL, "%s", msg);
         else if (state != NULL && strncmp(state, "22", 2) == 0) /* data exception */
