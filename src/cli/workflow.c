@@ -3,7 +3,7 @@
  * workflow through the API (docs/API.md, "Workflows"; docs/CLI.md,
  * "`jobd workflow`"). Thin: submit sends the file's JSON as it is written
  * (the server checks the steps and names the one at fault), cancel and
- * retry print the server's answer, delete prints nothing. show is in
+ * retry print the workflow the server answers, delete prints nothing. show is in
  * wftree.c.
  */
 #include <errno.h>
@@ -30,9 +30,11 @@ static const char workflow_usage[] =
     "  show    the workflow: on a terminal its steps as a tree with their statuses\n"
     "          (roots first, each step under its parents; a step with several parents\n"
     "          is drawn once, then named as shown above), as JSON when piped\n"
-    "  cancel  cancels every step that has not ended; prints the server's answer\n"
-    "  retry   puts every dead or cancelled step back to pending or waiting\n"
-    "  delete  deletes a workflow whose steps have all ended, with their jobs\n";
+    "  cancel  cancels every step that has not ended (a running one is asked to stop)\n"
+    "  retry   puts every dead or cancelled step back to pending, or waiting while a\n"
+    "          parent has not ended; both print the workflow as JSON, as show piped\n"
+    "  delete  deletes a workflow whose steps have all ended, with their jobs (prints\n"
+    "          nothing; the token needs admin)\n";
 
 /* A workflow file's size at most: the API's limit of a batch body. */
 #define WF_FILE_MAX (16L * 1024 * 1024)

@@ -6,7 +6,7 @@
 // status (green: that dependency is met). The graph scrolls inside its box,
 // so a workflow of hundreds of steps stays usable. Actions as the job view
 // has them: cancel (a step has not ended), retry (a step is dead or
-// cancelled), delete (every step has ended).
+// cancelled), delete (every step has ended; an admin token, as the route).
 import { html } from '../html.js';
 import { app, update, refresh } from '../state.js';
 import { get, post, del } from '../api.js';
@@ -108,7 +108,7 @@ function Actions({ w }) {
   const b = [];
   if ((c.dead || 0) + (c.cancelled || 0) > 0) b.push(['retry', 'Retry']);
   if (w.status === 'running') b.push(['cancel', 'Cancel']);
-  if (w.status !== 'running') b.push(['delete', 'Delete']);
+  if (w.status !== 'running' && can('admin')) b.push(['delete', 'Delete']); // admin, as DELETE /v1/jobs/{id}
   return html`<div class="actions">${b.map(([v, label]) => html`<button
     class=${v === 'delete' ? 'danger' : v === 'retry' ? 'primary' : ''} disabled=${app.busy}
     onClick=${() => action(w, v)}>${label}</button>`)}</div>`;
