@@ -173,12 +173,14 @@ check_actions() {
     run workflow delete "$w2"
     [ $rc -eq 1 ] && grep -q '^jobd workflow delete: .*(HTTP 409)' "$dir/e" || fail "delete of a running workflow: rc=$rc $(cat "$dir/e")"
     run workflow cancel "$w2"
-    [ $rc -eq 0 ] || fail "workflow cancel: rc=$rc $(cat "$dir/e")"
+    [ $rc -eq 0 ] && py "assert d['id'] == $w2 and len(d['steps']) == 2, d" ||
+        fail "workflow cancel prints the workflow: rc=$rc $(cat "$dir/o" "$dir/e")"
     sw_wait_for 30 "k to be cancelled" wf_status "$w2" k cancelled
     sw_wait_for 30 "h to be cancelled" wf_status "$w2" h cancelled
     touch "$dir/go"
     run workflow retry "$w2"
-    [ $rc -eq 0 ] || fail "workflow retry: rc=$rc $(cat "$dir/e")"
+    [ $rc -eq 0 ] && py "assert d['id'] == $w2 and d['status'] == 'running', d" ||
+        fail "workflow retry prints the workflow: rc=$rc $(cat "$dir/o" "$dir/e")"
     sw_wait_for 30 "k to succeed after the retry" wf_status "$w2" k succeeded
     run workflow delete "$w2"
     [ $rc -eq 0 ] && [ ! -s "$dir/o" ] || fail "workflow delete: rc=$rc $(cat "$dir/e")"

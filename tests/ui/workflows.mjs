@@ -94,7 +94,7 @@ export async function workflowSuite(t) {
     await page.click('section.workflow .actions >> text=Delete');
     await page.waitForSelector('.dialog');
     check((await page.textContent('.dialog p')).includes('4 steps'), 'the confirmation counts the steps');
-    await page.click('.dialog >> text=Delete workflow');
+    await page.click('.dialog button:has-text("Delete workflow")');
     await until('the list again', async () => page.url().endsWith('#/workflows'));
     check((await api('GET', `/v1/workflows/${id}`)).status === 404, 'deleted in the API');
     // ---- cancel ----
@@ -105,7 +105,7 @@ export async function workflowSuite(t) {
     await page.waitForSelector('svg a.wf-node[data-ref=hold].s-running');
     await page.click('section.workflow .actions >> text=Cancel');
     await page.waitForSelector('.dialog');
-    await page.click('.dialog >> text=Cancel steps');
+    await page.click('.dialog button:has-text("Cancel steps")');
     await until('both steps cancelled in the graph', async () =>
       Object.values(await boxes()).every((x) => status(x.cls) === 'cancelled'), 15000);
     ok('retry, delete (confirmed) and cancel through the buttons');
