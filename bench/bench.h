@@ -91,6 +91,15 @@ void server_start(struct server *s, const char *jobd, const char *url);
 int head(char *out, size_t len, const char *bench, struct db *d, const char *variant,
          const char *mode, long long n, long long conc, const char *settings);
 
+/* bench_lat.c: latencies. read_lat appends the samples of a cworker --out
+ * file to *v (grown with realloc) and returns its "handled" count, or -1;
+ * pct is the nearest-rank percentile of a sorted array (NAN when empty);
+ * jnum prints x with two decimals or null into one of 6 static slots. */
+int cmp_dbl(const void *a, const void *b);
+double pct(const double *v, size_t n, double p);
+const char *jnum(double x, int slot);
+long long read_lat(const char *path, double **v, size_t *n, size_t *cap);
+
 /* bench_db.c: seeding and counting straight in the store (db_open resets it). */
 bool is_pg(const char *url);
 void db_exec(struct db *d, const char *sql);
@@ -121,5 +130,7 @@ int cmd_enqueue(void);
 int cmd_process(void);
 int cmd_lateness(void);
 int cmd_scaling(void);
+int cmd_deps_chain(void);
+int cmd_deps_fanout(void);
 
 #endif

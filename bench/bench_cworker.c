@@ -16,6 +16,40 @@ static double *g_lat;
 static long long g_lat_cap;
 static atomic_llong g_lat_n;
 
+/*
+ * The instants chain parents' handlers returned, by job id, for the child
+ * that names its parent in "after" (jobd_bench deps-chain): open addressing,
+ * written once per parent, read by its child after the parent's completion.
+ */
+#define ENDS_CAP 65536
+static atomic_llong g_end_id[ENDS_CAP];
+static atomic_llong g_end_us[ENDS_CAP];
+
+static void
+end_put(long long id, long long us)
+{
+    for (size_t i = (size_t)id % ENDS_CAP, k = 0; k < ENDS_CAP; i = (i + 1) % ENDS_CAP, k++) {
+        long long zero = 0;
+        if (atomic_compare_exchange_strong(&g_end_id[i], &zero, id) || zero == id) {
+            atomic_store(&g_end_us[i], us);
+            return;
+        }
+    }
+}
+
+static long long
+end_get(long long id)
+{
+    for (size_t i = (size_t)id % ENDS_CAP, k = 0; k < ENDS_CAP; i = (i + 1) % ENDS_CAP, k++) {
+        long long got = atomic_load(&g_end_id[i]);
+        if (got == id)
+            return atomic_load(&g_end_us[i]);
+        if (got == 0)
+            return 0;
+    }
+    return 0;
+}
+
 static void
 on_term(int sig)
 {
@@ -25,8 +59,10 @@ on_term(int sig)
 
 /*
  * The no-op handler; with --out it records now - due ("due_us" or the
- * harness's "due" in ms). A payload with "fail":true fails, retryably
- * (bench/soak.py's failing jobs).
+ * harness's "due" in ms), or, for a child naming its parent ("after": id),
+ * now - the instant the parent's handler returned ("chain_parent":1 records
+ * it). A payload with "fail":true fails, retryably (bench/soak.py's failing
+ * jobs).
  */
 static int
 noop(jobd_run *run, void *ctx)
@@ -39,7 +75,15 @@ noop(jobd_run *run, void *ctx)
     if (g_lat) {
         const char *p = jobd_run_payload(run), *q;
         double due_ms = NAN;
-        if ((q = strstr(p, "\"due_us\":")))
+        if (strstr(p, "\"chain_parent\":1") != NULL) {
+            end_put(jobd_run_id(run), real_us());
+            return JOBD_HANDLER_OK;
+        }
+        if ((q = strstr(p, "\"after\":"))) {
+            long long end = end_get(strtoll(q + 8, NULL, 10));
+            if (end > 0)
+                due_ms = (double)end / 1000;
+        } else if ((q = strstr(p, "\"due_us\":")))
             due_ms = (double)strtoll(q + 9, NULL, 10) / 1000;
         else if ((q = strstr(p, "\"due\":")))
             due_ms = strtod(q + 6, NULL);

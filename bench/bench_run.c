@@ -21,6 +21,13 @@ cmd_process(void)
     db_seed(&d, n, false, 0);
     double seed_s = mono_s() - s0;
     db_settle(&d);
+    /* --events 1: the event log records (docs/API.md, GET /v1/events) as while a
+     * stream client listens, with no reader: what its triggers cost the store */
+    bool events = strcmp(opt("events", "0"), "1") == 0;
+    if (events)
+        db_exec(&d, d.pg ? "UPDATE jobd.event_log SET listened_at = now()"
+                         : "UPDATE event_log SET listened_at = "
+                           "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)");
     struct workers w;
     struct cpu_snap a, b;
     cpu_snap(&a, NULL, 0, 0, d.pg);
@@ -37,17 +44,20 @@ cmd_process(void)
     snprintf(set, sizeof set,
              "{\"workers\":%lld,\"concurrency_per_worker\":%lld,\"handler\":\"%s\"}", nw, conc,
              strcmp(handler, "c") == 0 ? "C no-op (libjobd)" : "exec /bin/true");
-    snprintf(variant, sizeof variant, "%s handler, %lld worker%s", handler, nw, nw > 1 ? "s" : "");
+    snprintf(variant, sizeof variant, "%s handler, %lld worker%s%s", handler, nw, nw > 1 ? "s" : "",
+             events ? ", event log recording" : "");
     int k = head(line, sizeof line, "process", &d, variant, "throughput", n, conc, set);
     k += snprintf(
         line + k, sizeof line - (size_t)k,
-        ",\"handler\":\"%s\",\"workers\":%lld,\"process_jobs_per_s\":%.0f,\"process_s\":%.3f,"
+        ",\"handler\":\"%s\",\"workers\":%lld,\"events\":%s,\"process_jobs_per_s\":%.0f,"
+        "\"process_s\":%.3f,"
         "\"seed_s\":%.3f,\"failed\":%lld,\"worker_peak_rss_kb\":%ld,\"cpu\":%s,"
         "\"notes\":\"jobs seeded by one INSERT ... SELECT, then %lld worker process%s started "
         "and timed until the store holds n succeeded rows (jobs or jobs_done); worker "
         "start-up is inside the time; worker_pct sums the workers (exec: with their "
         "children)\"",
-        handler, nw, (double)n / secs, secs, seed_s, failed, rss, cpu, nw, nw > 1 ? "es" : "");
+        handler, nw, events ? "true" : "false", (double)n / secs, secs, seed_s, failed, rss, cpu,
+        nw, nw > 1 ? "es" : "");
     if (!ok)
         k += snprintf(line + k, sizeof line - (size_t)k, ",\"error\":\"timed out after %.0f s\"",
                       timeout);
@@ -58,66 +68,6 @@ cmd_process(void)
 }
 
 /* ---------------------------------------------------------------- lateness */
-
-static int
-cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of a sorted array, as the shared harness computes it. */
-static double
-pct(const double *v, size_t n, double p)
-{
-    if (n == 0)
-        return NAN;
-    size_t r = (size_t)ceil(p / 100 * (double)n);
-    if (r < 1)
-        r = 1;
-    if (r > n)
-        r = n;
-    return v[r - 1];
-}
-
-/* x with two decimals, or null (JSON has no NaN); slot picks one of 6 buffers. */
-static const char *
-jnum(double x, int slot)
-{
-    static char b[6][32];
-    if (isnan(x))
-        return "null";
-    snprintf(b[slot], sizeof b[slot], "%.2f", x);
-    return b[slot];
-}
-
-/* Reads {"handled":H,"lat":[...]} written by cworker --out; appends to *v. */
-static long long
-read_lat(const char *path, double **v, size_t *n, size_t *cap)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    long long handled = -1;
-    if (fscanf(f, "{\"handled\":%lld,\"lat\":[", &handled) != 1) {
-        fclose(f);
-        return -1;
-    }
-    double x;
-    while (fscanf(f, "%lf", &x) == 1) {
-        if (*n == *cap) {
-            *cap = *cap ? *cap * 2 : 4096;
-            *v = realloc(*v, *cap * sizeof **v);
-            if (!*v)
-                die("out of memory");
-        }
-        (*v)[(*n)++] = x;
-        if (fgetc(f) != ',')
-            break;
-    }
-    fclose(f);
-    return handled;
-}
 
 /*
  * Enqueues the lateness run's n jobs: one at a time, each due at once, spread/n

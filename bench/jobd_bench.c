@@ -17,9 +17,14 @@
  *   jobd_bench enqueue    --db URL --via http|lib|sql --jobd BIN [--n 20000] [--batch 1000]
  *   jobd_bench process    --db URL --handler c|exec --jobd BIN [--workers 1] [--concurrency 100] [--n 20000]
  *                         [--prefetch P: a C worker's [worker] prefetch; default: its own]
+ *                         [--events 1: the event log records, as while a stream client listens]
  *   jobd_bench lateness   --db URL [--n 2000] [--spread-ms 10000] [--lead-ms 1000] [--lat-file F]
  *                         [--due-now 1: one enqueue at a time, each due at once]
  *   jobd_bench scaling    --db URL --pending N [--future 10000] [--k 5000] [--concurrency 100]
+ *   jobd_bench deps-chain --db URL [--n 300] [--spread-ms 6000] [--lead-ms 30] [--lat-file F]
+ *                         (a child's start after its parent's end, bench_deps.c)
+ *   jobd_bench deps-fanout --db URL [--n 10000] [--concurrency 100]
+ *                         (a fan-out and fan-in beside as many independent jobs)
  *   jobd_bench cworker    --db URL [--concurrency C] [--prefetch P] [--out FILE]   (a worker; used by the others;
  *                         runs jobd_bench_cworker, which links libjobd alone)
  *
@@ -57,7 +62,8 @@ main(int argc, char **argv)
     g_argv = argv;
     signal(SIGPIPE, SIG_IGN);
     if (argc < 2) {
-        fprintf(stderr, "usage: jobd_bench enqueue1|enqueue|process|lateness|scaling|cworker "
+        fprintf(stderr, "usage: jobd_bench "
+                        "enqueue1|enqueue|process|lateness|scaling|deps-chain|deps-fanout|cworker "
                         "--db URL [options] (see the header of bench/jobd_bench.c)\n");
         return 2;
     }
@@ -76,6 +82,10 @@ main(int argc, char **argv)
         rc = cmd_lateness();
     else if (strcmp(c, "scaling") == 0)
         rc = cmd_scaling();
+    else if (strcmp(c, "deps-chain") == 0)
+        rc = cmd_deps_chain();
+    else if (strcmp(c, "deps-fanout") == 0)
+        rc = cmd_deps_fanout();
     else {
         fprintf(stderr, "jobd_bench: unknown subcommand '%s'\n", c);
         rc = 2;
