@@ -31,13 +31,13 @@ export async function load(route, signal) {
   }
 }
 
-// A change of one of its steps' jobs reloads it (events carry no workflow
-// yet: docs/API.md, GET /v1/events); a finished workflow waits for nothing.
+// An event of one of its steps reloads it, also of a step added since the
+// last load (an event names its job's workflow: docs/API.md, GET
+// /v1/events); a finished workflow waits for nothing.
 export function live(route) {
   const w = app.data.w;
   if (!w || w.status !== 'running') return null;
-  const jobs = new Set(w.steps.map((s) => s.job_id));
-  return { match: (ev) => jobs.has(ev.job) || String(ev.workflow) === route.id, slow: true };
+  return { match: (ev) => String(ev.workflow) === route.id, slow: true };
 }
 
 function graphOf(steps) {
