@@ -59,6 +59,8 @@ struct store_event;
 struct workflow;
 struct workflow_spec;
 struct workflow_plan;
+struct workflow_add;
+struct workflow_change;
 
 /*
  * Which jobs a list returns. Zero-initialise, then set status: 0 is
@@ -177,6 +179,9 @@ struct queue_stat {
     int32_t max_running;             /* queue limits (operator.h); 0 = none */
     int32_t rate_limit;              /* 0 = none */
     int64_t rate_per_ms;
+    int32_t group_max_running; /* limits per group (docs/MODEL.md, Groups); 0 = none */
+    int32_t group_rate_limit;  /* 0 = none */
+    int64_t group_rate_per_ms;
     struct {
         int64_t succeeded, failed, dead;
     } throughput_1m; /* store/stats.h */
@@ -332,6 +337,15 @@ struct store_ops {
      * of that name (NULL = any), into ids (room for limit) */
     int (*workflow_ids)(struct store *st, const char *name, int64_t before_id, int limit,
                         int64_t *ids, size_t *n, struct jobd_error *err);
+    /* store/workflow_ops.c: steps checked (job specs); retry: the dead and
+     * cancelled steps' job ids, parents first; NULL without workflows */
+    int (*workflow_add)(struct store *st, int64_t id, const struct workflow_add *add,
+                        int64_t *job_ids, struct jobd_error *err);
+    int (*workflow_cancel)(struct store *st, int64_t id, struct workflow_change *c,
+                           struct jobd_error *err);
+    int (*workflow_retry)(struct store *st, int64_t id, const int64_t *ids, size_t n,
+                          struct workflow_change *c, struct jobd_error *err);
+    int (*workflow_delete)(struct store *st, int64_t id, struct jobd_error *err);
 };
 
 /* Every backend's struct begins with this. */

@@ -69,7 +69,7 @@ export interface paths {
             header?: never;
             path: {
                 /** @description A workflow id; anything but a positive decimal number is no route (404). */
-                id: number;
+                id: components["parameters"]["WorkflowId"];
             };
             cookie?: never;
         };
@@ -77,6 +77,76 @@ export interface paths {
         get: operations["getWorkflow"];
         put?: never;
         post?: never;
+        /**
+         * Delete a workflow whose every step has ended, with the steps' jobs
+         * @description Its steps' jobs go with their keys, attempt history, progress and logs; its idempotency key is free again. Needs `admin`, as DELETE /v1/jobs/{id} does.
+         */
+        delete: operations["deleteWorkflow"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workflows/{id}/steps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow id; anything but a positive decimal number is no route (404). */
+                id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add steps to a running workflow, optionally before waiting steps
+         * @description New steps may depend on existing steps and on each other; each step named in `before` must still be waiting and gains every new step as a parent, atomically with its release (docs/API.md, POST /v1/workflows/{id}/steps). All or nothing.
+         */
+        post: operations["addWorkflowSteps"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workflows/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow id; anything but a positive decimal number is no route (404). */
+                id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel every step that has not ended; running ones are asked to stop */
+        post: operations["cancelWorkflow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workflows/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow id; anything but a positive decimal number is no route (404). */
+                id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry every dead or cancelled step, parents first
+         * @description Each goes back to pending with fresh attempts, or to waiting while a parent has not ended; a step cancelled for its parent comes back with that parent.
+         */
+        post: operations["retryWorkflow"];
         delete?: never;
         options?: never;
         head?: never;
@@ -577,17 +647,44 @@ export interface paths {
         };
         get?: never;
         /**
-         * Set or remove a queue's limits (max_running, rate)
+         * Set or remove a queue's limits (max_running, rate, and per group)
          * @description Kept in the store and honoured where jobs are claimed, by every
          *     worker and server together. A field left out keeps its limit; `null`
          *     removes it. `max_running`: at no instant more than N jobs of the
          *     queue run (claimed ahead by prefetch counts). `rate`: at most `limit`
          *     jobs of the queue start in every window of length `per` aligned to
-         *     multiples of `per` since the Unix epoch. A job a limit holds back
+         *     multiples of `per` since the Unix epoch. `group_max_running` and
+         *     `group_rate` are the same limits counted per group of the queue
+         *     (docs/MODEL.md, Groups). A job a limit holds back
          *     stays pending and due, and uses no attempt. The queue need not have
          *     jobs; it is listed from then on.
          */
         put: operations["putQueueLimits"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/queues/{name}/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A queue name; a bad one is `400 invalid_field` naming `name`. */
+                name: components["parameters"]["QueueNameParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The queue's groups with pending or running jobs, busiest first
+         * @description Busiest first (pending and running together, then by name, the jobs
+         *     without a group first); `group` is null for the jobs without one.
+         *     Reads the queue's pending and running jobs (docs/MODEL.md, Groups).
+         */
+        get: operations["listQueueGroups"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -846,6 +943,21 @@ export interface components {
                 field?: "status";
             };
         };
+        WorkflowRunningError: components["schemas"]["Error"] & {
+            error?: {
+                /** @enum {unknown} */
+                code?: "workflow_running" | "has_waiting_dependents";
+                /** @enum {unknown} */
+                field?: "status" | "id";
+            };
+        };
+        StepNotWaitingError: components["schemas"]["Error"] & {
+            error?: {
+                /** @enum {unknown} */
+                code?: "step_not_waiting" | "workflow_finished";
+                field?: string;
+            };
+        };
         JobRunningError: components["schemas"]["Error"] & {
             error?: {
                 /** @enum {unknown} */
@@ -945,6 +1057,17 @@ export interface components {
              */
             on_parent_failure?: "cancel" | "run";
         };
+        WorkflowStepsSpec: {
+            steps: components["schemas"]["WorkflowStepSpec"][];
+            /** @description Refs of waiting steps that gain every new step as a parent. */
+            before?: string[] | null;
+        };
+        WorkflowStepsAdded: {
+            /** @description Each new step's job id by its ref. */
+            jobs: {
+                [key: string]: number;
+            };
+        };
         WorkflowSubmitted: {
             id: number;
             /** @description Each step's job id by its ref. */
@@ -1037,7 +1160,10 @@ export interface components {
             debounce?: components["schemas"]["EnqueueWindow"] | null;
             /** @description At most one job with `key` (whatever its type and queue) per `for`, from that job's creation: inside the window, 200 with that job, whatever its status, and header `Idempotent-Replayed`. Not with `idempotency_key` or `debounce`. */
             unique?: components["schemas"]["EnqueueWindow"] | null;
+            /** @description The job's group (a tenant, a customer id): due jobs of different groups of a queue are claimed in turn, and the queue's group limits count per group (docs/MODEL.md, Groups). Default none. */
+            group?: components["schemas"]["GroupName"] | null;
         };
+        GroupName: string;
         /** @description A debounce or unique key and its duration. */
         EnqueueWindow: {
             /** @description As an idempotency key, no control characters, no leading or trailing blank. */
@@ -1086,6 +1212,8 @@ export interface components {
             step: string | null;
             /** @description The W3C trace context the job was enqueued with, or null. */
             traceparent: components["schemas"]["Traceparent"] | null;
+            /** @description The job's group, or null (docs/MODEL.md, Groups). */
+            group: components["schemas"]["GroupName"] | null;
             /** @description What the job's current attempt last reported (POST /v1/jobs/{id}/progress), or null when it reported none; read by GET /v1/jobs/{id} and GET /v1/jobs, null in the answers of other routes. */
             progress: components["schemas"]["Progress"] | null;
         };
@@ -1198,6 +1326,8 @@ export interface components {
             lease_expires_at: components["schemas"]["Time"];
             /** @description The job's W3C trace context, for the handler, or null. */
             traceparent: components["schemas"]["Traceparent"] | null;
+            /** @description The job's group, or null. */
+            group: components["schemas"]["GroupName"] | null;
             /** @description A random token (128 bits, the server keeps only its SHA-256) that this attempt's heartbeat, complete, fail and release must carry. */
             lease_token: string;
             /** @description The lease left when the answer was written (rounded down), counted from when the server claimed the job, not from when the claim was sent. */
@@ -1205,7 +1335,8 @@ export interface components {
             /** @description Only for a job with parents (depends_on): one per parent in id order, as they were when the job was claimed. */
             parents?: {
                 id: number;
-                step: null;
+                /** @description The parent's ref when it is a step of a workflow. */
+                step: string | null;
                 type: components["schemas"]["Name"];
                 status: components["schemas"]["JobStatus"];
                 /** @description What the parent's handler returned (any JSON value), or null. */
@@ -1286,6 +1417,10 @@ export interface components {
             max_running: number | null;
             /** @description At most `limit` starts in each window of `per`; null = no limit. */
             rate: components["schemas"]["QueueRate"] | null;
+            /** @description At most this many jobs of any one of its groups run at once; null = no limit. */
+            group_max_running: number | null;
+            /** @description At most `limit` starts of any one of its groups in each window of `per`; null = no limit. */
+            group_rate: components["schemas"]["QueueRate"] | null;
             /** @description Jobs that succeeded, failed (back to pending) and went dead in the last minute. */
             throughput_1m: {
                 succeeded: number;
@@ -1435,6 +1570,24 @@ export interface components {
                 "application/json": components["schemas"]["InvalidStateError"];
             };
         };
+        /** @description A step of the workflow has not ended (cancel it first; code workflow_running), or a waiting job outside it depends on a step (code has_waiting_dependents). */
+        WorkflowRunning: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["WorkflowRunningError"];
+            };
+        };
+        /** @description A step named in `before` is no longer waiting (code step_not_waiting, field before[k]), or every step of the workflow has ended (code workflow_finished). */
+        StepNotWaiting: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["StepNotWaitingError"];
+            };
+        };
         /** @description The job is running (cancel it first; code job_running), or a waiting job depends on it (delete or cancel that one first; code has_waiting_dependents). */
         JobRunning: {
             headers: {
@@ -1524,6 +1677,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description A workflow id; anything but a positive decimal number is no route (404). */
+        WorkflowId: number;
         /** @description A job id; anything but a positive decimal number is no route (404). */
         JobId: number;
         /** @description An attempt number; anything but a positive decimal number is no route (404). */
@@ -1764,7 +1919,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description A workflow id; anything but a positive decimal number is no route (404). */
-                id: number;
+                id: components["parameters"]["WorkflowId"];
             };
             cookie?: never;
         };
@@ -1782,6 +1937,124 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    deleteWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow id; anything but a positive decimal number is no route (404). */
+                id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["WorkflowRunning"];
+            415: components["responses"]["UnsupportedMediaType"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    addWorkflowSteps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow id; anything but a positive decimal number is no route (404). */
+                id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkflowStepsSpec"];
+            };
+        };
+        responses: {
+            /** @description Each new step's job id by ref. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowStepsAdded"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["StepNotWaiting"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    cancelWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow id; anything but a positive decimal number is no route (404). */
+                id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workflow after the cancel (running steps stay running until their workers stop them). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workflow"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    retryWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow id; anything but a positive decimal number is no route (404). */
+                id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workflow after the retry. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workflow"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };
@@ -2705,6 +2978,8 @@ export interface operations {
                 "application/json": {
                     max_running?: number | null;
                     rate?: components["schemas"]["QueueRate"] | null;
+                    group_max_running?: number | null;
+                    group_rate?: components["schemas"]["QueueRate"] | null;
                 };
             };
         };
@@ -2723,6 +2998,41 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    listQueueGroups: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description A queue name; a bad one is `400 invalid_field` naming `name`. */
+                name: components["parameters"]["QueueNameParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The groups. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        groups: {
+                            group: components["schemas"]["GroupName"] | null;
+                            pending: number;
+                            running: number;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             default: components["responses"]["Unexpected"];
         };
     };

@@ -50,6 +50,8 @@ struct sqlite_store {
     size_t next_evict; /* round-robin victim once the cache is full */
     struct sq_cached cache[SQ_CACHE_MAX];
     struct qlimits_cache qlim; /* the limited queues (qlimits.h) */
+    int64_t groups_forgot_us;  /* monotonic: the last sq_groups_forget of a claim */
+    char *group_cursor;        /* the claimed queue's round-robin cursor (qlimits_cursor) */
     struct sq_stats stats;     /* the open transaction's counts (sqlite/stats.c) */
 };
 
@@ -62,8 +64,8 @@ struct sqlite_store {
     "id, queue, type, payload, status, priority, run_at, attempt, max_attempts, "                  \
     "idempotency_key, schedule, scheduled_for, worker_id, lease_expires_at, "                      \
     "timeout_ms, cancel_requested, last_error, result, created_at, started_at, "                   \
-    "finished_at, attempt_floor, traceparent"
-#define SQ_JOB_NCOLS 23
+    "finished_at, attempt_floor, traceparent, grp"
+#define SQ_JOB_NCOLS 24
 
 static inline struct sqlite_store *
 sq_of(struct store *st)
@@ -152,6 +154,24 @@ int sq_qlimits_covers(struct sqlite_store *s, const struct claim_req *req, bool 
 int sq_qlimits_claim(struct sqlite_store *s, const struct claim_req *req, struct job_list *out,
                      int *left, struct jobd_error *err);
 int sq_qlimits_fill(struct sqlite_store *s, struct queue_stat *v, size_t n, struct jobd_error *err);
+
+/*
+ * Groups (sqlite/groups.c; docs/DESIGN.md, Groups). sq_groups_noted: a job
+ * of group (NULL = none) was just enqueued into queue: marks the queue
+ * grouped and notes the group ('' for none, in a grouped queue). sq_groups_claim: the fair claim of grouped queue q, up to n
+ * due jobs of req's types onto out, within lim's group limits (NULL =
+ * none), in the caller's write transaction; window_us starts lim's
+ * group_rate window. sq_groups_forget: forgets q's groups with nothing
+ * pending and no running rate window (rate_per_ms 0 = no group_rate), and
+ * unmarks q when none of its pending jobs has a group.
+ */
+int sq_groups_noted(struct sqlite_store *s, const char *queue, const char *group,
+                    struct jobd_error *err);
+int sq_groups_claim(struct sqlite_store *s, const char *q, const struct claim_req *req, int n,
+                    int64_t now, const struct qlimits_row *lim, int64_t window_us,
+                    struct job_list *out, struct jobd_error *err);
+int sq_groups_forget(struct sqlite_store *s, const char *q, int64_t rate_per_ms, int64_t now,
+                     struct jobd_error *err);
 
 /*
  * The file behind the path (sqlite/file.c). sq_file_before_open: a
@@ -255,16 +275,24 @@ int sq_enqueue_window(struct sqlite_store *s, const struct job_spec *sp, int64_t
 /* Deletes up to limit expired unique windows (store_keys_expire). */
 int sq_op_keys_expire(struct store *st, int limit, int *deleted, struct jobd_error *err);
 /*
- * Retention (sqlite/admin.c, sqlite/prune.c): a step of a workflow goes
- * only with its whole workflow, not while another of its steps is live or
- * ended after the cutoff ?1. t is the jobs_done row's table name.
+ * Retention (sqlite/admin.c, sqlite/prune.c): a step of a workflow is
+ * never in a batch of jobs; it goes only with its whole workflow
+ * (sq_prune_workflows). t is the jobs_done row's table name.
  */
 #define SQ_WF_SETTLED(t)                                                                           \
-    " AND NOT EXISTS (SELECT 1 FROM workflow_steps ws JOIN workflow_steps wo"                      \
-    "   ON wo.workflow = ws.workflow WHERE ws.job_id = " t ".id AND ("                             \
-    "   EXISTS (SELECT 1 FROM jobs j WHERE j.id = wo.job_id)"                                      \
-    "   OR EXISTS (SELECT 1 FROM jobs_waiting w WHERE w.id = wo.job_id)"                           \
-    "   OR EXISTS (SELECT 1 FROM jobs_done x WHERE x.id = wo.job_id AND x.finished_at >= ?1)))"
+    " AND NOT EXISTS (SELECT 1 FROM workflow_steps ws WHERE ws.job_id = " t ".id)"
+/*
+ * Whole workflows (sqlite/prune.c): those whose every step ended before
+ * ok_cut (all succeeded) or failed_cut (some did not; either may be
+ * SQ_NO_CUT: that kind is kept), oldest first, while the steps taken number
+ * fewer than limit, in a transaction of their own; *deleted gets the jobs
+ * added. sq_workflow_delete_rows (sqlite/workflow_ops.c) deletes one,
+ * inside the open transaction.
+ */
+#define SQ_NO_CUT INT64_MIN
+int sq_prune_workflows(struct sqlite_store *s, int64_t ok_cut, int64_t failed_cut, int limit,
+                       int *deleted, struct jobd_error *err);
+int sq_workflow_delete_rows(struct sqlite_store *s, int64_t id, struct jobd_error *err);
 /* Workflows (store/workflow.h; sqlite/workflow.c). */
 struct workflow;
 struct workflow_spec;
@@ -275,6 +303,16 @@ int sq_op_workflow_submit(struct store *st, const struct workflow_spec *spec,
 int sq_op_workflow_get(struct store *st, int64_t id, struct workflow *out, struct jobd_error *err);
 int sq_op_workflow_ids(struct store *st, const char *name, int64_t before_id, int limit,
                        int64_t *ids, size_t *n, struct jobd_error *err);
+/* sqlite/workflow_ops.c (store/workflow.h) */
+struct workflow_add;
+struct workflow_change;
+int sq_op_workflow_add(struct store *st, int64_t id, const struct workflow_add *add,
+                       int64_t *job_ids, struct jobd_error *err);
+int sq_op_workflow_cancel(struct store *st, int64_t id, struct workflow_change *c,
+                          struct jobd_error *err);
+int sq_op_workflow_retry(struct store *st, int64_t id, const int64_t *ids, size_t n,
+                         struct workflow_change *c, struct jobd_error *err);
+int sq_op_workflow_delete(struct store *st, int64_t id, struct jobd_error *err);
 int sq_op_deps_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 int sq_op_parents_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 /* Waiting job id -> cancelled: 1, or 0 if it is not waiting, or an error. */
