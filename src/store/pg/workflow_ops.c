@@ -459,7 +459,7 @@ PG_STMT(st_wfo_lock_parents,
     "SELECT d.id, d.queue, d.type, d.payload, '" status "', d.priority, " PG_NOW("$2") "," \
     "       d.attempt, d.attempt, d.max_attempts, d.idempotency_key, d.schedule,"        \
     "       d.scheduled_for, NULL, NULL, d.timeout_ms, false, d.last_error, NULL,"       \
-    "       d.created_at, NULL, NULL, d.traceparent, d.has_children FROM d"
+    "       d.created_at, NULL, NULL, d.traceparent, d.has_children, d.grp FROM d"
 PG_STMT(st_wfo_retry_one,
      "WITH d AS (DELETE FROM jobd.jobs_done WHERE id = $1::bigint"
      "           AND status IN ('dead', 'cancelled') RETURNING *),"

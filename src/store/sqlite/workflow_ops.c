@@ -217,7 +217,7 @@ sq_op_workflow_cancel(struct store *st, int64_t id, struct workflow_change *c,
 #define SQ_WF_RETRY(table, status)                                                                 \
     "INSERT INTO " table " (" SQ_JOB_COLS ") SELECT id, queue, type, payload, '" status            \
     "', priority, ?2, attempt, max_attempts, idempotency_key, schedule, scheduled_for, NULL, "     \
-    "NULL, timeout_ms, 0, last_error, NULL, created_at, NULL, NULL, attempt, traceparent "         \
+    "NULL, timeout_ms, 0, last_error, NULL, created_at, NULL, NULL, attempt, traceparent, grp "    \
     "FROM jobs_done WHERE id = ?1 AND status IN ('dead', 'cancelled')"
 
 /* Step job id back to pending, or waiting while a parent has not ended. */
