@@ -116,6 +116,22 @@ struct jobd_job_opts {
     const int64_t *depends_on;
     size_t n_depends_on;
     bool run_on_parent_failure;
+    /* NULL = none; the job's group, e.g. a tenant ([A-Za-z0-9._:-]{1,128}):
+     * a queue's due jobs of different groups are claimed in turn, and its
+     * group limits count per group (docs/MODEL.md, Groups). */
+    const char *group;
+    /* Debounce (docs/MODEL.md, Debounce and unique windows): with a key, a
+     * pending job of the same type and queue enqueued with that key is
+     * replaced in place (new payload and priority, due debounce_ms from
+     * now), else a job due debounce_ms from now is made. Not with
+     * run_at_us, depends_on, an idempotency key or a unique window. */
+    const char *debounce_key;
+    int64_t debounce_ms;
+    /* Unique window: with a key, at most one job per key in unique_ms from
+     * the first one's creation; inside it the enqueue returns that job's id.
+     * Not with an idempotency key. */
+    const char *unique_key;
+    int64_t unique_ms;
 };
 
 /*
@@ -153,7 +169,9 @@ struct pg_conn;
  * except that timeout_ms must be 0 (jobd.enqueue has no such parameter); a
  * traceparent needs schema version 22 (jobd.enqueue's 8th argument),
  * depends_on version 27 (its depends_on and on_parent_failure; a parent
- * that names no job is JOBD_E_INVALID with err->field "depends_on").
+ * that names no job is JOBD_E_INVALID with err->field "depends_on"), a
+ * group version 30; a debounce or a unique window is JOBD_E_INVALID here
+ * (jobd.enqueue takes neither: use jobd_enqueue).
  * jobd.enqueue takes the payload as jsonb, so it is stored as PostgreSQL
  * prints jsonb ({"a": 1}), not in jobd's canonical form. With an idempotency
  * key, a replay (same type, queue and payload, compared as jsonb) returns the

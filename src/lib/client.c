@@ -115,6 +115,9 @@ lib_spec_from_opts(const struct jobd_job_opts *opts, const char *field_prefix,
     spec->depends_on = opts->depends_on;
     spec->n_depends_on = opts->n_depends_on;
     spec->run_on_parent_failure = opts->run_on_parent_failure;
+    spec->group = opts->group;
+    spec->debounce = (struct job_window){.key = opts->debounce_key, .for_ms = opts->debounce_ms};
+    spec->unique = (struct job_window){.key = opts->unique_key, .for_ms = opts->unique_ms};
     return job_spec_validate(spec, field_prefix, err);
 }
 
@@ -183,6 +186,11 @@ jobd_enqueue_pg(struct pg_conn *conn, const struct jobd_job_opts *opts, int64_t 
         return jobd_error_set(err, JOBD_E_INVALID, "timeout_ms",
                               "timeout_ms is not supported "
                               "by jobd_enqueue_pg (jobd.enqueue has no timeout); leave it 0");
+    if (opts != NULL && (opts->debounce_key != NULL || opts->unique_key != NULL))
+        return jobd_error_set(err, JOBD_E_INVALID,
+                              opts->debounce_key != NULL ? "debounce_key" : "unique_key",
+                              "debounce and unique windows are not supported by "
+                              "jobd_enqueue_pg (jobd.enqueue takes neither); use jobd_enqueue");
     struct job_spec spec;
     char *payload = NULL;
     int rc = lib_spec_from_opts(opts, NULL, &spec, &payload, err);

@@ -439,6 +439,7 @@ extern const char pg_step_events_deps[];
 /* Schema version 26, workflows (pg/schema_workflows.c). */
 extern const char pg_step_workflows[];
 extern const char pg_step_enqueue_deps[];
+extern const char pg_step_enqueue_group[];
 /* Schema version 28, debounce and unique keys (pg/schema_enqkeys.c). */
 extern const char pg_step_enqkeys[];
 /* Schema version 29, groups (pg/schema_groups.c). */

@@ -31,6 +31,10 @@ static const char enqueue_sql[] = ENQUEUE_ARGS ")";
 static const char enqueue_traced_sql[] = ENQUEUE_ARGS ", $8::text)";
 static const char enqueue_deps_sql[] = ENQUEUE_ARGS ", $8::text, depends_on => $9::bigint[], "
                                                     "on_parent_failure => $10::text)";
+/* With a group: schema version 30 (pg/schema_enqueue_group.c). */
+static const char enqueue_group_sql[] = ENQUEUE_ARGS ", $8::text, depends_on => $9::bigint[], "
+                                                     "on_parent_failure => $10::text, "
+                                                     "\"group\" => $11::text)";
 
 /* "{1,2,3}": the parents as an array literal, malloc'd; NULL on OOM. */
 static char *
@@ -75,7 +79,7 @@ pg_txn_enqueue(struct pg_conn *conn, const struct job_spec *spec, int64_t *id_ou
     char *parents = spec->n_depends_on > 0 ? parents_literal(spec) : NULL;
     if (spec->n_depends_on > 0 && parents == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
-    const char *params[10] = {
+    const char *params[11] = {
         spec->type,
         spec->payload != NULL ? spec->payload : "{}",
         spec->queue != NULL ? spec->queue : JOB_DEFAULT_QUEUE,
@@ -86,12 +90,14 @@ pg_txn_enqueue(struct pg_conn *conn, const struct job_spec *spec, int64_t *id_ou
         spec->traceparent,
         parents,
         spec->run_on_parent_failure ? "run" : "cancel",
+        spec->group,
     };
     bool traced = spec->traceparent != NULL;
-    const char *sql = parents != NULL ? enqueue_deps_sql
-                      : traced        ? enqueue_traced_sql
-                                      : enqueue_sql;
-    int nparams = parents != NULL ? 10 : traced ? 8 : 7;
+    const char *sql = spec->group != NULL ? enqueue_group_sql
+                      : parents != NULL   ? enqueue_deps_sql
+                      : traced            ? enqueue_traced_sql
+                                          : enqueue_sql;
+    int nparams = spec->group != NULL ? 11 : parents != NULL ? 10 : traced ? 8 : 7;
     PGresult *res = PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
     free(parents);
     int rc = JOBD_OK;
