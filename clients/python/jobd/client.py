@@ -11,6 +11,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 from . import _routes as R
 from . import errors
 from ._http import Transport
+from .workflows import Workflows
 from .types import (Attempt, Duration, Job, Queue, Schedule, Time, WorkerInfo,
                     format_duration, format_time, parse_time)
 
@@ -40,7 +41,8 @@ def job_spec(type: str, payload: Any = None, *, queue: Optional[str] = None,
              priority: Optional[int] = None, run_at: Optional[Time] = None,
              in_: Optional[Duration] = None, max_attempts: Optional[int] = None,
              idempotency_key: Optional[str] = None, timeout: Optional[Duration] = None,
-             traceparent: Optional[str] = None,
+             traceparent: Optional[str] = None, depends_on: Optional[Sequence[int]] = None,
+             on_parent_failure: Optional[str] = None,
              extra: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
     """The JSON body of one job for POST /v1/jobs or an item of
     enqueue_many (docs/API.md, POST /v1/jobs): only the fields given.
@@ -64,6 +66,10 @@ def job_spec(type: str, payload: Any = None, *, queue: Optional[str] = None,
         body["timeout"] = format_duration(timeout)
     if traceparent is not None:
         body["traceparent"] = traceparent
+    if depends_on is not None:
+        body["depends_on"] = list(depends_on)
+    if on_parent_failure is not None:
+        body["on_parent_failure"] = on_parent_failure
     body.update(extra or {})
     return body
 
@@ -77,7 +83,8 @@ def _spec_of(item: Union[Mapping[str, Any], Tuple[Any, ...]]) -> Dict[str, Any]:
     if "in" in m:
         m["in_"] = m.pop("in")
     known = {"type", "payload", "queue", "priority", "run_at", "in_", "max_attempts",
-             "idempotency_key", "timeout", "traceparent", "extra"}
+             "idempotency_key", "timeout", "traceparent", "depends_on", "on_parent_failure",
+             "extra"}
     extra = {k: m.pop(k) for k in list(m) if k not in known}
     if extra:
         m["extra"] = {**extra, **(m.get("extra") or {})}
@@ -103,6 +110,7 @@ class Client:
         self.transport = Transport(server, token, timeout, retries, backoff)
         self.schedules = Schedules(self.transport)
         self.queues = Queues(self.transport)
+        self.workflows = Workflows(self.transport)
         self._wait_supported = True
 
     @property
@@ -125,7 +133,8 @@ class Client:
                 priority: Optional[int] = None, run_at: Optional[Time] = None,
                 in_: Optional[Duration] = None, max_attempts: Optional[int] = None,
                 idempotency_key: Optional[str] = None, timeout: Optional[Duration] = None,
-                traceparent: Optional[str] = None,
+                traceparent: Optional[str] = None, depends_on: Optional[Sequence[int]] = None,
+                on_parent_failure: Optional[str] = None,
                 extra: Optional[Mapping[str, Any]] = None) -> Job:
         """Enqueues one job (POST /v1/jobs) and returns it. With an
         idempotency_key the same call again returns the same job (and is
@@ -133,10 +142,14 @@ class Client:
         type, queue or payload raises Conflict (idempotency_conflict).
         traceparent: a W3C traceparent the job carries to its handlers and
         log lines (docs/API.md, Trace context); a bad one raises BadRequest
-        naming it."""
+        naming it. depends_on: ids of jobs this one waits for (status
+        "waiting" until they have all ended; an unknown id raises BadRequest
+        naming depends_on); on_parent_failure: "cancel" (default) or "run",
+        what it does when a parent did not succeed (docs/API.md, Dependencies)."""
         body = job_spec(type, payload, queue=queue, priority=priority, run_at=run_at, in_=in_,
                         max_attempts=max_attempts, idempotency_key=idempotency_key,
-                        timeout=timeout, traceparent=traceparent, extra=extra)
+                        timeout=timeout, traceparent=traceparent, depends_on=depends_on,
+                        on_parent_failure=on_parent_failure, extra=extra)
         a = self.transport.request(R.JOB_CREATE, body=body,
                                    safe=body.get("idempotency_key") is not None)
         return Job(a.body)

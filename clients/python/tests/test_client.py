@@ -2,6 +2,7 @@
 import datetime as dt
 import os
 import unittest
+from typing import Any, Dict, List
 from unittest import mock
 
 import harness
@@ -93,6 +94,63 @@ class ClientCases(unittest.TestCase):
             self.assertEqual((j.payload, j.queue, j.type), ({"i": i}, q, t))
         self.assertEqual(len(self.c.enqueue_many([(t, {"pair": True})])), 1)
         self.assertEqual(self.c.enqueue_many([]), [])
+
+    def test_enqueue_depends_on(self) -> None:
+        q, tp, tc, tx = unique("deps"), unique("deps.p"), unique("deps.c"), unique("deps.x")
+        p1, p2 = self.c.enqueue(tp, queue=q), self.c.enqueue(tp, queue=q)
+        child = self.c.enqueue(tc, queue=q, depends_on=[p2.id, p1.id])
+        self.assertEqual((child.status, child.depends_on, child.on_parent_failure),
+                         ("waiting", [p1.id, p2.id], "cancel"))
+        self.assertEqual((child.workflow, child.step), (None, None))
+        self.assertEqual(self.c.get(child.id).depends_on, [p1.id, p2.id])
+        # a parent that does not succeed: cancel (the default) or run anyway
+        px = self.c.enqueue(tx, queue=q)
+        cc = self.c.enqueue(tc, queue=q, depends_on=[px.id], on_parent_failure="cancel")
+        cr = self.c.enqueue(tc, queue=q, depends_on=[px.id], on_parent_failure="run")
+        ids = self.c.enqueue_many([{"type": tc, "queue": q, "depends_on": [px.id],
+                                    "on_parent_failure": "run"}, (tc, None)])
+        many = [self.c.get(i) for i in ids]
+        self.assertEqual([(j.status, j.depends_on, j.on_parent_failure) for j in many],
+                         [("waiting", [px.id], "run"), ("pending", [], "cancel")])
+        self.c.cancel(px.id)
+        self.assertEqual(self.c.get(cc.id).status, "cancelled")
+        self.assertEqual(self.c.get(cr.id).status, "pending")
+        self.assertEqual(self.c.get(ids[0]).status, "pending")
+        # the parents succeed: the child is released, pending
+        self.run_jobs(q, tp, lambda job, ctx: None)
+        wait_until(lambda: self.c.get(child.id).status == "pending", "the child to be released")
+        with self.assertRaises(jobd.BadRequest) as e:
+            self.c.enqueue(tc, queue=q, depends_on=[2_000_000_000])
+        self.assertEqual((e.exception.code, e.exception.field), ("invalid_field", "depends_on"))
+
+    def test_workflows(self) -> None:
+        q, t, name, key = unique("wf"), unique("wf.type"), unique("wf-name"), unique("wf-key")
+        steps: List[Dict[str, Any]] = [
+            {"ref": "extract", "type": t, "queue": q, "payload": {"day": 6}},
+            {"ref": "load", "type": t, "queue": q, "depends_on": ["extract"],
+             "timeout": dt.timedelta(seconds=30), "in_": 0}]
+        sub = self.c.workflows.submit(name, steps, idempotency_key=key)
+        self.assertEqual(set(sub.jobs), {"extract", "load"})
+        self.assertFalse(sub.replayed)
+        w = self.c.workflows.get(sub.id)
+        self.assertEqual((w.id, w.name, w.status, w.finished_at), (sub.id, name, "running", None))
+        self.assertEqual((w.counts["pending"], w.counts["waiting"]), (1, 1))
+        self.assertEqual([(s.ref, s.job_id, s.depends_on, s.type) for s in w.steps],
+                         [("extract", sub.jobs["extract"], [], t),
+                          ("load", sub.jobs["load"], ["extract"], t)])
+        load = self.c.get(sub.jobs["load"])
+        self.assertEqual((load.workflow, load.step, load.status, load.depends_on, load.timeout_s),
+                         (sub.id, "load", "waiting", [sub.jobs["extract"]], 30))
+        self.assertEqual([x.id for x in self.c.workflows.list(name=name)], [sub.id])
+        self.assertEqual(list(self.c.workflows.list(name=name, status="succeeded")), [])
+        again = self.c.workflows.submit(name, steps, idempotency_key=key)
+        self.assertEqual((again.id, again.jobs, again.replayed), (sub.id, sub.jobs, True))
+        with self.assertRaises(jobd.BadRequest) as e:
+            self.c.workflows.submit(name, [{"ref": "a", "type": t, "depends_on": ["b"]},
+                                           {"ref": "b", "type": t, "depends_on": ["a"]}])
+        self.assertTrue((e.exception.field or "").startswith("steps["), e.exception.field)
+        with self.assertRaises(jobd.NotFound):
+            self.c.workflows.get(2_000_000_000)
 
     def test_get(self) -> None:
         j = self.c.enqueue(unique("get.type"), [1, "two", None], queue=unique("get"))
