@@ -20,6 +20,8 @@ type jobBody struct {
 	IdempotencyKey string   `json:"idempotency_key,omitempty"`
 	TimeoutS       *float64 `json:"timeout_s,omitempty"`
 	Traceparent    string   `json:"traceparent,omitempty"`
+	DependsOn      []int64  `json:"depends_on,omitempty"`
+	OnParentFail   string   `json:"on_parent_failure,omitempty"`
 }
 
 // JobSpec is a job to enqueue with EnqueueMany; make one with Spec.

@@ -85,6 +85,26 @@ func WithTraceparent(tp string) EnqueueOption {
 	return enqueueFunc(func(b *jobBody) { b.Traceparent = tp })
 }
 
+// WithDependsOn makes the job wait (StatusWaiting) until the jobs ids have
+// all ended (docs/API.md, Dependencies); an id that names no job is
+// ErrBadRequest naming the field depends_on.
+func WithDependsOn(ids ...int64) EnqueueOption {
+	return enqueueFunc(func(b *jobBody) { b.DependsOn = append(b.DependsOn, ids...) })
+}
+
+// What a waiting job does when one of its parents did not succeed
+// (WithOnParentFailure).
+const (
+	ParentFailureCancel = "cancel" // the job is cancelled (the default)
+	ParentFailureRun    = "run"    // the job runs anyway
+)
+
+// WithOnParentFailure sets what the job does when a parent did not
+// succeed: ParentFailureCancel (default) or ParentFailureRun.
+func WithOnParentFailure(mode string) EnqueueOption {
+	return enqueueFunc(func(b *jobBody) { b.OnParentFail = mode })
+}
+
 // WithTimeout limits each attempt of the job to d (1ms … 366d): a worker
 // stops the handler and the attempt fails as timed out.
 func WithTimeout(d time.Duration) EnqueueOption {

@@ -33,10 +33,14 @@ var (
 	routeJobAttempts    = route{"GET", "/v1/jobs/{id}/attempts", retryAlways}
 	routeAttemptLog     = route{"GET", "/v1/jobs/{id}/attempts/{attempt}/log", retryAlways}
 	routeJobHeartbeat   = route{"POST", "/v1/jobs/{id}/heartbeat", retryAlways}
+	routeJobProgress    = route{"POST", "/v1/jobs/{id}/progress", retryAlways}
 	routeJobComplete    = route{"POST", "/v1/jobs/{id}/complete", retryAlways}
 	routeJobFail        = route{"POST", "/v1/jobs/{id}/fail", retryAlways}
 	routeJobRelease     = route{"POST", "/v1/jobs/{id}/release", retryAlways}
 	routeClaim          = route{"POST", "/v1/claim", retryNever}
+	routeWorkflowSubmit = route{"POST", "/v1/workflows", retryWithKey}
+	routeWorkflowGet    = route{"GET", "/v1/workflows/{id}", retryAlways}
+	routeWorkflowList   = route{"GET", "/v1/workflows", retryAlways}
 	routeScheduleCreate = route{"POST", "/v1/schedules", retryNever}
 	routeScheduleList   = route{"GET", "/v1/schedules", retryAlways}
 	routeSchedulePut    = route{"PUT", "/v1/schedules/{name}", retryAlways}
