@@ -112,6 +112,74 @@ caseTest("enqueue_many", async () => {
   assert.deepEqual(await c.enqueueMany([]), []);
 });
 
+caseTest("enqueue_depends_on", async () => {
+  const q = `deps-${process.pid}`;
+  const p1 = await c.enqueue("nobody.runs.this", {}, { queue: q });
+  const p2 = await c.enqueue("nobody.runs.this", {}, { queue: q });
+  const child = await c.enqueue("deps.child", {}, { queue: q, depends_on: [p2.id, p1.id] });
+  assert.equal(child.status, "waiting");
+  assert.deepEqual(child.depends_on, [p1.id, p2.id]);
+  assert.equal(child.on_parent_failure, "cancel");
+  assert.equal(child.workflow, null);
+  assert.equal(child.step, null);
+  assert.deepEqual((await c.get(child.id)).depends_on, [p1.id, p2.id]);
+  // a parent that does not succeed: cancel (the default) or run anyway
+  const px = await c.enqueue("nobody.runs.this", {}, { queue: q });
+  const cc = await c.enqueue("deps.child", {}, { queue: q, depends_on: [px.id], on_parent_failure: "cancel" });
+  const cr = await c.enqueue("deps.child", {}, { queue: q, depends_on: [px.id], on_parent_failure: "run" });
+  const many = await c.enqueueMany([
+    { type: "deps.child", queue: q, depends_on: [px.id], on_parent_failure: "run" }, { type: "deps.child", queue: q }]);
+  assert.deepEqual(many.map((j) => [j.status, j.depends_on, j.on_parent_failure]),
+                   [["waiting", [px.id], "run"], ["pending", [], "cancel"]]);
+  await c.cancel(px.id);
+  assert.equal((await c.get(cc.id)).status, "cancelled");
+  assert.equal((await c.get(cr.id)).status, "pending");
+  assert.equal((await c.get(many[0].id)).status, "pending");
+  // the parents succeed (this file's worker runs c.ok): the child is released
+  const ok1 = await c.enqueue("c.ok", 1);
+  const released = await c.enqueue("deps.child", {}, { queue: q, depends_on: [ok1.id] });
+  await until(async () => (await c.get(released.id)).status === "pending", 20000, "the child to be released");
+  await assert.rejects(c.enqueue("deps.child", {}, { queue: q, depends_on: [2_000_000_000] }), (e) => {
+    assert.ok(e instanceof BadRequestError);
+    assert.equal(e.code, "invalid_field");
+    assert.equal(e.field, "depends_on");
+    return true;
+  });
+  for (const id of [p1.id, p2.id, child.id]) await c.cancel(id).catch(() => {});
+});
+
+caseTest("workflows", async () => {
+  const name = `wf-${process.pid}-${Date.now()}`;
+  const key = `${name}-key`;
+  const steps = [{ ref: "extract", type: "wf.step", queue: "wf", payload: { day: 6 } },
+                 { ref: "load", type: "wf.step", queue: "wf", depends_on: ["extract"], timeout: "30s" }];
+  const sub = await c.workflows.submit({ name, idempotency_key: key, steps });
+  assert.deepEqual(Object.keys(sub.jobs).sort(), ["extract", "load"]);
+  const wf = await c.workflows.get(sub.id);
+  assert.equal(wf.id, sub.id);
+  assert.equal(wf.name, name);
+  assert.equal(wf.status, "running");
+  assert.equal(wf.finished_at, null);
+  assert.equal(wf.counts.pending, 1);
+  assert.equal(wf.counts.waiting, 1);
+  assert.deepEqual(wf.steps.map((s) => [s.ref, s.job_id, s.type, s.depends_on]),
+                   [["extract", sub.jobs.extract, "wf.step", []], ["load", sub.jobs.load, "wf.step", ["extract"]]]);
+  const load = await c.get(sub.jobs.load);
+  assert.deepEqual([load.workflow, load.step, load.status, load.depends_on, load.timeout_s],
+                   [sub.id, "load", "waiting", [sub.jobs.extract], 30]);
+  assert.deepEqual((await c.workflows.list({ name })).workflows.map((w) => w.id), [sub.id]);
+  assert.deepEqual((await c.workflows.list({ name, status: "succeeded" })).workflows, []);
+  const again = await c.workflows.submit({ name, idempotency_key: key, steps });
+  assert.deepEqual(again, sub);
+  await assert.rejects(c.workflows.submit({ name, steps: [
+    { ref: "a", type: "wf.step", depends_on: ["b"] }, { ref: "b", type: "wf.step", depends_on: ["a"] }] }), (e) => {
+    assert.ok(e instanceof BadRequestError);
+    assert.match(e.field, /^steps\[/);
+    return true;
+  });
+  await assert.rejects(c.workflows.get(2_000_000_000), NotFoundError);
+});
+
 caseTest("get", async () => {
   const j = await c.enqueue("get.me", { x: 1 }, { queue: "get" });
   const g = await c.get(j.id);
