@@ -11,6 +11,7 @@ import (
 type Queue struct {
 	Name             string     `json:"name"`
 	Paused           bool       `json:"paused"`
+	Waiting          int64      `json:"waiting"` // jobs whose parents have not all ended
 	Pending          int64      `json:"pending"`
 	Running          int64      `json:"running"`
 	Succeeded        int64      `json:"succeeded"`

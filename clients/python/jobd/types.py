@@ -210,11 +210,12 @@ class Schedule(Record):
 class Queue(Record):
     """A queue with its counts and limits (docs/API.md, Queues)."""
 
-    _FIELDS = frozenset({"name", "paused", "pending", "running", "succeeded", "dead",
+    _FIELDS = frozenset({"name", "paused", "waiting", "pending", "running", "succeeded", "dead",
                          "cancelled", "oldest_pending_age_s", "max_running", "rate",
                          "throughput_1m"})
     name: str
     paused: bool
+    waiting: int  # jobs whose parents have not all ended
     pending: int
     running: int
     succeeded: int
