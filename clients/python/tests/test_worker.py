@@ -271,9 +271,9 @@ class WorkerCases(unittest.TestCase):
         self.assertEqual(running.status, "running")
         self.assertEqual((running.progress["percent"], running.progress["message"],
                           running.progress["data"]), (40, "3 of 8 files", {"done": 3}))
-        self.assertEqual(took, [True])
         go_on.set()
         self.status(j.id, "succeeded")
+        self.assertEqual(took, [True])  # read once the handler is past it
         # the attempt is over: its progress is stale, said but not raised
         self.assertFalse(ctxs[0].progress(90, "late"))
         with self.assertRaises(ValueError):
