@@ -32,16 +32,16 @@ func TestCase_enqueue_depends_on(t *testing.T) {
 	if g, err := c.Get(ctx, child.ID); err != nil || !reflect.DeepEqual(g.DependsOn, []int64{p1.ID, p2.ID}) {
 		t.Errorf("get: %v %s", err, g.Raw)
 	}
-	qs, err := c.Queues.List(ctx)
-	found := false
-	for _, x := range qs {
-		if x.Name == q {
-			found = x.Waiting == 1 && x.Pending == 2
+	// a queue counts its waiting jobs (on PostgreSQL about a second late)
+	waitFor(t, 30*time.Second, "the queue to count 1 waiting, 2 pending", func() bool {
+		qs, err := c.Queues.List(ctx)
+		for _, x := range qs {
+			if x.Name == q {
+				return err == nil && x.Waiting == 1 && x.Pending == 2
+			}
 		}
-	}
-	if err != nil || !found {
-		t.Errorf("queue counts (waiting 1, pending 2): %v %+v", err, qs)
-	}
+		return false
+	})
 	// a parent that does not succeed: cancel (the default) or run anyway
 	px, _ := c.Enqueue(ctx, "t.deps.x", nil, jobd.WithQueue(q))
 	cc, _ := c.Enqueue(ctx, "t.deps.c", nil, jobd.WithQueue(q), jobd.WithDependsOn(px.ID),

@@ -123,8 +123,11 @@ caseTest("enqueue_depends_on", async () => {
   assert.equal(child.workflow, null);
   assert.equal(child.step, null);
   assert.deepEqual((await c.get(child.id)).depends_on, [p1.id, p2.id]);
-  const queue = (await c.queues.list()).find((x) => x.name === q);
-  assert.deepEqual([queue?.waiting, queue?.pending], [1, 2]);
+  // a queue counts its waiting jobs (on PostgreSQL about a second late)
+  await until(async () => {
+    const queue = (await c.queues.list()).find((x) => x.name === q);
+    return queue?.waiting === 1 && queue?.pending === 2;
+  }, 20000, "the queue to count 1 waiting, 2 pending");
   // a parent that does not succeed: cancel (the default) or run anyway
   const px = await c.enqueue("nobody.runs.this", {}, { queue: q });
   const cc = await c.enqueue("deps.child", {}, { queue: q, depends_on: [px.id], on_parent_failure: "cancel" });

@@ -103,8 +103,9 @@ class ClientCases(unittest.TestCase):
                          ("waiting", [p1.id, p2.id], "cancel"))
         self.assertEqual((child.workflow, child.step), (None, None))
         self.assertEqual(self.c.get(child.id).depends_on, [p1.id, p2.id])
-        queue = self.c.queues.get(q)
-        self.assertEqual((queue.waiting, queue.pending) if queue else None, (1, 2))
+        # a queue counts its waiting jobs (on PostgreSQL about a second late)
+        wait_until(lambda: (lambda x: x is not None and (x.waiting, x.pending) == (1, 2))(
+            self.c.queues.get(q)), "the queue to count 1 waiting, 2 pending")
         # a parent that does not succeed: cancel (the default) or run anyway
         px = self.c.enqueue(tx, queue=q)
         cc = self.c.enqueue(tc, queue=q, depends_on=[px.id], on_parent_failure="cancel")
