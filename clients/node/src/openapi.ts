@@ -1094,8 +1094,11 @@ export interface components {
             to: components["schemas"]["JobStatus"];
             attempt: number;
             at: components["schemas"]["Time"];
-            /** @description Always null: events do not carry the workflow of their job yet. */
-            workflow: null;
+            /**
+             * Format: int64
+             * @description The workflow the job is a step of, or null (also once it is deleted).
+             */
+            workflow: number | null;
         };
         Progress: {
             percent: number | null;
@@ -2250,6 +2253,8 @@ export interface operations {
                 queue?: components["schemas"]["QueueName"];
                 type?: components["schemas"]["Name"];
                 job?: number;
+                /** @description The steps of this workflow only (also steps added later). */
+                workflow?: number;
             };
             header?: {
                 /** @description The id of the last event the client saw. */
