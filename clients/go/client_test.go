@@ -139,6 +139,29 @@ func TestCase_enqueue_many(t *testing.T) {
 	}
 }
 
+func TestCase_enqueue_debounce_unique(t *testing.T) {
+	t.Parallel()
+	c, ctx, q, k := client(), ctxT(t), uniq("deb"), uniq("deb-key")
+	d1, err1 := c.Enqueue(ctx, "t.deb", map[string]int{"n": 1}, jobd.WithQueue(q), jobd.WithDebounce(k, time.Hour))
+	d2, err2 := c.Enqueue(ctx, "t.deb", map[string]int{"n": 2}, jobd.WithQueue(q), jobd.WithDebounce(k, 2*time.Hour))
+	if err1 != nil || err2 != nil || d1.Debounced || !d2.Debounced || d2.ID != d1.ID || !jsonEq(d2.Payload, []byte(`{"n":2}`)) {
+		t.Fatalf("debounce: %v %v %s %s", err1, err2, d1.Raw, d2.Raw)
+	}
+	if ahead := time.Until(d2.RunAt); ahead < 2*time.Hour-time.Minute || ahead > 2*time.Hour+time.Minute {
+		t.Errorf("debounced run_at %v from now", ahead)
+	}
+	u1, err1 := c.Enqueue(ctx, "t.deb", nil, jobd.WithQueue(q), jobd.WithUnique(k+"-u", time.Hour))
+	u2, err2 := c.Enqueue(ctx, "t.deb", map[string]bool{"other": true}, jobd.WithQueue(q), jobd.WithUnique(k+"-u", time.Hour))
+	if err1 != nil || err2 != nil || u1.Replayed || !u2.Replayed || u2.ID != u1.ID {
+		t.Fatalf("unique: %v %v %s %s", err1, err2, u1.Raw, u2.Raw)
+	}
+	_, err := c.Enqueue(ctx, "t.deb", nil, jobd.WithQueue(q), jobd.WithDebounce(k, time.Hour), jobd.WithIdempotencyKey(k))
+	var e *jobd.Error
+	if !errors.Is(err, jobd.ErrBadRequest) || !errors.As(err, &e) || e.Code != "invalid_field" {
+		t.Errorf("debounce with a key: %v", err)
+	}
+}
+
 func TestCase_get(t *testing.T) {
 	t.Parallel()
 	c, ctx := client(), ctxT(t)

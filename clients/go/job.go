@@ -77,8 +77,10 @@ type Job struct {
 	Raw     json.RawMessage `json:"-"`
 
 	// Replayed is true when Enqueue returned an existing job for its
-	// idempotency key (the header Idempotent-Replayed).
-	Replayed bool `json:"-"`
+	// idempotency or unique key (the header Idempotent-Replayed); Debounced
+	// when it replaced the pending job of its debounce key (Debounced).
+	Replayed  bool `json:"-"`
+	Debounced bool `json:"-"`
 
 	leaseToken string // a claimed job's, for its reports
 }

@@ -105,6 +105,22 @@ func WithOnParentFailure(mode string) EnqueueOption {
 	return enqueueFunc(func(b *jobBody) { b.OnParentFail = mode })
 }
 
+// WithDebounce replaces the pending job of this type and queue enqueued
+// with key (new payload and priority, due d from now; the answer has
+// Debounced set), or makes one due d from now (docs/API.md, Debounce and
+// unique windows). Not with WithRunAt, WithIn, WithDependsOn,
+// WithIdempotencyKey or WithUnique.
+func WithDebounce(key string, d time.Duration) EnqueueOption {
+	return enqueueFunc(func(b *jobBody) { b.Debounce = &window{key, durationText(d)} })
+}
+
+// WithUnique makes at most one job with key per d, from that job's
+// creation: inside the window Enqueue returns that job with Replayed set.
+// Not with WithIdempotencyKey or WithDebounce.
+func WithUnique(key string, d time.Duration) EnqueueOption {
+	return enqueueFunc(func(b *jobBody) { b.Unique = &window{key, durationText(d)} })
+}
+
 // WithTimeout limits each attempt of the job to d (1ms … 366d): a worker
 // stops the handler and the attempt fails as timed out.
 func WithTimeout(d time.Duration) EnqueueOption {

@@ -185,6 +185,22 @@ caseTest("workflows", async () => {
   await assert.rejects(c.workflows.get(2_000_000_000), NotFoundError);
 });
 
+caseTest("enqueue_debounce_unique", async () => {
+  const q = `deb-${process.pid}`;
+  const k = `${q}-${Date.now()}`;
+  const d1 = await c.enqueue("deb.type", { n: 1 }, { queue: q, debounce: { key: k, for: "1h" } });
+  const d2 = await c.enqueue("deb.type", { n: 2 }, { queue: q, debounce: { key: k, for: "2h" } });
+  assert.equal(d2.id, d1.id);
+  assert.deepEqual(d2.payload, { n: 2 });
+  assert.ok(Math.abs(Date.parse(d2.run_at) - Date.now() - 7200_000) < 60_000, d2.run_at);
+  const u1 = await c.enqueue("deb.type", {}, { queue: q, unique: { key: `${k}-u`, for: "1h" } });
+  const u2 = await c.enqueue("deb.type", { other: true }, { queue: q, unique: { key: `${k}-u`, for: "1h" } });
+  assert.equal(u2.id, u1.id);
+  assert.deepEqual(u2.payload, {});
+  await assert.rejects(c.enqueue("deb.type", {}, { queue: q, debounce: { key: k, for: "1h" }, idempotency_key: k }),
+                       (e) => e instanceof BadRequestError && e.code === "invalid_field");
+});
+
 caseTest("get", async () => {
   const j = await c.enqueue("get.me", { x: 1 }, { queue: "get" });
   const g = await c.get(j.id);

@@ -37,12 +37,25 @@ UNSET: Any = _Unset()
 (None, where the API allows it, means null)."""
 
 
+Window = Union[Tuple[str, Duration], Mapping[str, Any]]
+"""A debounce or unique window: (key, for) or {"key": K, "for": DUR}."""
+
+
+def _window(w: Window) -> Dict[str, Any]:
+    if isinstance(w, tuple):
+        key, dur = w
+    else:
+        key, dur = w["key"], w["for"]
+    return {"key": key, "for": format_duration(dur)}
+
+
 def job_spec(type: str, payload: Any = None, *, queue: Optional[str] = None,
              priority: Optional[int] = None, run_at: Optional[Time] = None,
              in_: Optional[Duration] = None, max_attempts: Optional[int] = None,
              idempotency_key: Optional[str] = None, timeout: Optional[Duration] = None,
              traceparent: Optional[str] = None, depends_on: Optional[Sequence[int]] = None,
-             on_parent_failure: Optional[str] = None,
+             on_parent_failure: Optional[str] = None, debounce: Optional[Window] = None,
+             unique: Optional[Window] = None,
              extra: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
     """The JSON body of one job for POST /v1/jobs or an item of
     enqueue_many (docs/API.md, POST /v1/jobs): only the fields given.
@@ -70,6 +83,10 @@ def job_spec(type: str, payload: Any = None, *, queue: Optional[str] = None,
         body["depends_on"] = list(depends_on)
     if on_parent_failure is not None:
         body["on_parent_failure"] = on_parent_failure
+    if debounce is not None:
+        body["debounce"] = _window(debounce)
+    if unique is not None:
+        body["unique"] = _window(unique)
     body.update(extra or {})
     return body
 
@@ -84,7 +101,7 @@ def _spec_of(item: Union[Mapping[str, Any], Tuple[Any, ...]]) -> Dict[str, Any]:
         m["in_"] = m.pop("in")
     known = {"type", "payload", "queue", "priority", "run_at", "in_", "max_attempts",
              "idempotency_key", "timeout", "traceparent", "depends_on", "on_parent_failure",
-             "extra"}
+             "debounce", "unique", "extra"}
     extra = {k: m.pop(k) for k in list(m) if k not in known}
     if extra:
         m["extra"] = {**extra, **(m.get("extra") or {})}
@@ -134,7 +151,8 @@ class Client:
                 in_: Optional[Duration] = None, max_attempts: Optional[int] = None,
                 idempotency_key: Optional[str] = None, timeout: Optional[Duration] = None,
                 traceparent: Optional[str] = None, depends_on: Optional[Sequence[int]] = None,
-                on_parent_failure: Optional[str] = None,
+                on_parent_failure: Optional[str] = None, debounce: Optional[Window] = None,
+                unique: Optional[Window] = None,
                 extra: Optional[Mapping[str, Any]] = None) -> Job:
         """Enqueues one job (POST /v1/jobs) and returns it. With an
         idempotency_key the same call again returns the same job (and is
@@ -145,14 +163,25 @@ class Client:
         naming it. depends_on: ids of jobs this one waits for (status
         "waiting" until they have all ended; an unknown id raises BadRequest
         naming depends_on); on_parent_failure: "cancel" (default) or "run",
-        what it does when a parent did not succeed (docs/API.md, Dependencies)."""
+        what it does when a parent did not succeed (docs/API.md, Dependencies).
+        debounce=(key, for): a pending job of this type and queue with the
+        key is replaced in place (new payload and priority, due `for` from
+        now; the answer's job.debounced is True), else one is made due
+        `for` from now; unique=(key, for): at most one job with the key per
+        `for`, a second enqueue inside the window returns the first job
+        (job.replayed is True). Neither goes with an idempotency_key
+        (docs/API.md, Debounce and unique windows)."""
         body = job_spec(type, payload, queue=queue, priority=priority, run_at=run_at, in_=in_,
                         max_attempts=max_attempts, idempotency_key=idempotency_key,
                         timeout=timeout, traceparent=traceparent, depends_on=depends_on,
-                        on_parent_failure=on_parent_failure, extra=extra)
+                        on_parent_failure=on_parent_failure, debounce=debounce, unique=unique,
+                        extra=extra)
         a = self.transport.request(R.JOB_CREATE, body=body,
                                    safe=body.get("idempotency_key") is not None)
-        return Job(a.body)
+        job = Job(a.body)
+        job.replayed = a.headers.get("idempotent-replayed") == "true"
+        job.debounced = a.headers.get("debounced") == "true"
+        return job
 
     def enqueue_many(self, jobs: Sequence[Union[Mapping[str, Any], Tuple[Any, ...]]],
                      *, chunk: int = _BATCH_JOBS, parallel: int = _BATCH_PARALLEL) -> List[int]:

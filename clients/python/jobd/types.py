@@ -116,6 +116,10 @@ class Job(Record):
     #: What the running attempt last reported ({percent, message, data, at}) or None.
     progress: Optional[Dict[str, Any]]
     cancel_requested: bool
+    #: Set on the job enqueue returns: an existing job was answered for its
+    #: idempotency or unique key (replayed), or replaced by a debounce.
+    replayed: bool = False
+    debounced: bool = False
 
     STATUSES = ("waiting", "pending", "running", "succeeded", "dead", "cancelled")
     TERMINAL = frozenset({"succeeded", "dead", "cancelled"})

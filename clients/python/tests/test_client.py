@@ -155,6 +155,21 @@ class ClientCases(unittest.TestCase):
         with self.assertRaises(jobd.NotFound):
             self.c.workflows.get(2_000_000_000)
 
+    def test_enqueue_debounce_unique(self) -> None:
+        q, t, k = unique("deb"), unique("deb.type"), unique("deb-key")
+        d1 = self.c.enqueue(t, {"n": 1}, queue=q, debounce=(k, "1h"))
+        d2 = self.c.enqueue(t, {"n": 2}, queue=q, debounce={"key": k, "for": 7200})
+        self.assertEqual((d1.debounced, d2.debounced, d2.id, d2.payload), (False, True, d1.id, {"n": 2}))
+        assert d2.run_at is not None
+        ahead = (d2.run_at - dt.datetime.now(dt.timezone.utc)).total_seconds()
+        self.assertAlmostEqual(ahead, 7200, delta=60)
+        u1 = self.c.enqueue(t, queue=q, unique=(k + "-u", dt.timedelta(hours=1)))
+        u2 = self.c.enqueue(t, {"other": True}, queue=q, unique=(k + "-u", "1h"))
+        self.assertEqual((u1.replayed, u2.replayed, u2.id), (False, True, u1.id))
+        with self.assertRaises(jobd.BadRequest) as e:
+            self.c.enqueue(t, queue=q, debounce=(k, "1h"), idempotency_key=k)
+        self.assertEqual(e.exception.code, "invalid_field")
+
     def test_get(self) -> None:
         j = self.c.enqueue(unique("get.type"), [1, "two", None], queue=unique("get"))
         got = self.c.get(j.id)

@@ -25,6 +25,8 @@ export async function usage(): Promise<void> {
   await c.queues.put("mail", { max_running: 4, rate: { limit: 10, per: "1s" } });
   const child = await c.enqueue("t", {}, { depends_on: [j.id], on_parent_failure: "run" });
   const parents: number[] = child.depends_on;
+  await c.enqueue("t", {}, { debounce: { key: "k", for: "5s" } });
+  await c.enqueue("t", {}, { unique: { key: "k", for: "1h" } });
   const inWorkflow: number | null = child.workflow;
   const sub: WorkflowSubmitted = await c.workflows.submit({ name: "n", steps: [{ ref: "a", type: "t" }] });
   const wf: Workflow = await c.workflows.get(sub.id);
