@@ -20,9 +20,33 @@
 /* ---- enqueue ---- */
 
 /*
+ * The groups of the rows just inserted (CTE ins), noted for the fair claim
+ * (docs/DESIGN.md, Groups): their queue is marked grouped (the ordinary
+ * claim then leaves it to pg/groups.c) and each (queue, group) has a row
+ * in job_groups; the jobs without a group are the group '' of a queue that
+ * is grouped (the row is added when the queue is marked, and with each of
+ * its ungrouped enqueues). The queues row is only written when it is not
+ * marked yet, so enqueues of a grouped queue do not queue up behind each
+ * other on it. An ungrouped enqueue into an ungrouped queue costs a probe
+ * of queues by name.
+ */
+#define PG_GROUPS_NOTED(ins)                                                                       \
+    ", gn AS (SELECT DISTINCT queue, grp FROM " ins " WHERE grp IS NOT NULL),"                     \
+    " g0 AS (SELECT DISTINCT i.queue FROM " ins " i WHERE i.grp IS NULL"                           \
+    "        AND EXISTS (SELECT 1 FROM jobd.queues q WHERE q.name = i.queue AND q.grouped)),"      \
+    " gqi AS (INSERT INTO jobd.queues (name, grouped) SELECT DISTINCT queue, true FROM gn"         \
+    "         ON CONFLICT (name) DO NOTHING RETURNING name),"                                      \
+    " gqu AS (UPDATE jobd.queues SET grouped = true"                                               \
+    "         WHERE name IN (SELECT queue FROM gn) AND NOT grouped RETURNING name),"               \
+    " ggi AS (INSERT INTO jobd.job_groups (queue, grp)"                                            \
+    "         SELECT queue, grp FROM gn UNION SELECT queue, '' FROM g0"                            \
+    "         UNION SELECT name, '' FROM gqi UNION SELECT name, '' FROM gqu"                       \
+    "         ON CONFLICT (queue, grp) DO NOTHING) "
+
+/*
  * $1 type, $2 payload, $3 queue, $4 priority, $5 run_at_us, $6 max_attempts,
  * $7 key, $8 timeout_ms, $9 schedule, $10 scheduled_for_us, $11 now_us,
- * $12 traceparent.
+ * $12 traceparent, $13 group.
  * With a key, the key row is claimed first (ON CONFLICT DO NOTHING waits for
  * a concurrent inserter of the same key to finish); no row back means the key
  * was taken and the caller looks up the holder (st_key_holder).
@@ -34,12 +58,14 @@ PG_STMT(st_enqueue,
      "           ON CONFLICT (idempotency_key) DO NOTHING RETURNING job_id), "
      "ins AS (INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at, attempt,"
      "                       attempt_floor, max_attempts, idempotency_key, schedule,"
-     "                       scheduled_for, timeout_ms, created_at, traceparent) "
+     "                       scheduled_for, timeout_ms, created_at, traceparent, grp) "
      "SELECT COALESCE((SELECT job_id FROM k), nextval('jobd.job_id_seq')), $3::text, $1::text,"
      "       $2::json, 'pending', $4::int, COALESCE(" PG_US_TS("$5") ", " PG_NOW("$11") "),"
      "       0, 0, $6::int, $7::text, $9::text, " PG_US_TS("$10") ", $8::bigint, "
-     PG_NOW("$11") ", $12::text WHERE $7::text IS NULL OR EXISTS (SELECT 1 FROM k) RETURNING *), "
-     PG_STATS_ENQUEUED(PG_NOW("$11"), "ins") "SELECT " PG_JOB_COLS("") " FROM ins");
+     PG_NOW("$11") ", $12::text, $13::text"
+     " WHERE $7::text IS NULL OR EXISTS (SELECT 1 FROM k) RETURNING *), "
+     PG_STATS_ENQUEUED(PG_NOW("$11"), "ins") PG_GROUPS_NOTED("ins")
+     "SELECT " PG_JOB_COLS("") " FROM ins");
 /* clang-format on */
 
 /* $1 key, $2 type, $3 queue, $4 payload: the job holding a key, and whether it matches. */
@@ -63,20 +89,23 @@ PG_STMT(st_next_ids, "SELECT nextval('jobd.job_id_seq') FROM generate_series(1, 
 PG_STMT(st_enqueue_many,
      "WITH t AS (SELECT * FROM unnest($1::bigint[], $2::text[], $3::json[], $4::text[],"
      "                                $5::int[], $6::bigint[], $7::int[], $8::bigint[],"
-     "                                $9::text[], $10::bigint[], $12::text[], $13::text[])"
+     "                                $9::text[], $10::bigint[], $12::text[], $13::text[],"
+     "                                $14::text[])"
      "           AS t(id, type, payload, queue, priority, run_at, max_attempts, timeout_ms,"
-     "                schedule, sched, key, tp)),"
+     "                schedule, sched, key, tp, grp)),"
      " k AS (INSERT INTO jobd.job_keys (idempotency_key, job_id)"
      "       SELECT key, id FROM t WHERE key IS NOT NULL ORDER BY id"
      "       ON CONFLICT (idempotency_key) DO NOTHING RETURNING job_id), "
      "ins AS (INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at, attempt,"
      "                       attempt_floor, max_attempts, idempotency_key, schedule,"
-     "                       scheduled_for, timeout_ms, created_at, traceparent) "
+     "                       scheduled_for, timeout_ms, created_at, traceparent, grp) "
      "SELECT t.id, t.queue, t.type, t.payload, 'pending', t.priority,"
      "       COALESCE(" PG_US_TS("t.run_at") ", " PG_NOW("$11") "), 0, 0, t.max_attempts,"
-     "       t.key, t.schedule, " PG_US_TS("t.sched") ", t.timeout_ms, " PG_NOW("$11") ", t.tp "
+     "       t.key, t.schedule, " PG_US_TS("t.sched") ", t.timeout_ms, " PG_NOW("$11") ", t.tp,"
+     "       t.grp "
      "FROM t WHERE t.key IS NULL OR t.id IN (SELECT job_id FROM k) RETURNING *), "
-     PG_STATS_ENQUEUED(PG_NOW("$11"), "ins") "SELECT " PG_JOB_COLS("") " FROM ins");
+     PG_STATS_ENQUEUED(PG_NOW("$11"), "ins") PG_GROUPS_NOTED("ins")
+     "SELECT " PG_JOB_COLS("") " FROM ins");
 /* clang-format on */
 
 /*
@@ -98,20 +127,22 @@ PG_STMT(st_enqueue_many,
 PG_STMT(st_enqueue_many_nokey,
      "WITH t AS (SELECT * FROM unnest($2::text[], $3::json[], $4::text[],"
      "                                $5::int[], $6::bigint[], $7::int[], $8::bigint[],"
-     "                                $9::text[], $10::bigint[], $13::text[]) WITH ORDINALITY"
+     "                                $9::text[], $10::bigint[], $13::text[], $14::text[])"
+     "           WITH ORDINALITY"
      "           AS t(type, payload, queue, priority, run_at, max_attempts, timeout_ms,"
-     "                schedule, sched, tp, ord)), "
+     "                schedule, sched, tp, grp, ord)), "
      "ins AS (INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at, attempt,"
      "                       attempt_floor, max_attempts, idempotency_key, schedule,"
-     "                       scheduled_for, timeout_ms, created_at, traceparent) "
+     "                       scheduled_for, timeout_ms, created_at, traceparent, grp) "
      "SELECT nextval('jobd.job_id_seq'), t.queue, t.type, t.payload, 'pending', t.priority,"
      "       COALESCE(" PG_US_TS("t.run_at") ", " PG_NOW("$11") "), 0, 0, t.max_attempts,"
-     "       NULL, t.schedule, " PG_US_TS("t.sched") ", t.timeout_ms, " PG_NOW("$11") ", t.tp "
+     "       NULL, t.schedule, " PG_US_TS("t.sched") ", t.timeout_ms, " PG_NOW("$11") ", t.tp,"
+     "       t.grp "
      "FROM (SELECT * FROM t ORDER BY ord) t "
      "WHERE $1::bigint[] IS NULL AND $12::text[] IS NULL"
      "  AND (SELECT set_config('jobd.notified', 'on', true)) = 'on' "
-     "RETURNING id, queue, created_at), "
-     PG_STATS_ENQUEUED(PG_NOW("$11"), "ins") ", "
+     "RETURNING id, queue, created_at, grp), "
+     PG_STATS_ENQUEUED(PG_NOW("$11"), "ins") PG_GROUPS_NOTED("ins") ", "
      "woken AS (SELECT pg_notify('jobd_jobs', q.queue) FROM (SELECT DISTINCT queue FROM ins) q) "
      "SELECT id, " PG_TS_US("created_at") " FROM ins WHERE (SELECT count(*) FROM woken) >= 0");
 /* clang-format on */
@@ -174,7 +205,7 @@ pg_enqueue_one(struct store_pg *s, const struct job_spec *sp, const char *field,
     struct job_spec d = job_spec_with_defaults(sp);
     char b[7][24], nowb[24];
     const char *now = pg_now_param(s, nowb);
-    const char *vals[12] = {
+    const char *vals[13] = {
         sp->type,
         d.payload,
         d.queue,
@@ -187,11 +218,12 @@ pg_enqueue_one(struct store_pg *s, const struct job_spec *sp, const char *field,
         sp->scheduled_for_us > 0 ? pg_i64(b[4], sp->scheduled_for_us) : NULL,
         now,
         sp->traceparent,
+        sp->group,
     };
     /* A key whose holder was pruned between our two statements is free again: retry. */
     for (int tries = 0; tries < PG_ENQUEUE_RACE_TRIES; tries++) {
         PGresult *r = NULL;
-        int rc = pg_exec(s, &st_enqueue, 12, vals, &r, err);
+        int rc = pg_exec(s, &st_enqueue, 13, vals, &r, err);
         if (rc != JOBD_OK)
             return rc;
         if (PQntuples(r) == 1) {
@@ -270,8 +302,8 @@ cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Fills the array parameters of st_enqueue_many ($1..$10, $12 and $13) for specs. */
-#define BATCH_ARRAYS 12
+/* Fills the array parameters of st_enqueue_many ($1..$10, $12..$14) for specs. */
+#define BATCH_ARRAYS 13
 static int
 batch_arrays(const struct job_spec *specs, size_t n, const int64_t *ids, struct pg_array *a,
              const char **vals)
@@ -291,6 +323,7 @@ batch_arrays(const struct job_spec *specs, size_t n, const int64_t *ids, struct 
         pg_array_add_i64(&a[9], sp->scheduled_for_us, sp->scheduled_for_us <= 0);
         pg_array_add_str(&a[10], sp->idempotency_key);
         pg_array_add_str(&a[11], sp->traceparent);
+        pg_array_add_str(&a[12], sp->group);
     }
     for (int k = 0; k < BATCH_ARRAYS; k++) {
         const char *v = pg_array_end(&a[k]);
@@ -366,7 +399,7 @@ enqueue_batch_keyed(struct store_pg *s, const struct job_spec *specs, size_t n, 
     bool in_tx = false;
     int rc = JOBD_OK;
     char nowb[24];
-    const char *vals[13];
+    const char *vals[14];
     if (ids == NULL || got == NULL) {
         rc = jobd_error_set(err, JOBD_E_NOMEM, "jobs", "out of memory");
         goto out;
@@ -381,7 +414,7 @@ enqueue_batch_keyed(struct store_pg *s, const struct job_spec *specs, size_t n, 
         goto out;
     }
     vals[10] = pg_now_param(s, nowb);
-    if ((rc = pg_exec(s, &st_enqueue_many, 13, vals, &r, err)) != JOBD_OK)
+    if ((rc = pg_exec(s, &st_enqueue_many, 14, vals, &r, err)) != JOBD_OK)
         goto out;
     for (int row = 0; row < PQntuples(r) && rc == JOBD_OK; row++) {
         int64_t id = pg_get_i64(r, row, 0);
@@ -451,6 +484,7 @@ job_from_spec(const struct job_spec *sp, int64_t id, int64_t created_at_us, stru
     j->timeout_ms = sp->timeout_ms > 0 ? sp->timeout_ms : 0;
     j->created_at_us = created_at_us;
     j->traceparent = dup_or_null(sp->traceparent, &oom);
+    j->group = dup_or_null(sp->group, &oom);
     if (oom) {
         job_fini(j);
         return JOBD_E_NOMEM;
@@ -480,7 +514,7 @@ batch_nokey_in_tx(struct store_pg *s, const struct job_spec *specs, size_t n, st
     struct id_row *rows = NULL;
     PGresult *r = NULL;
     char nowb[24];
-    const char *vals[13];
+    const char *vals[14];
     int rc = JOBD_OK;
     if (zeros == NULL || batch_arrays(specs, n, zeros, a, vals) != JOBD_OK) {
         rc = jobd_error_set(err, JOBD_E_NOMEM, "jobs", "out of memory");
@@ -489,7 +523,7 @@ batch_nokey_in_tx(struct store_pg *s, const struct job_spec *specs, size_t n, st
     vals[0] = NULL;
     vals[11] = NULL;
     vals[10] = pg_now_param(s, nowb);
-    if ((rc = pg_exec(s, &st_enqueue_many_nokey, 13, vals, &r, err)) != JOBD_OK)
+    if ((rc = pg_exec(s, &st_enqueue_many_nokey, 14, vals, &r, err)) != JOBD_OK)
         goto out;
     if ((size_t)PQntuples(r) != n) {
         rc = jobd_error_set(err, JOBD_E_INTERNAL, "jobs", "batch insert returned %d of %zu rows",

@@ -87,8 +87,8 @@ sq_enqueue_one(struct sqlite_store *s, const struct job_spec *given, int64_t now
     /* No RETURNING: it buffers rows in an ephemeral table per execution. */
     static const char ins[] =
         "INSERT INTO jobs (queue, type, payload, status, priority, run_at, max_attempts, "
-        "  idempotency_key, schedule, scheduled_for, timeout_ms, created_at, traceparent) "
-        "VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+        "  idempotency_key, schedule, scheduled_for, timeout_ms, created_at, traceparent, grp) "
+        "VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
     if ((rc = sq_prepare(s, ins, &stmt, err)) != JOBD_OK)
         return rc;
     sq_bind_text(stmt, 1, spec->queue);
@@ -103,7 +103,10 @@ sq_enqueue_one(struct sqlite_store *s, const struct job_spec *given, int64_t now
     sq_bind_opt(stmt, 10, spec->timeout_ms);
     sqlite3_bind_int64(stmt, 11, now);
     sq_bind_text(stmt, 12, spec->traceparent);
+    sq_bind_text(stmt, 13, spec->group);
     if ((rc = sq_step_done(s, stmt, "insert job", err)) != JOBD_OK)
+        return rc;
+    if ((rc = sq_groups_noted(s, spec->queue, spec->group, err)) != JOBD_OK)
         return rc;
     sq_stats_count(s, spec->queue, STATS_ENQUEUED, now); /* store/stats.h */
     int64_t id = sqlite3_last_insert_rowid(s->db);
