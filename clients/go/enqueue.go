@@ -24,6 +24,7 @@ type jobBody struct {
 	OnParentFail   string   `json:"on_parent_failure,omitempty"`
 	Debounce       *window  `json:"debounce,omitempty"`
 	Unique         *window  `json:"unique,omitempty"`
+	Group          string   `json:"group,omitempty"`
 }
 
 // window is a debounce or unique key and its duration.

@@ -71,6 +71,9 @@ type Job struct {
 	// (read by Get and Jobs; other answers carry nil).
 	Progress        *JobProgress `json:"progress"`
 	CancelRequested bool         `json:"cancel_requested"`
+	// Group is whom the job is for (a tenant, a customer), "" for none
+	// (docs/API.md, Groups).
+	Group string `json:"group"`
 	// Parents are a claimed job's parents as they were when it was claimed,
 	// in id order (a Worker's handler reads them here); nil elsewhere.
 	Parents []Parent        `json:"parents"`

@@ -121,6 +121,13 @@ func WithUnique(key string, d time.Duration) EnqueueOption {
 	return enqueueFunc(func(b *jobBody) { b.Unique = &window{key, durationText(d)} })
 }
 
+// WithGroup sets the job's group (whom it is for: a tenant, a customer;
+// [A-Za-z0-9._:-]{1,128}): due jobs of different groups are claimed in
+// turn, and a queue's group limits count per group (docs/API.md, Groups).
+func WithGroup(g string) EnqueueOption {
+	return enqueueFunc(func(b *jobBody) { b.Group = g })
+}
+
 // WithTimeout limits each attempt of the job to d (1ms … 366d): a worker
 // stops the handler and the attempt fails as timed out.
 func WithTimeout(d time.Duration) EnqueueOption {

@@ -52,6 +52,7 @@ var (
 	routeScheduleNext   = route{"GET", "/v1/schedules/{name}/next", retryAlways}
 	routeQueueList      = route{"GET", "/v1/queues", retryAlways}
 	routeQueuePut       = route{"PUT", "/v1/queues/{name}", retryAlways}
+	routeQueueGroups    = route{"GET", "/v1/queues/{name}/groups", retryAlways}
 	routeQueuePause     = route{"POST", "/v1/queues/{name}/pause", retryAlways}
 	routeQueueResume    = route{"POST", "/v1/queues/{name}/resume", retryAlways}
 	routeWorkersList    = route{"GET", "/v1/workers", retryAlways}

@@ -8,7 +8,7 @@ import { durationMs, durationString } from "./duration.js";
 import type {
   AnnounceRequest, Attempt, BulkFilter, BulkResult, ClaimRequest, ClaimResponse, CompleteRequest,
   Duration, EnqueueItem, EnqueueOptions, FailRequest, HeartbeatRequest, HeartbeatResponse, Job,
-  JobEvent, JobFilter, JobPage, PresenceRequest, ProgressRequest, ProgressResponse, Queue, QueueLimits, ReleaseRequest, Schedule, ScheduleNext,
+  JobEvent, JobFilter, JobPage, PresenceRequest, ProgressRequest, ProgressResponse, Queue, QueueGroup, QueueLimits, ReleaseRequest, Schedule, ScheduleNext,
   ScheduleSpec, StatsResponse, WhoAmI, WorkerInfo, Workflow, WorkflowPage, WorkflowSpec, WorkflowSubmitted,
 } from "./types.js";
 
@@ -445,7 +445,20 @@ export class Queues {
     return this.c.call<Queue>({ route: "resumeQueue", params: { name }, retry: true, signal: options.signal });
   }
 
-  /** Sets the queue's limits: max_running and rate; a field left out keeps its limit, null removes it. */
+  /**
+   * The queue's groups with pending or running jobs, busiest first (`group`
+   * null for its jobs without one); `limit` 1 to 1,000 (default 100).
+   */
+  async groups(name: string, filter: { limit?: number } = {}, options: CallOptions = {}): Promise<QueueGroup[]> {
+    return (await this.c.call<{ groups: QueueGroup[] }>({
+      route: "queueGroups", params: { name }, query: { ...filter }, signal: options.signal,
+    })).groups;
+  }
+
+  /**
+   * Sets the queue's limits: max_running and rate, and the same per group
+   * (group_max_running, group_rate); a field left out keeps its limit, null removes it.
+   */
   async put(name: string, limits: QueueLimits, options: CallOptions = {}): Promise<Queue> {
     return this.c.call<Queue>({ route: "putQueue", params: { name }, body: limits, retry: true, signal: options.signal });
   }

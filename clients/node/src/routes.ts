@@ -42,6 +42,7 @@ export const ROUTES = {
   nextSchedule: ["GET", "/v1/schedules/{name}/next"],
   listQueues: ["GET", "/v1/queues"],
   putQueue: ["PUT", "/v1/queues/{name}"],
+  queueGroups: ["GET", "/v1/queues/{name}/groups"],
   pauseQueue: ["POST", "/v1/queues/{name}/pause"],
   resumeQueue: ["POST", "/v1/queues/{name}/resume"],
   listWorkers: ["GET", "/v1/workers"],

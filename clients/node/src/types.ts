@@ -52,6 +52,8 @@ export type ClaimResponse = Ok<"claimJobs">;
 export type HeartbeatResponse = Ok<"heartbeatJob">;
 export type ProgressResponse = Ok<"reportProgress">;
 export type StatsResponse = Ok<"getStats">;
+/** One group of a queue with its pending and running jobs (Queues.groups). */
+export type QueueGroup = Ok<"listQueueGroups">["groups"][number];
 export type ScheduleNext = Ok<"nextFirings">;
 export type WhoAmI = Ok<"whoami">;
 

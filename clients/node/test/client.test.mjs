@@ -201,6 +201,30 @@ caseTest("enqueue_debounce_unique", async () => {
                        (e) => e instanceof BadRequestError && e.code === "invalid_field");
 });
 
+caseTest("enqueue_group", async () => {
+  const q = `grp-${process.pid}`;
+  const a = await c.enqueue("grp.type", {}, { queue: q, group: "tenant-a" });
+  assert.equal(a.group, "tenant-a");
+  assert.equal((await c.get(a.id)).group, "tenant-a");
+  assert.equal((await c.enqueue("grp.type", {}, { queue: q })).group, null);
+  const many = await c.enqueueMany([{ type: "grp.type", queue: q, group: "tenant-b" },
+                                    { type: "grp.type", queue: q, group: "tenant-b" }]);
+  assert.deepEqual(many.map((j) => j.group), ["tenant-b", "tenant-b"]);
+  await assert.rejects(c.enqueue("grp.type", {}, { queue: q, group: "no spaces" }), (e) => {
+    assert.ok(e instanceof BadRequestError);
+    assert.deepEqual([e.code, e.field], ["invalid_field", "group"]);
+    return true;
+  });
+  assert.deepEqual(await c.queues.groups(q), [{ group: "tenant-b", pending: 2, running: 0 },
+                                              { group: null, pending: 1, running: 0 },
+                                              { group: "tenant-a", pending: 1, running: 0 }]);
+  assert.equal((await c.queues.groups(q, { limit: 1 })).length, 1);
+  let qu = await c.queues.put(q, { group_max_running: 2, group_rate: { limit: 5, per: "1s" } });
+  assert.deepEqual([qu.group_max_running, qu.group_rate], [2, { limit: 5, per: "1s" }]);
+  qu = await c.queues.put(q, { group_max_running: null });
+  assert.deepEqual([qu.group_max_running, qu.group_rate], [null, { limit: 5, per: "1s" }]);
+});
+
 caseTest("get", async () => {
   const j = await c.enqueue("get.me", { x: 1 }, { queue: "get" });
   const g = await c.get(j.id);

@@ -39,6 +39,7 @@ QUEUE_LIST: Route = ("GET", "/v1/queues")
 QUEUE_PAUSE: Route = ("POST", "/v1/queues/{name}/pause")
 QUEUE_RESUME: Route = ("POST", "/v1/queues/{name}/resume")
 QUEUE_LIMITS: Route = ("PUT", "/v1/queues/{name}")
+QUEUE_GROUPS: Route = ("GET", "/v1/queues/{name}/groups")
 
 # Statistics, workers, operations (docs/API.md, Statistics, Workers, Operations)
 STATS: Route = ("GET", "/v1/stats")

@@ -12,7 +12,7 @@ from . import _routes as R
 from . import errors
 from ._http import Transport
 from .workflows import Workflows
-from .types import (Attempt, Duration, Job, Queue, Schedule, Time, WorkerInfo,
+from .types import (Attempt, Duration, Job, Queue, QueueGroup, Schedule, Time, WorkerInfo,
                     format_duration, format_time, parse_time)
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"
@@ -55,7 +55,7 @@ def job_spec(type: str, payload: Any = None, *, queue: Optional[str] = None,
              idempotency_key: Optional[str] = None, timeout: Optional[Duration] = None,
              traceparent: Optional[str] = None, depends_on: Optional[Sequence[int]] = None,
              on_parent_failure: Optional[str] = None, debounce: Optional[Window] = None,
-             unique: Optional[Window] = None,
+             unique: Optional[Window] = None, group: Optional[str] = None,
              extra: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
     """The JSON body of one job for POST /v1/jobs or an item of
     enqueue_many (docs/API.md, POST /v1/jobs): only the fields given.
@@ -87,6 +87,8 @@ def job_spec(type: str, payload: Any = None, *, queue: Optional[str] = None,
         body["debounce"] = _window(debounce)
     if unique is not None:
         body["unique"] = _window(unique)
+    if group is not None:
+        body["group"] = group
     body.update(extra or {})
     return body
 
@@ -101,7 +103,7 @@ def _spec_of(item: Union[Mapping[str, Any], Tuple[Any, ...]]) -> Dict[str, Any]:
         m["in_"] = m.pop("in")
     known = {"type", "payload", "queue", "priority", "run_at", "in_", "max_attempts",
              "idempotency_key", "timeout", "traceparent", "depends_on", "on_parent_failure",
-             "debounce", "unique", "extra"}
+             "debounce", "unique", "group", "extra"}
     extra = {k: m.pop(k) for k in list(m) if k not in known}
     if extra:
         m["extra"] = {**extra, **(m.get("extra") or {})}
@@ -152,7 +154,7 @@ class Client:
                 idempotency_key: Optional[str] = None, timeout: Optional[Duration] = None,
                 traceparent: Optional[str] = None, depends_on: Optional[Sequence[int]] = None,
                 on_parent_failure: Optional[str] = None, debounce: Optional[Window] = None,
-                unique: Optional[Window] = None,
+                unique: Optional[Window] = None, group: Optional[str] = None,
                 extra: Optional[Mapping[str, Any]] = None) -> Job:
         """Enqueues one job (POST /v1/jobs) and returns it. With an
         idempotency_key the same call again returns the same job (and is
@@ -170,12 +172,14 @@ class Client:
         `for` from now; unique=(key, for): at most one job with the key per
         `for`, a second enqueue inside the window returns the first job
         (job.replayed is True). Neither goes with an idempotency_key
-        (docs/API.md, Debounce and unique windows)."""
+        (docs/API.md, Debounce and unique windows). group: whom the job is
+        for (a tenant, a customer): due jobs of different groups are claimed
+        in turn, and a queue's group limits count per group (docs/API.md, Groups)."""
         body = job_spec(type, payload, queue=queue, priority=priority, run_at=run_at, in_=in_,
                         max_attempts=max_attempts, idempotency_key=idempotency_key,
                         timeout=timeout, traceparent=traceparent, depends_on=depends_on,
                         on_parent_failure=on_parent_failure, debounce=debounce, unique=unique,
-                        extra=extra)
+                        group=group, extra=extra)
         a = self.transport.request(R.JOB_CREATE, body=body,
                                    safe=body.get("idempotency_key") is not None)
         job = Job(a.body)
@@ -440,17 +444,26 @@ class Queues:
     def resume(self, name: str) -> Queue:
         return Queue(self._t.request(R.QUEUE_RESUME, params={"name": name}, safe=True).body)
 
-    def put(self, name: str, *, max_running: Any = UNSET, rate: Any = UNSET) -> Queue:
+    def put(self, name: str, *, max_running: Any = UNSET, rate: Any = UNSET,
+            group_max_running: Any = UNSET, group_rate: Any = UNSET) -> Queue:
         """Sets the queue's limits (PUT /v1/queues/{name}, role admin):
-        max_running=N, rate=(limit, per) or {"limit": N, "per": "1s"};
-        None removes a limit, leaving an argument out keeps it."""
+        max_running=N, rate=(limit, per) or {"limit": N, "per": "1s"}, and
+        the same counted per group of the queue (group_max_running,
+        group_rate); None removes a limit, leaving an argument out keeps it."""
         b: Dict[str, Any] = {}
-        if max_running is not UNSET:
-            b["max_running"] = max_running
-        if rate is not UNSET:
-            if isinstance(rate, tuple):
-                rate = {"limit": rate[0], "per": format_duration(rate[1])}
-            b["rate"] = rate
+        for k, v in (("max_running", max_running), ("rate", rate),
+                     ("group_max_running", group_max_running), ("group_rate", group_rate)):
+            if v is UNSET:
+                continue
+            if isinstance(v, tuple):
+                v = {"limit": v[0], "per": format_duration(v[1])}
+            b[k] = v
         return Queue(self._t.request(R.QUEUE_LIMITS, params={"name": name}, body=b,
                                      safe=True).body)
+
+    def groups(self, name: str, *, limit: Optional[int] = None) -> List[QueueGroup]:
+        """The queue's groups with pending or running jobs, busiest first
+        (GET /v1/queues/{name}/groups; limit 1 to 1,000, default 100)."""
+        a = self._t.request(R.QUEUE_GROUPS, params={"name": name}, query={"limit": limit})
+        return [QueueGroup(g) for g in a.body["groups"]]
 

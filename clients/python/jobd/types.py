@@ -80,7 +80,7 @@ class Job(Record):
                          "schedule", "scheduled_for", "worker_id", "lease_expires_at",
                          "timeout_s", "last_error", "result", "created_at", "started_at",
                          "finished_at", "traceparent", "depends_on", "on_parent_failure",
-                         "workflow", "step", "progress", "cancel_requested"})
+                         "workflow", "step", "progress", "cancel_requested", "group"})
     id: int
     queue: str
     type: str
@@ -116,6 +116,9 @@ class Job(Record):
     #: What the running attempt last reported ({percent, message, data, at}) or None.
     progress: Optional[Dict[str, Any]]
     cancel_requested: bool
+    #: The group (a tenant, a customer) the job was enqueued with, or None
+    #: (docs/API.md, Groups).
+    group: Optional[str]
     #: Set on the job enqueue returns: an existing job was answered for its
     #: idempotency or unique key (replayed), or replaced by a debounce.
     replayed: bool = False
@@ -216,7 +219,7 @@ class Queue(Record):
 
     _FIELDS = frozenset({"name", "paused", "waiting", "pending", "running", "succeeded", "dead",
                          "cancelled", "oldest_pending_age_s", "max_running", "rate",
-                         "throughput_1m"})
+                         "group_max_running", "group_rate", "throughput_1m"})
     name: str
     paused: bool
     waiting: int  # jobs whose parents have not all ended
@@ -228,7 +231,19 @@ class Queue(Record):
     oldest_pending_age_s: Optional[float]
     max_running: Optional[int]
     rate: Optional[Dict[str, Any]]
+    group_max_running: Optional[int]  # the same limits, counted per group of the queue
+    group_rate: Optional[Dict[str, Any]]
     throughput_1m: Optional[Dict[str, int]]
+
+
+class QueueGroup(Record):
+    """A group of a queue with its pending and running jobs (Queues.groups);
+    group is None for the queue's jobs without one."""
+
+    _FIELDS = frozenset({"group", "pending", "running"})
+    group: Optional[str]
+    pending: int
+    running: int
 
 
 class Attempt(Record):

@@ -170,6 +170,26 @@ class ClientCases(unittest.TestCase):
             self.c.enqueue(t, queue=q, debounce=(k, "1h"), idempotency_key=k)
         self.assertEqual(e.exception.code, "invalid_field")
 
+    def test_enqueue_group(self) -> None:
+        q, t = unique("grp"), unique("grp.type")
+        a = self.c.enqueue(t, queue=q, group="tenant-a")
+        self.assertEqual((a.group, self.c.get(a.id).group), ("tenant-a", "tenant-a"))
+        self.assertIsNone(self.c.enqueue(t, queue=q).group)
+        ids = self.c.enqueue_many([{"type": t, "queue": q, "group": "tenant-b"},
+                                   {"type": t, "queue": q, "group": "tenant-b"}, (t, None)])
+        self.assertEqual([self.c.get(i).group for i in ids], ["tenant-b", "tenant-b", None])
+        with self.assertRaises(jobd.BadRequest) as e:
+            self.c.enqueue(t, queue=q, group="no spaces")
+        self.assertEqual((e.exception.code, e.exception.field), ("invalid_field", "group"))
+        gs = self.c.queues.groups(q)
+        self.assertEqual([(g.group, g.pending, g.running) for g in gs],
+                         [("tenant-b", 2, 0), (None, 1, 0), ("tenant-a", 1, 0)])
+        self.assertEqual(len(self.c.queues.groups(q, limit=1)), 1)
+        qu = self.c.queues.put(q, group_max_running=2, group_rate=(5, "1s"))
+        self.assertEqual((qu.group_max_running, qu.group_rate), (2, {"limit": 5, "per": "1s"}))
+        qu = self.c.queues.put(q, group_max_running=None)
+        self.assertEqual((qu.group_max_running, qu.group_rate), (None, {"limit": 5, "per": "1s"}))
+
     def test_get(self) -> None:
         j = self.c.enqueue(unique("get.type"), [1, "two", None], queue=unique("get"))
         got = self.c.get(j.id)

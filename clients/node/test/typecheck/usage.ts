@@ -27,6 +27,10 @@ export async function usage(): Promise<void> {
   const parents: number[] = child.depends_on;
   await c.enqueue("t", {}, { debounce: { key: "k", for: "5s" } });
   await c.enqueue("t", {}, { unique: { key: "k", for: "1h" } });
+  await c.enqueue("t", {}, { group: "tenant-1" });
+  const busiest: string | null = (await c.queues.groups("mail", { limit: 5 }))[0]?.group ?? null;
+  await c.queues.put("mail", { group_max_running: 2, group_rate: null });
+  void busiest;
   const inWorkflow: number | null = child.workflow;
   const sub: WorkflowSubmitted = await c.workflows.submit({ name: "n", steps: [{ ref: "a", type: "t" }] });
   const wf: Workflow = await c.workflows.get(sub.id);
