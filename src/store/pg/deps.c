@@ -79,10 +79,12 @@ pg_op_deps_attach(struct store *st, struct job *v, size_t n, struct jobd_error *
 
 /*
  * $1 child ids: each child's parents as its handler sees them, one JSON
- * array per child with parents (docs/WORKER.md, Parents).
+ * array per child with parents (docs/WORKER.md, Parents); step is a
+ * workflow step's ref (one probe of workflow_steps per parent).
  */
 PG_STMT(st_parents_read,
-        "SELECT d.child, json_agg(json_build_object('id', a.id, 'step', NULL, 'type', a.type,"
+        "SELECT d.child, json_agg(json_build_object('id', a.id, 'step', (SELECT ws.ref FROM"
+        " jobd.workflow_steps ws WHERE ws.job_id = a.id), 'type', a.type,"
         " 'status', a.status, 'result', a.result) ORDER BY a.id)::text"
         " FROM jobd.job_deps d JOIN jobd.all_jobs a ON a.id = d.parent"
         " WHERE d.child = ANY($1::bigint[]) GROUP BY d.child");

@@ -335,7 +335,8 @@ sq_op_parents_attach(struct store *st, struct job *v, size_t n, struct jobd_erro
     /* One probe of job_deps_child per job: a job without parents costs that. */
     int rc = sq_prepare(
         s,
-        "SELECT json_group_array(json_object('id', a.id, 'step', NULL, 'type', a.type,"
+        "SELECT json_group_array(json_object('id', a.id, 'step', (SELECT ws.ref FROM"
+        " workflow_steps ws WHERE ws.job_id = a.id), 'type', a.type,"
         " 'status', a.status, 'result', json(a.result))) FROM (SELECT parent FROM job_deps"
         " WHERE child = ?1 ORDER BY parent) d JOIN (SELECT id, type, status, result FROM jobs"
         " UNION ALL SELECT id, type, status, result FROM jobs_done"
