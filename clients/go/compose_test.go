@@ -132,6 +132,64 @@ func TestCase_workflows(t *testing.T) {
 	}
 }
 
+func TestCase_workflow_ops(t *testing.T) {
+	t.Parallel()
+	c, ctx, q := client(), ctxT(t), uniq("wfops")
+	wfs := c.Workflows
+	sub, err := wfs.Submit(ctx, uniq("wfops"), []jobd.Step{{Ref: "a", Type: "t.wfops", Queue: q},
+		{Ref: "b", Type: "t.wfops", Queue: q, DependsOn: []string{"a"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := sub.Jobs["a"], sub.Jobs["b"]
+	added, err := wfs.AddSteps(ctx, sub.ID, []jobd.Step{{Ref: "x", Type: "t.wfops", Queue: q, DependsOn: []string{"a"}}}, "b")
+	if err != nil || len(added) != 1 || added["x"] == 0 {
+		t.Fatalf("add steps: %v %v", err, added)
+	}
+	if j, err := c.Get(ctx, b); err != nil || !reflect.DeepEqual(j.DependsOn, []int64{a, added["x"]}) {
+		t.Errorf("b's parents: %v %v", err, j.DependsOn)
+	}
+	if wf, err := wfs.Get(ctx, sub.ID); err != nil || len(wf.Steps) != 3 || wf.Steps[2].Ref != "x" {
+		t.Errorf("steps: %v %+v", err, wf)
+	}
+	var e *jobd.Error
+	_, err = wfs.AddSteps(ctx, sub.ID, []jobd.Step{{Ref: "y", Type: "t.wfops", Queue: q}}, "a")
+	if !errors.Is(err, jobd.ErrConflict) || !errors.As(err, &e) || e.Code != "step_not_waiting" || e.Field != "before[0]" {
+		t.Errorf("before a pending step: %v", err)
+	}
+	if err := wfs.Delete(ctx, sub.ID); !errors.As(err, &e) || e.Code != "workflow_running" {
+		t.Errorf("delete while running: %v", err)
+	}
+	wf, err := wfs.Cancel(ctx, sub.ID)
+	if err != nil || wf.Status != "failed" || wf.Counts[jobd.StatusCancelled] != 3 {
+		t.Fatalf("cancel: %v %+v", err, wf)
+	}
+	wf, err = wfs.Retry(ctx, sub.ID)
+	if err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	got := map[string]jobd.Status{}
+	for _, s := range wf.Steps {
+		got[s.Ref] = s.Status
+	}
+	if err != nil || wf.Status != "running" || !reflect.DeepEqual(got, map[string]jobd.Status{
+		"a": jobd.StatusPending, "b": jobd.StatusWaiting, "x": jobd.StatusWaiting}) {
+		t.Fatalf("retry: %v %+v", err, wf)
+	}
+	if _, err := wfs.Cancel(ctx, sub.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := wfs.Delete(ctx, sub.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wfs.Get(ctx, sub.ID); !errors.Is(err, jobd.ErrNotFound) {
+		t.Errorf("get after delete: %v", err)
+	}
+	if _, err := c.Get(ctx, a); !errors.Is(err, jobd.ErrNotFound) {
+		t.Errorf("a step's job after delete: %v", err)
+	}
+}
+
 func TestCase_worker_parents(t *testing.T) {
 	t.Parallel()
 	c, ctx, q := client(), ctxT(t), uniq("parents")

@@ -41,6 +41,10 @@ var (
 	routeWorkflowSubmit = route{"POST", "/v1/workflows", retryWithKey}
 	routeWorkflowGet    = route{"GET", "/v1/workflows/{id}", retryAlways}
 	routeWorkflowList   = route{"GET", "/v1/workflows", retryAlways}
+	routeWorkflowSteps  = route{"POST", "/v1/workflows/{id}/steps", retryNever}
+	routeWorkflowCancel = route{"POST", "/v1/workflows/{id}/cancel", retryAlways}
+	routeWorkflowRetry  = route{"POST", "/v1/workflows/{id}/retry", retryNever}
+	routeWorkflowDelete = route{"DELETE", "/v1/workflows/{id}", retryNever}
 	routeScheduleCreate = route{"POST", "/v1/schedules", retryNever}
 	routeScheduleList   = route{"GET", "/v1/schedules", retryAlways}
 	routeSchedulePut    = route{"PUT", "/v1/schedules/{name}", retryAlways}

@@ -141,6 +141,53 @@ func (w *Workflows) Get(ctx context.Context, id int64) (*Workflow, error) {
 	return &wf, nil
 }
 
+// AddSteps adds steps to a running workflow, for work found as it runs:
+// their DependsOn may name existing refs and each other, and each step
+// named in before (which must still be waiting) waits for them too. It
+// returns each new ref's job id. ErrConflict (step_not_waiting naming
+// "before[k]", workflow_finished) when it is too late. Never sent twice
+// by the client: a repeat would add the steps again.
+func (w *Workflows) AddSteps(ctx context.Context, id int64, steps []Step, before ...string) (map[string]int64, error) {
+	body := struct {
+		Steps  []Step   `json:"steps"`
+		Before []string `json:"before,omitempty"`
+	}{steps, before}
+	var ans struct {
+		Jobs map[string]int64 `json:"jobs"`
+	}
+	if _, err := w.c.do(ctx, call{route: routeWorkflowSteps, params: []string{idText(id)}, body: &body}, &ans); err != nil {
+		return nil, err
+	}
+	return ans.Jobs, nil
+}
+
+// Cancel cancels every step that has not ended (a running one is asked to
+// stop) and returns the workflow; a second cancel changes nothing.
+func (w *Workflows) Cancel(ctx context.Context, id int64) (*Workflow, error) {
+	return w.action(ctx, routeWorkflowCancel, id)
+}
+
+// Retry puts every dead or cancelled step back, pending or waiting as its
+// parents say, and returns the workflow.
+func (w *Workflows) Retry(ctx context.Context, id int64) (*Workflow, error) {
+	return w.action(ctx, routeWorkflowRetry, id)
+}
+
+func (w *Workflows) action(ctx context.Context, r route, id int64) (*Workflow, error) {
+	var wf Workflow
+	if _, err := w.c.do(ctx, call{route: r, params: []string{idText(id)}}, &wf); err != nil {
+		return nil, err
+	}
+	return &wf, nil
+}
+
+// Delete deletes an ended workflow with its steps' jobs; ErrConflict
+// (workflow_running) while a step has not ended: cancel it first.
+func (w *Workflows) Delete(ctx context.Context, id int64) error {
+	_, err := w.c.do(ctx, call{route: routeWorkflowDelete, params: []string{idText(id)}}, nil)
+	return err
+}
+
 // List returns the workflows the filter selects, newest first, without
 // their steps, every page of them.
 func (w *Workflows) List(ctx context.Context, f WorkflowFilter) *WorkflowIterator {

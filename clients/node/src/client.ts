@@ -372,6 +372,36 @@ export class Workflows {
   }
 
   /**
+   * Adds steps to a running workflow, for work found as it runs: their
+   * depends_on may name existing refs and each other, and each step named
+   * in `before` (which must still be waiting) waits for them too. Resolves
+   * each new ref's job id; ConflictError (step_not_waiting naming
+   * before[k], workflow_finished) when it is too late. Never sent twice by
+   * the client: a repeat would add the steps again.
+   */
+  async addSteps(id: number, steps: WorkflowSpec["steps"], before?: string[],
+                 options: CallOptions = {}): Promise<{ jobs: Record<string, number> }> {
+    return this.c.call<{ jobs: Record<string, number> }>({
+      route: "addWorkflowSteps", params: { id }, body: { steps, ...(before ? { before } : {}) }, signal: options.signal,
+    });
+  }
+
+  /** Cancels every step that has not ended (a running one is asked to stop); a second cancel changes nothing. */
+  async cancel(id: number, options: CallOptions = {}): Promise<Workflow> {
+    return this.c.call<Workflow>({ route: "cancelWorkflow", params: { id }, retry: true, signal: options.signal });
+  }
+
+  /** Puts every dead or cancelled step back, pending or waiting as its parents say. */
+  async retry(id: number, options: CallOptions = {}): Promise<Workflow> {
+    return this.c.call<Workflow>({ route: "retryWorkflow", params: { id }, signal: options.signal });
+  }
+
+  /** Deletes an ended workflow with its steps' jobs; ConflictError (workflow_running) while a step has not ended. */
+  async delete(id: number, options: CallOptions = {}): Promise<void> {
+    await this.c.call<unknown>({ route: "deleteWorkflow", params: { id }, signal: options.signal });
+  }
+
+  /**
    * One page of workflows, newest first, without their steps; pass the
    * page's `next` as `after` for the next one (a page may hold fewer than
    * `limit` when filtered by status).

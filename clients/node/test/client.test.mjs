@@ -225,6 +225,33 @@ caseTest("enqueue_group", async () => {
   assert.deepEqual([qu.group_max_running, qu.group_rate], [null, { limit: 5, per: "1s" }]);
 });
 
+caseTest("workflow_ops", async () => {
+  const q = `wfops-${process.pid}`;
+  const wfs = c.workflows;
+  const sub = await wfs.submit({ name: `${q}-${Date.now()}`, steps: [
+    { ref: "a", type: "wfops.step", queue: q }, { ref: "b", type: "wfops.step", queue: q, depends_on: ["a"] }] });
+  const { a, b } = sub.jobs;
+  const added = await wfs.addSteps(sub.id, [{ ref: "x", type: "wfops.step", queue: q, depends_on: ["a"] }], ["b"]);
+  assert.deepEqual(Object.keys(added.jobs), ["x"]);
+  assert.deepEqual((await c.get(b)).depends_on, [a, added.jobs.x].sort((m, n) => m - n));
+  assert.deepEqual((await wfs.get(sub.id)).steps.map((s) => s.ref), ["a", "b", "x"]);
+  await assert.rejects(wfs.addSteps(sub.id, [{ ref: "y", type: "wfops.step", queue: q }], ["a"]), (e) => {
+    assert.ok(e instanceof ConflictError);
+    assert.deepEqual([e.code, e.field], ["step_not_waiting", "before[0]"]);
+    return true;
+  });
+  await assert.rejects(wfs.delete(sub.id), (e) => e instanceof ConflictError && e.code === "workflow_running");
+  let wf = await wfs.cancel(sub.id);
+  assert.deepEqual([wf.status, wf.counts.cancelled], ["failed", 3]);
+  wf = await wfs.retry(sub.id);
+  assert.equal(wf.status, "running");
+  assert.deepEqual(Object.fromEntries(wf.steps.map((s) => [s.ref, s.status])), { a: "pending", b: "waiting", x: "waiting" });
+  await wfs.cancel(sub.id);
+  await wfs.delete(sub.id);
+  await assert.rejects(wfs.get(sub.id), NotFoundError);
+  await assert.rejects(c.get(a), NotFoundError);
+});
+
 caseTest("get", async () => {
   const j = await c.enqueue("get.me", { x: 1 }, { queue: "get" });
   const g = await c.get(j.id);

@@ -58,6 +58,38 @@ class Workflows:
         (GET /v1/workflows/{id}); NotFound if there is none."""
         return Workflow(self._t.request(R.WORKFLOW_GET, params={"id": id}).body)
 
+    def add_steps(self, id: int, steps: Sequence[Mapping[str, Any]], *,
+                  before: Optional[Sequence[str]] = None) -> Dict[str, int]:
+        """Adds steps to a running workflow (POST /v1/workflows/{id}/steps),
+        for work found as it runs; their depends_on may name existing refs
+        and each other, and each step named in `before` (still waiting)
+        waits for them too. Returns each new ref's job id. Conflict
+        (step_not_waiting naming before[k], workflow_finished) when too late.
+        Never sent twice by the client (a repeat would add the steps again)."""
+        body: Dict[str, Any] = {"steps": [step_spec(s) for s in steps]}
+        if before is not None:
+            body["before"] = list(before)
+        a = self._t.request(R.WORKFLOW_ADD_STEPS, params={"id": id}, body=body)
+        jobs: Dict[str, int] = a.body["jobs"]
+        return jobs
+
+    def cancel(self, id: int) -> Workflow:
+        """Cancels every step that has not ended (POST
+        /v1/workflows/{id}/cancel; a running one is asked to stop) and
+        returns the workflow; a second cancel changes nothing."""
+        return Workflow(self._t.request(R.WORKFLOW_CANCEL, params={"id": id}, safe=True).body)
+
+    def retry(self, id: int) -> Workflow:
+        """Puts every dead or cancelled step back, pending or waiting as its
+        parents say (POST /v1/workflows/{id}/retry), and returns the workflow."""
+        return Workflow(self._t.request(R.WORKFLOW_RETRY, params={"id": id}).body)
+
+    def delete(self, id: int) -> None:
+        """Deletes an ended workflow with its steps' jobs (DELETE
+        /v1/workflows/{id}); Conflict (workflow_running) while a step has
+        not ended: cancel it first."""
+        self._t.request(R.WORKFLOW_DELETE, params={"id": id})
+
     def list(self, *, status: Optional[str] = None, name: Optional[str] = None,
              page_size: int = 50) -> Iterator[Workflow]:
         """Every workflow the filters match (status "running", "succeeded"

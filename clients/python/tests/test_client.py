@@ -190,6 +190,34 @@ class ClientCases(unittest.TestCase):
         qu = self.c.queues.put(q, group_max_running=None)
         self.assertEqual((qu.group_max_running, qu.group_rate), (None, {"limit": 5, "per": "1s"}))
 
+    def test_workflow_ops(self) -> None:
+        q, t, wfs = unique("wfops"), unique("wfops.type"), self.c.workflows
+        sub = wfs.submit(unique("wfops"), [{"ref": "a", "type": t, "queue": q},
+                                           {"ref": "b", "type": t, "queue": q, "depends_on": ["a"]}])
+        a, b = sub.jobs["a"], sub.jobs["b"]
+        added = wfs.add_steps(sub.id, [{"ref": "x", "type": t, "queue": q, "depends_on": ["a"]}],
+                              before=["b"])
+        self.assertEqual(list(added), ["x"])
+        self.assertEqual(self.c.get(b).depends_on, sorted([a, added["x"]]))
+        self.assertEqual([s.ref for s in wfs.get(sub.id).steps], ["a", "b", "x"])
+        with self.assertRaises(jobd.Conflict) as e:
+            wfs.add_steps(sub.id, [{"ref": "y", "type": t, "queue": q}], before=["a"])
+        self.assertEqual((e.exception.code, e.exception.field), ("step_not_waiting", "before[0]"))
+        with self.assertRaises(jobd.Conflict) as e:
+            wfs.delete(sub.id)
+        self.assertEqual(e.exception.code, "workflow_running")
+        w = wfs.cancel(sub.id)
+        self.assertEqual((w.status, w.counts["cancelled"]), ("failed", 3))
+        w = wfs.retry(sub.id)
+        self.assertEqual((w.status, {s.ref: s.status for s in w.steps}),
+                         ("running", {"a": "pending", "b": "waiting", "x": "waiting"}))
+        wfs.cancel(sub.id)
+        wfs.delete(sub.id)
+        with self.assertRaises(jobd.NotFound):
+            wfs.get(sub.id)
+        with self.assertRaises(jobd.NotFound):
+            self.c.get(a)
+
     def test_get(self) -> None:
         j = self.c.enqueue(unique("get.type"), [1, "two", None], queue=unique("get"))
         got = self.c.get(j.id)

@@ -34,6 +34,11 @@ export async function usage(): Promise<void> {
   const inWorkflow: number | null = child.workflow;
   const sub: WorkflowSubmitted = await c.workflows.submit({ name: "n", steps: [{ ref: "a", type: "t" }] });
   const wf: Workflow = await c.workflows.get(sub.id);
+  const added: number | undefined = (await c.workflows.addSteps(sub.id, [{ ref: "b", type: "t", depends_on: ["a"] }], ["c"])).jobs.b;
+  const cancelled: Workflow = await c.workflows.cancel(sub.id);
+  await c.workflows.retry(sub.id);
+  await c.workflows.delete(sub.id);
+  void [added, cancelled];
   void [status, lastError, many, done, s, q, ROUTES.cancel[0], parents, inWorkflow, wf.steps];
   // @ts-expect-error: on_parent_failure is "cancel" or "run"
   await c.enqueue("t", {}, { depends_on: [1], on_parent_failure: "skip" });
