@@ -17,7 +17,8 @@ const Version = "0.1.0"
 const DefaultServer = "http://127.0.0.1:8080"
 
 // Client calls a jobd server's HTTP API (docs/API.md). It is safe for
-// concurrent use. Schedules and Queues group the calls on those objects.
+// concurrent use. Schedules, Queues and Workflows group the calls on those
+// objects.
 type Client struct {
 	server  string
 	token   string
@@ -32,6 +33,7 @@ type Client struct {
 
 	Schedules *Schedules
 	Queues    *Queues
+	Workflows *Workflows
 }
 
 // ClientOption configures a Client (New).
@@ -86,6 +88,7 @@ func New(opts ...ClientOption) *Client {
 	}
 	c.Schedules = &Schedules{c}
 	c.Queues = &Queues{c}
+	c.Workflows = &Workflows{c}
 	return c
 }
 

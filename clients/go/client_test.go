@@ -139,6 +139,71 @@ func TestCase_enqueue_many(t *testing.T) {
 	}
 }
 
+func TestCase_enqueue_debounce_unique(t *testing.T) {
+	t.Parallel()
+	c, ctx, q, k := client(), ctxT(t), uniq("deb"), uniq("deb-key")
+	d1, err1 := c.Enqueue(ctx, "t.deb", map[string]int{"n": 1}, jobd.WithQueue(q), jobd.WithDebounce(k, time.Hour))
+	d2, err2 := c.Enqueue(ctx, "t.deb", map[string]int{"n": 2}, jobd.WithQueue(q), jobd.WithDebounce(k, 2*time.Hour))
+	if err1 != nil || err2 != nil || d1.Debounced || !d2.Debounced || d2.ID != d1.ID || !jsonEq(d2.Payload, []byte(`{"n":2}`)) {
+		t.Fatalf("debounce: %v %v %s %s", err1, err2, d1.Raw, d2.Raw)
+	}
+	if ahead := time.Until(d2.RunAt); ahead < 2*time.Hour-time.Minute || ahead > 2*time.Hour+time.Minute {
+		t.Errorf("debounced run_at %v from now", ahead)
+	}
+	u1, err1 := c.Enqueue(ctx, "t.deb", nil, jobd.WithQueue(q), jobd.WithUnique(k+"-u", time.Hour))
+	u2, err2 := c.Enqueue(ctx, "t.deb", map[string]bool{"other": true}, jobd.WithQueue(q), jobd.WithUnique(k+"-u", time.Hour))
+	if err1 != nil || err2 != nil || u1.Replayed || !u2.Replayed || u2.ID != u1.ID {
+		t.Fatalf("unique: %v %v %s %s", err1, err2, u1.Raw, u2.Raw)
+	}
+	_, err := c.Enqueue(ctx, "t.deb", nil, jobd.WithQueue(q), jobd.WithDebounce(k, time.Hour), jobd.WithIdempotencyKey(k))
+	var e *jobd.Error
+	if !errors.Is(err, jobd.ErrBadRequest) || !errors.As(err, &e) || e.Code != "invalid_field" {
+		t.Errorf("debounce with a key: %v", err)
+	}
+}
+
+func TestCase_enqueue_group(t *testing.T) {
+	t.Parallel()
+	c, ctx, q := client(), ctxT(t), uniq("grp")
+	a, err := c.Enqueue(ctx, "t.grp", nil, jobd.WithQueue(q), jobd.WithGroup("tenant-a"))
+	if err != nil || a.Group != "tenant-a" {
+		t.Fatalf("enqueue: %v %s", err, a.Raw)
+	}
+	if g, err := c.Get(ctx, a.ID); err != nil || g.Group != "tenant-a" {
+		t.Errorf("get: %v %s", err, g.Raw)
+	}
+	if n, err := c.Enqueue(ctx, "t.grp", nil, jobd.WithQueue(q)); err != nil || n.Group != "" {
+		t.Errorf("without: %v %s", err, n.Raw)
+	}
+	many, err := c.EnqueueMany(ctx, []jobd.JobSpec{jobd.Spec("t.grp", nil, jobd.WithQueue(q), jobd.WithGroup("tenant-b")),
+		jobd.Spec("t.grp", nil, jobd.WithQueue(q), jobd.WithGroup("tenant-b"))})
+	if err != nil || many[0].Group != "tenant-b" || many[1].Group != "tenant-b" {
+		t.Fatalf("many: %v", err)
+	}
+	_, err = c.Enqueue(ctx, "t.grp", nil, jobd.WithQueue(q), jobd.WithGroup("no spaces"))
+	var e *jobd.Error
+	if !errors.Is(err, jobd.ErrBadRequest) || !errors.As(err, &e) || e.Code != "invalid_field" || e.Field != "group" {
+		t.Errorf("bad group: %v", err)
+	}
+	gs, err := c.Queues.Groups(ctx, q, 0)
+	want := []jobd.QueueGroup{{Group: "tenant-b", Pending: 2}, {Group: "", Pending: 1}, {Group: "tenant-a", Pending: 1}}
+	if err != nil || fmt.Sprint(gs) != fmt.Sprint(want) {
+		t.Errorf("groups: %v %+v", err, gs)
+	}
+	if gs, err := c.Queues.Groups(ctx, q, 1); err != nil || len(gs) != 1 {
+		t.Errorf("groups, limit 1: %v %+v", err, gs)
+	}
+	qu, err := c.Queues.SetLimits(ctx, q, jobd.GroupMaxRunning(2), jobd.GroupRate(5, time.Second))
+	if err != nil || qu.GroupMaxRunning == nil || *qu.GroupMaxRunning != 2 || qu.GroupRate == nil ||
+		*qu.GroupRate != (jobd.QueueRate{Limit: 5, Per: "1s"}) {
+		t.Fatalf("group limits: %v %+v", err, qu)
+	}
+	qu, err = c.Queues.SetLimits(ctx, q, jobd.GroupMaxRunning(0))
+	if err != nil || qu.GroupMaxRunning != nil || qu.GroupRate == nil {
+		t.Errorf("group_max_running removed: %v %+v", err, qu)
+	}
+}
+
 func TestCase_get(t *testing.T) {
 	t.Parallel()
 	c, ctx := client(), ctxT(t)

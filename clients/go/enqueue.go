@@ -20,6 +20,17 @@ type jobBody struct {
 	IdempotencyKey string   `json:"idempotency_key,omitempty"`
 	TimeoutS       *float64 `json:"timeout_s,omitempty"`
 	Traceparent    string   `json:"traceparent,omitempty"`
+	DependsOn      []int64  `json:"depends_on,omitempty"`
+	OnParentFail   string   `json:"on_parent_failure,omitempty"`
+	Debounce       *window  `json:"debounce,omitempty"`
+	Unique         *window  `json:"unique,omitempty"`
+	Group          string   `json:"group,omitempty"`
+}
+
+// window is a debounce or unique key and its duration.
+type window struct {
+	Key string `json:"key"`
+	For string `json:"for"`
 }
 
 // JobSpec is a job to enqueue with EnqueueMany; make one with Spec.
@@ -47,6 +58,7 @@ func (c *Client) Enqueue(ctx context.Context, typ string, payload any, opts ...E
 		return nil, err
 	}
 	j.Replayed = a.header.Get("Idempotent-Replayed") == "true"
+	j.Debounced = a.header.Get("Debounced") == "true"
 	return &j, nil
 }
 

@@ -15,6 +15,7 @@ type Status string
 
 // The job states (docs/API.md, The job object).
 const (
+	StatusWaiting   Status = "waiting" // its parents have not all ended (docs/API.md, Dependencies)
 	StatusPending   Status = "pending"
 	StatusRunning   Status = "running"
 	StatusSucceeded Status = "succeeded"
@@ -55,14 +56,63 @@ type Job struct {
 	FinishedAt     time.Time       `json:"finished_at"`
 	// Traceparent is the W3C traceparent the job was enqueued with, "" if
 	// none (docs/API.md, Trace context); a claimed job has it too.
-	Traceparent string          `json:"traceparent"`
-	Raw         json.RawMessage `json:"-"`
+	Traceparent string `json:"traceparent"`
+	// DependsOn is the ids of the job's parents, ascending (none without):
+	// the job is waiting until they have all ended; OnParentFailure ("cancel"
+	// or "run") is what it does when one of them did not succeed
+	// (docs/API.md, Dependencies).
+	DependsOn       []int64 `json:"depends_on"`
+	OnParentFailure string  `json:"on_parent_failure"`
+	// Workflow and Step are the workflow the job is a step of and the
+	// step's ref; 0 and "" for a job of no workflow.
+	Workflow int64  `json:"workflow"`
+	Step     string `json:"step"`
+	// Progress is what the running attempt last reported, nil if nothing
+	// (read by Get and Jobs; other answers carry nil).
+	Progress        *JobProgress `json:"progress"`
+	CancelRequested bool         `json:"cancel_requested"`
+	// Group is whom the job is for (a tenant, a customer), "" for none
+	// (docs/API.md, Groups).
+	Group string `json:"group"`
+	// Parents are a claimed job's parents as they were when it was claimed,
+	// in id order (a Worker's handler reads them here); nil elsewhere.
+	Parents []Parent        `json:"parents"`
+	Raw     json.RawMessage `json:"-"`
 
 	// Replayed is true when Enqueue returned an existing job for its
-	// idempotency key (the header Idempotent-Replayed).
-	Replayed bool `json:"-"`
+	// idempotency or unique key (the header Idempotent-Replayed); Debounced
+	// when it replaced the pending job of its debounce key (Debounced).
+	Replayed  bool `json:"-"`
+	Debounced bool `json:"-"`
 
 	leaseToken string // a claimed job's, for its reports
+}
+
+// JobProgress is a running attempt's last progress report (docs/API.md,
+// The job object); Percent is nil when the report had none.
+type JobProgress struct {
+	Percent *float64        `json:"percent"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+	At      time.Time       `json:"at"`
+}
+
+// Parent is one parent of a claimed job (docs/API.md, POST /v1/claim):
+// its id, step ref ("" outside a workflow), type, status and result.
+type Parent struct {
+	ID     int64           `json:"id"`
+	Step   string          `json:"step"`
+	Type   string          `json:"type"`
+	Status Status          `json:"status"`
+	Result json.RawMessage `json:"result"`
+}
+
+// DecodeResult decodes the parent's result into v (as json.Unmarshal does).
+func (p *Parent) DecodeResult(v any) error {
+	if len(p.Result) == 0 {
+		return json.Unmarshal([]byte("null"), v)
+	}
+	return json.Unmarshal(p.Result, v)
 }
 
 // UnmarshalJSON reads the server's job object (nulls and timeout_s).

@@ -85,6 +85,49 @@ func WithTraceparent(tp string) EnqueueOption {
 	return enqueueFunc(func(b *jobBody) { b.Traceparent = tp })
 }
 
+// WithDependsOn makes the job wait (StatusWaiting) until the jobs ids have
+// all ended (docs/API.md, Dependencies); an id that names no job is
+// ErrBadRequest naming the field depends_on.
+func WithDependsOn(ids ...int64) EnqueueOption {
+	return enqueueFunc(func(b *jobBody) { b.DependsOn = append(b.DependsOn, ids...) })
+}
+
+// What a waiting job does when one of its parents did not succeed
+// (WithOnParentFailure).
+const (
+	ParentFailureCancel = "cancel" // the job is cancelled (the default)
+	ParentFailureRun    = "run"    // the job runs anyway
+)
+
+// WithOnParentFailure sets what the job does when a parent did not
+// succeed: ParentFailureCancel (default) or ParentFailureRun.
+func WithOnParentFailure(mode string) EnqueueOption {
+	return enqueueFunc(func(b *jobBody) { b.OnParentFail = mode })
+}
+
+// WithDebounce replaces the pending job of this type and queue enqueued
+// with key (new payload and priority, due d from now; the answer has
+// Debounced set), or makes one due d from now (docs/API.md, Debounce and
+// unique windows). Not with WithRunAt, WithIn, WithDependsOn,
+// WithIdempotencyKey or WithUnique.
+func WithDebounce(key string, d time.Duration) EnqueueOption {
+	return enqueueFunc(func(b *jobBody) { b.Debounce = &window{key, durationText(d)} })
+}
+
+// WithUnique makes at most one job with key per d, from that job's
+// creation: inside the window Enqueue returns that job with Replayed set.
+// Not with WithIdempotencyKey or WithDebounce.
+func WithUnique(key string, d time.Duration) EnqueueOption {
+	return enqueueFunc(func(b *jobBody) { b.Unique = &window{key, durationText(d)} })
+}
+
+// WithGroup sets the job's group (whom it is for: a tenant, a customer;
+// [A-Za-z0-9._:-]{1,128}): due jobs of different groups are claimed in
+// turn, and a queue's group limits count per group (docs/API.md, Groups).
+func WithGroup(g string) EnqueueOption {
+	return enqueueFunc(func(b *jobBody) { b.Group = g })
+}
+
 // WithTimeout limits each attempt of the job to d (1ms … 366d): a worker
 // stops the handler and the attempt fails as timed out.
 func WithTimeout(d time.Duration) EnqueueOption {

@@ -4,6 +4,8 @@ package jobd
 
 import (
 	"context"
+	"net/url"
+	"strconv"
 	"time"
 )
 
@@ -11,14 +13,17 @@ import (
 type Queue struct {
 	Name             string     `json:"name"`
 	Paused           bool       `json:"paused"`
+	Waiting          int64      `json:"waiting"` // jobs whose parents have not all ended
 	Pending          int64      `json:"pending"`
 	Running          int64      `json:"running"`
 	Succeeded        int64      `json:"succeeded"`
 	Dead             int64      `json:"dead"`
 	Cancelled        int64      `json:"cancelled"`
 	OldestPendingAge float64    `json:"oldest_pending_age_s"`
-	MaxRunning       *int       `json:"max_running"` // nil: no limit
-	Rate             *QueueRate `json:"rate"`        // nil: no limit
+	MaxRunning       *int       `json:"max_running"`       // nil: no limit
+	Rate             *QueueRate `json:"rate"`              // nil: no limit
+	GroupMaxRunning  *int       `json:"group_max_running"` // the same, per group of the queue
+	GroupRate        *QueueRate `json:"group_rate"`
 	Throughput1m     Throughput `json:"throughput_1m"`
 	UnhandledTypes   []string   `json:"unhandled_types"` // List only
 }
@@ -85,6 +90,52 @@ func Rate(limit int, per time.Duration) LimitOption {
 			m["rate"] = map[string]any{"limit": limit, "per": durationText(per)}
 		}
 	}
+}
+
+// GroupMaxRunning lets at most n jobs of any one group of the queue run at
+// once; n <= 0 removes the limit.
+func GroupMaxRunning(n int) LimitOption {
+	return func(m map[string]any) {
+		if n <= 0 {
+			m["group_max_running"] = nil
+		} else {
+			m["group_max_running"] = n
+		}
+	}
+}
+
+// GroupRate lets at most limit jobs of any one group of the queue start in
+// each window of per; limit <= 0 removes the limit.
+func GroupRate(limit int, per time.Duration) LimitOption {
+	return func(m map[string]any) {
+		tmp := map[string]any{}
+		Rate(limit, per)(tmp)
+		m["group_rate"] = tmp["rate"]
+	}
+}
+
+// QueueGroup is one group of a queue with its pending and running jobs;
+// Group is "" for the queue's jobs without a group.
+type QueueGroup struct {
+	Group   string `json:"group"`
+	Pending int64  `json:"pending"`
+	Running int64  `json:"running"`
+}
+
+// Groups returns the queue's groups with pending or running jobs, busiest
+// first, at most limit of them (0: the server's default, 100).
+func (q *Queues) Groups(ctx context.Context, name string, limit int) ([]QueueGroup, error) {
+	v := url.Values{}
+	if limit > 0 {
+		v.Set("limit", strconv.Itoa(limit))
+	}
+	var ans struct {
+		Groups []QueueGroup `json:"groups"`
+	}
+	if _, err := q.c.do(ctx, call{route: routeQueueGroups, params: []string{name}, query: v}, &ans); err != nil {
+		return nil, err
+	}
+	return ans.Groups, nil
 }
 
 // SetLimits changes the queue's limits (the others stay) and returns it.

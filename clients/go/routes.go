@@ -33,10 +33,18 @@ var (
 	routeJobAttempts    = route{"GET", "/v1/jobs/{id}/attempts", retryAlways}
 	routeAttemptLog     = route{"GET", "/v1/jobs/{id}/attempts/{attempt}/log", retryAlways}
 	routeJobHeartbeat   = route{"POST", "/v1/jobs/{id}/heartbeat", retryAlways}
+	routeJobProgress    = route{"POST", "/v1/jobs/{id}/progress", retryAlways}
 	routeJobComplete    = route{"POST", "/v1/jobs/{id}/complete", retryAlways}
 	routeJobFail        = route{"POST", "/v1/jobs/{id}/fail", retryAlways}
 	routeJobRelease     = route{"POST", "/v1/jobs/{id}/release", retryAlways}
 	routeClaim          = route{"POST", "/v1/claim", retryNever}
+	routeWorkflowSubmit = route{"POST", "/v1/workflows", retryWithKey}
+	routeWorkflowGet    = route{"GET", "/v1/workflows/{id}", retryAlways}
+	routeWorkflowList   = route{"GET", "/v1/workflows", retryAlways}
+	routeWorkflowSteps  = route{"POST", "/v1/workflows/{id}/steps", retryNever}
+	routeWorkflowCancel = route{"POST", "/v1/workflows/{id}/cancel", retryAlways}
+	routeWorkflowRetry  = route{"POST", "/v1/workflows/{id}/retry", retryNever}
+	routeWorkflowDelete = route{"DELETE", "/v1/workflows/{id}", retryNever}
 	routeScheduleCreate = route{"POST", "/v1/schedules", retryNever}
 	routeScheduleList   = route{"GET", "/v1/schedules", retryAlways}
 	routeSchedulePut    = route{"PUT", "/v1/schedules/{name}", retryAlways}
@@ -48,6 +56,7 @@ var (
 	routeScheduleNext   = route{"GET", "/v1/schedules/{name}/next", retryAlways}
 	routeQueueList      = route{"GET", "/v1/queues", retryAlways}
 	routeQueuePut       = route{"PUT", "/v1/queues/{name}", retryAlways}
+	routeQueueGroups    = route{"GET", "/v1/queues/{name}/groups", retryAlways}
 	routeQueuePause     = route{"POST", "/v1/queues/{name}/pause", retryAlways}
 	routeQueueResume    = route{"POST", "/v1/queues/{name}/resume", retryAlways}
 	routeWorkersList    = route{"GET", "/v1/workers", retryAlways}

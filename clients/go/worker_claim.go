@@ -136,7 +136,7 @@ func (w *Worker) claim(ctx context.Context, limit int) (*claimAnswer, error) {
 // started when a slot is free. One claimed after Stop, or whose lease is
 // about to end already, is handed back at once.
 func (w *Worker) accept(j *Job, leaseEnd time.Time) {
-	r := &run{job: j, handler: w.handlers[j.Type], done: make(chan struct{}), leaseEnd: leaseEnd, hard: w.hardCtx}
+	r := &run{c: w.c, job: j, handler: w.handlers[j.Type], done: make(chan struct{}), leaseEnd: leaseEnd, hard: w.hardCtx}
 	r.ctx, r.cancel = context.WithCancel(w.hardCtx)
 	j.Status = StatusRunning
 	w.runs.Add(1)

@@ -22,6 +22,7 @@ var (
 
 // run is a claimed job from its claim to its report.
 type run struct {
+	c        *Client // for its progress reports (ReportProgress)
 	job      *Job
 	handler  HandlerFunc
 	ctx      context.Context // cancelled by stop

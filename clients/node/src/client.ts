@@ -8,7 +8,7 @@ import { durationMs, durationString } from "./duration.js";
 import type {
   AnnounceRequest, Attempt, BulkFilter, BulkResult, ClaimRequest, ClaimResponse, CompleteRequest,
   Duration, EnqueueItem, EnqueueOptions, FailRequest, HeartbeatRequest, HeartbeatResponse, Job,
-  JobEvent, JobFilter, JobPage, PresenceRequest, ProgressRequest, ProgressResponse, Queue, QueueLimits, ReleaseRequest, Schedule, ScheduleNext,
+  JobEvent, JobFilter, JobPage, PresenceRequest, ProgressRequest, ProgressResponse, Queue, QueueGroup, QueueLimits, ReleaseRequest, Schedule, ScheduleNext,
   ScheduleSpec, StatsResponse, WhoAmI, WorkerInfo, Workflow, WorkflowPage, WorkflowSpec, WorkflowSubmitted,
 } from "./types.js";
 
@@ -372,6 +372,36 @@ export class Workflows {
   }
 
   /**
+   * Adds steps to a running workflow, for work found as it runs: their
+   * depends_on may name existing refs and each other, and each step named
+   * in `before` (which must still be waiting) waits for them too. Resolves
+   * each new ref's job id; ConflictError (step_not_waiting naming
+   * before[k], workflow_finished) when it is too late. Never sent twice by
+   * the client: a repeat would add the steps again.
+   */
+  async addSteps(id: number, steps: WorkflowSpec["steps"], before?: string[],
+                 options: CallOptions = {}): Promise<{ jobs: Record<string, number> }> {
+    return this.c.call<{ jobs: Record<string, number> }>({
+      route: "addWorkflowSteps", params: { id }, body: { steps, ...(before ? { before } : {}) }, signal: options.signal,
+    });
+  }
+
+  /** Cancels every step that has not ended (a running one is asked to stop); a second cancel changes nothing. */
+  async cancel(id: number, options: CallOptions = {}): Promise<Workflow> {
+    return this.c.call<Workflow>({ route: "cancelWorkflow", params: { id }, retry: true, signal: options.signal });
+  }
+
+  /** Puts every dead or cancelled step back, pending or waiting as its parents say. */
+  async retry(id: number, options: CallOptions = {}): Promise<Workflow> {
+    return this.c.call<Workflow>({ route: "retryWorkflow", params: { id }, signal: options.signal });
+  }
+
+  /** Deletes an ended workflow with its steps' jobs; ConflictError (workflow_running) while a step has not ended. */
+  async delete(id: number, options: CallOptions = {}): Promise<void> {
+    await this.c.call<unknown>({ route: "deleteWorkflow", params: { id }, signal: options.signal });
+  }
+
+  /**
    * One page of workflows, newest first, without their steps; pass the
    * page's `next` as `after` for the next one (a page may hold fewer than
    * `limit` when filtered by status).
@@ -445,7 +475,20 @@ export class Queues {
     return this.c.call<Queue>({ route: "resumeQueue", params: { name }, retry: true, signal: options.signal });
   }
 
-  /** Sets the queue's limits: max_running and rate; a field left out keeps its limit, null removes it. */
+  /**
+   * The queue's groups with pending or running jobs, busiest first (`group`
+   * null for its jobs without one); `limit` 1 to 1,000 (default 100).
+   */
+  async groups(name: string, filter: { limit?: number } = {}, options: CallOptions = {}): Promise<QueueGroup[]> {
+    return (await this.c.call<{ groups: QueueGroup[] }>({
+      route: "queueGroups", params: { name }, query: { ...filter }, signal: options.signal,
+    })).groups;
+  }
+
+  /**
+   * Sets the queue's limits: max_running and rate, and the same per group
+   * (group_max_running, group_rate); a field left out keeps its limit, null removes it.
+   */
   async put(name: string, limits: QueueLimits, options: CallOptions = {}): Promise<Queue> {
     return this.c.call<Queue>({ route: "putQueue", params: { name }, body: limits, retry: true, signal: options.signal });
   }

@@ -16,6 +16,8 @@ export type Attempt = S["Attempt"];
 /** One status change of a job, from GET /v1/events (Client.events). */
 export type JobEvent = S["Event"];
 export type ClaimedJob = S["ClaimedJob"];
+/** A parent of a claimed job, as its handler sees it (JobContext.parents). */
+export type Parent = NonNullable<ClaimedJob["parents"]>[number];
 export type ClaimRequest = S["ClaimRequest"];
 export type Schedule = S["Schedule"];
 /** A workflow to submit, its answer, and a workflow as read (docs/API.md, Workflows). */
@@ -50,6 +52,8 @@ export type ClaimResponse = Ok<"claimJobs">;
 export type HeartbeatResponse = Ok<"heartbeatJob">;
 export type ProgressResponse = Ok<"reportProgress">;
 export type StatsResponse = Ok<"getStats">;
+/** One group of a queue with its pending and running jobs (Queues.groups). */
+export type QueueGroup = Ok<"listQueueGroups">["groups"][number];
 export type ScheduleNext = Ok<"nextFirings">;
 export type WhoAmI = Ok<"whoami">;
 

@@ -12,7 +12,7 @@ import { durationMs } from "./duration.js";
 import { BadRequestError, ForbiddenError, JobdError, NetworkError, NotFoundError, Permanent,
          StaleAttemptError, UnauthorizedError, UnavailableError } from "./errors.js";
 import { VERSION } from "./version.js";
-import type { ClaimedJob, Duration, Job } from "./types.js";
+import type { ClaimedJob, Duration, Job, Parent, ProgressRequest } from "./types.js";
 
 /** Why a handler's ctx.signal was aborted. */
 export type StopReason = "cancelled" | "timeout" | "lease_lost" | "shutdown";
@@ -27,6 +27,17 @@ export interface JobContext {
   readonly cancelled: boolean;
   /** This worker's id. */
   readonly workerId: string;
+  /** The job's parents as they were when it was claimed, in id order ([] without). */
+  readonly parents: readonly Parent[];
+  /**
+   * Reports the job's progress (POST /v1/jobs/{id}/progress, fenced with
+   * the attempt and lease token, and a heartbeat too): percent 0..100, a
+   * message (at most 1 KiB), any JSON data (at most 16 KiB); each report
+   * replaces the last. Resolves true when the server took it, false (never
+   * a rejection) when it did not: the attempt is no longer live
+   * (stale_attempt) or the server could not be reached.
+   */
+  progress(percent?: number | null, message?: string | null, data?: unknown): Promise<boolean>;
 }
 
 /** A handler: its return value (JSON) is the job's result; throw to fail it, throw Permanent to make it dead. */
@@ -314,6 +325,8 @@ export class Worker {
       signal: ac.signal, workerId,
       get reason() { return run.reason; },
       get cancelled() { return run.reason === "cancelled"; },
+      parents: job.parents ?? [],
+      progress: (percent, message, data) => this.progress(run, percent, message, data),
     };
     this.runs.add(run);
     run.hbTimer = setInterval(() => this.heartbeat(run), this.hbMs);
@@ -432,6 +445,24 @@ export class Worker {
       else this.log("debug", `heartbeat of job ${run.job.id}: ${errorText(e)}`);
     } finally {
       run.hbBusy--;
+    }
+  }
+
+  /** A handler's progress report (JobContext.progress); a cancel in its answer stops the run as a heartbeat's would. */
+  private async progress(run: Run, percent?: number | null, message?: string | null, data?: unknown): Promise<boolean> {
+    if (percent != null && !(percent >= 0 && percent <= 100)) throw new RangeError("progress: percent must be within 0..100");
+    const body: ProgressRequest = { attempt: run.job.attempt, lease_token: run.job.lease_token };
+    if (percent != null) body.percent = percent;
+    if (message != null) body.message = message;
+    if (data !== undefined) body.data = data as never;
+    try {
+      const a = await this.client.progress(run.job.id, body);
+      if (a.cancel_requested && !run.settled) this.abortRun(run, "cancelled");
+      return true;
+    } catch (e) {
+      if (!(e instanceof JobdError)) throw e;
+      this.log("warn", `progress of job ${run.job.id} attempt ${run.job.attempt} not taken: ${e.message}`);
+      return false;
     }
   }
 

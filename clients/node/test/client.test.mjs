@@ -112,6 +112,146 @@ caseTest("enqueue_many", async () => {
   assert.deepEqual(await c.enqueueMany([]), []);
 });
 
+caseTest("enqueue_depends_on", async () => {
+  const q = `deps-${process.pid}`;
+  const p1 = await c.enqueue("nobody.runs.this", {}, { queue: q });
+  const p2 = await c.enqueue("nobody.runs.this", {}, { queue: q });
+  const child = await c.enqueue("deps.child", {}, { queue: q, depends_on: [p2.id, p1.id] });
+  assert.equal(child.status, "waiting");
+  assert.deepEqual(child.depends_on, [p1.id, p2.id]);
+  assert.equal(child.on_parent_failure, "cancel");
+  assert.equal(child.workflow, null);
+  assert.equal(child.step, null);
+  assert.deepEqual((await c.get(child.id)).depends_on, [p1.id, p2.id]);
+  // a queue counts its waiting jobs (on PostgreSQL about a second late)
+  await until(async () => {
+    const queue = (await c.queues.list()).find((x) => x.name === q);
+    return queue?.waiting === 1 && queue?.pending === 2;
+  }, 20000, "the queue to count 1 waiting, 2 pending");
+  // a parent that does not succeed: cancel (the default) or run anyway
+  const px = await c.enqueue("nobody.runs.this", {}, { queue: q });
+  const cc = await c.enqueue("deps.child", {}, { queue: q, depends_on: [px.id], on_parent_failure: "cancel" });
+  const cr = await c.enqueue("deps.child", {}, { queue: q, depends_on: [px.id], on_parent_failure: "run" });
+  const many = await c.enqueueMany([
+    { type: "deps.child", queue: q, depends_on: [px.id], on_parent_failure: "run" }, { type: "deps.child", queue: q }]);
+  assert.deepEqual(many.map((j) => [j.status, j.depends_on, j.on_parent_failure]),
+                   [["waiting", [px.id], "run"], ["pending", [], "cancel"]]);
+  await c.cancel(px.id);
+  assert.equal((await c.get(cc.id)).status, "cancelled");
+  assert.equal((await c.get(cr.id)).status, "pending");
+  assert.equal((await c.get(many[0].id)).status, "pending");
+  // the parents succeed (this file's worker runs c.ok): the child is released
+  const ok1 = await c.enqueue("c.ok", 1);
+  const released = await c.enqueue("deps.child", {}, { queue: q, depends_on: [ok1.id] });
+  await until(async () => (await c.get(released.id)).status === "pending", 20000, "the child to be released");
+  await assert.rejects(c.enqueue("deps.child", {}, { queue: q, depends_on: [2_000_000_000] }), (e) => {
+    assert.ok(e instanceof BadRequestError);
+    assert.equal(e.code, "invalid_field");
+    assert.equal(e.field, "depends_on");
+    return true;
+  });
+  for (const id of [p1.id, p2.id, child.id]) await c.cancel(id).catch(() => {});
+});
+
+caseTest("workflows", async () => {
+  const name = `wf-${process.pid}-${Date.now()}`;
+  const key = `${name}-key`;
+  const steps = [{ ref: "extract", type: "wf.step", queue: "wf", payload: { day: 6 } },
+                 { ref: "load", type: "wf.step", queue: "wf", depends_on: ["extract"], timeout: "30s" }];
+  const sub = await c.workflows.submit({ name, idempotency_key: key, steps });
+  assert.deepEqual(Object.keys(sub.jobs).sort(), ["extract", "load"]);
+  const wf = await c.workflows.get(sub.id);
+  assert.equal(wf.id, sub.id);
+  assert.equal(wf.name, name);
+  assert.equal(wf.status, "running");
+  assert.equal(wf.finished_at, null);
+  assert.equal(wf.counts.pending, 1);
+  assert.equal(wf.counts.waiting, 1);
+  assert.deepEqual(wf.steps.map((s) => [s.ref, s.job_id, s.type, s.depends_on]),
+                   [["extract", sub.jobs.extract, "wf.step", []], ["load", sub.jobs.load, "wf.step", ["extract"]]]);
+  const load = await c.get(sub.jobs.load);
+  assert.deepEqual([load.workflow, load.step, load.status, load.depends_on, load.timeout_s],
+                   [sub.id, "load", "waiting", [sub.jobs.extract], 30]);
+  assert.deepEqual((await c.workflows.list({ name })).workflows.map((w) => w.id), [sub.id]);
+  assert.deepEqual((await c.workflows.list({ name, status: "succeeded" })).workflows, []);
+  const again = await c.workflows.submit({ name, idempotency_key: key, steps });
+  assert.deepEqual(again, sub);
+  await assert.rejects(c.workflows.submit({ name, steps: [
+    { ref: "a", type: "wf.step", depends_on: ["b"] }, { ref: "b", type: "wf.step", depends_on: ["a"] }] }), (e) => {
+    assert.ok(e instanceof BadRequestError);
+    assert.match(e.field, /^steps\[/);
+    return true;
+  });
+  await assert.rejects(c.workflows.get(2_000_000_000), NotFoundError);
+});
+
+caseTest("enqueue_debounce_unique", async () => {
+  const q = `deb-${process.pid}`;
+  const k = `${q}-${Date.now()}`;
+  const d1 = await c.enqueue("deb.type", { n: 1 }, { queue: q, debounce: { key: k, for: "1h" } });
+  const d2 = await c.enqueue("deb.type", { n: 2 }, { queue: q, debounce: { key: k, for: "2h" } });
+  assert.equal(d2.id, d1.id);
+  assert.deepEqual(d2.payload, { n: 2 });
+  assert.ok(Math.abs(Date.parse(d2.run_at) - Date.now() - 7200_000) < 60_000, d2.run_at);
+  const u1 = await c.enqueue("deb.type", {}, { queue: q, unique: { key: `${k}-u`, for: "1h" } });
+  const u2 = await c.enqueue("deb.type", { other: true }, { queue: q, unique: { key: `${k}-u`, for: "1h" } });
+  assert.equal(u2.id, u1.id);
+  assert.deepEqual(u2.payload, {});
+  await assert.rejects(c.enqueue("deb.type", {}, { queue: q, debounce: { key: k, for: "1h" }, idempotency_key: k }),
+                       (e) => e instanceof BadRequestError && e.code === "invalid_field");
+});
+
+caseTest("enqueue_group", async () => {
+  const q = `grp-${process.pid}`;
+  const a = await c.enqueue("grp.type", {}, { queue: q, group: "tenant-a" });
+  assert.equal(a.group, "tenant-a");
+  assert.equal((await c.get(a.id)).group, "tenant-a");
+  assert.equal((await c.enqueue("grp.type", {}, { queue: q })).group, null);
+  const many = await c.enqueueMany([{ type: "grp.type", queue: q, group: "tenant-b" },
+                                    { type: "grp.type", queue: q, group: "tenant-b" }]);
+  assert.deepEqual(many.map((j) => j.group), ["tenant-b", "tenant-b"]);
+  await assert.rejects(c.enqueue("grp.type", {}, { queue: q, group: "no spaces" }), (e) => {
+    assert.ok(e instanceof BadRequestError);
+    assert.deepEqual([e.code, e.field], ["invalid_field", "group"]);
+    return true;
+  });
+  assert.deepEqual(await c.queues.groups(q), [{ group: "tenant-b", pending: 2, running: 0 },
+                                              { group: null, pending: 1, running: 0 },
+                                              { group: "tenant-a", pending: 1, running: 0 }]);
+  assert.equal((await c.queues.groups(q, { limit: 1 })).length, 1);
+  let qu = await c.queues.put(q, { group_max_running: 2, group_rate: { limit: 5, per: "1s" } });
+  assert.deepEqual([qu.group_max_running, qu.group_rate], [2, { limit: 5, per: "1s" }]);
+  qu = await c.queues.put(q, { group_max_running: null });
+  assert.deepEqual([qu.group_max_running, qu.group_rate], [null, { limit: 5, per: "1s" }]);
+});
+
+caseTest("workflow_ops", async () => {
+  const q = `wfops-${process.pid}`;
+  const wfs = c.workflows;
+  const sub = await wfs.submit({ name: `${q}-${Date.now()}`, steps: [
+    { ref: "a", type: "wfops.step", queue: q }, { ref: "b", type: "wfops.step", queue: q, depends_on: ["a"] }] });
+  const { a, b } = sub.jobs;
+  const added = await wfs.addSteps(sub.id, [{ ref: "x", type: "wfops.step", queue: q, depends_on: ["a"] }], ["b"]);
+  assert.deepEqual(Object.keys(added.jobs), ["x"]);
+  assert.deepEqual((await c.get(b)).depends_on, [a, added.jobs.x].sort((m, n) => m - n));
+  assert.deepEqual((await wfs.get(sub.id)).steps.map((s) => s.ref), ["a", "b", "x"]);
+  await assert.rejects(wfs.addSteps(sub.id, [{ ref: "y", type: "wfops.step", queue: q }], ["a"]), (e) => {
+    assert.ok(e instanceof ConflictError);
+    assert.deepEqual([e.code, e.field], ["step_not_waiting", "before[0]"]);
+    return true;
+  });
+  await assert.rejects(wfs.delete(sub.id), (e) => e instanceof ConflictError && e.code === "workflow_running");
+  let wf = await wfs.cancel(sub.id);
+  assert.deepEqual([wf.status, wf.counts.cancelled], ["failed", 3]);
+  wf = await wfs.retry(sub.id);
+  assert.equal(wf.status, "running");
+  assert.deepEqual(Object.fromEntries(wf.steps.map((s) => [s.ref, s.status])), { a: "pending", b: "waiting", x: "waiting" });
+  await wfs.cancel(sub.id);
+  await wfs.delete(sub.id);
+  await assert.rejects(wfs.get(sub.id), NotFoundError);
+  await assert.rejects(c.get(a), NotFoundError);
+});
+
 caseTest("get", async () => {
   const j = await c.enqueue("get.me", { x: 1 }, { queue: "get" });
   const g = await c.get(j.id);

@@ -256,4 +256,48 @@ describe("worker", { concurrency: true }, () => {
     await r;
     assert.ok(!(await c.workers()).some((x) => x.id === "presence-test-worker"), "withdrawn when it stops");
   });
+
+  caseTest("worker_parents", async () => {
+    await withWorker({}, {
+      "w.parent": (job) => ({ v10: job.payload.v * 10 }),
+      "w.child": (job, ctx) => ctx.parents.map((p) => [p.id, p.step, p.type, p.status, p.result]),
+    }, async () => {
+      const p1 = await c.enqueue("w.parent", { v: 1 });
+      const p2 = await c.enqueue("w.parent", { v: 2 });
+      const child = await c.enqueue("w.child", {}, { depends_on: [p2.id, p1.id] });
+      const lone = await c.enqueue("w.child", {});
+      const done = await c.wait(child.id, { timeout: 30 });
+      assert.equal(done.status, "succeeded");
+      assert.deepEqual(done.result, [[p1.id, null, "w.parent", "succeeded", { v10: 10 }],
+                                     [p2.id, null, "w.parent", "succeeded", { v10: 20 }]]);
+      assert.deepEqual((await c.wait(lone.id, { timeout: 30 })).result, []);
+    });
+  });
+
+  caseTest("worker_progress", async () => {
+    const goOn = deferred();
+    let saved, took;
+    await withWorker({}, {
+      "w.progress": async (job, ctx) => {
+        saved = ctx;
+        took = await ctx.progress(40, "3 of 8 files", { done: 3 });
+        await Promise.race([goOn.p, sleep(30_000, ctx.signal)]);
+        return "ok";
+      },
+    }, async () => {
+      const j = await c.enqueue("w.progress", {});
+      const running = await until(async () => { const x = await c.get(j.id); return x.progress ? x : null; }, 20000,
+                                  "the job's progress");
+      assert.equal(running.status, "running");
+      assert.deepEqual([running.progress.percent, running.progress.message, running.progress.data],
+                       [40, "3 of 8 files", { done: 3 }]);
+      goOn.resolve();
+      await until(() => took !== undefined, 20000, "the progress call's answer");
+      assert.equal(took, true);
+      assert.equal((await c.wait(j.id, { timeout: 30 })).status, "succeeded");
+      // the attempt is over: its progress is stale, said (false) but not thrown
+      assert.equal(await saved.progress(90, "late"), false);
+      await assert.rejects(saved.progress(101), RangeError);
+    });
+  });
 });

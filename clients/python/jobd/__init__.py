@@ -19,13 +19,16 @@ from .client import UNSET, Client, Queues, Schedules, job_spec
 from .context import Context
 from .errors import (BadRequest, Conflict, Forbidden, JobdError, NetworkError, NotFound,
                      Permanent, ServerError, StaleAttempt, Unauthorized, Unavailable)
-from .types import Attempt, Job, Queue, Schedule, WorkerInfo
+from .types import (Attempt, Job, Parent, Queue, QueueGroup, Schedule, Submitted, WorkerInfo, Workflow,
+                    WorkflowStep)
+from .workflows import Workflows
 from .worker import Worker
 
 __all__ = [
     "__version__", "Client", "Schedules", "Queues", "job_spec", "UNSET",
     "Worker", "AsyncWorker", "Context", "AsyncContext",
-    "Job", "Schedule", "Queue", "Attempt", "WorkerInfo",
+    "Job", "Schedule", "Queue", "QueueGroup", "Attempt", "WorkerInfo", "Parent",
+    "Workflows", "Workflow", "WorkflowStep", "Submitted",
     "JobdError", "BadRequest", "Unauthorized", "Forbidden", "NotFound", "Conflict",
     "StaleAttempt", "Unavailable", "NetworkError", "ServerError", "Permanent",
 ]

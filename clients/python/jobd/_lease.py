@@ -17,7 +17,7 @@ from typing import Any, Dict, FrozenSet, List, Optional, Sequence
 from . import _routes as R
 from . import errors
 from ._http import VERSION, Conn, Transport
-from .types import Job
+from .types import Job, Parent
 
 log = logging.getLogger("jobd")
 
@@ -42,6 +42,7 @@ class Claimed:
         self.token = str(data.pop("lease_token", ""))
         data.setdefault("status", "running")
         data.pop("lease_remaining_ms", None)
+        self.parents = [Parent(p) for p in data.get("parents") or []]
         self.job = Job(data)
         self.id = int(item["id"])
         self.attempt = int(item["attempt"])
@@ -90,6 +91,20 @@ def heartbeat(t: Transport, c: Claimed, lease_s: float, timeout: float) -> bool:
     a = t.request(R.JOB_HEARTBEAT, params={"id": c.id}, body=body, safe=True, retries=0,
                   timeout=timeout)
     c.lease_end = sent + lease_s
+    return bool(a.body.get("cancel_requested"))
+
+
+def progress(t: Transport, c: Claimed, extra: Dict[str, Any], timeout: float) -> bool:
+    """POST /v1/jobs/{id}/progress: the attempt's progress, fenced and
+    answered as a heartbeat (the server extends the lease to its default
+    without shortening it; c.lease_end is left as the heartbeats keep it).
+    Returns whether a cancel was requested; raises StaleAttempt or NotFound
+    when the attempt is no longer live. Sent again after a network error
+    (a progress replaces the last one: a repeat changes nothing)."""
+    body = c.fence()
+    body.update(extra)
+    a = t.request(R.JOB_PROGRESS, params={"id": c.id}, body=body, safe=True, retries=1,
+                  timeout=timeout)
     return bool(a.body.get("cancel_requested"))
 
 

@@ -11,14 +11,15 @@ import json
 import logging
 import signal
 import time
-from typing import Any, Callable, Coroutine, Dict, Optional, Sequence, Set, Tuple, TypeVar
+from typing import (Any, Awaitable, Callable, Coroutine, Dict, Optional, Sequence, Set, Tuple,
+                    TypeVar)
 
 from . import _lease
 from . import errors
 from .client import Client
-from .context import Context
+from .context import Context, progress_body
 from .errors import Permanent
-from .types import Job
+from .types import Job, Parent
 from .worker import _next_worker_number
 
 log = logging.getLogger("jobd")
@@ -43,11 +44,31 @@ async def _wait_event(ev: asyncio.Event, timeout: Optional[float]) -> bool:
 
 class AsyncContext(Context):
     """Context for asyncio handlers: `await ctx.sleep(s)` returns early
-    (True) when the run should stop."""
+    (True) when the run should stop; `await ctx.progress(...)` reports
+    progress without blocking the loop."""
 
-    def __init__(self, job: Job, worker_id: str, timeout_s: Optional[float]) -> None:
-        super().__init__(job, worker_id, timeout_s)
+    def __init__(self, job: Job, worker_id: str, timeout_s: Optional[float],
+                 parents: Optional[Sequence[Parent]] = None) -> None:
+        super().__init__(job, worker_id, timeout_s, parents)
         self._aevent = asyncio.Event()
+        self._aprogress_fn: Optional[Callable[[Dict[str, Any]], Awaitable[bool]]] = None
+
+    async def progress(self, percent: Optional[float] = None,  # type: ignore[override]
+                       message: Optional[str] = None, data: Any = None) -> bool:
+        """Context.progress for asyncio: the request runs off the loop.
+        True when the server took it, False (never an error) when not."""
+        body = progress_body(percent, message, data)
+        if self._aprogress_fn is None:
+            raise RuntimeError("progress: this context belongs to no worker")
+        try:
+            await self._aprogress_fn(body)
+            return True
+        except (errors.StaleAttempt, errors.NotFound) as e:
+            log.warning("job %d attempt %d: progress not taken (%s)",
+                        self.job.id, self.attempt, e.code)
+        except errors.JobdError as e:
+            log.warning("job %d attempt %d: progress not sent: %s", self.job.id, self.attempt, e)
+        return False
 
     def _stop(self, reason: str) -> bool:
         if not super()._stop(reason):
@@ -199,9 +220,10 @@ class AsyncWorker:
                     continue
                 fn, default_timeout = self._handlers[c.job.type]
                 timeout = c.job.timeout_s if c.job.timeout_s is not None else default_timeout
-                ctx = AsyncContext(c.job, self.id, timeout)
+                ctx = AsyncContext(c.job, self.id, timeout, c.parents)
                 ctx._start()
                 task = asyncio.create_task(fn(c.job, ctx))
+                ctx._aprogress_fn = functools.partial(self._progress, c, task, ctx)
                 self._active[(c.id, c.attempt)] = (task, ctx)
                 r = asyncio.create_task(self._run_one(c, task, ctx))
                 self._runs.add(r)
@@ -280,6 +302,16 @@ class AsyncWorker:
             due = time.monotonic() + self.heartbeat
             if cancel and ctx._stop("cancelled"):
                 task.cancel()
+
+    async def _progress(self, c: _lease.Claimed, task: "asyncio.Task[Any]", ctx: AsyncContext,
+                        body: Dict[str, Any]) -> bool:
+        """A progress report of the handler's (AsyncContext.progress), a
+        heartbeat too: a cancel in its answer stops the handler as one would."""
+        cancel = await self._io(_lease.progress, self.client.transport, c, body,
+                                max(1.0, self.heartbeat))
+        if cancel and ctx._stop("cancelled"):
+            task.cancel()
+        return cancel
 
     async def _presence(self) -> None:
         assert self._stopping is not None and self._presence_kick is not None

@@ -11,7 +11,8 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 from . import _routes as R
 from . import errors
 from ._http import Transport
-from .types import (Attempt, Duration, Job, Queue, Schedule, Time, WorkerInfo,
+from .workflows import Workflows
+from .types import (Attempt, Duration, Job, Queue, QueueGroup, Schedule, Time, WorkerInfo,
                     format_duration, format_time, parse_time)
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"
@@ -36,11 +37,25 @@ UNSET: Any = _Unset()
 (None, where the API allows it, means null)."""
 
 
+Window = Union[Tuple[str, Duration], Mapping[str, Any]]
+"""A debounce or unique window: (key, for) or {"key": K, "for": DUR}."""
+
+
+def _window(w: Window) -> Dict[str, Any]:
+    if isinstance(w, tuple):
+        key, dur = w
+    else:
+        key, dur = w["key"], w["for"]
+    return {"key": key, "for": format_duration(dur)}
+
+
 def job_spec(type: str, payload: Any = None, *, queue: Optional[str] = None,
              priority: Optional[int] = None, run_at: Optional[Time] = None,
              in_: Optional[Duration] = None, max_attempts: Optional[int] = None,
              idempotency_key: Optional[str] = None, timeout: Optional[Duration] = None,
-             traceparent: Optional[str] = None,
+             traceparent: Optional[str] = None, depends_on: Optional[Sequence[int]] = None,
+             on_parent_failure: Optional[str] = None, debounce: Optional[Window] = None,
+             unique: Optional[Window] = None, group: Optional[str] = None,
              extra: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
     """The JSON body of one job for POST /v1/jobs or an item of
     enqueue_many (docs/API.md, POST /v1/jobs): only the fields given.
@@ -64,6 +79,16 @@ def job_spec(type: str, payload: Any = None, *, queue: Optional[str] = None,
         body["timeout"] = format_duration(timeout)
     if traceparent is not None:
         body["traceparent"] = traceparent
+    if depends_on is not None:
+        body["depends_on"] = list(depends_on)
+    if on_parent_failure is not None:
+        body["on_parent_failure"] = on_parent_failure
+    if debounce is not None:
+        body["debounce"] = _window(debounce)
+    if unique is not None:
+        body["unique"] = _window(unique)
+    if group is not None:
+        body["group"] = group
     body.update(extra or {})
     return body
 
@@ -77,7 +102,8 @@ def _spec_of(item: Union[Mapping[str, Any], Tuple[Any, ...]]) -> Dict[str, Any]:
     if "in" in m:
         m["in_"] = m.pop("in")
     known = {"type", "payload", "queue", "priority", "run_at", "in_", "max_attempts",
-             "idempotency_key", "timeout", "traceparent", "extra"}
+             "idempotency_key", "timeout", "traceparent", "depends_on", "on_parent_failure",
+             "debounce", "unique", "group", "extra"}
     extra = {k: m.pop(k) for k in list(m) if k not in known}
     if extra:
         m["extra"] = {**extra, **(m.get("extra") or {})}
@@ -103,6 +129,7 @@ class Client:
         self.transport = Transport(server, token, timeout, retries, backoff)
         self.schedules = Schedules(self.transport)
         self.queues = Queues(self.transport)
+        self.workflows = Workflows(self.transport)
         self._wait_supported = True
 
     @property
@@ -125,7 +152,9 @@ class Client:
                 priority: Optional[int] = None, run_at: Optional[Time] = None,
                 in_: Optional[Duration] = None, max_attempts: Optional[int] = None,
                 idempotency_key: Optional[str] = None, timeout: Optional[Duration] = None,
-                traceparent: Optional[str] = None,
+                traceparent: Optional[str] = None, depends_on: Optional[Sequence[int]] = None,
+                on_parent_failure: Optional[str] = None, debounce: Optional[Window] = None,
+                unique: Optional[Window] = None, group: Optional[str] = None,
                 extra: Optional[Mapping[str, Any]] = None) -> Job:
         """Enqueues one job (POST /v1/jobs) and returns it. With an
         idempotency_key the same call again returns the same job (and is
@@ -133,13 +162,30 @@ class Client:
         type, queue or payload raises Conflict (idempotency_conflict).
         traceparent: a W3C traceparent the job carries to its handlers and
         log lines (docs/API.md, Trace context); a bad one raises BadRequest
-        naming it."""
+        naming it. depends_on: ids of jobs this one waits for (status
+        "waiting" until they have all ended; an unknown id raises BadRequest
+        naming depends_on); on_parent_failure: "cancel" (default) or "run",
+        what it does when a parent did not succeed (docs/API.md, Dependencies).
+        debounce=(key, for): a pending job of this type and queue with the
+        key is replaced in place (new payload and priority, due `for` from
+        now; the answer's job.debounced is True), else one is made due
+        `for` from now; unique=(key, for): at most one job with the key per
+        `for`, a second enqueue inside the window returns the first job
+        (job.replayed is True). Neither goes with an idempotency_key
+        (docs/API.md, Debounce and unique windows). group: whom the job is
+        for (a tenant, a customer): due jobs of different groups are claimed
+        in turn, and a queue's group limits count per group (docs/API.md, Groups)."""
         body = job_spec(type, payload, queue=queue, priority=priority, run_at=run_at, in_=in_,
                         max_attempts=max_attempts, idempotency_key=idempotency_key,
-                        timeout=timeout, traceparent=traceparent, extra=extra)
+                        timeout=timeout, traceparent=traceparent, depends_on=depends_on,
+                        on_parent_failure=on_parent_failure, debounce=debounce, unique=unique,
+                        group=group, extra=extra)
         a = self.transport.request(R.JOB_CREATE, body=body,
                                    safe=body.get("idempotency_key") is not None)
-        return Job(a.body)
+        job = Job(a.body)
+        job.replayed = a.headers.get("idempotent-replayed") == "true"
+        job.debounced = a.headers.get("debounced") == "true"
+        return job
 
     def enqueue_many(self, jobs: Sequence[Union[Mapping[str, Any], Tuple[Any, ...]]],
                      *, chunk: int = _BATCH_JOBS, parallel: int = _BATCH_PARALLEL) -> List[int]:
@@ -398,17 +444,26 @@ class Queues:
     def resume(self, name: str) -> Queue:
         return Queue(self._t.request(R.QUEUE_RESUME, params={"name": name}, safe=True).body)
 
-    def put(self, name: str, *, max_running: Any = UNSET, rate: Any = UNSET) -> Queue:
+    def put(self, name: str, *, max_running: Any = UNSET, rate: Any = UNSET,
+            group_max_running: Any = UNSET, group_rate: Any = UNSET) -> Queue:
         """Sets the queue's limits (PUT /v1/queues/{name}, role admin):
-        max_running=N, rate=(limit, per) or {"limit": N, "per": "1s"};
-        None removes a limit, leaving an argument out keeps it."""
+        max_running=N, rate=(limit, per) or {"limit": N, "per": "1s"}, and
+        the same counted per group of the queue (group_max_running,
+        group_rate); None removes a limit, leaving an argument out keeps it."""
         b: Dict[str, Any] = {}
-        if max_running is not UNSET:
-            b["max_running"] = max_running
-        if rate is not UNSET:
-            if isinstance(rate, tuple):
-                rate = {"limit": rate[0], "per": format_duration(rate[1])}
-            b["rate"] = rate
+        for k, v in (("max_running", max_running), ("rate", rate),
+                     ("group_max_running", group_max_running), ("group_rate", group_rate)):
+            if v is UNSET:
+                continue
+            if isinstance(v, tuple):
+                v = {"limit": v[0], "per": format_duration(v[1])}
+            b[k] = v
         return Queue(self._t.request(R.QUEUE_LIMITS, params={"name": name}, body=b,
                                      safe=True).body)
+
+    def groups(self, name: str, *, limit: Optional[int] = None) -> List[QueueGroup]:
+        """The queue's groups with pending or running jobs, busiest first
+        (GET /v1/queues/{name}/groups; limit 1 to 1,000, default 100)."""
+        a = self._t.request(R.QUEUE_GROUPS, params={"name": name}, query={"limit": limit})
+        return [QueueGroup(g) for g in a.body["groups"]]
 

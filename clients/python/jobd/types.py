@@ -79,7 +79,8 @@ class Job(Record):
                          "attempt", "max_attempts", "attempt_floor", "idempotency_key",
                          "schedule", "scheduled_for", "worker_id", "lease_expires_at",
                          "timeout_s", "last_error", "result", "created_at", "started_at",
-                         "finished_at", "traceparent"})
+                         "finished_at", "traceparent", "depends_on", "on_parent_failure",
+                         "workflow", "step", "progress", "cancel_requested", "group"})
     id: int
     queue: str
     type: str
@@ -104,13 +105,91 @@ class Job(Record):
     #: The W3C traceparent the job was enqueued with (docs/API.md, Trace
     #: context), or None; a worker's handler finds it in ctx.job.traceparent.
     traceparent: Optional[str]
+    #: The ids of the job's parents, ascending ([] without): the job is
+    #: "waiting" until they have all ended (docs/API.md, Dependencies).
+    depends_on: List[int]
+    #: "cancel" or "run": what the job does when a parent did not succeed.
+    on_parent_failure: str
+    #: The workflow the job is a step of and the step's ref, None otherwise.
+    workflow: Optional[int]
+    step: Optional[str]
+    #: What the running attempt last reported ({percent, message, data, at}) or None.
+    progress: Optional[Dict[str, Any]]
+    cancel_requested: bool
+    #: The group (a tenant, a customer) the job was enqueued with, or None
+    #: (docs/API.md, Groups).
+    group: Optional[str]
+    #: Set on the job enqueue returns: an existing job was answered for its
+    #: idempotency or unique key (replayed), or replaced by a debounce.
+    replayed: bool = False
+    debounced: bool = False
 
+    STATUSES = ("waiting", "pending", "running", "succeeded", "dead", "cancelled")
     TERMINAL = frozenset({"succeeded", "dead", "cancelled"})
 
     @property
     def terminal(self) -> bool:
         """True when the job is succeeded, dead or cancelled."""
         return self.status in self.TERMINAL
+
+
+class Parent(Record):
+    """A parent of a claimed job as its handler sees it (ctx.parents;
+    docs/API.md, POST /v1/claim): as it was when the job was claimed."""
+
+    _FIELDS = frozenset({"id", "step", "type", "status", "result"})
+    id: int
+    step: Optional[str]
+    type: str
+    status: str
+    result: Any
+
+
+class Workflow(Record):
+    """A workflow (docs/API.md, Workflows): status "running" until every
+    step has ended, then "succeeded" or "failed"; counts by status; steps
+    (a list of WorkflowStep) only from Workflows.get, [] in a listing."""
+
+    _TIMES = frozenset({"created_at", "finished_at"})
+    _FIELDS = frozenset({"id", "name", "status", "created_at", "finished_at", "counts"})
+    id: int
+    name: str
+    status: str
+    created_at: Optional[_dt.datetime]
+    finished_at: Optional[_dt.datetime]
+    counts: Dict[str, int]
+    steps: List["WorkflowStep"]
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        super().__init__(data)
+        self.steps = [WorkflowStep(x) for x in data.get("steps") or []]
+
+
+class WorkflowStep(Record):
+    """A step of a workflow: its ref, its job's id, type and status, and its
+    parents' refs."""
+
+    _FIELDS = frozenset({"ref", "job_id", "type", "status", "depends_on"})
+    ref: str
+    job_id: int
+    type: str
+    status: str
+    depends_on: List[str]
+
+
+class Submitted(Record):
+    """What Workflows.submit answers: the workflow's id and each step's job
+    id by ref; replayed is True when an idempotency key found it submitted
+    before."""
+
+    _FIELDS = frozenset({"id", "jobs"})
+    id: int
+    jobs: Dict[str, int]
+    replayed: bool
+
+    def __init__(self, data: Mapping[str, Any], replayed: bool = False) -> None:
+        super().__init__(data)
+        self.replayed = replayed
 
 
 class Schedule(Record):
@@ -138,11 +217,12 @@ class Schedule(Record):
 class Queue(Record):
     """A queue with its counts and limits (docs/API.md, Queues)."""
 
-    _FIELDS = frozenset({"name", "paused", "pending", "running", "succeeded", "dead",
+    _FIELDS = frozenset({"name", "paused", "waiting", "pending", "running", "succeeded", "dead",
                          "cancelled", "oldest_pending_age_s", "max_running", "rate",
-                         "throughput_1m"})
+                         "group_max_running", "group_rate", "throughput_1m"})
     name: str
     paused: bool
+    waiting: int  # jobs whose parents have not all ended
     pending: int
     running: int
     succeeded: int
@@ -151,7 +231,19 @@ class Queue(Record):
     oldest_pending_age_s: Optional[float]
     max_running: Optional[int]
     rate: Optional[Dict[str, Any]]
+    group_max_running: Optional[int]  # the same limits, counted per group of the queue
+    group_rate: Optional[Dict[str, Any]]
     throughput_1m: Optional[Dict[str, int]]
+
+
+class QueueGroup(Record):
+    """A group of a queue with its pending and running jobs (Queues.groups);
+    group is None for the queue's jobs without one."""
+
+    _FIELDS = frozenset({"group", "pending", "running"})
+    group: Optional[str]
+    pending: int
+    running: int
 
 
 class Attempt(Record):

@@ -6,6 +6,7 @@ presence (docs/API.md, Workers). SIGTERM or SIGINT (under run()) stops
 claiming, hands back the jobs claimed but not started, lets the running ones
 finish for up to shutdown_grace, stops the rest and exits."""
 import collections
+import functools
 import json
 import logging
 import signal
@@ -237,7 +238,9 @@ class Worker:
                     continue
                 fn, default_timeout = self._handlers[c.job.type]
                 timeout = c.job.timeout_s if c.job.timeout_s is not None else default_timeout
-                run = _Run(c, fn, Context(c.job, self.id, timeout), now + self.heartbeat)
+                ctx = Context(c.job, self.id, timeout, c.parents)
+                run = _Run(c, fn, ctx, now + self.heartbeat)
+                ctx._progress_fn = functools.partial(self._progress, run)
                 self._runs[(c.id, c.attempt)] = run
                 self._queue.append(run)
                 self._work.notify()
@@ -392,6 +395,18 @@ class Worker:
                     self._forget(run)
         if release:
             self._release(run.c)
+
+    def _progress(self, run: _Run, body: Dict[str, Any]) -> bool:
+        """A progress report from run's handler (Context.progress): a
+        heartbeat too, so a cancel in its answer stops the run as one would."""
+        cancel = _lease.progress(self.client.transport, run.c, body,
+                                 timeout=max(1.0, self.heartbeat))
+        if cancel:
+            with self._cond:
+                if run.ctx._stop("cancelled"):
+                    run.force_at = time.monotonic() + self.stop_grace
+                self._cond.notify_all()
+        return cancel
 
     def _lost(self, run: _Run) -> None:
         with self._cond:

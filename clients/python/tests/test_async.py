@@ -115,6 +115,35 @@ class AsyncWorkerTests(unittest.TestCase):
         with self.assertRaises(TypeError):
             w.register("x", lambda job, ctx: None)  # type: ignore[arg-type,return-value]
 
+    def test_async_parents_progress(self) -> None:
+        parent = self.c.enqueue(self.t, {"parent": True}, queue=self.q)
+        child = self.c.enqueue(self.t, {}, queue=self.q, depends_on=[parent.id])
+        seen = threading.Event()
+        self.addCleanup(seen.set)
+        ctxs: List[jobd.AsyncContext] = []
+        w = self.worker()
+
+        @w.handler(self.t)
+        async def h(job: jobd.Job, ctx: jobd.AsyncContext) -> Any:
+            if job.payload.get("parent"):
+                return "from the parent"
+            ctxs.append(ctx)
+            took = await ctx.progress(50, "half")
+            end = time.monotonic() + harness.DEADLINE
+            while not seen.is_set() and time.monotonic() < end:
+                await asyncio.sleep(0.02)
+            return {"took": took, "parents": [[p.id, p.status, p.result] for p in ctx.parents]}
+        self.start(w)
+        running = wait_until(lambda: (lambda x: x if x.progress else None)(self.c.get(child.id)),
+                             "the child's progress")
+        self.assertEqual((running.progress["percent"], running.progress["message"]), (50, "half"))
+        seen.set()
+        self.assertEqual(self.status(child.id, "succeeded").result,
+                         {"took": True, "parents": [[parent.id, "succeeded", "from the parent"]]})
+
+        async def late() -> bool:  # the attempt is over: stale, said but not raised
+            return await ctxs[0].progress(60)
+        self.assertFalse(asyncio.run(late()))
 
 if __name__ == "__main__":
     unittest.main()

@@ -2,6 +2,7 @@
 import datetime as dt
 import os
 import unittest
+from typing import Any, Dict, List
 from unittest import mock
 
 import harness
@@ -93,6 +94,129 @@ class ClientCases(unittest.TestCase):
             self.assertEqual((j.payload, j.queue, j.type), ({"i": i}, q, t))
         self.assertEqual(len(self.c.enqueue_many([(t, {"pair": True})])), 1)
         self.assertEqual(self.c.enqueue_many([]), [])
+
+    def test_enqueue_depends_on(self) -> None:
+        q, tp, tc, tx = unique("deps"), unique("deps.p"), unique("deps.c"), unique("deps.x")
+        p1, p2 = self.c.enqueue(tp, queue=q), self.c.enqueue(tp, queue=q)
+        child = self.c.enqueue(tc, queue=q, depends_on=[p2.id, p1.id])
+        self.assertEqual((child.status, child.depends_on, child.on_parent_failure),
+                         ("waiting", [p1.id, p2.id], "cancel"))
+        self.assertEqual((child.workflow, child.step), (None, None))
+        self.assertEqual(self.c.get(child.id).depends_on, [p1.id, p2.id])
+        # a queue counts its waiting jobs (on PostgreSQL about a second late)
+        wait_until(lambda: (lambda x: x is not None and (x.waiting, x.pending) == (1, 2))(
+            self.c.queues.get(q)), "the queue to count 1 waiting, 2 pending")
+        # a parent that does not succeed: cancel (the default) or run anyway
+        px = self.c.enqueue(tx, queue=q)
+        cc = self.c.enqueue(tc, queue=q, depends_on=[px.id], on_parent_failure="cancel")
+        cr = self.c.enqueue(tc, queue=q, depends_on=[px.id], on_parent_failure="run")
+        ids = self.c.enqueue_many([{"type": tc, "queue": q, "depends_on": [px.id],
+                                    "on_parent_failure": "run"}, (tc, None)])
+        many = [self.c.get(i) for i in ids]
+        self.assertEqual([(j.status, j.depends_on, j.on_parent_failure) for j in many],
+                         [("waiting", [px.id], "run"), ("pending", [], "cancel")])
+        self.c.cancel(px.id)
+        self.assertEqual(self.c.get(cc.id).status, "cancelled")
+        self.assertEqual(self.c.get(cr.id).status, "pending")
+        self.assertEqual(self.c.get(ids[0]).status, "pending")
+        # the parents succeed: the child is released, pending
+        self.run_jobs(q, tp, lambda job, ctx: None)
+        wait_until(lambda: self.c.get(child.id).status == "pending", "the child to be released")
+        with self.assertRaises(jobd.BadRequest) as e:
+            self.c.enqueue(tc, queue=q, depends_on=[2_000_000_000])
+        self.assertEqual((e.exception.code, e.exception.field), ("invalid_field", "depends_on"))
+
+    def test_workflows(self) -> None:
+        q, t, name, key = unique("wf"), unique("wf.type"), unique("wf-name"), unique("wf-key")
+        steps: List[Dict[str, Any]] = [
+            {"ref": "extract", "type": t, "queue": q, "payload": {"day": 6}},
+            {"ref": "load", "type": t, "queue": q, "depends_on": ["extract"],
+             "timeout": dt.timedelta(seconds=30), "in_": 0}]
+        sub = self.c.workflows.submit(name, steps, idempotency_key=key)
+        self.assertEqual(set(sub.jobs), {"extract", "load"})
+        self.assertFalse(sub.replayed)
+        w = self.c.workflows.get(sub.id)
+        self.assertEqual((w.id, w.name, w.status, w.finished_at), (sub.id, name, "running", None))
+        self.assertEqual((w.counts["pending"], w.counts["waiting"]), (1, 1))
+        self.assertEqual([(s.ref, s.job_id, s.depends_on, s.type) for s in w.steps],
+                         [("extract", sub.jobs["extract"], [], t),
+                          ("load", sub.jobs["load"], ["extract"], t)])
+        load = self.c.get(sub.jobs["load"])
+        self.assertEqual((load.workflow, load.step, load.status, load.depends_on, load.timeout_s),
+                         (sub.id, "load", "waiting", [sub.jobs["extract"]], 30))
+        self.assertEqual([x.id for x in self.c.workflows.list(name=name)], [sub.id])
+        self.assertEqual(list(self.c.workflows.list(name=name, status="succeeded")), [])
+        again = self.c.workflows.submit(name, steps, idempotency_key=key)
+        self.assertEqual((again.id, again.jobs, again.replayed), (sub.id, sub.jobs, True))
+        with self.assertRaises(jobd.BadRequest) as e:
+            self.c.workflows.submit(name, [{"ref": "a", "type": t, "depends_on": ["b"]},
+                                           {"ref": "b", "type": t, "depends_on": ["a"]}])
+        self.assertTrue((e.exception.field or "").startswith("steps["), e.exception.field)
+        with self.assertRaises(jobd.NotFound):
+            self.c.workflows.get(2_000_000_000)
+
+    def test_enqueue_debounce_unique(self) -> None:
+        q, t, k = unique("deb"), unique("deb.type"), unique("deb-key")
+        d1 = self.c.enqueue(t, {"n": 1}, queue=q, debounce=(k, "1h"))
+        d2 = self.c.enqueue(t, {"n": 2}, queue=q, debounce={"key": k, "for": 7200})
+        self.assertEqual((d1.debounced, d2.debounced, d2.id, d2.payload), (False, True, d1.id, {"n": 2}))
+        assert d2.run_at is not None
+        ahead = (d2.run_at - dt.datetime.now(dt.timezone.utc)).total_seconds()
+        self.assertAlmostEqual(ahead, 7200, delta=60)
+        u1 = self.c.enqueue(t, queue=q, unique=(k + "-u", dt.timedelta(hours=1)))
+        u2 = self.c.enqueue(t, {"other": True}, queue=q, unique=(k + "-u", "1h"))
+        self.assertEqual((u1.replayed, u2.replayed, u2.id), (False, True, u1.id))
+        with self.assertRaises(jobd.BadRequest) as e:
+            self.c.enqueue(t, queue=q, debounce=(k, "1h"), idempotency_key=k)
+        self.assertEqual(e.exception.code, "invalid_field")
+
+    def test_enqueue_group(self) -> None:
+        q, t = unique("grp"), unique("grp.type")
+        a = self.c.enqueue(t, queue=q, group="tenant-a")
+        self.assertEqual((a.group, self.c.get(a.id).group), ("tenant-a", "tenant-a"))
+        self.assertIsNone(self.c.enqueue(t, queue=q).group)
+        ids = self.c.enqueue_many([{"type": t, "queue": q, "group": "tenant-b"},
+                                   {"type": t, "queue": q, "group": "tenant-b"}, (t, None)])
+        self.assertEqual([self.c.get(i).group for i in ids], ["tenant-b", "tenant-b", None])
+        with self.assertRaises(jobd.BadRequest) as e:
+            self.c.enqueue(t, queue=q, group="no spaces")
+        self.assertEqual((e.exception.code, e.exception.field), ("invalid_field", "group"))
+        gs = self.c.queues.groups(q)
+        self.assertEqual([(g.group, g.pending, g.running) for g in gs],
+                         [("tenant-b", 2, 0), (None, 1, 0), ("tenant-a", 1, 0)])
+        self.assertEqual(len(self.c.queues.groups(q, limit=1)), 1)
+        qu = self.c.queues.put(q, group_max_running=2, group_rate=(5, "1s"))
+        self.assertEqual((qu.group_max_running, qu.group_rate), (2, {"limit": 5, "per": "1s"}))
+        qu = self.c.queues.put(q, group_max_running=None)
+        self.assertEqual((qu.group_max_running, qu.group_rate), (None, {"limit": 5, "per": "1s"}))
+
+    def test_workflow_ops(self) -> None:
+        q, t, wfs = unique("wfops"), unique("wfops.type"), self.c.workflows
+        sub = wfs.submit(unique("wfops"), [{"ref": "a", "type": t, "queue": q},
+                                           {"ref": "b", "type": t, "queue": q, "depends_on": ["a"]}])
+        a, b = sub.jobs["a"], sub.jobs["b"]
+        added = wfs.add_steps(sub.id, [{"ref": "x", "type": t, "queue": q, "depends_on": ["a"]}],
+                              before=["b"])
+        self.assertEqual(list(added), ["x"])
+        self.assertEqual(self.c.get(b).depends_on, sorted([a, added["x"]]))
+        self.assertEqual([s.ref for s in wfs.get(sub.id).steps], ["a", "b", "x"])
+        with self.assertRaises(jobd.Conflict) as e:
+            wfs.add_steps(sub.id, [{"ref": "y", "type": t, "queue": q}], before=["a"])
+        self.assertEqual((e.exception.code, e.exception.field), ("step_not_waiting", "before[0]"))
+        with self.assertRaises(jobd.Conflict) as e:
+            wfs.delete(sub.id)
+        self.assertEqual(e.exception.code, "workflow_running")
+        w = wfs.cancel(sub.id)
+        self.assertEqual((w.status, w.counts["cancelled"]), ("failed", 3))
+        w = wfs.retry(sub.id)
+        self.assertEqual((w.status, {s.ref: s.status for s in w.steps}),
+                         ("running", {"a": "pending", "b": "waiting", "x": "waiting"}))
+        wfs.cancel(sub.id)
+        wfs.delete(sub.id)
+        with self.assertRaises(jobd.NotFound):
+            wfs.get(sub.id)
+        with self.assertRaises(jobd.NotFound):
+            self.c.get(a)
 
     def test_get(self) -> None:
         j = self.c.enqueue(unique("get.type"), [1, "two", None], queue=unique("get"))

@@ -233,6 +233,52 @@ class WorkerCases(unittest.TestCase):
         self.assertTrue(w.join(harness.DEADLINE))
         self.assertFalse([x for x in self.c.workers() if x.id == w.id])
 
+    def test_worker_parents(self) -> None:
+        tp = unique("w.parent")
+        p1 = self.c.enqueue(tp, {"v": 1}, queue=self.q)
+        p2 = self.c.enqueue(tp, {"v": 2}, queue=self.q)
+        child = self.c.enqueue(self.t, queue=self.q, depends_on=[p2.id, p1.id])
+        lone = self.c.enqueue(self.t, queue=self.q)
+
+        def seen(job: jobd.Job, ctx: jobd.Context) -> List[Any]:
+            return [[type(p).__name__, p.id, p.step, p.type, p.status, p.result]
+                    for p in ctx.parents]
+        w = jobd.Worker(self.c, queues=[self.q], concurrency=2, lease=5)
+        w.register(self.t, seen)
+        w.register(tp, lambda job, ctx: {"v10": job.payload["v"] * 10})
+        w.start()
+        self.addCleanup(harness.stopper(w))
+        done = self.status(child.id, "succeeded", "dead")
+        self.assertEqual(done.result, [["Parent", p1.id, None, tp, "succeeded", {"v10": 10}],
+                                       ["Parent", p2.id, None, tp, "succeeded", {"v10": 20}]])
+        self.assertEqual(self.status(lone.id, "succeeded", "dead").result, [])
+
+    def test_worker_progress(self) -> None:
+        j = self.c.enqueue(self.t, queue=self.q)
+        go_on = threading.Event()
+        self.addCleanup(go_on.set)
+        took: List[bool] = []
+        ctxs: List[jobd.Context] = []
+
+        def work(job: jobd.Job, ctx: jobd.Context) -> str:
+            ctxs.append(ctx)
+            took.append(ctx.progress(40, "3 of 8 files", data={"done": 3}))
+            go_on.wait(harness.DEADLINE)
+            return "ok"
+        self.worker(work)
+        running = wait_until(lambda: (lambda x: x if x.progress else None)(self.c.get(j.id)),
+                             "the job's progress")
+        self.assertEqual(running.status, "running")
+        self.assertEqual((running.progress["percent"], running.progress["message"],
+                          running.progress["data"]), (40, "3 of 8 files", {"done": 3}))
+        go_on.set()
+        self.status(j.id, "succeeded")
+        self.assertEqual(took, [True])  # read once the handler is past it
+        # the attempt is over: its progress is stale, said but not raised
+        self.assertFalse(ctxs[0].progress(90, "late"))
+        with self.assertRaises(ValueError):
+            ctxs[0].progress(101)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -4,7 +4,8 @@
 // mistakes they must refuse (@ts-expect-error).
 import {
   Client, Worker, Permanent, NotFoundError, StaleAttemptError, JobdError, ROUTES,
-  type Job, type JobStatus, type ClaimedJob, type JobContext, type Schedule, type Queue,
+  type Job, type JobStatus, type ClaimedJob, type JobContext, type Schedule, type Queue, type Parent,
+  type WorkflowSubmitted, type Workflow,
 } from "@jobd/client";
 
 export async function usage(): Promise<void> {
@@ -22,7 +23,25 @@ export async function usage(): Promise<void> {
   const s: Schedule = await c.schedules.put("nightly", { cron: "0 3 * * *", type: "report" });
   const q: Queue[] = await c.queues.list();
   await c.queues.put("mail", { max_running: 4, rate: { limit: 10, per: "1s" } });
-  void [status, lastError, many, done, s, q, ROUTES.cancel[0]];
+  const child = await c.enqueue("t", {}, { depends_on: [j.id], on_parent_failure: "run" });
+  const parents: number[] = child.depends_on;
+  await c.enqueue("t", {}, { debounce: { key: "k", for: "5s" } });
+  await c.enqueue("t", {}, { unique: { key: "k", for: "1h" } });
+  await c.enqueue("t", {}, { group: "tenant-1" });
+  const busiest: string | null = (await c.queues.groups("mail", { limit: 5 }))[0]?.group ?? null;
+  await c.queues.put("mail", { group_max_running: 2, group_rate: null });
+  void busiest;
+  const inWorkflow: number | null = child.workflow;
+  const sub: WorkflowSubmitted = await c.workflows.submit({ name: "n", steps: [{ ref: "a", type: "t" }] });
+  const wf: Workflow = await c.workflows.get(sub.id);
+  const added: number | undefined = (await c.workflows.addSteps(sub.id, [{ ref: "b", type: "t", depends_on: ["a"] }], ["c"])).jobs.b;
+  const cancelled: Workflow = await c.workflows.cancel(sub.id);
+  await c.workflows.retry(sub.id);
+  await c.workflows.delete(sub.id);
+  void [added, cancelled];
+  void [status, lastError, many, done, s, q, ROUTES.cancel[0], parents, inWorkflow, wf.steps];
+  // @ts-expect-error: on_parent_failure is "cancel" or "run"
+  await c.enqueue("t", {}, { depends_on: [1], on_parent_failure: "skip" });
 
   // @ts-expect-error: not a field of a job body
   await c.enqueue("t", {}, { prioritee: 1 });
@@ -49,6 +68,10 @@ export async function usage(): Promise<void> {
     const signal: AbortSignal = ctx.signal;
     if (ctx.cancelled || signal.aborted) return null;
     if (job.attempt > 3) throw new Permanent("giving up");
+    const ps: readonly Parent[] = ctx.parents;
+    const took: boolean = await ctx.progress(50, "half", { n: ps.length });
+    await ctx.progress(null, "no percent");
+    void took;
     return { sent: job.payload, token: job.lease_token };
   });
   await w.run();
