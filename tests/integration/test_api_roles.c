@@ -42,6 +42,7 @@ static const struct {
     {"POST", "/v1/workers/{name}/presence", WORKER},
     {"POST", "/v1/workers/{name}/withdraw", WORKER},
     {"GET", "/v1/queues", READ},
+    {"GET", "/v1/queues/{name}/groups", READ},
     {"POST", "/v1/queues/{name}/pause", WRITE},
     {"POST", "/v1/queues/{name}/resume", WRITE},
     {"PUT", "/v1/queues/{name}", ADMIN},
