@@ -300,9 +300,13 @@ TEST(limits_set_elsewhere_hold_at_once_and_apply_within_the_refresh)
     ASSERT_EQ(claim_held(f.st, none, 1, 1, &l, &held), 0);
     /* ...when another connection (another server) limits the queue. */
     set_limits(other, "lim", 2, -1, 0);
-    ASSERT_EQ(claim_held(f.st, NULL, 0, 10, &l, &held), 0); /* never more than 2 */
+    /* Never more than 2: held at once (0) while f.st's list is stale, or 2
+     * if it was refreshed meanwhile (a slow machine: a server's list is
+     * older than the test's last claim through it). */
+    int at_once = claim_held(f.st, NULL, 0, 10, &l, &held);
+    ASSERT(at_once == 0 || at_once == 2);
     usleep((QLIMITS_REFRESH_MS + 100) * 1000);
-    ASSERT_EQ(claim_held(f.st, NULL, 0, 10, &l, &held), 2);
+    ASSERT_EQ(claim_held(f.st, NULL, 0, 10, &l, &held), 2 - at_once);
     ASSERT_EQ(claim_held(other, NULL, 0, 10, &l, &held), 0);
     /* Removing it elsewhere frees the queue at once: the ordinary claim reads the row. */
     set_limits(other, "lim", 0, -1, 0);
