@@ -316,6 +316,8 @@ extern const char pg_step_events_deps[];
 /* Schema version 26, workflows (pg/schema_workflows.c). */
 extern const char pg_step_workflows[];
 extern const char pg_step_enqueue_deps[];
+/* Schema version 28, dependencies released set-wise (pg/schema_deps_fast.c). */
+extern const char pg_step_deps_fast[];
 /* pg/attemptlog.c (store/attemptlog.h) */
 struct attempt_log;
 int pg_op_attempt_logs_put(struct store *st, const struct attempt_log *v, size_t n, int *outcome,

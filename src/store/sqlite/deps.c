@@ -127,21 +127,50 @@ settle(struct sqlite_store *s, int64_t c, int64_t at, struct jobd_error *err)
     return run2(s, "DELETE FROM jobs_waiting WHERE id = ?1", c, 0, false, err);
 }
 
-/* Parent p ended at `at` (its edges ended already): its waiting children settle. */
+/* p's waiting children with no parent left to end (job_deps_open, migration 20) */
+#define SQ_READY_KIDS(w)                                                                           \
+    " IN (SELECT d.child FROM job_deps d WHERE d.parent = ?1) AND NOT EXISTS (SELECT 1 FROM"       \
+    " job_deps o WHERE o.child = " w " AND o.ended_status IS NULL)"
+/* ... of which one did not succeed */
+#define SQ_SOME_FAILED(w)                                                                          \
+    " EXISTS (SELECT 1 FROM job_deps b WHERE b.child = " w " AND b.ended_status <> 'succeeded')"
+
+/*
+ * Parent p ended at `at` (its edges ended already): its waiting children
+ * settle. Those whose parents all succeeded move to pending together, three
+ * statements for any number (a root of 10,000 children); a child with a
+ * parent that did not succeed settles alone (cancelled, naming it, or run).
+ * The write lock is held throughout, so nothing else settles them meanwhile.
+ */
 static int
 parent_ended(struct sqlite_store *s, int64_t p, int64_t at, struct jobd_error *err)
 {
     int64_t *kids;
     size_t n;
     int rc = read_ids(s,
-                      "SELECT d.child FROM job_deps d JOIN jobs_waiting w ON w.id = d.child"
-                      " WHERE d.parent = ?1 AND NOT EXISTS (SELECT 1 FROM job_deps o"
-                      "   WHERE o.child = d.child AND o.ended_status IS NULL) ORDER BY d.child",
+                      "SELECT w.id FROM jobs_waiting w WHERE w.id" SQ_READY_KIDS(
+                          "w.id") " AND" SQ_SOME_FAILED("w.id") " ORDER BY w.id",
                       p, &kids, &n, err);
     for (size_t i = 0; rc == JOBD_OK && i < n; i++)
         rc = settle(s, kids[i], at, err);
     free(kids);
-    return rc;
+    if (rc != JOBD_OK)
+        return rc;
+    /* inserted before deleted, as every move is (the events triggers, migration 18) */
+    if ((rc = run2(s,
+                   "INSERT INTO jobs (" SQ_JOB_COLS ") SELECT id, queue, type, payload, 'pending', "
+                   "priority, max(run_at, ?2), attempt, max_attempts, idempotency_key, schedule, "
+                   "scheduled_for, NULL, NULL, timeout_ms, 0, last_error, result, created_at, "
+                   "started_at, NULL, attempt_floor, traceparent FROM jobs_waiting w WHERE "
+                   "w.id" SQ_READY_KIDS("w.id") " AND NOT" SQ_SOME_FAILED("w.id") " ORDER BY w.id",
+                   p, at, true, err)) != JOBD_OK ||
+        sqlite3_changes(s->db) == 0)
+        return rc;
+    return run2(
+        s,
+        "DELETE FROM jobs_waiting WHERE id IN (SELECT d.child FROM job_deps d"
+        " WHERE d.parent = ?1) AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = jobs_waiting.id)",
+        p, 0, false, err);
 }
 
 /* Parent p is live again: the children cancelled for it wait again; its edges open. */
@@ -330,15 +359,20 @@ sq_op_parents_attach(struct store *st, struct job *v, size_t n, struct jobd_erro
 {
     struct sqlite_store *s = sq_of(st);
     sqlite3_stmt *stmt;
-    /* One probe of job_deps_child per job: a job without parents costs that. */
+    /*
+     * One probe of job_deps_child per job: a job without parents costs that.
+     * Each parent is looked up by id in the three tables (it is in one): a
+     * join with their UNION ALL would read all three whole, per job.
+     */
     int rc = sq_prepare(
         s,
-        "SELECT json_group_array(json_object('id', a.id, 'step', NULL, 'type', a.type,"
-        " 'status', a.status, 'result', json(a.result))) FROM (SELECT parent FROM job_deps"
-        " WHERE child = ?1 ORDER BY parent) d JOIN (SELECT id, type, status, result FROM jobs"
-        " UNION ALL SELECT id, type, status, result FROM jobs_done"
-        " UNION ALL SELECT id, type, status, result FROM jobs_waiting) a ON a.id = d.parent"
-        " HAVING count(*) > 0",
+        "SELECT json_group_array(json_object('id', d.parent, 'step', NULL,"
+        " 'type', coalesce(j.type, x.type, w.type), 'status', coalesce(j.status, x.status,"
+        " w.status), 'result', json(coalesce(j.result, x.result, w.result))))"
+        " FROM (SELECT parent FROM job_deps WHERE child = ?1 ORDER BY parent) d"
+        " LEFT JOIN jobs j ON j.id = d.parent LEFT JOIN jobs_done x ON x.id = d.parent"
+        " LEFT JOIN jobs_waiting w ON w.id = d.parent"
+        " WHERE coalesce(j.id, x.id, w.id) IS NOT NULL HAVING count(*) > 0",
         &stmt, err);
     if (rc != JOBD_OK)
         return rc;
