@@ -21,6 +21,13 @@ cmd_process(void)
     db_seed(&d, n, false, 0);
     double seed_s = mono_s() - s0;
     db_settle(&d);
+    /* --events 1: the event log records (docs/API.md, GET /v1/events) as while a
+     * stream client listens, with no reader: what its triggers cost the store */
+    bool events = strcmp(opt("events", "0"), "1") == 0;
+    if (events)
+        db_exec(&d, d.pg ? "UPDATE jobd.event_log SET listened_at = now()"
+                         : "UPDATE event_log SET listened_at = "
+                           "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)");
     struct workers w;
     struct cpu_snap a, b;
     cpu_snap(&a, NULL, 0, 0, d.pg);
@@ -37,17 +44,20 @@ cmd_process(void)
     snprintf(set, sizeof set,
              "{\"workers\":%lld,\"concurrency_per_worker\":%lld,\"handler\":\"%s\"}", nw, conc,
              strcmp(handler, "c") == 0 ? "C no-op (libjobd)" : "exec /bin/true");
-    snprintf(variant, sizeof variant, "%s handler, %lld worker%s", handler, nw, nw > 1 ? "s" : "");
+    snprintf(variant, sizeof variant, "%s handler, %lld worker%s%s", handler, nw, nw > 1 ? "s" : "",
+             events ? ", event log recording" : "");
     int k = head(line, sizeof line, "process", &d, variant, "throughput", n, conc, set);
     k += snprintf(
         line + k, sizeof line - (size_t)k,
-        ",\"handler\":\"%s\",\"workers\":%lld,\"process_jobs_per_s\":%.0f,\"process_s\":%.3f,"
+        ",\"handler\":\"%s\",\"workers\":%lld,\"events\":%s,\"process_jobs_per_s\":%.0f,"
+        "\"process_s\":%.3f,"
         "\"seed_s\":%.3f,\"failed\":%lld,\"worker_peak_rss_kb\":%ld,\"cpu\":%s,"
         "\"notes\":\"jobs seeded by one INSERT ... SELECT, then %lld worker process%s started "
         "and timed until the store holds n succeeded rows (jobs or jobs_done); worker "
         "start-up is inside the time; worker_pct sums the workers (exec: with their "
         "children)\"",
-        handler, nw, (double)n / secs, secs, seed_s, failed, rss, cpu, nw, nw > 1 ? "es" : "");
+        handler, nw, events ? "true" : "false", (double)n / secs, secs, seed_s, failed, rss, cpu,
+        nw, nw > 1 ? "es" : "");
     if (!ok)
         k += snprintf(line + k, sizeof line - (size_t)k, ",\"error\":\"timed out after %.0f s\"",
                       timeout);

@@ -17,6 +17,7 @@
  *   jobd_bench enqueue    --db URL --via http|lib|sql --jobd BIN [--n 20000] [--batch 1000]
  *   jobd_bench process    --db URL --handler c|exec --jobd BIN [--workers 1] [--concurrency 100] [--n 20000]
  *                         [--prefetch P: a C worker's [worker] prefetch; default: its own]
+ *                         [--events 1: the event log records, as while a stream client listens]
  *   jobd_bench lateness   --db URL [--n 2000] [--spread-ms 10000] [--lead-ms 1000] [--lat-file F]
  *                         [--due-now 1: one enqueue at a time, each due at once]
  *   jobd_bench scaling    --db URL --pending N [--future 10000] [--k 5000] [--concurrency 100]

@@ -171,14 +171,41 @@ class Report:
 
     def sec_process(self):
         rows = []
-        for r in sorted(self.jb("process"), key=lambda r: (r["backend"], r["handler"], r["workers"])):
+        for r in sorted(self.jb("process"), key=lambda r: (r["backend"], r["handler"], r["workers"],
+                                                           bool(r.get("events")))):
             cpu = r.get("cpu", {})
-            rows.append([r["backend"], "C no-op" if r["handler"] == "c" else "exec /bin/true",
+            handler = "C no-op" if r["handler"] == "c" else "exec /bin/true"
+            rows.append([r["backend"], handler + (", event log recording" if r.get("events") else ""),
                          r["workers"], r["concurrency"], r["n"], fmt(r["process_jobs_per_s"]),
                          mb(r.get("worker_peak_rss_kb")), fmt(cpu.get("worker_pct"), " %"),
                          fmt(cpu.get("server_pct"), " %") if r["backend"] == "pg" else "–"])
         return table(["store", "handler", "workers", "concurrency each", "jobs", "jobs/s",
                       "worker peak RSS", "workers' CPU", "PostgreSQL CPU"], rows)
+
+    def sec_events(self):
+        """The event log's cost: the 1-worker C line with it recording beside the one without."""
+        rows = []
+        for be in ("pg", "sqlite"):
+            off = [r for r in self.jb("process", backend=be)
+                   if r["handler"] == "c" and r["workers"] == 1 and not r.get("events")]
+            on = [r for r in self.jb("process", backend=be) if r.get("events")]
+            if off and on:
+                a, b = off[0]["process_jobs_per_s"], on[0]["process_jobs_per_s"]
+                rows.append([be, fmt(a), fmt(b), f"{100 * b / a:.0f} %" if a else "–"])
+        return table(["store", "jobs/s, no stream listened to", "jobs/s, event log recording",
+                      "recording / not"], rows)
+
+    def sec_deps(self):
+        rows = []
+        for r in self.jb("deps_chain"):
+            rows.append([r["backend"], "child start after its parent's end (p50 / p99 / max)",
+                         f"{fmt(r.get('p50_ms'), ' ms')} / {fmt(r.get('p99_ms'), ' ms')} / "
+                         f"{fmt(r.get('max_ms'), ' ms')}", f"{r.get('pairs', 0):,} pairs"])
+        for r in self.jb("deps_fanout"):
+            rows.append([r["backend"], "fan-out + fan-in vs independent jobs (jobs/s)",
+                         f"{fmt(r.get('fanout_jobs_per_s'))} vs {fmt(r.get('independent_jobs_per_s'))}"
+                         f" = {100 * r.get('ratio', 0):.0f} %", f"{r['n']:,} jobs"])
+        return table(["store", "what", "result", "size"], rows)
 
     def sec_lateness(self):
         rows = []
@@ -349,6 +376,22 @@ class Report:
                 rel = hi["claim_complete_jobs_per_s"] / lo["claim_complete_jobs_per_s"]
                 row(f"claim+complete at {hi['pending']:,} vs {lo['pending']:,} pending ({be})", "within 20 %",
                     f"{100 * rel:.0f} %", rel >= 0.8, "jobd_bench scaling")
+        for r in self.jb("deps_chain"):
+            p = r.get("p99_ms")
+            if p is not None:
+                row(f"child start after its parent's end, p99, idle worker ({r['backend']})", "≤ 10 ms",
+                    fmt(p, " ms"), p <= 10, "jobd_bench deps-chain: parent's handler return to child's handler start")
+        for r in self.jb("deps_fanout"):
+            row(f"fan-out of {r['n']:,} with a fan-in / as many independent jobs ({r['backend']})", "≥ 80 %",
+                f"{100 * r['ratio']:.0f} %", r["ratio"] >= 0.8, "jobd_bench deps-fanout, one worker")
+        for be in ("pg", "sqlite"):
+            off = [r for r in self.jb("process", backend=be)
+                   if r["handler"] == "c" and r["workers"] == 1 and not r.get("events")]
+            on = [r for r in self.jb("process", backend=be) if r.get("events")]
+            if off and on and off[0]["process_jobs_per_s"]:
+                q = on[0]["process_jobs_per_s"] / off[0]["process_jobs_per_s"]
+                row(f"processing with the event log recording / without ({be})", "≥ 90 %", f"{100 * q:.0f} %",
+                    q >= 0.9, "jobd_bench process --events 1 beside the same line without, one C worker")
         return table(["target", "wanted", "measured", "", "how"], out)
 
     def fsync_per_s(self):
@@ -532,7 +575,10 @@ plot '{f}' using (column(2)*0.5):0:(column(2)*0.5):(0.35):yticlabels(1) with box
                       "(keep-alive); a fresh server each run; CPU from /proc over the run.", "",
                       self.sec_wrk(), ""]
         parts += ["### Processing no-op jobs", "", self.sec_process(), "",
+                  "### The event log's cost (GET /v1/events recording, no reader)", "",
+                  self.sec_events(), "",
                   "### Lateness of delayed jobs", "", self.sec_lateness(), "",
+                  "### Dependencies (bench_deps.c)", "", self.sec_deps(), "",
                   "### Scaling with the number of pending jobs", "", self.sec_scaling(), "",
                   "### SQL ceilings (pgbench, no scheduler)", "", self.sec_ceiling(), ""]
         if self.shared:

@@ -25,6 +25,7 @@
 #   BACKENDS="pg sqlite" WORKERS="1 2 4 8" N=20000 ENQ1_N=20000 EXEC_N=2000
 #   LAT_N=2000 LAT_SPREAD_MS=10000 LAT_NOW_N=500 LAT_NOW_SPREAD_MS=5000
 #   SCALE_SIZES="10000 100000 1000000"
+#   DEPS_CHAIN_N=500 DEPS_CHAIN_SPREAD_MS=5000 DEPS_FANOUT_N=10000 (bench_deps.c)
 #   SCALE_FUTURE=10000 SCALE_K=5000 CEIL_N=200000 CEIL_REPS=3 SHARED=1 (0 = skip the peers)
 #   ROUTE_SIZES="10000 1000000" ROUTE_REQUESTS=200 (bench/routes.sh: p50/p99 per read-side route)
 #   WRK_CONNS="10 50" WRK_S=10 (bench/wrk.sh: one job per request driven by wrk, into wrk.jsonl)
@@ -47,6 +48,7 @@ BUILD=${BENCH_BUILD:-$ROOT/build-bench}
 if [ "${QUICK:-0}" = 1 ]; then
     : "${N:=3000}" "${ENQ1_N:=2000}" "${EXEC_N:=200}" "${WORKERS:=1 2}" "${LAT_N:=300}" "${LAT_NOW_N:=100}"
     : "${LAT_NOW_SPREAD_MS:=1000}"
+    : "${DEPS_CHAIN_N:=100}" "${DEPS_CHAIN_SPREAD_MS:=1000}" "${DEPS_FANOUT_N:=2000}"
     : "${LAT_SPREAD_MS:=2000}" "${SCALE_SIZES:=10000 50000}" "${SCALE_FUTURE:=5000}" "${SCALE_K:=3000}"
     : "${ROUTE_SIZES:=10000 50000}" "${ROUTE_REQUESTS:=50}" "${WRK_S:=3}" "${CLIENT_S:=2}"
     : "${CEIL_N:=20000}" "${CEIL_CLIENTS:=4}" "${CEIL_REPS:=1}" "${CLIENT_N:=1000}"
@@ -66,6 +68,9 @@ LAT_SPREAD_MS=${LAT_SPREAD_MS:-10000}
 LAT_NOW_N=${LAT_NOW_N:-500}
 LAT_NOW_SPREAD_MS=${LAT_NOW_SPREAD_MS:-5000}
 SCALE_SIZES=${SCALE_SIZES:-10000 100000 1000000}
+DEPS_CHAIN_N=${DEPS_CHAIN_N:-500}
+DEPS_CHAIN_SPREAD_MS=${DEPS_CHAIN_SPREAD_MS:-5000}
+DEPS_FANOUT_N=${DEPS_FANOUT_N:-10000}
 SCALE_FUTURE=${SCALE_FUTURE:-10000}
 SCALE_K=${SCALE_K:-5000}
 ROUTE_SIZES=${ROUTE_SIZES:-10000 1000000}
@@ -185,12 +190,18 @@ for be in $BACKENDS; do
     for w in $WORKERS; do
         step "$J" "$JB" process --db "$url" --handler c --workers "$w" --n "$N"
     done
+    # the event log's triggers recording (GET /v1/events) beside the first line above
+    step "$J" "$JB" process --db "$url" --handler c --workers 1 --n "$N" --events 1
     for w in $WORKERS; do
         step "$J" "$JB" process --db "$url" --handler exec --jobd "$JOBD" --workers "$w" --n "$EXEC_N"
     done
     step "$J" "$JB" lateness --db "$url" --n "$LAT_N" --spread-ms "$LAT_SPREAD_MS" --lat-file "$OUT/lateness-$be.txt"
     step "$J" "$JB" lateness --db "$url" --n "$LAT_NOW_N" --spread-ms "$LAT_NOW_SPREAD_MS" --due-now 1 \
         --lat-file "$OUT/lateness-$be-now.txt"
+    # dependencies: a child's start after its parent, a fan-out with a fan-in (bench_deps.c)
+    step "$J" "$JB" deps-chain --db "$url" --n "$DEPS_CHAIN_N" --spread-ms "$DEPS_CHAIN_SPREAD_MS" \
+        --lat-file "$OUT/deps-chain-$be.txt"
+    step "$J" "$JB" deps-fanout --db "$url" --n "$DEPS_FANOUT_N"
     for p in $SCALE_SIZES; do
         step "$J" "$JB" scaling --db "$url" --pending "$p" --k "$SCALE_K"
     done

@@ -51,7 +51,7 @@ _jobd()
             COMPREPLY=($(compgen -W "debug info warn error" -- "$cur")); return ;;
         --access-log)
             COMPREPLY=($(compgen -W "notable all off" -- "$cur")); return ;;
-        --db|--server|--listen|--payload|--at|--in|--priority|--max-attempts|--key|--traceparent|--search|--scan|--depends-on|\
+        --db|--server|--listen|--payload|--at|--in|--priority|--max-attempts|--key|--traceparent|--search|--scan|--depends-on|--debounce|--unique|\
         --timeout|--type|--limit|--after|--count|--tz|--from|-n|--id|--concurrency|--shutdown-grace|\
         --poll-interval|--reap-interval|--backoff-base|--backoff-cap|--max-lease|--retention|--retention-succeeded|--retention-dead|\
         --threads|--db-connections|--notify-db|--max-connections|--max-connections-per-ip|--allowed-hosts|\
@@ -70,7 +70,8 @@ _jobd()
                        --db-connections --notify-db --help" ;;
         migrate) words="--db --status --help" ;;
         submit) words="--payload --at --in --priority --queue --max-attempts --key
-                       --timeout --traceparent --depends-on --on-parent-failure --wait $client --help" ;;
+                       --timeout --traceparent --depends-on --on-parent-failure --debounce --unique
+                       --wait $client --help" ;;
         job) ((COMP_CWORD == 2)) && words="show cancel retry attempts delete log" || words="$client" ;;
         jobs) words="retry cancel delete --status --queue --type --schedule --created-after
                      --created-before --key --ids --due --scheduled --search --scan --limit --after

@@ -173,7 +173,11 @@ frame(const struct store_event *e, char *out, size_t cap)
     q[qn] = '\0';
     size_t tn = json_str(t, sizeof t - 1, e->type);
     t[tn] = '\0';
-    char from[24];
+    char from[24], wf[24];
+    if (e->workflow > 0)
+        snprintf(wf, sizeof wf, "%" PRId64, e->workflow);
+    else
+        snprintf(wf, sizeof wf, "null");
     if (e->from[0] != '\0')
         snprintf(from, sizeof from, "\"%s\"", e->from);
     else
@@ -181,9 +185,9 @@ frame(const struct store_event *e, char *out, size_t cap)
     int n = snprintf(out, cap,
                      "id: %" PRId64 "\ndata: {\"event\":%" PRId64 ",\"job\":%" PRId64
                      ",\"queue\":%s,\"type\":%s,\"from\":%s,\"to\":\"%s\",\"attempt\":%" PRId32
-                     ",\"at\":\"%s\",\"workflow\":null}\n\n",
+                     ",\"at\":\"%s\",\"workflow\":%s}\n\n",
                      e->id, e->id, e->job, q, t, from, e->to, e->attempt,
-                     time_format_rfc3339(e->at_us, at, sizeof at));
+                     time_format_rfc3339(e->at_us, at, sizeof at), wf);
     return n < 0 ? 0 : (size_t)n >= cap ? cap - 1 : (size_t)n;
 }
 
@@ -192,7 +196,7 @@ matches(const struct ev_filter *f, const struct store_event *e)
 {
     return (f->queue[0] == '\0' || strcmp(f->queue, e->queue) == 0) &&
            (f->type[0] == '\0' || strcmp(f->type, e->type) == 0) &&
-           (f->job == 0 || f->job == e->job);
+           (f->job == 0 || f->job == e->job) && (f->workflow == 0 || f->workflow == e->workflow);
 }
 
 /* The thread's connection (NULL while it cannot be had). */

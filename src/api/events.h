@@ -53,6 +53,7 @@ struct ev_filter {
     char queue[JOB_QUEUE_MAX + 1]; /* "" = any */
     char type[JOB_NAME_MAX + 1];   /* "" = any */
     int64_t job;                   /* 0 = any */
+    int64_t workflow;              /* 0 = any: the steps of this workflow only */
 };
 
 /*

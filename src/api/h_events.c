@@ -1,5 +1,5 @@
 /*
- * h_events.c — GET /v1/events?queue=&type=&job= (docs/API.md, GET /v1/events): a
+ * h_events.c — GET /v1/events?queue=&type=&job=&workflow= (docs/API.md, GET /v1/events): a
  * Server-Sent Events stream of job status changes, from the store's event
  * log, so a client of one server sees every server's. The handler checks
  * the filters and Last-Event-ID, marks the log as listened to (recording
@@ -70,9 +70,8 @@ parse_filter(struct api_call *c, struct ev_filter *f)
         api_error(c->resp, 400, "invalid_query", "job", "job must be a job id");
         return false;
     }
-    if ((v = api_query(c, "workflow")) != NULL && *v) {
-        api_error(c->resp, 400, "invalid_query", "workflow",
-                  "events cannot be filtered by workflow yet: every event's workflow is null");
+    if ((v = api_query(c, "workflow")) != NULL && *v && !parse_id(v, false, &f->workflow)) {
+        api_error(c->resp, 400, "invalid_query", "workflow", "workflow must be a workflow id");
         return false;
     }
     return true;

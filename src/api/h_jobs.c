@@ -31,6 +31,23 @@ enqueue_error(struct api_call *c, int rc, const struct jobd_error *err)
 }
 
 /*
+ * The header of an enqueue that made no job (docs/API.md, POST /v1/jobs): a
+ * debounce that replaced its pending job says `Debounced: true`; a replay
+ * of an idempotency key or a job inside its unique window says
+ * `Idempotent-Replayed: true`.
+ */
+static void
+mark_replayed(struct api_response *r, const struct job_spec *spec, bool replayed)
+{
+    if (!replayed)
+        return;
+    if (spec->debounce.key == NULL)
+        r->replayed = true;
+    else if (r->n_headers < API_MAX_HEADERS)
+        r->headers[r->n_headers++] = (struct api_header){"Debounced", "true"};
+}
+
+/*
  * POST /v1/jobs through the committer without holding the HTTP thread: the
  * parsed request (its json, spec and owned strings) lives here until the
  * commit is done, then finish answers exactly as the waiting path does.
@@ -114,7 +131,7 @@ create_finish(struct api_deferred *d, struct api_response *out)
     }
     if (!cd->it.replayed)
         api_metrics_enqueued(cd->ctx->metrics, 1);
-    out->replayed = cd->it.replayed;
+    mark_replayed(out, &cd->spec, cd->it.replayed);
     if (cd->parked)
         create_waited(cd, &c);
     else
@@ -194,7 +211,7 @@ h_job_create(struct api_call *c)
     }
     if (!replayed)
         api_metrics_enqueued(c->ctx->metrics, 1);
-    c->resp->replayed = replayed;
+    mark_replayed(c->resp, &spec, replayed);
     /* No parking here (no deferred answers): a wait ends at once. */
     api_reply_job(c,
                   wait_ms > 0 && !job_status_terminal(job.status) ? 202

@@ -19,9 +19,9 @@
 #include "core/timefmt.h"
 
 const char *const jobjson_job_fields[] = {
-    "type",       "payload",           "queue",           "priority", "run_at",
-    "in",         "max_attempts",      "idempotency_key", "timeout",  "timeout_s",
-    "depends_on", "on_parent_failure", "traceparent",     NULL,
+    "type",         "payload",         "queue",   "priority",  "run_at",     "in",
+    "max_attempts", "idempotency_key", "timeout", "timeout_s", "depends_on", "on_parent_failure",
+    "traceparent",  "debounce",        "unique",  NULL,
 };
 
 static const char *
@@ -536,6 +536,8 @@ jobjson_spec(json_t *o, const char *prefix, const char *header_key, const char *
     if ((rc = spec_payload(o, prefix, owned, spec, err)))
         return rc;
     if ((rc = spec_deps(o, prefix, owned, spec, err)))
+        return rc;
+    if ((rc = jobjson_spec_windows(o, prefix, spec, err)))
         return rc;
     return job_spec_validate(spec, prefix, err);
 }

@@ -61,7 +61,8 @@ extern const char *const jobjson_job_fields[];
 
 /*
  * Reads a job body (type, payload, queue, priority, run_at | in,
- * max_attempts, idempotency_key, timeout | timeout_s, traceparent) into
+ * max_attempts, idempotency_key, timeout | timeout_s, traceparent,
+ * depends_on, on_parent_failure, debounce, unique) into
  * spec. header_key (may be NULL) is the Idempotency-Key header; if both are
  * given they must agree. header_tp (may be NULL) is the traceparent header,
  * taken when the body has no traceparent (the field wins); either is checked
@@ -73,6 +74,14 @@ extern const char *const jobjson_job_fields[];
 int jobjson_spec(json_t *o, const char *prefix, const char *header_key, const char *header_tp,
                  int64_t now_us, struct job_spec *spec, struct spec_owned *owned,
                  struct jobd_error *err);
+
+/*
+ * The debounce and unique members of job body o into spec (jobjson_window.c):
+ * absent or null leaves them empty. Called by jobjson_spec; 0 or
+ * JOBD_E_INVALID naming the field ("jobs[3].debounce.for").
+ */
+int jobjson_spec_windows(json_t *o, const char *prefix, struct job_spec *spec,
+                         struct jobd_error *err);
 
 /*
  * Typed member access with field-naming errors. Each returns 0 and sets *out

@@ -26,6 +26,7 @@ static const char submit_usage[] =
     "usage: jobd submit TYPE [--payload JSON] [--at TIME | --in DUR] [--priority N]\n"
     "                   [--queue Q] [--max-attempts N] [--key KEY] [--timeout DUR]\n"
     "                   [--depends-on ID[,ID...]] [--on-parent-failure cancel|run]\n"
+    "                   [--debounce KEY/DUR | --unique KEY/DUR]\n"
     "                   [--traceparent TP] [--wait[=DUR]] [--server URL]\n"
     "\n"
     "Enqueues a job through the API and prints it as JSON. Warns on stderr when no\n"
@@ -34,6 +35,11 @@ static const char submit_usage[] =
     "replayed (\"job N already exists for idempotency key KEY (replayed)\").\n"
     "  --at TIME   RFC 3339 (2026-12-02T15:00:00Z); --in DUR: from now (5m, 1h30m)\n"
     "  --key KEY   idempotency key: the same request again returns the same job\n"
+    "  --debounce KEY/DUR  while a pending TYPE job on the queue was submitted with\n"
+    "              KEY, replace its payload and priority and make it due in DUR;\n"
+    "              else make a job due in DUR (bursts run once, DUR after the last)\n"
+    "  --unique KEY/DUR  at most one job with KEY per DUR: inside that window, print\n"
+    "              the job KEY made (whatever its status) and make none\n"
     "  --depends-on ID,...  the job waits (status waiting) until these jobs end;\n"
     "              then it runs if they all succeeded, else as --on-parent-failure\n"
     "              says: cancel (the default: it is cancelled) or run (it runs anyway)\n"
@@ -72,6 +78,8 @@ static const char queues_usage[] =
 
 struct submit_opts {
     const char *type, *payload, *at, *in, *queue, *key, *timeout, *server, *traceparent;
+    json_t *window;                /* --debounce or --unique as {key, for} (owned) */
+    const char *window_kind;       /* "debounce" or "unique" */
     json_t *depends_on;            /* --depends-on, an array of ids (owned) */
     const char *on_parent_failure; /* --on-parent-failure */
     long priority, max_attempts;
@@ -94,7 +102,9 @@ enum {
     S_WAIT_FOR,
     S_DEPENDS_ON,
     S_ON_PARENT_FAILURE,
-    S_TRACEPARENT
+    S_TRACEPARENT,
+    S_DEBOUNCE,
+    S_UNIQUE
 };
 static const struct cli_optdef submit_opts_def[] = {
     [S_PAYLOAD] = {"--payload", 0, true},
@@ -111,6 +121,8 @@ static const struct cli_optdef submit_opts_def[] = {
     [S_DEPENDS_ON] = {"--depends-on", 0, true},
     [S_ON_PARENT_FAILURE] = {"--on-parent-failure", 0, true},
     [S_TRACEPARENT] = {"--traceparent", 0, true},
+    [S_DEBOUNCE] = {"--debounce", 0, true},
+    [S_UNIQUE] = {"--unique", 0, true},
     {NULL, 0, false},
 };
 
@@ -135,6 +147,36 @@ submit_deps(struct submit_opts *o, const char *v)
     }
 }
 
+/*
+ * --debounce KEY/DUR or --unique KEY/DUR (docs/CLI.md, submit): split at
+ * the last '/' (a duration has none, a key may), DUR checked here so a typo
+ * is a usage error; the server checks the key.
+ */
+static int
+submit_window(struct submit_opts *o, const char *kind, const char *v)
+{
+    char opt[16];
+    snprintf(opt, sizeof opt, "--%s", kind);
+    if (o->window != NULL)
+        return cli_usage_error("submit", "give one --debounce or --unique, not also", opt);
+    const char *slash = strrchr(v, '/');
+    int64_t ms = 0;
+    struct jobd_error err = {0};
+    if (slash == NULL || slash == v || duration_parse_ms(slash + 1, &ms, "DUR", &err) != JOBD_OK ||
+        ms <= 0) {
+        fprintf(stderr,
+                "jobd submit: %s takes KEY/DUR (a key, a slash, a duration above zero such as "
+                "30s), not '%s'\n",
+                opt, v);
+        return CLI_USAGE;
+    }
+    o->window = json_pack("{s:s%,s:s}", "key", v, (size_t)(slash - v), "for", slash + 1);
+    if (o->window == NULL)
+        return cli_usage_error("submit", "the key is not valid UTF-8:", v);
+    o->window_kind = kind;
+    return CLI_OK;
+}
+
 /* Stores option k's value v in o; CLI_OK or a usage error. */
 static int
 submit_set(struct submit_opts *o, int k, const char *v)
@@ -145,6 +187,8 @@ submit_set(struct submit_opts *o, int k, const char *v)
                           [S_SERVER] = &o->server,   [S_TRACEPARENT] = &o->traceparent};
     if (k == S_DEPENDS_ON)
         return submit_deps(o, v);
+    if (k == S_DEBOUNCE || k == S_UNIQUE)
+        return submit_window(o, k == S_DEBOUNCE ? "debounce" : "unique", v);
     if (k == S_ON_PARENT_FAILURE) {
         if (strcmp(v, "cancel") != 0 && strcmp(v, "run") != 0)
             return cli_usage_error("submit", "--on-parent-failure takes cancel or run, not", v);
@@ -174,13 +218,19 @@ submit_set(struct submit_opts *o, int k, const char *v)
 
 /*
  * Sends the submit and prints the job. When the server answered with
- * Idempotent-Replayed: true (docs/API.md, the key made a job before), no new
- * job was made: a line on stderr says which job the key gave back, so a
- * person does not take it for a new one; stdout is the job either way.
+ * Idempotent-Replayed: true (docs/API.md, the key made a job before, or
+ * the unique window's job) or 200 to a debounce (its pending job was
+ * replaced), no new job was made: a line on stderr says which job the key
+ * gave back, so a person does not take it for a new one; stdout is the job
+ * either way, naming the key o had.
  */
 static int
-submit_send(const char *server, const char *text, const char *key)
+submit_send(const char *server, const char *text, const struct submit_opts *o)
 {
+    const char *what = o->window_kind == NULL                    ? "idempotency key"
+                       : strcmp(o->window_kind, "debounce") == 0 ? "debounce key"
+                                                                 : "unique key";
+    const char *key = o->window ? json_string_value(json_object_get(o->window, "key")) : o->key;
     struct cli_http_resp r;
     int rc = cli_http("submit", server, "POST", "/v1/jobs", text, &r);
     if (rc != CLI_OK)
@@ -194,13 +244,17 @@ submit_send(const char *server, const char *text, const char *key)
     if (r.len == 0 || r.body[r.len - 1] != '\n')
         fputc('\n', stdout);
     fflush(stdout);
-    if (r.replayed) {
+    bool debounced = strcmp(what, "debounce key") == 0 && r.status == 200;
+    if (r.replayed || debounced) {
         json_t *j = json_loadb(r.body, r.len, 0, NULL);
-        fprintf(stderr, "jobd submit: job %lld already exists for idempotency key ",
-                (long long)json_integer_value(json_object_get(j, "id")));
+        fprintf(stderr, "jobd submit: job %lld %s %s ",
+                (long long)json_integer_value(json_object_get(j, "id")),
+                debounced ? "holds" : "already exists for", what);
         for (const char *s = key ? key : ""; *s; s++) /* control characters as '?' */
             fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, stderr);
-        fputs(" (replayed): no new job was made\n", stderr);
+        fputs(debounced ? ": replaced in place, no new job was made\n"
+                        : " (replayed): no new job was made\n",
+              stderr);
         json_decref(j);
     }
     free(r.body);
@@ -338,6 +392,7 @@ cmd_submit(int argc, char **argv)
     int rc = submit_parse(argc, argv, &o);
     if (rc != CLI_OK) {
         json_decref(o.depends_on);
+        json_decref(o.window);
         return rc < 0 ? CLI_OK : rc;
     }
     json_t *body = json_object();
@@ -348,6 +403,7 @@ cmd_submit(int argc, char **argv)
         if (p == NULL) {
             json_decref(body);
             json_decref(o.depends_on);
+            json_decref(o.window);
             fprintf(stderr, "jobd submit: --payload is not valid JSON: %s (column %d)\n", je.text,
                     je.column);
             return CLI_USAGE;
@@ -384,9 +440,12 @@ cmd_submit(int argc, char **argv)
         json_object_set_new(body, "on_parent_failure", json_string(o.on_parent_failure));
     json_decref(o.depends_on);
     o.depends_on = NULL;
+    if (o.window) /* docs/API.md, Debounce and unique windows */
+        json_object_set(body, o.window_kind, o.window);
     char *text = json_print(body, 0);
     json_decref(body);
     if (text == NULL) {
+        json_decref(o.window);
         fprintf(stderr, "jobd submit: a string is not valid UTF-8 or memory ran out\n");
         return CLI_USAGE;
     }
@@ -394,10 +453,12 @@ cmd_submit(int argc, char **argv)
         cli_warn_unhandled(cli_server_url(o.server), o.type, o.queue ? o.queue : JOB_DEFAULT_QUEUE);
         rc = submit_wait(cli_server_url(o.server), text, o.wait_ms);
         free(text);
+        json_decref(o.window);
         return rc;
     }
-    rc = submit_send(cli_server_url(o.server), text, o.key);
+    rc = submit_send(cli_server_url(o.server), text, &o);
     free(text);
+    json_decref(o.window);
     if (rc == CLI_OK) {
         cli_warn_unhandled(cli_server_url(o.server), o.type, o.queue ? o.queue : JOB_DEFAULT_QUEUE);
     }

@@ -162,6 +162,18 @@ struct job {
 };
 
 /*
+ * A debounce or a unique window of an enqueue (docs/MODEL.md, Debounce and
+ * unique windows): key NULL = none; for_ms (1ms .. JOB_WINDOW_MAX_MS) is
+ * the delay of a debounce, or the length of a unique window.
+ */
+struct job_window {
+    const char *key;
+    int64_t for_ms;
+};
+/* The longest debounce delay or unique window: as long as a job's timeout. */
+#define JOB_WINDOW_MAX_MS JOB_TIMEOUT_MAX_MS
+
+/*
  * What a client asks to enqueue. All pointers are borrowed for the call.
  * NULL/0 fields take the defaults: queue "default", payload "{}", run_at now,
  * max_attempts 25. payload must be canonical JSON text (see json_canonical in
@@ -185,6 +197,11 @@ struct job_spec {
     size_t n_depends_on;
     bool run_on_parent_failure;
     const char *traceparent; /* NULL = none; valid (traceparent_validate) */
+    /* Debounce: a pending job of this type and queue enqueued with the same
+     * key is replaced in place; unique: one job per key per window
+     * (store_enqueue). At most one of them, and neither with an
+     * idempotency key (job_spec_validate). */
+    struct job_window debounce, unique;
 };
 
 /* A growable array of jobs; job_list_fini frees the jobs and the array. */
@@ -224,5 +241,8 @@ int job_validate_queue(const char *queue, const char *field, struct jobd_error *
 int job_validate_key(const char *key, const char *field, struct jobd_error *err);
 int job_spec_validate(const struct job_spec *spec, const char *field_prefix,
                       struct jobd_error *err);
+/* The debounce and unique parts of job_spec_validate (core/window.c). */
+int job_spec_validate_windows(const struct job_spec *spec, const char *field_prefix,
+                              struct jobd_error *err);
 
 #endif

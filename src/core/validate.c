@@ -142,5 +142,5 @@ job_spec_validate(const struct job_spec *spec, const char *prefix, struct jobd_e
         (rc = traceparent_validate(spec->traceparent, fieldname(f, sizeof f, prefix, "traceparent"),
                                    err)))
         return rc;
-    return JOBD_OK;
+    return job_spec_validate_windows(spec, prefix, err);
 }

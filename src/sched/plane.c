@@ -351,6 +351,11 @@ step_prune(struct sched_plane *p)
     int deleted = 0;
     int rc = store_stats_prune(p->st, now_us(p) / 1000000 - STATS_KEEP_S, &deleted, &err);
     note(p, "statistics retention", rc, &err);
+    /* unique windows that ended (store_keys_expire): a batch a tick, as the
+     * next enqueue of a key also takes its ended window over */
+    err = (struct jobd_error){0};
+    rc = store_keys_expire(p->st, PLANE_PRUNE_BATCH, &deleted, &err);
+    note(p, "unique window retention", rc, &err);
 }
 
 /* Sleeps until the monotonic deadline or stop; returns true if stopping. */

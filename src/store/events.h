@@ -34,6 +34,7 @@ struct store_event {
     char to[16];
     int32_t attempt;
     int64_t at_us;
+    int64_t workflow; /* the workflow the job is a step of, as read (0: none) */
 };
 
 /* The head of the log, as one snapshot saw it. */
@@ -60,7 +61,9 @@ JOBD_MUST_USE int store_events_head(struct store *st, struct events_head *head,
 
 /*
  * Events with after < id <= upto, in id order, at most limit, into *out
- * (malloc'd, the caller's; NULL when none) and *n.
+ * (malloc'd, the caller's; NULL when none) and *n. Each carries the
+ * workflow its job is a step of when read (docs/MODEL.md, Workflows): a
+ * workflow deleted since leaves it 0.
  */
 JOBD_MUST_USE int store_events_read(struct store *st, int64_t after, int64_t upto, int limit,
                                     struct store_event **out, size_t *n, struct jobd_error *err);

@@ -131,6 +131,16 @@ store_pending_queue_types(struct store *st, struct queue_type_list *out, struct 
 }
 
 int
+store_keys_expire(struct store *st, int limit, int *deleted, struct jobd_error *err)
+{
+    *deleted = 0;
+    const struct store_operator_ops *a = operator_of(st, keys_expire, err);
+    if (a == NULL)
+        return JOBD_E_INTERNAL;
+    return a->keys_expire(st, limit > 0 ? limit : JOB_PAGE_MAX, deleted, err);
+}
+
+int
 store_delete(struct store *st, int64_t id, struct jobd_error *err)
 {
     struct bulk_req r = {.action = BULK_DELETE, .f = {.status = STORE_ANY}, .ids = &id, .n_ids = 1};

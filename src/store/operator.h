@@ -201,6 +201,8 @@ struct store_operator_ops {
     int (*stats_throughput)(struct store *st, int64_t from_s, struct stats_queue **out, size_t *n,
                             struct jobd_error *err);
     int (*stats_prune)(struct store *st, int64_t before_s, int *deleted, struct jobd_error *err);
+    /* expired unique windows (store_keys_expire) */
+    int (*keys_expire)(struct store *st, int limit, int *deleted, struct jobd_error *err);
 };
 
 /* "running", "succeeded", ...; "?" for a value out of range. */
@@ -255,6 +257,17 @@ bool store_counts_cached(const struct store *st);
  */
 JOBD_MUST_USE int store_counts_refresh(struct store *st, int64_t max_age_ms, bool *recounted,
                                        struct jobd_error *err);
+
+/*
+ * Retention of the keys of unique windows (docs/MODEL.md, Debounce and
+ * unique windows): deletes up to limit keys whose window ended (store
+ * clock), each in one statement that skips a key an enqueue holds at that
+ * moment (that enqueue takes the key over). Keys of debounces, and of
+ * windows still open, go only with their jobs (retention, deletes).
+ * *deleted = how many.
+ */
+JOBD_MUST_USE int store_keys_expire(struct store *st, int limit, int *deleted,
+                                    struct jobd_error *err);
 
 /*
  * Retention per outcome: deletes up to limit jobs finished before the cutoff

@@ -20,6 +20,7 @@
  *              retry. A job is readable by id wherever it lives; ids
  *              come from one sequence and are never reused.
  *   job_keys   idempotency_key -> job_id (unique across both tables)
+ *   enqueue_keys  debounce and unique keys -> job_id (pg/enqkeys.c)
  *   queues     name -> paused
  *   schedules  cron templates (see the schedule section below)
  *
@@ -415,6 +416,13 @@ JOBD_MUST_USE int store_ping(struct store *st, struct jobd_error *err);
  * Enqueues one job (validated with job_spec_validate first). With an
  * idempotency key already used: the same type, queue and payload -> *replayed
  * = true and *out is the existing job; anything else -> JOBD_E_CONFLICT.
+ * With spec->debounce (docs/MODEL.md, Debounce and unique windows): a
+ * pending job of the same type and queue holding the key is replaced in
+ * place (payload, priority, run_at = now + for) -> *replayed = true and *out
+ * is that job; otherwise a job due at now + for is made. With spec->unique:
+ * inside the window of the job holding the key -> *replayed = true and *out
+ * is that job, whatever its status; otherwise a job is made and opens a new
+ * window. Either is exactly once under concurrent enqueues of one key.
  * out may be NULL. replayed may be NULL. JOBD_E_UNAVAILABLE means nothing
  * was written. When the connection broke after COMMIT was sent, PostgreSQL
  * asks the server how it ended (pg/tx.c): written -> JOBD_OK,

@@ -203,7 +203,8 @@ check_event(json_t *v, size_t i, int64_t job, const char *from, const char *to)
     else
         ASSERT_STR_EQ(json_string_value(f), from);
     ASSERT_STR_EQ(json_string_value(json_object_get(e, "to")), to);
-    ASSERT(json_is_null(json_object_get(e, "workflow")));
+    json_t *wf = json_object_get(e, "workflow");
+    ASSERT(json_is_null(wf) || json_integer_value(wf) > 0);
     ASSERT(json_is_string(json_object_get(e, "at")));
     ASSERT(json_is_string(json_object_get(e, "queue")));
     ASSERT(json_is_string(json_object_get(e, "type")));
@@ -374,12 +375,13 @@ BOTH(bad_filters_are_400_naming_them)
     EXPECT(&s, "GET", "/v1/events?type=a%20b", NULL, 400, "invalid_field");
     EXPECT(&s, "GET", "/v1/events?job=x", NULL, 400, "invalid_query");
     EXPECT(&s, "GET", "/v1/events?job=0", NULL, 400, "invalid_query");
-    EXPECT(&s, "GET", "/v1/events?workflow=1", NULL, 400, "invalid_query");
+    EXPECT(&s, "GET", "/v1/events?workflow=x", NULL, 400, "invalid_query");
+    EXPECT(&s, "GET", "/v1/events?workflow=0", NULL, 400, "invalid_query");
     EXPECT(&s, "GET", "/v1/events?status=pending", NULL, 400, "invalid_query");
     const char *want[][2] = {{"queue=Bad%20Q", "queue"},
                              {"type=a%20b", "type"},
                              {"job=x", "job"},
-                             {"workflow=1", "workflow"},
+                             {"workflow=-2", "workflow"},
                              {"status=pending", "status"}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         char path[128];
@@ -664,6 +666,66 @@ BOTH(a_child_cancelled_for_its_dead_parent)
     check_event(c, 3, parent, "dead", "pending");
     json_decref(c);
     json_decref(v);
+    sse_close(&all);
+    srv_stop(&s);
+}
+
+/*
+ * Each event of a workflow's step names the workflow, and ?workflow=W
+ * follows W's steps only (docs/API.md, GET /v1/events); a job of no
+ * workflow says null.
+ */
+BOTH(a_workflows_steps_carry_it_and_filter_by_it)
+{
+    struct srv s;
+    srv_start(&s, backend, NULL);
+    struct sse all, wf;
+    ASSERT_EQ(sse_open(&all, &s, NULL, -1, 0), 200);
+    struct resp r;
+    ASSERT_EQ(req(&s, "POST", "/v1/workflows",
+                  "{\"name\":\"ev.wf\",\"steps\":[{\"ref\":\"a\",\"type\":\"ev.wa\"},"
+                  "{\"ref\":\"b\",\"type\":\"ev.wb\",\"depends_on\":[\"a\"]}]}",
+                  &r),
+              201);
+    json_t *j = resp_json(&r);
+    int64_t w = json_integer_value(json_object_get(j, "id"));
+    int64_t a = json_integer_value(json_object_get(json_object_get(j, "jobs"), "a"));
+    int64_t b = json_integer_value(json_object_get(json_object_get(j, "jobs"), "b"));
+    json_decref(j);
+    resp_fini(&r);
+    char q[64];
+    snprintf(q, sizeof q, "workflow=%lld", (long long)w);
+    ASSERT_EQ(sse_open(&wf, &s, q, -1, 0), 200);
+    int64_t plain = create_job(&s, "{\"type\":\"ev.plain\"}");
+    char tok[128];
+    ASSERT_EQ(claim(&s, "ev.wa", tok, sizeof tok), a);
+    complete(&s, a, tok);
+    /* a: running, succeeded; b: waiting -> pending; plain: created */
+    json_t *v = sse_exactly(&wf, 3);
+    size_t i;
+    json_t *e;
+    json_array_foreach(v, i, e) {
+        int64_t job = json_integer_value(json_object_get(e, "job"));
+        ASSERT(job == a || job == b);
+        ASSERT_EQ(json_integer_value(json_object_get(e, "workflow")), w);
+    }
+    json_t *c = events_of(v, b);
+    ASSERT_EQ(json_array_size(c), 1);
+    check_event(c, 0, b, "waiting", "pending");
+    json_decref(c);
+    json_decref(v);
+    /* the stream of everything: the steps' creations too, and the plain job without a workflow */
+    v = sse_exactly(&all, 6);
+    c = events_of(v, plain);
+    ASSERT_EQ(json_array_size(c), 1);
+    ASSERT(json_is_null(json_object_get(json_array_get(c, 0), "workflow")));
+    json_decref(c);
+    c = events_of(v, a);
+    ASSERT_EQ(json_array_size(c), 3);
+    ASSERT_EQ(json_integer_value(json_object_get(json_array_get(c, 0), "workflow")), w);
+    json_decref(c);
+    json_decref(v);
+    sse_close(&wf);
     sse_close(&all);
     srv_stop(&s);
 }

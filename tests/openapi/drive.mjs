@@ -93,6 +93,11 @@ async function jobs() {
   })).body;
   await call('POST', '/v1/jobs', { body: job({ payload: { n: 1 }, idempotency_key: 'oa-k1', timeout: '1500ms' }), expect: 200 });
   await call('POST', '/v1/jobs', { body: job({ payload: { n: 2 }, idempotency_key: 'oa-k1' }), expect: 409 });
+  // debounce and unique windows (docs/API.md): 201, then 200 with Debounced / Idempotent-Replayed
+  for (const expect of [201, 200]) {
+    await call('POST', '/v1/jobs', { body: job({ payload: expect, debounce: { key: 'oa-d', for: '1h' } }), expect });
+    await call('POST', '/v1/jobs', { body: job({ unique: { key: 'oa-u', for: '1h' } }), expect });
+  }
   await call('POST', '/v1/jobs', { raw: '{"type":', expect: 400 });
   await call('POST', '/v1/jobs', { body: job({ command: 'rm' }), expect: 400 });
   await call('POST', '/v1/jobs/batch', { body: { jobs: [job(), job({ priority: 5, in: '1h' })] }, expect: 201 });

@@ -32,11 +32,27 @@ Runs of earlier attempts that ended without being accepted (the worker was
 killed, stopped or cut off and its lease was reaped) are allowed and
 counted as "superseded".
 
+With --workflow FILE (the answer of GET /v1/workflows/{id} read once the
+workflow ended; docs/MODEL.md, Workflows), for the steps of that workflow:
+  early       a step started before all its parents had finished: its
+              first start (the earliest of its runs, and of the starts in
+              --starts, default HISTORY.starts: a run killed before its end
+              left only a start) precedes the end of a parent's accepted
+              run (the run the store accepted; a parent's failed or
+              superseded runs do not count as its finish), or a parent has
+              no accepted run at all;
+  workflow    the workflow did not end well: its status is not succeeded,
+              a count other than succeeded is not 0, a step is not
+              succeeded, or (with --submitted FILE, the POST /v1/workflows
+              body) its steps or their depends_on differ from what was
+              submitted.
+
 Prints what it verified and exits 1 on any violation, 2 on bad input.
 """
 import argparse
 import collections
 import json
+import os
 import sys
 
 
@@ -106,6 +122,81 @@ def load_expect(args):
                 except ValueError:
                     raise ValueError(f"{args.expect}:{lineno}: not a job id: {line!r}")
     return ids
+
+
+def load_starts(path):
+    """JOB ATTEMPT WORKER START_NS lines (handler.sh's HISTORY.starts): job -> first start."""
+    first = {}
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) != 4:
+                raise ValueError(f"{path}:{lineno}: want 4 fields, got {len(parts)}: {line.strip()!r}")
+            try:
+                job, start = int(parts[0]), int(parts[3])
+            except ValueError:
+                raise ValueError(f"{path}:{lineno}: job and start must be integers: {line.strip()!r}")
+            first[job] = min(first.get(job, start), start)
+    return first
+
+
+def load_json(path):
+    with open(path, encoding="utf-8") as f:
+        try:
+            return json.load(f)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}: not JSON: {e}")
+
+
+def check_workflow(wf, submitted, runs, starts, jobs, v):
+    """The rules early and workflow (see the module's doc); returns the number of edges checked."""
+    steps = wf.get("steps") or []
+    by_ref = {s["ref"]: s for s in steps}
+    counts = wf.get("counts") or {}
+    if wf.get("status") != "succeeded":
+        v["workflow"].append(f"workflow {wf.get('id')}: status {wf.get('status')}, not succeeded")
+    for k in ("waiting", "pending", "running", "dead", "cancelled"):
+        if counts.get(k, 0) != 0:
+            v["workflow"].append(f"workflow {wf.get('id')}: {counts.get(k)} step(s) {k}")
+    if counts.get("succeeded") != len(steps):
+        v["workflow"].append(f"workflow {wf.get('id')}: counts say {counts.get('succeeded')} succeeded "
+                             f"of {len(steps)} steps")
+    for st in steps:
+        if st.get("status") != "succeeded":
+            v["workflow"].append(f"step {st['ref']} (job {st['job_id']}): status {st.get('status')}")
+    if submitted is not None:
+        want = {s["ref"]: sorted(s.get("depends_on") or []) for s in submitted.get("steps", [])}
+        got = {ref: sorted(s.get("depends_on") or []) for ref, s in by_ref.items()}
+        if set(want) != set(got):
+            v["workflow"].append(f"steps submitted {len(want)}, in the workflow {len(got)}: "
+                                 f"missing {sorted(set(want) - set(got))[:5]}, "
+                                 f"extra {sorted(set(got) - set(want))[:5]}")
+        for ref in sorted(set(want) & set(got)):
+            if want[ref] != got[ref]:
+                v["workflow"].append(f"step {ref}: depends_on {got[ref]}, submitted {want[ref]}")
+    edges = 0
+    for st in steps:
+        child = st["job_id"]
+        first = min([r[2] for r in runs.get(child, [])] + ([starts[child]] if child in starts else []),
+                    default=None)
+        if first is None:
+            continue  # never started: the workflow rule says what is wrong with it
+        for pref in st.get("depends_on") or []:
+            edges += 1
+            parent = by_ref[pref]["job_id"] if pref in by_ref else None
+            rows = jobs.get(parent, [])
+            acc = [r for r in runs.get(parent, []) if rows and rows[0]["status"] == "succeeded"
+                   and r[0] == rows[0]["attempt"]]
+            if not acc:
+                v["early"].append(f"step {st['ref']} (job {child}) started at {first}, but its parent "
+                                  f"{pref} (job {parent}) has no successful finish recorded")
+            elif first < acc[0][3]:
+                v["early"].append(f"step {st['ref']} (job {child}) started at {first}, before its parent "
+                                  f"{pref} (job {parent}) finished at {acc[0][3]} (attempt {acc[0][0]} "
+                                  f"on {acc[0][1]})")
+    return edges
 
 
 def overlaps(a, b):
@@ -190,11 +281,22 @@ def main():
     g.add_argument("--expect-count", type=int)
     ap.add_argument("--allow-extra", action="store_true",
                     help="jobs in the store beyond the expected ones are allowed (they must succeed too)")
+    ap.add_argument("--workflow", help="GET /v1/workflows/{id} once it ended: rules early and workflow")
+    ap.add_argument("--submitted", help="the POST /v1/workflows body (with --workflow)")
+    ap.add_argument("--starts", help="handler starts, JOB ATTEMPT WORKER START_NS (default HISTORY.starts)")
     args = ap.parse_args()
+    wf = submitted = None
+    starts = {}
     try:
         runs, nruns = load_history(args.history)
         jobs = load_jobs(args.jobs)
         expect = load_expect(args)
+        if args.workflow:
+            wf = load_json(args.workflow)
+            submitted = load_json(args.submitted) if args.submitted else None
+            sp = args.starts or args.history + ".starts"
+            if args.starts or os.path.exists(sp):
+                starts = load_starts(sp)
     except (OSError, ValueError) as e:
         print(f"check_history: {e}", file=sys.stderr)
         return 2
@@ -202,6 +304,8 @@ def main():
         print("check_history: no expected jobs: nothing would be proved", file=sys.stderr)
         return 2
     v, hist, superseded = check(runs, jobs, expect, args.allow_extra)
+    if wf is not None:
+        edges = check_workflow(wf, submitted, runs, starts, jobs, v)
     hist_s = ", ".join(f"{a}: {n}" for a, n in sorted(hist.items())) or "none"
     expected = set(expect)
     extra = sum(1 for j in jobs if j not in expected)
@@ -210,7 +314,11 @@ def main():
     print(f"check_history: accepted attempts histogram {{{hist_s}}}")
     print(f"check_history: overlaps found {len(v['overlap'])}, lost {len(v['lost'])}, "
           f"duplicates {len(v['duplicate'])}, stale starts {len(v['stale'])}, unexpected {len(v['unexpected'])}")
-    bad = [m for k in ("lost", "duplicate", "overlap", "stale", "unexpected") for m in v[k]]
+    if wf is not None:
+        print(f"check_history: workflow {wf.get('id')} {wf.get('status')}, {len(wf.get('steps') or [])} steps, "
+              f"{edges} edges checked, {len(starts)} jobs with recorded starts; "
+              f"early starts {len(v['early'])}, workflow problems {len(v['workflow'])}")
+    bad = [m for k in ("lost", "duplicate", "overlap", "stale", "unexpected", "early", "workflow") for m in v[k]]
     for m in bad[:20]:
         print(f"  VIOLATION {m}")
     if len(bad) > 20:

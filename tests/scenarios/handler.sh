@@ -24,6 +24,8 @@
 # a scenario opens the gate once its fault is in place, so the run ends when
 # the scenario needs it to, however slow the machine. The result (stdout) is
 # {"worker": W, "attempt": A}: the store then says whose run it accepted.
+# {"fail_attempts": N}: attempts 1..N fail, retryable (exit 1, after the
+# history line: a failed run is a run that ended, never the accepted one).
 # Pure bash apart from sleep(1), because a fork costs 10-25 ms here.
 LC_ALL=C
 start=$EPOCHREALTIME
@@ -58,4 +60,8 @@ end=$EPOCHREALTIME
 printf '%s %s %s %s000 %s000\n' "$id" "$attempt" "$worker" "${start/./}" "${end/./}" \
     >>"${SCEN_HISTORY:?SCEN_HISTORY is not set}"
 [ -n "$pidfile" ] && rm -f "$pidfile"
+if [[ $payload =~ \"fail_attempts\":[[:space:]]*([0-9]+) ]] && [ "$attempt" -le "${BASH_REMATCH[1]}" ]; then
+    echo "transient failure of attempt $attempt (fail_attempts ${BASH_REMATCH[1]})" >&2
+    exit 1
+fi
 printf '{"worker":"%s","attempt":%s}\n' "$worker" "$attempt"

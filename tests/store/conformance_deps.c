@@ -647,3 +647,107 @@ TEST(deps_child_keeps_its_traceparent)
     job_list_fini(&l);
     fx_close(&f);
 }
+
+/*
+ * ---- concurrency: batches of completions whose children cross ----
+ *
+ * Each round, two threads each complete CROSS_K parents in one batch (as
+ * the worker's completer does: store_complete_batch), at the same moment:
+ * thread 0 the parents a[0..K-1], thread 1 the parents b[0..K-1], and
+ * child x[i] waits for a[i] and b[K-1-i]. Thread 0's batch ends a[0]
+ * first, thread 1's ends b[0] first: if a parent's end locked its children
+ * one parent at a time, thread 0 would lock x[0], x[1], ... and thread 1
+ * x[K-1], x[K-2], ..., and the two batches would deadlock: one of them
+ * fails, and its completions are lost (its jobs reaped and run again).
+ */
+enum { CROSS_ROUNDS = 16, CROSS_K = 32 };
+
+struct cross_arg {
+    struct fx *f;
+    pthread_barrier_t *bar;
+    const char *type;
+    int errors;
+    char worker[16];
+};
+
+static void *
+cross_worker(void *p)
+{
+    struct cross_arg *a = p;
+    struct store *st = fx_connect(a->f);
+    struct jobd_error e = {0};
+    const char *types[1] = {a->type};
+    for (int r = 0; r < CROSS_ROUNDS; r++) {
+        struct claim_req q = {
+            .worker_id = a->worker, .types = types, .n_types = 1, .limit = CROSS_K};
+        struct job_list l = {0};
+        struct completion c[CROSS_K];
+        int outcome[CROSS_K];
+        if (store_claim(st, &q, &l, &e) != JOBD_OK || l.n != CROSS_K) {
+            fprintf(stderr, "round %d: claim: %s (%zu jobs)\n", r, e.msg, l.n);
+            a->errors++;
+        }
+        for (size_t i = 0; i < l.n; i++)
+            c[i] = (struct completion){.id = l.v[i].id, .attempt = l.v[i].attempt};
+        pthread_barrier_wait(a->bar);
+        if (l.n > 0 && store_complete_batch(st, c, l.n, outcome, &e) != JOBD_OK) {
+            fprintf(stderr, "round %d: complete_batch: %s\n", r, e.msg);
+            a->errors++;
+        } else {
+            for (size_t i = 0; i < l.n; i++)
+                a->errors += outcome[i] != JOBD_OK;
+        }
+        job_list_fini(&l);
+        pthread_barrier_wait(a->bar);
+    }
+    store_close(st);
+    return NULL;
+}
+
+TEST(deps_concurrent_batches_with_crossed_children)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t kids[CROSS_ROUNDS][CROSS_K];
+    for (int r = 0; r < CROSS_ROUNDS; r++) {
+        /* claimed in id order: one round's parents come before the next's */
+        struct job_spec ps[2 * CROSS_K], cs[CROSS_K];
+        struct job out[2 * CROSS_K];
+        int64_t two[CROSS_K][2];
+        for (int i = 0; i < 2 * CROSS_K; i++)
+            ps[i] = (struct job_spec){.type = i < CROSS_K ? "pa" : "pb"};
+        memset(out, 0, sizeof out);
+        ASSERT_OK(store_enqueue_batch(f.st, ps, 2 * CROSS_K, out, NULL, &f.err), &f.err);
+        for (int i = 0; i < CROSS_K; i++) {
+            two[i][0] = out[i].id;                   /* a[i] */
+            two[i][1] = out[2 * CROSS_K - 1 - i].id; /* b[K-1-i] */
+            cs[i] = (struct job_spec){.type = "c", .depends_on = two[i], .n_depends_on = 2};
+        }
+        for (int i = 0; i < 2 * CROSS_K; i++)
+            job_fini(&out[i]);
+        memset(out, 0, sizeof out);
+        ASSERT_OK(store_enqueue_batch(f.st, cs, CROSS_K, out, NULL, &f.err), &f.err);
+        for (int i = 0; i < CROSS_K; i++) {
+            ASSERT_EQ(out[i].status, JOB_WAITING);
+            kids[r][i] = out[i].id;
+            job_fini(&out[i]);
+        }
+    }
+    pthread_barrier_t bar;
+    ASSERT_EQ(pthread_barrier_init(&bar, NULL, 2), 0);
+    pthread_t th[2];
+    struct cross_arg args[2];
+    for (int i = 0; i < 2; i++) {
+        args[i] = (struct cross_arg){.f = &f, .bar = &bar, .type = i == 0 ? "pa" : "pb"};
+        snprintf(args[i].worker, sizeof args[i].worker, "w%d", i);
+        ASSERT_EQ(pthread_create(&th[i], NULL, cross_worker, &args[i]), 0);
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&bar);
+    ASSERT_EQ(args[0].errors + args[1].errors, 0);
+    for (int r = 0; r < CROSS_ROUNDS; r++)
+        for (int i = 0; i < CROSS_K; i++)
+            ASSERT_EQ(status_of(&f, kids[r][i]), JOB_PENDING);
+    fx_close(&f);
+}

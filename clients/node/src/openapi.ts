@@ -1033,6 +1033,17 @@ export interface components {
             on_parent_failure?: "cancel" | "run";
             /** @description The job's W3C trace context, handed to its handlers; wins over the traceparent header. Default none. */
             traceparent?: components["schemas"]["Traceparent"] | null;
+            /** @description A pending job of this type and queue enqueued with `key` is replaced in place (payload, priority, run_at now + `for`; 200 with header `Debounced`), else a job due at now + `for` is made. Not with `run_at`, `in`, `depends_on`, `idempotency_key` or `unique` (docs/API.md, Debounce and unique windows). */
+            debounce?: components["schemas"]["EnqueueWindow"] | null;
+            /** @description At most one job with `key` (whatever its type and queue) per `for`, from that job's creation: inside the window, 200 with that job, whatever its status, and header `Idempotent-Replayed`. Not with `idempotency_key` or `debounce`. */
+            unique?: components["schemas"]["EnqueueWindow"] | null;
+        };
+        /** @description A debounce or unique key and its duration. */
+        EnqueueWindow: {
+            /** @description As an idempotency key, no control characters, no leading or trailing blank. */
+            key: string;
+            /** @description 1ms to 366d. */
+            for: components["schemas"]["Duration"];
         };
         /** @description A W3C Trace Context traceparent, version 00 only; neither the trace id nor the parent id may be all zeros. */
         Traceparent: string;
@@ -1094,8 +1105,11 @@ export interface components {
             to: components["schemas"]["JobStatus"];
             attempt: number;
             at: components["schemas"]["Time"];
-            /** @description Always null: events do not carry the workflow of their job yet. */
-            workflow: null;
+            /**
+             * Format: int64
+             * @description The workflow the job is a step of, or null (also once it is deleted).
+             */
+            workflow: number | null;
         };
         Progress: {
             percent: number | null;
@@ -1523,7 +1537,9 @@ export interface components {
     };
     requestBodies: never;
     headers: {
-        /** @description Present (`true`) when an earlier job with the same key is returned. */
+        /** @description Present (`true`) when a `debounce` replaced the pending job holding its key (docs/API.md, Debounce and unique windows). */
+        Debounced: "true";
+        /** @description Present (`true`) when an earlier job with the same idempotency key, or the job of an open unique window, is returned (absent after a debounce). */
         IdempotentReplayed: "true";
         /** @description Present (`true`) when the report repeats the one that already ended its attempt, which changed nothing. */
         ReportReplayed: "true";
@@ -1597,10 +1613,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The key was used before by the same type, queue and payload; the existing job (with `wait`, finished within it). */
+            /** @description No job was made (with `wait`, the job finished within it): the idempotency key was used before by the same type, queue and payload, or the `unique` key's window is open (the existing job, header `Idempotent-Replayed`), or the `debounce` key's pending job was replaced in place (header `Debounced`). */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    Debounced: components["headers"]["Debounced"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2250,6 +2267,8 @@ export interface operations {
                 queue?: components["schemas"]["QueueName"];
                 type?: components["schemas"]["Name"];
                 job?: number;
+                /** @description The steps of this workflow only (also steps added later). */
+                workflow?: number;
             };
             header?: {
                 /** @description The id of the last event the client saw. */

@@ -80,6 +80,12 @@ static const struct pg_stmt bulk_delete = {
     "       WHERE jk.idempotency_key = d.idempotency_key AND jk.job_id = d.id),"
     " gp AS (DELETE FROM jobd.job_progress p USING d WHERE p.job_id = d.id),"
     " gl AS (DELETE FROM jobd.job_attempt_logs l USING d WHERE l.job_id = d.id),"
+    /* A key an enqueue holds is left to it (pg/enqkeys.c): it waits for
+     * the job's row while holding the key's, so waiting here could
+     * deadlock; that enqueue finds the job gone and points the key anew. */
+    " ek AS (DELETE FROM jobd.enqueue_keys WHERE ctid = ANY(ARRAY("
+    "        SELECT x.ctid FROM jobd.enqueue_keys x JOIN d ON x.job_id = d.id"
+    "        FOR UPDATE OF x SKIP LOCKED))),"
     " h AS (DELETE FROM jobd.job_attempts a USING d WHERE a.job_id = d.id) "
     "SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM d), (SELECT min(id) FROM m), 0"};
 /* clang-format on */

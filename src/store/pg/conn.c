@@ -398,6 +398,27 @@ exec_first(struct store_pg *s, const struct pg_stmt *stmt, bool unnamed, int n,
     return rc;
 }
 
+/*
+ * Whether r failed because PostgreSQL aborted its transaction to break a
+ * deadlock (40P01) or a serialization failure (40001), outside any
+ * transaction of ours: the statement then wrote nothing, and running it
+ * again is the remedy PostgreSQL expects. Deadlocks are not all avoidable
+ * here: a parent's end settles its waiting children under their row locks
+ * in the order of the statement's rows (pg/schema_deps.c), so two batches
+ * of completions or reaps whose children cross lock them in opposite
+ * orders (test: deps_concurrent_batches_with_crossed_children).
+ */
+static bool
+retry_after_abort(struct store_pg *s, const PGresult *r)
+{
+    const char *state = r != NULL ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+    return state != NULL && (strcmp(state, "40P01") == 0 || strcmp(state, "40001") == 0) &&
+           s->tx == PG_TX_NONE && PQtransactionStatus(s->conn) == PQTRANS_IDLE;
+}
+
+/* Times a statement aborted for a deadlock is run again before its error is returned. */
+#define PG_ABORT_RETRIES 5
+
 /* pg_exec, or with replan pg_exec_replan. */
 static int
 exec_stmt(struct store_pg *s, const struct pg_stmt *stmt, bool replan, int n,
@@ -417,12 +438,17 @@ exec_stmt(struct store_pg *s, const struct pg_stmt *stmt, bool replan, int n,
         return rc;
     if (first)
         return exec_first(s, stmt, unnamed, n, values, out, err);
-    PGresult *r = unnamed ? PQexecParams(s->conn, stmt->sql, n, NULL, values, NULL, NULL, 0)
-                          : PQexecPrepared(s->conn, stmt->name, n, values, NULL, NULL, 0);
-    if (r == NULL || !result_ok(r))
-        return pg_result_error(s, r, stmt->name, err);
-    *out = r;
-    return JOBD_OK;
+    for (int tries = 0;; tries++) {
+        PGresult *r = unnamed ? PQexecParams(s->conn, stmt->sql, n, NULL, values, NULL, NULL, 0)
+                              : PQexecPrepared(s->conn, stmt->name, n, values, NULL, NULL, 0);
+        if (r != NULL && result_ok(r)) {
+            *out = r;
+            return JOBD_OK;
+        }
+        if (tries == PG_ABORT_RETRIES || !retry_after_abort(s, r))
+            return pg_result_error(s, r, stmt->name, err);
+        PQclear(r);
+    }
 }
 
 int

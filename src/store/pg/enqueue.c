@@ -257,7 +257,7 @@ pg_op_enqueue(struct store *st, const struct job_spec *spec, struct job *out, bo
     int rc = pg_tx_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
-    rc = pg_tx_end(s, pg_enqueue_one(s, spec, "idempotency_key", out, replayed, NULL, err), err);
+    rc = pg_tx_end(s, pg_enqueue_item(s, spec, NULL, out, replayed, err), err);
     if (rc != JOBD_OK)
         drop_outs(out, replayed, 1);
     return rc;
@@ -541,8 +541,9 @@ enqueue_batch_nokey(struct store_pg *s, const struct job_spec *specs, size_t n, 
 }
 
 /*
- * A batch in which some job has parents: one enqueue_one per job (each
- * waits for its parents or settles), in one transaction, all or nothing.
+ * A batch in which some job has parents, a debounce or a unique window: one
+ * enqueue per job (each waits for its parents or settles; each takes its key,
+ * pg/enqkeys.c), in one transaction, all or nothing.
  */
 static int
 enqueue_batch_deps(struct store_pg *s, const struct job_spec *specs, size_t n, struct job *out,
@@ -551,11 +552,12 @@ enqueue_batch_deps(struct store_pg *s, const struct job_spec *specs, size_t n, s
     int rc = pg_tx_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
+    rc = pg_lock_batch_keys(s, specs, n, err);
     for (size_t i = 0; i < n && rc == JOBD_OK; i++) {
-        char field[48];
-        snprintf(field, sizeof field, "jobs[%zu].idempotency_key", i);
-        rc = pg_enqueue_one(s, &specs[i], field, out ? &out[i] : NULL,
-                            replayed ? &replayed[i] : NULL, NULL, err);
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "jobs[%zu].", i);
+        rc = pg_enqueue_item(s, &specs[i], prefix, out ? &out[i] : NULL,
+                             replayed ? &replayed[i] : NULL, err);
     }
     rc = pg_tx_end(s, rc, err);
     if (rc != JOBD_OK)
@@ -570,7 +572,8 @@ pg_op_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n, st
     bool keyed = false, deps = false;
     for (size_t i = 0; i < n; i++) {
         keyed = keyed || specs[i].idempotency_key != NULL;
-        deps = deps || specs[i].n_depends_on > 0;
+        deps = deps || specs[i].n_depends_on > 0 || specs[i].debounce.key != NULL ||
+               specs[i].unique.key != NULL;
     }
     if (deps)
         return enqueue_batch_deps(pg_of(st), specs, n, out, replayed, err);

@@ -32,9 +32,11 @@ PG_STMT(st_events_head, "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::b
                         " COALESCE((SELECT max(id) FROM jobd.events), 0)");
 
 /* $1 after, $2 upto, $3 limit. */
-PG_STMT(st_events_read, "SELECT id, job, queue, type, from_st, to_st, attempt, " PG_TS_US(
-                            "at") " FROM jobd.events WHERE id > $1::bigint AND id <= $2::bigint "
-                                  "ORDER BY id LIMIT $3::int");
+PG_STMT(
+    st_events_read,
+    "SELECT e.id, e.job, e.queue, e.type, e.from_st, e.to_st, e.attempt, " PG_TS_US(
+        "e.at") ", s.workflow FROM jobd.events e LEFT JOIN jobd.workflow_steps s ON s.job_id = "
+                "e.job WHERE e.id > $1::bigint AND e.id <= $2::bigint ORDER BY e.id LIMIT $3::int");
 
 /* $1 after: an event still in the log (an unlogged table: empty after a crash). */
 PG_STMT(st_events_resumable,
@@ -98,6 +100,7 @@ pg_op_events_read(struct store *st, int64_t after, int64_t upto, int limit,
         copy(e->to, sizeof e->to, r, i, 5);
         e->attempt = (int32_t)pg_get_i64(r, i, 6);
         e->at_us = pg_get_i64(r, i, 7);
+        e->workflow = PQgetisnull(r, i, 8) ? 0 : pg_get_i64(r, i, 8);
         *n = (size_t)i + 1;
     }
     PQclear(r);

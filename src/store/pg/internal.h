@@ -295,6 +295,27 @@ int pg_op_progress_attach(struct store *st, struct job *v, size_t n, struct jobd
  */
 int pg_enqueue_one(struct store_pg *s, const struct job_spec *sp, const char *field,
                    struct job *out, bool *replayed, int64_t *id_out, struct jobd_error *err);
+/*
+ * Enqueues one spec as pg_enqueue_one, or, with a debounce or a unique
+ * window, as pg_enqueue_window (pg/enqkeys.c): the key's row is taken
+ * first, and a debounced replacement or a job inside its window is
+ * answered with *replayed true. prefix ("jobs[3].", may be NULL) names the
+ * item in errors. On the current transaction; the caller opens one.
+ */
+int pg_enqueue_item(struct store_pg *s, const struct job_spec *sp, const char *prefix,
+                    struct job *out, bool *replayed, struct jobd_error *err);
+int pg_enqueue_window(struct store_pg *s, const struct job_spec *sp, const char *prefix,
+                      struct job *out, bool *replayed, struct jobd_error *err);
+/*
+ * Takes the keys of a batch's debounce and unique items (two or more) in
+ * one order, kind, queue, type, key bytewise, before its items are
+ * enqueued in batch order: two batches with keys A and B cannot each hold
+ * one and wait for the other. On the current transaction.
+ */
+int pg_lock_batch_keys(struct store_pg *s, const struct job_spec *specs, size_t n,
+                       struct jobd_error *err);
+/* Deletes up to limit expired unique windows (store_keys_expire). */
+int pg_op_keys_expire(struct store *st, int limit, int *deleted, struct jobd_error *err);
 /* Workflows (store/workflow.h; pg/workflow.c, schema version 25). */
 struct workflow;
 struct workflow_spec;
@@ -316,7 +337,9 @@ extern const char pg_step_events_deps[];
 /* Schema version 26, workflows (pg/schema_workflows.c). */
 extern const char pg_step_workflows[];
 extern const char pg_step_enqueue_deps[];
-/* Schema version 28, dependencies released set-wise (pg/schema_deps_fast.c). */
+/* Schema version 28, debounce and unique keys (pg/schema_enqkeys.c). */
+extern const char pg_step_enqkeys[];
+/* Schema version 29, dependencies released set-wise (pg/schema_deps_fast.c). */
 extern const char pg_step_deps_fast[];
 /* pg/attemptlog.c (store/attemptlog.h) */
 struct attempt_log;

@@ -207,6 +207,7 @@ static const struct store_operator_ops pg_operator_ops = {
     .stats_series = pg_op_stats_series,
     .stats_throughput = pg_op_stats_throughput,
     .stats_prune = pg_op_stats_prune,
+    .keys_expire = pg_op_keys_expire,
 };
 
 static const struct store_ops pg_ops = {

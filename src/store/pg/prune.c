@@ -58,6 +58,7 @@
     " gl AS (DELETE FROM jobd.job_attempt_logs l USING d WHERE l.job_id = d.id),"      \
     " ge AS (DELETE FROM jobd.job_deps e USING d WHERE e.child = d.id),"                 \
     " gw AS (DELETE FROM jobd.workflow_steps w USING d WHERE w.job_id = d.id),"         \
+    " ek AS (DELETE FROM jobd.enqueue_keys x USING d WHERE x.job_id = d.id),"           \
     " h AS (DELETE FROM jobd.job_attempts a USING d WHERE a.job_id = d.id) "            \
     "SELECT count(*) FROM d"
 /* clang-format on */

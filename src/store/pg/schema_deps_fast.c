@@ -1,5 +1,5 @@
 /*
- * pg/schema_deps_fast.c — schema version 28 of pg/schema.c: the release of
+ * pg/schema_deps_fast.c — schema version 29 of pg/schema.c: the release of
  * waiting children (version 24, pg/schema_deps.c) made set-wise and its
  * statements given plans that do not grow with the table (docs/DESIGN.md,
  * Dependencies; figures in docs/BENCHMARKS.md, Dependencies). Like every

@@ -237,6 +237,7 @@ sq_op_prune(struct store *st, int64_t finished_before_us, int limit, int *delete
         /* the edges to its parents (sqlite/deps.c): a finished child needs none */
         "DELETE FROM job_deps WHERE child IN " PRUNE_PICK,
         "DELETE FROM workflow_steps WHERE job_id IN " PRUNE_PICK,
+        "DELETE FROM enqueue_keys WHERE job_id IN " PRUNE_PICK, /* sqlite/enqkeys.c */
     };
     sqlite3_stmt *stmt;
     for (size_t i = 0; i < sizeof first / sizeof first[0]; i++) {

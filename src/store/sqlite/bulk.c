@@ -70,6 +70,7 @@ static const struct bulk_step cancel_steps[] = {
 static const struct bulk_step delete_steps[] = {
     {"DELETE FROM job_deps WHERE child IN " DELETABLE " OR parent IN " DELETABLE, 0},
     {"DELETE FROM job_keys WHERE job_id IN " DELETABLE, 0},
+    {"DELETE FROM enqueue_keys WHERE job_id IN " DELETABLE, 0},
     {"DELETE FROM job_attempts WHERE job_id IN " DELETABLE, 0},
     {"DELETE FROM job_progress WHERE job_id IN " DELETABLE, 0},
     {"DELETE FROM job_attempt_logs WHERE job_id IN " DELETABLE, 0},

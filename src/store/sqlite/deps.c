@@ -127,7 +127,7 @@ settle(struct sqlite_store *s, int64_t c, int64_t at, struct jobd_error *err)
     return run2(s, "DELETE FROM jobs_waiting WHERE id = ?1", c, 0, false, err);
 }
 
-/* p's waiting children with no parent left to end (job_deps_open, migration 20) */
+/* p's waiting children with no parent left to end (job_deps_open, migration 21) */
 #define SQ_READY_KIDS(w)                                                                           \
     " IN (SELECT d.child FROM job_deps d WHERE d.parent = ?1) AND NOT EXISTS (SELECT 1 FROM"       \
     " job_deps o WHERE o.child = " w " AND o.ended_status IS NULL)"

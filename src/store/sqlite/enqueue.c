@@ -136,7 +136,7 @@ sq_op_enqueue(struct store *st, const struct job_spec *spec, struct job *out, bo
     int rc = sq_begin(s, err);
     if (rc != JOBD_OK)
         return rc;
-    rc = sq_enqueue_one(s, spec, sq_now(s), NULL, out, replayed, NULL, err);
+    rc = sq_enqueue_item(s, spec, sq_now(s), NULL, out, replayed, err);
     if (rc != JOBD_OK) {
         sq_rollback(s);
         return rc;
@@ -160,8 +160,8 @@ sq_op_enqueue_batch(struct store *st, const struct job_spec *specs, size_t n, st
     for (i = 0; i < n; i++) {
         char prefix[32];
         snprintf(prefix, sizeof prefix, "jobs[%zu].", i);
-        rc = sq_enqueue_one(s, &specs[i], now, prefix, out ? &out[i] : NULL,
-                            replayed ? &replayed[i] : NULL, NULL, err);
+        rc = sq_enqueue_item(s, &specs[i], now, prefix, out ? &out[i] : NULL,
+                             replayed ? &replayed[i] : NULL, err);
         if (rc != JOBD_OK)
             break;
     }

@@ -85,8 +85,9 @@ sq_op_events_read(struct store *st, int64_t after, int64_t upto, int limit,
     struct sqlite_store *s = sq_of(st);
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s,
-                        "SELECT id, job, queue, type, from_st, to_st, attempt, at FROM events"
-                        " WHERE id > ?1 AND id <= ?2 ORDER BY id LIMIT ?3",
+                        "SELECT e.id, e.job, e.queue, e.type, e.from_st, e.to_st, e.attempt, e.at,"
+                        " s.workflow FROM events e LEFT JOIN workflow_steps s ON s.job_id = e.job"
+                        " WHERE e.id > ?1 AND e.id <= ?2 ORDER BY e.id LIMIT ?3",
                         &stmt, err);
     if (rc != JOBD_OK)
         return rc;
@@ -116,6 +117,7 @@ sq_op_events_read(struct store *st, int64_t after, int64_t upto, int limit,
         copy(e->to, sizeof e->to, sqlite3_column_text(stmt, 5));
         e->attempt = sqlite3_column_int(stmt, 6);
         e->at_us = sqlite3_column_int64(stmt, 7);
+        e->workflow = sqlite3_column_int64(stmt, 8); /* NULL reads as 0 */
     }
     if (rc < 0) {
         free(v);

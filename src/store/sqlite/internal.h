@@ -243,6 +243,18 @@ int sq_enqueue_one(struct sqlite_store *s, const struct job_spec *given, int64_t
                    const char *field_prefix, struct job *out, bool *replayed, int64_t *id_out,
                    struct jobd_error *err);
 /*
+ * Enqueues one spec as sq_enqueue_one, or, with a debounce or a unique
+ * window, as sq_enqueue_window (sqlite/enqkeys.c): a debounced replacement
+ * or a job inside its window is answered with *replayed true. Inside the
+ * open transaction.
+ */
+int sq_enqueue_item(struct sqlite_store *s, const struct job_spec *sp, int64_t now,
+                    const char *prefix, struct job *out, bool *replayed, struct jobd_error *err);
+int sq_enqueue_window(struct sqlite_store *s, const struct job_spec *sp, int64_t now,
+                      const char *prefix, struct job *out, bool *replayed, struct jobd_error *err);
+/* Deletes up to limit expired unique windows (store_keys_expire). */
+int sq_op_keys_expire(struct store *st, int limit, int *deleted, struct jobd_error *err);
+/*
  * Retention (sqlite/admin.c, sqlite/prune.c): a step of a workflow goes
  * only with its whole workflow, not while another of its steps is live or
  * ended after the cutoff ?1. t is the jobs_done row's table name.

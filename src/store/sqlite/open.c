@@ -323,6 +323,7 @@ static const struct store_operator_ops sqlite_operator_ops = {
     .stats_series = sq_op_stats_series,
     .stats_throughput = sq_op_stats_throughput,
     .stats_prune = sq_op_stats_prune,
+    .keys_expire = sq_op_keys_expire,
 };
 
 static const struct store_ops sqlite_ops = {

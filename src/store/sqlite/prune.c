@@ -23,6 +23,7 @@ sq_op_prune_status(struct store *st, bool succeeded, int64_t cutoff_us, int limi
         "DELETE FROM job_attempt_logs WHERE job_id IN " PICK,
         "DELETE FROM job_deps WHERE child IN " PICK, /* a finished child's edges */
         "DELETE FROM workflow_steps WHERE job_id IN " PICK,
+        "DELETE FROM enqueue_keys WHERE job_id IN " PICK, /* sqlite/enqkeys.c */
         "DELETE FROM jobs_done WHERE id IN " PICK,
     };
     struct sqlite_store *s = sq_of(st);

@@ -439,6 +439,22 @@ static const struct sq_migration sq_migrations[] = {
      "  UNIQUE (workflow, ref));"
      "CREATE INDEX workflow_steps_ord ON workflow_steps (workflow, ord);"},
     {20,
+     /* Keys of debounced enqueues and unique windows (docs/MODEL.md,
+      * Debounce and unique windows; sqlite/enqkeys.c), apart from the job
+      * tables: one row per key (a debounce key per queue and type, a
+      * unique key global: queue and type ''), the job it holds, and the
+      * end of a unique window (NULL for a debounce). */
+     "CREATE TABLE enqueue_keys ("
+     "  kind TEXT NOT NULL CHECK (kind IN ('debounce', 'unique')),"
+     "  queue TEXT NOT NULL,"
+     "  type TEXT NOT NULL,"
+     "  key TEXT NOT NULL,"
+     "  job_id INTEGER NOT NULL,"
+     "  until INTEGER,"
+     "  PRIMARY KEY (kind, queue, type, key));"
+     "CREATE INDEX enqueue_keys_job ON enqueue_keys (job_id);"
+     "CREATE INDEX enqueue_keys_until ON enqueue_keys (until) WHERE until IS NOT NULL;"},
+    {21,
      /* Dependencies released fast (docs/DESIGN.md, Dependencies): a
       * child's open edges found without reading its ended ones, so the
       * check "no parent left to end" costs one probe, not one step per
