@@ -145,16 +145,39 @@ settle(struct sqlite_store *s, int64_t c, int64_t at, struct jobd_error *err)
 static int
 parent_ended(struct sqlite_store *s, int64_t p, int64_t at, struct jobd_error *err)
 {
-    int64_t *kids;
-    size_t n;
-    int rc = read_ids(s,
-                      "SELECT w.id FROM jobs_waiting w WHERE w.id" SQ_READY_KIDS(
-                          "w.id") " AND" SQ_SOME_FAILED("w.id") " ORDER BY w.id",
-                      p, &kids, &n, err);
-    for (size_t i = 0; rc == JOBD_OK && i < n; i++)
-        rc = settle(s, kids[i], at, err);
-    free(kids);
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(
+        s,
+        "SELECT w.id," SQ_SOME_FAILED("w.id") " FROM jobs_waiting w WHERE w.id" SQ_READY_KIDS(
+            "w.id") " ORDER BY w.id",
+        &stmt, err);
     if (rc != JOBD_OK)
+        return rc;
+    sqlite3_bind_int64(stmt, 1, p);
+    int64_t *bad = NULL;
+    size_t nbad = 0, cap = 0, ok = 0;
+    while ((rc = sq_step_row(s, stmt, "read dependencies", err)) == 1) {
+        if (sqlite3_column_int(stmt, 1) == 0) {
+            ok++;
+            continue;
+        }
+        if (nbad == cap) {
+            cap = cap ? cap * 2 : 16;
+            int64_t *nv = realloc(bad, cap * sizeof *nv);
+            if (nv == NULL) {
+                sq_reset(stmt);
+                free(bad);
+                return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+            }
+            bad = nv;
+        }
+        bad[nbad++] = sqlite3_column_int64(stmt, 0);
+    }
+    rc = rc < 0 ? rc : JOBD_OK;
+    for (size_t i = 0; rc == JOBD_OK && i < nbad; i++)
+        rc = settle(s, bad[i], at, err);
+    free(bad);
+    if (rc != JOBD_OK || ok == 0)
         return rc;
     /* inserted before deleted, as every move is (the events triggers, migration 18) */
     if ((rc = run2(s,
@@ -163,8 +186,7 @@ parent_ended(struct sqlite_store *s, int64_t p, int64_t at, struct jobd_error *e
                    "scheduled_for, NULL, NULL, timeout_ms, 0, last_error, result, created_at, "
                    "started_at, NULL, attempt_floor, traceparent FROM jobs_waiting w WHERE "
                    "w.id" SQ_READY_KIDS("w.id") " AND NOT" SQ_SOME_FAILED("w.id") " ORDER BY w.id",
-                   p, at, true, err)) != JOBD_OK ||
-        sqlite3_changes(s->db) == 0)
+                   p, at, true, err)) != JOBD_OK)
         return rc;
     return run2(
         s,
@@ -203,27 +225,53 @@ parent_reopened(struct sqlite_store *s, int64_t p, struct jobd_error *err)
     return rc;
 }
 
+/* One row of deps_todo. */
+struct todo {
+    int64_t parent, at;
+    bool reopen;
+};
+
+/*
+ * Reads up to max of deps_todo's rows in order into v and deletes them
+ * (what settling them adds comes after them): how many, or < 0.
+ */
+static int
+todo_take(struct sqlite_store *s, struct todo *v, int max, struct jobd_error *err)
+{
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(s, "SELECT seq, parent, reopen, at FROM deps_todo ORDER BY seq LIMIT ?1",
+                        &stmt, err);
+    if (rc != JOBD_OK)
+        return rc;
+    sqlite3_bind_int(stmt, 1, max);
+    int n = 0;
+    int64_t last = 0;
+    while (n < max && (rc = sq_step_row(s, stmt, "read deps_todo", err)) == 1) {
+        last = sqlite3_column_int64(stmt, 0);
+        v[n].parent = sqlite3_column_int64(stmt, 1);
+        v[n].reopen = sqlite3_column_int(stmt, 2) != 0;
+        v[n++].at = sqlite3_column_int64(stmt, 3);
+    }
+    if (n == max)
+        sq_reset(stmt);
+    else if (rc < 0)
+        return rc;
+    if (n > 0 &&
+        (rc = run2(s, "DELETE FROM deps_todo WHERE seq <= ?1", last, 0, false, err)) != JOBD_OK)
+        return rc;
+    return n;
+}
+
 int
 sq_deps_flush(struct sqlite_store *s, struct jobd_error *err)
 {
-    int rc = JOBD_OK;
-    while (rc == JOBD_OK) {
-        sqlite3_stmt *stmt;
-        if ((rc =
-                 sq_prepare(s, "SELECT seq, parent, reopen, at FROM deps_todo ORDER BY seq LIMIT 1",
-                            &stmt, err)) != JOBD_OK)
-            break;
-        if ((rc = sq_step_row(s, stmt, "read deps_todo", err)) <= 0)
-            break;
-        int64_t seq = sqlite3_column_int64(stmt, 0), p = sqlite3_column_int64(stmt, 1);
-        bool reopen = sqlite3_column_int(stmt, 2) != 0;
-        int64_t at = sqlite3_column_int64(stmt, 3);
-        sq_reset(stmt);
-        if ((rc = run2(s, "DELETE FROM deps_todo WHERE seq = ?1", seq, 0, false, err)) != JOBD_OK)
-            break;
-        rc = reopen ? parent_reopened(s, p, err) : parent_ended(s, p, at, err);
-    }
-    return rc < 0 ? rc : JOBD_OK;
+    struct todo v[256];
+    int n = 0, rc = JOBD_OK;
+    while (rc == JOBD_OK && (n = todo_take(s, v, 256, err)) > 0)
+        for (int i = 0; rc == JOBD_OK && i < n; i++)
+            rc = v[i].reopen ? parent_reopened(s, v[i].parent, err)
+                             : parent_ended(s, v[i].parent, v[i].at, err);
+    return rc != JOBD_OK ? rc : n < 0 ? n : JOBD_OK;
 }
 
 int
