@@ -53,6 +53,30 @@ struct pg_stmt {
  * millisecond step, so 5 covers a job that is claimed and finished at once.
  */
 #define PG_ENQUEUE_RACE_TRIES 3
+
+/*
+ * The groups of the rows just inserted (CTE ins), noted for the fair claim
+ * (docs/DESIGN.md, Groups): their queue is marked grouped (the ordinary
+ * claim then leaves it to pg/groups.c) and each (queue, group) has a row
+ * in job_groups; the jobs without a group are the group '' of a queue that
+ * is grouped (the row is added when the queue is marked, and with each of
+ * its ungrouped enqueues). The queues row is only written when it is not
+ * marked yet, so enqueues of a grouped queue do not queue up behind each
+ * other on it. An ungrouped enqueue into an ungrouped queue costs a probe
+ * of queues by name.
+ */
+#define PG_GROUPS_NOTED(ins)                                                                       \
+    ", gn AS (SELECT DISTINCT queue, grp FROM " ins " WHERE grp IS NOT NULL),"                     \
+    " g0 AS (SELECT DISTINCT i.queue FROM " ins " i WHERE i.grp IS NULL"                           \
+    "        AND EXISTS (SELECT 1 FROM jobd.queues q WHERE q.name = i.queue AND q.grouped)),"      \
+    " gqi AS (INSERT INTO jobd.queues (name, grouped) SELECT DISTINCT queue, true FROM gn"         \
+    "         ON CONFLICT (name) DO NOTHING RETURNING name),"                                      \
+    " gqu AS (UPDATE jobd.queues SET grouped = true"                                               \
+    "         WHERE name IN (SELECT queue FROM gn) AND NOT grouped RETURNING name),"               \
+    " ggi AS (INSERT INTO jobd.job_groups (queue, grp)"                                            \
+    "         SELECT queue, grp FROM gn UNION SELECT queue, '' FROM g0"                            \
+    "         UNION SELECT name, '' FROM gqi UNION SELECT name, '' FROM gqu"                       \
+    "         ON CONFLICT (queue, grp) DO NOTHING) "
 #define PG_ACTION_RACE_TRIES 5
 
 /*
