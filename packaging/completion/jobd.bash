@@ -51,11 +51,11 @@ _jobd()
             COMPREPLY=($(compgen -W "debug info warn error" -- "$cur")); return ;;
         --access-log)
             COMPREPLY=($(compgen -W "notable all off" -- "$cur")); return ;;
-        --db|--server|--listen|--payload|--at|--in|--priority|--max-attempts|--key|--traceparent|--search|--scan|--depends-on|--debounce|--unique|\
+        --db|--server|--listen|--payload|--at|--in|--priority|--max-attempts|--key|--traceparent|--group|--search|--scan|--depends-on|--debounce|--unique|\
         --timeout|--type|--limit|--after|--count|--tz|--from|-n|--id|--concurrency|--shutdown-grace|\
         --poll-interval|--reap-interval|--backoff-base|--backoff-cap|--max-lease|--retention|--retention-succeeded|--retention-dead|\
         --threads|--db-connections|--notify-db|--max-connections|--max-connections-per-ip|--allowed-hosts|\
-        --request-timeout|--access-log-slow|--max-running|--rate|--max-schedules|--max-workers|--max-bulk|--max-waits)
+        --request-timeout|--access-log-slow|--max-running|--rate|--group-max-running|--group-rate|--max-schedules|--max-workers|--max-bulk|--max-waits)
             return ;;
     esac
     case $cmd in
@@ -70,7 +70,7 @@ _jobd()
                        --db-connections --notify-db --help" ;;
         migrate) words="--db --status --help" ;;
         submit) words="--payload --at --in --priority --queue --max-attempts --key
-                       --timeout --traceparent --depends-on --on-parent-failure --debounce --unique
+                       --timeout --traceparent --group --depends-on --on-parent-failure --debounce --unique
                        --wait $client --help" ;;
         job) ((COMP_CWORD == 2)) && words="show cancel retry attempts delete log" || words="$client" ;;
         jobs) words="retry cancel delete --status --queue --type --schedule --created-after
@@ -78,11 +78,13 @@ _jobd()
                      --dry-run $client --help" ;;
         queues)
             if ((COMP_CWORD == 2)); then
-                words="limit pause resume $client --help"
-            elif [[ $sub == @(limit|pause|resume) && $cur != -* ]] && ((COMP_CWORD == 3)); then
+                words="limit pause resume groups $client --help"
+            elif [[ $sub == @(limit|pause|resume|groups) && $cur != -* ]] && ((COMP_CWORD == 3)); then
                 words=$(_jobd_names queues)
             elif [[ $sub == limit ]]; then
-                words="--max-running --rate $client --help"
+                words="--max-running --rate --group-max-running --group-rate $client --help"
+            elif [[ $sub == groups ]]; then
+                words="--limit $client --help"
             else
                 words="$client --help"
             fi ;;

@@ -12,6 +12,7 @@
 #include "api/metrics.h"
 #include "api/storepool.h"
 #include "core/err.h"
+#include "store/groups.h"
 #include "store/operator.h"
 
 void
@@ -162,11 +163,16 @@ h_metrics(struct api_call *c)
     size_t n = 0;
     struct metrics_workers w = {0};
     bool have_workers = false;
+    struct queue_group_count *groups = NULL;
+    size_t n_groups = 0;
     int rc = store_pool_get(c->ctx->pool, &st, &err);
     if (rc == JOBD_OK) {
         rc = store_queue_stats(st, &qs, &n, &err);
         if (rc == JOBD_OK)
             have_workers = count_workers(st, &w);
+        struct jobd_error gerr = {0}; /* left out if the store cannot say */
+        if (rc == JOBD_OK && store_queue_group_counts(st, &groups, &n_groups, &gerr) != JOBD_OK)
+            n_groups = 0;
         store_pool_put(c->ctx->pool, st, rc);
     }
     if (rc != JOBD_OK) {
@@ -176,6 +182,8 @@ h_metrics(struct api_call *c)
         n = 0;
     }
     text(c, 200, "text/plain; version=0.0.4; charset=utf-8",
-         api_metrics_render(c->ctx->metrics, qs, n, have_workers ? &w : NULL));
+         api_metrics_groups(api_metrics_render(c->ctx->metrics, qs, n, have_workers ? &w : NULL),
+                            groups, n_groups));
+    queue_group_counts_free(groups, n_groups);
     free(qs);
 }

@@ -95,6 +95,7 @@ void h_queue_list(struct api_call *c);
 void h_queue_pause(struct api_call *c);
 void h_queue_resume(struct api_call *c);
 void h_queue_limits(struct api_call *c);
+void h_queue_groups(struct api_call *c); /* h_qgroups.c */
 void h_sched_create(struct api_call *c);
 void h_sched_put(struct api_call *c);
 void h_sched_list(struct api_call *c);

@@ -21,7 +21,7 @@
 const char *const jobjson_job_fields[] = {
     "type",         "payload",         "queue",   "priority",  "run_at",     "in",
     "max_attempts", "idempotency_key", "timeout", "timeout_s", "depends_on", "on_parent_failure",
-    "traceparent",  "debounce",        "unique",  NULL,
+    "traceparent",  "debounce",        "unique",  "group",     NULL,
 };
 
 static const char *
@@ -141,6 +141,7 @@ jobjson_job(const struct job *j)
     put(o, "workflow", j->workflow ? json_integer(j->workflow) : json_null(), &bad);
     put(o, "step", str_or_null(j->step), &bad);
     put(o, "traceparent", str_or_null(j->traceparent), &bad);
+    put(o, "group", str_or_null(j->group), &bad); /* docs/MODEL.md, Groups */
     put(o, "progress", progress_json(j->progress), &bad);
     if (bad) {
         json_decref(o);
@@ -168,6 +169,7 @@ jobjson_claimed(const struct job *j)
     if (j->parents != NULL) /* docs/API.md, POST /v1/claim: only for a job that has parents */
         put(o, "parents", stored_json(j->parents), &bad);
     put(o, "traceparent", str_or_null(j->traceparent), &bad);
+    put(o, "group", str_or_null(j->group), &bad);
     if (bad) {
         json_decref(o);
         return NULL;
@@ -177,13 +179,13 @@ jobjson_claimed(const struct job *j)
 
 /* A queue's rate limit, {"limit": N, "per": DUR}, or null. */
 static json_t *
-jobjson_rate(const struct queue_stat *q)
+jobjson_rate(int32_t limit, int64_t per_ms)
 {
-    if (q->rate_limit <= 0)
+    if (limit <= 0)
         return json_null();
     char per[32];
-    return json_pack("{s:I,s:s}", "limit", (json_int_t)q->rate_limit, "per",
-                     duration_format_ms(q->rate_per_ms, per, sizeof per));
+    return json_pack("{s:I,s:s}", "limit", (json_int_t)limit, "per",
+                     duration_format_ms(per_ms, per, sizeof per));
 }
 
 json_t *
@@ -201,7 +203,11 @@ jobjson_queue(const struct queue_stat *q)
     put(o, "oldest_pending_age_s",
         q->any_due ? jobjson_seconds(q->oldest_pending_age_s) : json_null(), &bad);
     put(o, "max_running", q->max_running > 0 ? json_integer(q->max_running) : json_null(), &bad);
-    put(o, "rate", jobjson_rate(q), &bad);
+    put(o, "rate", jobjson_rate(q->rate_limit, q->rate_per_ms), &bad);
+    /* docs/MODEL.md, Groups */
+    put(o, "group_max_running",
+        q->group_max_running > 0 ? json_integer(q->group_max_running) : json_null(), &bad);
+    put(o, "group_rate", jobjson_rate(q->group_rate_limit, q->group_rate_per_ms), &bad);
     put(o, "throughput_1m",
         json_pack("{s:I, s:I, s:I}", "succeeded", (json_int_t)q->throughput_1m.succeeded, "failed",
                   (json_int_t)q->throughput_1m.failed, "dead", (json_int_t)q->throughput_1m.dead),
@@ -515,7 +521,8 @@ jobjson_spec(json_t *o, const char *prefix, const char *header_key, const char *
         (rc = jobjson_get_int(o, "max_attempts", prefix, false, 1, JOB_MAX_ATTEMPTS_MAX,
                               &max_attempts, err)) ||
         (rc = jobjson_get_str(o, "idempotency_key", prefix, false, &spec->idempotency_key, err)) ||
-        (rc = jobjson_get_str(o, "traceparent", prefix, false, &spec->traceparent, err)))
+        (rc = jobjson_get_str(o, "traceparent", prefix, false, &spec->traceparent, err)) ||
+        (rc = jobjson_get_str(o, "group", prefix, false, &spec->group, err)))
         return rc;
     /* The field wins over the header (docs/API.md, Trace context): a proxy
      * or client library may add a header of its own span to any request,

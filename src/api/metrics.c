@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/groups.h"
+
 static const double buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
                                  2.5,   5,    10,    30,   60,  300,  900, 3600};
 #define NBUCKETS (sizeof buckets / sizeof buckets[0])
@@ -415,6 +417,23 @@ api_metrics_render(const struct api_metrics *m, const struct queue_stat *qs, siz
                      "Seconds from a job's start to its finish (reports through this server), "
                      "by queue.",
                      m, false);
+    if (b.bad) {
+        free(b.s);
+        return NULL;
+    }
+    return b.s;
+}
+
+char *
+api_metrics_groups(char *text, const struct queue_group_count *v, size_t n)
+{
+    if (text == NULL)
+        return NULL;
+    struct sbuf b = {.s = text, .len = strlen(text), .cap = strlen(text) + 1};
+    sb_printf(&b, "# HELP jobd_queue_groups Groups with due jobs, by queue (queues claimed "
+                  "by group).\n# TYPE jobd_queue_groups gauge\n");
+    for (size_t i = 0; i < n; i++)
+        sb_printf(&b, "jobd_queue_groups{queue=\"%s\"} %lld\n", v[i].queue, (long long)v[i].groups);
     if (b.bad) {
         free(b.s);
         return NULL;

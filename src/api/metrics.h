@@ -78,5 +78,12 @@ struct metrics_workers {
  */
 char *api_metrics_render(const struct api_metrics *m, const struct queue_stat *qs, size_t n,
                          const struct metrics_workers *w);
+/*
+ * Appends jobd_queue_groups{queue} (docs/MODEL.md, Groups: how many groups
+ * of each grouped queue have due jobs; no label per group) from v[0..n) to
+ * text (taken: freed or returned grown). NULL on out-of-memory.
+ */
+struct queue_group_count;
+char *api_metrics_groups(char *text, const struct queue_group_count *v, size_t n);
 
 #endif

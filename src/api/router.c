@@ -49,6 +49,7 @@ const struct api_route api_routes[] = {
     {"POST", "/v1/queues/{name}/pause", h_queue_pause, API_BODY_MAX, false, API_ROLE_WRITE},
     {"POST", "/v1/queues/{name}/resume", h_queue_resume, API_BODY_MAX, false, API_ROLE_WRITE},
     {"PUT", "/v1/queues/{name}", h_queue_limits, API_BODY_MAX, false, API_ROLE_ADMIN},
+    {"GET", "/v1/queues/{name}/groups", h_queue_groups, API_BODY_MAX, false, API_ROLE_READ},
     {"POST", "/v1/schedules", h_sched_create, API_BODY_MAX, false, API_ROLE_WRITE},
     {"PUT", "/v1/schedules/{name}", h_sched_put, API_BODY_MAX, false, API_ROLE_WRITE},
     {"GET", "/v1/schedules", h_sched_list, API_BODY_MAX, false, API_ROLE_READ},

@@ -51,6 +51,8 @@ int cli_jobs_bulk(int argc, char **argv);
 int cli_jobs_bulk_dry(const char *action, const char *server, const json_t *filter, long limit);
 /* `jobd queues limit|pause|resume NAME ...` (queues.c); argv[0] is the action. */
 int cli_queues_action(int argc, char **argv);
+/* `jobd queues groups NAME` (qgroups.c); argv[0] is "groups". */
+int cli_queues_groups(int argc, char **argv);
 /* After a submit (unhandled.c): warns on stderr when no active worker claims
  * type from queue, per GET /v1/workers; silent if that cannot be asked. */
 void cli_warn_unhandled(const char *server, const char *type, const char *queue);

@@ -26,7 +26,7 @@ static const char submit_usage[] =
     "usage: jobd submit TYPE [--payload JSON] [--at TIME | --in DUR] [--priority N]\n"
     "                   [--queue Q] [--max-attempts N] [--key KEY] [--timeout DUR]\n"
     "                   [--depends-on ID[,ID...]] [--on-parent-failure cancel|run]\n"
-    "                   [--debounce KEY/DUR | --unique KEY/DUR]\n"
+    "                   [--debounce KEY/DUR | --unique KEY/DUR] [--group G]\n"
     "                   [--traceparent TP] [--wait[=DUR]] [--server URL]\n"
     "\n"
     "Enqueues a job through the API and prints it as JSON. Warns on stderr when no\n"
@@ -43,6 +43,9 @@ static const char submit_usage[] =
     "  --depends-on ID,...  the job waits (status waiting) until these jobs end;\n"
     "              then it runs if they all succeeded, else as --on-parent-failure\n"
     "              says: cancel (the default: it is cancelled) or run (it runs anyway)\n"
+    "  --group G   the job's group (a tenant, a customer id: A-Z a-z 0-9 . _ : -,\n"
+    "              1 to 128): due jobs of different groups are claimed in turn,\n"
+    "              and the queue's group limits count per group (jobd queues limit)\n"
     "  --traceparent TP  a W3C traceparent (00-<trace id>-<parent id>-<flags>) the\n"
     "              job carries to its handlers and log lines; default $TRACEPARENT\n"
     "              when valid (so a handler's submits join its job's trace)\n"
@@ -68,6 +71,7 @@ static const char job_usage[] =
 static const char queues_usage[] =
     "usage: jobd queues [--server URL]\n"
     "       jobd queues limit|pause|resume NAME ...   (see jobd queues limit --help)\n"
+    "       jobd queues groups NAME [--limit N]       (see jobd queues groups --help)\n"
     "\n"
     "Lists queues with their job counts, how long the oldest due pending job has\n"
     "waited (- when none is due: jobs scheduled for later do not count), how many\n"
@@ -77,7 +81,7 @@ static const char queues_usage[] =
     "TYPE, ...\" (unhandled_types in the JSON).\n";
 
 struct submit_opts {
-    const char *type, *payload, *at, *in, *queue, *key, *timeout, *server, *traceparent;
+    const char *type, *payload, *at, *in, *queue, *key, *timeout, *server, *traceparent, *group;
     json_t *window;                /* --debounce or --unique as {key, for} (owned) */
     const char *window_kind;       /* "debounce" or "unique" */
     json_t *depends_on;            /* --depends-on, an array of ids (owned) */
@@ -104,7 +108,8 @@ enum {
     S_ON_PARENT_FAILURE,
     S_TRACEPARENT,
     S_DEBOUNCE,
-    S_UNIQUE
+    S_UNIQUE,
+    S_GROUP
 };
 static const struct cli_optdef submit_opts_def[] = {
     [S_PAYLOAD] = {"--payload", 0, true},
@@ -123,6 +128,7 @@ static const struct cli_optdef submit_opts_def[] = {
     [S_TRACEPARENT] = {"--traceparent", 0, true},
     [S_DEBOUNCE] = {"--debounce", 0, true},
     [S_UNIQUE] = {"--unique", 0, true},
+    [S_GROUP] = {"--group", 0, true},
     {NULL, 0, false},
 };
 
@@ -184,7 +190,8 @@ submit_set(struct submit_opts *o, int k, const char *v)
     const char **dst[] = {[S_PAYLOAD] = &o->payload, [S_AT] = &o->at,
                           [S_IN] = &o->in,           [S_QUEUE] = &o->queue,
                           [S_KEY] = &o->key,         [S_TIMEOUT] = &o->timeout,
-                          [S_SERVER] = &o->server,   [S_TRACEPARENT] = &o->traceparent};
+                          [S_SERVER] = &o->server,   [S_TRACEPARENT] = &o->traceparent,
+                          [S_GROUP] = &o->group};
     if (k == S_DEPENDS_ON)
         return submit_deps(o, v);
     if (k == S_DEBOUNCE || k == S_UNIQUE)
@@ -430,6 +437,8 @@ cmd_submit(int argc, char **argv)
         o.traceparent = env_tp;
     if (o.traceparent)
         json_object_set_new(body, "traceparent", json_string(o.traceparent));
+    if (o.group)
+        json_object_set_new(body, "group", json_string(o.group));
     if (o.has_priority)
         json_object_set_new(body, "priority", json_integer(o.priority));
     if (o.has_max_attempts)
@@ -602,6 +611,8 @@ cmd_queues(int argc, char **argv)
     if (argc > 1 && (strcmp(argv[1], "limit") == 0 || strcmp(argv[1], "pause") == 0 ||
                      strcmp(argv[1], "resume") == 0))
         return cli_queues_action(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "groups") == 0)
+        return cli_queues_groups(argc - 1, argv + 1);
     static const struct cli_listing l = {"queues", queues_usage,  "/v1/queues",
                                          "queues", queues_header, queues_row,
                                          false,    NULL,          NULL};

@@ -16,7 +16,9 @@
 #include "core/json.h"
 
 static const char queues_act_usage[] =
-    "usage: jobd queues limit NAME [--max-running N|none] [--rate N/DUR|none] [--server URL]\n"
+    "usage: jobd queues limit NAME [--max-running N|none] [--rate N/DUR|none]\n"
+    "                              [--group-max-running N|none] [--group-rate N/DUR|none]\n"
+    "                              [--server URL]\n"
     "       jobd queues pause|resume NAME [--server URL]\n"
     "\n"
     "limit sets or removes the limits of queue NAME, held by every worker and server\n"
@@ -25,6 +27,8 @@ static const char queues_act_usage[] =
     "  --max-running N   at most N of the queue's jobs run at once (1 to 1000000)\n"
     "  --rate N/DUR      at most N of its jobs start in each window of DUR (1s to 1d),\n"
     "                    windows aligned to the Unix epoch: 20/1s, 1000/1h\n"
+    "  --group-max-running N, --group-rate N/DUR  the same for each group of the queue\n"
+    "                    (jobs with a group: jobd submit --group; see jobd queues groups)\n"
     "Jobs held back by a limit stay pending and lose no attempt.\n"
     "pause stops workers from claiming the queue's jobs (running ones finish);\n"
     "resume lets them claim again. Both print the queue as JSON.\n";
@@ -47,28 +51,52 @@ parse_rate(const char *v)
     return json_pack("{s:I,s:s}", "limit", (json_int_t)n, "per", slash + 1);
 }
 
+/* The flags of limit and the body's fields they set (rate: N/DUR, else a count). */
+static const struct {
+    const char *flag, *key;
+    bool rate;
+} limit_flags[] = {
+    {"--max-running", "max_running", false},
+    {"--rate", "rate", true},
+    {"--group-max-running", "group_max_running", false},
+    {"--group-rate", "group_rate", true},
+};
+
+/* Sets body's field of limit flag k from v; CLI_OK or a usage error. */
+static int
+limit_set(json_t *body, size_t k, const char *v)
+{
+    long n;
+    if (limit_flags[k].rate) {
+        json_t *rate = parse_rate(v);
+        if (rate == NULL)
+            return cli_usage_error("queues", "a rate must be N/DUR (such as 20/1s) or none, not",
+                                   v);
+        json_object_set_new(body, limit_flags[k].key, rate);
+    } else if (strcmp(v, "none") == 0) {
+        json_object_set_new(body, limit_flags[k].key, json_null());
+    } else if (cli_parse_int(v, 1, QUEUE_LIMIT_MAX, &n)) {
+        json_object_set_new(body, limit_flags[k].key, json_integer(n));
+    } else {
+        return cli_usage_error("queues", "a running limit must be 1 to 1000000 or none, not", v);
+    }
+    return CLI_OK;
+}
+
 /* Reads limit's flags into body; returns CLI_OK or a usage error. */
 static int
 limit_parse(int argc, char **argv, json_t *body, const char **server)
 {
     for (int i = 2; i < argc; i++) {
         bool miss = false;
-        const char *v;
-        long n;
-        if ((v = cli_opt(argc, argv, &i, "--max-running", &miss))) {
-            if (strcmp(v, "none") == 0)
-                json_object_set_new(body, "max_running", json_null());
-            else if (cli_parse_int(v, 1, QUEUE_LIMIT_MAX, &n))
-                json_object_set_new(body, "max_running", json_integer(n));
-            else
-                return cli_usage_error("queues", "--max-running must be 1 to 1000000 or none, not",
-                                       v);
-        } else if (!miss && (v = cli_opt(argc, argv, &i, "--rate", &miss))) {
-            json_t *rate = parse_rate(v);
-            if (rate == NULL)
-                return cli_usage_error("queues",
-                                       "--rate must be N/DUR (such as 20/1s) or none, not", v);
-            json_object_set_new(body, "rate", rate);
+        const char *v = NULL;
+        size_t k = 0;
+        for (; k < sizeof limit_flags / sizeof limit_flags[0] && v == NULL && !miss; k++)
+            v = cli_opt(argc, argv, &i, limit_flags[k].flag, &miss);
+        if (v != NULL) {
+            int rc = limit_set(body, k - 1, v);
+            if (rc != CLI_OK)
+                return rc;
         } else if (!miss && (v = cli_opt(argc, argv, &i, "--server", &miss))) {
             *server = v;
         } else {
@@ -77,7 +105,10 @@ limit_parse(int argc, char **argv, json_t *body, const char **server)
         }
     }
     if (json_object_size(body) == 0)
-        return cli_usage_error("queues", "give --max-running and/or --rate", NULL);
+        return cli_usage_error("queues",
+                               "give --max-running, --rate, --group-max-running "
+                               "and/or --group-rate",
+                               NULL);
     return CLI_OK;
 }
 

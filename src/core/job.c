@@ -29,6 +29,7 @@ job_fini(struct job *j)
     free(j->depends_on);
     free(j->parents);
     free(j->step);
+    free(j->group);
     memset(j, 0, sizeof *j);
 }
 

@@ -23,9 +23,10 @@
 #include "jobd.h"
 
 /* Limits (docs/MODEL.md, "Names and limits"). */
-#define JOB_NAME_MAX 128 /* job types, schedule names */
-#define JOB_QUEUE_MAX 64 /* queue names */
-#define JOB_KEY_MAX 255  /* idempotency keys */
+#define JOB_NAME_MAX 128  /* job types, schedule names */
+#define JOB_QUEUE_MAX 64  /* queue names */
+#define JOB_KEY_MAX 255   /* idempotency keys */
+#define JOB_GROUP_MAX 128 /* group names (docs/MODEL.md, Groups) */
 #define JOB_WORKER_ID_MAX 128
 #define JOB_PAYLOAD_MAX (256 * 1024)      /* bytes of payload JSON */
 #define JOB_RESULT_MAX (64 * 1024)        /* bytes of result JSON */
@@ -159,6 +160,8 @@ struct job {
      * (store_deps_attach). step owned by the job. */
     int64_t workflow;
     char *step;
+    /* Its group (docs/MODEL.md, Groups), NULL if none; owned by the job. */
+    char *group;
 };
 
 /*
@@ -197,6 +200,7 @@ struct job_spec {
     size_t n_depends_on;
     bool run_on_parent_failure;
     const char *traceparent; /* NULL = none; valid (traceparent_validate) */
+    const char *group;       /* NULL = none; valid (job_validate_group) */
     /* Debounce: a pending job of this type and queue enqueued with the same
      * key is replaced in place; unique: one job per key per window
      * (store_enqueue). At most one of them, and neither with an
@@ -239,6 +243,8 @@ job_status_terminal(enum job_status s)
 int job_validate_type(const char *type, const char *field, struct jobd_error *err);
 int job_validate_queue(const char *queue, const char *field, struct jobd_error *err);
 int job_validate_key(const char *key, const char *field, struct jobd_error *err);
+/* A group name: [A-Za-z0-9._:-]{1,JOB_GROUP_MAX} (docs/MODEL.md, Groups); NULL is valid. */
+int job_validate_group(const char *group, const char *field, struct jobd_error *err);
 int job_spec_validate(const struct job_spec *spec, const char *field_prefix,
                       struct jobd_error *err);
 /* The debounce and unique parts of job_spec_validate (core/window.c). */

@@ -68,6 +68,28 @@ job_validate_queue(const char *queue, const char *field, struct jobd_error *err)
 }
 
 int
+job_validate_group(const char *group, const char *field, struct jobd_error *err)
+{
+    if (group == NULL)
+        return JOBD_OK;
+    size_t n = strlen(group);
+    if (n == 0 || n > JOB_GROUP_MAX)
+        return jobd_error_set(err, JOBD_E_INVALID, field, "%s must be 1 to %d characters", field,
+                              JOB_GROUP_MAX);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)group[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '.' || c == '_' || c == ':' || c == '-';
+        if (!ok)
+            return jobd_error_set(err, JOBD_E_INVALID, field,
+                                  "%s may only contain A-Z a-z 0-9 . _ : - (bad character at "
+                                  "position %zu)",
+                                  field, i + 1);
+    }
+    return JOBD_OK;
+}
+
+int
 job_validate_key(const char *key, const char *field, struct jobd_error *err)
 {
     if (key == NULL)
@@ -115,6 +137,8 @@ job_spec_validate(const struct job_spec *spec, const char *prefix, struct jobd_e
                               "max_attempts must be between 1 and %d", JOB_MAX_ATTEMPTS_MAX);
     if ((rc = job_validate_key(spec->idempotency_key,
                                fieldname(f, sizeof f, prefix, "idempotency_key"), err)))
+        return rc;
+    if ((rc = job_validate_group(spec->group, fieldname(f, sizeof f, prefix, "group"), err)))
         return rc;
     if (spec->timeout_ms < 0)
         return jobd_error_set(err, JOBD_E_INVALID, fieldname(f, sizeof f, prefix, "timeout"),

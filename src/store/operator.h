@@ -137,6 +137,12 @@ struct queue_limits_change {
     bool set_rate;
     int32_t rate_limit; /* 0 = no limit (rate_per_ms ignored) */
     int64_t rate_per_ms;
+    /* The same per group of the queue (docs/API.md, docs/MODEL.md, Groups). */
+    bool set_group_max_running;
+    int32_t group_max_running;
+    bool set_group_rate;
+    int32_t group_rate_limit;
+    int64_t group_rate_per_ms;
 };
 /* A (queue, type) pair with pending jobs; a list of them (queue_types_fini). */
 struct queue_type {
@@ -151,6 +157,8 @@ struct queue_type_list {
 #define STORE_PENDING_PAIRS_MAX 1000
 struct stats_point;
 struct stats_queue;
+struct queue_group;
+struct queue_group_count;
 
 /* The operator vtable (implementations only; callers use store_*()). */
 /* A running attempt and the SHA-256 (hex) of the lease token it was given. */
@@ -203,6 +211,11 @@ struct store_operator_ops {
     int (*stats_prune)(struct store *st, int64_t before_s, int *deleted, struct jobd_error *err);
     /* expired unique windows (store_keys_expire) */
     int (*keys_expire)(struct store *st, int limit, int *deleted, struct jobd_error *err);
+    /* groups (store/groups.h): validated arguments */
+    int (*queue_groups)(struct store *st, const char *queue, int limit, struct queue_group **out,
+                        size_t *n, struct jobd_error *err);
+    int (*queue_group_counts)(struct store *st, struct queue_group_count **out, size_t *n,
+                              struct jobd_error *err);
 };
 
 /* "running", "succeeded", ...; "?" for a value out of range. */

@@ -74,6 +74,15 @@ int pg_op_queue_limits(struct store *st, const char *queue, const struct queue_l
                        struct jobd_error *err);
 int sq_op_queue_limits(struct store *st, const char *queue, const struct queue_limits_change *c,
                        struct jobd_error *err);
+/* store/groups.h (pg/groups.c, sqlite/groups.c) */
+int pg_op_queue_groups(struct store *st, const char *queue, int limit, struct queue_group **out,
+                       size_t *n, struct jobd_error *err);
+int sq_op_queue_groups(struct store *st, const char *queue, int limit, struct queue_group **out,
+                       size_t *n, struct jobd_error *err);
+int pg_op_queue_group_counts(struct store *st, struct queue_group_count **out, size_t *n,
+                             struct jobd_error *err);
+int sq_op_queue_group_counts(struct store *st, struct queue_group_count **out, size_t *n,
+                             struct jobd_error *err);
 int pg_op_pending_queue_types(struct store *st, struct queue_type_list *out,
                               struct jobd_error *err);
 int sq_op_pending_queue_types(struct store *st, struct queue_type_list *out,

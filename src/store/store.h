@@ -177,6 +177,9 @@ struct queue_stat {
     int32_t max_running;             /* queue limits (operator.h); 0 = none */
     int32_t rate_limit;              /* 0 = none */
     int64_t rate_per_ms;
+    int32_t group_max_running; /* limits per group (docs/MODEL.md, Groups); 0 = none */
+    int32_t group_rate_limit;  /* 0 = none */
+    int64_t group_rate_per_ms;
     struct {
         int64_t succeeded, failed, dead;
     } throughput_1m; /* store/stats.h */

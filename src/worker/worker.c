@@ -180,7 +180,19 @@ listen_main(void *arg)
                 continue;
             }
             backoff_conn_opened(&bo, clock_mono_now_us() / 1000);
+            /* A first wait of 0 ms starts listening (LISTEN on PostgreSQL);
+             * what was notified before that is caught by one look at the
+             * store, for due jobs and for cancels of running ones: a cancel
+             * notified while nobody listened (the claim can run ahead of
+             * this thread's connection) would else wait for a heartbeat. */
+            if (store_wait(ls, 0, &err) < 0) {
+                store_close(ls);
+                ls = NULL;
+                nap(w, backoff_conn_failed(&bo, clock_mono_now_us() / 1000));
+                continue;
+            }
             atomic_store(&w->hint, true);
+            atomic_store(&w->cancel_hint, true);
             wakeup_signal(&w->wake);
         }
         int r = store_wait(ls, 500, &err);

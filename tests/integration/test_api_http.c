@@ -15,7 +15,7 @@ static const char *const job_fields[] = {
     "attempt_floor", "idempotency_key", "schedule", "scheduled_for", "worker_id",
     "lease_expires_at", "timeout_s", "last_error", "result", "created_at", "started_at",
     "finished_at", "cancel_requested", "progress", "depends_on", "on_parent_failure", "workflow",
-    "step", "traceparent"};
+    "step", "traceparent", "group"};
 /* clang-format on */
 
 BOTH(create_get_list)

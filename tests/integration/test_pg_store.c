@@ -203,7 +203,8 @@ TEST(completed_rows_stay_out_of_the_claim_indexes)
     } want[] = {
         {"jobs_claim_queue", 100}, {"jobs_claim_type", 100}, {"jobs_next_type", 100},
         {"jobs_lease", 20},        {"jobs_succeeded", 180},  {"jobs_pkey", 300},
-        {"jobs_type_id", 100},     {"jobs_queue_id", 100},   {"jobs_pending_queue_type", 100}};
+        {"jobs_type_id", 100},     {"jobs_queue_id", 100},   {"jobs_pending_queue_type", 100},
+        {"jobs_group_claim", 100}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         char sql[160];
         snprintf(sql, sizeof sql, "SELECT reltuples::bigint FROM pg_class WHERE relname = '%s'",
@@ -213,7 +214,8 @@ TEST(completed_rows_stay_out_of_the_claim_indexes)
             TEST_FAIL("%s has %lld entries, want %d", want[i].index, n, want[i].entries);
     }
     /* Those and jobs_schedule_firing, no more: every index a pending row
-     * meets is written by each enqueue (migration 16 dropped two). */
+     * meets is written by each enqueue (migration 16 dropped two;
+     * migration 29 added jobs_group_claim, docs/DESIGN.md, Groups). */
     ASSERT_EQ(sql_num("SELECT count(*) FROM pg_indexes WHERE schemaname = 'jobd'"
                       " AND tablename = 'jobs'"),
               (long long)(sizeof want / sizeof want[0]) + 1);

@@ -268,6 +268,14 @@ async function queuesAndOps() {
   await call('PUT', '/v1/queues/{name}', { params: lim, body: { max_running: null, rate: null }, expect: 200 });
   await call('PUT', '/v1/queues/{name}', { params: lim, body: { max_running: 0 }, expect: 400 });
   await call('PUT', '/v1/queues/{name}', { params: { name: 'Bad' }, body: {}, expect: 400 });
+  // Groups (docs/MODEL.md, Groups): limits per group, and the busiest groups.
+  const gq = { name: 'oa-groups' };
+  await call('PUT', '/v1/queues/{name}', { params: gq, body: { group_max_running: 2, group_rate: rate }, expect: 200 });
+  await call('POST', '/v1/jobs', { body: { type: 'oa.none', queue: 'oa-groups', group: 'acme' }, expect: 201 });
+  await call('POST', '/v1/jobs', { body: { type: 'oa.none', queue: 'oa-groups', group: 'bad group' }, expect: 400 });
+  await call('GET', '/v1/queues/{name}/groups', { params: gq, query: { limit: 5 }, expect: 200 });
+  await call('GET', '/v1/queues/{name}/groups', { params: gq, query: { limit: 0 }, expect: 400 });
+  await call('PUT', '/v1/queues/{name}', { params: gq, body: { group_max_running: null, group_rate: null }, expect: 200 });
   // On PostgreSQL the counts may lag by about a second.
   for (let i = 0; ; i++) {
     const q = (await call('GET', '/v1/queues', { expect: 200 })).body;

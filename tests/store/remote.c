@@ -69,6 +69,10 @@ static const struct {
      "the claim's answer does not say when a queue limit lets a held job go (held_until_us)", NULL},
     {"limits_do_not_touch_other_queues",
      "the claim's answer does not say when a queue limit lets a held job go (held_until_us)", NULL},
+    {"groups_max_running_holds_per_group",
+     "the claim's answer does not say when a group limit lets a held job go (held_until_us)", NULL},
+    {"groups_rate_holds_per_group_and_window",
+     "the claim's answer does not say when a group limit lets a held job go (held_until_us)", NULL},
     /* the server decides a failure's delay with its own --backoff-base/-cap */
     {"fail_backoff_counts_since_manual_retry",
      "a failure without retry_in_s takes the server's backoff policy, not the caller's", NULL},

@@ -349,6 +349,22 @@ const isView = (r) => r.url().includes('/v1/') && !r.url().includes('/v1/events'
   ok('job view: timeline with outcome, worker and error; the earlier error neutral');
 }
 
+// ---- a queue's busiest groups (docs/MODEL.md, Groups) ----
+{
+  const jobs = [];
+  for (let i = 0; i < 4; i++) jobs.push({ type: 'report.render', queue: 'tenants', group: 'acme' });
+  jobs.push({ type: 'report.render', queue: 'tenants', group: 'globex' });
+  const made = await api('POST', '/v1/jobs/batch', { jobs });
+  check(made.status === 201, 'grouped jobs enqueued');
+  await page.goto(`${URL0}/ui/#/jobs?queue=tenants`);
+  await page.waitForSelector('.groups .group[data-group=acme]');
+  const text = await page.textContent('.groups');
+  check(text.indexOf('acme') < text.indexOf('globex'), `busiest group first: ${text}`);
+  check(text.includes('4 pending'), `acme's pending count: ${text}`);
+  for (const j of made.body.jobs) await api('DELETE', `/v1/jobs/${j.id}`);
+  ok('jobs of a queue: its busiest groups, busiest first');
+}
+
 // ---- jobs due later, types nobody handles, earlier errors in the list ----
 {
   const soon = (await api('POST', '/v1/jobs', { type: 'echo', queue: 'default', in: '12m' })).body.id;

@@ -347,7 +347,7 @@ TEST(job_json_exact)
                      "\"created_at\":\"2026-12-02T14:03:17.120Z\","
                      "\"started_at\":\"2026-12-02T14:03:17.125Z\",\"finished_at\":null,"
                      "\"depends_on\":[],\"on_parent_failure\":\"cancel\",\"workflow\":null,"
-                     "\"step\":null,\"traceparent\":null,\"progress\":null}");
+                     "\"step\":null,\"traceparent\":null,\"group\":null,\"progress\":null}");
     free(s);
     /* docs/API.md, The job object: progress {percent, message, data, at} */
     j.progress = calloc(1, sizeof *j.progress);
@@ -364,22 +364,30 @@ TEST(job_json_exact)
     job_progress_free(j.progress);
     j.progress = NULL;
     s = jobjson_dump_take(jobjson_claimed(&j));
-    ASSERT_STR_EQ(s, "{\"id\":42,\"attempt\":1,\"attempt_floor\":0,\"type\":\"email.send\","
-                     "\"queue\":\"default\","
-                     "\"payload\":{\"to\":\"a@b.c\"},\"idempotency_key\":null,\"timeout_s\":1.5,"
-                     "\"lease_expires_at\":\"2026-12-02T14:04:17.120Z\",\"traceparent\":null}");
+    ASSERT_STR_EQ(
+        s,
+        "{\"id\":42,\"attempt\":1,\"attempt_floor\":0,\"type\":\"email.send\","
+        "\"queue\":\"default\","
+        "\"payload\":{\"to\":\"a@b.c\"},\"idempotency_key\":null,\"timeout_s\":1.5,"
+        "\"lease_expires_at\":\"2026-12-02T14:04:17.120Z\",\"traceparent\":null,\"group\":null}");
     free(s);
     /* docs/API.md, Trace context: in the job object and the claim answer */
     j.traceparent = strdup("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
     s = jobjson_dump_take(jobjson_job(&j));
     ASSERT(strstr(s, ",\"traceparent\":\"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\","
-                     "\"progress\":null}") != NULL);
+                     "\"group\":null,\"progress\":null}") != NULL);
     free(s);
     s = jobjson_dump_take(jobjson_claimed(&j));
-    ASSERT(
-        strstr(s,
-               ",\"traceparent\":\"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\"}") !=
-        NULL);
+    ASSERT(strstr(s, ",\"traceparent\":\"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\","
+                     "\"group\":null}") != NULL);
+    free(s);
+    /* docs/MODEL.md, Groups: in the job object and the claim answer */
+    j.group = strdup("cust-0042");
+    s = jobjson_dump_take(jobjson_job(&j));
+    ASSERT(strstr(s, ",\"group\":\"cust-0042\",\"progress\":null}") != NULL);
+    free(s);
+    s = jobjson_dump_take(jobjson_claimed(&j));
+    ASSERT(strstr(s, ",\"group\":\"cust-0042\"}") != NULL);
     free(s);
     job_fini(&j);
 }

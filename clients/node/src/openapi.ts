@@ -577,17 +577,44 @@ export interface paths {
         };
         get?: never;
         /**
-         * Set or remove a queue's limits (max_running, rate)
+         * Set or remove a queue's limits (max_running, rate, and per group)
          * @description Kept in the store and honoured where jobs are claimed, by every
          *     worker and server together. A field left out keeps its limit; `null`
          *     removes it. `max_running`: at no instant more than N jobs of the
          *     queue run (claimed ahead by prefetch counts). `rate`: at most `limit`
          *     jobs of the queue start in every window of length `per` aligned to
-         *     multiples of `per` since the Unix epoch. A job a limit holds back
+         *     multiples of `per` since the Unix epoch. `group_max_running` and
+         *     `group_rate` are the same limits counted per group of the queue
+         *     (docs/MODEL.md, Groups). A job a limit holds back
          *     stays pending and due, and uses no attempt. The queue need not have
          *     jobs; it is listed from then on.
          */
         put: operations["putQueueLimits"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/queues/{name}/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A queue name; a bad one is `400 invalid_field` naming `name`. */
+                name: components["parameters"]["QueueNameParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The queue's groups with pending or running jobs, busiest first
+         * @description Busiest first (pending and running together, then by name, the jobs
+         *     without a group first); `group` is null for the jobs without one.
+         *     Reads the queue's pending and running jobs (docs/MODEL.md, Groups).
+         */
+        get: operations["listQueueGroups"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -1037,7 +1064,10 @@ export interface components {
             debounce?: components["schemas"]["EnqueueWindow"] | null;
             /** @description At most one job with `key` (whatever its type and queue) per `for`, from that job's creation: inside the window, 200 with that job, whatever its status, and header `Idempotent-Replayed`. Not with `idempotency_key` or `debounce`. */
             unique?: components["schemas"]["EnqueueWindow"] | null;
+            /** @description The job's group (a tenant, a customer id): due jobs of different groups of a queue are claimed in turn, and the queue's group limits count per group (docs/MODEL.md, Groups). Default none. */
+            group?: components["schemas"]["GroupName"] | null;
         };
+        GroupName: string;
         /** @description A debounce or unique key and its duration. */
         EnqueueWindow: {
             /** @description As an idempotency key, no control characters, no leading or trailing blank. */
@@ -1086,6 +1116,8 @@ export interface components {
             step: string | null;
             /** @description The W3C trace context the job was enqueued with, or null. */
             traceparent: components["schemas"]["Traceparent"] | null;
+            /** @description The job's group, or null (docs/MODEL.md, Groups). */
+            group: components["schemas"]["GroupName"] | null;
             /** @description What the job's current attempt last reported (POST /v1/jobs/{id}/progress), or null when it reported none; read by GET /v1/jobs/{id} and GET /v1/jobs, null in the answers of other routes. */
             progress: components["schemas"]["Progress"] | null;
         };
@@ -1198,6 +1230,8 @@ export interface components {
             lease_expires_at: components["schemas"]["Time"];
             /** @description The job's W3C trace context, for the handler, or null. */
             traceparent: components["schemas"]["Traceparent"] | null;
+            /** @description The job's group, or null. */
+            group: components["schemas"]["GroupName"] | null;
             /** @description A random token (128 bits, the server keeps only its SHA-256) that this attempt's heartbeat, complete, fail and release must carry. */
             lease_token: string;
             /** @description The lease left when the answer was written (rounded down), counted from when the server claimed the job, not from when the claim was sent. */
@@ -1286,6 +1320,10 @@ export interface components {
             max_running: number | null;
             /** @description At most `limit` starts in each window of `per`; null = no limit. */
             rate: components["schemas"]["QueueRate"] | null;
+            /** @description At most this many jobs of any one of its groups run at once; null = no limit. */
+            group_max_running: number | null;
+            /** @description At most `limit` starts of any one of its groups in each window of `per`; null = no limit. */
+            group_rate: components["schemas"]["QueueRate"] | null;
             /** @description Jobs that succeeded, failed (back to pending) and went dead in the last minute. */
             throughput_1m: {
                 succeeded: number;
@@ -2705,6 +2743,8 @@ export interface operations {
                 "application/json": {
                     max_running?: number | null;
                     rate?: components["schemas"]["QueueRate"] | null;
+                    group_max_running?: number | null;
+                    group_rate?: components["schemas"]["QueueRate"] | null;
                 };
             };
         };
@@ -2723,6 +2763,41 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    listQueueGroups: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description A queue name; a bad one is `400 invalid_field` naming `name`. */
+                name: components["parameters"]["QueueNameParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The groups. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        groups: {
+                            group: components["schemas"]["GroupName"] | null;
+                            pending: number;
+                            running: number;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             default: components["responses"]["Unexpected"];
         };
     };

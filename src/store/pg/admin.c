@@ -47,7 +47,7 @@ PG_STMT(st_retry,
             "$2") ","
                   "       d.attempt, d.attempt, d.max_attempts, d.idempotency_key, d.schedule,"
                   "       d.scheduled_for, NULL, NULL, d.timeout_ms, false, d.last_error, NULL,"
-                  "       d.created_at, NULL, NULL, d.traceparent, d.has_children FROM d "
+                  "       d.created_at, NULL, NULL, d.traceparent, d.has_children, d.grp FROM d "
                   "RETURNING " PG_JOB_COLS(""));
 
 PG_STMT(st_queue_pause, "INSERT INTO jobd.queues (name, paused) VALUES ($1::text, $2::boolean) "

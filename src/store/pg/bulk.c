@@ -37,7 +37,8 @@ static const struct pg_stmt bulk_retry = {
         "$11") ","
                "          d.attempt, d.attempt, d.max_attempts, d.idempotency_key, d.schedule,"
                "          d.scheduled_for, NULL, NULL, d.timeout_ms, false, d.last_error, NULL,"
-               "          d.created_at, NULL, NULL, d.traceparent, d.has_children FROM d RETURNING "
+               "          d.created_at, NULL, NULL, d.traceparent, d.has_children, d.grp FROM d "
+               "RETURNING "
                "1) "
                "SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM ins), (SELECT min(id) FROM "
                "m), 0"};

@@ -84,6 +84,7 @@ pg_row_to_job(const PGresult *r, int row, int c, struct job *j)
     j->finished_at_us = pg_get_i64(r, row, c + 20);
     j->attempt_floor = (int32_t)pg_get_i64(r, row, c + 21);
     j->traceparent = pg_get_str(r, row, c + 22, &oom);
+    j->group = pg_get_str(r, row, c + 23, &oom);
     if (oom) {
         job_fini(j);
         return JOBD_E_NOMEM;
@@ -92,6 +93,48 @@ pg_row_to_job(const PGresult *r, int row, int c, struct job *j)
 }
 
 /* Appends the rows of r to out. */
+/* Decodes PG_RUN_COLS of row into out (zeroed; status running). JOBD_E_NOMEM. */
+static int
+pg_row_to_run(const PGresult *r, int row, struct job *j)
+{
+    bool oom = false;
+    memset(j, 0, sizeof *j);
+    j->id = pg_get_i64(r, row, 0);
+    j->queue = pg_get_str(r, row, 1, &oom);
+    j->type = pg_get_str(r, row, 2, &oom);
+    j->payload = pg_get_str(r, row, 3, &oom);
+    j->status = JOB_RUNNING;
+    j->priority = (int32_t)pg_get_i64(r, row, 4);
+    j->run_at_us = pg_get_i64(r, row, 5);
+    j->attempt = (int32_t)pg_get_i64(r, row, 6);
+    j->attempt_floor = (int32_t)pg_get_i64(r, row, 7);
+    j->idempotency_key = pg_get_str(r, row, 8, &oom);
+    j->scheduled_for_us = pg_get_i64(r, row, 9);
+    j->timeout_ms = pg_get_i64(r, row, 10);
+    j->started_at_us = pg_get_i64(r, row, 11);
+    j->traceparent = pg_get_str(r, row, 12, &oom);
+    j->group = pg_get_str(r, row, 13, &oom);
+    if (oom) {
+        job_fini(j);
+        return JOBD_E_NOMEM;
+    }
+    return JOBD_OK;
+}
+
+int
+pg_append_runs(const PGresult *r, struct job_list *out, struct jobd_error *err)
+{
+    for (int row = 0; row < PQntuples(r); row++) {
+        struct job *j = job_list_push(out);
+        if (j == NULL || pg_row_to_run(r, row, j) != JOBD_OK) {
+            if (j != NULL)
+                out->n--;
+            return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+        }
+    }
+    return JOBD_OK;
+}
+
 int
 pg_append_rows(const PGresult *r, struct job_list *out, struct jobd_error *err)
 {

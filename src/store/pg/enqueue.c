@@ -19,37 +19,6 @@
 
 /* ---- enqueue ---- */
 
-/*
- * $1 type, $2 payload, $3 queue, $4 priority, $5 run_at_us, $6 max_attempts,
- * $7 key, $8 timeout_ms, $9 schedule, $10 scheduled_for_us, $11 now_us,
- * $12 traceparent.
- * With a key, the key row is claimed first (ON CONFLICT DO NOTHING waits for
- * a concurrent inserter of the same key to finish); no row back means the key
- * was taken and the caller looks up the holder (st_key_holder).
- */
-/* clang-format off */
-PG_STMT(st_enqueue,
-     "WITH k AS (INSERT INTO jobd.job_keys (idempotency_key, job_id)"
-     "           SELECT $7::text, nextval('jobd.job_id_seq') WHERE $7::text IS NOT NULL"
-     "           ON CONFLICT (idempotency_key) DO NOTHING RETURNING job_id), "
-     "ins AS (INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at, attempt,"
-     "                       attempt_floor, max_attempts, idempotency_key, schedule,"
-     "                       scheduled_for, timeout_ms, created_at, traceparent) "
-     "SELECT COALESCE((SELECT job_id FROM k), nextval('jobd.job_id_seq')), $3::text, $1::text,"
-     "       $2::json, 'pending', $4::int, COALESCE(" PG_US_TS("$5") ", " PG_NOW("$11") "),"
-     "       0, 0, $6::int, $7::text, $9::text, " PG_US_TS("$10") ", $8::bigint, "
-     PG_NOW("$11") ", $12::text WHERE $7::text IS NULL OR EXISTS (SELECT 1 FROM k) RETURNING *), "
-     PG_STATS_ENQUEUED(PG_NOW("$11"), "ins") "SELECT " PG_JOB_COLS("") " FROM ins");
-/* clang-format on */
-
-/* $1 key, $2 type, $3 queue, $4 payload: the job holding a key, and whether it matches. */
-PG_STMT(st_key_holder,
-        "SELECT " PG_JOB_COLS(
-            "a.") ", (a.type = $2::text AND a.queue = $3::text"
-                  "        AND a.payload::jsonb = $4::jsonb) AS same "
-                  "FROM jobd.all_jobs a WHERE a.id = (SELECT job_id FROM jobd.job_keys"
-                  "                                   WHERE idempotency_key = $1::text)");
-
 PG_STMT(st_next_ids, "SELECT nextval('jobd.job_id_seq') FROM generate_series(1, $1::int)");
 
 /*
@@ -63,20 +32,23 @@ PG_STMT(st_next_ids, "SELECT nextval('jobd.job_id_seq') FROM generate_series(1, 
 PG_STMT(st_enqueue_many,
      "WITH t AS (SELECT * FROM unnest($1::bigint[], $2::text[], $3::json[], $4::text[],"
      "                                $5::int[], $6::bigint[], $7::int[], $8::bigint[],"
-     "                                $9::text[], $10::bigint[], $12::text[], $13::text[])"
+     "                                $9::text[], $10::bigint[], $12::text[], $13::text[],"
+     "                                $14::text[])"
      "           AS t(id, type, payload, queue, priority, run_at, max_attempts, timeout_ms,"
-     "                schedule, sched, key, tp)),"
+     "                schedule, sched, key, tp, grp)),"
      " k AS (INSERT INTO jobd.job_keys (idempotency_key, job_id)"
      "       SELECT key, id FROM t WHERE key IS NOT NULL ORDER BY id"
      "       ON CONFLICT (idempotency_key) DO NOTHING RETURNING job_id), "
      "ins AS (INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at, attempt,"
      "                       attempt_floor, max_attempts, idempotency_key, schedule,"
-     "                       scheduled_for, timeout_ms, created_at, traceparent) "
+     "                       scheduled_for, timeout_ms, created_at, traceparent, grp) "
      "SELECT t.id, t.queue, t.type, t.payload, 'pending', t.priority,"
      "       COALESCE(" PG_US_TS("t.run_at") ", " PG_NOW("$11") "), 0, 0, t.max_attempts,"
-     "       t.key, t.schedule, " PG_US_TS("t.sched") ", t.timeout_ms, " PG_NOW("$11") ", t.tp "
+     "       t.key, t.schedule, " PG_US_TS("t.sched") ", t.timeout_ms, " PG_NOW("$11") ", t.tp,"
+     "       t.grp "
      "FROM t WHERE t.key IS NULL OR t.id IN (SELECT job_id FROM k) RETURNING *), "
-     PG_STATS_ENQUEUED(PG_NOW("$11"), "ins") "SELECT " PG_JOB_COLS("") " FROM ins");
+     PG_STATS_ENQUEUED(PG_NOW("$11"), "ins") PG_GROUPS_NOTED("ins")
+     "SELECT " PG_JOB_COLS("") " FROM ins");
 /* clang-format on */
 
 /*
@@ -98,139 +70,25 @@ PG_STMT(st_enqueue_many,
 PG_STMT(st_enqueue_many_nokey,
      "WITH t AS (SELECT * FROM unnest($2::text[], $3::json[], $4::text[],"
      "                                $5::int[], $6::bigint[], $7::int[], $8::bigint[],"
-     "                                $9::text[], $10::bigint[], $13::text[]) WITH ORDINALITY"
+     "                                $9::text[], $10::bigint[], $13::text[], $14::text[])"
+     "           WITH ORDINALITY"
      "           AS t(type, payload, queue, priority, run_at, max_attempts, timeout_ms,"
-     "                schedule, sched, tp, ord)), "
+     "                schedule, sched, tp, grp, ord)), "
      "ins AS (INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at, attempt,"
      "                       attempt_floor, max_attempts, idempotency_key, schedule,"
-     "                       scheduled_for, timeout_ms, created_at, traceparent) "
+     "                       scheduled_for, timeout_ms, created_at, traceparent, grp) "
      "SELECT nextval('jobd.job_id_seq'), t.queue, t.type, t.payload, 'pending', t.priority,"
      "       COALESCE(" PG_US_TS("t.run_at") ", " PG_NOW("$11") "), 0, 0, t.max_attempts,"
-     "       NULL, t.schedule, " PG_US_TS("t.sched") ", t.timeout_ms, " PG_NOW("$11") ", t.tp "
+     "       NULL, t.schedule, " PG_US_TS("t.sched") ", t.timeout_ms, " PG_NOW("$11") ", t.tp,"
+     "       t.grp "
      "FROM (SELECT * FROM t ORDER BY ord) t "
      "WHERE $1::bigint[] IS NULL AND $12::text[] IS NULL"
      "  AND (SELECT set_config('jobd.notified', 'on', true)) = 'on' "
-     "RETURNING id, queue, created_at), "
-     PG_STATS_ENQUEUED(PG_NOW("$11"), "ins") ", "
+     "RETURNING id, queue, created_at, grp), "
+     PG_STATS_ENQUEUED(PG_NOW("$11"), "ins") PG_GROUPS_NOTED("ins") ", "
      "woken AS (SELECT pg_notify('jobd_jobs', q.queue) FROM (SELECT DISTINCT queue FROM ins) q) "
      "SELECT id, " PG_TS_US("created_at") " FROM ins WHERE (SELECT count(*) FROM woken) >= 0");
 /* clang-format on */
-
-/*
- * $1 child, $2 parents, $3 run on failure, $4 now: the child, just
- * inserted, waits for its parents or settles at once (jobd.deps_attach,
- * schema version 24). Answers 0, or a parent id that names no job.
- */
-PG_STMT(st_deps_attach, "SELECT jobd.deps_attach($1::bigint, $2::bigint[], $3::boolean, "
-                        "COALESCE(" PG_US_TS("$4") ", now()))");
-
-/*
- * Gives the job id just inserted the parents of sp (docs/MODEL.md,
- * Dependencies), inside the open transaction; *out, if not NULL, is read
- * again (it may be waiting, or cancelled for a parent already dead).
- */
-static int
-attach_parents(struct store_pg *s, const struct job_spec *sp, const char *field, int64_t id,
-               struct job *out, struct jobd_error *err)
-{
-    struct pg_array a;
-    pg_array_begin(&a);
-    for (size_t i = 0; i < sp->n_depends_on; i++)
-        pg_array_add_i64(&a, sp->depends_on[i], false);
-    char ib[24], nowb[24];
-    const char *vals[4] = {pg_i64(ib, id), pg_array_end(&a),
-                           sp->run_on_parent_failure ? "true" : "false", pg_now_param(s, nowb)};
-    if (vals[1] == NULL) {
-        pg_array_fini(&a);
-        return jobd_error_set(err, JOBD_E_NOMEM, field, "out of memory");
-    }
-    PGresult *r = NULL;
-    int rc = pg_exec(s, &st_deps_attach, 4, vals, &r, err);
-    pg_array_fini(&a);
-    if (rc != JOBD_OK)
-        return rc;
-    int64_t missing = pg_get_i64(r, 0, 0);
-    PQclear(r);
-    if (missing != 0) {
-        /* field is "…idempotency_key": name the item's depends_on */
-        char f[64];
-        const char *dot = strrchr(field, '.');
-        snprintf(f, sizeof f, "%.*sdepends_on", dot ? (int)(dot - field + 1) : 0, field);
-        return jobd_error_set(err, JOBD_E_INVALID, f, "depends_on: no job with id %lld",
-                              (long long)missing);
-    }
-    if (out == NULL)
-        return JOBD_OK;
-    job_fini(out);
-    return pg_op_get(&s->base, id, out, err);
-}
-
-/* ---- enqueue ---- */
-
-int
-pg_enqueue_one(struct store_pg *s, const struct job_spec *sp, const char *field, struct job *out,
-               bool *replayed, int64_t *id_out, struct jobd_error *err)
-{
-    struct job_spec d = job_spec_with_defaults(sp);
-    char b[7][24], nowb[24];
-    const char *now = pg_now_param(s, nowb);
-    const char *vals[12] = {
-        sp->type,
-        d.payload,
-        d.queue,
-        pg_i64(b[0], sp->priority),
-        sp->run_at_us > 0 ? pg_i64(b[1], sp->run_at_us) : NULL,
-        pg_i64(b[2], d.max_attempts),
-        sp->idempotency_key,
-        sp->timeout_ms > 0 ? pg_i64(b[3], sp->timeout_ms) : NULL,
-        sp->schedule,
-        sp->scheduled_for_us > 0 ? pg_i64(b[4], sp->scheduled_for_us) : NULL,
-        now,
-        sp->traceparent,
-    };
-    /* A key whose holder was pruned between our two statements is free again: retry. */
-    for (int tries = 0; tries < PG_ENQUEUE_RACE_TRIES; tries++) {
-        PGresult *r = NULL;
-        int rc = pg_exec(s, &st_enqueue, 12, vals, &r, err);
-        if (rc != JOBD_OK)
-            return rc;
-        if (PQntuples(r) == 1) {
-            rc = out ? pg_row_to_job(r, 0, 0, out) : JOBD_OK;
-            int64_t id = pg_get_i64(r, 0, 0);
-            PQclear(r);
-            if (id_out != NULL)
-                *id_out = id;
-            if (rc == JOBD_OK && sp->n_depends_on > 0)
-                rc = attach_parents(s, sp, field, id, out, err);
-            return rc;
-        }
-        PQclear(r);
-        const char *kv[4] = {sp->idempotency_key, sp->type, d.queue, d.payload};
-        rc = pg_exec(s, &st_key_holder, 4, kv, &r, err);
-        if (rc != JOBD_OK)
-            return rc;
-        if (PQntuples(r) == 0) {
-            PQclear(r);
-            continue;
-        }
-        if (PQgetvalue(r, 0, PG_JOB_NCOLS)[0] != 't') {
-            long long id = (long long)pg_get_i64(r, 0, 0);
-            PQclear(r);
-            return jobd_error_set(err, JOBD_E_CONFLICT, field,
-                                  "idempotency key '%s' was already used for job %lld with a "
-                                  "different type, queue or payload",
-                                  sp->idempotency_key, id);
-        }
-        if (replayed != NULL)
-            *replayed = true;
-        rc = out ? pg_row_to_job(r, 0, 0, out) : JOBD_OK;
-        PQclear(r);
-        return rc;
-    }
-    return jobd_error_set(err, JOBD_E_STORE, field,
-                          "idempotency key '%s' kept changing hands; try again",
-                          sp->idempotency_key);
-}
 
 /*
  * Undoes what a batch's outcome did not keep: jobs decoded from a
@@ -270,8 +128,8 @@ cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Fills the array parameters of st_enqueue_many ($1..$10, $12 and $13) for specs. */
-#define BATCH_ARRAYS 12
+/* Fills the array parameters of st_enqueue_many ($1..$10, $12..$14) for specs. */
+#define BATCH_ARRAYS 13
 static int
 batch_arrays(const struct job_spec *specs, size_t n, const int64_t *ids, struct pg_array *a,
              const char **vals)
@@ -291,6 +149,7 @@ batch_arrays(const struct job_spec *specs, size_t n, const int64_t *ids, struct 
         pg_array_add_i64(&a[9], sp->scheduled_for_us, sp->scheduled_for_us <= 0);
         pg_array_add_str(&a[10], sp->idempotency_key);
         pg_array_add_str(&a[11], sp->traceparent);
+        pg_array_add_str(&a[12], sp->group);
     }
     for (int k = 0; k < BATCH_ARRAYS; k++) {
         const char *v = pg_array_end(&a[k]);
@@ -366,7 +225,7 @@ enqueue_batch_keyed(struct store_pg *s, const struct job_spec *specs, size_t n, 
     bool in_tx = false;
     int rc = JOBD_OK;
     char nowb[24];
-    const char *vals[13];
+    const char *vals[14];
     if (ids == NULL || got == NULL) {
         rc = jobd_error_set(err, JOBD_E_NOMEM, "jobs", "out of memory");
         goto out;
@@ -381,7 +240,7 @@ enqueue_batch_keyed(struct store_pg *s, const struct job_spec *specs, size_t n, 
         goto out;
     }
     vals[10] = pg_now_param(s, nowb);
-    if ((rc = pg_exec(s, &st_enqueue_many, 13, vals, &r, err)) != JOBD_OK)
+    if ((rc = pg_exec(s, &st_enqueue_many, 14, vals, &r, err)) != JOBD_OK)
         goto out;
     for (int row = 0; row < PQntuples(r) && rc == JOBD_OK; row++) {
         int64_t id = pg_get_i64(r, row, 0);
@@ -451,6 +310,7 @@ job_from_spec(const struct job_spec *sp, int64_t id, int64_t created_at_us, stru
     j->timeout_ms = sp->timeout_ms > 0 ? sp->timeout_ms : 0;
     j->created_at_us = created_at_us;
     j->traceparent = dup_or_null(sp->traceparent, &oom);
+    j->group = dup_or_null(sp->group, &oom);
     if (oom) {
         job_fini(j);
         return JOBD_E_NOMEM;
@@ -480,7 +340,7 @@ batch_nokey_in_tx(struct store_pg *s, const struct job_spec *specs, size_t n, st
     struct id_row *rows = NULL;
     PGresult *r = NULL;
     char nowb[24];
-    const char *vals[13];
+    const char *vals[14];
     int rc = JOBD_OK;
     if (zeros == NULL || batch_arrays(specs, n, zeros, a, vals) != JOBD_OK) {
         rc = jobd_error_set(err, JOBD_E_NOMEM, "jobs", "out of memory");
@@ -489,7 +349,7 @@ batch_nokey_in_tx(struct store_pg *s, const struct job_spec *specs, size_t n, st
     vals[0] = NULL;
     vals[11] = NULL;
     vals[10] = pg_now_param(s, nowb);
-    if ((rc = pg_exec(s, &st_enqueue_many_nokey, 13, vals, &r, err)) != JOBD_OK)
+    if ((rc = pg_exec(s, &st_enqueue_many_nokey, 14, vals, &r, err)) != JOBD_OK)
         goto out;
     if ((size_t)PQntuples(r) != n) {
         rc = jobd_error_set(err, JOBD_E_INTERNAL, "jobs", "batch insert returned %d of %zu rows",

@@ -53,6 +53,30 @@ struct pg_stmt {
  * millisecond step, so 5 covers a job that is claimed and finished at once.
  */
 #define PG_ENQUEUE_RACE_TRIES 3
+
+/*
+ * The groups of the rows just inserted (CTE ins), noted for the fair claim
+ * (docs/DESIGN.md, Groups): their queue is marked grouped (the ordinary
+ * claim then leaves it to pg/groups.c) and each (queue, group) has a row
+ * in job_groups; the jobs without a group are the group '' of a queue that
+ * is grouped (the row is added when the queue is marked, and with each of
+ * its ungrouped enqueues). The queues row is only written when it is not
+ * marked yet, so enqueues of a grouped queue do not queue up behind each
+ * other on it. An ungrouped enqueue into an ungrouped queue costs a probe
+ * of queues by name.
+ */
+#define PG_GROUPS_NOTED(ins)                                                                       \
+    ", gn AS (SELECT DISTINCT queue, grp FROM " ins " WHERE grp IS NOT NULL),"                     \
+    " g0 AS (SELECT DISTINCT i.queue FROM " ins " i WHERE i.grp IS NULL"                           \
+    "        AND EXISTS (SELECT 1 FROM jobd.queues q WHERE q.name = i.queue AND q.grouped)),"      \
+    " gqi AS (INSERT INTO jobd.queues (name, grouped) SELECT DISTINCT queue, true FROM gn"         \
+    "         ON CONFLICT (name) DO NOTHING RETURNING name),"                                      \
+    " gqu AS (UPDATE jobd.queues SET grouped = true"                                               \
+    "         WHERE name IN (SELECT queue FROM gn) AND NOT grouped RETURNING name),"               \
+    " ggi AS (INSERT INTO jobd.job_groups (queue, grp)"                                            \
+    "         SELECT queue, grp FROM gn UNION SELECT queue, '' FROM g0"                            \
+    "         UNION SELECT name, '' FROM gqi UNION SELECT name, '' FROM gqu"                       \
+    "         ON CONFLICT (queue, grp) DO NOTHING) "
 #define PG_ACTION_RACE_TRIES 5
 
 /*
@@ -74,6 +98,7 @@ struct store_pg {
     bool walk_claims;          /* store_offload: claims must walk the claim index (pg_op_offload) */
     bool walk_set;             /* this session has the setting walk_claims asks for */
     struct qlimits_cache qlim; /* the limited queues (qlimits.h) */
+    int64_t groups_forgot_us;  /* monotonic: the last pg_groups_forget of claim_grouped */
     enum pg_tx_state tx;
     int64_t tx_xid; /* txid_current() of the open transaction; 0 until known */
     int tx_pid;     /* the backend that runs it (PQbackendPID) */
@@ -112,23 +137,41 @@ extern const size_t pg_migrations_count;
     a "cancel_requested, " a "last_error, " a "result::text AS result, "                \
     PG_TS_US(a "created_at") " AS created_at_us, "                                      \
     PG_TS_US(a "started_at") " AS started_at_us, "                                      \
-    PG_TS_US(a "finished_at") " AS finished_at_us, " a "attempt_floor, " a "traceparent"
+    PG_TS_US(a "finished_at") " AS finished_at_us, " a "attempt_floor, " a "traceparent, "  \
+    a "grp"
 /* clang-format on */
-#define PG_JOB_NCOLS 23
+#define PG_JOB_NCOLS 24
+
+/* clang-format off */
+/*
+ * What a run needs (claim_req.run_only), in the order pg_row_to_run
+ * decodes it: 14 columns where PG_JOB_COLS has 24, three timestamps
+ * converted to microseconds where it has six (each through numeric), and
+ * none of the columns a claimed row has no use for in a worker (status,
+ * worker_id, lease_expires_at, last_error, result, created_at, ...).
+ */
+#define PG_RUN_COLS(a)                                                                  \
+    a "id, " a "queue, " a "type, " a "payload::text AS payload, " a "priority, "       \
+    PG_TS_US(a "run_at") " AS run_at_us, " a "attempt, " a "attempt_floor, "            \
+    a "idempotency_key, " PG_TS_US(a "scheduled_for") " AS scheduled_for_us, "         \
+    a "timeout_ms, " PG_TS_US(a "started_at") " AS started_at_us, " a "traceparent, "     \
+    a "grp"
+/* clang-format on */
+#define PG_RUN_NCOLS 14
 
 /* The columns of a row moved to jobs_done from CTE d, with status/result/error given. */
 #define PG_DONE_SELECT(status, result, error, now)                                                 \
     "SELECT d.id, d.queue, d.type, d.payload, " status ", d.priority, d.run_at,"                   \
     "       d.attempt, d.attempt_floor, d.max_attempts, d.idempotency_key, d.schedule,"            \
     "       d.scheduled_for, d.worker_id, NULL, d.timeout_ms, d.cancel_requested, " error          \
-    ", " result ", d.created_at, d.started_at, " now ", d.traceparent, d.has_children "
+    ", " result ", d.created_at, d.started_at, " now ", d.traceparent, d.has_children, d.grp "
 
 /* Every stored column of jobd.jobs / jobd.jobs_done, in table order. */
 #define PG_JOB_TABLE_COLS                                                                          \
     "id, queue, type, payload, status, priority, run_at, attempt, attempt_floor, "                 \
     "max_attempts, idempotency_key, schedule, scheduled_for, worker_id, "                          \
     "lease_expires_at, timeout_ms, cancel_requested, last_error, result, created_at, "             \
-    "started_at, finished_at, traceparent, has_children"
+    "started_at, finished_at, traceparent, has_children, grp"
 
 /* ---- helpers ---- */
 
@@ -230,6 +273,8 @@ void pg_array_add_i64(struct pg_array *a, int64_t v, bool is_null);
 const char *pg_array_end(struct pg_array *a);
 void pg_array_fini(struct pg_array *a);
 
+/* Appends the rows of r (PG_RUN_COLS, a claim for a run: claim_req.run_only) to out. JOBD_E_NOMEM. */
+int pg_append_runs(const PGresult *r, struct job_list *out, struct jobd_error *err);
 /* Appends the rows of r (PG_JOB_COLS) to out. JOBD_E_NOMEM. */
 int pg_append_rows(const PGresult *r, struct job_list *out, struct jobd_error *err);
 /*
@@ -244,6 +289,33 @@ int pg_names_array(struct pg_array *a, const char *const *names, size_t n, const
  */
 int pg_qlimits_claim(struct store_pg *s, const struct claim_req *req, const char *types,
                      struct job_list *out, int *left, struct jobd_error *err);
+/*
+ * The fair claim of grouped queue q (pg/groups.c): up to n due jobs (req's
+ * types, types its text[] literal or NULL) onto out, within lim's group
+ * limits (NULL = none; with limits the caller holds q's row), at now (the
+ * statement's now parameter: pg_now_param's text or the instant read after
+ * the lock); window_us starts lim's group_rate window. cursor (a
+ * qlimits_cursor, JOB_GROUP_MAX + 1 bytes) is where the connection's round
+ * robin stands: the claim starts after it and moves it on.
+ */
+int pg_groups_claim(struct store_pg *s, const char *q, const struct claim_req *req,
+                    const char *types, int n, const char *now, const struct qlimits_row *lim,
+                    int64_t window_us, char *cursor, struct job_list *out, struct jobd_error *err);
+/*
+ * The claim of grouped queue q while it has a single group (pg/groups.c):
+ * its plain claim order, as the fair claim would take them, at a plain
+ * claim's cost. Same arguments as pg_groups_claim.
+ */
+int pg_groups_claim_one(struct store_pg *s, const char *q, const struct claim_req *req,
+                        const char *types, int n, const char *now, struct job_list *out,
+                        struct jobd_error *err);
+/*
+ * Forgets q's groups that have no pending job and no running rate window
+ * (rate_per_ms: the queue's group_rate, 0 = none), and unmarks q when none
+ * of its jobs has a group (pg/groups.c).
+ */
+int pg_groups_forget(struct store_pg *s, const char *q, int64_t rate_per_ms, const char *now,
+                     struct jobd_error *err);
 /* Fills the limits of the limited queues among v[0..n) (queue stats). */
 int pg_qlimits_fill(struct store_pg *s, struct queue_stat *v, size_t n, struct jobd_error *err);
 
@@ -339,7 +411,9 @@ extern const char pg_step_workflows[];
 extern const char pg_step_enqueue_deps[];
 /* Schema version 28, debounce and unique keys (pg/schema_enqkeys.c). */
 extern const char pg_step_enqkeys[];
-/* Schema version 29, dependencies released set-wise (pg/schema_deps_fast.c). */
+/* Schema version 29, groups (pg/schema_groups.c). */
+extern const char pg_step_groups[];
+/* Schema version 30, dependencies released set-wise (pg/schema_deps_fast.c). */
 extern const char pg_step_deps_fast[];
 /* pg/attemptlog.c (store/attemptlog.h) */
 struct attempt_log;

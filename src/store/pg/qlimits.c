@@ -20,30 +20,48 @@
 #include "store/operator_int.h"
 #include "store/qlimits.h"
 #include "store/pg/internal.h"
+#include "util/clock.h"
 
-/* $1 name, $2 set max_running, $3 max_running, $4 set rate, $5 limit, $6 per_ms. */
+/*
+ * $1 name, $2 set max_running, $3 max_running, $4 set rate, $5 limit,
+ * $6 per_ms, $7 set group_max_running, $8 group_max_running, $9 set
+ * group_rate, $10 its limit, $11 its per_ms.
+ */
+/* clang-format off */
+#define QL_KEEP(col, set) " " col " = CASE WHEN " set "::boolean THEN EXCLUDED." col   \
+                          " ELSE jobd.queues." col " END"
 static const struct pg_stmt st_ql_set = {
-    "st_ql_set", "INSERT INTO jobd.queues (name, max_running, rate_limit, rate_per_ms)"
-                 " VALUES ($1::text, $3::int, $5::int, $6::bigint) "
+    "st_ql_set", "INSERT INTO jobd.queues (name, max_running, rate_limit, rate_per_ms,"
+                 "  group_max_running, group_rate_limit, group_rate_per_ms)"
+                 " VALUES ($1::text, $3::int, $5::int, $6::bigint, $8::int, $10::int,"
+                 "  $11::bigint) "
                  "ON CONFLICT (name) DO UPDATE SET"
-                 " max_running = CASE WHEN $2::boolean THEN EXCLUDED.max_running"
-                 "                    ELSE jobd.queues.max_running END,"
-                 " rate_limit = CASE WHEN $4::boolean THEN EXCLUDED.rate_limit"
-                 "                   ELSE jobd.queues.rate_limit END,"
-                 " rate_per_ms = CASE WHEN $4::boolean THEN EXCLUDED.rate_per_ms"
-                 "                    ELSE jobd.queues.rate_per_ms END"};
+                 QL_KEEP("max_running", "$2") "," QL_KEEP("rate_limit", "$4") ","
+                 QL_KEEP("rate_per_ms", "$4") "," QL_KEEP("group_max_running", "$7") ","
+                 QL_KEEP("group_rate_limit", "$9") "," QL_KEEP("group_rate_per_ms", "$9")};
+/* clang-format on */
 
+/* The limited path's queues and what each is (QLIMITS_KIND_*). */
 static const struct pg_stmt st_ql_names = {
     "st_ql_names",
-    "SELECT name FROM jobd.queues WHERE max_running IS NOT NULL OR rate_limit IS NOT NULL"};
+    "SELECT name, (CASE WHEN max_running IS NOT NULL OR rate_limit IS NOT NULL THEN 1 ELSE 0 END)"
+    " + (CASE WHEN grouped OR group_max_running IS NOT NULL OR group_rate_limit IS NOT NULL"
+    "    THEN 2 ELSE 0 END)"
+    " + (CASE WHEN group_max_running IS NOT NULL OR group_rate_limit IS NOT NULL THEN 4 ELSE 0 END)"
+    " + (CASE WHEN (SELECT count(*) FROM (SELECT 1 FROM jobd.job_groups g"
+    "               WHERE g.queue = name LIMIT 2) x) = 1 THEN 8 ELSE 0 END)"
+    " FROM jobd.queues WHERE " QLIMITS_PATH_WHERE};
 
 static const struct pg_stmt st_ql_all = {
-    "st_ql_all", "SELECT name, max_running, rate_limit, rate_per_ms FROM jobd.queues"
-                 " WHERE max_running IS NOT NULL OR rate_limit IS NOT NULL"};
+    "st_ql_all", "SELECT name, max_running, rate_limit, rate_per_ms, group_max_running,"
+                 " group_rate_limit, group_rate_per_ms FROM jobd.queues"
+                 " WHERE max_running IS NOT NULL OR rate_limit IS NOT NULL"
+                 "    OR group_max_running IS NOT NULL OR group_rate_limit IS NOT NULL"};
 
 /* $1 name: the row, locked. */
 static const struct pg_stmt st_ql_read = {
-    "st_ql_read", "SELECT paused, max_running, rate_limit, rate_per_ms, rate_window_us, rate_count"
+    "st_ql_read", "SELECT paused, max_running, rate_limit, rate_per_ms, rate_window_us, rate_count,"
+                  " grouped, group_max_running, group_rate_limit, group_rate_per_ms"
                   " FROM jobd.queues WHERE name = $1::text FOR UPDATE"};
 
 /* "Now" as the statements below take it; identifiers keep the SQL readable. */
@@ -75,7 +93,8 @@ static const struct pg_stmt st_ql_claim = {
 static const struct pg_stmt st_ql_due = {
     "st_ql_due",
     "SELECT 1 FROM jobd.jobs WHERE queue = $1::text AND status = 'pending'"
-    "  AND run_at <= " QL_NOW3 " AND ($2::text[] IS NULL OR type = ANY($2::text[])) LIMIT 1"};
+    "  AND run_at <= " QL_NOW3 " AND ($2::text[] IS NULL OR type = ANY($2::text[]))"
+    "  AND NOT EXISTS (SELECT 1 FROM jobd.queues WHERE name = $1::text AND paused) LIMIT 1"};
 
 /* $1 name, $2 window_us, $3 count. */
 static const struct pg_stmt st_ql_count = {
@@ -87,17 +106,24 @@ pg_op_queue_limits(struct store *st, const char *queue, const struct queue_limit
                    struct jobd_error *err)
 {
     struct store_pg *s = pg_of(st);
-    char b[3][24];
-    const char *vals[6] = {
+    char b[6][24];
+    bool gr = c->set_group_rate && c->group_rate_limit > 0;
+    const char *vals[11] = {
         queue,
         c->set_max_running ? "true" : "false",
         c->set_max_running && c->max_running > 0 ? pg_i64(b[0], c->max_running) : NULL,
         c->set_rate ? "true" : "false",
         c->set_rate && c->rate_limit > 0 ? pg_i64(b[1], c->rate_limit) : NULL,
         c->set_rate && c->rate_limit > 0 ? pg_i64(b[2], c->rate_per_ms) : NULL,
+        c->set_group_max_running ? "true" : "false",
+        c->set_group_max_running && c->group_max_running > 0 ? pg_i64(b[3], c->group_max_running)
+                                                             : NULL,
+        c->set_group_rate ? "true" : "false",
+        gr ? pg_i64(b[4], c->group_rate_limit) : NULL,
+        gr ? pg_i64(b[5], c->group_rate_per_ms) : NULL,
     };
     PGresult *r = NULL;
-    int rc = pg_exec(s, &st_ql_set, 6, vals, &r, err);
+    int rc = pg_exec(s, &st_ql_set, 11, vals, &r, err);
     PQclear(r);
     qlimits_cache_invalidate(&s->qlim);
     return rc;
@@ -113,17 +139,21 @@ refresh(struct store_pg *s, struct jobd_error *err)
         return rc;
     int rows = PQntuples(r);
     char **names = calloc(rows > 0 ? (size_t)rows : 1, sizeof *names);
-    bool oom = names == NULL;
-    for (int i = 0; !oom && i < rows; i++)
+    unsigned char *kinds = calloc(rows > 0 ? (size_t)rows : 1, 1);
+    bool oom = names == NULL || kinds == NULL;
+    for (int i = 0; !oom && i < rows; i++) {
         names[i] = pg_get_str(r, i, 0, &oom);
+        kinds[i] = (unsigned char)pg_get_i64(r, i, 1);
+    }
     PQclear(r);
     if (oom) {
         for (int i = 0; names != NULL && i < rows; i++)
             free(names[i]);
         free(names);
+        free(kinds);
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     }
-    qlimits_cache_set(&s->qlim, names, (size_t)rows);
+    qlimits_cache_set(&s->qlim, names, kinds, (size_t)rows);
     return JOBD_OK;
 }
 
@@ -133,7 +163,25 @@ struct pg_ql {
     const char *types;
     char nowb[24];
     const char *now; /* the store clock's now, or NULL */
+    char *cursor;    /* the queue's round-robin cursor (qlimits_cursor) */
 };
+
+/*
+ * After a claim of grouped queue q that got fewer than it asked for (the
+ * queue may be draining): its groups with nothing pending are forgotten,
+ * at most once per QLIMITS_REFRESH_MS a connection (until then they cost
+ * each claim one probe).
+ */
+static int
+maybe_forget(struct store_pg *s, const char *q, int64_t rate_per_ms, const char *now,
+             struct jobd_error *err)
+{
+    int64_t t = clock_mono_now_us();
+    if (t - s->groups_forgot_us < (int64_t)QLIMITS_REFRESH_MS * 1000)
+        return JOBD_OK;
+    s->groups_forgot_us = t;
+    return pg_groups_forget(s, q, rate_per_ms, now, err);
+}
 
 static int
 ql_read(void *b, const char *q, struct qlimits_row *row, int64_t *now_us, bool *found,
@@ -153,6 +201,10 @@ ql_read(void *b, const char *q, struct qlimits_row *row, int64_t *now_us, bool *
         row->rate_per_ms = pg_get_i64(r, 0, 3);
         row->window_us = pg_get_i64(r, 0, 4);
         row->rate_count = (int32_t)pg_get_i64(r, 0, 5);
+        row->grouped = PQgetvalue(r, 0, 6)[0] == 't';
+        row->group_max_running = (int32_t)pg_get_i64(r, 0, 7);
+        row->group_rate_limit = (int32_t)pg_get_i64(r, 0, 8);
+        row->group_rate_per_ms = pg_get_i64(r, 0, 9);
     }
     PQclear(r);
     if (rc != JOBD_OK || !*found)
@@ -168,10 +220,19 @@ ql_read(void *b, const char *q, struct qlimits_row *row, int64_t *now_us, bool *
 
 static int
 ql_claim(void *b, const char *q, const struct claim_req *req, int n, int64_t now_us,
-         struct job_list *out, struct jobd_error *err)
+         const struct qlimits_row *row, int64_t group_window_us, struct job_list *out,
+         struct jobd_error *err)
 {
     struct pg_ql *p = b;
     char lb[24], leb[24], nb[24];
+    if (row->grouped || row->group_max_running > 0 || row->group_rate_limit > 0) {
+        size_t before = out->n;
+        int rc = pg_groups_claim(p->s, q, req, p->types, n, pg_i64(nb, now_us), row,
+                                 group_window_us, p->cursor, out, err);
+        if (rc == JOBD_OK && (int)(out->n - before) < n)
+            rc = maybe_forget(p->s, q, row->group_rate_per_ms, nb, err);
+        return rc;
+    }
     const char *vals[6] = {
         req->worker_id, pg_i64(lb, n), pg_i64(leb, req->lease_ms), p->types, pg_i64(nb, now_us), q,
     };
@@ -243,6 +304,17 @@ claim_one_queue(struct pg_ql *p, const char *q, const struct claim_req *req, int
     return rc;
 }
 
+static int
+claim_grouped(struct pg_ql *p, const char *q, const struct claim_req *req, int wanted,
+              struct job_list *out, struct jobd_error *err)
+{
+    size_t before = out->n;
+    int rc = pg_groups_claim(p->s, q, req, p->types, wanted, p->now, NULL, 0, p->cursor, out, err);
+    if (rc != JOBD_OK || (int)(out->n - before) >= wanted)
+        return rc;
+    return maybe_forget(p->s, q, 0, p->now, err);
+}
+
 int
 pg_qlimits_claim(struct store_pg *s, const struct claim_req *req, const char *types,
                  struct job_list *out, int *left, struct jobd_error *err)
@@ -257,16 +329,28 @@ pg_qlimits_claim(struct store_pg *s, const struct claim_req *req, const char *ty
         const char *q = s->qlim.names[i];
         if (!qlimits_req_covers(req, q))
             continue;
-        /* A look without the lock first: a limited queue with nothing due
-         * costs the claimers of other queues one read, not a locked
-         * transaction that would queue them up behind each other. */
-        int due = probe(&p, q, p.now, err);
-        if (due <= 0) {
-            rc = due;
-            continue;
-        }
         size_t before = out->n;
-        rc = claim_one_queue(&p, q, req, *left, out, &held, err);
+        char spare[JOB_GROUP_MAX + 1] = "";
+        p.cursor = qlimits_cursor(&s->qlim, i);
+        if (p.cursor == NULL)
+            p.cursor = spare;
+        /* A grouped queue without limits: the fair claim alone, no lock, no
+         * look first (its statement costs a probe a group when nothing is
+         * due); with a single group, whose turn it always is, its plain
+         * claim order. A limited one is looked at without the lock first: with
+         * nothing due it costs the claimers of other queues one read, not a
+         * locked transaction that would queue them up behind each other. */
+        int due = 1;
+        if (s->qlim.kinds[i] == (QLIMITS_KIND_GROUPED | QLIMITS_KIND_ONE_GROUP)) {
+            rc = pg_groups_claim_one(s, q, req, types, *left, p.now, out, err);
+            if (rc == JOBD_OK && (int)(out->n - before) < *left)
+                rc = maybe_forget(s, q, 0, p.now, err);
+        } else if (s->qlim.kinds[i] == QLIMITS_KIND_GROUPED)
+            rc = claim_grouped(&p, q, req, *left, out, err);
+        else if ((due = probe(&p, q, p.now, err)) == 1)
+            rc = claim_one_queue(&p, q, req, *left, out, &held, err);
+        else
+            rc = due;
         *left -= (int)(out->n - before);
     }
     if (req->held_until_us != NULL)
@@ -287,6 +371,9 @@ pg_qlimits_fill(struct store_pg *s, struct queue_stat *v, size_t n, struct jobd_
                 v[i].max_running = (int32_t)pg_get_i64(r, row, 1);
                 v[i].rate_limit = (int32_t)pg_get_i64(r, row, 2);
                 v[i].rate_per_ms = pg_get_i64(r, row, 3);
+                v[i].group_max_running = (int32_t)pg_get_i64(r, row, 4);
+                v[i].group_rate_limit = (int32_t)pg_get_i64(r, row, 5);
+                v[i].group_rate_per_ms = pg_get_i64(r, row, 6);
             }
     PQclear(r);
     return JOBD_OK;

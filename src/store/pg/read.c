@@ -41,19 +41,6 @@ PG_STMT(st_get, "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs WHERE id = $1::bi
     "       started_at = " PG_NOW("$5") " "                                             \
     "WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "
 #define CLAIM_SET CLAIM_UPDATE "RETURNING " PG_JOB_COLS("j.")
-/*
- * What a run needs (claim_req.run_only), in the order pg_row_to_run
- * decodes it: 13 columns where PG_JOB_COLS has 23, three timestamps
- * converted to microseconds where it has six (each through numeric), and
- * none of the columns a claimed row has no use for in a worker (status,
- * worker_id, lease_expires_at, last_error, result, created_at, ...).
- */
-#define PG_RUN_COLS(a)                                                                  \
-    a "id, " a "queue, " a "type, " a "payload::text AS payload, " a "priority, "       \
-    PG_TS_US(a "run_at") " AS run_at_us, " a "attempt, " a "attempt_floor, "            \
-    a "idempotency_key, " PG_TS_US(a "scheduled_for") " AS scheduled_for_us, "         \
-    a "timeout_ms, " PG_TS_US(a "started_at") " AS started_at_us, " a "traceparent"
-/* clang-format on */
 
 /* clang-format off */
 #define CLAIM_DUE_QUEUES(from)                                                          \
@@ -165,48 +152,6 @@ pg_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
     return rc;
 }
 
-/* Decodes PG_RUN_COLS of row into out (zeroed; status running). JOBD_E_NOMEM. */
-static int
-pg_row_to_run(const PGresult *r, int row, struct job *j)
-{
-    bool oom = false;
-    memset(j, 0, sizeof *j);
-    j->id = pg_get_i64(r, row, 0);
-    j->queue = pg_get_str(r, row, 1, &oom);
-    j->type = pg_get_str(r, row, 2, &oom);
-    j->payload = pg_get_str(r, row, 3, &oom);
-    j->status = JOB_RUNNING;
-    j->priority = (int32_t)pg_get_i64(r, row, 4);
-    j->run_at_us = pg_get_i64(r, row, 5);
-    j->attempt = (int32_t)pg_get_i64(r, row, 6);
-    j->attempt_floor = (int32_t)pg_get_i64(r, row, 7);
-    j->idempotency_key = pg_get_str(r, row, 8, &oom);
-    j->scheduled_for_us = pg_get_i64(r, row, 9);
-    j->timeout_ms = pg_get_i64(r, row, 10);
-    j->started_at_us = pg_get_i64(r, row, 11);
-    j->traceparent = pg_get_str(r, row, 12, &oom);
-    if (oom) {
-        job_fini(j);
-        return JOBD_E_NOMEM;
-    }
-    return JOBD_OK;
-}
-
-/* Appends the rows of r (PG_RUN_COLS) to out. JOBD_E_NOMEM. */
-static int
-append_runs(const PGresult *r, struct job_list *out, struct jobd_error *err)
-{
-    for (int row = 0; row < PQntuples(r); row++) {
-        struct job *j = job_list_push(out);
-        if (j == NULL || pg_row_to_run(r, row, j) != JOBD_OK) {
-            if (j != NULL)
-                out->n--;
-            return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
-        }
-    }
-    return JOBD_OK;
-}
-
 /* ---- claims ---- */
 
 /* A text[] literal of n names, or NULL (= any) when names is NULL or n is 0. */
@@ -291,8 +236,13 @@ pg_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
     else
         rc = pg_exec(s, &st_claim_any, 5, vals, &r, err);
     if (rc == JOBD_OK)
-        rc = run_only ? append_runs(r, out, err) : pg_append_rows(r, out, err);
+        rc = run_only ? pg_append_runs(r, out, err) : pg_append_rows(r, out, err);
     PQclear(r);
+    if (rc == JOBD_OK && out->n == first && qlimits_cache_recheck(&s->qlim)) {
+        /* Nothing: a queue may have become grouped since the list was read. */
+        qlimits_cache_invalidate(&s->qlim);
+        rc = pg_qlimits_claim(s, req, types, out, &left, err);
+    }
 sort:
     /* What the limited path got is committed: hand it out, not back to the
      * reaper (which would spend an attempt); the error comes back next time. */

@@ -43,7 +43,7 @@ PG_STMT(
                         "                 d.schedule, d.scheduled_for, NULL, NULL, d.timeout_ms, "
                         "false,"
                         "                 d.last_error, NULL, d.created_at, d.started_at, NULL, "
-                        "d.traceparent, d.has_children"
+                        "d.traceparent, d.has_children, d.grp"
                         "          FROM d WHERE NOT d.cancel_requested RETURNING id),"
                         " done AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS
                         ") " PG_DONE_SELECT(
@@ -143,7 +143,8 @@ PG_STMT(st_complete_batch_join,
     "SELECT d.id, d.queue, d.type, d.payload, 'pending', d.priority, " run_at ","                  \
     "       d.attempt, d.attempt_floor, d.max_attempts, d.idempotency_key, d.schedule,"            \
     "       d.scheduled_for, NULL, NULL, d.timeout_ms, false, " error ", NULL,"                    \
-    "       d.created_at, d.started_at, NULL, d.traceparent, d.has_children FROM x d WHERE "       \
+    "       d.created_at, d.started_at, NULL, d.traceparent, d.has_children, d.grp FROM x d "      \
+    "WHERE "                                                                                       \
     "d.fate = 'pending' "
 
 /*

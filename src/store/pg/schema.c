@@ -693,6 +693,7 @@ const struct pg_migration pg_migrations[] = {
     {26, "workflows: workflows, workflow_steps", pg_step_workflows},
     {27, "jobd.enqueue takes depends_on and on_parent_failure", pg_step_enqueue_deps},
     {28, "debounce and unique keys: enqueue_keys", pg_step_enqkeys},
-    {29, "dependencies released set-wise", pg_step_deps_fast},
+    {29, "groups: jobs.grp, job_groups, group limits", pg_step_groups},
+    {30, "dependencies released set-wise", pg_step_deps_fast},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

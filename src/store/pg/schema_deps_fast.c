@@ -1,5 +1,5 @@
 /*
- * pg/schema_deps_fast.c — schema version 29 of pg/schema.c: the release of
+ * pg/schema_deps_fast.c — schema version 30 of pg/schema.c: the release of
  * waiting children (version 24, pg/schema_deps.c) made set-wise and its
  * statements given plans that do not grow with the table (docs/DESIGN.md,
  * Dependencies; figures in docs/BENCHMARKS.md, Dependencies). Like every
@@ -33,18 +33,18 @@
  */
 #include "store/pg/internal.h"
 
-/* The columns of jobd.jobs as version 24 moves rows (pg/schema_deps.c). */
+/* The columns of jobd.jobs as version 29 moves rows (pg/schema_groups.c). */
 #define DF_COLS                                                                                    \
     "id, queue, type, payload, status, priority, run_at, attempt, attempt_floor, max_attempts, "   \
     "idempotency_key, schedule, scheduled_for, worker_id, lease_expires_at, timeout_ms, "          \
     "cancel_requested, last_error, result, created_at, started_at, finished_at, "                  \
-    "lease_token_hash, traceparent, has_children"
+    "lease_token_hash, traceparent, has_children, grp"
 #define DF_SELECT(status, run_at, error, finished)                                                 \
     "w.id, w.queue, w.type, w.payload, " status ", w.priority, " run_at ", w.attempt, "            \
     "w.attempt_floor, w.max_attempts, w.idempotency_key, w.schedule, w.scheduled_for, "            \
     "w.worker_id, NULL, w.timeout_ms, false, " error                                               \
     ", w.result, w.created_at, w.started_at, " finished                                            \
-    ", w.lease_token_hash, w.traceparent, w.has_children"
+    ", w.lease_token_hash, w.traceparent, w.has_children, w.grp"
 
 /* clang-format off */
 const char pg_step_deps_fast[] =

@@ -71,6 +71,7 @@ remote_job_of(json_t *o, struct job *out, struct jobd_error *err)
     out->queue = str_of(o, "queue", &oom);
     out->idempotency_key = str_of(o, "idempotency_key", &oom);
     out->traceparent = str_of(o, "traceparent", &oom);
+    out->group = str_of(o, "group", &oom);
     out->last_error = str_of(o, "last_error", &oom);
     out->worker_id = str_of(o, "worker_id", &oom);
     out->lease_expires_at_us = remote_time_of(o, "lease_expires_at");

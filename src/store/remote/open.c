@@ -169,6 +169,7 @@ remote_claim(struct store *st, const struct claim_req *req, struct job_list *out
         j->queue = dup_str(o, "queue", &oom);
         j->idempotency_key = dup_str(o, "idempotency_key", &oom);
         j->traceparent = dup_str(o, "traceparent", &oom);
+        j->group = dup_str(o, "group", &oom);
         j->payload = json_print(json_object_get(o, "payload"), JSON_SORT_KEYS);
         /* docs/API.md, POST /v1/claim: the parents, for a job that has any */
         json_t *par = json_object_get(o, "parents");

@@ -76,7 +76,7 @@ sq_op_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *er
         "INSERT INTO jobs (" SQ_JOB_COLS ") "
         "SELECT id, queue, type, payload, 'pending', priority, ?2, attempt, max_attempts, "
         "  idempotency_key, schedule, scheduled_for, NULL, NULL, timeout_ms, 0, "
-        "  last_error, NULL, created_at, NULL, NULL, attempt, traceparent "
+        "  last_error, NULL, created_at, NULL, NULL, attempt, traceparent, grp "
         "FROM jobs_done WHERE id = ?1 AND status IN ('dead', 'cancelled')";
     sqlite3_stmt *stmt;
     if ((rc = sq_prepare(s, back, &stmt, err)) != JOBD_OK)

@@ -29,7 +29,7 @@ static const struct bulk_step retry_steps[] = {
     {"INSERT INTO jobs (" SQ_JOB_COLS ") "
      "SELECT id, queue, type, payload, 'pending', priority, ?2, attempt, max_attempts, "
      "  idempotency_key, schedule, scheduled_for, worker_id, NULL, timeout_ms, 0, "
-     "  last_error, NULL, created_at, started_at, NULL, attempt, traceparent "
+     "  last_error, NULL, created_at, started_at, NULL, attempt, traceparent, grp "
      "FROM jobs_done WHERE" IN_IDS " AND status IN ('dead', 'cancelled')",
      1},
     {"DELETE FROM jobs_done WHERE" IN_IDS " AND status IN ('dead', 'cancelled')", 0},
@@ -41,7 +41,7 @@ static const struct bulk_step cancel_steps[] = {
      "SELECT id, queue, type, payload, 'cancelled', priority, run_at, attempt, max_attempts, "
      "  idempotency_key, schedule, scheduled_for, worker_id, NULL, timeout_ms, "
      "  cancel_requested, last_error, result, created_at, started_at, ?2, attempt_floor, "
-     "  traceparent "
+     "  traceparent, grp "
      "FROM jobs WHERE" IN_IDS " AND status = 'pending'",
      2},
     {"DELETE FROM jobs WHERE" IN_IDS " AND status = 'pending'", 0},
@@ -51,7 +51,7 @@ static const struct bulk_step cancel_steps[] = {
      "SELECT id, queue, type, payload, 'cancelled', priority, run_at, attempt, max_attempts, "
      "  idempotency_key, schedule, scheduled_for, worker_id, NULL, timeout_ms, "
      "  cancel_requested, last_error, result, created_at, started_at, ?2, attempt_floor, "
-     "  traceparent "
+     "  traceparent, grp "
      "FROM jobs_waiting WHERE" IN_IDS,
      2},
     {"DELETE FROM jobs_waiting WHERE" IN_IDS, 0},

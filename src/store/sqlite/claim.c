@@ -30,7 +30,15 @@ sq_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
      * WAL mode) spares them the write lock when nothing is due. A job that
      * becomes due right after this check is claimed at the next poll.
      */
-    if ((rc = sq_any_due(s, req, now, limited ? "paused = 1" : QLIMITS_HELD_SQ, err)) <= 0)
+    rc = sq_any_due(s, req, now, limited ? "paused = 1" : QLIMITS_HELD_SQ, err);
+    if (rc == 0 && !limited && qlimits_cache_recheck(&s->qlim)) {
+        /* Nothing: a queue may have become grouped since the list was read. */
+        qlimits_cache_invalidate(&s->qlim);
+        if ((rc = sq_qlimits_covers(s, req, &limited, err)) != JOBD_OK)
+            return rc;
+        rc = limited ? sq_any_due(s, req, now, "paused = 1", err) : 0;
+    }
+    if (rc <= 0)
         return rc;
     /*
      * The statement picks the due jobs in claim order through the partial

@@ -99,23 +99,25 @@ settle(struct sqlite_store *s, int64_t c, int64_t at, struct jobd_error *err)
     if (rc == 1)
         sq_reset(stmt);
     if (!cancel) {
-        rc = run2(s,
-                  "INSERT INTO jobs (" SQ_JOB_COLS ") SELECT id, queue, type, payload, 'pending', "
-                  "priority, max(run_at, ?2), attempt, max_attempts, idempotency_key, schedule, "
-                  "scheduled_for, NULL, NULL, timeout_ms, 0, last_error, result, created_at, "
-                  "started_at, NULL, attempt_floor, traceparent FROM jobs_waiting WHERE id = ?1",
-                  c, at, true, err);
+        rc = run2(
+            s,
+            "INSERT INTO jobs (" SQ_JOB_COLS ") SELECT id, queue, type, payload, 'pending', "
+            "priority, max(run_at, ?2), attempt, max_attempts, idempotency_key, schedule, "
+            "scheduled_for, NULL, NULL, timeout_ms, 0, last_error, result, created_at, "
+            "started_at, NULL, attempt_floor, traceparent, grp FROM jobs_waiting WHERE id = ?1",
+            c, at, true, err);
     } else {
         if ((rc = run2(s, "UPDATE job_deps SET cause = 1 WHERE parent = ?2 AND child = ?1", c, bad,
                        true, err)) != JOBD_OK)
             return rc;
-        if ((rc = sq_prepare(s,
-                             "INSERT INTO jobs_done (" SQ_JOB_COLS ") SELECT id, queue, type, "
-                             "payload, 'cancelled', priority, run_at, attempt, max_attempts, "
-                             "idempotency_key, schedule, scheduled_for, NULL, NULL, timeout_ms, 0, "
-                             "?3, result, created_at, started_at, ?2, attempt_floor, traceparent "
-                             "FROM jobs_waiting WHERE id = ?1",
-                             &stmt, err)) != JOBD_OK)
+        if ((rc = sq_prepare(
+                 s,
+                 "INSERT INTO jobs_done (" SQ_JOB_COLS ") SELECT id, queue, type, "
+                 "payload, 'cancelled', priority, run_at, attempt, max_attempts, "
+                 "idempotency_key, schedule, scheduled_for, NULL, NULL, timeout_ms, 0, "
+                 "?3, result, created_at, started_at, ?2, attempt_floor, traceparent, grp "
+                 "FROM jobs_waiting WHERE id = ?1",
+                 &stmt, err)) != JOBD_OK)
             return rc;
         sqlite3_bind_int64(stmt, 1, c);
         sqlite3_bind_int64(stmt, 2, at);
@@ -127,7 +129,7 @@ settle(struct sqlite_store *s, int64_t c, int64_t at, struct jobd_error *err)
     return run2(s, "DELETE FROM jobs_waiting WHERE id = ?1", c, 0, false, err);
 }
 
-/* p's waiting children with no parent left to end (job_deps_open, migration 21) */
+/* p's waiting children with no parent left to end (job_deps_open, migration 22) */
 #define SQ_READY_KIDS(w)                                                                           \
     " IN (SELECT d.child FROM job_deps d WHERE d.parent = ?1) AND NOT EXISTS (SELECT 1 FROM"       \
     " job_deps o WHERE o.child = " w " AND o.ended_status IS NULL)"
@@ -184,7 +186,7 @@ parent_ended(struct sqlite_store *s, int64_t p, int64_t at, struct jobd_error *e
                    "INSERT INTO jobs (" SQ_JOB_COLS ") SELECT id, queue, type, payload, 'pending', "
                    "priority, max(run_at, ?2), attempt, max_attempts, idempotency_key, schedule, "
                    "scheduled_for, NULL, NULL, timeout_ms, 0, last_error, result, created_at, "
-                   "started_at, NULL, attempt_floor, traceparent FROM jobs_waiting w WHERE "
+                   "started_at, NULL, attempt_floor, traceparent, grp FROM jobs_waiting w WHERE "
                    "w.id" SQ_READY_KIDS("w.id") " AND NOT" SQ_SOME_FAILED("w.id") " ORDER BY w.id",
                    p, at, true, err)) != JOBD_OK)
         return rc;
@@ -211,7 +213,7 @@ parent_reopened(struct sqlite_store *s, int64_t p, struct jobd_error *err)
                   "INSERT INTO jobs_waiting (" SQ_JOB_COLS ") SELECT id, queue, type, payload, "
                   "'waiting', priority, run_at, attempt, max_attempts, idempotency_key, schedule, "
                   "scheduled_for, NULL, NULL, timeout_ms, 0, last_error, result, created_at, "
-                  "started_at, NULL, attempt_floor, traceparent FROM jobs_done WHERE id = ?1",
+                  "started_at, NULL, attempt_floor, traceparent, grp FROM jobs_done WHERE id = ?1",
                   kids[i], 0, false, err);
         if (rc == JOBD_OK)
             rc = run2(s, "DELETE FROM jobs_done WHERE id = ?1", kids[i], 0, false, err);
@@ -316,7 +318,7 @@ sq_deps_enqueued(struct sqlite_store *s, const struct job_spec *spec, const char
                    "INSERT INTO jobs_waiting (" SQ_JOB_COLS ") SELECT id, queue, type, payload, "
                    "'waiting', priority, run_at, attempt, max_attempts, idempotency_key, schedule, "
                    "scheduled_for, NULL, NULL, timeout_ms, 0, last_error, result, created_at, "
-                   "started_at, NULL, attempt_floor, traceparent FROM jobs WHERE id = ?1",
+                   "started_at, NULL, attempt_floor, traceparent, grp FROM jobs WHERE id = ?1",
                    id, 0, false, err)) != JOBD_OK ||
         (rc = run2(s, "DELETE FROM jobs WHERE id = ?1", id, 0, false, err)) != JOBD_OK)
         return rc;
@@ -387,13 +389,13 @@ sq_op_deps_attach(struct store *st, struct job *v, size_t n, struct jobd_error *
 int
 sq_deps_cancel_waiting(struct sqlite_store *s, int64_t id, int64_t now, struct jobd_error *err)
 {
-    int rc = run2(
-        s,
-        "INSERT INTO jobs_done (" SQ_JOB_COLS ") SELECT id, queue, type, payload, "
-        "'cancelled', priority, run_at, attempt, max_attempts, idempotency_key, "
-        "schedule, scheduled_for, NULL, NULL, timeout_ms, 0, last_error, result, "
-        "created_at, started_at, ?2, attempt_floor, traceparent FROM jobs_waiting WHERE id = ?1",
-        id, now, true, err);
+    int rc = run2(s,
+                  "INSERT INTO jobs_done (" SQ_JOB_COLS ") SELECT id, queue, type, payload, "
+                  "'cancelled', priority, run_at, attempt, max_attempts, idempotency_key, "
+                  "schedule, scheduled_for, NULL, NULL, timeout_ms, 0, last_error, result, "
+                  "created_at, started_at, ?2, attempt_floor, traceparent, grp FROM jobs_waiting "
+                  "WHERE id = ?1",
+                  id, now, true, err);
     if (rc != JOBD_OK)
         return rc;
     if (sqlite3_changes(s->db) == 0)

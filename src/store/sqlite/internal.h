@@ -50,6 +50,8 @@ struct sqlite_store {
     size_t next_evict; /* round-robin victim once the cache is full */
     struct sq_cached cache[SQ_CACHE_MAX];
     struct qlimits_cache qlim; /* the limited queues (qlimits.h) */
+    int64_t groups_forgot_us;  /* monotonic: the last sq_groups_forget of a claim */
+    char *group_cursor;        /* the claimed queue's round-robin cursor (qlimits_cursor) */
     struct sq_stats stats;     /* the open transaction's counts (sqlite/stats.c) */
 };
 
@@ -62,8 +64,8 @@ struct sqlite_store {
     "id, queue, type, payload, status, priority, run_at, attempt, max_attempts, "                  \
     "idempotency_key, schedule, scheduled_for, worker_id, lease_expires_at, "                      \
     "timeout_ms, cancel_requested, last_error, result, created_at, started_at, "                   \
-    "finished_at, attempt_floor, traceparent"
-#define SQ_JOB_NCOLS 23
+    "finished_at, attempt_floor, traceparent, grp"
+#define SQ_JOB_NCOLS 24
 
 static inline struct sqlite_store *
 sq_of(struct store *st)
@@ -152,6 +154,24 @@ int sq_qlimits_covers(struct sqlite_store *s, const struct claim_req *req, bool 
 int sq_qlimits_claim(struct sqlite_store *s, const struct claim_req *req, struct job_list *out,
                      int *left, struct jobd_error *err);
 int sq_qlimits_fill(struct sqlite_store *s, struct queue_stat *v, size_t n, struct jobd_error *err);
+
+/*
+ * Groups (sqlite/groups.c; docs/DESIGN.md, Groups). sq_groups_noted: a job
+ * of group (NULL = none) was just enqueued into queue: marks the queue
+ * grouped and notes the group ('' for none, in a grouped queue). sq_groups_claim: the fair claim of grouped queue q, up to n
+ * due jobs of req's types onto out, within lim's group limits (NULL =
+ * none), in the caller's write transaction; window_us starts lim's
+ * group_rate window. sq_groups_forget: forgets q's groups with nothing
+ * pending and no running rate window (rate_per_ms 0 = no group_rate), and
+ * unmarks q when none of its pending jobs has a group.
+ */
+int sq_groups_noted(struct sqlite_store *s, const char *queue, const char *group,
+                    struct jobd_error *err);
+int sq_groups_claim(struct sqlite_store *s, const char *q, const struct claim_req *req, int n,
+                    int64_t now, const struct qlimits_row *lim, int64_t window_us,
+                    struct job_list *out, struct jobd_error *err);
+int sq_groups_forget(struct sqlite_store *s, const char *q, int64_t rate_per_ms, int64_t now,
+                     struct jobd_error *err);
 
 /*
  * The file behind the path (sqlite/file.c). sq_file_before_open: a

@@ -32,7 +32,7 @@ sq_finish_job(struct sqlite_store *s, int64_t id, const struct sq_finish *f, str
         "  idempotency_key, schedule, scheduled_for, worker_id, NULL, timeout_ms, "
         "  cancel_requested, CASE WHEN ?5 THEN ?6 ELSE last_error END, "
         "  CASE WHEN ?7 THEN ?8 ELSE result END, created_at, started_at, ?4, attempt_floor, "
-        "  traceparent, lease_token_hash "
+        "  traceparent, grp, lease_token_hash "
         "FROM jobs WHERE id = ?1 AND status = ?2 AND (?9 IS NULL OR attempt = ?9) "
         "RETURNING queue";
     sqlite3_stmt *stmt;

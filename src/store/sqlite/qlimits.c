@@ -24,13 +24,20 @@ sq_op_queue_limits(struct store *st, const char *queue, const struct queue_limit
     if (rc != JOBD_OK)
         return rc;
     sqlite3_stmt *stmt;
-    rc = sq_prepare(s,
-                    "INSERT INTO queues (name, max_running, rate_limit, rate_per_ms) "
-                    "VALUES (?1, ?3, ?5, ?6) ON CONFLICT (name) DO UPDATE SET "
-                    " max_running = CASE WHEN ?2 THEN excluded.max_running ELSE max_running END,"
-                    " rate_limit = CASE WHEN ?4 THEN excluded.rate_limit ELSE rate_limit END,"
-                    " rate_per_ms = CASE WHEN ?4 THEN excluded.rate_per_ms ELSE rate_per_ms END",
-                    &stmt, err);
+    rc = sq_prepare(
+        s,
+        "INSERT INTO queues (name, max_running, rate_limit, rate_per_ms, group_max_running,"
+        "  group_rate_limit, group_rate_per_ms) "
+        "VALUES (?1, ?3, ?5, ?6, ?8, ?10, ?11) ON CONFLICT (name) DO UPDATE SET "
+        " max_running = CASE WHEN ?2 THEN excluded.max_running ELSE max_running END,"
+        " rate_limit = CASE WHEN ?4 THEN excluded.rate_limit ELSE rate_limit END,"
+        " rate_per_ms = CASE WHEN ?4 THEN excluded.rate_per_ms ELSE rate_per_ms END,"
+        " group_max_running = CASE WHEN ?7 THEN excluded.group_max_running"
+        "                     ELSE group_max_running END,"
+        " group_rate_limit = CASE WHEN ?9 THEN excluded.group_rate_limit ELSE group_rate_limit END,"
+        " group_rate_per_ms = CASE WHEN ?9 THEN excluded.group_rate_per_ms"
+        "                     ELSE group_rate_per_ms END",
+        &stmt, err);
     if (rc != JOBD_OK) {
         sq_rollback(s);
         return rc;
@@ -41,6 +48,11 @@ sq_op_queue_limits(struct store *st, const char *queue, const struct queue_limit
     sqlite3_bind_int(stmt, 4, c->set_rate);
     sq_bind_opt(stmt, 5, c->set_rate ? c->rate_limit : 0);
     sq_bind_opt(stmt, 6, c->set_rate && c->rate_limit > 0 ? c->rate_per_ms : 0);
+    sqlite3_bind_int(stmt, 7, c->set_group_max_running);
+    sq_bind_opt(stmt, 8, c->set_group_max_running ? c->group_max_running : 0);
+    sqlite3_bind_int(stmt, 9, c->set_group_rate);
+    sq_bind_opt(stmt, 10, c->set_group_rate ? c->group_rate_limit : 0);
+    sq_bind_opt(stmt, 11, c->set_group_rate && c->group_rate_limit > 0 ? c->group_rate_per_ms : 0);
     if ((rc = sq_step_done(s, stmt, "set queue limits", err)) != JOBD_OK) {
         sq_rollback(s);
         return rc;
@@ -54,24 +66,37 @@ static int
 refresh(struct sqlite_store *s, struct jobd_error *err)
 {
     sqlite3_stmt *stmt;
-    int rc = sq_prepare(s,
-                        "SELECT name FROM queues "
-                        "WHERE max_running IS NOT NULL OR rate_limit IS NOT NULL",
-                        &stmt, err);
+    int rc = sq_prepare(
+        s,
+        "SELECT name, (max_running IS NOT NULL OR rate_limit IS NOT NULL)"
+        " + 2 * (grouped = 1 OR group_max_running IS NOT NULL OR group_rate_limit IS NOT NULL)"
+        " + 4 * (group_max_running IS NOT NULL OR group_rate_limit IS NOT NULL)"
+        " FROM queues WHERE " QLIMITS_PATH_WHERE,
+        &stmt, err);
     if (rc != JOBD_OK)
         return rc;
     char **names = NULL;
+    unsigned char *kinds = NULL;
     size_t n = 0, cap = 0;
     while ((rc = sq_step_row(s, stmt, "read queue limits", err)) == 1) {
         const char *name = (const char *)sqlite3_column_text(stmt, 0);
-        char **nv = n == cap ? realloc(names, (cap = cap ? cap * 2 : 4) * sizeof *nv) : names;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 4;
+            char **nv = realloc(names, cap * sizeof *nv);
+            names = nv != NULL ? nv : names;
+            unsigned char *kv = realloc(kinds, cap);
+            kinds = kv != NULL ? kv : kinds;
+            if (nv == NULL || kv == NULL) {
+                rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+                break;
+            }
+        }
         char *copy = name != NULL ? strdup(name) : NULL;
-        if (nv == NULL || copy == NULL) {
-            free(copy);
+        if (copy == NULL) {
             rc = jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
             break;
         }
-        names = nv;
+        kinds[n] = (unsigned char)sqlite3_column_int(stmt, 1);
         names[n++] = copy;
     }
     sq_reset(stmt);
@@ -79,9 +104,10 @@ refresh(struct sqlite_store *s, struct jobd_error *err)
         while (n > 0)
             free(names[--n]);
         free(names);
+        free(kinds);
         return rc;
     }
-    qlimits_cache_set(&s->qlim, names, n);
+    qlimits_cache_set(&s->qlim, names, kinds, n);
     return JOBD_OK;
 }
 
@@ -106,7 +132,8 @@ ql_read(void *b, const char *q, struct qlimits_row *row, int64_t *now_us, bool *
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s,
                         "SELECT paused, max_running, rate_limit, rate_per_ms, "
-                        "rate_window_us, rate_count FROM queues WHERE name = ?1",
+                        "rate_window_us, rate_count, grouped, group_max_running, "
+                        "group_rate_limit, group_rate_per_ms FROM queues WHERE name = ?1",
                         &stmt, err);
     if (rc != JOBD_OK)
         return rc;
@@ -121,6 +148,10 @@ ql_read(void *b, const char *q, struct qlimits_row *row, int64_t *now_us, bool *
         row->rate_per_ms = sqlite3_column_int64(stmt, 3);
         row->window_us = sqlite3_column_int64(stmt, 4);
         row->rate_count = sqlite3_column_int(stmt, 5);
+        row->grouped = sqlite3_column_int(stmt, 6) != 0;
+        row->group_max_running = sqlite3_column_int(stmt, 7);
+        row->group_rate_limit = sqlite3_column_int(stmt, 8);
+        row->group_rate_per_ms = sqlite3_column_int64(stmt, 9);
     }
     sq_reset(stmt);
     *now_us = sq_now(s);
@@ -156,8 +187,11 @@ only(const struct claim_req *req, const char **q)
 
 static int
 ql_claim(void *b, const char *q, const struct claim_req *req, int n, int64_t now_us,
-         struct job_list *out, struct jobd_error *err)
+         const struct qlimits_row *row, int64_t group_window_us, struct job_list *out,
+         struct jobd_error *err)
 {
+    if (row->grouped || row->group_max_running > 0 || row->group_rate_limit > 0)
+        return sq_groups_claim(b, q, req, n, now_us, row, group_window_us, out, err);
     struct claim_req r = only(req, &q);
     return sq_claim_due(b, &r, n, now_us, SQ_HELD_NONE, out, err);
 }
@@ -205,8 +239,22 @@ sq_qlimits_claim(struct sqlite_store *s, const struct claim_req *req, struct job
         if (!qlimits_req_covers(req, q))
             continue;
         size_t before = out->n;
-        rc = qlimits_claim_queue(&sq_ql_backend, s, q, req, *left, out, &held, err);
+        char spare[JOB_GROUP_MAX + 1] = "";
+        s->group_cursor = qlimits_cursor(&s->qlim, i);
+        if (s->group_cursor == NULL)
+            s->group_cursor = spare;
+        if (s->qlim.kinds[i] == QLIMITS_KIND_GROUPED) { /* no limit to read */
+            struct claim_req r = only(req, &q);
+            int due = sq_any_due(s, &r, sq_now(s), "paused = 1", err);
+            if (due == 1)
+                rc = sq_groups_claim(s, q, req, *left, sq_now(s), NULL, 0, out, err);
+            else
+                rc = due;
+        } else {
+            rc = qlimits_claim_queue(&sq_ql_backend, s, q, req, *left, out, &held, err);
+        }
         *left -= (int)(out->n - before);
+        s->group_cursor = NULL;
     }
     if (req->held_until_us != NULL)
         *req->held_until_us = held;
@@ -218,8 +266,10 @@ sq_qlimits_fill(struct sqlite_store *s, struct queue_stat *v, size_t n, struct j
 {
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s,
-                        "SELECT name, max_running, rate_limit, rate_per_ms FROM queues "
-                        "WHERE max_running IS NOT NULL OR rate_limit IS NOT NULL",
+                        "SELECT name, max_running, rate_limit, rate_per_ms, group_max_running,"
+                        " group_rate_limit, group_rate_per_ms FROM queues"
+                        " WHERE max_running IS NOT NULL OR rate_limit IS NOT NULL"
+                        "    OR group_max_running IS NOT NULL OR group_rate_limit IS NOT NULL",
                         &stmt, err);
     if (rc != JOBD_OK)
         return rc;
@@ -230,6 +280,9 @@ sq_qlimits_fill(struct sqlite_store *s, struct queue_stat *v, size_t n, struct j
                 v[i].max_running = sqlite3_column_int(stmt, 1);
                 v[i].rate_limit = sqlite3_column_int(stmt, 2);
                 v[i].rate_per_ms = sqlite3_column_int64(stmt, 3);
+                v[i].group_max_running = sqlite3_column_int(stmt, 4);
+                v[i].group_rate_limit = sqlite3_column_int(stmt, 5);
+                v[i].group_rate_per_ms = sqlite3_column_int64(stmt, 6);
             }
     }
     sq_reset(stmt);

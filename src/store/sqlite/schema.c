@@ -455,6 +455,30 @@ static const struct sq_migration sq_migrations[] = {
      "CREATE INDEX enqueue_keys_job ON enqueue_keys (job_id);"
      "CREATE INDEX enqueue_keys_until ON enqueue_keys (until) WHERE until IS NOT NULL;"},
     {21,
+     /* Groups (docs/MODEL.md, Groups; docs/DESIGN.md, Groups; sqlite/groups.c).
+      * grp is a column of the three job tables (SQ_JOB_COLS), so that the
+      * fair claim finds each group's head with one probe of
+      * jobs_group_claim ("grp IS ?", NULL for the jobs without a group,
+      * which job_groups names '', a name no group may have). job_groups: a row per (queue, group) with pending jobs, in
+      * name order for the claim's round robin, with its count of starts in
+      * the current group_rate window. queues.grouped hands the queue to the
+      * fair claim. */
+     "ALTER TABLE jobs ADD COLUMN grp TEXT;"
+     "ALTER TABLE jobs_done ADD COLUMN grp TEXT;"
+     "ALTER TABLE jobs_waiting ADD COLUMN grp TEXT;"
+     "CREATE INDEX jobs_group_claim ON jobs (queue, grp, priority DESC, run_at, id)"
+     "  WHERE status = 'pending';"
+     "CREATE TABLE job_groups ("
+     "  queue TEXT NOT NULL,"
+     "  grp TEXT NOT NULL,"
+     "  rate_window_us INTEGER NOT NULL DEFAULT 0,"
+     "  rate_count INTEGER NOT NULL DEFAULT 0,"
+     "  PRIMARY KEY (queue, grp)) WITHOUT ROWID;"
+     "ALTER TABLE queues ADD COLUMN grouped INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE queues ADD COLUMN group_max_running INTEGER CHECK (group_max_running >= 1);"
+     "ALTER TABLE queues ADD COLUMN group_rate_limit INTEGER CHECK (group_rate_limit >= 1);"
+     "ALTER TABLE queues ADD COLUMN group_rate_per_ms INTEGER CHECK (group_rate_per_ms >= 1);"},
+    {22,
      /* Dependencies released fast (docs/DESIGN.md, Dependencies): a
       * child's open edges found without reading its ended ones, so the
       * check "no parent left to end" costs one probe, not one step per

@@ -213,6 +213,8 @@ sq_row_job(sqlite3_stmt *stmt, int c, struct job *out)
         out->attempt_floor = sqlite3_column_int(stmt, c + 21);
     if (sqlite3_column_count(stmt) > c + 22)
         out->traceparent = sq_col_strdup(stmt, c + 22, &oom);
+    if (sqlite3_column_count(stmt) > c + 23)
+        out->group = sq_col_strdup(stmt, c + 23, &oom);
     if (oom) {
         job_fini(out);
         return JOBD_E_NOMEM;

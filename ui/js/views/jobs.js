@@ -4,10 +4,11 @@
 // (RUN AT), find by id or idempotency key, cursor paging
 // (GET /v1/jobs, newest first), and bulk retry/cancel/delete of the
 // selected jobs (POST /v1/jobs/bulk with their ids, after a confirmation
-// that states the count).
+// that states the count). Filtered by a queue, the queue's busiest
+// groups (GET /v1/queues/{name}/groups: docs/MODEL.md, Groups) above the list.
 import { html } from '../html.js';
 import { app, update, refresh } from '../state.js';
-import { get, post, query } from '../api.js';
+import { get, post, query, enc } from '../api.js';
 import { link, go } from '../route.js';
 import { ago, num, runAt } from '../format.js';
 import { can } from '../roles.js';
@@ -29,8 +30,20 @@ export async function load(route, signal) {
   const p = {};
   // scan: a search's budget (docs/API.md, Search), from the URL only.
   for (const k of [...FILTERS, 'after', 'scan']) if (route.params[k]) p[k] = route.params[k];
-  const r = await get(`/v1/jobs${query({ ...p, limit: PAGE })}`, signal);
-  update({ data: { jobs: r.jobs || [], next: r.next || null, partial: !!r.partial } });
+  const groups = p.queue
+    ? get(`/v1/queues/${enc(p.queue)}/groups?limit=5`, signal).catch(() => ({ groups: [] }))
+    : Promise.resolve({ groups: [] });
+  const [r, g] = await Promise.all([get(`/v1/jobs${query({ ...p, limit: PAGE })}`, signal), groups]);
+  update({ data: { jobs: r.jobs || [], next: r.next || null, partial: !!r.partial,
+    groups: (g.groups || []).filter((x) => x.group !== null) } });
+}
+
+// The queue's busiest groups, when its jobs have groups.
+function Groups({ groups }) {
+  if (!groups || !groups.length) return null;
+  return html`<p class="groups muted" aria-label="Busiest groups">Busiest groups:
+    ${groups.map((g, i) => html`${i ? ', ' : ' '}<span class="group" data-group=${g.group}>
+      <strong>${g.group}</strong> ${num(g.pending)} pending, ${num(g.running)} running</span>`)}</p>`;
 }
 
 // A change of a job of the filters' queue and type may add, drop or change
@@ -203,6 +216,7 @@ export function view() {
   return html`<section>
     <h1>Jobs</h1>
     <${Filters} p=${p} />
+    <${Groups} groups=${d.groups} />
     ${!d.jobs ? html`<p class="muted">Loading…</p>`
       : !d.jobs.length ? html`<${Empty}>${filtered
         ? html`<p>No job matches these filters. <a href=${link('jobs')}>Clear them</a> to see every job.</p>`
