@@ -525,6 +525,37 @@ TEST(deps_two_parents_ending_at_once_release_children_once)
     fx_close(&f);
 }
 
+/* A released or cancelled child keeps its group (docs/MODEL.md, Groups), on every path. */
+TEST(deps_release_keeps_the_group)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t p[3] = {enq(&f, "t", NULL, 0, 0), enq(&f, "t", NULL, 0, 0), enq(&f, "t", NULL, 0, 0)};
+    const char *g[4] = {"g0", "g1", "g2", "g3"};
+    int64_t kid[4];
+    for (int i = 0; i < 4; i++) { /* two children of p[0] (a set), one each of p[1], p[2] */
+        struct job_spec s = {
+            .type = "t", .group = g[i], .depends_on = &p[i ? i - 1 : 0], .n_depends_on = 1};
+        kid[i] = enq_spec(&f, &s);
+    }
+    struct job_list l = {0}; /* the parents, claimed before any child is pending */
+    claim(&f, 10, 60000, &l);
+    ASSERT_EQ(l.n, 3);
+    for (size_t i = 0; i < l.n; i++)
+        ASSERT_OK(l.v[i].id == p[2]
+                      ? store_fail(f.st, p[2], l.v[i].attempt, "boom", false, 0, NULL, &f.err)
+                      : store_complete(f.st, l.v[i].id, l.v[i].attempt, NULL, NULL, &f.err),
+                  &f.err);
+    job_list_fini(&l);
+    for (int i = 0; i < 4; i++) {
+        struct job j = getj(&f, kid[i]);
+        ASSERT_EQ(j.status, i == 3 ? JOB_CANCELLED : JOB_PENDING);
+        ASSERT_STR_EQ(j.group, g[i]);
+        job_fini(&j);
+    }
+    fx_close(&f);
+}
+
 /* A claimed child carries its parents for its handler (docs/WORKER.md, Parents). */
 TEST(deps_claim_carries_parents)
 {
