@@ -77,18 +77,63 @@ parse_step(struct api_call *c, json_t *item, size_t i, struct parsed *p, bool *u
                         err);
 }
 
-/* {"id": W, "jobs": {ref: job id}} of workflow w as stored. */
+/*
+ * {"id": W, "jobs": {ref: job id}}: the n steps' refs and the jobs the
+ * store gave them (a replay leaves out a ref its workflow does not have).
+ */
 static json_t *
-submitted_json(const struct workflow *w)
+submitted_json(int64_t id, const struct workflow_step_spec *steps, const int64_t *ids, size_t n)
 {
     json_t *jobs = json_object();
-    json_t *o = jobs ? json_pack("{s:I,s:o}", "id", (json_int_t)w->id, "jobs", jobs) : NULL;
-    for (size_t i = 0; o && i < w->n_steps; i++)
-        if (json_object_set_new(jobs, w->steps[i].ref, json_integer(w->steps[i].job_id)) != 0) {
+    json_t *o = jobs ? json_pack("{s:I,s:o}", "id", (json_int_t)id, "jobs", jobs) : NULL;
+    for (size_t i = 0; o && i < n; i++)
+        if (ids[i] != 0 && json_object_set_new(jobs, steps[i].ref, json_integer(ids[i])) != 0) {
             json_decref(o);
             o = NULL;
         }
     return o;
+}
+
+/*
+ * The steps of arr into p, and *ids (calloc'd, one per step) for the
+ * store's answer; false after answering 400 (or 500).
+ */
+static bool
+parse_steps(struct api_call *c, json_t *arr, struct parsed *p, int64_t **ids)
+{
+    struct jobd_error err = {0};
+    if (!json_is_array(arr) || json_array_size(arr) == 0) {
+        api_error(c->resp, 400, "invalid_field", "steps",
+                  "steps must be a non-empty array of step objects");
+        return false;
+    }
+    size_t n = json_array_size(arr);
+    if (n > WORKFLOW_STEPS_MAX) {
+        api_error(c->resp, 400, "invalid_field", "steps",
+                  "a workflow holds at most %d steps, not %zu", WORKFLOW_STEPS_MAX, n);
+        return false;
+    }
+    p->n = n;
+    p->steps = calloc(n, sizeof *p->steps);
+    p->owned = calloc(n, sizeof *p->owned);
+    p->copies = calloc(n, sizeof *p->copies);
+    *ids = calloc(n, sizeof **ids);
+    if (!p->steps || !p->owned || !p->copies || !*ids) {
+        api_error(c->resp, 500, "internal", NULL, "out of memory");
+        return false;
+    }
+    bool unknown = false;
+    for (size_t i = 0; i < n; i++) {
+        int rc = parse_step(c, json_array_get(arr, i), i, p, &unknown, &err);
+        if (rc != JOBD_OK) {
+            if (unknown)
+                api_error(c->resp, 400, "unknown_field", err.field, "%s", err.msg);
+            else
+                api_error_from(c->resp, rc, &err);
+            return false;
+        }
+    }
+    return true;
 }
 
 void
@@ -101,44 +146,14 @@ h_workflow_submit(struct api_call *c)
     struct jobd_error err = {0};
     int64_t *ids = NULL;
     struct workflow_spec spec = {0};
-    json_t *arr = json_object_get(o, "steps");
     if (jobjson_get_str(o, "name", NULL, true, &spec.name, &err) != JOBD_OK ||
         jobjson_get_str(o, "idempotency_key", NULL, false, &spec.idempotency_key, &err) !=
             JOBD_OK) {
         api_error_from(c->resp, JOBD_E_INVALID, &err);
         goto out;
     }
-    if (!json_is_array(arr) || json_array_size(arr) == 0) {
-        api_error(c->resp, 400, "invalid_field", "steps",
-                  "steps must be a non-empty array of step objects");
+    if (!parse_steps(c, json_object_get(o, "steps"), &p, &ids))
         goto out;
-    }
-    p.n = json_array_size(arr);
-    if (p.n > WORKFLOW_STEPS_MAX) {
-        api_error(c->resp, 400, "invalid_field", "steps",
-                  "a workflow holds at most %d steps, not %zu", WORKFLOW_STEPS_MAX, p.n);
-        p.n = 0;
-        goto out;
-    }
-    p.steps = calloc(p.n, sizeof *p.steps);
-    p.owned = calloc(p.n, sizeof *p.owned);
-    p.copies = calloc(p.n, sizeof *p.copies);
-    ids = calloc(p.n, sizeof *ids);
-    if (!p.steps || !p.owned || !p.copies || !ids) {
-        api_error(c->resp, 500, "internal", NULL, "out of memory");
-        goto out;
-    }
-    bool unknown = false;
-    for (size_t i = 0; i < p.n; i++) {
-        int rc = parse_step(c, json_array_get(arr, i), i, &p, &unknown, &err);
-        if (rc != JOBD_OK) {
-            if (unknown)
-                api_error(c->resp, 400, "unknown_field", err.field, "%s", err.msg);
-            else
-                api_error_from(c->resp, rc, &err);
-            goto out;
-        }
-    }
     spec.steps = p.steps;
     spec.n = p.n;
     struct store *st;
@@ -147,9 +162,6 @@ h_workflow_submit(struct api_call *c)
     int64_t id = 0;
     bool replayed = false;
     int rc = store_workflow_submit(st, &spec, &id, ids, &replayed, &err);
-    struct workflow w = {0};
-    if (rc == JOBD_OK)
-        rc = store_workflow_get(st, id, &w, &err);
     api_store_put(c, st, rc);
     if (rc == JOBD_E_CONFLICT)
         api_error(c->resp, 409, "idempotency_conflict",
@@ -162,10 +174,68 @@ h_workflow_submit(struct api_call *c)
             if (c->ctx->wake)
                 wakeup_signal(c->ctx->wake);
         }
-        api_json_take(c->resp, replayed ? 200 : 201, jobjson_dump_take(submitted_json(&w)));
+        api_json_take(c->resp, replayed ? 200 : 201,
+                      jobjson_dump_take(submitted_json(id, p.steps, ids, p.n)));
     }
-    workflow_fini(&w);
 out:
+    parsed_fini(&p);
+    free(ids);
+    json_decref(o);
+}
+
+static const char *const add_fields[] = {"steps", "before", NULL};
+
+/* The answer of POST /v1/workflows/{id}/steps for the store's rc. */
+static void
+reply_added(struct api_call *c, int rc, const struct jobd_error *err, const struct parsed *p,
+            const int64_t *ids)
+{
+    if (rc == JOBD_E_NOTFOUND) {
+        api_error(c->resp, 404, "not_found", "id", "no workflow with id %" PRId64, c->id);
+    } else if (rc == JOBD_E_CONFLICT) {
+        api_error(c->resp, 409, "step_not_waiting", err->field, "%s", err->msg);
+    } else if (rc == JOBD_E_STATE) {
+        api_error(c->resp, 409, "workflow_finished", "status", "%s", err->msg);
+    } else if (rc != JOBD_OK) {
+        api_error_from(c->resp, rc, err);
+    } else {
+        api_metrics_enqueued(c->ctx->metrics, p->n);
+        if (c->ctx->wake)
+            wakeup_signal(c->ctx->wake);
+        json_t *o = submitted_json(c->id, p->steps, ids, p->n);
+        json_t *jobs = o ? json_incref(json_object_get(o, "jobs")) : NULL;
+        json_decref(o);
+        o = jobs ? json_pack("{s:o}", "jobs", jobs) : NULL;
+        api_json_take(c->resp, 201, jobjson_dump_take(o));
+    }
+}
+
+void
+h_workflow_add_steps(struct api_call *c)
+{
+    json_t *o = api_body_object(c, add_fields);
+    if (o == NULL)
+        return;
+    struct parsed p = {0};
+    struct jobd_error err = {0};
+    int64_t *ids = NULL;
+    const char **before = NULL;
+    size_t n_before = 0;
+    if (jobjson_get_str_array(o, "before", NULL, false, &before, &n_before, &err) != JOBD_OK) {
+        api_error_from(c->resp, JOBD_E_INVALID, &err);
+        goto out;
+    }
+    if (!parse_steps(c, json_object_get(o, "steps"), &p, &ids))
+        goto out;
+    struct workflow_add add = {.steps = p.steps, .n = p.n, .before = before, .n_before = n_before};
+    struct store *st;
+    if (!api_store_get(c, &st))
+        goto out;
+    int rc = store_workflow_add_steps(st, c->id, &add, ids, &err);
+    api_store_put(c, st, rc);
+    reply_added(c, rc, &err, &p, ids);
+out:
+    free((void *)before);
     parsed_fini(&p);
     free(ids);
     json_decref(o);
@@ -231,19 +301,14 @@ fail:
 }
 
 void
-h_workflow_get(struct api_call *c)
+api_reply_workflow(struct api_call *c, int rc, const struct workflow *wp,
+                   const struct jobd_error *err)
 {
-    struct store *st;
-    if (!api_store_get(c, &st))
-        return;
-    struct workflow w = {0};
-    struct jobd_error err = {0};
-    int rc = store_workflow_get(st, c->id, &w, &err);
-    api_store_put(c, st, rc);
+    const struct workflow w = *wp;
     if (rc == JOBD_E_NOTFOUND) {
         api_error(c->resp, 404, "not_found", "id", "no workflow with id %" PRId64, c->id);
     } else if (rc != JOBD_OK) {
-        api_error_from(c->resp, rc, &err);
+        api_error_from(c->resp, rc, err);
     } else {
         json_t *o = json_object();
         if (o != NULL &&
@@ -259,6 +324,19 @@ h_workflow_get(struct api_call *c)
         }
         api_json_take(c->resp, 200, jobjson_dump_take(o));
     }
+}
+
+void
+h_workflow_get(struct api_call *c)
+{
+    struct store *st;
+    if (!api_store_get(c, &st))
+        return;
+    struct workflow w = {0};
+    struct jobd_error err = {0};
+    int rc = store_workflow_get(st, c->id, &w, &err);
+    api_store_put(c, st, rc);
+    api_reply_workflow(c, rc, &w, &err);
     workflow_fini(&w);
 }
 

@@ -61,6 +61,18 @@ void h_job_get(struct api_call *c);
 void h_workflow_submit(struct api_call *c);
 void h_workflow_get(struct api_call *c);
 void h_workflow_list(struct api_call *c);
+void h_workflow_add_steps(struct api_call *c);
+/* h_workflow_ops.c */
+void h_workflow_cancel(struct api_call *c);
+void h_workflow_retry(struct api_call *c);
+void h_workflow_delete(struct api_call *c);
+struct workflow;
+/*
+ * Answers workflow *w as GET /v1/workflows/{id} does (200), or the error of
+ * rc (404 for JOBD_E_NOTFOUND, naming c->id). w and err borrowed.
+ */
+void api_reply_workflow(struct api_call *c, int rc, const struct workflow *w,
+                        const struct jobd_error *err);
 void h_job_list(struct api_call *c);
 void h_job_cancel(struct api_call *c);
 void h_job_retry(struct api_call *c);

@@ -45,6 +45,12 @@ const struct api_route api_routes[] = {
     {"POST", "/v1/workflows", h_workflow_submit, API_BATCH_BODY_MAX, false, API_ROLE_WRITE},
     {"GET", "/v1/workflows/{id}", h_workflow_get, API_BODY_MAX, false, API_ROLE_READ},
     {"GET", "/v1/workflows", h_workflow_list, API_BODY_MAX, false, API_ROLE_READ},
+    {"POST", "/v1/workflows/{id}/steps", h_workflow_add_steps, API_BATCH_BODY_MAX, false,
+     API_ROLE_WRITE},
+    {"POST", "/v1/workflows/{id}/cancel", h_workflow_cancel, API_BODY_MAX, false, API_ROLE_WRITE},
+    {"POST", "/v1/workflows/{id}/retry", h_workflow_retry, API_BODY_MAX, false, API_ROLE_WRITE},
+    /* admin, as DELETE /v1/jobs/{id}: deleting destroys history */
+    {"DELETE", "/v1/workflows/{id}", h_workflow_delete, API_BODY_MAX, false, API_ROLE_ADMIN},
     {"GET", "/v1/queues", h_queue_list, API_BODY_MAX, false, API_ROLE_READ},
     {"POST", "/v1/queues/{name}/pause", h_queue_pause, API_BODY_MAX, false, API_ROLE_WRITE},
     {"POST", "/v1/queues/{name}/resume", h_queue_resume, API_BODY_MAX, false, API_ROLE_WRITE},

@@ -59,6 +59,8 @@ struct store_event;
 struct workflow;
 struct workflow_spec;
 struct workflow_plan;
+struct workflow_add;
+struct workflow_change;
 
 /*
  * Which jobs a list returns. Zero-initialise, then set status: 0 is
@@ -335,6 +337,15 @@ struct store_ops {
      * of that name (NULL = any), into ids (room for limit) */
     int (*workflow_ids)(struct store *st, const char *name, int64_t before_id, int limit,
                         int64_t *ids, size_t *n, struct jobd_error *err);
+    /* store/workflow_ops.c: steps checked (job specs); retry: the dead and
+     * cancelled steps' job ids, parents first; NULL without workflows */
+    int (*workflow_add)(struct store *st, int64_t id, const struct workflow_add *add,
+                        int64_t *job_ids, struct jobd_error *err);
+    int (*workflow_cancel)(struct store *st, int64_t id, struct workflow_change *c,
+                           struct jobd_error *err);
+    int (*workflow_retry)(struct store *st, int64_t id, const int64_t *ids, size_t n,
+                          struct workflow_change *c, struct jobd_error *err);
+    int (*workflow_delete)(struct store *st, int64_t id, struct jobd_error *err);
 };
 
 /* Every backend's struct begins with this. */

@@ -29,23 +29,53 @@ workflow_fini(struct workflow *w)
     }
     free(w->steps);
     free(w->name);
+    free(w->by_job);
     memset(w, 0, sizeof *w);
+}
+
+/* The steps of sort_w by job id (qsort has no context argument). */
+static _Thread_local const struct workflow *sort_w;
+
+static int
+cmp_by_job(const void *a, const void *b)
+{
+    int64_t x = sort_w->steps[*(const size_t *)a].job_id;
+    int64_t y = sort_w->steps[*(const size_t *)b].job_id;
+    return (x > y) - (x < y);
 }
 
 int
 store_workflow_add_parent(struct workflow *w, int64_t child, int64_t parent)
 {
-    for (size_t i = 0; i < w->n_steps; i++) {
-        struct workflow_step *s = &w->steps[i];
-        if (s->job_id != child)
-            continue;
-        int64_t *p = realloc(s->parents, (s->n_parents + 1) * sizeof *p);
+    if (w->by_job == NULL && w->n_steps > 0) {
+        if ((w->by_job = malloc(w->n_steps * sizeof *w->by_job)) == NULL)
+            return JOBD_E_NOMEM;
+        for (size_t i = 0; i < w->n_steps; i++)
+            w->by_job[i] = i;
+        sort_w = w;
+        qsort(w->by_job, w->n_steps, sizeof *w->by_job, cmp_by_job);
+        sort_w = NULL;
+    }
+    size_t lo = 0, hi = w->n_steps;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->steps[w->by_job[mid]].job_id < child)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == w->n_steps || w->steps[w->by_job[lo]].job_id != child)
+        return JOBD_OK;
+    struct workflow_step *s = &w->steps[w->by_job[lo]];
+    /* capacity: the next power of two at or above n */
+    size_t n = s->n_parents;
+    if ((n & (n - 1)) == 0) {
+        int64_t *p = realloc(s->parents, (n ? n * 2 : 1) * sizeof *p);
         if (p == NULL)
             return JOBD_E_NOMEM;
         s->parents = p;
-        s->parents[s->n_parents++] = parent;
-        return JOBD_OK;
     }
+    s->parents[s->n_parents++] = parent;
     return JOBD_OK;
 }
 
@@ -154,7 +184,9 @@ store_workflow_list(struct store *st, const struct workflow_filter *f, struct wo
             free(w->steps[s].parents);
         }
         free(w->steps);
+        free(w->by_job);
         w->steps = NULL;
+        w->by_job = NULL;
         w->n_steps = 0;
         if (f->status >= 0 && w->status != f->status)
             workflow_fini(w);

@@ -46,6 +46,7 @@ struct workflow {
     int64_t counts[JOB_STATUS_COUNT]; /* steps by status (enum job_status) */
     struct workflow_step *steps;      /* in the order they were submitted */
     size_t n_steps;
+    size_t *by_job; /* private to store_workflow_add_parent: steps sorted by job id */
 };
 void workflow_fini(struct workflow *w);
 
@@ -97,7 +98,88 @@ JOBD_MUST_USE int store_workflow_list(struct store *st, const struct workflow_fi
                                       struct workflow **out, size_t *n, int64_t *next,
                                       struct jobd_error *err);
 
-/* For backends: appends parent to the step whose job is child. JOBD_E_NOMEM. */
+/* Steps to add to a running workflow (POST /v1/workflows/{id}/steps). Borrowed. */
+struct workflow_add {
+    const struct workflow_step_spec *steps; /* after: refs of existing or new steps */
+    size_t n;                               /* 1..WORKFLOW_STEPS_MAX */
+    const char *const *before; /* refs of waiting steps that gain every new step as a parent */
+    size_t n_before;
+};
+
+/*
+ * Adds add's steps to workflow id, all or nothing: job_ids[i] (caller's
+ * array of add->n) the job of step i. A new step's parents are existing
+ * steps (counted at once if they ended, as an enqueue's parents are) and
+ * new ones; each before step must still be waiting, and gains every new
+ * step as a parent in the same transaction, under its row lock, so a last
+ * old parent ending at the same time releases it exactly once.
+ * JOBD_E_NOTFOUND (no workflow); JOBD_E_INVALID naming "steps[i].ref" (a
+ * ref the workflow has, or twice), "steps[i].depends_on" (unknown ref, a
+ * cycle), "before[k]" (unknown ref) or a step's field; JOBD_E_CONFLICT
+ * naming "before[k]" for a step no longer waiting; JOBD_E_STATE naming
+ * "status" when every step of the workflow has ended.
+ */
+JOBD_MUST_USE int store_workflow_add_steps(struct store *st, int64_t id,
+                                           const struct workflow_add *add, int64_t *job_ids,
+                                           struct jobd_error *err);
+
+/* What a workflow cancel or retry changed (steps). */
+struct workflow_change {
+    int64_t cancelled; /* waiting or pending -> cancelled */
+    int64_t requested; /* running: cancel requested */
+    int64_t retried;   /* dead or cancelled -> pending or waiting */
+};
+
+/*
+ * Cancels every step of workflow id that has not ended, in one
+ * transaction, as store_cancel cancels one job: waiting and pending steps
+ * are cancelled, running ones get a cancel request. *c (may be NULL) says
+ * how many. JOBD_E_NOTFOUND.
+ */
+JOBD_MUST_USE int store_workflow_cancel(struct store *st, int64_t id, struct workflow_change *c,
+                                        struct jobd_error *err);
+
+/*
+ * Retries every dead or cancelled step of workflow id, in one transaction,
+ * parents before children: a step goes back to pending as store_retry puts
+ * it (fresh attempts), or to waiting while one of its parents has not
+ * ended; a step cancelled for its parent comes back with that parent
+ * (docs/MODEL.md, Dependencies). *c (may be NULL) says how many.
+ * JOBD_E_NOTFOUND.
+ */
+JOBD_MUST_USE int store_workflow_retry(struct store *st, int64_t id, struct workflow_change *c,
+                                       struct jobd_error *err);
+
+/*
+ * Deletes workflow id with every step's job (its key, attempts, progress,
+ * logs and edges) when every step has ended. JOBD_E_STATE naming "status"
+ * otherwise (the message names a step), or naming "depends_on" when a
+ * waiting job outside the workflow depends on a step; JOBD_E_NOTFOUND.
+ */
+JOBD_MUST_USE int store_workflow_delete(struct store *st, int64_t id, struct jobd_error *err);
+
+/*
+ * For backends (store/workflow_ops.c): the steps of add resolved against
+ * workflow w (read inside the backend's transaction): plan.order/off/idx
+ * as workflow_plan gives them among the new steps, ext_off/ext (job ids of
+ * existing parents, step i's at ext[ext_off[i] .. ext_off[i+1])), and the
+ * job ids of the before steps. Free with workflow_add_plan_fini.
+ */
+struct workflow_add_plan {
+    struct workflow_plan plan;
+    size_t *ext_off;
+    int64_t *ext;
+    int64_t *before_ids;
+};
+int workflow_add_resolve(const struct workflow *w, const struct workflow_add *add,
+                         struct workflow_add_plan *out, struct jobd_error *err);
+void workflow_add_plan_fini(struct workflow_add_plan *p);
+
+/*
+ * For backends: appends parent to the step whose job is child, once every
+ * step is read (a look-up in an index built at the first call, which a
+ * change of w->steps invalidates). JOBD_E_NOMEM.
+ */
 int store_workflow_add_parent(struct workflow *w, int64_t child, int64_t parent);
 
 #endif

@@ -1,7 +1,8 @@
 # server_worker.sh — start-up shared by the shell tests that run a real
 # `jobd server` and a separate `jobd worker` process on one database
 # (test_sqlite_wake.sh, test_sqlite_ckpt.sh, test_worker_trace.sh,
-# test_deps_e2e.sh, test_worker_progress.sh, test_worker_attempt_log.sh).
+# test_deps_e2e.sh, test_worker_progress.sh, test_worker_attempt_log.sh,
+# test_workflow_cancel_e2e.sh).
 # Sourced, not run; it lives outside tests/integration so that CTest does
 # not take it for a test.
 #

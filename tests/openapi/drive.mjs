@@ -55,13 +55,14 @@ async function generic() {
     }
     if (op.responses['415'])
       await call(method, path, { params, raw: '{}', headers: { 'Content-Type': 'text/plain' }, expect: 415 });
-    if (op.responses['413'] && path !== '/v1/jobs/batch' && path !== '/v1/workflows' &&
+    if (op.responses['413'] && path !== '/v1/jobs/batch' && !path.startsWith('/v1/workflows') &&
         !path.endsWith('/log'))
       await call(method, path, { params, raw: '"' + 'x'.repeat(MIB - 1) + '"', expect: 413 });
   }
   const tooMany = { jobs: Array.from({ length: 10001 }, () => ({ type: 'oa.x' })) };
   await call('POST', '/v1/jobs/batch', { body: tooMany, expect: 413 });
   await call('POST', '/v1/workflows', { raw: '"' + 'x'.repeat(16 * MIB) + '"', expect: 413 });
+  await call('POST', '/v1/workflows/{id}/steps', { params: { id: 1 }, raw: '"' + 'x'.repeat(16 * MIB) + '"', expect: 413 });
   await ck.callRaw('GET', '/v1/nothing', 'read', 'NotFound', 404);
   await ck.callRaw('GET', '/v1/nothing', null, 'Unauthorized', 401);
   const r = await ck.callRaw('DELETE', '/v1/queues', 'admin', 'Unexpected', 405);
@@ -138,7 +139,9 @@ async function jobs() {
 // the one presenceAndStats() announces: a claim is presence, so --max-workers 2
 // counts it from its first claim.
 // docs/API.md, Workflows: submit (201, then 200 for its key again, 409 for
-// the key under another name, 400 for a cycle), read (200, 404).
+// the key under another name, 400 for a cycle), read (200, 404), steps added
+// (201, 400, 409, 404), delete (409 while running, 204, 404), cancel and
+// retry (200, 404).
 async function workflows() {
   const wjob = { type: 'oa.wf', queue: 'oa-wf' };
   const steps = [{ ref: 'a', ...wjob }, { ref: 'b', ...wjob, depends_on: ['a'] }];
@@ -154,6 +157,26 @@ async function workflows() {
   await call('GET', '/v1/workflows/{id}', { params: { id: 999999999 }, expect: 404 });
   await call('GET', '/v1/workflows', { query: { name: 'oa-wf', status: 'running', limit: 10 }, expect: 200 });
   await call('GET', '/v1/workflows', { query: { status: 'done' }, expect: 400 });
+  // after the submit: steps added before the waiting b, cancel, retry, delete
+  const id = { id: w.id };
+  await call('POST', '/v1/workflows/{id}/steps', {
+    params: id, body: { steps: [{ ref: 'c', ...wjob, depends_on: ['a'] }], before: ['b'] }, expect: 201,
+  });
+  await call('POST', '/v1/workflows/{id}/steps', { params: id, body: { steps: [{ ref: 'a', ...wjob }] }, expect: 400 });
+  await call('POST', '/v1/workflows/{id}/steps', {
+    params: id, body: { steps: [{ ref: 'd', ...wjob }], before: ['a'] }, expect: 409,
+  });
+  await call('POST', '/v1/workflows/{id}/steps', {
+    params: { id: 999999999 }, body: { steps: [{ ref: 'd', ...wjob }] }, expect: 404,
+  });
+  await call('DELETE', '/v1/workflows/{id}', { params: id, expect: 409 });
+  await call('POST', '/v1/workflows/{id}/cancel', { params: id, expect: 200 });
+  await call('POST', '/v1/workflows/{id}/retry', { params: id, expect: 200 });
+  await call('POST', '/v1/workflows/{id}/cancel', { params: id, expect: 200 });
+  await call('DELETE', '/v1/workflows/{id}', { params: id, expect: 204 });
+  await call('DELETE', '/v1/workflows/{id}', { params: id, expect: 404 });
+  await call('POST', '/v1/workflows/{id}/cancel', { params: id, expect: 404 });
+  await call('POST', '/v1/workflows/{id}/retry', { params: id, expect: 404 });
 }
 
 async function worker() {

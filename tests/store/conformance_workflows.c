@@ -3,69 +3,17 @@
  * (docs/MODEL.md, Workflows): a submit writes every step's job with its
  * parents among the steps, or nothing; cycles, unknown and duplicate refs
  * are refused naming the step; a key submits once; a read's status and
- * counts follow the steps to succeeded or failed.
+ * counts follow the steps to succeeded or failed; retention takes
+ * workflows whole. After the submit: conformance_workflow_ops.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "conformance.h"
+#include "store/operator.h"
 #include "store/workflow.h"
-
-/* A step of type "t" named ref whose parents are the refs of after. */
-static struct workflow_step_spec
-step(const char *ref, const char *const *after, size_t n)
-{
-    return (struct workflow_step_spec){
-        .ref = ref, .job = {.type = "t"}, .after = after, .n_after = n};
-}
-
-static long
-count_of(struct fx *f, const char *table)
-{
-    char sql[96];
-    snprintf(sql, sizeof sql, "SELECT count(*) FROM %s%s", is_pg() ? "jobd." : "", table);
-    return raw_count(f, sql);
-}
-
-static void
-run_ok(struct fx *f, int64_t id)
-{
-    int32_t a = claim_one(f, id);
-    ASSERT_OK(store_complete(f->st, id, a, NULL, NULL, &f->err), &f->err);
-}
-
-/* a -> (b, c) -> d */
-static const char *const after_a[] = {"a"};
-static const char *const after_bc[] = {"b", "c"};
-
-static int64_t
-submit_diamond(struct fx *f, const char *key, int64_t ids[4], bool *replayed)
-{
-    struct workflow_step_spec s[4] = {step("a", NULL, 0), step("b", after_a, 1),
-                                      step("c", after_a, 1), step("d", after_bc, 2)};
-    struct workflow_spec w = {.name = "diamond", .idempotency_key = key, .steps = s, .n = 4};
-    int64_t id = 0;
-    ASSERT_OK(store_workflow_submit(f->st, &w, &id, ids, replayed, &f->err), &f->err);
-    ASSERT(id > 0);
-    return id;
-}
-
-static void
-expect_wf(struct fx *f, int64_t id, int status, int64_t waiting, int64_t pending, int64_t ok,
-          int64_t dead, int64_t cancelled)
-{
-    struct workflow w;
-    ASSERT_OK(store_workflow_get(f->st, id, &w, &f->err), &f->err);
-    ASSERT_EQ(w.status, status);
-    ASSERT_EQ(w.counts[JOB_WAITING], waiting);
-    ASSERT_EQ(w.counts[JOB_PENDING], pending);
-    ASSERT_EQ(w.counts[JOB_SUCCEEDED], ok);
-    ASSERT_EQ(w.counts[JOB_DEAD], dead);
-    ASSERT_EQ(w.counts[JOB_CANCELLED], cancelled);
-    ASSERT_EQ(w.finished_at_us != 0, status != WF_RUNNING);
-    workflow_fini(&w);
-}
+#include "conformance_wf.h"
 
 TEST(workflow_diamond)
 {
@@ -244,13 +192,66 @@ TEST(workflow_prune_takes_whole_workflows_only)
     manual_clock_advance(&f.mc, 10 * SEC);
     ASSERT_OK(store_prune(f.st, now_of(&f), 100, &deleted, &f.err), &f.err);
     ASSERT_EQ(deleted, 4);
-    ASSERT_EQ(count_of(&f, "workflow_steps"), 0);
+    ASSERT_EQ(count_of(&f, "workflow_steps") + count_of(&f, "workflows"), 0);
     struct workflow w;
     ASSERT_EQ(store_workflow_get(f.st, id, &w, &f.err), JOBD_E_NOTFOUND);
     /* its key is free again */
     bool replayed = true;
     ASSERT(submit_diamond(&f, "kp", ids, &replayed) != id);
     ASSERT(!replayed);
+    fx_close(&f);
+}
+
+/*
+ * Retention per outcome (the scheduling plane's, store_prune_status): a
+ * succeeded workflow goes by the cutoff of succeeded jobs, a failed one
+ * whole by that of dead and cancelled jobs (its succeeded steps are kept
+ * with it); a dead step of a running workflow is kept however old; a
+ * workflow is taken whole even when a batch is smaller than it.
+ */
+TEST(workflow_retention_by_outcome)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t ok[4], bad[4], live[4];
+    int64_t wok = submit_diamond(&f, NULL, ok, NULL);
+    for (int i = 0; i < 4; i++)
+        run_ok(&f, ok[i]);
+    int64_t wbad = submit_diamond(&f, NULL, bad, NULL);
+    int32_t a = claim_one(&f, bad[0]);
+    ASSERT_OK(store_complete(f.st, bad[0], a, NULL, NULL, &f.err), &f.err);
+    a = claim_one(&f, bad[1]);
+    ASSERT_OK(store_fail(f.st, bad[1], a, "boom", false, 0, NULL, &f.err), &f.err);
+    a = claim_one(&f, bad[2]);
+    ASSERT_OK(store_complete(f.st, bad[2], a, NULL, NULL, &f.err), &f.err);
+    expect_wf(&f, wbad, WF_FAILED, 0, 0, 2, 1, 1);
+    int64_t wlive = submit_diamond(&f, NULL, live, NULL);
+    a = claim_one(&f, live[0]);
+    ASSERT_OK(store_fail(f.st, live[0], a, "boom", false, 0, NULL, &f.err), &f.err);
+    struct workflow_change ch;
+    ASSERT_OK(store_workflow_retry(f.st, wlive, &ch, &f.err), &f.err);
+    a = claim_one(&f, live[0]); /* running again; its dead attempt is old */
+    manual_clock_advance(&f.mc, 100 * SEC);
+    int deleted = 0;
+    /* succeeded jobs: only the succeeded workflow, all 4 in a batch of 2 */
+    ASSERT_OK(store_prune_status(f.st, true, now_of(&f), 2, &deleted, &f.err), &f.err);
+    ASSERT_EQ(deleted, 4);
+    struct workflow w;
+    ASSERT_EQ(store_workflow_get(f.st, wok, &w, &f.err), JOBD_E_NOTFOUND);
+    expect_wf(&f, wbad, WF_FAILED, 0, 0, 2, 1, 1);
+    ASSERT_OK(store_prune_status(f.st, true, now_of(&f), 100, &deleted, &f.err), &f.err);
+    ASSERT_EQ(deleted, 0);
+    /* dead and cancelled: the failed workflow whole, succeeded steps too */
+    ASSERT_OK(store_prune_status(f.st, false, now_of(&f), 100, &deleted, &f.err), &f.err);
+    ASSERT_EQ(deleted, 4);
+    ASSERT_EQ(store_workflow_get(f.st, wbad, &w, &f.err), JOBD_E_NOTFOUND);
+    /* the running one stays whole */
+    ASSERT_OK(store_prune(f.st, now_of(&f), 100, &deleted, &f.err), &f.err);
+    ASSERT_EQ(deleted, 0);
+    expect_wf(&f, wlive, WF_RUNNING, 3, 0, 0, 0, 0);
+    ASSERT_EQ(count_of(&f, "workflows"), 1);
+    ASSERT_EQ(count_of(&f, "workflow_steps"), 4);
+    (void)a;
     fx_close(&f);
 }
 
@@ -296,5 +297,58 @@ TEST(workflow_list_newest_first_by_name_and_status)
     ASSERT_EQ(v[0].id, w[1]);
     workflow_fini(&v[0]);
     free(v);
+    fx_close(&f);
+}
+
+/*
+ * A batch: a last step with on_parent_failure "run" on every other step
+ * runs once all have ended, whatever their outcome; JOB_DEPS_MAX parents
+ * check that a large submit writes every edge (and marks every parent).
+ */
+TEST(workflow_batch_last_step_runs)
+{
+    struct fx f;
+    fx_open(&f);
+    enum { N = JOB_DEPS_MAX };
+    struct workflow_step_spec *s = calloc(N + 1, sizeof *s);
+    char(*refs)[16] = calloc(N, sizeof *refs);
+    const char **after = calloc(N, sizeof *after);
+    int64_t *ids = calloc(N + 1, sizeof *ids);
+    ASSERT(s && refs && after && ids);
+    for (size_t i = 0; i < N; i++) {
+        snprintf(refs[i], sizeof refs[i], "p%zu", i);
+        after[N - 1 - i] = refs[i];
+        s[i + 1] = step(refs[i], NULL, 0);
+    }
+    /* the last step comes first in the request, its parents after it */
+    s[0] = step("last", after, N);
+    s[0].job.run_on_parent_failure = true;
+    struct workflow_spec w = {.name = "batch", .steps = s, .n = N + 1};
+    int64_t id = 0;
+    ASSERT_OK(store_workflow_submit(f.st, &w, &id, ids, NULL, &f.err), &f.err);
+    ASSERT_EQ(status_of(&f, ids[0]), JOB_WAITING);
+    struct job last = getj(&f, ids[0]);
+    ASSERT_EQ(last.n_depends_on, N);
+    ASSERT(last.run_on_parent_failure);
+    ASSERT(last.id > ids[N]); /* ids ascend parents first */
+    job_fini(&last);
+    for (size_t i = 0; i < N; i++) {
+        struct job_list l = {0};
+        claim(&f, 1, 60000, &l);
+        ASSERT_EQ(l.n, 1);
+        ASSERT(l.v[0].id != ids[0]);
+        if (i % 2 == 0)
+            ASSERT_OK(store_complete(f.st, l.v[0].id, l.v[0].attempt, NULL, NULL, &f.err), &f.err);
+        else
+            ASSERT_OK(store_fail(f.st, l.v[0].id, l.v[0].attempt, "boom", false, 0, NULL, &f.err),
+                      &f.err);
+        job_list_fini(&l);
+        ASSERT_EQ(status_of(&f, ids[0]), i + 1 < N ? JOB_WAITING : JOB_PENDING);
+    }
+    expect_wf(&f, id, WF_RUNNING, 0, 1, N / 2, N / 2, 0);
+    free(s);
+    free(refs);
+    free(after);
+    free(ids);
     fx_close(&f);
 }

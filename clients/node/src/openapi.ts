@@ -69,7 +69,7 @@ export interface paths {
             header?: never;
             path: {
                 /** @description A workflow id; anything but a positive decimal number is no route (404). */
-                id: number;
+                id: components["parameters"]["WorkflowId"];
             };
             cookie?: never;
         };
@@ -77,6 +77,76 @@ export interface paths {
         get: operations["getWorkflow"];
         put?: never;
         post?: never;
+        /**
+         * Delete a workflow whose every step has ended, with the steps' jobs
+         * @description Its steps' jobs go with their keys, attempt history, progress and logs; its idempotency key is free again. Needs `admin`, as DELETE /v1/jobs/{id} does.
+         */
+        delete: operations["deleteWorkflow"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workflows/{id}/steps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow id; anything but a positive decimal number is no route (404). */
+                id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add steps to a running workflow, optionally before waiting steps
+         * @description New steps may depend on existing steps and on each other; each step named in `before` must still be waiting and gains every new step as a parent, atomically with its release (docs/API.md, POST /v1/workflows/{id}/steps). All or nothing.
+         */
+        post: operations["addWorkflowSteps"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workflows/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow id; anything but a positive decimal number is no route (404). */
+                id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel every step that has not ended; running ones are asked to stop */
+        post: operations["cancelWorkflow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workflows/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow id; anything but a positive decimal number is no route (404). */
+                id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry every dead or cancelled step, parents first
+         * @description Each goes back to pending with fresh attempts, or to waiting while a parent has not ended; a step cancelled for its parent comes back with that parent.
+         */
+        post: operations["retryWorkflow"];
         delete?: never;
         options?: never;
         head?: never;
@@ -873,6 +943,21 @@ export interface components {
                 field?: "status";
             };
         };
+        WorkflowRunningError: components["schemas"]["Error"] & {
+            error?: {
+                /** @enum {unknown} */
+                code?: "workflow_running" | "has_waiting_dependents";
+                /** @enum {unknown} */
+                field?: "status" | "id";
+            };
+        };
+        StepNotWaitingError: components["schemas"]["Error"] & {
+            error?: {
+                /** @enum {unknown} */
+                code?: "step_not_waiting" | "workflow_finished";
+                field?: string;
+            };
+        };
         JobRunningError: components["schemas"]["Error"] & {
             error?: {
                 /** @enum {unknown} */
@@ -971,6 +1056,17 @@ export interface components {
              * @enum {string}
              */
             on_parent_failure?: "cancel" | "run";
+        };
+        WorkflowStepsSpec: {
+            steps: components["schemas"]["WorkflowStepSpec"][];
+            /** @description Refs of waiting steps that gain every new step as a parent. */
+            before?: string[] | null;
+        };
+        WorkflowStepsAdded: {
+            /** @description Each new step's job id by its ref. */
+            jobs: {
+                [key: string]: number;
+            };
         };
         WorkflowSubmitted: {
             id: number;
@@ -1239,7 +1335,8 @@ export interface components {
             /** @description Only for a job with parents (depends_on): one per parent in id order, as they were when the job was claimed. */
             parents?: {
                 id: number;
-                step: null;
+                /** @description The parent's ref when it is a step of a workflow. */
+                step: string | null;
                 type: components["schemas"]["Name"];
                 status: components["schemas"]["JobStatus"];
                 /** @description What the parent's handler returned (any JSON value), or null. */
@@ -1473,6 +1570,24 @@ export interface components {
                 "application/json": components["schemas"]["InvalidStateError"];
             };
         };
+        /** @description A step of the workflow has not ended (cancel it first; code workflow_running), or a waiting job outside it depends on a step (code has_waiting_dependents). */
+        WorkflowRunning: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["WorkflowRunningError"];
+            };
+        };
+        /** @description A step named in `before` is no longer waiting (code step_not_waiting, field before[k]), or every step of the workflow has ended (code workflow_finished). */
+        StepNotWaiting: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["StepNotWaitingError"];
+            };
+        };
         /** @description The job is running (cancel it first; code job_running), or a waiting job depends on it (delete or cancel that one first; code has_waiting_dependents). */
         JobRunning: {
             headers: {
@@ -1562,6 +1677,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description A workflow id; anything but a positive decimal number is no route (404). */
+        WorkflowId: number;
         /** @description A job id; anything but a positive decimal number is no route (404). */
         JobId: number;
         /** @description An attempt number; anything but a positive decimal number is no route (404). */
@@ -1802,7 +1919,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description A workflow id; anything but a positive decimal number is no route (404). */
-                id: number;
+                id: components["parameters"]["WorkflowId"];
             };
             cookie?: never;
         };
@@ -1820,6 +1937,124 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    deleteWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow id; anything but a positive decimal number is no route (404). */
+                id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["WorkflowRunning"];
+            415: components["responses"]["UnsupportedMediaType"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    addWorkflowSteps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow id; anything but a positive decimal number is no route (404). */
+                id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkflowStepsSpec"];
+            };
+        };
+        responses: {
+            /** @description Each new step's job id by ref. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowStepsAdded"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["StepNotWaiting"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    cancelWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow id; anything but a positive decimal number is no route (404). */
+                id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workflow after the cancel (running steps stay running until their workers stop them). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workflow"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            default: components["responses"]["Unexpected"];
+        };
+    };
+    retryWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A workflow id; anything but a positive decimal number is no route (404). */
+                id: components["parameters"]["WorkflowId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workflow after the retry. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workflow"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["Unexpected"];
         };
     };

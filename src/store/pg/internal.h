@@ -399,6 +399,36 @@ int pg_op_workflow_get(struct store *st, int64_t id, struct workflow *out, struc
 int pg_op_workflow_ids(struct store *st, const char *name, int64_t before_id, int limit,
                        int64_t *ids, size_t *n, struct jobd_error *err);
 int pg_op_deps_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
+/*
+ * Steps of a workflow written set-wise (pg/workflow_write.c): rows in the
+ * order their ids ascend (parents first), then pg_wf_rows_write inside the
+ * open transaction. pg_wf_row: a step's job (waits: into jobs_waiting, the
+ * caller knowing a parent has not ended), its ref and place; pg_wf_edge:
+ * an edge, ended (NULL: open) as the parent's end if it has one.
+ * pg_wf_alloc_ids: n new job ids, ascending.
+ */
+#define PG_WF_ARRAYS 17
+struct pg_wf_rows {
+    struct pg_array a[PG_WF_ARRAYS];
+    size_t n;
+};
+void pg_wf_rows_begin(struct pg_wf_rows *w);
+void pg_wf_rows_fini(struct pg_wf_rows *w);
+void pg_wf_row(struct pg_wf_rows *w, const struct job_spec *sp, int64_t id, const char *ref,
+               int64_t ord, bool waits, bool has_children);
+void pg_wf_edge(struct pg_wf_rows *w, int64_t parent, int64_t child, bool run, const char *ended);
+int pg_wf_rows_write(struct store_pg *s, int64_t wf, struct pg_wf_rows *w, struct jobd_error *err);
+int pg_wf_alloc_ids(struct store_pg *s, size_t n, int64_t *ids, struct jobd_error *err);
+/* pg/workflow_ops.c (store/workflow.h) */
+struct workflow_add;
+struct workflow_change;
+int pg_op_workflow_add(struct store *st, int64_t id, const struct workflow_add *add,
+                       int64_t *job_ids, struct jobd_error *err);
+int pg_op_workflow_cancel(struct store *st, int64_t id, struct workflow_change *c,
+                          struct jobd_error *err);
+int pg_op_workflow_retry(struct store *st, int64_t id, const int64_t *ids, size_t n,
+                         struct workflow_change *c, struct jobd_error *err);
+int pg_op_workflow_delete(struct store *st, int64_t id, struct jobd_error *err);
 int pg_op_parents_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 /* Schema version 23, events (pg/schema_events.c). */
 extern const char pg_step_events[];

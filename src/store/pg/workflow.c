@@ -1,10 +1,8 @@
 /*
  * pg/workflow.c — workflows on PostgreSQL (store/workflow.h; schema
- * version 26): a submit is one transaction (pg_tx_begin) that writes the
- * workflow, then each step's job in the plan's order through the enqueue
- * of pg/enqueue.c (so its parents take the dependency path of schema
- * version 24: jobd.deps_attach), and its row in workflow_steps. All or
- * nothing.
+ * version 26): a submit is one transaction (pg_tx_begin): the workflow's
+ * row, then every step's job, edges and row in workflow_steps set-wise
+ * (pg/workflow_write.c). All or nothing.
  *
  * Two submits of one idempotency key at once: the second's INSERT ... ON
  * CONFLICT DO NOTHING waits for the first to end, then finds its row and
@@ -24,8 +22,6 @@ PG_STMT(st_wf_insert,
         " VALUES ($1, $2, " PG_NOW("$3") ")"
                                          " ON CONFLICT (idempotency_key) DO NOTHING RETURNING id");
 PG_STMT(st_wf_by_key, "SELECT id, name FROM jobd.workflows WHERE idempotency_key = $1");
-PG_STMT(st_wf_step_insert, "INSERT INTO jobd.workflow_steps (job_id, workflow, ref, ord)"
-                           " VALUES ($1::bigint, $2::bigint, $3, $4::integer)");
 PG_STMT(st_wf_steps_ids, "SELECT ord, ref, job_id FROM jobd.workflow_steps WHERE workflow = $1");
 PG_STMT(st_wf_delete, "DELETE FROM jobd.workflows WHERE id = $1");
 PG_STMT(st_wf_read, "SELECT name, " PG_TS_US("created_at") " FROM jobd.workflows WHERE id = $1");
@@ -85,36 +81,38 @@ replay(struct store_pg *s, const struct workflow_spec *spec, int64_t *id, int64_
     return JOBD_OK;
 }
 
-/* The steps, inside the open transaction, once the workflow's row is in. */
+/*
+ * The steps, inside the open transaction, once the workflow's row is in:
+ * set-wise (pg/workflow_write.c), every parent a step of this submit, so
+ * none has ended and a step with parents waits.
+ */
 static int
 add_steps(struct store_pg *s, const struct workflow_spec *spec, const struct workflow_plan *plan,
           int64_t id, int64_t *job_ids, struct jobd_error *err)
 {
-    int64_t *parents = malloc(JOB_DEPS_MAX * sizeof *parents);
-    if (parents == NULL)
-        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
-    int rc = JOBD_OK;
-    for (size_t k = 0; k < spec->n && rc == JOBD_OK; k++) {
+    bool *has_children = calloc(spec->n, sizeof *has_children);
+    int64_t *v = malloc(spec->n * sizeof *v);
+    int rc = has_children && v ? pg_wf_alloc_ids(s, spec->n, v, err)
+                               : jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    for (size_t k = 0; rc == JOBD_OK && k < spec->n; k++)
+        job_ids[plan->order[k]] = v[k];
+    for (size_t x = 0; rc == JOBD_OK && x < plan->off[spec->n]; x++)
+        has_children[plan->idx[x]] = true;
+    struct pg_wf_rows w;
+    pg_wf_rows_begin(&w);
+    for (size_t k = 0; rc == JOBD_OK && k < spec->n; k++) {
         size_t i = plan->order[k];
-        struct job_spec js = spec->steps[i].job;
-        size_t np = 0;
+        const struct job_spec *sp = &spec->steps[i].job;
+        pg_wf_row(&w, sp, job_ids[i], spec->steps[i].ref, (int64_t)i,
+                  plan->off[i + 1] > plan->off[i], has_children[i]);
         for (size_t x = plan->off[i]; x < plan->off[i + 1]; x++)
-            parents[np++] = job_ids[plan->idx[x]];
-        js.depends_on = parents;
-        js.n_depends_on = np;
-        char field[48];
-        snprintf(field, sizeof field, "steps[%zu].idempotency_key", i);
-        rc = pg_enqueue_one(s, &js, field, NULL, NULL, &job_ids[i], err);
-        if (rc != JOBD_OK)
-            break;
-        char jb[24], wb[24], ob[24];
-        const char *vals[4] = {pg_i64(jb, job_ids[i]), pg_i64(wb, id), spec->steps[i].ref,
-                               pg_i64(ob, (int64_t)i)};
-        PGresult *r = NULL;
-        rc = pg_exec(s, &st_wf_step_insert, 4, vals, &r, err);
-        PQclear(r);
+            pg_wf_edge(&w, job_ids[plan->idx[x]], job_ids[i], sp->run_on_parent_failure, NULL);
     }
-    free(parents);
+    if (rc == JOBD_OK)
+        rc = pg_wf_rows_write(s, id, &w, err);
+    pg_wf_rows_fini(&w);
+    free(has_children);
+    free(v);
     return rc;
 }
 

@@ -260,7 +260,11 @@ sq_op_prune(struct store *st, int64_t finished_before_us, int limit, int *delete
     if ((rc = sq_commit(s, err)) != JOBD_OK)
         return rc;
     *deleted = count;
-    return JOBD_OK;
+    /* whole workflows (sqlite/prune.c), at the same cutoff whatever their outcome */
+    if (count < limit)
+        rc = sq_prune_workflows(s, finished_before_us, finished_before_us, limit - count, deleted,
+                                err);
+    return rc;
 fail:
     sq_rollback(s);
     return rc;

@@ -416,7 +416,8 @@ sq_op_parents_attach(struct store *st, struct job *v, size_t n, struct jobd_erro
      */
     int rc = sq_prepare(
         s,
-        "SELECT json_group_array(json_object('id', d.parent, 'step', NULL,"
+        "SELECT json_group_array(json_object('id', d.parent, 'step', (SELECT ws.ref FROM"
+        " workflow_steps ws WHERE ws.job_id = d.parent),"
         " 'type', coalesce(j.type, x.type, w.type), 'status', coalesce(j.status, x.status,"
         " w.status), 'result', json(coalesce(j.result, x.result, w.result))))"
         " FROM (SELECT parent FROM job_deps WHERE child = ?1 ORDER BY parent) d"

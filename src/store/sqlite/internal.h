@@ -275,16 +275,24 @@ int sq_enqueue_window(struct sqlite_store *s, const struct job_spec *sp, int64_t
 /* Deletes up to limit expired unique windows (store_keys_expire). */
 int sq_op_keys_expire(struct store *st, int limit, int *deleted, struct jobd_error *err);
 /*
- * Retention (sqlite/admin.c, sqlite/prune.c): a step of a workflow goes
- * only with its whole workflow, not while another of its steps is live or
- * ended after the cutoff ?1. t is the jobs_done row's table name.
+ * Retention (sqlite/admin.c, sqlite/prune.c): a step of a workflow is
+ * never in a batch of jobs; it goes only with its whole workflow
+ * (sq_prune_workflows). t is the jobs_done row's table name.
  */
 #define SQ_WF_SETTLED(t)                                                                           \
-    " AND NOT EXISTS (SELECT 1 FROM workflow_steps ws JOIN workflow_steps wo"                      \
-    "   ON wo.workflow = ws.workflow WHERE ws.job_id = " t ".id AND ("                             \
-    "   EXISTS (SELECT 1 FROM jobs j WHERE j.id = wo.job_id)"                                      \
-    "   OR EXISTS (SELECT 1 FROM jobs_waiting w WHERE w.id = wo.job_id)"                           \
-    "   OR EXISTS (SELECT 1 FROM jobs_done x WHERE x.id = wo.job_id AND x.finished_at >= ?1)))"
+    " AND NOT EXISTS (SELECT 1 FROM workflow_steps ws WHERE ws.job_id = " t ".id)"
+/*
+ * Whole workflows (sqlite/prune.c): those whose every step ended before
+ * ok_cut (all succeeded) or failed_cut (some did not; either may be
+ * SQ_NO_CUT: that kind is kept), oldest first, while the steps taken number
+ * fewer than limit, in a transaction of their own; *deleted gets the jobs
+ * added. sq_workflow_delete_rows (sqlite/workflow_ops.c) deletes one,
+ * inside the open transaction.
+ */
+#define SQ_NO_CUT INT64_MIN
+int sq_prune_workflows(struct sqlite_store *s, int64_t ok_cut, int64_t failed_cut, int limit,
+                       int *deleted, struct jobd_error *err);
+int sq_workflow_delete_rows(struct sqlite_store *s, int64_t id, struct jobd_error *err);
 /* Workflows (store/workflow.h; sqlite/workflow.c). */
 struct workflow;
 struct workflow_spec;
@@ -295,6 +303,16 @@ int sq_op_workflow_submit(struct store *st, const struct workflow_spec *spec,
 int sq_op_workflow_get(struct store *st, int64_t id, struct workflow *out, struct jobd_error *err);
 int sq_op_workflow_ids(struct store *st, const char *name, int64_t before_id, int limit,
                        int64_t *ids, size_t *n, struct jobd_error *err);
+/* sqlite/workflow_ops.c (store/workflow.h) */
+struct workflow_add;
+struct workflow_change;
+int sq_op_workflow_add(struct store *st, int64_t id, const struct workflow_add *add,
+                       int64_t *job_ids, struct jobd_error *err);
+int sq_op_workflow_cancel(struct store *st, int64_t id, struct workflow_change *c,
+                          struct jobd_error *err);
+int sq_op_workflow_retry(struct store *st, int64_t id, const int64_t *ids, size_t n,
+                         struct workflow_change *c, struct jobd_error *err);
+int sq_op_workflow_delete(struct store *st, int64_t id, struct jobd_error *err);
 int sq_op_deps_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 int sq_op_parents_attach(struct store *st, struct job *v, size_t n, struct jobd_error *err);
 /* Waiting job id -> cancelled: 1, or 0 if it is not waiting, or an error. */
