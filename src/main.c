@@ -21,6 +21,8 @@ static const struct command commands[] = {
     {"jobs", cmd_jobs, "list jobs through the API"},
     {"queues", cmd_queues, "list queues and their counts through the API"},
     {"workers", cmd_workers, "list workers, their state and the jobs they hold"},
+    {"workflow", cmd_workflow, "submit, show, cancel, retry or delete a workflow of jobs"},
+    {"workflows", cmd_workflows, "list workflows through the API"},
     {"schedule", cmd_schedule, "add, list, remove, pause, resume or trigger cron schedules"},
     {"cron", cmd_cron, "inspect cron expressions (cron next)"},
 };

@@ -21,7 +21,7 @@ _jobd()
 {
     local cur=${COMP_WORDS[COMP_CWORD]-} prev=${COMP_WORDS[COMP_CWORD-1]-}
     local cmd=${COMP_WORDS[1]-} sub=${COMP_WORDS[2]-} words=""
-    local commands="server worker migrate submit job jobs queues workers schedule cron"
+    local commands="server worker migrate submit job jobs workflow workflows queues workers schedule cron"
     local client="--server"
     COMPREPLY=()
     if ((COMP_CWORD == 1)); then
@@ -40,7 +40,12 @@ _jobd()
         --schedule)
             COMPREPLY=($(compgen -W "$(_jobd_names schedules)" -- "$cur")); return ;;
         --status)
-            COMPREPLY=($(compgen -W "waiting pending running succeeded dead cancelled" -- "$cur")); return ;;
+            if [[ $cmd == workflows ]]; then
+                COMPREPLY=($(compgen -W "running succeeded failed" -- "$cur"))
+            else
+                COMPREPLY=($(compgen -W "waiting pending running succeeded dead cancelled" -- "$cur"))
+            fi
+            return ;;
         --on-parent-failure)
             COMPREPLY=($(compgen -W "cancel run" -- "$cur")); return ;;
         --catchup)
@@ -51,7 +56,7 @@ _jobd()
             COMPREPLY=($(compgen -W "debug info warn error" -- "$cur")); return ;;
         --access-log)
             COMPREPLY=($(compgen -W "notable all off" -- "$cur")); return ;;
-        --db|--server|--listen|--payload|--at|--in|--priority|--max-attempts|--key|--traceparent|--group|--search|--scan|--depends-on|--debounce|--unique|\
+        --db|--server|--listen|--name|--payload|--at|--in|--priority|--max-attempts|--key|--traceparent|--group|--search|--scan|--depends-on|--debounce|--unique|\
         --timeout|--type|--limit|--after|--count|--tz|--from|-n|--id|--concurrency|--shutdown-grace|\
         --poll-interval|--reap-interval|--backoff-base|--backoff-cap|--max-lease|--retention|--retention-succeeded|--retention-dead|\
         --threads|--db-connections|--notify-db|--max-connections|--max-connections-per-ip|--allowed-hosts|\
@@ -89,6 +94,15 @@ _jobd()
                 words="$client --help"
             fi ;;
         workers) words="$client --help" ;;
+        workflow)
+            if ((COMP_CWORD == 2)); then
+                words="submit show cancel retry delete --help"
+            elif [[ $sub == submit && $cur != -* ]] && ((COMP_CWORD == 3)); then
+                COMPREPLY=($(compgen -f -- "$cur")); return
+            else
+                words="$client --help"
+            fi ;;
+        workflows) words="--status --name --limit --after $client --help" ;;
         schedule)
             if ((COMP_CWORD == 2)); then
                 words="add ls rm pause resume trigger --help"

@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "jobd.h"
 
@@ -31,6 +32,8 @@ int cmd_workers(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_cron(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
+int cmd_workflow(int argc, char **argv);
+int cmd_workflows(int argc, char **argv);
 
 /*
  * `jobd job show ID` and `jobd job attempts ID` (jobview.c): text on a
@@ -38,6 +41,10 @@ int cmd_worker(int argc, char **argv);
  */
 int cli_job_show(const char *server, long id);
 int cli_job_attempts(const char *server, long id);
+/* `jobd workflow show ID` (wftree.c): GET /v1/workflows/{id}, its steps drawn
+ * as a tree on a terminal, the JSON as it came when piped. server is
+ * borrowed. Returns the exit status. */
+int cli_workflow_show(const char *server, long id);
 /* joblog.c: an attempt's log on stdout; attempt 0 = the job's latest. */
 int cli_job_log(const char *server, long id, long attempt);
 /* `jobd job delete ID` and `jobd jobs retry|cancel|delete [filters]` (bulk.c);
@@ -95,6 +102,11 @@ int cli_usage_error(const char *cmd, const char *msg, const char *arg);
  * prints which flag is wrong and returns CLI_USAGE.
  */
 int cli_log_setup(const char *cmd, const char *format, const char *level, const char *access);
+
+/* Writes s to f as one shell word: as it is when plain, else in single
+ * quotes, control characters as '?' (the "more: jobd ..." hints of the
+ * paged listings, so the line can be pasted back). */
+void cli_put_shell_word(FILE *f, const char *s);
 
 /* Parses a decimal integer in [min, max] into *out; false (out untouched) otherwise. */
 bool cli_parse_int(const char *s, long min, long max, long *out);

@@ -104,3 +104,20 @@ cli_parse_int(const char *s, long min, long max, long *out)
     *out = v;
     return true;
 }
+
+void
+cli_put_shell_word(FILE *f, const char *s)
+{
+    if (*s != '\0' && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                "0123456789._-:/@%+=,") == strlen(s)) {
+        fputs(s, f);
+        return;
+    }
+    fputc('\'', f);
+    for (; *s; s++)
+        if (*s == '\'')
+            fputs("'\\''", f);
+        else
+            fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+    fputc('\'', f);
+}

@@ -84,6 +84,20 @@ cli_http_escape(const char *s)
     return httpc_escape(s);
 }
 
+bool
+cli_query_add(char *q, size_t qlen, const char *key, const char *v)
+{
+    if (v == NULL)
+        return true;
+    char *e = cli_http_escape(v);
+    if (e == NULL)
+        return false;
+    size_t used = strlen(q);
+    int n = snprintf(q + used, qlen - used, "%s%s=%s", used ? "&" : "?", key, e);
+    free(e);
+    return n > 0 && (size_t)n < qlen - used;
+}
+
 /* Sends and prints the body of a 2xx answer; returns the exit status. */
 int
 cli_send_print(const char *cmd, const char *server, const char *method, const char *path,

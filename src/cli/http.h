@@ -47,6 +47,11 @@ int cli_http_exit(long status);
 /* URL-encodes s into a malloc'd string (NULL on out-of-memory). */
 char *cli_http_escape(const char *s);
 
+/* Appends "?key=V" (the first parameter) or "&key=V" to the query q (a
+ * string in a buffer of qlen bytes), V URL-encoded; nothing when v is NULL.
+ * false when it does not fit or memory ran out (q then unspecified). */
+bool cli_query_add(char *q, size_t qlen, const char *key, const char *v);
+
 
 /*
  * Sends one request (as cli_http) and prints a 2xx body on stdout; a

@@ -89,21 +89,6 @@ struct jobs_opts {
     bool partial; /* a search's scan budget ran out (docs/API.md, Search) */
 };
 
-/* Appends "&key=escaped(v)" to q (size qlen). */
-static bool
-add_query(char *q, size_t qlen, const char *key, const char *v)
-{
-    if (v == NULL)
-        return true;
-    char *e = cli_http_escape(v);
-    if (e == NULL)
-        return false;
-    size_t used = strlen(q);
-    int n = snprintf(q + used, qlen - used, "%s%s=%s", used ? "&" : "?", key, e);
-    free(e);
-    return n > 0 && (size_t)n < qlen - used;
-}
-
 /* CLI_OK, a usage error, or -1 after printing the help. */
 static int
 jobs_parse(int argc, char **argv, struct jobs_opts *o)
@@ -259,9 +244,9 @@ jobs_page(struct jobs_opts *o, long want, json_t *jobs, int *rc)
     snprintf(lim, sizeof lim, "%ld", want > JOB_PAGE_MAX ? (long)JOB_PAGE_MAX : want);
     bool fits = true;
     for (int k = 0; k < N_FILTERS; k++)
-        fits = fits && add_query(q, sizeof q, query_names[k], o->filter[k]);
-    if (!fits || !add_query(q, sizeof q, "limit", lim) ||
-        !add_query(q, sizeof q, "after", o->after[0] ? o->after : NULL)) {
+        fits = fits && cli_query_add(q, sizeof q, query_names[k], o->filter[k]);
+    if (!fits || !cli_query_add(q, sizeof q, "limit", lim) ||
+        !cli_query_add(q, sizeof q, "after", o->after[0] ? o->after : NULL)) {
         *rc = cli_usage_error("jobs", "filter values are too long", NULL);
         return -1;
     }
@@ -307,24 +292,6 @@ jobs_page(struct jobs_opts *o, long want, json_t *jobs, int *rc)
     return n;
 }
 
-/* Prints s for a shell: as is when it is plain, else in single quotes. */
-static void
-put_shell_word(const char *s)
-{
-    if (*s != '\0' && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                "0123456789._-:/@%+=,") == strlen(s)) {
-        fputs(s, stderr);
-        return;
-    }
-    fputc('\'', stderr);
-    for (; *s; s++)
-        if (*s == '\'')
-            fputs("'\\''", stderr);
-        else
-            fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, stderr);
-    fputc('\'', stderr);
-}
-
 /* "more: jobd jobs FILTERS --limit N --after ID" on stderr. */
 static void
 print_more(const struct jobs_opts *o, long limit)
@@ -335,7 +302,7 @@ print_more(const struct jobs_opts *o, long limit)
             fputs(strcmp(o->filter[k], "true") == 0 ? " --due" : " --scheduled", stderr);
         } else if (o->filter[k] != NULL) {
             fprintf(stderr, " %s ", jobs_opts[k].name);
-            put_shell_word(o->filter[k]);
+            cli_put_shell_word(stderr, o->filter[k]);
         }
     if (limit != JOB_PAGE_DEFAULT)
         fprintf(stderr, " --limit %ld", limit);

@@ -220,6 +220,8 @@ cli_job_show(const char *server, long id)
                                          "scheduled_for",
                                          "depends_on",
                                          "on_parent_failure",
+                                         "workflow",
+                                         "step",
                                          "timeout_s",
                                          "traceparent",
                                          "payload",

@@ -70,11 +70,11 @@ check_names(const struct workflow_spec *spec, struct jobd_error *err)
             return jobd_error_set(err, JOBD_E_INVALID, f, "%s must be 1 to %d bytes", f,
                                   WORKFLOW_NAME_MAX);
         }
-        if (spec->steps[i].n_after > JOB_DEPS_MAX) {
+        if (spec->steps[i].n_after > WORKFLOW_DEPS_MAX) {
             char f[48];
             snprintf(f, sizeof f, "steps[%zu].depends_on", i);
             return jobd_error_set(err, JOBD_E_INVALID, f, "%s holds at most %d refs", f,
-                                  JOB_DEPS_MAX);
+                                  WORKFLOW_DEPS_MAX);
         }
     }
     return JOBD_OK;

@@ -15,6 +15,10 @@
 
 /* At most this many steps in one workflow (docs/API.md, Workflows). */
 #define WORKFLOW_STEPS_MAX 10000
+/* A step's parents: as many as a workflow has steps, more than a job's
+ * depends_on takes (JOB_DEPS_MAX), so that a batch's last step can wait
+ * for all the others (docs/MODEL.md, Workflows). */
+#define WORKFLOW_DEPS_MAX WORKFLOW_STEPS_MAX
 /* A step's ref and a workflow's name: 1..this many bytes. */
 #define WORKFLOW_NAME_MAX 200
 

@@ -61,10 +61,10 @@ resolve_before(const struct workflow *w, const struct ref_ix *ix, const struct w
         if (s == NULL)
             return jobd_error_set(err, JOBD_E_INVALID, f, "%s: workflow %lld has no step '%s'", f,
                                   (long long)w->id, add->before[k] ? add->before[k] : "");
-        if (s->n_parents + add->n > JOB_DEPS_MAX)
+        if (s->n_parents + add->n > WORKFLOW_DEPS_MAX)
             return jobd_error_set(err, JOBD_E_INVALID, f,
                                   "%s: step '%s' would have more than %d parents", f, s->ref,
-                                  JOB_DEPS_MAX);
+                                  WORKFLOW_DEPS_MAX);
         out->before_ids[k] = s->job_id;
     }
     return JOBD_OK;

@@ -30,7 +30,9 @@ complete_line() { # words of the line; the last is the one being completed
 }
 [ "$(complete_line "$JOBD" s)" = "schedule server submit " ] || fail "commands: $(complete_line "$JOBD" s)"
 [ "$(complete_line "$JOBD" he)" = "help " ] || fail "help: $(complete_line "$JOBD" he)"
-[ "$(complete_line "$JOBD" help wo)" = "worker workers " ] || fail "help CMD: $(complete_line "$JOBD" help wo)"
+[ "$(complete_line "$JOBD" help worke)" = "worker workers " ] || fail "help CMD: $(complete_line "$JOBD" help worke)"
+[ "$(complete_line "$JOBD" workflow s)" = "show submit " ] || fail "workflow actions: $(complete_line "$JOBD" workflow s)"
+[ "$(complete_line "$JOBD" workflows --status f)" = "failed " ] || fail "workflow statuses"
 [ "$(complete_line "$JOBD" jobs retry --dr)" = "--dry-run " ] || fail "jobs retry --dry-run"
 [ "$(complete_line "$JOBD" server --re)" = "--reap-interval --request-timeout --retention --retention-allow-short --retention-dead --retention-succeeded " ] || fail "server options"
 [ "$(complete_line "$JOBD" jobs --status d)" = "dead " ] || fail "status values"

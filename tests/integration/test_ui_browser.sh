@@ -78,6 +78,21 @@ echo 'resized to 640x480 in 0.21s' >&2
 echo '{"ok":true}'
 SH
 chmod +x "$dir/logs.sh"
+# ui.wf.hold runs until $dir/wf-go exists; ui.wf.fail fails for good
+# (exit 65) while $dir/wf-broken exists (tests/ui/workflows.mjs).
+cat >"$dir/wf-hold.sh" <<SH
+#!/bin/sh
+cat >/dev/null
+while [ ! -e "$dir/wf-go" ]; do sleep 0.05; done
+echo '{"ok":true}'
+SH
+cat >"$dir/wf-fail.sh" <<SH
+#!/bin/sh
+cat >/dev/null
+if [ -e "$dir/wf-broken" ]; then echo "the enrichment service is down" >&2; exit 65; fi
+echo '{"ok":true}'
+SH
+chmod +x "$dir/wf-hold.sh" "$dir/wf-fail.sh"
 touch "$dir/broken"
 cat >"$dir/worker.ini" <<INI
 [worker]
@@ -105,6 +120,14 @@ timeout = 120s
 [handler "ui.logs"]
 exec = $dir/logs.sh
 timeout = 10s
+
+[handler "ui.wf.hold"]
+exec = $dir/wf-hold.sh
+timeout = 120s
+
+[handler "ui.wf.fail"]
+exec = $dir/wf-fail.sh
+timeout = 10s
 INI
 "$JOBD" server --db "sqlite:$dir/jobs.db" --listen 127.0.0.1:0 --tokens "$dir/tokens" \
     --worker-config "$dir/worker.ini" 2>"$dir/log" &
@@ -119,6 +142,7 @@ done
 [ -n "$url" ] || fail "the server did not say where it listens"
 
 JOBD_URL=$url CHROMIUM=$chromium BROKEN_FLAG="$dir/broken" PROGRESS_FLAG="$dir/progress-go" HOLD_FLAG="$dir/hold-go" \
+    WF_GO_FLAG="$dir/wf-go" WF_BROKEN_FLAG="$dir/wf-broken" \
     ADMIN_TOKEN=ui-admin-token-0123456789 READ_TOKEN=ui-read-token-0123456789 \
-    SHOTS_DIR="$src/docs/ui" timeout 120 node "$src/tests/ui/browser.test.mjs" ||
+    SHOTS_DIR="$src/docs/ui" timeout 180 node "$src/tests/ui/browser.test.mjs" ||
     { echo "--- server log (tail)"; tail -20 "$dir/log"; fail "the browser suite failed"; }

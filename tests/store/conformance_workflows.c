@@ -352,3 +352,68 @@ TEST(workflow_batch_last_step_runs)
     free(ids);
     fx_close(&f);
 }
+
+/*
+ * Fan-out and fan-in: a root, N steps after it and a batch's last step
+ * after all of those, more parents than a job's depends_on takes. The last
+ * waits until every middle step has ended, completions coming in batches
+ * as a worker reports them.
+ */
+TEST(workflow_fan_out_fan_in)
+{
+    struct fx f;
+    fx_open(&f);
+    enum { N = 2 * JOB_DEPS_MAX };
+    struct workflow_step_spec *s = calloc(N + 2, sizeof *s);
+    char(*refs)[16] = calloc(N, sizeof *refs);
+    const char **after = calloc(N, sizeof *after);
+    int64_t *ids = calloc(N + 2, sizeof *ids);
+    ASSERT(s && refs && after && ids);
+    static const char *const after_root[] = {"root"};
+    s[0] = step("root", NULL, 0);
+    for (size_t i = 0; i < N; i++) {
+        snprintf(refs[i], sizeof refs[i], "m%zu", i);
+        after[i] = refs[i];
+        s[i + 1] = step(refs[i], after_root, 1);
+    }
+    s[N + 1] = step("last", after, N);
+    s[N + 1].job.run_on_parent_failure = true;
+    struct workflow_spec w = {.name = "fan", .steps = s, .n = N + 2};
+    int64_t id = 0;
+    ASSERT_OK(store_workflow_submit(f.st, &w, &id, ids, NULL, &f.err), &f.err);
+    expect_wf(&f, id, WF_RUNNING, N + 1, 1, 0, 0, 0);
+    run_ok(&f, ids[0]);
+    expect_wf(&f, id, WF_RUNNING, 1, N, 1, 0, 0);
+    size_t done = 0;
+    while (done < N) {
+        struct job_list l = {0};
+        claim(&f, 500, 60000, &l);
+        ASSERT(l.n > 0);
+        struct completion *c = calloc(l.n, sizeof *c);
+        int *outcome = calloc(l.n, sizeof *outcome);
+        ASSERT(c && outcome);
+        for (size_t i = 0; i < l.n; i++) {
+            ASSERT(l.v[i].id != ids[N + 1]);
+            c[i] = (struct completion){.id = l.v[i].id, .attempt = l.v[i].attempt};
+        }
+        ASSERT_EQ(status_of(&f, ids[N + 1]), JOB_WAITING);
+        ASSERT_OK(store_complete_batch(f.st, c, l.n, outcome, &f.err), &f.err);
+        for (size_t i = 0; i < l.n; i++)
+            ASSERT_EQ(outcome[i], JOBD_OK);
+        done += l.n;
+        free(c);
+        free(outcome);
+        job_list_fini(&l);
+    }
+    ASSERT_EQ(status_of(&f, ids[N + 1]), JOB_PENDING);
+    struct job last = getj(&f, ids[N + 1]);
+    ASSERT_EQ(last.n_depends_on, N);
+    job_fini(&last);
+    run_ok(&f, ids[N + 1]);
+    expect_wf(&f, id, WF_SUCCEEDED, 0, 0, N + 2, 0, 0);
+    free(s);
+    free(refs);
+    free(after);
+    free(ids);
+    fx_close(&f);
+}

@@ -6,6 +6,7 @@
 // be none at the end. UI_SCREENSHOTS=1 writes docs/ui/*.png at 1280x800.
 import { chromium } from 'playwright-core';
 import { unlinkSync, mkdirSync, writeFileSync } from 'node:fs';
+import { workflowSuite } from './workflows.mjs';
 
 const URL0 = process.env.JOBD_URL;
 const ADMIN = process.env.ADMIN_TOKEN;
@@ -685,6 +686,9 @@ async function allOf(path, key) {
   await page.setViewportSize({ width: 1280, height: 800 });
   ok('phone width: tables scroll inside their box');
 }
+
+// ---- workflows: the list, the graph, its actions (workflows.mjs) ----
+await workflowSuite({ page, api, until, check, ok, shot, newPage, signIn, URL0, READ, problems });
 
 problems.push(...(await cspOf(page)).map((c) => `CSP violation: ${c}`));
 await browser.close();

@@ -15,15 +15,20 @@ import * as events from './events.js';
 import * as overview from './views/overview.js';
 import * as jobs from './views/jobs.js';
 import * as job from './views/job.js';
+import * as workflows from './views/workflows.js';
+import * as workflow from './views/workflow.js';
 import * as schedules from './views/schedules.js';
 import * as workers from './views/workers.js';
 import { Login } from './views/login.js';
 import { Confirm, Notice } from './widgets.js';
 
-const VIEWS = { overview, jobs, job, schedules, workers };
+const VIEWS = { overview, jobs, job, workflows, workflow, schedules, workers };
 const NAV = [
-  ['overview', 'Overview'], ['jobs', 'Jobs'], ['schedules', 'Schedules'], ['workers', 'Workers'],
+  ['overview', 'Overview'], ['jobs', 'Jobs'], ['workflows', 'Workflows'], ['schedules', 'Schedules'],
+  ['workers', 'Workers'],
 ];
+// A view that belongs under another's nav entry.
+const NAV_OF = { job: 'jobs', workflow: 'workflows' };
 let poller = null;
 let live = null; // the current view's live(route) after its last load
 const EVENT_GAP_MS = 250;
@@ -127,7 +132,7 @@ function startView() {
 }
 
 function Nav() {
-  const cur = app.route.view === 'job' ? 'jobs' : app.route.view;
+  const cur = NAV_OF[app.route.view] || app.route.view;
   return html`<nav aria-label="Main">
     ${NAV.map(([v, label]) => html`<a href=${link(v)} class=${cur === v ? 'on' : ''}
       aria-current=${cur === v ? 'page' : undefined}>${label}</a>`)}
@@ -156,7 +161,8 @@ function skip(ev) {
 function Missing() {
   return html`<section><h1>No such page</h1>
     <p>The dashboard has <a href="#/">Overview</a>, <a href="#/jobs">Jobs</a>,
-    <a href="#/schedules">Schedules</a> and <a href="#/workers">Workers</a>.</p></section>`;
+    <a href="#/workflows">Workflows</a>, <a href="#/schedules">Schedules</a> and
+    <a href="#/workers">Workers</a>.</p></section>`;
 }
 
 function Body() {

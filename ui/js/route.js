@@ -1,7 +1,9 @@
 // route.js — the stable links of the dashboard live in the URL fragment:
 //   #/  #/jobs?status=&queue=&type=&schedule=  #/jobs/ID  #/schedules  #/workers
+//   #/workflows?status=&name=  #/workflows/ID
 // so a link can be shared and the back button walks the filters.
-const VIEWS = ['jobs', 'schedules', 'workers'];
+const VIEWS = ['jobs', 'workflows', 'schedules', 'workers'];
+const ID = /^[1-9][0-9]{0,17}$/;
 
 export function parseHash(hash) {
   const h = (hash || '').replace(/^#\/?/, '');
@@ -9,8 +11,11 @@ export function parseHash(hash) {
   const path = qi < 0 ? h : h.slice(0, qi);
   const params = Object.fromEntries(new URLSearchParams(qi < 0 ? '' : h.slice(qi + 1)));
   const parts = path.split('/').filter(Boolean);
-  if (parts[0] === 'jobs' && parts[1] && /^[1-9][0-9]{0,17}$/.test(parts[1])) {
+  if (parts[0] === 'jobs' && parts[1] && ID.test(parts[1])) {
     return { view: 'job', id: parts[1], params };
+  }
+  if (parts[0] === 'workflows' && parts[1] && ID.test(parts[1])) {
+    return { view: 'workflow', id: parts[1], params };
   }
   if (VIEWS.includes(parts[0]) && parts.length === 1) return { view: parts[0], params, id: null };
   if (parts.length === 0) return { view: 'overview', params, id: null };

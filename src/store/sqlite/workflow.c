@@ -90,7 +90,7 @@ submit_in_tx(struct sqlite_store *s, const struct workflow_spec *spec,
     if ((rc = sq_step_done(s, stmt, "insert workflow", err)) != JOBD_OK)
         return rc;
     *id = sqlite3_last_insert_rowid(s->db);
-    int64_t *parents = malloc(JOB_DEPS_MAX * sizeof *parents);
+    int64_t *parents = malloc(WORKFLOW_DEPS_MAX * sizeof *parents);
     if (parents == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     for (size_t k = 0; k < spec->n && rc == JOBD_OK; k++) {

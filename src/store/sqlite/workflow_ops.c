@@ -81,15 +81,15 @@ insert_steps(struct sqlite_store *s, int64_t id, const struct workflow_add *add,
     int64_t base = sqlite3_column_int64(stmt, 0);
     sq_reset(stmt);
     int64_t now = sq_now(s);
-    int64_t *parents = malloc(JOB_DEPS_MAX * sizeof *parents);
+    int64_t *parents = malloc(WORKFLOW_DEPS_MAX * sizeof *parents);
     rc = parents ? JOBD_OK : jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
     const struct workflow_plan *plan = &ap->plan;
     for (size_t k = 0; rc == JOBD_OK && k < add->n; k++) {
         size_t i = plan->order[k], np = 0;
         struct job_spec js = add->steps[i].job;
-        for (size_t x = ap->ext_off[i]; x < ap->ext_off[i + 1] && np < JOB_DEPS_MAX; x++)
+        for (size_t x = ap->ext_off[i]; x < ap->ext_off[i + 1] && np < WORKFLOW_DEPS_MAX; x++)
             parents[np++] = ap->ext[x];
-        for (size_t x = plan->off[i]; x < plan->off[i + 1] && np < JOB_DEPS_MAX; x++)
+        for (size_t x = plan->off[i]; x < plan->off[i + 1] && np < WORKFLOW_DEPS_MAX; x++)
             parents[np++] = job_ids[plan->idx[x]];
         js.depends_on = parents;
         js.n_depends_on = np;

@@ -5,6 +5,7 @@
 // of an exec handler's stderr, fetched for the tab shown only, and kept once read:
 // a finished attempt's log does not change), and the actions its status allows
 // (retry dead or cancelled; cancel pending or running; delete anything not running).
+// A step of a workflow links to the workflow's graph.
 import { html } from '../html.js';
 import { app, update, refresh } from '../state.js';
 import { get, getText, post, del } from '../api.js';
@@ -130,6 +131,9 @@ function Fields({ j }) {
     <${Field} k="Attempt">${j.attempt} of ${j.max_attempts}<//>
     <${Field} k="Priority">${j.priority}<//>
     <${Field} k="Idempotency key">${j.idempotency_key ?? '—'}<//>
+    <${Field} k="Workflow">${j.workflow
+      ? html`<a class="workflow-link" href=${`#/workflows/${j.workflow}`}>workflow ${j.workflow}</a>,
+          step ${j.step}` : '—'}<//>
     <${Field} k="Schedule">${j.schedule
       ? html`<a href=${link('schedules', { name: j.schedule })}>${j.schedule}</a>` : '—'}<//>
     <${Field} k="Worker">${j.worker_id ?? '—'}<//>
