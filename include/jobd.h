@@ -170,7 +170,7 @@ struct pg_conn;
  * traceparent needs schema version 22 (jobd.enqueue's 8th argument),
  * depends_on version 27 (its depends_on and on_parent_failure; a parent
  * that names no job is JOBD_E_INVALID with err->field "depends_on"), a
- * group version 30; a debounce or a unique window is JOBD_E_INVALID here
+ * group version 31; a debounce or a unique window is JOBD_E_INVALID here
  * (jobd.enqueue takes neither: use jobd_enqueue).
  * jobd.enqueue takes the payload as jsonb, so it is stored as PostgreSQL
  * prints jsonb ({"a": 1}), not in jobd's canonical form. With an idempotency

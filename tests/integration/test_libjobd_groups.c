@@ -2,7 +2,7 @@
  * test_libjobd_groups.c — a group, a debounce and a unique window given
  * through libjobd (docs/MODEL.md, Groups; Debounce and unique windows):
  * jobd_enqueue keeps the group and honours the windows on both stores;
- * jobd_enqueue_pg and the SQL function jobd.enqueue (schema version 30)
+ * jobd_enqueue_pg and the SQL function jobd.enqueue (schema version 31)
  * take the group in the caller's transaction, and jobd_enqueue_pg refuses
  * a window (jobd.enqueue takes none) naming it. The pg cases are skipped
  * without JOBD_TEST_PG_URL, failed under JOBD_TEST_REQUIRE_PG.

@@ -428,6 +428,134 @@ TEST(deps_concurrent_parents_release_child_once)
     fx_close(&f);
 }
 
+/*
+ * ---- concurrency: two parents of the same children ending at once ----
+ *
+ * Each round, two parents share PAIR_KIDS children and two threads, each on
+ * a connection of its own, end one parent each at the same instant (a
+ * barrier). Whichever order their transactions meet in, every child is
+ * released exactly once: pending (claimable once) when both succeeded,
+ * cancelled for the one that died otherwise; none stays waiting. A release
+ * that checked its children under a snapshot older than its locks would
+ * leave some waiting; one that did not lock them would release some twice
+ * or deadlock. Many rounds, as the race is won differently each time.
+ */
+enum { PAIR_ROUNDS = 25, PAIR_KIDS = 40 };
+
+struct pair_arg {
+    struct fx *f;
+    int64_t id;
+    int32_t attempt;
+    bool fail; /* ends its parent dead, not succeeded */
+    pthread_barrier_t *go;
+    int errors;
+};
+
+static void *
+pair_end(void *p)
+{
+    struct pair_arg *a = p;
+    struct store *st = fx_connect(a->f);
+    struct jobd_error e = {0};
+    pthread_barrier_wait(a->go);
+    int rc = a->fail ? store_fail(st, a->id, a->attempt, "boom", false, 0, NULL, &e)
+                     : store_complete(st, a->id, a->attempt, NULL, NULL, &e);
+    if (rc != JOBD_OK) {
+        fprintf(stderr, "end of parent %lld: %s\n", (long long)a->id, e.msg);
+        a->errors++;
+    }
+    store_close(st);
+    return NULL;
+}
+
+/* One round: parents ps[0..2) of kids[0..PAIR_KIDS) end at once; ps[1] dies if fail. */
+static void
+pair_round(struct fx *f, const int64_t *ps, const int64_t *kids, bool fail)
+{
+    pthread_barrier_t go;
+    ASSERT_EQ(pthread_barrier_init(&go, NULL, 2), 0);
+    pthread_t th[2];
+    struct pair_arg args[2];
+    for (int i = 0; i < 2; i++) {
+        args[i] = (struct pair_arg){
+            .f = f, .id = ps[i], .attempt = claim_one(f, ps[i]), .fail = fail && i == 1, .go = &go};
+    }
+    for (int i = 0; i < 2; i++)
+        ASSERT_EQ(pthread_create(&th[i], NULL, pair_end, &args[i]), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&go);
+    ASSERT_EQ(args[0].errors + args[1].errors, 0);
+    char want[64];
+    snprintf(want, sizeof want, "parent job %lld is dead", (long long)ps[1]);
+    for (int k = 0; k < PAIR_KIDS; k++) {
+        struct job j = getj(f, kids[k]);
+        ASSERT_EQ(j.status, fail ? JOB_CANCELLED : JOB_PENDING);
+        if (fail)
+            ASSERT_STR_EQ(j.last_error, want);
+        job_fini(&j);
+    }
+    /* each released child is claimable once: all of them now, then none */
+    struct job_list l = {0};
+    claim(f, 2 * PAIR_KIDS, 60000, &l);
+    ASSERT_EQ(l.n, fail ? 0 : (size_t)PAIR_KIDS);
+    job_list_fini(&l);
+    assert_nothing_claimable(f);
+}
+
+TEST(deps_two_parents_ending_at_once_release_children_once)
+{
+    struct fx f;
+    fx_open(&f);
+    for (int round = 0; round < PAIR_ROUNDS; round++) {
+        int64_t ps[2] = {enq(&f, "p", NULL, 0, 0), enq(&f, "p", NULL, 0, 0)};
+        int64_t kids[PAIR_KIDS];
+        for (int k = 0; k < PAIR_KIDS; k++)
+            kids[k] = enq_child(&f, "c", ps, 2, false);
+        pair_round(&f, ps, kids, round % 3 == 2);
+    }
+    bool recounted = false;
+    ASSERT_OK(store_counts_refresh(f.st, 0, &recounted, &f.err), &f.err);
+    struct queue_stat *qs = NULL;
+    size_t nq = 0;
+    ASSERT_OK(store_queue_stats(f.st, &qs, &nq, &f.err), &f.err);
+    ASSERT_EQ(nq, 1);
+    ASSERT_EQ(qs[0].count[JOB_WAITING], 0);
+    free(qs);
+    fx_close(&f);
+}
+
+/* A released or cancelled child keeps its group (docs/MODEL.md, Groups), on every path. */
+TEST(deps_release_keeps_the_group)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t p[3] = {enq(&f, "t", NULL, 0, 0), enq(&f, "t", NULL, 0, 0), enq(&f, "t", NULL, 0, 0)};
+    const char *g[4] = {"g0", "g1", "g2", "g3"};
+    int64_t kid[4];
+    for (int i = 0; i < 4; i++) { /* two children of p[0] (a set), one each of p[1], p[2] */
+        struct job_spec s = {
+            .type = "t", .group = g[i], .depends_on = &p[i ? i - 1 : 0], .n_depends_on = 1};
+        kid[i] = enq_spec(&f, &s);
+    }
+    struct job_list l = {0}; /* the parents, claimed before any child is pending */
+    claim(&f, 10, 60000, &l);
+    ASSERT_EQ(l.n, 3);
+    for (size_t i = 0; i < l.n; i++)
+        ASSERT_OK(l.v[i].id == p[2]
+                      ? store_fail(f.st, p[2], l.v[i].attempt, "boom", false, 0, NULL, &f.err)
+                      : store_complete(f.st, l.v[i].id, l.v[i].attempt, NULL, NULL, &f.err),
+                  &f.err);
+    job_list_fini(&l);
+    for (int i = 0; i < 4; i++) {
+        struct job j = getj(&f, kid[i]);
+        ASSERT_EQ(j.status, i == 3 ? JOB_CANCELLED : JOB_PENDING);
+        ASSERT_STR_EQ(j.group, g[i]);
+        job_fini(&j);
+    }
+    fx_close(&f);
+}
+
 /* A claimed child carries its parents for its handler (docs/WORKER.md, Parents). */
 TEST(deps_claim_carries_parents)
 {

@@ -444,6 +444,8 @@ extern const char pg_step_enqueue_group[];
 extern const char pg_step_enqkeys[];
 /* Schema version 29, groups (pg/schema_groups.c). */
 extern const char pg_step_groups[];
+/* Schema version 30, dependencies released set-wise (pg/schema_deps_fast.c). */
+extern const char pg_step_deps_fast[];
 /* pg/attemptlog.c (store/attemptlog.h) */
 struct attempt_log;
 int pg_op_attempt_logs_put(struct store *st, const struct attempt_log *v, size_t n, int *outcome,

@@ -694,6 +694,7 @@ const struct pg_migration pg_migrations[] = {
     {27, "jobd.enqueue takes depends_on and on_parent_failure", pg_step_enqueue_deps},
     {28, "debounce and unique keys: enqueue_keys", pg_step_enqkeys},
     {29, "groups: jobs.grp, job_groups, group limits", pg_step_groups},
-    {30, "jobd.enqueue takes \"group\"", pg_step_enqueue_group},
+    {30, "dependencies released set-wise", pg_step_deps_fast},
+    {31, "jobd.enqueue takes \"group\"", pg_step_enqueue_group},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

@@ -1,5 +1,5 @@
 /*
- * pg/schema_enqueue_group.c — schema version 30 of pg/schema.c: jobd.enqueue
+ * pg/schema_enqueue_group.c — schema version 31 of pg/schema.c: jobd.enqueue
  * takes "group" (docs/MODEL.md, Inside your own transaction; Groups), so a
  * job enqueued in an application's transaction joins its tenant's group as
  * one enqueued over HTTP does. Like every migration step, never edited once

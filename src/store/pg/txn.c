@@ -31,7 +31,7 @@ static const char enqueue_sql[] = ENQUEUE_ARGS ")";
 static const char enqueue_traced_sql[] = ENQUEUE_ARGS ", $8::text)";
 static const char enqueue_deps_sql[] = ENQUEUE_ARGS ", $8::text, depends_on => $9::bigint[], "
                                                     "on_parent_failure => $10::text)";
-/* With a group: schema version 30 (pg/schema_enqueue_group.c). */
+/* With a group: schema version 31 (pg/schema_enqueue_group.c). */
 static const char enqueue_group_sql[] = ENQUEUE_ARGS ", $8::text, depends_on => $9::bigint[], "
                                                      "on_parent_failure => $10::text, "
                                                      "\"group\" => $11::text)";

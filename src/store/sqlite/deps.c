@@ -129,21 +129,72 @@ settle(struct sqlite_store *s, int64_t c, int64_t at, struct jobd_error *err)
     return run2(s, "DELETE FROM jobs_waiting WHERE id = ?1", c, 0, false, err);
 }
 
-/* Parent p ended at `at` (its edges ended already): its waiting children settle. */
+/* p's waiting children with no parent left to end (job_deps_open, migration 22) */
+#define SQ_READY_KIDS(w)                                                                           \
+    " IN (SELECT d.child FROM job_deps d WHERE d.parent = ?1) AND NOT EXISTS (SELECT 1 FROM"       \
+    " job_deps o WHERE o.child = " w " AND o.ended_status IS NULL)"
+/* ... of which one did not succeed */
+#define SQ_SOME_FAILED(w)                                                                          \
+    " EXISTS (SELECT 1 FROM job_deps b WHERE b.child = " w " AND b.ended_status <> 'succeeded')"
+
+/*
+ * Parent p ended at `at` (its edges ended already): its waiting children
+ * settle. Those whose parents all succeeded move to pending together, three
+ * statements for any number (a root of 10,000 children); a child with a
+ * parent that did not succeed settles alone (cancelled, naming it, or run).
+ * The write lock is held throughout, so nothing else settles them meanwhile.
+ */
 static int
 parent_ended(struct sqlite_store *s, int64_t p, int64_t at, struct jobd_error *err)
 {
-    int64_t *kids;
-    size_t n;
-    int rc = read_ids(s,
-                      "SELECT d.child FROM job_deps d JOIN jobs_waiting w ON w.id = d.child"
-                      " WHERE d.parent = ?1 AND NOT EXISTS (SELECT 1 FROM job_deps o"
-                      "   WHERE o.child = d.child AND o.ended_status IS NULL) ORDER BY d.child",
-                      p, &kids, &n, err);
-    for (size_t i = 0; rc == JOBD_OK && i < n; i++)
-        rc = settle(s, kids[i], at, err);
-    free(kids);
-    return rc;
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(
+        s,
+        "SELECT w.id," SQ_SOME_FAILED("w.id") " FROM jobs_waiting w WHERE w.id" SQ_READY_KIDS(
+            "w.id") " ORDER BY w.id",
+        &stmt, err);
+    if (rc != JOBD_OK)
+        return rc;
+    sqlite3_bind_int64(stmt, 1, p);
+    int64_t *bad = NULL;
+    size_t nbad = 0, cap = 0, ok = 0;
+    while ((rc = sq_step_row(s, stmt, "read dependencies", err)) == 1) {
+        if (sqlite3_column_int(stmt, 1) == 0) {
+            ok++;
+            continue;
+        }
+        if (nbad == cap) {
+            cap = cap ? cap * 2 : 16;
+            int64_t *nv = realloc(bad, cap * sizeof *nv);
+            if (nv == NULL) {
+                sq_reset(stmt);
+                free(bad);
+                return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+            }
+            bad = nv;
+        }
+        bad[nbad++] = sqlite3_column_int64(stmt, 0);
+    }
+    rc = rc < 0 ? rc : JOBD_OK;
+    for (size_t i = 0; rc == JOBD_OK && i < nbad; i++)
+        rc = settle(s, bad[i], at, err);
+    free(bad);
+    if (rc != JOBD_OK || ok == 0)
+        return rc;
+    /* inserted before deleted, as every move is (the events triggers, migration 18) */
+    if ((rc = run2(s,
+                   "INSERT INTO jobs (" SQ_JOB_COLS ") SELECT id, queue, type, payload, 'pending', "
+                   "priority, max(run_at, ?2), attempt, max_attempts, idempotency_key, schedule, "
+                   "scheduled_for, NULL, NULL, timeout_ms, 0, last_error, result, created_at, "
+                   "started_at, NULL, attempt_floor, traceparent, grp FROM jobs_waiting w WHERE "
+                   "w.id" SQ_READY_KIDS("w.id") " AND NOT" SQ_SOME_FAILED("w.id") " ORDER BY w.id",
+                   p, at, true, err)) != JOBD_OK)
+        return rc;
+    return run2(
+        s,
+        "DELETE FROM jobs_waiting WHERE id IN (SELECT d.child FROM job_deps d"
+        " WHERE d.parent = ?1) AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = jobs_waiting.id)",
+        p, 0, false, err);
 }
 
 /* Parent p is live again: the children cancelled for it wait again; its edges open. */
@@ -176,27 +227,53 @@ parent_reopened(struct sqlite_store *s, int64_t p, struct jobd_error *err)
     return rc;
 }
 
+/* One row of deps_todo. */
+struct todo {
+    int64_t parent, at;
+    bool reopen;
+};
+
+/*
+ * Reads up to max of deps_todo's rows in order into v and deletes them
+ * (what settling them adds comes after them): how many, or < 0.
+ */
+static int
+todo_take(struct sqlite_store *s, struct todo *v, int max, struct jobd_error *err)
+{
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(s, "SELECT seq, parent, reopen, at FROM deps_todo ORDER BY seq LIMIT ?1",
+                        &stmt, err);
+    if (rc != JOBD_OK)
+        return rc;
+    sqlite3_bind_int(stmt, 1, max);
+    int n = 0;
+    int64_t last = 0;
+    while (n < max && (rc = sq_step_row(s, stmt, "read deps_todo", err)) == 1) {
+        last = sqlite3_column_int64(stmt, 0);
+        v[n].parent = sqlite3_column_int64(stmt, 1);
+        v[n].reopen = sqlite3_column_int(stmt, 2) != 0;
+        v[n++].at = sqlite3_column_int64(stmt, 3);
+    }
+    if (n == max)
+        sq_reset(stmt);
+    else if (rc < 0)
+        return rc;
+    if (n > 0 &&
+        (rc = run2(s, "DELETE FROM deps_todo WHERE seq <= ?1", last, 0, false, err)) != JOBD_OK)
+        return rc;
+    return n;
+}
+
 int
 sq_deps_flush(struct sqlite_store *s, struct jobd_error *err)
 {
-    int rc = JOBD_OK;
-    while (rc == JOBD_OK) {
-        sqlite3_stmt *stmt;
-        if ((rc =
-                 sq_prepare(s, "SELECT seq, parent, reopen, at FROM deps_todo ORDER BY seq LIMIT 1",
-                            &stmt, err)) != JOBD_OK)
-            break;
-        if ((rc = sq_step_row(s, stmt, "read deps_todo", err)) <= 0)
-            break;
-        int64_t seq = sqlite3_column_int64(stmt, 0), p = sqlite3_column_int64(stmt, 1);
-        bool reopen = sqlite3_column_int(stmt, 2) != 0;
-        int64_t at = sqlite3_column_int64(stmt, 3);
-        sq_reset(stmt);
-        if ((rc = run2(s, "DELETE FROM deps_todo WHERE seq = ?1", seq, 0, false, err)) != JOBD_OK)
-            break;
-        rc = reopen ? parent_reopened(s, p, err) : parent_ended(s, p, at, err);
-    }
-    return rc < 0 ? rc : JOBD_OK;
+    struct todo v[256];
+    int n = 0, rc = JOBD_OK;
+    while (rc == JOBD_OK && (n = todo_take(s, v, 256, err)) > 0)
+        for (int i = 0; rc == JOBD_OK && i < n; i++)
+            rc = v[i].reopen ? parent_reopened(s, v[i].parent, err)
+                             : parent_ended(s, v[i].parent, v[i].at, err);
+    return rc != JOBD_OK ? rc : n < 0 ? n : JOBD_OK;
 }
 
 int
@@ -332,16 +409,21 @@ sq_op_parents_attach(struct store *st, struct job *v, size_t n, struct jobd_erro
 {
     struct sqlite_store *s = sq_of(st);
     sqlite3_stmt *stmt;
-    /* One probe of job_deps_child per job: a job without parents costs that. */
+    /*
+     * One probe of job_deps_child per job: a job without parents costs that.
+     * Each parent is looked up by id in the three tables (it is in one): a
+     * join with their UNION ALL would read all three whole, per job.
+     */
     int rc = sq_prepare(
         s,
-        "SELECT json_group_array(json_object('id', a.id, 'step', (SELECT ws.ref FROM"
-        " workflow_steps ws WHERE ws.job_id = a.id), 'type', a.type,"
-        " 'status', a.status, 'result', json(a.result))) FROM (SELECT parent FROM job_deps"
-        " WHERE child = ?1 ORDER BY parent) d JOIN (SELECT id, type, status, result FROM jobs"
-        " UNION ALL SELECT id, type, status, result FROM jobs_done"
-        " UNION ALL SELECT id, type, status, result FROM jobs_waiting) a ON a.id = d.parent"
-        " HAVING count(*) > 0",
+        "SELECT json_group_array(json_object('id', d.parent, 'step', (SELECT ws.ref FROM"
+        " workflow_steps ws WHERE ws.job_id = d.parent),"
+        " 'type', coalesce(j.type, x.type, w.type), 'status', coalesce(j.status, x.status,"
+        " w.status), 'result', json(coalesce(j.result, x.result, w.result))))"
+        " FROM (SELECT parent FROM job_deps WHERE child = ?1 ORDER BY parent) d"
+        " LEFT JOIN jobs j ON j.id = d.parent LEFT JOIN jobs_done x ON x.id = d.parent"
+        " LEFT JOIN jobs_waiting w ON w.id = d.parent"
+        " WHERE coalesce(j.id, x.id, w.id) IS NOT NULL HAVING count(*) > 0",
         &stmt, err);
     if (rc != JOBD_OK)
         return rc;
