@@ -1,9 +1,9 @@
 /*
  * pg/schema_enqueue.h — pieces of jobd.enqueue's body (docs/MODEL.md,
  * Inside your own transaction) shared by the migration steps that replace
- * the function (pg/schema.c version 22, pg/schema_enqueue_deps.c): a step
- * that adds an argument must repeat the whole function, and these keep the
- * repeated parts one text. A released step's text must not change: edit
+ * the function (pg/schema.c version 22, pg/schema_enqueue_deps.c,
+ * pg/schema_enqueue_group.c): a step that adds an argument must repeat
+ * the whole function, and these keep the repeated parts one text. A released step's text must not change: edit
  * a macro only by copying it into a new one for a new step.
  */
 #ifndef JOBD_STORE_PG_SCHEMA_ENQUEUE_H
@@ -84,6 +84,34 @@
     "                    'job % with a different type, queue or payload',\n" \
     "                    quote_literal(enqueue.idempotency_key), v_old.id\n" \
     "                    USING ERRCODE = 'unique_violation';\n" \
+    "            END IF;\n" \
+    "        END IF;\n"
+
+/* depends_on and on_parent_failure checked (version 27 on). */
+#define ENQUEUE_DEPS_CHECK \
+    "    IF enqueue.on_parent_failure IS NULL\n" \
+    "            OR enqueue.on_parent_failure NOT IN ('cancel', 'run') THEN\n" \
+    "        RAISE EXCEPTION 'jobd.enqueue: on_parent_failure must be ''cancel'' or ''run'', got %',\n" \
+    "            quote_nullable(enqueue.on_parent_failure)\n" \
+    "            USING ERRCODE = 'invalid_parameter_value';\n" \
+    "    END IF;\n" \
+    "    IF cardinality(enqueue.depends_on) > " SQL_NUM(JOB_DEPS_MAX) " THEN\n" \
+    "        RAISE EXCEPTION 'jobd.enqueue: depends_on holds at most " SQL_NUM(JOB_DEPS_MAX) " job ids, got %',\n" \
+    "            cardinality(enqueue.depends_on) USING ERRCODE = 'program_limit_exceeded';\n" \
+    "    END IF;\n" \
+    "    IF array_position(enqueue.depends_on, NULL) IS NOT NULL THEN\n" \
+    "        RAISE EXCEPTION 'jobd.enqueue: depends_on must not hold NULL'\n" \
+    "            USING ERRCODE = 'invalid_parameter_value';\n" \
+    "    END IF;\n"
+
+/* The new job v_id waits for its parents, or settles (version 27 on). */
+#define ENQUEUE_DEPS_ATTACH \
+    "        IF cardinality(enqueue.depends_on) > 0 THEN\n" \
+    "            v_missing := jobd.deps_attach(v_id, enqueue.depends_on,\n" \
+    "                                          enqueue.on_parent_failure = 'run', now());\n" \
+    "            IF v_missing <> 0 THEN\n" \
+    "                RAISE EXCEPTION 'jobd.enqueue: depends_on: no job with id %', v_missing\n" \
+    "                    USING ERRCODE = 'foreign_key_violation';\n" \
     "            END IF;\n" \
     "        END IF;\n"
 /* clang-format on */

@@ -34,20 +34,7 @@ const char pg_step_enqueue_deps[] =
     "    v_payload jsonb := COALESCE(enqueue.payload, '{}'::jsonb);\n"
     "BEGIN\n" ENQUEUE_CHECKS
     ENQUEUE_KEY_CHECK ENQUEUE_TRACE_CHECK
-    "    IF enqueue.on_parent_failure IS NULL\n"
-    "            OR enqueue.on_parent_failure NOT IN ('cancel', 'run') THEN\n"
-    "        RAISE EXCEPTION 'jobd.enqueue: on_parent_failure must be ''cancel'' or ''run'', got %',\n"
-    "            quote_nullable(enqueue.on_parent_failure)\n"
-    "            USING ERRCODE = 'invalid_parameter_value';\n"
-    "    END IF;\n"
-    "    IF cardinality(enqueue.depends_on) > " SQL_NUM(JOB_DEPS_MAX) " THEN\n"
-    "        RAISE EXCEPTION 'jobd.enqueue: depends_on holds at most " SQL_NUM(JOB_DEPS_MAX) " job ids, got %',\n"
-    "            cardinality(enqueue.depends_on) USING ERRCODE = 'program_limit_exceeded';\n"
-    "    END IF;\n"
-    "    IF array_position(enqueue.depends_on, NULL) IS NOT NULL THEN\n"
-    "        RAISE EXCEPTION 'jobd.enqueue: depends_on must not hold NULL'\n"
-    "            USING ERRCODE = 'invalid_parameter_value';\n"
-    "    END IF;\n"
+    ENQUEUE_DEPS_CHECK
     ENQUEUE_KEY_LOOP
     "        INSERT INTO jobd.jobs (id, queue, type, payload, status, priority, run_at,\n"
     "                               max_attempts, idempotency_key, created_at, traceparent)\n"
@@ -55,14 +42,7 @@ const char pg_step_enqueue_deps[] =
     "                enqueue.priority,\n"
     "                COALESCE(enqueue.run_at, now()), enqueue.max_attempts,\n"
     "                enqueue.idempotency_key, now(), enqueue.traceparent);\n"
-    "        IF cardinality(enqueue.depends_on) > 0 THEN\n"
-    "            v_missing := jobd.deps_attach(v_id, enqueue.depends_on,\n"
-    "                                          enqueue.on_parent_failure = 'run', now());\n"
-    "            IF v_missing <> 0 THEN\n"
-    "                RAISE EXCEPTION 'jobd.enqueue: depends_on: no job with id %', v_missing\n"
-    "                    USING ERRCODE = 'foreign_key_violation';\n"
-    "            END IF;\n"
-    "        END IF;\n"
+    ENQUEUE_DEPS_ATTACH
     "        RETURN v_id;\n"
     "    END LOOP;\n"
     "END $$;\n";

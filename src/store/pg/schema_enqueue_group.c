@@ -33,20 +33,7 @@ const char pg_step_enqueue_group[] =
     "    v_payload jsonb := COALESCE(enqueue.payload, '{}'::jsonb);\n"
     "BEGIN\n" ENQUEUE_CHECKS
     ENQUEUE_KEY_CHECK ENQUEUE_TRACE_CHECK
-    "    IF enqueue.on_parent_failure IS NULL\n"
-    "            OR enqueue.on_parent_failure NOT IN ('cancel', 'run') THEN\n"
-    "        RAISE EXCEPTION 'jobd.enqueue: on_parent_failure must be ''cancel'' or ''run'', got %',\n"
-    "            quote_nullable(enqueue.on_parent_failure)\n"
-    "            USING ERRCODE = 'invalid_parameter_value';\n"
-    "    END IF;\n"
-    "    IF cardinality(enqueue.depends_on) > " SQL_NUM(JOB_DEPS_MAX) " THEN\n"
-    "        RAISE EXCEPTION 'jobd.enqueue: depends_on holds at most " SQL_NUM(JOB_DEPS_MAX) " job ids, got %',\n"
-    "            cardinality(enqueue.depends_on) USING ERRCODE = 'program_limit_exceeded';\n"
-    "    END IF;\n"
-    "    IF array_position(enqueue.depends_on, NULL) IS NOT NULL THEN\n"
-    "        RAISE EXCEPTION 'jobd.enqueue: depends_on must not hold NULL'\n"
-    "            USING ERRCODE = 'invalid_parameter_value';\n"
-    "    END IF;\n"
+    ENQUEUE_DEPS_CHECK
     "    IF enqueue.\"group\" IS NOT NULL\n"
     "            AND enqueue.\"group\" !~ '^[A-Za-z0-9._:-]{1," SQL_NUM(JOB_GROUP_MAX) "}$' THEN\n"
     "        RAISE EXCEPTION 'jobd.enqueue: group must match [A-Za-z0-9._:-]{1," SQL_NUM(JOB_GROUP_MAX) "}, got %',\n"
@@ -61,14 +48,7 @@ const char pg_step_enqueue_group[] =
     "                enqueue.idempotency_key, now(), enqueue.traceparent, enqueue.\"group\");\n"
     "        WITH ins AS (SELECT enqueue.queue AS queue, enqueue.\"group\" AS grp)"
     PG_GROUPS_NOTED("ins") "SELECT 1 INTO v_noted;\n"
-    "        IF cardinality(enqueue.depends_on) > 0 THEN\n"
-    "            v_missing := jobd.deps_attach(v_id, enqueue.depends_on,\n"
-    "                                          enqueue.on_parent_failure = 'run', now());\n"
-    "            IF v_missing <> 0 THEN\n"
-    "                RAISE EXCEPTION 'jobd.enqueue: depends_on: no job with id %', v_missing\n"
-    "                    USING ERRCODE = 'foreign_key_violation';\n"
-    "            END IF;\n"
-    "        END IF;\n"
+    ENQUEUE_DEPS_ATTACH
     "        RETURN v_id;\n"
     "    END LOOP;\n"
     "END $$;\n";
