@@ -100,7 +100,7 @@ function action(j, verb) {
       const r = await post(`/v1/jobs/${j.id}/${verb}`);
       return `Job ${j.id}: ${verb} done, now ${r.status}.`;
     },
-    done: refresh,
+    done: gone ? null : refresh, // a delete leaves the page: nothing to reload
   });
 }
 

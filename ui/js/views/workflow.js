@@ -20,8 +20,16 @@ import { Counts, STEP_STATUSES } from './workflows.js';
 // The layout of the steps last drawn, kept while the graph's shape (refs and
 // edges) is the same: a refresh that only changes statuses lays out nothing.
 let cache = { key: '', g: null };
+// The workflow this page deleted: not asked for again (a refresh or an
+// event may come before the hash change that leaves its page, and the
+// browser logs every 404 it gets).
+let deleted = null;
 
 export async function load(route, signal) {
+  if (route.id === deleted) {
+    update({ data: { missing: true } });
+    return;
+  }
   try {
     const w = await get(`/v1/workflows/${route.id}`, signal);
     update({ data: { w } });
@@ -92,13 +100,14 @@ function action(w, verb) {
     fn: async () => {
       if (verb === 'delete') {
         await del(`/v1/workflows/${w.id}`);
+        deleted = String(w.id);
         location.hash = link('workflows');
         return `Workflow ${w.id} deleted.`;
       }
       await post(`/v1/workflows/${w.id}/${verb}`);
       return `Workflow ${w.id}: ${verb} done.`;
     },
-    done: refresh,
+    done: verb === 'delete' ? null : refresh, // a delete leaves the page
   });
 }
 
