@@ -252,6 +252,48 @@ TEST(bulk_retry_cancel_delete_by_filter_in_batches)
     fx_close(&f);
 }
 
+/*
+ * A bulk cancel takes waiting jobs as the single-job cancel does (docs/API.md,
+ * POST /v1/jobs/bulk), and their own waiting children follow as for any
+ * cancelled parent. PostgreSQL's batch once skipped them: their rows live in
+ * jobs_waiting, apart from the pending ones.
+ */
+TEST(bulk_cancel_takes_waiting_jobs_and_their_children)
+{
+    struct fx f;
+    fx_open(&f);
+    int64_t parent = enq(&f, "t", "q1", 0, T0 + 3600 * SEC);
+    struct job_spec sp = {.type = "t", .queue = "q2", .depends_on = &parent, .n_depends_on = 1};
+    struct job j = {0};
+    ASSERT_OK(store_enqueue(f.st, &sp, &j, NULL, &f.err), &f.err);
+    int64_t child = j.id;
+    job_fini(&j);
+    sp = (struct job_spec){.type = "t", .queue = "q3", .depends_on = &child, .n_depends_on = 1};
+    ASSERT_OK(store_enqueue(f.st, &sp, &j, NULL, &f.err), &f.err);
+    int64_t grandchild = j.id;
+    job_fini(&j);
+    ASSERT_EQ(status_of(&f, child), JOB_WAITING);
+    struct bulk_req r = {.action = BULK_CANCEL, .f = {.status = STORE_ANY, .queue = "q2"}};
+    struct bulk_counts c = bulk_all(&f, &r, STORE_BULK_BATCH);
+    ASSERT_EQ(c.matched, 1);
+    ASSERT_EQ(c.changed, 1);
+    ASSERT_EQ(c.cancelled, 1);
+    ASSERT_EQ(status_of(&f, child), JOB_CANCELLED);
+    ASSERT_EQ(status_of(&f, grandchild), JOB_CANCELLED);
+    ASSERT_EQ(status_of(&f, parent), JOB_PENDING);
+    /* by status too: a filter naming waiting jobs cancels them */
+    sp = (struct job_spec){.type = "t", .queue = "q2", .depends_on = &parent, .n_depends_on = 1};
+    ASSERT_OK(store_enqueue(f.st, &sp, &j, NULL, &f.err), &f.err);
+    int64_t second = j.id;
+    job_fini(&j);
+    r = (struct bulk_req){.action = BULK_CANCEL, .f = {.status = JOB_WAITING}};
+    c = bulk_all(&f, &r, STORE_BULK_BATCH);
+    ASSERT_EQ(c.matched, 1);
+    ASSERT_EQ(c.changed, 1);
+    ASSERT_EQ(status_of(&f, second), JOB_CANCELLED);
+    fx_close(&f);
+}
+
 TEST(list_by_created_time_and_key)
 {
     struct fx f;

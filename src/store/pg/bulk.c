@@ -43,18 +43,23 @@ static const struct pg_stmt bulk_retry = {
                "SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM ins), (SELECT min(id) FROM "
                "m), 0"};
 
+/* clang-format off */
 static const struct pg_stmt bulk_cancel = {
     "bulk_cancel", BULK_PICK
     " d AS (DELETE FROM jobd.jobs WHERE id = ANY(" PICKED ") AND status = 'pending'"
     "       RETURNING *),"
-    " gone AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") " PG_DONE_SELECT(
-        "'cancelled'", "NULL", "d.last_error",
-        PG_NOW("$11")) "FROM d RETURNING 1),"
-                       " req AS (UPDATE jobd.jobs SET cancel_requested = true"
-                       "         WHERE id = ANY(" PICKED ") AND status = 'running' RETURNING 1) "
-                       "SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM gone) + (SELECT "
-                       "count(*) FROM req),"
-                       "       (SELECT min(id) FROM m), (SELECT count(*) FROM gone)"};
+    /* waiting jobs too, as the single-job cancel (pg/admin.c): rows of jobs_waiting */
+    " w AS (DELETE FROM jobd.jobs_waiting WHERE id = ANY(" PICKED ") RETURNING *),"
+    " gone AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
+    PG_DONE_SELECT("'cancelled'", "NULL", "d.last_error", PG_NOW("$11")) "FROM d RETURNING 1),"
+    " wgone AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ") "
+    PG_DONE_SELECT("'cancelled'", "NULL", "d.last_error", PG_NOW("$11")) "FROM w d RETURNING 1),"
+    " req AS (UPDATE jobd.jobs SET cancel_requested = true"
+    "         WHERE id = ANY(" PICKED ") AND status = 'running' RETURNING 1) "
+    "SELECT (SELECT count(*) FROM m),"
+    "       (SELECT count(*) FROM gone) + (SELECT count(*) FROM wgone) + (SELECT count(*) FROM req),"
+    "       (SELECT min(id) FROM m), (SELECT count(*) FROM gone) + (SELECT count(*) FROM wgone)"};
+/* clang-format on */
 
 /*
  * A job some waiting job depends on is not deleted (docs/API.md, Deleting
