@@ -112,7 +112,7 @@ void migrate(const char *url);
 void db_open(struct db *d, const char *url, bool reset);
 void db_close(struct db *d);
 const char *db_version(struct db *d);
-void db_seed(struct db *d, long long n, bool future, int priority);
+void db_seed(struct db *d, long long n, bool future, int priority, long long groups);
 void db_settle(struct db *d);
 
 /* bench_workers.c: the worker processes of a run; bench_cworker.c: the C-handler

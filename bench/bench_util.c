@@ -241,11 +241,15 @@ int
 head(char *out, size_t len, const char *bench, struct db *d, const char *variant, const char *mode,
      long long n, long long conc, const char *settings)
 {
-    return snprintf(
+    int k = snprintf(
         out, len,
         "{\"system\":\"jobd\",\"bench\":\"%s\",\"backend\":\"%s\",\"variant\":\"%s, %s\","
         "\"version\":\"%s\",\"mode\":\"%s\",\"n\":%lld,\"concurrency\":%lld,"
         "\"settings\":%s,\"durability\":\"%s\"",
         bench, d->pg ? "pg" : "sqlite", d->pg ? "pg" : "sqlite", variant, db_version(d), mode, n,
         conc, settings, d->pg ? PG_DURABILITY : SQ_DURABILITY);
+    /* --round R: which round of bench/run.sh's interleaved features block */
+    if (opt("round", NULL) != NULL)
+        k += snprintf(out + k, len - (size_t)k, ",\"round\":%lld", opt_ll("round", 0));
+    return k;
 }
