@@ -84,6 +84,10 @@ long vm_hwm_kb(pid_t pid);
 long long proc_ticks(const char *pid);
 long long comm_ticks(const char *comm);
 void machine_ticks(long long *total, long long *busy);
+/* pg_note_server: the PostgreSQL server of a backend (its postmaster, if on this
+ * machine) is the one cpu_snap counts, instead of every process named postgres. */
+extern pid_t g_pg_postmaster;
+void pg_note_server(int backend_pid);
 void cpu_snap(struct cpu_snap *s, const pid_t *pids, int n, pid_t server_pid, bool pg);
 void cpu_json(char *out, size_t len, const struct cpu_snap *a, const struct cpu_snap *b);
 const char *tmpdir(void);

@@ -126,6 +126,7 @@ db_open(struct db *d, const char *url, bool reset)
         d->pc = PQconnectdb(url);
         if (PQstatus(d->pc) != CONNECTION_OK)
             die("cannot connect to %s: %s", url, PQerrorMessage(d->pc));
+        pg_note_server(PQbackendPID(d->pc));
         if (reset) {
             db_exec(d, "SET client_min_messages = warning");
             db_exec(d, "DROP SCHEMA IF EXISTS jobd CASCADE");
@@ -221,15 +222,15 @@ db_seed(struct db *d, long long n, bool future, int priority, long long groups)
                  priority, future ? "now() + interval '1 day'" : "now() - interval '1 hour'", grp,
                  n);
     else
-        snprintf(
-            sql, sizeof sql,
-            "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < %lld) "
-            "INSERT INTO jobs (queue, type, payload, status, priority, run_at, max_attempts,"
-            "                  created_at, grp) "
-            "SELECT 'default', 'noop', '{\"i\":' || i || '}', 'pending', %d, %lld + i, 25, %lld, %s "
-            "  FROM g",
-            n, priority, (long long)(real_us() + (future ? 86400000000LL : -3600000000LL)),
-            (long long)real_us(), grp);
+        snprintf(sql, sizeof sql,
+                 "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < %lld) "
+                 "INSERT INTO jobs (queue, type, payload, status, priority, run_at, max_attempts,"
+                 "                  created_at, grp) "
+                 "SELECT 'default', 'noop', '{\"i\":' || i || '}', 'pending', %d, %lld + i, 25, "
+                 "%lld, %s "
+                 "  FROM g",
+                 n, priority, (long long)(real_us() + (future ? 86400000000LL : -3600000000LL)),
+                 (long long)real_us(), grp);
     db_exec(d, sql);
 }
 

@@ -70,8 +70,7 @@ cmd_process(void)
         "start-up is inside the time; worker_pct sums the workers (exec: with their "
         "children)%s\"",
         handler, nw, events ? "true" : "false", groups, progress ? "true" : "false",
-        (double)n / secs, secs, seed_s, failed, rss, cpu,
-        nw, nw > 1 ? "es" : "",
+        (double)n / secs, secs, seed_s, failed, rss, cpu, nw, nw > 1 ? "es" : "",
         groups > 0 ? "; groups: the first job of each group enqueued by jobd_enqueue_batch (the "
                      "queue's mark and job_groups rows as an enqueue writes them), the rest "
                      "seeded in the groups in turn"

@@ -38,9 +38,18 @@ workers_start(struct workers *w, int n, const char *handler, const char *url, lo
         unlink(w->out[i]);
         /* --prefetch and --progress pass through to the C worker (empty: its default). */
         const char *pf = opt("prefetch", ""), *pg = opt("progress", "0");
-        char *argv[] = {"/proc/self/exe", "cworker",  "--db",        (char *)url,
-                        "--concurrency",  cs,         "--prefetch",  (char *)pf,
-                        "--progress",     (char *)pg, lat ? "--out" : NULL, w->out[i],
+        char *argv[] = {"/proc/self/exe",
+                        "cworker",
+                        "--db",
+                        (char *)url,
+                        "--concurrency",
+                        cs,
+                        "--prefetch",
+                        (char *)pf,
+                        "--progress",
+                        (char *)pg,
+                        lat ? "--out" : NULL,
+                        w->out[i],
                         NULL};
         w->pid[i] = spawn(argv, log);
     }

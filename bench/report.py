@@ -193,9 +193,18 @@ class Report:
                       "worker peak RSS", "workers' CPU", "PostgreSQL CPU"], rows)
 
     # ---- the features block -----------------------------------------------------------
-    def feat_rounds(self, be):
-        """{variant key: {round: jobs/s}} of one store's features block; keys:
-        plain, "groups G", events, progress, independent and fanout (deps-fanout)."""
+    @staticmethod
+    def cpu_per_1000(r):
+        """CPU ms per 1,000 jobs of a process line: the worker's and (PostgreSQL) its server's."""
+        c, secs = r.get("cpu") or {}, r.get("process_s")
+        if not secs or c.get("worker_pct") is None:
+            return None
+        return (c["worker_pct"] + (c.get("server_pct") or 0)) / 100 * secs / r["n"] * 1e6
+
+    def feat_rounds(self, be, cpu=False):
+        """{variant key: {round: jobs/s}} of one store's features block (cpu: CPU ms per
+        1,000 jobs instead, process lines only); keys: plain, "groups G", events, progress,
+        independent and fanout (deps-fanout)."""
         out = {}
         for r in self.ok(self.feat):
             if r.get("backend") != be:
@@ -204,8 +213,10 @@ class Report:
                 g = r.get("groups") or 0
                 key = (f"groups {g}" if g else "events" if r.get("events") else
                        "progress" if r.get("progress") else "plain")
-                out.setdefault(key, {})[r["round"]] = r["process_jobs_per_s"]
-            elif r.get("bench") == "deps_fanout":
+                v = self.cpu_per_1000(r) if cpu else r["process_jobs_per_s"]
+                if v is not None:
+                    out.setdefault(key, {})[r["round"]] = v
+            elif r.get("bench") == "deps_fanout" and not cpu:
                 out.setdefault("independent", {})[r["round"]] = r["independent_jobs_per_s"]
                 out.setdefault("fanout", {})[r["round"]] = r["fanout_jobs_per_s"]
         return out
@@ -239,6 +250,7 @@ class Report:
         rounds = self.feat_rounds(be)
         if not rounds:
             return ""
+        cpu = self.feat_rounds(be, cpu=True)
         nr = max(len(v) for v in rounds.values())
         n = next((r["n"] for r in self.ok(self.feat) if r.get("backend") == be and r.get("bench") == "process"), None)
         nd = next((r["n"] for r in self.ok(self.feat) if r.get("backend") == be and r.get("bench") == "deps_fanout"), None)
@@ -263,11 +275,20 @@ class Report:
             goal = FEAT_GOALS.get(key)
             q = self.feat_ratio(rounds, key)[0] if key != "plain" else None
             met = "–" if goal is None or q is None else f"≥ {100 * goal:.0f} %: " + ("met" if q >= goal else "**missed**")
-            rows.append([name, f"{size:,}" if size else "–", fmt(med(list(xs.values()))), each, vs, ratio, met])
+            cs = cpu.get(key, {})
+            base = cpu.get("plain", {})
+            cq = med([base[k] / v for k, v in cs.items() if base.get(k) and v]) if key != "plain" else None
+            crow = f"{fmt(med(list(cs.values())), ' ms')}" + (f" ({100 * cq:.0f} %)" if cq else "") if cs else "–"
+            rows.append([name, f"{size:,}" if size else "–", fmt(med(list(xs.values()))), each, vs, ratio, met,
+                         crow])
         out = [f"{'PostgreSQL' if be == 'pg' else 'SQLite'}: {nr} round{'s' if nr > 1 else ''}, one C worker "
                "(concurrency 100, its default prefetch), median jobs/s; the ratio is the median of the "
-               "rounds' ratios (their range in brackets):", "",
-               table(["what", "jobs", "jobs/s (median)", "each round", "held against", "ratio", "target"], rows)]
+               "rounds' ratios (their range in brackets). CPU: the worker's"
+               + (" and the PostgreSQL server's" if be == "pg" else "") + " per 1,000 jobs, median, and in "
+               "brackets plain jobs' CPU per job over this one's (the median of the rounds'), which the "
+               "machine's other load disturbs less than the wall time:", "",
+               table(["what", "jobs", "jobs/s (median)", "each round", "held against", "ratio", "target",
+                      "CPU per 1,000 jobs"], rows)]
         return "\n".join(out)
 
     def render_features(self):

@@ -34,7 +34,7 @@
 #   CLIENTS="python node" CLIENT_S=3 (the same from ordinary clients at 10 connections, into wrk.jsonl)
 #   CLIENTBENCH=1 (0 = skip bench/clients.sh) CLIENT_N=5000 (jobs per worker there);
 #   CLIENTS_ONLY=1: that step alone (no other step; report.py rewrites only its block)
-#   FEAT_ROUNDS=3 FEAT_N=50000 FEAT_DEPS_N=50000 FEAT_GROUPS="1 1000" (the features block: one C
+#   FEAT_ROUNDS=3 FEAT_N=50000 FEAT_DEPS_N=10000 FEAT_GROUPS="1 1000" (the features block: one C
 #   worker on plain jobs, jobs in each of FEAT_GROUPS groups, the event log recording, progress
 #   reported, and deps-fanout, every round in a rotated order); FEATURES=0 skips it;
 #   FEATURES_ONLY=1: that block alone on both stores (report.py rewrites only its block)
@@ -99,7 +99,7 @@ CEILING=${CEILING:-1}
 FEATURES=${FEATURES:-1}
 FEAT_ROUNDS=${FEAT_ROUNDS:-3}
 FEAT_N=${FEAT_N:-50000}
-FEAT_DEPS_N=${FEAT_DEPS_N:-50000}
+FEAT_DEPS_N=${FEAT_DEPS_N:-10000}
 FEAT_GROUPS=${FEAT_GROUPS:-1 1000}
 REPORT=${REPORT:-1}
 STEP_TIMEOUT_S=${STEP_TIMEOUT_S:-300}
