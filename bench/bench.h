@@ -84,6 +84,10 @@ long vm_hwm_kb(pid_t pid);
 long long proc_ticks(const char *pid);
 long long comm_ticks(const char *comm);
 void machine_ticks(long long *total, long long *busy);
+/* pg_note_server: the PostgreSQL server of a backend (its postmaster, if on this
+ * machine) is the one cpu_snap counts, instead of every process named postgres. */
+extern pid_t g_pg_postmaster;
+void pg_note_server(int backend_pid);
 void cpu_snap(struct cpu_snap *s, const pid_t *pids, int n, pid_t server_pid, bool pg);
 void cpu_json(char *out, size_t len, const struct cpu_snap *a, const struct cpu_snap *b);
 const char *tmpdir(void);
@@ -112,7 +116,7 @@ void migrate(const char *url);
 void db_open(struct db *d, const char *url, bool reset);
 void db_close(struct db *d);
 const char *db_version(struct db *d);
-void db_seed(struct db *d, long long n, bool future, int priority);
+void db_seed(struct db *d, long long n, bool future, int priority, long long groups);
 void db_settle(struct db *d);
 
 /* bench_workers.c: the worker processes of a run; bench_cworker.c: the C-handler

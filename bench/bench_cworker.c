@@ -15,6 +15,7 @@ static atomic_llong g_handled;
 static double *g_lat;
 static long long g_lat_cap;
 static atomic_llong g_lat_n;
+static bool g_progress; /* --progress 1: every run reports its progress once */
 
 /*
  * The instants chain parents' handlers returned, by job id, for the child
@@ -62,7 +63,8 @@ on_term(int sig)
  * harness's "due" in ms), or, for a child naming its parent ("after": id),
  * now - the instant the parent's handler returned ("chain_parent":1 records
  * it). A payload with "fail":true fails, retryably (bench/soak.py's failing
- * jobs).
+ * jobs). With --progress 1 it reports progress first (jobd_progress, 100 %),
+ * what a handler that reports it costs (jobd_bench process --progress 1).
  */
 static int
 noop(jobd_run *run, void *ctx)
@@ -70,6 +72,8 @@ noop(jobd_run *run, void *ctx)
     (void)ctx;
     int64_t now = real_us();
     atomic_fetch_add(&g_handled, 1);
+    if (g_progress && jobd_progress(run, 100, NULL, NULL) != JOBD_OK)
+        return JOBD_HANDLER_RETRY;
     if (strstr(jobd_run_payload(run), "\"fail\":true") != NULL)
         return JOBD_HANDLER_RETRY;
     if (g_lat) {
@@ -102,6 +106,7 @@ cmd_cworker(void)
     const char *url = opt_req("db"), *out = opt("out", NULL), *conc = opt("concurrency", "100");
     const char *prefetch = opt("prefetch", "");
     const char *types = opt("type", "noop");
+    g_progress = strcmp(opt("progress", "0"), "1") == 0;
     struct jobd_error err = {0};
     if (out) {
         g_lat_cap = opt_ll("lat-cap", 200000);
@@ -148,7 +153,7 @@ main(int argc, char **argv)
     g_argv = argv;
     if (argc < 2 || strcmp(argv[1], "cworker") != 0) {
         fprintf(stderr, "usage: jobd_bench_cworker cworker --db URL [--concurrency C] "
-                        "[--prefetch P] [--out FILE]\n");
+                        "[--prefetch P] [--progress 1] [--out FILE]\n");
         return 2;
     }
     return cmd_cworker();

@@ -126,6 +126,7 @@ db_open(struct db *d, const char *url, bool reset)
         d->pc = PQconnectdb(url);
         if (PQstatus(d->pc) != CONNECTION_OK)
             die("cannot connect to %s: %s", url, PQerrorMessage(d->pc));
+        pg_note_server(PQbackendPID(d->pc));
         if (reset) {
             db_exec(d, "SET client_min_messages = warning");
             db_exec(d, "DROP SCHEMA IF EXISTS jobd CASCADE");
@@ -174,31 +175,62 @@ db_version(struct db *d)
  * Inserts n pending no-op jobs in one statement: due in the past (run_at
  * spread over the last hour, oldest first) or, with future, due a day from
  * now. One INSERT ... SELECT instead of the API, so that seeding a million
- * jobs takes seconds; the rows are exactly what an enqueue writes.
+ * jobs takes seconds; the rows are exactly what an enqueue writes. With
+ * groups > 0 (due jobs only), job i is in group "g<i mod groups>" of the
+ * default queue: the first job of each group goes in through libjobd
+ * (jobd_enqueue_batch), so that the queue's mark and its job_groups rows are
+ * the ones an enqueue writes (docs/DESIGN.md, Groups), and the rest, n -
+ * groups, by the statement, spread over the groups in turn. Those first
+ * jobs are due now, behind the others.
  */
 void
-db_seed(struct db *d, long long n, bool future, int priority)
+db_seed(struct db *d, long long n, bool future, int priority, long long groups)
 {
-    char sql[1024];
+    char sql[1024], grp[64] = "NULL";
     if (n <= 0)
         return;
+    if (groups > 0) {
+        if (future || groups > n || groups > 100000)
+            die("--groups must be 1..min(n, 100000), for due jobs");
+        struct jobd_job_opts *o = calloc((size_t)groups, sizeof *o);
+        char(*name)[24] = calloc((size_t)groups, sizeof *name);
+        if (!o || !name)
+            die("out of memory");
+        for (long long i = 0; i < groups; i++) {
+            snprintf(name[i], sizeof name[i], "g%lld", i);
+            o[i] = (struct jobd_job_opts){
+                .type = "noop", .payload = "{}", .priority = priority, .group = name[i]};
+        }
+        struct jobd_error err = {0};
+        jobd_client *c = NULL;
+        if (jobd_client_open(d->url, &c, &err) != JOBD_OK ||
+            jobd_enqueue_batch(c, o, (size_t)groups, NULL, &err) != JOBD_OK)
+            die("seeding groups: %s", err.msg);
+        jobd_client_close(c);
+        free(o);
+        free(name);
+        if ((n -= groups) == 0)
+            return;
+        snprintf(grp, sizeof grp, "'g' || (%s %% %lld)", d->pg ? "g" : "i", groups);
+    }
     if (d->pg)
         snprintf(sql, sizeof sql,
-                 "INSERT INTO jobd.jobs (type, payload, priority, run_at) "
+                 "INSERT INTO jobd.jobs (type, payload, priority, run_at, grp) "
                  "SELECT 'noop', json_build_object('i', g), %d, "
-                 "       %s + g * interval '1 microsecond' "
+                 "       %s + g * interval '1 microsecond', %s "
                  "  FROM generate_series(1, %lld) g",
-                 priority, future ? "now() + interval '1 day'" : "now() - interval '1 hour'", n);
+                 priority, future ? "now() + interval '1 day'" : "now() - interval '1 hour'", grp,
+                 n);
     else
-        snprintf(
-            sql, sizeof sql,
-            "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < %lld) "
-            "INSERT INTO jobs (queue, type, payload, status, priority, run_at, max_attempts,"
-            "                  created_at) "
-            "SELECT 'default', 'noop', '{\"i\":' || i || '}', 'pending', %d, %lld + i, 25, %lld "
-            "  FROM g",
-            n, priority, (long long)(real_us() + (future ? 86400000000LL : -3600000000LL)),
-            (long long)real_us());
+        snprintf(sql, sizeof sql,
+                 "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < %lld) "
+                 "INSERT INTO jobs (queue, type, payload, status, priority, run_at, max_attempts,"
+                 "                  created_at, grp) "
+                 "SELECT 'default', 'noop', '{\"i\":' || i || '}', 'pending', %d, %lld + i, 25, "
+                 "%lld, %s "
+                 "  FROM g",
+                 n, priority, (long long)(real_us() + (future ? 86400000000LL : -3600000000LL)),
+                 (long long)real_us(), grp);
     db_exec(d, sql);
 }
 

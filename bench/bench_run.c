@@ -15,10 +15,17 @@ cmd_process(void)
     long long n = opt_ll("n", 20000), nw = opt_ll("workers", 1);
     long long conc = opt_ll("concurrency", strcmp(handler, "exec") == 0 ? 16 : 100);
     double timeout = (double)opt_ll("timeout-s", 240);
+    /* --groups G: the jobs spread over G groups of the queue (its fair claim,
+     * docs/DESIGN.md, Groups); --progress 1: the C handler reports progress
+     * once a job (jobd_progress), as a handler that reports it would */
+    long long groups = opt_ll("groups", 0);
+    bool progress = strcmp(opt("progress", "0"), "1") == 0;
+    if (progress && strcmp(handler, "c") != 0)
+        die("--progress 1 needs --handler c");
     struct db d;
     db_open(&d, url, true);
     double s0 = mono_s();
-    db_seed(&d, n, false, 0);
+    db_seed(&d, n, false, 0, groups);
     double seed_s = mono_s() - s0;
     db_settle(&d);
     /* --events 1: the event log records (docs/API.md, GET /v1/events) as while a
@@ -39,25 +46,35 @@ cmd_process(void)
     long rss = workers_rss_max(&w);
     workers_stop(&w);
     long long failed = db_failed(&d);
-    char line[4096], cpu[256], set[256], variant[128];
+    char line[4096], cpu[256], set[256], variant[160], gv[48] = "";
     cpu_json(cpu, sizeof cpu, &a, &b);
     snprintf(set, sizeof set,
-             "{\"workers\":%lld,\"concurrency_per_worker\":%lld,\"handler\":\"%s\"}", nw, conc,
-             strcmp(handler, "c") == 0 ? "C no-op (libjobd)" : "exec /bin/true");
-    snprintf(variant, sizeof variant, "%s handler, %lld worker%s%s", handler, nw, nw > 1 ? "s" : "",
-             events ? ", event log recording" : "");
+             "{\"workers\":%lld,\"concurrency_per_worker\":%lld,\"handler\":\"%s\","
+             "\"groups\":%lld,\"progress\":%s}",
+             nw, conc, strcmp(handler, "c") == 0 ? "C no-op (libjobd)" : "exec /bin/true", groups,
+             progress ? "true" : "false");
+    if (groups > 0)
+        snprintf(gv, sizeof gv, ", %lld group%s", groups, groups > 1 ? "s" : "");
+    snprintf(variant, sizeof variant, "%s handler, %lld worker%s%s%s%s", handler, nw,
+             nw > 1 ? "s" : "", events ? ", event log recording" : "", gv,
+             progress ? ", progress reported" : "");
     int k = head(line, sizeof line, "process", &d, variant, "throughput", n, conc, set);
     k += snprintf(
         line + k, sizeof line - (size_t)k,
-        ",\"handler\":\"%s\",\"workers\":%lld,\"events\":%s,\"process_jobs_per_s\":%.0f,"
+        ",\"handler\":\"%s\",\"workers\":%lld,\"events\":%s,\"groups\":%lld,\"progress\":%s,"
+        "\"process_jobs_per_s\":%.0f,"
         "\"process_s\":%.3f,"
         "\"seed_s\":%.3f,\"failed\":%lld,\"worker_peak_rss_kb\":%ld,\"cpu\":%s,"
         "\"notes\":\"jobs seeded by one INSERT ... SELECT, then %lld worker process%s started "
         "and timed until the store holds n succeeded rows (jobs or jobs_done); worker "
         "start-up is inside the time; worker_pct sums the workers (exec: with their "
-        "children)\"",
-        handler, nw, events ? "true" : "false", (double)n / secs, secs, seed_s, failed, rss, cpu,
-        nw, nw > 1 ? "es" : "");
+        "children)%s\"",
+        handler, nw, events ? "true" : "false", groups, progress ? "true" : "false",
+        (double)n / secs, secs, seed_s, failed, rss, cpu, nw, nw > 1 ? "es" : "",
+        groups > 0 ? "; groups: the first job of each group enqueued by jobd_enqueue_batch (the "
+                     "queue's mark and job_groups rows as an enqueue writes them), the rest "
+                     "seeded in the groups in turn"
+                   : "");
     if (!ok)
         k += snprintf(line + k, sizeof line - (size_t)k, ",\"error\":\"timed out after %.0f s\"",
                       timeout);
@@ -244,8 +261,8 @@ cmd_scaling(void)
     struct db d;
     db_open(&d, url, true);
     double s0 = mono_s();
-    db_seed(&d, future, true, 1);
-    db_seed(&d, pending, false, 0);
+    db_seed(&d, future, true, 1, 0);
+    db_seed(&d, pending, false, 0, 0);
     double seed_s = mono_s() - s0;
     db_settle(&d);
     struct workers w;

@@ -109,6 +109,51 @@ proc_ticks(const char *pid)
     return v[11] + v[12] + v[13] + v[14];
 }
 
+/* The parent of a process, or 0. */
+static pid_t
+proc_ppid(const char *pid)
+{
+    char p[64], buf[1024];
+    snprintf(p, sizeof p, "/proc/%s/stat", pid);
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *s = strrchr(buf, ')');
+    return s && s[1] ? (pid_t)atol(s + 4) : 0; /* ") S PPID" */
+}
+
+pid_t g_pg_postmaster;
+
+void
+pg_note_server(int backend_pid)
+{
+    char p[24];
+    snprintf(p, sizeof p, "%d", backend_pid);
+    g_pg_postmaster = backend_pid > 0 ? proc_ppid(p) : 0;
+}
+
+/* Ticks of the postmaster (its reaped backends' in its own) and its live
+ * children: this server's work alone, not other servers' on the machine. */
+static long long
+server_ticks(pid_t pm)
+{
+    char p[24];
+    snprintf(p, sizeof p, "%d", (int)pm);
+    long long t = proc_ticks(p);
+    DIR *dir = opendir("/proc");
+    struct dirent *e;
+    if (!dir)
+        return t;
+    while ((e = readdir(dir)))
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && proc_ppid(e->d_name) == pm)
+            t += proc_ticks(e->d_name);
+    closedir(dir);
+    return t;
+}
+
 /* Ticks of every process named comm (PostgreSQL's backends count through the postmaster). */
 long long
 comm_ticks(const char *comm)
@@ -163,7 +208,10 @@ cpu_snap(struct cpu_snap *s, const pid_t *pids, int n, pid_t server_pid, bool pg
         snprintf(p, sizeof p, "%d", (int)pids[i]);
         s->workers += proc_ticks(p);
     }
-    s->server = pg ? comm_ticks("postgres") : 0;
+    /* the store's server when db_open found it on this machine, else every postgres */
+    s->server = !pg                   ? 0
+                : g_pg_postmaster > 0 ? server_ticks(g_pg_postmaster)
+                                      : comm_ticks("postgres");
     if (server_pid > 0) {
         char p[24];
         snprintf(p, sizeof p, "%d", (int)server_pid);
@@ -241,11 +289,15 @@ int
 head(char *out, size_t len, const char *bench, struct db *d, const char *variant, const char *mode,
      long long n, long long conc, const char *settings)
 {
-    return snprintf(
-        out, len,
-        "{\"system\":\"jobd\",\"bench\":\"%s\",\"backend\":\"%s\",\"variant\":\"%s, %s\","
-        "\"version\":\"%s\",\"mode\":\"%s\",\"n\":%lld,\"concurrency\":%lld,"
-        "\"settings\":%s,\"durability\":\"%s\"",
-        bench, d->pg ? "pg" : "sqlite", d->pg ? "pg" : "sqlite", variant, db_version(d), mode, n,
-        conc, settings, d->pg ? PG_DURABILITY : SQ_DURABILITY);
+    int k =
+        snprintf(out, len,
+                 "{\"system\":\"jobd\",\"bench\":\"%s\",\"backend\":\"%s\",\"variant\":\"%s, %s\","
+                 "\"version\":\"%s\",\"mode\":\"%s\",\"n\":%lld,\"concurrency\":%lld,"
+                 "\"settings\":%s,\"durability\":\"%s\"",
+                 bench, d->pg ? "pg" : "sqlite", d->pg ? "pg" : "sqlite", variant, db_version(d),
+                 mode, n, conc, settings, d->pg ? PG_DURABILITY : SQ_DURABILITY);
+    /* --round R: which round of bench/run.sh's interleaved features block */
+    if (opt("round", NULL) != NULL)
+        k += snprintf(out + k, len - (size_t)k, ",\"round\":%lld", opt_ll("round", 0));
+    return k;
 }

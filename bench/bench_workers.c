@@ -36,11 +36,21 @@ workers_start(struct workers *w, int n, const char *handler, const char *url, lo
     for (int i = 0; i < n; i++) {
         snprintf(w->out[i], sizeof w->out[i], "%s/lat-%d-%d.json", tmpdir(), (int)getpid(), i);
         unlink(w->out[i]);
-        /* --prefetch passes through to the C worker (empty: its default). */
-        const char *pf = opt("prefetch", "");
-        char *argv[] = {"/proc/self/exe",     "cworker", "--db",       (char *)url,
-                        "--concurrency",      cs,        "--prefetch", (char *)pf,
-                        lat ? "--out" : NULL, w->out[i], NULL};
+        /* --prefetch and --progress pass through to the C worker (empty: its default). */
+        const char *pf = opt("prefetch", ""), *pg = opt("progress", "0");
+        char *argv[] = {"/proc/self/exe",
+                        "cworker",
+                        "--db",
+                        (char *)url,
+                        "--concurrency",
+                        cs,
+                        "--prefetch",
+                        (char *)pf,
+                        "--progress",
+                        (char *)pg,
+                        lat ? "--out" : NULL,
+                        w->out[i],
+                        NULL};
         w->pid[i] = spawn(argv, log);
     }
 }

@@ -18,6 +18,8 @@
  *   jobd_bench process    --db URL --handler c|exec --jobd BIN [--workers 1] [--concurrency 100] [--n 20000]
  *                         [--prefetch P: a C worker's [worker] prefetch; default: its own]
  *                         [--events 1: the event log records, as while a stream client listens]
+ *                         [--groups G: the jobs spread over G groups of the queue (fair claim)]
+ *                         [--progress 1: the C handler reports progress once a job]
  *   jobd_bench lateness   --db URL [--n 2000] [--spread-ms 10000] [--lead-ms 1000] [--lat-file F]
  *                         [--due-now 1: one enqueue at a time, each due at once]
  *   jobd_bench scaling    --db URL --pending N [--future 10000] [--k 5000] [--concurrency 100]
@@ -25,11 +27,13 @@
  *                         (a child's start after its parent's end, bench_deps.c)
  *   jobd_bench deps-fanout --db URL [--n 10000] [--concurrency 100]
  *                         (a fan-out and fan-in beside as many independent jobs)
- *   jobd_bench cworker    --db URL [--concurrency C] [--prefetch P] [--out FILE]   (a worker; used by the others;
+ *   jobd_bench cworker    --db URL [--concurrency C] [--prefetch P] [--progress 1] [--out FILE]   (a worker; used by the others;
  *                         runs jobd_bench_cworker, which links libjobd alone)
  *
  * --db is a postgres:// URL or sqlite:PATH; every run but cworker starts
  * from an empty store (PostgreSQL: DROP SCHEMA jobd; SQLite: a new file).
+ * Any subcommand takes --round R (bench/run.sh's interleaved rounds), copied
+ * into its line as "round".
  */
 #include "bench.h"
 

@@ -25,6 +25,11 @@ BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 # bench/clients.sh's tables go between markers of their own, so that a run of
 # that step alone (CLIENTS_ONLY=1 bench/run.sh) leaves the rest as it is.
 CBEGIN, CEND = "<!-- bench:clients:begin -->", "<!-- bench:clients:end -->"
+# bench/run.sh's features block (lines with "round") likewise, so that
+# FEATURES_ONLY=1 bench/run.sh rewrites only that block.
+FBEGIN, FEND = "<!-- bench:features:begin -->", "<!-- bench:features:end -->"
+# The features' targets, as fractions of the line they are held against.
+FEAT_GOALS = {"groups 1": 0.9, "groups 1000": 0.7, "events": 0.9, "fanout": 0.8}
 CLIENT_NAMES = {"curl": "curl, 10 batches of 1,000 on one connection", "python": "Python `enqueue_many`",
                 "node": "Node `enqueueMany`", "go": "Go `EnqueueMany`",
                 "jobd-http": "`jobd worker --server`, http handler to a no-op endpoint",
@@ -84,8 +89,12 @@ def group(rows, keyf):
 class Report:
     def __init__(self, d):
         self.dir = d
-        self.jobd = [r for r in load(os.path.join(d, "jobd.jsonl")) if r.get("bench") != "step"]
-        self.steps_failed = [r for r in load(os.path.join(d, "jobd.jsonl")) if r.get("bench") == "step"]
+        rows = load(os.path.join(d, "jobd.jsonl"))
+        # the features block's lines (bench/run.sh, interleaved rounds) carry "round"
+        self.feat = [r for r in rows if r.get("bench") != "step" and "round" in r]
+        self.jobd = [r for r in rows if r.get("bench") != "step" and "round" not in r]
+        self.steps_failed = [r for r in rows if r.get("bench") == "step" and "--round" not in r.get("error", "")]
+        self.feat_failed = [r for r in rows if r.get("bench") == "step" and "--round" in r.get("error", "")]
         self.wrk = [r for r in load(os.path.join(d, "wrk.jsonl")) if r.get("bench") != "step"]
         self.steps_failed += [r for r in load(os.path.join(d, "wrk.jsonl")) if r.get("bench") == "step"]
         self.ceil = load(os.path.join(d, "ceiling.jsonl"))
@@ -93,6 +102,7 @@ class Report:
         self.clients = load(os.path.join(d, "clients.jsonl"))
         self.errors = [r for r in self.jobd + self.wrk + self.ceil + self.shared + self.steps_failed
                        if r.get("error")]
+        self.feat_errors = [r for r in self.feat + self.feat_failed if r.get("error")]
         self.client_errors = [r for r in self.clients if r.get("error")]
         self.ok = lambda rows: [r for r in rows if not r.get("error")]
 
@@ -182,18 +192,118 @@ class Report:
         return table(["store", "handler", "workers", "concurrency each", "jobs", "jobs/s",
                       "worker peak RSS", "workers' CPU", "PostgreSQL CPU"], rows)
 
-    def sec_events(self):
-        """The event log's cost: the 1-worker C line with it recording beside the one without."""
-        rows = []
+    # ---- the features block -----------------------------------------------------------
+    @staticmethod
+    def cpu_per_1000(r):
+        """CPU ms per 1,000 jobs of a process line: the worker's and (PostgreSQL) its server's."""
+        c, secs = r.get("cpu") or {}, r.get("process_s")
+        if not secs or c.get("worker_pct") is None:
+            return None
+        return (c["worker_pct"] + (c.get("server_pct") or 0)) / 100 * secs / r["n"] * 1e6
+
+    def feat_rounds(self, be, cpu=False):
+        """{variant key: {round: jobs/s}} of one store's features block (cpu: CPU ms per
+        1,000 jobs instead, process lines only); keys: plain, "groups G", events, progress,
+        independent and fanout (deps-fanout)."""
+        out = {}
+        for r in self.ok(self.feat):
+            if r.get("backend") != be:
+                continue
+            if r.get("bench") == "process":
+                g = r.get("groups") or 0
+                key = (f"groups {g}" if g else "events" if r.get("events") else
+                       "progress" if r.get("progress") else "plain")
+                v = self.cpu_per_1000(r) if cpu else r["process_jobs_per_s"]
+                if v is not None:
+                    out.setdefault(key, {})[r["round"]] = v
+            elif r.get("bench") == "deps_fanout" and not cpu:
+                out.setdefault("independent", {})[r["round"]] = r["independent_jobs_per_s"]
+                out.setdefault("fanout", {})[r["round"]] = r["fanout_jobs_per_s"]
+        return out
+
+    def feat_ratio(self, rounds, key):
+        """(median, min, max) of key's per-round ratio to its base (plain; fan-out: the
+        independent jobs of the same deps-fanout run), over the rounds that have both."""
+        base = rounds.get("independent" if key == "fanout" else "plain", {})
+        rs = [v / base[k] for k, v in rounds.get(key, {}).items() if base.get(k)]
+        return (med(rs), min(rs), max(rs)) if rs else (None, None, None)
+
+    def feat_targets(self):
+        """[(name, goal, ratio, (lo, hi), store)] of the features block, for the Targets tables."""
+        names = {"events": "processing with the event log recording / plain jobs",
+                 "fanout": "a fan-out of n with a fan-in / n independent jobs (deps-fanout)"}
+        out = []
         for be in ("pg", "sqlite"):
-            off = [r for r in self.jb("process", backend=be)
-                   if r["handler"] == "c" and r["workers"] == 1 and not r.get("events")]
-            on = [r for r in self.jb("process", backend=be) if r.get("events")]
-            if off and on:
-                a, b = off[0]["process_jobs_per_s"], on[0]["process_jobs_per_s"]
-                rows.append([be, fmt(a), fmt(b), f"{100 * b / a:.0f} %" if a else "–"])
-        return table(["store", "jobs/s, no stream listened to", "jobs/s, event log recording",
-                      "recording / not"], rows)
+            rounds = self.feat_rounds(be)
+            for key, goal in FEAT_GOALS.items():
+                q, lo, hi = self.feat_ratio(rounds, key)
+                if q is None:
+                    continue
+                g = key.split(" ")[1] if key.startswith("groups") else None
+                name = names.get(key) or f"claim with the jobs in {int(g):,} group{'s' if g != '1' else ''} / plain jobs"
+                out.append((name, goal, q, (lo, hi), be))
+        return out
+
+    def sec_features(self, be):
+        """One store's features block: each variant's median jobs/s over the rounds, and
+        its ratio to plain jobs in the same rounds (the median of the per-round ratios)."""
+        rounds = self.feat_rounds(be)
+        if not rounds:
+            return ""
+        cpu = self.feat_rounds(be, cpu=True)
+        nr = max(len(v) for v in rounds.values())
+        n = next((r["n"] for r in self.ok(self.feat) if r.get("backend") == be and r.get("bench") == "process"), None)
+        nd = next((r["n"] for r in self.ok(self.feat) if r.get("backend") == be and r.get("bench") == "deps_fanout"), None)
+        names = {"plain": "plain jobs", "events": "the event log recording (no reader)",
+                 "progress": "progress reported once a job (`jobd_progress`)",
+                 "independent": "independent jobs, enqueued by `jobd_enqueue_batch` (deps-fanout)",
+                 "fanout": "a root, its children and a fan-in (deps-fanout)"}
+        keys = ["plain"] + sorted((k for k in rounds if k.startswith("groups")), key=lambda k: int(k.split()[1]))
+        keys += [k for k in ("events", "progress", "independent", "fanout") if k in rounds]
+        rows = []
+        for key in keys:
+            xs = rounds.get(key, {})
+            name = names.get(key) or (f"in {int(key.split()[1]):,} group{'s' if key != 'groups 1' else ''}")
+            size = nd if key in ("independent", "fanout") else n
+            each = ", ".join(fmt(xs[r]) for r in sorted(xs))
+            if key == "plain":
+                ratio, vs = "100 %", "–"
+            else:
+                q, lo, hi = self.feat_ratio(rounds, key)
+                vs = "the independent jobs" if key == "fanout" else "plain jobs"
+                ratio = "–" if q is None else (f"{100 * q:.0f} %" + (f" ({100 * lo:.0f}–{100 * hi:.0f})" if hi != lo else ""))
+            goal = FEAT_GOALS.get(key)
+            q = self.feat_ratio(rounds, key)[0] if key != "plain" else None
+            met = "–" if goal is None or q is None else f"≥ {100 * goal:.0f} %: " + ("met" if q >= goal else "**missed**")
+            cs = cpu.get(key, {})
+            base = cpu.get("plain", {})
+            cq = med([base[k] / v for k, v in cs.items() if base.get(k) and v]) if key != "plain" else None
+            crow = f"{fmt(med(list(cs.values())), ' ms')}" + (f" ({100 * cq:.0f} %)" if cq else "") if cs else "–"
+            rows.append([name, f"{size:,}" if size else "–", fmt(med(list(xs.values()))), each, vs, ratio, met,
+                         crow])
+        out = [f"{'PostgreSQL' if be == 'pg' else 'SQLite'}: {nr} round{'s' if nr > 1 else ''}, one C worker "
+               "(concurrency 100, its default prefetch), median jobs/s; the ratio is the median of the "
+               "rounds' ratios (their range in brackets). CPU: the worker's"
+               + (" and the PostgreSQL server's" if be == "pg" else "") + " per 1,000 jobs, median, and in "
+               "brackets plain jobs' CPU per job over this one's (the median of the rounds'), which the "
+               "machine's other load disturbs less than the wall time:", "",
+               table(["what", "jobs", "jobs/s (median)", "each round", "held against", "ratio", "target",
+                      "CPU per 1,000 jobs"], rows)]
+        return "\n".join(out)
+
+    def render_features(self):
+        env = os.path.join(self.dir, "env.md")
+        parts = [f"_Generated by `bench/report.py` from `{os.path.relpath(self.dir)}` (the features block of "
+                 "`bench/run.sh`); do not edit between the markers._", ""]
+        if os.path.exists(env):
+            parts += [open(env).read().strip(), ""]
+        for be in ("pg", "sqlite"):
+            t = self.sec_features(be)
+            if t:
+                parts += [t, ""]
+        if self.feat_errors:
+            parts += ["Failed: " + "; ".join(r["error"] for r in self.feat_errors), ""]
+        return "\n".join(parts).strip()
 
     def sec_deps(self):
         rows = []
@@ -381,17 +491,13 @@ class Report:
             if p is not None:
                 row(f"child start after its parent's end, p99, idle worker ({r['backend']})", "≤ 10 ms",
                     fmt(p, " ms"), p <= 10, "jobd_bench deps-chain: parent's handler return to child's handler start")
-        for r in self.jb("deps_fanout"):
+        for r in self.jb("deps_fanout"):  # a deps-fanout line outside the features block
             row(f"fan-out of {r['n']:,} with a fan-in / as many independent jobs ({r['backend']})", "≥ 80 %",
                 f"{100 * r['ratio']:.0f} %", r["ratio"] >= 0.8, "jobd_bench deps-fanout, one worker")
-        for be in ("pg", "sqlite"):
-            off = [r for r in self.jb("process", backend=be)
-                   if r["handler"] == "c" and r["workers"] == 1 and not r.get("events")]
-            on = [r for r in self.jb("process", backend=be) if r.get("events")]
-            if off and on and off[0]["process_jobs_per_s"]:
-                q = on[0]["process_jobs_per_s"] / off[0]["process_jobs_per_s"]
-                row(f"processing with the event log recording / without ({be})", "≥ 90 %", f"{100 * q:.0f} %",
-                    q >= 0.9, "jobd_bench process --events 1 beside the same line without, one C worker")
+        for name, goal, q, (lo, hi), be in self.feat_targets():
+            row(f"{name} ({be})", f"≥ {100 * goal:.0f} %", f"{100 * q:.0f} % ({100 * lo:.0f}–{100 * hi:.0f})",
+                q >= goal, "the features block (below): one C worker, the median of the rounds' ratios, "
+                "interleaved rounds")
         return table(["target", "wanted", "measured", "", "how"], out)
 
     def fsync_per_s(self):
@@ -575,8 +681,6 @@ plot '{f}' using (column(2)*0.5):0:(column(2)*0.5):(0.35):yticlabels(1) with box
                       "(keep-alive); a fresh server each run; CPU from /proc over the run.", "",
                       self.sec_wrk(), ""]
         parts += ["### Processing no-op jobs", "", self.sec_process(), "",
-                  "### The event log's cost (GET /v1/events recording, no reader)", "",
-                  self.sec_events(), "",
                   "### Lateness of delayed jobs", "", self.sec_lateness(), "",
                   "### Dependencies (bench_deps.c)", "", self.sec_deps(), "",
                   "### Scaling with the number of pending jobs", "", self.sec_scaling(), "",
@@ -601,8 +705,10 @@ def main():
     ap.add_argument("--plots")
     a = ap.parse_args()
     rep = Report(a.dir)
-    # A run of the clients step alone (CLIENTS_ONLY=1) rewrites only its block.
+    # A run of the clients step alone (CLIENTS_ONLY=1), or of the features block
+    # (FEATURES_ONLY=1), rewrites only its block.
     main_too = bool(rep.jobd or rep.wrk or rep.ceil or rep.shared)
+    ftext = rep.render_features() if rep.feat or rep.feat_failed else ""
     plots = rep.plots(a.plots) if a.plots and main_too else []
     rel = os.path.relpath(a.plots, os.path.dirname(a.docs)) if a.plots and a.docs else "."
     text = rep.render(plots, rel) if main_too else ""
@@ -613,10 +719,11 @@ def main():
                  "do not edit between the markers._\n\n"
                  + (open(env).read().strip() + "\n\n" if os.path.exists(env) else "") + rep.sec_clients())
     with open(os.path.join(a.dir, "summary.md"), "w") as f:
-        f.write(text + ("\n\n### Clients\n\n" + ctext if ctext else "") + "\n")
+        f.write(text + ("\n\n### Features beside plain jobs\n\n" + ftext if ftext else "")
+                + ("\n\n### Clients\n\n" + ctext if ctext else "") + "\n")
     if a.docs:
         doc = open(a.docs).read() if os.path.exists(a.docs) else f"# Benchmarks\n\n{BEGIN}\n{END}\n"
-        for begin, end, body in ((BEGIN, END, text), (CBEGIN, CEND, ctext)):
+        for begin, end, body in ((BEGIN, END, text), (FBEGIN, FEND, ftext), (CBEGIN, CEND, ctext)):
             if not body:
                 continue
             if begin not in doc or end not in doc:
@@ -626,7 +733,7 @@ def main():
             doc = pre + begin + "\n" + body + "\n" + end + post
         with open(a.docs, "w") as f:
             f.write(doc)
-    print(text + ("\n\n" + ctext if ctext else ""))
+    print(text + ("\n\n" + ftext if ftext else "") + ("\n\n" + ctext if ctext else ""))
 
 
 if __name__ == "__main__":

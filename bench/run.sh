@@ -5,7 +5,9 @@
 #   2. starts a throwaway PostgreSQL 15 (bench/harness/pg.sh: stock durability, as the
 #      shared harness's) and runs jobd's own measurements on it and on SQLite
 #      (bench/jobd_bench.c): enqueue rates, processing rates with C and exec
-#      handlers for 1, 2, 4 and 8 workers, lateness, scaling, memory;
+#      handlers for 1, 2, 4 and 8 workers, lateness, scaling, memory, and the
+#      features beside plain jobs (groups, the event log, progress, a dependency
+#      fan-out), interleaved in FEAT_ROUNDS rounds;
 #   3. the SQL ceiling of jobd's own statements and the seed design's ceiling B,
 #      interleaved on a fresh server, CEIL_REPS times each (bench/sql/ceiling.py);
 #   4. the clients of clients/ (Python, Node, Go) beside curl and jobd's own
@@ -15,7 +17,7 @@
 #   6. bench/report.py: tables and ratios into docs/BENCHMARKS.md (between its
 #      markers), plots into docs/bench/*.png.
 #
-# Results: bench/results/<UTC timestamp>/ (jobd.jsonl, routes.jsonl, wrk.jsonl, ceiling.jsonl, clients.jsonl,
+# Results: bench/results/<UTC timestamp>/ (jobd.jsonl (the features block's lines carry "round"), routes.jsonl, wrk.jsonl, ceiling.jsonl, clients.jsonl,
 # shared.jsonl, lateness-{pg,sqlite}[-now].txt, env.md, run.log, summary.md). About 15 minutes
 # on 2 cores. Every step is bounded by `timeout`; a failed step leaves an
 # "error" line and the run goes on. Servers it started are stopped on exit.
@@ -25,13 +27,17 @@
 #   BACKENDS="pg sqlite" WORKERS="1 2 4 8" N=20000 ENQ1_N=20000 EXEC_N=2000
 #   LAT_N=2000 LAT_SPREAD_MS=10000 LAT_NOW_N=500 LAT_NOW_SPREAD_MS=5000
 #   SCALE_SIZES="10000 100000 1000000"
-#   DEPS_CHAIN_N=500 DEPS_CHAIN_SPREAD_MS=5000 DEPS_FANOUT_N=10000 (bench_deps.c)
-#   SCALE_FUTURE=10000 SCALE_K=5000 CEIL_N=200000 CEIL_REPS=3 SHARED=1 (0 = skip the peers)
+#   DEPS_CHAIN_N=500 DEPS_CHAIN_SPREAD_MS=5000 (bench_deps.c; its fan-out: FEAT_DEPS_N below)
+#   SCALE_FUTURE=10000 SCALE_K=5000 CEIL_N=200000 CEIL_REPS=3 CEILING=1 (0 = skip it) SHARED=1 (0 = skip the peers)
 #   ROUTE_SIZES="10000 1000000" ROUTE_REQUESTS=200 (bench/routes.sh: p50/p99 per read-side route)
 #   WRK_CONNS="10 50" WRK_S=10 (bench/wrk.sh: one job per request driven by wrk, into wrk.jsonl)
 #   CLIENTS="python node" CLIENT_S=3 (the same from ordinary clients at 10 connections, into wrk.jsonl)
 #   CLIENTBENCH=1 (0 = skip bench/clients.sh) CLIENT_N=5000 (jobs per worker there);
 #   CLIENTS_ONLY=1: that step alone (no other step; report.py rewrites only its block)
+#   FEAT_ROUNDS=3 FEAT_N=50000 FEAT_DEPS_N=10000 FEAT_GROUPS="1 1000" (the features block: one C
+#   worker on plain jobs, jobs in each of FEAT_GROUPS groups, the event log recording, progress
+#   reported, and deps-fanout, every round in a rotated order); FEATURES=0 skips it;
+#   FEATURES_ONLY=1: that block alone on both stores (report.py rewrites only its block)
 #   PEERS_ONLY="..." (the shared harness's ONLY), REPORT=1 (0 = no docs update)
 #   STEP_TIMEOUT_S=300 (per step, also the shared harness's), BENCH_PG_PORT=55433, BENCH_OUT=DIR
 set -uo pipefail
@@ -48,15 +54,20 @@ BUILD=${BENCH_BUILD:-$ROOT/build-bench}
 if [ "${QUICK:-0}" = 1 ]; then
     : "${N:=3000}" "${ENQ1_N:=2000}" "${EXEC_N:=200}" "${WORKERS:=1 2}" "${LAT_N:=300}" "${LAT_NOW_N:=100}"
     : "${LAT_NOW_SPREAD_MS:=1000}"
-    : "${DEPS_CHAIN_N:=100}" "${DEPS_CHAIN_SPREAD_MS:=1000}" "${DEPS_FANOUT_N:=2000}"
+    : "${DEPS_CHAIN_N:=100}" "${DEPS_CHAIN_SPREAD_MS:=1000}"
     : "${LAT_SPREAD_MS:=2000}" "${SCALE_SIZES:=10000 50000}" "${SCALE_FUTURE:=5000}" "${SCALE_K:=3000}"
     : "${ROUTE_SIZES:=10000 50000}" "${ROUTE_REQUESTS:=50}" "${WRK_S:=3}" "${CLIENT_S:=2}"
     : "${CEIL_N:=20000}" "${CEIL_CLIENTS:=4}" "${CEIL_REPS:=1}" "${CLIENT_N:=1000}"
+    : "${FEAT_ROUNDS:=2}" "${FEAT_N:=5000}" "${FEAT_DEPS_N:=3000}"
     export N_PEERS=${N_PEERS:-3000} LAT_JOBS=${LAT_JOBS:-300} LAT_SPREAD_MS ENQ1_N
     export CEIL_VARIANTS=${CEIL_VARIANTS:-b} PGBENCH_SECONDS=${PGBENCH_SECONDS:-2}
 fi
 if [ "${CLIENTS_ONLY:-0}" = 1 ]; then
     BACKENDS=none SHARED=0 CLIENTBENCH=1
+fi
+FEATURES_ONLY=${FEATURES_ONLY:-0}
+if [ "$FEATURES_ONLY" = 1 ]; then
+    SHARED=0 CLIENTBENCH=0 CEILING=0 FEATURES=1
 fi
 BACKENDS=${BACKENDS:-pg sqlite}
 WORKERS=${WORKERS:-1 2 4 8}
@@ -70,7 +81,6 @@ LAT_NOW_SPREAD_MS=${LAT_NOW_SPREAD_MS:-5000}
 SCALE_SIZES=${SCALE_SIZES:-10000 100000 1000000}
 DEPS_CHAIN_N=${DEPS_CHAIN_N:-500}
 DEPS_CHAIN_SPREAD_MS=${DEPS_CHAIN_SPREAD_MS:-5000}
-DEPS_FANOUT_N=${DEPS_FANOUT_N:-10000}
 SCALE_FUTURE=${SCALE_FUTURE:-10000}
 SCALE_K=${SCALE_K:-5000}
 ROUTE_SIZES=${ROUTE_SIZES:-10000 1000000}
@@ -85,6 +95,12 @@ CEIL_REPS=${CEIL_REPS:-3}
 SHARED=${SHARED:-1}
 CLIENTBENCH=${CLIENTBENCH:-1}
 CLIENT_N=${CLIENT_N:-5000}
+CEILING=${CEILING:-1}
+FEATURES=${FEATURES:-1}
+FEAT_ROUNDS=${FEAT_ROUNDS:-3}
+FEAT_N=${FEAT_N:-50000}
+FEAT_DEPS_N=${FEAT_DEPS_N:-10000}
+FEAT_GROUPS=${FEAT_GROUPS:-1 1000}
 REPORT=${REPORT:-1}
 STEP_TIMEOUT_S=${STEP_TIMEOUT_S:-300}
 export BENCH_PG_PORT=${BENCH_PG_PORT:-55433}
@@ -157,6 +173,35 @@ rm -f "$JOBD_BENCH_TMP/fsync.tmp"
     echo "- Compiler: $(cc --version | head -1); build: CMake Release (-O3)"
 } >"$OUT/env.md"
 
+# ---- the features beside plain jobs ------------------------------------------------------------
+# One C worker on FEAT_N jobs: plain, in each of FEAT_GROUPS groups, with the
+# event log recording, with progress reported once a job; and deps-fanout (its
+# independent jobs against a fan-out and fan-in of as many). FEAT_ROUNDS rounds,
+# each in an order rotated by one, so that the machine's noise and the order
+# hit all alike; report.py holds each against plain from the same rounds.
+features() {
+    local url=$1 r i k v g
+    local -a vs=(plain)
+    for g in $FEAT_GROUPS; do vs+=("groups $g"); done
+    vs+=(events progress deps)
+    for ((r = 1; r <= FEAT_ROUNDS; r++)); do
+        for ((i = 0; i < ${#vs[@]}; i++)); do
+            k=$(( (i + r - 1) % ${#vs[@]} ))
+            v=${vs[$k]}
+            case $v in
+            plain) step "$J" "$JB" process --db "$url" --handler c --workers 1 --n "$FEAT_N" --round "$r" ;;
+            groups*) step "$J" "$JB" process --db "$url" --handler c --workers 1 --n "$FEAT_N" \
+                --groups "${v#groups }" --round "$r" ;;
+            events) step "$J" "$JB" process --db "$url" --handler c --workers 1 --n "$FEAT_N" --events 1 \
+                --round "$r" ;;
+            progress) step "$J" "$JB" process --db "$url" --handler c --workers 1 --n "$FEAT_N" \
+                --progress 1 --round "$r" ;;
+            deps) step "$J" "$JB" deps-fanout --db "$url" --n "$FEAT_DEPS_N" --round "$r" ;;
+            esac
+        done
+    done
+}
+
 # ---- jobd's own measurements ----------------------------------------------------------------
 J=$OUT/jobd.jsonl
 : >"$J"
@@ -175,6 +220,10 @@ echo "- SQLite: $(sqlite3 --version 2>/dev/null | cut -d' ' -f1) (CLI); the libr
 for be in $BACKENDS; do
     [ "$be" = none ] && continue
     url=$PGURL; [ "$be" = sqlite ] && url=$SQURL
+    if [ "$FEATURES_ONLY" = 1 ]; then
+        features "$url"
+        continue
+    fi
     step "$J" "$JB" enqueue1 --db "$url" --jobd "$JOBD" --n "$ENQ1_N" --clients 10
     if command -v wrk >/dev/null; then # the same with wrk (bench/wrk.sh), and server CPU per job
         for c in $WRK_CONNS; do
@@ -190,8 +239,8 @@ for be in $BACKENDS; do
     for w in $WORKERS; do
         step "$J" "$JB" process --db "$url" --handler c --workers "$w" --n "$N"
     done
-    # the event log's triggers recording (GET /v1/events) beside the first line above
-    step "$J" "$JB" process --db "$url" --handler c --workers 1 --n "$N" --events 1
+    # groups, the event log, progress and a dependency fan-out beside plain jobs
+    [ "$FEATURES" = 1 ] && features "$url"
     for w in $WORKERS; do
         step "$J" "$JB" process --db "$url" --handler exec --jobd "$JOBD" --workers "$w" --n "$EXEC_N"
     done
@@ -201,7 +250,6 @@ for be in $BACKENDS; do
     # dependencies: a child's start after its parent, a fan-out with a fan-in (bench_deps.c)
     step "$J" "$JB" deps-chain --db "$url" --n "$DEPS_CHAIN_N" --spread-ms "$DEPS_CHAIN_SPREAD_MS" \
         --lat-file "$OUT/deps-chain-$be.txt"
-    step "$J" "$JB" deps-fanout --db "$url" --n "$DEPS_FANOUT_N"
     for p in $SCALE_SIZES; do
         step "$J" "$JB" scaling --db "$url" --pending "$p" --k "$SCALE_K"
     done
@@ -226,7 +274,7 @@ fi
 # Interleaved on one fresh server (the steps above leave a million-row database, its
 # autovacuum and their WAL behind), CEIL_REPS runs of each at each client count:
 # bench/sql/ceiling.py; report.py holds the medians against each other.
-if [[ " $BACKENDS " == *" pg "* ]]; then
+if [[ " $BACKENDS " == *" pg "* ]] && [ "$CEILING" = 1 ]; then
     bench/harness/pg.sh stop >/dev/null 2>&1
     say "pg.sh start (fresh, for the ceilings): $(bench/harness/pg.sh start)"
     STEP_TIMEOUT_S=$(( STEP_TIMEOUT_S > 1200 ? STEP_TIMEOUT_S : 1200 )) \

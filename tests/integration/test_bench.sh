@@ -54,6 +54,17 @@ if command -v wrk >/dev/null && command -v sqlite3 >/dev/null; then
     check "wrk counts answers other than 201" "\"$line\"" "int(o.split('non201=')[1].split()[0]) > 0 and o.split('requests=')[1].split()[0] == o.split('non201=')[1].split()[0]"
 fi
 
+# the features block's lines (bench/run.sh): jobs in groups, progress reported, a round
+out=$("$JB" process --db "$db" --handler c --workers 1 --n 300 --round 1 2>>"$dir/log")
+check "process, plain, round 1" "$out" "o['round'] == 1 and o['groups'] == 0 and not o['progress'] and 'error' not in o"
+echo "$out" >>"$dir/jobd.jsonl"
+out=$("$JB" process --db "$db" --handler c --workers 1 --n 300 --groups 7 --progress 1 --round 1 2>>"$dir/log")
+check "process, 7 groups, progress reported" "$out" "o['groups'] == 7 and o['progress'] and o['round'] == 1 and o['failed'] == 0 and 'error' not in o and '7 groups' in o['variant']"
+echo "$out" >>"$dir/jobd.jsonl"
+if command -v sqlite3 >/dev/null; then
+    check "groups seeded: every job in one of 7" "\"$(sqlite3 "$dir/b.db" "SELECT count(DISTINCT grp) || ',' || sum(grp IS NULL) FROM jobs_done")\"" "o == '7,0'"
+fi
+
 out=$("$JB" process --db "$db" --handler exec --jobd "$JOBD" --workers 1 --n 20 2>>"$dir/log")
 check "process, exec handlers" "$out" "o['process_jobs_per_s'] > 0 and o['handler'] == 'exec' and 'error' not in o"
 echo "$out" >>"$dir/jobd.jsonl"
@@ -107,6 +118,8 @@ else
     fails=$((fails + 1))
     echo "FAIL report.py did not render $dir/summary.md"
 fi
+# the features block: one table per store, a row per variant, the groups' against plain jobs
+check "report.py tabulates the features block" "$(grep -c '^| \(plain jobs\|in 7 groups\) |' "$dir/summary.md")" "o == 2"
 if [ -s "$dir/clients.jsonl" ]; then # report.py's tables of clients.jsonl, with the ratios
     check "report.py tabulates clients.jsonl" "$(grep -c '^| \(Go\|Python\|Node\) `[A-Za-z_]*` |.*%' "$dir/summary.md")" "o == 6"
 fi

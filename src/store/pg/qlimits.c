@@ -48,8 +48,14 @@ static const struct pg_stmt st_ql_names = {
     " + (CASE WHEN grouped OR group_max_running IS NOT NULL OR group_rate_limit IS NOT NULL"
     "    THEN 2 ELSE 0 END)"
     " + (CASE WHEN group_max_running IS NOT NULL OR group_rate_limit IS NOT NULL THEN 4 ELSE 0 END)"
+    /* one group, not counting '' while no job without a group is pending (the
+     * row a queue gets when it becomes grouped, docs/DESIGN.md, Groups) */
     " + (CASE WHEN (SELECT count(*) FROM (SELECT 1 FROM jobd.job_groups g"
-    "               WHERE g.queue = name LIMIT 2) x) = 1 THEN 8 ELSE 0 END)"
+    "               WHERE g.queue = queues.name AND (g.grp <> ''"
+    "                 OR EXISTS (SELECT 1 FROM jobd.jobs j WHERE j.queue = queues.name"
+    "                   AND COALESCE(j.grp, '') = ''"
+    "                   AND j.status NOT IN ('running', 'succeeded'))) LIMIT 2) x) = 1"
+    "   THEN 8 ELSE 0 END)"
     " FROM jobd.queues WHERE " QLIMITS_PATH_WHERE};
 
 static const struct pg_stmt st_ql_all = {

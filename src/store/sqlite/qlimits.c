@@ -71,6 +71,12 @@ refresh(struct sqlite_store *s, struct jobd_error *err)
         "SELECT name, (max_running IS NOT NULL OR rate_limit IS NOT NULL)"
         " + 2 * (grouped = 1 OR group_max_running IS NOT NULL OR group_rate_limit IS NOT NULL)"
         " + 4 * (group_max_running IS NOT NULL OR group_rate_limit IS NOT NULL)"
+        /* one group, not counting '' while no job without a group is pending
+         * (the row a queue gets when it becomes grouped, docs/DESIGN.md, Groups) */
+        " + 8 * ((SELECT count(*) FROM (SELECT 1 FROM job_groups g WHERE g.queue = queues.name"
+        "   AND (g.grp <> '' OR EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_group_claim"
+        "     WHERE j.queue = queues.name AND j.grp IS NULL AND j.status = 'pending'))"
+        "   LIMIT 2)) = 1)"
         " FROM queues WHERE " QLIMITS_PATH_WHERE,
         &stmt, err);
     if (rc != JOBD_OK)
@@ -243,7 +249,12 @@ sq_qlimits_claim(struct sqlite_store *s, const struct claim_req *req, struct job
         s->group_cursor = qlimits_cursor(&s->qlim, i);
         if (s->group_cursor == NULL)
             s->group_cursor = spare;
-        if (s->qlim.kinds[i] == QLIMITS_KIND_GROUPED) { /* no limit to read */
+        if (s->qlim.kinds[i] == (QLIMITS_KIND_GROUPED | QLIMITS_KIND_ONE_GROUP)) {
+            /* one group, whose turn it always is: its plain claim order, as
+             * pg/qlimits.c does (a second group is seen at the next refresh) */
+            struct claim_req r = only(req, &q);
+            rc = sq_claim_due(s, &r, *left, sq_now(s), "paused = 1", out, err);
+        } else if (s->qlim.kinds[i] == QLIMITS_KIND_GROUPED) { /* no limit to read */
             struct claim_req r = only(req, &q);
             int due = sq_any_due(s, &r, sq_now(s), "paused = 1", err);
             if (due == 1)
