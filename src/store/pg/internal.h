@@ -517,7 +517,7 @@ struct pg_list_query {
     size_t len, cap;
     int branches;
     int n;
-    const char *vals[11]; /* the filters' 8, now (due), and 2 for a search (pg/search.c) */
+    const char *vals[12]; /* the filters' 9, now (due), and 2 for a search (pg/search.c) */
     char buf[5][24];
 };
 struct job_filter;
