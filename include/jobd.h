@@ -170,8 +170,11 @@ struct pg_conn;
  * traceparent needs schema version 22 (jobd.enqueue's 8th argument),
  * depends_on version 27 (its depends_on and on_parent_failure; a parent
  * that names no job is JOBD_E_INVALID with err->field "depends_on"), a
- * group version 31; a debounce or a unique window is JOBD_E_INVALID here
- * (jobd.enqueue takes neither: use jobd_enqueue).
+ * group version 31, a debounce or a unique window version 32 (its
+ * debounce_key/debounce_for and unique_key/unique_for): decided as by
+ * jobd_enqueue, holding the key's row until the caller's transaction ends,
+ * so concurrent callers of one key get one job and all its id (a debounce
+ * replaces the pending job in place and *id_out is its id).
  * jobd.enqueue takes the payload as jsonb, so it is stored as PostgreSQL
  * prints jsonb ({"a": 1}), not in jobd's canonical form. With an idempotency
  * key, a replay (same type, queue and payload, compared as jsonb) returns the

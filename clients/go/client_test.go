@@ -185,6 +185,16 @@ func TestCase_enqueue_group(t *testing.T) {
 	if !errors.Is(err, jobd.ErrBadRequest) || !errors.As(err, &e) || e.Code != "invalid_field" || e.Field != "group" {
 		t.Errorf("bad group: %v", err)
 	}
+	listed := 0
+	for it := c.Jobs(ctx, jobd.WithQueue(q), jobd.WithGroup("tenant-b")); it.Next(); {
+		if it.Job().Group != "tenant-b" {
+			t.Errorf("listed by group: %s", it.Job().Raw)
+		}
+		listed++
+	}
+	if listed != 2 {
+		t.Errorf("listed by group: %d jobs, want 2", listed)
+	}
 	gs, err := c.Queues.Groups(ctx, q, 0)
 	want := []jobd.QueueGroup{{Group: "tenant-b", Pending: 2}, {Group: "", Pending: 1}, {Group: "tenant-a", Pending: 1}}
 	if err != nil || fmt.Sprint(gs) != fmt.Sprint(want) {

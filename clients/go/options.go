@@ -121,12 +121,17 @@ func WithUnique(key string, d time.Duration) EnqueueOption {
 	return enqueueFunc(func(b *jobBody) { b.Unique = &window{key, durationText(d)} })
 }
 
+// GroupOption names a group; see WithGroup.
+type GroupOption string
+
 // WithGroup sets the job's group (whom it is for: a tenant, a customer;
 // [A-Za-z0-9._:-]{1,128}): due jobs of different groups are claimed in
 // turn, and a queue's group limits count per group (docs/API.md, Groups).
-func WithGroup(g string) EnqueueOption {
-	return enqueueFunc(func(b *jobBody) { b.Group = g })
-}
+// In a listing, only that group's jobs.
+func WithGroup(g string) GroupOption { return GroupOption(g) }
+
+func (g GroupOption) applyEnqueue(b *jobBody) { b.Group = string(g) }
+func (g GroupOption) applyList(v url.Values)  { v.Set("group", string(g)) }
 
 // WithTimeout limits each attempt of the job to d (1ms … 366d): a worker
 // stops the handler and the attempt fails as timed out.

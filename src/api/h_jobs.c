@@ -348,7 +348,7 @@ h_job_get(struct api_call *c)
 
 static const char *const list_params[] = {
     "status",         "queue", "type", "schedule", "limit", "after", "created_after",
-    "created_before", "key",   "due",  "q",        "scan",  NULL};
+    "created_before", "key",   "due",  "q",        "scan",  "group", NULL};
 
 /* Reads q and scan (docs/API.md, Search) into f, after its due; false after
  * answering 400. */
@@ -409,11 +409,10 @@ list_due(struct api_call *c, struct job_filter *f)
     return true;
 }
 
-/* Reads the query of GET /v1/jobs into f; false after answering 400. */
+/* Whether every parameter of the query is one of list_params; false after answering 400. */
 static bool
-list_filter(struct api_call *c, struct job_filter *f)
+list_known(struct api_call *c)
 {
-    struct jobd_error err = {0};
     for (size_t i = 0; i < c->req->n_query; i++) {
         bool ok = false;
         for (size_t k = 0; list_params[k] && !ok; k++)
@@ -424,6 +423,16 @@ list_filter(struct api_call *c, struct job_filter *f)
             return false;
         }
     }
+    return true;
+}
+
+/* Reads the query of GET /v1/jobs into f; false after answering 400. */
+static bool
+list_filter(struct api_call *c, struct job_filter *f)
+{
+    struct jobd_error err = {0};
+    if (!list_known(c))
+        return false;
     f->status = STORE_ANY;
     const char *v;
     if ((v = api_query(c, "status")) != NULL && *v) {
@@ -457,6 +466,11 @@ list_filter(struct api_call *c, struct job_filter *f)
         if (job_validate_key(v, "key", &err) != JOBD_OK)
             goto bad;
         f->key = v;
+    }
+    if ((v = api_query(c, "group")) != NULL && *v) {
+        if (job_validate_group(v, "group", &err) != JOBD_OK)
+            goto bad;
+        f->group = v;
     }
     if (!list_due(c, f))
         return false;

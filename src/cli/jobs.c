@@ -27,23 +27,24 @@
 static const char jobs_usage[] =
     "usage: jobd jobs [--status S] [--queue Q] [--type T] [--schedule NAME]\n"
     "                 [--created-after TIME] [--created-before TIME] [--key KEY]\n"
-    "                 [--due | --scheduled] [--search TEXT [--scan N]] [--limit N]\n"
-    "                 [--after ID] [--server URL]\n"
+    "                 [--group G] [--due | --scheduled] [--search TEXT [--scan N]]\n"
+    "                 [--limit N] [--after ID] [--server URL]\n"
     "       jobd jobs retry|cancel|delete [filters]   (see jobd jobs retry --help)\n"
     "\n"
     "Lists jobs, newest first (default limit 100): a table on a terminal, one\n"
     "JSON object a line when piped. --status is waiting, pending, running,\n"
     "succeeded, dead or cancelled. --created-after is inclusive, --created-before\n"
-    "exclusive (RFC 3339); --key is an exact idempotency key; --schedule lists the\n"
-    "jobs a schedule made. --due lists the pending jobs whose run_at has come,\n"
-    "--scheduled those that wait for a later run_at. --search keeps the jobs whose\n"
-    "type, idempotency key, payload or last error contain TEXT (ASCII letters in\n"
-    "either case); it examines the newest 10000 jobs at most (--scan N: up to\n"
-    "100000), and says on stderr where to go on when it stopped early. ATTEMPT is\n"
-    "the attempts used of those allowed (a retry by hand gives all of them back).\n"
-    "RUN_AT says when a pending job may run by this machine's clock: \"in 12m\"\n"
-    "(scheduled) or \"3s late\" (due). When more jobs match than --limit, a line on\n"
-    "stderr gives the command for the next page (--after ID: jobs older than job ID).\n";
+    "exclusive (RFC 3339); --key is an exact idempotency key, --group an exact\n"
+    "group; --schedule lists the jobs a schedule made. --due lists the pending\n"
+    "jobs whose run_at has come, --scheduled those that wait for a later run_at.\n"
+    "--search keeps the jobs whose type, idempotency key, payload or last error\n"
+    "contain TEXT (ASCII letters in either case); it examines the newest 10000\n"
+    "jobs at most (--scan N: up to 100000), and says on stderr where to go on\n"
+    "when it stopped early. ATTEMPT is the attempts used of those allowed (a\n"
+    "retry by hand gives all of them back). RUN_AT says when a pending job may\n"
+    "run by this machine's clock: \"in 12m\" (scheduled) or \"3s late\" (due).\n"
+    "When more jobs match than --limit, a line on stderr gives the command for\n"
+    "the next page (--after ID: jobs older than job ID).\n";
 
 /* The filters, in the order of the query and of the "more:" hint. */
 enum {
@@ -54,6 +55,7 @@ enum {
     F_AFTER_T,
     F_BEFORE_T,
     F_KEY,
+    F_GROUP,
     F_DUE,
     F_SEARCH,
     F_SCAN,
@@ -68,6 +70,7 @@ static const struct cli_optdef jobs_opts[] = {
     [F_AFTER_T] = {"--created-after", 0, true},
     [F_BEFORE_T] = {"--created-before", 0, true},
     [F_KEY] = {"--key", 0, true},
+    [F_GROUP] = {"--group", 0, true},
     [F_DUE] = {"--due", 0, false},
     [F_SEARCH] = {"--search", 0, true},
     [F_SCAN] = {"--scan", 0, true},
@@ -78,8 +81,8 @@ static const struct cli_optdef jobs_opts[] = {
     {NULL, 0, false},
 };
 static const char *const query_names[N_FILTERS] = {
-    "status",         "queue", "type", "schedule", "created_after",
-    "created_before", "key",   "due",  "q",        "scan"};
+    "status", "queue", "type", "schedule", "created_after", "created_before",
+    "key",    "group", "due",  "q",        "scan"};
 
 struct jobs_opts {
     const char *filter[N_FILTERS];

@@ -186,11 +186,6 @@ jobd_enqueue_pg(struct pg_conn *conn, const struct jobd_job_opts *opts, int64_t 
         return jobd_error_set(err, JOBD_E_INVALID, "timeout_ms",
                               "timeout_ms is not supported "
                               "by jobd_enqueue_pg (jobd.enqueue has no timeout); leave it 0");
-    if (opts != NULL && (opts->debounce_key != NULL || opts->unique_key != NULL))
-        return jobd_error_set(err, JOBD_E_INVALID,
-                              opts->debounce_key != NULL ? "debounce_key" : "unique_key",
-                              "debounce and unique windows are not supported by "
-                              "jobd_enqueue_pg (jobd.enqueue takes neither); use jobd_enqueue");
     struct job_spec spec;
     char *payload = NULL;
     int rc = lib_spec_from_opts(opts, NULL, &spec, &payload, err);

@@ -77,6 +77,9 @@ struct job_filter {
     int64_t created_after_us;  /* only created_at >= this; 0 = any */
     int64_t created_before_us; /* only created_at < this; 0 = any */
     const char *key;           /* exact idempotency key; NULL = any */
+    /* Exact group (docs/MODEL.md, Groups); NULL = any. Read by store_list and
+     * store_search only: the bulk actions (struct bulk_req) ignore it. */
+    const char *group;
     /* Pending jobs by when they may run (docs/API.md, Jobs): JOB_DUE_ANY,
      * JOB_DUE_NOW (run_at <= now) or JOB_DUE_LATER (run_at > now). Either of
      * the last two lists pending jobs only: store_list takes status STORE_ANY

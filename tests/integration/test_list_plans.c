@@ -9,7 +9,8 @@
  * a skewed table are present, as in a real store; on PostgreSQL, with
  * enable_seqscan off (so a Seq Scan appears only when no index can serve),
  * its EXPLAIN must have no "Seq Scan". Without the indexes of migrations
- * 10 (SQLite) and 13 (PostgreSQL) these fail.
+ * 10 (SQLite) and 13 (PostgreSQL) these fail, and those of a group without
+ * SQLite's 23 and PostgreSQL's 33.
  */
 #include <libpq-fe.h>
 #include <sqlite3.h>
@@ -35,6 +36,9 @@ static const struct job_filter filters[] = {
     {.status = STORE_ANY, .queue = "q1", .before_id = 1000},
     {.status = STORE_ANY, .type = "t1", .schedule = "nightly", .created_after_us = 1},
     {.status = STORE_ANY, .queue = "q1", .key = "k1", .created_before_us = 2},
+    {.status = STORE_ANY, .group = "g1"},
+    {.status = STORE_ANY, .queue = "q1", .group = "g1", .before_id = 1000},
+    {.status = STORE_ANY, .type = "t1", .group = "g1"},
 };
 #define N_FILTERS (sizeof filters / sizeof filters[0])
 
@@ -50,10 +54,11 @@ filter(size_t i, int s)
 static void
 describe(const struct job_filter *f, char *out, size_t len)
 {
-    snprintf(out, len, "status=%s queue=%s type=%s schedule=%s key=%s after=%d before=%d",
+    snprintf(out, len, "status=%s queue=%s type=%s schedule=%s key=%s group=%s after=%d before=%d",
              f->status == STORE_ANY ? "any" : job_status_name((enum job_status)f->status),
              f->queue ? f->queue : "-", f->type ? f->type : "-", f->schedule ? f->schedule : "-",
-             f->key ? f->key : "-", f->created_after_us != 0, f->created_before_us != 0);
+             f->key ? f->key : "-", f->group ? f->group : "-", f->created_after_us != 0,
+             f->created_before_us != 0);
 }
 
 static void
@@ -98,11 +103,12 @@ TEST(sqlite_listings_use_indexes)
     /* Statistics of a store where one type and one queue hold most jobs. */
     db_exec(db, "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 2000) "
                 "INSERT INTO jobs (queue, type, payload, status, priority, run_at, max_attempts,"
-                "  created_at) SELECT 'default', 't0', '{}', 'pending', 0, i, 25, i FROM c;"
+                "  created_at, grp) SELECT 'default', 't0', '{}', 'pending', 0, i, 25, i,"
+                "  CASE WHEN i % 10 = 0 THEN 'g0' END FROM c;"
                 "INSERT INTO jobs_done (id, queue, type, payload, status, priority, run_at,"
-                "  attempt, max_attempts, created_at, finished_at)"
+                "  attempt, max_attempts, created_at, finished_at, grp)"
                 "  SELECT id + 10000, queue, type, payload, 'succeeded', 0, run_at, 1, 25,"
-                "  created_at, created_at FROM jobs; ANALYZE;");
+                "  created_at, created_at, grp FROM jobs; ANALYZE;");
     int statuses[] = {STORE_ANY, JOB_PENDING, JOB_RUNNING, JOB_SUCCEEDED, JOB_DEAD, JOB_CANCELLED};
     for (size_t i = 0; i < N_FILTERS; i++)
         for (size_t s = 0; s < sizeof statuses / sizeof statuses[0]; s++) {
@@ -142,7 +148,8 @@ pg_check(PGconn *c, const struct job_filter *f)
         bool common = strstr(next, "Filter:") != NULL && strstr(next, "'succeeded'") != NULL;
         if (!by_id && !common &&
             (strstr(line, "using jobs_done_pkey") != NULL ||
-             (strstr(line, "using jobs_pkey") != NULL && (f->queue || f->type || f->schedule))))
+             (strstr(line, "using jobs_pkey") != NULL &&
+              (f->queue || f->type || f->schedule || f->group))))
             TEST_FAIL("%s: the listing walks a whole table in id order (%s)", what, line);
         /* Sorting is for the few: a key's one job, running jobs, succeeded
          * ones not yet archived, a schedule's pending ones; the others walk
@@ -174,16 +181,17 @@ TEST(pg_listings_use_indexes)
      * are rare (for a common one, walking the primary key is right). */
     PGresult *r = PQexec(
         c, "INSERT INTO jobd.jobs (queue, type, payload, status, priority, run_at, max_attempts,"
-           "  idempotency_key, schedule, scheduled_for, created_at)"
+           "  idempotency_key, schedule, scheduled_for, created_at, grp)"
            "  SELECT CASE WHEN i % 500 = 0 THEN 'q1' ELSE 'default' END,"
            "  CASE WHEN i % 500 = 1 THEN 't1' ELSE 't0' END, '{}',"
            "  'pending', 0, now(), 25, 'k' || i, CASE WHEN i % 2000 = 0 THEN 'nightly' END,"
-           "  to_timestamp(i), now() FROM generate_series(1, 20000) i;"
+           "  to_timestamp(i), now(), CASE WHEN i % 500 = 2 THEN 'g1' WHEN i % 3 = 0 THEN 'g0' END"
+           "  FROM generate_series(1, 20000) i;"
            "INSERT INTO jobd.jobs_done (id, queue, type, payload, status, priority, run_at,"
            "  attempt, attempt_floor, max_attempts, cancel_requested, schedule, created_at,"
-           "  finished_at) SELECT id + 100000, queue, type, payload, CASE WHEN id % 100 = 0"
+           "  finished_at, grp) SELECT id + 100000, queue, type, payload, CASE WHEN id % 100 = 0"
            "  THEN 'cancelled' WHEN id % 10 = 0 THEN 'dead' ELSE 'succeeded' END, 0, run_at, 1,"
-           "  0, 25, false, schedule, created_at, now() FROM jobd.jobs;"
+           "  0, 25, false, schedule, created_at, now(), grp FROM jobd.jobs;"
            "ANALYZE jobd.jobs; ANALYZE jobd.jobs_done; SET enable_seqscan = off;");
     if (PQresultStatus(r) != PGRES_COMMAND_OK)
         TEST_FAIL("filling: %s", PQerrorMessage(c));

@@ -1,8 +1,8 @@
 /*
  * test_ops_bulk.c — deleting jobs and bulk actions through the real binary:
  * DELETE /v1/jobs/{id}, POST /v1/jobs/bulk, the created_after /
- * created_before / key list filters, `jobd job delete`, `jobd jobs
- * retry|cancel|delete`; and that a bulk retry of 10,000 dead jobs (10 batches) holds up
+ * created_before / key / group list filters (`jobd jobs --group` too),
+ * `jobd job delete`, `jobd jobs retry|cancel|delete`; and that a bulk retry of 10,000 dead jobs (10 batches) holds up
  * claims from another queue for no longer than about one batch.
  */
 #include <pthread.h>
@@ -115,6 +115,48 @@ BOTH(delete_bulk_and_filters)
     ASSERT_EQ(cli_run(env, del1, out, sizeof out), 0);
     ASSERT_EQ(cli_run(env, del1, out, sizeof out), 1);
     ASSERT(create_job(&s, "{\"type\":\"t\",\"queue\":\"q1\",\"idempotency_key\":\"ka\"}") > c);
+    srv_stop(&s);
+}
+
+/* Lines of text that contain what. */
+static int
+lines_with(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
+        n++;
+    return n;
+}
+
+BOTH(list_by_group)
+{
+    struct srv s;
+    srv_start(&s, backend, NULL);
+    int64_t a = create_job(&s, "{\"type\":\"t\",\"group\":\"acme\"}");
+    create_job(&s, "{\"type\":\"t\",\"group\":\"globex\"}");
+    create_job(&s, "{\"type\":\"t\"}");
+    int64_t b = create_job(&s, "{\"type\":\"t\",\"queue\":\"q2\",\"group\":\"acme\"}");
+    json_t *l = get_json(&s, "/v1/jobs?group=acme");
+    json_t *jobs = json_object_get(l, "jobs");
+    ASSERT_EQ(json_array_size(jobs), 2);
+    ASSERT_EQ(json_integer_value(json_object_get(json_array_get(jobs, 0), "id")), b);
+    ASSERT_EQ(json_integer_value(json_object_get(json_array_get(jobs, 1), "id")), a);
+    json_decref(l);
+    l = get_json(&s, "/v1/jobs?group=acme&queue=default&status=pending");
+    ASSERT_EQ(json_array_size(json_object_get(l, "jobs")), 1);
+    json_decref(l);
+    l = get_json(&s, "/v1/jobs?group=initech");
+    ASSERT_EQ(json_array_size(json_object_get(l, "jobs")), 0);
+    json_decref(l);
+    EXPECT(&s, "GET", "/v1/jobs?group=no%20spaces", NULL, 400, "invalid_query");
+
+    char out[8192], envs[600];
+    snprintf(envs, sizeof envs, "JOBD_SERVER=%s", s.base);
+    const char *env[] = {envs, NULL};
+    const char *ls[] = {"jobs", "--group", "acme", NULL};
+    ASSERT_EQ(cli_run(env, ls, out, sizeof out), 0);
+    ASSERT_EQ(lines_with(out, "\n"), 2);
+    ASSERT_EQ(lines_with(out, "\"acme\""), 2);
     srv_stop(&s);
 }
 

@@ -335,6 +335,76 @@ TEST(list_by_created_time_and_key)
     fx_close(&f);
 }
 
+/* The ids of a listing (or, with f->search, a search) of f, newest first, into ids (at most 8). */
+static size_t
+list_ids(struct fx *f, const struct job_filter *flt, int64_t *ids, int64_t *next)
+{
+    struct job_list l = {0};
+    bool partial = false;
+    if (flt->search != NULL)
+        ASSERT_OK(store_search(f->st, flt, &l, next, &partial, &f->err), &f->err);
+    else
+        ASSERT_OK(store_list(f->st, flt, &l, next, &f->err), &f->err);
+    ASSERT(l.n <= 8);
+    for (size_t i = 0; i < l.n; i++)
+        ids[i] = l.v[i].id;
+    size_t n = l.n;
+    job_list_fini(&l);
+    return n;
+}
+
+TEST(list_by_group)
+{
+    struct fx f;
+    fx_open(&f);
+    struct job_spec g1 = {.type = "t", .group = "g1"};
+    int64_t pending = enq_spec(&f, &g1);
+    struct job_spec g2 = {.type = "t", .group = "g2"};
+    int64_t other = enq_spec(&f, &g2);
+    int64_t none = enq(&f, "t", NULL, 0, 0);
+    int64_t cancelled = enq_spec(&f, &g1);
+    ASSERT_OK(store_cancel(f.st, cancelled, NULL, &f.err), &f.err);
+    struct job_spec w = {.type = "t", .group = "g1", .depends_on = &none, .n_depends_on = 1};
+    int64_t waiting = enq_spec(&f, &w);
+    struct job_spec q = {.type = "t", .queue = "q2", .group = "g1", .payload = "{\"needle\":1}"};
+    int64_t queued = enq_spec(&f, &q);
+    ASSERT_EQ(status_of(&f, waiting), JOB_WAITING);
+
+    /* every table (pending, ended, waiting), newest first; no other group's job */
+    int64_t ids[8], next = 0;
+    struct job_filter flt = {.status = STORE_ANY, .group = "g1"};
+    ASSERT_EQ(list_ids(&f, &flt, ids, &next), 4);
+    ASSERT_EQ(ids[0], queued);
+    ASSERT_EQ(ids[1], waiting);
+    ASSERT_EQ(ids[2], cancelled);
+    ASSERT_EQ(ids[3], pending);
+    ASSERT_EQ(next, 0);
+    /* with a status, a queue, a page and its cursor, a search */
+    flt = (struct job_filter){.status = JOB_CANCELLED, .group = "g1"};
+    ASSERT_EQ(list_ids(&f, &flt, ids, &next), 1);
+    ASSERT_EQ(ids[0], cancelled);
+    flt = (struct job_filter){.status = STORE_ANY, .group = "g1", .queue = "q2"};
+    ASSERT_EQ(list_ids(&f, &flt, ids, &next), 1);
+    ASSERT_EQ(ids[0], queued);
+    flt = (struct job_filter){.status = STORE_ANY, .group = "g1", .limit = 2};
+    ASSERT_EQ(list_ids(&f, &flt, ids, &next), 2);
+    ASSERT_EQ(ids[1], waiting);
+    ASSERT_EQ(next, waiting);
+    flt.before_id = next;
+    ASSERT_EQ(list_ids(&f, &flt, ids, &next), 2);
+    ASSERT_EQ(ids[0], cancelled);
+    ASSERT_EQ(ids[1], pending);
+    flt = (struct job_filter){.status = STORE_ANY, .group = "g1", .search = "needle"};
+    ASSERT_EQ(list_ids(&f, &flt, ids, &next), 1);
+    ASSERT_EQ(ids[0], queued);
+    flt = (struct job_filter){.status = JOB_PENDING, .group = "g2"};
+    ASSERT_EQ(list_ids(&f, &flt, ids, &next), 1);
+    ASSERT_EQ(ids[0], other);
+    flt = (struct job_filter){.status = STORE_ANY, .group = "g3"};
+    ASSERT_EQ(list_ids(&f, &flt, ids, &next), 0);
+    fx_close(&f);
+}
+
 TEST(workers_announce_refresh_gone_withdraw)
 {
     struct fx f;

@@ -1716,6 +1716,8 @@ export interface operations {
                 created_before?: string;
                 /** @description An exact idempotency key. */
                 key?: string;
+                /** @description An exact group (docs/MODEL.md, Groups). */
+                group?: string;
                 /** @description true: pending jobs whose run_at has come; false: pending jobs scheduled for later. Pending jobs only: with another status it is 400 invalid_query. */
                 due?: "true" | "false";
                 limit?: number;

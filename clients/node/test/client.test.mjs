@@ -210,6 +210,9 @@ caseTest("enqueue_group", async () => {
   const many = await c.enqueueMany([{ type: "grp.type", queue: q, group: "tenant-b" },
                                     { type: "grp.type", queue: q, group: "tenant-b" }]);
   assert.deepEqual(many.map((j) => j.group), ["tenant-b", "tenant-b"]);
+  const listed = [];
+  for await (const j of c.jobs({ queue: q, group: "tenant-b" })) listed.push(j.id);
+  assert.deepEqual(listed, many.map((j) => j.id).reverse());
   await assert.rejects(c.enqueue("grp.type", {}, { queue: q, group: "no spaces" }), (e) => {
     assert.ok(e instanceof BadRequestError);
     assert.deepEqual([e.code, e.field], ["invalid_field", "group"]);

@@ -262,11 +262,13 @@ class Client:
     def jobs(self, *, status: Optional[str] = None, queue: Optional[str] = None,
              type: Optional[str] = None, schedule: Optional[str] = None,
              created_after: Optional[Time] = None, created_before: Optional[Time] = None,
-             key: Optional[str] = None, page_size: int = 100) -> Iterator[Job]:
+             key: Optional[str] = None, group: Optional[str] = None,
+             page_size: int = 100) -> Iterator[Job]:
         """Every job the filters match, newest first, fetched page by page
         (GET /v1/jobs with its `next` cursor; page_size 1 to 1000)."""
         q: Dict[str, Any] = {"status": status, "queue": queue, "type": type,
-                             "schedule": schedule, "key": key, "limit": page_size,
+                             "schedule": schedule, "key": key, "group": group,
+                             "limit": page_size,
                              "created_after": format_time(created_after) if created_after else None,
                              "created_before": format_time(created_before) if created_before else None}
         while True:

@@ -181,6 +181,8 @@ class ClientCases(unittest.TestCase):
         with self.assertRaises(jobd.BadRequest) as e:
             self.c.enqueue(t, queue=q, group="no spaces")
         self.assertEqual((e.exception.code, e.exception.field), ("invalid_field", "group"))
+        self.assertEqual(sorted(j.id for j in self.c.jobs(queue=q, group="tenant-b")),
+                         sorted(ids[:2]))
         gs = self.c.queues.groups(q)
         self.assertEqual([(g.group, g.pending, g.running) for g in gs],
                          [("tenant-b", 2, 0), (None, 1, 0), ("tenant-a", 1, 0)])

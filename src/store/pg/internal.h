@@ -439,7 +439,11 @@ extern const char pg_step_events_deps[];
 /* Schema version 26, workflows (pg/schema_workflows.c). */
 extern const char pg_step_workflows[];
 extern const char pg_step_enqueue_deps[];
+/* Schema version 31, jobd.enqueue takes "group" (pg/schema_enqueue_group.c). */
 extern const char pg_step_enqueue_group[];
+/* Schema version 32, jobd.enqueue takes debounce and unique windows
+ * (pg/schema_enqueue_keys.c). */
+extern const char pg_step_enqueue_keys[];
 /* Schema version 28, debounce and unique keys (pg/schema_enqkeys.c). */
 extern const char pg_step_enqkeys[];
 /* Schema version 29, groups (pg/schema_groups.c). */
@@ -513,7 +517,7 @@ struct pg_list_query {
     size_t len, cap;
     int branches;
     int n;
-    const char *vals[11]; /* the filters' 8, now (due), and 2 for a search (pg/search.c) */
+    const char *vals[12]; /* the filters' 9, now (due), and 2 for a search (pg/search.c) */
     char buf[5][24];
 };
 struct job_filter;

@@ -55,7 +55,7 @@ param(struct pg_list_query *q, const char *v)
 
 /* The numbered parameters of the filters f sets, in q (shared by every branch). */
 struct list_params {
-    int queue, type, schedule, after, before, key, cursor, limit, now;
+    int queue, type, schedule, after, before, key, group, cursor, limit, now;
 };
 
 /* One branch: status st of table "jobs", "jobs_done" or "jobs_waiting". */
@@ -82,6 +82,8 @@ branch(struct pg_list_query *q, const struct job_filter *f, const struct list_pa
                  " AND idempotency_key = $%d::text AND id = (SELECT job_id FROM jobd.job_keys"
                  " WHERE idempotency_key = $%d::text)",
                  p->key, p->key);
+    if (ok && p->group) /* jobs_grp_id, jobs_done_grp_id, jobs_waiting_grp_id (version 33) */
+        ok = cat(q, " AND grp = $%d::text", p->group);
     if (ok && p->now) /* the due filter; store_list made the status pending */
         ok = cat(q, " AND run_at %s " PG_NOW("$%d"), f->due == JOB_DUE_NOW ? "<=" : ">", p->now);
     if (ok && p->cursor)
@@ -106,6 +108,8 @@ pg_list_sql(const struct job_filter *f, int limit, const char *now, struct pg_li
         p.before = param(q, pg_i64(q->buf[1], f->created_before_us));
     if (f->key)
         p.key = param(q, f->key);
+    if (f->group)
+        p.group = param(q, f->group);
     if (f->before_id > 0)
         p.cursor = param(q, pg_i64(q->buf[2], f->before_id));
     p.limit = param(q, pg_i64(q->buf[3], limit));

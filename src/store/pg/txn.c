@@ -35,6 +35,14 @@ static const char enqueue_deps_sql[] = ENQUEUE_ARGS ", $8::text, depends_on => $
 static const char enqueue_group_sql[] = ENQUEUE_ARGS ", $8::text, depends_on => $9::bigint[], "
                                                      "on_parent_failure => $10::text, "
                                                      "\"group\" => $11::text)";
+/* With a debounce or a unique window: schema version 32
+ * (pg/schema_enqueue_keys.c); a window's for travels in milliseconds. */
+#define MS_INTERVAL(p) "(" p "::bigint * interval '1 millisecond')"
+static const char enqueue_window_sql[] =
+    ENQUEUE_ARGS ", $8::text, depends_on => $9::bigint[], on_parent_failure => $10::text, "
+                 "\"group\" => $11::text, debounce_key => $12::text, "
+                 "debounce_for => " MS_INTERVAL("$13") ", unique_key => $14::text, "
+                                                       "unique_for => " MS_INTERVAL("$15") ")";
 
 /* "{1,2,3}": the parents as an array literal, malloc'd; NULL on OOM. */
 static char *
@@ -64,42 +72,11 @@ server_message(const PGresult *res, const PGconn *conn, char *buf, size_t len)
         buf[--n] = '\0';
 }
 
-int
-pg_txn_enqueue(struct pg_conn *conn, const struct job_spec *spec, int64_t *id_out,
-               struct jobd_error *err)
+/* The job id in jobd.enqueue's answer res (borrowed) into *id_out, or the error
+ * its SQLSTATE means (pg_txn_enqueue, pg/txn.h). */
+static int
+answer_id(PGconn *conn, const PGresult *res, int64_t *id_out, struct jobd_error *err)
 {
-    if (conn == NULL || PQstatus(conn) != CONNECTION_OK)
-        return jobd_error_set(err, JOBD_E_UNAVAILABLE, "conn",
-                              "the PostgreSQL connection is not open");
-    char run_at[24], priority[16], max_attempts[16];
-    snprintf(run_at, sizeof run_at, "%" PRId64, spec->run_at_us);
-    snprintf(priority, sizeof priority, "%" PRId32, spec->priority);
-    snprintf(max_attempts, sizeof max_attempts, "%" PRId32,
-             spec->max_attempts > 0 ? spec->max_attempts : JOB_DEFAULT_MAX_ATTEMPTS);
-    char *parents = spec->n_depends_on > 0 ? parents_literal(spec) : NULL;
-    if (spec->n_depends_on > 0 && parents == NULL)
-        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
-    const char *params[11] = {
-        spec->type,
-        spec->payload != NULL ? spec->payload : "{}",
-        spec->queue != NULL ? spec->queue : JOB_DEFAULT_QUEUE,
-        run_at,
-        priority,
-        max_attempts,
-        spec->idempotency_key, /* NULL -> SQL NULL */
-        spec->traceparent,
-        parents,
-        spec->run_on_parent_failure ? "run" : "cancel",
-        spec->group,
-    };
-    bool traced = spec->traceparent != NULL;
-    const char *sql = spec->group != NULL ? enqueue_group_sql
-                      : parents != NULL   ? enqueue_deps_sql
-                      : traced            ? enqueue_traced_sql
-                                          : enqueue_sql;
-    int nparams = spec->group != NULL ? 11 : parents != NULL ? 10 : traced ? 8 : 7;
-    PGresult *res = PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
-    free(parents);
     int rc = JOBD_OK;
     char msg[200];
     if (res == NULL) {
@@ -138,6 +115,55 @@ pg_txn_enqueue(struct pg_conn *conn, const struct job_spec *spec, int64_t *id_ou
         else if (id_out != NULL)
             *id_out = (int64_t)id;
     }
+    return rc;
+}
+
+int
+pg_txn_enqueue(struct pg_conn *conn, const struct job_spec *spec, int64_t *id_out,
+               struct jobd_error *err)
+{
+    if (conn == NULL || PQstatus(conn) != CONNECTION_OK)
+        return jobd_error_set(err, JOBD_E_UNAVAILABLE, "conn",
+                              "the PostgreSQL connection is not open");
+    char run_at[24], priority[16], max_attempts[16];
+    snprintf(run_at, sizeof run_at, "%" PRId64, spec->run_at_us);
+    snprintf(priority, sizeof priority, "%" PRId32, spec->priority);
+    snprintf(max_attempts, sizeof max_attempts, "%" PRId32,
+             spec->max_attempts > 0 ? spec->max_attempts : JOB_DEFAULT_MAX_ATTEMPTS);
+    char *parents = spec->n_depends_on > 0 ? parents_literal(spec) : NULL;
+    if (spec->n_depends_on > 0 && parents == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    char debounce_ms[24], unique_ms[24];
+    snprintf(debounce_ms, sizeof debounce_ms, "%" PRId64, spec->debounce.for_ms);
+    snprintf(unique_ms, sizeof unique_ms, "%" PRId64, spec->unique.for_ms);
+    bool window = spec->debounce.key != NULL || spec->unique.key != NULL;
+    const char *params[15] = {
+        spec->type,
+        spec->payload != NULL ? spec->payload : "{}",
+        spec->queue != NULL ? spec->queue : JOB_DEFAULT_QUEUE,
+        run_at,
+        priority,
+        max_attempts,
+        spec->idempotency_key, /* NULL -> SQL NULL */
+        spec->traceparent,
+        parents,
+        spec->run_on_parent_failure ? "run" : "cancel",
+        spec->group,
+        spec->debounce.key,
+        spec->debounce.key != NULL ? debounce_ms : NULL,
+        spec->unique.key,
+        spec->unique.key != NULL ? unique_ms : NULL,
+    };
+    bool traced = spec->traceparent != NULL;
+    const char *sql = window                ? enqueue_window_sql
+                      : spec->group != NULL ? enqueue_group_sql
+                      : parents != NULL     ? enqueue_deps_sql
+                      : traced              ? enqueue_traced_sql
+                                            : enqueue_sql;
+    int nparams = window ? 15 : spec->group != NULL ? 11 : parents != NULL ? 10 : traced ? 8 : 7;
+    PGresult *res = PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
+    free(parents);
+    int rc = answer_id(conn, res, id_out, err);
     PQclear(res);
     return rc;
 }

@@ -20,7 +20,9 @@ struct pg_conn;
 /*
  * Calls jobd.enqueue on conn (borrowed) for spec (validated, payload
  * canonical or NULL for "{}"; timeout_ms, schedule and scheduled_for must be
- * unset) and stores the new job's id in *id_out. JOBD_E_UNAVAILABLE if conn
+ * unset) and stores the new job's id in *id_out: with a debounce or a
+ * unique window (schema version 32) the id of the job that holds the key
+ * when the function kept it (replaced in place, or inside its window). JOBD_E_UNAVAILABLE if conn
  * is not connected, JOBD_E_CONFLICT on a unique violation, JOBD_E_INVALID on
  * a data exception (SQLSTATE class 22, what jobd.enqueue raises for a bad
  * argument), JOBD_E_TOOBIG on program_limit_exceeded, JOBD_E_STORE

@@ -394,10 +394,17 @@ int sq_op_clock_went_back(struct store *st, int64_t back_us, int *jobs, int *sch
 
 /* The listing statement of GET /v1/jobs for f (sqlite/read.c), malloc'd
  * (the caller frees it), NULL when out of memory; f->status must be valid. Its
- * parameters are bound by sq_filter_bind, ?8 before id, ?9 limit. Exposed for
- * the test that checks its query plan uses an index (test_list_plans). */
+ * parameters are bound by sq_filter_bind, ?8 before id, ?9 limit, and
+ * sq_list_bind_group. Exposed for the test that checks its query plan uses
+ * an index (test_list_plans). */
 struct job_filter;
 char *sq_list_sql(const struct job_filter *f);
+/* The group filter's parameter of sq_list_sql's statement: a number that
+ * neither SQ_FILTER_WHERE (?1..?7), the listing (?8..?10) nor a search
+ * (?10, ?11) uses. sq_list_bind_group binds f->group to it (NULL = none). */
+#define SQ_LIST_GROUP_PARAM 12
+#define SQ_LIST_GROUP_PARAM_S "12"
+void sq_list_bind_group(sqlite3_stmt *stmt, const struct job_filter *f);
 
 /* sqlite/schema.c: store_migrate and store_schema_status for SQLite. */
 int sq_migrate(struct store *st, struct jobd_error *err);

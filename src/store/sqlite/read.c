@@ -167,6 +167,10 @@ list_index(const struct job_filter *f, int t, int status)
 {
     if (f->key != NULL)
         return "";
+    if (f->group != NULL) /* partial: grp = ?12 implies grp IS NOT NULL */
+        return t == 0   ? " INDEXED BY jobs_grp_id"
+               : t == 1 ? " INDEXED BY jobs_done_grp_id"
+                        : " INDEXED BY jobs_waiting_grp_id";
     if (t == 2) {
         if (f->type != NULL)
             return " INDEXED BY jobs_waiting_type_id";
@@ -220,6 +224,8 @@ list_branch(char **b, size_t *n, size_t *cap, const struct job_filter *f, int t,
         ok = sql_cat(b, n, cap,
                      " AND idempotency_key = ?7 AND id = "
                      "(SELECT job_id FROM job_keys WHERE idempotency_key = ?7)");
+    if (ok && f->group != NULL)
+        ok = sql_cat(b, n, cap, " AND grp = ?" SQ_LIST_GROUP_PARAM_S);
     if (ok && f->due != JOB_DUE_ANY) /* store_list made the status pending */
         ok = sql_cat(b, n, cap, f->due == JOB_DUE_NOW ? " AND run_at <= ?10" : " AND run_at > ?10");
     return ok && sql_cat(b, n, cap, " ORDER BY id DESC LIMIT ?9)");
@@ -231,8 +237,8 @@ list_branch(char **b, size_t *n, size_t *cap, const struct job_filter *f, int t,
  * the limit. A queue's finished jobs of any status are three branches, one
  * per status, each walking jobs_done_queue_status. Parameters: ?2..?7 those
  * of SQ_FILTER_WHERE (queue, type, schedule, created_after, created_before,
- * key; sq_filter_bind), ?8 before id, ?9 limit, ?10 now when f->due is set.
- * NULL on OOM.
+ * key; sq_filter_bind), ?8 before id, ?9 limit, ?10 now when f->due is set,
+ * ?12 the group (sq_list_bind_group; ?10 and ?11 are a search's). NULL on OOM.
  */
 char *
 sq_list_sql(const struct job_filter *f)
@@ -246,7 +252,7 @@ sq_list_sql(const struct job_filter *f)
         ok = ok && list_branch(&b, &n, &cap, f, t, f->status);
     } else {
         ok = ok && list_branch(&b, &n, &cap, f, 0, STORE_ANY);
-        if (f->queue != NULL && f->type == NULL && f->key == NULL)
+        if (f->queue != NULL && f->type == NULL && f->key == NULL && f->group == NULL)
             for (int st = JOB_SUCCEEDED; ok && st <= JOB_CANCELLED; st++)
                 ok = list_branch(&b, &n, &cap, f, 1, st);
         else
@@ -260,6 +266,13 @@ sq_list_sql(const struct job_filter *f)
         return NULL;
     }
     return b;
+}
+
+void
+sq_list_bind_group(sqlite3_stmt *stmt, const struct job_filter *f)
+{
+    if (f->group != NULL)
+        sq_bind_text(stmt, SQ_LIST_GROUP_PARAM, f->group);
 }
 
 int
@@ -279,6 +292,7 @@ sq_op_list(struct store *st, const struct job_filter *f, struct job_list *out, i
     if (rc != JOBD_OK)
         return rc;
     sq_filter_bind(stmt, f);
+    sq_list_bind_group(stmt, f);
     sqlite3_bind_int64(stmt, 8, f->before_id > 0 ? f->before_id : INT64_MAX);
     sqlite3_bind_int(stmt, 9, limit + 1);
     if (f->due != JOB_DUE_ANY)

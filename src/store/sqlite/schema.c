@@ -484,6 +484,13 @@ static const struct sq_migration sq_migrations[] = {
       * check "no parent left to end" costs one probe, not one step per
       * parent that already ended (a joiner of 1,000 parents: 1,000). */
      "CREATE INDEX job_deps_open ON job_deps (child) WHERE ended_status IS NULL;"},
+    {23,
+     /* Listings by group (GET /v1/jobs?group=G) walk (grp, id) in id
+      * order in each table, as those by type walk (type, id). Partial:
+      * jobs without a group cost nothing here. */
+     "CREATE INDEX jobs_grp_id ON jobs (grp, id) WHERE grp IS NOT NULL;"
+     "CREATE INDEX jobs_done_grp_id ON jobs_done (grp, id) WHERE grp IS NOT NULL;"
+     "CREATE INDEX jobs_waiting_grp_id ON jobs_waiting (grp, id) WHERE grp IS NOT NULL;"},
 };
 /* clang-format on */
 

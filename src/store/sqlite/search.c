@@ -57,6 +57,7 @@ prepare(struct sqlite_store *s, const struct job_filter *f, bool edge, sqlite3_s
     if (rc != JOBD_OK)
         return rc;
     sq_filter_bind(*stmt, f);
+    sq_list_bind_group(*stmt, f);
     sqlite3_bind_int64(*stmt, 8, f->before_id > 0 ? f->before_id : INT64_MAX);
     return JOBD_OK;
 }
