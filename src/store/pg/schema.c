@@ -696,5 +696,6 @@ const struct pg_migration pg_migrations[] = {
     {29, "groups: jobs.grp, job_groups, group limits", pg_step_groups},
     {30, "dependencies released set-wise", pg_step_deps_fast},
     {31, "jobd.enqueue takes \"group\"", pg_step_enqueue_group},
+    {33, "events: no index entry for a claim or a success", pg_step_events_cheap},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];
