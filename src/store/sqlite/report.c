@@ -133,8 +133,8 @@ batch_json(const struct completion *c, size_t n)
     size_t at = 0;
     b[at++] = '[';
     for (size_t i = 0; i < n; i++) {
-        at += (size_t)snprintf(b + at, cap - at, "%s[%lld,%d,", i ? "," : "",
-                               (long long)c[i].id, (int)c[i].attempt);
+        at += (size_t)snprintf(b + at, cap - at, "%s[%lld,%d,", i ? "," : "", (long long)c[i].id,
+                               (int)c[i].attempt);
         if (c[i].result != NULL)
             at = put_json_string(b, cap, at, c[i].result);
         else
