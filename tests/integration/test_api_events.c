@@ -367,6 +367,44 @@ BOTH(last_event_id_resumes_or_is_gone)
     srv_stop(&s);
 }
 
+/* A log pruned to nothing hands out no id twice: recording starts again above
+ * the highest id ever given (SQLite's rowids: the prune keeps the newest row,
+ * docs/DESIGN.md, Events), and that old id is gone (410). */
+BOTH(ids_grow_past_a_log_pruned_empty)
+{
+    struct srv s;
+    srv_start(&s, backend, NULL);
+    struct sse a;
+    ASSERT_EQ(sse_open(&a, &s, NULL, -1, 0), 200);
+    int64_t j1 = create_job(&s, "{\"type\":\"ev.p\"}");
+    int64_t j2 = create_job(&s, "{\"type\":\"ev.p\"}");
+    json_t *v = sse_await(&a, 2);
+    check_event(v, 0, j1, NULL, "pending");
+    long long last = check_event(v, 1, j2, NULL, "pending");
+    json_decref(v);
+    sse_close(&a);
+    /* Nobody listened for two hours, and every event is that old; a server
+     * started afresh listens (and prunes) at its first client. */
+    srv_stop(&s);
+    store_sql(&s,
+              "UPDATE jobd.events SET at = at - interval '2 hours';"
+              " UPDATE jobd.event_log SET listened_at = listened_at - interval '2 hours'",
+              "UPDATE events SET at = at - 7200000000;"
+              " UPDATE event_log SET listened_at = listened_at - 7200000000");
+    srv_start_db(&s, NULL);
+    struct sse b;
+    ASSERT_EQ(sse_open(&b, &s, NULL, -1, 0), 200); /* recording starts again; the prune runs */
+    int64_t j3 = create_job(&s, "{\"type\":\"ev.p\"}");
+    v = sse_await(&b, 1);
+    ASSERT(check_event(v, 0, j3, NULL, "pending") > last);
+    json_decref(v);
+    sse_close(&b);
+    struct sse g;
+    ASSERT_EQ(sse_open(&g, &s, NULL, last, 0), 410);
+    sse_close(&g);
+    srv_stop(&s);
+}
+
 BOTH(bad_filters_are_400_naming_them)
 {
     struct srv s;

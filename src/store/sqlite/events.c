@@ -1,8 +1,12 @@
 /*
  * sqlite/events.c — store/events.h on SQLite: the tables events and
- * event_log (migration 16), written by triggers. Writers take turns, so
- * every id up to the highest visible is final. Times are the real clock's,
- * as the triggers' (julianday('now')).
+ * event_log (migrations 16, 23), written by triggers. Writers take turns, so
+ * every id up to the highest visible is final, and `at` (the real clock's,
+ * as the triggers' julianday('now')) grows with the id: the prune and the
+ * check of a Last-Event-ID go by id, and events has no index on `at` for
+ * its writers to keep (docs/DESIGN.md, Events). Ids are rowids: the prune
+ * keeps the newest row, so the highest id never falls and none is given
+ * twice.
  */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -14,7 +18,12 @@
 #include "store/sqlite/internal.h"
 #include "util/clock.h"
 
-#define SEQ "COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)"
+#define SEQ "COALESCE((SELECT max(id) FROM events), 0)"
+/* The first event under an hour old (?1 now, ?2 EVENTS_KEEP_US), or the
+ * newest, which the prune keeps: a walk by id over the rows to prune. */
+#define KEEP_FROM                                                                                  \
+    "COALESCE((SELECT id FROM events WHERE at >= ?1 - ?2 ORDER BY id LIMIT 1),"                    \
+    " (SELECT max(id) FROM events))"
 
 static int
 head(struct sqlite_store *s, struct events_head *h, struct jobd_error *err)
@@ -40,14 +49,14 @@ sq_op_events_listen(struct store *st, struct events_head *h, struct jobd_error *
         return rc;
     /* Recording starts again after the highest id ever given (a gap
      * before it: older ids are not resumable); the prune raises since_id
-     * past what it deletes. */
+     * past what it deletes, and keeps the newest event (the highest id). */
     static const char restart[] =
         "UPDATE event_log SET since_id = CASE WHEN listened_at > ?1 - ?2 THEN since_id"
         " ELSE " SEQ " + 1 END, listened_at = ?1";
     static const char pass_pruned[] =
         "UPDATE event_log SET since_id = max(since_id,"
-        " COALESCE((SELECT max(id) FROM events WHERE at < ?1 - ?2), 0))";
-    static const char prune[] = "DELETE FROM events WHERE at < ?1 - ?2";
+        " COALESCE((SELECT max(id) FROM events WHERE id < " KEEP_FROM "), 0))";
+    static const char prune[] = "DELETE FROM events WHERE id < " KEEP_FROM;
     const char *const sql[] = {restart, pass_pruned, prune};
     for (size_t i = 0; i < sizeof sql / sizeof sql[0]; i++) {
         sqlite3_stmt *stmt;
@@ -136,7 +145,9 @@ sq_op_events_resumable(struct store *st, int64_t after, bool *ok, struct jobd_er
     int rc = sq_prepare(s,
                         "SELECT ?1 >= since_id AND listened_at > ?2 - ?3"
                         " AND EXISTS (SELECT 1 FROM events WHERE id = ?1)"
-                        " AND NOT EXISTS (SELECT 1 FROM events WHERE id > ?1 AND at < ?2 - ?3)"
+                        /* none after it over an hour old: the first after it */
+                        " AND COALESCE((SELECT at FROM events WHERE id > ?1 ORDER BY id LIMIT 1)"
+                        "              >= ?2 - ?3, 1)"
                         " FROM event_log",
                         &stmt, err);
     if (rc != JOBD_OK)

@@ -89,15 +89,68 @@ sq_op_complete(struct store *st, int64_t id, int32_t attempt, const char *result
     return sq_end_with_job(s, rc, id, out, err);
 }
 
-int
-sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int *outcome,
-                     struct jobd_error *err)
+/* A batch naming one job twice: its reports apply in order, one at a time. */
+static bool
+has_duplicate(const struct completion *c, size_t n)
 {
-    struct sqlite_store *s = sq_of(st);
-    int rc = sq_begin(s, err);
-    if (rc != JOBD_OK)
-        return rc;
-    int64_t now = sq_now(s);
+    for (size_t i = 1; i < n; i++)
+        for (size_t k = 0; k < i; k++)
+            if (c[k].id == c[i].id)
+                return true;
+    return false;
+}
+
+/* Appends text to b[at..cap) as a JSON string; cap leaves 6 bytes a byte of text and 2. */
+static size_t
+put_json_string(char *b, size_t cap, size_t at, const char *text)
+{
+    b[at++] = '"';
+    for (const unsigned char *p = (const unsigned char *)text; *p != '\0'; p++) {
+        if (*p == '"' || *p == '\\') {
+            b[at++] = '\\';
+            b[at++] = (char)*p;
+        } else if (*p < 0x20) {
+            at += (size_t)snprintf(b + at, cap - at, "\\u%04x", *p);
+        } else {
+            b[at++] = (char)*p;
+        }
+    }
+    b[at++] = '"';
+    return at;
+}
+
+/* The batch as one JSON array of [id, attempt, result or null]; NULL when out of memory.
+ * The caller frees it. */
+static char *
+batch_json(const struct completion *c, size_t n)
+{
+    size_t cap = 3;
+    for (size_t i = 0; i < n; i++)
+        cap += 48 + (c[i].result != NULL ? 6 * strlen(c[i].result) + 2 : 4);
+    char *b = malloc(cap);
+    if (b == NULL)
+        return NULL;
+    size_t at = 0;
+    b[at++] = '[';
+    for (size_t i = 0; i < n; i++) {
+        at += (size_t)snprintf(b + at, cap - at, "%s[%lld,%d,", i ? "," : "", (long long)c[i].id,
+                               (int)c[i].attempt);
+        if (c[i].result != NULL)
+            at = put_json_string(b, cap, at, c[i].result);
+        else
+            at += (size_t)snprintf(b + at, cap - at, "null");
+        b[at++] = ']';
+    }
+    b[at++] = ']';
+    b[at] = '\0';
+    return b;
+}
+
+/* Inside the open transaction: each report alone, in order (sq_finish_job). */
+static int
+complete_each(struct sqlite_store *s, const struct completion *c, size_t n, int *outcome,
+              int64_t now, struct jobd_error *err)
+{
     for (size_t i = 0; i < n; i++) {
         struct sq_finish f = {.from = JOB_RUNNING,
                               .attempt = c[i].attempt,
@@ -105,14 +158,97 @@ sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int
                               .now_us = now,
                               .result = SQ_SET,
                               .result_text = c[i].result};
-        rc = sq_finish_job(s, c[i].id, &f, err);
-        if (rc < 0) {
-            sq_rollback(s);
+        int rc = sq_finish_job(s, c[i].id, &f, err);
+        if (rc < 0)
             return rc;
-        }
         outcome[i] = rc == 1 ? JOBD_OK : JOBD_E_STALE;
     }
-    return sq_commit(s, err);
+    return JOBD_OK;
+}
+
+/* Inside the open transaction: the batch (no id twice) as arr (batch_json) in two
+ * statements; done has room for n ids. */
+static int
+complete_set(struct sqlite_store *s, const struct completion *c, size_t n, int *outcome,
+             int64_t now, const char *arr, int64_t *done, struct jobd_error *err)
+{
+    static const char ins[] =
+        "INSERT INTO jobs_done (" SQ_JOB_COLS ", lease_token_hash) "
+        "SELECT j.id, j.queue, j.type, j.payload, 'succeeded', j.priority, j.run_at, j.attempt, "
+        "  j.max_attempts, j.idempotency_key, j.schedule, j.scheduled_for, j.worker_id, NULL, "
+        "  j.timeout_ms, j.cancel_requested, j.last_error, json_extract(b.value, '$[2]'), "
+        "  j.created_at, j.started_at, ?2, j.attempt_floor, j.traceparent, j.grp, "
+        "  j.lease_token_hash "
+        "FROM json_each(?1) b JOIN jobs j ON j.id = json_extract(b.value, '$[0]') "
+        "WHERE j.status = 'running' AND j.attempt = json_extract(b.value, '$[1]') "
+        "RETURNING id, queue";
+    static const char del[] = "DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?1))";
+    for (size_t i = 0; i < n; i++)
+        outcome[i] = JOBD_E_STALE;
+    size_t nd = 0;
+    sqlite3_stmt *stmt;
+    int rc = sq_prepare(s, ins, &stmt, err);
+    if (rc != JOBD_OK)
+        return rc;
+    sq_bind_text(stmt, 1, arr);
+    sqlite3_bind_int64(stmt, 2, now);
+    while ((rc = sq_step_row(s, stmt, "finish jobs", err)) == 1) {
+        int64_t id = sqlite3_column_int64(stmt, 0);
+        sq_stats_count(s, (const char *)sqlite3_column_text(stmt, 1), STATS_SUCCEEDED,
+                       now); /* store/stats.h */
+        for (size_t i = 0; i < n; i++)
+            if (c[i].id == id)
+                outcome[i] = JOBD_OK;
+        if (nd < n)
+            done[nd++] = id;
+    }
+    sq_reset(stmt);
+    if (rc < 0 || nd == 0)
+        return rc < 0 ? rc : JOBD_OK;
+    char *ids = sq_ids_json(done, nd);
+    if (ids == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    if ((rc = sq_prepare(s, del, &stmt, err)) == JOBD_OK) {
+        sq_bind_text(stmt, 1, ids);
+        rc = sq_step_done(s, stmt, "finish jobs", err);
+    }
+    free(ids);
+    return rc;
+}
+
+/*
+ * The whole batch in two statements, not two a job (docs/DESIGN.md,
+ * Events): every statement in a transaction keeps a journal of the pages
+ * it changes, so that it can be undone alone; one a job copied each
+ * index page of jobs_done and jobs (and, while the event log records,
+ * of events) once a job, and once one statement's journal passed 64 KiB
+ * SQLite spilled it to a temporary file for the rest of the transaction
+ * (a write() a page). Set-wise, a page is copied once a batch. A batch
+ * naming a job twice goes one report at a time, in order, as before.
+ */
+int
+sq_op_complete_batch(struct store *st, const struct completion *c, size_t n, int *outcome,
+                     struct jobd_error *err)
+{
+    struct sqlite_store *s = sq_of(st);
+    bool each = has_duplicate(c, n);
+    char *arr = each ? NULL : batch_json(c, n);
+    int64_t *done = each ? NULL : malloc((n ? n : 1) * sizeof *done);
+    int rc = !each && (arr == NULL || done == NULL)
+                 ? jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory")
+                 : sq_begin(s, err);
+    if (rc == JOBD_OK) {
+        int64_t now = sq_now(s);
+        rc = each ? complete_each(s, c, n, outcome, now, err)
+                  : complete_set(s, c, n, outcome, now, arr, done, err);
+        if (rc == JOBD_OK)
+            rc = sq_commit(s, err);
+        else
+            sq_rollback(s);
+    }
+    free(arr);
+    free(done);
+    return rc;
 }
 
 /*

@@ -45,6 +45,13 @@ struct sq_migration {
 #define SQ_EV_PREV                                                                                 \
     "(SELECT e.to_st FROM events e WHERE e.job = NEW.id"                                           \
     " AND e.id >= (SELECT since_id FROM event_log) ORDER BY e.id DESC LIMIT 1)"
+/* Migration 24's: the same over events_prev, the partial index of the events a
+ * lookup can need (a job's last event is never running or succeeded when it
+ * is asked for: docs/DESIGN.md, Events). */
+#define SQ_EV_PREV24                                                                               \
+    "(SELECT e.to_st FROM events e WHERE e.job = NEW.id"                                           \
+    " AND e.to_st NOT IN ('running', 'succeeded')"                                                 \
+    " AND e.id >= (SELECT since_id FROM event_log) ORDER BY e.id DESC LIMIT 1)"
 
 /* clang-format off */
 static const struct sq_migration sq_migrations[] = {
@@ -491,6 +498,80 @@ static const struct sq_migration sq_migrations[] = {
      "CREATE INDEX jobs_grp_id ON jobs (grp, id) WHERE grp IS NOT NULL;"
      "CREATE INDEX jobs_done_grp_id ON jobs_done (grp, id) WHERE grp IS NOT NULL;"
      "CREATE INDEX jobs_waiting_grp_id ON jobs_waiting (grp, id) WHERE grp IS NOT NULL;"},
+    {24,
+     /* The event log made cheap to write (docs/DESIGN.md, Events): what
+      * a claim or a completion adds while a stream listens is one row
+      * appended to events, nothing more. Each event also went into
+      * events_job and events_at, and each statement that wrote one
+      * updated the AUTOINCREMENT row of sqlite_sequence: three more
+      * b-trees to seek into, and three more pages in the statement's
+      * journal. Now ids are rowids (the prune keeps the newest row, so
+      * the highest id never falls and is never given again; a
+      * placeholder keeps it if the log is empty now), the prune and
+      * Last-Event-ID's check go by id (at grows with id: sqlite/events.c),
+      * and the one index left, events_prev, holds only the events a
+      * lookup can need: a job's previous event is asked for when it comes
+      * back into jobs (a retry: dead or cancelled; a release: waiting) or
+      * to rewrite its creation (pending, from null), never after a claim
+      * (running) or a success (succeeded). The triggers are those of 16
+      * and 18 with that lookup, and a move into jobs_done looks into
+      * jobs_waiting only for a cancel. */
+     "DROP TRIGGER jobs_events_updated;"
+     "DROP TRIGGER jobs_events_inserted;"
+     "DROP TRIGGER jobs_done_events;"
+     "DROP TRIGGER jobs_waiting_events;"
+     "CREATE TABLE events_new ("
+     "  id INTEGER PRIMARY KEY,"
+     "  job INTEGER NOT NULL,"
+     "  queue TEXT NOT NULL,"
+     "  type TEXT NOT NULL,"
+     "  from_st TEXT,"
+     "  to_st TEXT NOT NULL,"
+     "  attempt INTEGER NOT NULL,"
+     "  at INTEGER NOT NULL);"
+     "INSERT INTO events_new SELECT id, job, queue, type, from_st, to_st, attempt, at FROM events;"
+     "INSERT INTO events_new (id, job, queue, type, from_st, to_st, attempt, at)"
+     "  SELECT seq, 0, '', '', NULL, 'running', 0, 0 FROM sqlite_sequence"
+     "  WHERE name = 'events' AND seq > 0 AND NOT EXISTS (SELECT 1 FROM events);"
+     "DROP TABLE events;"
+     "ALTER TABLE events_new RENAME TO events;"
+     "CREATE INDEX events_prev ON events (job, id) WHERE to_st NOT IN ('running', 'succeeded');"
+     "CREATE TRIGGER jobs_events_updated AFTER UPDATE OF status ON jobs"
+     "  WHEN OLD.status <> NEW.status AND " SQ_EVENTS_ON " BEGIN"
+     "  INSERT INTO events (job, queue, type, from_st, to_st, attempt, at)"
+     "  VALUES (NEW.id, NEW.queue, NEW.type, OLD.status, NEW.status, NEW.attempt, " SQ_EV_NOW ");"
+     "END;"
+     "CREATE TRIGGER jobs_events_inserted AFTER INSERT ON jobs WHEN " SQ_EVENTS_ON " BEGIN"
+     "  INSERT INTO events (job, queue, type, from_st, to_st, attempt, at)"
+     "  VALUES (NEW.id, NEW.queue, NEW.type,"
+     "          CASE WHEN EXISTS (SELECT 1 FROM jobs_waiting w WHERE w.id = NEW.id) THEN 'waiting'"
+     "               WHEN NEW.attempt > NEW.attempt_floor THEN 'running'"
+     "               ELSE " SQ_EV_PREV24 " END, NEW.status, NEW.attempt, " SQ_EV_NOW ");"
+     "END;"
+     "CREATE TRIGGER jobs_done_events AFTER INSERT ON jobs_done WHEN " SQ_EVENTS_ON " BEGIN"
+     "  INSERT INTO events (job, queue, type, from_st, to_st, attempt, at)"
+     "  VALUES (NEW.id, NEW.queue, NEW.type,"
+     "          CASE WHEN NEW.status <> 'cancelled' THEN 'running'"
+     "               WHEN EXISTS (SELECT 1 FROM jobs_waiting w WHERE w.id = NEW.id) THEN 'waiting'"
+     "               WHEN NEW.cancel_requested = 0 THEN 'pending'"
+     "               ELSE 'running' END,"
+     "          NEW.status, NEW.attempt, " SQ_EV_NOW ");"
+     "END;"
+     "CREATE TRIGGER jobs_waiting_events AFTER INSERT ON jobs_waiting WHEN " SQ_EVENTS_ON " BEGIN"
+     "  UPDATE events SET to_st = 'waiting'"
+     "    WHERE job = NEW.id AND from_st IS NULL AND to_st = 'pending'"
+     "      AND to_st NOT IN ('running', 'succeeded')"
+     "      AND id >= (SELECT since_id FROM event_log)"
+     "      AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = NEW.id);"
+     "  INSERT INTO events (job, queue, type, from_st, to_st, attempt, at)"
+     "  SELECT NEW.id, NEW.queue, NEW.type,"
+     "         (SELECT d.status FROM jobs_done d WHERE d.id = NEW.id), 'waiting', NEW.attempt, "
+     SQ_EV_NOW
+     "   WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = NEW.id)"
+     "      OR NOT EXISTS (SELECT 1 FROM events e WHERE e.job = NEW.id AND e.from_st IS NULL"
+     "                     AND e.to_st = 'waiting' AND e.to_st NOT IN ('running', 'succeeded')"
+     "                     AND e.id >= (SELECT since_id FROM event_log));"
+     "END;"},
 };
 /* clang-format on */
 
