@@ -26,6 +26,8 @@ empty the tables.
              the completion in CTEs of the statements, no transition-table trigger
   move_slim  move_nt with the archive partitioned by day and then by status, three
              index entries per finished job (archive_slim.sql): the chosen layout
+  defer_slim today's completion in place (events, dependants in CTEs), then the archive
+             pass into move_slim's archive
   hot        status in no index or predicate: claim = HOT UPDATE + INSERT lease;
              completion = DELETE lease + move into jobs_arch
   leasemove  claim = INSERT lease; completion = DELETE lease + move into jobs_arch
@@ -56,7 +58,7 @@ on stderr and in LAYOUT_OUT with .md.
 
 Env: BENCH_PG_URL (postgres://postgres@127.0.0.1:55432/postgres), JOBD_BIN
 (build/jobd), CEIL_N (200000), CEIL_CLIENTS ("4 8"), LAYOUT_REPS (3),
-LAYOUTS ("b today today_b today_nt lease move move_nt move_slim hot leasemove"), CHURN_ROUNDS (3; 0 =
+LAYOUTS ("b today today_b today_nt lease move move_nt move_slim defer_slim hot leasemove"), CHURN_ROUNDS (3; 0 =
 none), CHURN_LAYOUTS (default: LAYOUTS), CEIL_TIMEOUT_S (300). Stdlib only; needs pg_walinspect (PostgreSQL
 15 contrib).
 """
@@ -81,7 +83,7 @@ BATCH = 100
 REPS = int(os.environ.get("LAYOUT_REPS", "3"))
 N = seed.N
 CHURN = int(os.environ.get("CHURN_ROUNDS", "3"))
-NAMES = os.environ.get("LAYOUTS", "b today today_b today_nt lease move move_nt move_slim hot leasemove").split()
+NAMES = os.environ.get("LAYOUTS", "b today today_b today_nt lease move move_nt move_slim defer_slim hot leasemove").split()
 STAMP = datetime.datetime.utcnow().strftime("%Y%m%dT%H%M%SZ")
 OUT = os.environ.get("LAYOUT_OUT", os.path.join(ROOT, f"bench/results/layout-{STAMP}.jsonl"))
 SESSION = "-c enable_bitmapscan=off"  # as the worker loop's connection (pg_op_offload)
@@ -104,6 +106,9 @@ LAYOUTS = {
                     done=ARCH_DONE, hot=["jobd.jobs"], fin=["jobd.jobs_arch"]),
     "move_slim": dict(setup=["archive_slim.sql", "move_nt.sql"], script="move_nt.pgbench", deferred=False,
                       done=ARCH_DONE, hot=["jobd.jobs"], fin=["jobd.jobs_arch"]),
+    "defer_slim": dict(setup=["archive_slim.sql", "move_nt.sql", "defer_slim.sql"], script="defer_slim.pgbench",
+                       deferred=True, done=INPLACE_DONE.replace("jobd.jobs_done", "jobd.jobs_arch"),
+                       hot=["jobd.jobs"], fin=["jobd.jobs_arch"]),
     "hot": dict(setup=["leases.sql", "archive.sql", "hot.sql"], script="hot.pgbench",
                 deferred=False, done=ARCH_DONE, hot=["jobd.jobs", "jobd.job_leases"],
                 fin=["jobd.jobs_arch"]),
@@ -195,10 +200,10 @@ def prepare(name, scripts, today_script):
     url = seed.ensure_db(f"bench_layout_{name}")
     seed.psql(url, "-c", "DROP SCHEMA IF EXISTS jobd CASCADE")
     subprocess.run([JOBD, "migrate", "--db", url], check=True, capture_output=True, timeout=seed.TIMEOUT)
+    if L["deferred"]:  # today's pass; a layout's own setup may replace it
+        seed.psql(url, "-f", os.path.join(LDIR, "archive_pass.sql"))
     for f in L["setup"]:
         seed.psql(url, "-f", os.path.join(LDIR, f))
-    if L["deferred"]:
-        seed.psql(url, "-f", os.path.join(LDIR, "archive_pass.sql"))
     if L["script"] == "@today":
         return url, today_script
     with open(os.path.join(LDIR, L["script"])) as f:
@@ -270,14 +275,18 @@ def deferred(name, url):
     if name == "b" or not LAYOUTS[name]["deferred"]:
         return None
     a = lsn(url)
+    c0 = seed.snapshot()
     t0 = time.monotonic()
     # after a drain the statistics still say "no succeeded rows", and the pass's DELETE is
     # then planned as a walk of all jobs_succeeded per batch (docs/DESIGN.md, Table layout,
     # round three); autovacuum would have analyzed the table by then
     seed.psql(url, "-c", "ANALYZE jobd.jobs", "-c", "CALL jobd.bench_archive_all()")
     s = time.monotonic() - t0
+    time.sleep(0.3)
+    c1 = seed.snapshot()
+    c1["t"] = c0["t"] + s
     b = lsn(url)
-    return dict(s=round(s, 3), wal=wal_between(a, b))
+    return dict(s=round(s, 3), wal=wal_between(a, b), cpu=seed.cpu_delta(c0, c1))
 
 
 def one_run(name, url, script, c, rep, ver):
@@ -306,6 +315,7 @@ def one_run(name, url, script, c, rep, ver):
         d = deferred(name, url)
         if d is not None:
             line["deferred_s"] = d["s"]
+            line["deferred_cpu"] = d["cpu"]
             line["deferred_wal_per_job"] = per_job(d["wal"], done)
             line["jobs_per_s_with_deferred"] = round(done / (r["wall"] + d["s"]))
             line["fin_size"] = rel_sizes(url, L["fin"])
@@ -355,7 +365,7 @@ def summary(lines):
     bmed = {c: med([l["jobs_per_s"] for l in runs if l["layout"] == "b" and l["concurrency"] == c]) for c in clients}
     bbest = max((v for v in bmed.values() if v), default=None)
     hdr = ("| layout | jobs/s c=" + " | jobs/s c=".join(map(str, clients)) +
-           " | best / B | same round / B (median) | with deferred pass | server CPU µs/job | WAL B/job (FPI) | index entries/job | heap writes/job "
+           " | best / B | same round / B (median) | with deferred pass | server CPU µs/job (+ deferred pass) | WAL B/job (FPI) | index entries/job | heap writes/job "
            "(upd / HOT / ins / del / lock) | HOT % | deferred WAL B/job, index/job | hot tables after drain "
            "(heap + index MB) |")
     rows.append(hdr)
@@ -380,7 +390,9 @@ def summary(lines):
         cells.append(f"{wd:,.0f} ({100 * wd / bbest:.0f} %)" if wd and bbest else "–")
         cpu = med([l["cpu"]["server_pct"] / 100 * l["wall_s"] / l["completed"] * 1e6 for l in mine
                    if l.get("cpu") and l.get("completed")])
-        cells.append(f0(cpu))
+        dcpu = med([l["deferred_cpu"]["server_pct"] / 100 * l["deferred_s"] / l["completed"] * 1e6 for l in mine
+                    if l.get("deferred_cpu") and l.get("completed")])
+        cells.append(f0(cpu) + (f" + {f0(dcpu)}" if dcpu is not None else ""))
         cells.append(f"{f0(wj('bytes'))} ({f0(wj('fpi_bytes'))})")
         cells.append(f0(wj('btree_insert'), ".2f"))
         cells.append(" / ".join(f0(wj(k), ".2f") for k in ("heap_update", "heap_hot_update", "heap_insert",
