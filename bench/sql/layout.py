@@ -154,6 +154,28 @@ def tup_stats(url, rels):
     return [int(x) for x in row.split("|")]
 
 
+PM_PID = None
+
+
+def cluster_ticks():
+    """CPU ticks of the server's exited children (its backends and autovacuum workers, reaped
+    by the postmaster): unlike bench/harness/sql/ceiling.py's count of every process named
+    postgres, not the other servers on a shared machine. Needs to read the server's
+    postmaster.pid (same machine); None otherwise."""
+    global PM_PID
+    try:
+        if PM_PID is None:
+            d = q(seed.db_url("postgres"), "show data_directory")
+            with open(os.path.join(d, "postmaster.pid")) as f:
+                PM_PID = int(f.readline())
+        with open(f"/proc/{PM_PID}/stat") as f:
+            st = f.read()
+        fields = st[st.rindex(")") + 2:].split()
+        return int(fields[13]) + int(fields[14])
+    except (OSError, ValueError, subprocess.CalledProcessError):
+        return None
+
+
 def lsn(url):
     return q(url, "select pg_current_wal_insert_lsn()")
 
@@ -275,6 +297,7 @@ def deferred(name, url):
     if name == "b" or not LAYOUTS[name]["deferred"]:
         return None
     a = lsn(url)
+    k0 = cluster_ticks()
     c0 = seed.snapshot()
     t0 = time.monotonic()
     # after a drain the statistics still say "no succeeded rows", and the pass's DELETE is
@@ -285,8 +308,10 @@ def deferred(name, url):
     time.sleep(0.3)
     c1 = seed.snapshot()
     c1["t"] = c0["t"] + s
+    k1 = cluster_ticks()
     b = lsn(url)
-    return dict(s=round(s, 3), wal=wal_between(a, b), cpu=seed.cpu_delta(c0, c1))
+    return dict(s=round(s, 3), wal=wal_between(a, b), cpu=seed.cpu_delta(c0, c1),
+                ticks=(k1 - k0) if k0 is not None and k1 is not None else None)
 
 
 def one_run(name, url, script, c, rep, ver):
@@ -298,10 +323,12 @@ def one_run(name, url, script, c, rep, ver):
         fill(name, url, N)
         time.sleep(0.5)
         s0 = tup_stats(url, L["hot"])
+        k0 = cluster_ticks()
         a = lsn(url)
         r = drain(name, url, script, c, N)
         b = lsn(url)
         time.sleep(0.7)  # backends' table statistics reach the shared counters at exit
+        k1 = cluster_ticks()
         s1 = tup_stats(url, L["hot"])
         done = done_count(name, url)
         w = wal_between(a, b)
@@ -309,13 +336,17 @@ def one_run(name, url, script, c, rep, ver):
         hot_upd = s1[2] - s0[2]
         line = dict(base, jobs_per_s=round(done / r["wall"]), wall_s=round(r["wall"], 3), completed=done,
                     not_completed=N - done, pgbench_failed=r["failed"], cpu=r["cpu"], latency_avg_ms=r["latency_avg_ms"],
-                    wal_per_job=per_job(w, done), updates=upd, hot_updates=hot_upd,
+                    wal_per_job=per_job(w, done),
+                    server_cpu_us_per_job=round((k1 - k0) / seed.CLK_TCK / done * 1e6, 1)
+                    if k0 is not None and k1 is not None and done else None, updates=upd, hot_updates=hot_upd,
                     hot_pct=round(100 * hot_upd / upd, 1) if upd else None,
                     hot_size=rel_sizes(url, L["hot"]), fin_size=rel_sizes(url, L["fin"]))
         d = deferred(name, url)
         if d is not None:
             line["deferred_s"] = d["s"]
             line["deferred_cpu"] = d["cpu"]
+            if d["ticks"] is not None:
+                line["deferred_server_cpu_us_per_job"] = round(d["ticks"] / seed.CLK_TCK / done * 1e6, 1)
             line["deferred_wal_per_job"] = per_job(d["wal"], done)
             line["jobs_per_s_with_deferred"] = round(done / (r["wall"] + d["s"]))
             line["fin_size"] = rel_sizes(url, L["fin"])
@@ -366,7 +397,7 @@ def summary(lines):
     bbest = max((v for v in bmed.values() if v), default=None)
     hdr = ("| layout | jobs/s c=" + " | jobs/s c=".join(map(str, clients)) +
            " | best / B | same round / B (median) | with deferred pass | server CPU µs/job (+ deferred pass) | WAL B/job (FPI) | index entries/job | heap writes/job "
-           "(upd / HOT / ins / del / lock) | HOT % | deferred WAL B/job, index/job | hot tables after drain "
+           "(upd / HOT / ins / del / lock) | HOT % | deferred WAL B/job, index/job | job's life: WAL B/job, index entries/job | hot tables after drain "
            "(heap + index MB) |")
     rows.append(hdr)
     rows.append("|" + "---|" * (hdr.count("|") - 1))
@@ -388,10 +419,14 @@ def summary(lines):
         cells.append(f"{100 * best / bbest:.0f} %" if best and bbest else "–")
         cells.append(f"{100 * rr:.0f} %" if rr else "–")
         cells.append(f"{wd:,.0f} ({100 * wd / bbest:.0f} %)" if wd and bbest else "–")
-        cpu = med([l["cpu"]["server_pct"] / 100 * l["wall_s"] / l["completed"] * 1e6 for l in mine
-                   if l.get("cpu") and l.get("completed")])
-        dcpu = med([l["deferred_cpu"]["server_pct"] / 100 * l["deferred_s"] / l["completed"] * 1e6 for l in mine
-                    if l.get("deferred_cpu") and l.get("completed")])
+        cpu = med([l.get("server_cpu_us_per_job") for l in mine])
+        if cpu is None:  # older lines: every postgres process of the machine
+            cpu = med([l["cpu"]["server_pct"] / 100 * l["wall_s"] / l["completed"] * 1e6 for l in mine
+                       if l.get("cpu") and l.get("completed")])
+        dcpu = med([l.get("deferred_server_cpu_us_per_job") for l in mine])
+        if dcpu is None:
+            dcpu = med([l["deferred_cpu"]["server_pct"] / 100 * l["deferred_s"] / l["completed"] * 1e6
+                        for l in mine if l.get("deferred_cpu") and l.get("completed")])
         cells.append(f0(cpu) + (f" + {f0(dcpu)}" if dcpu is not None else ""))
         cells.append(f"{f0(wj('bytes'))} ({f0(wj('fpi_bytes'))})")
         cells.append(f0(wj('btree_insert'), ".2f"))
@@ -401,6 +436,9 @@ def summary(lines):
         cells.append(f0(hp))
         db = dj("bytes")
         cells.append(f"{f0(db)}, {f0(dj('btree_insert'), '.2f')}" if db is not None else "none")
+        life_w = (wj("bytes") or 0) + (db or 0)
+        life_i = (wj("btree_insert") or 0) + (dj("btree_insert") or 0)
+        cells.append(f"{life_w:.0f}, {life_i:.2f}")
         cells.append(f"{hs('table') / 1e6:.1f} + {hs('index') / 1e6:.1f}")
         rows.append("| " + " | ".join(cells) + " |")
     ch = [l for l in lines if l.get("phase") == "churn"]
