@@ -504,7 +504,7 @@ def migrate(n):
     left = q(url, "select count(*) from jobd.jobs where status = 'succeeded'")
     ok = before == after and left == "0"
     line = dict(system="sql-layout", phase="migrate", layout="move", n=n, parts=parts,
-                migrate_s=round(secs, 3), wal_bytes=int(q(url, f"select pg_wal_lsn_diff('{b}', '{a}')")),
+                migrate_s=round(secs, 3), wal=wal_between(a, b),
                 jobs_kept=ok, before=before, after=after, load=os.getloadavg())
     print(json.dumps(line), flush=True)
     seed.log(f"migrate: {n} jobs in {secs:.2f} s, every job kept: {ok}")

@@ -1,4 +1,4 @@
--- Prototype of the migration from today's schema (version 31) to the "move" layout
+-- Prototype of the migration from today's schema (version 31) to the "move_slim" layout
 -- (docs/DESIGN.md, Table layout, round three), run by `bench/sql/layout.py --migrate N`
 -- on a store of N jobs, in ONE transaction as `jobd migrate` runs its steps. No finished
 -- row is rewritten: today's jobs_done becomes the archive's first partition (ATTACH, after
@@ -16,12 +16,12 @@ CREATE TEMP TABLE cut ON COMMIT DROP AS
                     (SELECT max(finished_at) FROM jobd.jobs WHERE status = 'succeeded'))
            + interval '1 microsecond' AS t0;
 -- 2. The archive: by day of finished_at, each day by status (retention per outcome drops a
---    (day, status) leaf). Its indexes are jobs_done's but the primary key and
---    jobs_done_finished, which today's jobs_done keeps as a partition; a day partition gets
---    its (id) index when it is made (a unique index on the parent would need finished_at).
+--    (day, status) leaf), with move_slim's indexes (archive_slim.sql): jobs_done's but the
+--    primary key, jobs_done_finished and jobs_done_status_id, which today's jobs_done keeps
+--    as its own as a partition; a leaf gets its (id) index when it is made (a unique index
+--    on the parent would need finished_at), and its status is implied.
 CREATE TABLE jobd.jobs_arch (LIKE jobd.jobs_done INCLUDING DEFAULTS)
     PARTITION BY RANGE (finished_at);
-CREATE INDEX jobs_arch_status_id ON jobd.jobs_arch (status, id);
 CREATE INDEX jobs_arch_queue_status_id ON jobd.jobs_arch (queue, status, id);
 CREATE INDEX jobs_arch_type_id ON jobd.jobs_arch (type, id);
 CREATE INDEX jobs_arch_schedule_id ON jobd.jobs_arch (schedule, id) WHERE schedule IS NOT NULL;
