@@ -522,8 +522,9 @@ PG_STMT(st_wfo_outside_child,
 PG_STMT(st_wfo_delete,
      "WITH s AS MATERIALIZED (SELECT job_id AS id FROM jobd.workflow_steps"
      "                        WHERE workflow = $1::bigint),"
+     /* the status test cannot use jobs_succeeded (pg/prune.c, PRUNE_BATCH) */
      " d1 AS (DELETE FROM jobd.jobs WHERE id = ANY(ARRAY(SELECT id FROM s))"
-     "        AND status = 'succeeded' RETURNING id, idempotency_key),"
+     "        AND status || '' = 'succeeded' RETURNING id, idempotency_key),"
      " d2 AS (DELETE FROM jobd.jobs_done WHERE id = ANY(ARRAY(SELECT id FROM s))"
      "        RETURNING id, idempotency_key),"
      " d AS (SELECT * FROM d1 UNION ALL SELECT * FROM d2),"
