@@ -53,6 +53,14 @@ bool is_remote(void);
 struct fx;
 void remote_attach(struct fx *f);
 void remote_detach(struct fx *f);
+/*
+ * store_complete_batch through the database store itself, also under a
+ * remote store, whose reports are one request each (the API has no batch
+ * of completions): for a case that completes thousands of jobs to reach
+ * the state it checks, the last of them through the server.
+ */
+struct completion;
+int db_complete_batch(struct fx *f, const struct completion *c, size_t n, int *outcome);
 /* url as libpq takes it (without jobd's pooler=transaction), into buf. */
 const char *libpq_url(const char *url, char *buf, size_t n);
 /* PostgreSQL: points f->url at the run's database, without jobd's schema. */

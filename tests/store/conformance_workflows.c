@@ -354,50 +354,68 @@ TEST(workflow_batch_last_step_runs)
 }
 
 /*
- * Fan-out and fan-in: a root, N steps after it and a batch's last step
- * after all of those, more parents than a job's depends_on takes. The last
- * waits until every middle step has ended, completions coming in batches
- * as a worker reports them.
+ * Fan-out and fan-in at the size of docs/MODEL.md, Workflows: a root,
+ * 10,000 steps after it (WORKFLOW_DEPS_MAX, more parents than a job's
+ * depends_on takes) and a batch's last step after all of those. A submit
+ * holds at most WORKFLOW_STEPS_MAX steps, so half the middle comes with
+ * the submit and half is added at run time before the last step, each
+ * set-wise. The last waits until every middle step has ended, completions
+ * coming in batches as a worker reports them; under a remote store, whose
+ * reports are one request each, all but the last 100 go to the database
+ * store directly (db_complete_batch), so the server's report ends the last
+ * parent.
  */
 TEST(workflow_fan_out_fan_in)
 {
     struct fx f;
     fx_open(&f);
-    enum { N = 2 * JOB_DEPS_MAX };
+    enum { N = WORKFLOW_DEPS_MAX, H = N / 2, LAST = H + 1 };
     struct workflow_step_spec *s = calloc(N + 2, sizeof *s);
     char(*refs)[16] = calloc(N, sizeof *refs);
     const char **after = calloc(N, sizeof *after);
     int64_t *ids = calloc(N + 2, sizeof *ids);
     ASSERT(s && refs && after && ids);
-    static const char *const after_root[] = {"root"};
+    static const char *const after_root[] = {"root"}, *const before_last[] = {"last"};
     s[0] = step("root", NULL, 0);
     for (size_t i = 0; i < N; i++) {
         snprintf(refs[i], sizeof refs[i], "m%zu", i);
         after[i] = refs[i];
-        s[i + 1] = step(refs[i], after_root, 1);
     }
-    s[N + 1] = step("last", after, N);
-    s[N + 1].job.run_on_parent_failure = true;
-    struct workflow_spec w = {.name = "fan", .steps = s, .n = N + 2};
+    /* submit: root, m0..m(H-1), last after those; then m(H)..m(N-1) before last */
+    for (size_t i = 0; i < H; i++)
+        s[i + 1] = step(refs[i], after_root, 1);
+    s[LAST] = step("last", after, H);
+    s[LAST].job.run_on_parent_failure = true;
+    for (size_t i = H; i < N; i++)
+        s[i + 2] = step(refs[i], after_root, 1);
+    struct workflow_spec w = {.name = "fan", .steps = s, .n = H + 2};
     int64_t id = 0;
     ASSERT_OK(store_workflow_submit(f.st, &w, &id, ids, NULL, &f.err), &f.err);
+    struct workflow_add add = {
+        .steps = s + H + 2, .n = N - H, .before = before_last, .n_before = 1};
+    ASSERT_OK(store_workflow_add_steps(f.st, id, &add, ids + H + 2, &f.err), &f.err);
+    int64_t last_id = ids[LAST];
     expect_wf(&f, id, WF_RUNNING, N + 1, 1, 0, 0, 0);
     run_ok(&f, ids[0]);
     expect_wf(&f, id, WF_RUNNING, 1, N, 1, 0, 0);
     size_t done = 0;
     while (done < N) {
         struct job_list l = {0};
-        claim(&f, 500, 60000, &l);
+        size_t left = N - done, want = left > 100 ? (left - 100 < 1000 ? left - 100 : 1000) : 100;
+        claim(&f, (int)want, 60000, &l);
         ASSERT(l.n > 0);
         struct completion *c = calloc(l.n, sizeof *c);
         int *outcome = calloc(l.n, sizeof *outcome);
         ASSERT(c && outcome);
         for (size_t i = 0; i < l.n; i++) {
-            ASSERT(l.v[i].id != ids[N + 1]);
+            ASSERT(l.v[i].id != last_id);
             c[i] = (struct completion){.id = l.v[i].id, .attempt = l.v[i].attempt};
         }
-        ASSERT_EQ(status_of(&f, ids[N + 1]), JOB_WAITING);
-        ASSERT_OK(store_complete_batch(f.st, c, l.n, outcome, &f.err), &f.err);
+        ASSERT_EQ(status_of(&f, last_id), JOB_WAITING);
+        if (left > 100)
+            ASSERT_OK(db_complete_batch(&f, c, l.n, outcome), &f.err);
+        else
+            ASSERT_OK(store_complete_batch(f.st, c, l.n, outcome, &f.err), &f.err);
         for (size_t i = 0; i < l.n; i++)
             ASSERT_EQ(outcome[i], JOBD_OK);
         done += l.n;
@@ -405,11 +423,11 @@ TEST(workflow_fan_out_fan_in)
         free(outcome);
         job_list_fini(&l);
     }
-    ASSERT_EQ(status_of(&f, ids[N + 1]), JOB_PENDING);
-    struct job last = getj(&f, ids[N + 1]);
+    ASSERT_EQ(status_of(&f, last_id), JOB_PENDING);
+    struct job last = getj(&f, last_id);
     ASSERT_EQ(last.n_depends_on, N);
     job_fini(&last);
-    run_ok(&f, ids[N + 1]);
+    run_ok(&f, last_id);
     expect_wf(&f, id, WF_SUCCEEDED, 0, 0, N + 2, 0, 0);
     free(s);
     free(refs);

@@ -320,6 +320,14 @@ remote_attach(struct fx *f)
     f->st->ops = &rfx->ops;
 }
 
+int
+db_complete_batch(struct fx *f, const struct completion *c, size_t n, int *outcome)
+{
+    if (rfx == NULL || rfx->f != f)
+        return store_complete_batch(f->st, c, n, outcome, &f->err);
+    return rfx->own->complete_batch(f->st, c, n, outcome, &f->err);
+}
+
 void
 remote_detach(struct fx *f)
 {
