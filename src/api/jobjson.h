@@ -26,7 +26,7 @@
 json_t *jobjson_seconds(double s);
 /* A time as an RFC 3339 string, or JSON null for 0. */
 json_t *jobjson_time(int64_t us);
-/* The full job object. */
+/* The full job object. A member added here goes into jobjson_job_text too. */
 json_t *jobjson_job(const struct job *j);
 /*
  * The same object printed: json_print(jobjson_job(j)) byte for byte,
