@@ -17,7 +17,7 @@
 #include "util/check.h"
 #include "util/clock.h"
 
-/* The longest a batch waits for requests expected back (see gather()). */
+/* The longest a batch waits for requests expected back (see await_batch()). */
 #define COMMIT_GATHER_MAX_US 10000
 /* After a gather that ran out of time, this many batches do not wait. */
 #define COMMIT_GATHER_REST 1
@@ -28,11 +28,12 @@ struct committer {
     pthread_cond_t done_cv; /* requesters wait for their item */
     struct commit_item *head, *tail;
     size_t queued;           /* items in head..tail */
-    size_t expect;           /* the batch gather() waits for */
+    size_t expect;           /* the batch await_batch() waits for */
     int64_t gather_us;       /* ... for at most this long after the last answers */
     int64_t gather_until_us; /* ... that is, until then (monotonic) */
     int rest;                /* batches to write without gathering (after a miss) */
     int64_t gather_max_us;   /* COMMIT_GATHER_MAX_US, or a test's */
+    size_t wake_at;          /* the committer waits until queued is this (await_batch) */
     bool stopping;
     bool joined; /* committer_quiesce joined the thread (only one may) */
     pthread_t thread;
@@ -164,7 +165,7 @@ write_batch(struct committer *c, struct commit_item **items, size_t n)
  * for the other group's whole commit before its own (two commits per
  * answer), where waiting the short while its answered peers take to come
  * back would have written both groups in one. So the next batch is
- * expected to be the last one plus what queued meanwhile, and gather()
+ * expected to be the last one plus what queued meanwhile, and await_batch()
  * waits for that many items, but never longer than the last commit took
  * (at most COMMIT_GATHER_MAX_US) after its answers went out: a lone
  * request on an idle server, or one arriving after that, is written at
@@ -182,7 +183,7 @@ expect_next(struct committer *c, size_t n, int64_t t0)
 {
     int64_t wait = clock_mono_now_us() - t0;
     c->expect = n + c->queued < COMMIT_BATCH_MAX ? n + c->queued : COMMIT_BATCH_MAX;
-    assert(c->expect <= COMMIT_BATCH_MAX); /* gather() must be able to get it */
+    assert(c->expect <= COMMIT_BATCH_MAX); /* await_batch() must be able to get it */
     if (c->rest > 0) {
         c->rest--;
         c->expect = 0;
@@ -190,16 +191,33 @@ expect_next(struct committer *c, size_t n, int64_t t0)
     c->gather_us = wait < c->gather_max_us ? wait : c->gather_max_us;
 }
 
-/* Waits (locked) until the expected batch is queued, its time is up, or a stop. */
-static void
-gather(struct committer *c)
+/*
+ * Waits (locked) for the next batch: until the expected one is queued or
+ * its time is up (see expect_next), then for any item; false once stopping
+ * with nothing queued. One wait for both: the committer sleeps until the
+ * arrival it waits for (wake_at), where it used to be woken by the first
+ * item of each batch only to wait again for the rest, a context switch
+ * and a futex wake per group commit for nothing.
+ */
+static bool
+await_batch(struct committer *c)
 {
-    while (c->queued < c->expect && !c->stopping) {
+    for (;;) {
+        if (c->stopping)
+            return c->head != NULL;
+        if (c->head != NULL && c->queued >= c->expect)
+            return true;
         int64_t left = c->gather_until_us - clock_mono_now_us();
         if (left <= 0) {
-            c->rest = COMMIT_GATHER_REST;
-            return;
+            if (c->head != NULL) {
+                c->rest = COMMIT_GATHER_REST; /* fewer came back than expected */
+                return true;
+            }
+            c->wake_at = 1;
+            pthread_cond_wait(&c->work_cv, &c->mu);
+            continue;
         }
+        c->wake_at = c->expect > c->queued ? c->expect : c->queued + 1;
         struct timespec ts = clock_deadline_in(CLOCK_MONOTONIC, left);
         pthread_cond_timedwait(&c->work_cv, &c->mu, &ts);
     }
@@ -216,11 +234,8 @@ committer_main(void *arg)
     } cb[COMMIT_BATCH_MAX];
     pthread_mutex_lock(&c->mu);
     for (;;) {
-        while (c->head == NULL && !c->stopping)
-            pthread_cond_wait(&c->work_cv, &c->mu);
-        if (c->head == NULL && c->stopping)
+        if (!await_batch(c))
             break;
-        gather(c);
         assert(fifo_ok(c));
         size_t n = 0;
         while (c->head != NULL && n < COMMIT_BATCH_MAX) {
@@ -269,7 +284,7 @@ committer_main(void *arg)
 }
 
 /*
- * The cap on gather()'s wait. Test builds take it from
+ * The cap on await_batch()'s wait. Test builds take it from
  * $JOBD_TEST_GATHER_MAX_MS: with commits slowed to hundreds of
  * milliseconds, whether the committer waits half a commit or a whole one
  * is then a difference of a hundred milliseconds, which a loaded machine
@@ -303,7 +318,7 @@ committer_start(struct store_pool *pool, struct wakeup *wake, struct api_metrics
     pthread_mutex_init(&c->mu, NULL);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* gather()'s deadline */
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* await_batch()'s deadline */
     pthread_cond_init(&c->work_cv, &attr);
     pthread_condattr_destroy(&attr);
     pthread_cond_init(&c->done_cv, NULL);
@@ -369,8 +384,8 @@ committer_submit(struct committer *c, struct commit_item *it)
     else
         c->head = it;
     c->tail = it;
-    if (++c->queued == 1 || c->queued == c->expect)
-        pthread_cond_signal(&c->work_cv); /* not each arrival gather() waits for */
+    if (++c->queued == c->wake_at)
+        pthread_cond_signal(&c->work_cv); /* not each arrival await_batch waits for */
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -389,7 +404,7 @@ committer_enqueue(struct committer *c, const struct job_spec *spec, struct job *
     else
         c->head = &it;
     c->tail = &it;
-    if (++c->queued == 1 || c->queued == c->expect)
+    if (++c->queued == c->wake_at)
         pthread_cond_signal(&c->work_cv);
     while (!it.done)
         pthread_cond_wait(&c->done_cv, &c->mu);

@@ -3,7 +3,10 @@
  * order docs/API.md lists them (docs/API.md, "The job object"), so responses
  * read the same as the documentation. Stored payloads/results are canonical
  * JSON text; they are re-parsed (always valid, since they passed the same
- * parser on the way in) and embedded as values, never as strings.
+ * parser on the way in) and embedded as values, never as strings. The job
+ * object of a one-job answer is also written straight as text
+ * (jobjson_job_text), member by member in the same order, with a unit test
+ * holding it byte-identical to the tree printed (test_api_routes.c).
  */
 #include "api/jobjson.h"
 
@@ -148,6 +151,136 @@ jobjson_job(const struct job *j)
         return NULL;
     }
     return o;
+}
+
+/* A stored JSON text as stored_json shows it; out of memory fails o. */
+static void
+out_stored(struct json_out *o, const char *text)
+{
+    if (text == NULL) {
+        json_out_raw(o, "null", 4);
+        return;
+    }
+    json_t *v = stored_json(text);
+    json_out_value(o, v);
+    json_decref(v);
+}
+
+/* ,"key":  (key is a literal: no escaping needed) */
+#define OUT_KEY(o, lit) json_out_raw((o), "," lit ":", sizeof "," lit ":" - 1)
+
+static void
+out_time(struct json_out *o, int64_t us)
+{
+    char buf[TIME_RFC3339_LEN];
+    json_out_str(o, us == 0 ? NULL : time_format_rfc3339(us, buf, sizeof buf));
+}
+
+/* A value jobjson_job builds with jansson (rare members: progress, a real timeout). */
+static void
+out_take(struct json_out *o, json_t *v)
+{
+    json_out_value(o, v);
+    json_decref(v);
+}
+
+static void out_job_rest(struct json_out *o, const struct job *j);
+
+char *
+jobjson_job_text(const struct job *j)
+{
+    struct json_out o = {0};
+    json_out_raw(&o, "{\"id\":", 6);
+    json_out_int(&o, j->id);
+    OUT_KEY(&o, "\"queue\"");
+    json_out_str(&o, j->queue);
+    OUT_KEY(&o, "\"type\"");
+    json_out_str(&o, j->type);
+    OUT_KEY(&o, "\"payload\"");
+    out_stored(&o, j->payload);
+    OUT_KEY(&o, "\"status\"");
+    json_out_str(&o, job_status_name(j->status));
+    OUT_KEY(&o, "\"priority\"");
+    json_out_int(&o, j->priority);
+    OUT_KEY(&o, "\"run_at\"");
+    out_time(&o, j->run_at_us);
+    OUT_KEY(&o, "\"attempt\"");
+    json_out_int(&o, j->attempt);
+    OUT_KEY(&o, "\"max_attempts\"");
+    json_out_int(&o, j->max_attempts);
+    OUT_KEY(&o, "\"attempt_floor\"");
+    json_out_int(&o, j->attempt_floor);
+    OUT_KEY(&o, "\"idempotency_key\"");
+    json_out_str(&o, j->idempotency_key);
+    OUT_KEY(&o, "\"schedule\"");
+    json_out_str(&o, j->schedule);
+    OUT_KEY(&o, "\"scheduled_for\"");
+    out_time(&o, j->scheduled_for_us);
+    OUT_KEY(&o, "\"worker_id\"");
+    json_out_str(&o, j->worker_id);
+    OUT_KEY(&o, "\"lease_expires_at\"");
+    out_time(&o, j->lease_expires_at_us);
+    OUT_KEY(&o, "\"cancel_requested\"");
+    if (j->status == JOB_RUNNING && j->cancel_requested)
+        json_out_raw(&o, "true", 4);
+    else
+        json_out_raw(&o, "false", 5);
+    OUT_KEY(&o, "\"timeout_s\"");
+    if (j->timeout_ms <= 0)
+        json_out_raw(&o, "null", 4);
+    else if (j->timeout_ms % 1000 == 0)
+        json_out_int(&o, j->timeout_ms / 1000);
+    else
+        out_take(&o, timeout_s(j->timeout_ms));
+    out_job_rest(&o, j);
+    if (o.rc != JOBD_OK) {
+        free(o.p);
+        return NULL;
+    }
+    return o.p;
+}
+
+/* jobjson_job_text from last_error on. */
+static void
+out_job_rest(struct json_out *o, const struct job *j)
+{
+    OUT_KEY(o, "\"last_error\"");
+    json_out_str(o, j->last_error);
+    OUT_KEY(o, "\"result\"");
+    out_stored(o, j->result);
+    OUT_KEY(o, "\"created_at\"");
+    out_time(o, j->created_at_us);
+    OUT_KEY(o, "\"started_at\"");
+    out_time(o, j->started_at_us);
+    OUT_KEY(o, "\"finished_at\"");
+    out_time(o, j->finished_at_us);
+    OUT_KEY(o, "\"depends_on\"");
+    json_out_raw(o, "[", 1);
+    for (size_t i = 0; i < j->n_depends_on; i++) {
+        if (i > 0)
+            json_out_raw(o, ",", 1);
+        json_out_int(o, j->depends_on[i]);
+    }
+    json_out_raw(o, "]", 1);
+    OUT_KEY(o, "\"on_parent_failure\"");
+    json_out_str(o, j->run_on_parent_failure ? "run" : "cancel");
+    OUT_KEY(o, "\"workflow\"");
+    if (j->workflow)
+        json_out_int(o, j->workflow);
+    else
+        json_out_raw(o, "null", 4);
+    OUT_KEY(o, "\"step\"");
+    json_out_str(o, j->step);
+    OUT_KEY(o, "\"traceparent\"");
+    json_out_str(o, j->traceparent);
+    OUT_KEY(o, "\"group\"");
+    json_out_str(o, j->group);
+    OUT_KEY(o, "\"progress\"");
+    if (j->progress == NULL)
+        json_out_raw(o, "null", 4);
+    else
+        out_take(o, progress_json(j->progress));
+    json_out_raw(o, "}", 1);
 }
 
 json_t *

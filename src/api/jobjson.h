@@ -26,8 +26,15 @@
 json_t *jobjson_seconds(double s);
 /* A time as an RFC 3339 string, or JSON null for 0. */
 json_t *jobjson_time(int64_t us);
-/* The full job object. */
+/* The full job object. A member added here goes into jobjson_job_text too. */
 json_t *jobjson_job(const struct job *j);
+/*
+ * The same object printed: json_print(jobjson_job(j)) byte for byte,
+ * written straight into the text (core/json.h, json_out) without the tree
+ * in between, for the answers that carry one job (POST /v1/jobs above
+ * all). A new malloc'd string, the caller's; NULL when out of memory.
+ */
+char *jobjson_job_text(const struct job *j);
 /* The object POST /v1/claim lists: {id, attempt, type, queue, payload, ...}. */
 json_t *jobjson_claimed(const struct job *j);
 /* The queue object of GET /v1/queues. */

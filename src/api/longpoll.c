@@ -10,6 +10,12 @@
  * a claim that got jobs, failed, or ran out of time is answered and its
  * connection resumed. Parked claims are in a list guarded by mu; only this
  * thread removes from it.
+ *
+ * With no claim parked the thread has nothing to look for, so it does not
+ * wait on the shared wake-up signal (which every group commit of POST
+ * /v1/jobs sends, one thread wake-up per commit for nothing) but on
+ * idle_cv, which longpoll_add and longpoll_stop signal; its timer runs as
+ * before, so the NOTIFY connection is still drained.
  */
 #include "api/longpoll.h"
 
@@ -24,6 +30,7 @@
 #include "api/jobjson.h"
 #include "api/metrics.h"
 #include "core/err.h"
+#include "util/clock.h"
 
 /* How often the store's signal is drained while claims wait. A resume,
  * retry or failure in another process must reach a parked claim within
@@ -67,6 +74,7 @@ struct lp_waiter {
 
 struct longpoll {
     pthread_mutex_t mu;
+    pthread_cond_t idle_cv; /* CLOCK_MONOTONIC; a claim parked, or a stop */
     struct lp_waiter *head, *tail;
     bool stopping;
     pthread_t thread;
@@ -369,6 +377,23 @@ listen_early(struct longpoll *lp)
         (void)notified(lp, ns);
 }
 
+/*
+ * With nothing parked: waits (at most ms) until a claim is parked or a stop;
+ * 1 if so, else 0 (as wakeup_wait answers).
+ */
+static int
+idle_wait(struct longpoll *lp, int ms)
+{
+    struct timespec ts = clock_deadline_in(CLOCK_MONOTONIC, (int64_t)ms * 1000);
+    pthread_mutex_lock(&lp->mu);
+    int rc = 0;
+    while (lp->head == NULL && !lp->stopping && rc == 0)
+        rc = pthread_cond_timedwait(&lp->idle_cv, &lp->mu, &ts);
+    int woken = lp->head != NULL || lp->stopping;
+    pthread_mutex_unlock(&lp->mu);
+    return woken;
+}
+
 static void *
 longpoll_main(void *arg)
 {
@@ -407,7 +432,8 @@ longpoll_main(void *arg)
         }
         if (sleep_us < 0)
             sleep_us = 0;
-        int signalled = wakeup_wait(lp->wake, &seen, (int)((sleep_us + 999) / 1000));
+        int ms = (int)((sleep_us + 999) / 1000);
+        int signalled = empty ? idle_wait(lp, ms) : wakeup_wait(lp->wake, &seen, ms);
         claim = signalled != 0;
         if (!claim && next_due && clock_real_now_us() >= next_due)
             claim = true;
@@ -438,7 +464,13 @@ longpoll_start(struct store_pool *pool, struct wakeup *wake, struct api_metrics 
     }
     lp->wake = wake ? wake : &lp->own_wake;
     pthread_mutex_init(&lp->mu, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* idle_wait's deadline */
+    pthread_cond_init(&lp->idle_cv, &attr);
+    pthread_condattr_destroy(&attr);
     if (pthread_create(&lp->thread, NULL, longpoll_main, lp) != 0) {
+        pthread_cond_destroy(&lp->idle_cv);
         pthread_mutex_destroy(&lp->mu);
         wakeup_fini(&lp->own_wake);
         free(lp);
@@ -468,6 +500,7 @@ longpoll_add(struct longpoll *lp, struct lp_waiter *w, lp_resume_fn resume, lp_a
     else
         lp->head = w;
     lp->tail = w;
+    pthread_cond_signal(&lp->idle_cv);
     pthread_mutex_unlock(&lp->mu);
     api_metrics_waiting(lp->metrics, 1);
     /* Look again now: work may have arrived between the first claim and parking. */
@@ -482,6 +515,7 @@ longpoll_stop(struct longpoll *lp)
     pthread_mutex_lock(&lp->mu);
     bool was = lp->stopping;
     lp->stopping = true;
+    pthread_cond_signal(&lp->idle_cv);
     pthread_mutex_unlock(&lp->mu);
     if (was)
         return;
@@ -500,6 +534,7 @@ longpoll_free(struct longpoll *lp)
     if (lp == NULL)
         return;
     longpoll_stop(lp);
+    pthread_cond_destroy(&lp->idle_cv);
     pthread_mutex_destroy(&lp->mu);
     wakeup_fini(&lp->own_wake);
     free(lp);

@@ -169,8 +169,17 @@ find_route(const char *method, const char *path, struct api_call *c, bool *path_
     if (allow_len)
         allow[0] = '\0';
     const struct api_route *found = NULL;
-    for (size_t i = 0; i < api_n_routes; i++) {
-        struct api_call tmp = {0};
+    /* The first route for method and path ends the search: the Allow list
+     * is needed only when none takes the method (405). A scratch call of
+     * its own per route, with only what match() fills cleared (the whole
+     * struct, name buffer and all, was cleared for every route of every
+     * request: POST /v1/jobs's profile showed it). */
+    struct api_call tmp;
+    for (size_t i = 0; i < api_n_routes && found == NULL; i++) {
+        tmp.id = 0;
+        tmp.attempt = 0;
+        tmp.name[0] = '\0';
+        tmp.name_too_long = false;
         if (!match(api_routes[i].pattern, path, &tmp))
             continue;
         *path_known = true;
@@ -184,7 +193,7 @@ find_route(const char *method, const char *path, struct api_call *c, bool *path_
             if (c != NULL) {
                 c->id = tmp.id;
                 c->attempt = tmp.attempt;
-                memcpy(c->name, tmp.name, sizeof c->name);
+                memcpy(c->name, tmp.name, strlen(tmp.name) + 1);
                 c->name_too_long = tmp.name_too_long;
             }
         }
@@ -317,7 +326,7 @@ api_body_object(struct api_call *c, const char *const *allowed)
 void
 api_reply_job(struct api_call *c, int status, const struct job *j)
 {
-    api_json_take(c->resp, status, jobjson_dump_take(jobjson_job(j)));
+    api_json_take(c->resp, status, jobjson_job_text(j));
 }
 
 int64_t

@@ -536,3 +536,75 @@ json_load_stored(const char *text, json_t **out)
         return JOBD_OK;
     return load_oom(&je) ? JOBD_E_NOMEM : JOBD_E_INVALID;
 }
+
+/* ---- json_out: json_print's layout, appended piece by piece ---- */
+
+static struct obuf
+out_buf(const struct json_out *o)
+{
+    return (struct obuf){.p = o->p,
+                         .n = o->n,
+                         .cap = o->cap,
+                         .max = SIZE_MAX,
+                         .rc = o->rc,
+                         .upper_hex = true,
+                         .max_depth = JSON_PRINT_DEPTH_MAX};
+}
+
+static void
+out_back(struct json_out *o, const struct obuf *b)
+{
+    o->p = b->p;
+    o->n = b->n;
+    o->cap = b->cap;
+    o->rc = b->rc;
+}
+
+void
+json_out_raw(struct json_out *o, const char *s, size_t n)
+{
+    struct obuf b = out_buf(o);
+    put(&b, s, n);
+    out_back(o, &b);
+}
+
+void
+json_out_str(struct json_out *o, const char *s)
+{
+    struct obuf b = out_buf(o);
+    if (s == NULL)
+        put(&b, "null", 4);
+    else
+        put_str(&b, s, strlen(s));
+    out_back(o, &b);
+}
+
+void
+json_out_int(struct json_out *o, int64_t v)
+{
+    char num[24], *e = num + sizeof num, *p = e;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0)
+        *--p = '-';
+    json_out_raw(o, p, (size_t)(e - p));
+}
+
+void
+json_out_value(struct json_out *o, const json_t *v)
+{
+    if (o->rc != JOBD_OK)
+        return;
+    if (v == NULL) {
+        o->rc = JOBD_E_NOMEM;
+        return;
+    }
+    struct obuf b = out_buf(o);
+    int rc = put_value(&b, v, 0);
+    if (rc != JOBD_OK && b.rc == JOBD_OK)
+        b.rc = rc;
+    out_back(o, &b);
+}

@@ -24,6 +24,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -105,6 +106,31 @@ JOBD_MUST_USE int json_result_canonical(const char *text, size_t len, char **out
  * like json_dumps, a NULL must be treated as "could not print".
  */
 char *json_print(const json_t *v, size_t flags);
+
+/*
+ * Appending to one JSON text without building jansson values first: a
+ * writer for the answers printed most often (the job object of POST
+ * /v1/jobs, api/jobjson.c), where a tree of a few dozen values made and
+ * freed per answer cost more than the rest of the request's JSON work.
+ * Every piece comes out byte for byte as json_print lays it out. Start
+ * from {0}; the text (NUL-terminated once anything was written) is out->p,
+ * malloc'd, the caller's to free. Out of memory (or a value json_print
+ * refuses) is remembered in rc (JOBD_OK until then) and later calls do
+ * nothing; the caller then frees p and fails.
+ */
+struct json_out {
+    char *p;
+    size_t n, cap;
+    int rc;
+};
+/* n bytes as they are (JSON the caller laid out: punctuation, member names). */
+void json_out_raw(struct json_out *o, const char *s, size_t n);
+/* s as a JSON string, escaped as json_print does; NULL writes null. */
+void json_out_str(struct json_out *o, const char *s);
+/* An integer, as json_print writes a JSON integer. */
+void json_out_int(struct json_out *o, int64_t v);
+/* json_print(v) (v borrowed); NULL counts as out of memory. */
+void json_out_value(struct json_out *o, const json_t *v);
 
 /*
  * Parses JSON text a store kept (a payload, a result) for printing, into

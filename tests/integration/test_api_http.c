@@ -573,7 +573,33 @@ struct burst_arg {
     int idx;
     int ok;
     int key_created, key_conflict, key_other;
+    int mixed;       /* 201s whose job is not this request's (payload, or as read back) */
+    int64_t ids[64]; /* the plain jobs' ids, as answered */
 };
+
+/*
+ * Whether a 201's body is the job this request made: its payload names the
+ * thread and the request ({"t":idx,"i":i}), and so does the job read back
+ * by its id. An answer mixed up inside a group commit fails this.
+ */
+static bool
+own_job(const struct srv *s, const char *body, int idx, int i, int64_t *id)
+{
+    json_t *j = json_loads(body, 0, NULL);
+    json_t *pl = json_object_get(j, "payload");
+    *id = json_integer_value(json_object_get(j, "id"));
+    bool ok = json_integer_value(json_object_get(pl, "t")) == idx &&
+              json_integer_value(json_object_get(pl, "i")) == i && *id > 0;
+    json_decref(j);
+    char path[64];
+    snprintf(path, sizeof path, "/v1/jobs/%lld", (long long)*id);
+    json_t *g = ok ? get_json(s, path) : NULL;
+    pl = json_object_get(g, "payload");
+    ok = ok && json_integer_value(json_object_get(pl, "t")) == idx &&
+         json_integer_value(json_object_get(pl, "i")) == i;
+    json_decref(g);
+    return ok;
+}
 
 /* n plain jobs, with one conflicting idempotent request in the middle. */
 static void *
@@ -592,8 +618,14 @@ burst(void *p)
             a->key_other += st != 201 && st != 409;
             resp_fini(&r);
         }
-        if (req(a->s, "POST", "/v1/jobs", "{\"type\":\"gc\"}", &r) == 201)
+        char plain[96];
+        snprintf(plain, sizeof plain, "{\"type\":\"gc\",\"payload\":{\"t\":%d,\"i\":%d}}", a->idx,
+                 i);
+        if (req(a->s, "POST", "/v1/jobs", plain, &r) == 201) {
             a->ok++;
+            if (!own_job(a->s, r.body, a->idx, i, &a->ids[i]))
+                a->mixed++;
+        }
         resp_fini(&r);
     }
     return NULL;
@@ -611,9 +643,10 @@ BOTH(group_commit)
         a[i] = (struct burst_arg){.s = &s, .n = N, .idx = i};
         pthread_create(&th[i], NULL, burst, &a[i]);
     }
-    int ok = 0, created = 0, conflict = 0, other = 0;
+    int ok = 0, created = 0, conflict = 0, other = 0, mixed = 0;
     for (int i = 0; i < T; i++) {
         pthread_join(th[i], NULL);
+        mixed += a[i].mixed;
         ok += a[i].ok;
         created += a[i].key_created;
         conflict += a[i].key_conflict;
@@ -621,6 +654,10 @@ BOTH(group_commit)
     }
     /* Every plain job committed, whatever batch its neighbours' conflicts fell into. */
     ASSERT_EQ(ok, T * N);
+    ASSERT_EQ(mixed, 0);            /* each answer is its own request's job */
+    for (int i = 0; i < T * N; i++) /* and no two answers share an id */
+        for (int k = i + 1; k < T * N; k++)
+            ASSERT(a[i / N].ids[i % N] != a[k / N].ids[k % N]);
     ASSERT_EQ(created, 1);
     ASSERT_EQ(conflict, T - 1);
     ASSERT_EQ(other, 0);

@@ -392,6 +392,71 @@ TEST(job_json_exact)
     job_fini(&j);
 }
 
+/* jobjson_job_text prints what jobjson_dump_take(jobjson_job(j)) prints, whatever j holds. */
+static void
+same_job_text(const struct job *j)
+{
+    char *tree = jobjson_dump_take(jobjson_job(j));
+    char *text = jobjson_job_text(j);
+    ASSERT(tree != NULL && text != NULL);
+    ASSERT_STR_EQ(text, tree);
+    free(tree);
+    free(text);
+}
+
+TEST(job_text_is_the_job_object_printed)
+{
+    struct job j = {0};
+    same_job_text(&j); /* all absent: nulls, 0s, [] */
+    j.id = INT64_MAX;
+    j.queue = strdup("q\"\\\n\t\x01\x1f"
+                     "é€😀");
+    j.type = strdup("t/\x7f</script>");
+    j.payload = strdup("{\"b\":[1,2.5,-0.0,1e300,\"x\\u0000y\"],\"a\":{\"c\":null,\"d\":true}}");
+    j.status = JOB_RUNNING;
+    j.cancel_requested = true;
+    j.priority = -7;
+    j.run_at_us = 1796220197120001;
+    j.attempt = 3;
+    j.max_attempts = 25;
+    j.attempt_floor = 2;
+    j.idempotency_key = strdup("k\r\b\f");
+    j.schedule = strdup("every-minute");
+    j.scheduled_for_us = -86400000000; /* before 1970 */
+    j.worker_id = strdup("w-1");
+    j.lease_expires_at_us = 1796220257120000;
+    j.timeout_ms = 1500;
+    j.last_error = strdup("boom \"quoted\"");
+    j.result = strdup("not json {"); /* corrupt: shown as a string */
+    j.created_at_us = 1;
+    j.started_at_us = 1796220197125000;
+    j.finished_at_us = 1796220197126999;
+    int64_t deps[] = {1, INT64_MAX, 3};
+    j.depends_on = deps;
+    j.n_depends_on = 3;
+    j.run_on_parent_failure = true;
+    j.workflow = 9;
+    j.step = strdup("s1");
+    j.traceparent = strdup("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+    j.group = strdup("cust-0042");
+    same_job_text(&j);
+    j.timeout_ms = 3000;
+    j.status = JOB_PENDING; /* cancel_requested shows only while running */
+    j.id = -5;
+    same_job_text(&j);
+    j.progress = calloc(1, sizeof *j.progress);
+    ASSERT(j.progress != NULL);
+    j.progress->has_percent = true;
+    j.progress->percent = 12.5;
+    j.progress->message = strdup("m\n");
+    j.progress->data = strdup("{\"n\":3}");
+    j.progress->at_us = j.started_at_us;
+    same_job_text(&j);
+    j.depends_on = NULL; /* not the job's: a local array */
+    j.n_depends_on = 0;
+    job_fini(&j);
+}
+
 TEST(spec_from_json)
 {
     json_t *o = json_loads("{\"type\":\"t\",\"payload\":{\"b\":1,\"a\":[1,2]},\"queue\":\"q\","
