@@ -87,20 +87,32 @@ vm_hwm_kb(pid_t pid)
     return kb;
 }
 
+/*
+ * Reads /proc/PID/stat into buf (cap bytes) and returns what follows the
+ * command's closing parenthesis (" S PPID ..."), or NULL: the command may
+ * hold spaces and parentheses, the last ')' cannot.
+ */
+static char *
+proc_stat_after_comm(const char *pid, char *buf, size_t cap)
+{
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%s/stat", pid);
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return NULL;
+    size_t n = fread(buf, 1, cap - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return strrchr(buf, ')');
+}
+
 /* utime+stime (+ reaped children's) of a process, in clock ticks. */
 long long
 proc_ticks(const char *pid)
 {
-    char p[64], buf[1024];
-    snprintf(p, sizeof p, "/proc/%s/stat", pid);
-    FILE *f = fopen(p, "r");
-    if (!f)
-        return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    char *s = strrchr(buf, ')');
-    if (!s)
+    char buf[1024];
+    char *s = proc_stat_after_comm(pid, buf, sizeof buf);
+    if (!s || !s[1])
         return 0;
     long long v[16] = {0};
     int k = 0;
@@ -113,15 +125,8 @@ proc_ticks(const char *pid)
 static pid_t
 proc_ppid(const char *pid)
 {
-    char p[64], buf[1024];
-    snprintf(p, sizeof p, "/proc/%s/stat", pid);
-    FILE *f = fopen(p, "r");
-    if (!f)
-        return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    char *s = strrchr(buf, ')');
+    char buf[1024];
+    char *s = proc_stat_after_comm(pid, buf, sizeof buf);
     return s && s[1] ? (pid_t)atol(s + 4) : 0; /* ") S PPID" */
 }
 
