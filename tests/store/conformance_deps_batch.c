@@ -29,7 +29,7 @@ run_dead(struct fx *f, int64_t id)
  * child of an open parent waits, of a succeeded one is pending at once, of
  * a dead one is cancelled at once (or pending, told to run on failure), a
  * parent named twice is one edge, a job without parents is plain pending,
- * and a child of a parent in the same batch waits for it. The parents are
+ * and a child of a job of an earlier batch waits for it. The parents are
  * marked: the open one's success releases its child.
  */
 TEST(deps_batch_settles_each_child_alone)
@@ -70,7 +70,7 @@ TEST(deps_batch_settles_each_child_alone)
     ASSERT_OK(store_deps_attach(f.st, &j, 1, &f.err), &f.err);
     ASSERT_EQ(j.n_depends_on, 1);
     job_fini(&j);
-    /* a child of a job of the same batch: waits for it */
+    /* a child of a job of the first batch, beside a job without parents: waits */
     struct job_spec c = {.type = "k", .depends_on = &id[5], .n_depends_on = 1};
     struct job_spec b2[2] = {{.type = "k"}, c};
     ASSERT_OK(store_enqueue_batch(f.st, b2, 2, out, NULL, &f.err), &f.err);
