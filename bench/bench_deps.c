@@ -122,8 +122,11 @@ enqueue_many(jobd_client *c, long long n, const int64_t *parents, size_t np, int
             o[i] =
                 (struct jobd_job_opts){.type = "noop", .depends_on = parents, .n_depends_on = np};
         struct jobd_error err = {0};
+        double t0 = mono_s();
         if (jobd_enqueue_batch(c, o, m, ids ? ids + at : NULL, &err) != JOBD_OK)
             die("jobd_enqueue_batch: %s", err.msg);
+        fprintf(stderr, "deps-fanout: enqueued %zu jobs (%zu parents each) in %.3f s\n", m, np,
+                mono_s() - t0);
     }
     free(o);
 }
@@ -179,6 +182,7 @@ cmd_deps_fanout(void)
     if (!kids || !joiners)
         die("out of memory");
     enqueue_many(c, n, &root, 1, kids);
+    double tj = mono_s();
     for (size_t j = 0; j < nj; j++) {
         size_t lo = j * 1000, m = (size_t)n - lo < 1000 ? (size_t)n - lo : 1000;
         struct jobd_job_opts jo = {.type = "noop", .depends_on = kids + lo, .n_depends_on = m};
@@ -186,6 +190,8 @@ cmd_deps_fanout(void)
     }
     struct jobd_job_opts lo = {.type = "noop", .depends_on = joiners, .n_depends_on = nj};
     enqueue1(c, &lo);
+    fprintf(stderr, "deps-fanout: enqueued %zu joiners and the last job in %.3f s\n", nj,
+            mono_s() - tj);
     jobd_client_close(c);
     db_settle(&d);
     long long total = n + 2 + (long long)nj;

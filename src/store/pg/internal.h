@@ -450,6 +450,8 @@ extern const char pg_step_enqkeys[];
 extern const char pg_step_groups[];
 /* Schema version 30, dependencies released set-wise (pg/schema_deps_fast.c). */
 extern const char pg_step_deps_fast[];
+/* Schema version 35, a batch's parents attached set-wise (pg/schema_deps_batch.c). */
+extern const char pg_step_deps_batch[];
 /* Schema version 34, the event log with one index fewer (pg/schema_events_cheap.c). */
 extern const char pg_step_events_cheap[];
 /* pg/attemptlog.c (store/attemptlog.h) */
