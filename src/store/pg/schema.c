@@ -667,8 +667,9 @@ static const char step22_traceparent[] =
 /*
  * Version 33: listings by group (GET /v1/jobs?group=G) walk (grp, id) in id
  * order in each table, as those by type walk (type, id) (version 11). Partial:
- * jobs without a group, and every claim and completion of one (no indexed
- * column changes), cost nothing here; a grouped enqueue writes one entry more.
+ * jobs without a group cost nothing here; each row version of a grouped job
+ * writes one entry more (claims and completions are not HOT updates:
+ * docs/DESIGN.md, Groups).
  */
 static const char step33_list_group[] =
     "CREATE INDEX jobs_grp_id ON jobd.jobs (grp, id) WHERE grp IS NOT NULL;\n"
