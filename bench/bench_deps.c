@@ -131,18 +131,52 @@ enqueue_many(jobd_client *c, long long n, const int64_t *parents, size_t np, int
     free(o);
 }
 
-/* Runs what is in the store on one fresh worker until target jobs succeeded: seconds. */
+/*
+ * Runs what is in the store on one fresh worker until target jobs succeeded:
+ * seconds; *cpu_ms the CPU of the worker and (PostgreSQL) of its server
+ * meanwhile, in ms, which the machine's other load disturbs less than the
+ * wall time (bench/README.md).
+ */
 static double
-run_until(struct db *d, const char *url, long long target, long long conc)
+run_until(struct db *d, const char *url, long long target, long long conc, double *cpu_ms)
 {
     struct workers w;
+    struct cpu_snap a, b;
+    cpu_snap(&a, NULL, 0, 0, d->pg);
     double t0 = mono_s();
     workers_start(&w, 1, "c", url, conc, NULL, false);
     if (!wait_done(d, target, 300, &w))
         die("deps-fanout: timed out");
     double s = mono_s() - t0;
+    cpu_snap(&b, w.pid, w.n, 0, d->pg);
     workers_stop(&w);
+    *cpu_ms =
+        (double)(b.workers - a.workers + b.server - a.server) * 1000 / (double)sysconf(_SC_CLK_TCK);
     return s;
+}
+
+/*
+ * The root's release as the run saw it: from the root's finished_at (set by
+ * its completion, before the statement's trigger releases the children) to
+ * the first child's start, in ms: the release, its commit, the wake-up and
+ * the first claim (docs/BENCHMARKS.md, Fan-out at 10,000).
+ */
+static double
+release_gap_ms(struct db *d, int64_t root, const int64_t *kids, long long n)
+{
+    char sql[512];
+    if (d->pg)
+        snprintf(sql, sizeof sql,
+                 "SELECT (extract(epoch FROM (SELECT min(started_at) FROM jobd.all_jobs"
+                 " WHERE id BETWEEN %lld AND %lld) - (SELECT finished_at FROM jobd.all_jobs"
+                 " WHERE id = %lld)) * 1000000)::bigint",
+                 (long long)kids[0], (long long)kids[n - 1], (long long)root);
+    else
+        snprintf(sql, sizeof sql,
+                 "SELECT (SELECT min(started_at) FROM jobs_done WHERE id BETWEEN %lld AND %lld)"
+                 " - (SELECT finished_at FROM jobs_done WHERE id = %lld)",
+                 (long long)kids[0], (long long)kids[n - 1], (long long)root);
+    return (double)db_count(d, sql) / 1000;
 }
 
 /*
@@ -164,7 +198,8 @@ cmd_deps_fanout(void)
     enqueue_many(c, n, NULL, 0, NULL);
     jobd_client_close(c);
     db_settle(&d);
-    double plain_s = run_until(&d, url, n, conc);
+    double plain_cpu = 0, fan_cpu = 0;
+    double plain_s = run_until(&d, url, n, conc, &plain_cpu);
     db_close(&d);
 
     /* SQLite: a second file, as a store keeps the first one's identity for the process */
@@ -195,7 +230,8 @@ cmd_deps_fanout(void)
     jobd_client_close(c);
     db_settle(&d);
     long long total = n + 2 + (long long)nj;
-    double fan_s = run_until(&d, url, total, conc);
+    double fan_s = run_until(&d, url, total, conc, &fan_cpu);
+    double gap = release_gap_ms(&d, root, kids, n);
     free(kids);
     free(joiners);
 
@@ -207,13 +243,17 @@ cmd_deps_fanout(void)
                  n, conc, set);
     snprintf(line + k, sizeof line - (size_t)k,
              ",\"independent_jobs_per_s\":%.0f,\"fanout_jobs_per_s\":%.0f,\"ratio\":%.3f,"
-             "\"independent_s\":%.3f,\"fanout_s\":%.3f,"
+             "\"independent_s\":%.3f,\"fanout_s\":%.3f,\"independent_cpu_ms_per_1000\":%.1f,"
+             "\"fanout_cpu_ms_per_1000\":%.1f,\"release_gap_ms\":%.1f,"
              "\"notes\":\"independent: n jobs by jobd_enqueue_batch, then one worker timed from "
              "its start until n succeeded; fan-out: a root, n children depending on it, "
              "joiners of 1,000 children each (the most depends_on takes) and a last job after "
              "the joiners, timed the same way until all n+%zu+2 succeeded; rates count the n "
-             "jobs\"}",
-             plain, fan, fan / plain, plain_s, fan_s, nj);
+             "jobs; cpu: the worker's and the PostgreSQL server's over each timed run per "
+             "1,000 of the n jobs; release_gap_ms: the root's finished_at to its first "
+             "child's start\"}",
+             plain, fan, fan / plain, plain_s, fan_s, plain_cpu * 1000 / (double)n,
+             fan_cpu * 1000 / (double)n, gap, nj);
     puts(line);
     db_close(&d);
     return 0;

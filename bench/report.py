@@ -203,8 +203,8 @@ class Report:
 
     def feat_rounds(self, be, cpu=False):
         """{variant key: {round: jobs/s}} of one store's features block (cpu: CPU ms per
-        1,000 jobs instead, process lines only); keys: plain, "groups G", events, progress,
-        independent and fanout (deps-fanout)."""
+        1,000 jobs instead, from the process lines and the deps-fanout lines that carry it);
+        keys: plain, "groups G", events, progress, independent and fanout (deps-fanout)."""
         out = {}
         for r in self.ok(self.feat):
             if r.get("backend") != be:
@@ -219,6 +219,9 @@ class Report:
             elif r.get("bench") == "deps_fanout" and not cpu:
                 out.setdefault("independent", {})[r["round"]] = r["independent_jobs_per_s"]
                 out.setdefault("fanout", {})[r["round"]] = r["fanout_jobs_per_s"]
+            elif r.get("bench") == "deps_fanout" and r.get("fanout_cpu_ms_per_1000"):
+                out.setdefault("independent", {})[r["round"]] = r["independent_cpu_ms_per_1000"]
+                out.setdefault("fanout", {})[r["round"]] = r["fanout_cpu_ms_per_1000"]
         return out
 
     def feat_ratio(self, rounds, key):
@@ -276,7 +279,7 @@ class Report:
             q = self.feat_ratio(rounds, key)[0] if key != "plain" else None
             met = "–" if goal is None or q is None else f"≥ {100 * goal:.0f} %: " + ("met" if q >= goal else "**missed**")
             cs = cpu.get(key, {})
-            base = cpu.get("plain", {})
+            base = cpu.get("independent" if key == "fanout" else "plain", {})
             cq = med([base[k] / v for k, v in cs.items() if base.get(k) and v]) if key != "plain" else None
             crow = f"{fmt(med(list(cs.values())), ' ms')}" + (f" ({100 * cq:.0f} %)" if cq else "") if cs else "–"
             rows.append([name, f"{size:,}" if size else "–", fmt(med(list(xs.values()))), each, vs, ratio, met,
@@ -285,8 +288,8 @@ class Report:
                "(concurrency 100, its default prefetch), median jobs/s; the ratio is the median of the "
                "rounds' ratios (their range in brackets). CPU: the worker's"
                + (" and the PostgreSQL server's" if be == "pg" else "") + " per 1,000 jobs, median, and in "
-               "brackets plain jobs' CPU per job over this one's (the median of the rounds'), which the "
-               "machine's other load disturbs less than the wall time:", "",
+               "brackets plain jobs' CPU per job over this one's (the fan-out: the independent jobs'; the "
+               "median of the rounds'), which the machine's other load disturbs less than the wall time:", "",
                table(["what", "jobs", "jobs/s (median)", "each round", "held against", "ratio", "target",
                       "CPU per 1,000 jobs"], rows)]
         return "\n".join(out)

@@ -65,6 +65,11 @@ if command -v sqlite3 >/dev/null; then
     check "groups seeded: every job in one of 7" "\"$(sqlite3 "$dir/b.db" "SELECT count(DISTINCT grp) || ',' || sum(grp IS NULL) FROM jobs_done")\"" "o == '7,0'"
 fi
 
+# the features block's fan-out (bench_deps.c): the rates, each timed run's CPU and the root's release
+out=$("$JB" deps-fanout --db "$db" --n 1000 --round 1 2>>"$dir/log")
+check "deps-fanout, round 1" "$out" "o['round'] == 1 and o['ratio'] > 0 and o['independent_cpu_ms_per_1000'] >= 0 and o['fanout_cpu_ms_per_1000'] >= 0 and o['release_gap_ms'] >= 0 and 'error' not in o"
+echo "$out" >>"$dir/jobd.jsonl"
+
 out=$("$JB" process --db "$db" --handler exec --jobd "$JOBD" --workers 1 --n 20 2>>"$dir/log")
 check "process, exec handlers" "$out" "o['process_jobs_per_s'] > 0 and o['handler'] == 'exec' and 'error' not in o"
 echo "$out" >>"$dir/jobd.jsonl"
@@ -120,6 +125,7 @@ else
 fi
 # the features block: one table per store, a row per variant, the groups' against plain jobs
 check "report.py tabulates the features block" "$(grep -c '^| \(plain jobs\|in 7 groups\) |' "$dir/summary.md")" "o == 2"
+check "report.py gives the fan-out its CPU" "$(grep -c '^| a root, its children and a fan-in (deps-fanout) |.* ms ([0-9]* %) |$' "$dir/summary.md")" "o == 1"
 if [ -s "$dir/clients.jsonl" ]; then # report.py's tables of clients.jsonl, with the ratios
     check "report.py tabulates clients.jsonl" "$(grep -c '^| \(Go\|Python\|Node\) `[A-Za-z_]*` |.*%' "$dir/summary.md")" "o == 6"
 fi
