@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -439,15 +440,41 @@ create_private(const char *path, struct jobd_error *err)
     return rc;
 }
 
+/*
+ * Statement journals in memory up to this size. Every INSERT into jobs
+ * fires triggers (queue counts, events, dependencies), so inside a
+ * transaction SQLite journals each statement's pages for a statement-level
+ * rollback; one job's insert changes a leaf of each of jobs' 14 indexes,
+ * about 17 pages, just over SQLite's default of 64 KiB in memory. Past
+ * that the journal spilled to a temporary file, created and unlinked in
+ * every transaction, then a write() per page for the rest of it: a group
+ * commit of 10 jobs wrote ~115 journal pages to a file (230 pwrite calls),
+ * a quarter of the server's CPU at 10 connections (docs/BENCHMARKS.md,
+ * "SQLite's statement journal"). 1 MiB keeps a group commit's per-job
+ * statements in memory (each journal is emptied when its statement ends)
+ * and still bounds what a bigger statement holds per connection.
+ */
+#define SQ_STMT_JOURNAL_MEM (1024 * 1024)
+
+static void
+configure_library(void)
+{
+    /* Before the first open initialises SQLite; SQLITE_MISUSE after it (a
+     * process that opened SQLite another way first) keeps the default. */
+    (void)lazylib_sqlite_stmt_journal_spill(SQ_STMT_JOURNAL_MEM);
+}
+
 int
 store_sqlite_open(const char *path, struct store **out, struct jobd_error *err)
 {
+    static pthread_once_t configured = PTHREAD_ONCE_INIT;
     *out = NULL;
     if (path == NULL || *path == '\0')
         return jobd_error_set(err, JOBD_E_INVALID, "db", "empty SQLite database path");
     const char *why;
     if (!lazylib_load(&lazylib_sqlite, &why))
         return jobd_error_set(err, JOBD_E_UNAVAILABLE, "db", "%s", why);
+    pthread_once(&configured, configure_library);
     struct sqlite_store *s = calloc(1, sizeof *s);
     if (s == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
