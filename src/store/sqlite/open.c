@@ -450,11 +450,16 @@ create_private(const char *path, struct jobd_error *err)
  * every transaction, then a write() per page for the rest of it: a group
  * commit of 10 jobs wrote ~115 journal pages to a file (230 pwrite calls),
  * a quarter of the server's CPU at 10 connections (docs/BENCHMARKS.md,
- * "SQLite's statement journal"). 1 MiB keeps a group commit's per-job
- * statements in memory (each journal is emptied when its statement ends)
- * and still bounds what a bigger statement holds per connection.
+ * "SQLite's statement journal"). SQLite keeps an in-memory journal in one
+ * chunk of this size, allocated by each statement that journals a page
+ * and freed when it ends, so the limit is also a malloc per such
+ * statement: at 1 MiB (mmap'ed, and under ASan poisoned whole) a workflow
+ * fan-out's thousands of statements took 20 times as long in the kernel.
+ * 120 KiB stays under malloc's mmap threshold (128 KiB) and holds 29
+ * pages, room for a job's insert with events and groups on; a larger
+ * statement spills to a file as before.
  */
-#define SQ_STMT_JOURNAL_MEM (1024 * 1024)
+#define SQ_STMT_JOURNAL_MEM (120 * 1024)
 
 static void
 configure_library(void)
