@@ -469,10 +469,11 @@ configure_library(void)
     (void)lazylib_sqlite_stmt_journal_spill(SQ_STMT_JOURNAL_MEM);
 }
 
+static pthread_once_t configured = PTHREAD_ONCE_INIT;
+
 int
 store_sqlite_open(const char *path, struct store **out, struct jobd_error *err)
 {
-    static pthread_once_t configured = PTHREAD_ONCE_INIT;
     *out = NULL;
     if (path == NULL || *path == '\0')
         return jobd_error_set(err, JOBD_E_INVALID, "db", "empty SQLite database path");
