@@ -64,7 +64,12 @@ static struct {
     SQLITE_FUNCS(LAZYLIB_MEMBER_F, LAZYLIB_MEMBER_V)
 } api;
 
-static const struct lazylib_sym syms[] = {SQLITE_FUNCS(LAZYLIB_SYM_F, LAZYLIB_SYM_V)};
+/* sqlite3_config is variadic, so it has no stub row: its one use has a
+ * function of its own below (lazylib_sqlite_stmt_journal_spill). */
+static int (*config_fn)(int op, ...);
+
+static const struct lazylib_sym syms[] = {
+    SQLITE_FUNCS(LAZYLIB_SYM_F, LAZYLIB_SYM_V){"sqlite3_config", (void **)&config_fn}};
 
 struct lazylib lazylib_sqlite = {
     .soname = JOBD_SONAME_SQLITE,
@@ -76,3 +81,10 @@ struct lazylib lazylib_sqlite = {
 
 #define LAZYLIB lazylib_sqlite
 SQLITE_FUNCS(LAZYLIB_STUB_F, LAZYLIB_STUB_V)
+
+int
+lazylib_sqlite_stmt_journal_spill(int bytes)
+{
+    lazylib_ready(&LAZYLIB);
+    return config_fn(SQLITE_CONFIG_STMTJRNL_SPILL, bytes);
+}

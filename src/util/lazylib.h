@@ -77,6 +77,14 @@ extern struct lazylib lazylib_mhd;
 extern struct lazylib lazylib_sqlite;
 
 /*
+ * sqlite3_config(SQLITE_CONFIG_STMTJRNL_SPILL, bytes) (variadic, so not a
+ * stub): statement journals up to bytes stay in memory. SQLite's result:
+ * SQLITE_MISUSE once the library was initialised (the first open does it).
+ * lazylib_sqlite must be loaded.
+ */
+int lazylib_sqlite_stmt_journal_spill(int bytes);
+
+/*
  * For the stub files only (lazy_*.c). Each lists its library's functions once, as rows F(ret, name, params, args) and
  * V(name, params, args) (void), and expands the list three times with these:
  * the table of pointers (a static struct named api), the symbol list

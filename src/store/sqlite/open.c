@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -439,6 +440,37 @@ create_private(const char *path, struct jobd_error *err)
     return rc;
 }
 
+/*
+ * Statement journals in memory up to this size. Every INSERT into jobs
+ * fires triggers (queue counts, events, dependencies), so inside a
+ * transaction SQLite journals each statement's pages for a statement-level
+ * rollback; one job's insert changes a leaf of each of jobs' 14 indexes,
+ * about 17 pages, just over SQLite's default of 64 KiB in memory. Past
+ * that the journal spilled to a temporary file, created and unlinked in
+ * every transaction, then a write() per page for the rest of it: a group
+ * commit of 10 jobs wrote ~115 journal pages to a file (230 pwrite calls),
+ * a quarter of the server's CPU at 10 connections (docs/BENCHMARKS.md,
+ * "SQLite's statement journal"). SQLite keeps an in-memory journal in one
+ * chunk of this size, allocated by each statement that journals a page
+ * and freed when it ends, so the limit is also a malloc per such
+ * statement: at 1 MiB (mmap'ed, and under ASan poisoned whole) a workflow
+ * fan-out's thousands of statements took 20 times as long in the kernel.
+ * 120 KiB stays under malloc's mmap threshold (128 KiB) and holds 29
+ * pages, room for a job's insert with events and groups on; a larger
+ * statement spills to a file as before.
+ */
+#define SQ_STMT_JOURNAL_MEM (120 * 1024)
+
+static void
+configure_library(void)
+{
+    /* Before the first open initialises SQLite; SQLITE_MISUSE after it (a
+     * process that opened SQLite another way first) keeps the default. */
+    (void)lazylib_sqlite_stmt_journal_spill(SQ_STMT_JOURNAL_MEM);
+}
+
+static pthread_once_t configured = PTHREAD_ONCE_INIT;
+
 int
 store_sqlite_open(const char *path, struct store **out, struct jobd_error *err)
 {
@@ -448,6 +480,7 @@ store_sqlite_open(const char *path, struct store **out, struct jobd_error *err)
     const char *why;
     if (!lazylib_load(&lazylib_sqlite, &why))
         return jobd_error_set(err, JOBD_E_UNAVAILABLE, "db", "%s", why);
+    pthread_once(&configured, configure_library);
     struct sqlite_store *s = calloc(1, sizeof *s);
     if (s == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
