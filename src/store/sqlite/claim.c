@@ -13,6 +13,26 @@
 #include "store/qlimits.h"
 #include "store/sqlite/internal.h"
 
+/* The event rows of the jobs claimed, out->v[first..] (sqlite/events_rows.c). */
+static int
+tell(struct sqlite_store *s, const struct job_list *out, size_t first, struct jobd_error *err)
+{
+    size_t n = out->n - first;
+    int64_t *ids = n > 0 ? malloc(n * sizeof *ids) : NULL;
+    char *arr = NULL;
+    if (n > 0 && ids != NULL) {
+        for (size_t i = 0; i < n; i++)
+            ids[i] = out->v[first + i].id;
+        arr = sq_ids_json(ids, n);
+    }
+    free(ids);
+    if (n > 0 && arr == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    int rc = sq_events_tell(s, false, arr, err);
+    free(arr);
+    return rc;
+}
+
 int
 sq_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
             struct jobd_error *err)
@@ -51,10 +71,14 @@ sq_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
     now = sq_now(s);
     size_t first = out->n;
     int left = req->limit;
-    if (limited)
+    bool told = false; /* the claims' events are this batch's to write */
+    rc = sq_events_hold(s, &told, err);
+    if (rc == JOBD_OK && limited)
         rc = sq_qlimits_claim(s, req, out, &left, err);
     if (rc == JOBD_OK && left > 0)
         rc = sq_claim_due(s, req, left, now, QLIMITS_HELD_SQ, out, err);
+    if (rc == JOBD_OK && told)
+        rc = tell(s, out, first, err);
     if (rc == 0)
         rc = sq_commit(s, err);
     else

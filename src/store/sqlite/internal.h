@@ -53,7 +53,13 @@ struct sqlite_store {
     int64_t groups_forgot_us;  /* monotonic: the last sq_groups_forget of a claim */
     char *group_cursor;        /* the claimed queue's round-robin cursor (qlimits_cursor) */
     struct sq_stats stats;     /* the open transaction's counts (sqlite/stats.c) */
+    bool events_on;            /* the last sq_events_hold found the log recording */
+    int64_t events_checked_us; /* monotonic: when (0: never) */
 };
+
+/* The event log's clock (migration 16's triggers, sqlite/events_rows.c): the
+ * real clock in microseconds, as SQLite reads it (to the millisecond). */
+#define SQ_EV_NOW "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)"
 
 /*
  * The columns of a job, in the order sq_row_job reads them. Both "jobs" and
@@ -127,6 +133,19 @@ int sq_begin(struct sqlite_store *s, struct jobd_error *err);
  * harmless because every party to them is lost too (claims, heartbeats).
  */
 int sq_begin_relaxed(struct sqlite_store *s, struct jobd_error *err);
+/*
+ * sqlite/events_rows.c: a batch of claims or of successes writes its own
+ * event rows (migration 25; docs/DESIGN.md, Events). Inside the batch's
+ * open write transaction, before its statements: sq_events_hold sets
+ * *told when the log records (event_log.told set: the triggers leave the
+ * batch's claims, or successes, to it). After them, when *told:
+ * sq_events_tell writes the rows of the jobs ids (a JSON array, the
+ * caller's; NULL: none) claimed (read from jobs) or succeeded (from
+ * jobs_done) and clears told. An error leaves the transaction to roll back.
+ */
+int sq_events_hold(struct sqlite_store *s, bool *told, struct jobd_error *err);
+int sq_events_tell(struct sqlite_store *s, bool successes, const char *ids,
+                   struct jobd_error *err);
 int sq_commit(struct sqlite_store *s, struct jobd_error *err);
 /* Rolls back if a transaction is open; never fails (errors are ignored). */
 void sq_rollback(struct sqlite_store *s);

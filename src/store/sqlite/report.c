@@ -187,8 +187,9 @@ complete_set(struct sqlite_store *s, const struct completion *c, size_t n, int *
         outcome[i] = JOBD_E_STALE;
     size_t nd = 0;
     sqlite3_stmt *stmt;
-    int rc = sq_prepare(s, ins, &stmt, err);
-    if (rc != JOBD_OK)
+    bool told = false; /* the successes' events are this batch's to write */
+    int rc = sq_events_hold(s, &told, err);
+    if (rc != JOBD_OK || (rc = sq_prepare(s, ins, &stmt, err)) != JOBD_OK)
         return rc;
     sq_bind_text(stmt, 1, arr);
     sqlite3_bind_int64(stmt, 2, now);
@@ -204,7 +205,7 @@ complete_set(struct sqlite_store *s, const struct completion *c, size_t n, int *
     }
     sq_reset(stmt);
     if (rc < 0 || nd == 0)
-        return rc < 0 ? rc : JOBD_OK;
+        return rc < 0 ? rc : told ? sq_events_tell(s, true, NULL, err) : JOBD_OK;
     char *ids = sq_ids_json(done, nd);
     if (ids == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
@@ -212,6 +213,8 @@ complete_set(struct sqlite_store *s, const struct completion *c, size_t n, int *
         sq_bind_text(stmt, 1, ids);
         rc = sq_step_done(s, stmt, "finish jobs", err);
     }
+    if (rc == JOBD_OK && told)
+        rc = sq_events_tell(s, true, ids, err);
     free(ids);
     return rc;
 }

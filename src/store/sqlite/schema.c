@@ -38,9 +38,9 @@ struct sq_migration {
     "    ON CONFLICT (queue, status) DO UPDATE SET n = n + 1;"                                     \
     "END;"
 
-/* The event log's triggers (migration 16): the real clock in microseconds,
- * whether a stream had a client within the hour, a job's previous event. */
-#define SQ_EV_NOW "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)"
+/* The event log's triggers (migration 16): the real clock in microseconds
+ * (SQ_EV_NOW, sqlite/internal.h), whether a stream had a client within the
+ * hour, a job's previous event. */
 #define SQ_EVENTS_ON "(SELECT listened_at FROM event_log) > " SQ_EV_NOW " - 3600000000"
 #define SQ_EV_PREV                                                                                 \
     "(SELECT e.to_st FROM events e WHERE e.job = NEW.id"                                           \
@@ -571,6 +571,41 @@ static const struct sq_migration sq_migrations[] = {
      "      OR NOT EXISTS (SELECT 1 FROM events e WHERE e.job = NEW.id AND e.from_st IS NULL"
      "                     AND e.to_st = 'waiting' AND e.to_st NOT IN ('running', 'succeeded')"
      "                     AND e.id >= (SELECT since_id FROM event_log));"
+     "END;"},
+    {25,
+     /* A batch of claims, or of successes, writes its events as one row
+      * per queue and type (docs/DESIGN.md, Events): a row holds the events
+      * id - n + 1 .. id, its jobs and their attempts in the JSON arrays
+      * jobs and attempts (job and attempt 0; jobs NULL: one event, of
+      * job, as before). The batch (sqlite/events_rows.c) sets
+      * event_log.told inside its transaction, which it alone sees, writes
+      * the rows itself and clears it before committing; meanwhile the
+      * triggers leave to it the changes it tells (pending -> running in
+      * jobs, succeeded into jobs_done) and record every other one. A
+      * statement that does not set told, as before, is recorded by them.
+      * Triggers of 24 with that condition. */
+     "ALTER TABLE events ADD COLUMN jobs TEXT;"
+     "ALTER TABLE events ADD COLUMN attempts TEXT;"
+     "ALTER TABLE event_log ADD COLUMN told INTEGER NOT NULL DEFAULT 0;"
+     "DROP TRIGGER jobs_events_updated;"
+     "DROP TRIGGER jobs_done_events;"
+     "CREATE TRIGGER jobs_events_updated AFTER UPDATE OF status ON jobs"
+     "  WHEN OLD.status <> NEW.status"
+     "   AND (NEW.status <> 'running' OR NOT (SELECT told FROM event_log))"
+     "   AND " SQ_EVENTS_ON " BEGIN"
+     "  INSERT INTO events (job, queue, type, from_st, to_st, attempt, at)"
+     "  VALUES (NEW.id, NEW.queue, NEW.type, OLD.status, NEW.status, NEW.attempt, " SQ_EV_NOW ");"
+     "END;"
+     "CREATE TRIGGER jobs_done_events AFTER INSERT ON jobs_done"
+     "  WHEN (NEW.status <> 'succeeded' OR NOT (SELECT told FROM event_log))"
+     "   AND " SQ_EVENTS_ON " BEGIN"
+     "  INSERT INTO events (job, queue, type, from_st, to_st, attempt, at)"
+     "  VALUES (NEW.id, NEW.queue, NEW.type,"
+     "          CASE WHEN NEW.status <> 'cancelled' THEN 'running'"
+     "               WHEN EXISTS (SELECT 1 FROM jobs_waiting w WHERE w.id = NEW.id) THEN 'waiting'"
+     "               WHEN NEW.cancel_requested = 0 THEN 'pending'"
+     "               ELSE 'running' END,"
+     "          NEW.status, NEW.attempt, " SQ_EV_NOW ");"
      "END;"},
 };
 /* clang-format on */
