@@ -18,6 +18,17 @@
  * 0); every other change stays one row per job, as the previous-event
  * lookups (events_prev, which never holds running or succeeded) need.
  *
+ * The jobs of a row share id / 128 (so at most 128 of them): a row of 1,024
+ * took 12 kB, which PostgreSQL compressed into the TOAST table, and that
+ * cost more than the rows it saved; grouping by id also spares the sort
+ * that numbering the jobs would take, and each branch filters the
+ * transition table before its join instead of materializing the join once
+ * (a CTE). The two arrays take the rows in the same order, whatever it is.
+ * Measured (valgrind, a single-user backend, 4 x 1,000 jobs claimed then
+ * succeeded in two statements): 101,000 instructions a job for the two
+ * statements without the log; the log added 48,000 with a row a job,
+ * 29,500 with one CTE and rows of 128 numbered by a window, 21,000 so.
+ *
  * A row holds the events id - n + 1 .. id, n its number of jobs (1 when
  * jobs is NULL): the sequence now steps by 1024 and a row holds at most
  * 1024 jobs, so every id below a row's id - n + 1 was handed out before it
@@ -37,23 +48,18 @@ const char pg_step_events_rows[] =
     "CREATE OR REPLACE FUNCTION jobd.events_updated() RETURNS trigger LANGUAGE plpgsql AS $$\n"
     "BEGIN\n"
     "    IF jobd.events_on() THEN\n"
-    "        WITH c AS (\n"
-    "            SELECT n.id, n.queue, n.type, o.status AS from_st, n.status AS to_st,\n"
-    "                   n.attempt\n"
-    "              FROM new_rows n JOIN old_rows o ON o.id = n.id WHERE n.status <> o.status),\n"
-    "        h AS (\n"
-    "            SELECT c.*, (row_number() OVER (PARTITION BY queue, type, from_st, to_st\n"
-    "                                           ORDER BY id) - 1) / 1024 AS part\n"
-    "              FROM c WHERE to_st IN ('running', 'succeeded'))\n"
     "        INSERT INTO jobd.events (id, job, queue, type, from_st, to_st, attempt, jobs,\n"
     "                                 attempts)\n"
-    "        SELECT nextval('jobd.event_id_seq'), 0, queue, type, from_st, to_st, 0,\n"
-    "               array_agg(id ORDER BY id), array_agg(attempt ORDER BY id)\n"
-    "          FROM h GROUP BY queue, type, from_st, to_st, part\n"
+    "        SELECT nextval('jobd.event_id_seq'), 0, n.queue, n.type, o.status, n.status, 0,\n"
+    "               array_agg(n.id), array_agg(n.attempt)\n"
+    "          FROM new_rows n JOIN old_rows o ON o.id = n.id\n"
+    "         WHERE n.status IN ('running', 'succeeded') AND n.status <> o.status\n"
+    "         GROUP BY n.queue, n.type, o.status, n.status, n.id / 128\n"
     "        UNION ALL\n"
-    "        SELECT nextval('jobd.event_id_seq'), id, queue, type, from_st, to_st, attempt,\n"
-    "               NULL, NULL\n"
-    "          FROM c WHERE to_st NOT IN ('running', 'succeeded');\n"
+    "        SELECT nextval('jobd.event_id_seq'), n.id, n.queue, n.type, o.status, n.status,\n"
+    "               n.attempt, NULL, NULL\n"
+    "          FROM new_rows n JOIN old_rows o ON o.id = n.id\n"
+    "         WHERE n.status NOT IN ('running', 'succeeded') AND n.status <> o.status;\n"
     "    END IF;\n"
     "    RETURN NULL;\n"
     "END $$;\n";

@@ -33,8 +33,7 @@ sq_events_hold(struct sqlite_store *s, bool *told, struct jobd_error *err)
         mono - s->events_checked_us < SQ_EVENTS_OFF_RECHECK_US)
         return JOBD_OK;
     sqlite3_stmt *stmt;
-    int rc = sq_prepare(s,
-                        "UPDATE event_log SET told = 1 WHERE listened_at > " SQ_EV_NOW " - ?1",
+    int rc = sq_prepare(s, "UPDATE event_log SET told = 1 WHERE listened_at > " SQ_EV_NOW " - ?1",
                         &stmt, err);
     if (rc != JOBD_OK)
         return rc;
@@ -47,20 +46,19 @@ sq_events_hold(struct sqlite_store *s, bool *told, struct jobd_error *err)
     return JOBD_OK;
 }
 
-/* The rows of the jobs ?1 (a JSON array) read from table t, from ?2 to ?3. Ids
+/* The rows of the jobs ?1 (a JSON array) read from table t, from ?2 to ?3,
+ * one per queue, type and id / 1024 (at most 1,024 jobs: the readers look
+ * for an event's row among the 1,024 ids from it, sqlite/events.c). Ids
  * follow the highest (the prune keeps it: none is given twice), a row
- * taking as many as it holds jobs, at most 1024 (the readers look for an
- * event's row among the 1024 ids from it: sqlite/events.c). */
+ * taking as many as it holds jobs. */
 #define SQ_EVENTS_ROWS(t)                                                                          \
     "INSERT INTO events (id, job, queue, type, from_st, to_st, attempt, at, jobs, attempts)"       \
     " SELECT (SELECT COALESCE(max(id), 0) FROM events) + sum(n) OVER (ORDER BY queue, type, k),"   \
-    "  0, queue, type, ?2, ?3, 0, " SQ_EV_NOW ", jobs, attempts"                                  \
-    " FROM (SELECT queue, type, k, count(*) AS n, json_group_array(id) AS jobs,"                  \
-    "         json_group_array(attempt) AS attempts"                                              \
-    "  FROM (SELECT t.id, t.queue, t.type, t.attempt, (row_number() OVER"                         \
-    "          (PARTITION BY t.queue, t.type ORDER BY t.id) - 1) / 1024 AS k"                     \
-    "        FROM " t " t WHERE t.id IN (SELECT value FROM json_each(?1)))"                       \
-    "  GROUP BY queue, type, k)"
+    "  0, queue, type, ?2, ?3, 0, " SQ_EV_NOW ", jobs, attempts"                                   \
+    " FROM (SELECT t.queue, t.type, t.id / 1024 AS k, count(*) AS n,"                              \
+    "         json_group_array(t.id) AS jobs, json_group_array(t.attempt) AS attempts"             \
+    "       FROM " t " t WHERE t.id IN (SELECT value FROM json_each(?1))"                          \
+    "       GROUP BY t.queue, t.type, k)"
 
 int
 sq_events_tell(struct sqlite_store *s, bool successes, const char *ids, struct jobd_error *err)

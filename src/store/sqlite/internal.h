@@ -144,8 +144,7 @@ int sq_begin_relaxed(struct sqlite_store *s, struct jobd_error *err);
  * jobs_done) and clears told. An error leaves the transaction to roll back.
  */
 int sq_events_hold(struct sqlite_store *s, bool *told, struct jobd_error *err);
-int sq_events_tell(struct sqlite_store *s, bool successes, const char *ids,
-                   struct jobd_error *err);
+int sq_events_tell(struct sqlite_store *s, bool successes, const char *ids, struct jobd_error *err);
 int sq_commit(struct sqlite_store *s, struct jobd_error *err);
 /* Rolls back if a transaction is open; never fails (errors are ignored). */
 void sq_rollback(struct sqlite_store *s);
