@@ -17,20 +17,10 @@
 static int
 tell(struct sqlite_store *s, const struct job_list *out, size_t first, struct jobd_error *err)
 {
-    size_t n = out->n - first;
-    int64_t *ids = n > 0 ? malloc(n * sizeof *ids) : NULL;
-    char *arr = NULL;
-    if (n > 0 && ids != NULL) {
-        for (size_t i = 0; i < n; i++)
-            ids[i] = out->v[first + i].id;
-        arr = sq_ids_json(ids, n);
-    }
-    free(ids);
-    if (n > 0 && arr == NULL)
-        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
-    int rc = sq_events_tell(s, false, arr, err);
-    free(arr);
-    return rc;
+    struct sq_tell t = {0};
+    for (size_t i = first; i < out->n; i++)
+        sq_tell_add(&t, out->v[i].id, out->v[i].attempt, out->v[i].queue, out->v[i].type);
+    return sq_events_tell(s, false, &t, err);
 }
 
 int

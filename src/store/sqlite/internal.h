@@ -138,13 +138,27 @@ int sq_begin_relaxed(struct sqlite_store *s, struct jobd_error *err);
  * event rows (migration 25; docs/DESIGN.md, Events). Inside the batch's
  * open write transaction, before its statements: sq_events_hold sets
  * *told when the log records (event_log.told set: the triggers leave the
- * batch's claims, or successes, to it). After them, when *told:
- * sq_events_tell writes the rows of the jobs ids (a JSON array, the
- * caller's; NULL: none) claimed (read from jobs) or succeeded (from
- * jobs_done) and clears told. An error leaves the transaction to roll back.
+ * batch's claims, or successes, to it). Then, when *told, each job the
+ * batch moved goes into a struct sq_tell (sq_tell_add: strings copied; a
+ * failure to allocate is remembered), and sq_events_tell writes its rows,
+ * one per queue and type (at most SQ_TELL_ROW_MAX jobs: the readers look
+ * for an event's row among the 1,024 ids from it), claimed (pending ->
+ * running) or succeeded (running -> succeeded), frees the sq_tell and
+ * clears told. An error leaves the transaction to roll back.
  */
+#define SQ_TELL_ROW_MAX 1024
+struct sq_tell_row;
+struct sq_tell {
+    struct sq_tell_row *v;
+    size_t n;
+    bool oom;
+};
 int sq_events_hold(struct sqlite_store *s, bool *told, struct jobd_error *err);
-int sq_events_tell(struct sqlite_store *s, bool successes, const char *ids, struct jobd_error *err);
+void sq_tell_add(struct sq_tell *t, int64_t id, int32_t attempt, const char *queue,
+                 const char *type);
+void sq_tell_fini(struct sq_tell *t);
+int sq_events_tell(struct sqlite_store *s, bool successes, struct sq_tell *t,
+                   struct jobd_error *err);
 int sq_commit(struct sqlite_store *s, struct jobd_error *err);
 /* Rolls back if a transaction is open; never fails (errors are ignored). */
 void sq_rollback(struct sqlite_store *s);

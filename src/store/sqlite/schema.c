@@ -59,6 +59,16 @@ struct sq_migration {
     " AND e.to_st NOT IN ('running', 'succeeded')"                                                 \
     " AND e.id >= (SELECT since_id FROM event_log) ORDER BY e.id DESC LIMIT 1)"
 
+/* Migration 24's event of a row into jobs_done (also migration 25's). */
+#define SQ_EV_DONE24                                                                               \
+    "  INSERT INTO events (job, queue, type, from_st, to_st, attempt, at)"                         \
+    "  VALUES (NEW.id, NEW.queue, NEW.type,"                                                       \
+    "          CASE WHEN NEW.status <> 'cancelled' THEN 'running'"                                 \
+    "               WHEN EXISTS (SELECT 1 FROM jobs_waiting w WHERE w.id = NEW.id) THEN 'waiting'" \
+    "               WHEN NEW.cancel_requested = 0 THEN 'pending'"                                  \
+    "               ELSE 'running' END,"                                                           \
+    "          NEW.status, NEW.attempt, " SQ_EV_NOW ");"
+
 /* clang-format off */
 static const struct sq_migration sq_migrations[] = {
     {1,
@@ -555,13 +565,7 @@ static const struct sq_migration sq_migrations[] = {
      "               ELSE " SQ_EV_PREV24 " END, NEW.status, NEW.attempt, " SQ_EV_NOW ");"
      "END;"
      "CREATE TRIGGER jobs_done_events AFTER INSERT ON jobs_done WHEN " SQ_EVENTS_ON " BEGIN"
-     "  INSERT INTO events (job, queue, type, from_st, to_st, attempt, at)"
-     "  VALUES (NEW.id, NEW.queue, NEW.type,"
-     "          CASE WHEN NEW.status <> 'cancelled' THEN 'running'"
-     "               WHEN EXISTS (SELECT 1 FROM jobs_waiting w WHERE w.id = NEW.id) THEN 'waiting'"
-     "               WHEN NEW.cancel_requested = 0 THEN 'pending'"
-     "               ELSE 'running' END,"
-     "          NEW.status, NEW.attempt, " SQ_EV_NOW ");"
+     SQ_EV_DONE24
      "END;"
      "CREATE TRIGGER jobs_waiting_events AFTER INSERT ON jobs_waiting WHEN " SQ_EVENTS_ON " BEGIN"
      "  UPDATE events SET to_st = 'waiting'"
@@ -602,13 +606,7 @@ static const struct sq_migration sq_migrations[] = {
      "END;"
      "CREATE TRIGGER jobs_done_events AFTER INSERT ON jobs_done"
      "  WHEN " SQ_EVENTS_UNTOLD("succeeded") " BEGIN"
-     "  INSERT INTO events (job, queue, type, from_st, to_st, attempt, at)"
-     "  VALUES (NEW.id, NEW.queue, NEW.type,"
-     "          CASE WHEN NEW.status <> 'cancelled' THEN 'running'"
-     "               WHEN EXISTS (SELECT 1 FROM jobs_waiting w WHERE w.id = NEW.id) THEN 'waiting'"
-     "               WHEN NEW.cancel_requested = 0 THEN 'pending'"
-     "               ELSE 'running' END,"
-     "          NEW.status, NEW.attempt, " SQ_EV_NOW ");"
+     SQ_EV_DONE24
      "END;"},
 };
 /* clang-format on */
