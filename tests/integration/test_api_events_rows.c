@@ -68,6 +68,45 @@ ids_increase(json_t *v)
     }
 }
 
+/* Claims the 7 jobs of s in one batch and completes them in one, on the
+ * store itself, as a worker does. */
+static void
+claim_and_complete_7(const struct srv *s)
+{
+    struct store *st = NULL;
+    struct jobd_error e = {0};
+    ASSERT_EQ(store_open(s->db, &st, &e), JOBD_OK);
+    struct job_list l = {0};
+    struct claim_req cr = {.worker_id = "w-rows", .limit = 10, .lease_ms = 600000};
+    ASSERT_EQ(store_claim(st, &cr, &l, &e), JOBD_OK);
+    ASSERT_EQ(l.n, 7);
+    struct completion c[7];
+    int outcome[7];
+    for (size_t i = 0; i < 7; i++)
+        c[i] = (struct completion){.id = l.v[i].id, .attempt = l.v[i].attempt};
+    ASSERT_EQ(store_complete_batch(st, c, 7, outcome, &e), JOBD_OK);
+    for (size_t i = 0; i < 7; i++)
+        ASSERT_EQ(outcome[i], JOBD_OK);
+    job_list_fini(&l);
+    store_close(st);
+}
+
+/* A client resuming after event k of v gets exactly the rest of v. */
+static void
+resumes_from(const struct srv *s, json_t *v, size_t k)
+{
+    long long after = json_integer_value(json_object_get(json_array_get(v, k), "event"));
+    size_t rest = json_array_size(v) - k - 1;
+    struct sse back;
+    ASSERT_EQ(sse_open(&back, s, NULL, after, 0), 200);
+    json_t *w = sse_exactly(&back, rest);
+    for (size_t i = 0; i < rest; i++)
+        ASSERT_EQ(json_integer_value(json_object_get(json_array_get(w, i), "event")),
+                  json_integer_value(json_object_get(json_array_get(v, k + 1 + i), "event")));
+    json_decref(w);
+    sse_close(&back);
+}
+
 /*
  * Seven jobs of two types, claimed in one batch and completed in one batch
  * on the store: two rows for the claims and two for the successes, and
@@ -101,23 +140,7 @@ BOTH(a_batch_is_a_row_a_type_and_an_event_a_job)
     ASSERT_EQ(sse_open(&rb, &s, "type=ev.rb", -1, 0), 200);
     srv_await_metric(&s, "jobd_event_clients", 3);
 
-    struct store *st = NULL;
-    struct jobd_error e = {0};
-    ASSERT_EQ(store_open(s.db, &st, &e), JOBD_OK);
-    struct job_list l = {0};
-    struct claim_req cr = {.worker_id = "w-rows", .limit = 10, .lease_ms = 600000};
-    ASSERT_EQ(store_claim(st, &cr, &l, &e), JOBD_OK);
-    ASSERT_EQ(l.n, 7);
-    struct completion c[7];
-    int outcome[7];
-    for (size_t i = 0; i < 7; i++)
-        c[i] = (struct completion){.id = l.v[i].id, .attempt = l.v[i].attempt};
-    ASSERT_EQ(store_complete_batch(st, c, 7, outcome, &e), JOBD_OK);
-    for (size_t i = 0; i < 7; i++)
-        ASSERT_EQ(outcome[i], JOBD_OK);
-    job_list_fini(&l);
-    store_close(st);
-
+    claim_and_complete_7(&s);
     v = sse_exactly(&all, 21);
     ids_increase(v);
     for (size_t i = 0; i < 7; i++) {
@@ -153,15 +176,7 @@ BOTH(a_batch_is_a_row_a_type_and_an_event_a_job)
     json_decref(w);
 
     /* Resumed inside the claims' first row: exactly the rest, same ids. */
-    long long mid = json_integer_value(json_object_get(json_array_get(v, 8), "event"));
-    struct sse back;
-    ASSERT_EQ(sse_open(&back, &s, NULL, mid, 0), 200);
-    w = sse_exactly(&back, 12);
-    for (size_t k = 0; k < 12; k++)
-        ASSERT_EQ(json_integer_value(json_object_get(json_array_get(w, k), "event")),
-                  json_integer_value(json_object_get(json_array_get(v, 9 + k), "event")));
-    json_decref(w);
-    sse_close(&back);
+    resumes_from(&s, v, 8);
     json_decref(v);
     sse_close(&one);
     sse_close(&rb);
