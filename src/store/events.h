@@ -3,7 +3,10 @@
  * docs/DESIGN.md, Events).
  *
  * Triggers in the store write each status change of a job into a table of
- * events (id increasing), but only while some server has had a client of
+ * events (id increasing; a batch's claims, or successes, share one row per
+ * queue and type, which the backends' reads expand into one event a job,
+ * each with an id of its own: docs/DESIGN.md, Events), but only while some
+ * server has had a client of
  * the stream within the last hour: store_events_listen says one has, and
  * prunes events over an hour old. Readers ask for the head of the log,
  * then read a range of it. On PostgreSQL ids come from a sequence, so a

@@ -3,7 +3,10 @@
  * jobd.event_log (migration 23), written by statement triggers. Ids come
  * from a sequence, so they are not in commit order: the head carries its
  * snapshot's xmin and xmax (api/events.c serves up to a head only once
- * every transaction running at it has ended). Times are the server's now().
+ * every transaction running at it has ended). A row holds the events
+ * id - n + 1 .. id (migration 36: a statement's claims or successes of one
+ * queue and type share a row), so an event's number is that, not the row's
+ * id. Times are the server's now().
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,17 +34,29 @@ PG_STMT(st_events_head, "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::b
                         " pg_snapshot_xmax(pg_current_snapshot())::text::bigint,"
                         " COALESCE((SELECT max(id) FROM jobd.events), 0)");
 
-/* $1 after, $2 upto, $3 limit. */
-PG_STMT(
-    st_events_read,
-    "SELECT e.id, e.job, e.queue, e.type, e.from_st, e.to_st, e.attempt, " PG_TS_US(
-        "e.at") ", s.workflow FROM jobd.events e LEFT JOIN jobd.workflow_steps s ON s.job_id = "
-                "e.job WHERE e.id > $1::bigint AND e.id <= $2::bigint ORDER BY e.id LIMIT $3::int");
+/* The events of a row (migration 36): id - n + 1 .. id, n its jobs (1 when
+ * jobs is NULL: one event, of job), at most 1024. */
+#define PG_EV_N "COALESCE(cardinality(e.jobs), 1)"
+
+/* $1 after, $2 upto, $3 limit: the rows that can hold such events, each
+ * expanded into its events, the workflow read per job. */
+PG_STMT(st_events_read,
+        "SELECT x.ev, x.job, e.queue, e.type, e.from_st, e.to_st, x.attempt, " PG_TS_US(
+            "e.at") ", s.workflow"
+                    " FROM (SELECT * FROM jobd.events WHERE id > $1::bigint"
+                    "        AND id <= $2::bigint + 1023 ORDER BY id LIMIT $3::int) e"
+                    " CROSS JOIN LATERAL (SELECT e.id - " PG_EV_N " + u.k AS ev, u.job, u.attempt"
+                    "  FROM unnest(COALESCE(e.jobs, ARRAY[e.job]),"
+                    "              COALESCE(e.attempts, ARRAY[e.attempt]))"
+                    "       WITH ORDINALITY AS u(job, attempt, k)) x"
+                    " LEFT JOIN jobd.workflow_steps s ON s.job_id = x.job"
+                    " WHERE x.ev > $1::bigint AND x.ev <= $2::bigint ORDER BY x.ev LIMIT $3::int");
 
 /* $1 after: an event still in the log (an unlogged table: empty after a crash). */
 PG_STMT(st_events_resumable,
         "SELECT $1::bigint >= since_id AND listened_at > now() - " PG_KEEP
-        " AND EXISTS (SELECT 1 FROM jobd.events WHERE id = $1::bigint)"
+        " AND EXISTS (SELECT 1 FROM jobd.events e WHERE e.id >= $1::bigint"
+        "  AND e.id < $1::bigint + 1024 AND e.id - " PG_EV_N " < $1::bigint)"
         " AND NOT EXISTS (SELECT 1 FROM jobd.events"
         "  WHERE id > $1::bigint AND at < now() - " PG_KEEP ") FROM jobd.event_log");
 

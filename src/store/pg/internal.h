@@ -454,6 +454,9 @@ extern const char pg_step_deps_fast[];
 extern const char pg_step_deps_batch[];
 /* Schema version 34, the event log with one index fewer (pg/schema_events_cheap.c). */
 extern const char pg_step_events_cheap[];
+/* Schema version 36, a statement's claims and successes in one event row
+ * (pg/schema_events_rows.c). */
+extern const char pg_step_events_rows[];
 /* pg/attemptlog.c (store/attemptlog.h) */
 struct attempt_log;
 int pg_op_attempt_logs_put(struct store *st, const struct attempt_log *v, size_t n, int *outcome,

@@ -712,5 +712,6 @@ const struct pg_migration pg_migrations[] = {
     {33, "indexes for listings by group", step33_list_group},
     {34, "events: no index entry for a claim or a success", pg_step_events_cheap},
     {35, "a batch's parents attached set-wise", pg_step_deps_batch},
+    {36, "events: one row for a statement's claims or successes", pg_step_events_rows},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];

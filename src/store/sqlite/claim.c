@@ -13,6 +13,16 @@
 #include "store/qlimits.h"
 #include "store/sqlite/internal.h"
 
+/* The event rows of the jobs claimed, out->v[first..] (sqlite/events_rows.c). */
+static int
+tell(struct sqlite_store *s, const struct job_list *out, size_t first, struct jobd_error *err)
+{
+    struct sq_tell t = {0};
+    for (size_t i = first; i < out->n; i++)
+        sq_tell_add(&t, out->v[i].id, out->v[i].attempt, out->v[i].queue, out->v[i].type);
+    return sq_events_tell(s, false, &t, err);
+}
+
 int
 sq_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
             struct jobd_error *err)
@@ -51,10 +61,14 @@ sq_op_claim(struct store *st, const struct claim_req *req, struct job_list *out,
     now = sq_now(s);
     size_t first = out->n;
     int left = req->limit;
-    if (limited)
+    bool told = false; /* the claims' events are this batch's to write */
+    rc = sq_events_hold(s, &told, err);
+    if (rc == JOBD_OK && limited)
         rc = sq_qlimits_claim(s, req, out, &left, err);
     if (rc == JOBD_OK && left > 0)
         rc = sq_claim_due(s, req, left, now, QLIMITS_HELD_SQ, out, err);
+    if (rc == JOBD_OK && told)
+        rc = tell(s, out, first, err);
     if (rc == 0)
         rc = sq_commit(s, err);
     else

@@ -6,7 +6,9 @@
  * check of a Last-Event-ID go by id, and events has no index on `at` for
  * its writers to keep (docs/DESIGN.md, Events). Ids are rowids: the prune
  * keeps the newest row, so the highest id never falls and none is given
- * twice.
+ * twice. A row of a batch's claims or successes (sqlite/events_rows.c)
+ * holds the events id - n + 1 .. id, one a job: an event's number is that,
+ * not the row's id.
  */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -19,6 +21,9 @@
 #include "util/clock.h"
 
 #define SEQ "COALESCE((SELECT max(id) FROM events), 0)"
+/* A row's events (migration 25): id - n + 1 .. id, n its jobs (1 when jobs
+ * is NULL: one event, of job), at most 1024. */
+#define SQ_EV_N "(CASE WHEN e.jobs IS NULL THEN 1 ELSE json_array_length(e.jobs) END)"
 /* The first event under an hour old (?1 now, ?2 EVENTS_KEEP_US), or the
  * newest, which the prune keeps: a walk by id over the rows to prune. */
 #define KEEP_FROM                                                                                  \
@@ -93,11 +98,21 @@ sq_op_events_read(struct store *st, int64_t after, int64_t upto, int limit,
 {
     struct sqlite_store *s = sq_of(st);
     sqlite3_stmt *stmt;
-    int rc = sq_prepare(s,
-                        "SELECT e.id, e.job, e.queue, e.type, e.from_st, e.to_st, e.attempt, e.at,"
-                        " s.workflow FROM events e LEFT JOIN workflow_steps s ON s.job_id = e.job"
-                        " WHERE e.id > ?1 AND e.id <= ?2 ORDER BY e.id LIMIT ?3",
-                        &stmt, err);
+    /* The rows that can hold such events, each expanded into its events
+     * (id - n + 1 + the index in jobs), the workflow read per job. */
+    int rc = sq_prepare(
+        s,
+        "SELECT x.ev, x.job, x.queue, x.type, x.from_st, x.to_st, x.attempt, x.at, s.workflow"
+        " FROM (SELECT e.id - e.n + 1 + j.key AS ev, j.value AS job, e.queue, e.type, e.from_st,"
+        "         e.to_st, CASE WHEN e.jobs IS NULL THEN e.attempt"
+        "                  ELSE json_extract(e.attempts, '$[' || j.key || ']') END AS attempt,"
+        "         e.at"
+        "       FROM (SELECT *, " SQ_EV_N " AS n FROM events e WHERE id > ?1 AND id <= ?2 + 1023"
+        "             ORDER BY id LIMIT ?3) e,"
+        "            json_each(COALESCE(e.jobs, json_array(e.job))) j) x"
+        " LEFT JOIN workflow_steps s ON s.job_id = x.job"
+        " WHERE x.ev > ?1 AND x.ev <= ?2 ORDER BY x.ev LIMIT ?3",
+        &stmt, err);
     if (rc != JOBD_OK)
         return rc;
     sqlite3_bind_int64(stmt, 1, after);
@@ -144,7 +159,8 @@ sq_op_events_resumable(struct store *st, int64_t after, bool *ok, struct jobd_er
     sqlite3_stmt *stmt;
     int rc = sq_prepare(s,
                         "SELECT ?1 >= since_id AND listened_at > ?2 - ?3"
-                        " AND EXISTS (SELECT 1 FROM events WHERE id = ?1)"
+                        " AND EXISTS (SELECT 1 FROM events e WHERE e.id >= ?1"
+                        "  AND e.id < ?1 + 1024 AND e.id - " SQ_EV_N " < ?1)"
                         /* none after it over an hour old: the first after it */
                         " AND COALESCE((SELECT at FROM events WHERE id > ?1 ORDER BY id LIMIT 1)"
                         "              >= ?2 - ?3, 1)"

@@ -53,7 +53,13 @@ struct sqlite_store {
     int64_t groups_forgot_us;  /* monotonic: the last sq_groups_forget of a claim */
     char *group_cursor;        /* the claimed queue's round-robin cursor (qlimits_cursor) */
     struct sq_stats stats;     /* the open transaction's counts (sqlite/stats.c) */
+    bool events_on;            /* the last sq_events_hold found the log recording */
+    int64_t events_checked_us; /* monotonic: when (0: never) */
 };
+
+/* The event log's clock (migration 16's triggers, sqlite/events_rows.c): the
+ * real clock in microseconds, as SQLite reads it (to the millisecond). */
+#define SQ_EV_NOW "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)"
 
 /*
  * The columns of a job, in the order sq_row_job reads them. Both "jobs" and
@@ -127,6 +133,32 @@ int sq_begin(struct sqlite_store *s, struct jobd_error *err);
  * harmless because every party to them is lost too (claims, heartbeats).
  */
 int sq_begin_relaxed(struct sqlite_store *s, struct jobd_error *err);
+/*
+ * sqlite/events_rows.c: a batch of claims or of successes writes its own
+ * event rows (migration 25; docs/DESIGN.md, Events). Inside the batch's
+ * open write transaction, before its statements: sq_events_hold sets
+ * *told when the log records (event_log.told set: the triggers leave the
+ * batch's claims, or successes, to it). Then, when *told, each job the
+ * batch moved goes into a struct sq_tell (sq_tell_add: strings copied; a
+ * failure to allocate is remembered), and sq_events_tell writes its rows,
+ * one per queue and type (at most SQ_TELL_ROW_MAX jobs: the readers look
+ * for an event's row among the 1,024 ids from it), claimed (pending ->
+ * running) or succeeded (running -> succeeded), frees the sq_tell and
+ * clears told. An error leaves the transaction to roll back.
+ */
+#define SQ_TELL_ROW_MAX 1024
+struct sq_tell_row;
+struct sq_tell {
+    struct sq_tell_row *v;
+    size_t n;
+    bool oom;
+};
+int sq_events_hold(struct sqlite_store *s, bool *told, struct jobd_error *err);
+void sq_tell_add(struct sq_tell *t, int64_t id, int32_t attempt, const char *queue,
+                 const char *type);
+void sq_tell_fini(struct sq_tell *t);
+int sq_events_tell(struct sqlite_store *s, bool successes, struct sq_tell *t,
+                   struct jobd_error *err);
 int sq_commit(struct sqlite_store *s, struct jobd_error *err);
 /* Rolls back if a transaction is open; never fails (errors are ignored). */
 void sq_rollback(struct sqlite_store *s);

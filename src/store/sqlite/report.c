@@ -181,14 +181,16 @@ complete_set(struct sqlite_store *s, const struct completion *c, size_t n, int *
         "  j.lease_token_hash "
         "FROM json_each(?1) b JOIN jobs j ON j.id = json_extract(b.value, '$[0]') "
         "WHERE j.status = 'running' AND j.attempt = json_extract(b.value, '$[1]') "
-        "RETURNING id, queue";
+        "RETURNING id, queue, type, attempt";
     static const char del[] = "DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?1))";
     for (size_t i = 0; i < n; i++)
         outcome[i] = JOBD_E_STALE;
     size_t nd = 0;
     sqlite3_stmt *stmt;
-    int rc = sq_prepare(s, ins, &stmt, err);
-    if (rc != JOBD_OK)
+    bool told = false; /* the successes' events are this batch's to write */
+    struct sq_tell t = {0};
+    int rc = sq_events_hold(s, &told, err);
+    if (rc != JOBD_OK || (rc = sq_prepare(s, ins, &stmt, err)) != JOBD_OK)
         return rc;
     sq_bind_text(stmt, 1, arr);
     sqlite3_bind_int64(stmt, 2, now);
@@ -196,6 +198,10 @@ complete_set(struct sqlite_store *s, const struct completion *c, size_t n, int *
         int64_t id = sqlite3_column_int64(stmt, 0);
         sq_stats_count(s, (const char *)sqlite3_column_text(stmt, 1), STATS_SUCCEEDED,
                        now); /* store/stats.h */
+        if (told)
+            sq_tell_add(&t, id, sqlite3_column_int(stmt, 3),
+                        (const char *)sqlite3_column_text(stmt, 1),
+                        (const char *)sqlite3_column_text(stmt, 2));
         for (size_t i = 0; i < n; i++)
             if (c[i].id == id)
                 outcome[i] = JOBD_OK;
@@ -203,16 +209,23 @@ complete_set(struct sqlite_store *s, const struct completion *c, size_t n, int *
             done[nd++] = id;
     }
     sq_reset(stmt);
-    if (rc < 0 || nd == 0)
-        return rc < 0 ? rc : JOBD_OK;
+    if (rc < 0 || nd == 0) {
+        sq_tell_fini(&t);
+        return rc < 0 ? rc : told ? sq_events_tell(s, true, &t, err) : JOBD_OK;
+    }
     char *ids = sq_ids_json(done, nd);
-    if (ids == NULL)
+    if (ids == NULL) {
+        sq_tell_fini(&t);
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    }
     if ((rc = sq_prepare(s, del, &stmt, err)) == JOBD_OK) {
         sq_bind_text(stmt, 1, ids);
         rc = sq_step_done(s, stmt, "finish jobs", err);
     }
     free(ids);
+    if (rc == JOBD_OK && told)
+        return sq_events_tell(s, true, &t, err);
+    sq_tell_fini(&t);
     return rc;
 }
 

@@ -38,13 +38,19 @@ struct sq_migration {
     "    ON CONFLICT (queue, status) DO UPDATE SET n = n + 1;"                                     \
     "END;"
 
-/* The event log's triggers (migration 16): the real clock in microseconds,
- * whether a stream had a client within the hour, a job's previous event. */
-#define SQ_EV_NOW "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)"
+/* The event log's triggers (migration 16): the real clock in microseconds
+ * (SQ_EV_NOW, sqlite/internal.h), whether a stream had a client within the
+ * hour, a job's previous event. */
 #define SQ_EVENTS_ON "(SELECT listened_at FROM event_log) > " SQ_EV_NOW " - 3600000000"
 #define SQ_EV_PREV                                                                                 \
     "(SELECT e.to_st FROM events e WHERE e.job = NEW.id"                                           \
     " AND e.id >= (SELECT since_id FROM event_log) ORDER BY e.id DESC LIMIT 1)"
+/* Migration 25's SQ_EVENTS_ON for a change to st, which a batch that set
+ * event_log.told writes itself: one read of event_log a row, as before, and
+ * no clock read while told. */
+#define SQ_EVENTS_UNTOLD(st)                                                                       \
+    "(SELECT CASE WHEN told AND NEW.status = '" st "' THEN 0"                                      \
+    " ELSE listened_at > " SQ_EV_NOW " - 3600000000 END FROM event_log)"
 /* Migration 24's: the same over events_prev, the partial index of the events a
  * lookup can need (a job's last event is never running or succeeded when it
  * is asked for: docs/DESIGN.md, Events). */
@@ -52,6 +58,16 @@ struct sq_migration {
     "(SELECT e.to_st FROM events e WHERE e.job = NEW.id"                                           \
     " AND e.to_st NOT IN ('running', 'succeeded')"                                                 \
     " AND e.id >= (SELECT since_id FROM event_log) ORDER BY e.id DESC LIMIT 1)"
+
+/* Migration 24's event of a row into jobs_done (also migration 25's). */
+#define SQ_EV_DONE24                                                                               \
+    "  INSERT INTO events (job, queue, type, from_st, to_st, attempt, at)"                         \
+    "  VALUES (NEW.id, NEW.queue, NEW.type,"                                                       \
+    "          CASE WHEN NEW.status <> 'cancelled' THEN 'running'"                                 \
+    "               WHEN EXISTS (SELECT 1 FROM jobs_waiting w WHERE w.id = NEW.id) THEN 'waiting'" \
+    "               WHEN NEW.cancel_requested = 0 THEN 'pending'"                                  \
+    "               ELSE 'running' END,"                                                           \
+    "          NEW.status, NEW.attempt, " SQ_EV_NOW ");"
 
 /* clang-format off */
 static const struct sq_migration sq_migrations[] = {
@@ -549,13 +565,7 @@ static const struct sq_migration sq_migrations[] = {
      "               ELSE " SQ_EV_PREV24 " END, NEW.status, NEW.attempt, " SQ_EV_NOW ");"
      "END;"
      "CREATE TRIGGER jobs_done_events AFTER INSERT ON jobs_done WHEN " SQ_EVENTS_ON " BEGIN"
-     "  INSERT INTO events (job, queue, type, from_st, to_st, attempt, at)"
-     "  VALUES (NEW.id, NEW.queue, NEW.type,"
-     "          CASE WHEN NEW.status <> 'cancelled' THEN 'running'"
-     "               WHEN EXISTS (SELECT 1 FROM jobs_waiting w WHERE w.id = NEW.id) THEN 'waiting'"
-     "               WHEN NEW.cancel_requested = 0 THEN 'pending'"
-     "               ELSE 'running' END,"
-     "          NEW.status, NEW.attempt, " SQ_EV_NOW ");"
+     SQ_EV_DONE24
      "END;"
      "CREATE TRIGGER jobs_waiting_events AFTER INSERT ON jobs_waiting WHEN " SQ_EVENTS_ON " BEGIN"
      "  UPDATE events SET to_st = 'waiting'"
@@ -571,6 +581,32 @@ static const struct sq_migration sq_migrations[] = {
      "      OR NOT EXISTS (SELECT 1 FROM events e WHERE e.job = NEW.id AND e.from_st IS NULL"
      "                     AND e.to_st = 'waiting' AND e.to_st NOT IN ('running', 'succeeded')"
      "                     AND e.id >= (SELECT since_id FROM event_log));"
+     "END;"},
+    {25,
+     /* A batch of claims, or of successes, writes its events as one row
+      * per queue and type (docs/DESIGN.md, Events): a row holds the events
+      * id - n + 1 .. id, its jobs and their attempts in the JSON arrays
+      * jobs and attempts (job and attempt 0; jobs NULL: one event, of
+      * job, as before). The batch (sqlite/events_rows.c) sets
+      * event_log.told inside its transaction, which it alone sees, writes
+      * the rows itself and clears it before committing; meanwhile the
+      * triggers leave to it the changes it tells (pending -> running in
+      * jobs, succeeded into jobs_done) and record every other one. A
+      * statement that does not set told, as before, is recorded by them.
+      * Triggers of 24 with that condition. */
+     "ALTER TABLE events ADD COLUMN jobs TEXT;"
+     "ALTER TABLE events ADD COLUMN attempts TEXT;"
+     "ALTER TABLE event_log ADD COLUMN told INTEGER NOT NULL DEFAULT 0;"
+     "DROP TRIGGER jobs_events_updated;"
+     "DROP TRIGGER jobs_done_events;"
+     "CREATE TRIGGER jobs_events_updated AFTER UPDATE OF status ON jobs"
+     "  WHEN OLD.status <> NEW.status AND " SQ_EVENTS_UNTOLD("running") " BEGIN"
+     "  INSERT INTO events (job, queue, type, from_st, to_st, attempt, at)"
+     "  VALUES (NEW.id, NEW.queue, NEW.type, OLD.status, NEW.status, NEW.attempt, " SQ_EV_NOW ");"
+     "END;"
+     "CREATE TRIGGER jobs_done_events AFTER INSERT ON jobs_done"
+     "  WHEN " SQ_EVENTS_UNTOLD("succeeded") " BEGIN"
+     SQ_EV_DONE24
      "END;"},
 };
 /* clang-format on */
