@@ -454,6 +454,9 @@ extern const char pg_step_deps_fast[];
 extern const char pg_step_deps_batch[];
 /* Schema version 34, the event log with one index fewer (pg/schema_events_cheap.c). */
 extern const char pg_step_events_cheap[];
+/* Schema version 37, the listing index by group over pending rows only
+ * (pg/schema_groups_cheap.c). */
+extern const char pg_step_groups_cheap[];
 /* pg/attemptlog.c (store/attemptlog.h) */
 struct attempt_log;
 int pg_op_attempt_logs_put(struct store *st, const struct attempt_log *v, size_t n, int *outcome,

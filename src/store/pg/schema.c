@@ -712,5 +712,6 @@ const struct pg_migration pg_migrations[] = {
     {33, "indexes for listings by group", step33_list_group},
     {34, "events: no index entry for a claim or a success", pg_step_events_cheap},
     {35, "a batch's parents attached set-wise", pg_step_deps_batch},
+    {37, "jobs_grp_id holds pending rows only", pg_step_groups_cheap},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];
