@@ -5,7 +5,8 @@
  *
  * One statement claims: it takes the queue's least recently served groups
  * from job_groups (at most `limit` of them, in turn order), the head of
- * each (one probe of jobs_group_claim a group), and the queue's first jobs
+ * each (from the queue's first jobs in plain order when there, else one
+ * probe of jobs_group_claim a group), and the queue's first jobs
  * in plain claim order (so a higher priority, or a group job_groups does
  * not know, is never passed over, and one group alone still fills the
  * claim); of these, the k-th job of every group comes before the
@@ -42,11 +43,17 @@
  * or PG_RUN_COLS for a worker loop), each with the next cursor after them.
  *
  * g: the next 4 * $2 groups after the cursor in name order, wrapping
- * around. h: their heads in that order, ceil($2 / |g|) jobs a group (one
- * walk of jobs_group_claim each, so one group alone fills the claim),
- * until $2 are found: groups with nothing due cost one probe each, and the
- * cursor moves to the last group that gave a job. t: what h left of the limit,
- * from the queue's plain claim order (jobs_claim_queue). tp: the queue's
+ * around. w: when g holds $2 groups or more (one job a group), the queue's
+ * first $2 jobs in plain claim order, locked; wg: the groups of g among
+ * them, whose heads those are (a group's first job in plain order is its
+ * head). h: the heads of g's other groups in order, ceil($2 / |g|) jobs a
+ * group (one walk of jobs_group_claim each, so one group alone fills the
+ * claim), until with wg's $2 are found: groups with nothing due cost one
+ * probe each, and the cursor moves to the last group of h or wg. In a
+ * round robin's steady state the plain order's first jobs are the heads of
+ * the groups served longest ago, the next ones after the cursor, so w
+ * spares most probes (docs/DESIGN.md, Groups). t: what h and w left of the
+ * limit, from the queue's plain claim order (jobs_claim_queue). tp: the queue's
  * first job if its priority is above every head's (a priority index range
  * that is empty when all priorities are equal). Then the rn-th job of
  * every group before the (rn+1)-th of any at equal priority, the groups in
