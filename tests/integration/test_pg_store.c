@@ -164,7 +164,9 @@ TEST(lifecycle_moves_rows_between_tables)
  * (pending ones for claims, succeeded ones for jobs_succeeded, none with a
  * lease), so a claim never walks past finished rows; jobs_type_id holds
  * only the pending ones (migration 14: claims and completions write no
- * entry there). Through both
+ * entry there), and so does jobs_grp_id (migration 37): q2's jobs have a
+ * group, and all of them are claimed first (a grouped queue's claim goes
+ * before the ordinary one), so none of its entries is left. Through both
  * completion statements: one at a time and batched (and batched with one
  * id twice, which takes the join).
  */
@@ -174,7 +176,8 @@ TEST(completed_rows_stay_out_of_the_claim_indexes)
     struct jobd_error e = {0};
     static struct job_spec specs[300];
     for (int i = 0; i < 300; i++)
-        specs[i] = (struct job_spec){.type = i % 2 ? "a" : "b", .queue = i % 3 ? "q1" : "q2"};
+        specs[i] = (struct job_spec){
+            .type = i % 2 ? "a" : "b", .queue = i % 3 ? "q1" : "q2", .group = i % 3 ? NULL : "g"};
     ASSERT_OK(store_enqueue_batch(st, specs, 300, NULL, NULL, &e), &e);
     struct claim_req req = {
         .worker_id = "w", .limit = 200, .types = (const char *[]){"a", "b"}, .n_types = 2};
@@ -216,7 +219,8 @@ TEST(completed_rows_stay_out_of_the_claim_indexes)
     /* Those and jobs_schedule_firing, no more: every index a pending row
      * meets is written by each enqueue (migration 16 dropped two;
      * migration 29 added jobs_group_claim, docs/DESIGN.md, Groups; migration
-     * 33 jobs_grp_id, whose entries are the grouped rows only). */
+     * 33 jobs_grp_id, whose entries are the pending grouped rows only,
+     * migration 37). */
     ASSERT_EQ(sql_num("SELECT count(*) FROM pg_indexes WHERE schemaname = 'jobd'"
                       " AND tablename = 'jobs'"),
               (long long)(sizeof want / sizeof want[0]) + 1);

@@ -5,7 +5,8 @@
  *
  * One statement claims: it takes the queue's least recently served groups
  * from job_groups (at most `limit` of them, in turn order), the head of
- * each (one probe of jobs_group_claim a group), and the queue's first jobs
+ * each (from the queue's first jobs in plain order when there, else one
+ * probe of jobs_group_claim a group), and the queue's first jobs
  * in plain claim order (so a higher priority, or a group job_groups does
  * not know, is never passed over, and one group alone still fills the
  * claim); of these, the k-th job of every group comes before the
@@ -42,11 +43,17 @@
  * or PG_RUN_COLS for a worker loop), each with the next cursor after them.
  *
  * g: the next 4 * $2 groups after the cursor in name order, wrapping
- * around. h: their heads in that order, ceil($2 / |g|) jobs a group (one
- * walk of jobs_group_claim each, so one group alone fills the claim),
- * until $2 are found: groups with nothing due cost one probe each, and the
- * cursor moves to the last group that gave a job. t: what h left of the limit,
- * from the queue's plain claim order (jobs_claim_queue). tp: the queue's
+ * around. w: when g holds $2 groups or more (one job a group), the queue's
+ * first $2 jobs in plain claim order, locked; wg: the groups of g among
+ * them, whose heads those are (a group's first job in plain order is its
+ * head). h: the heads of g's other groups in order, ceil($2 / |g|) jobs a
+ * group (one walk of jobs_group_claim each, so one group alone fills the
+ * claim), until with wg's $2 are found: groups with nothing due cost one
+ * probe each, and the cursor moves to the last group of h or wg. In a
+ * round robin's steady state the plain order's first jobs are the heads of
+ * the groups served longest ago, the next ones after the cursor, so w
+ * spares most probes (docs/DESIGN.md, Groups). t: what h and w left of the
+ * limit, from the queue's plain claim order (jobs_claim_queue). tp: the queue's
  * first job if its priority is above every head's (a priority index range
  * that is empty when all priorities are equal). Then the rn-th job of
  * every group before the (rn+1)-th of any at equal priority, the groups in
@@ -64,26 +71,38 @@
     "   (SELECT grp, 1 AS ord FROM jobd.job_groups WHERE queue = $6::text AND grp <= $10::text"        \
     "      AND " GR_LIVE    \
     "     ORDER BY grp LIMIT " GR_WINDOW ")) x ORDER BY ord, grp LIMIT " GR_WINDOW "),"            \
+    " w AS MATERIALIZED ("                                                                         \
+    "  SELECT id, COALESCE(grp, '') AS grp, priority, run_at FROM jobd.jobs"                       \
+    "   WHERE queue = $6::text AND " GR_DUE                                                        \
+    "   ORDER BY priority DESC, run_at, id"                                                        \
+    "   LIMIT CASE WHEN (SELECT count(*) FROM g) >= $2::int THEN $2::int ELSE 0 END"               \
+    "   FOR UPDATE SKIP LOCKED),"                                                                  \
+    " wg AS MATERIALIZED (SELECT DISTINCT g.grp, g.pos FROM w JOIN g ON g.grp = w.grp),"           \
     " h AS MATERIALIZED ("                                                                         \
     "  SELECT c.id, g.grp, c.priority, c.run_at, g.pos"                                            \
-    "   FROM (SELECT * FROM g ORDER BY pos) g CROSS JOIN LATERAL ("                                \
+    "   FROM (SELECT * FROM g WHERE grp NOT IN (SELECT grp FROM wg) ORDER BY pos) g"               \
+    "   CROSS JOIN LATERAL ("                                                                      \
     "    SELECT id, priority, run_at FROM jobd.jobs"                                               \
     "     WHERE queue = $6::text AND COALESCE(grp, '') = g.grp"                                    \
     "       AND status NOT IN ('running', 'succeeded') AND run_at <= " GR_NOW " AND " GR_TYPES     \
     "     ORDER BY priority DESC, run_at, id"                                                      \
     "     LIMIT ceil($2::numeric / GREATEST((SELECT count(*) FROM g), 1))::int"                    \
-    "     FOR UPDATE SKIP LOCKED) c LIMIT $2::int),"                                               \
+    "     FOR UPDATE SKIP LOCKED) c"                                                               \
+    "   LIMIT GREATEST($2::int - (SELECT count(*) FROM wg)::int, 0)),"                             \
 " t AS MATERIALIZED ("                                                                             \
     "  SELECT id, COALESCE(grp, '') AS grp, priority, run_at FROM jobd.jobs"                       \
     "   WHERE queue = $6::text AND " GR_DUE " AND id <> ALL(ARRAY(SELECT id FROM h))"              \
+    "     AND id <> ALL(ARRAY(SELECT id FROM w))"                                                  \
     "   ORDER BY priority DESC, run_at, id"                                                        \
-    "   LIMIT GREATEST($2::int - (SELECT count(*) FROM h)::int, 0) FOR UPDATE SKIP LOCKED),"       \
+    "   LIMIT GREATEST($2::int - (SELECT count(*) FROM h)::int - (SELECT count(*) FROM w)::int, 0)" \
+    "   FOR UPDATE SKIP LOCKED),"                                                                  \
     " tp AS MATERIALIZED ("                                                                        \
     "  SELECT id, COALESCE(grp, '') AS grp, priority, run_at FROM jobd.jobs"                       \
     "   WHERE queue = $6::text AND " GR_DUE " AND id <> ALL(ARRAY(SELECT id FROM h))"              \
     "     AND priority > (SELECT COALESCE(min(priority), -2147483648) FROM h)"                     \
     "   ORDER BY priority DESC, run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED),"                       \
-    " cand AS (SELECT id, grp, priority, run_at FROM h UNION SELECT * FROM t UNION SELECT * FROM tp)," \
+    " cand AS (SELECT id, grp, priority, run_at FROM h UNION SELECT * FROM w UNION SELECT * FROM t"   \
+    "   UNION SELECT * FROM tp),"                                                                  \
     " run AS (SELECT COALESCE(grp, '') AS grp, count(*) AS n FROM jobd.jobs"                       \
     "   WHERE $7::int IS NOT NULL AND lease_expires_at IS NOT NULL"                                \
     "     AND queue = $6::text AND status = 'running' GROUP BY 1),"                                \
@@ -112,7 +131,8 @@
     "       worker_id = $1::text, lease_expires_at = " GR_NOW " + " PG_MS("$3") ","                \
     "       started_at = " GR_NOW " WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "                  \
     "RETURNING " cols ","                                                                          \
-    " (SELECT grp FROM g WHERE pos = COALESCE((SELECT max(pos) FROM h), (SELECT max(pos) FROM g)))"
+    " (SELECT grp FROM g WHERE pos = COALESCE((SELECT max(pos) FROM"                               \
+    "   (SELECT pos FROM h UNION ALL SELECT pos FROM wg) x), (SELECT max(pos) FROM g)))"
 PG_STMT(st_gr_claim, GR_CLAIM(PG_JOB_COLS("j.")));
 /* The same for a worker loop (claim_req.run_only): only what a run needs. */
 PG_STMT(st_gr_claim_run, GR_CLAIM(PG_RUN_COLS("j.")));

@@ -457,6 +457,9 @@ extern const char pg_step_events_cheap[];
 /* Schema version 36, a statement's claims and successes in one event row
  * (pg/schema_events_rows.c). */
 extern const char pg_step_events_rows[];
+/* Schema version 37, the listing index by group over pending rows only
+ * (pg/schema_groups_cheap.c). */
+extern const char pg_step_groups_cheap[];
 /* pg/attemptlog.c (store/attemptlog.h) */
 struct attempt_log;
 int pg_op_attempt_logs_put(struct store *st, const struct attempt_log *v, size_t n, int *outcome,

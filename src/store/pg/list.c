@@ -82,7 +82,8 @@ branch(struct pg_list_query *q, const struct job_filter *f, const struct list_pa
                  " AND idempotency_key = $%d::text AND id = (SELECT job_id FROM jobd.job_keys"
                  " WHERE idempotency_key = $%d::text)",
                  p->key, p->key);
-    if (ok && p->group) /* jobs_grp_id, jobs_done_grp_id, jobs_waiting_grp_id (version 33) */
+    if (ok &&
+        p->group) /* jobs_grp_id (pending, version 37), jobs_done_grp_id, jobs_waiting_grp_id */
         ok = cat(q, " AND grp = $%d::text", p->group);
     if (ok && p->now) /* the due filter; store_list made the status pending */
         ok = cat(q, " AND run_at %s " PG_NOW("$%d"), f->due == JOB_DUE_NOW ? "<=" : ">", p->now);

@@ -713,5 +713,6 @@ const struct pg_migration pg_migrations[] = {
     {34, "events: no index entry for a claim or a success", pg_step_events_cheap},
     {35, "a batch's parents attached set-wise", pg_step_deps_batch},
     {36, "events: one row for a statement's claims or successes", pg_step_events_rows},
+    {37, "jobs_grp_id holds pending rows only", pg_step_groups_cheap},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];
