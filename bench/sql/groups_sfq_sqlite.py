@@ -5,7 +5,8 @@ tags"); the PostgreSQL side is bench/sql/groups_sfq.py.
 
 One process, Python's sqlite3 (the library's version is printed), a copy of
 jobd's SQLite schema (`jobd migrate --db FILE`, WAL, synchronous=NORMAL)
-plus the prototype's `tag` column and index. A worker cycle: the pick (one
+plus the prototype's `tag` column and indexes (those of
+bench/sql/groups_sfq/schema_sfq.sql). A worker cycle: the pick (one
 transaction, BEGIN IMMEDIATE, with the UPDATE of the picked rows to running
 through json_each as sqlite/groups.c does), then the completion (DELETE of
 the rows: the same for every variant, standing in for the move to
@@ -72,6 +73,9 @@ SCHEMA = [
     " WHERE status = 'pending' AND tag IS NULL",
     "CREATE INDEX jobs_sfq_claim ON jobs (queue, priority DESC, tag, id)"
     " WHERE status = 'pending' AND tag IS NOT NULL",
+    # as on PostgreSQL (groups_sfq/schema_sfq.sql): a group's last tag in place of its claim index
+    "DROP INDEX jobs_group_claim",
+    "CREATE INDEX jobs_sfq_tag ON jobs (queue, grp, tag) WHERE status = 'pending' AND tag IS NOT NULL",
 ]
 
 
