@@ -110,6 +110,7 @@ static const char pick_sql[] =
     " h AS (SELECT j.id, COALESCE(j.grp, '') AS grp, j.priority, j.run_at, g.pos FROM g, jobs j"
     "        WHERE j.id IN (SELECT id FROM jobs INDEXED BY jobs_group_claim"
     "               WHERE queue = ?1 AND grp IS NULLIF(g.grp, '') AND status = 'pending'"
+    "                 AND tag IS NULL"
     "                 AND +run_at <= ?3 AND " SQ_GR_TYPES
     "               ORDER BY priority DESC, run_at, id"
     "               LIMIT (?2 + (SELECT count(*) FROM g) - 1) / max((SELECT count(*) FROM g), 1))"
@@ -296,6 +297,22 @@ count_starts(struct sqlite_store *s, const char *q, const struct qlimits_row *li
     return rc;
 }
 
+/* The claim of a queue without group limits: its due jobs tagged, then
+ * one walk in tag order (sqlite/groups_tag.c); every group claimed has
+ * its job_groups row, written by the tagging. */
+static int
+claim_tagged(struct sqlite_store *s, const char *q, const struct claim_req *req, int n,
+             int64_t now, const char *types, struct pick *p, struct job_list *out,
+             struct jobd_error *err)
+{
+    if ((p->ids = calloc((size_t)n + 1, sizeof *p->ids)) == NULL)
+        return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    int rc = sq_groups_tag(s, q, now, err);
+    if (rc == JOBD_OK)
+        rc = sq_groups_walk(s, q, n, now, types, p->ids, &p->n_ids, err);
+    return rc == JOBD_OK ? start(s, req, now, p, out, err) : rc;
+}
+
 int
 sq_groups_claim(struct sqlite_store *s, const char *q, const struct claim_req *req, int n,
                 int64_t now, const struct qlimits_row *lim, int64_t window_us, struct job_list *out,
@@ -308,11 +325,16 @@ sq_groups_claim(struct sqlite_store *s, const char *q, const struct claim_req *r
     struct pick p = {0};
     char spare[JOB_GROUP_MAX + 1] = "";
     char *cursor = s->group_cursor != NULL ? s->group_cursor : spare;
-    int rc = pick(s, q, n, now, types, lim, window_us, cursor, &p, err);
-    if (rc == JOBD_OK)
-        rc = start(s, req, now, &p, out, err);
-    if (rc == JOBD_OK)
-        rc = count_starts(s, q, lim, window_us, &p, err);
+    int rc;
+    if (lim == NULL || (lim->group_max_running <= 0 && lim->group_rate_limit <= 0)) {
+        rc = claim_tagged(s, q, req, n, now, types, &p, out, err);
+    } else {
+        rc = pick(s, q, n, now, types, lim, window_us, cursor, &p, err);
+        if (rc == JOBD_OK)
+            rc = start(s, req, now, &p, out, err);
+        if (rc == JOBD_OK)
+            rc = count_starts(s, q, lim, window_us, &p, err);
+    }
     /* Fewer than asked: the queue may be draining. Its groups with nothing
      * pending are forgotten, at most once per QLIMITS_REFRESH_MS a
      * connection (until then they cost each claim one probe). */
@@ -337,7 +359,8 @@ sq_groups_forget(struct sqlite_store *s, const char *q, int64_t rate_per_ms, int
                         " AND rate_window_us + ?2 * 1000 <= ?3"
                         " AND NOT EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_group_claim"
                         "   WHERE j.queue = ?1 AND j.grp IS NULLIF(job_groups.grp, '')"
-                        "     AND j.status = 'pending')",
+                        "     AND j.status = 'pending' AND j.tag IS NULL)"
+                        " AND NOT " SQ_GR_TAGGED_PENDING("?1", "job_groups.grp"),
                         &stmt, err);
     if (rc != JOBD_OK)
         return rc;
@@ -349,7 +372,10 @@ sq_groups_forget(struct sqlite_store *s, const char *q, int64_t rate_per_ms, int
     rc = sq_prepare(s,
                     "UPDATE queues SET grouped = 0 WHERE name = ?1 AND grouped = 1"
                     " AND NOT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_group_claim"
-                    "   WHERE queue = ?1 AND grp > '' AND status = 'pending')",
+                    "   WHERE queue = ?1 AND grp > '' AND status = 'pending' AND tag IS NULL)"
+                    " AND NOT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_fair_claim"
+                    "   WHERE queue = ?1 AND status = 'pending' AND tag IS NOT NULL"
+                    "     AND grp IS NOT NULL)",
                     &stmt, err);
     if (rc != JOBD_OK)
         return rc;

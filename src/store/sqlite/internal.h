@@ -206,6 +206,25 @@ int sq_groups_forget(struct sqlite_store *s, const char *q, int64_t rate_per_ms,
                      struct jobd_error *err);
 
 /*
+ * Tags (sqlite/groups_tag.c; docs/DESIGN.md, Groups, "Tags on SQLite").
+ * sq_groups_tag: tags queue q's untagged due jobs and keeps each group's
+ * last tag, in the caller's write transaction. sq_groups_walk: up to n due
+ * tagged jobs of q of the JSON array types (NULL = any) in claim order, their
+ * ids into the caller's ids (room for n). SQ_GR_TAGGED_PENDING(q, g): an
+ * SQL condition, whether group g (text, '' = none) of queue q has a tagged
+ * pending job (a tagged job is in no group-ordered index but jobs_grp_id).
+ */
+int sq_groups_tag(struct sqlite_store *s, const char *q, int64_t now, struct jobd_error *err);
+int sq_groups_walk(struct sqlite_store *s, const char *q, int n, int64_t now, const char *types,
+                   int64_t *ids, size_t *n_ids, struct jobd_error *err);
+#define SQ_GR_TAGGED_PENDING(q, g)                                                                 \
+    "(CASE WHEN " g " = '' THEN EXISTS (SELECT 1 FROM jobs jt INDEXED BY jobs_fair_claim"          \
+    "   WHERE jt.queue = " q " AND jt.status = 'pending' AND jt.tag IS NOT NULL"                   \
+    "     AND jt.grp IS NULL)"                                                                     \
+    " ELSE EXISTS (SELECT 1 FROM jobs jt INDEXED BY jobs_grp_id WHERE jt.grp = " g                 \
+    "   AND jt.queue = " q " AND jt.status = 'pending' AND jt.tag IS NOT NULL) END)"
+
+/*
  * The file behind the path (sqlite/file.c). sq_file_before_open: a
  * path this process opened before must still name the same file
  * (JOBD_E_UNAVAILABLE otherwise, so it is not re-created empty).

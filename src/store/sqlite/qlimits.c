@@ -58,6 +58,24 @@ sq_op_queue_limits(struct store *st, const char *queue, const struct queue_limit
         return rc;
     }
     qlimits_cache_invalidate(&s->qlim);
+    /* A queue given group limits is claimed by probes of jobs_group_claim,
+     * which holds untagged jobs only (docs/DESIGN.md, Groups, "Tags on
+     * SQLite"): its tags go. */
+    if ((c->set_group_max_running && c->group_max_running > 0) ||
+        (c->set_group_rate && c->group_rate_limit > 0)) {
+        if ((rc = sq_prepare(s,
+                             "UPDATE jobs SET tag = NULL WHERE queue = ?1 AND status = 'pending'"
+                             " AND tag IS NOT NULL",
+                             &stmt, err)) != JOBD_OK) {
+            sq_rollback(s);
+            return rc;
+        }
+        sq_bind_text(stmt, 1, queue);
+        if ((rc = sq_step_done(s, stmt, "untag a queue", err)) != JOBD_OK) {
+            sq_rollback(s);
+            return rc;
+        }
+    }
     return sq_commit(s, err);
 }
 
@@ -75,7 +93,8 @@ refresh(struct sqlite_store *s, struct jobd_error *err)
          * (the row a queue gets when it becomes grouped, docs/DESIGN.md, Groups) */
         " + 8 * ((SELECT count(*) FROM (SELECT 1 FROM job_groups g WHERE g.queue = queues.name"
         "   AND (g.grp <> '' OR EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_group_claim"
-        "     WHERE j.queue = queues.name AND j.grp IS NULL AND j.status = 'pending'))"
+        "     WHERE j.queue = queues.name AND j.grp IS NULL AND j.status = 'pending'"
+        "       AND j.tag IS NULL) OR " SQ_GR_TAGGED_PENDING("queues.name", "''") ")"
         "   LIMIT 2)) = 1)"
         " FROM queues WHERE " QLIMITS_PATH_WHERE,
         &stmt, err);
