@@ -1,0 +1,356 @@
+#!/usr/bin/env python3
+"""What the gate data model of issue 29 costs the jobs that have no
+parents, and the readers of a job's status (docs/DESIGN.md, Dependencies,
+"Gates, measured"); the fan-out itself is bench/sql/gates.py, whose
+statements, databases and worker cycle this reuses.
+
+  claims   a worker (claim BATCH of type noop, then complete them) draining
+           CLAIM_N plain jobs, today's claim in today's schema against the
+           gate claim in the gate schema, with nothing else in the queue,
+           with 10 closed gates of 1,000 children and 1,000 of 10 (today:
+           the same 10,000 children in jobs_waiting), and with 1,000 open
+           gates that have no child left (what a late sweep costs); then
+           the grouped claim (st_gr_claim_run, 1,000 groups) with and
+           without 10 closed gates of 1,000 grouped children; EXPLAIN of
+           the gate claim with 1,000 closed gates. Rounds interleaved.
+  readers  get by id (st_get through all_jobs) of a plain, a gated and a
+           finished job, and the first page of a list by status (pg/list.c's
+           branch shape) for pending and waiting, 10,000 plain pending jobs
+           beside 10,000 children in 10 or 1,000 closed gates.
+
+  bench/sql/gates_read.py claims|readers [--store pg|sqlite|both] [--rounds R]
+Env as bench/sql/gates.py, and CLAIM_N (20000). Stdlib only.
+"""
+
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import extract  # noqa: E402
+import gates as G  # noqa: E402
+
+N = int(os.environ.get("CLAIM_N", "20000"))
+GID0 = 1_000_000  # gated children's ids start here (after the plain jobs)
+
+
+# ---- PostgreSQL ----------------------------------------------------------------------
+
+def pg_more_statements():
+    extract.WANT = ("st_gr_claim_run", "st_get")
+    extract.FILES = ("src/store/pg/groups.c", "src/store/pg/read.c")
+    s = extract.expand(G.ROOT)
+    gr = s["st_gr_claim_run"]
+    walk = "FROM jobd.jobs WHERE queue = $6::text AND "
+    assert gr.count(walk) == 4, "st_gr_claim_run changed shape"
+    return gr, gr.replace(walk, walk + "gate IS NULL AND "), s["st_get"]
+
+
+def pg_seed_claims(c, gate, shape, grouped=False):
+    """N plain jobs (grouped: queue q of 1,000 groups), then the shape's children."""
+    G.pg_reset(c, gate)
+    c.q("TRUNCATE jobd.job_groups, jobd.queues CASCADE")
+    q, grp = ("'q'", "'g' || lpad((g % 1000)::text, 4, '0')") if grouped else ("'default'", "NULL")
+    if grouped:
+        c.q("INSERT INTO jobd.queues (name, grouped) VALUES ('q', true)")
+    c.q(f"INSERT INTO jobd.jobs (id, queue, type, status, grp) SELECT g, {q}, 'noop', 'pending', {grp}"
+        f" FROM generate_series(1, {N}) g")
+    if grouped:
+        c.q("INSERT INTO jobd.job_groups (queue, grp) SELECT DISTINCT queue, grp FROM jobd.jobs")
+        c.q("INSERT INTO jobd.job_groups (queue, grp) VALUES ('q', '')")
+    if shape in ("10x1000", "1000x10"):
+        ng, k = (10, 1000) if shape == "10x1000" else (1000, 10)
+        if gate:
+            c.q(f"INSERT INTO jobd.gates (id, waiting, children) SELECT g, 1, {k} FROM generate_series(1, {ng}) g")
+            c.q(f"INSERT INTO jobd.jobs (id, queue, type, status, gate, grp) SELECT {GID0} + i, {q}, 'noop',"
+                f" 'pending', 1 + i / {k}, {grp.replace('g %', 'i %')} FROM generate_series(0, {ng * k - 1}) i")
+        else:
+            c.q(f"INSERT INTO jobd.jobs_waiting (id, queue, type, status, grp) SELECT {GID0} + i, {q}, 'noop',"
+                f" 'waiting', {grp.replace('g %', 'i %')} FROM generate_series(0, {ng * k - 1}) i")
+    elif shape == "open1000":
+        assert gate
+        c.q("INSERT INTO jobd.gates (id, waiting, children) SELECT g, 0, 0 FROM generate_series(1, 1000) g")
+    G.pg_settle(c)
+
+
+def pg_drain(c, pm, claim_sql, tag, grouped=False):
+    acc = {"claim_s": 0.0, "complete_s": 0.0}
+    w0 = G.pg_wal(c)
+    k0, p0, t0 = G.cluster_ticks(pm), time.process_time(), time.perf_counter()
+    done, cursor, empty = 0, "-", 0
+    while done < N:
+        a = time.perf_counter()
+        if grouped:
+            rows = c.x("gclaim_" + tag, claim_sql, "w1", G.BATCH, 300000, "{noop}", None, "q",
+                       None, None, 0, cursor)
+            if rows and rows[0][-1] is not None:
+                cursor = rows[0][-1]
+        else:
+            rows = c.x("claim_" + tag, claim_sql, "w1", G.BATCH, 300000, "{noop}", None, None)
+        if rows:
+            c.x("parents", G.PG_CLAIM[2], "{" + ",".join(r[0] for r in rows) + "}")
+        b = time.perf_counter()
+        acc["claim_s"] += b - a
+        if not rows:
+            empty += 1
+            if empty > 50:
+                raise RuntimeError(f"{tag}: stuck at {done}")
+            continue
+        d = c.x("complete", G.PG_CLAIM[1], "{" + ",".join(r[0] for r in rows) + "}",
+                "{" + ",".join(r[6] for r in rows) + "}", "{" + ",".join(["NULL"] * len(rows)) + "}", None)
+        acc["complete_s"] += time.perf_counter() - b
+        done += len(d)
+    t1, p1, k1 = time.perf_counter(), time.process_time(), G.cluster_ticks(pm)
+    w1 = G.pg_wal(c)
+    bad = int(c.q(f"SELECT count(*) FROM jobd.jobs WHERE id >= {GID0} AND status <> 'pending'")[0][0])
+    if bad:
+        raise RuntimeError(f"{tag}: {bad} gated children claimed")
+    cpu = (k1 - k0) / G.TCK + p1 - p0
+    return dict(s=round(t1 - t0, 4), cpu_ms_per_1000=round(cpu * 1e6 / N, 1),
+                claim_ms_per_1000=round(acc["claim_s"] * 1e6 / N, 1),
+                complete_ms_per_1000=round(acc["complete_s"] * 1e6 / N, 1),
+                wal_bytes_per_job=round((int(w1[2]) - int(w0[2])) / N, 1))
+
+
+PG_CLAIM_VARIANTS = [  # (name, gate schema, shape, grouped)
+    ("today_0", False, "0", False), ("gate_0", True, "0", False),
+    ("today_w10000", False, "10x1000", False), ("gate_10x1000", True, "10x1000", False),
+    ("gate_1000x10", True, "1000x10", False), ("gate_open1000", True, "open1000", False),
+    ("today_gr1000", False, "0", True), ("gate_gr1000", True, "0", True),
+    ("today_gr1000_w10000", False, "10x1000", True), ("gate_gr1000_10x1000", True, "10x1000", True),
+]
+
+
+def pg_claims(rounds):
+    claim, gclaim, done = G.pg_statements()
+    G.PG_CLAIM[1] = done
+    gr, ggr, _get = pg_more_statements()
+    G.pg_setup()
+    pm = G.pm_pid()
+    for rnd in range(rounds):
+        vs = PG_CLAIM_VARIANTS[rnd % 2:] + PG_CLAIM_VARIANTS[:rnd % 2]
+        if rnd % 2:
+            vs = vs[::-1]
+        for name, gate, shape, grouped in vs:
+            c = G.PG(G.db_url("gates_gate" if gate else "gates_today"))
+            pg_seed_claims(c, gate, shape, grouped)
+            sql = (ggr if gate else gr) if grouped else (gclaim if gate else claim)
+            r = pg_drain(c, pm, sql, name, grouped)
+            c.close()
+            G.emit(dict(bench="gates_claims", store="pg", variant=name, round=rnd + 1, n=N, **r))
+    # the plan of the gate claim with 1,000 closed gates' children in the queue
+    c = G.PG(G.db_url("gates_gate"))
+    pg_seed_claims(c, True, "1000x10")
+    plan = explain_pg(c, gclaim, ("w1", G.BATCH, 300000, "{noop}", None, None))
+    c.close()
+    path = os.path.join(os.path.dirname(G.OUT), "gates-explain-pg.txt")
+    with open(path, "w") as f:
+        f.write(plan)
+    G.log(plan)
+
+
+def explain_pg(c, sql, params):
+    lit = ["NULL" if p is None else "'" + str(p) + "'" for p in params]
+    c.q("BEGIN")
+    c.q("PREPARE ex AS " + sql)
+    rows = c.q("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) EXECUTE ex(" + ", ".join(lit) + ")")
+    c.q("ROLLBACK")
+    return "\n".join(r[0] for r in rows) + "\n"
+
+
+def pg_readers(rounds):
+    _claim, _gclaim, _done = G.pg_statements()
+    _gr, _ggr, get = pg_more_statements()
+    G.pg_setup()
+    # the gate schema's all_jobs: the same columns, the status as the gate says
+    c = G.PG(G.db_url("gates_gate"))
+    cols = [r[0] for r in c.q("SELECT column_name FROM information_schema.columns WHERE table_schema = 'jobd'"
+                              " AND table_name = 'all_jobs' ORDER BY ordinal_position")]
+    sel = ", ".join("jobd.gate_status(j.status, j.gate) AS status" if x == "status" else "j." + x for x in cols)
+    plain = ", ".join(cols)
+    c.q(f"CREATE VIEW jobd.all_jobs_g AS SELECT {sel} FROM jobd.jobs j UNION ALL SELECT {plain} FROM jobd.jobs_done"
+        f" UNION ALL SELECT {plain} FROM jobd.jobs_waiting")
+    c.close()
+    jc = get[len("SELECT "):get.index(" FROM jobd.all_jobs")]
+    list_t = "SELECT * FROM ((SELECT " + jc + " FROM jobd.{t} WHERE status = '{st}'{x} ORDER BY id DESC LIMIT 51)) l ORDER BY id DESC LIMIT 51"
+    open_ok = " AND (gate IS NULL OR NOT EXISTS (SELECT 1 FROM jobd.gates x WHERE x.id = gate AND x.waiting > 0))"
+    sts = {
+        "today": {"get": get, "list_pending": list_t.format(t="jobs", st="pending", x=""),
+                  "list_waiting": list_t.format(t="jobs_waiting", st="waiting", x="")},
+        "gate": {"get": get.replace("FROM jobd.all_jobs", "FROM jobd.all_jobs_g"),
+                 # pending: ungated rows and open gates' rows, newest first, past the closed ones
+                 "list_pending": list_t.format(t="jobs", st="pending", x=open_ok),
+                 # waiting: the closed gates' rows, a walk per closed gate (jobs_gate_id)
+                 "list_waiting": "SELECT " + jc + " FROM (SELECT c.* FROM jobd.gates g CROSS JOIN LATERAL"
+                                 " (SELECT * FROM jobd.jobs WHERE gate = g.id AND status = 'pending'"
+                                 " ORDER BY id DESC LIMIT 51) c WHERE g.waiting > 0) x ORDER BY id DESC LIMIT 51"},
+    }
+    cg = G.PG(G.db_url("gates_gate"))
+    cg.q("CREATE INDEX jobs_gate_id ON jobd.jobs (gate, id) WHERE gate IS NOT NULL")
+    cg.close()
+    reps = 500
+    for rnd in range(rounds):
+        for shape in ("10x1000", "1000x10"):
+            for v in (("today", "gate") if rnd % 2 == 0 else ("gate", "today")):
+                gate = v == "gate"
+                c = G.PG(G.db_url("gates_gate" if gate else "gates_today"))
+                pg_seed_claims(c, gate, shape)
+                c.q(f"INSERT INTO jobd.jobs_done (id, queue, type, status, finished_at) VALUES ({GID0 - 1}, 'default', 'noop', 'succeeded', now())")
+                if gate:  # an open gate, emptied: the pending list also passes it
+                    pass
+                res = {}
+                for op, ids in (("get_plain", [N // 2]), ("get_child", [GID0 + 5]), ("get_done", [GID0 - 1])):
+                    want = "waiting" if op == "get_child" else None
+                    row = c.x(v + "get", sts[v]["get"], ids[0])
+                    if want:
+                        st = row[0][cols.index("status")] if row else None
+                        if st != want:
+                            raise RuntimeError(f"{v}: child reads {st}")
+                    t0 = time.perf_counter()
+                    for _ in range(reps):
+                        c.x(v + "get", sts[v]["get"], ids[0])
+                    res[op + "_us"] = round((time.perf_counter() - t0) * 1e6 / reps, 1)
+                for op in ("list_pending", "list_waiting"):
+                    rows = c.x(v + op, sts[v][op])
+                    if len(rows) != 51:
+                        raise RuntimeError(f"{v} {op}: {len(rows)} rows")
+                    t0 = time.perf_counter()
+                    for _ in range(reps // 5):
+                        c.x(v + op, sts[v][op])
+                    res[op + "_us"] = round((time.perf_counter() - t0) * 1e6 / (reps // 5), 1)
+                plan = explain_pg(c, sts[v]["list_pending"], ())
+                res["list_pending_plan_rows_removed"] = sum(
+                    int(x.split("Rows Removed by Filter:")[1]) for x in plan.split("\n") if "Rows Removed by Filter:" in x)
+                c.close()
+                G.emit(dict(bench="gates_readers", store="pg", variant=v, shape=shape, round=rnd + 1, **res))
+
+
+# ---- SQLite ------------------------------------------------------------------------------
+
+def sq_seed_claims(gate, shape, grouped=False):
+    db, path = G.sq_fresh(gate)
+    db.execute("BEGIN")
+    G.sq_insert(db, 1, N)
+    if shape in ("10x1000", "1000x10"):
+        ng, k = (10, 1000) if shape == "10x1000" else (1000, 10)
+        if gate:
+            db.execute(f"WITH RECURSIVE g(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM g WHERE x < {ng}) "
+                       f"INSERT INTO gates (id, waiting, queue, children) SELECT x, 1, 'default', {k} FROM g")
+            db.execute(f"WITH RECURSIVE g(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM g WHERE x < {ng * k - 1}) "
+                       f"INSERT INTO jobs (id, queue, type, payload, status, priority, run_at, max_attempts,"
+                       f" created_at, gate) SELECT {GID0} + x, 'default', 'noop', '{{}}', 'pending', 0, 0, 25, 0,"
+                       f" 1 + x / {k} FROM g")
+        else:
+            G.sq_insert(db, GID0, GID0 + ng * k - 1, "jobs_waiting", "waiting")
+    elif shape == "open1000":
+        db.execute("WITH RECURSIVE g(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM g WHERE x < 1000) "
+                   "INSERT INTO gates (id, waiting, queue, children) SELECT x, 0, 'default', 0 FROM g")
+    db.execute("COMMIT")
+    db.execute("ANALYZE")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return db, path
+
+
+def sq_drain(db, path, gate, tag):
+    acc = {"claim_s": 0.0, "complete_s": 0.0, "root_complete_s": 0.0}
+    p0, t0 = time.process_time(), time.perf_counter()
+    done, empty = 0, 0
+    while done < N:
+        n, d = G.sq_cycle(db, gate, acc, -1)
+        done += d
+        if n == 0:
+            empty += 1
+            if empty > 50:
+                raise RuntimeError(f"{tag}: stuck at {done}")
+    t1, p1 = time.perf_counter(), time.process_time()
+    page = db.execute("PRAGMA page_size").fetchone()[0]
+    frames = max(0, os.path.getsize(path + "-wal") - 32) // (page + 24)
+    bad = db.execute(f"SELECT count(*) FROM jobs WHERE id >= {GID0} AND status <> 'pending'").fetchone()[0]
+    if bad:
+        raise RuntimeError(f"{tag}: {bad} gated children claimed")
+    return dict(s=round(t1 - t0, 4), cpu_ms_per_1000=round((p1 - p0) * 1e6 / N, 1),
+                claim_ms_per_1000=round(acc["claim_s"] * 1e6 / N, 1),
+                complete_ms_per_1000=round(acc["complete_s"] * 1e6 / N, 1),
+                wal_frames_per_1000=round(frames * 1000 / N, 1))
+
+
+SQ_CLAIM_VARIANTS = [("today_0", False, "0"), ("gate_0", True, "0"), ("today_w10000", False, "10x1000"),
+                     ("gate_10x1000", True, "10x1000"), ("gate_1000x10", True, "1000x10"),
+                     ("gate_open1000", True, "open1000")]
+
+
+def sq_claims(rounds):
+    for rnd in range(rounds):
+        vs = SQ_CLAIM_VARIANTS if rnd % 2 == 0 else SQ_CLAIM_VARIANTS[::-1]
+        for name, gate, shape in vs:
+            db, path = sq_seed_claims(gate, shape)
+            r = sq_drain(db, path, gate, name)
+            db.close()
+            G.emit(dict(bench="gates_claims", store="sqlite", variant=name, round=rnd + 1, n=N, **r))
+    db, _ = sq_seed_claims(True, "1000x10")
+    now = G.now_us()
+    opened = [r[0] for r in db.execute(G.SQ_OPEN)]
+    sql = G.SQ_CLAIM_HEAD.format(gate=", gate = NULL") + " UNION ALL ".join(
+        [G.SQ_PICK_U] + [G.SQ_PICK_G.format(g=g) for g in opened or [0]]) + G.SQ_CLAIM_TAIL
+    plan = "\n".join(str(r) for r in db.execute("EXPLAIN QUERY PLAN " + sql, (now, "w1", now, G.BATCH, "noop")))
+    plan += "\n-- probe\n" + "\n".join(str(r) for r in db.execute("EXPLAIN QUERY PLAN " + G.SQ_ANY_GATE, (now, "noop")))
+    db.close()
+    with open(os.path.join(os.path.dirname(G.OUT), "gates-explain-sqlite.txt"), "w") as f:
+        f.write(plan + "\n")
+    G.log(plan)
+
+
+def sq_readers(rounds):
+    # sq_op_get reads each table by id; the gate adds the gate's probe for a gated row
+    get_t = "SELECT " + G.SQ_JOB_COLS + " FROM jobs WHERE id = ?1"
+    get_g = ("SELECT " + G.SQ_JOB_COLS.replace("status,", "CASE WHEN gate IS NOT NULL AND EXISTS (SELECT 1 FROM gates x"
+                                               " WHERE x.id = gate AND x.waiting > 0) THEN 'waiting' ELSE status END,") +
+             " FROM jobs WHERE id = ?1")
+    lp = "SELECT " + G.SQ_JOB_COLS + " FROM jobs WHERE status = 'pending'{x} ORDER BY id DESC LIMIT 51"
+    open_ok = " AND (gate IS NULL OR NOT EXISTS (SELECT 1 FROM gates x WHERE x.id = gate AND x.waiting > 0))"
+    sts = {"today": {"get": get_t, "list_pending": lp.format(x=""),
+                     "list_waiting": "SELECT " + G.SQ_JOB_COLS + " FROM jobs_waiting WHERE status = 'waiting' ORDER BY id DESC LIMIT 51"},
+           "gate": {"get": get_g, "list_pending": lp.format(x=open_ok),
+                    "list_waiting": "SELECT " + G.SQ_JOB_COLS + " FROM jobs WHERE gate IN (SELECT id FROM gates WHERE waiting > 0)"
+                                    " AND status = 'pending' ORDER BY id DESC LIMIT 51"}}
+    reps = 2000
+    for rnd in range(rounds):
+        for shape in ("10x1000", "1000x10"):
+            for v in (("today", "gate") if rnd % 2 == 0 else ("gate", "today")):
+                db, _ = sq_seed_claims(v == "gate", shape)
+                res = {}
+                child_tab = "get" if v == "gate" else None
+                for op, i in (("get_plain", N // 2), ("get_child", GID0 + 5)):
+                    sql = sts[v]["get"] if (op == "get_plain" or child_tab) else \
+                        sts[v]["get"].replace("FROM jobs WHERE", "FROM jobs_waiting WHERE")
+                    row = db.execute(sql, (i,)).fetchone()
+                    if op == "get_child" and row[4] != "waiting":
+                        raise RuntimeError(f"{v}: child reads {row[4]}")
+                    t0 = time.perf_counter()
+                    for _ in range(reps):
+                        db.execute(sql, (i,)).fetchone()
+                    res[op + "_us"] = round((time.perf_counter() - t0) * 1e6 / reps, 1)
+                for op in ("list_pending", "list_waiting"):
+                    rows = db.execute(sts[v][op]).fetchall()
+                    if len(rows) != 51:
+                        raise RuntimeError(f"{v} {op}: {len(rows)} rows")
+                    t0 = time.perf_counter()
+                    for _ in range(reps // 10):
+                        db.execute(sts[v][op]).fetchall()
+                    res[op + "_us"] = round((time.perf_counter() - t0) * 1e6 / (reps // 10), 1)
+                db.close()
+                G.emit(dict(bench="gates_readers", store="sqlite", variant=v, shape=shape, round=rnd + 1, **res))
+
+
+if __name__ == "__main__":
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what", choices=["claims", "readers"])
+    ap.add_argument("--store", default="both")
+    ap.add_argument("--rounds", type=int, default=2)
+    a = ap.parse_args()
+    for st in (["pg", "sqlite"] if a.store == "both" else [a.store]):
+        {"claims": {"pg": pg_claims, "sqlite": sq_claims},
+         "readers": {"pg": pg_readers, "sqlite": sq_readers}}[a.what][st](a.rounds)
