@@ -39,8 +39,8 @@ release), the joiners' and last job's completions are inside "complete".
 Env: BENCH_PG_URL (postgres://postgres@127.0.0.1:55464/postgres),
 JOBD_BIN (build-bench/jobd), JOBD_BENCH_TMP (/tmp/gate29-bench),
 GATES_OUT (a JSON-lines file; default bench/results/gates-<UTC>.jsonl).
-DESTRUCTIVE for the databases it makes (gates_today, gates_gate, files in
-JOBD_BENCH_TMP). Stdlib only, and libpq.so.5.
+DESTRUCTIVE for the databases it makes (GATES_DB_today and GATES_DB_gate,
+GATES_DB defaulting to gates; files in JOBD_BENCH_TMP). Stdlib only, and libpq.so.5.
 """
 
 import ctypes
@@ -152,6 +152,11 @@ class PG:
         pq.PQfinish(self.c)
 
 
+def dbname(gate):
+    """The two databases: GATES_DB (gates) + _today (jobd's schema) or _gate (the prototype's)."""
+    return os.environ.get("GATES_DB", "gates") + ("_gate" if gate else "_today")
+
+
 def db_url(name):
     u = urlsplit(BASE)
     return urlunsplit((u.scheme, u.netloc, "/" + name, u.query, u.fragment))
@@ -214,6 +219,7 @@ def pg_statements():
     return claim, gate_claim, done
 
 
+PROFILE = False  # --profile
 PG_CLAIM = ["claim", None, None]  # [1] st_complete_batch, [2] st_parents_read: pg_statements()
 
 
@@ -221,9 +227,11 @@ def pg_cycle(c, claim_sql, tag, acc, root=None):
     """One worker cycle: claim, then complete. Returns (claimed, completed ids)."""
     t0 = time.perf_counter()
     rows = c.x("claim_" + tag, claim_sql, "w1", BATCH, 300000, "{noop}", None, None)
+    tp = time.perf_counter()
     if rows:  # store_claim reads the claimed jobs' parents for their handlers (store.c)
         c.x("parents", PG_CLAIM[2], "{" + ",".join(r[0] for r in rows) + "}")
     t1 = time.perf_counter()
+    acc["parents_s"] = acc.get("parents_s", 0.0) + t1 - tp
     acc["claim_s"] += t1 - t0
     if not rows:
         return 0, []
@@ -318,6 +326,7 @@ def pg_wal(c):
 def pg_run(c, pm, claim_sql, tag, total, root=None):
     acc = {"claim_s": 0.0, "complete_s": 0.0, "root_complete_s": 0.0}
     w0 = pg_wal(c)
+    b0 = stat(c.pid)[1]
     k0, p0, t0 = cluster_ticks(pm), time.process_time(), time.perf_counter()
     done, cycles, empty = 0, 0, 0
     while done < total:
@@ -329,6 +338,7 @@ def pg_run(c, pm, claim_sql, tag, total, root=None):
             if empty > 50:
                 raise RuntimeError(f"{tag}: stuck at {done} of {total}")
     t1, p1, k1 = time.perf_counter(), time.process_time(), cluster_ticks(pm)
+    b1 = stat(c.pid)[1]
     w1 = pg_wal(c)
     left = int(c.q("SELECT count(*) FROM jobd.jobs WHERE status <> 'succeeded'")[0][0]) + \
         int(c.q("SELECT count(*) FROM jobd.jobs_waiting")[0][0])
@@ -338,7 +348,10 @@ def pg_run(c, pm, claim_sql, tag, total, root=None):
                     " JOIN jobd.all_jobs k ON k.id = d.child WHERE k.started_at < p.finished_at")[0][0])
     if early:
         raise RuntimeError(f"{tag}: {early} children started before a parent finished")
-    return dict(s=t1 - t0, server_cpu_s=(k1 - k0) / TCK, driver_cpu_s=p1 - p0, cycles=cycles,
+    # server_cpu_s: every process of the cluster (autovacuum, checkpointer, WAL writer
+    # included); backend_cpu_s: the worker's own backend, the statements alone
+    return dict(s=t1 - t0, server_cpu_s=(k1 - k0) / TCK, backend_cpu_s=(b1 - b0) / TCK,
+                driver_cpu_s=p1 - p0, cycles=cycles,
                 empty_claims=empty, wal_records=int(w1[0]) - int(w0[0]), wal_fpi=int(w1[1]) - int(w0[1]),
                 wal_bytes=int(w1[2]) - int(w0[2]),
                 jobs_pages=int(c.q("SELECT pg_relation_size('jobd.jobs') / 8192")[0][0]), **acc)
@@ -354,13 +367,13 @@ def pm_pid():
 
 def pg_setup():
     c = PG(BASE)
-    for db in ("gates_today", "gates_gate"):
+    for db in (dbname(False), dbname(True)):
         c.q(f"DROP DATABASE IF EXISTS {db}")
         c.q(f"CREATE DATABASE {db}")
     c.close()
-    for db in ("gates_today", "gates_gate"):
+    for db in (dbname(False), dbname(True)):
         subprocess.run([JOBD, "migrate", "--db", db_url(db)], check=True, capture_output=True)
-    subprocess.run(["psql", "-X", "-q", db_url("gates_gate"), "-f", os.path.join(HERE, "gates/schema_pg.sql")],
+    subprocess.run(["psql", "-X", "-q", db_url(dbname(True)), "-f", os.path.join(HERE, "gates/schema_pg.sql")],
                    check=True, capture_output=True)
 
 
@@ -393,6 +406,8 @@ SQ_PICK_G = ("SELECT * FROM (SELECT id, priority, run_at FROM jobs INDEXED BY jo
              " AND queue NOT IN (SELECT name FROM queues WHERE " + HELD + ")"
              " ORDER BY priority DESC, run_at, id LIMIT ?4)")
 SQ_OPEN = "SELECT id FROM gates WHERE waiting = 0 ORDER BY id LIMIT 16"
+SQ_RETIRE = ("DELETE FROM gates WHERE id IN ({ids}) AND NOT EXISTS (SELECT 1 FROM jobs INDEXED BY"
+             " jobs_gated_claim WHERE gate = gates.id AND status = 'pending')")
 # complete_set (sqlite/report.c)
 SQ_DONE_INS = (
     "INSERT INTO jobs_done (" + SQ_JOB_COLS + ", lease_token_hash) "
@@ -498,12 +513,19 @@ def sq_cycle(db, gate, acc, root):
     else:
         sql = SQ_CLAIM
     rows = db.execute(sql, (now, "w1", now + 300_000_000, BATCH, "noop")).fetchall()
+    if gate and opened:
+        # open gates with no child left are retired here, under the write lock (a
+        # gated row is always pending: the claim clears it), so that the list of
+        # open gates a claim reads stays short (SQ_OPEN reads at most 16)
+        db.execute(SQ_RETIRE.format(ids=",".join(str(int(g)) for g in opened)))
     if not gate:
         sq_flush(db)
     db.execute("COMMIT")
+    tp = time.perf_counter()
     for r in rows:
         db.execute(SQ_PARENTS, (r[0],)).fetchall()
     t1 = time.perf_counter()
+    acc["parents_s"] = acc.get("parents_s", 0.0) + t1 - tp
     acc["claim_s"] += t1 - t0
     if not rows:
         return 0, 0
@@ -637,14 +659,24 @@ def fanout(stores, rounds, n):
                 for shape in ("independent", "fanout"):
                     gate = v == "gate"
                     if store == "pg":
-                        c = PG(db_url("gates_gate" if gate else "gates_today"))
+                        c = PG(db_url(dbname(gate)))
                         if shape == "independent":
                             pg_seed_plain(c, n, gate)
                             total, root = n, None
                         else:
                             total, root = pg_seed_fanout(c, n, gate)
                         pg_settle(c)
+                        if PROFILE:
+                            c.q("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+                            c.q("SELECT pg_stat_statements_reset()")
                         r = pg_run(c, pm, gclaim if gate else claim, v, total, root)
+                        if PROFILE:
+                            r["statements"] = [
+                                dict(q=" ".join(x[0].split())[:90], calls=int(x[1]), ms=round(float(x[2]), 1),
+                                     top=x[3] == "t")
+                                for x in c.q("SELECT query, calls, total_exec_time, toplevel FROM pg_stat_statements"
+                                             " WHERE query NOT LIKE '%pg_stat%' AND query NOT LIKE '%count(*) FROM jobd%'"
+                                             " ORDER BY total_exec_time DESC LIMIT 10")]
                         c.close()
                     else:
                         db, path = sq_fresh(gate)
@@ -672,7 +704,10 @@ if __name__ == "__main__":
     ap.add_argument("--store", default="both")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--n", type=int, default=10000)
+    ap.add_argument("--profile", action="store_true",
+                    help="PostgreSQL: pg_stat_statements (track = all) per run, the 10 dearest statements")
     a = ap.parse_args()
+    PROFILE = a.profile
     stores = ["pg", "sqlite"] if a.store == "both" else [a.store]
     if a.what == "fanout":
         fanout(stores, a.rounds, a.n)

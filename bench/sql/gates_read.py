@@ -18,7 +18,10 @@ statements, databases and worker cycle this reuses.
            branch shape) for pending and waiting, 10,000 plain pending jobs
            beside 10,000 children in 10 or 1,000 closed gates.
 
-  bench/sql/gates_read.py claims|readers [--store pg|sqlite|both] [--rounds R]
+  plans    load-independent: shared buffers of one claim (PostgreSQL, EXPLAIN
+           ANALYZE BUFFERS) and SQLite VM instructions of one claim, per variant
+
+  bench/sql/gates_read.py claims|readers|plans [--store pg|sqlite|both] [--rounds R]
 Env as bench/sql/gates.py, and CLAIM_N (20000). Stdlib only.
 """
 
@@ -78,6 +81,7 @@ def pg_seed_claims(c, gate, shape, grouped=False):
 def pg_drain(c, pm, claim_sql, tag, grouped=False):
     acc = {"claim_s": 0.0, "complete_s": 0.0}
     w0 = G.pg_wal(c)
+    b0 = G.stat(c.pid)[1]
     k0, p0, t0 = G.cluster_ticks(pm), time.process_time(), time.perf_counter()
     done, cursor, empty = 0, "-", 0
     while done < N:
@@ -103,12 +107,14 @@ def pg_drain(c, pm, claim_sql, tag, grouped=False):
         acc["complete_s"] += time.perf_counter() - b
         done += len(d)
     t1, p1, k1 = time.perf_counter(), time.process_time(), G.cluster_ticks(pm)
+    b1 = G.stat(c.pid)[1]
     w1 = G.pg_wal(c)
     bad = int(c.q(f"SELECT count(*) FROM jobd.jobs WHERE id >= {GID0} AND status <> 'pending'")[0][0])
     if bad:
         raise RuntimeError(f"{tag}: {bad} gated children claimed")
     cpu = (k1 - k0) / G.TCK + p1 - p0
     return dict(s=round(t1 - t0, 4), cpu_ms_per_1000=round(cpu * 1e6 / N, 1),
+                backend_cpu_ms_per_1000=round((b1 - b0) / G.TCK * 1e6 / N, 1),
                 claim_ms_per_1000=round(acc["claim_s"] * 1e6 / N, 1),
                 complete_ms_per_1000=round(acc["complete_s"] * 1e6 / N, 1),
                 wal_bytes_per_job=round((int(w1[2]) - int(w0[2])) / N, 1))
@@ -134,14 +140,14 @@ def pg_claims(rounds):
         if rnd % 2:
             vs = vs[::-1]
         for name, gate, shape, grouped in vs:
-            c = G.PG(G.db_url("gates_gate" if gate else "gates_today"))
+            c = G.PG(G.db_url(G.dbname(gate)))
             pg_seed_claims(c, gate, shape, grouped)
             sql = (ggr if gate else gr) if grouped else (gclaim if gate else claim)
             r = pg_drain(c, pm, sql, name, grouped)
             c.close()
             G.emit(dict(bench="gates_claims", store="pg", variant=name, round=rnd + 1, n=N, **r))
     # the plan of the gate claim with 1,000 closed gates' children in the queue
-    c = G.PG(G.db_url("gates_gate"))
+    c = G.PG(G.db_url(G.dbname(True)))
     pg_seed_claims(c, True, "1000x10")
     plan = explain_pg(c, gclaim, ("w1", G.BATCH, 300000, "{noop}", None, None))
     c.close()
@@ -154,10 +160,40 @@ def pg_claims(rounds):
 def explain_pg(c, sql, params):
     lit = ["NULL" if p is None else "'" + str(p) + "'" for p in params]
     c.q("BEGIN")
-    c.q("PREPARE ex AS " + sql)
-    rows = c.q("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) EXECUTE ex(" + ", ".join(lit) + ")")
-    c.q("ROLLBACK")
+    c.q("PREPARE ex AS " + sql)  # a PREPARE outlives the ROLLBACK: deallocated below
+    try:
+        rows = c.q("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) EXECUTE ex" +
+                   ("(" + ", ".join(lit) + ")" if lit else ""))
+    finally:
+        c.q("ROLLBACK")
+        c.q("DEALLOCATE ex")
     return "\n".join(r[0] for r in rows) + "\n"
+
+
+def pg_plans(_rounds):
+    """Load-independent: the shared buffers one claim of BATCH touches (EXPLAIN ANALYZE
+    BUFFERS, rolled back), per variant; the plan with 1,000 closed gates is kept."""
+    claim, gclaim, done = G.pg_statements()
+    gr, ggr, _get = pg_more_statements()
+    G.pg_setup()
+    for name, gate, shape, grouped in PG_CLAIM_VARIANTS:
+        c = G.PG(G.db_url(G.dbname(gate)))
+        pg_seed_claims(c, gate, shape, grouped)
+        sql = (ggr if gate else gr) if grouped else (gclaim if gate else claim)
+        params = (("w1", G.BATCH, 300000, "{noop}", None, "q", None, None, 0, "-") if grouped
+                  else ("w1", G.BATCH, 300000, "{noop}", None, None))
+        hits, ms = [], []
+        for _ in range(3):
+            plan = explain_pg(c, sql, params)
+            top = [x for x in plan.split("\n") if "Buffers:" in x][0]
+            hits.append(sum(int(t.split("=")[1]) for t in top.split("Buffers:")[1].replace(",", " ").split()
+                            if "=" in t))
+            ms.append(float([x for x in plan.split("\n") if "Execution Time" in x][0].split()[2]))
+        if name == "gate_1000x10":
+            with open(os.path.join(os.path.dirname(G.OUT), "gates-explain-pg.txt"), "w") as f:
+                f.write(plan)
+        c.close()
+        G.emit(dict(bench="gates_plans", store="pg", variant=name, buffers=hits, exec_ms=ms))
 
 
 def pg_readers(rounds):
@@ -165,66 +201,103 @@ def pg_readers(rounds):
     _gr, _ggr, get = pg_more_statements()
     G.pg_setup()
     # the gate schema's all_jobs: the same columns, the status as the gate says
-    c = G.PG(G.db_url("gates_gate"))
+    c = G.PG(G.db_url(G.dbname(True)))
     cols = [r[0] for r in c.q("SELECT column_name FROM information_schema.columns WHERE table_schema = 'jobd'"
                               " AND table_name = 'all_jobs' ORDER BY ordinal_position")]
     sel = ", ".join("jobd.gate_status(j.status, j.gate) AS status" if x == "status" else "j." + x for x in cols)
     plain = ", ".join(cols)
     c.q(f"CREATE VIEW jobd.all_jobs_g AS SELECT {sel} FROM jobd.jobs j UNION ALL SELECT {plain} FROM jobd.jobs_done"
         f" UNION ALL SELECT {plain} FROM jobd.jobs_waiting")
+    # the lists' indexes, split as the claim's are: ungated pending rows, gated rows by
+    # id, and by gate (in a build they would replace the pending list indexes' predicates)
+    c.q("CREATE INDEX jobs_ungated_id ON jobd.jobs (id) WHERE status NOT IN ('running', 'succeeded')"
+        " AND gate IS NULL")
+    c.q("CREATE INDEX jobs_gated_id ON jobd.jobs (id) WHERE status NOT IN ('running', 'succeeded')"
+        " AND gate IS NOT NULL")
+    c.q("CREATE INDEX jobs_gate_id ON jobd.jobs (gate, id) WHERE gate IS NOT NULL")
     c.close()
     jc = get[len("SELECT "):get.index(" FROM jobd.all_jobs")]
-    list_t = "SELECT * FROM ((SELECT " + jc + " FROM jobd.{t} WHERE status = '{st}'{x} ORDER BY id DESC LIMIT 51)) l ORDER BY id DESC LIMIT 51"
-    open_ok = " AND (gate IS NULL OR NOT EXISTS (SELECT 1 FROM jobd.gates x WHERE x.id = gate AND x.waiting > 0))"
+    # pg/list.c's shape for one status: a branch per table, ORDER BY id DESC LIMIT
+    list_t = ("SELECT * FROM ((SELECT " + jc + " FROM jobd.{t} WHERE status = '{st}'{x}"
+              " ORDER BY id DESC LIMIT 51)) l ORDER BY id DESC LIMIT 51")
+    closed = "EXISTS (SELECT 1 FROM jobd.gates x WHERE x.id = gate AND x.waiting > 0)"
     sts = {
         "today": {"get": get, "list_pending": list_t.format(t="jobs", st="pending", x=""),
                   "list_waiting": list_t.format(t="jobs_waiting", st="waiting", x="")},
-        "gate": {"get": get.replace("FROM jobd.all_jobs", "FROM jobd.all_jobs_g"),
-                 # pending: ungated rows and open gates' rows, newest first, past the closed ones
-                 "list_pending": list_t.format(t="jobs", st="pending", x=open_ok),
-                 # waiting: the closed gates' rows, a walk per closed gate (jobs_gate_id)
-                 "list_waiting": "SELECT " + jc + " FROM (SELECT c.* FROM jobd.gates g CROSS JOIN LATERAL"
-                                 " (SELECT * FROM jobd.jobs WHERE gate = g.id AND status = 'pending'"
-                                 " ORDER BY id DESC LIMIT 51) c WHERE g.waiting > 0) x ORDER BY id DESC LIMIT 51"},
+        "gate": {
+            "get": get.replace("FROM jobd.all_jobs", "FROM jobd.all_jobs_g"),
+            # naive: pending rows newest first, past the closed gates' rows
+            "list_pending_naive": list_t.format(t="jobs", st="pending", x=" AND NOT (gate IS NOT NULL AND " + closed + ")"),
+            # split: ungated pending rows, and each open gate's rows
+            "list_pending": "SELECT * FROM ((SELECT " + jc + " FROM jobd.jobs WHERE status = 'pending'"
+                            " AND gate IS NULL ORDER BY id DESC LIMIT 51) UNION ALL (SELECT " + jc +
+                            " FROM (SELECT j.* FROM jobd.gates g CROSS JOIN LATERAL (SELECT * FROM jobd.jobs"
+                            " WHERE gate = g.id AND status = 'pending' ORDER BY id DESC LIMIT 51) j"
+                            " WHERE g.waiting = 0) o)) l ORDER BY id DESC LIMIT 51",
+            # naive: a walk per closed gate
+            "list_waiting_naive": "SELECT " + jc + " FROM (SELECT c.* FROM jobd.gates g CROSS JOIN LATERAL"
+                                  " (SELECT * FROM jobd.jobs WHERE gate = g.id AND status = 'pending'"
+                                  " ORDER BY id DESC LIMIT 51) c WHERE g.waiting > 0) x ORDER BY id DESC LIMIT 51",
+            # gated rows newest first, past the open gates' rows (claimed soon after opening)
+            "list_waiting": list_t.format(t="jobs", st="pending", x=" AND gate IS NOT NULL AND " + closed),
+        },
     }
-    cg = G.PG(G.db_url("gates_gate"))
-    cg.q("CREATE INDEX jobs_gate_id ON jobd.jobs (gate, id) WHERE gate IS NOT NULL")
-    cg.close()
-    reps = 500
+    reps = 300
     for rnd in range(rounds):
         for shape in ("10x1000", "1000x10"):
             for v in (("today", "gate") if rnd % 2 == 0 else ("gate", "today")):
                 gate = v == "gate"
-                c = G.PG(G.db_url("gates_gate" if gate else "gates_today"))
+                c = G.PG(G.db_url(G.dbname(gate)))
                 pg_seed_claims(c, gate, shape)
-                c.q(f"INSERT INTO jobd.jobs_done (id, queue, type, status, finished_at) VALUES ({GID0 - 1}, 'default', 'noop', 'succeeded', now())")
-                if gate:  # an open gate, emptied: the pending list also passes it
-                    pass
+                c.q("INSERT INTO jobd.jobs_done (id, queue, type, payload, status, priority, run_at, attempt,"
+                    " attempt_floor, max_attempts, cancel_requested, created_at, finished_at)"
+                    f" VALUES ({GID0 - 1}, 'default', 'noop', '{{}}', 'succeeded', 0, now(), 1, 0, 25, false,"
+                    " now(), now())")
+                # an open gate's 100 children (today: 100 more pending jobs), newer than the rest
+                if gate:
+                    c.q("INSERT INTO jobd.gates (id, waiting, children) VALUES (999999, 0, 100)")
+                    c.q(f"INSERT INTO jobd.jobs (id, type, status, gate) SELECT {N} + 1 + i, 'noop',"
+                        " 'pending', 999999 FROM generate_series(0, 99) i")
+                else:
+                    c.q(f"INSERT INTO jobd.jobs (id, type, status) SELECT {N} + 1 + i, 'noop',"
+                        " 'pending' FROM generate_series(0, 99) i")
+                c.q("VACUUM ANALYZE jobd.jobs")
+                if gate:
+                    c.q("VACUUM ANALYZE jobd.gates")
                 res = {}
-                for op, ids in (("get_plain", [N // 2]), ("get_child", [GID0 + 5]), ("get_done", [GID0 - 1])):
-                    want = "waiting" if op == "get_child" else None
-                    row = c.x(v + "get", sts[v]["get"], ids[0])
-                    if want:
-                        st = row[0][cols.index("status")] if row else None
-                        if st != want:
-                            raise RuntimeError(f"{v}: child reads {st}")
+                for op, i in (("get_plain", N // 2), ("get_child", GID0 + 5), ("get_done", GID0 - 1)):
+                    row = c.x(v + "get", sts[v]["get"], i)
+                    if op == "get_child" and row[0][cols.index("status")] != "waiting":
+                        raise RuntimeError(f"{v}: child reads {row[0][cols.index('status')]}")
                     t0 = time.perf_counter()
                     for _ in range(reps):
-                        c.x(v + "get", sts[v]["get"], ids[0])
+                        c.x(v + "get", sts[v]["get"], i)
                     res[op + "_us"] = round((time.perf_counter() - t0) * 1e6 / reps, 1)
-                for op in ("list_pending", "list_waiting"):
-                    rows = c.x(v + op, sts[v][op])
+                    res[op + "_buffers"] = plan_buffers(explain_pg(c, sts[v]["get"], (i,)))
+                for op, sql in sts[v].items():
+                    if not op.startswith("list"):
+                        continue
+                    rows = c.x(v + op, sql)
                     if len(rows) != 51:
                         raise RuntimeError(f"{v} {op}: {len(rows)} rows")
                     t0 = time.perf_counter()
                     for _ in range(reps // 5):
-                        c.x(v + op, sts[v][op])
+                        c.x(v + op, sql)
                     res[op + "_us"] = round((time.perf_counter() - t0) * 1e6 / (reps // 5), 1)
-                plan = explain_pg(c, sts[v]["list_pending"], ())
-                res["list_pending_plan_rows_removed"] = sum(
-                    int(x.split("Rows Removed by Filter:")[1]) for x in plan.split("\n") if "Rows Removed by Filter:" in x)
+                    plan = explain_pg(c, sql, ())
+                    res[op + "_buffers"] = plan_buffers(plan)
+                    res[op + "_rows_removed"] = sum(int(x.split("Rows Removed by Filter:")[1])
+                                                    for x in plan.split("\n") if "Rows Removed by Filter:" in x)
                 c.close()
                 G.emit(dict(bench="gates_readers", store="pg", variant=v, shape=shape, round=rnd + 1, **res))
+
+
+def plan_buffers(plan):
+    """Shared buffers the whole statement touched (its top node's line)."""
+    for x in plan.split("\n"):
+        if "Buffers:" in x:
+            return sum(int(t.split("=")[1]) for t in x.split("Buffers:")[1].replace(",", " ").split() if "=" in t)
+    return 0
 
 
 # ---- SQLite ------------------------------------------------------------------------------
@@ -302,29 +375,79 @@ def sq_claims(rounds):
     G.log(plan)
 
 
+def sq_plans(_rounds):
+    """Load-independent: SQLite VM instructions (progress handler) of one claim of BATCH."""
+    for name, gate, shape in SQ_CLAIM_VARIANTS:
+        db, _ = sq_seed_claims(gate, shape)
+        now = G.now_us()
+        opened = [r[0] for r in db.execute(G.SQ_OPEN)] if gate else []
+        sql = (G.SQ_CLAIM_HEAD.format(gate=", gate = NULL") + " UNION ALL ".join(
+            [G.SQ_PICK_U] + [G.SQ_PICK_G.format(g=g) for g in opened]) + G.SQ_CLAIM_TAIL) if gate else G.SQ_CLAIM
+        cnt = [0]
+
+        def tick():
+            cnt[0] += 1
+            return 0
+        db.set_progress_handler(tick, 100)
+        ops = []
+        for _ in range(3):
+            c0 = cnt[0]
+            db.execute("BEGIN IMMEDIATE")
+            db.execute(G.SQ_ANY_GATE if gate else G.SQ_ANY, (now, "noop")).fetchall()
+            db.execute(sql, (now, "w1", now, G.BATCH, "noop")).fetchall()
+            db.execute("ROLLBACK")
+            ops.append((cnt[0] - c0) * 100)
+        db.close()
+        G.emit(dict(bench="gates_plans", store="sqlite", variant=name, vm_ops=ops, open_gates=len(opened)))
+
+
 def sq_readers(rounds):
-    # sq_op_get reads each table by id; the gate adds the gate's probe for a gated row
-    get_t = "SELECT " + G.SQ_JOB_COLS + " FROM jobs WHERE id = ?1"
-    get_g = ("SELECT " + G.SQ_JOB_COLS.replace("status,", "CASE WHEN gate IS NOT NULL AND EXISTS (SELECT 1 FROM gates x"
-                                               " WHERE x.id = gate AND x.waiting > 0) THEN 'waiting' ELSE status END,") +
+    """As pg_readers; SQLite's cost also as VM instructions (load-independent)."""
+    cols = G.SQ_JOB_COLS
+    get_t = "SELECT " + cols + " FROM jobs WHERE id = ?1"
+    get_g = ("SELECT " + cols.replace("status,", "CASE WHEN gate IS NOT NULL AND EXISTS (SELECT 1 FROM gates x"
+                                      " WHERE x.id = gate AND x.waiting > 0) THEN 'waiting' ELSE status END,") +
              " FROM jobs WHERE id = ?1")
-    lp = "SELECT " + G.SQ_JOB_COLS + " FROM jobs WHERE status = 'pending'{x} ORDER BY id DESC LIMIT 51"
-    open_ok = " AND (gate IS NULL OR NOT EXISTS (SELECT 1 FROM gates x WHERE x.id = gate AND x.waiting > 0))"
-    sts = {"today": {"get": get_t, "list_pending": lp.format(x=""),
-                     "list_waiting": "SELECT " + G.SQ_JOB_COLS + " FROM jobs_waiting WHERE status = 'waiting' ORDER BY id DESC LIMIT 51"},
-           "gate": {"get": get_g, "list_pending": lp.format(x=open_ok),
-                    "list_waiting": "SELECT " + G.SQ_JOB_COLS + " FROM jobs WHERE gate IN (SELECT id FROM gates WHERE waiting > 0)"
-                                    " AND status = 'pending' ORDER BY id DESC LIMIT 51"}}
-    reps = 2000
+    lp = "SELECT " + cols + " FROM jobs WHERE status = 'pending'{x} ORDER BY id DESC LIMIT 51"
+    closed = "EXISTS (SELECT 1 FROM gates x WHERE x.id = gate AND x.waiting > 0)"
+    sts = {"today": {"get": get_t, "get_w": get_t.replace("FROM jobs WHERE", "FROM jobs_waiting WHERE"),
+                     "list_pending": lp.format(x=""),
+                     "list_waiting": "SELECT " + cols + " FROM jobs_waiting WHERE status = 'waiting'"
+                                     " ORDER BY id DESC LIMIT 51"},
+           "gate": {"get": get_g, "get_w": get_g,
+                    "list_pending_naive": lp.format(x=" AND NOT (gate IS NOT NULL AND " + closed + ")"),
+                    "list_pending": "SELECT * FROM (SELECT * FROM (" + lp.format(x=" AND gate IS NULL") + ")"
+                                    " UNION ALL SELECT * FROM (SELECT " + cols + " FROM jobs WHERE status = 'pending'"
+                                    " AND gate IN (SELECT id FROM gates WHERE waiting = 0) ORDER BY id DESC LIMIT 51))"
+                                    " ORDER BY id DESC LIMIT 51",
+                    "list_waiting": lp.format(x=" AND gate IS NOT NULL AND " + closed)}}
+    reps = 1000
     for rnd in range(rounds):
         for shape in ("10x1000", "1000x10"):
             for v in (("today", "gate") if rnd % 2 == 0 else ("gate", "today")):
-                db, _ = sq_seed_claims(v == "gate", shape)
+                gate = v == "gate"
+                db, _ = sq_seed_claims(gate, shape)
+                db.execute("BEGIN")
+                if gate:
+                    db.execute("INSERT INTO gates (id, waiting, queue, children) VALUES (999999, 0, 'default', 100)")
+                    db.execute(f"WITH RECURSIVE g(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM g WHERE x < 99) "
+                               f"INSERT INTO jobs (id, queue, type, payload, status, priority, run_at, max_attempts,"
+                               f" created_at, gate) SELECT {N} + 1 + x, 'default', 'noop', '{{}}', 'pending',"
+                               f" 0, 0, 25, 0, 999999 FROM g")
+                    db.execute("CREATE INDEX jobs_ungated_id ON jobs (id) WHERE status = 'pending' AND gate IS NULL")
+                    db.execute("CREATE INDEX jobs_gated_id ON jobs (id) WHERE status = 'pending' AND gate IS NOT NULL")
+                else:
+                    G.sq_insert(db, N + 1, N + 100)
+                db.execute("COMMIT")
+                db.execute("ANALYZE")
+                cnt = [0]
+
+                def tick():
+                    cnt[0] += 1
+                    return 0
                 res = {}
-                child_tab = "get" if v == "gate" else None
-                for op, i in (("get_plain", N // 2), ("get_child", GID0 + 5)):
-                    sql = sts[v]["get"] if (op == "get_plain" or child_tab) else \
-                        sts[v]["get"].replace("FROM jobs WHERE", "FROM jobs_waiting WHERE")
+                for op, sqlk, i in (("get_plain", "get", N // 2), ("get_child", "get_w", GID0 + 5)):
+                    sql = sts[v][sqlk]
                     row = db.execute(sql, (i,)).fetchone()
                     if op == "get_child" and row[4] != "waiting":
                         raise RuntimeError(f"{v}: child reads {row[4]}")
@@ -332,14 +455,26 @@ def sq_readers(rounds):
                     for _ in range(reps):
                         db.execute(sql, (i,)).fetchone()
                     res[op + "_us"] = round((time.perf_counter() - t0) * 1e6 / reps, 1)
-                for op in ("list_pending", "list_waiting"):
-                    rows = db.execute(sts[v][op]).fetchall()
+                    db.set_progress_handler(tick, 1)
+                    c0 = cnt[0]
+                    db.execute(sql, (i,)).fetchone()
+                    res[op + "_vm_ops"] = cnt[0] - c0
+                    db.set_progress_handler(None, 0)
+                for op, sql in sts[v].items():
+                    if not op.startswith("list"):
+                        continue
+                    rows = db.execute(sql).fetchall()
                     if len(rows) != 51:
                         raise RuntimeError(f"{v} {op}: {len(rows)} rows")
                     t0 = time.perf_counter()
                     for _ in range(reps // 10):
-                        db.execute(sts[v][op]).fetchall()
+                        db.execute(sql).fetchall()
                     res[op + "_us"] = round((time.perf_counter() - t0) * 1e6 / (reps // 10), 1)
+                    db.set_progress_handler(tick, 100)
+                    c0 = cnt[0]
+                    db.execute(sql).fetchall()
+                    res[op + "_vm_ops"] = (cnt[0] - c0) * 100
+                    db.set_progress_handler(None, 0)
                 db.close()
                 G.emit(dict(bench="gates_readers", store="sqlite", variant=v, shape=shape, round=rnd + 1, **res))
 
@@ -347,10 +482,10 @@ def sq_readers(rounds):
 if __name__ == "__main__":
     import argparse
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["claims", "readers"])
+    ap.add_argument("what", choices=["claims", "readers", "plans"])
     ap.add_argument("--store", default="both")
     ap.add_argument("--rounds", type=int, default=2)
     a = ap.parse_args()
     for st in (["pg", "sqlite"] if a.store == "both" else [a.store]):
-        {"claims": {"pg": pg_claims, "sqlite": sq_claims},
+        {"claims": {"pg": pg_claims, "sqlite": sq_claims}, "plans": {"pg": pg_plans, "sqlite": sq_plans},
          "readers": {"pg": pg_readers, "sqlite": sq_readers}}[a.what][st](a.rounds)
