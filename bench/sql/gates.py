@@ -16,12 +16,14 @@ jobd's own:
               gate variant is the same claim with a second walk, over the
               open gates (claim_gate below), on the schema of
               bench/sql/gates/schema_pg.sql.
-  SQLite      sq_claim_due's statement as sqlite/read.c builds it for one
-              type (sq_any_due's probe first), and complete_set's two
-              statements (sqlite/report.c); today's release is
-              sq_deps_flush/parent_ended (sqlite/deps.c) ported statement
-              for statement, run before each COMMIT as sq_commit does. The
-              gate variant: bench/sql/gates/schema_sqlite.sql.
+  SQLite      complete_set's INSERT (sqlite/report.c) and the parents'
+              read (sq_op_parents_attach, sqlite/deps.c) read from the C
+              source (c_sql); sq_claim_due's statement, which filter_sql
+              builds at run time, written here as it builds it for one type
+              (sq_any_due's probe first); today's release, sq_deps_flush and
+              parent_ended (sqlite/deps.c, statements built from macros),
+              ported statement for statement and run before each COMMIT as
+              sq_commit does. The gate variant: bench/sql/gates/schema_sqlite.sql.
 
 Seeding as jobd does it (jobd.deps_attach_set on PostgreSQL; jobs_waiting
 and job_deps rows on SQLite) is outside the clock, as enqueue is in
@@ -47,6 +49,7 @@ import ctypes
 import datetime
 import json
 import os
+import re
 import shutil
 import sqlite3
 import statistics
@@ -164,25 +167,7 @@ def db_url(name):
 
 # ---- CPU of this cluster only (as bench/sql/groups_sfq.py) -------------------
 
-def stat(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        s = f.read()
-    fs = s[s.rindex(")") + 2:].split()
-    return int(fs[1]), sum(int(x) for x in fs[11:15])
-
-
-def cluster_ticks(pm):
-    t = stat(pm)[1]
-    for d in os.listdir("/proc"):
-        if d.isdigit() and int(d) != pm:
-            try:
-                ppid, ticks = stat(int(d))
-            except (OSError, ValueError):
-                continue
-            if ppid == pm:
-                t += ticks
-    return t
-
+from groups_sfq import cluster_ticks, stat  # noqa: E402  (this cluster's CPU only)
 
 TCK = os.sysconf("SC_CLK_TCK")
 
@@ -379,10 +364,37 @@ def pg_setup():
 
 # ---- SQLite ------------------------------------------------------------------------
 
-SQ_JOB_COLS = ("id, queue, type, payload, status, priority, run_at, attempt, max_attempts, "
-               "idempotency_key, schedule, scheduled_for, worker_id, lease_expires_at, "
-               "timeout_ms, cancel_requested, last_error, result, created_at, started_at, "
-               "finished_at, attempt_floor, traceparent, grp")  # sqlite/internal.h
+def c_sql(path, anchor):
+    """The SQL text of the run of adjacent C string literals (SQ_JOB_COLS expanded)
+    in src/store/sqlite/PATH that contains anchor: the store's statement, not a copy."""
+    with open(os.path.join(ROOT, "src/store/sqlite", path)) as f:
+        text = f.read()
+    # string literals and SQ_JOB_COLS, skipping comments and character literals
+    toks, i = [], 0
+    tok = re.compile(r'/\*.*?\*/|//[^\n]*|\'(?:[^\'\\]|\\.)*\'|"(?:[^"\\]|\\.)*"|SQ_JOB_COLS', re.S)
+    for m in tok.finditer(text):
+        t = m.group(0)
+        if t[0] == '"':
+            toks.append((m.start(), m.end(), bytes(t[1:-1], "utf-8").decode("unicode_escape")))
+        elif t == "SQ_JOB_COLS":
+            toks.append((m.start(), m.end(), SQ_JOB_COLS))
+    runs, cur = [], []
+    for t in toks:
+        if cur and text[cur[-1][1]:t[0]].strip():
+            runs.append(cur)
+            cur = []
+        cur.append(t)
+    runs.append(cur)
+    for r in runs:
+        sql = "".join(t[2] for t in r)
+        if anchor in sql:
+            return sql
+    sys.exit(f"gates.py: no statement with {anchor!r} in src/store/sqlite/{path}")
+
+
+with open(os.path.join(ROOT, "src/store/sqlite/internal.h")) as _f:
+    _m = re.search(r"#define SQ_JOB_COLS((?:.*\\\n)*.*)", _f.read())
+SQ_JOB_COLS = "".join(re.findall(r'"([^"]*)"', _m.group(1)))  # sqlite/internal.h
 HELD = ("paused = 1 OR max_running IS NOT NULL OR rate_limit IS NOT NULL OR grouped = 1"
         " OR group_max_running IS NOT NULL OR group_rate_limit IS NOT NULL")  # QLIMITS_HELD_SQ
 # sq_any_due's probe and sq_claim_due's statement, one type (filter_sql, sqlite/read.c)
@@ -409,16 +421,7 @@ SQ_OPEN = "SELECT id FROM gates WHERE waiting = 0 ORDER BY id LIMIT 16"
 SQ_RETIRE = ("DELETE FROM gates WHERE id IN ({ids}) AND NOT EXISTS (SELECT 1 FROM jobs INDEXED BY"
              " jobs_gated_claim WHERE gate = gates.id AND status = 'pending')")
 # complete_set (sqlite/report.c)
-SQ_DONE_INS = (
-    "INSERT INTO jobs_done (" + SQ_JOB_COLS + ", lease_token_hash) "
-    "SELECT j.id, j.queue, j.type, j.payload, 'succeeded', j.priority, j.run_at, j.attempt, "
-    "  j.max_attempts, j.idempotency_key, j.schedule, j.scheduled_for, j.worker_id, NULL, "
-    "  j.timeout_ms, j.cancel_requested, j.last_error, json_extract(b.value, '$[2]'), "
-    "  j.created_at, j.started_at, ?2, j.attempt_floor, j.traceparent, j.grp, "
-    "  j.lease_token_hash "
-    "FROM json_each(?1) b JOIN jobs j ON j.id = json_extract(b.value, '$[0]') "
-    "WHERE j.status = 'running' AND j.attempt = json_extract(b.value, '$[1]') "
-    "RETURNING id, queue, type, attempt")
+SQ_DONE_INS = c_sql("report.c", "INSERT INTO jobs_done (")  # complete_set
 SQ_DONE_DEL = "DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?1))"
 # sq_deps_flush / parent_ended (sqlite/deps.c), the path of parents that all succeeded
 READY = (" IN (SELECT d.child FROM job_deps d WHERE d.parent = ?1) AND NOT EXISTS (SELECT 1 FROM"
@@ -433,15 +436,7 @@ SQ_MOVE = ("INSERT INTO jobs (" + SQ_JOB_COLS + ") SELECT id, queue, type, paylo
            "started_at, NULL, attempt_floor, traceparent, grp FROM jobs_waiting w WHERE "
            "w.id" + READY + " AND NOT" + FAILED + " ORDER BY w.id")
 # sq_op_parents_attach (sqlite/deps.c): one read per claimed job, after the claim
-SQ_PARENTS = (
-    "SELECT json_group_array(json_object('id', d.parent, 'step', (SELECT ws.ref FROM"
-    " workflow_steps ws WHERE ws.job_id = d.parent),"
-    " 'type', coalesce(j.type, x.type, w.type), 'status', coalesce(j.status, x.status,"
-    " w.status), 'result', json(coalesce(j.result, x.result, w.result))))"
-    " FROM (SELECT parent FROM job_deps WHERE child = ?1 ORDER BY parent) d"
-    " LEFT JOIN jobs j ON j.id = d.parent LEFT JOIN jobs_done x ON x.id = d.parent"
-    " LEFT JOIN jobs_waiting w ON w.id = d.parent"
-    " WHERE coalesce(j.id, x.id, w.id) IS NOT NULL HAVING count(*) > 0")
+SQ_PARENTS = c_sql("deps.c", "SELECT json_group_array(json_object('id', d.parent")
 SQ_MOVE_DEL = ("DELETE FROM jobs_waiting WHERE id IN (SELECT d.child FROM job_deps d"
                " WHERE d.parent = ?1) AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = jobs_waiting.id)")
 
@@ -614,12 +609,8 @@ def sq_seed_fanout(db, n, gate):
     return n + 2 + nj, 1
 
 
-def sq_run(db, path, gate, total, root):
-    db.execute("ANALYZE")
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    acc = {"claim_s": 0.0, "complete_s": 0.0, "root_complete_s": 0.0}
-    m0 = sq_pages(db)
-    p0, t0 = time.process_time(), time.perf_counter()
+def sq_loop(db, gate, total, root, acc, tag):
+    """Worker cycles until total jobs succeeded: (cycles, empty claims)."""
     done, cycles, empty = 0, 0, 0
     while done < total:
         n, d = sq_cycle(db, gate, acc, root)
@@ -628,11 +619,26 @@ def sq_run(db, path, gate, total, root):
         if n == 0:
             empty += 1
             if empty > 50:
-                raise RuntimeError(f"sqlite {'gate' if gate else 'today'}: stuck at {done} of {total}")
+                raise RuntimeError(f"{tag}: stuck at {done} of {total}")
+    return cycles, empty
+
+
+def wal_frames(db, path):
+    """Frames in the WAL file (auto-checkpoint is off during a run)."""
+    page = db.execute("PRAGMA page_size").fetchone()[0]
+    return max(0, os.path.getsize(path + "-wal") - 32) // (page + 24)
+
+
+def sq_run(db, path, gate, total, root):
+    db.execute("ANALYZE")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    acc = {"claim_s": 0.0, "complete_s": 0.0, "root_complete_s": 0.0}
+    m0 = sq_pages(db)
+    p0, t0 = time.process_time(), time.perf_counter()
+    cycles, empty = sq_loop(db, gate, total, root, acc, "sqlite " + ("gate" if gate else "today"))
     t1, p1 = time.perf_counter(), time.process_time()
     m1 = sq_pages(db)
-    page = db.execute("PRAGMA page_size").fetchone()[0]
-    frames = max(0, (os.path.getsize(path + "-wal") - 32)) // (page + 24)
+    frames = wal_frames(db, path)
     left = db.execute("SELECT (SELECT count(*) FROM jobs) + (SELECT count(*) FROM jobs_waiting)").fetchone()[0]
     if left:
         raise RuntimeError(f"sqlite: {left} jobs left")

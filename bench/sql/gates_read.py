@@ -329,17 +329,9 @@ def sq_seed_claims(gate, shape, grouped=False):
 def sq_drain(db, path, gate, tag):
     acc = {"claim_s": 0.0, "complete_s": 0.0, "root_complete_s": 0.0}
     p0, t0 = time.process_time(), time.perf_counter()
-    done, empty = 0, 0
-    while done < N:
-        n, d = G.sq_cycle(db, gate, acc, -1)
-        done += d
-        if n == 0:
-            empty += 1
-            if empty > 50:
-                raise RuntimeError(f"{tag}: stuck at {done}")
+    G.sq_loop(db, gate, N, -1, acc, tag)
     t1, p1 = time.perf_counter(), time.process_time()
-    page = db.execute("PRAGMA page_size").fetchone()[0]
-    frames = max(0, os.path.getsize(path + "-wal") - 32) // (page + 24)
+    frames = G.wal_frames(db, path)
     bad = db.execute(f"SELECT count(*) FROM jobs WHERE id >= {GID0} AND status <> 'pending'").fetchone()[0]
     if bad:
         raise RuntimeError(f"{tag}: {bad} gated children claimed")
