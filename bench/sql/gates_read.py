@@ -18,10 +18,12 @@ statements, databases and worker cycle this reuses.
            branch shape) for pending and waiting, 10,000 plain pending jobs
            beside 10,000 children in 10 or 1,000 closed gates.
 
+  cpusplit PostgreSQL: the worker backend's CPU per statement (claim, parents'
+           read, completion), 50 batches of plain jobs against the fan-out's children
   plans    load-independent: shared buffers of one claim (PostgreSQL, EXPLAIN
            ANALYZE BUFFERS) and SQLite VM instructions of one claim, per variant
 
-  bench/sql/gates_read.py claims|readers|plans [--store pg|sqlite|both] [--rounds R]
+  bench/sql/gates_read.py claims|readers|plans|cpusplit [--store pg|sqlite|both] [--rounds R]
 Env as bench/sql/gates.py, and CLAIM_N (20000). Stdlib only.
 """
 
@@ -194,6 +196,45 @@ def pg_plans(_rounds):
                 f.write(plan)
         c.close()
         G.emit(dict(bench="gates_plans", store="pg", variant=name, buffers=hits, exec_ms=ms))
+
+
+def pg_cpusplit(rounds):
+    """The worker backend's CPU per statement (/proc ticks around each, summed over 50
+    batches of 100) in the gate schema: plain jobs against the fan-out's children."""
+    _claim, gclaim, done = G.pg_statements()
+    G.PG_CLAIM[1] = done
+    G.pg_setup()
+    for rnd in range(rounds):
+        for shape in (("plain", "fanout") if rnd % 2 == 0 else ("fanout", "plain")):
+            c = G.PG(G.db_url(G.dbname(True)))
+            if shape == "plain":
+                G.pg_seed_plain(c, 10000, True)
+            else:
+                G.pg_seed_fanout(c, 10000, True)
+            G.pg_settle(c)
+            acc = {"claim_s": 0.0, "complete_s": 0.0, "root_complete_s": 0.0}
+            if shape == "fanout":
+                G.pg_cycle(c, gclaim, "g", acc, 1)  # the root: its gate opens
+            ticks = {"claim": 0, "parents": 0, "complete": 0}
+            for _ in range(50):
+                b0 = G.stat(c.pid)[1]
+                rows = c.x("claim_g", gclaim, "w1", G.BATCH, 300000, "{noop}", None, None)
+                b1 = G.stat(c.pid)[1]
+                ids = "{" + ",".join(r[0] for r in rows) + "}"
+                for _ in range(10):  # ten times: one read is under a tick
+                    c.x("parents", G.PG_CLAIM[2], ids)
+                b2 = G.stat(c.pid)[1]
+                c.x("complete", done, ids, "{" + ",".join(r[6] for r in rows) + "}",
+                    "{" + ",".join(["NULL"] * len(rows)) + "}", None)
+                b3 = G.stat(c.pid)[1]
+                ticks["claim"] += b1 - b0
+                ticks["parents"] += b2 - b1
+                ticks["complete"] += b3 - b2
+            c.close()
+            ms = 1000 / G.TCK / 50
+            G.emit(dict(bench="gates_cpusplit", store="pg", shape=shape, round=rnd + 1,
+                        claim_ms=round(ticks["claim"] * ms, 2), parents_ms=round(ticks["parents"] * ms / 10, 2),
+                        complete_ms=round(ticks["complete"] * ms, 2)))
 
 
 def pg_readers(rounds):
@@ -474,10 +515,13 @@ def sq_readers(rounds):
 if __name__ == "__main__":
     import argparse
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["claims", "readers", "plans"])
+    ap.add_argument("what", choices=["claims", "readers", "plans", "cpusplit"])
     ap.add_argument("--store", default="both")
     ap.add_argument("--rounds", type=int, default=2)
     a = ap.parse_args()
     for st in (["pg", "sqlite"] if a.store == "both" else [a.store]):
+        if a.what == "cpusplit" and st == "sqlite":
+            continue
         {"claims": {"pg": pg_claims, "sqlite": sq_claims}, "plans": {"pg": pg_plans, "sqlite": sq_plans},
+         "cpusplit": {"pg": pg_cpusplit},
          "readers": {"pg": pg_readers, "sqlite": sq_readers}}[a.what][st](a.rounds)
