@@ -210,13 +210,16 @@ PG_CLAIM = ["claim", None, None]  # [1] st_complete_batch, [2] st_parents_read: 
 
 def pg_cycle(c, claim_sql, tag, acc, root=None):
     """One worker cycle: claim, then complete. Returns (claimed, completed ids)."""
-    t0 = time.perf_counter()
+    t0, k0 = time.perf_counter(), stat(c.pid)[1]
     rows = c.x("claim_" + tag, claim_sql, "w1", BATCH, 300000, "{noop}", None, None)
-    tp = time.perf_counter()
+    tp, kp = time.perf_counter(), stat(c.pid)[1]
     if rows:  # store_claim reads the claimed jobs' parents for their handlers (store.c)
         c.x("parents", PG_CLAIM[2], "{" + ",".join(r[0] for r in rows) + "}")
-    t1 = time.perf_counter()
+    t1, k1 = time.perf_counter(), stat(c.pid)[1]
     acc["parents_s"] = acc.get("parents_s", 0.0) + t1 - tp
+    # the backend's CPU by statement (clock ticks, summed over the run)
+    acc["claim_ticks"] = acc.get("claim_ticks", 0) + kp - k0
+    acc["parents_ticks"] = acc.get("parents_ticks", 0) + k1 - kp
     acc["claim_s"] += t1 - t0
     if not rows:
         return 0, []
@@ -226,6 +229,10 @@ def pg_cycle(c, claim_sql, tag, acc, root=None):
                "{" + ",".join(["NULL"] * len(ids)) + "}", None)
     t2 = time.perf_counter()
     acc["complete_s"] += t2 - t1
+    k2 = stat(c.pid)[1]
+    acc["complete_ticks"] = acc.get("complete_ticks", 0) + k2 - k1
+    if root is not None and str(root) in ids:
+        acc["root_ticks"] = acc.get("root_ticks", 0) + k2 - k1
     if root is not None and str(root) in ids:
         acc["root_complete_s"] += t2 - t1
     return len(rows), done
@@ -534,6 +541,10 @@ def sq_cycle(db, gate, acc, root):
     db.execute("COMMIT")
     t2 = time.perf_counter()
     acc["complete_s"] += t2 - t1
+    k2 = stat(c.pid)[1]
+    acc["complete_ticks"] = acc.get("complete_ticks", 0) + k2 - k1
+    if root is not None and str(root) in ids:
+        acc["root_ticks"] = acc.get("root_ticks", 0) + k2 - k1
     if root in done:
         acc["root_complete_s"] += t2 - t1
     return len(rows), len(done)
