@@ -233,7 +233,6 @@ def pg_cycle(c, claim_sql, tag, acc, root=None):
     acc["complete_ticks"] = acc.get("complete_ticks", 0) + k2 - k1
     if root is not None and str(root) in ids:
         acc["root_ticks"] = acc.get("root_ticks", 0) + k2 - k1
-    if root is not None and str(root) in ids:
         acc["root_complete_s"] += t2 - t1
     return len(rows), done
 
@@ -541,10 +540,6 @@ def sq_cycle(db, gate, acc, root):
     db.execute("COMMIT")
     t2 = time.perf_counter()
     acc["complete_s"] += t2 - t1
-    k2 = stat(c.pid)[1]
-    acc["complete_ticks"] = acc.get("complete_ticks", 0) + k2 - k1
-    if root is not None and str(root) in ids:
-        acc["root_ticks"] = acc.get("root_ticks", 0) + k2 - k1
     if root in done:
         acc["root_complete_s"] += t2 - t1
     return len(rows), len(done)
