@@ -13,8 +13,8 @@
 # gets TMPDIR set to a fresh folder beside the cluster, which the tests'
 # temporary files and folders use (tests/test.h, mktemp): the code paths are
 # the same, but an fsync of the cluster or of a test's SQLite file costs
-# nothing in memory, and the suite spends most of its time in them on a
-# disk. JOBD_TEST_TMP=DIR chooses the place (JOBD_TEST_TMP=/tmp: on disk).
+# nothing in memory (store_conformance sqlite: half the time it takes on a
+# disk). JOBD_TEST_TMP=DIR chooses the place (JOBD_TEST_TMP=/tmp: on disk).
 #
 #   scripts/with-pg.sh ctest --test-dir build-asan
 set -euo pipefail
