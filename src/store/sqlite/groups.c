@@ -299,7 +299,7 @@ count_starts(struct sqlite_store *s, const char *q, const struct qlimits_row *li
 
 /* The claim of a queue without group limits: its due jobs tagged, then
  * one walk in tag order (sqlite/groups_tag.c); every group claimed has
- * its job_groups row, written by the tagging. */
+ * its job_groups row, noted when its job_group_tags row was. */
 static int
 claim_tagged(struct sqlite_store *s, const char *q, const struct claim_req *req, int n,
              int64_t now, const char *types, struct pick *p, struct job_list *out,
@@ -329,7 +329,12 @@ sq_groups_claim(struct sqlite_store *s, const char *q, const struct claim_req *r
     if (lim == NULL || (lim->group_max_running <= 0 && lim->group_rate_limit <= 0)) {
         rc = claim_tagged(s, q, req, n, now, types, &p, out, err);
     } else {
-        rc = pick(s, q, n, now, types, lim, window_us, cursor, &p, err);
+        /* probes of jobs_group_claim see untagged jobs only: tags a claim
+         * gave before the queue had group limits go first (an empty probe
+         * once they have) */
+        rc = sq_groups_untag(s, q, err);
+        if (rc == JOBD_OK)
+            rc = pick(s, q, n, now, types, lim, window_us, cursor, &p, err);
         if (rc == JOBD_OK)
             rc = start(s, req, now, &p, out, err);
         if (rc == JOBD_OK)
@@ -368,6 +373,15 @@ sq_groups_forget(struct sqlite_store *s, const char *q, int64_t rate_per_ms, int
     sqlite3_bind_int64(stmt, 2, rate_per_ms);
     sqlite3_bind_int64(stmt, 3, now);
     if ((rc = sq_step_done(s, stmt, "forget groups", err)) != JOBD_OK)
+        return rc;
+    rc = sq_prepare(s,
+                    "DELETE FROM job_group_tags WHERE queue = ?1 AND NOT EXISTS (SELECT 1"
+                    " FROM job_groups x WHERE x.queue = ?1 AND x.grp = job_group_tags.grp)",
+                    &stmt, err);
+    if (rc != JOBD_OK)
+        return rc;
+    sq_bind_text(stmt, 1, q);
+    if ((rc = sq_step_done(s, stmt, "forget groups' tags", err)) != JOBD_OK)
         return rc;
     rc = sq_prepare(s,
                     "UPDATE queues SET grouped = 0 WHERE name = ?1 AND grouped = 1"

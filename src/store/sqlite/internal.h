@@ -207,14 +207,17 @@ int sq_groups_forget(struct sqlite_store *s, const char *q, int64_t rate_per_ms,
 
 /*
  * Tags (sqlite/groups_tag.c; docs/DESIGN.md, Groups, "Tags on SQLite").
- * sq_groups_tag: tags queue q's untagged due jobs and keeps each group's
- * last tag, in the caller's write transaction. sq_groups_walk: up to n due
+ * sq_groups_tag: tags queue q's untagged due jobs and keeps each (group,
+ * priority)'s last tag, in the caller's write transaction. sq_groups_untag:
+ * clears the tags of q's pending jobs (a queue with group limits is
+ * claimed by probes of untagged jobs), likewise. sq_groups_walk: up to n due
  * tagged jobs of q of the JSON array types (NULL = any) in claim order, their
  * ids into the caller's ids (room for n). SQ_GR_TAGGED_PENDING(q, g): an
  * SQL condition, whether group g (text, '' = none) of queue q has a tagged
  * pending job (a tagged job is in no group-ordered index but jobs_grp_id).
  */
 int sq_groups_tag(struct sqlite_store *s, const char *q, int64_t now, struct jobd_error *err);
+int sq_groups_untag(struct sqlite_store *s, const char *q, struct jobd_error *err);
 int sq_groups_walk(struct sqlite_store *s, const char *q, int n, int64_t now, const char *types,
                    int64_t *ids, size_t *n_ids, struct jobd_error *err);
 #define SQ_GR_TAGGED_PENDING(q, g)                                                                 \

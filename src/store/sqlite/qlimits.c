@@ -58,24 +58,6 @@ sq_op_queue_limits(struct store *st, const char *queue, const struct queue_limit
         return rc;
     }
     qlimits_cache_invalidate(&s->qlim);
-    /* A queue given group limits is claimed by probes of jobs_group_claim,
-     * which holds untagged jobs only (docs/DESIGN.md, Groups, "Tags on
-     * SQLite"): its tags go. */
-    if ((c->set_group_max_running && c->group_max_running > 0) ||
-        (c->set_group_rate && c->group_rate_limit > 0)) {
-        if ((rc = sq_prepare(s,
-                             "UPDATE jobs SET tag = NULL WHERE queue = ?1 AND status = 'pending'"
-                             " AND tag IS NOT NULL",
-                             &stmt, err)) != JOBD_OK) {
-            sq_rollback(s);
-            return rc;
-        }
-        sq_bind_text(stmt, 1, queue);
-        if ((rc = sq_step_done(s, stmt, "untag a queue", err)) != JOBD_OK) {
-            sq_rollback(s);
-            return rc;
-        }
-    }
     return sq_commit(s, err);
 }
 

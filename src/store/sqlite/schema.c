@@ -611,17 +611,28 @@ static const struct sq_migration sq_migrations[] = {
     {26,
      /* Fair claims by tag (docs/DESIGN.md, Groups, "Tags on SQLite";
       * sqlite/groups_tag.c). A grouped queue without group limits is
-      * claimed by one walk of jobs_fair_claim, in tag order: the claim
-      * tags the due jobs it finds untagged, set-wise (the k-th of a group
-      * gets the group's next tag, at least the head's), and keeps each
-      * group's last tag in job_groups. jobs_group_claim keeps the untagged
-      * pending jobs only, so a claim of tagged jobs writes no index in
-      * group order. A pending job whose place changes (a retry, a reaped
-      * lease, a debounce moving run_at, a new priority) loses its tag
-      * (jobs_untag) and is tagged again when due; a row moved into jobs
-      * comes untagged (tag is in no column list that moves rows). */
+      * claimed by one walk of jobs_fair_claim in tag order; the claim
+      * first tags the due jobs it finds untagged, set-wise: the k-th of a
+      * group at a priority gets that (group, priority)'s next tag, at
+      * least the band's head tag, so that the k-th job of every group
+      * sits beside the k-th of the others. job_group_tags keeps each
+      * (group, priority)'s last tag (its insert notes the group in
+      * job_groups). jobs_group_claim keeps the untagged pending jobs only,
+      * so a claim of tagged jobs changes no index in group order. A
+      * pending job whose place changes (a retry, a reaped lease, a
+      * debounce moving run_at, a new priority) loses its tag (jobs_untag)
+      * and is tagged again when due; a row moved into jobs comes untagged
+      * (tag is in no column list that moves rows). */
      "ALTER TABLE jobs ADD COLUMN tag INTEGER;"
-     "ALTER TABLE job_groups ADD COLUMN last_tag INTEGER;"
+     "CREATE TABLE job_group_tags ("
+     "  queue TEXT NOT NULL,"
+     "  grp TEXT NOT NULL,"
+     "  priority INTEGER NOT NULL,"
+     "  last_tag INTEGER NOT NULL,"
+     "  PRIMARY KEY (queue, grp, priority)) WITHOUT ROWID;"
+     "CREATE TRIGGER job_group_tags_noted AFTER INSERT ON job_group_tags BEGIN"
+     "  INSERT OR IGNORE INTO job_groups (queue, grp) VALUES (NEW.queue, NEW.grp);"
+     "END;"
      "DROP INDEX jobs_group_claim;"
      "CREATE INDEX jobs_group_claim ON jobs (queue, grp, priority DESC, run_at, id)"
      "  WHERE status = 'pending' AND tag IS NULL;"
@@ -634,19 +645,6 @@ static const struct sq_migration sq_migrations[] = {
      "    OR OLD.run_at <> NEW.run_at OR OLD.priority <> NEW.priority"
      "    OR OLD.queue <> NEW.queue OR OLD.grp IS NOT NEW.grp) BEGIN"
      "  UPDATE jobs SET tag = NULL WHERE id = NEW.id;"
-     "END;"
-     "CREATE TRIGGER jobs_tag AFTER INSERT ON jobs"
-     "  WHEN NEW.grp IS NOT NULL AND NEW.status = 'pending' AND NEW.run_at <= " SQ_EV_NOW
-     "  AND NOT EXISTS (SELECT 1 FROM queues WHERE name = NEW.queue"
-     "    AND (group_max_running IS NOT NULL OR group_rate_limit IS NOT NULL)) BEGIN"
-     "  INSERT INTO job_groups (queue, grp, last_tag) SELECT NEW.queue, NEW.grp, v FROM (SELECT"
-     "    COALESCE((SELECT tag FROM jobs INDEXED BY jobs_fair_claim WHERE queue = NEW.queue"
-     "      AND status = 'pending' AND tag IS NOT NULL ORDER BY priority DESC, tag, id LIMIT 1),"
-     "    (SELECT max(last_tag) + 1 FROM job_groups WHERE queue = NEW.queue), 0) AS v) WHERE 1"
-     "  ON CONFLICT (queue, grp) DO UPDATE SET"
-     "    last_tag = max(COALESCE(last_tag + 1, 0), excluded.last_tag);"
-     "  UPDATE jobs SET tag = (SELECT last_tag FROM job_groups"
-     "    WHERE queue = NEW.queue AND grp = NEW.grp) WHERE id = NEW.id;"
      "END;"},
 };
 /* clang-format on */
