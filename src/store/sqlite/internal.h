@@ -221,7 +221,7 @@ int sq_groups_untag(struct sqlite_store *s, const char *q, struct jobd_error *er
 int sq_groups_walk(struct sqlite_store *s, const char *q, int n, int64_t now, const char *types,
                    int64_t *ids, size_t *n_ids, struct jobd_error *err);
 #define SQ_GR_TAGGED_PENDING(q, g)                                                                 \
-    "(CASE WHEN " g " = '' THEN EXISTS (SELECT 1 FROM jobs jt INDEXED BY jobs_fair_claim"          \
+    "(CASE WHEN " g " = '' THEN EXISTS (SELECT 1 FROM jobs jt INDEXED BY jobs_tagged_nogroup"      \
     "   WHERE jt.queue = " q " AND jt.status = 'pending' AND jt.tag IS NOT NULL"                   \
     "     AND jt.grp IS NULL)"                                                                     \
     " ELSE EXISTS (SELECT 1 FROM jobs jt INDEXED BY jobs_grp_id WHERE jt.grp = " g                 \

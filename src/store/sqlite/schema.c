@@ -618,7 +618,8 @@ static const struct sq_migration sq_migrations[] = {
       * sits beside the k-th of the others. job_group_tags keeps each
       * (group, priority)'s last tag (its insert notes the group in
       * job_groups). jobs_group_claim keeps the untagged pending jobs only,
-      * so a claim of tagged jobs changes no index in group order. A
+      * so a claim of tagged jobs changes no index in group order
+      * (jobs_tagged_nogroup: whether the group '' has a tagged job). A
       * pending job whose place changes (a retry, a reaped lease, a
       * debounce moving run_at, a new priority) loses its tag (jobs_untag)
       * and is tagged again when due; a row moved into jobs comes untagged
@@ -640,6 +641,8 @@ static const struct sq_migration sq_migrations[] = {
      "  WHERE status = 'pending' AND tag IS NOT NULL;"
      "CREATE INDEX jobs_untagged ON jobs (queue, run_at)"
      "  WHERE status = 'pending' AND tag IS NULL AND grp IS NOT NULL;"
+     "CREATE INDEX jobs_tagged_nogroup ON jobs (queue)"
+     "  WHERE status = 'pending' AND tag IS NOT NULL AND grp IS NULL;"
      "CREATE TRIGGER jobs_untag AFTER UPDATE OF status, run_at, priority, queue, grp ON jobs"
      "  WHEN NEW.tag IS NOT NULL AND NEW.status = 'pending' AND (OLD.status <> 'pending'"
      "    OR OLD.run_at <> NEW.run_at OR OLD.priority <> NEW.priority"
