@@ -301,9 +301,8 @@ count_starts(struct sqlite_store *s, const char *q, const struct qlimits_row *li
  * one walk in tag order (sqlite/groups_tag.c); every group claimed has
  * its job_groups row, noted when its job_group_tags row was. */
 static int
-claim_tagged(struct sqlite_store *s, const char *q, const struct claim_req *req, int n,
-             int64_t now, const char *types, struct pick *p, struct job_list *out,
-             struct jobd_error *err)
+claim_tagged(struct sqlite_store *s, const char *q, const struct claim_req *req, int n, int64_t now,
+             const char *types, struct pick *p, struct job_list *out, struct jobd_error *err)
 {
     if ((p->ids = calloc((size_t)n + 1, sizeof *p->ids)) == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");

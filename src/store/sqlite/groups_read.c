@@ -47,15 +47,15 @@ sq_op_queue_group_counts(struct store *st, struct queue_group_count **out, size_
 {
     struct sqlite_store *s = sq_of(st);
     sqlite3_stmt *stmt;
-    int rc = sq_prepare(s,
-                        "SELECT x.queue, count(*) FROM job_groups x"
-                        " WHERE EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_group_claim"
-                        "   WHERE j.queue = x.queue AND j.grp IS NULLIF(x.grp, '')"
-                        "     AND j.status = 'pending' AND j.tag IS NULL AND +j.run_at <= ?1)"
-                        /* tagged: due when tagged (sqlite/groups_tag.c) */
-                        " OR " SQ_GR_TAGGED_PENDING("x.queue", "x.grp")
-                        " GROUP BY x.queue ORDER BY x.queue",
-                        &stmt, err);
+    int rc = sq_prepare(
+        s,
+        "SELECT x.queue, count(*) FROM job_groups x"
+        " WHERE EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_group_claim"
+        "   WHERE j.queue = x.queue AND j.grp IS NULLIF(x.grp, '')"
+        "     AND j.status = 'pending' AND j.tag IS NULL AND +j.run_at <= ?1)"
+        /* tagged: due when tagged (sqlite/groups_tag.c) */
+        " OR " SQ_GR_TAGGED_PENDING("x.queue", "x.grp") " GROUP BY x.queue ORDER BY x.queue",
+        &stmt, err);
     if (rc != JOBD_OK)
         return rc;
     sqlite3_bind_int64(stmt, 1, sq_now(s));

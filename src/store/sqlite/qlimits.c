@@ -61,6 +61,9 @@ sq_op_queue_limits(struct store *st, const char *queue, const struct queue_limit
     return sq_commit(s, err);
 }
 
+/* Whether a queue's jobs without a group have a tagged pending one (sqlite/groups_tag.c). */
+#define NOGROUP_TAGGED SQ_GR_TAGGED_PENDING("queues.name", "''")
+
 /* Re-reads the limited queues' names into the connection's cache. */
 static int
 refresh(struct sqlite_store *s, struct jobd_error *err)
@@ -76,7 +79,7 @@ refresh(struct sqlite_store *s, struct jobd_error *err)
         " + 8 * ((SELECT count(*) FROM (SELECT 1 FROM job_groups g WHERE g.queue = queues.name"
         "   AND (g.grp <> '' OR EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_group_claim"
         "     WHERE j.queue = queues.name AND j.grp IS NULL AND j.status = 'pending'"
-        "       AND j.tag IS NULL) OR " SQ_GR_TAGGED_PENDING("queues.name", "''") ")"
+        "       AND j.tag IS NULL) OR " NOGROUP_TAGGED ")"
         "   LIMIT 2)) = 1)"
         " FROM queues WHERE " QLIMITS_PATH_WHERE,
         &stmt, err);
