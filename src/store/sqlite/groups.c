@@ -2,6 +2,8 @@
  * sqlite/groups.c — groups on SQLite (docs/DESIGN.md, Groups; docs/MODEL.md,
  * Groups): noting a grouped enqueue, and the fair claim of a grouped queue.
  *
+ * A queue without group limits is claimed by tags (sqlite/groups_tag.c;
+ * docs/DESIGN.md, Groups, "Tags on SQLite"); one with them as follows.
  * The claim runs inside the claim's write transaction (BEGIN IMMEDIATE), so
  * nothing changes under it: one SELECT picks the jobs as pg/groups.c's
  * statement does (the next groups after the connection's cursor, by name,
