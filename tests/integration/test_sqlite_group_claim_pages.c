@@ -11,6 +11,7 @@
  * order deletes neighbours (1.4 times, the tagging of every job counted
  * in). Counted with a WAL hook of the test's own (so the store's
  * checkpoints stop), not timed: the count does not depend on the machine.
+ * Also: a job back to pending loses its tag and queues behind its group.
  */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -119,5 +120,57 @@ TEST(sqlite_claim_of_many_groups_writes_the_pages_of_a_plain_claim)
     if (4 * grouped > 7 * plain)
         TEST_FAIL("claims of %d groups wrote %lld WAL frames, plain ones %lld: over 1.75 times",
                   GROUPS, (long long)grouped, (long long)plain);
+    store_close(st);
+}
+
+/* Claims up to n jobs of queue "rq" into l (appended). */
+static void
+claim_rq(struct store *st, int n, struct job_list *l)
+{
+    struct jobd_error err = {0};
+    const char *qs[] = {"rq"};
+    struct claim_req req = {.worker_id = "w", .queues = qs, .n_queues = 1, .limit = n};
+    ASSERT_OK(store_claim(st, &req, l, &err), &err);
+}
+
+/* A job back to pending (here a retry) loses its tag (the trigger
+ * jobs_untag) and is tagged again behind its group's backlog, not at its
+ * old place ahead of the other groups (tag 0 of a, then tag 3). */
+TEST(sqlite_job_back_to_pending_is_tagged_again_behind_its_group)
+{
+    struct jobd_error err = {0};
+    struct store *st = NULL;
+    char url[600];
+    snprintf(url, sizeof url, "sqlite:%s", test_path("group_retag.db"));
+    ASSERT_OK(store_open(url, &st, &err), &err);
+    ASSERT_OK(store_migrate(st, &err), &err);
+    struct job_spec specs[6];
+    for (int i = 0; i < 6; i++)
+        specs[i] = (struct job_spec){.type = "t", .queue = "rq", .group = i < 3 ? "a" : "b"};
+    ASSERT_OK(store_enqueue_batch(st, specs, 6, NULL, NULL, &err), &err);
+    struct job_list l = {0};
+    claim_rq(st, 1, &l); /* a's first: tags a 0..2, b 0..2 */
+    ASSERT_EQ(l.n, (size_t)1);
+    ASSERT_STR_EQ(l.v[0].group, "a");
+    int64_t first = l.v[0].id;
+    ASSERT_OK(store_fail(st, first, l.v[0].attempt, "x", true, 0, NULL, &err), &err);
+    sqlite3_stmt *stmt;
+    sqlite3 *db = ((struct sqlite_store *)st)->db;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT tag IS NULL FROM jobs WHERE id = ?1", -1, &stmt, NULL),
+              SQLITE_OK);
+    sqlite3_bind_int64(stmt, 1, first);
+    ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+    ASSERT_EQ(sqlite3_column_int(stmt, 0), 1);
+    sqlite3_finalize(stmt);
+    /* b's first and a's second next; the retried job last of all */
+    claim_rq(st, 4, &l);
+    ASSERT_EQ(l.n, (size_t)5);
+    for (size_t i = 1; i < l.n; i++)
+        ASSERT(l.v[i].id != first);
+    claim_rq(st, 2, &l); /* b's third, then the retried job (a's fourth turn) */
+    ASSERT_EQ(l.n, (size_t)7);
+    ASSERT_STR_EQ(l.v[5].group, "b");
+    ASSERT_EQ(l.v[6].id, first);
+    job_list_fini(&l);
     store_close(st);
 }
