@@ -236,6 +236,59 @@ TEST(groups_higher_priority_first_whatever_the_turn)
     fx_close(&f);
 }
 
+/* A group's backlog at one priority does not put its jobs at another
+ * behind the other groups' there: the turns are per priority
+ * (docs/MODEL.md, groups). */
+TEST(groups_in_turn_at_each_priority)
+{
+    struct fx f;
+    fx_open(&f);
+    enq_group(&f, "pt", "big", 50, 0);
+    enq_group(&f, "pt", "a", 1, 0);
+    struct job_list l = {0};
+    ASSERT_EQ(claim_t(f.st, 1, &l, NULL), 1); /* the backlog is in its turns */
+    enq_group(&f, "pt", "big", 3, 5);
+    enq_group(&f, "pt", "a", 3, 5);
+    enq_group(&f, "pt", "b", 3, 5);
+    ASSERT_EQ(claim_t(f.st, 3, &l, NULL), 3);
+    ASSERT_EQ(count_group(&l, 1, "big"), 1);
+    ASSERT_EQ(count_group(&l, 1, "a"), 1);
+    ASSERT_EQ(count_group(&l, 1, "b"), 1);
+    for (size_t i = 1; i < l.n; i++) { /* read back: a remote claim's answer has no priority */
+        struct job j = getj(&f, l.v[i].id);
+        ASSERT_EQ(j.priority, 5);
+        job_fini(&j);
+    }
+    job_list_fini(&l);
+    fx_close(&f);
+}
+
+/* Jobs of one group that become due together (run_at reached, as a
+ * release of dependants or a retry makes them pending) take their turns
+ * with the groups already due, not all before them. */
+TEST(groups_delayed_burst_takes_turns)
+{
+    struct fx f;
+    fx_open(&f);
+    const char *gs[] = {"a", "b", "c", "d", "e"};
+    for (int i = 0; i < 5; i++)
+        enq_group(&f, "db", gs[i], 10, 0);
+    struct job_spec late = {
+        .type = "t", .queue = "db", .group = "late", .run_at_us = now_of(&f) + 5 * SEC};
+    for (int i = 0; i < 40; i++)
+        enq_spec(&f, &late);
+    struct job_list l = {0};
+    ASSERT_EQ(claim_t(f.st, 5, &l, NULL), 5);
+    ASSERT_EQ(count_group(&l, 0, "late"), 0);
+    manual_clock_set(&f.mc, now_of(&f) + 5 * SEC);
+    ASSERT_EQ(claim_t(f.st, 12, &l, NULL), 12);
+    ASSERT_EQ(count_group(&l, 5, "late"), 2);
+    for (int i = 0; i < 5; i++)
+        ASSERT_EQ(count_group(&l, 5, gs[i]), 2);
+    job_list_fini(&l);
+    fx_close(&f);
+}
+
 TEST(groups_max_running_holds_per_group)
 {
     struct fx f;
