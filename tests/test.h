@@ -19,6 +19,12 @@
  * JOBD_TEST_PG_URL, and FAILS instead when JOBD_TEST_REQUIRE_PG is set
  * (`make test` sets it), so no PostgreSQL test passes by not running.
  *
+ * Cases run one after the other, unless the program defines
+ * TEST_PARALLEL_SAFE and TEST_JOBS=N is set: then up to N at once, each
+ * told its slot (test_slot, 0 .. N-1) to keep a database of its own, and
+ * each reported when it ends. The store conformance suite does (its cases
+ * wait on a server or on PostgreSQL much of their time).
+ *
  * A suite run against several backends (the store conformance suite) may
  * leave out a case that does not apply to one of them with
  * TEST_NOT_HERE(why): it is listed as "n/a" with its reason, counted apart
@@ -69,6 +75,12 @@ TEST_GLOBAL int test_argc;
 TEST_GLOBAL char **test_argv;
 TEST_GLOBAL char test_tmpdir[512];
 TEST_GLOBAL const char *test_current;
+/* Which of the test_jobs cases running at once this is (0 ..), in a case's
+ * child: a program whose cases run side by side (TEST_PARALLEL_SAFE) keeps
+ * what they cannot share (a database) apart by it. */
+TEST_GLOBAL int test_slot;
+TEST_GLOBAL int test_jobs;
+#define TEST_MAX_JOBS 16
 
 static inline void
 test_register(const char *name, test_fn fn)
@@ -179,26 +191,45 @@ test_path(const char *name)
     return buf;
 }
 
-static inline int
-test_run_one(const struct test_entry *t)
-{
-    char dir[] = "/tmp/jobd-test.XXXXXX";
-    if (mkdtemp(dir) == NULL) {
-        perror("mkdtemp");
-        return 0;
-    }
+/* One case running in its forked child: where its files and output are. */
+struct test_child {
+    const struct test_entry *t;
+    pid_t pid;
+    char dir[400];
     char log[600];
-    snprintf(log, sizeof log, "%s.log", dir);
+};
+
+/* Forks the case into c (its own temporary directory, process group and
+ * alarm); slot is what test_slot says in the child. 0, or -1 if it could
+ * not start (counted as a failure). */
+static inline int
+test_start(const struct test_entry *t, int slot, struct test_child *c)
+{
+    c->t = t;
+    /* $TMPDIR as mktemp(1) takes it: scripts/with-pg.sh points it at memory. */
+    const char *tmp = getenv("TMPDIR");
+    snprintf(c->dir, sizeof c->dir, "%s/jobd-test.XXXXXX",
+             tmp != NULL && *tmp == '/' ? tmp : "/tmp");
+    if (mkdtemp(c->dir) == NULL) {
+        perror("mkdtemp");
+        return -1;
+    }
+    snprintf(c->log, sizeof c->log, "%s.log", c->dir);
     fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
+    c->pid = fork();
+    if (c->pid < 0) {
+        perror("fork");
+        return -1;
+    }
+    if (c->pid == 0) {
         setpgid(0, 0);
-        FILE *f = freopen(log, "w", stderr);
+        FILE *f = freopen(c->log, "w", stderr);
         (void)f;
         dup2(2, 1);
-        snprintf(test_tmpdir, sizeof test_tmpdir, "%s", dir);
+        snprintf(test_tmpdir, sizeof test_tmpdir, "%s", c->dir);
         test_current = t->name;
-        if (chdir(dir) != 0)
+        test_slot = slot;
+        if (chdir(c->dir) != 0)
             _exit(1);
         const char *to = getenv("TEST_TIMEOUT_S");
         alarm(to ? (unsigned)strtoul(to, NULL, 10) : 120);
@@ -206,17 +237,23 @@ test_run_one(const struct test_entry *t)
         fflush(NULL);
         _exit(0);
     }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    kill(-pid, SIGKILL); /* anything the test left behind */
+    return 0;
+}
+
+/* Reports the case c that ended with status and removes its files; returns
+ * 1 passed, 0 failed, -1 skipped, -2 not here. */
+static inline int
+test_finish(struct test_child *c, int status)
+{
+    const struct test_entry *t = c->t;
+    kill(-c->pid, SIGKILL); /* anything the test left behind */
     int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     bool skipped = WIFEXITED(status) && WEXITSTATUS(status) == TEST_SKIP_CODE;
     bool not_here = WIFEXITED(status) && WEXITSTATUS(status) == TEST_NOT_HERE_CODE;
     if (skipped || not_here) {
         const char *tag = skipped ? "skip: " : "n/a: ";
         printf("%s %s:", skipped ? "skip" : "n/a ", t->name);
-        FILE *f = fopen(log, "r");
+        FILE *f = fopen(c->log, "r");
         char line[1024];
         while (f != NULL && fgets(line, sizeof line, f))
             if (strncmp(line, tag, 5) == 0)
@@ -229,7 +266,7 @@ test_run_one(const struct test_entry *t)
             printf(" (signal %d%s)", WTERMSIG(status),
                    WTERMSIG(status) == SIGALRM ? ", timeout" : "");
         printf("\n");
-        FILE *f = fopen(log, "r");
+        FILE *f = fopen(c->log, "r");
         if (f != NULL) {
             char line[1024];
             while (fgets(line, sizeof line, f))
@@ -239,15 +276,30 @@ test_run_one(const struct test_entry *t)
     } else {
         printf("ok   %s\n", t->name);
     }
-    unlink(log);
+    unlink(c->log);
     char cmd[700];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", c->dir);
     if (system(cmd) != 0) { /* best effort */
     }
     return not_here ? -2 : skipped ? -1 : ok;
 }
 
 #ifndef TEST_NO_MAIN
+/* How many cases run at once: TEST_JOBS, in a program that defines
+ * TEST_PARALLEL_SAFE (its cases share nothing but what test_slot keeps
+ * apart); 1 anywhere else. */
+static inline int
+test_jobs_wanted(void)
+{
+#ifdef TEST_PARALLEL_SAFE
+    const char *j = getenv("TEST_JOBS");
+    long n = j != NULL ? strtol(j, NULL, 10) : 1;
+    return n < 1 ? 1 : n > TEST_MAX_JOBS ? TEST_MAX_JOBS : (int)n;
+#else
+    return 1;
+#endif
+}
+
 int
 main(int argc, char **argv)
 {
@@ -256,10 +308,45 @@ main(int argc, char **argv)
     const char *filter = getenv("TEST_FILTER");
     int passed = 0, failed = 0, skipped = 0, not_here = 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
-    for (int i = 0; i < test_count; i++) {
-        if (filter != NULL && strstr(test_registry[i].name, filter) == NULL)
-            continue;
-        int r = test_run_one(&test_registry[i]);
+    test_jobs = test_jobs_wanted();
+    struct test_child running[TEST_MAX_JOBS];
+    bool busy[TEST_MAX_JOBS] = {false};
+    int n_busy = 0, next = 0;
+    for (;;) {
+        /* Start cases while a slot is free, in registration order. */
+        while (n_busy < test_jobs && next < test_count) {
+            const struct test_entry *t = &test_registry[next++];
+            if (filter != NULL && strstr(t->name, filter) == NULL)
+                continue;
+            int slot = 0;
+            while (busy[slot])
+                slot++;
+            if (test_start(t, slot, &running[slot]) != 0) {
+                printf("FAIL %s (could not start it)\n", t->name);
+                failed++;
+                continue;
+            }
+            busy[slot] = true;
+            n_busy++;
+        }
+        if (n_busy == 0)
+            break;
+        int status = 0;
+        pid_t pid = waitpid(-1, &status, 0);
+        if (pid < 0) {
+            if (errno == EINTR)
+                continue;
+            perror("waitpid");
+            return 1;
+        }
+        int slot = 0;
+        while (slot < test_jobs && !(busy[slot] && running[slot].pid == pid))
+            slot++;
+        if (slot == test_jobs)
+            continue; /* not a case's child (none other is forked here) */
+        busy[slot] = false;
+        n_busy--;
+        int r = test_finish(&running[slot], status);
         if (r == -2)
             not_here++;
         else if (r < 0)

@@ -6,7 +6,7 @@
 # job acknowledged before the backup began, and takes new ones.
 set -euo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-backup.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-backup.XXXXXX")
 spid="" cpid=""
 cleanup() {
     for p in $cpid $spid; do kill -TERM "$p" 2>/dev/null || true; done

@@ -10,7 +10,7 @@ set -u
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
 JB="${JOBD_BUILD:?JOBD_BUILD must be set}/jobd_bench"
 SRC="${JOBD_SRC:?JOBD_SRC must be set}"
-dir=$(mktemp -d /tmp/jobd-test-bench.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-test-bench.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 export JOBD_BENCH_TMP=$dir
 fails=0

@@ -11,7 +11,7 @@
 # JOBD_TEST_PG_URL and fails without it under JOBD_TEST_REQUIRE_PG.
 set -uo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-claimpres.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-claimpres.XXXXXX")
 spid=""
 pgdb=""
 stop() { [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null; spid=""; }

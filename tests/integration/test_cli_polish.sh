@@ -14,7 +14,7 @@
 # Needs JOBD_BIN (set by CTest), curl and script(1).
 set -uo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-clipolish.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-clipolish.XXXXXX")
 spid=""
 stop() { [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null; spid=""; }
 trap 'stop; rm -rf "$dir"' EXIT

@@ -21,7 +21,7 @@
 set -euo pipefail
 
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-clock.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-clock.XXXXXX")
 spid=""
 cleanup() {
     [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null

@@ -17,9 +17,9 @@ check() { # name, expected, actual
     fi
 }
 
-out=$("$JOBD" cron next '*/15 * * * *' --from 2026-12-02T14:03:17.120Z -n 3 2>/tmp/cron_cli_err.$$)
+out=$("$JOBD" cron next '*/15 * * * *' --from 2026-12-02T14:03:17.120Z -n 3 2>"${TMPDIR:-/tmp}"/cron_cli_err.$$)
 check "three lines" $'2026-12-02T14:15:00.000Z\n2026-12-02T14:30:00.000Z\n2026-12-02T14:45:00.000Z' "$out"
-check "no stderr" "" "$(cat /tmp/cron_cli_err.$$)"
+check "no stderr" "" "$(cat "${TMPDIR:-/tmp}"/cron_cli_err.$$)"
 
 out=$("$JOBD" cron next '0 9 * * MON-FRI' --tz Europe/Berlin --from 2026-12-04T09:00:00+01:00)
 check "default count is 5" 5 "$(printf '%s\n' "$out" | wc -l | tr -d ' ')"
@@ -37,15 +37,15 @@ case "$now_line" in
     *) check "default from is now" "a timestamp" "$now_line" ;;
 esac
 
-"$JOBD" cron next '0 0 32 * *' >/tmp/cron_cli_out.$$ 2>/tmp/cron_cli_err.$$
+"$JOBD" cron next '0 0 32 * *' >"${TMPDIR:-/tmp}"/cron_cli_out.$$ 2>"${TMPDIR:-/tmp}"/cron_cli_err.$$
 check "bad expression exits 2 (an invalid argument)" 2 $?
-check "bad expression prints nothing" "" "$(cat /tmp/cron_cli_out.$$)"
+check "bad expression prints nothing" "" "$(cat "${TMPDIR:-/tmp}"/cron_cli_out.$$)"
 check "one-line error naming the field" "jobd cron next: day-of-month: 32 is out of range 1-31" \
-    "$(cat /tmp/cron_cli_err.$$)"
+    "$(cat "${TMPDIR:-/tmp}"/cron_cli_err.$$)"
 
-"$JOBD" cron next '0 0 * * *' --tz Mars/Olympus >/dev/null 2>/tmp/cron_cli_err.$$
+"$JOBD" cron next '0 0 * * *' --tz Mars/Olympus >/dev/null 2>"${TMPDIR:-/tmp}"/cron_cli_err.$$
 check "unknown zone exits 2 (an invalid argument)" 2 $?
-check "unknown zone names timezone" 1 "$(grep -c 'timezone' /tmp/cron_cli_err.$$)"
+check "unknown zone names timezone" 1 "$(grep -c 'timezone' "${TMPDIR:-/tmp}"/cron_cli_err.$$)"
 
 "$JOBD" cron next >/dev/null 2>&1; check "missing EXPR exits 2" 2 $?
 "$JOBD" cron next '* * * * *' -n 0 >/dev/null 2>&1; check "-n 0 exits 2" 2 $?
@@ -56,6 +56,6 @@ check "unknown zone names timezone" 1 "$(grep -c 'timezone' /tmp/cron_cli_err.$$
 "$JOBD" cron next --help | grep -q 'usage: jobd cron next'; check "--help" 0 $?
 "$JOBD" --help | grep -q 'cron'; check "listed in jobd --help" 0 $?
 
-rm -f /tmp/cron_cli_out.$$ /tmp/cron_cli_err.$$
+rm -f "${TMPDIR:-/tmp}"/cron_cli_out.$$ "${TMPDIR:-/tmp}"/cron_cli_err.$$
 echo "$pass passed, $fails failed"
 [ "$fails" -eq 0 ]

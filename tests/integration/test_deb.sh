@@ -15,7 +15,7 @@
 set -euo pipefail
 build=${JOBD_BUILD:?JOBD_BUILD is not set}
 src=${JOBD_SRC:?JOBD_SRC is not set}
-dir=$(mktemp -d /tmp/jobd-debtest.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-debtest.XXXXXX")
 spid="" wpid=""
 cleanup() {
     for p in $wpid $spid; do kill -TERM "$p" 2>/dev/null || true; done

@@ -11,7 +11,7 @@
 # without it under JOBD_TEST_REQUIRE_PG.
 set -uo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-due.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-due.XXXXXX")
 spid=""
 pgdb=""
 stop() { [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null; spid=""; }

@@ -7,7 +7,7 @@ set -euo pipefail
 
 hello="${JOBD_BUILD:?JOBD_BUILD is not set}/examples/hello"
 [ -x "$hello" ] || { echo "FAIL: $hello was not built"; exit 1; }
-dir=$(mktemp -d /tmp/jobd-hello.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-hello.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
 

@@ -7,7 +7,7 @@
 # --notify-db scheme, a --db short of its "//", or a bad worker --db.
 set -euo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-hardfiles.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-hardfiles.XXXXXX")
 pid=""
 cleanup() {
     [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null

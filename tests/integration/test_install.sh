@@ -7,7 +7,7 @@
 set -euo pipefail
 build=${JOBD_BUILD:?JOBD_BUILD is not set}
 src=${JOBD_SRC:?JOBD_SRC is not set}
-dir=$(mktemp -d /tmp/jobd-install.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-install.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 

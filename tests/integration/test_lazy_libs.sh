@@ -19,7 +19,7 @@
 set -euo pipefail
 
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-lazylibs.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-lazylibs.XXXXXX")
 pids=()
 cleanup() {
     for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null; done

@@ -11,7 +11,7 @@
 # Needs JOBD_BIN (set by CTest) and curl.
 set -uo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-log.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-log.XXXXXX")
 spid=""
 stop() { [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null; spid=""; }
 trap 'stop; rm -rf "$dir"' EXIT

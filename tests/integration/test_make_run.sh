@@ -8,7 +8,7 @@
 set -uo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
 src=${JOBD_SRC:?JOBD_SRC is not set}
-dir=$(mktemp -d /tmp/jobd-makerun.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-makerun.XXXXXX")
 pid=""
 cleanup() {
     [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null

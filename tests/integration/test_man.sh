@@ -11,7 +11,7 @@ set -euo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
 build=${JOBD_BUILD:?JOBD_BUILD is not set}
 src=${JOBD_SRC:?JOBD_SRC is not set}
-dir=$(mktemp -d /tmp/jobd-man.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-man.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 text() { sed -e 's/\\f[BIRP]//g' -e 's/\\&//g' -e 's/\\(em/--/g' "$1"; }

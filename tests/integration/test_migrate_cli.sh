@@ -7,7 +7,7 @@
 # Needs JOBD_BIN (set by CTest); psql for the PostgreSQL part.
 set -uo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-migrate.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-migrate.XXXXXX")
 db=""
 cleanup() {
     [ -n "$db" ] && psql -qX "$JOBD_TEST_PG_URL" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1

@@ -8,7 +8,7 @@
 set -euo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
 : "${JOBD_TEST_PG_URL:?JOBD_TEST_PG_URL is not set (run under scripts/with-pg.sh)}"
-dir=$(mktemp -d /tmp/jobd-migst.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-migst.XXXXXX")
 pgdb="migst_$$"
 cleanup() {
     psql -qX "$JOBD_TEST_PG_URL" -c "DROP DATABASE IF EXISTS $pgdb" >/dev/null 2>&1 || true

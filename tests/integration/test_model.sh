@@ -8,7 +8,7 @@
 set -euo pipefail
 src=${JOBD_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 command -v spin >/dev/null || { echo "spin is not installed (scripts/deps.sh installs it)"; exit 1; }
-work=$(mktemp -d /tmp/jobd-model.XXXXXX)
+work=$(mktemp -d "${TMPDIR:-/tmp}/jobd-model.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 

@@ -12,7 +12,7 @@ set -euo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
 src=${JOBD_SRC:?JOBD_SRC is not set}
 mon="$src/packaging/monitoring"
-dir=$(mktemp -d /tmp/jobd-mon.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-mon.XXXXXX")
 spid=""
 cleanup() {
     [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null

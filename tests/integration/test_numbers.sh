@@ -16,7 +16,7 @@
 # JOBD_TEST_REQUIRE_PG.
 set -uo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-numbers.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-numbers.XXXXXX")
 spid=""
 wpid=""
 dpid=""

@@ -16,7 +16,7 @@ JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
 : "${JOBD_TEST_PG_URL:?JOBD_TEST_PG_URL is not set (run under scripts/with-pg.sh)}"
 N=${JOBD_TEST_SCALE_JOBS:-1000000}
 LIMIT_MS=100
-dir=$(mktemp -d /tmp/jobd-pgscale.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-pgscale.XXXXXX")
 pgdb="pgscale_$$"
 pid=
 cleanup() {

@@ -10,7 +10,7 @@
 # and survives SIGHUP. Abstract ('@') and path sockets are both used.
 set -euo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-sdnotify.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-sdnotify.XXXXXX")
 spid="" lpid="" wpid="" cpid=""
 cleanup() {
     for p in $cpid $wpid $spid $lpid; do kill -TERM "$p" 2>/dev/null || true; done

@@ -9,7 +9,7 @@
 # docs/API.md, Search. Needs JOBD_BIN (set by CTest) and curl.
 set -uo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-search.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-search.XXXXXX")
 spid="" pgdb=""
 stop() { [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null; spid=""; }
 cleanup() {

@@ -6,7 +6,7 @@
 # read from the "listening on" line (127.0.0.2/3/4 are all loopback).
 set -euo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-srvconf.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-srvconf.XXXXXX")
 pid=""
 cleanup() {
     [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null

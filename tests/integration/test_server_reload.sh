@@ -10,7 +10,7 @@
 # back to 0 and the status to "serving". An unreadable file leaves no token.
 set -euo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-reload.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-reload.XXXXXX")
 spid="" lpid=""
 cleanup() {
     for p in $spid $lpid; do kill -TERM "$p" 2>/dev/null || true; done

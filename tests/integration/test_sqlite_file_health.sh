@@ -15,7 +15,7 @@
 # Needs JOBD_BIN (set by CTest), curl; root for the readonly and full cases.
 set -uo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-filehealth.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-filehealth.XXXXXX")
 chmod 755 "$dir"
 spid=""
 mounted=""

@@ -28,7 +28,7 @@ TEST(sqlite_caps_say_what_differs)
 {
     struct store *st = NULL;
     struct jobd_error err = {0};
-    char path[] = "/tmp/jobd-url-XXXXXX";
+    char path[] = "${TMPDIR:-/tmp}/jobd-url-XXXXXX";
     ASSERT(mkdtemp(path) != NULL);
     char url[64];
     snprintf(url, sizeof url, "sqlite:%s/j.db", path);

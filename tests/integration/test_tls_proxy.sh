@@ -9,7 +9,7 @@
 set -euo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
 src=${JOBD_SRC:?JOBD_SRC is not set}
-dir=$(mktemp -d /tmp/jobd-tls.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-tls.XXXXXX")
 chmod 755 "$dir"
 spid="" npid=""
 cleanup() {

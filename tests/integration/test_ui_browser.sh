@@ -25,7 +25,7 @@ if [ ! -f "$src/tests/ui/node_modules/playwright-core/package.json" ]; then
         npm ci --no-audit --no-fund --loglevel=error) || fail "npm ci in tests/ui failed"
 fi
 
-dir=$(mktemp -d /tmp/jobd-uibrowser.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-uibrowser.XXXXXX")
 spid=""
 cleanup() {
     [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null

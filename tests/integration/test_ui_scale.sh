@@ -18,7 +18,7 @@ JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
 N=${JOBD_TEST_SCALE_JOBS:-1000000}
 LIMIT_MS=100
 TRIES=${JOBD_TEST_SCALE_TRIES:-5}
-dir=$(mktemp -d /tmp/jobd-uiscale.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-uiscale.XXXXXX")
 pgdb="uiscale_$$"
 pid=
 cleanup() {

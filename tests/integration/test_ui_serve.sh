@@ -10,7 +10,7 @@
 set -euo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
 src=${JOBD_SRC:?JOBD_SRC is not set}
-dir=$(mktemp -d /tmp/jobd-uiserve.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-uiserve.XXXXXX")
 spid=""
 cleanup() {
     [ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null && wait "$spid" 2>/dev/null

@@ -11,7 +11,7 @@
 # test_sdnotify.sh.
 set -euo pipefail
 build=${JOBD_BUILD:?JOBD_BUILD is not set}
-dir=$(mktemp -d /tmp/jobd-units.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-units.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; cat "$dir/verify.out" 2>/dev/null || true; exit 1; }
 command -v systemd-analyze >/dev/null || fail "systemd-analyze is missing (scripts/deps.sh installs systemd)"

@@ -68,7 +68,7 @@ static void
 bench_line(const char *line)
 {
     const char *path = getenv("JOBD_BENCH_OUT");
-    FILE *f = fopen(path != NULL ? path : "/tmp/jobd-worker-bench.txt", "a");
+    FILE *f = fopen(path != NULL ? path : "${TMPDIR:-/tmp}/jobd-worker-bench.txt", "a");
     if (f != NULL) {
         fputs(line, f);
         fclose(f);

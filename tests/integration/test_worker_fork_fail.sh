@@ -14,7 +14,7 @@ JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
 [ "$(id -u)" = 0 ] || { echo "SKIPPED: needs root to run the worker as another uid"; exit 77; }
 command -v setpriv >/dev/null && command -v prlimit >/dev/null ||
     { echo "SKIPPED: needs setpriv and prlimit (util-linux)"; exit 77; }
-dir=$(mktemp -d /tmp/jobd-forkfail.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-forkfail.XXXXXX")
 chmod 755 "$dir"
 spid="" wpid=""
 cleanup() {

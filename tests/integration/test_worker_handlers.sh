@@ -13,7 +13,7 @@
 set -euo pipefail
 
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-handlers.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-handlers.XXXXXX")
 spid="" wpid="" dropdb=""
 cleanup() {
     [ -n "$wpid" ] && kill -TERM "$wpid" 2>/dev/null && wait "$wpid" 2>/dev/null

@@ -22,7 +22,7 @@
 # worker fails only if answers take over 700 ms to cross loopback.
 set -euo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-remote-lease.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-remote-lease.XXXXXX")
 spid="" wpid=""
 cleanup() {
     [ -n "$wpid" ] && kill -TERM "$wpid" 2>/dev/null && wait "$wpid" 2>/dev/null

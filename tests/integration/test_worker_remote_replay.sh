@@ -12,7 +12,7 @@
 # jobs end as the first reports said: one succeeded, one dead, attempt 1.
 set -euo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-remote-replay.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-remote-replay.XXXXXX")
 spid="" wpid="" ppid_=""
 cleanup() {
     [ -n "$wpid" ] && kill -TERM "$wpid" 2>/dev/null && wait "$wpid" 2>/dev/null || true

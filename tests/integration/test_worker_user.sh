@@ -17,7 +17,7 @@ JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
 command -v setpriv >/dev/null || { echo "skip: no setpriv (util-linux)"; exit 77; }
 getent passwd daemon >/dev/null && getent passwd nobody >/dev/null ||
     { echo "skip: no daemon or nobody user"; exit 77; }
-dir=$(mktemp -d /tmp/jobd-wuser.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-wuser.XXXXXX")
 spid="" wpid=""
 cleanup() {
     for p in $wpid $spid; do kill -TERM "$p" 2>/dev/null || true; done

@@ -11,7 +11,7 @@
 # The same through a browser: test_ui_xsite.sh.
 set -euo pipefail
 JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-dir=$(mktemp -d /tmp/jobd-xsite.XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-xsite.XXXXXX")
 pid=""
 cleanup() {
     [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null

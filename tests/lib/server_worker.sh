@@ -6,7 +6,7 @@
 # Sourced, not run; it lives outside tests/integration so that CTest does
 # not take it for a test.
 #
-#   sw_init NAME       $JOBD from JOBD_BIN, a fresh $dir (/tmp/jobd-NAME.XXXXXX)
+#   sw_init NAME       $JOBD from JOBD_BIN, a fresh $dir ($TMPDIR or /tmp: jobd-NAME.XXXXXX)
 #                      and an EXIT trap that stops the worker and the server
 #                      (SIGTERM, then waits) and removes $dir
 #   fail MSG...        prints FAIL: MSG and both logs' last lines, exits 1
@@ -29,7 +29,7 @@
 
 sw_init() {
     JOBD="${JOBD_BIN:?JOBD_BIN must point at the jobd binary}"
-    dir=$(mktemp -d "/tmp/jobd-$1.XXXXXX")
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/jobd-$1.XXXXXX")
     spid="" wpid="" sw_pgdb=""
     trap sw_cleanup EXIT
 }

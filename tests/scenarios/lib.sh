@@ -35,7 +35,7 @@ scen_init() {
     [ -x "$JOBD_BIN" ] || { echo "FAIL: no jobd binary at $JOBD_BIN (set JOBD_BIN)"; exit 1; }
     command -v python3 >/dev/null || skip "python3 is not installed"
     command -v curl >/dev/null || skip "curl is not installed"
-    WORK=$(mktemp -d "/tmp/jobd-scen-$SCEN_NAME.XXXXXX")
+    WORK=$(mktemp -d "${TMPDIR:-/tmp}/jobd-scen-$SCEN_NAME.XXXXXX")
     chmod 755 "$WORK"
     mkdir -p "$WORK/pids"
     HISTORY=$WORK/history

@@ -16,6 +16,10 @@
  * into the one store_conformance program.
  */
 #define TEST_SHARED_MAIN
+/* Cases may run side by side (TEST_JOBS, tests/test.h): each slot has its
+ * own PostgreSQL database (pg_run_db_name), each case its own SQLite file
+ * and server in its own temporary directory. */
+#define TEST_PARALLEL_SAFE
 #include "conformance.h"
 
 #include <libpq-fe.h>
@@ -54,9 +58,10 @@ is_pg(void)
 }
 
 /*
- * PostgreSQL: one database per run of this program, made through the
+ * PostgreSQL: one database per run of this program and slot (the cases that
+ * run at once, TEST_JOBS), made through the
  * superuser URL in JOBD_TEST_PG_URL and named after the harness's (parent)
- * pid, so parallel runs never share rows; every test starts by dropping
+ * pid and the slot, so parallel runs and cases never share rows; every test starts by dropping
  * jobd's schema (everything lives in schema "jobd", docs/MODEL.md). CREATE
  * DATABASE costs a second or more with fsync on, DROP SCHEMA a few ms. The
  * names are made here, never user data, so they are safe as identifiers.
@@ -79,9 +84,9 @@ pg_admin_url(void)
 }
 
 static void
-pg_run_db_name(char *buf, size_t len)
+pg_run_db_name(char *buf, size_t len, int slot)
 {
-    snprintf(buf, len, "jobd_t_conf_%ld", (long)conf_parent_pid);
+    snprintf(buf, len, "jobd_t_conf_%ld_%d", (long)conf_parent_pid, slot);
 }
 
 /* url = base with its database (the URI path) replaced by db. */
@@ -138,7 +143,7 @@ pg_fresh(struct fx *f)
 {
     const char *base = pg_admin_url();
     char db[64], sql[160];
-    pg_run_db_name(db, sizeof db);
+    pg_run_db_name(db, sizeof db, test_slot);
     /* template0: CREATE DATABASE fails while anyone is connected to template1. */
     snprintf(sql, sizeof sql, "CREATE DATABASE %s TEMPLATE template0", db);
     if (pg_exec(base, sql, "42P04" /* duplicate_database */) != 0)
@@ -153,20 +158,24 @@ pg_fresh(struct fx *f)
     }
 }
 
-/* In the harness process only (not in a test child that exits): drop the run's db. */
+/* In the harness process only (not in a test child that exits): drop the
+ * run's databases, one per slot. */
 __attribute__((destructor)) static void
 conf_drop_run_db(void)
 {
     if (getpid() != conf_parent_pid || test_argv == NULL || test_argv[1] == NULL ||
-        (strcmp(test_argv[1], "pg") != 0 && strcmp(test_argv[1], "remote_pg") != 0))
+        (strcmp(test_argv[1], "pg") != 0 && strcmp(test_argv[1], "pg_pooled") != 0 &&
+         strcmp(test_argv[1], "remote_pg") != 0))
         return;
     const char *base = getenv("JOBD_TEST_PG_URL");
     if (base == NULL || *base == '\0')
         return;
-    char db[64], sql[160];
-    pg_run_db_name(db, sizeof db);
-    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", db);
-    (void)pg_exec(base, sql, NULL);
+    for (int slot = 0; slot < (test_jobs > 0 ? test_jobs : 1); slot++) {
+        char db[64], sql[160];
+        pg_run_db_name(db, sizeof db, slot);
+        snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", db);
+        (void)pg_exec(base, sql, NULL);
+    }
 }
 
 /* Opens another connection to the fixture's database, migrated, same clock. */

@@ -47,7 +47,7 @@ if [ "$store" = pg ]; then
 fi
 # What does not depend on the store runs once, with SQLite; the checks of
 # test/meta.test.mjs (mostly the compiler and npm) beside the rest.
-out=$(mktemp /tmp/jobd-node-meta.XXXXXX)
+out=$(mktemp "${TMPDIR:-/tmp}/jobd-node-meta.XXXXXX")
 timeout 300 node --test test/meta.test.mjs >"$out" 2>&1 &
 meta=$!
 rc=0
