@@ -51,6 +51,8 @@ emptying anything, the hot tables' size after each: is it flat?
 
   bench/sql/layout.py --migrate N   instead: the prototype migration from today's schema
   to "move" (bench/sql/layout/migrate_move.sql) on a store of N jobs, timed and checked.
+  With JOBD_OLD_BIN (a jobd whose newest schema is version 37) the store is made by it
+  and the step timed is JOBD_BIN's `jobd migrate` (version 38, the built layout).
 
 Output: one JSON line per run on stdout (also written to LAYOUT_OUT, default
 bench/results/layout-<UTC>.jsonl), and a summary table (medians, ratios to B)
@@ -480,14 +482,16 @@ SELECT 'q' || (g % 4), 't' || (g % 8), json_build_object('i', g), now() + (g % 1
 MIG_CHECK = ("select status, count(*), sum(id), sum(attempt) from jobd.all_jobs group by status order by status")
 
 
-def migrate(n):
+def migrate(n, old_bin=None):
     """Fills a store of today's schema with n jobs (85 % finished in jobs_done over 7 days, 5 %
     succeeded and not archived yet, 1 % running, 9 % pending), migrates it to the "move"
     layout (bench/sql/layout/migrate_move.sql), and checks that every job is still there with
-    its status and attempt."""
+    its status and attempt. With old_bin (a jobd of schema version 37) the store is made by
+    it and migrated by JOBD_BIN's own `jobd migrate` (version 38, the built layout)."""
     url = seed.ensure_db("bench_layout_migrate")
     seed.psql(url, "-c", "DROP SCHEMA IF EXISTS jobd CASCADE")
-    subprocess.run([JOBD, "migrate", "--db", url], check=True, capture_output=True, timeout=seed.TIMEOUT)
+    subprocess.run([old_bin or JOBD, "migrate", "--db", url], check=True, capture_output=True,
+                   timeout=seed.TIMEOUT)
     parts = dict(done=n * 85 // 100, succ=n * 5 // 100, run=n // 100)
     parts["pend"] = n - parts["done"] - parts["succ"] - parts["run"]
     t0 = time.monotonic()
@@ -497,13 +501,18 @@ def migrate(n):
     before = q(url, MIG_CHECK)
     a = lsn(url)
     t0 = time.monotonic()
-    seed.psql(url, "-f", os.path.join(LDIR, "migrate_move.sql"))
+    if old_bin:
+        subprocess.run([JOBD, "migrate", "--db", url], check=True, capture_output=True,
+                       timeout=seed.TIMEOUT)
+    else:
+        seed.psql(url, "-f", os.path.join(LDIR, "migrate_move.sql"))
     secs = time.monotonic() - t0
     b = lsn(url)
     after = q(url, MIG_CHECK)
     left = q(url, "select count(*) from jobd.jobs where status = 'succeeded'")
     ok = before == after and left == "0"
-    line = dict(system="sql-layout", phase="migrate", layout="move", n=n, parts=parts,
+    line = dict(system="sql-layout", phase="migrate", layout="jobd migrate 38" if old_bin else "move",
+                n=n, parts=parts,
                 migrate_s=round(secs, 3), wal=wal_between(a, b),
                 jobs_kept=ok, before=before, after=after, load=os.getloadavg())
     print(json.dumps(line), flush=True)
@@ -515,7 +524,7 @@ def migrate(n):
 def main():
     global out_f
     if len(sys.argv) > 2 and sys.argv[1] == "--migrate":
-        migrate(int(sys.argv[2]))
+        migrate(int(sys.argv[2]), os.environ.get("JOBD_OLD_BIN"))
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--summary":
         with open(sys.argv[2]) as f:

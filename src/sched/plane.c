@@ -73,11 +73,14 @@
 #define PLANE_VACUUM_AFTER_ROWS 20000
 /*
  * The finished-jobs archive's partitions (PostgreSQL: one a UTC day) are
- * made this many days ahead, when the plane starts and then every
- * PLANE_ARCHIVE_DAYS_EVERY_MS (an hour: a failed try, say a lock timeout,
- * is tried again well within the week made ahead).
+ * made for today and this many days ahead, when the plane starts and then
+ * every PLANE_ARCHIVE_DAYS_EVERY_MS (an hour: a failed try, say a lock
+ * timeout, is tried again well within the day made ahead). One day, not a
+ * week: a read by id probes every leaf and plans over all of them
+ * (docs/DESIGN.md, Table layout, round three), and an end whose day has no
+ * partition still lands in the default one.
  */
-#define PLANE_ARCHIVE_DAYS_AHEAD 7
+#define PLANE_ARCHIVE_DAYS_AHEAD 1
 #define PLANE_ARCHIVE_DAYS_EVERY_MS (3600LL * 1000)
 #define PLANE_VACUUM_GAP_MS 10000
 #define PLANE_VACUUM_SHARE 10
@@ -294,7 +297,7 @@ step_reap(struct sched_plane *p, bool *progress)
  * Where completions move the row at once (PostgreSQL since schema version
  * 38) the archive pass moves nothing; the rows that left the hot table are
  * counted by the store instead (store_hot_churn), for step_vacuum. Once an
- * hour the archive's partitions are made a week ahead (store_archive_days).
+ * hour the archive's partitions are made a day ahead (store_archive_days).
  */
 static void
 step_churn(struct sched_plane *p)

@@ -5,7 +5,7 @@
  * refused instead of silently meaning 7 days. The plane prunes when it
  * starts, so each setting is tried by (re)starting a server on one store.
  * On PostgreSQL a completion moves the job into jobd.jobs_done at once
- * (migration 38), whose day partitions the plane makes a week ahead, moving
+ * (migration 38), whose day partitions the plane makes a day ahead, moving
  * into a day it makes the rows its default partition holds of that day; and
  * the plane vacuums the hot table after enough rows left it.
  */
@@ -223,9 +223,9 @@ pg_run(const char *url, const char *sql)
 }
 
 /*
- * The plane makes the archive's day partitions a week ahead when it starts:
+ * The plane makes the archive's day partitions a day ahead when it starts:
  * a day that had none (dropped here, its rows then in the default
- * partition, as when the plane was stopped for a week) is made, and its rows
+ * partition, as when the plane was stopped for a day) is made, and its rows
  * move into it, found by reads as before.
  */
 TEST(plane_makes_day_partitions_ahead_and_moves_default_rows)
@@ -236,11 +236,11 @@ TEST(plane_makes_day_partitions_ahead_and_moves_default_rows)
     int64_t id = finish(&s, "x", "complete");
     srv_stop(&s);
     pg_run(s.db, "DO $$ BEGIN EXECUTE format('DROP TABLE jobd.%I', 'jobs_done_' ||"
-                 " to_char((now() AT TIME ZONE 'UTC')::date + 3, 'YYYYMMDD')); END $$");
+                 " to_char((now() AT TIME ZONE 'UTC')::date + 1, 'YYYYMMDD')); END $$");
     pg_run(s.db, "INSERT INTO jobd.jobs_done (id, queue, type, payload, status, priority, run_at,"
                  " attempt, created_at, started_at, finished_at, cancel_requested, attempt_floor,"
                  " max_attempts) SELECT id + 1000000, queue, type, payload, status, priority,"
-                 " run_at, attempt, created_at, started_at, now() + interval '3 days',"
+                 " run_at, attempt, created_at, started_at, now() + interval '1 day',"
                  " cancel_requested, attempt_floor, max_attempts FROM jobd.jobs_done"
                  " WHERE id = " /* the job finish() ended */
                  "(SELECT max(id) FROM jobd.jobs_done)");

@@ -106,7 +106,7 @@ const char pg_step_layout[] =
     "    END LOOP;\n"
     "    RETURN made;\n"
     "END $$;\n"
-    "SELECT jobd.archive_days(t0, 7) FROM jobd.archive_cut;\n"
+    "SELECT jobd.archive_days(t0, 1) FROM jobd.archive_cut;\n"
     /* Retention of whole leaves: each leaf of the statuses sts of a day
      * that ended at or before cutoff goes by DROP TABLE, after its jobs'
      * rows in other tables (found from the leaf). A leaf holding a step of
