@@ -32,6 +32,10 @@ empty the tables.
              completion = DELETE lease + move into jobs_arch
   leasemove  claim = INSERT lease; completion = DELETE lease + move into jobs_arch
   b          the seed design's B (its own schema: one partial index)
+  built      the layout as built (schema version 38): this tree's own statements
+             (bench/sql/extract.py) on JOBD_BIN's schema; with LAYOUT_TODAY_SRC and
+             LAYOUT_TODAY_BIN (a tree and a jobd before version 38), "today" is theirs,
+             so LAYOUTS="b today built" is an A/B of the build against its base
 
 Per run it records, besides jobs/s: the WAL written (pg_current_wal_insert_lsn
 before and after), and from pg_walinspect its records by kind (heap inserts,
@@ -118,7 +122,14 @@ LAYOUTS = {
                       deferred=False, done=ARCH_DONE, hot=["jobd.jobs", "jobd.job_leases"],
                       fin=["jobd.jobs_arch"]),
     "b": dict(hot=["public.jobs"], fin=[]),
+    # the layout as built (schema version 38, src/store/pg): its own statements, no pass
+    "built": dict(setup=[], script="@built", deferred=False, done=INPLACE_DONE,
+                  hot=["jobd.jobs"], fin=["jobd.jobs_done"]),
 }
+# "today" from another tree and binary (LAYOUT_TODAY_SRC, LAYOUT_TODAY_BIN: main before
+# version 38) beside "built" (this tree's statements and JOBD_BIN), for an A/B of the build
+TODAY_SRC = os.environ.get("LAYOUT_TODAY_SRC", ROOT)
+TODAY_BIN = os.environ.get("LAYOUT_TODAY_BIN", JOBD)
 JOBD_TRUNCATE = ("TRUNCATE jobd.jobs, jobd.jobs_done, jobd.job_keys, jobd.stats_buckets, "
                  "jobd.job_attempts, jobd.events")
 SEED_JOBD = ("INSERT INTO jobd.jobs (type, payload, run_at) SELECT 'noop', json_build_object('i', g), "
@@ -217,19 +228,22 @@ def per_job(w, n):
     return {k: round(w[k] / n, 3) if k in w else None for k in keys} if n else None
 
 
-def prepare(name, scripts, today_script):
+def prepare(name, scripts, today_script, built_script):
     L = LAYOUTS[name]
     if name == "b":
         return seed.prepare(), None
     url = seed.ensure_db(f"bench_layout_{name}")
     seed.psql(url, "-c", "DROP SCHEMA IF EXISTS jobd CASCADE")
-    subprocess.run([JOBD, "migrate", "--db", url], check=True, capture_output=True, timeout=seed.TIMEOUT)
+    subprocess.run([JOBD if name == "built" else TODAY_BIN, "migrate", "--db", url], check=True,
+                   capture_output=True, timeout=seed.TIMEOUT)
     if L["deferred"]:  # today's pass; a layout's own setup may replace it
         seed.psql(url, "-f", os.path.join(LDIR, "archive_pass.sql"))
     for f in L["setup"]:
         seed.psql(url, "-f", os.path.join(LDIR, f))
     if L["script"] == "@today":
         return url, today_script
+    if L["script"] == "@built":
+        return url, built_script
     with open(os.path.join(LDIR, L["script"])) as f:
         text = f.read()
     if "-- @CLAIM_TODAY" in text:
@@ -534,7 +548,10 @@ def main():
     out_f = open(OUT, "w")
     tmp = os.environ.get("CEIL_TMP", "/tmp")
     today = os.path.join(tmp, "layout_today.pgbench")
-    subprocess.run([sys.executable, os.path.join(HERE, "extract.py"), "--src", ROOT, "--out", today],
+    subprocess.run([sys.executable, os.path.join(HERE, "extract.py"), "--src", TODAY_SRC, "--out", today],
+                   check=True, timeout=seed.TIMEOUT)
+    built = os.path.join(tmp, "layout_built.pgbench")
+    subprocess.run([sys.executable, os.path.join(HERE, "extract.py"), "--src", ROOT, "--out", built],
                    check=True, timeout=seed.TIMEOUT)
     seed.psql(seed.db_url("postgres"), "-c", "CREATE EXTENSION IF NOT EXISTS pg_walinspect")
     # pg_walinspect reads a run's WAL after it: keep the segments a checkpoint during the run
@@ -544,7 +561,7 @@ def main():
         seed.psql(seed.db_url("postgres"), "-c", f"ALTER SYSTEM SET wal_keep_size = '{keep}'",
                   "-c", "SELECT pg_reload_conf()")
     ver = seed.server_version()
-    dbs = {n: prepare(n, tmp, today) for n in NAMES}
+    dbs = {n: prepare(n, tmp, today, built) for n in NAMES}
     seed.log(f"layouts {NAMES}, N={N}, clients {seed.CLIENTS}, reps {REPS}, load {os.getloadavg()}")
     k = 0
     for rep in range(1, REPS + 1):
