@@ -10,52 +10,12 @@
 #include <libpq-fe.h>
 
 #include "core/err.h"
-#include "pgtest.h"
+#include "pgstoretest.h"
 #include "store/operator.h"
 #include "store/store.h"
 #include "store/pg/internal.h"
 #include "test.h"
 #include "util/clock.h"
-
-PGTEST_DB_PER_RUN(g_url)
-
-/* A fresh database, migrated, with a store on it (on the manual clock mc). */
-static struct store *
-fresh_store(struct manual_clock *mc)
-{
-    reset_db();
-    struct store *st = NULL;
-    struct jobd_error e = {0};
-    ASSERT_OK(store_open(g_url, &st, &e), &e);
-    ASSERT_OK(store_migrate(st, &e), &e);
-    store_set_clock(st, &mc->clock);
-    return st;
-}
-
-/* The first cell of a query, as text the caller frees. */
-static char *
-sql_text(const char *sql)
-{
-    PGconn *c = PQconnectdb(g_url);
-    ASSERT_EQ(PQstatus(c), CONNECTION_OK);
-    PGresult *r = PQexec(c, sql);
-    if (PQresultStatus(r) != PGRES_TUPLES_OK)
-        TEST_FAIL("%s: %s", sql, PQresultErrorMessage(r));
-    char *v = strdup(PQgetvalue(r, 0, 0));
-    PQclear(r);
-    PQfinish(c);
-    return v;
-}
-
-/* The first cell of a query, as a number. */
-static long long
-sql_num(const char *sql)
-{
-    char *t = sql_text(sql);
-    long long v = atoll(t);
-    free(t);
-    return v;
-}
 
 /* Runs SQL statements on the test database; fails the test on an error. */
 static void

@@ -8,48 +8,17 @@
 #include <pthread.h>
 
 #include "core/err.h"
-#include "pgtest.h"
+#include "pgstoretest.h"
 #include "store/operator.h"
 #include "store/store.h"
 #include "store/pg/internal.h"
 #include "test.h"
 #include "util/clock.h"
 
-PGTEST_DB_PER_RUN(g_url)
-
-/* A fresh database, migrated, with a store on it (manual clock if mc). */
-static struct store *
-fresh_store(struct manual_clock *mc)
-{
-    reset_db();
-    struct store *st = NULL;
-    struct jobd_error e = {0};
-    ASSERT_OK(store_open(g_url, &st, &e), &e);
-    ASSERT_OK(store_migrate(st, &e), &e);
-    if (mc != NULL)
-        store_set_clock(st, &mc->clock);
-    return st;
-}
-
 static void
 done(struct store *st)
 {
     store_close(st);
-}
-
-/* Runs SQL on the test database and returns the first cell as a number. */
-static long long
-sql_num(const char *sql)
-{
-    PGconn *c = PQconnectdb(g_url);
-    ASSERT_EQ(PQstatus(c), CONNECTION_OK);
-    PGresult *r = PQexec(c, sql);
-    if (PQresultStatus(r) != PGRES_TUPLES_OK)
-        TEST_FAIL("%s: %s", sql, PQresultErrorMessage(r));
-    long long v = atoll(PQgetvalue(r, 0, 0));
-    PQclear(r);
-    PQfinish(c);
-    return v;
 }
 
 TEST(migrate_is_idempotent_and_concurrent_safe)

@@ -121,18 +121,6 @@ wf_batch(struct store *st, const char *ok_cut, const char *failed_cut, int limit
 }
 
 static int
-run_counted(struct store *st, const struct pg_stmt *stmt, int n, const char *const *vals,
-            int *count, struct jobd_error *err)
-{
-    PGresult *r = NULL;
-    int rc = pg_exec((struct store_pg *)st, stmt, n, vals, &r, err);
-    if (rc == JOBD_OK)
-        *count = (int)pg_get_i64(r, 0, 0);
-    PQclear(r);
-    return rc;
-}
-
-static int
 run_counted64(struct store *st, const struct pg_stmt *stmt, int n, const char *const *vals,
               int64_t *count, struct jobd_error *err)
 {
@@ -141,6 +129,17 @@ run_counted64(struct store *st, const struct pg_stmt *stmt, int n, const char *c
     if (rc == JOBD_OK)
         *count = pg_get_i64(r, 0, 0);
     PQclear(r);
+    return rc;
+}
+
+static int
+run_counted(struct store *st, const struct pg_stmt *stmt, int n, const char *const *vals,
+            int *count, struct jobd_error *err)
+{
+    int64_t c = 0;
+    int rc = run_counted64(st, stmt, n, vals, &c, err);
+    if (rc == JOBD_OK)
+        *count = (int)c;
     return rc;
 }
 
