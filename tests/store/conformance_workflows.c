@@ -349,9 +349,9 @@ TEST(workflow_batch_last_step_runs)
                 ASSERT_OK(store_complete(f.st, l.v[k].id, l.v[k].attempt, NULL, NULL, &f.err),
                           &f.err);
             else
-                ASSERT_OK(store_fail(f.st, l.v[k].id, l.v[k].attempt, "boom", false, 0, NULL,
-                                     &f.err),
-                          &f.err);
+                ASSERT_OK(
+                    store_fail(f.st, l.v[k].id, l.v[k].attempt, "boom", false, 0, NULL, &f.err),
+                    &f.err);
         }
         job_list_fini(&l);
         ASSERT_EQ(status_of(&f, ids[0]), ended < N ? JOB_WAITING : JOB_PENDING);
