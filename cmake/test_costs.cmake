@@ -89,6 +89,7 @@ set(JOBD_TEST_COSTS
   integration_test_limits_group 9
   integration_test_api_bounds 9
   integration_test_pg_store 9
+  integration_test_pg_layout 5
   integration_test_xsite_sh 9
   integration_test_api_cli 8
   integration_test_worker_adaptive 8

@@ -111,6 +111,16 @@ def params(sql, mapping):
     return re.sub(r"\$(\d+)(?!\d)", rep, sql)
 
 
+def claimed(claim):
+    """The claim as a CTE named claimed that the cycle's SELECT reads. A claim whose own
+    CTEs modify data (schema version 38: its events' INSERT) cannot be nested in a WITH,
+    so its CTEs become the outer ones and claimed reads its UPDATE's rows (c)."""
+    tail = " SELECT * FROM c"
+    if claim.startswith("WITH ") and claim.endswith(tail):
+        return claim[: -len(tail)] + ", claimed AS (SELECT * FROM c)"
+    return f"WITH claimed AS ({claim})"
+
+
 def script(sql):
     claim = params(sql["st_claim_types_run"], {1: ":client_id", 2: ":batch", 3: ":lease_ms",
                                                 4: ":types", 5: "NULL", 6: "NULL"})
@@ -121,7 +131,7 @@ def script(sql):
         "-- One jobd worker cycle: claim up to :batch due jobs (st_claim_types_run), then one\n"
         "-- fenced batched completion (st_complete_batch), each its own autocommit\n"
         "-- transaction as in the worker. Variables: batch, lease_ms, types (pgbench -D).\n"
-        f"WITH claimed AS ({claim})\n"
+        f"{claimed(claim)}\n"
         "SELECT coalesce(array_agg(id), '{}') AS ids, coalesce(array_agg(attempt), '{}') AS atts,"
         " count(*) AS n FROM claimed\n"
         "\\gset\n"

@@ -32,6 +32,10 @@ empty the tables.
              completion = DELETE lease + move into jobs_arch
   leasemove  claim = INSERT lease; completion = DELETE lease + move into jobs_arch
   b          the seed design's B (its own schema: one partial index)
+  built      the layout as built (schema version 38): this tree's own statements
+             (bench/sql/extract.py) on JOBD_BIN's schema; with LAYOUT_TODAY_SRC and
+             LAYOUT_TODAY_BIN (a tree and a jobd before version 38), "today" is theirs,
+             so LAYOUTS="b today built" is an A/B of the build against its base
 
 Per run it records, besides jobs/s: the WAL written (pg_current_wal_insert_lsn
 before and after), and from pg_walinspect its records by kind (heap inserts,
@@ -51,6 +55,8 @@ emptying anything, the hot tables' size after each: is it flat?
 
   bench/sql/layout.py --migrate N   instead: the prototype migration from today's schema
   to "move" (bench/sql/layout/migrate_move.sql) on a store of N jobs, timed and checked.
+  With JOBD_OLD_BIN (a jobd whose newest schema is version 37) the store is made by it
+  and the step timed is JOBD_BIN's `jobd migrate` (version 38, the built layout).
 
 Output: one JSON line per run on stdout (also written to LAYOUT_OUT, default
 bench/results/layout-<UTC>.jsonl), and a summary table (medians, ratios to B)
@@ -116,7 +122,14 @@ LAYOUTS = {
                       deferred=False, done=ARCH_DONE, hot=["jobd.jobs", "jobd.job_leases"],
                       fin=["jobd.jobs_arch"]),
     "b": dict(hot=["public.jobs"], fin=[]),
+    # the layout as built (schema version 38, src/store/pg): its own statements, no pass
+    "built": dict(setup=[], script="@built", deferred=False, done=INPLACE_DONE,
+                  hot=["jobd.jobs"], fin=["jobd.jobs_done"]),
 }
+# "today" from another tree and binary (LAYOUT_TODAY_SRC, LAYOUT_TODAY_BIN: main before
+# version 38) beside "built" (this tree's statements and JOBD_BIN), for an A/B of the build
+TODAY_SRC = os.environ.get("LAYOUT_TODAY_SRC", ROOT)
+TODAY_BIN = os.environ.get("LAYOUT_TODAY_BIN", JOBD)
 JOBD_TRUNCATE = ("TRUNCATE jobd.jobs, jobd.jobs_done, jobd.job_keys, jobd.stats_buckets, "
                  "jobd.job_attempts, jobd.events")
 SEED_JOBD = ("INSERT INTO jobd.jobs (type, payload, run_at) SELECT 'noop', json_build_object('i', g), "
@@ -215,19 +228,22 @@ def per_job(w, n):
     return {k: round(w[k] / n, 3) if k in w else None for k in keys} if n else None
 
 
-def prepare(name, scripts, today_script):
+def prepare(name, scripts, today_script, built_script):
     L = LAYOUTS[name]
     if name == "b":
         return seed.prepare(), None
     url = seed.ensure_db(f"bench_layout_{name}")
     seed.psql(url, "-c", "DROP SCHEMA IF EXISTS jobd CASCADE")
-    subprocess.run([JOBD, "migrate", "--db", url], check=True, capture_output=True, timeout=seed.TIMEOUT)
+    subprocess.run([JOBD if name == "built" else TODAY_BIN, "migrate", "--db", url], check=True,
+                   capture_output=True, timeout=seed.TIMEOUT)
     if L["deferred"]:  # today's pass; a layout's own setup may replace it
         seed.psql(url, "-f", os.path.join(LDIR, "archive_pass.sql"))
     for f in L["setup"]:
         seed.psql(url, "-f", os.path.join(LDIR, f))
     if L["script"] == "@today":
         return url, today_script
+    if L["script"] == "@built":
+        return url, built_script
     with open(os.path.join(LDIR, L["script"])) as f:
         text = f.read()
     if "-- @CLAIM_TODAY" in text:
@@ -480,14 +496,16 @@ SELECT 'q' || (g % 4), 't' || (g % 8), json_build_object('i', g), now() + (g % 1
 MIG_CHECK = ("select status, count(*), sum(id), sum(attempt) from jobd.all_jobs group by status order by status")
 
 
-def migrate(n):
+def migrate(n, old_bin=None):
     """Fills a store of today's schema with n jobs (85 % finished in jobs_done over 7 days, 5 %
     succeeded and not archived yet, 1 % running, 9 % pending), migrates it to the "move"
     layout (bench/sql/layout/migrate_move.sql), and checks that every job is still there with
-    its status and attempt."""
+    its status and attempt. With old_bin (a jobd of schema version 37) the store is made by
+    it and migrated by JOBD_BIN's own `jobd migrate` (version 38, the built layout)."""
     url = seed.ensure_db("bench_layout_migrate")
     seed.psql(url, "-c", "DROP SCHEMA IF EXISTS jobd CASCADE")
-    subprocess.run([JOBD, "migrate", "--db", url], check=True, capture_output=True, timeout=seed.TIMEOUT)
+    subprocess.run([old_bin or JOBD, "migrate", "--db", url], check=True, capture_output=True,
+                   timeout=seed.TIMEOUT)
     parts = dict(done=n * 85 // 100, succ=n * 5 // 100, run=n // 100)
     parts["pend"] = n - parts["done"] - parts["succ"] - parts["run"]
     t0 = time.monotonic()
@@ -497,13 +515,18 @@ def migrate(n):
     before = q(url, MIG_CHECK)
     a = lsn(url)
     t0 = time.monotonic()
-    seed.psql(url, "-f", os.path.join(LDIR, "migrate_move.sql"))
+    if old_bin:
+        subprocess.run([JOBD, "migrate", "--db", url], check=True, capture_output=True,
+                       timeout=seed.TIMEOUT)
+    else:
+        seed.psql(url, "-f", os.path.join(LDIR, "migrate_move.sql"))
     secs = time.monotonic() - t0
     b = lsn(url)
     after = q(url, MIG_CHECK)
     left = q(url, "select count(*) from jobd.jobs where status = 'succeeded'")
     ok = before == after and left == "0"
-    line = dict(system="sql-layout", phase="migrate", layout="move", n=n, parts=parts,
+    line = dict(system="sql-layout", phase="migrate", layout="jobd migrate 38" if old_bin else "move",
+                n=n, parts=parts,
                 migrate_s=round(secs, 3), wal=wal_between(a, b),
                 jobs_kept=ok, before=before, after=after, load=os.getloadavg())
     print(json.dumps(line), flush=True)
@@ -515,7 +538,7 @@ def migrate(n):
 def main():
     global out_f
     if len(sys.argv) > 2 and sys.argv[1] == "--migrate":
-        migrate(int(sys.argv[2]))
+        migrate(int(sys.argv[2]), os.environ.get("JOBD_OLD_BIN"))
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--summary":
         with open(sys.argv[2]) as f:
@@ -525,7 +548,10 @@ def main():
     out_f = open(OUT, "w")
     tmp = os.environ.get("CEIL_TMP", "/tmp")
     today = os.path.join(tmp, "layout_today.pgbench")
-    subprocess.run([sys.executable, os.path.join(HERE, "extract.py"), "--src", ROOT, "--out", today],
+    subprocess.run([sys.executable, os.path.join(HERE, "extract.py"), "--src", TODAY_SRC, "--out", today],
+                   check=True, timeout=seed.TIMEOUT)
+    built = os.path.join(tmp, "layout_built.pgbench")
+    subprocess.run([sys.executable, os.path.join(HERE, "extract.py"), "--src", ROOT, "--out", built],
                    check=True, timeout=seed.TIMEOUT)
     seed.psql(seed.db_url("postgres"), "-c", "CREATE EXTENSION IF NOT EXISTS pg_walinspect")
     # pg_walinspect reads a run's WAL after it: keep the segments a checkpoint during the run
@@ -535,7 +561,7 @@ def main():
         seed.psql(seed.db_url("postgres"), "-c", f"ALTER SYSTEM SET wal_keep_size = '{keep}'",
                   "-c", "SELECT pg_reload_conf()")
     ver = seed.server_version()
-    dbs = {n: prepare(n, tmp, today) for n in NAMES}
+    dbs = {n: prepare(n, tmp, today, built) for n in NAMES}
     seed.log(f"layouts {NAMES}, N={N}, clients {seed.CLIENTS}, reps {REPS}, load {os.getloadavg()}")
     k = 0
     for rep in range(1, REPS + 1):

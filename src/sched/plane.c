@@ -1,7 +1,9 @@
 /*
  * plane.c — the scheduling plane's thread (see plane.h): materializes due
  * cron firings, reaps expired leases, archives succeeded jobs out of the hot
- * table (store_archive), vacuums that table under churn (store_vacuum_hot),
+ * table (store_archive; on PostgreSQL completions move them at once, and the
+ * plane makes the archive's day partitions ahead: store_archive_days),
+ * vacuums that table under churn (store_vacuum_hot),
  * prunes old finished jobs.
  *
  * Every step is one conditional write (or one transaction) in the store, so
@@ -69,6 +71,17 @@
  * installation gets a cheap vacuum now and then, a busy one every 10 s.
  */
 #define PLANE_VACUUM_AFTER_ROWS 20000
+/*
+ * The finished-jobs archive's partitions (PostgreSQL: one a UTC day) are
+ * made for today and this many days ahead, when the plane starts and then
+ * every PLANE_ARCHIVE_DAYS_EVERY_MS (an hour: a failed try, say a lock
+ * timeout, is tried again well within the day made ahead). One day, not a
+ * week: a read by id probes every leaf and plans over all of them
+ * (docs/DESIGN.md, Table layout, round three), and an end whose day has no
+ * partition still lands in the default one.
+ */
+#define PLANE_ARCHIVE_DAYS_AHEAD 1
+#define PLANE_ARCHIVE_DAYS_EVERY_MS (3600LL * 1000)
 #define PLANE_VACUUM_GAP_MS 10000
 #define PLANE_VACUUM_SHARE 10
 #define PLANE_DEFAULT_RETENTION_MS (7LL * 24 * 3600 * 1000)
@@ -101,7 +114,9 @@ struct sched_plane {
     int64_t clock_offset_us;       /* the store's now minus the monotonic clock, last pass */
     int64_t clock_now_us;          /* the store's now, last pass */
     int64_t look_mono_us;          /* start of the last good materializer pass; 0 none */
-    int64_t archived_since_vacuum; /* rows the archive pass moved since the last vacuum */
+    int64_t archived_since_vacuum; /* rows that left the hot table since the last vacuum */
+    int64_t churn_seen;            /* store_hot_churn's counter at the last look; -1: none */
+    int64_t next_days_mono_us;     /* when to make the archive's partitions ahead again */
     int64_t next_vacuum_mono_us;   /* no vacuum of the hot table before this */
 };
 
@@ -278,9 +293,40 @@ step_reap(struct sched_plane *p, bool *progress)
  * checkpoint, a busy machine) succeeded rows piled up in the hot table
  * without bound, every index of jobd.jobs growing with them.
  */
+/*
+ * Where completions move the row at once (PostgreSQL since schema version
+ * 38) the archive pass moves nothing; the rows that left the hot table are
+ * counted by the store instead (store_hot_churn), for step_vacuum. Once an
+ * hour the archive's partitions are made a day ahead (store_archive_days).
+ */
+static void
+step_churn(struct sched_plane *p)
+{
+    struct jobd_error err = {0};
+    int64_t rows = -1;
+    int rc = store_hot_churn(p->st, &rows, &err);
+    note(p, "hot table churn", rc, &err);
+    if (rc == JOBD_OK && rows >= 0) {
+        if (p->churn_seen >= 0 && rows > p->churn_seen)
+            p->archived_since_vacuum += rows - p->churn_seen;
+        p->churn_seen = rows;
+    }
+    int64_t mono = clock_mono_now_us();
+    if (mono < p->next_days_mono_us)
+        return;
+    err = (struct jobd_error){0};
+    int made = 0;
+    rc = store_archive_days(p->st, now_us(p), PLANE_ARCHIVE_DAYS_AHEAD, &made, &err);
+    note(p, "archive partitions", rc, &err);
+    p->next_days_mono_us = rc == JOBD_OK ? mono + PLANE_ARCHIVE_DAYS_EVERY_MS * 1000 : mono;
+    if (made > 0)
+        log_at(LOGL_INFO, "plane", "made the archive's partitions ahead", LF_INT("days", made));
+}
+
 static bool
 step_archive(struct sched_plane *p)
 {
+    step_churn(p);
     int64_t cutoff = now_us(p) - PLANE_ARCHIVE_AFTER_MS * 1000LL;
     int64_t until = clock_mono_now_us() + PLANE_ARCHIVE_BUDGET_US;
     do {
@@ -436,6 +482,7 @@ sched_plane_start(const struct sched_plane_config *cfg, struct sched_plane **out
     struct sched_plane *p = calloc(1, sizeof *p);
     if (p == NULL)
         return jobd_error_set(err, JOBD_E_NOMEM, NULL, "out of memory");
+    p->churn_seen = -1;
     p->clock = cfg->clock;
     p->wake = cfg->wake;
     p->on_reaped = cfg->on_reaped;

@@ -107,6 +107,27 @@ store_archive(struct store *st, int64_t finished_before_us, int limit, int *move
 }
 
 int
+store_hot_churn(struct store *st, int64_t *rows, struct jobd_error *err)
+{
+    *rows = -1;
+    const struct store_operator_ops *o = st->ops->oper;
+    if (o == NULL || o->hot_churn == NULL)
+        return JOBD_OK;
+    return o->hot_churn(st, rows, err);
+}
+
+int
+store_archive_days(struct store *st, int64_t now_us, int days_ahead, int *made,
+                   struct jobd_error *err)
+{
+    *made = 0;
+    const struct store_operator_ops *o = st->ops->oper;
+    if (o == NULL || o->archive_days == NULL)
+        return JOBD_OK;
+    return o->archive_days(st, now_us, days_ahead, made, err);
+}
+
+int
 store_vacuum_hot(struct store *st, bool *vacuumed, struct jobd_error *err)
 {
     *vacuumed = false;

@@ -194,6 +194,11 @@ struct store_operator_ops {
                    struct jobd_error *err);
     /* NULL where the store needs no vacuum of its own (SQLite reuses freed pages) */
     int (*vacuum_hot)(struct store *st, struct jobd_error *err);
+    /* NULL where nothing counts the rows that left the hot table (SQLite) */
+    int (*hot_churn)(struct store *st, int64_t *rows, struct jobd_error *err);
+    /* NULL where finished jobs are not partitioned by day (SQLite) */
+    int (*archive_days)(struct store *st, int64_t now_us, int days_ahead, int *made,
+                        struct jobd_error *err);
     int (*pending_queue_types)(struct store *st, struct queue_type_list *out,
                                struct jobd_error *err);
     /* lease tokens (lease.c): validated arguments */
@@ -298,6 +303,24 @@ JOBD_MUST_USE int store_prune_status(struct store *st, bool succeeded, int64_t f
  */
 JOBD_MUST_USE int store_archive(struct store *st, int64_t finished_before_us, int limit, int *moved,
                                 struct jobd_error *err);
+/*
+ * How many rows left the hot table so far (PostgreSQL: jobd.jobs' deleted
+ * tuples in pg_stat_user_tables: completions, failures, releases, reaps,
+ * cancels move the row out): a cumulative counter, which may restart at 0
+ * (statistics reset); the scheduling plane vacuums after enough of them,
+ * as it did after the archive pass's rows. *rows = -1 where no store
+ * counts them.
+ */
+JOBD_MUST_USE int store_hot_churn(struct store *st, int64_t *rows, struct jobd_error *err);
+/*
+ * Makes the finished-jobs archive's partitions of the UTC days of now ..
+ * now + days_ahead that have none, moving the rows the default partition
+ * holds of such a day into it (PostgreSQL, docs/DESIGN.md, Table layout,
+ * round three). *made = how many days were made; 0 on a store without
+ * such partitions.
+ */
+JOBD_MUST_USE int store_archive_days(struct store *st, int64_t now_us, int days_ahead, int *made,
+                                     struct jobd_error *err);
 /*
  * Vacuums the hot table now (PostgreSQL: VACUUM (SKIP_LOCKED) jobd.jobs;
  * skipped at once while another vacuum holds it). For the scheduling plane,

@@ -63,8 +63,9 @@ int sq_op_worker_list(struct store *st, const struct name_page *pg, struct worke
                       struct jobd_error *err);
 int pg_op_prune_status(struct store *st, bool succeeded, int64_t cutoff_us, int limit, int *deleted,
                        struct jobd_error *err);
-int pg_op_archive(struct store *st, int64_t finished_before_us, int limit, int *moved,
-                  struct jobd_error *err);
+int pg_op_hot_churn(struct store *st, int64_t *rows, struct jobd_error *err);
+int pg_op_archive_days(struct store *st, int64_t now_us, int days_ahead, int *made,
+                       struct jobd_error *err);
 int pg_op_vacuum_hot(struct store *st, struct jobd_error *err);
 int sq_op_prune_status(struct store *st, bool succeeded, int64_t cutoff_us, int limit, int *deleted,
                        struct jobd_error *err);

@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -51,6 +52,24 @@ raw_send(int fd, const char *data, size_t len)
         len -= (size_t)n;
     }
     return true;
+}
+
+/* Sends POST path with a JSON body on a fresh connection; the socket (its
+ * answer left unread), or -1. */
+static inline int
+raw_post_json(int port, const char *path, const char *body)
+{
+    char request[1024];
+    int len = snprintf(request, sizeof request,
+                       "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                       "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                       path, strlen(body), body);
+    int fd = len > 0 && (size_t)len < sizeof request ? raw_connect(NULL, port) : -1;
+    if (fd >= 0 && !raw_send(fd, request, (size_t)len)) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
 }
 
 /*

@@ -23,15 +23,9 @@ BOTH(departed_long_poll_claims_nothing)
 {
     struct srv s;
     srv_start(&s, backend, NULL);
-    const char *body = "{\"worker_id\":\"gone\",\"types\":[\"dp\"],\"limit\":1,\"wait_s\":20}";
-    char request[512];
-    snprintf(request, sizeof request,
-             "POST /v1/claim HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-             "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-             strlen(body), body);
-    int fd = raw_connect(NULL, s.port);
+    int fd = raw_post_json(s.port, "/v1/claim",
+                           "{\"worker_id\":\"gone\",\"types\":[\"dp\"],\"limit\":1,\"wait_s\":20}");
     ASSERT(fd >= 0);
-    ASSERT(raw_send(fd, request, strlen(request)));
     srv_await_metric(&s, "jobd_claims_waiting", 1);
     close(fd);
     apitest_nap_ms(50);
@@ -119,21 +113,31 @@ BOTH(claim_answer_to_a_closed_client_is_given_back)
     struct srv s;
     srv_start(&s, backend, NULL);
     int64_t id = create_job(&s, "{\"type\":\"cl\",\"max_attempts\":1}");
-    const char *body = "{\"worker_id\":\"gone\",\"types\":[\"cl\"],\"limit\":1}";
-    char request[512];
-    snprintf(request, sizeof request,
-             "POST /v1/claim HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-             "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-             strlen(body), body);
     /* The request and the client's close arrive together. */
-    int fd = raw_connect(NULL, s.port);
+    int fd = raw_post_json(s.port, "/v1/claim",
+                           "{\"worker_id\":\"gone\",\"types\":[\"cl\"],\"limit\":1}");
     ASSERT(fd >= 0);
-    ASSERT(raw_send(fd, request, strlen(request)));
     close(fd);
     /* Whenever the server sees it, the job ends up pending and unconsumed (a
-     * loaded machine may take a while to hand it back: up to 10 s). */
-    apitest_nap_ms(200);
-    int64_t deadline = apitest_now_ms() + 10000;
+     * loaded machine may take a while to hand it back: up to 10 s). It is
+     * pending before the claim too: first wait for the claim to have run
+     * (its worker is known once it has), not for a fixed while. */
+    int64_t deadline = apitest_now_ms() + 30000;
+    for (;;) {
+        json_t *w = get_json(&s, "/v1/workers");
+        json_t *list = json_object_get(w, "workers");
+        bool seen = false;
+        for (size_t i = 0; i < json_array_size(list); i++)
+            seen = seen || strcmp(json_string_value(json_object_get(json_array_get(list, i), "id")),
+                                  "gone") == 0;
+        json_decref(w);
+        if (seen)
+            break;
+        if (apitest_now_ms() > deadline)
+            TEST_FAIL("the claim of the closed client never ran");
+        apitest_nap_ms(20);
+    }
+    deadline = apitest_now_ms() + 10000;
     for (;;) {
         json_t *j = job_of(&s, id);
         bool back = strcmp(json_string_value(json_object_get(j, "status")), "pending") == 0 &&
@@ -158,15 +162,10 @@ BOTH(claim_answer_to_a_closed_client_is_given_back)
 static int
 raw_claim(const struct srv *s, const char *type)
 {
-    char body[160], request[512];
+    char body[160];
     snprintf(body, sizeof body, "{\"worker_id\":\"raw\",\"types\":[\"%s\"],\"limit\":1}", type);
-    snprintf(request, sizeof request,
-             "POST /v1/claim HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-             "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-             strlen(body), body);
-    int fd = raw_connect(NULL, s->port);
+    int fd = raw_post_json(s->port, "/v1/claim", body);
     ASSERT(fd >= 0);
-    ASSERT(raw_send(fd, request, strlen(request)));
     return fd;
 }
 

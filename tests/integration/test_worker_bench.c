@@ -4,7 +4,7 @@
  *
  *   JOBD_BENCH=1 scripts/with-pg.sh build/test_worker_bench
  *
- * Results are appended to $JOBD_BENCH_OUT (default /tmp/jobd-worker-bench.txt):
+ * Results are appended to $JOBD_BENCH_OUT (default $TMPDIR/jobd-worker-bench.txt):
  * the harness shows a passing test's output to nobody.
  *
  * latency_*: an idle worker, one job at a time: time from just before
@@ -68,7 +68,14 @@ static void
 bench_line(const char *line)
 {
     const char *path = getenv("JOBD_BENCH_OUT");
-    FILE *f = fopen(path != NULL ? path : "${TMPDIR:-/tmp}/jobd-worker-bench.txt", "a");
+    char spare[600];
+    if (path == NULL) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(spare, sizeof spare, "%s/jobd-worker-bench.txt",
+                 tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+        path = spare;
+    }
+    FILE *f = fopen(path, "a");
     if (f != NULL) {
         fputs(line, f);
         fclose(f);

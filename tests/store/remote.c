@@ -89,9 +89,6 @@ static const struct {
      "remote_pg"},
     {"stats_throughput_last_minute",
      "the server's counts thread refreshes the count cache beside the case", "remote_pg"},
-    /* and its scheduling plane archives succeeded rows (docs/DESIGN.md, The store) */
-    {"succeeded_jobs_read_the_same_before_and_after_the_archive",
-     "the server's archive pass moves succeeded rows beside the case", "remote_pg"},
 };
 
 /* The remote half of one test's fixture. */

@@ -126,13 +126,14 @@
     "   SELECT $6::text, d.grp, CASE WHEN $8::int IS NULL THEN 0 ELSE $9::bigint END,"             \
     "          CASE WHEN $8::int IS NULL THEN 0 ELSE d.n END"                                      \
     "     FROM got d WHERE d.grp NOT IN (SELECT grp FROM g)"                                       \
-    "   ON CONFLICT (queue, grp) DO NOTHING) "                                                     \
-    "UPDATE jobd.jobs j SET status = 'running', attempt = j.attempt + 1,"                          \
-    "       worker_id = $1::text, lease_expires_at = " GR_NOW " + " PG_MS("$3") ","                \
-    "       started_at = " GR_NOW " WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "                  \
-    "RETURNING " cols ","                                                                          \
-    " (SELECT grp FROM g WHERE pos = COALESCE((SELECT max(pos) FROM"                               \
-    "   (SELECT pos FROM h UNION ALL SELECT pos FROM wg) x), (SELECT max(pos) FROM g)))"
+    "   ON CONFLICT (queue, grp) DO NOTHING)"                                                      \
+    PG_CLAIM_EVENTS(                                                                               \
+        "UPDATE jobd.jobs j SET status = 'running', attempt = j.attempt + 1,"                      \
+        "       worker_id = $1::text, lease_expires_at = " GR_NOW " + " PG_MS("$3") ","            \
+        "       started_at = " GR_NOW " WHERE j.id = ANY(ARRAY(SELECT id FROM due)) ",             \
+        cols ", (SELECT grp FROM g WHERE pos = COALESCE((SELECT max(pos) FROM"                     \
+        "   (SELECT pos FROM h UNION ALL SELECT pos FROM wg) x), (SELECT max(pos) FROM g)))"       \
+        " AS grp_turn")
 PG_STMT(st_gr_claim, GR_CLAIM(PG_JOB_COLS("j.")));
 /* The same for a worker loop (claim_req.run_only): only what a run needs. */
 PG_STMT(st_gr_claim_run, GR_CLAIM(PG_RUN_COLS("j.")));
@@ -147,11 +148,12 @@ PG_STMT(st_gr_claim_run, GR_CLAIM(PG_RUN_COLS("j.")));
 #define GR_CLAIM_ONE(cols)                                                                         \
     "WITH due AS MATERIALIZED ("                                                                   \
     "  SELECT id FROM jobd.jobs WHERE queue = $6::text AND " GR_DUE                                \
-    "   ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) "                 \
-    "UPDATE jobd.jobs j SET status = 'running', attempt = j.attempt + 1,"                          \
-    "       worker_id = $1::text, lease_expires_at = " GR_NOW " + " PG_MS("$3") ","                \
-    "       started_at = " GR_NOW " WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "                  \
-    "RETURNING " cols
+    "   ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED)"                  \
+    PG_CLAIM_EVENTS(                                                                               \
+        "UPDATE jobd.jobs j SET status = 'running', attempt = j.attempt + 1,"                      \
+        "       worker_id = $1::text, lease_expires_at = " GR_NOW " + " PG_MS("$3") ","            \
+        "       started_at = " GR_NOW " WHERE j.id = ANY(ARRAY(SELECT id FROM due)) ",             \
+        cols)
 PG_STMT(st_gr_one, GR_CLAIM_ONE(PG_JOB_COLS("j.")));
 PG_STMT(st_gr_one_run, GR_CLAIM_ONE(PG_RUN_COLS("j.")));
 /* clang-format on */

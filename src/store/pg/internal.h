@@ -335,6 +335,34 @@ int pg_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *
     " WHERE (SELECT count(*) FROM (SELECT pg_notify('jobd_done', '')"                              \
     " WHERE EXISTS (SELECT 1 FROM " from ") AND EXISTS (SELECT 1 FROM jobd.result_listeners))"     \
     " ended) >= 0"
+/*
+ * A data-modifying CTE "ev" recording the event rows of a claim's or a
+ * completion's rows (the CTE from: id, attempt, queue, type), all of them
+ * moved from st_from to st_to: one row per queue, type and id / 128, with
+ * the jobs and their attempts in two arrays, as jobd.events_updated wrote
+ * them (schema version 36) before version 38 dropped its trigger (so the
+ * hot path keeps no transition table). One probe of jobd.event_log while
+ * nobody listens (a one-time filter).
+ */
+#define PG_EVENTS_BATCH(from, st_from, st_to)                                                      \
+    " ev AS (INSERT INTO jobd.events (id, job, queue, type, from_st, to_st, attempt, jobs,"        \
+    "                                 attempts)"                                                   \
+    " SELECT nextval('jobd.event_id_seq'), 0, e.queue, e.type, '" st_from "', '" st_to "', 0,"     \
+    "        array_agg(e.id), array_agg(e.attempt) FROM " from " e WHERE jobd.events_on()"         \
+    " GROUP BY e.queue, e.type, e.id / 128)"
+/*
+ * A claim's UPDATE (update, "... WHERE ... ", after "WITH due AS (...) ")
+ * returning cols (id, queue, type and attempt among them) as the CTE c, its
+ * events (PG_EVENTS_BATCH), and c's rows as the answer.
+ */
+#define PG_CLAIM_EVENTS(update, cols)                                                              \
+    ", c AS (" update "RETURNING " cols                                                            \
+    ")," PG_EVENTS_BATCH("c", "pending", "running") " SELECT * FROM c"
+/*
+ * After PG_ENDED_WAKE: makes the completion's CTE dep (its dependants'
+ * release) run, as a one-time filter; a SELECT CTE runs only when read.
+ */
+#define PG_DEPS_RAN " AND (SELECT count(*) FROM dep) >= 0"
 /* pg/cancels.c: store_cancels_requested */
 int pg_op_cancels_requested(struct store *st, const int64_t *ids, size_t n, bool *requested,
                             struct jobd_error *err);
@@ -460,6 +488,9 @@ extern const char pg_step_events_rows[];
 /* Schema version 37, the listing index by group over pending rows only
  * (pg/schema_groups_cheap.c). */
 extern const char pg_step_groups_cheap[];
+/* Schema version 38, the table layout move_slim: completions move the row
+ * into jobs_done, partitioned by day and status (pg/schema_layout.c). */
+extern const char pg_step_layout[];
 /* pg/attemptlog.c (store/attemptlog.h) */
 struct attempt_log;
 int pg_op_attempt_logs_put(struct store *st, const struct attempt_log *v, size_t n, int *outcome,

@@ -8,8 +8,10 @@
  * (which change the status of a row of jobd.jobs) add no entry to them
  * (migration 13). A branch names its status as a literal, so the planner can
  * prove those predicates; running jobs are the rows with a lease (jobs_lease),
- * succeeded ones waiting for the archive pass are found by jobs_succeeded,
- * both few and sorted. The statement is planned with the values at each call
+ * few and sorted. Finished jobs are in jobs_done, partitioned by day and
+ * status (migration 38): a finished status's branch is pruned to that
+ * status's leaves and merges their (id) (or (queue, status, id), (type, id),
+ * (grp, id)) walks. The statement is planned with the values at each call
  * (pg_exec_replan), and only the filters set appear in it.
  */
 #include <stdarg.h>
@@ -83,7 +85,7 @@ branch(struct pg_list_query *q, const struct job_filter *f, const struct list_pa
                  " WHERE idempotency_key = $%d::text)",
                  p->key, p->key);
     if (ok &&
-        p->group) /* jobs_grp_id (pending, version 37), jobs_done_grp_id, jobs_waiting_grp_id */
+        p->group) /* jobs_grp_id (pending, version 37), jobs_arch_grp_id, jobs_waiting_grp_id */
         ok = cat(q, " AND grp = $%d::text", p->group);
     if (ok && p->now) /* the due filter; store_list made the status pending */
         ok = cat(q, " AND run_at %s " PG_NOW("$%d"), f->due == JOB_DUE_NOW ? "<=" : ">", p->now);
@@ -119,7 +121,6 @@ pg_list_sql(const struct job_filter *f, int limit, const char *now, struct pg_li
     q->cap = 2048;
     q->sql = malloc(q->cap);
     bool ok = q->sql != NULL && cat(q, "SELECT * FROM (");
-    /* Succeeded jobs are in jobs until the archive pass moves them to jobs_done. */
     for (int st = 0; ok && st < JOB_STATUS_COUNT; st++) {
         if (f->status != STORE_ANY && f->status != st)
             continue;
@@ -127,10 +128,7 @@ pg_list_sql(const struct job_filter *f, int limit, const char *now, struct pg_li
             ok = branch(q, f, &p, "jobs_waiting", st);
             continue;
         }
-        if (st == JOB_PENDING || st == JOB_RUNNING || st == JOB_SUCCEEDED)
-            ok = branch(q, f, &p, "jobs", st);
-        if (ok && st != JOB_PENDING && st != JOB_RUNNING)
-            ok = branch(q, f, &p, "jobs_done", st);
+        ok = branch(q, f, &p, st == JOB_PENDING || st == JOB_RUNNING ? "jobs" : "jobs_done", st);
     }
     if (ok)
         ok = cat(q, ") l ORDER BY id DESC LIMIT $%d::int", p.limit);

@@ -1,15 +1,19 @@
 /*
- * pg/prune.c — retention and the archive pass on PostgreSQL.
+ * pg/prune.c — retention on PostgreSQL.
  *
- * A completion leaves its row succeeded in jobd.jobs (migration 8); the
- * archive pass (store_archive) moves such rows to jobd.jobs_done in
- * batches, so the hot table stays small without a completion paying for the
- * move. Retention (store_prune, and store_prune_status per outcome) deletes
- * old finished jobs wherever they are: a succeeded row not archived yet is
- * as old as one that was. Every batch is one statement; rows are found
- * through jobs_succeeded and jobs_done_finished, never by a scan. A step
- * of a workflow is not in those batches: workflows go whole, by a pass of
- * their own (st_prune_workflows) after each batch of jobs.
+ * A completion moves its row into jobd.jobs_done, partitioned by UTC day of
+ * finished_at and then by status (migration 38; docs/DESIGN.md, Table
+ * layout, round three): there is no archive pass (the vtable's archive is
+ * NULL). Retention (store_prune, and store_prune_status per outcome) first
+ * drops the whole (day, status) leaves of days that ended before the cutoff
+ * (jobd.archive_drop: their jobs' keys, history, progress, logs, edges,
+ * workflow steps and enqueue keys deleted first, found from the leaf);
+ * while it dropped some, that is the call's work. Then the rows of the
+ * boundary day, of the legacy partition (jobs_done before migration 38,
+ * which keeps its finished_at index) and of the default partitions go by
+ * batches, one statement each. A step of a workflow is not in those
+ * batches: workflows go whole, by a pass of their own (st_prune_workflows)
+ * after each batch of jobs.
  *
  * store_vacuum_hot vacuums jobd.jobs itself (see operator.h for why).
  */
@@ -19,37 +23,27 @@
 #include "store/pg/internal.h"
 
 /*
- * One retention batch over both tables: c picks the limit oldest finished
- * jobs before the cutoff $1 (limit $2) among both, then each table's rows
- * among them go with their keys and attempt history. jobs_cond and
- * done_cond narrow the statuses.
+ * One retention batch: c picks the limit oldest finished jobs before the
+ * cutoff $1 (limit $2), pruned to the partitions before it (after
+ * jobd.archive_drop: the boundary day, the legacy and default ones), then
+ * they go with their keys and attempt history. done_cond narrows the
+ * statuses.
  */
 /*
  * A step of a workflow (store/workflow.h) goes only with its whole
  * workflow (wf_batch below), never in a batch of jobs: one probe of
- * workflow_steps per job. dh's status test is written so that it cannot
- * use jobs_succeeded's predicate: with it, and statistics that still say
- * no row is succeeded, the planner ANDs a walk of that whole index into the
- * primary-key look-up (archive_batch below).
+ * workflow_steps per job.
  */
 #define PG_WF_SETTLED(t)                                                                           \
     " AND NOT EXISTS (SELECT 1 FROM jobd.workflow_steps ws WHERE ws.job_id = " t ".id)"
 
 /* clang-format off */
-#define PRUNE_BATCH(jobs_cond, done_cond)                                               \
-    "WITH c AS MATERIALIZED (SELECT id FROM ("                                          \
-    "   (SELECT id, finished_at FROM jobd.jobs WHERE status = 'succeeded'"              \
-    "      AND finished_at < " PG_US_TS("$1") jobs_cond PG_WF_SETTLED("jobs")           \
-    "    ORDER BY finished_at LIMIT $2::int)"                                           \
-    "   UNION ALL"                                                                      \
-    "   (SELECT id, finished_at FROM jobd.jobs_done WHERE finished_at < " PG_US_TS("$1") \
-    done_cond PG_WF_SETTLED("jobs_done") " ORDER BY finished_at LIMIT $2::int)) x"      \
-    "  ORDER BY finished_at LIMIT $2::int),"                                            \
-    " dd AS (DELETE FROM jobd.jobs_done WHERE id = ANY(ARRAY(SELECT id FROM c))"        \
-    "        RETURNING id, idempotency_key),"                                           \
-    " dh AS (DELETE FROM jobd.jobs WHERE id = ANY(ARRAY(SELECT id FROM c))"             \
-    "        AND status || '' = 'succeeded' RETURNING id, idempotency_key),"            \
-    " d AS (SELECT * FROM dd UNION ALL SELECT * FROM dh),"                              \
+#define PRUNE_BATCH(done_cond)                                               \
+    "WITH c AS MATERIALIZED ("                                                         \
+    "   SELECT id FROM jobd.jobs_done WHERE finished_at < " PG_US_TS("$1")              \
+    done_cond PG_WF_SETTLED("jobs_done") " ORDER BY finished_at LIMIT $2::int),"        \
+    " d AS (DELETE FROM jobd.jobs_done WHERE id = ANY(ARRAY(SELECT id FROM c))"         \
+    "        AND finished_at < " PG_US_TS("$1") " RETURNING id, idempotency_key),"     \
     " k AS (DELETE FROM jobd.job_keys jk USING d"                                       \
     "       WHERE jk.idempotency_key = d.idempotency_key AND jk.job_id = d.id),"        \
     " gp AS (DELETE FROM jobd.job_progress p USING d WHERE p.job_id = d.id),"          \
@@ -62,34 +56,13 @@
 /* clang-format on */
 
 /* $1 cutoff_us, $2 limit: old terminal jobs, their keys and history. */
-static const struct pg_stmt prune_all = {"prune_all", PRUNE_BATCH("", "")};
+static const struct pg_stmt prune_all = {"prune_all", PRUNE_BATCH("")};
 
 /* $1 cutoff_us, $2 limit, $3 statuses: the same for some statuses. */
 /* clang-format off */
 static const struct pg_stmt prune_status = {
     "prune_status",
-    PRUNE_BATCH(" AND status = ANY($3::text[])", " AND status = ANY($3::text[])")};
-/* clang-format on */
-
-/*
- * $1 finished before (us), $2 limit: moves the oldest succeeded rows of jobs
- * to jobs_done, with their lease token hash (pg_op_lease_replayed). SKIP LOCKED: a row a prune or delete holds is left for the
- * next batch rather than waited for.
- */
-/* clang-format off */
-static const struct pg_stmt archive_batch = {
-    "archive_batch",
-    "WITH m AS MATERIALIZED (SELECT id FROM jobd.jobs WHERE status = 'succeeded'"
-    "   AND finished_at < " PG_US_TS("$1") " ORDER BY finished_at LIMIT $2::int"
-    "   FOR UPDATE SKIP LOCKED),"
-    /* No status test here: m's rows are locked, FOR UPDATE rechecked their
-     * status, and one would let the planner AND in a walk of all of
-     * jobs_succeeded (400 ms a batch at 20,000 rows right after a burst,
-     * while the statistics still say there are none). */
-    " d AS (DELETE FROM jobd.jobs WHERE id = ANY(ARRAY(SELECT id FROM m)) RETURNING *),"
-    " ins AS (INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ", lease_token_hash) "
-    "   SELECT " PG_JOB_TABLE_COLS ", lease_token_hash FROM d RETURNING 1) "
-    "SELECT count(*) FROM ins"};
+    PRUNE_BATCH(" AND status = ANY($3::text[])")};
 /* clang-format on */
 
 /*
@@ -118,11 +91,8 @@ PG_STMT(st_prune_workflows,
      "                                       FROM x) y WHERE cum - n < $3::int),"
      " s AS MATERIALIZED (SELECT job_id AS id FROM jobd.workflow_steps"
      "                     WHERE workflow = ANY(ARRAY(SELECT id FROM pick))),"
-     " d1 AS (DELETE FROM jobd.jobs WHERE id = ANY(ARRAY(SELECT id FROM s))"
-     "        AND status || '' = 'succeeded' RETURNING id, idempotency_key),"
-     " d2 AS (DELETE FROM jobd.jobs_done WHERE id = ANY(ARRAY(SELECT id FROM s))"
+     " d AS (DELETE FROM jobd.jobs_done WHERE id = ANY(ARRAY(SELECT id FROM s))"
      "        RETURNING id, idempotency_key),"
-     " d AS (SELECT * FROM d1 UNION ALL SELECT * FROM d2),"
      " e AS (DELETE FROM jobd.job_deps e USING d WHERE e.child = d.id),"
      " k AS (DELETE FROM jobd.job_keys jk USING d"
      "       WHERE jk.idempotency_key = d.idempotency_key AND jk.job_id = d.id),"
@@ -151,14 +121,48 @@ wf_batch(struct store *st, const char *ok_cut, const char *failed_cut, int limit
 }
 
 static int
-run_counted(struct store *st, const struct pg_stmt *stmt, int n, const char *const *vals,
-            int *count, struct jobd_error *err)
+run_counted64(struct store *st, const struct pg_stmt *stmt, int n, const char *const *vals,
+              int64_t *count, struct jobd_error *err)
 {
     PGresult *r = NULL;
     int rc = pg_exec((struct store_pg *)st, stmt, n, vals, &r, err);
     if (rc == JOBD_OK)
-        *count = (int)pg_get_i64(r, 0, 0);
+        *count = pg_get_i64(r, 0, 0);
     PQclear(r);
+    return rc;
+}
+
+static int
+run_counted(struct store *st, const struct pg_stmt *stmt, int n, const char *const *vals,
+            int *count, struct jobd_error *err)
+{
+    int64_t c = 0;
+    int rc = run_counted64(st, stmt, n, vals, &c, err);
+    if (rc == JOBD_OK)
+        *count = (int)c;
+    return rc;
+}
+
+/*
+ * $1 cutoff (us), $2 statuses: jobd.archive_drop (schema version 38), the
+ * whole (day, status) leaves before the cutoff, with a lock timeout (the
+ * DROP locks jobs_done for a moment; the next pass tries again).
+ */
+static const struct pg_stmt st_archive_drop = {
+    "st_archive_drop", "SELECT jobd.archive_drop(" PG_US_TS(
+                           "$1") ", $2::text[])"
+                                 " FROM (SELECT set_config('lock_timeout', '5s', true)) x"};
+
+/* Drops the whole leaves before the cutoff; *deleted gets their jobs. */
+static int
+drop_days(struct store *st, const char *cutoff, const char *statuses, int *deleted,
+          struct jobd_error *err)
+{
+    const char *vals[2] = {cutoff, statuses};
+    int64_t n = 0;
+    int rc = run_counted64(st, &st_archive_drop, 2, vals, &n, err);
+    if (rc == JOBD_OK)
+        *deleted = n > INT32_MAX ? INT32_MAX : (int)n;
     return rc;
 }
 
@@ -168,8 +172,16 @@ pg_op_prune(struct store *st, int64_t finished_before_us, int limit, int *delete
 {
     char b[2][24];
     int lim = limit > 0 ? limit : JOB_PAGE_MAX;
-    const char *vals[2] = {pg_i64(b[0], finished_before_us), pg_i64(b[1], lim)};
-    int rc = run_counted(st, &prune_all, 2, vals, deleted, err);
+    int dropped = 0, batch = 0;
+    int rc = drop_days(st, pg_i64(b[0], finished_before_us), "{succeeded,dead,cancelled}", &dropped,
+                       err);
+    if (rc != JOBD_OK || dropped >= lim) {
+        *deleted = dropped;
+        return rc;
+    }
+    const char *vals[2] = {b[0], pg_i64(b[1], lim - dropped)};
+    rc = run_counted(st, &prune_all, 2, vals, &batch, err);
+    *deleted = dropped + batch;
     if (rc == JOBD_OK && *deleted < lim)
         rc = wf_batch(st, vals[0], vals[0], lim - *deleted, deleted, err);
     return rc;
@@ -182,21 +194,20 @@ pg_op_prune_status(struct store *st, bool succeeded, int64_t cutoff_us, int limi
     char cb[24], lb[24];
     const char *vals[3] = {pg_i64(cb, cutoff_us), pg_i64(lb, limit),
                            succeeded ? "{succeeded}" : "{dead,cancelled}"};
-    int rc = run_counted(st, &prune_status, 3, vals, deleted, err);
+    int dropped = 0, batch = 0;
+    int rc = drop_days(st, vals[0], vals[2], &dropped, err);
+    if (rc != JOBD_OK || dropped >= limit) {
+        *deleted = dropped;
+        return rc;
+    }
+    pg_i64(lb, limit - dropped);
+    rc = run_counted(st, &prune_status, 3, vals, &batch, err);
+    *deleted = dropped + batch;
     /* whole workflows: succeeded ones by the cutoff of succeeded jobs, failed ones by the other */
     if (rc == JOBD_OK && *deleted < limit)
         rc = wf_batch(st, succeeded ? vals[0] : NULL, succeeded ? NULL : vals[0], limit - *deleted,
                       deleted, err);
     return rc;
-}
-
-int
-pg_op_archive(struct store *st, int64_t finished_before_us, int limit, int *moved,
-              struct jobd_error *err)
-{
-    char cb[24], lb[24];
-    const char *vals[2] = {pg_i64(cb, finished_before_us), pg_i64(lb, limit)};
-    return run_counted(st, &archive_batch, 2, vals, moved, err);
 }
 
 /*
@@ -210,4 +221,34 @@ int
 pg_op_vacuum_hot(struct store *st, struct jobd_error *err)
 {
     return pg_exec_simple((struct store_pg *)st, "VACUUM (SKIP_LOCKED) jobd.jobs", err);
+}
+
+/* Rows deleted from jobd.jobs so far (store_hot_churn); -1 before any statistics. */
+static const struct pg_stmt st_hot_churn = {
+    "st_hot_churn", "SELECT COALESCE((SELECT n_tup_del FROM pg_stat_user_tables"
+                    " WHERE schemaname = 'jobd' AND relname = 'jobs'), -1)"};
+
+int
+pg_op_hot_churn(struct store *st, int64_t *rows, struct jobd_error *err)
+{
+    return run_counted64(st, &st_hot_churn, 0, NULL, rows, err);
+}
+
+/*
+ * $1 now (us), $2 days ahead: jobd.archive_days (schema version 38). Making
+ * a partition locks jobs_done for a moment; with a lock timeout the plane
+ * tries again at its next pass rather than queueing completions behind it.
+ */
+static const struct pg_stmt st_archive_days = {
+    "st_archive_days", "SELECT jobd.archive_days(" PG_US_TS(
+                           "$1") ", $2::int)"
+                                 " FROM (SELECT set_config('lock_timeout', '5s', true)) x"};
+
+int
+pg_op_archive_days(struct store *st, int64_t now_us, int days_ahead, int *made,
+                   struct jobd_error *err)
+{
+    char nb[24], db[24];
+    const char *vals[2] = {pg_i64(nb, now_us), pg_i64(db, days_ahead)};
+    return run_counted(st, &st_archive_days, 2, vals, made, err);
 }

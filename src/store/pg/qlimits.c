@@ -85,15 +85,16 @@ static const struct pg_stmt st_ql_running = {
 
 /* $1 worker, $2 limit, $3 lease_ms, $4 types (NULL = any), $5 now, $6 queue. */
 static const struct pg_stmt st_ql_claim = {
-    "st_ql_claim", "WITH due AS MATERIALIZED ("
-                   "  SELECT id FROM jobd.jobs"
-                   "   WHERE queue = $6::text AND status = 'pending' AND run_at <= " QL_NOW5
-                   "     AND ($4::text[] IS NULL OR type = ANY($4::text[]))"
-                   "   ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) "
-                   "UPDATE jobd.jobs j SET status = 'running', attempt = j.attempt + 1,"
-                   "       worker_id = $1::text, lease_expires_at = " QL_NOW5 " + " QL_LEASE ","
-                   "       started_at = " QL_NOW5 " WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "
-                   "RETURNING " QL_COLS};
+    "st_ql_claim",
+    "WITH due AS MATERIALIZED ("
+    "  SELECT id FROM jobd.jobs"
+    "   WHERE queue = $6::text AND status = 'pending' AND run_at <= " QL_NOW5
+    "     AND ($4::text[] IS NULL OR type = ANY($4::text[]))"
+    "   ORDER BY priority DESC, run_at, id LIMIT $2::int FOR UPDATE SKIP LOCKED) " PG_CLAIM_EVENTS(
+        "UPDATE jobd.jobs j SET status = 'running', attempt = j.attempt + 1,"
+        "       worker_id = $1::text, lease_expires_at = " QL_NOW5 " + " QL_LEASE ","
+        "       started_at = " QL_NOW5 " WHERE j.id = ANY(ARRAY(SELECT id FROM due)) ",
+        QL_COLS)};
 
 /* $1 queue, $2 types, $3 now. */
 static const struct pg_stmt st_ql_due = {

@@ -40,7 +40,7 @@ PG_STMT(st_get, "SELECT " PG_JOB_COLS("") " FROM jobd.all_jobs WHERE id = $1::bi
     "       worker_id = $1::text, lease_expires_at = " PG_NOW("$5") " + " PG_MS("$3") "," \
     "       started_at = " PG_NOW("$5") " "                                             \
     "WHERE j.id = ANY(ARRAY(SELECT id FROM due)) "
-#define CLAIM_SET CLAIM_UPDATE "RETURNING " PG_JOB_COLS("j.")
+#define CLAIM_SET PG_CLAIM_EVENTS(CLAIM_UPDATE, PG_JOB_COLS("j."))
 
 /* clang-format off */
 #define CLAIM_DUE_QUEUES(from)                                                          \
@@ -97,7 +97,7 @@ PG_STMT(st_claim_queues,
      "  ORDER BY c.priority DESC, c.run_at, c.id LIMIT $2::int) "
 PG_STMT(st_claim_types, CLAIM_DUE_TYPES CLAIM_SET);
 /* The same for a worker loop (claim_req.run_only): only what a run needs. */
-PG_STMT(st_claim_types_run, CLAIM_DUE_TYPES CLAIM_UPDATE "RETURNING " PG_RUN_COLS("j."));
+PG_STMT(st_claim_types_run, CLAIM_DUE_TYPES PG_CLAIM_EVENTS(CLAIM_UPDATE, PG_RUN_COLS("j.")));
 /* clang-format on */
 
 /* $1 types, $2 queues (NULL = any): the soonest run_at, one jobs_next_type probe a type. */

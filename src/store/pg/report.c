@@ -61,26 +61,36 @@ PG_STMT(st_heartbeat,
                   "RETURNING " PG_TS_US("lease_expires_at") ", cancel_requested");
 
 /*
- * A completion is one UPDATE in place (migration 8): the row becomes
- * succeeded where it is, which writes what a fenced UPDATE must (the new row
- * version, its primary-key entry and its jobs_succeeded entry) and no more;
- * the archive pass (pg_op_archive) moves it to jobs_done later, in batches.
+ * A completion moves the row (migration 38, docs/DESIGN.md, Table layout,
+ * round three): a DELETE from jobs fenced as before (status running, the
+ * attempt), and an INSERT into jobs_done's partition of its day and status,
+ * with its lease token hash (pg_op_lease_replayed). Its events, the release
+ * of its dependants and its wake-up are CTEs of the statement, so no trigger
+ * with a transition table fires: COMPLETE_AFTER over the moved rows u.
  */
 /* clang-format off */
-#define COMPLETE_SET(result, now)                                                       \
-    "UPDATE jobd.jobs j SET status = 'succeeded', lease_expires_at = NULL,"             \
-    "       result = " result ", finished_at = " now " "
+#define COMPLETE_MOVE(result, now)                                                      \
+    "INSERT INTO jobd.jobs_done (" PG_JOB_TABLE_COLS ", lease_token_hash) "             \
+    "SELECT d.id, d.queue, d.type, d.payload, 'succeeded', d.priority, d.run_at,"       \
+    "       d.attempt, d.attempt_floor, d.max_attempts, d.idempotency_key, d.schedule," \
+    "       d.scheduled_for, d.worker_id, NULL, d.timeout_ms, d.cancel_requested,"      \
+    "       d.last_error, " result ", d.created_at, d.started_at, " now ","             \
+    "       d.traceparent, d.has_children, d.grp, d.lease_token_hash FROM d "
+#define COMPLETE_AFTER(now)                                                             \
+    PG_STATS_SUCCEEDED(now, "u") ","                                                    \
+    PG_EVENTS_BATCH("u", "running", "succeeded") ","                                    \
+    " dep AS (SELECT jobd.deps_succeeded_ids(array_agg(u.id), " now ") AS n"            \
+    "         FROM u WHERE u.has_children HAVING count(*) > 0) "
 /* clang-format on */
 
 /* $1 id, $2 attempt, $3 result, $4 now. */
 /* clang-format off */
 PG_STMT(st_complete,
-     "WITH u AS ("
-     COMPLETE_SET("$3::json", PG_NOW("$4"))
-     "WHERE j.id = $1::bigint AND j.status = 'running' AND j.attempt = $2::int "
-     "RETURNING j.*), "
-     PG_STATS_SUCCEEDED(PG_NOW("$4"), "u")
-     "SELECT " PG_JOB_COLS("u.") " FROM u" PG_ENDED_WAKE("u"));
+     "WITH d AS (DELETE FROM jobd.jobs j"
+     "   WHERE j.id = $1::bigint AND j.status = 'running' AND j.attempt = $2::int RETURNING j.*),"
+     " u AS (" COMPLETE_MOVE("$3::json", PG_NOW("$4")) "RETURNING *),"
+     COMPLETE_AFTER(PG_NOW("$4"))
+     "SELECT " PG_JOB_COLS("u.") " FROM u" PG_ENDED_WAKE("u") PG_DEPS_RAN);
 /* clang-format on */
 
 /*
@@ -94,27 +104,27 @@ PG_STMT(st_complete,
  */
 /* clang-format off */
 PG_STMT(st_complete_batch,
-     "WITH u AS ("
-     COMPLETE_SET("($3::json[])[array_position($1::bigint[], j.id)]", PG_NOW("$4"))
-     "WHERE j.id = ANY($1::bigint[]) AND j.status = 'running'"
-     "  AND j.attempt = ($2::int[])[array_position($1::bigint[], j.id)] "
-     "RETURNING j.id, j.attempt, j.queue), "
-     PG_STATS_SUCCEEDED(PG_NOW("$4"), "u")
-     "SELECT id, attempt FROM u" PG_ENDED_WAKE("u"));
+     "WITH d AS (DELETE FROM jobd.jobs j"
+     "   WHERE j.id = ANY($1::bigint[]) AND j.status = 'running'"
+     "     AND j.attempt = ($2::int[])[array_position($1::bigint[], j.id)] RETURNING j.*),"
+     " u AS (" COMPLETE_MOVE("($3::json[])[array_position($1::bigint[], d.id)]", PG_NOW("$4"))
+     "       RETURNING id, attempt, queue, type, has_children),"
+     COMPLETE_AFTER(PG_NOW("$4"))
+     "SELECT id, attempt FROM u" PG_ENDED_WAKE("u") PG_DEPS_RAN);
 /* clang-format on */
 
 /* The same by a join, for a batch in which one id comes with two attempts. */
 /* clang-format off */
 PG_STMT(st_complete_batch_join,
-     "WITH u AS ("
-     COMPLETE_SET("c.result", PG_NOW("$4"))
-     "FROM (SELECT * FROM unnest($1::bigint[], $2::int[], $3::json[])"
-     "      AS c(id, attempt, result)) c "
-     "WHERE j.id = ANY($1::bigint[]) AND j.id = c.id AND j.attempt = c.attempt"
-     "  AND j.status = 'running' "
-     "RETURNING j.id, j.attempt, j.queue), "
-     PG_STATS_SUCCEEDED(PG_NOW("$4"), "u")
-     "SELECT id, attempt FROM u" PG_ENDED_WAKE("u"));
+     "WITH d AS (DELETE FROM jobd.jobs j"
+     "   USING (SELECT * FROM unnest($1::bigint[], $2::int[], $3::json[])"
+     "          AS c(id, attempt, result)) c"
+     "   WHERE j.id = ANY($1::bigint[]) AND j.id = c.id AND j.attempt = c.attempt"
+     "     AND j.status = 'running' RETURNING j.*, c.result AS c_result),"
+     " u AS (" COMPLETE_MOVE("d.c_result", PG_NOW("$4"))
+     "       RETURNING id, attempt, queue, type, has_children),"
+     COMPLETE_AFTER(PG_NOW("$4"))
+     "SELECT id, attempt FROM u" PG_ENDED_WAKE("u") PG_DEPS_RAN);
 /* clang-format on */
 
 /*

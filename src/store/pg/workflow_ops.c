@@ -514,20 +514,16 @@ PG_STMT(st_wfo_outside_child,
         " ON d.parent = s.job_id JOIN jobd.jobs_waiting w ON w.id = d.child"
         " WHERE s.workflow = $1::bigint LIMIT 1");
 /*
- * $1 workflow: its steps' jobs (ended: a row of jobs is a succeeded one not
- * archived yet) with what goes with a job (pg/bulk.c, bulk_delete), its
+ * $1 workflow: its steps' jobs (ended: in jobs_done, migration 38) with what
+ * goes with a job (pg/bulk.c, bulk_delete), its
  * steps and its row. Answers (jobs deleted, steps).
  */
 /* clang-format off */
 PG_STMT(st_wfo_delete,
      "WITH s AS MATERIALIZED (SELECT job_id AS id FROM jobd.workflow_steps"
      "                        WHERE workflow = $1::bigint),"
-     /* the status test cannot use jobs_succeeded (pg/prune.c, PRUNE_BATCH) */
-     " d1 AS (DELETE FROM jobd.jobs WHERE id = ANY(ARRAY(SELECT id FROM s))"
-     "        AND status || '' = 'succeeded' RETURNING id, idempotency_key),"
-     " d2 AS (DELETE FROM jobd.jobs_done WHERE id = ANY(ARRAY(SELECT id FROM s))"
+     " d AS (DELETE FROM jobd.jobs_done WHERE id = ANY(ARRAY(SELECT id FROM s))"
      "        RETURNING id, idempotency_key),"
-     " d AS (SELECT * FROM d1 UNION ALL SELECT * FROM d2),"
      " e1 AS (DELETE FROM jobd.job_deps e USING s WHERE e.child = s.id),"
      " e2 AS (DELETE FROM jobd.job_deps e USING s WHERE e.parent = s.id),"
      " k AS (DELETE FROM jobd.job_keys jk USING d"
