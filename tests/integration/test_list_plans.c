@@ -10,7 +10,10 @@
  * enable_seqscan off (so a Seq Scan appears only when no index can serve),
  * its EXPLAIN must have no "Seq Scan". Without the indexes of migrations
  * 10 (SQLite) and 13 (PostgreSQL) these fail, and those of a group without
- * SQLite's 23 and PostgreSQL's 33.
+ * SQLite's 23 and 26 and PostgreSQL's 33. On SQLite a group's listing
+ * probes its index by bucket of ids and group in jobs and jobs_done
+ * (migration 26), so its plan walks nothing but the buckets (r): no
+ * "SCAN" of a table or an index, and each probe by bucket and group.
  */
 #include <libpq-fe.h>
 #include <sqlite3.h>
@@ -85,6 +88,11 @@ sq_check(sqlite3 *db, const struct job_filter *f)
         const char *line = (const char *)sqlite3_column_text(stmt, 3);
         if (strcmp(line, "SCAN jobs") == 0 || strcmp(line, "SCAN jobs_done") == 0)
             TEST_FAIL("%s: the listing walks a whole table (%s)", what, line);
+        if (f->group != NULL && strncmp(line, "SCAN ", 5) == 0 && strcmp(line, "SCAN r") != 0 &&
+            strcmp(line, "SCAN CONSTANT ROW") != 0)
+            TEST_FAIL("%s: the listing by group walks more than its buckets (%s)", what, line);
+        if (strstr(line, "_grp_bucket") != NULL && strstr(line, "(<expr>=? AND grp=?") == NULL)
+            TEST_FAIL("%s: a probe not by bucket and group (%s)", what, line);
     }
     sqlite3_finalize(stmt);
 }

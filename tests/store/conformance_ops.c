@@ -405,6 +405,67 @@ TEST(list_by_group)
     fx_close(&f);
 }
 
+/* A group's few jobs far apart among another's, one of them ended, are
+ * listed newest first in pages, and so is a page of the other group
+ * that crosses a bucket's edge (SQLite walks a group's jobs by buckets of
+ * 1,024 ids: docs/DESIGN.md, Groups, "Tags on SQLite"). */
+TEST(list_by_group_across_id_buckets)
+{
+    struct fx f;
+    fx_open(&f);
+    enum { N = 3000 };
+    struct job_spec *specs = calloc(N, sizeof *specs);
+    struct job *out = calloc(N, sizeof *out);
+    ASSERT(specs != NULL && out != NULL);
+    const int at[] = {0, 1100, 2500, 2999};
+    for (int i = 0; i < N; i++)
+        specs[i] = (struct job_spec){.type = "t", .group = "d"};
+    for (size_t k = 0; k < 4; k++)
+        specs[at[k]].group = "s";
+    ASSERT_OK(store_enqueue_batch(f.st, specs, N, out, NULL, &f.err), &f.err);
+    int64_t s[4];
+    for (size_t k = 0; k < 4; k++)
+        s[k] = out[at[k]].id;
+    ASSERT_OK(store_cancel(f.st, s[1], NULL, &f.err), &f.err);
+    int64_t ids[8], next = 0;
+    struct job_filter flt = {.status = STORE_ANY, .group = "s", .limit = 2};
+    ASSERT_EQ(list_ids(&f, &flt, ids, &next), 2);
+    ASSERT_EQ(ids[0], s[3]);
+    ASSERT_EQ(ids[1], s[2]);
+    ASSERT_EQ(next, s[2]);
+    flt.before_id = next;
+    ASSERT_EQ(list_ids(&f, &flt, ids, &next), 2);
+    ASSERT_EQ(ids[0], s[1]);
+    ASSERT_EQ(ids[1], s[0]);
+    ASSERT_EQ(next, 0);
+    flt = (struct job_filter){.status = JOB_PENDING, .group = "s"};
+    ASSERT_EQ(list_ids(&f, &flt, ids, &next), 3);
+    ASSERT_EQ(ids[2], s[0]);
+    flt = (struct job_filter){.status = JOB_CANCELLED, .group = "s"};
+    ASSERT_EQ(list_ids(&f, &flt, ids, &next), 1);
+    ASSERT_EQ(ids[0], s[1]);
+    flt = (struct job_filter){.status = STORE_ANY, .group = "d", .limit = 8};
+    ASSERT_EQ(list_ids(&f, &flt, ids, &next), 8);
+    ASSERT_EQ(ids[0], out[2998].id);
+    ASSERT_EQ(ids[7], out[2991].id);
+    for (int from = 1020; from <= 1030; from += 5) { /* around ids 1,024 and 1,025 */
+        flt = (struct job_filter){.status = STORE_ANY, .group = "d", .limit = 8};
+        flt.before_id = out[from].id;
+        ASSERT_EQ(list_ids(&f, &flt, ids, &next), 8);
+        for (int k = 0; k < 8; k++)
+            ASSERT_EQ(ids[k], out[from - 1 - k].id);
+        ASSERT_EQ(next, out[from - 8].id);
+    }
+    flt = (struct job_filter){.status = STORE_ANY, .group = "d", .before_id = out[2].id};
+    ASSERT_EQ(list_ids(&f, &flt, ids, &next), 1); /* out[0] is s's */
+    ASSERT_EQ(ids[0], out[1].id);
+    for (int i = 0; i < N; i++)
+        job_fini(&out[i]);
+    free(out);
+    free(specs);
+    fx_close(&f);
+}
+
 TEST(workers_announce_refresh_gone_withdraw)
 {
     struct fx f;

@@ -366,7 +366,8 @@ sq_groups_forget(struct sqlite_store *s, const char *q, int64_t rate_per_ms, int
                         " AND NOT EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_group_claim"
                         "   WHERE j.queue = ?1 AND j.grp IS NULLIF(job_groups.grp, '')"
                         "     AND j.status = 'pending' AND j.tag IS NULL)"
-                        " AND NOT " SQ_GR_TAGGED_PENDING("?1", "job_groups.grp"),
+                        /* one walk of the tagged jobs (forgetting is rare) */
+                        " AND grp NOT IN (" SQ_GR_TAGGED_GROUPS("?1") ")",
                         &stmt, err);
     if (rc != JOBD_OK)
         return rc;

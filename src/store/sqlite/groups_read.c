@@ -1,6 +1,11 @@
 /*
  * sqlite/groups_read.c — the reads of store/groups.h on SQLite: a queue's
  * busiest groups, and how many groups of each grouped queue have due jobs.
+ * Both read the jobs of the queues rather than an index by group: the
+ * busiest groups walk a queue's pending and running jobs, and the count
+ * probes each untagged group's head but walks the tagged jobs once (they
+ * are in no index in group order: docs/DESIGN.md, Groups, "Tags on
+ * SQLite"), a read of the due backlog each /metrics.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -53,8 +58,10 @@ sq_op_queue_group_counts(struct store *st, struct queue_group_count **out, size_
         " WHERE EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_group_claim"
         "   WHERE j.queue = x.queue AND j.grp IS NULLIF(x.grp, '')"
         "     AND j.status = 'pending' AND j.tag IS NULL AND +j.run_at <= ?1)"
-        /* tagged: due when tagged (sqlite/groups_tag.c) */
-        " OR " SQ_GR_TAGGED_PENDING("x.queue", "x.grp") " GROUP BY x.queue ORDER BY x.queue",
+        /* tagged: due when tagged (sqlite/groups_tag.c); one walk of them */
+        " OR (x.queue, x.grp) IN (SELECT jt.queue, COALESCE(jt.grp, '') FROM jobs jt"
+        "   INDEXED BY jobs_fair_claim WHERE jt.status = 'pending' AND jt.tag IS NOT NULL)"
+        " GROUP BY x.queue ORDER BY x.queue",
         &stmt, err);
     if (rc != JOBD_OK)
         return rc;

@@ -212,20 +212,22 @@ int sq_groups_forget(struct sqlite_store *s, const char *q, int64_t rate_per_ms,
  * clears the tags of q's pending jobs (a queue with group limits is
  * claimed by probes of untagged jobs), likewise. sq_groups_walk: up to n due
  * tagged jobs of q of the JSON array types (NULL = any) in claim order, their
- * ids into the caller's ids (room for n). SQ_GR_TAGGED_PENDING(q, g): an
- * SQL condition, whether group g (text, '' = none) of queue q has a tagged
- * pending job (a tagged job is in no group-ordered index but jobs_grp_id).
+ * ids into the caller's ids (room for n). SQ_GR_NOGROUP_TAGGED(q): an SQL
+ * condition, whether queue q's jobs without a group have a tagged pending
+ * one. SQ_GR_TAGGED_GROUPS(q): an SQL query, the groups ('' = none) of
+ * queue q's tagged pending jobs (a tagged job is in no index in group
+ * order: this walks them, for a check of many groups at once).
  */
 int sq_groups_tag(struct sqlite_store *s, const char *q, int64_t now, struct jobd_error *err);
 int sq_groups_untag(struct sqlite_store *s, const char *q, struct jobd_error *err);
 int sq_groups_walk(struct sqlite_store *s, const char *q, int n, int64_t now, const char *types,
                    int64_t *ids, size_t *n_ids, struct jobd_error *err);
-#define SQ_GR_TAGGED_PENDING(q, g)                                                                 \
-    "(CASE WHEN " g " = '' THEN EXISTS (SELECT 1 FROM jobs jt INDEXED BY jobs_tagged_nogroup"      \
-    "   WHERE jt.queue = " q " AND jt.status = 'pending' AND jt.tag IS NOT NULL"                   \
-    "     AND jt.grp IS NULL)"                                                                     \
-    " ELSE EXISTS (SELECT 1 FROM jobs jt INDEXED BY jobs_grp_id WHERE jt.grp = " g                 \
-    "   AND jt.queue = " q " AND jt.status = 'pending' AND jt.tag IS NOT NULL) END)"
+#define SQ_GR_NOGROUP_TAGGED(q)                                                                    \
+    "EXISTS (SELECT 1 FROM jobs jt INDEXED BY jobs_tagged_nogroup WHERE jt.queue = " q             \
+    "   AND jt.status = 'pending' AND jt.tag IS NOT NULL AND jt.grp IS NULL)"
+#define SQ_GR_TAGGED_GROUPS(q)                                                                     \
+    "SELECT COALESCE(jt.grp, '') FROM jobs jt INDEXED BY jobs_fair_claim WHERE jt.queue = " q      \
+    "   AND jt.status = 'pending' AND jt.tag IS NOT NULL"
 
 /*
  * The file behind the path (sqlite/file.c). sq_file_before_open: a
@@ -458,6 +460,11 @@ char *sq_list_sql(const struct job_filter *f);
  * (?10, ?11) uses. sq_list_bind_group binds f->group to it (NULL = none). */
 #define SQ_LIST_GROUP_PARAM 12
 #define SQ_LIST_GROUP_PARAM_S "12"
+/* The bucket of a job's id in the indexes by group of jobs and jobs_done,
+ * (SQ_GRP_BUCKET, grp) since migration 26: the same expression as there,
+ * or the planner does not match it to the index. */
+#define SQ_GRP_BUCKET_IDS "1024"
+#define SQ_GRP_BUCKET "id / " SQ_GRP_BUCKET_IDS
 void sq_list_bind_group(sqlite3_stmt *stmt, const struct job_filter *f);
 
 /* sqlite/schema.c: store_migrate and store_schema_status for SQLite. */

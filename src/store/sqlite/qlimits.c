@@ -62,7 +62,7 @@ sq_op_queue_limits(struct store *st, const char *queue, const struct queue_limit
 }
 
 /* Whether a queue's jobs without a group have a tagged pending one (sqlite/groups_tag.c). */
-#define NOGROUP_TAGGED SQ_GR_TAGGED_PENDING("queues.name", "''")
+#define NOGROUP_TAGGED SQ_GR_NOGROUP_TAGGED("queues.name")
 
 /* Re-reads the limited queues' names into the connection's cache. */
 static int

@@ -161,16 +161,15 @@ sq_op_get(struct store *st, int64_t id, struct job *out, struct jobd_error *err)
  * statistics and bound values the planner may walk the rowids instead (for a
  * type or queue with no jobs, all of them). "" lets the planner choose: an
  * idempotency key is one rowid seek (job_keys), and the filters without an
- * index walk the rowids newest first. t: 0 jobs, 1 jobs_done, 2 jobs_waiting. */
+ * index walk the rowids newest first. t: 0 jobs, 1 jobs_done, 2 jobs_waiting.
+ * A group in jobs or jobs_done is group_branch's. */
 static const char *
 list_index(const struct job_filter *f, int t, int status)
 {
     if (f->key != NULL)
         return "";
     if (f->group != NULL) /* partial: grp = ?12 implies grp IS NOT NULL */
-        return t == 0   ? " INDEXED BY jobs_grp_id"
-               : t == 1 ? " INDEXED BY jobs_done_grp_id"
-                        : " INDEXED BY jobs_waiting_grp_id";
+        return " INDEXED BY jobs_waiting_grp_id";
     if (t == 2) {
         if (f->type != NULL)
             return " INDEXED BY jobs_waiting_type_id";
@@ -196,19 +195,13 @@ list_index(const struct job_filter *f, int t, int status)
     return status != STORE_ANY ? " INDEXED BY jobs_done_status_id" : "";
 }
 
-/* One branch of the listing: table t (0 jobs, 1 jobs_done, 2 jobs_waiting), one status or
- * STORE_ANY, only the filters f sets. The status is a literal, so that the
- * partial index jobs_lease can serve running jobs. */
+/* The terms of f (and a literal status, unless STORE_ANY) after a WHERE,
+ * each " AND ...", on the columns of the innermost table. */
 static bool
-list_branch(char **b, size_t *n, size_t *cap, const struct job_filter *f, int t, int status)
+list_terms(char **b, size_t *n, size_t *cap, const struct job_filter *f, int status)
 {
-    bool ok = sql_cat(b, n, cap, "%sSELECT * FROM (SELECT " SQ_JOB_COLS " FROM %s%s WHERE id < ?8",
-                      *n ? " UNION ALL " : "",
-                      t == 0   ? "jobs"
-                      : t == 1 ? "jobs_done"
-                               : "jobs_waiting",
-                      list_index(f, t, status));
-    if (ok && status != STORE_ANY)
+    bool ok = true;
+    if (status != STORE_ANY)
         ok = sql_cat(b, n, cap, " AND status = '%s'", job_status_name((enum job_status)status));
     if (ok && f->queue != NULL)
         ok = sql_cat(b, n, cap, " AND queue = ?2");
@@ -228,6 +221,60 @@ list_branch(char **b, size_t *n, size_t *cap, const struct job_filter *f, int t,
         ok = sql_cat(b, n, cap, " AND grp = ?" SQ_LIST_GROUP_PARAM_S);
     if (ok && f->due != JOB_DUE_ANY) /* store_list made the status pending */
         ok = sql_cat(b, n, cap, f->due == JOB_DUE_NOW ? " AND run_at <= ?10" : " AND run_at > ?10");
+    return ok;
+}
+
+/*
+ * A group's branch in jobs or jobs_done (migration 26): their index by
+ * group is (SQ_GRP_BUCKET, grp), ordered by group within buckets of
+ * 1,024 ids, so that a completion batch over many groups changes the
+ * leaves of its bucket only (docs/DESIGN.md, Groups, "Tags on SQLite").
+ * The branch probes the buckets newest first, one step per job found or
+ * per bucket passed: r's value v is 2 x + 1 for a job x (ids below x are
+ * next) and 2 b for a bucket's lower bound b (ids below b are next); each
+ * step probes the bucket of the ids just below v / 2 for its newest job
+ * of the group under the filters, or else moves to the bucket below. It
+ * starts below the cursor or past the table's newest id, ends at its
+ * oldest, and stops at the page's end (r is a co-routine, read in order
+ * and cut by LIMIT ?9: no sort). A group's page thus costs a probe per
+ * bucket between its jobs, at most the table's ids / 1,024.
+ */
+static bool
+group_branch(char **b, size_t *n, size_t *cap, const struct job_filter *f, int t, int status)
+{
+    const char *tab = t == 0 ? "jobs" : "jobs_done";
+    bool ok =
+        sql_cat(b, n, cap,
+                "%sSELECT * FROM (WITH RECURSIVE r(v) AS ("
+                "SELECT min(?8, (SELECT max(id) FROM %s) + 1) * 2"
+                " UNION ALL SELECT COALESCE((SELECT id * 2 + 1 FROM %s INDEXED BY %s_grp_bucket"
+                " WHERE " SQ_GRP_BUCKET " = (r.v / 2 - 1) / " SQ_GRP_BUCKET_IDS " AND id < r.v / 2",
+                *n ? " UNION ALL " : "", tab, tab, tab);
+    ok = ok && list_terms(b, n, cap, f, status);
+    return ok && sql_cat(b, n, cap,
+                         " ORDER BY id DESC LIMIT 1),"
+                         " (r.v / 2 - 1) / " SQ_GRP_BUCKET_IDS " * " SQ_GRP_BUCKET_IDS " * 2)"
+                         " FROM r WHERE r.v / 2 > (SELECT min(id) FROM %s))"
+                         " SELECT " SQ_JOB_COLS " FROM r CROSS JOIN %s ON %s.id = r.v / 2"
+                         " WHERE r.v %% 2 = 1 LIMIT ?9)",
+                         tab, tab, tab);
+}
+
+/* One branch of the listing: table t (0 jobs, 1 jobs_done, 2 jobs_waiting), one status or
+ * STORE_ANY, only the filters f sets. The status is a literal, so that the
+ * partial index jobs_lease can serve running jobs. */
+static bool
+list_branch(char **b, size_t *n, size_t *cap, const struct job_filter *f, int t, int status)
+{
+    if (f->group != NULL && f->key == NULL && t < 2)
+        return group_branch(b, n, cap, f, t, status);
+    bool ok = sql_cat(b, n, cap, "%sSELECT * FROM (SELECT " SQ_JOB_COLS " FROM %s%s WHERE id < ?8",
+                      *n ? " UNION ALL " : "",
+                      t == 0   ? "jobs"
+                      : t == 1 ? "jobs_done"
+                               : "jobs_waiting",
+                      list_index(f, t, status));
+    ok = ok && list_terms(b, n, cap, f, status);
     return ok && sql_cat(b, n, cap, " ORDER BY id DESC LIMIT ?9)");
 }
 

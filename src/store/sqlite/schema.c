@@ -623,7 +623,14 @@ static const struct sq_migration sq_migrations[] = {
       * pending job whose place changes (a retry, a reaped lease, a
       * debounce moving run_at, a new priority) loses its tag (jobs_untag)
       * and is tagged again when due; a row moved into jobs comes untagged
-      * (tag is in no column list that moves rows). */
+      * (tag is in no column list that moves rows).
+      * The listings by group walk (id / 1024, grp) in place of (grp, id)
+      * on jobs and jobs_done (sqlite/read.c, group_branch): a completion
+      * moves a job from one to the other, and in group order a batch of
+      * jobs of many groups changed a leaf of each index per group; within
+      * buckets of 1,024 ids it changes the few leaves of its bucket. A
+      * listing by group probes the buckets newest first (the expression
+      * must be read.c's SQ_GRP_BUCKET, for the planner to match it). */
      "ALTER TABLE jobs ADD COLUMN tag INTEGER;"
      "CREATE TABLE job_group_tags ("
      "  queue TEXT NOT NULL,"
@@ -648,7 +655,11 @@ static const struct sq_migration sq_migrations[] = {
      "    OR OLD.run_at <> NEW.run_at OR OLD.priority <> NEW.priority"
      "    OR OLD.queue <> NEW.queue OR OLD.grp IS NOT NEW.grp) BEGIN"
      "  UPDATE jobs SET tag = NULL WHERE id = NEW.id;"
-     "END;"},
+     "END;"
+     "DROP INDEX jobs_grp_id;"
+     "DROP INDEX jobs_done_grp_id;"
+     "CREATE INDEX jobs_grp_bucket ON jobs (id / 1024, grp) WHERE grp IS NOT NULL;"
+     "CREATE INDEX jobs_done_grp_bucket ON jobs_done (id / 1024, grp) WHERE grp IS NOT NULL;"},
 };
 /* clang-format on */
 
