@@ -158,20 +158,28 @@ def capacity(url, api):
     return rate
 
 
+# jobs_done is partitioned since schema version 38 (by day, then status): its
+# sizes are its leaves'; other_b is every other table of the schema with its
+# indexes and TOAST (events, stats, attempts, keys...), which must stay flat too.
 SAMPLE_SQL = """
+with done_leaves as (select relid from pg_partition_tree('jobd.jobs_done') where isleaf)
 select (select count(*) from jobd.all_jobs where status in ('succeeded', 'dead', 'cancelled')),
   (select coalesce(percentile_cont(0.99) within group (order by extract(epoch from
       started_at - greatest(run_at, created_at)) * 1000), 0)
      from jobd.all_jobs where started_at >= now() - make_interval(secs => {s})),
   pg_relation_size('jobd.jobs'), pg_indexes_size('jobd.jobs'),
-  pg_relation_size('jobd.jobs_done'), pg_indexes_size('jobd.jobs_done'),
-  (select coalesce(sum(n_dead_tup), 0) from pg_stat_user_tables where schemaname = 'jobd'
-      and relname in ('jobs', 'jobs_done')),
+  (select coalesce(sum(pg_relation_size(relid)), 0) from done_leaves),
+  (select coalesce(sum(pg_indexes_size(relid)), 0) from done_leaves),
+  (select coalesce(sum(n_dead_tup), 0) from pg_stat_user_tables
+      where relid = 'jobd.jobs'::regclass or relid in (select relid from done_leaves)),
   (select count(*) from jobd.jobs where status = 'pending' and run_at < now() - interval '10 s'),
-  (select count(*) from jobd.jobs where status = 'succeeded')
+  (select count(*) from jobd.jobs where status = 'succeeded'),
+  (select coalesce(sum(pg_total_relation_size(c.oid)), 0) from pg_class c
+      where c.relnamespace = 'jobd'::regnamespace and c.relkind = 'r'
+      and c.oid <> 'jobd.jobs'::regclass and c.oid not in (select relid from done_leaves))
 """
 FIELDS = ("finished", "claim_p99_ms", "jobs_heap_b", "jobs_idx_b", "done_heap_b", "done_idx_b",
-          "dead_tuples", "overdue_pending", "succeeded_unarchived")
+          "dead_tuples", "overdue_pending", "succeeded_unarchived", "other_b")
 
 
 def slope(xs, ys):
@@ -199,7 +207,7 @@ def summarize(samples, rate, offered):
            "offered": offered, "samples": len(samples), "slopes_per_min": {}, "change_pct": {},
            "warmup_min": WARMUP_MIN, "change_pct_steady": {}}
     for k in ("rate", "claim_p99_ms", "jobs_heap_b", "jobs_idx_b", "done_heap_b", "done_idx_b",
-              "dead_tuples", "overdue_pending", "succeeded_unarchived"):
+              "dead_tuples", "overdue_pending", "succeeded_unarchived", "other_b"):
         b, pct = changes(samples, k)
         out["slopes_per_min"][k] = round(b, 3)
         out["change_pct"][k] = pct
