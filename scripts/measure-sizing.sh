@@ -119,7 +119,9 @@ q "VACUUM ANALYZE" >/dev/null
 relsize() {
     local f=pg_total_relation_size
     [ "${2:-}" = heap ] && f=pg_relation_size
-    q "SELECT coalesce(sum($f(relid)), 0) FROM pg_partition_tree(to_regclass('$1')) WHERE isleaf"
+    q "SELECT coalesce(CASE WHEN c.relkind = 'p' THEN (SELECT sum($f(relid))
+         FROM pg_partition_tree(c.oid) WHERE isleaf) ELSE $f(c.oid) END, 0)
+       FROM (SELECT 0) x LEFT JOIN pg_class c ON c.oid = to_regclass('$1')"
 }
 done_bytes=$(relsize jobd.jobs_done)
 heap_done=$(relsize jobd.jobs_done heap)
