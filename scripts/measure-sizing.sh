@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # measure-sizing.sh [BUILD_DIR] — the PostgreSQL sizing figures of
 # docs/OPERATIONS.md: WAL written and table bytes per job over a job's whole
-# life (enqueue, claim, complete in place, archive to jobs_done), from
-# pg_current_wal_lsn() before and after N jobs (default 10,000) and
-# pg_total_relation_size() of jobd's tables. Runs its own throwaway
+# life (enqueue; claim; complete, which moves the row into the partitioned
+# jobs_done since schema version 38), from pg_current_wal_lsn() before and
+# after N jobs (default 10,000) and the sizes of jobd's tables (a
+# partitioned table's size is the sum of its leaves'). Runs its own throwaway
 # PostgreSQL (scripts/with-pg.sh: fsync on, full_page_writes on, 256 MB
 # shared_buffers) and a `jobd server`; jobs go in as batches through the
 # API (and a tenth of them one per request, from 10 clients), and are run by a C-handler
@@ -105,22 +106,27 @@ for t in ts: t.join()
 PY
 l2=$(lsn)
 count 2
-pending_bytes=$(q "SELECT pg_total_relation_size('jobd.jobs')")
+pending_bytes=$(q "SELECT pg_total_relation_size('jobd.jobs')")  # not partitioned
 "$bench" cworker --db "$url" --concurrency 100 >/dev/null 2>"$dir/worker.log" &
 wpid=$!
 until [ "$(q "SELECT count(*) FROM jobd.all_jobs WHERE status = 'succeeded'")" -ge "$N" ]; do sleep 0.5; done
 kill "$wpid"; wait "$wpid" 2>/dev/null || true; wpid=""
 l3=$(lsn)
 count 3
-# completions leave succeeded rows in jobd.jobs; the server's archive pass moves them
-until [ "$(q "SELECT count(*) FROM jobd.jobs_done WHERE status = 'succeeded'")" -ge "$N" ]; do sleep 0.5; done
-l4=$(lsn)
-count 4
 q "VACUUM ANALYZE" >/dev/null
-done_bytes=$(q "SELECT pg_total_relation_size('jobd.jobs_done')")
-heap_done=$(q "SELECT pg_relation_size('jobd.jobs_done')")
-jobs_after=$(q "SELECT pg_total_relation_size('jobd.jobs')")
-attempts=$(q "SELECT coalesce(pg_total_relation_size(to_regclass('jobd.job_attempts')), 0)")
+# relsize REL [heap]: a table's bytes with its indexes (or its heap alone),
+# summed over its partitions when it is partitioned
+relsize() {
+    local f=pg_total_relation_size
+    [ "${2:-}" = heap ] && f=pg_relation_size
+    q "SELECT coalesce(CASE WHEN c.relkind = 'p' THEN (SELECT sum($f(relid))
+         FROM pg_partition_tree(c.oid) WHERE isleaf) ELSE $f(c.oid) END, 0)
+       FROM (SELECT 0) x LEFT JOIN pg_class c ON c.oid = to_regclass('$1')"
+}
+done_bytes=$(relsize jobd.jobs_done)
+heap_done=$(relsize jobd.jobs_done heap)
+jobs_after=$(relsize jobd.jobs)
+attempts=$(relsize jobd.job_attempts)
 
 per() { echo $(( $1 / $2 )); }
 cat <<EOF
@@ -128,9 +134,8 @@ cat <<EOF
 |---|---|---|---|---|---|
 | enqueue, batches of 1000 through POST /v1/jobs/batch ($batched jobs) | $(wal "$l0" "$l1") B | $(per "$(wal "$l0" "$l1")" "$batched") B | $(cols 0 1 "$batched") |
 | enqueue, one job per POST /v1/jobs, 10 clients ($single jobs) | $(wal "$l1" "$l2") B | $(per "$(wal "$l1" "$l2")" "$single") B | $(cols 1 2 "$single") |
-| claim + complete in place (C worker, batches of 100) | $(wal "$l2" "$l3") B | $(per "$(wal "$l2" "$l3")" "$N") B | $(cols 2 3 "$N") |
-| the archive pass moving them to jobs_done (batches of 2000) | $(wal "$l3" "$l4") B | $(per "$(wal "$l3" "$l4")" "$N") B | $(cols 3 4 "$N") |
-| a job's whole life | $(wal "$l0" "$l4") B | $(per "$(wal "$l0" "$l4")" "$N") B | $(cols 0 4 "$N") |
+| claim + complete, the row moved to jobs_done (C worker, batches of 100) | $(wal "$l2" "$l3") B | $(per "$(wal "$l2" "$l3")" "$N") B | $(cols 2 3 "$N") |
+| a job's whole life | $(wal "$l0" "$l3") B | $(per "$(wal "$l0" "$l3")" "$N") B | $(cols 0 3 "$N") |
 
 | what | total | per job |
 |---|---|---|

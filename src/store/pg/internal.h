@@ -524,6 +524,8 @@ int pg_op_cancel(struct store *st, int64_t id, struct job *out, struct jobd_erro
 int pg_op_retry(struct store *st, int64_t id, struct job *out, struct jobd_error *err);
 int pg_op_queue_pause(struct store *st, const char *queue, bool paused, struct jobd_error *err);
 int pg_op_queue_stats(struct store *st, struct queue_stat **out, size_t *n, struct jobd_error *err);
+/* Heap blocks of jobs_done a queue-counts refresh reads per statement (pg/counts.c): 32 MB. */
+#define PG_COUNTS_CHUNK_BLOCKS 4096
 int pg_op_prune(struct store *st, int64_t finished_before_us, int limit, int *deleted,
                 struct jobd_error *err);
 
