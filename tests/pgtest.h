@@ -84,8 +84,18 @@ pgtest_admin_exec(const char *admin_url, const char *sql, int quiet)
  * server down, ...). Thread-safe enough for tests: the counter is only a
  * tie-breaker next to pid and nanoseconds.
  */
+static inline int pgtest_fresh_db_from(char *url, size_t len, const char *template_db);
+
 static inline int
 pgtest_fresh_db(char *url, size_t len)
+{
+    return pgtest_fresh_db_from(url, len, "template0");
+}
+
+/* pgtest_fresh_db, a copy of the database template_db (no one may be
+ * connected to it: PostgreSQL waits 5 s for them, then refuses). */
+static inline int
+pgtest_fresh_db_from(char *url, size_t len, const char *template_db)
 {
     static unsigned counter;
     const char *admin = getenv("JOBD_TEST_PG_URL");
@@ -107,9 +117,9 @@ pgtest_fresh_db(char *url, size_t len)
                 admin);
         return -1;
     }
-    char sql[160];
-    /* template0: CREATE DATABASE fails if anyone is connected to the template. */
-    snprintf(sql, sizeof sql, "CREATE DATABASE %s TEMPLATE template0", db);
+    char sql[200];
+    /* template0 by default: CREATE DATABASE fails if anyone is connected to the template. */
+    snprintf(sql, sizeof sql, "CREATE DATABASE %s TEMPLATE %s", db, template_db);
     return pgtest_admin_exec(admin, sql, 0);
 }
 

@@ -7,7 +7,8 @@
  * order, each in its own forked child with a fresh temporary directory as
  * its working directory and a timeout (TEST_TIMEOUT_S, default 120), so a
  * crash or a hang fails one test, not the run. A child's output is shown
- * only when it fails. TEST_FILTER=SUBSTRING in the environment runs only
+ * only when it fails, and each case's line says its seconds (the
+ * conformance suites' slowest cases are read off them). TEST_FILTER=SUBSTRING in the environment runs only
  * the tests whose names contain it; argv is available as test_argv for
  * suites that take parameters (the store conformance suite takes the
  * backend name). The last line is "N passed, N failed, N skipped".
@@ -44,6 +45,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef void (*test_fn)(void);
@@ -80,6 +82,11 @@ TEST_GLOBAL const char *test_current;
  * what they cannot share (a database) apart by it. */
 TEST_GLOBAL int test_slot;
 TEST_GLOBAL int test_jobs;
+/* Run once in the harness process, after test_argv is set and before the
+ * first case is forked: what every case would otherwise make for itself
+ * (the conformance suite's migrated template store). Set from a
+ * constructor; NULL: nothing. */
+TEST_GLOBAL void (*test_before_all)(void);
 #define TEST_MAX_JOBS 16
 
 static inline void
@@ -195,6 +202,7 @@ test_path(const char *name)
 struct test_child {
     const struct test_entry *t;
     pid_t pid;
+    struct timespec started; /* CLOCK_MONOTONIC: each case's time is reported */
     char dir[400];
     char log[600];
 };
@@ -216,6 +224,7 @@ test_start(const struct test_entry *t, int slot, struct test_child *c)
     }
     snprintf(c->log, sizeof c->log, "%s.log", c->dir);
     fflush(stdout);
+    clock_gettime(CLOCK_MONOTONIC, &c->started);
     c->pid = fork();
     if (c->pid < 0) {
         perror("fork");
@@ -247,6 +256,10 @@ test_finish(struct test_child *c, int status)
 {
     const struct test_entry *t = c->t;
     kill(-c->pid, SIGKILL); /* anything the test left behind */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double secs =
+        (double)(now.tv_sec - c->started.tv_sec) + (double)(now.tv_nsec - c->started.tv_nsec) / 1e9;
     int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     bool skipped = WIFEXITED(status) && WEXITSTATUS(status) == TEST_SKIP_CODE;
     bool not_here = WIFEXITED(status) && WEXITSTATUS(status) == TEST_NOT_HERE_CODE;
@@ -265,7 +278,7 @@ test_finish(struct test_child *c, int status)
         if (WIFSIGNALED(status))
             printf(" (signal %d%s)", WTERMSIG(status),
                    WTERMSIG(status) == SIGALRM ? ", timeout" : "");
-        printf("\n");
+        printf(" %.2f s\n", secs);
         FILE *f = fopen(c->log, "r");
         if (f != NULL) {
             char line[1024];
@@ -274,7 +287,7 @@ test_finish(struct test_child *c, int status)
             fclose(f);
         }
     } else {
-        printf("ok   %s\n", t->name);
+        printf("ok   %s %.2f s\n", t->name, secs);
     }
     unlink(c->log);
     char cmd[700];
@@ -309,6 +322,8 @@ main(int argc, char **argv)
     int passed = 0, failed = 0, skipped = 0, not_here = 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
     test_jobs = test_jobs_wanted();
+    if (test_before_all != NULL)
+        test_before_all();
     struct test_child running[TEST_MAX_JOBS];
     bool busy[TEST_MAX_JOBS] = {false};
     int n_busy = 0, next = 0;

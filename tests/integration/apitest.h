@@ -22,6 +22,7 @@
 
 #include "test.h"
 
+#include "pgtemplate.h"
 #include "pgtest.h"
 
 struct srv {
@@ -64,12 +65,13 @@ apitest_backend_ok(const char *backend)
     return true;
 }
 
-/* Picks the store URL for backend into s->db. */
+/* Picks the store URL for backend into s->db: on PostgreSQL a new database
+ * with jobd's schema in it already (tests/pgtemplate.h). */
 static inline void
 apitest_store(struct srv *s, const char *backend)
 {
     if (strcmp(backend, "pg") == 0) {
-        if (pgtest_fresh_db(s->db, sizeof s->db) != 0)
+        if (pgtemplate_fresh_db(s->db, sizeof s->db) != 0)
             TEST_FAIL("cannot create a PostgreSQL database");
     } else {
         snprintf(s->db, sizeof s->db, "sqlite:%s", test_path("jobd.db"));
