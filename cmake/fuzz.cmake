@@ -14,7 +14,7 @@
 #     for JOBD_FUZZ_BRIEF_SECONDS of real fuzzing.
 option(JOBD_FUZZ "Build libFuzzer targets (needs clang)" OFF)
 option(JOBD_FUZZ_BRIEF "Also build the libFuzzer targets with clang and fuzz each briefly in CTest" OFF)
-set(JOBD_FUZZ_BRIEF_SECONDS 8 CACHE STRING "Seconds of fuzzing per target in the brief CTest runs")
+set(JOBD_FUZZ_BRIEF_SECONDS 4 CACHE STRING "Seconds of fuzzing per target in the brief CTest runs")
 
 file(GLOB JOBD_FUZZ_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_*.c)
 
