@@ -32,13 +32,15 @@ async function api(method, path, body, token = ADMIN) {
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
+// Polls fn() until it returns something true: first after 10 ms, the
+// interval doubling up to 100 ms, so a condition met at once is seen at once.
 async function until(what, fn, ms = 15000) {
   const end = Date.now() + ms;
-  for (;;) {
+  for (let delay = 10; ; delay = Math.min(2 * delay, 100)) {
     const v = await fn();
     if (v) return v;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, delay));
   }
 }
 
@@ -49,8 +51,12 @@ const browser = await chromium.launch({
   args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
 });
 
-async function newPage() {
+// opts.ignore(line): a problem line this page is expected to log.
+async function newPage(opts = {}) {
   const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const note = (line) => {
+    if (!(opts.ignore && opts.ignore(line))) problems.push(line);
+  };
   const page = await ctx.newPage();
   await page.addInitScript(() => {
     window.__csp = [];
@@ -61,11 +67,11 @@ async function newPage() {
   page.on('console', (m) => {
     if (m.type() !== 'error') return;
     const where = m.location().url || '';
-    problems.push(`console: ${m.text()} (${where})`);
+    note(`console: ${m.text()} (${where})`);
   });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('pageerror', (e) => note(`page error: ${e.message}`));
   page.on('dialog', (d) => {
-    problems.push(`a dialog opened: ${d.message()}`);
+    note(`a dialog opened: ${d.message()}`);
     d.dismiss();
   });
   return page;
@@ -149,35 +155,41 @@ ok('token prompt, bad token refused, login');
   ok('overview counts equal GET /v1/queues, chart totals GET /v1/stats');
 }
 
-// ---- live refresh: with the event stream open, a poll every 10 s only ----
+// ---- live refresh: three windows of seconds, each on a page of its own and
+// side by side (each counts only its own page's requests; nothing changes a
+// job meanwhile): (a) with the event stream open, a poll every 10 s only;
+// (b) without the stream, every 2 s while visible, none while hidden, one at
+// a time; (c) a stream that opens and then ends: the poll is fast again ----
 const isView = (r) => r.url().includes('/v1/') && !r.url().includes('/v1/events');
-{
-  const stream = page.waitForResponse((r) => r.url().includes('/v1/events'));
-  await page.reload();
+
+// (a) the stream open: no poll in 5 s.
+async function streamOpen(p) {
+  const stream = p.waitForResponse((r) => r.url().includes('/v1/events'));
+  await p.reload();
   check((await stream).status() === 200, 'the overview opens the event stream');
-  await page.waitForSelector('table.queues');
-  await page.waitForTimeout(1000); // the reload on the stream's opening
+  await p.waitForSelector('table.queues');
+  await p.waitForTimeout(1000); // the reload on the stream's opening
   const seen = [];
   const onReq = (r) => {
     if (isView(r)) seen.push(r.url());
   };
-  page.on('request', onReq);
-  await page.waitForTimeout(5000);
-  page.off('request', onReq);
+  p.on('request', onReq);
+  await p.waitForTimeout(5000);
+  p.off('request', onReq);
   check(seen.length === 0, `no poll within 5 s while the stream is open (no job changed), saw ${seen}`);
-  ok('live refresh: the event stream open, no poll in 5 s');
+  return 'live refresh: the event stream open, no poll in 5 s';
 }
 
-// ---- without the stream (the route answering 503): every 2 s while
-// visible, none while hidden, one at a time ----
-{
-  const before0 = problems.length;
-  await page.route('**/v1/events*', (r) => r.fulfill({
+// (b) the stream's route answering 503: the browser's own lines about the
+// 503s are expected on this page from here on (quiet.on: newPage's ignore).
+async function noStream(p, quiet) {
+  quiet.on = true;
+  await p.route('**/v1/events*', (r) => r.fulfill({
     status: 503, contentType: 'application/json',
     body: '{"error":{"code":"busy","message":"no stream in this test"}}',
   }));
-  await page.reload();
-  await page.waitForSelector('table.queues');
+  await p.reload();
+  await p.waitForSelector('table.queues');
   const seen = [];
   let inFlight = 0;
   let maxInFlight = 0;
@@ -189,60 +201,70 @@ const isView = (r) => r.url().includes('/v1/') && !r.url().includes('/v1/events'
   const onDone = (r) => {
     if (isView(r)) inFlight--;
   };
-  page.on('request', onReq);
-  page.on('requestfinished', onDone);
-  page.on('requestfailed', onDone);
-  await page.waitForTimeout(5000);
+  p.on('request', onReq);
+  p.on('requestfinished', onDone);
+  p.on('requestfailed', onDone);
+  await p.waitForTimeout(5000);
   const visible = seen.length;
-  await page.evaluate(() => {
+  await p.evaluate(() => {
     Object.defineProperty(document, 'hidden', { configurable: true, get: () => true });
     document.dispatchEvent(new Event('visibilitychange'));
   });
-  await page.waitForTimeout(300);
+  await p.waitForTimeout(300);
   const before = seen.length;
-  await page.waitForTimeout(3000);
+  await p.waitForTimeout(3000);
   const hidden = seen.length - before;
-  await page.evaluate(() => {
+  await p.evaluate(() => {
     delete document.hidden;
     document.dispatchEvent(new Event('visibilitychange'));
   });
   await until('a refresh once visible again', async () => seen.length > before);
-  page.off('request', onReq);
-  page.off('requestfinished', onDone);
-  page.off('requestfailed', onDone);
-  await page.unroute('**/v1/events*');
-  // The browser's own lines about the 503s are expected here.
-  const mine = problems.splice(before0).filter((p) => !p.includes('/v1/events'));
-  problems.push(...mine);
+  p.off('request', onReq);
+  p.off('requestfinished', onDone);
+  p.off('requestfailed', onDone);
+  await p.unroute('**/v1/events*');
   const perLoad = 2; // queues, then stats
   check(visible >= 2 * perLoad && visible <= 3 * perLoad,
     `two or three refreshes in 5 s, saw ${visible} requests`);
   check(hidden === 0, `no request while hidden, saw ${hidden}`);
   check(maxInFlight === 1, `one request in flight at most, saw ${maxInFlight}`);
-  ok(`no stream: ${visible} requests in 5 s visible, 0 hidden, 1 in flight at most`);
+  return `no stream: ${visible} requests in 5 s visible, 0 hidden, 1 in flight at most`;
 }
 
-// ---- a stream that opens and then ends: the poll is fast again ----
-{
-  await page.route('**/v1/events*', (r) => r.fulfill({
+// (c) a stream that opens and then ends; then the real one opens again.
+async function streamEnds(p) {
+  await p.route('**/v1/events*', (r) => r.fulfill({
     status: 200, contentType: 'text/event-stream', body: ': connected\nretry: 1000\n\n',
   }));
-  await page.reload();
-  await page.waitForSelector('table.queues');
+  await p.reload();
+  await p.waitForSelector('table.queues');
   const seen = [];
   const onReq = (r) => {
     if (isView(r)) seen.push(r.url());
   };
-  page.on('request', onReq);
-  await page.waitForTimeout(5000);
-  page.off('request', onReq);
-  await page.unroute('**/v1/events*');
+  p.on('request', onReq);
+  await p.waitForTimeout(5000);
+  p.off('request', onReq);
+  await p.unroute('**/v1/events*');
   check(seen.length >= 2 * 2, `two refreshes or more in 5 s once the stream ended, saw ${seen.length} requests`);
-  ok(`a stream that ends: ${seen.length} requests in 5 s`);
-  const stream = page.waitForResponse((r) => r.url().includes('/v1/events'));
-  await page.reload();
+  const stream = p.waitForResponse((r) => r.url().includes('/v1/events'));
+  await p.reload();
   check((await stream).status() === 200, 'the stream opens again');
-  await page.waitForSelector('table.queues');
+  await p.waitForSelector('table.queues');
+  return `a stream that ends: ${seen.length} requests in 5 s; the stream opens again`;
+}
+
+{
+  const quiet = { on: false };
+  const pb = await newPage({ ignore: (line) => quiet.on && line.includes('/v1/events') });
+  const pc = await newPage();
+  await Promise.all([signIn(pb, ADMIN), signIn(pc, ADMIN)]);
+  const steps = await Promise.all([streamOpen(page), noStream(pb, quiet), streamEnds(pc)]);
+  for (const s of steps) ok(s);
+  for (const p of [pb, pc]) {
+    problems.push(...(await cspOf(p)).map((c) => `CSP violation: ${c}`));
+    await p.context().close();
+  }
 }
 
 // ---- filter to dead jobs, bulk retry, watch them succeed ----
@@ -510,6 +532,14 @@ if (![404, 405].includes((await api('PUT', '/v1/queues/default', {})).status)) {
 async function rowsOf(sel) {
   return page.$$eval(sel, (l) => l.map((e) => e.querySelector('th').textContent));
 }
+// fn(item) for every item, eight requests at a time.
+async function eachOf(items, fn) {
+  const next = items[Symbol.iterator]();
+  const lane = async () => {
+    for (let it = next.next(); !it.done; it = next.next()) await fn(it.value);
+  };
+  await Promise.all(Array.from({ length: 8 }, lane));
+}
 async function allOf(path, key) {
   const out = [];
   let after = null;
@@ -522,12 +552,10 @@ async function allOf(path, key) {
 }
 {
   const names = [];
-  for (let i = 0; i <= 100; i++) {
-    const name = `ui-page-${String(i).padStart(3, '0')}`;
-    names.push(name);
-    check((await api('POST', '/v1/schedules', { name, cron: '0 4 * * *', type: 'echo',
-      payload: { big: 'x'.repeat(1000) } })).status === 201, `schedule ${name} created`);
-  }
+  for (let i = 0; i <= 100; i++) names.push(`ui-page-${String(i).padStart(3, '0')}`);
+  await eachOf(names, async (name) => check((await api('POST', '/v1/schedules', { name,
+    cron: '0 4 * * *', type: 'echo', payload: { big: 'x'.repeat(1000) } })).status === 201,
+  `schedule ${name} created`));
   const all = (await allOf('/v1/schedules', 'schedules')).map((s) => s.name);
   check(all.length === 102, `102 schedules over the pages, saw ${all.length}`);
   await page.goto(`${URL0}/ui/#/schedules`);
@@ -550,15 +578,12 @@ async function allOf(path, key) {
   // a schedule that is gone, a 404 the page rightly logs.
   await page.goto(`${URL0}/ui/#/workers`);
   await page.waitForSelector('table.workers');
-  for (const name of names) await api('DELETE', `/v1/schedules/${name}`);
+  await eachOf(names, (name) => api('DELETE', `/v1/schedules/${name}`));
 
   const ids = [];
-  for (let i = 0; i <= 100; i++) {
-    const id = `ui-fake-${String(i).padStart(3, '0')}`;
-    ids.push(id);
-    check((await api('POST', '/v1/workers', { id, hostname: 'fake', heartbeat_ms: 600000,
-      types: ['echo'] })).status === 200, `worker ${id} announced`);
-  }
+  for (let i = 0; i <= 100; i++) ids.push(`ui-fake-${String(i).padStart(3, '0')}`);
+  await eachOf(ids, async (id) => check((await api('POST', '/v1/workers', { id,
+    hostname: 'fake', heartbeat_ms: 600000, types: ['echo'] })).status === 200, `worker ${id} announced`));
   const ws = (await allOf('/v1/workers', 'workers')).map((w) => w.id);
   check(ws.length > 101, `every worker over the pages (${ws.length})`);
   await page.goto(`${URL0}/ui/#/workers`);
@@ -569,7 +594,7 @@ async function allOf(path, key) {
     (await page.$$('table.workers tbody tr')).length === ws.length - 100);
   const second = await rowsOf('table.workers tbody tr');
   check(second.every((id) => ws.slice(100).includes(id)), `the second page: ${second}`);
-  for (const id of ids) await api('POST', `/v1/workers/${id}/withdraw`, {});
+  await eachOf(ids, (id) => api('POST', `/v1/workers/${id}/withdraw`, {}));
   ok('schedules and workers: pages of 100, Next and First page, a chosen schedule off the page');
 }
 
