@@ -51,13 +51,15 @@ const browser = await chromium.launch({
   args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
 });
 
-// opts.ignore(line): a problem line this page is expected to log.
+// opts.ignore(line): a problem line this page is expected to log;
+// opts.token: the tab is signed in with it.
 async function newPage(opts = {}) {
   const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const note = (line) => {
     if (!(opts.ignore && opts.ignore(line))) problems.push(line);
   };
   const page = await ctx.newPage();
+  if (opts.token) await page.addInitScript((t) => sessionStorage.setItem('jobd.token', t), opts.token);
   await page.addInitScript(() => {
     window.__csp = [];
     document.addEventListener('securitypolicyviolation', (e) => {
@@ -188,7 +190,7 @@ async function noStream(p, quiet) {
     status: 503, contentType: 'application/json',
     body: '{"error":{"code":"busy","message":"no stream in this test"}}',
   }));
-  await p.reload();
+  await p.goto(`${URL0}/ui/`);
   await p.waitForSelector('table.queues');
   const seen = [];
   let inFlight = 0;
@@ -236,7 +238,7 @@ async function streamEnds(p) {
   await p.route('**/v1/events*', (r) => r.fulfill({
     status: 200, contentType: 'text/event-stream', body: ': connected\nretry: 1000\n\n',
   }));
-  await p.reload();
+  await p.goto(`${URL0}/ui/`);
   await p.waitForSelector('table.queues');
   const seen = [];
   const onReq = (r) => {
@@ -255,10 +257,12 @@ async function streamEnds(p) {
 }
 
 {
+  // (b) and (c) are tabs signed in already (the admin token in their
+  // sessionStorage, as the login leaves it: checked above), opened by
+  // their windows with the stream's route in place.
   const quiet = { on: false };
-  const pb = await newPage({ ignore: (line) => quiet.on && line.includes('/v1/events') });
-  const pc = await newPage();
-  await Promise.all([signIn(pb, ADMIN), signIn(pc, ADMIN)]);
+  const pb = await newPage({ ignore: (line) => quiet.on && line.includes('/v1/events'), token: ADMIN });
+  const pc = await newPage({ token: ADMIN });
   const steps = await Promise.all([streamOpen(page), noStream(pb, quiet), streamEnds(pc)]);
   for (const s of steps) ok(s);
   for (const p of [pb, pc]) {
@@ -681,8 +685,9 @@ async function allOf(path, key) {
 }
 
 // ---- a read-only token: no action buttons; a forged action is 403 ----
+// (The tab stays open: the workflow views are checked in it too.)
+const ro = await newPage();
 {
-  const ro = await newPage();
   await signIn(ro, READ);
   for (const v of ['', 'jobs', `jobs/${dead[1]}`, 'schedules?name=ui-nightly', 'workers']) {
     await ro.goto(`${URL0}/ui/#/${v}`);
@@ -713,7 +718,7 @@ async function allOf(path, key) {
 }
 
 // ---- workflows: the list, the graph, its actions (workflows.mjs) ----
-await workflowSuite({ page, api, until, check, ok, shot, newPage, signIn, URL0, READ, problems });
+await workflowSuite({ page, ro, api, until, check, ok, shot, URL0, problems });
 
 problems.push(...(await cspOf(page)).map((c) => `CSP violation: ${c}`));
 await browser.close();

@@ -1,10 +1,8 @@
 #!/usr/bin/env python3
 """Runs the Python client's suite against a real `jobd server`:
 
-    run.py --store sqlite|pg [unittest names...]
+    run.py --store sqlite|pg [unittest args...]
     run.py --mypy            (mypy --strict on the package, the tests and the bench)
-
-Without names, the suite runs as two processes side by side (sides()).
 
 With --store pg and no $JOBD_TEST_PG_URL it is skipped (exit 77) unless
 $JOBD_TEST_REQUIRE_PG is 1 (clients/python/tests.cmake registers both)."""
@@ -43,32 +41,6 @@ class TimedResult(unittest.TextTestResult):
         self.stream.write(f"  ({time.monotonic() - self._t0:.1f}s)\n")
 
 
-# The modules whose cases mostly wait (on leases, heartbeats, timeouts):
-# they run in a process of their own beside the rest.
-WAITING = ["test_worker", "test_async"]
-
-
-def sides(store: str) -> int:
-    """The whole suite as two processes side by side, each with its own
-    store and server: WAITING in one, every other test_*.py in the other.
-    Each one's output is printed whole once it is done."""
-    rest = sorted(f[:-3] for f in os.listdir(HERE)
-                  if f.startswith("test_") and f.endswith(".py") and f[:-3] not in WAITING)
-    procs = [subprocess.Popen([sys.executable, os.path.abspath(__file__), "--store", store, *names],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-             for names in (WAITING, rest)]
-    rc = 0
-    for names, p in zip((WAITING, rest), procs):
-        try:
-            out, _ = p.communicate(timeout=280)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            out = p.communicate()[0] + "\n(killed after 280 s)\n"
-        print(f"=== {' '.join(names)}: exit {p.returncode}\n{out}", flush=True)
-        rc = rc or (1 if p.returncode else 0)
-    return rc
-
-
 def main() -> int:
     args = sys.argv[1:]
     if args[:1] == ["--mypy"]:
@@ -84,8 +56,6 @@ def main() -> int:
         print("SKIPPED: no JOBD_TEST_PG_URL (run under scripts/with-pg.sh)")
         return 77
     os.environ["JOBD_CLIENT_STORE"] = store
-    if not rest:
-        return sides(store)
     sys.path.insert(0, HERE)
     import harness
     try:
