@@ -278,13 +278,13 @@ async function streamEnds(p) {
   await page.selectOption('select[name=status]', 'dead');
   await page.click('form.filter-form button[type=submit]');
   await until('the URL to carry the filter', async () => page.url().includes('status=dead'));
-  await until('three dead rows', async () => (await page.$$('table.jobs tbody tr')).length === 3);
+  await until('three dead rows', async () => await page.locator('table.jobs tbody tr').count() === 3);
   await page.goBack();
   await until('back: the filter gone', async () => !page.url().includes('status=dead'));
-  await until('four rows again', async () => (await page.$$('table.jobs tbody tr')).length === 4);
+  await until('four rows again', async () => await page.locator('table.jobs tbody tr').count() === 4);
   await page.goForward();
   await until('forward: three dead rows', async () =>
-    (await page.$$('table.jobs tbody tr')).length === 3);
+    await page.locator('table.jobs tbody tr').count() === 3);
   await page.check('input[aria-label="Select every job on this page"]');
   await page.click('.bulk >> text=Retry');
   await page.waitForSelector('.dialog');
@@ -328,7 +328,7 @@ async function streamEnds(p) {
     await until(`job ${id} to succeed`, async () =>
       (await api('GET', `/v1/jobs/${id}`)).body.status === 'succeeded');
   }
-  await until('no dead rows left', async () => (await page.$$('table.jobs tbody tr')).length === 0);
+  await until('no dead rows left', async () => await page.locator('table.jobs tbody tr').count() === 0);
   await page.waitForSelector('.empty');
   ok('filter to dead, bulk retry of 3 with a stated count, all succeeded');
 }
@@ -357,7 +357,7 @@ async function streamEnds(p) {
 {
   await page.goto(`${URL0}/ui/#/jobs/${dead[0]}`);
   await page.waitForSelector('ol.timeline');
-  await until('two attempts', async () => (await page.$$('ol.timeline > li')).length === 2);
+  await until('two attempts', async () => await page.locator('ol.timeline > li').count() === 2);
   const items = await page.$$eval('ol.timeline > li', (l) => l.map((e) => e.textContent));
   check(items[0].includes('dead') && items[0].includes('upstream refused the request (attempt 1)'),
     `first attempt dead with its error: ${items[0]}`);
@@ -564,7 +564,7 @@ async function allOf(path, key) {
   check(all.length === 102, `102 schedules over the pages, saw ${all.length}`);
   await page.goto(`${URL0}/ui/#/schedules`);
   await until('a page of 100 schedules', async () =>
-    (await page.$$('table.schedules tbody tr')).length === 100);
+    await page.locator('table.schedules tbody tr').count() === 100);
   check(JSON.stringify(await rowsOf('table.schedules tbody tr')) === JSON.stringify(all.slice(0, 100)),
     'the first page is the first 100 by name');
   await page.click('nav.pager >> text=Next page');
@@ -574,7 +574,7 @@ async function allOf(path, key) {
   check((await page.$$('nav.pager >> text=Next page')).length === 0, 'no page after the last');
   await page.click('nav.pager >> text=First page');
   await until('the first page again', async () =>
-    (await page.$$('table.schedules tbody tr')).length === 100);
+    await page.locator('table.schedules tbody tr').count() === 100);
   // a schedule chosen by link shows its firings though it is not on the first page
   await page.goto(`${URL0}/ui/#/schedules?name=ui-page-100`);
   await page.waitForSelector('.detail[aria-label="Schedule ui-page-100"] table tbody tr');
@@ -592,10 +592,10 @@ async function allOf(path, key) {
   check(ws.length > 101, `every worker over the pages (${ws.length})`);
   await page.goto(`${URL0}/ui/#/workers`);
   await until('a page of 100 workers', async () =>
-    (await page.$$('table.workers tbody tr')).length === 100);
+    await page.locator('table.workers tbody tr').count() === 100);
   await page.click('nav.pager >> text=Next page');
   await until('the other workers on the second page', async () =>
-    (await page.$$('table.workers tbody tr')).length === ws.length - 100);
+    await page.locator('table.workers tbody tr').count() === ws.length - 100);
   const second = await rowsOf('table.workers tbody tr');
   check(second.every((id) => ws.slice(100).includes(id)), `the second page: ${second}`);
   await eachOf(ids, (id) => api('POST', `/v1/workers/${id}/withdraw`, {}));

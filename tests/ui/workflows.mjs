@@ -143,7 +143,7 @@ export async function workflowSuite(t) {
     check(big.status === 201, 'the 300 steps submitted');
     const t0 = Date.now();
     await page.goto(`${URL0}/ui/#/workflows/${big.body.id}`);
-    await until('300 boxes', async () => (await page.$$('svg a.wf-node')).length === 300);
+    await until('300 boxes', async () => await page.locator('svg a.wf-node').count() === 300);
     const ms = Date.now() - t0;
     check(await page.$$eval('svg path.wf-edge', (l) => l.length) === 596, '596 edges');
     const box = await page.$eval('.wf-graph', (g) => ({ sh: g.scrollHeight, ch: g.clientHeight }));
