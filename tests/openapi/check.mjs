@@ -17,16 +17,23 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
 const esc = (s) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
 export class Checker {
-  // spec: a path to the YAML, or an already parsed document.
-  constructor(spec, routerPath, baseUrl, tokens) {
-    this.spec = typeof spec === 'string' ? YAML.parse(fs.readFileSync(spec, 'utf8')) : spec;
-    this.routerSrc = fs.readFileSync(routerPath, 'utf8');
+  // spec: a path to the YAML, or an already parsed document. like: another
+  // Checker (of another server) whose spec, route table and compiled
+  // validators this one shares; what it has seen and failed stay its own.
+  constructor(spec, routerPath, baseUrl, tokens, like = null) {
     this.base = baseUrl;
     this.tokens = tokens; // role -> token
-    this.ajv = new Ajv2020({ strict: false, allErrors: true });
-    addFormats(this.ajv);
-    this.ajv.addSchema(this.spec, 'spec');
-    this.validators = new Map();
+    if (like) {
+      ({ spec: this.spec, routerSrc: this.routerSrc, ajv: this.ajv, validators: this.validators } = like);
+    } else {
+      this.spec = typeof spec === 'string' ? YAML.parse(fs.readFileSync(spec, 'utf8')) : spec;
+      this.routerSrc = fs.readFileSync(routerPath, 'utf8');
+      this.ajv = new Ajv2020({ strict: false, allErrors: true });
+      addFormats(this.ajv);
+      this.ajv.addSchema(this.spec, 'spec');
+      this.validators = new Map();
+    }
+    this.tag = ''; // which server, in FAIL lines
     this.seen = new Set();
     this.answers = new Map(); // "METHOD path status" -> the first body seen
     this.failures = [];
@@ -55,7 +62,7 @@ export class Checker {
 
   fail(msg) {
     this.failures.push(msg);
-    console.log(`FAIL: ${msg}`);
+    console.log(`FAIL${this.tag}: ${msg}`);
   }
 
   // A $ref'd response object (components/responses) and its JSON pointer.

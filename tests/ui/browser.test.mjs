@@ -32,13 +32,15 @@ async function api(method, path, body, token = ADMIN) {
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
+// Polls fn() until it returns something true: first after 10 ms, the
+// interval doubling up to 100 ms, so a condition met at once is seen at once.
 async function until(what, fn, ms = 15000) {
   const end = Date.now() + ms;
-  for (;;) {
+  for (let delay = 10; ; delay = Math.min(2 * delay, 100)) {
     const v = await fn();
     if (v) return v;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, delay));
   }
 }
 
@@ -49,9 +51,15 @@ const browser = await chromium.launch({
   args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
 });
 
-async function newPage() {
+// opts.ignore(line): a problem line this page is expected to log;
+// opts.token: the tab is signed in with it.
+async function newPage(opts = {}) {
   const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const note = (line) => {
+    if (!(opts.ignore && opts.ignore(line))) problems.push(line);
+  };
   const page = await ctx.newPage();
+  if (opts.token) await page.addInitScript((t) => sessionStorage.setItem('jobd.token', t), opts.token);
   await page.addInitScript(() => {
     window.__csp = [];
     document.addEventListener('securitypolicyviolation', (e) => {
@@ -61,11 +69,11 @@ async function newPage() {
   page.on('console', (m) => {
     if (m.type() !== 'error') return;
     const where = m.location().url || '';
-    problems.push(`console: ${m.text()} (${where})`);
+    note(`console: ${m.text()} (${where})`);
   });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('pageerror', (e) => note(`page error: ${e.message}`));
   page.on('dialog', (d) => {
-    problems.push(`a dialog opened: ${d.message()}`);
+    note(`a dialog opened: ${d.message()}`);
     d.dismiss();
   });
   return page;
@@ -149,35 +157,41 @@ ok('token prompt, bad token refused, login');
   ok('overview counts equal GET /v1/queues, chart totals GET /v1/stats');
 }
 
-// ---- live refresh: with the event stream open, a poll every 10 s only ----
+// ---- live refresh: three windows of seconds, each on a page of its own and
+// side by side (each counts only its own page's requests; nothing changes a
+// job meanwhile): (a) with the event stream open, a poll every 10 s only;
+// (b) without the stream, every 2 s while visible, none while hidden, one at
+// a time; (c) a stream that opens and then ends: the poll is fast again ----
 const isView = (r) => r.url().includes('/v1/') && !r.url().includes('/v1/events');
-{
-  const stream = page.waitForResponse((r) => r.url().includes('/v1/events'));
-  await page.reload();
+
+// (a) the stream open: no poll in 5 s.
+async function streamOpen(p) {
+  const stream = p.waitForResponse((r) => r.url().includes('/v1/events'));
+  await p.reload();
   check((await stream).status() === 200, 'the overview opens the event stream');
-  await page.waitForSelector('table.queues');
-  await page.waitForTimeout(1000); // the reload on the stream's opening
+  await p.waitForSelector('table.queues');
+  await p.waitForTimeout(1000); // the reload on the stream's opening
   const seen = [];
   const onReq = (r) => {
     if (isView(r)) seen.push(r.url());
   };
-  page.on('request', onReq);
-  await page.waitForTimeout(5000);
-  page.off('request', onReq);
+  p.on('request', onReq);
+  await p.waitForTimeout(5000);
+  p.off('request', onReq);
   check(seen.length === 0, `no poll within 5 s while the stream is open (no job changed), saw ${seen}`);
-  ok('live refresh: the event stream open, no poll in 5 s');
+  return 'live refresh: the event stream open, no poll in 5 s';
 }
 
-// ---- without the stream (the route answering 503): every 2 s while
-// visible, none while hidden, one at a time ----
-{
-  const before0 = problems.length;
-  await page.route('**/v1/events*', (r) => r.fulfill({
+// (b) the stream's route answering 503: the browser's own lines about the
+// 503s are expected on this page from here on (quiet.on: newPage's ignore).
+async function noStream(p, quiet) {
+  quiet.on = true;
+  await p.route('**/v1/events*', (r) => r.fulfill({
     status: 503, contentType: 'application/json',
     body: '{"error":{"code":"busy","message":"no stream in this test"}}',
   }));
-  await page.reload();
-  await page.waitForSelector('table.queues');
+  await p.goto(`${URL0}/ui/`);
+  await p.waitForSelector('table.queues');
   const seen = [];
   let inFlight = 0;
   let maxInFlight = 0;
@@ -189,60 +203,72 @@ const isView = (r) => r.url().includes('/v1/') && !r.url().includes('/v1/events'
   const onDone = (r) => {
     if (isView(r)) inFlight--;
   };
-  page.on('request', onReq);
-  page.on('requestfinished', onDone);
-  page.on('requestfailed', onDone);
-  await page.waitForTimeout(5000);
+  p.on('request', onReq);
+  p.on('requestfinished', onDone);
+  p.on('requestfailed', onDone);
+  await p.waitForTimeout(5000);
   const visible = seen.length;
-  await page.evaluate(() => {
+  await p.evaluate(() => {
     Object.defineProperty(document, 'hidden', { configurable: true, get: () => true });
     document.dispatchEvent(new Event('visibilitychange'));
   });
-  await page.waitForTimeout(300);
+  await p.waitForTimeout(300);
   const before = seen.length;
-  await page.waitForTimeout(3000);
+  await p.waitForTimeout(3000);
   const hidden = seen.length - before;
-  await page.evaluate(() => {
+  await p.evaluate(() => {
     delete document.hidden;
     document.dispatchEvent(new Event('visibilitychange'));
   });
   await until('a refresh once visible again', async () => seen.length > before);
-  page.off('request', onReq);
-  page.off('requestfinished', onDone);
-  page.off('requestfailed', onDone);
-  await page.unroute('**/v1/events*');
-  // The browser's own lines about the 503s are expected here.
-  const mine = problems.splice(before0).filter((p) => !p.includes('/v1/events'));
-  problems.push(...mine);
+  p.off('request', onReq);
+  p.off('requestfinished', onDone);
+  p.off('requestfailed', onDone);
+  await p.unroute('**/v1/events*');
   const perLoad = 2; // queues, then stats
   check(visible >= 2 * perLoad && visible <= 3 * perLoad,
     `two or three refreshes in 5 s, saw ${visible} requests`);
   check(hidden === 0, `no request while hidden, saw ${hidden}`);
   check(maxInFlight === 1, `one request in flight at most, saw ${maxInFlight}`);
-  ok(`no stream: ${visible} requests in 5 s visible, 0 hidden, 1 in flight at most`);
+  return `no stream: ${visible} requests in 5 s visible, 0 hidden, 1 in flight at most`;
 }
 
-// ---- a stream that opens and then ends: the poll is fast again ----
-{
-  await page.route('**/v1/events*', (r) => r.fulfill({
+// (c) a stream that opens and then ends; then the real one opens again.
+async function streamEnds(p) {
+  await p.route('**/v1/events*', (r) => r.fulfill({
     status: 200, contentType: 'text/event-stream', body: ': connected\nretry: 1000\n\n',
   }));
-  await page.reload();
-  await page.waitForSelector('table.queues');
+  await p.goto(`${URL0}/ui/`);
+  await p.waitForSelector('table.queues');
   const seen = [];
   const onReq = (r) => {
     if (isView(r)) seen.push(r.url());
   };
-  page.on('request', onReq);
-  await page.waitForTimeout(5000);
-  page.off('request', onReq);
-  await page.unroute('**/v1/events*');
+  p.on('request', onReq);
+  await p.waitForTimeout(5000);
+  p.off('request', onReq);
+  await p.unroute('**/v1/events*');
   check(seen.length >= 2 * 2, `two refreshes or more in 5 s once the stream ended, saw ${seen.length} requests`);
-  ok(`a stream that ends: ${seen.length} requests in 5 s`);
-  const stream = page.waitForResponse((r) => r.url().includes('/v1/events'));
-  await page.reload();
+  const stream = p.waitForResponse((r) => r.url().includes('/v1/events'));
+  await p.reload();
   check((await stream).status() === 200, 'the stream opens again');
-  await page.waitForSelector('table.queues');
+  await p.waitForSelector('table.queues');
+  return `a stream that ends: ${seen.length} requests in 5 s; the stream opens again`;
+}
+
+{
+  // (b) and (c) are tabs signed in already (the admin token in their
+  // sessionStorage, as the login leaves it: checked above), opened by
+  // their windows with the stream's route in place.
+  const quiet = { on: false };
+  const pb = await newPage({ ignore: (line) => quiet.on && line.includes('/v1/events'), token: ADMIN });
+  const pc = await newPage({ token: ADMIN });
+  const steps = await Promise.all([streamOpen(page), noStream(pb, quiet), streamEnds(pc)]);
+  for (const s of steps) ok(s);
+  for (const p of [pb, pc]) {
+    problems.push(...(await cspOf(p)).map((c) => `CSP violation: ${c}`));
+    await p.context().close();
+  }
 }
 
 // ---- filter to dead jobs, bulk retry, watch them succeed ----
@@ -252,13 +278,13 @@ const isView = (r) => r.url().includes('/v1/') && !r.url().includes('/v1/events'
   await page.selectOption('select[name=status]', 'dead');
   await page.click('form.filter-form button[type=submit]');
   await until('the URL to carry the filter', async () => page.url().includes('status=dead'));
-  await until('three dead rows', async () => (await page.$$('table.jobs tbody tr')).length === 3);
+  await until('three dead rows', async () => await page.locator('table.jobs tbody tr').count() === 3);
   await page.goBack();
   await until('back: the filter gone', async () => !page.url().includes('status=dead'));
-  await until('four rows again', async () => (await page.$$('table.jobs tbody tr')).length === 4);
+  await until('four rows again', async () => await page.locator('table.jobs tbody tr').count() === 4);
   await page.goForward();
   await until('forward: three dead rows', async () =>
-    (await page.$$('table.jobs tbody tr')).length === 3);
+    await page.locator('table.jobs tbody tr').count() === 3);
   await page.check('input[aria-label="Select every job on this page"]');
   await page.click('.bulk >> text=Retry');
   await page.waitForSelector('.dialog');
@@ -302,7 +328,7 @@ const isView = (r) => r.url().includes('/v1/') && !r.url().includes('/v1/events'
     await until(`job ${id} to succeed`, async () =>
       (await api('GET', `/v1/jobs/${id}`)).body.status === 'succeeded');
   }
-  await until('no dead rows left', async () => (await page.$$('table.jobs tbody tr')).length === 0);
+  await until('no dead rows left', async () => await page.locator('table.jobs tbody tr').count() === 0);
   await page.waitForSelector('.empty');
   ok('filter to dead, bulk retry of 3 with a stated count, all succeeded');
 }
@@ -331,7 +357,7 @@ const isView = (r) => r.url().includes('/v1/') && !r.url().includes('/v1/events'
 {
   await page.goto(`${URL0}/ui/#/jobs/${dead[0]}`);
   await page.waitForSelector('ol.timeline');
-  await until('two attempts', async () => (await page.$$('ol.timeline > li')).length === 2);
+  await until('two attempts', async () => await page.locator('ol.timeline > li').count() === 2);
   const items = await page.$$eval('ol.timeline > li', (l) => l.map((e) => e.textContent));
   check(items[0].includes('dead') && items[0].includes('upstream refused the request (attempt 1)'),
     `first attempt dead with its error: ${items[0]}`);
@@ -510,6 +536,14 @@ if (![404, 405].includes((await api('PUT', '/v1/queues/default', {})).status)) {
 async function rowsOf(sel) {
   return page.$$eval(sel, (l) => l.map((e) => e.querySelector('th').textContent));
 }
+// fn(item) for every item, eight requests at a time.
+async function eachOf(items, fn) {
+  const next = items[Symbol.iterator]();
+  const lane = async () => {
+    for (let it = next.next(); !it.done; it = next.next()) await fn(it.value);
+  };
+  await Promise.all(Array.from({ length: 8 }, lane));
+}
 async function allOf(path, key) {
   const out = [];
   let after = null;
@@ -522,17 +556,15 @@ async function allOf(path, key) {
 }
 {
   const names = [];
-  for (let i = 0; i <= 100; i++) {
-    const name = `ui-page-${String(i).padStart(3, '0')}`;
-    names.push(name);
-    check((await api('POST', '/v1/schedules', { name, cron: '0 4 * * *', type: 'echo',
-      payload: { big: 'x'.repeat(1000) } })).status === 201, `schedule ${name} created`);
-  }
+  for (let i = 0; i <= 100; i++) names.push(`ui-page-${String(i).padStart(3, '0')}`);
+  await eachOf(names, async (name) => check((await api('POST', '/v1/schedules', { name,
+    cron: '0 4 * * *', type: 'echo', payload: { big: 'x'.repeat(1000) } })).status === 201,
+  `schedule ${name} created`));
   const all = (await allOf('/v1/schedules', 'schedules')).map((s) => s.name);
   check(all.length === 102, `102 schedules over the pages, saw ${all.length}`);
   await page.goto(`${URL0}/ui/#/schedules`);
   await until('a page of 100 schedules', async () =>
-    (await page.$$('table.schedules tbody tr')).length === 100);
+    await page.locator('table.schedules tbody tr').count() === 100);
   check(JSON.stringify(await rowsOf('table.schedules tbody tr')) === JSON.stringify(all.slice(0, 100)),
     'the first page is the first 100 by name');
   await page.click('nav.pager >> text=Next page');
@@ -542,7 +574,7 @@ async function allOf(path, key) {
   check((await page.$$('nav.pager >> text=Next page')).length === 0, 'no page after the last');
   await page.click('nav.pager >> text=First page');
   await until('the first page again', async () =>
-    (await page.$$('table.schedules tbody tr')).length === 100);
+    await page.locator('table.schedules tbody tr').count() === 100);
   // a schedule chosen by link shows its firings though it is not on the first page
   await page.goto(`${URL0}/ui/#/schedules?name=ui-page-100`);
   await page.waitForSelector('.detail[aria-label="Schedule ui-page-100"] table tbody tr');
@@ -550,26 +582,23 @@ async function allOf(path, key) {
   // a schedule that is gone, a 404 the page rightly logs.
   await page.goto(`${URL0}/ui/#/workers`);
   await page.waitForSelector('table.workers');
-  for (const name of names) await api('DELETE', `/v1/schedules/${name}`);
+  await eachOf(names, (name) => api('DELETE', `/v1/schedules/${name}`));
 
   const ids = [];
-  for (let i = 0; i <= 100; i++) {
-    const id = `ui-fake-${String(i).padStart(3, '0')}`;
-    ids.push(id);
-    check((await api('POST', '/v1/workers', { id, hostname: 'fake', heartbeat_ms: 600000,
-      types: ['echo'] })).status === 200, `worker ${id} announced`);
-  }
+  for (let i = 0; i <= 100; i++) ids.push(`ui-fake-${String(i).padStart(3, '0')}`);
+  await eachOf(ids, async (id) => check((await api('POST', '/v1/workers', { id,
+    hostname: 'fake', heartbeat_ms: 600000, types: ['echo'] })).status === 200, `worker ${id} announced`));
   const ws = (await allOf('/v1/workers', 'workers')).map((w) => w.id);
   check(ws.length > 101, `every worker over the pages (${ws.length})`);
   await page.goto(`${URL0}/ui/#/workers`);
   await until('a page of 100 workers', async () =>
-    (await page.$$('table.workers tbody tr')).length === 100);
+    await page.locator('table.workers tbody tr').count() === 100);
   await page.click('nav.pager >> text=Next page');
   await until('the other workers on the second page', async () =>
-    (await page.$$('table.workers tbody tr')).length === ws.length - 100);
+    await page.locator('table.workers tbody tr').count() === ws.length - 100);
   const second = await rowsOf('table.workers tbody tr');
   check(second.every((id) => ws.slice(100).includes(id)), `the second page: ${second}`);
-  for (const id of ids) await api('POST', `/v1/workers/${id}/withdraw`, {});
+  await eachOf(ids, (id) => api('POST', `/v1/workers/${id}/withdraw`, {}));
   ok('schedules and workers: pages of 100, Next and First page, a chosen schedule off the page');
 }
 
@@ -656,8 +685,9 @@ async function allOf(path, key) {
 }
 
 // ---- a read-only token: no action buttons; a forged action is 403 ----
+// (The tab stays open: the workflow views are checked in it too.)
+const ro = await newPage();
 {
-  const ro = await newPage();
   await signIn(ro, READ);
   for (const v of ['', 'jobs', `jobs/${dead[1]}`, 'schedules?name=ui-nightly', 'workers']) {
     await ro.goto(`${URL0}/ui/#/${v}`);
@@ -688,7 +718,7 @@ async function allOf(path, key) {
 }
 
 // ---- workflows: the list, the graph, its actions (workflows.mjs) ----
-await workflowSuite({ page, api, until, check, ok, shot, newPage, signIn, URL0, READ, problems });
+await workflowSuite({ page, ro, api, until, check, ok, shot, URL0, problems });
 
 problems.push(...(await cspOf(page)).map((c) => `CSP violation: ${c}`));
 await browser.close();

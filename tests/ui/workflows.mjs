@@ -12,7 +12,8 @@
 import { writeFileSync, unlinkSync } from 'node:fs';
 
 export async function workflowSuite(t) {
-  const { page, api, until, check, ok, shot, newPage, signIn, URL0, READ, problems } = t;
+  // ro: a tab signed in with a read token (browser.test.mjs, read token).
+  const { page, ro, api, until, check, ok, shot, URL0, problems } = t;
   const boxes = () => page.$$eval('svg a.wf-node', (l) => Object.fromEntries(l.map((a) =>
     [a.dataset.ref, { cls: a.getAttribute('class'), job: Number(a.dataset.job),
       x: Number(a.querySelector('rect').getAttribute('x')) }])));
@@ -121,8 +122,6 @@ export async function workflowSuite(t) {
 
   // ---- a read token: no action ----
   {
-    const ro = await newPage();
-    await signIn(ro, READ);
     const any = (await api('GET', '/v1/workflows')).body.workflows[0];
     await ro.goto(`${URL0}/ui/#/workflows/${any.id}`);
     await ro.waitForSelector('svg a.wf-node');
@@ -144,7 +143,7 @@ export async function workflowSuite(t) {
     check(big.status === 201, 'the 300 steps submitted');
     const t0 = Date.now();
     await page.goto(`${URL0}/ui/#/workflows/${big.body.id}`);
-    await until('300 boxes', async () => (await page.$$('svg a.wf-node')).length === 300);
+    await until('300 boxes', async () => await page.locator('svg a.wf-node').count() === 300);
     const ms = Date.now() - t0;
     check(await page.$$eval('svg path.wf-edge', (l) => l.length) === 596, '596 edges');
     const box = await page.$eval('.wf-graph', (g) => ({ sh: g.scrollHeight, ch: g.clientHeight }));

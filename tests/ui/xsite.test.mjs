@@ -35,13 +35,15 @@ async function api(method, path, body) {
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
+// Polls fn() until it returns something true: first after 10 ms, the
+// interval doubling up to 100 ms, so a condition met at once is seen at once.
 async function until(what, fn, ms = 15000) {
   const end = Date.now() + ms;
-  for (;;) {
+  for (let delay = 10; ; delay = Math.min(2 * delay, 100)) {
     const v = await fn();
     if (v) return v;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, delay));
   }
 }
 // The statuses the server's access log shows for method and path, in order.

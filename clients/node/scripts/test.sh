@@ -42,8 +42,13 @@ export JOBD_BIN JOBD_CLIENT_STORE=$store
 
 cd "$here"
 files=(test/client.test.mjs test/worker.test.mjs test/process.test.mjs)
+# The files side by side (each has its own server; node's default is one
+# at a time on a 2-core machine): their waits on leases, heartbeats and
+# timeouts overlap. --test-concurrency is node 20.10's; older runs them in turn.
+conc=()
+node --test-concurrency=1 -e 0 2>/dev/null && conc=(--test-concurrency=4)
 if [ "$store" = pg ]; then
-    exec timeout 300 node --test "${files[@]}"
+    exec timeout 300 node --test "${conc[@]}" "${files[@]}"
 fi
 # What does not depend on the store runs once, with SQLite; the checks of
 # test/meta.test.mjs (mostly the compiler and npm) beside the rest.
@@ -51,7 +56,7 @@ out=$(mktemp "${TMPDIR:-/tmp}/jobd-node-meta.XXXXXX")
 timeout 300 node --test test/meta.test.mjs >"$out" 2>&1 &
 meta=$!
 rc=0
-timeout 300 node --test "${files[@]}" test/stub.test.mjs || rc=$?
+timeout 300 node --test "${conc[@]}" "${files[@]}" test/stub.test.mjs || rc=$?
 wait "$meta" || rc=$((rc ? rc : 1))
 echo "--- test/meta.test.mjs"
 cat "$out"
