@@ -301,13 +301,17 @@ BOTH(a_client_that_never_reads_is_cut)
     /* The next batch only once the reading client has all the events so far:
      * the server has served every one by then, so the one that never reads
      * holds its share of them too, unless it is full and waits to be cut.
-     * More events then would only be work for both ends meanwhile. */
+     * More events then would only be work for both ends meanwhile. A batch
+     * (200 events, ~35 KB) is well under half a client's bound, so the
+     * reading client, which has all before the next, is never over it and
+     * cannot be cut itself when its thread does not run for 3 s (a batch of
+     * 1000 was over it, and at load 35 the reading client was cut too). */
     while (srv_metric(&s, "jobd_event_clients_cut_total") < 1) {
         if (apitest_now_ms() > deadline)
             TEST_FAIL("the client that never reads was not cut after %d events", sent);
         if (sent < 40000 && atomic_load(&pump.events) >= (size_t)sent) {
-            enqueue_batch(&s, "ev.flood", 1000);
-            sent += 1000;
+            enqueue_batch(&s, "ev.flood", 200);
+            sent += 200;
         } else {
             apitest_nap_ms(50);
         }
