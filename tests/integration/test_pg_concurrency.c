@@ -13,7 +13,6 @@
 #include <sys/socket.h>
 
 #include "core/err.h"
-#include "pgtemplate.h"
 #include "pgtest.h"
 #include "store/store.h"
 #include "test.h"
@@ -22,8 +21,7 @@
 #define N_JOBS 10000
 #define N_THREADS 8
 
-/* The database of the case running (each case runs in a child of its own). */
-static char g_url[700];
+PGTEST_DB_PER_RUN(g_url)
 
 static struct store *
 open_store(void)
@@ -34,20 +32,10 @@ open_store(void)
     return st;
 }
 
-/*
- * A database of the case's own with jobd's schema in it already (tests/
- * pgtemplate.h: a copy of a template migrated once per cluster, instead of
- * the 38 migrations from nothing in each case), synchronous_commit off:
- * correctness tests need no fsync per commit, and nothing in them kills
- * the server. store_migrate finds it up to date.
- */
 static struct store *
 fresh_store(void)
 {
-    if (pgtemplate_fresh_db(g_url, sizeof g_url) != 0)
-        TEST_FAIL("no test database (see the pgtest message above)");
-    if (pgtest_set_db(g_url, "synchronous_commit = off") != 0)
-        TEST_FAIL("cannot set synchronous_commit on the test database");
+    reset_db();
     struct store *st = open_store();
     struct jobd_error e = {0};
     ASSERT_OK(store_migrate(st, &e), &e);
