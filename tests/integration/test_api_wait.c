@@ -448,15 +448,14 @@ BOTH(submit_wait_prints_the_result)
     srv_stop(&s);
 }
 
-/* SELECT count(*) of the server's database (PostgreSQL). */
+/* SELECT count(*) on c, the test's own connection to the server's database
+ * (one for the whole test: not a new backend for each look of the loops). */
 static long
-pg_count(const struct srv *s, const char *sql)
+pg_count(PGconn *c, const char *sql)
 {
-    PGconn *c = PQconnectdb(s->db);
     PGresult *r = PQexec(c, sql);
     long n = PQresultStatus(r) == PGRES_TUPLES_OK ? atol(PQgetvalue(r, 0, 0)) : -1;
     PQclear(r);
-    PQfinish(c);
     return n;
 }
 
@@ -472,15 +471,17 @@ TEST(pg_ends_are_announced_only_while_waits_are_used)
         return;
     struct srv s;
     srv_start(&s, "pg", NULL);
+    PGconn *c = PQconnectdb(s.db);
+    ASSERT_EQ(PQstatus(c), CONNECTION_OK);
     const char *q = "SELECT count(*) FROM jobd.result_listeners";
-    ASSERT_EQ(pg_count(&s, q), 0);
+    ASSERT_EQ(pg_count(c, q), 0);
     int64_t id = enqueue(&s, "l");
     char path[128];
     snprintf(path, sizeof path, "/v1/jobs/%lld?wait=" LONG_WAIT, (long long)id);
     struct waiter w;
     start_wait(&w, &s, "GET", path, NULL, 0);
     int64_t deadline = apitest_now_ms() + 10000;
-    while (pg_count(&s, q) != 1) {
+    while (pg_count(c, q) != 1) {
         if (apitest_now_ms() > deadline)
             TEST_FAIL("no listener row while a wait is parked");
         apitest_nap_ms(20);
@@ -489,12 +490,13 @@ TEST(pg_ends_are_announced_only_while_waits_are_used)
     EXPECT(&s, "POST", path, NULL, 200, NULL);
     expect_answer(&w, apitest_now_ms(), 200, "cancelled", "cancelled");
     int64_t t0 = apitest_now_ms();
-    while (pg_count(&s, q) != 0) {
+    while (pg_count(c, q) != 0) {
         if (apitest_now_ms() - t0 > 30000)
             TEST_FAIL("the listener row stayed 30 s after the last wait");
         apitest_nap_ms(200);
     }
     fprintf(stderr, "listener row gone %lld ms after the last wait\n",
             (long long)(apitest_now_ms() - t0));
+    PQfinish(c);
     srv_stop(&s);
 }

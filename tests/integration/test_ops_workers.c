@@ -195,10 +195,14 @@ BOTH(remote_worker_presence)
      * = 4.75 s, longer than 3 presence intervals of 1 s: its presence must
      * not wait for the loop. The interval is no shorter, so a loaded
      * machine's late presence post (seen at 300 ms) is not taken for a death. */
-    char ini[1400], started[600];
+    /* Its handler runs until the test lets it end (the file "go" exists):
+     * it is still running while the test looks at the draining worker,
+     * however slow the machine, and ends as soon as the test has seen it. */
+    char ini[1400], started[600], go[600];
     snprintf(started, sizeof started, "%s", test_path("started"));
+    snprintf(go, sizeof go, "%s", test_path("go"));
     FILE *f = fopen(test_path("slow.sh"), "w");
-    fprintf(f, "#!/bin/sh\ntouch '%s'\nexec sleep 3\n", started);
+    fprintf(f, "#!/bin/sh\ntouch '%s'\nwhile [ ! -e '%s' ]; do sleep 0.05; done\n", started, go);
     fclose(f);
     chmod(test_path("slow.sh"), 0755);
     snprintf(ini, sizeof ini,
@@ -226,6 +230,8 @@ BOTH(remote_worker_presence)
     }
     kill(wp, SIGTERM);
     await_holding(&s, "remote", "draining", id);
+    f = fopen(go, "w");
+    fclose(f);
     int st = 0;
     ASSERT_EQ(waitpid(wp, &st, 0), wp);
     ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);

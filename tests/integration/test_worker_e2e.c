@@ -16,6 +16,7 @@
 
 #include "core/job.h"
 #include "httpstub.h"
+#include "pgtemplate.h"
 #include "pgtest.h"
 #include "store/store.h"
 #include "util/clock.h"
@@ -55,7 +56,8 @@ static bool
 use_pg(void)
 {
     TEST_NEED_PG();
-    if (pgtest_fresh_db(db_url, sizeof db_url) != 0)
+    /* jobd's schema in it already (tests/pgtemplate.h): the worker is tested here */
+    if (pgtemplate_fresh_db(db_url, sizeof db_url) != 0)
         TEST_FAIL("cannot create a database");
     return true;
 }
