@@ -48,7 +48,12 @@ kill -USR2 "$FWD_PID"
 log "answers flow again: p receives the claim of attempt 1 now"
 got_answer() { [ "$(grep -c "method=POST path=/v1/claim" "$WORK/server.log")" -gt "$1" ]; }
 wait_until 20 "p to claim again after the heal" got_answer "$(grep -c "method=POST path=/v1/claim" "$WORK/server.log")"
-sleep 2
+# p has the late answer: wait until it has decided (dropped it, or, wrongly,
+# started it), not a fixed 2 s; the checks below tell which.
+decided() {
+    grep -q "claim answered too close to the lease" "$WORK/worker-p.log" || grep -q "^$id 1 p " "$HISTORY.starts"
+}
+wait_until 30 "p to drop or start the late claim of job $id" decided
 stop_pid "${WPID[p]}"
 if grep -q "^$id 1 p " "$HISTORY.starts"; then
     fail "p started job $id attempt 1 after its lease had ended and w2 had run attempt 2"
