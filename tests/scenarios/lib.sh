@@ -348,6 +348,27 @@ job_field() {
 # job_is ID FIELD VALUE: true when the job's FIELD is VALUE (for wait_until).
 job_is() { [ "$(job_field "$1" "$2")" = "$3" ]; }
 
+# wait_job_succeeded SECONDS ID [WHAT]: until job ID has ended, then fails
+# unless it succeeded. It asks GET /v1/jobs/ID?wait=2s, which the server
+# answers as soon as the job is terminal (docs/API.md, Waiting for a
+# result), instead of a curl and a python3 every 0.2 s; the 2 s bound keeps
+# it looking even if a wake-up were missed. Between two requests 0.2 s
+# (a server that cannot park the wait answers at once, a failed request:
+# the store down). Fails at the deadline too.
+wait_job_succeeded() {
+    local limit=$1 id=$2 what=${3:-job $2 to succeed} deadline=$((SECONDS + $1)) st
+    while :; do
+        st=$(curl -sf -m 10 "$SERVER_URL/v1/jobs/$id?wait=2s" 2>/dev/null |
+            python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' 2>/dev/null) || st=
+        case $st in
+            succeeded) return 0 ;;
+            dead|cancelled) fail "job $id ended $st while waiting for $what" ;;
+        esac
+        [ $SECONDS -lt $deadline ] || fail "timed out after ${limit}s waiting for $what (job $id ${st:-unknown})"
+        sleep 0.2
+    done
+}
+
 # pg_count WHERE: jobs in the PostgreSQL store matching the condition.
 pg_count() { pg_sql "SELECT count(*) FROM jobd.all_jobs WHERE $1"; }
 pg_count_is() { [ "$(pg_count "$1")" = "$2" ]; }

@@ -40,7 +40,7 @@ kill -CONT "${WPID[p]}"
 wait_until 60 "p's claim of job $id to commit" job_is "$id" worker_id p
 log "job $id claimed by p on the server (attempt $(job_field "$id" attempt)); p has not heard of it"
 start_worker w2 "$WORK/worker.ini"
-wait_until 60 "w2 to run job $id as attempt 2" job_is "$id" status succeeded
+wait_job_succeeded 60 "$id" "w2 to run job $id as attempt 2"
 job_is "$id" worker_id w2 || fail "job $id succeeded on $(job_field "$id" worker_id), want w2"
 stop_pid "${WPID[w2]}"
 

@@ -99,8 +99,8 @@ for c in $(seq 1 "$cuts"); do
     enough() { [ "$(pg_count "status = 'succeeded'")" -ge "$at" ]; }
     wait_until 300 "$at jobs to succeed" enough
     wait_until 30 "p to hold a job" held_by_p
-    net_cut
     held=$(pg_sql "SELECT string_agg(id::text, ',') FROM jobd.all_jobs WHERE status = 'running' AND worker_id = 'p'")
+    net_cut
     log "cut $c: link to p down ($MODE); p holds job(s) ${held:-none}"
     # p's leases run out, the reaper hands them on, w2 finishes them.
     reaped_all() { [ "$(pg_count "status = 'running' AND worker_id = 'p'")" = 0 ]; }

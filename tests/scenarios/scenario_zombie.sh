@@ -42,7 +42,7 @@ for r in $(seq 1 "$rounds"); do
     wait_until 30 "the frozen worker's handler to end" test ! -e "$WORK/pids/$id.$za"
 
     start_worker "$w2" "$WORK/worker.ini"
-    wait_until 60 "job $id to succeed on $w2" job_is "$id" status succeeded
+    wait_job_succeeded 60 "$id" "job $id to succeed on $w2"
     a2=$(job_field "$id" attempt)
     [ "$a2" -gt "$za" ] || fail "job $id succeeded with attempt $a2, want a later one than $z's $za"
     [ "$(job_field "$id" worker_id)" = "$w2" ] || fail "job $id is held by $(job_field "$id" worker_id), want $w2"
