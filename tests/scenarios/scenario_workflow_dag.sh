@@ -57,8 +57,8 @@ print(w["counts"][f[7:]] if f.startswith("counts.") else w[f])' "$1"
 }
 # The progress waits count in the store (one psql; the private cluster holds
 # only this workflow's jobs), not through GET /v1/workflows/{id}: that
-# answer lists every step, and a python3 parsing it every 0.2 s was most of
-# the scenario's own CPU.
+# answer lists every step, which the server renders and a python3 parsed
+# every 0.2 s of the run.
 succeeded_at_least() { [ "$(pg_count "status = 'succeeded'")" -ge "$1" ]; }
 all_terminal() { pg_count_is "status NOT IN ('succeeded', 'dead', 'cancelled')" 0; }
 healthy() { curl -sf "$SERVER_URL/healthz" >/dev/null; }
