@@ -48,7 +48,7 @@ grep -q "ran out without a heartbeat answer" "$WORK/worker-p.log" ||
 grep -q "^$id 1 " "$HISTORY" && fail "attempt 1's handler ran to its end, past its lease"
 # Another worker takes the job over while p is still cut off.
 start_worker w2 "$WORK/worker.ini"
-wait_until 60 "job $id to succeed on w2" job_is "$id" status succeeded
+wait_job_succeeded 60 "$id" "job $id to succeed on w2"
 cut_for=$(( ($(date +%s%N) - cut_ns) / 1000000000 ))
 [ "$cut_for" -lt 8 ] && sleep $((8 - cut_for))
 kill -USR2 "$FWD_PID"
@@ -56,7 +56,7 @@ log "healed"
 # p is back: it reports (refused or dropped) and takes new work.
 id2=$(submit_one 0)
 echo "$id2" >>"$WORK/expect"
-wait_until 60 "job $id2 to succeed" job_is "$id2" status succeeded
+wait_job_succeeded 60 "$id2"
 job_is "$id" attempt 2 || fail "job $id succeeded with attempt $(job_field "$id" attempt), want 2"
 stop_pid "${WPID[p]}"; stop_pid "${WPID[w2]}"
 pg_dump_jobs "$WORK/jobs.json"

@@ -36,7 +36,7 @@ for r in $(seq 1 "$rounds"); do
     touch "$gate" # attempt 2 runs through
 
     start_worker "w2-$r" "$WORK/worker.ini"
-    wait_until 60 "job $id to succeed" job_is "$id" status succeeded
+    wait_job_succeeded 60 "$id"
     attempt=$(job_field "$id" attempt)
     holder=$(job_field "$id" worker_id)
     log "round $r: job $id succeeded with attempt $attempt on $holder"

@@ -6,11 +6,12 @@
 # Nothing is restarted by hand: the server and the workers must reconnect by
 # themselves; the server must take new enqueues again; then every job must
 # have succeeded exactly once, none lost (history checker).
-# Short: 200 jobs, 1 restart; soak: 2,000 jobs, 5 restarts.
+# Short: 100 jobs (the restart at 50 done, with all 8 slots busy), 1
+# restart; soak: 2,000 jobs, 5 restarts.
 source "$(dirname "$0")/lib.sh"
 scen_init pg_restart
 pg_private_start
-n=200 restarts=1
+n=100 restarts=1
 [ "$SOAK" = 1 ] && n=2000 restarts=5
 
 start_server

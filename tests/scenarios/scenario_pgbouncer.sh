@@ -11,14 +11,14 @@
 # while they run. Then every job must have succeeded exactly once (history
 # checker), PgBouncer must never have held more than its 4 server
 # connections, and it must have multiplexed more clients than that.
-# Short: 2,000 jobs; soak: 10,000 (the 3 workers x 10,000 jobs of the
+# Short: 1,000 jobs; soak: 10,000 (the 3 workers x 10,000 jobs of the
 # three_workers scenario, through PgBouncer).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/ha_lib.sh"
 scen_init pgbouncer
 ha_need pgbouncer
 pg_newdb
-n=2000; [ "$SOAK" = 1 ] && n=10000
+n=1000; [ "$SOAK" = 1 ] && n=10000
 pool=4
 direct=$DB_URL
 db=${DB_URL##*/}
@@ -52,7 +52,7 @@ while :; do
     [ "$done_" -ge "$n" ] && break
     for w in w1 w2 w3; do kill -0 "${WPID[$w]}" 2>/dev/null || fail "worker $w died"; done
     [ $SECONDS -lt $deadline ] || fail "only $done_ of $n jobs succeeded in time"
-    sleep 0.5
+    sleep 0.3
 done
 secs=$((SECONDS - t0))
 for w in w1 w2 w3; do stop_pid "${WPID[$w]}"; done

@@ -45,7 +45,7 @@ expired() { pg_sql "SELECT lease_expires_at < now() FROM jobd.jobs WHERE id = $i
 wait_until 30 "the store's lease of job $id to run out" expired
 kill -USR2 "$FWD_PID"
 log "healed"
-wait_until 30 "job $id to succeed with p's result" job_is "$id" status succeeded
+wait_job_succeeded 30 "$id" "job $id to succeed with p's result"
 job_is "$id" attempt 1 || fail "job $id succeeded with attempt $(job_field "$id" attempt), want 1"
 log "job $id succeeded with attempt 1, result $(job_field "$id" result)"
 stop_pid "${WPID[p]}"

@@ -30,7 +30,7 @@ grep -q "ran out without a heartbeat answer" "$WORK/worker-p.log" ||
 sleep $((8 - (SECONDS - down_at) > 0 ? 8 - (SECONDS - down_at) : 0))
 pg_private_start_again >>"$WORK/pg_ctl.log" 2>&1 || fail "PostgreSQL did not start again"
 log "PostgreSQL back after $((SECONDS - down_at))s"
-wait_until 90 "job $id to succeed" job_is "$id" status succeeded
+wait_job_succeeded 90 "$id"
 log "job $id succeeded with attempt $(job_field "$id" attempt) on $(job_field "$id" worker_id)"
 job_is "$id" attempt 2 || fail "job $id succeeded with attempt $(job_field "$id" attempt), want 2"
 grep -q "^$id 1 " "$HISTORY" && fail "attempt 1's handler ran to its end, past its lease"

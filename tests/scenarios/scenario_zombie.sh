@@ -8,8 +8,11 @@
 # stale_attempt), the job keeps w2's result, and jobd_reports_fenced_total
 # counts it. The attempt z runs is whichever starts on z, not assumed to be
 # the first: a claim z gave back unstarted (the lease's end too close) has
-# spent one, and every attempt sleeps, so the one z runs is still running
-# when it is frozen. The lease is 6 s with a heartbeat every second: with
+# spent one, and every attempt waits on a gate file (handler.sh) that the
+# scenario opens only once z is frozen, so the one z runs is still running
+# when it is frozen however slow the machine (a fixed 3 s run before: time
+# spent waiting, not checking). The lease is 6 s with a heartbeat every
+# second: with
 # 2 s (the worker stops a run 750 ms before its lease ends when no heartbeat
 # was answered) a loaded machine delayed one heartbeat answer by 0.8 s and
 # z stopped its own run before the freeze, so there was no zombie to fence.
@@ -24,9 +27,10 @@ write_worker_ini "$WORK/worker.ini" 6s 1s 1 "poll_interval = 200ms"
 
 for r in $(seq 1 "$rounds"); do
     z=z-$r w2=w2-$r
-    # The job first, then the worker: its 3 s run must not slip by while a
-    # slow `jobd submit` returns or the watch below is late to see it start.
-    id=$(submit_one 3000)
+    # The job first, then the worker; its run lasts until the gate opens.
+    gate="$WORK/gate-$r"
+    id=$("$JOBD_BIN" submit scen --payload "{\"gate\":\"$gate\"}" --server "$SERVER_URL" |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
     echo "$id" >>"$WORK/expect"
     start_worker "$z" "$WORK/worker.ini" --server "$SERVER_URL"
     started() { compgen -G "$WORK/pids/$id.*" >/dev/null; }
@@ -34,10 +38,11 @@ for r in $(seq 1 "$rounds"); do
     kill -STOP "${WPID[$z]}"
     za=$(compgen -G "$WORK/pids/$id.*" | head -n 1); za=${za##*.}
     log "round $r: froze worker $z (SIGSTOP) while it runs job $id attempt $za"
+    touch "$gate" # z's handler ends now, z cannot report it; w2's run goes through
     wait_until 30 "the frozen worker's handler to end" test ! -e "$WORK/pids/$id.$za"
 
     start_worker "$w2" "$WORK/worker.ini"
-    wait_until 60 "job $id to succeed on $w2" job_is "$id" status succeeded
+    wait_job_succeeded 60 "$id" "job $id to succeed on $w2"
     a2=$(job_field "$id" attempt)
     [ "$a2" -gt "$za" ] || fail "job $id succeeded with attempt $a2, want a later one than $z's $za"
     [ "$(job_field "$id" worker_id)" = "$w2" ] || fail "job $id is held by $(job_field "$id" worker_id), want $w2"
