@@ -145,9 +145,9 @@ TEST(groups_validated_on_enqueue)
 
 /*
  * The promise of docs/MODEL.md, Groups, at a size a conformance run
- * affords (tests/scenarios/groups_fair.sh has 100,000): one group with many
- * due jobs, enqueued first, and 100 groups with one each; two connections
- * claiming in turn, 10 at a time. Every single job starts before 1,000 of
+ * affords (tests/scenarios/scenario_groups_fair.sh has 100,000 under
+ * SOAK=1): one group with many due jobs, enqueued first, and 100 groups
+ * with one each; two connections claiming in turn, 10 at a time. Every single job starts before 1,000 of
  * the large group's (here: before 100).
  */
 TEST(groups_hundred_singles_before_the_large_groups_thousandth)
