@@ -48,8 +48,10 @@ run() { rc=0; "$JOBD" "$@" --server "$server" >"$dir/o" 2>"$dir/e" || rc=$?; }
 tty() { script -qec "$(printf '%q ' "$JOBD" "$@" --server "$server")" /dev/null | tr -d '\r' >"$dir/t"; }
 py() { python3 -c "import json,sys; d=json.load(open('$dir/o')); $1"; }
 wf_status() { # ID REF STATUS: the step's status is STATUS
-    curl -sfS "$server/v1/workflows/$1" |
-        python3 -c "import json,sys; s={x['ref']:x['status'] for x in json.load(sys.stdin)['steps']}; sys.exit(s.get('$2')!='$3')"
+    curl -sfS "$server/v1/workflows/$1" >"$dir/wfs" || return 1
+    # Polled every 50 ms: Python (the exact check) only once grep sees STATUS.
+    grep -q "\"status\": *\"$3\"" "$dir/wfs" || return 1
+    python3 -c "import json,sys; s={x['ref']:x['status'] for x in json.load(sys.stdin)['steps']}; sys.exit(s.get('$2')!='$3')" <"$dir/wfs"
 }
 
 diamond() { # KEY: the diamond's JSON, named and keyed KEY
