@@ -67,7 +67,8 @@ if command -v sqlite3 >/dev/null; then
 fi
 
 # the features block's fan-out (bench_deps.c): the rates, each timed run's CPU and the root's release
-out=$("$JB" deps-fanout --db "$db" --n 200 --round 1 2>>"$dir/log")
+# (--n 1000: its smallest)
+out=$("$JB" deps-fanout --db "$db" --n 1000 --round 1 2>>"$dir/log")
 check "deps-fanout, round 1" "$out" "o['round'] == 1 and o['ratio'] > 0 and o['independent_cpu_ms_per_1000'] >= 0 and o['fanout_cpu_ms_per_1000'] >= 0 and o['release_gap_ms'] >= 0 and 'error' not in o"
 echo "$out" >>"$dir/jobd.jsonl"
 
