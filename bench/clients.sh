@@ -16,6 +16,9 @@
 #     handler to an endpoint answering at once (the Go bench's sink) and,
 #     on N/10 jobs, with exec /bin/true.
 #
+# ENQ_N (10000, a multiple of 10) sets the enqueue's size, in ten batches
+# for curl (tests/integration/test_bench.sh runs it tiny).
+#
 # Each measurement is one JSON line on stdout:
 #   {"system":"client","bench":"enqueue"|"worker","client":C,"round":R,"n":N,"s":S,"rate":R}
 # Needs go (golang-go), node and npm, python3, curl, psql; nothing is
@@ -25,6 +28,8 @@ JOBD=${1:?usage: bench/clients.sh JOBD PGURL [N]}
 PGURL=${2:?usage: bench/clients.sh JOBD PGURL [N]}
 N=${3:-5000}
 ROUNDS=${ROUNDS:-3}
+ENQ_N=${ENQ_N:-10000}
+[ $((ENQ_N % 10)) -eq 0 ] && [ "$ENQ_N" -gt 0 ] || { echo "clients.sh: ENQ_N must be a multiple of 10" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=$(mktemp -d /tmp/jobd-clientbench.XXXXXX)
 db=jobd_clientbench_$$
@@ -79,13 +84,14 @@ wall() {
     awk -v ns=$((t1 - t0)) 'BEGIN { printf "%.3f", ns / 1e9 }'
 }
 
-# ---- enqueue of 10,000 jobs
-python3 - "$dir" <<'EOF'
+# ---- enqueue of 10,000 jobs (ENQ_N)
+python3 - "$dir" "$((ENQ_N / 10))" <<'EOF'
 import json, sys
+b = int(sys.argv[2])
 for k in range(10):
     with open(f"{sys.argv[1]}/batch{k}.json", "w") as f:
         json.dump({"jobs": [{"type": "noop", "queue": "enq-curl", "payload": {"i": i}}
-                            for i in range(k * 1000, (k + 1) * 1000)]}, f)
+                            for i in range(k * b, (k + 1) * b)]}, f)
 EOF
 curl_args=()
 for k in $(seq 0 9); do
@@ -94,10 +100,10 @@ for k in $(seq 0 9); do
                 "$url/v1/jobs/batch")
 done
 for r in $(seq "$ROUNDS"); do
-    emit enqueue curl "$r" 10000 "$(wall curl "${curl_args[@]}")"
-    emit enqueue python "$r" 10000 "$(secs "${PY[@]}" enqueue "$url" 10000 enq-python)"
-    emit enqueue node "$r" 10000 "$(secs "${NODE[@]}" enqueue-many --server "$url" --n 10000 --queue enq-node)"
-    emit enqueue go "$r" 10000 "$(secs "$dir/gobench" enqueue -n 10000 -queue enq-go)"
+    emit enqueue curl "$r" "$ENQ_N" "$(wall curl "${curl_args[@]}")"
+    emit enqueue python "$r" "$ENQ_N" "$(secs "${PY[@]}" enqueue "$url" "$ENQ_N" enq-python)"
+    emit enqueue node "$r" "$ENQ_N" "$(secs "${NODE[@]}" enqueue-many --server "$url" --n "$ENQ_N" --queue enq-node)"
+    emit enqueue go "$r" "$ENQ_N" "$(secs "$dir/gobench" enqueue -n "$ENQ_N" -queue enq-go)"
 done
 
 # ---- one worker process on N no-op jobs

@@ -79,31 +79,63 @@ for j in sorted(json.load(sys.stdin)["jobs"], key=lambda j: j["scheduled_for"]):
     t = datetime.datetime.strptime(j["scheduled_for"], "%Y-%m-%dT%H:%M:%S.%fZ")
     print(int(t.replace(tzinfo=datetime.timezone.utc).timestamp()))'
 }
-# A field of a JSON object from the API, as epoch seconds if it is a time.
-field_s() { # PATH FIELD
-    api GET "$1" | python3 -c '
-import datetime, json, sys
-v = json.load(sys.stdin)[sys.argv[1]]
-t = datetime.datetime.strptime(v, "%Y-%m-%dT%H:%M:%S.%fZ")
-print("%.3f" % t.replace(tzinfo=datetime.timezone.utc).timestamp())' "$2"
-}
-# The smallest next_run_at (epoch seconds) of the every_* schedules: every
-# firing before it has been materialized (or skipped) by the server.
-min_next() {
-    api GET /v1/schedules | python3 -c '
-import datetime, json, sys
-ts = [datetime.datetime.strptime(s["next_run_at"], "%Y-%m-%dT%H:%M:%S.%fZ")
-      .replace(tzinfo=datetime.timezone.utc).timestamp()
-      for s in json.load(sys.stdin)["schedules"] if s["name"].startswith("every_")]
-print(int(min(ts)) if ts else 0)'
-}
+# The polls below run in one Python process each, not a curl and a Python
+# per poll: $dir/poll.py WHAT ARGS... polls every 0.1 s until its condition
+# holds (exit 0) or 60 s have passed (exit 1), then prints what it last read.
+# Times are epoch seconds; "now" is the server's clock (real time plus the
+# offset in $JOBD_TEST_CLOCK_FILE).
+cat >"$dir/poll.py" <<'PY'
+import datetime, json, sys, time, urllib.request
+base, what, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # as curl, no proxy
+def get(path):
+    with opener.open(base + path, timeout=10) as r:
+        return json.load(r)
+def ts(v):
+    return (datetime.datetime.strptime(v, "%Y-%m-%dT%H:%M:%S.%fZ")
+            .replace(tzinfo=datetime.timezone.utc).timestamp())
+def fake_now():
+    return time.time() + float(open(args[0]).read())
+def min_next():  # the smallest next_run_at of the every_* schedules
+    t = [ts(s["next_run_at"]) for s in get("/v1/schedules")["schedules"]
+         if s["name"].startswith("every_")]
+    return int(min(t)) if t else 0
+def check():
+    if what == "min_next":  # every every_* schedule is past T: prints the smallest next_run_at
+        n = min_next()
+        return n > int(args[0]), n
+    if what == "next_after_now":  # CLOCK NAME: next_run_at > now, now read after it
+        n = ts(get("/v1/schedules/" + args[1])["next_run_at"])
+        t = fake_now()
+        return n > t, "next_run_at %.3f, now %.3f" % (n, t)
+    if what == "next_within_minute":  # CLOCK NAME: now < next_run_at <= now + 60, now read first
+        t = fake_now()
+        n = ts(get("/v1/schedules/" + args[1])["next_run_at"])
+        return t < n <= t + 60, "next_run_at %.3f, now %.3f" % (n, t)
+    if what == "back":  # CLOCK NAME JOB: next_run_at <= now + 60 and the job's run_at <= now
+        t = fake_now()
+        n = ts(get("/v1/schedules/" + args[1])["next_run_at"])
+        r = ts(get("/v1/jobs/" + args[2])["run_at"])
+        return n <= t + 60 and r <= t, "next_run_at %.3f, due job's run_at %.3f, now %.3f" % (n, r, t)
+    raise SystemExit("poll.py: unknown " + what)
+deadline, last = time.monotonic() + 60, "nothing read"
+while True:
+    try:
+        ok, last = check()
+    except (OSError, ValueError, KeyError) as e:  # a server restarting: read again
+        ok, last = False, "error: %s" % e
+    if ok or time.monotonic() > deadline:
+        print(last)
+        sys.exit(0 if ok else 1)
+    time.sleep(0.1)
+PY
+poll() { python3 "$dir/poll.py" "$server" "$@"; }
+# The smallest next_run_at of the every_* schedules, once: every firing
+# before it has been materialized (or skipped) by the server.
+min_next() { poll min_next -1; }
 # until_next T WHAT: waits (up to 60 s) until every every_* schedule is past T.
 until_next() {
-    local deadline=$((SECONDS + 60))
-    until [ "$(min_next)" -gt "$1" ]; do
-        [ $SECONDS -lt $deadline ] || fail "timed out waiting for $2"
-        sleep 0.2
-    done
+    poll min_next "$1" >/dev/null || fail "timed out waiting for $2"
 }
 # gapless NAME FROM TO: NAME made a job for every second in [FROM, TO].
 gapless() {
@@ -180,46 +212,23 @@ add_schedule hop_fwd "* * * * *" once
 off=$(python3 -c 'import time; t = time.time(); print(3600 + (30 - t % 60) % 60)')
 set_offset "$off"
 jumped=$(fake_now) # mid-minute: the next firing on time is ~30 s later
-deadline=$((SECONDS + 60))
-until python3 -c 'import sys; sys.exit(not float(sys.argv[1]) > float(sys.argv[2]))' \
-    "$(field_s /v1/schedules/hop_fwd next_run_at)" "$(fake_now)"; do
-    [ $SECONDS -lt $deadline ] || fail "the +1 h jump was not caught up within 60 s"
-    sleep 0.2
-done
+poll next_after_now "$JOBD_TEST_CLOCK_FILE" hop_fwd >/dev/null ||
+    fail "the +1 h jump was not caught up within 60 s"
 # The catch-up's jobs: a loaded machine may reach the next minute by now,
 # whose firing is on time and not part of it.
 mapfile -t fwd < <(fired hop_fwd | awk -v j="${jumped%.*}" '$1 <= j')
 [ "${#fwd[@]}" -eq 1 ] || fail "after a +1 h jump once made ${#fwd[@]} jobs, expected 1"
 # now is read before next_run_at, and again while a minute that ended in
 # between is not materialized yet.
-ok="" deadline=$((SECONDS + 60))
-while [ $SECONDS -lt $deadline ]; do
-    now=$(fake_now)
-    next=$(field_s /v1/schedules/hop_fwd next_run_at)
-    python3 -c 'import sys; n, t = map(float, sys.argv[1:]); sys.exit(not (t < n <= t + 60))' \
-        "$next" "$now" && ok=1 && break
-    sleep 0.2
-done
-[ -n "$ok" ] || fail "next_run_at $next is not within a minute after now $now"
+got=$(poll next_within_minute "$JOBD_TEST_CLOCK_FILE" hop_fwd) ||
+    fail "next_run_at is not within a minute after now: $got"
 
 # ---- 3. the clock jumps back an hour
 add_schedule hop_back "* * * * *" skip
 id=$(api POST /v1/jobs '{"type":"t.due"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 sleep 1.5 # the plane sees the due job's time once before the jump
 set_offset "$(python3 -c "print($off - 3600)")"
-ok="" deadline=$((SECONDS + 60))
-while [ $SECONDS -lt $deadline ]; do
-    now=$(fake_now)
-    next=$(field_s /v1/schedules/hop_back next_run_at)
-    run_at=$(field_s "/v1/jobs/$id" run_at)
-    if python3 -c 'import sys; n, r, t = map(float, sys.argv[1:]); sys.exit(not (n <= t + 60 and r <= t))' \
-        "$next" "$run_at" "$now"; then
-        ok=1
-        break
-    fi
-    sleep 0.1
-done
-[ -n "$ok" ] || fail "after a -1 h jump: next_run_at $next, due job's run_at $run_at, now $now"
+got=$(poll back "$JOBD_TEST_CLOCK_FILE" hop_back "$id") || fail "after a -1 h jump: $got"
 got=$(api POST /v1/claim '{"worker_id":"w1","types":["t.due"]}' |
     python3 -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))')
 [ "$got" -eq 1 ] || fail "the job due before the jump was not claimable after it"

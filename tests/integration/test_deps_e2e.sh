@@ -27,8 +27,9 @@ chmod 755 "$dir/extract.sh" "$dir/load.sh"
 printf '[worker]\nconcurrency = 2\n\n[handler "extract"]\nexec = %s/extract.sh\n\n[handler "load"]\nexec = %s/load.sh\n' \
     "$dir" "$dir" >"$dir/worker.ini"
 
-status_is() { # ID STATUS
-    [ "$(curl -sfS "$server/v1/jobs/$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])')" = "$2" ]
+status_is() { # ID STATUS (polled: Python, the exact check, only once grep sees STATUS)
+    curl -sfS "$server/v1/jobs/$1" >"$dir/st.json" && grep -q "\"status\": *\"$2\"" "$dir/st.json" &&
+        [ "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' <"$dir/st.json")" = "$2" ]
 }
 
 run() { # DB WORKER-STORE-ARGS...

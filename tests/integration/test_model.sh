@@ -15,13 +15,17 @@ cd "$work"
 # verify FILE [SPIN FLAGS...]: prints spin's verdict lines, and as its last
 # line the error count. $opt: gcc's optimisation; a full search wants -O2,
 # a mutant found in a few thousand states is quicker at -O0 (compiling
-# pan.c at -O2 costs 2-3 s).
-opt=-O2
+# pan.c at -O2 costs 2-3 s). $hash: pan's hash table, default 2^24 slots
+# (128 MiB, zeroed: ~0.5 s of CPU a run); a mutant's search, a few
+# thousand states before its violation, takes 2^20 (8 MiB). Only the
+# speed depends on it: stored states are compared whole (no bitstate), and
+# a fuller table chains.
+opt=-O2 hash=
 verify() {
     local f=$1; shift
     spin "$@" -a "$f" >/dev/null
     gcc $opt -w -DSAFETY -DCOLLAPSE -o pan pan.c
-    ./pan -m100000 > out.txt 2>&1 || true
+    ./pan -m100000 $hash > out.txt 2>&1 || true
     grep -E "states, stored|assertion violated|errors:" out.txt | sed 's/^/    /'
     sed -n 's/.*errors: \([0-9]*\).*/\1/p' out.txt | head -n 1
 }
@@ -57,7 +61,7 @@ mutant() {
     sed "s/$from/$to/" model.pml > mutant.pml
     if cmp -s model.pml mutant.pml; then echo "FAIL: mutant '$name' did not apply"; fail=1; return; fi
     echo "mutant: $name"
-    opt=-O0 verify mutant.pml > verdict.txt
+    opt=-O0 hash=-w20 verify mutant.pml > verdict.txt
     caught "$name" "$want"
 }
 
@@ -65,7 +69,7 @@ mutant() {
 variant() {
     local name=$1 want=$2; shift 2
     echo "variant: $name ($*)"
-    opt=-O0 verify model.pml "$@" > verdict.txt
+    opt=-O0 hash=-w20 verify model.pml "$@" > verdict.txt
     grep "assertion violated" verdict.txt || true
     caught "$name" "$want"
 }

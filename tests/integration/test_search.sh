@@ -25,10 +25,10 @@ check() { # name, condition (evaluated)
 }
 get() { curl -s -H "Host: 127.0.0.1" "$url$1"; }
 ids() { grep -o '"id":[0-9]*' | cut -d: -f2 | tr '\n' ' '; } # the ids of an answer, in order
-submit() { # type, payload[, key] -> prints the id
-    local k=()
-    [ $# -gt 2 ] && k=(--key "$3")
-    "$JOBD" submit "$1" --payload "$2" "${k[@]}" --server "$url" 2>/dev/null |
+submit() { # type, payload[, key] -> prints the id (POST /v1/jobs: curl costs a tenth of an ASan jobd)
+    local k=""
+    [ $# -gt 2 ] && k=",\"idempotency_key\":\"$3\""
+    curl -s -H 'Content-Type: application/json' -d "{\"type\":\"$1\",\"payload\":$2$k}" "$url/v1/jobs" |
         sed -n 's/^{"id":\([0-9]*\).*/\1/p'
 }
 cat >"$dir/fail.sh" <<'SH'

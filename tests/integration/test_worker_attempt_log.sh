@@ -47,8 +47,9 @@ if "$JOBD" worker --db "sqlite:$dir/bad.db" --config "$dir/bad2.ini" >"$dir/bad.
 fi
 grep -q "log_bytes" "$dir/bad.txt" || fail "the error does not name log_bytes: $(cat "$dir/bad.txt")"
 
-status_is() {
-    [ "$(curl -sfS "$server/v1/jobs/$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])')" = "$2" ]
+status_is() { # ID STATUS (polled: Python, the exact check, only once grep sees STATUS)
+    curl -sfS "$server/v1/jobs/$1" >"$dir/st.json" && grep -q "\"status\": *\"$2\"" "$dir/st.json" &&
+        [ "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' <"$dir/st.json")" = "$2" ]
 }
 
 run() { # DB WORKER-STORE-ARGS...

@@ -29,13 +29,16 @@ printf '[worker]\nconcurrency = 1\nlease = 30s\nheartbeat = 10s\n\n[handler "slo
 
 # progress_is ID STATUS: the job is STATUS with the script's last line as its progress.
 progress_is() {
-    curl -sfS "$server/v1/jobs/$1" | python3 -c '
+    curl -sfS "$server/v1/jobs/$1" >"$dir/pr.json" || return 1
+    # Polled every 50 ms: Python (the exact check) only once grep sees the status and the percent.
+    grep -q "\"status\": *\"$2\"" "$dir/pr.json" && grep -q '"percent": *60' "$dir/pr.json" || return 1
+    python3 -c '
 import json, sys
 j = json.load(sys.stdin)
 p = j.get("progress") or {}
 ok = (j["status"] == sys.argv[1] and p.get("percent") == 60
       and p.get("message") == "step 3 of 5" and p.get("data") == {"n": 3} and p.get("at"))
-sys.exit(0 if ok else 1)' "$2"
+sys.exit(0 if ok else 1)' "$2" <"$dir/pr.json"
 }
 
 run() { # DB WORKER-STORE-ARGS...

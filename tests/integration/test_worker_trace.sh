@@ -37,7 +37,10 @@ field() { # ID FIELD: the job's FIELD as Python prints it
     curl -sfS "$server/v1/jobs/$1" |
         python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$2"
 }
-status_is() { [ "$(field "$1" status)" = "$2" ]; }
+status_is() { # ID STATUS (polled: Python, the exact check, only once grep sees STATUS)
+    curl -sfS "$server/v1/jobs/$1" >"$dir/st.json" && grep -q "\"status\": *\"$2\"" "$dir/st.json" &&
+        [ "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' <"$dir/st.json")" = "$2" ]
+}
 submit() { "$JOBD" submit "$@" --server "$server" | sed 's/^{"id":\([0-9]*\),.*/\1/'; }
 
 run() { # DB WORKER-STORE-ARGS...

@@ -23,8 +23,9 @@ printf '[worker]\nconcurrency = 2\n\n[handler "wf.long"]\nexec = %s/long.sh\n' "
 field() { # JSON-FILE PYTHON-EXPRESSION (j is the document)
     python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
-wf_status_is() { # ID STATUS
-    curl -sfS "$server/v1/workflows/$1" >"$dir/wf.json" && [ "$(field "$dir/wf.json" 'j["status"]')" = "$2" ]
+wf_status_is() { # ID STATUS (polled: Python, the exact check, only once grep sees STATUS)
+    curl -sfS "$server/v1/workflows/$1" >"$dir/wf.json" && grep -q "\"status\": *\"$2\"" "$dir/wf.json" &&
+        [ "$(field "$dir/wf.json" 'j["status"]')" = "$2" ]
 }
 
 run() { # DB WORKER-STORE-ARGS...
