@@ -442,28 +442,38 @@ status_of(struct fx *f, int64_t id)
     return s;
 }
 
+/*
+ * A libpq connection to f's database, for reads under the interface
+ * (raw_count, and the remote suites' look-up of the pending types): one
+ * per case process and database, kept between the reads, closed by
+ * fx_close. A connection per read cost more than the read (PostgreSQL
+ * starts a backend for each, ~50-80 ms of its CPU under load, measured
+ * with log_statement_stats), and a case may read dozens of times. One
+ * inherited from another process (a forked child) is left alone.
+ */
+struct pg_conn *
+fx_pg(struct fx *f)
+{
+    char url[sizeof f->url];
+    libpq_url(f->url, url, sizeof url);
+    if (raw_pg == NULL || raw_pg_pid != getpid() || strcmp(raw_pg_url, url) != 0 ||
+        PQstatus(raw_pg) != CONNECTION_OK) {
+        if (raw_pg != NULL && raw_pg_pid == getpid())
+            PQfinish(raw_pg);
+        raw_pg = PQconnectdb(url);
+        raw_pg_pid = getpid();
+        snprintf(raw_pg_url, sizeof raw_pg_url, "%s", url);
+    }
+    return raw_pg;
+}
+
 /* SELECT count(*) ... run directly on the fixture's database. */
 long
 raw_count(struct fx *f, const char *sql)
 {
     long n = -1;
     if (is_pg()) {
-        char url[sizeof f->url];
-        libpq_url(f->url, url, sizeof url);
-        /* One connection per case process and database, kept between the
-         * counts: a connection per count cost more than the count
-         * (PostgreSQL starts a backend for each, ~50 ms of its CPU under
-         * load), and a case may count a dozen times. One inherited from
-         * another process (a forked child) is left alone. */
-        if (raw_pg == NULL || raw_pg_pid != getpid() || strcmp(raw_pg_url, url) != 0 ||
-            PQstatus(raw_pg) != CONNECTION_OK) {
-            if (raw_pg != NULL && raw_pg_pid == getpid())
-                PQfinish(raw_pg);
-            raw_pg = PQconnectdb(url);
-            raw_pg_pid = getpid();
-            snprintf(raw_pg_url, sizeof raw_pg_url, "%s", url);
-        }
-        PGconn *c = raw_pg;
+        PGconn *c = fx_pg(f);
         PGresult *r = PQexec(c, sql);
         if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
             n = atol(PQgetvalue(r, 0, 0));

@@ -102,7 +102,6 @@ struct remote_fx {
     int64_t clock_written_us;
     struct store *remote; /* the remote store on the server */
     struct store_ops ops; /* the database store's, with the worker's operations replaced */
-    PGconn *pg;           /* pending_types' connection, NULL until a claim needs it */
     sqlite3 *sq;
     const struct store_ops *own; /* the database store's own, put back by remote_detach */
 };
@@ -166,7 +165,7 @@ server_ready(void)
 
 /*
  * The types of the pending jobs, read from the database (caller frees each
- * and v). On one connection per case, opened at its first claim: a
+ * and v). On the case's one connection (fx_pg), opened at its first claim: a
  * connection per claim cost more than the claim (PostgreSQL forks a
  * backend for each), and a case may claim hundreds of times.
  */
@@ -176,11 +175,7 @@ pending_types(char ***v)
     *v = NULL;
     size_t n = 0;
     if (is_pg()) {
-        if (rfx->pg == NULL) {
-            char url[sizeof rfx->f->url];
-            rfx->pg = PQconnectdb(libpq_url(rfx->f->url, url, sizeof url));
-        }
-        PGconn *c = rfx->pg;
+        PGconn *c = fx_pg(rfx->f); /* the case's, shared with raw_count */
         PGresult *r = PQexec(c, "SELECT DISTINCT type FROM jobd.jobs WHERE status = 'pending'");
         if (PQresultStatus(r) != PGRES_TUPLES_OK)
             TEST_FAIL("pending types: %s", PQerrorMessage(c));
@@ -381,7 +376,6 @@ remote_detach(struct fx *f)
         return;
     f->st->ops = rfx->own;
     store_close(rfx->remote);
-    PQfinish(rfx->pg);
     sqlite3_close(rfx->sq);
     if (rfx->server != 0) {
         kill(rfx->server, SIGTERM);
