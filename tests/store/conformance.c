@@ -328,6 +328,11 @@ copy_sqlite_template(const char *path)
     close(in);
 }
 
+/* raw_count's PostgreSQL connection, its process and its URL (libpq's). */
+static PGconn *raw_pg;
+static pid_t raw_pg_pid;
+static char raw_pg_url[1200];
+
 /* Opens another connection to the fixture's database, migrated, same clock. */
 struct store *
 fx_connect(struct fx *f)
@@ -360,6 +365,10 @@ fx_open(struct fx *f)
 void
 fx_close(struct fx *f)
 {
+    if (raw_pg != NULL && raw_pg_pid == getpid()) {
+        PQfinish(raw_pg);
+        raw_pg = NULL;
+    }
     remote_detach(f);
     store_close(f->st);
     f->st = NULL;
@@ -433,21 +442,44 @@ status_of(struct fx *f, int64_t id)
     return s;
 }
 
+/*
+ * A libpq connection to f's database, for reads under the interface
+ * (raw_count, and the remote suites' look-up of the pending types): one
+ * per case process and database, kept between the reads, closed by
+ * fx_close. A connection per read cost more than the read (PostgreSQL
+ * starts a backend for each, ~50-80 ms of its CPU under load, measured
+ * with log_statement_stats), and a case may read dozens of times. One
+ * inherited from another process (a forked child) is left alone.
+ */
+struct pg_conn *
+fx_pg(struct fx *f)
+{
+    char url[sizeof f->url];
+    libpq_url(f->url, url, sizeof url);
+    if (raw_pg == NULL || raw_pg_pid != getpid() || strcmp(raw_pg_url, url) != 0 ||
+        PQstatus(raw_pg) != CONNECTION_OK) {
+        if (raw_pg != NULL && raw_pg_pid == getpid())
+            PQfinish(raw_pg);
+        raw_pg = PQconnectdb(url);
+        raw_pg_pid = getpid();
+        snprintf(raw_pg_url, sizeof raw_pg_url, "%s", url);
+    }
+    return raw_pg;
+}
+
 /* SELECT count(*) ... run directly on the fixture's database. */
 long
 raw_count(struct fx *f, const char *sql)
 {
     long n = -1;
     if (is_pg()) {
-        char url[sizeof f->url];
-        PGconn *c = PQconnectdb(libpq_url(f->url, url, sizeof url));
+        PGconn *c = fx_pg(f);
         PGresult *r = PQexec(c, sql);
         if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
             n = atol(PQgetvalue(r, 0, 0));
         else
             fprintf(stderr, "%s: %s", sql, PQerrorMessage(c));
         PQclear(r);
-        PQfinish(c);
     } else {
         sqlite3 *db = NULL;
         sqlite3_stmt *st = NULL;

@@ -90,6 +90,10 @@ enum job_status status_of(struct fx *f, int64_t id);
  * interface: for promises about rows that no store_*() call can show.
  */
 long raw_count(struct fx *f, const char *sql);
+/* PostgreSQL: a libpq connection (PGconn) to f's database, kept for the
+ * case (fx_close closes it): raw_count's, and the remote suites'. */
+struct pg_conn;
+struct pg_conn *fx_pg(struct fx *f);
 /* The attempt history of job id into l (emptied first; caller finis it). */
 struct attempt_list;
 void attempts_of(struct fx *f, int64_t id, struct attempt_list *l);

@@ -443,7 +443,7 @@ TEST(deps_concurrent_parents_release_child_once)
 enum { PAIR_ROUNDS = 25, PAIR_KIDS = 40 };
 
 struct pair_arg {
-    struct fx *f;
+    struct store *st; /* its own connection, kept across the rounds */
     int64_t id;
     int32_t attempt;
     bool fail; /* ends its parent dead, not succeeded */
@@ -455,30 +455,33 @@ static void *
 pair_end(void *p)
 {
     struct pair_arg *a = p;
-    struct store *st = fx_connect(a->f);
     struct jobd_error e = {0};
     pthread_barrier_wait(a->go);
-    int rc = a->fail ? store_fail(st, a->id, a->attempt, "boom", false, 0, NULL, &e)
-                     : store_complete(st, a->id, a->attempt, NULL, NULL, &e);
+    int rc = a->fail ? store_fail(a->st, a->id, a->attempt, "boom", false, 0, NULL, &e)
+                     : store_complete(a->st, a->id, a->attempt, NULL, NULL, &e);
     if (rc != JOBD_OK) {
         fprintf(stderr, "end of parent %lld: %s\n", (long long)a->id, e.msg);
         a->errors++;
     }
-    store_close(st);
     return NULL;
 }
 
-/* One round: parents ps[0..2) of kids[0..PAIR_KIDS) end at once; ps[1] dies if fail. */
+/* One round: parents ps[0..2) of kids[0..PAIR_KIDS) end at once, each on
+ * its connection of st; ps[1] dies if fail. */
 static void
-pair_round(struct fx *f, const int64_t *ps, const int64_t *kids, bool fail)
+pair_round(struct fx *f, struct store *const st[2], const int64_t *ps, const int64_t *kids,
+           bool fail)
 {
     pthread_barrier_t go;
     ASSERT_EQ(pthread_barrier_init(&go, NULL, 2), 0);
     pthread_t th[2];
     struct pair_arg args[2];
     for (int i = 0; i < 2; i++) {
-        args[i] = (struct pair_arg){
-            .f = f, .id = ps[i], .attempt = claim_one(f, ps[i]), .fail = fail && i == 1, .go = &go};
+        args[i] = (struct pair_arg){.st = st[i],
+                                    .id = ps[i],
+                                    .attempt = claim_one(f, ps[i]),
+                                    .fail = fail && i == 1,
+                                    .go = &go};
     }
     for (int i = 0; i < 2; i++)
         ASSERT_EQ(pthread_create(&th[i], NULL, pair_end, &args[i]), 0);
@@ -507,13 +510,18 @@ TEST(deps_two_parents_ending_at_once_release_children_once)
 {
     struct fx f;
     fx_open(&f);
+    /* Two connections for all the rounds: a connection per thread and round
+     * cost more than the round (PostgreSQL starts a backend for each). */
+    struct store *st[2] = {fx_connect(&f), fx_connect(&f)};
     for (int round = 0; round < PAIR_ROUNDS; round++) {
         int64_t ps[2] = {enq(&f, "p", NULL, 0, 0), enq(&f, "p", NULL, 0, 0)};
         int64_t kids[PAIR_KIDS];
         for (int k = 0; k < PAIR_KIDS; k++)
             kids[k] = enq_child(&f, "c", ps, 2, false);
-        pair_round(&f, ps, kids, round % 3 == 2);
+        pair_round(&f, st, ps, kids, round % 3 == 2);
     }
+    store_close(st[0]);
+    store_close(st[1]);
     bool recounted = false;
     ASSERT_OK(store_counts_refresh(f.st, 0, &recounted, &f.err), &f.err);
     struct queue_stat *qs = NULL;

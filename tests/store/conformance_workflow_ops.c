@@ -265,6 +265,9 @@ TEST(workflow_add_before_races_the_last_parent)
     fx_open(&f);
     static const char *const after_p[] = {"p"};
     int added = 0, refused = 0;
+    /* Two connections for all the rounds: a connection per thread and round
+     * cost more than the round (PostgreSQL starts a backend for each). */
+    struct store *sa = fx_connect(&f), *sb = fx_connect(&f);
     for (int round = 0; round < 30; round++) {
         struct workflow_step_spec s[2] = {step("p", NULL, 0), step("c", after_p, 1)};
         s[1].job.type = "c";
@@ -273,9 +276,9 @@ TEST(workflow_add_before_races_the_last_parent)
         ASSERT_OK(store_workflow_submit(f.st, &w, &id, ids, NULL, &f.err), &f.err);
         pthread_barrier_t go;
         pthread_barrier_init(&go, NULL, 2);
-        struct race a = {.f = &f, .st = fx_connect(&f), .wf = id, .p = ids[0], .go = &go};
+        struct race a = {.f = &f, .st = sa, .wf = id, .p = ids[0], .go = &go};
         struct race b = a;
-        b.st = fx_connect(&f);
+        b.st = sb;
         a.attempt = claim_one(&f, ids[0]);
         pthread_t ta, tb;
         ASSERT_EQ(pthread_create(&ta, NULL, race_complete, &a), 0);
@@ -283,8 +286,6 @@ TEST(workflow_add_before_races_the_last_parent)
         pthread_join(ta, NULL);
         pthread_join(tb, NULL);
         pthread_barrier_destroy(&go);
-        store_close(a.st);
-        store_close(b.st);
         ASSERT_EQ(a.rc, JOBD_OK);
         if (b.rc == JOBD_E_CONFLICT) {
             refused++;
@@ -302,6 +303,8 @@ TEST(workflow_add_before_races_the_last_parent)
     }
     fprintf(stderr, "    %d added first, %d refused (the release went first)\n", added, refused);
     ASSERT_EQ(added + refused, 30);
+    store_close(sa);
+    store_close(sb);
     fx_close(&f);
 }
 
