@@ -296,7 +296,8 @@ struct store_ops {
     /* the operator's operations (store/operator.h); NULL in a backend without them */
     const struct store_operator_ops *oper;
     /* waiting for results (store_job_states, store_wait_ends); NULL in a
-     * backend without them (remote). wait_ends NULL: store_wait serves. */
+     * backend without them (remote). wait_ends NULL: store_wait serves.
+     * job_states gets its ids ascending, each once (store_ids_find). */
     int (*job_states)(struct store *st, const int64_t *ids, size_t n, int *status,
                       struct jobd_error *err);
     int (*wait_ends)(struct store *st, int timeout_ms, struct jobd_error *err);
@@ -640,6 +641,11 @@ int store_wait(struct store *st, int timeout_ms, struct jobd_error *err);
  */
 JOBD_MUST_USE int store_job_states(struct store *st, const int64_t *ids, size_t n, int *status,
                                    struct jobd_error *err);
+/*
+ * The index of id in ids[0..n), which is ascending; SIZE_MAX when it is not
+ * there. For backends placing the rows they read (job_states).
+ */
+size_t store_ids_find(const int64_t *ids, size_t n, int64_t id);
 /*
  * Of n jobs by id, which are running with a cancel requested, in one
  * query: requested[i] (caller's array of n) says it of ids[i] (false for a

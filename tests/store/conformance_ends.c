@@ -33,6 +33,45 @@ TEST(job_states_reads_every_status)
     fx_close(&f);
 }
 
+/*
+ * As a server asks at --max-waits' default: 10,000 waits over 100 jobs,
+ * each job waited for many times, unknown ids among them, in no order.
+ * Every answer lands at its own place (the store reads each job once).
+ */
+TEST(job_states_places_ten_thousand_waits)
+{
+    struct fx f;
+    fx_open(&f);
+    enum { JOBS = 100, WAITS = 10000 };
+    int64_t job[JOBS];
+    int state[JOBS];
+    for (int j = 0; j < JOBS; j++) {
+        job[j] = enq(&f, "w", NULL, 0, T0 + 100 * SEC);
+        state[j] = JOB_PENDING;
+        if (j % 3 == 0) {
+            ASSERT_OK(store_cancel(f.st, job[j], NULL, &f.err), &f.err);
+            state[j] = JOB_CANCELLED;
+        }
+    }
+    int64_t *ids = malloc(WAITS * sizeof *ids);
+    int *want = malloc(WAITS * sizeof *want), *got = malloc(WAITS * sizeof *got);
+    ASSERT(ids != NULL && want != NULL && got != NULL);
+    uint32_t x = 12345;
+    for (int i = 0; i < WAITS; i++) {
+        x = x * 1103515245u + 12345u;
+        int j = (int)((x >> 8) % (JOBS + 7));
+        ids[i] = j < JOBS ? job[j] : 900000000 + j; /* 7 ids of no job */
+        want[i] = j < JOBS ? state[j] : -1;
+    }
+    ASSERT_OK(store_job_states(f.st, ids, WAITS, got, &f.err), &f.err);
+    for (int i = 0; i < WAITS; i++)
+        ASSERT_EQ(got[i], want[i]);
+    free(ids);
+    free(want);
+    free(got);
+    fx_close(&f);
+}
+
 /* Waits up to 10 s for store_wait_ends on st to report an end. */
 static void
 expect_end(struct fx *f, struct store *st, const char *what)

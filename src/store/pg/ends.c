@@ -53,15 +53,12 @@ pg_op_job_states(struct store *st, const int64_t *ids, size_t n, int *status,
     pg_array_fini(&a);
     if (rc != JOBD_OK)
         return rc;
-    /* Rows come in any order, and one id may be waited for twice. */
+    /* Rows come in any order; ids are ascending and each once (store.h). */
     for (int row = 0; row < PQntuples(r); row++) {
-        int64_t id = pg_get_i64(r, row, 0);
+        size_t i = store_ids_find(ids, n, pg_get_i64(r, row, 0));
         enum job_status s;
-        if (job_status_parse(PQgetvalue(r, row, 1), &s) != JOBD_OK)
-            continue;
-        for (size_t i = 0; i < n; i++)
-            if (ids[i] == id)
-                status[i] = (int)s;
+        if (i != SIZE_MAX && job_status_parse(PQgetvalue(r, row, 1), &s) == JOBD_OK)
+            status[i] = (int)s;
     }
     PQclear(r);
     return JOBD_OK;

@@ -34,14 +34,12 @@ sq_op_job_states(struct store *st, const int64_t *ids, size_t n, int *status,
     }
     sq_bind_text(stmt, 1, arr);
     while ((rc = sq_step_row(s, stmt, "read job states", err)) == 1) {
-        int64_t id = sqlite3_column_int64(stmt, 0);
+        /* ids are ascending and each once (store.h) */
+        size_t i = store_ids_find(ids, n, sqlite3_column_int64(stmt, 0));
         const char *name = (const char *)sqlite3_column_text(stmt, 1);
         enum job_status js;
-        if (name == NULL || job_status_parse(name, &js) != JOBD_OK)
-            continue;
-        for (size_t i = 0; i < n; i++) /* one id may be waited for twice */
-            if (ids[i] == id)
-                status[i] = (int)js;
+        if (i != SIZE_MAX && name != NULL && job_status_parse(name, &js) == JOBD_OK)
+            status[i] = (int)js;
     }
     free(arr);
     return rc == 0 ? JOBD_OK : rc;
