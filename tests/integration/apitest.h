@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <libpq-fe.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/resource.h>
 #include <stdbool.h>
 #include <sys/types.h>
@@ -454,6 +455,35 @@ srv_queue_count(const struct srv *s, const char *q, const char *field)
             n = json_integer_value(json_object_get(o, field));
     json_decref(v);
     return n;
+}
+
+/*
+ * Puts n pending jobs of type t on queue q of the server's SQLite store with
+ * one INSERT of the test's own (the store's triggers keep the queue counts,
+ * as for any insert), then checks the server counts them. For tests of what
+ * is done to many jobs, not of how they came: POSTs of tens of thousands of
+ * jobs cost the server more than the rest of such a test.
+ */
+static inline void
+srv_sqlite_fill(const struct srv *s, const char *q, int n)
+{
+    sqlite3 *db = NULL;
+    ASSERT_EQ(sqlite3_open(s->db + strlen("sqlite:"), &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 30000);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    long long us = (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000;
+    char sql[600];
+    snprintf(sql, sizeof sql,
+             "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < %d) "
+             "INSERT INTO jobs (queue, type, payload, status, priority, run_at, max_attempts, "
+             "  created_at) SELECT '%s', 't', '{}', 'pending', 0, %lld, 25, %lld FROM c",
+             n, q, us, us);
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+        TEST_FAIL("filling queue %s: %s", q, msg ? msg : "?");
+    sqlite3_close(db);
+    ASSERT_EQ(srv_queue_count(s, q, "pending"), n); /* the server sees them */
 }
 
 /*

@@ -5,50 +5,10 @@
  * went away stops after the batch under way instead of running to its end
  * (its place is then free again).
  */
-#include <sqlite3.h>
-
 #include "apitest.h"
 #include "rawhttp.h"
 
 #define BIG_JOBS 50000
-
-/*
- * Puts n pending jobs in queue "big" of the server's SQLite store with one
- * INSERT of the test's own (the store's triggers keep the queue counts, as
- * for any insert): what is tested is the bulk action over them, not how they
- * came, and five POSTs of 10,000 jobs cost the server more than the rest of
- * the test.
- */
-static void
-fill_big(const struct srv *s, int n)
-{
-    sqlite3 *db = NULL;
-    ASSERT_EQ(sqlite3_open(s->db + strlen("sqlite:"), &db), SQLITE_OK);
-    sqlite3_busy_timeout(db, 30000);
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    long long us = (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000;
-    char sql[600];
-    snprintf(sql, sizeof sql,
-             "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < %d) "
-             "INSERT INTO jobs (queue, type, payload, status, priority, run_at, max_attempts, "
-             "  created_at) SELECT 'big', 't', '{}', 'pending', 0, %lld, 25, %lld FROM c",
-             n, us, us);
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-        TEST_FAIL("fill: %s", msg ? msg : "?");
-    sqlite3_close(db);
-    json_t *o = get_json(s, "/v1/queues"); /* the server sees them */
-    size_t i;
-    json_t *q;
-    int64_t pending = -1;
-    json_array_foreach(json_object_get(o, "queues"), i, q) {
-        if (strcmp(json_string_value(json_object_get(q, "name")), "big") == 0)
-            pending = json_integer_value(json_object_get(q, "pending"));
-    }
-    json_decref(o);
-    ASSERT_EQ(pending, n);
-}
 
 /* A bulk action that matches nothing: its status says whether a place was free. */
 static long
@@ -78,7 +38,7 @@ TEST(second_bulk_is_429_and_a_gone_client_stops_its_action)
     struct srv s;
     const char *extra[] = {"--max-bulk", "1", NULL};
     srv_start(&s, "sqlite", extra);
-    fill_big(&s, BIG_JOBS);
+    srv_sqlite_fill(&s, "big", BIG_JOBS);
     /* the long action, from a client that does not read its answer yet */
     static const char body[] = "{\"action\":\"cancel\",\"filter\":{\"queue\":\"big\"},"
                                "\"limit\":100000}";

@@ -6,7 +6,6 @@
  * claims from another queue for no longer than about one batch.
  */
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdatomic.h>
 
 #include "apitest.h"
@@ -190,34 +189,6 @@ claim_loop(void *arg)
     return NULL;
 }
 
-/*
- * Puts n pending jobs of type t on queue q in the server's SQLite store with
- * one INSERT of the test's own (the store's triggers keep the queue counts,
- * as for any insert): the bulk actions over them are tested here, not how
- * they came, and POSTs of 15,000 jobs cost the server more than the rest.
- */
-static void
-enqueue_many(const struct srv *s, const char *q, int n)
-{
-    sqlite3 *db = NULL;
-    ASSERT_EQ(sqlite3_open(s->db + strlen("sqlite:"), &db), SQLITE_OK);
-    sqlite3_busy_timeout(db, 30000);
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    long long us = (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000;
-    char sql[600];
-    snprintf(sql, sizeof sql,
-             "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < %d) "
-             "INSERT INTO jobs (queue, type, payload, status, priority, run_at, max_attempts, "
-             "  created_at) SELECT '%s', 't', '{}', 'pending', 0, %lld, 25, %lld FROM c",
-             n, q, us, us);
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-        TEST_FAIL("enqueue: %s", msg ? msg : "?");
-    sqlite3_close(db);
-    ASSERT_EQ(srv_queue_count(s, q, "pending"), n); /* the server sees them */
-}
-
 TEST(bulk_retry_of_10000_dead_jobs_does_not_stall_claims)
 {
     /* 10 batches tell a lock per batch from one held throughout (20,000 took
@@ -225,8 +196,8 @@ TEST(bulk_retry_of_10000_dead_jobs_does_not_stall_claims)
     enum { N = 10000 };
     struct srv s;
     srv_start(&s, "sqlite", NULL);
-    enqueue_many(&s, "bulk", N);
-    enqueue_many(&s, "other", 5000);
+    srv_sqlite_fill(&s, "bulk", N);
+    srv_sqlite_fill(&s, "other", 5000);
     /* dead: cancel them in bulk, then mark them dead as a failure would */
     json_t *o =
         post_json(&s, "/v1/jobs/bulk",
