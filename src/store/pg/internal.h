@@ -491,6 +491,9 @@ extern const char pg_step_groups_cheap[];
 /* Schema version 38, the table layout move_slim: completions move the row
  * into jobs_done, partitioned by day and status (pg/schema_layout.c). */
 extern const char pg_step_layout[];
+/* Schema version 39, jobd.archive_days safe beside writers of the default
+ * partition (pg/schema_archive_days.c). */
+extern const char pg_step_archive_days[];
 /* pg/attemptlog.c (store/attemptlog.h) */
 struct attempt_log;
 int pg_op_attempt_logs_put(struct store *st, const struct attempt_log *v, size_t n, int *outcome,
