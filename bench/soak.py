@@ -166,15 +166,18 @@ def capacity(url, api):
 # first v38 soak's count of all_jobs took 8 s a minute). Jobs finished come
 # from the leaves' insert counters; the claim p99 reads the jobs enqueued in
 # the last 3 minutes' ids at the offered rate (the delayed jobs
-# start 30 s after their enqueue, retries seconds after their failure).
+# start 30 s after their enqueue, retries seconds after their failure), from
+# a floor read first (a literal: one index probe a leaf, no parallel scan
+# planned for an unknown bound, which held a snapshot 2 s a minute).
 SAMPLE_SQL = """
+set max_parallel_workers_per_gather = 0;
 with done_leaves as (select relid from pg_partition_tree('jobd.jobs_done') where isleaf)
 select (select coalesce(sum(n_tup_ins), 0) from pg_stat_user_tables
       where relid in (select relid from done_leaves)),
   (select coalesce(percentile_cont(0.99) within group (order by extract(epoch from
       started_at - greatest(run_at, created_at)) * 1000), 0)
      from jobd.all_jobs where started_at >= now() - make_interval(secs => {s})
-      and id > (select coalesce(max(id), 0) from jobd.jobs) - {recent}),
+      and id > {floor}),
   pg_relation_size('jobd.jobs'), pg_indexes_size('jobd.jobs'),
   (select coalesce(sum(pg_relation_size(relid)), 0) from done_leaves),
   (select coalesce(sum(pg_indexes_size(relid)), 0) from done_leaves),
@@ -253,7 +256,7 @@ def run():
         samples, offered, cancel_later = [], 0, []
         t0 = time.monotonic()
         # the leaves' insert counters count the capacity probe's jobs too
-        done0 = float(psql(url, SAMPLE_SQL.format(s=SAMPLE_S, recent=0)).split("|")[0])
+        done0 = float(psql(url, SAMPLE_SQL.format(s=SAMPLE_S, floor=0)).split("|")[0])
         next_sample, prev = t0 + SAMPLE_S, (done0, t0)
         credit, last = 0.0, t0
         while time.monotonic() - t0 < MINUTES * 60:
@@ -272,7 +275,9 @@ def run():
             while cancel_later and cancel_later[0][0] <= tick:
                 cancel(api, cancel_later.pop(0)[1])
             if tick >= next_sample:
-                v = psql(url, SAMPLE_SQL.format(s=SAMPLE_S, recent=int(rate * 180))).split("|")
+                top = int(psql(url, "select coalesce(max(id), 0) from jobd.jobs") or 0)
+                floor = top - int(rate * 180)
+                v = psql(url, SAMPLE_SQL.format(s=SAMPLE_S, floor=floor)).split("|")
                 s = dict(zip(FIELDS, (float(x) for x in v)))
                 s["t_min"] = round((tick - t0) / 60, 2)
                 s["rate"] = round((s["finished"] - prev[0]) / (tick - prev[1]), 1)

@@ -494,6 +494,9 @@ extern const char pg_step_layout[];
 /* Schema version 39, jobd.archive_days safe beside writers of the default
  * partition (pg/schema_archive_days.c). */
 extern const char pg_step_archive_days[];
+/* Schema version 40, autovacuum of jobd.jobs without its cost delay
+ * (pg/schema_vacuum_hot.c). */
+extern const char pg_step_vacuum_hot[];
 /* pg/attemptlog.c (store/attemptlog.h) */
 struct attempt_log;
 int pg_op_attempt_logs_put(struct store *st, const struct attempt_log *v, size_t n, int *outcome,

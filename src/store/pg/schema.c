@@ -716,5 +716,6 @@ const struct pg_migration pg_migrations[] = {
     {37, "jobs_grp_id holds pending rows only", pg_step_groups_cheap},
     {38, "completions move the row into jobs_done, partitioned by day and status", pg_step_layout},
     {39, "jobd.archive_days moves only the rows it deleted", pg_step_archive_days},
+    {40, "autovacuum visits jobd.jobs without its cost delay", pg_step_vacuum_hot},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];
