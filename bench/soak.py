@@ -35,7 +35,10 @@ SOAK_WARMUP_MIN (a third of SOAK_MIN), JOBD_BIN (build-bench/jobd), JOBD_BENCH_B
 BENCH_PG_PORT (55434), BENCH_PG_DIR (/tmp/jobd-soak-pg), SOAK_OUT (a
 directory for the JSON lines (soak.jsonl, also on stdout), the logs and
 PostgreSQL's per-table and per-index statistics at the end
-(pg-stats-at-end.txt); default bench/results/soak-<UTC>).
+(pg-stats-at-end.txt); default bench/results/soak-<UTC>), SOAK_TRACE_S (0 =
+off; else every that many seconds one line in trace.jsonl: dead tuples,
+vacuum counts, the heap's and indexes' sizes of jobd.jobs, and the oldest
+transaction's age and statement: what holds vacuum back when the sizes step).
 Stdlib only.
 """
 
@@ -45,6 +48,7 @@ import random
 import re
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -62,6 +66,7 @@ WARMUP_MIN = float(os.environ.get("SOAK_WARMUP_MIN", str(MINUTES / 3)))
 PORT = os.environ.get("BENCH_PG_PORT", "55434")
 OUT = os.environ.get("SOAK_OUT") or os.path.join(
     ROOT, "bench/results", "soak-" + time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
+TRACE_S = float(os.environ.get("SOAK_TRACE_S", "0"))
 MIX = (("immediate", 0.70), ("delayed", 0.15), ("failing", 0.10), ("cancelled", 0.05))
 
 
@@ -236,6 +241,33 @@ PG_STATS_SQL = (
     " select checkpoints_timed, checkpoints_req, buffers_checkpoint from pg_stat_bgwriter")
 
 
+TRACE_SQL = (
+    "select round(extract(epoch from clock_timestamp())::numeric, 1), t.n_dead_tup,"
+    " t.vacuum_count, t.autovacuum_count, pg_relation_size('jobd.jobs'),"
+    " pg_indexes_size('jobd.jobs'),"
+    " coalesce((select round(extract(epoch from clock_timestamp() - min(xact_start))::numeric, 2)"
+    "   from pg_stat_activity where backend_xmin is not null and pid <> pg_backend_pid()), 0),"
+    " coalesce((select left(regexp_replace(query, '\\s+', ' ', 'g'), 80) from pg_stat_activity"
+    "   where backend_xmin is not null and pid <> pg_backend_pid()"
+    "   order by xact_start limit 1), '')"
+    " from pg_stat_user_tables t where t.schemaname = 'jobd' and t.relname = 'jobs'")
+TRACE_FIELDS = ("t", "dead", "vacuums", "autovacuums", "heap_b", "idx_b", "oldest_xact_s",
+                "oldest_query")
+
+
+def trace(url, stop):
+    """SOAK_TRACE_S: the vacuum's view, one line every TRACE_S into trace.jsonl."""
+    with open(os.path.join(OUT, "trace.jsonl"), "a") as f:
+        while not stop.wait(TRACE_S):
+            try:
+                v = psql(url, TRACE_SQL).split("|", len(TRACE_FIELDS) - 1)
+            except subprocess.SubprocessError:
+                continue
+            row = {k: (x if k == "oldest_query" else float(x or 0)) for k, x in zip(TRACE_FIELDS, v)}
+            f.write(json.dumps(row) + "\n")
+            f.flush()
+
+
 def run():
     os.makedirs(OUT, exist_ok=True)
     env = dict(os.environ, BENCH_PG_PORT=PORT,
@@ -247,6 +279,7 @@ def run():
     psql(base, "create database soak")
     subprocess.run([JOBD, "migrate", "--db", url], check=True, capture_output=True)
     server = worker = None
+    trace_stop = threading.Event()
     try:
         server, api = start_server(url)
         rate = FRACTION * capacity(url, api)
@@ -254,6 +287,8 @@ def run():
         log(f"offering {rate:.0f} jobs/s for {MINUTES} min ({FRACTION:.0%} of capacity)")
         worker = start([JB, "cworker", "--db", url, "--concurrency", CONC], "worker.log")
         samples, offered, cancel_later = [], 0, []
+        if TRACE_S > 0:
+            threading.Thread(target=trace, args=(url, trace_stop), daemon=True).start()
         t0 = time.monotonic()
         # the leaves' insert counters count the capacity probe's jobs too
         done0 = float(psql(url, SAMPLE_SQL.format(s=SAMPLE_S, floor=0)).split("|")[0])
@@ -305,6 +340,7 @@ def run():
                                    capture_output=True, timeout=120).stdout)
         return 0 if summary["lost"] == 0 else 1
     finally:
+        trace_stop.set()
         stop(worker)
         stop(server)
         subprocess.run([os.path.join(ROOT, "bench/harness/pg.sh"), "stop"], env=env,

@@ -66,9 +66,11 @@
  * The hot table is vacuumed by the plane once this many rows were archived
  * since its last vacuum, at most every PLANE_VACUUM_GAP_MS, and never
  * sooner than PLANE_VACUUM_SHARE times the last vacuum's own duration after
- * it ends (so vacuuming takes at most a sixth of the plane's time: it delays
- * the other steps while it runs). The count is cumulative: a quiet
- * installation gets a cheap vacuum now and then, a busy one every 4 s.
+ * it ends (so vacuuming takes at most a third of the plane's time: it delays
+ * the other steps while it runs, so a cron firing that falls due during a
+ * vacuum is made when it ends, and an expired lease is reaped then).
+ * The count is cumulative: a quiet installation gets a cheap vacuum now and
+ * then, a busy one every 4 s.
  *
  * Why 4 s and five times, not 10 s and ten (until 2026-12-07): a B-tree
  * keeps every page it split, so the hot table's indexes settle at the most
@@ -76,7 +78,9 @@
  * job leaves two dead row versions, 170 k in 10 s, and a vacuum that took
  * 2 s pushed the next one 20 s away: the soaks' indexes grew in steps after
  * each such gap (docs/BENCHMARKS.md, Soak). A vacuum's cost is a pass over
- * the indexes' pages, so smaller peaks make each pass cheaper too.
+ * the indexes' pages, so smaller peaks make each pass cheaper too. Twice its
+ * duration, not five times (until 2026-12-08): the vacuums of that soak took
+ * 0.5-2.2 s, and five times a slow one still left 11 s between two.
  */
 #define PLANE_VACUUM_AFTER_ROWS 20000
 /*
@@ -91,7 +95,7 @@
 #define PLANE_ARCHIVE_DAYS_AHEAD 1
 #define PLANE_ARCHIVE_DAYS_EVERY_MS (3600LL * 1000)
 #define PLANE_VACUUM_GAP_MS 4000
-#define PLANE_VACUUM_SHARE 5
+#define PLANE_VACUUM_SHARE 2
 #define PLANE_DEFAULT_RETENTION_MS (7LL * 24 * 3600 * 1000)
 #define PLANE_JUMP_MIN_US 1000000LL      /* a step back of the clock larger than this is a jump */
 #define PLANE_CLOCK_READ_MAX_US 250000LL /* a slower read of the store's now is not trusted */

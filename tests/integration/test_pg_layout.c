@@ -262,6 +262,30 @@ TEST(archive_days_beside_a_retry_moves_a_job_once)
 }
 
 /*
+ * The plane's vacuum of jobd.jobs (store_vacuum_hot) keeps the table's
+ * pages when the rows at its end are gone (schema version 41): a queue's
+ * next enqueues would only extend the file again, and giving the pages back
+ * takes a lock every claim queues behind. Without version 41 the vacuum
+ * cuts the emptied table to nothing.
+ */
+TEST(vacuum_keeps_the_hot_tables_empty_pages)
+{
+    struct store *st = fresh_store(NULL);
+    struct jobd_error e = {0};
+    sql_run("INSERT INTO jobd.jobs (type, payload, run_at)"
+            " SELECT 'churn', '{}', now() FROM generate_series(1, 5000)");
+    long long pages = sql_num("SELECT pg_relation_size('jobd.jobs') / 8192");
+    ASSERT(pages > 10);
+    sql_run("DELETE FROM jobd.jobs");
+    bool vacuumed = false;
+    ASSERT_OK(store_vacuum_hot(st, &vacuumed, &e), &e);
+    ASSERT(vacuumed);
+    ASSERT_EQ(sql_num("SELECT count(*) FROM jobd.jobs"), 0);
+    ASSERT_EQ(sql_num("SELECT pg_relation_size('jobd.jobs') / 8192"), pages);
+    store_close(st);
+}
+
+/*
  * Migration 38 (the table layout move_slim) from a store at version 37
  * holding jobs in every status: pending, running (a parent with a waiting
  * child), succeeded in jobs (not archived yet) and in jobs_done, dead,

@@ -497,6 +497,9 @@ extern const char pg_step_archive_days[];
 /* Schema version 40, autovacuum of jobd.jobs without its cost delay
  * (pg/schema_vacuum_hot.c). */
 extern const char pg_step_vacuum_hot[];
+/* Schema version 41, no truncation of jobd.jobs by a vacuum
+ * (pg/schema_vacuum_truncate.c). */
+extern const char pg_step_vacuum_truncate[];
 /* pg/attemptlog.c (store/attemptlog.h) */
 struct attempt_log;
 int pg_op_attempt_logs_put(struct store *st, const struct attempt_log *v, size_t n, int *outcome,
