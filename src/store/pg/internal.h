@@ -500,6 +500,9 @@ extern const char pg_step_vacuum_hot[];
 /* Schema version 41, no truncation of jobd.jobs by a vacuum
  * (pg/schema_vacuum_truncate.c). */
 extern const char pg_step_vacuum_truncate[];
+/* Schema version 42, autovacuum of jobd.jobs as a fallback only
+ * (pg/schema_autovacuum_fallback.c). */
+extern const char pg_step_autovacuum_fallback[];
 /* pg/attemptlog.c (store/attemptlog.h) */
 struct attempt_log;
 int pg_op_attempt_logs_put(struct store *st, const struct attempt_log *v, size_t n, int *outcome,

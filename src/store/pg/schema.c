@@ -718,5 +718,6 @@ const struct pg_migration pg_migrations[] = {
     {39, "jobd.archive_days moves only the rows it deleted", pg_step_archive_days},
     {40, "autovacuum visits jobd.jobs without its cost delay", pg_step_vacuum_hot},
     {41, "a vacuum keeps jobd.jobs' empty pages", pg_step_vacuum_truncate},
+    {42, "autovacuum vacuums jobd.jobs only where the plane did not", pg_step_autovacuum_fallback},
 };
 const size_t pg_migrations_count = sizeof pg_migrations / sizeof pg_migrations[0];
