@@ -38,7 +38,10 @@ PostgreSQL's per-table and per-index statistics at the end
 (pg-stats-at-end.txt); default bench/results/soak-<UTC>), SOAK_TRACE_S (0 =
 off; else every that many seconds one line in trace.jsonl: dead tuples,
 vacuum counts, the heap's and indexes' sizes of jobd.jobs, and the oldest
-transaction's age and statement: what holds vacuum back when the sizes step).
+transaction's age and statement: what holds vacuum back when the sizes step),
+SOAK_PG_SETTINGS (harness = the shared harness's cluster as bench/harness/pg.sh
+makes it; recommended = that plus the settings docs/OPERATIONS.md section 4
+recommends for jobd: PG_RECOMMENDED below).
 Stdlib only.
 """
 
@@ -67,6 +70,10 @@ PORT = os.environ.get("BENCH_PG_PORT", "55434")
 OUT = os.environ.get("SOAK_OUT") or os.path.join(
     ROOT, "bench/results", "soak-" + time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
 TRACE_S = float(os.environ.get("SOAK_TRACE_S", "0"))
+PG_SETTINGS = os.environ.get("SOAK_PG_SETTINGS", "harness")
+# docs/OPERATIONS.md, section 4, "What to set on the server"
+PG_RECOMMENDED = (("autovacuum_naptime", "10s"), ("autovacuum_vacuum_cost_limit", "2000"),
+                  ("wal_compression", "on"), ("max_wal_size", "4GB"))
 MIX = (("immediate", 0.70), ("delayed", 0.15), ("failing", 0.10), ("cancelled", 0.05))
 
 
@@ -300,6 +307,12 @@ def run():
     base = subprocess.run([os.path.join(ROOT, "bench/harness/pg.sh"), "start"], env=env,
                           check=True, text=True, capture_output=True).stdout.strip()
     url = base.rsplit("/", 1)[0] + "/soak"
+    if PG_SETTINGS == "recommended":
+        for k, v in PG_RECOMMENDED:
+            psql(base, f"alter system set {k} = '{v}'")
+        psql(base, "select pg_reload_conf()")
+    elif PG_SETTINGS != "harness":
+        raise SystemExit(f"SOAK_PG_SETTINGS must be harness or recommended, not {PG_SETTINGS!r}")
     psql(base, "drop database if exists soak")
     psql(base, "create database soak")
     subprocess.run([JOBD, "migrate", "--db", url], check=True, capture_output=True)
@@ -354,6 +367,7 @@ def run():
         summary = summarize(samples, rate, offered)
         # what the generator managed, which a slow enqueue can hold below the rate asked
         summary["offered_actual_per_s"] = round(offered / (time.monotonic() - t0), 1)
+        summary["pg_settings"] = PG_SETTINGS
         counts = dict(tuple(x.split("|")) for x in psql(
             url, "select status, count(*) from jobd.all_jobs group by status").splitlines())
         summary["final_counts"] = {k: int(v) for k, v in counts.items()}
