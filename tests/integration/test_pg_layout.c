@@ -2,8 +2,9 @@
  * test_pg_layout.c — the PostgreSQL table layout of schema version 38
  * (docs/DESIGN.md, Table layout, round three) beside test_pg_store.c:
  * where a job's row lives through its life, retention by dropping whole
- * (day, status) partitions of jobd.jobs_done, and migration 38 from a store
- * at version 37 keeping every job. A file of its own because
+ * (day, status) partitions of jobd.jobs_done, the hot table's vacuum
+ * settings (versions 41 and 42), and migration 38 from a store at version
+ * 37 keeping every job. A file of its own because
  * test_pg_store.c is at its size limit. Each test program makes its own
  * database (tests/pgtest.h).
  */
